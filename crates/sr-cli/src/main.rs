@@ -1,0 +1,76 @@
+//! `sr`: the StreetRace toolchain's command line.
+
+mod check;
+mod files;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "sr", version, about = "Check, format, run and debug StreetRace (.sr) workloads")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check .sr files and report every problem found.
+    Check(check::Args),
+    /// Print internal representations (debugging aid).
+    Dump {
+        #[command(subcommand)]
+        what: Dump,
+    },
+}
+
+#[derive(Subcommand)]
+enum Dump {
+    /// The lossless syntax tree of a file.
+    Syntax { file: PathBuf },
+}
+
+/// When to color output.
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub enum Color {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// Sets the choice for everything printed through `anstream`.
+    pub fn apply(self) {
+        let choice = match self {
+            Color::Auto => return,
+            Color::Always => anstream::ColorChoice::Always,
+            Color::Never => anstream::ColorChoice::Never,
+        };
+        choice.write_global();
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
+            Ok(text) => {
+                let parse = sr_syntax::parse(&text);
+                print!("{}", sr_syntax::debug_tree(&parse.syntax()));
+                for error in parse.errors() {
+                    println!("error {:?}: {} ({})", error.range, error.message, error.help.as_deref().unwrap_or(""));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}

@@ -1,0 +1,101 @@
+//! Turns the parser's events into a rowan green tree. Trivia (whitespace,
+//! comments, insignificant line breaks) is attached to the innermost open node
+//! when the next real token is consumed; a node never starts with trivia.
+
+use rowan::{GreenNode, GreenNodeBuilder};
+
+use crate::SyntaxKind;
+use crate::input::Input;
+use crate::lexer::Token;
+use crate::parser::Event;
+
+pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events: Vec<Event>) -> GreenNode {
+    let mut significant = vec![false; raw.len()];
+    for input in inputs {
+        if let Some(r) = input.raw {
+            significant[r as usize] = true;
+        }
+    }
+    let mut sink = Sink { text, raw, significant, next_raw: 0, depth: 0, builder: GreenNodeBuilder::new() };
+    let mut parents = Vec::new();
+    for i in 0..events.len() {
+        match std::mem::replace(&mut events[i], Event::Tombstone) {
+            Event::Start { kind, forward_parent } => {
+                // A node made by `precede` starts before the node it wraps.
+                parents.push(kind);
+                let mut idx = i;
+                let mut fp = forward_parent;
+                while let Some(distance) = fp {
+                    idx += distance as usize;
+                    fp = match std::mem::replace(&mut events[idx], Event::Tombstone) {
+                        Event::Start { kind, forward_parent } => {
+                            parents.push(kind);
+                            forward_parent
+                        }
+                        _ => unreachable!("forward parent is not a start event"),
+                    };
+                }
+                for kind in parents.drain(..).rev() {
+                    sink.start(kind);
+                }
+            }
+            Event::Finish => sink.finish(),
+            Event::Token { input } => {
+                if let Some(r) = inputs[input as usize].raw {
+                    sink.token_through(r as usize);
+                }
+            }
+            Event::Tombstone => {}
+        }
+    }
+    sink.builder.finish()
+}
+
+struct Sink<'a> {
+    text: &'a str,
+    raw: &'a [Token],
+    significant: Vec<bool>,
+    next_raw: usize,
+    depth: usize,
+    builder: GreenNodeBuilder<'static>,
+}
+
+impl Sink<'_> {
+    fn start(&mut self, kind: SyntaxKind) {
+        if self.depth > 0 {
+            self.trivia();
+        }
+        self.builder.start_node(kind.into());
+        self.depth += 1;
+    }
+
+    fn finish(&mut self) {
+        self.depth -= 1;
+        if self.depth == 0 {
+            // The root keeps whatever trails the last token.
+            self.token_through(self.raw.len().wrapping_sub(1));
+        }
+        self.builder.finish_node();
+    }
+
+    /// Emits leading trivia up to the next significant token.
+    fn trivia(&mut self) {
+        while self.next_raw < self.raw.len() && !self.significant[self.next_raw] {
+            self.emit(self.next_raw);
+            self.next_raw += 1;
+        }
+    }
+
+    /// Emits every token up to and including `last`.
+    fn token_through(&mut self, last: usize) {
+        while self.next_raw <= last && self.next_raw < self.raw.len() {
+            self.emit(self.next_raw);
+            self.next_raw += 1;
+        }
+    }
+
+    fn emit(&mut self, index: usize) {
+        let token = self.raw[index];
+        self.builder.token(token.kind.into(), &self.text[token.range]);
+    }
+}

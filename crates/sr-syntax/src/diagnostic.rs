@@ -1,0 +1,169 @@
+//! The diagnostic vocabulary shared by every layer: syntax errors are made here,
+//! semantic findings by `sr-hir`, and the CLI and the language server render them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use text_size::TextRange;
+
+/// Diagnostic codes. `E`/`W` codes below 1000 are upstream's and keep upstream's
+/// meaning and message text; `SR` codes are our own checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    /// Undefined reference.
+    E0001,
+    /// Variable used before definition.
+    E0002,
+    /// Duplicate definition.
+    E0003,
+    /// Syntax error: invalid character, unexpected token, unexpected end of input.
+    E0007,
+    /// Mismatched indentation.
+    E0008,
+    /// Missing required property.
+    E0010,
+    /// Circular agent reference.
+    E0011,
+    /// `on escalate continue` outside a loop.
+    E0012,
+    /// Prompt without body after merging.
+    E0013,
+    /// Conflicting prompt modifiers.
+    E0014,
+    /// Prompt references an undefined variable.
+    E0015,
+    /// Instruction references a runtime variable.
+    E0016,
+    /// Agent has both `delegate` and `use`.
+    W0002,
+    /// Unused definition.
+    SR100,
+    /// Undefined `${var}` in a flow string or log/notify expression.
+    SR101,
+    /// `instruction` names a prompt that does not exist.
+    SR102,
+    /// Unreachable statement.
+    SR103,
+    /// Property access names a field the schema lacks.
+    SR104,
+    /// Workload has no entry point.
+    SR105,
+    /// Duplicate schema field.
+    SR106,
+    /// Imported file not found.
+    SR107,
+    /// Import cycle.
+    SR108,
+    /// Unknown guardrail.
+    SR109,
+    /// Invalid executor configuration.
+    SR110,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::E0001 => "E0001",
+            Code::E0002 => "E0002",
+            Code::E0003 => "E0003",
+            Code::E0007 => "E0007",
+            Code::E0008 => "E0008",
+            Code::E0010 => "E0010",
+            Code::E0011 => "E0011",
+            Code::E0012 => "E0012",
+            Code::E0013 => "E0013",
+            Code::E0014 => "E0014",
+            Code::E0015 => "E0015",
+            Code::E0016 => "E0016",
+            Code::W0002 => "W0002",
+            Code::SR100 => "SR100",
+            Code::SR101 => "SR101",
+            Code::SR102 => "SR102",
+            Code::SR103 => "SR103",
+            Code::SR104 => "SR104",
+            Code::SR105 => "SR105",
+            Code::SR106 => "SR106",
+            Code::SR107 => "SR107",
+            Code::SR108 => "SR108",
+            Code::SR109 => "SR109",
+            Code::SR110 => "SR110",
+        }
+    }
+
+    /// Upstream's own codes, reported in `--compat upstream` mode.
+    pub fn is_upstream(self) -> bool {
+        !self.as_str().starts_with("SR")
+    }
+
+    pub fn is_syntax(self) -> bool {
+        matches!(self, Code::E0007 | Code::E0008)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Another place that explains a diagnostic (the other definition of a duplicate,
+/// an edge of a cycle). `file` is `None` for the diagnostic's own file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Related {
+    pub file: Option<Arc<str>>,
+    pub range: TextRange,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    /// Exact byte range in the file.
+    pub range: TextRange,
+    pub help: Option<String>,
+    pub related: Vec<Related>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            range,
+            help: None,
+            related: Vec::new(),
+        }
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message, range) }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_related(mut self, related: Related) -> Diagnostic {
+        self.related.push(related);
+        self
+    }
+}

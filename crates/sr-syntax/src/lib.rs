@@ -1,0 +1,119 @@
+//! The syntax layer of the StreetRace toolchain: lexer, indentation layer,
+//! recursive-descent parser and the lossless rowan tree with typed accessors.
+//!
+//! Parsing never fails: [`parse`] returns a tree whose text equals the input byte
+//! for byte, plus every syntax error found, each with an exact range. This crate
+//! knows nothing of salsa, the language server or the runtime.
+
+pub mod ast;
+mod build;
+pub mod diagnostic;
+mod grammar;
+mod input;
+pub mod lexer;
+pub mod line_index;
+mod parser;
+mod syntax_kind;
+mod token_set;
+
+use std::sync::Arc;
+
+use rowan::GreenNode;
+
+pub use crate::diagnostic::{Code, Diagnostic, Related, Severity};
+pub use crate::line_index::{LineCol, LineIndex};
+pub use crate::syntax_kind::{KEYWORDS, SyntaxKind};
+pub use rowan::{Direction, NodeOrToken, TextRange, TextSize, WalkEvent};
+
+/// The rowan language tag of StreetRace trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StreetRace {}
+
+impl rowan::Language for StreetRace {
+    type Kind = SyntaxKind;
+
+    fn kind_from_raw(raw: rowan::SyntaxKind) -> SyntaxKind {
+        assert!(raw.0 < SyntaxKind::__LAST as u16, "unknown syntax kind {}", raw.0);
+        // SAFETY: `SyntaxKind` is `repr(u16)` with contiguous discriminants below `__LAST`.
+        unsafe { std::mem::transmute::<u16, SyntaxKind>(raw.0) }
+    }
+
+    fn kind_to_raw(kind: SyntaxKind) -> rowan::SyntaxKind {
+        kind.into()
+    }
+}
+
+pub type SyntaxNode = rowan::SyntaxNode<StreetRace>;
+pub type SyntaxToken = rowan::SyntaxToken<StreetRace>;
+pub type SyntaxElement = rowan::SyntaxElement<StreetRace>;
+
+/// The result of parsing one file: a green tree (cheap to clone, hashable, so it
+/// can be stored in salsa) and the syntax errors in source order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Parse {
+    green: GreenNode,
+    errors: Arc<[Diagnostic]>,
+}
+
+impl Parse {
+    pub fn syntax(&self) -> SyntaxNode {
+        SyntaxNode::new_root(self.green.clone())
+    }
+
+    pub fn tree(&self) -> ast::SourceFile {
+        ast::SourceFile { syntax: self.syntax() }
+    }
+
+    pub fn green(&self) -> &GreenNode {
+        &self.green
+    }
+
+    pub fn errors(&self) -> &[Diagnostic] {
+        &self.errors
+    }
+}
+
+/// Parses a whole file.
+pub fn parse(text: &str) -> Parse {
+    let tokens = lexer::tokenize(text);
+    let inputs = input::inputs(text, &tokens);
+    let mut p = parser::Parser::new(text, &tokens, &inputs.tokens);
+    grammar::source_file(&mut p);
+    let green = build::build_tree(text, &tokens, &inputs.tokens, std::mem::take(&mut p.events));
+
+    let mut errors = inputs.errors;
+    errors.extend(tokens.iter().filter(|t| t.kind == SyntaxKind::ERROR_TOKEN).map(|t| {
+        Diagnostic::error(Code::E0007, "invalid character", t.range)
+            .with_help(format!("unexpected character '{}'", &text[t.range]))
+    }));
+    for error in p.errors {
+        // The lexer already explained invalid characters.
+        if !errors.iter().any(|e| e.range == error.range) {
+            errors.push(error);
+        }
+    }
+    errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+    Parse { green, errors: errors.into() }
+}
+
+/// An indented dump of the tree, one element per line (`KIND@start..end "text"`).
+pub fn debug_tree(node: &SyntaxNode) -> String {
+    let mut out = String::new();
+    let mut indent = 0;
+    for event in node.preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(element) => {
+                out.push_str(&"  ".repeat(indent));
+                match &element {
+                    NodeOrToken::Node(n) => out.push_str(&format!("{:?}@{:?}\n", n.kind(), n.text_range())),
+                    NodeOrToken::Token(t) => {
+                        out.push_str(&format!("{:?}@{:?} {:?}\n", t.kind(), t.text_range(), t.text()))
+                    }
+                }
+                indent += 1;
+            }
+            WalkEvent::Leave(_) => indent -= 1,
+        }
+    }
+    out
+}

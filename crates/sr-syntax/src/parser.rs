@@ -1,0 +1,262 @@
+//! Parser machinery: a cursor over the indentation layer's tokens that records
+//! events (start node, token, finish node, error). The grammar lives in
+//! `grammar/`; `build.rs` turns the events into a rowan tree.
+
+use text_size::TextRange;
+
+use crate::SyntaxKind::{self, *};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::input::Input;
+use crate::token_set::TokenSet;
+
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// Starts a node. `forward_parent` points at a later `Start` that must wrap this
+    /// one (made by `CompletedMarker::precede`).
+    Start { kind: SyntaxKind, forward_parent: Option<u32> },
+    Finish,
+    /// Consumes one parser token (zero-width tokens emit no tree token).
+    Token { input: u32 },
+    Tombstone,
+}
+
+pub(crate) struct Parser<'t> {
+    text: &'t str,
+    tokens: &'t [Input],
+    raw: &'t [crate::lexer::Token],
+    pos: usize,
+    pub(crate) events: Vec<Event>,
+    pub(crate) errors: Vec<Diagnostic>,
+    /// Soft keywords that end an expression here (`do` in `for x in y do`), so that
+    /// juxtaposed call arguments do not swallow them.
+    stops: Vec<TokenSet>,
+    steps: u32,
+}
+
+impl<'t> Parser<'t> {
+    pub(crate) fn new(text: &'t str, raw: &'t [crate::lexer::Token], tokens: &'t [Input]) -> Self {
+        Parser { text, tokens, raw, pos: 0, events: Vec::new(), errors: Vec::new(), stops: Vec::new(), steps: 0 }
+    }
+
+    pub(crate) fn current(&self) -> SyntaxKind {
+        self.nth(0)
+    }
+
+    pub(crate) fn nth(&self, n: usize) -> SyntaxKind {
+        self.tokens.get(self.pos + n).map_or(EOF, |t| t.kind)
+    }
+
+    pub(crate) fn at(&self, kind: SyntaxKind) -> bool {
+        self.current() == kind
+    }
+
+    pub(crate) fn at_ts(&self, set: TokenSet) -> bool {
+        set.contains(self.current())
+    }
+
+    pub(crate) fn nth_at(&self, n: usize, kind: SyntaxKind) -> bool {
+        self.nth(n) == kind
+    }
+
+    /// The text of the current token (empty for zero-width tokens).
+    pub(crate) fn current_text(&self) -> &'t str {
+        match self.tokens.get(self.pos).and_then(|t| t.raw) {
+            Some(raw) => &self.text[self.raw[raw as usize].range],
+            None => "",
+        }
+    }
+
+    pub(crate) fn current_range(&self) -> TextRange {
+        self.tokens.get(self.pos).map_or_else(|| TextRange::empty(self.text_len()), |t| t.range)
+    }
+
+    fn text_len(&self) -> text_size::TextSize {
+        text_size::TextSize::of(self.text)
+    }
+
+    pub(crate) fn start(&mut self) -> Marker {
+        let pos = self.events.len() as u32;
+        self.events.push(Event::Tombstone);
+        Marker { pos, completed: false }
+    }
+
+    pub(crate) fn bump_any(&mut self) {
+        if self.at(EOF) {
+            return;
+        }
+        self.events.push(Event::Token { input: self.pos as u32 });
+        self.pos += 1;
+    }
+
+    pub(crate) fn bump(&mut self, kind: SyntaxKind) {
+        assert!(self.eat(kind), "expected {kind:?}, found {:?}", self.current());
+    }
+
+    pub(crate) fn eat(&mut self, kind: SyntaxKind) -> bool {
+        if !self.at(kind) {
+            return false;
+        }
+        self.bump_any();
+        true
+    }
+
+    /// Eats `kind` or reports what was expected.
+    pub(crate) fn expect(&mut self, kind: SyntaxKind) -> bool {
+        if self.eat(kind) {
+            return true;
+        }
+        self.error_expected(&kind.describe());
+        false
+    }
+
+    /// Reports an unexpected current token, saying what was expected instead.
+    pub(crate) fn error_expected(&mut self, expected: &str) {
+        let diagnostic = self.unexpected_here().with_help(format!("expected {expected}"));
+        self.push_error(diagnostic);
+    }
+
+    /// Reports the current token with a custom explanation.
+    pub(crate) fn error_here(&mut self, help: impl Into<String>) {
+        let diagnostic = self.unexpected_here().with_help(help);
+        self.push_error(diagnostic);
+    }
+
+    fn push_error(&mut self, diagnostic: Diagnostic) {
+        // One error per position: recovery must not stack messages on one token.
+        if self.errors.last().is_some_and(|e| e.range == diagnostic.range) {
+            return;
+        }
+        self.errors.push(diagnostic);
+    }
+
+    fn unexpected_here(&self) -> Diagnostic {
+        let range = self.current_range();
+        let message = match self.current() {
+            EOF => "unexpected end of input".to_string(),
+            NEWLINE => "unexpected end of line".to_string(),
+            INDENT => "unexpected indentation".to_string(),
+            DEDENT => "unexpected end of block".to_string(),
+            ERROR_TOKEN => "invalid character".to_string(),
+            _ => format!("unexpected token '{}'", self.current_text()),
+        };
+        Diagnostic::error(Code::E0007, message, range)
+    }
+
+    /// Wraps the current token in an `ERROR` node after reporting it.
+    pub(crate) fn err_and_bump(&mut self, expected: &str) {
+        self.error_expected(expected);
+        if matches!(self.current(), EOF | NEWLINE | INDENT | DEDENT) {
+            return;
+        }
+        let m = self.start();
+        self.bump_any();
+        m.complete(self, ERROR);
+    }
+
+    /// Skips the rest of the line (and any block nested under it) into an `ERROR`
+    /// node. The line break itself is left for the caller.
+    pub(crate) fn skip_line(&mut self) {
+        if matches!(self.current(), EOF | NEWLINE | DEDENT) {
+            return;
+        }
+        let m = self.start();
+        while !matches!(self.current(), EOF | NEWLINE | DEDENT) {
+            if self.at(INDENT) {
+                self.skip_block();
+            } else {
+                self.bump_any();
+            }
+        }
+        m.complete(self, ERROR);
+    }
+
+    /// Skips an `INDENT … DEDENT` block the grammar does not expect.
+    pub(crate) fn skip_block(&mut self) {
+        let mut depth = 0u32;
+        loop {
+            match self.current() {
+                EOF => break,
+                INDENT => depth += 1,
+                DEDENT => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.bump_any();
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            self.bump_any();
+        }
+    }
+
+    /// Soft keywords in `stops` end juxtaposed expressions while `f` runs, in
+    /// addition to the enclosing construct's; an empty set (inside brackets)
+    /// clears them.
+    pub(crate) fn with_stops<T>(&mut self, stops: TokenSet, f: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.stops.last().copied().unwrap_or(TokenSet::EMPTY);
+        let set = if stops == TokenSet::EMPTY { stops } else { outer.union(stops) };
+        self.stops.push(set);
+        let result = f(self);
+        self.stops.pop();
+        result
+    }
+
+    pub(crate) fn at_stop_kind(&self, kind: SyntaxKind) -> bool {
+        self.stops.last().is_some_and(|s| s.contains(kind))
+    }
+
+    /// Guards against a grammar bug looping without consuming input.
+    pub(crate) fn progress_guard(&mut self) {
+        self.steps += 1;
+        assert!(self.steps < 10_000_000, "the parser is stuck at {:?}", self.current());
+    }
+}
+
+pub(crate) struct Marker {
+    pos: u32,
+    completed: bool,
+}
+
+impl Marker {
+    pub(crate) fn complete(mut self, p: &mut Parser<'_>, kind: SyntaxKind) -> CompletedMarker {
+        self.completed = true;
+        match &mut p.events[self.pos as usize] {
+            Event::Start { kind: slot, .. } => *slot = kind,
+            slot @ Event::Tombstone => *slot = Event::Start { kind, forward_parent: None },
+            _ => unreachable!(),
+        }
+        p.events.push(Event::Finish);
+        CompletedMarker { pos: self.pos, kind }
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        if !self.completed && !std::thread::panicking() {
+            panic!("a marker was dropped without being completed");
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct CompletedMarker {
+    pos: u32,
+    kind: SyntaxKind,
+}
+
+impl CompletedMarker {
+    pub(crate) fn kind(self) -> SyntaxKind {
+        self.kind
+    }
+
+    /// Starts a node that will wrap this completed one (`a + b` wraps `a`).
+    pub(crate) fn precede(self, p: &mut Parser<'_>) -> Marker {
+        let m = p.start();
+        match &mut p.events[self.pos as usize] {
+            Event::Start { forward_parent, .. } => *forward_parent = Some(m.pos - self.pos),
+            _ => unreachable!(),
+        }
+        m
+    }
+}
