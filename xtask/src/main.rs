@@ -1,1 +1,42 @@
-fn main() {}
+//! Project automation: `cargo xtask <task>`.
+
+mod ci;
+mod differential;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  ci  formatting, lints and every test (what .ci/run runs)
+  differential [--cases N] [--seed S] [--save FILE]
+      mutate the corpus, parse every mutant here and with upstream StreetRace
+      (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
+      report where the two disagree; --save appends up to 300 agreements,
+      with upstream's verdicts, to a regression file";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(&args[1..]),
+        Some("differential") => differential::run(&args[1..]),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root.
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The value after `--name` in `args`.
+pub fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
+}

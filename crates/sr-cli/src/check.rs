@@ -8,7 +8,6 @@ use sr_syntax::{Diagnostic, Severity, ast};
 use crate::report::{self, FileReport, Stats};
 use crate::{Color, files};
 
-
 #[derive(clap::Args)]
 pub struct Args {
     /// Files or directories (searched recursively for *.sr). Default: the current directory.
@@ -57,7 +56,9 @@ pub fn run(args: Args) -> ExitCode {
                 failed |= report.diagnostics.iter().any(|d| d.severity == Severity::Error || args.strict);
                 match args.format {
                     Format::Json => println!("{}", report::json(&report)),
-                    Format::Text => anstream::print!("{}", report::text(&report, args.verbose || many)),
+                    Format::Text => {
+                        anstream::print!("{}", report::text(&report, args.verbose || many))
+                    }
                 }
             }
             Err(message) => {

@@ -28,16 +28,12 @@ pub struct FileReport {
 
 /// `valid (1 model, 2 agents, 1 flow, 3 handlers)` as upstream prints it.
 pub fn success_line(stats: Stats) -> String {
-    let parts: Vec<String> = [
-        (stats.models, "model"),
-        (stats.agents, "agent"),
-        (stats.flows, "flow"),
-        (stats.handlers, "handler"),
-    ]
-    .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| format!("{n} {what}{}", if n == 1 { "" } else { "s" }))
-    .collect();
+    let parts: Vec<String> =
+        [(stats.models, "model"), (stats.agents, "agent"), (stats.flows, "flow"), (stats.handlers, "handler")]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}{}", if n == 1 { "" } else { "s" }))
+            .collect();
     if parts.is_empty() { "valid".to_string() } else { format!("valid ({})", parts.join(", ")) }
 }
 

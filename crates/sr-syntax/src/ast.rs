@@ -29,9 +29,7 @@ fn first_token(node: &SyntaxNode) -> Option<SyntaxToken> {
 
 /// Direct tokens of `node` that are not trivia or line breaks.
 fn tokens(node: &SyntaxNode) -> impl Iterator<Item = SyntaxToken> + use<> {
-    node.children_with_tokens()
-        .filter_map(|e| e.into_token())
-        .filter(|t| !t.kind().is_trivia() && t.kind() != NEWLINE)
+    node.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| !t.kind().is_trivia() && t.kind() != NEWLINE)
 }
 
 macro_rules! ast_node {
@@ -881,22 +879,20 @@ ast_node!(FilterExpr = FILTER_EXPR);
 ast_node!(CallExpr = CALL_EXPR);
 ast_node!(ArgList = ARG_LIST);
 
-ast_enum!(
-    Expr {
-        Var,
-        PropertyExpr,
-        ImplicitProperty,
-        Literal,
-        InitialPrompt,
-        ListExpr,
-        ObjectExpr,
-        ParenExpr,
-        PrefixExpr,
-        BinExpr,
-        FilterExpr,
-        CallExpr,
-    }
-);
+ast_enum!(Expr {
+    Var,
+    PropertyExpr,
+    ImplicitProperty,
+    Literal,
+    InitialPrompt,
+    ListExpr,
+    ObjectExpr,
+    ParenExpr,
+    PrefixExpr,
+    BinExpr,
+    FilterExpr,
+    CallExpr,
+});
 
 impl Var {
     pub fn has_dollar(&self) -> bool {
@@ -913,9 +909,7 @@ impl Var {
     }
     /// Field names after the variable in `$a.b.c`.
     pub fn fields(&self) -> Vec<String> {
-        self.name_token()
-            .map(|t| t.text().split('.').skip(1).map(str::to_string).collect())
-            .unwrap_or_default()
+        self.name_token().map(|t| t.text().split('.').skip(1).map(str::to_string).collect()).unwrap_or_default()
     }
 }
 
@@ -931,7 +925,9 @@ impl PropertyExpr {
 impl ImplicitProperty {
     /// The field path, split at dots.
     pub fn path(&self) -> Vec<String> {
-        children::<NameRef>(&self.syntax).flat_map(|n| n.text().split('.').map(str::to_string).collect::<Vec<_>>()).collect()
+        children::<NameRef>(&self.syntax)
+            .flat_map(|n| n.text().split('.').map(str::to_string).collect::<Vec<_>>())
+            .collect()
     }
 }
 

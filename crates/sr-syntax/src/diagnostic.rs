@@ -143,14 +143,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {
-        Diagnostic {
-            code,
-            severity: Severity::Error,
-            message: message.into(),
-            range,
-            help: None,
-            related: Vec::new(),
-        }
+        Diagnostic { code, severity: Severity::Error, message: message.into(), range, help: None, related: Vec::new() }
     }
 
     pub fn warning(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {

@@ -108,8 +108,22 @@ pub fn inputs(text: &str, tokens: &[Token]) -> Inputs {
     if out.last().is_some_and(|t| t.kind != NEWLINE) && paren_depth == 0 {
         out.push(Input { kind: NEWLINE, raw: None, range: eof });
     }
+    // The blocks still open close at the last line break (even one inside
+    // brackets), where upstream reports them.
+    let last_newline = match tokens.iter().rposition(|t| t.kind != WHITESPACE) {
+        Some(last) if matches!(tokens[last].kind, NEWLINE | COMMENT) => {
+            let first = (0..=last)
+                .rev()
+                .take_while(|&i| matches!(tokens[i].kind, NEWLINE | WHITESPACE | COMMENT))
+                .last()
+                .unwrap();
+            let first_newline = (first..=last).find(|&i| tokens[i].kind == NEWLINE).unwrap_or(last);
+            newline_position(tokens, first_newline)
+        }
+        _ => eof,
+    };
     for _ in 1..stack.len() {
-        out.push(Input { kind: DEDENT, raw: None, range: eof });
+        out.push(Input { kind: DEDENT, raw: None, range: last_newline });
     }
     out.push(Input { kind: EOF, raw: None, range: eof });
     Inputs { tokens: out, errors }

@@ -30,9 +30,8 @@ pub enum Encoding {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![TextSize::from(0)];
-        line_starts.extend(
-            text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| TextSize::from(i as u32 + 1)),
-        );
+        line_starts
+            .extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| TextSize::from(i as u32 + 1)));
         LineIndex { text: text.into(), line_starts }
     }
 
@@ -92,7 +91,9 @@ impl LineIndex {
     }
 
     fn line_text_with_end(&self, line: u32) -> &str {
-        let Some(&start) = self.line_starts.get(line as usize) else { return "" };
+        let Some(&start) = self.line_starts.get(line as usize) else {
+            return "";
+        };
         let end = self.line_starts.get(line as usize + 1).copied().unwrap_or(TextSize::of(&*self.text));
         &self.text[TextRange::new(start, end)]
     }

@@ -13,10 +13,15 @@ use crate::token_set::TokenSet;
 pub(crate) enum Event {
     /// Starts a node. `forward_parent` points at a later `Start` that must wrap this
     /// one (made by `CompletedMarker::precede`).
-    Start { kind: SyntaxKind, forward_parent: Option<u32> },
+    Start {
+        kind: SyntaxKind,
+        forward_parent: Option<u32>,
+    },
     Finish,
     /// Consumes one parser token (zero-width tokens emit no tree token).
-    Token { input: u32 },
+    Token {
+        input: u32,
+    },
     Tombstone,
 }
 
@@ -31,11 +36,31 @@ pub(crate) struct Parser<'t> {
     /// juxtaposed call arguments do not swallow them.
     stops: Vec<TokenSet>,
     steps: u32,
+    /// Bare-call arguments are full expressions (`f a + b` is `f(a + b)`), the
+    /// reading upstream's Earley parser falls back to when the narrow one fails.
+    pub(crate) wide_args: bool,
+}
+
+/// A point to which the parser can rewind (see `statements::statement`).
+pub(crate) struct Checkpoint {
+    pos: usize,
+    events: usize,
+    errors: usize,
 }
 
 impl<'t> Parser<'t> {
     pub(crate) fn new(text: &'t str, raw: &'t [crate::lexer::Token], tokens: &'t [Input]) -> Self {
-        Parser { text, tokens, raw, pos: 0, events: Vec::new(), errors: Vec::new(), stops: Vec::new(), steps: 0 }
+        Parser {
+            text,
+            tokens,
+            raw,
+            pos: 0,
+            events: Vec::new(),
+            errors: Vec::new(),
+            stops: Vec::new(),
+            steps: 0,
+            wide_args: false,
+        }
     }
 
     pub(crate) fn current(&self) -> SyntaxKind {
@@ -142,17 +167,6 @@ impl<'t> Parser<'t> {
         Diagnostic::error(Code::E0007, message, range)
     }
 
-    /// Wraps the current token in an `ERROR` node after reporting it.
-    pub(crate) fn err_and_bump(&mut self, expected: &str) {
-        self.error_expected(expected);
-        if matches!(self.current(), EOF | NEWLINE | INDENT | DEDENT) {
-            return;
-        }
-        let m = self.start();
-        self.bump_any();
-        m.complete(self, ERROR);
-    }
-
     /// Skips the rest of the line (and any block nested under it) into an `ERROR`
     /// node. The line break itself is left for the caller.
     pub(crate) fn skip_line(&mut self) {
@@ -204,6 +218,27 @@ impl<'t> Parser<'t> {
 
     pub(crate) fn at_stop_kind(&self, kind: SyntaxKind) -> bool {
         self.stops.last().is_some_and(|s| s.contains(kind))
+    }
+
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        Checkpoint { pos: self.pos, events: self.events.len(), errors: self.errors.len() }
+    }
+
+    pub(crate) fn has_errors_since(&self, checkpoint: &Checkpoint) -> bool {
+        self.errors.len() > checkpoint.errors
+    }
+
+    /// Removes everything parsed since `checkpoint` and returns it.
+    pub(crate) fn rewind(&mut self, checkpoint: &Checkpoint) -> (usize, Vec<Event>, Vec<Diagnostic>) {
+        let pos = std::mem::replace(&mut self.pos, checkpoint.pos);
+        (pos, self.events.split_off(checkpoint.events), self.errors.split_off(checkpoint.errors))
+    }
+
+    /// Puts back what `rewind` removed.
+    pub(crate) fn restore(&mut self, (pos, events, errors): (usize, Vec<Event>, Vec<Diagnostic>)) {
+        self.pos = pos;
+        self.events.extend(events);
+        self.errors.extend(errors);
     }
 
     /// Guards against a grammar bug looping without consuming input.

@@ -499,7 +499,9 @@ impl SyntaxKind {
             SLASH => "/",
             STAR => "*",
             TILDE => "~",
-            _ => return KEYWORDS.iter().find(|(_, k, _)| *k == self).map(|(t, _, _)| *t),
+            _ => {
+                return KEYWORDS.iter().find(|(_, k, _)| *k == self).map(|(t, _, _)| *t);
+            }
         };
         Some(punct)
     }

@@ -21,12 +21,7 @@ impl TokenSet {
     }
 
     pub(crate) const fn union(self, other: TokenSet) -> TokenSet {
-        TokenSet([
-            self.0[0] | other.0[0],
-            self.0[1] | other.0[1],
-            self.0[2] | other.0[2],
-            self.0[3] | other.0[3],
-        ])
+        TokenSet([self.0[0] | other.0[0], self.0[1] | other.0[1], self.0[2] | other.0[2], self.0[3] | other.0[3]])
     }
 
     pub(crate) const fn contains(self, kind: SyntaxKind) -> bool {

@@ -1,6 +1,7 @@
-//! The upstream conformance corpus (`fixtures/upstream`): every snippet and file
-//! upstream parses must parse without syntax errors here, and every one upstream
-//! rejects with a syntax error must be rejected on the same line.
+//! The upstream conformance corpus (`fixtures/upstream`) and the differential
+//! regression set (`fixtures/differential`): every input upstream parses must
+//! parse without syntax errors here, and every one upstream rejects with a syntax
+//! error must be rejected on the same line.
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +35,8 @@ fn cases() -> Vec<Case> {
             syntax_error_line: syntax.then(|| line_of_error.flatten()),
         });
     }
-    let files: Value = serde_json::from_str(&std::fs::read_to_string(corpus().join("files-check.json")).unwrap()).unwrap();
+    let files: Value =
+        serde_json::from_str(&std::fs::read_to_string(corpus().join("files-check.json")).unwrap()).unwrap();
     for file in files.as_array().unwrap() {
         let path = file["path"].as_str().unwrap();
         let source = std::fs::read_to_string(corpus().join("files").join(path)).unwrap();
@@ -45,6 +47,19 @@ fn cases() -> Vec<Case> {
             .find(|d| d["code"] == "E0007" || d["code"] == "E0008")
             .map(|d| d["location"]["line"].as_i64());
         cases.push(Case { id: path.to_string(), source, syntax_error_line: syntax });
+    }
+    // Mutants and generated programs on which upstream and we agreed when
+    // `cargo xtask differential --save` ran; they guard against regressions.
+    let differential = corpus().join("../differential/syntax.jsonl");
+    for line in std::fs::read_to_string(differential).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let upstream = &v["upstream"];
+        let syntax_error_line = (!upstream["ok"].as_bool().unwrap()).then(|| upstream["line"].as_i64());
+        cases.push(Case {
+            id: v["id"].as_str().unwrap().to_string(),
+            source: v["source"].as_str().unwrap().to_string(),
+            syntax_error_line,
+        });
     }
     cases
 }

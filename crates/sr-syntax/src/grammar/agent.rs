@@ -1,7 +1,7 @@
 //! `agent [NAME]:` and its properties and scoped event handlers.
 
 use super::definitions::time_span;
-use super::{NameKind, end_of_line, indented_block, name_def, name_ref, plain_string, statements};
+use super::{NameKind, colon_block, end_of_line, name_def, name_ref, plain_string, statements};
 use crate::SyntaxKind::*;
 use crate::T;
 use crate::parser::Parser;
@@ -12,11 +12,7 @@ pub(super) fn agent(p: &mut Parser<'_>) {
     if !p.at(T![:]) {
         name_def(p, NameKind::Name);
     }
-    if p.expect(T![:]) {
-        indented_block(p, "list of agent properties", agent_item);
-    } else {
-        p.skip_line();
-    }
+    colon_block(p, "list of agent properties", agent_item);
     m.complete(p, AGENT_DEF);
 }
 

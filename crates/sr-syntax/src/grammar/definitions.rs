@@ -2,9 +2,7 @@
 //! `import`, `model`, `schema`, `tool`, `retry`, `timeout` and `policy`.
 
 use super::expressions::{self, variable};
-use super::{
-    NameKind, end_of_line, indented_block, name_def, name_ref, plain_string, string_or_interpolated,
-};
+use super::{NameKind, colon_block, end_of_line, name_def, name_ref, plain_string, string_or_interpolated};
 use crate::SyntaxKind::*;
 use crate::T;
 use crate::parser::Parser;
@@ -39,8 +37,8 @@ pub(super) fn model(p: &mut Parser<'_>) {
             p.error_expected("a model like `anthropic/claude-sonnet` or the name of another model");
             p.skip_line();
         }
-    } else if p.eat(T![:]) {
-        indented_block(p, "list of model properties", model_property);
+    } else if p.at(T![:]) || (p.at(NEWLINE) && p.nth_at(1, INDENT)) {
+        colon_block(p, "list of model properties", model_property);
     } else {
         p.error_expected("`=` or `:`");
         p.skip_line();
@@ -80,11 +78,7 @@ pub(super) fn schema(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(SCHEMA_KW);
     name_def(p, NameKind::Name);
-    if p.expect(T![:]) {
-        indented_block(p, "list of fields", schema_field);
-    } else {
-        p.skip_line();
-    }
+    colon_block(p, "list of fields", schema_field);
     m.complete(p, SCHEMA_DEF);
 }
 
@@ -158,8 +152,8 @@ pub(super) fn tool(p: &mut Parser<'_>) {
                 p.skip_line();
             }
         }
-    } else if p.eat(T![:]) {
-        indented_block(p, "list of tool properties", tool_property);
+    } else if p.at(T![:]) || (p.at(NEWLINE) && p.nth_at(1, INDENT)) {
+        colon_block(p, "list of tool properties", tool_property);
     } else {
         p.error_expected("`=` or `:`");
         p.skip_line();
@@ -209,11 +203,7 @@ fn tool_property(p: &mut Parser<'_>) {
         }
         HEADERS_KW => {
             p.bump(HEADERS_KW);
-            if p.expect(T![:]) {
-                indented_block(p, "list of headers", header_entry);
-            } else {
-                end_of_line(p);
-            }
+            colon_block(p, "list of headers", header_entry);
         }
         _ => {
             p.error_expected("a tool property: `type`, `url` or `headers`");
@@ -278,11 +268,7 @@ pub(super) fn policy(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(POLICY_KW);
     name_def(p, NameKind::Identifier);
-    if p.expect(T![:]) {
-        indented_block(p, "list of policy properties", policy_property);
-    } else {
-        p.skip_line();
-    }
+    colon_block(p, "list of policy properties", policy_property);
     m.complete(p, POLICY_DEF);
 }
 
@@ -303,7 +289,7 @@ fn policy_property(p: &mut Parser<'_>) {
         // take an expression; upstream's narrower forms are a subset of it.
         p.bump_any();
         if p.expect(T![:]) {
-            expressions::expr(p);
+            expressions::expr_or_error(p);
         }
     } else {
         p.error_expected("a policy property such as `trigger:`, `strategy:` or `preserve:`");

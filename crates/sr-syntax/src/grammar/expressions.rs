@@ -69,7 +69,7 @@ fn binary(
 }
 
 fn not_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    if p.at(NOT_KW) && starts_expr(p.nth(1)) {
+    if p.at(NOT_KW) && starts_expr(p.nth(1)) && !p.at_stop_kind(p.nth(1)) {
         let m = p.start();
         p.bump(NOT_KW);
         not_expr(p);
@@ -80,7 +80,12 @@ fn not_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 /// At most one comparison per level: `1 < 2 < 3` is an error, as upstream.
 fn comparison(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    if p.at(FILTER_KW) && starts_atom(p.nth(1)) && !p.nth_at(1, WHERE_KW) {
+    let filter_of_where = p.nth_at(1, WHERE_KW) && p.nth_at(2, WHERE_KW);
+    if p.at(FILTER_KW)
+        && starts_atom(p.nth(1))
+        && (!p.nth_at(1, WHERE_KW) || filter_of_where)
+        && !p.at_stop_kind(p.nth(1))
+    {
         return Some(filter(p));
     }
     let lhs = additive(p)?;
@@ -93,7 +98,7 @@ fn comparison(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         p.error_expected("an expression after the comparison");
     }
     let done = m.complete(p, BIN_EXPR);
-    if p.at_ts(COMPARISON_OPS) {
+    if p.at_ts(COMPARISON_OPS) && !p.wide_args {
         p.error_here("comparisons cannot be chained; combine them with `and`");
     }
     Some(done)
@@ -182,6 +187,19 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 /// A `NAME`: a call `f(x)`, a property access `f.x`, a bare call `f x y`, or a variable.
 fn name_atom(p: &mut Parser<'_>) -> CompletedMarker {
+    if p.wide_args && starts_argument_at(p, 1) {
+        let m = p.start();
+        name_ref(p, NameKind::Name);
+        let args = p.start();
+        while starts_argument(p) {
+            p.progress_guard();
+            if expr(p).is_none() {
+                break;
+            }
+        }
+        args.complete(p, ARG_LIST);
+        return m.complete(p, CALL_EXPR);
+    }
     if p.nth_at(1, T!['(']) {
         let m = p.start();
         name_ref(p, NameKind::Name);
@@ -354,8 +372,9 @@ pub(super) fn variable(p: &mut Parser<'_>) -> CompletedMarker {
 /// An expression statement: returns whether what was parsed is a call.
 pub(super) fn statement_call(p: &mut Parser<'_>) -> bool {
     let Some(lhs) = unary(p) else { return false };
-    if p.at(T!['(']) && lhs.kind() != CALL_EXPR {
-        // `$a.b(x)` / `a . b(x)`: a call on a property, allowed only as a statement.
+    if p.at(T!['(']) && lhs.kind() == PROPERTY_EXPR {
+        // `$a . b(x)`: a call on a property written with a separate dot, allowed
+        // only as a statement (`$a.b(x)` is a syntax error upstream).
         let m = lhs.precede(p);
         arg_list(p);
         m.complete(p, CALL_EXPR);

@@ -9,6 +9,7 @@ mod prompt;
 mod statements;
 
 use crate::SyntaxKind::{self, *};
+use crate::T;
 use crate::parser::{CompletedMarker, Parser};
 
 pub(crate) fn source_file(p: &mut Parser<'_>) {
@@ -123,6 +124,23 @@ pub(crate) fn indented_block(p: &mut Parser<'_>, what: &str, mut item: impl FnMu
     true
 }
 
+/// `: NEWLINE INDENT item+ DEDENT` after a header. A missing `:` is reported,
+/// and an indented block that follows is still parsed.
+pub(crate) fn colon_block(p: &mut Parser<'_>, what: &str, item: impl FnMut(&mut Parser<'_>)) {
+    if p.eat(T![:]) {
+        indented_block(p, what, item);
+    } else if p.at(NEWLINE) && p.nth_at(1, INDENT) {
+        p.error_expected("`:` at the end of the line");
+        indented_block(p, what, item);
+    } else {
+        p.error_expected("`:`");
+        p.skip_line();
+        if p.at(NEWLINE) && p.nth_at(1, INDENT) {
+            indented_block(p, what, item);
+        }
+    }
+}
+
 /// A definition's name. `accept` says which tokens may name it (upstream takes a
 /// plain `NAME` in some places and any identifier in others).
 pub(crate) fn name_def(p: &mut Parser<'_>, accept: NameKind) -> Option<CompletedMarker> {
@@ -131,7 +149,7 @@ pub(crate) fn name_def(p: &mut Parser<'_>, accept: NameKind) -> Option<Completed
         p.bump_any();
         return Some(m.complete(p, NAME_DEF));
     }
-    name_error(p, accept);
+    name_error(p);
     None
 }
 
@@ -141,20 +159,25 @@ pub(crate) fn name_ref(p: &mut Parser<'_>, accept: NameKind) -> Option<Completed
         p.bump_any();
         return Some(m.complete(p, NAME_REF));
     }
-    name_error(p, accept);
+    name_error(p);
     None
 }
 
-fn name_error(p: &mut Parser<'_>, accept: NameKind) {
+/// Reports a token that cannot name this; a keyword in a name's place is
+/// consumed so that the rest of the definition still parses.
+fn name_error(p: &mut Parser<'_>) {
     let kind = p.current();
-    if kind.is_keyword() && accept == NameKind::Name {
+    if kind.is_keyword() {
         p.error_here(format!(
             "`{}` is a keyword and cannot be used as a name here; rename it (e.g. `{}_`)",
             p.current_text(),
             p.current_text()
         ));
+        let m = p.start();
+        p.bump_any();
+        m.complete(p, ERROR);
     } else {
-        p.error_expected(accept.describe());
+        p.error_expected("a name");
     }
 }
 
@@ -174,14 +197,6 @@ impl NameKind {
             NameKind::Name => kind == NAME,
             NameKind::Identifier => kind.is_identifier(),
             NameKind::NameOrDotted => matches!(kind, NAME | DOTTED_NAME),
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            NameKind::Name => "a name",
-            NameKind::Identifier => "a name",
-            NameKind::NameOrDotted => "a name",
         }
     }
 }
@@ -208,7 +223,9 @@ pub(crate) fn plain_string(p: &mut Parser<'_>) -> bool {
     }
     if p.at(INTERP_STRING) {
         p.error_here("`${…}` interpolation is not allowed in this string; use single quotes for a literal `${`");
-        p.err_and_bump("a plain string");
+        let m = p.start();
+        p.bump_any();
+        m.complete(p, ERROR);
         return false;
     }
     p.error_expected("a quoted string");

@@ -22,9 +22,7 @@ pub(super) fn prompt(p: &mut Parser<'_>) {
                 escalation_clause(p);
             }
         } else if p.at(NEWLINE) {
-            p.error_here(
-                "the prompt body must start on the same line: `prompt name: \"\"\"…\"\"\"`",
-            );
+            p.error_here("the prompt body must start on the same line: `prompt name: \"\"\"…\"\"\"`");
         } else {
             p.error_expected("a triple-quoted prompt body `\"\"\"…\"\"\"`");
             p.skip_line();

@@ -1,7 +1,7 @@
 //! Flows, event handlers and the statements in their bodies.
 
 use super::expressions::{self, STOP_AS_TO, STOP_DO, STOP_HISTORY, STOP_IF, STOP_USING, variable};
-use super::{NameKind, end_of_line, indented_block, name_ref, plain_string, string_or_interpolated};
+use super::{NameKind, colon_block, end_of_line, indented_block, name_ref, plain_string, string_or_interpolated};
 use crate::SyntaxKind::{self, *};
 use crate::T;
 use crate::parser::{Marker, Parser};
@@ -27,14 +27,15 @@ pub(super) fn flow(p: &mut Parser<'_>) {
     } else {
         p.error_expected("a flow name");
     }
-    if p.at(T![$]) || (p.at(NAME) && p.nth_at(1, T![:])) {
+    if !p.at(T![:]) && !p.at(NEWLINE) {
         p.error_here("flows take no parameters; read inputs from variables such as `$input_prompt`");
-        p.skip_line();
-    } else if p.expect(T![:]) {
-        body(p, Ctx::Flow, "flow body");
-    } else {
-        p.skip_line();
+        let m = p.start();
+        while !matches!(p.current(), T![:] | NEWLINE | EOF) {
+            p.bump_any();
+        }
+        m.complete(p, ERROR);
     }
+    colon_block(p, "flow body", |p| statement(p, Ctx::Flow));
     m.complete(p, FLOW_DEF);
 }
 
@@ -67,7 +68,26 @@ fn end_keyword(p: &mut Parser<'_>) {
     }
 }
 
+/// A statement. When it fails, it is parsed once more with wide bare-call
+/// arguments (see `Parser::wide_args`), and kept if that reading has no error;
+/// this reproduces upstream's Earley parser on rare ambiguous inputs.
 fn statement(p: &mut Parser<'_>, ctx: Ctx) {
+    let start = p.checkpoint();
+    statement_once(p, ctx);
+    if p.wide_args || !p.has_errors_since(&start) {
+        return;
+    }
+    let narrow = p.rewind(&start);
+    p.wide_args = true;
+    statement_once(p, ctx);
+    p.wide_args = false;
+    if p.has_errors_since(&start) {
+        p.rewind(&start);
+        p.restore(narrow);
+    }
+}
+
+fn statement_once(p: &mut Parser<'_>, ctx: Ctx) {
     p.progress_guard();
     if at_assignment(p) {
         let m = p.start();
@@ -130,6 +150,11 @@ fn statement(p: &mut Parser<'_>, ctx: Ctx) {
             expression_statement(p);
         }
         _ if starts_simple_statement(p) => simple_statement(p),
+        END_KW => {
+            p.error_here("`end` closes `do` blocks and `match`; an `if:` block ends where its indentation ends");
+            p.skip_line();
+            p.eat(NEWLINE);
+        }
         _ => {
             p.error_expected("a statement");
             p.skip_line();
@@ -169,7 +194,10 @@ fn assignment_value(p: &mut Parser<'_>, m: Marker) {
 /// `run agent X [with E] [history V] [, on escalate A]` or `run F [with E] [, on escalate A]`.
 fn run(p: &mut Parser<'_>, m: Marker) {
     p.bump(RUN_KW);
-    let agent = p.at(AGENT_KW) && p.nth(1).is_identifier();
+    // `run agent with X` runs a flow named `agent` with X, unless what follows
+    // `with` could only continue a `run agent with …` statement.
+    let flow_named_agent = p.nth_at(1, WITH_KW) && !matches!(p.nth(2), WITH_KW | HISTORY_KW | NEWLINE | EOF | T![,]);
+    let agent = p.at(AGENT_KW) && p.nth(1).is_identifier() && !flow_named_agent;
     if agent {
         p.bump(AGENT_KW);
     }
@@ -462,11 +490,6 @@ fn failure_block(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(ON_KW);
     p.bump(FAILURE_KW);
-    if p.expect(T![:]) {
-        body(p, Ctx::Flow, "block");
-    } else {
-        p.skip_line();
-        p.eat(NEWLINE);
-    }
+    colon_block(p, "block", |p| statement(p, Ctx::Flow));
     m.complete(p, FAILURE_BLOCK);
 }

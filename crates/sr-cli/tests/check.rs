@@ -1,0 +1,114 @@
+//! `sr check` end to end: exit codes, text and JSON output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::expect;
+
+fn sr(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sr")).args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn temp_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-check-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+const VALID: &str = "model main = anthropic/claude\nprompt p: \"\"\"Hi\"\"\"\nagent:\n    instruction p\n";
+const BROKEN: &str = "model main = anthropic/claude\nflow main:\n    $x = 1 +\n";
+
+#[test]
+fn valid_file_prints_upstreams_success_line() {
+    let dir = temp_dir("valid", &[("a.sr", VALID)]);
+    let (code, stdout, _) = sr(&["check", "a.sr"], &dir);
+    assert_eq!(code, 0);
+    expect![[r#"
+        valid (1 model, 1 agent)
+    "#]]
+    .assert_eq(&stdout);
+}
+
+#[test]
+fn syntax_error_is_rendered_with_a_snippet() {
+    let dir = temp_dir("broken", &[("b.sr", BROKEN)]);
+    let (code, stdout, _) = sr(&["check", "b.sr"], &dir);
+    assert_eq!(code, 1);
+    expect![[r#"
+        error[E0007]: unexpected end of line
+         --> b.sr:3:13
+          |
+        3 |     $x = 1 +
+          |             ^
+          |
+          = help: expected an expression after the operator
+
+        Found 1 error in b.sr
+    "#]]
+    .assert_eq(&stdout);
+}
+
+#[test]
+fn json_output_has_upstreams_shape() {
+    let dir = temp_dir("json", &[("b.sr", BROKEN)]);
+    let (code, stdout, _) = sr(&["check", "--format", "json", "b.sr"], &dir);
+    assert_eq!(code, 1);
+    expect![[r#"
+        {
+          "version": "1.0",
+          "file": "b.sr",
+          "valid": false,
+          "errors": [
+            {
+              "severity": "error",
+              "message": "unexpected end of line",
+              "location": {
+                "file": "b.sr",
+                "line": 3,
+                "column": 13,
+                "end_line": 3,
+                "end_column": 13
+              },
+              "code": "E0007",
+              "help": "expected an expression after the operator"
+            }
+          ],
+          "warnings": [],
+          "stats": {
+            "models": 1,
+            "agents": 0,
+            "flows": 1,
+            "handlers": 0
+          }
+        }
+    "#]]
+    .assert_eq(&stdout);
+}
+
+#[test]
+fn directories_are_searched_recursively() {
+    let dir = temp_dir("dir", &[("x/a.sr", VALID), ("x/y/b.sr", BROKEN), ("x/notes.txt", "")]);
+    let (code, stdout, _) = sr(&["check", "x"], &dir);
+    assert_eq!(code, 1);
+    assert!(stdout.starts_with("x/a.sr: valid (1 model, 1 agent)\n"), "{stdout}");
+    assert!(stdout.contains("Found 1 error in x/y/b.sr"), "{stdout}");
+}
+
+#[test]
+fn missing_path_exits_with_2() {
+    let dir = temp_dir("missing", &[]);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (code, stdout, stderr) = sr(&["check", "nope.sr"], &dir);
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert_eq!(stderr, "error: file not found: nope.sr\n");
+    let (code, stdout, _) = sr(&["check", "--format", "json", "nope.sr"], &dir);
+    assert_eq!(code, 2);
+    assert!(stdout.contains(r#""error": "file not found: nope.sr""#), "{stdout}");
+}

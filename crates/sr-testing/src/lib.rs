@@ -1,0 +1,90 @@
+//! Helpers shared by tests and benchmarks of several crates. Not shipped.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The upstream corpus directory (`fixtures/upstream`).
+pub fn upstream_corpus() -> PathBuf {
+    workspace_root().join("fixtures/upstream")
+}
+
+/// Every `.sr` file of the upstream corpus, as (path relative to `files/`, text), sorted.
+pub fn upstream_files() -> Vec<(String, String)> {
+    let root = upstream_corpus().join("files");
+    let mut out = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "sr") {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Upstream's largest real program (880 lines).
+pub fn v2_parallel() -> String {
+    std::fs::read_to_string(upstream_corpus().join("files/agents/code-review/v2-parallel.sr")).unwrap()
+}
+
+/// A valid workload of at least `lines` lines: groups of a schema, two prompts,
+/// two agents (one delegating, one used as a tool) and a flow that runs them,
+/// each group referring to the previous one, plus a `main` flow.
+pub fn generated_workload(lines: usize) -> String {
+    // A group takes 32 lines and one more in `main`.
+    let groups = lines.div_ceil(33).max(1);
+    let mut out =
+        String::from("streetrace v1\n\nmodel main = anthropic/claude-sonnet\ntool fs = builtin streetrace.fs\n\n");
+    for i in 0..groups {
+        let prev = if i == 0 { 0 } else { i - 1 };
+        out.push_str(&format!(
+            r#"schema Finding{i}:
+    file: string
+    line: int
+    note: string?
+
+prompt review{i} expecting Finding{i}[]: """Review ${{input_prompt}} for group {i}."""
+
+prompt helper{i}: """Help with group {i}."""
+
+agent reviewer{i}:
+    instruction review{i}
+    tools fs
+    delegate fixer{i}
+    description "Reviews group {i}"
+
+agent fixer{i}:
+    instruction helper{i}
+    use reviewer{prev}
+
+flow group{i}:
+    $found = run agent reviewer{i} with $input_prompt
+    $count = 0
+    for $item in $found do
+        if $item.line > 10:
+            $count = $count + 1
+            log "long finding ${{item}}"
+    end
+    $fixed = call llm helper{i} with $found
+    return {{found: $found, fixed: $fixed, count: $count}}
+
+"#
+        ));
+    }
+    out.push_str("flow main:\n");
+    for i in 0..groups {
+        out.push_str(&format!("    $r{i} = run group{i}\n"));
+    }
+    out.push_str("    return $r0\n");
+    out
+}
