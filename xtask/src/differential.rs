@@ -9,16 +9,20 @@ use sr_syntax::{Code, LineIndex, SyntaxKind, lexer};
 use crate::{flag, root};
 
 /// A small deterministic generator (xorshift64*), so runs are reproducible.
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
@@ -246,7 +250,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let seed: u64 = flag(args, "--seed").map_or(Ok(1), str::parse).map_err(|e| format!("--seed: {e}"))?;
     let python = std::env::var("STREETRACE_PYTHON").unwrap_or_else(|_| "/opt/upstream/bin/python".to_string());
     let seeds = seeds();
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::new(seed);
     let mut cases = Vec::with_capacity(count);
     for i in 0..count {
         if i % 2 == 0 {

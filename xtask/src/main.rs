@@ -2,6 +2,7 @@
 
 mod ci;
 mod differential;
+mod semantic;
 
 use std::process::ExitCode;
 
@@ -13,12 +14,17 @@ tasks:
       mutate the corpus, parse every mutant here and with upstream StreetRace
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
       report where the two disagree; --save appends up to 300 agreements,
-      with upstream's verdicts, to a regression file";
+      with upstream's verdicts, to a regression file
+  differential --semantic [--cases N] [--seed S] [--save FILE]
+      the same for semantic analysis: random programs checked here in
+      --compat upstream mode and with upstream's `check`; compares the
+      (code, line) pairs";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
+        Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };

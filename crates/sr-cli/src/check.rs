@@ -1,8 +1,9 @@
 //! `sr check`: report every problem in `.sr` files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use sr_hir::{RootDatabase, file_diagnostics, parse};
 use sr_syntax::{Diagnostic, Severity, ast};
 
 use crate::report::{self, FileReport, Stats};
@@ -15,6 +16,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// `upstream`: report exactly what upstream's `streetrace check` reports
+    /// (its codes, its scoping rules and positions, the first syntax error only).
+    #[arg(long, value_enum)]
+    compat: Option<Compat>,
     /// Prefix each success line with the file name.
     #[arg(short, long)]
     verbose: bool,
@@ -31,11 +36,16 @@ pub enum Format {
     Json,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compat {
+    Upstream,
+}
+
 pub fn run(args: Args) -> ExitCode {
     args.color.apply();
+    let upstream = args.compat == Some(Compat::Upstream);
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     let mut targets = Vec::new();
-    let mut file_errors = false;
     for path in &paths {
         if path.is_dir() {
             let found = files::sr_files(path);
@@ -47,18 +57,25 @@ pub fn run(args: Args) -> ExitCode {
             targets.push(path.clone());
         }
     }
+    // Load everything first, so that imports resolve between the files checked.
+    let mut db = RootDatabase::default();
+    let loaded: Vec<_> = targets
+        .iter()
+        .map(|path| {
+            files::read(path).and_then(|_| db.load_with_imports(path).map_err(|e| format!("cannot read file: {e}")))
+        })
+        .collect();
     let many = targets.len() > 1;
     let mut failed = false;
-    for path in &targets {
-        match files::read(path) {
-            Ok(text) => {
-                let report = check_text(path, text);
+    let mut file_errors = false;
+    for (path, loaded) in targets.iter().zip(loaded) {
+        match loaded {
+            Ok(file) => {
+                let report = report_for(&db, file, path, upstream);
                 failed |= report.diagnostics.iter().any(|d| d.severity == Severity::Error || args.strict);
                 match args.format {
-                    Format::Json => println!("{}", report::json(&report)),
-                    Format::Text => {
-                        anstream::print!("{}", report::text(&report, args.verbose || many))
-                    }
+                    Format::Json => println!("{}", report::json(&report, upstream)),
+                    Format::Text => anstream::print!("{}", report::text(&report, args.verbose || many)),
                 }
             }
             Err(message) => {
@@ -79,11 +96,17 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Diagnostics and statistics for one file.
-pub fn check_text(path: &Path, text: String) -> FileReport {
-    let parse = sr_syntax::parse(&text);
-    let diagnostics: Vec<Diagnostic> = parse.errors().to_vec();
-    let stats = stats(&parse.tree());
+fn report_for(db: &RootDatabase, file: sr_hir::File, path: &std::path::Path, upstream: bool) -> FileReport {
+    let text = file.text(db).to_string();
+    let mut diagnostics: Vec<Diagnostic> =
+        file_diagnostics(db, file).iter().filter(|d| d.in_mode(upstream)).cloned().collect();
+    let syntax_error = diagnostics.iter().position(|d| d.code.is_syntax());
+    let mut stats = stats(&parse(db, file).tree());
+    if upstream && let Some(first) = syntax_error {
+        // Upstream stops at its first syntax error and counts nothing.
+        diagnostics = vec![diagnostics.swap_remove(first)];
+        stats = Stats::default();
+    }
     FileReport { path: path.display().to_string(), text, diagnostics, stats }
 }
 

@@ -104,14 +104,16 @@ fn clamp(start: usize, end: usize, text: &str) -> std::ops::Range<usize> {
     fix(start)..fix(end)
 }
 
-pub fn json(report: &FileReport) -> String {
+/// Upstream's JSON document. With `upstream`, locations are where upstream's
+/// `check` puts them.
+pub fn json(report: &FileReport, upstream: bool) -> String {
     let index = LineIndex::new(&report.text);
     let entries = |severity: Severity| -> Vec<Value> {
         report
             .diagnostics
             .iter()
             .filter(|d| d.severity == severity)
-            .map(|d| diagnostic_json(d, &report.path, &index))
+            .map(|d| diagnostic_json(d, &report.path, &index, upstream))
             .collect()
     };
     let errors = entries(Severity::Error);
@@ -131,19 +133,23 @@ pub fn json(report: &FileReport) -> String {
     serde_json::to_string_pretty(&document).unwrap()
 }
 
-fn diagnostic_json(d: &Diagnostic, file: &str, index: &LineIndex) -> Value {
+fn diagnostic_json(d: &Diagnostic, file: &str, index: &LineIndex, upstream: bool) -> Value {
     let start = index.line_col(d.range.start());
     let end = index.line_col(d.range.end());
-    let mut value = json!({
-        "severity": d.severity.as_str(),
-        "message": d.message,
-        "location": {
+    let location = match d.upstream_position {
+        Some((line, column)) if upstream => json!({"file": file, "line": line, "column": column}),
+        _ => json!({
             "file": file,
             "line": start.line + 1,
             "column": index.col_in(d.range.start(), Encoding::Char) + 1,
             "end_line": end.line + 1,
             "end_column": index.col_in(d.range.end(), Encoding::Char) + 1,
-        },
+        }),
+    };
+    let mut value = json!({
+        "severity": d.severity.as_str(),
+        "message": d.message,
+        "location": location,
         "code": d.code.as_str(),
     });
     if let Some(help) = &d.help {

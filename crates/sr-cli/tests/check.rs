@@ -112,3 +112,56 @@ fn missing_path_exits_with_2() {
     assert_eq!(code, 2);
     assert!(stdout.contains(r#""error": "file not found: nope.sr""#), "{stdout}");
 }
+
+const SCOPED: &str =
+    "model main = anthropic/claude\nflow main:\n    if $input_prompt:\n        $x = 1\n    return $x\n";
+
+#[test]
+fn default_mode_follows_the_runtime_and_compat_mode_reproduces_upstream() {
+    let dir = temp_dir("compat", &[("s.sr", SCOPED)]);
+    let (code, stdout, _) = sr(&["check", "s.sr"], &dir);
+    assert_eq!((code, stdout.as_str()), (0, "valid (1 model, 1 flow)\n"));
+    let (code, stdout, _) = sr(&["check", "--compat", "upstream", "--format", "json", "s.sr"], &dir);
+    assert_eq!(code, 1);
+    expect![[r#"
+        {
+          "version": "1.0",
+          "file": "s.sr",
+          "valid": false,
+          "errors": [
+            {
+              "severity": "error",
+              "message": "variable '$x' used before definition",
+              "location": {
+                "file": "s.sr",
+                "line": 5,
+                "column": 12
+              },
+              "code": "E0002"
+            }
+          ],
+          "warnings": [],
+          "stats": {
+            "models": 1,
+            "agents": 0,
+            "flows": 1,
+            "handlers": 0
+          }
+        }
+    "#]]
+    .assert_eq(&stdout);
+}
+
+#[test]
+fn warnings_do_not_fail_unless_strict() {
+    let dir = temp_dir(
+        "strict",
+        &[("w.sr", "model main = anthropic/claude\nmodel spare = anthropic/haiku\nflow main:\n    log 1\n")],
+    );
+    let (code, stdout, _) = sr(&["check", "w.sr"], &dir);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("warning[SR100]: model 'spare' is never used"), "{stdout}");
+    assert!(stdout.ends_with("Found 1 warning in w.sr\n"), "{stdout}");
+    let (code, _, _) = sr(&["check", "--strict", "w.sr"], &dir);
+    assert_eq!(code, 1);
+}

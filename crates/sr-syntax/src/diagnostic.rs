@@ -130,6 +130,16 @@ pub struct Related {
     pub message: String,
 }
 
+/// Which `sr check` mode reports a diagnostic. Upstream's checker and its
+/// runtime disagree in places (block scopes versus one flat namespace); the
+/// default mode follows the runtime, `--compat upstream` reproduces the checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reported {
+    Always,
+    DefaultOnly,
+    UpstreamOnly,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub code: Code,
@@ -139,11 +149,25 @@ pub struct Diagnostic {
     pub range: TextRange,
     pub help: Option<String>,
     pub related: Vec<Related>,
+    pub reported: Reported,
+    /// Where upstream's `check` reports this (1-based line, upstream's column),
+    /// when that differs from `range` (e.g. at the agent rather than the name, or
+    /// at line 1 column 0). Used in `--compat upstream` output.
+    pub upstream_position: Option<(i32, i32)>,
 }
 
 impl Diagnostic {
     pub fn error(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {
-        Diagnostic { code, severity: Severity::Error, message: message.into(), range, help: None, related: Vec::new() }
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            range,
+            help: None,
+            related: Vec::new(),
+            reported: Reported::Always,
+            upstream_position: None,
+        }
     }
 
     pub fn warning(code: Code, message: impl Into<String>, range: TextRange) -> Diagnostic {
@@ -158,5 +182,24 @@ impl Diagnostic {
     pub fn with_related(mut self, related: Related) -> Diagnostic {
         self.related.push(related);
         self
+    }
+
+    pub fn reported(mut self, reported: Reported) -> Diagnostic {
+        self.reported = reported;
+        self
+    }
+
+    pub fn at_upstream(mut self, line: i32, column: i32) -> Diagnostic {
+        self.upstream_position = Some((line, column));
+        self
+    }
+
+    /// Whether the diagnostic belongs in the output of the given mode.
+    pub fn in_mode(&self, upstream: bool) -> bool {
+        match self.reported {
+            Reported::Always => !upstream || self.code.is_upstream(),
+            Reported::DefaultOnly => !upstream,
+            Reported::UpstreamOnly => upstream,
+        }
     }
 }

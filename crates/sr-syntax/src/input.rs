@@ -148,11 +148,15 @@ fn change_level(
         if below < column {
             // Between two levels: report it and keep the line in the inner block.
             let levels: Vec<String> = stack.iter().map(|l| (l.column + 1).to_string()).collect();
-            errors.push(Diagnostic::error(Code::E0008, "mismatched indentation", indent_range).with_help(format!(
-                "this line starts at column {}, but the enclosing blocks start at columns {}; align it with the lines of its block",
-                column + 1,
-                levels.join(", ")
-            )));
+            errors.push(
+                Diagnostic::error(Code::E0008, "mismatched indentation", indent_range)
+                    .with_help(format!(
+                        "this line starts at column {}, but the enclosing blocks start at columns {}; align it with the lines of its block",
+                        column + 1,
+                        levels.join(", ")
+                    ))
+                    .at_upstream(1, 0),
+            );
             stack.last_mut().unwrap().aliases.push(column);
             return;
         }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use rowan::GreenNode;
 
-pub use crate::diagnostic::{Code, Diagnostic, Related, Severity};
+pub use crate::diagnostic::{Code, Diagnostic, Related, Reported, Severity};
 pub use crate::line_index::{LineCol, LineIndex};
 pub use crate::syntax_kind::{KEYWORDS, SyntaxKind};
 pub use rowan::{Direction, NodeOrToken, TextRange, TextSize, WalkEvent};

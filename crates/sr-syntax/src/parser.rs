@@ -164,7 +164,8 @@ impl<'t> Parser<'t> {
             ERROR_TOKEN => "invalid character".to_string(),
             _ => format!("unexpected token '{}'", self.current_text()),
         };
-        Diagnostic::error(Code::E0007, message, range)
+        let diagnostic = Diagnostic::error(Code::E0007, message, range);
+        if self.at(EOF) { diagnostic.at_upstream(-1, -1) } else { diagnostic }
     }
 
     /// Skips the rest of the line (and any block nested under it) into an `ERROR`

@@ -1,0 +1,179 @@
+//! Inputs and the database.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use salsa::Setter;
+
+/// A source file. `path` is absolute and lexically normalised.
+#[salsa::input(debug)]
+pub struct File {
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub text: Arc<str>,
+}
+
+/// Every file the database knows, by path. Imports resolve against it.
+#[salsa::input(debug)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub files: BTreeMap<PathBuf, File>,
+}
+
+#[salsa::db]
+pub trait Db: salsa::Database {
+    fn workspace(&self) -> Workspace;
+}
+
+/// The database. Cloning it gives a snapshot that shares the storage (for
+/// read-only work on another thread).
+#[salsa::db]
+#[derive(Clone)]
+pub struct RootDatabase {
+    storage: salsa::Storage<Self>,
+    workspace: Option<Workspace>,
+    /// Names of the queries executed since the log was last taken (for tests).
+    executed: Arc<Mutex<Option<Vec<String>>>>,
+}
+
+impl Default for RootDatabase {
+    fn default() -> Self {
+        RootDatabase::new(salsa::Storage::new(None), Arc::default())
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for RootDatabase {}
+
+#[salsa::db]
+impl Db for RootDatabase {
+    fn workspace(&self) -> Workspace {
+        self.workspace.unwrap()
+    }
+}
+
+impl RootDatabase {
+    fn new(storage: salsa::Storage<Self>, executed: Arc<Mutex<Option<Vec<String>>>>) -> Self {
+        let mut db = RootDatabase { storage, workspace: None, executed };
+        db.workspace = Some(Workspace::new(&db, BTreeMap::new()));
+        db
+    }
+
+    /// A database that records which queries execute (see
+    /// [`RootDatabase::take_executed`]); the hook costs time, so only tests use it.
+    pub fn with_execution_log() -> Self {
+        let executed: Arc<Mutex<Option<Vec<String>>>> = Arc::new(Mutex::new(None));
+        let log = executed.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Some(log) = log.lock().unwrap().as_mut()
+            {
+                log.push(format!("{database_key:?}"));
+            }
+        })));
+        RootDatabase::new(storage, executed)
+    }
+
+    /// Adds a file or replaces its text.
+    pub fn set_file(&mut self, path: impl AsRef<Path>, text: impl Into<Arc<str>>) -> File {
+        let path = normalize(path.as_ref());
+        let text = text.into();
+        if let Some(file) = self.file(&path) {
+            if **file.text(self) != *text {
+                file.set_text(self).to(text);
+            }
+            return file;
+        }
+        let file = File::new(self, path.clone(), text);
+        let workspace = self.workspace();
+        let mut files = workspace.files(self).clone();
+        files.insert(path, file);
+        workspace.set_files(self).to(files);
+        file
+    }
+
+    pub fn remove_file(&mut self, path: impl AsRef<Path>) {
+        let path = normalize(path.as_ref());
+        let workspace = self.workspace();
+        let mut files = workspace.files(self).clone();
+        if files.remove(&path).is_some() {
+            workspace.set_files(self).to(files);
+        }
+    }
+
+    /// Reads a file and, transitively, the local files it imports, from disk.
+    /// Imports that cannot be read are left out (and reported as SR107).
+    pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> std::io::Result<File> {
+        let path = normalize(path.as_ref());
+        let text = std::fs::read_to_string(&path)?;
+        let file = self.set_file(&path, text);
+        let mut pending = vec![file];
+        while let Some(file) = pending.pop() {
+            let dir = file.path(self).parent().map(Path::to_path_buf).unwrap_or_default();
+            for relative in local_imports(file.text(self)) {
+                let target = normalize(&dir.join(relative));
+                if self.file(&target).is_some() {
+                    continue;
+                }
+                if let Ok(text) = std::fs::read_to_string(&target) {
+                    pending.push(self.set_file(&target, text));
+                }
+            }
+        }
+        Ok(file)
+    }
+
+    pub fn file(&self, path: impl AsRef<Path>) -> Option<File> {
+        self.workspace().files(self).get(&normalize(path.as_ref())).copied()
+    }
+
+    pub fn files(&self) -> Vec<File> {
+        self.workspace().files(self).values().copied().collect()
+    }
+
+    /// Starts recording which queries execute (see [`RootDatabase::take_executed`]).
+    pub fn log_executions(&self) {
+        *self.executed.lock().unwrap() = Some(Vec::new());
+    }
+
+    /// The queries executed since the last call, as `query(id)` strings.
+    pub fn take_executed(&self) -> Vec<String> {
+        self.executed.lock().unwrap().as_mut().map(std::mem::take).unwrap_or_default()
+    }
+}
+
+/// Makes a path absolute (against the current directory) and removes `.` and
+/// `..` components without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let absolute =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut out = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The `./path.sr` sources of a file's imports.
+fn local_imports(text: &str) -> Vec<String> {
+    use sr_syntax::ast::{ImportSource, Item};
+    sr_syntax::parse(text)
+        .tree()
+        .items()
+        .filter_map(|item| match item {
+            Item::Import(import) => match import.source() {
+                Some(ImportSource::Local(path)) => Some(path),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}

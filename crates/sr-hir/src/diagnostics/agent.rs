@@ -1,0 +1,170 @@
+//! Checks of an agent: references (E0001), the required instruction (E0010),
+//! `delegate` with `use` (W0002), runtime variables in the instruction (E0016),
+//! and an instruction naming no prompt (SR102).
+
+use sr_syntax::{Code, Reported};
+
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, suggest};
+use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
+use crate::items::{Item, ItemKind};
+use crate::{Db, item_data, program};
+
+pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let ItemData::Agent(agent) = &*item_data(db, item) else { return Vec::new() };
+    let program = program(db, item.file(db));
+    let name = item.name(db);
+    // Upstream reports most agent problems at the agent's first token.
+    let at_agent = UpstreamAt::Other(Anchor::ItemStart(item));
+    let mut out = Vec::new();
+
+    if agent.instruction.is_none() {
+        out.push(SemanticDiagnostic {
+            help: Some("add 'instruction <prompt_name>' to specify the agent's instruction prompt".to_string()),
+            upstream_at: at_agent.clone(),
+            ..SemanticDiagnostic::new(
+                Code::E0010,
+                format!("missing required property 'instruction' in agent '{name}'"),
+                Anchor::ItemName(item),
+            )
+        });
+    }
+
+    if let Some(prompt) = &agent.prompt {
+        let known = program.prompts.contains_key(&prompt.name)
+            || BUILTIN_VARIABLES.contains(&prompt.name.as_str())
+            || program.is_produced(&prompt.name);
+        if !known {
+            let mut candidates: Vec<String> = program.prompts.keys().map(|k| k.to_string()).collect();
+            candidates.extend(BUILTIN_VARIABLES.iter().map(|b| b.to_string()));
+            candidates.extend(program.produces.values().map(|p| p.to_string()));
+            let prefix: String = prompt.name.to_lowercase().chars().take(3).collect();
+            let help = match candidates.iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
+                Some(found) => format!("did you mean '{found}'?"),
+                None => format!(
+                    "defined prompts are: {}",
+                    program.prompts.keys().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            out.push(SemanticDiagnostic {
+                help: Some(help),
+                upstream_at: UpstreamAt::Other(property_anchor(item, agent, AgentProperty::Prompt)),
+                ..SemanticDiagnostic::new(
+                    Code::E0001,
+                    format!("undefined reference to prompt or variable '{}'", prompt.name),
+                    Anchor::Part(item, prompt.part),
+                )
+            });
+        }
+    }
+
+    let mut reference = |kind: ItemKind, target: &Named, with_help: bool| {
+        let Some(defs) = program.defs(kind) else { return };
+        if defs.contains_key(&target.name) {
+            return;
+        }
+        let help = with_help.then(|| suggest(kind.describe(), &target.name, defs.keys().map(|k| k.as_str()))).flatten();
+        out.push(SemanticDiagnostic {
+            help,
+            upstream_at: at_agent.clone(),
+            ..SemanticDiagnostic::new(
+                Code::E0001,
+                format!("undefined reference to {} '{}'", kind.describe(), target.name),
+                Anchor::Part(item, target.part),
+            )
+        });
+    };
+    for tool in &agent.tools {
+        reference(ItemKind::Tool, tool, true);
+    }
+    if let Some(retry) = &agent.retry {
+        reference(ItemKind::RetryPolicy, retry, false);
+    }
+    if let Some(AgentTimeout::Named(timeout)) = &agent.timeout {
+        reference(ItemKind::TimeoutPolicy, timeout, false);
+    }
+    for target in agent.delegate.iter().chain(&agent.use_) {
+        reference(ItemKind::Agent, target, true);
+    }
+
+    if !agent.delegate.is_empty() && !agent.use_.is_empty() {
+        out.push(SemanticDiagnostic {
+            upstream_at: at_agent.clone(),
+            ..SemanticDiagnostic::new(
+                Code::W0002,
+                format!("agent '{name}' has both delegate and use - this is unusual"),
+                Anchor::ItemName(item),
+            )
+        });
+    }
+
+    if let Some(instruction) = &agent.instruction {
+        match program.prompts.get(&instruction.name) {
+            None => out.push(SemanticDiagnostic {
+                help: suggest("prompt", &instruction.name, program.prompts.keys().map(|k| k.as_str())),
+                reported: Reported::DefaultOnly,
+                ..SemanticDiagnostic::new(
+                    Code::SR102,
+                    format!("instruction '{}' names no prompt", instruction.name),
+                    Anchor::Part(item, instruction.part),
+                )
+            }),
+            // E0016 is checked once per agent name, for its first definition.
+            Some(prompt) if program.agents.get(name) == Some(&item) => {
+                out.extend(instruction_variables(db, item, instruction, prompt, &program.prompts))
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// E0016: an instruction is rendered when the agent is created, before any
+/// variable exists; only other prompts may be interpolated.
+fn instruction_variables<'db>(
+    db: &'db dyn Db,
+    agent: Item<'db>,
+    instruction: &Named,
+    prompt: &crate::resolve::MergedPrompt<'db>,
+    prompts: &indexmap::IndexMap<crate::Name, crate::resolve::MergedPrompt<'db>>,
+) -> Vec<SemanticDiagnostic<'db>> {
+    let Some(body_item) = prompt.body else { return Vec::new() };
+    let ItemData::Prompt(data) = &*item_data(db, body_item) else { return Vec::new() };
+    let Some(body) = &data.body else { return Vec::new() };
+    let mut out = Vec::new();
+    for interpolation in body.template.interpolations().filter(|i| i.plain) {
+        let var = &interpolation.path[0];
+        if prompts.contains_key(var) {
+            continue;
+        }
+        // Point at the `${…}` when it is in the agent's file, else at the reference.
+        let anchor = if body_item.file(db) == agent.file(db) {
+            Anchor::Part(body_item, interpolation.part)
+        } else {
+            Anchor::Part(agent, instruction.part)
+        };
+        out.push(SemanticDiagnostic {
+            help: Some(format!("move '${var}' to a prompt field, or use prompt composition with other prompts")),
+            upstream_at: UpstreamAt::PromptText { item: prompt.position, char_offset: interpolation.char_offset },
+            ..SemanticDiagnostic::new(
+                Code::E0016,
+                format!(
+                    "instruction '{}' (used by agent '{}') references runtime variable '${var}'",
+                    instruction.name,
+                    agent.name(db)
+                ),
+                anchor,
+            )
+        });
+    }
+    out
+}
+
+/// The line of a property (upstream keeps the `prompt` property's own position).
+fn property_anchor<'db>(item: Item<'db>, agent: &AgentData, property: AgentProperty) -> Anchor<'db> {
+    agent
+        .property_parts
+        .iter()
+        .rev()
+        .find(|(p, _)| *p == property)
+        .map_or(Anchor::ItemStart(item), |(_, part)| Anchor::Part(item, *part))
+}

@@ -1,0 +1,652 @@
+//! Checks of a flow or handler body.
+//!
+//! Two walks, because upstream's checker and its runtime disagree:
+//! - `Upstream` reproduces the checker: block scopes (`if`, `for`, `loop`
+//!   bodies), only some statements and expressions looked at, `on start`
+//!   variables visible to later items only. Its E0002s are `UpstreamOnly`.
+//! - `Flat` follows the runtime: one namespace per run shared by every flow
+//!   (so callers' and callees' assignments count), textual order, every
+//!   statement. Its E0002s (positions upstream checks) are `DefaultOnly`; other
+//!   positions give SR101. It also checks schema fields (SR104), unreachable
+//!   statements (SR103) and guardrail names (SR109).
+//!
+//! References (E0001) and `on escalate continue` (E0012) are reported once, by
+//! the upstream walk where upstream looks and by the flat walk elsewhere.
+
+use std::collections::{HashMap, HashSet};
+
+use sr_syntax::{Code, Reported};
+
+use super::whole_program::{ProgramVars, program_vars};
+use super::{Anchor, BUILTIN_VARIABLES, KNOWN_GUARDRAILS, SemanticDiagnostic, UpstreamAt, suggest};
+use crate::hir::*;
+use crate::items::{Item, ItemKind};
+use crate::resolve::Program;
+use crate::{Db, Name, body, item_data, program};
+
+pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let body = body(db, item);
+    let program = program(db, item.file(db));
+    let vars = program_vars(db, item.file(db));
+    let cx = Cx { db, item, body: &body, program };
+    let mut out = Vec::new();
+    // Upstream checks flows and top-level handlers, not agents' handlers.
+    let upstream_looks = item.owner(db).is_none();
+    if upstream_looks {
+        let mut walk =
+            Upstream { cx: &cx, globals: upstream_globals(&cx), frames: vec![HashSet::new()], loop_depth: 0 };
+        walk.stmts(&body.root, &mut out);
+    }
+    let mut defined: HashSet<Name> = (*definition_names(db, item.file(db))).clone();
+    defined.extend(vars.on_start_vars.iter().cloned());
+    match item.kind(db) {
+        ItemKind::Flow => defined.extend(vars.caller_vars.get(item.name(db)).into_iter().flatten().cloned()),
+        _ => defined.extend(vars.all_vars.iter().cloned()),
+    }
+    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0 };
+    flat.block(&body.root, upstream_looks, &mut out);
+    out
+}
+
+struct Cx<'a, 'db> {
+    db: &'db dyn Db,
+    item: Item<'db>,
+    body: &'a Body,
+    program: &'a Program<'db>,
+}
+
+impl<'db> Cx<'_, 'db> {
+    fn produces(&self, agent: &Name) -> Option<Name> {
+        self.program.produces.get(agent).cloned()
+    }
+
+    /// E0001 for `run agent X`, `run F` and `call llm P`.
+    fn reference(&self, stmt: StmtId, reported: Reported, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let (kind, target) = match &self.body.stmts[stmt] {
+            Stmt::Run(run) => (if run.agent { ItemKind::Agent } else { ItemKind::Flow }, &run.callee),
+            Stmt::Call(call) => (ItemKind::Prompt, &call.prompt),
+            _ => return,
+        };
+        let known: Vec<&str> = match kind {
+            ItemKind::Prompt => self.program.prompts.keys().map(|k| k.as_str()).collect(),
+            _ => self.program.defs(kind).unwrap().keys().map(|k| k.as_str()).collect(),
+        };
+        if known.contains(&target.name.as_str()) {
+            return;
+        }
+        out.push(SemanticDiagnostic {
+            help: suggest(kind.describe(), &target.name, known.iter().copied()),
+            reported,
+            upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
+            ..SemanticDiagnostic::new(
+                Code::E0001,
+                format!("undefined reference to {} '{}'", kind.describe(), target.name),
+                Anchor::Part(self.item, target.part),
+            )
+        });
+    }
+
+    fn continue_outside_loop(&self, stmt: StmtId, reported: Reported, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        out.push(SemanticDiagnostic {
+            reported,
+            ..SemanticDiagnostic::new(
+                Code::E0012,
+                "'on escalate continue' can only be used inside a loop",
+                Anchor::Stmt(self.item, stmt),
+            )
+        });
+    }
+
+    fn undefined(
+        &self,
+        name: &Name,
+        anchor: Anchor<'db>,
+        code: Code,
+        upstream_at: UpstreamAt<'db>,
+        reported: Reported,
+    ) -> SemanticDiagnostic<'db> {
+        let message = match code {
+            Code::E0002 => format!("variable '${name}' used before definition"),
+            _ => format!("undefined variable '${name}'"),
+        };
+        SemanticDiagnostic { reported, upstream_at, ..SemanticDiagnostic::new(code, message, anchor) }
+    }
+}
+
+/// Names of definitions: upstream's global scope holds them beside variables.
+#[salsa::tracked(returns(clone))]
+fn definition_names(db: &dyn Db, root: crate::File) -> std::sync::Arc<HashSet<Name>> {
+    let program = program(db, root);
+    let mut names: HashSet<Name> = BUILTIN_VARIABLES.iter().map(|b| Name::from(*b)).collect();
+    for defs in [
+        &program.models,
+        &program.schemas,
+        &program.tools,
+        &program.agents,
+        &program.flows,
+        &program.retry_policies,
+        &program.timeout_policies,
+    ] {
+        names.extend(defs.keys().cloned());
+    }
+    names.extend(program.prompts.keys().cloned());
+    std::sync::Arc::new(names)
+}
+
+/// Upstream's global scope for `cx.item`: definitions, builtins, and what the
+/// `on start` handlers before it assign at their top level.
+fn upstream_globals(cx: &Cx<'_, '_>) -> HashSet<Name> {
+    let mut globals = (*definition_names(cx.db, cx.item.file(cx.db))).clone();
+    let position = cx.program.items.iter().position(|&i| i == cx.item).unwrap_or(usize::MAX);
+    for (index, names) in on_start_globals(cx.db, cx.item.file(cx.db)) {
+        if *index < position {
+            globals.extend(names.iter().cloned());
+        }
+    }
+    globals
+}
+
+/// For each top-level `on start` handler (by position in the program's items),
+/// the variables it assigns at its top level, which upstream makes global.
+#[salsa::tracked(returns(ref))]
+fn on_start_globals(db: &dyn Db, root: crate::File) -> Vec<(usize, Vec<Name>)> {
+    let program = program(db, root);
+    let mut out = Vec::new();
+    for (index, &item) in program.items.iter().enumerate() {
+        if item.kind(db) != ItemKind::Handler || item.owner(db).is_some() {
+            continue;
+        }
+        let ItemData::Handler(handler) = &*item_data(db, item) else { continue };
+        if handler.timing == Timing::On && handler.event == Event::Start {
+            let body = body(db, item);
+            let mut names = Vec::new();
+            top_scope_definitions(program, &body, &body.root, &mut names);
+            out.push((index, names));
+        }
+    }
+    out
+}
+
+fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], out: &mut Vec<Name>) {
+    for &id in stmts {
+        match &body.stmts[id] {
+            Stmt::Assign { target, .. } if target.fields.is_empty() => out.push(target.name.clone()),
+            Stmt::Run(run) => match &run.target {
+                Some(t) => out.push(t.name.clone()),
+                None if run.agent => out.extend(program.produces.get(&run.callee.name).cloned()),
+                None => {}
+            },
+            Stmt::Call(call) => out.extend(call.target.iter().map(|t| t.name.clone())),
+            Stmt::Parallel { body: inner } => top_scope_definitions(program, body, inner, out),
+            _ => {}
+        }
+    }
+}
+
+struct Upstream<'a, 'b, 'db> {
+    cx: &'a Cx<'b, 'db>,
+    globals: HashSet<Name>,
+    frames: Vec<HashSet<Name>>,
+    loop_depth: u32,
+}
+
+impl<'db> Upstream<'_, '_, 'db> {
+    fn lookup(&self, name: &str) -> bool {
+        self.globals.contains(name) || self.frames.iter().any(|f| f.contains(name))
+    }
+
+    fn define(&mut self, name: &Name) {
+        self.frames.last_mut().unwrap().insert(name.clone());
+    }
+
+    fn stmts(&mut self, ids: &[StmtId], out: &mut Vec<SemanticDiagnostic<'db>>) {
+        for &id in ids {
+            self.stmt(id, out);
+        }
+    }
+
+    fn block(&mut self, ids: &[StmtId], var: Option<&Name>, is_loop: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        self.frames.push(var.into_iter().cloned().collect());
+        self.loop_depth += u32::from(is_loop);
+        self.stmts(ids, out);
+        self.loop_depth -= u32::from(is_loop);
+        self.frames.pop();
+    }
+
+    fn stmt(&mut self, id: StmtId, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let cx = self.cx;
+        match &cx.body.stmts[id] {
+            Stmt::Assign { target, value } if target.fields.is_empty() => {
+                self.expr(*value, out);
+                self.define(&target.name);
+            }
+            Stmt::Run(run) => {
+                cx.reference(id, Reported::Always, out);
+                if let Some(input) = run.input {
+                    self.expr(input, out);
+                }
+                match &run.target {
+                    Some(target) => self.define(&target.name),
+                    None if run.agent => {
+                        if let Some(produces) = cx.produces(&run.callee.name) {
+                            self.define(&produces);
+                        }
+                    }
+                    None => {}
+                }
+                if matches!(run.on_escalate, Some(OnEscalate::Continue)) && self.loop_depth == 0 {
+                    cx.continue_outside_loop(id, Reported::Always, out);
+                }
+            }
+            Stmt::Call(call) => {
+                cx.reference(id, Reported::Always, out);
+                if let Some(model) = &call.model {
+                    // Upstream's transformer stores the keyword `using` as the model.
+                    out.push(SemanticDiagnostic {
+                        reported: Reported::UpstreamOnly,
+                        upstream_at: UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
+                        ..SemanticDiagnostic::new(
+                            Code::E0001,
+                            "undefined reference to model 'using'",
+                            Anchor::Part(cx.item, model.part),
+                        )
+                    });
+                }
+                if let Some(input) = call.input {
+                    self.expr(input, out);
+                }
+                if let Some(target) = &call.target {
+                    self.define(&target.name);
+                }
+            }
+            Stmt::Return(value) => self.expr(*value, out),
+            Stmt::Push { value, target, .. } => {
+                self.expr(*value, out);
+                let name = std::iter::once(target.name.as_str())
+                    .chain(target.fields.iter().map(|f| f.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(".");
+                if !self.lookup(&name) {
+                    out.push(cx.undefined(
+                        &Name::from(name),
+                        Anchor::Part(cx.item, target.part),
+                        Code::E0002,
+                        UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
+                        Reported::UpstreamOnly,
+                    ));
+                }
+            }
+            Stmt::For { var, iterable, body } => {
+                self.expr(*iterable, out);
+                self.block(body, Some(&var.name), true, out);
+            }
+            Stmt::If { condition, body, .. } => {
+                self.expr(*condition, out);
+                self.block(body, None, false, out);
+            }
+            Stmt::Match { scrutinee, .. } => self.expr(*scrutinee, out),
+            Stmt::Parallel { body } => self.stmts(body, out),
+            Stmt::Loop { body, .. } => self.block(body, None, true, out),
+            _ => {}
+        }
+    }
+
+    fn expr(&mut self, id: ExprId, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let cx = self.cx;
+        match &cx.body.exprs[id] {
+            Expr::Var { name, origin } => {
+                let upstream_at = match origin {
+                    VarOrigin::Dollar | VarOrigin::Bare => UpstreamAt::Anchor,
+                    // The base of `$a.b` carries no position upstream.
+                    VarOrigin::DollarDotted => UpstreamAt::FileStart,
+                    // The base of `a.b` is a name, not a variable, upstream.
+                    VarOrigin::BareDotted => return,
+                };
+                if !self.lookup(name) {
+                    out.push(cx.undefined(
+                        name,
+                        Anchor::Expr(cx.item, id),
+                        Code::E0002,
+                        upstream_at,
+                        Reported::UpstreamOnly,
+                    ));
+                }
+            }
+            Expr::Field { base, .. } => self.expr(*base, out),
+            Expr::Unary { operand, .. } => self.expr(*operand, out),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.expr(*lhs, out);
+                self.expr(*rhs, out);
+            }
+            Expr::Call { args, .. } | Expr::List(args) => args.iter().for_each(|&a| self.expr(a, out)),
+            Expr::Object(entries) => entries.iter().for_each(|(_, v)| self.expr(*v, out)),
+            _ => {}
+        }
+    }
+}
+
+/// A value's schema type, for field checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ty {
+    Schema(Name),
+    List(Box<Ty>),
+}
+
+struct Flat<'a, 'b, 'db> {
+    cx: &'a Cx<'b, 'db>,
+    vars: &'a ProgramVars,
+    defined: HashSet<Name>,
+    types: HashMap<Name, Ty>,
+    loop_depth: u32,
+}
+
+impl<'db> Flat<'_, '_, 'db> {
+    /// `visible`: whether upstream's checker looks at these statements.
+    fn block(&mut self, ids: &[StmtId], visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let mut ended_by: Option<&str> = None;
+        for &id in ids {
+            let stmt = &self.cx.body.stmts[id];
+            if let Some(keyword) = ended_by.take()
+                && !matches!(stmt, Stmt::OnFailure { .. })
+            {
+                out.push(SemanticDiagnostic {
+                    help: Some(format!("it follows `{keyword}`, so it never runs")),
+                    ..SemanticDiagnostic::warning(Code::SR103, "unreachable statement", Anchor::Stmt(self.cx.item, id))
+                });
+            }
+            self.stmt(id, visible, out);
+            if ended_by.is_none() {
+                ended_by = match stmt {
+                    Stmt::Return(_) => Some("return"),
+                    Stmt::Abort => Some("abort"),
+                    Stmt::Continue => Some("continue"),
+                    _ => None,
+                };
+            }
+        }
+    }
+
+    fn stmt(&mut self, id: StmtId, visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let cx = self.cx;
+        let hidden = if visible { None } else { Some(Reported::DefaultOnly) };
+        match &cx.body.stmts[id] {
+            Stmt::Assign { target, value } => {
+                if target.fields.is_empty() {
+                    self.expr(*value, visible, out);
+                    let ty = self.type_of(*value);
+                    self.define(&target.name, ty);
+                } else {
+                    self.expr(*value, false, out);
+                    self.place(target, out);
+                }
+            }
+            Stmt::Run(run) => {
+                if let Some(reported) = hidden {
+                    cx.reference(id, reported, out);
+                }
+                if let Some(input) = run.input {
+                    self.expr(input, visible, out);
+                }
+                if let Some(history) = &run.history {
+                    self.place(history, out);
+                }
+                if let Some(OnEscalate::Return(value)) = &run.on_escalate {
+                    self.expr(*value, false, out);
+                }
+                let ty = if run.agent { self.agent_output(&run.callee.name) } else { None };
+                match &run.target {
+                    Some(target) => self.define(&target.name, ty),
+                    None if run.agent => {
+                        if let Some(produces) = cx.produces(&run.callee.name) {
+                            self.define(&produces, ty);
+                        }
+                    }
+                    None => {}
+                }
+                if !run.agent {
+                    self.defined.extend(self.vars.flow_closure.get(&run.callee.name).into_iter().flatten().cloned());
+                }
+                if matches!(run.on_escalate, Some(OnEscalate::Continue))
+                    && self.loop_depth == 0
+                    && let Some(reported) = hidden
+                {
+                    cx.continue_outside_loop(id, reported, out);
+                }
+            }
+            Stmt::Call(call) => {
+                if let Some(reported) = hidden {
+                    cx.reference(id, reported, out);
+                }
+                if let Some(model) = &call.model
+                    && !cx.program.models.contains_key(&model.name)
+                {
+                    out.push(SemanticDiagnostic {
+                        help: suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str())),
+                        reported: Reported::DefaultOnly,
+                        ..SemanticDiagnostic::new(
+                            Code::E0001,
+                            format!("undefined reference to model '{}'", model.name),
+                            Anchor::Part(cx.item, model.part),
+                        )
+                    });
+                }
+                if let Some(input) = call.input {
+                    self.expr(input, visible, out);
+                }
+                if let Some(target) = &call.target {
+                    let ty = self.prompt_output(&call.prompt.name);
+                    self.define(&target.name, ty);
+                }
+            }
+            Stmt::Return(value) => self.expr(*value, visible, out),
+            Stmt::Push { value, target, .. } => {
+                self.expr(*value, visible, out);
+                if !self.defined.contains(&target.name) {
+                    let (code, reported) =
+                        if visible { (Code::E0002, Reported::DefaultOnly) } else { (Code::SR101, Reported::Always) };
+                    out.push(cx.undefined(
+                        &target.name,
+                        Anchor::Part(cx.item, target.part),
+                        code,
+                        UpstreamAt::Anchor,
+                        reported,
+                    ));
+                }
+            }
+            Stmt::For { var, iterable, body } => {
+                self.expr(*iterable, visible, out);
+                let item_ty = match self.type_of(*iterable) {
+                    Some(Ty::List(inner)) => Some(*inner),
+                    _ => None,
+                };
+                self.define(&var.name, item_ty);
+                self.loop_depth += 1;
+                self.block(body, visible, out);
+                self.loop_depth -= 1;
+            }
+            Stmt::If { condition, body, .. } => {
+                self.expr(*condition, visible, out);
+                self.block(body, visible, out);
+            }
+            Stmt::Match { scrutinee, arms, otherwise } => {
+                self.expr(*scrutinee, visible, out);
+                for &arm in arms.iter().map(|(_, s)| s).chain(otherwise) {
+                    self.stmt(arm, false, out);
+                }
+            }
+            Stmt::Parallel { body } => self.block(body, visible, out),
+            Stmt::Loop { body, .. } => {
+                self.loop_depth += 1;
+                self.block(body, visible, out);
+                self.loop_depth -= 1;
+            }
+            Stmt::OnFailure { body } => self.block(body, false, out),
+            Stmt::Log(e) | Stmt::Notify(e) | Stmt::Expr(e) | Stmt::RetryStep(e) => self.expr(*e, false, out),
+            Stmt::RetryWith { message, condition } => {
+                self.expr(*message, false, out);
+                self.expr(*condition, false, out);
+            }
+            Stmt::Mask { guardrail } => self.guardrail(&guardrail.name, Anchor::Part(cx.item, guardrail.part), out),
+            Stmt::Block { condition } | Stmt::Warn { condition: Some(condition), .. } => {
+                match &cx.body.exprs[*condition] {
+                    // `block if jailbreak` names a guardrail.
+                    Expr::Var { name, origin: VarOrigin::Bare } => {
+                        self.guardrail(name, Anchor::Expr(cx.item, *condition), out)
+                    }
+                    _ => self.expr(*condition, false, out),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn define(&mut self, name: &Name, ty: Option<Ty>) {
+        self.defined.insert(name.clone());
+        match ty {
+            Some(ty) => self.types.insert(name.clone(), ty),
+            None => self.types.remove(name),
+        };
+    }
+
+    /// The variable a property assignment or `history` writes to must exist.
+    fn place(&mut self, place: &Place, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        if !self.defined.contains(&place.name) {
+            out.push(self.cx.undefined(
+                &place.name,
+                Anchor::Part(self.cx.item, place.part),
+                Code::SR101,
+                UpstreamAt::Anchor,
+                Reported::Always,
+            ));
+        }
+    }
+
+    fn guardrail(&self, name: &Name, anchor: Anchor<'db>, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
+            out.push(SemanticDiagnostic {
+                help: Some(format!("known guardrails: {}", KNOWN_GUARDRAILS.join(", "))),
+                ..SemanticDiagnostic::warning(Code::SR109, format!("unknown guardrail '{name}'"), anchor)
+            });
+        }
+    }
+
+    /// `primary`: a position where upstream checks variables (E0002 there,
+    /// SR101 elsewhere).
+    fn expr(&mut self, id: ExprId, primary: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let cx = self.cx;
+        match &cx.body.exprs[id] {
+            Expr::Var { name, origin } => {
+                if self.defined.contains(name) {
+                    return;
+                }
+                let upstream_checks = primary && *origin != VarOrigin::BareDotted;
+                let (code, reported) = if upstream_checks {
+                    (Code::E0002, Reported::DefaultOnly)
+                } else {
+                    (Code::SR101, Reported::Always)
+                };
+                out.push(cx.undefined(name, Anchor::Expr(cx.item, id), code, UpstreamAt::Anchor, reported));
+            }
+            Expr::Template(template) => {
+                for interpolation in template.interpolations() {
+                    let Some(var) = interpolation.path.first() else { continue };
+                    if !var.is_empty() && !self.defined.contains(var) {
+                        out.push(cx.undefined(
+                            var,
+                            Anchor::Part(cx.item, interpolation.part),
+                            Code::SR101,
+                            UpstreamAt::Anchor,
+                            Reported::Always,
+                        ));
+                    }
+                }
+            }
+            Expr::Field { base, field } => {
+                self.expr(*base, primary, out);
+                if let Some(Ty::Schema(schema)) = self.type_of(*base) {
+                    self.check_field(id, &schema, field, out);
+                }
+            }
+            Expr::Unary { operand, .. } => self.expr(*operand, primary, out),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.expr(*lhs, primary, out);
+                self.expr(*rhs, primary, out);
+            }
+            Expr::Call { args, .. } | Expr::List(args) => args.iter().for_each(|&a| self.expr(a, primary, out)),
+            Expr::Object(entries) => entries.iter().for_each(|(_, v)| self.expr(*v, primary, out)),
+            Expr::Filter { list, condition } => {
+                self.expr(*list, false, out);
+                self.expr(*condition, false, out);
+            }
+            Expr::MethodCall { receiver, args, .. } => {
+                self.expr(*receiver, false, out);
+                args.iter().for_each(|&a| self.expr(a, false, out));
+            }
+            _ => {}
+        }
+    }
+
+    /// SR104: a field the schema of the value does not have.
+    fn check_field(&self, id: ExprId, schema: &Name, field: &Name, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        let Some(fields) = self.schema_fields(schema) else { return };
+        if fields.iter().any(|f| f.name.name == *field) {
+            return;
+        }
+        let names: Vec<&str> = fields.iter().map(|f| f.name.name.as_str()).collect();
+        out.push(SemanticDiagnostic {
+            help: Some(format!("fields of '{schema}': {}", names.join(", "))),
+            ..SemanticDiagnostic::new(
+                Code::SR104,
+                format!("schema '{schema}' has no field '{field}'"),
+                Anchor::Expr(self.cx.item, id),
+            )
+        });
+    }
+
+    fn schema_fields(&self, schema: &Name) -> Option<Vec<SchemaField>> {
+        let &item = self.cx.program.schemas.get(schema)?;
+        match &*item_data(self.cx.db, item) {
+            ItemData::Schema(data) => Some(data.fields.clone()),
+            _ => None,
+        }
+    }
+
+    fn type_of(&self, id: ExprId) -> Option<Ty> {
+        match &self.cx.body.exprs[id] {
+            Expr::Var { name, .. } => self.types.get(name).cloned(),
+            Expr::Field { base, field } => match self.type_of(*base)? {
+                Ty::Schema(schema) => {
+                    let fields = self.schema_fields(&schema)?;
+                    to_ty(&fields.iter().find(|f| f.name.name == *field)?.ty)
+                }
+                Ty::List(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The schema a prompt's reply is validated against.
+    fn prompt_output(&self, prompt: &Name) -> Option<Ty> {
+        let expecting = self.cx.program.prompts.get(prompt)?.data(self.cx.db).expecting?;
+        let ty = Ty::Schema(expecting.schema.name);
+        Some(if expecting.array { Ty::List(Box::new(ty)) } else { ty })
+    }
+
+    /// An agent's result is validated against its instruction prompt's schema.
+    fn agent_output(&self, agent: &Name) -> Option<Ty> {
+        let &item = self.cx.program.agents.get(agent)?;
+        match &*item_data(self.cx.db, item) {
+            ItemData::Agent(data) => self.prompt_output(&data.instruction.as_ref()?.name),
+            _ => None,
+        }
+    }
+}
+
+fn to_ty(ty: &TypeRef) -> Option<Ty> {
+    match ty {
+        TypeRef::Named(named) => Some(Ty::Schema(named.name.clone())),
+        TypeRef::List(inner) => Some(Ty::List(Box::new(to_ty(inner)?))),
+        TypeRef::Optional(inner) => to_ty(inner),
+        _ => None,
+    }
+}

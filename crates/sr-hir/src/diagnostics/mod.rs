@@ -1,0 +1,220 @@
+//! Diagnostics. Checks produce span-free [`SemanticDiagnostic`]s that point at
+//! [`Anchor`]s; [`file_diagnostics`] resolves anchors to byte ranges last, so a
+//! check is re-run only when what it looks at changes, not when text moves.
+
+mod agent;
+mod body;
+mod prompt;
+mod whole_program;
+
+use sr_syntax::line_index::Encoding;
+use sr_syntax::{Code, Diagnostic, LineIndex, Related, Reported, Severity, TextRange, TextSize};
+
+use crate::hir::{ExprId, ItemData, PartId, StmtId};
+use crate::items::{Item, ItemKind, file_items, item_syntax, parse};
+use crate::{Db, File, item_data, program, source_map};
+
+pub(crate) use whole_program::program_checks;
+
+/// The variables upstream's checker knows in every scope (only `input_prompt`
+/// exists at run time).
+pub const BUILTIN_VARIABLES: [&str; 5] = ["input_prompt", "conversation", "current_agent", "session_id", "turn_count"];
+
+/// Guardrails the runtime provides.
+pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", "cognitive_drift"];
+
+/// Where a diagnostic points, resolved to a range only when it is reported.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Anchor<'db> {
+    /// The beginning of a file.
+    FileStart(File),
+    /// An item's name, or its keyword when it has none.
+    ItemName(Item<'db>),
+    /// An item's first token.
+    ItemStart(Item<'db>),
+    Part(Item<'db>, PartId),
+    Stmt(Item<'db>, StmtId),
+    Expr(Item<'db>, ExprId),
+}
+
+/// Where upstream's `check` reports a diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum UpstreamAt<'db> {
+    /// At the start of the diagnostic's own anchor.
+    Anchor,
+    /// At the start of another anchor (an agent rather than its property).
+    Other(Anchor<'db>),
+    /// Line 1, column 0 (nodes upstream keeps no position for).
+    FileStart,
+    /// Upstream counts from the `prompt` keyword through the stripped body text.
+    PromptText { item: Item<'db>, char_offset: u32 },
+}
+
+/// A diagnostic before its anchors are mapped to ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct SemanticDiagnostic<'db> {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub help: Option<String>,
+    pub anchor: Anchor<'db>,
+    pub related: Vec<(Anchor<'db>, String)>,
+    pub reported: Reported,
+    pub upstream_at: UpstreamAt<'db>,
+}
+
+impl<'db> Anchor<'db> {
+    pub fn file(&self, db: &'db dyn Db) -> File {
+        match *self {
+            Anchor::FileStart(file) => file,
+            Anchor::ItemName(item)
+            | Anchor::ItemStart(item)
+            | Anchor::Part(item, _)
+            | Anchor::Stmt(item, _)
+            | Anchor::Expr(item, _) => item.file(db),
+        }
+    }
+
+    /// The anchor's range in its file.
+    pub fn range(&self, db: &'db dyn Db) -> TextRange {
+        let (item, relative) = match *self {
+            Anchor::FileStart(_) => return TextRange::empty(TextSize::from(0)),
+            Anchor::ItemName(item) => (item, source_map(db, item).name.unwrap_or_else(|| keyword_range(db, item))),
+            Anchor::ItemStart(item) => (item, keyword_range(db, item)),
+            Anchor::Part(item, part) => (item, source_map(db, item).part(part)),
+            Anchor::Stmt(item, stmt) => (item, source_map(db, item).stmts[stmt]),
+            Anchor::Expr(item, expr) => (item, source_map(db, item).exprs[expr]),
+        };
+        relative + item.offset(db)
+    }
+}
+
+fn keyword_range(db: &dyn Db, item: Item<'_>) -> TextRange {
+    item_syntax(db, item).first_token().map_or(TextRange::empty(TextSize::from(0)), |t| t.text_range())
+}
+
+/// Every diagnostic of a file, syntax and semantic, in source order. The file
+/// is analysed as the root of its own imports.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
+    let text = file.text(db);
+    let index = LineIndex::new(text);
+    let mut out: Vec<Diagnostic> = parse(db, file).errors().to_vec();
+    let mut semantic: Vec<&SemanticDiagnostic<'_>> = program(db, file).diagnostics.iter().collect();
+    semantic.extend(program_checks(db, file));
+    for &item in file_items(db, file) {
+        semantic.extend(item_diagnostics(db, item));
+    }
+    for d in semantic {
+        if d.anchor.file(db) != file {
+            continue;
+        }
+        let range = d.anchor.range(db);
+        let related = d
+            .related
+            .iter()
+            .map(|(anchor, message)| {
+                let other = anchor.file(db);
+                Related {
+                    file: (other != file).then(|| other.path(db).display().to_string().into()),
+                    range: anchor.range(db),
+                    message: message.clone(),
+                }
+            })
+            .collect();
+        out.push(Diagnostic {
+            code: d.code,
+            severity: d.severity,
+            message: d.message.clone(),
+            range,
+            help: d.help.clone(),
+            related,
+            reported: d.reported,
+            upstream_position: upstream_position(db, &index, d, range),
+        });
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end()));
+    out
+}
+
+/// Upstream's (line, column): 1-based line, its stored 1-based character column.
+fn upstream_position(
+    db: &dyn Db,
+    index: &LineIndex,
+    d: &SemanticDiagnostic<'_>,
+    range: TextRange,
+) -> Option<(i32, i32)> {
+    let at = |offset: TextSize| {
+        let line = index.line_col(offset).line as i32 + 1;
+        (line, index.col_in(offset, Encoding::Char) as i32 + 1)
+    };
+    match &d.upstream_at {
+        UpstreamAt::Anchor => Some(at(range.start())),
+        UpstreamAt::Other(anchor) => Some(at(anchor.range(db).start())),
+        UpstreamAt::FileStart => Some((1, 0)),
+        UpstreamAt::PromptText { item, char_offset } => {
+            let (mut line, mut column) = at(item.offset(db));
+            if let ItemData::Prompt(prompt) = &*item_data(db, *item)
+                && let Some(body) = &prompt.body
+            {
+                for ch in body.text.chars().take(*char_offset as usize) {
+                    if ch == '\n' {
+                        line += 1;
+                        column = 1;
+                    } else {
+                        column += 1;
+                    }
+                }
+            }
+            Some((line, column))
+        }
+    }
+}
+
+/// The checks of one item.
+#[salsa::tracked(returns(ref))]
+pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    match item.kind(db) {
+        ItemKind::Agent => agent::check(db, item),
+        ItemKind::Prompt => prompt::check(db, item),
+        ItemKind::Flow | ItemKind::Handler => body::check(db, item),
+        ItemKind::Schema => whole_program::schema(db, item),
+        _ => Vec::new(),
+    }
+}
+
+/// Upstream's "did you mean" help: the first candidate (in definition order)
+/// whose lowercase form starts with the first three lowercase characters of
+/// `name`, else the list of defined names of the kind.
+pub(crate) fn suggest<'a>(
+    kind: &str,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+) -> Option<String> {
+    let prefix: String = name.to_lowercase().chars().take(3).collect();
+    if let Some(found) = candidates.clone().into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
+        return Some(format!("did you mean '{found}'?"));
+    }
+    let all: Vec<&str> = candidates.into_iter().collect();
+    (!all.is_empty()).then(|| format!("defined {kind}s are: {}", all.join(", ")))
+}
+
+/// Longest-common-subsequence similarity (0..=1), as upstream measures typos.
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
+    if a == b {
+        return 1.0;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut curr = vec![0usize; b.len() + 1];
+    for &ca in &a {
+        for (j, &cb) in b.iter().enumerate() {
+            curr[j + 1] = if ca == cb { prev[j] + 1 } else { prev[j + 1].max(curr[j]) };
+        }
+        std::mem::swap(&mut prev, &mut curr);
+    }
+    prev[b.len()] as f64 / a.len().max(b.len()) as f64
+}

@@ -1,0 +1,90 @@
+//! Checks of one prompt definition: its model and schema (E0001) and the
+//! variables its body interpolates (E0015).
+
+use sr_syntax::{Code, Reported};
+
+use super::whole_program::program_vars;
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, similarity, suggest};
+use crate::hir::ItemData;
+use crate::items::Item;
+use crate::{Db, item_data, program};
+
+/// Upstream's threshold for "did you mean" on prompt variables.
+const TYPO_SIMILARITY: f64 = 0.85;
+
+pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let ItemData::Prompt(prompt) = &*item_data(db, item) else { return Vec::new() };
+    let program = program(db, item.file(db));
+    let name = item.name(db);
+    let at_prompt = UpstreamAt::Other(Anchor::ItemStart(item));
+    let mut out = Vec::new();
+
+    if let Some(model) = &prompt.model
+        && !program.models.contains_key(&model.name)
+    {
+        out.push(SemanticDiagnostic {
+            help: suggest("model", &model.name, program.models.keys().map(|k| k.as_str())),
+            upstream_at: at_prompt.clone(),
+            ..SemanticDiagnostic::new(
+                Code::E0001,
+                format!("undefined reference to model '{}'", model.name),
+                Anchor::Part(item, model.part),
+            )
+        });
+    }
+    if let Some(expecting) = &prompt.expecting
+        && !program.schemas.contains_key(&expecting.schema.name)
+    {
+        out.push(SemanticDiagnostic {
+            upstream_at: at_prompt,
+            ..SemanticDiagnostic::new(
+                Code::E0001,
+                format!("undefined reference to schema '{}'", expecting.schema.name),
+                Anchor::Part(item, expecting.schema.part),
+            )
+        });
+    }
+
+    let Some(body) = &prompt.body else { return out };
+    let vars = program_vars(db, item.file(db));
+    let produces: Vec<crate::Name> = program.produces.values().cloned().collect();
+    for interpolation in body.template.interpolations().filter(|i| i.plain) {
+        let var = &interpolation.path[0];
+        let known = BUILTIN_VARIABLES.contains(&var.as_str())
+            || program.prompts.contains_key(var)
+            || produces.contains(var)
+            || vars.upstream_flow_vars.contains(var);
+        if known {
+            continue;
+        }
+        // Upstream ignores handler assignments; the runtime does not.
+        let reported = if vars.handler_vars.contains(var) { Reported::UpstreamOnly } else { Reported::Always };
+        let candidates = BUILTIN_VARIABLES
+            .iter()
+            .map(|b| b.to_string())
+            .chain(program.prompts.keys().map(|k| k.to_string()))
+            .chain(produces.iter().map(|p| p.to_string()))
+            .chain(vars.upstream_flow_vars.iter().map(|v| v.to_string()));
+        let lower = var.to_lowercase();
+        let mut best: Option<(f64, String)> = None;
+        for candidate in candidates {
+            let score = similarity(&lower, &candidate.to_lowercase());
+            if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                best = Some((score, candidate));
+            }
+        }
+        let help =
+            best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| format!("did you mean '${{{c}}}'?"));
+        out.push(SemanticDiagnostic {
+            help,
+            reported,
+            upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },
+            ..SemanticDiagnostic::new(
+                Code::E0015,
+                format!("prompt '{name}' references undefined variable '${var}'"),
+                Anchor::Part(item, interpolation.part),
+            )
+        });
+    }
+    out
+}

@@ -1,0 +1,376 @@
+//! Checks that look at a whole program: circular agent references (E0011),
+//! unused definitions (SR100), a missing entry point (SR105); the variable
+//! tables other checks share; and schema fields (SR106).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sr_syntax::{Code, Reported};
+
+use super::{Anchor, SemanticDiagnostic, UpstreamAt};
+use crate::entry::entry_point;
+use crate::hir::{Event, ImportSource, ItemData, Timing, TypeRef};
+use crate::items::{Item, ItemKind, file_items};
+use crate::resolve::{Program, resolve_import};
+use crate::summary::body_summary;
+use crate::{Db, File, Name, item_data, program};
+
+/// Variables by where they are assigned, for one program.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ProgramVars {
+    /// What upstream's checker counts as flow variables, in flow order.
+    pub upstream_flow_vars: Vec<Name>,
+    /// Assigned in any handler.
+    pub handler_vars: HashSet<Name>,
+    /// Assigned by `on start` handlers (our runtime runs them first).
+    pub on_start_vars: HashSet<Name>,
+    /// Assigned anywhere in a flow or handler.
+    pub all_vars: HashSet<Name>,
+    /// For each flow: what it and the flows it runs (transitively) assign.
+    pub flow_closure: HashMap<Name, HashSet<Name>>,
+    /// For each flow: what the flows that run it (transitively) assign.
+    pub caller_vars: HashMap<Name, HashSet<Name>>,
+}
+
+#[salsa::tracked(returns(clone))]
+pub fn program_vars(db: &dyn Db, root: File) -> Arc<ProgramVars> {
+    let program = program(db, root);
+    let mut vars = ProgramVars::default();
+    let mut runs: HashMap<Name, Vec<Name>> = HashMap::new();
+    let mut assigned: HashMap<Name, Vec<Name>> = HashMap::new();
+    for (name, &flow) in &program.flows {
+        let summary = body_summary(db, flow);
+        for var in &summary.upstream_assigned {
+            if !vars.upstream_flow_vars.contains(var) {
+                vars.upstream_flow_vars.push(var.clone());
+            }
+        }
+        vars.all_vars.extend(summary.assigned.iter().cloned());
+        runs.insert(name.clone(), summary.runs_flows.clone());
+        assigned.insert(name.clone(), summary.assigned.clone());
+    }
+    for &handler in &program.handlers {
+        let summary = body_summary(db, handler);
+        vars.handler_vars.extend(summary.assigned.iter().cloned());
+        vars.all_vars.extend(summary.assigned.iter().cloned());
+        if let ItemData::Handler(data) = &*item_data(db, handler)
+            && data.timing == Timing::On
+            && data.event == Event::Start
+            && handler.owner(db).is_none()
+        {
+            vars.on_start_vars.extend(summary.assigned.iter().cloned());
+        }
+    }
+    for name in program.flows.keys() {
+        let reachable = reachable(name, &runs);
+        let closure: HashSet<Name> =
+            reachable.iter().flat_map(|f| assigned.get(f).into_iter().flatten().cloned()).collect();
+        vars.flow_closure.insert(name.clone(), closure);
+    }
+    for caller in program.flows.keys() {
+        let closure = vars.flow_closure[caller].clone();
+        for callee in reachable(caller, &runs) {
+            if &callee != caller {
+                vars.caller_vars.entry(callee).or_default().extend(closure.iter().cloned());
+            }
+        }
+    }
+    Arc::new(vars)
+}
+
+/// `start` and every flow it runs, transitively.
+fn reachable(start: &Name, runs: &HashMap<Name, Vec<Name>>) -> Vec<Name> {
+    let mut seen = vec![start.clone()];
+    let mut i = 0;
+    while i < seen.len() {
+        for next in runs.get(&seen[i]).into_iter().flatten() {
+            if !seen.contains(next) {
+                seen.push(next.clone());
+            }
+        }
+        i += 1;
+    }
+    seen
+}
+
+/// Files some other workspace file imports: libraries, not workloads.
+#[salsa::tracked(returns(ref))]
+pub fn imported_paths(db: &dyn Db) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    for &file in db.workspace().files(db).values() {
+        for &item in file_items(db, file) {
+            if item.kind(db) != ItemKind::Import {
+                continue;
+            }
+            if let ItemData::Import(import) = &*item_data(db, item)
+                && let ImportSource::Local(relative) = &import.source
+            {
+                out.insert(resolve_import(db, file, relative));
+            }
+        }
+    }
+    out
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn program_checks(db: &dyn Db, root: File) -> Vec<SemanticDiagnostic<'_>> {
+    let program = program(db, root);
+    let mut out = cycles(db, program);
+    if !imported_paths(db).contains(root.path(db)) {
+        out.extend(unused(db, program));
+        out.extend(missing_entry(db, program));
+    }
+    out
+}
+
+/// E0011. Upstream reports the first cycle its depth-first search meets; we
+/// report that one in both modes and every other elementary cycle by default.
+fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let names: Vec<&Name> = program.agents.keys().collect();
+    let index: HashMap<&Name, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    // Edges in upstream's order (delegates, then uses except self-use), with the
+    // reference that makes each one.
+    let mut edges: Vec<Vec<(usize, Anchor<'db>, &'static str)>> = vec![Vec::new(); names.len()];
+    for (i, (name, &agent)) in program.agents.iter().enumerate() {
+        let ItemData::Agent(data) = &*item_data(db, agent) else { continue };
+        let targets = data
+            .delegate
+            .iter()
+            .map(|t| (t, "delegates to"))
+            .chain(data.use_.iter().filter(|t| &t.name != name).map(|t| (t, "uses")));
+        for (target, verb) in targets {
+            if let Some(&j) = index.get(&target.name) {
+                edges[i].push((j, Anchor::Part(agent, target.part), verb));
+            }
+        }
+    }
+    let first = upstream_first_cycle(&edges);
+    let mut cycles: Vec<Vec<usize>> = first.iter().cloned().collect();
+    for cycle in elementary_cycles(&edges, 64) {
+        if !cycles.iter().any(|c| same_cycle(c, &cycle)) {
+            cycles.push(cycle);
+        }
+    }
+    cycles
+        .into_iter()
+        .enumerate()
+        .map(|(n, cycle)| {
+            let head = program.agents[cycle[0]];
+            let path: Vec<&str> = cycle.iter().map(|&i| names[i].as_str()).collect();
+            let related = cycle
+                .windows(2)
+                .filter_map(|w| {
+                    let (anchor, verb) =
+                        edges[w[0]].iter().find(|(j, _, _)| *j == w[1]).map(|(_, a, v)| (a.clone(), *v))?;
+                    Some((anchor, format!("'{}' {verb} '{}'", names[w[0]], names[w[1]])))
+                })
+                .collect();
+            SemanticDiagnostic {
+                related,
+                reported: if n == 0 && first.is_some() { Reported::Always } else { Reported::DefaultOnly },
+                upstream_at: UpstreamAt::Other(Anchor::ItemStart(head)),
+                ..SemanticDiagnostic::new(
+                    Code::E0011,
+                    format!("circular agent reference detected: {}", path.join(" -> ")),
+                    Anchor::ItemName(head),
+                )
+            }
+        })
+        .collect()
+}
+
+type Edges<'db> = [Vec<(usize, Anchor<'db>, &'static str)>];
+
+/// The cycle upstream's search finds first, closed (`[a, b, a]`).
+fn upstream_first_cycle(edges: &Edges<'_>) -> Option<Vec<usize>> {
+    fn dfs(node: usize, edges: &Edges<'_>, visited: &mut [bool], path: &mut Vec<usize>) -> Option<Vec<usize>> {
+        if let Some(start) = path.iter().position(|&n| n == node) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(node);
+            return Some(cycle);
+        }
+        if visited[node] {
+            return None;
+        }
+        visited[node] = true;
+        path.push(node);
+        for (next, _, _) in &edges[node] {
+            if let Some(cycle) = dfs(*next, edges, visited, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut visited = vec![false; edges.len()];
+    (0..edges.len())
+        .find_map(|start| if visited[start] { None } else { dfs(start, edges, &mut visited, &mut Vec::new()) })
+}
+
+/// Elementary cycles, each starting at its lowest node, at most `limit`.
+fn elementary_cycles(edges: &Edges<'_>, limit: usize) -> Vec<Vec<usize>> {
+    fn walk(
+        start: usize,
+        node: usize,
+        edges: &Edges<'_>,
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+        limit: usize,
+    ) {
+        for (next, _, _) in &edges[node] {
+            if out.len() >= limit {
+                return;
+            }
+            if *next == start {
+                let mut cycle = path.clone();
+                cycle.push(start);
+                if !out.contains(&cycle) {
+                    out.push(cycle);
+                }
+            } else if *next > start && !path.contains(next) {
+                path.push(*next);
+                walk(start, *next, edges, path, out, limit);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for start in 0..edges.len() {
+        walk(start, start, edges, &mut vec![start], &mut out, limit);
+    }
+    out
+}
+
+/// Two closed cycles are the same if one is a rotation of the other.
+fn same_cycle(a: &[usize], b: &[usize]) -> bool {
+    let (a, b) = (&a[..a.len() - 1], &b[..b.len() - 1]);
+    a.len() == b.len() && (0..a.len()).any(|shift| (0..a.len()).all(|i| a[(i + shift) % a.len()] == b[i]))
+}
+
+/// SR100: definitions nothing refers to.
+fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let mut used: HashSet<(ItemKind, Name)> = HashSet::new();
+    let mut mark = |kind: ItemKind, name: &Name| {
+        used.insert((kind, name.clone()));
+    };
+    mark(ItemKind::Model, &Name::new_static("main"));
+    if let Some(entry) = entry_point(db, program.root) {
+        mark(entry.item.kind(db), entry.item.name(db));
+    }
+    for &item in &program.items {
+        match &*item_data(db, item) {
+            ItemData::Agent(agent) => {
+                agent.tools.iter().for_each(|t| mark(ItemKind::Tool, &t.name));
+                agent.delegate.iter().chain(&agent.use_).for_each(|a| mark(ItemKind::Agent, &a.name));
+                agent.instruction.iter().chain(&agent.prompt).for_each(|p| mark(ItemKind::Prompt, &p.name));
+                agent.retry.iter().for_each(|r| mark(ItemKind::RetryPolicy, &r.name));
+                if let Some(crate::hir::AgentTimeout::Named(t)) = &agent.timeout {
+                    mark(ItemKind::TimeoutPolicy, &t.name);
+                }
+            }
+            ItemData::Prompt(prompt) => {
+                prompt.model.iter().for_each(|m| mark(ItemKind::Model, &m.name));
+                prompt.expecting.iter().for_each(|e| mark(ItemKind::Schema, &e.schema.name));
+                if let Some(body) = &prompt.body {
+                    body.template.interpolations().for_each(|i| mark(ItemKind::Prompt, &i.path[0]));
+                }
+            }
+            ItemData::Model(crate::hir::ModelData::Alias(alias)) => mark(ItemKind::Model, &alias.name),
+            ItemData::Schema(schema) => {
+                for field in &schema.fields {
+                    mark_schema_types(&field.ty, &mut mark);
+                }
+            }
+            ItemData::Policy(policy) => {
+                if let Some(model) = &policy.use_model {
+                    mark(ItemKind::Model, &Name::from(model.as_str()));
+                }
+            }
+            ItemData::Flow | ItemData::Handler(_) => {
+                let summary = body_summary(db, item);
+                summary.runs_agents.iter().for_each(|a| mark(ItemKind::Agent, a));
+                summary.runs_flows.iter().for_each(|f| mark(ItemKind::Flow, f));
+                summary.calls_prompts.iter().for_each(|p| mark(ItemKind::Prompt, p));
+                summary.call_models.iter().for_each(|m| mark(ItemKind::Model, m));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let mut reported: HashSet<(ItemKind, Name)> = HashSet::new();
+    for &item in &program.items {
+        let kind = item.kind(db);
+        if item.file(db) != program.root || matches!(kind, ItemKind::Import | ItemKind::Handler | ItemKind::Policy) {
+            continue;
+        }
+        let name = item.name(db).clone();
+        if used.contains(&(kind, name.clone())) || !reported.insert((kind, name.clone())) {
+            continue;
+        }
+        out.push(SemanticDiagnostic {
+            help: Some("remove it, or refer to it from an agent or a flow".to_string()),
+            ..SemanticDiagnostic::warning(
+                Code::SR100,
+                format!("{} '{name}' is never used", kind.describe()),
+                Anchor::ItemName(item),
+            )
+        });
+    }
+    out
+}
+
+fn mark_schema_types(ty: &TypeRef, mark: &mut impl FnMut(ItemKind, &Name)) {
+    match ty {
+        TypeRef::Named(named) => mark(ItemKind::Schema, &named.name),
+        TypeRef::List(inner) | TypeRef::Optional(inner) => mark_schema_types(inner, mark),
+        _ => {}
+    }
+}
+
+/// SR105: a workload upstream cannot start.
+fn missing_entry<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let root_items = file_items(db, program.root);
+    let runnable = root_items.iter().any(|i| matches!(i.kind(db), ItemKind::Agent | ItemKind::Flow));
+    let entry = entry_point(db, program.root);
+    if !runnable || entry.is_some_and(|e| e.upstream) {
+        return Vec::new();
+    }
+    let help = match entry {
+        Some(e) => format!(
+            "upstream fails with \"No entry point found in workflow\"; `sr run` starts the first agent, '{}'. Name an agent or flow `main` to choose",
+            e.item.name(db)
+        ),
+        None => "add `flow main:` or an agent; upstream fails with \"No entry point found in workflow\"".to_string(),
+    };
+    vec![SemanticDiagnostic {
+        help: Some(help),
+        ..SemanticDiagnostic::warning(
+            Code::SR105,
+            "no entry point: define `flow main`, `flow default`, agent `main`, an unnamed agent, or a single agent",
+            Anchor::FileStart(program.root),
+        )
+    }]
+}
+
+/// SR106: a field defined twice in one schema.
+pub(super) fn schema<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    let ItemData::Schema(schema) = &*item_data(db, item) else { return Vec::new() };
+    let mut seen: HashMap<&Name, crate::hir::PartId> = HashMap::new();
+    let mut out = Vec::new();
+    for field in &schema.fields {
+        if let Some(&first) = seen.get(&field.name.name) {
+            out.push(SemanticDiagnostic {
+                related: vec![(Anchor::Part(item, first), "first defined here".to_string())],
+                ..SemanticDiagnostic::new(
+                    Code::SR106,
+                    format!("duplicate field '{}' in schema '{}'", field.name.name, item.name(db)),
+                    Anchor::Part(item, field.name.part),
+                )
+            });
+        } else {
+            seen.insert(&field.name.name, field.name.part);
+        }
+    }
+    out
+}

@@ -1,0 +1,71 @@
+//! The program's call graph: agents delegating to and using agents, flows and
+//! handlers running agents and flows and calling prompts.
+
+use crate::diagnostics::Anchor;
+use crate::hir::{ItemData, Stmt};
+use crate::items::{Item, ItemKind};
+use crate::{Db, File, body, item_data, program};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// `delegate`: the agent may hand the conversation over.
+    Delegate,
+    /// `use`: the agent calls the other as a tool.
+    Use,
+    /// `run agent X`
+    RunAgent,
+    /// `run F`
+    RunFlow,
+    /// `call llm P`
+    CallLlm,
+    /// An agent's `instruction`.
+    Instruction,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge<'db> {
+    pub from: Item<'db>,
+    pub to: Item<'db>,
+    pub kind: EdgeKind,
+    /// The reference that makes the edge.
+    pub at: Anchor<'db>,
+}
+
+/// Every edge of the program rooted at `root`, in source order.
+pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
+    let program = program(db, root);
+    let mut out = Vec::new();
+    for &item in &program.items {
+        match &*item_data(db, item) {
+            ItemData::Agent(agent) => {
+                let refs = agent
+                    .delegate
+                    .iter()
+                    .map(|t| (t, EdgeKind::Delegate, ItemKind::Agent))
+                    .chain(agent.use_.iter().map(|t| (t, EdgeKind::Use, ItemKind::Agent)))
+                    .chain(agent.instruction.iter().map(|t| (t, EdgeKind::Instruction, ItemKind::Prompt)));
+                for (target, kind, target_kind) in refs {
+                    if let Some(to) = program.lookup(target_kind, &target.name) {
+                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
+                    }
+                }
+            }
+            ItemData::Flow | ItemData::Handler(_) => {
+                let body = body(db, item);
+                body.walk_stmts(&mut |_, stmt| {
+                    let (target, kind, target_kind) = match stmt {
+                        Stmt::Run(run) if run.agent => (&run.callee, EdgeKind::RunAgent, ItemKind::Agent),
+                        Stmt::Run(run) => (&run.callee, EdgeKind::RunFlow, ItemKind::Flow),
+                        Stmt::Call(call) => (&call.prompt, EdgeKind::CallLlm, ItemKind::Prompt),
+                        _ => return,
+                    };
+                    if let Some(to) = program.lookup(target_kind, &target.name) {
+                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,167 @@
+//! Files split into items: the unit of incremental analysis.
+
+use std::collections::HashMap;
+
+use rowan::GreenNode;
+use sr_syntax::ast::{self, AstNode};
+use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
+
+use crate::{Db, File, Name};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemKind {
+    Import,
+    Model,
+    Schema,
+    Tool,
+    RetryPolicy,
+    TimeoutPolicy,
+    Policy,
+    Prompt,
+    Agent,
+    Flow,
+    /// An `on`/`after` handler; `owner` is set for handlers inside an agent.
+    Handler,
+}
+
+impl ItemKind {
+    /// How upstream's messages name the kind.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ItemKind::Import => "import",
+            ItemKind::Model => "model",
+            ItemKind::Schema => "schema",
+            ItemKind::Tool => "tool",
+            ItemKind::RetryPolicy => "retry policy",
+            ItemKind::TimeoutPolicy => "timeout policy",
+            ItemKind::Policy => "policy",
+            ItemKind::Prompt => "prompt",
+            ItemKind::Agent => "agent",
+            ItemKind::Flow => "flow",
+            ItemKind::Handler => "handler",
+        }
+    }
+
+    fn of(kind: SyntaxKind) -> Option<ItemKind> {
+        Some(match kind {
+            SyntaxKind::IMPORT => ItemKind::Import,
+            SyntaxKind::MODEL_DEF => ItemKind::Model,
+            SyntaxKind::SCHEMA_DEF => ItemKind::Schema,
+            SyntaxKind::TOOL_DEF => ItemKind::Tool,
+            SyntaxKind::RETRY_POLICY_DEF => ItemKind::RetryPolicy,
+            SyntaxKind::TIMEOUT_POLICY_DEF => ItemKind::TimeoutPolicy,
+            SyntaxKind::POLICY_DEF => ItemKind::Policy,
+            SyntaxKind::PROMPT_DEF => ItemKind::Prompt,
+            SyntaxKind::AGENT_DEF => ItemKind::Agent,
+            SyntaxKind::FLOW_DEF => ItemKind::Flow,
+            SyntaxKind::EVENT_HANDLER => ItemKind::Handler,
+            _ => return None,
+        })
+    }
+}
+
+/// A top-level definition (or an agent's handler). Its identity is its file,
+/// kind, name, owner and occurrence among items with the same key; its syntax
+/// and position are tracked fields, so queries that read only one item's syntax
+/// are not invalidated by edits elsewhere in the file.
+#[salsa::tracked(debug)]
+pub struct Item<'db> {
+    #[returns(copy)]
+    pub file: File,
+    #[returns(copy)]
+    pub kind: ItemKind,
+    #[returns(ref)]
+    pub name: Name,
+    /// The agent of an agent-scoped handler.
+    #[returns(ref)]
+    pub owner: Option<Name>,
+    #[returns(copy)]
+    pub occurrence: u32,
+    #[tracked]
+    #[returns(ref)]
+    pub green: GreenNode,
+    /// Offset of the item's first token in the file.
+    #[tracked]
+    #[returns(copy)]
+    pub offset: TextSize,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse(db: &dyn Db, file: File) -> Parse {
+    sr_syntax::parse(file.text(db))
+}
+
+/// The items of a file in source order; an agent's handlers follow the agent.
+#[salsa::tracked(returns(ref))]
+pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
+    let root = parse(db, file).syntax();
+    let mut items = Vec::new();
+    let mut occurrences: HashMap<(ItemKind, Name, Option<Name>), u32> = HashMap::new();
+    let mut push = |node: &SyntaxNode, kind: ItemKind, owner: Option<Name>| {
+        let name = item_name(node, kind);
+        let count = occurrences.entry((kind, name.clone(), owner.clone())).or_default();
+        let occurrence = *count;
+        *count += 1;
+        items.push(Item::new(
+            db,
+            file,
+            kind,
+            name,
+            owner,
+            occurrence,
+            node.green().to_owned(),
+            node.text_range().start(),
+        ));
+    };
+    for node in root.children() {
+        let Some(kind) = ItemKind::of(node.kind()) else { continue };
+        push(&node, kind, None);
+        if let Some(agent) = ast::AgentDef::cast(node.clone()) {
+            let owner = item_name(&node, ItemKind::Agent);
+            for handler in agent.handlers() {
+                push(handler.syntax(), ItemKind::Handler, Some(owner.clone()));
+            }
+        }
+    }
+    items
+}
+
+/// The name an item is known by: its declared name, `default` for the unnamed
+/// agent, `on input`-style text for handlers, the source for imports.
+fn item_name(node: &SyntaxNode, kind: ItemKind) -> Name {
+    let name = |n: Option<ast::NameDef>| n.map(|n| Name::from(n.text())).unwrap_or_default();
+    match kind {
+        ItemKind::Agent => {
+            let n = name(ast::AgentDef::cast(node.clone()).and_then(|a| a.name()));
+            if n.is_empty() { Name::new_static("default") } else { n }
+        }
+        ItemKind::Handler => {
+            let handler = ast::EventHandler::cast(node.clone()).unwrap();
+            let timing = handler.timing().map(|t| t.text().to_string()).unwrap_or_default();
+            let event = handler.event().map(|t| t.text().to_string()).unwrap_or_default();
+            Name::from(format!("{timing} {event}"))
+        }
+        ItemKind::Import => {
+            let import = ast::Import::cast(node.clone()).unwrap();
+            import.source_token().map(|t| Name::from(t.text())).unwrap_or_default()
+        }
+        _ => name(node.children().find_map(ast::NameDef::cast)),
+    }
+}
+
+/// The item's syntax tree; its ranges are relative to the item's offset.
+pub fn item_syntax(db: &dyn Db, item: Item<'_>) -> SyntaxNode {
+    SyntaxNode::new_root(item.green(db).clone())
+}
+
+/// The innermost item containing `offset` (an agent's handler rather than the agent).
+pub fn item_at(db: &dyn Db, file: File, offset: TextSize) -> Option<Item<'_>> {
+    let mut found = None;
+    for &item in file_items(db, file) {
+        let range = TextRange::at(item.offset(db), item.green(db).text_len());
+        if range.contains_inclusive(offset) {
+            found = Some(item);
+        }
+    }
+    found
+}

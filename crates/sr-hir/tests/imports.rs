@@ -1,0 +1,65 @@
+//! `import ./file.sr`: definitions of imported files are visible; missing files,
+//! cycles and cross-file duplicates are reported.
+
+use sr_hir::{RootDatabase, file_diagnostics};
+use sr_syntax::Code;
+
+fn codes(db: &RootDatabase, file: sr_hir::File) -> Vec<(Code, String)> {
+    file_diagnostics(db, file).iter().filter(|d| d.in_mode(false)).map(|d| (d.code, d.message.clone())).collect()
+}
+
+#[test]
+fn imported_definitions_are_visible() {
+    let mut db = RootDatabase::default();
+    db.set_file("/ws/lib/prompts.sr", "prompt review: \"\"\"Review.\"\"\"\nmodel main = anthropic/claude\n");
+    let main = db.set_file("/ws/main.sr", "import ./lib/prompts.sr\nagent:\n    instruction review\n");
+    assert_eq!(codes(&db, main), vec![]);
+}
+
+#[test]
+fn a_missing_import_is_reported_at_its_path() {
+    let mut db = RootDatabase::default();
+    let main = db.set_file("/ws/main.sr", "import ./nope.sr\nprompt p: \"\"\"P.\"\"\"\nagent:\n    instruction p\n");
+    let diagnostics = file_diagnostics(&db, main);
+    let d = diagnostics.iter().find(|d| d.code == Code::SR107).expect("SR107");
+    assert_eq!(d.message, "cannot find imported file './nope.sr'");
+    assert_eq!(&db.file("/ws/main.sr").unwrap().text(&db)[d.range], "./nope.sr");
+    assert_eq!(d.help.as_deref(), Some("looked for /ws/nope.sr"));
+}
+
+#[test]
+fn an_import_cycle_is_reported() {
+    let mut db = RootDatabase::default();
+    db.set_file("/ws/b.sr", "import ./a.sr\nprompt p: \"\"\"P.\"\"\"\n");
+    let a = db.set_file("/ws/a.sr", "import ./b.sr\nagent:\n    instruction p\n");
+    let b = db.file("/ws/b.sr").unwrap();
+    assert_eq!(codes(&db, b), vec![(Code::SR108, "import cycle: b.sr -> a.sr -> b.sr".to_string())]);
+    assert_eq!(codes(&db, a), vec![(Code::SR108, "import cycle: a.sr -> b.sr -> a.sr".to_string())]);
+}
+
+#[test]
+fn a_duplicate_across_files_points_at_the_importer_with_the_first_definition() {
+    let mut db = RootDatabase::default();
+    db.set_file("/ws/lib.sr", "model main = anthropic/claude\n");
+    let main = db.set_file(
+        "/ws/main.sr",
+        "import ./lib.sr\nmodel main = anthropic/haiku\nprompt p: \"\"\"P.\"\"\"\nagent:\n    instruction p\n",
+    );
+    let diagnostics = file_diagnostics(&db, main);
+    let d = diagnostics.iter().find(|d| d.code == Code::E0003).expect("E0003");
+    assert_eq!(d.message, "duplicate definition of model 'main'");
+    assert_eq!(d.related.len(), 1);
+    assert_eq!(d.related[0].file.as_deref(), Some("/ws/lib.sr"));
+    assert_eq!(d.help.as_deref(), Some("'main' is already defined in /ws/lib.sr"));
+}
+
+#[test]
+fn library_files_are_not_asked_for_an_entry_point_or_uses() {
+    let mut db = RootDatabase::default();
+    let lib = db.set_file(
+        "/ws/lib.sr",
+        "prompt p: \"\"\"P.\"\"\"\nagent helper:\n    instruction p\nagent other:\n    instruction p\n",
+    );
+    db.set_file("/ws/main.sr", "import ./lib.sr\nflow main:\n    run agent helper\n");
+    assert_eq!(codes(&db, lib), vec![]);
+}

@@ -1,0 +1,120 @@
+//! Incrementality, observed through salsa's log of executed queries.
+
+use sr_hir::{RootDatabase, file_diagnostics, file_items};
+
+const SOURCE: &str = r#"model main = anthropic/claude
+prompt review: """Review ${input_prompt}."""
+prompt summarize: """Summarize ${findings}."""
+agent reviewer:
+    instruction review
+agent summarizer:
+    instruction summarize
+
+flow main:
+    $findings = run agent reviewer with $input_prompt
+    log "reviewed"
+    $summary = run agent summarizer with $findings
+    return $summary
+
+flow other:
+    # a comment
+    $x = run agent reviewer with "other"
+    return $x
+"#;
+
+fn setup() -> (RootDatabase, sr_hir::File) {
+    let mut db = RootDatabase::with_execution_log();
+    let file = db.set_file("/incremental/main.sr", SOURCE);
+    let _ = file_diagnostics(&db, file);
+    db.log_executions();
+    (db, file)
+}
+
+/// The executed queries, with each item key replaced by the item's name.
+fn executed(db: &RootDatabase, file: sr_hir::File) -> Vec<String> {
+    let items: Vec<(String, String)> = file_items(db, file)
+        .iter()
+        .map(|item| (format!("{:?}", salsa::plumbing::AsId::as_id(item)), item.name(db).to_string()))
+        .collect();
+    let mut out: Vec<String> = db
+        .take_executed()
+        .into_iter()
+        .map(|query| {
+            let mut query = query;
+            for (id, name) in &items {
+                query = query.replace(&format!("({id})"), &format!("[{name}]"));
+            }
+            query.replace(&format!("({:?})", salsa::plumbing::AsId::as_id(&file)), "(file)")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_second_identical_query_executes_nothing() {
+    let (db, file) = setup();
+    let _ = file_diagnostics(&db, file);
+    assert_eq!(executed(&db, file), Vec::<String>::new());
+}
+
+#[test]
+fn editing_inside_one_flow_touches_no_other_item() {
+    let (mut db, file) = setup();
+    db.set_file("/incremental/main.sr", SOURCE.replace("log \"reviewed\"", "log \"reviewed twice\""));
+    let _ = file_diagnostics(&db, file);
+    let executed = executed(&db, file);
+    let about_other_items: Vec<&String> =
+        executed.iter().filter(|q| q.contains('[') && !q.contains("[main]")).collect();
+    assert!(about_other_items.is_empty(), "queries about other items ran: {about_other_items:#?}\nall: {executed:#?}");
+    // The flow itself was re-lowered and re-checked.
+    assert!(executed.iter().any(|q| q.starts_with("lower_item[main]")), "{executed:#?}");
+    expect_test::expect![[r#"
+        [
+            "body[main]",
+            "body_summary[main]",
+            "file_diagnostics(file)",
+            "file_items(file)",
+            "item_data[main]",
+            "item_diagnostics[main]",
+            "lower_item[main]",
+            "parse(file)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn editing_a_comment_runs_no_semantic_query() {
+    let (mut db, file) = setup();
+    db.set_file("/incremental/main.sr", SOURCE.replace("# a comment", "# a longer comment"));
+    let _ = file_diagnostics(&db, file);
+    let executed = executed(&db, file);
+    expect_test::expect![[r#"
+        [
+            "body[other]",
+            "file_diagnostics(file)",
+            "file_items(file)",
+            "item_data[other]",
+            "lower_item[other]",
+            "parse(file)",
+            "source_map[other]",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn editing_whitespace_between_items_runs_only_parse_and_mapping() {
+    let (mut db, file) = setup();
+    db.set_file("/incremental/main.sr", SOURCE.replace("\n\nflow main:", "\n\n\n\nflow main:"));
+    let _ = file_diagnostics(&db, file);
+    expect_test::expect![[r#"
+        [
+            "file_diagnostics(file)",
+            "file_items(file)",
+            "parse(file)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed(&db, file));
+}
