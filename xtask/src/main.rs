@@ -2,6 +2,7 @@
 
 mod ci;
 mod differential;
+mod record_example;
 mod semantic;
 
 use std::process::ExitCode;
@@ -15,6 +16,9 @@ tasks:
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
       report where the two disagree; --save appends up to 300 agreements,
       with upstream's verdicts, to a regression file
+  record-example
+      re-record examples/review/review.cassette.jsonl (the README's first
+      command replays it) against a local mock model server
   differential --semantic [--cases N] [--seed S] [--save FILE]
       the same for semantic analysis: random programs checked here in
       --compat upstream mode and with upstream's `check`; compares the
@@ -26,6 +30,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&args[1..]),
         Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
+        Some("record-example") => record_example::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -3,6 +3,9 @@
 mod check;
 mod files;
 mod report;
+mod run;
+mod sessions;
+mod transcript;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +23,13 @@ struct Cli {
 enum Command {
     /// Check .sr files and report every problem found.
     Check(check::Args),
+    /// Run a workload (a .sr file, a YAML agent, or a name).
+    Run(Box<run::Args>),
+    /// List and show stored sessions.
+    Sessions {
+        #[command(subcommand)]
+        what: sessions::Command,
+    },
     /// Print internal representations (debugging aid).
     Dump {
         #[command(subcommand)]
@@ -58,6 +68,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Run(args) => run::run(*args),
+        Command::Sessions { what } => sessions::run(what),
         Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
             Ok(text) => {
                 let parse = sr_syntax::parse(&text);

@@ -8,13 +8,17 @@ use crate::hir::{Body, Stmt};
 use crate::items::Item;
 use crate::{Db, Name, body};
 
+/// The variable `escalate to human` stores the human's answer in.
+pub const HUMAN_INPUT: &str = "human_input";
+
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct BodySummary {
     /// Variables upstream's checker counts as assigned in a flow (assignment,
     /// `run`/`call` targets and `for` variables, in `if`/`for`/`loop`/`parallel`
     /// bodies but not in `match` arms or `on failure` blocks).
     pub upstream_assigned: Vec<Name>,
-    /// Every variable the body can assign at run time.
+    /// Every variable the body can assign at run time (`escalate to human`
+    /// assigns the answer to `human_input`).
     pub assigned: Vec<Name>,
     /// Flows it runs.
     pub runs_flows: Vec<Name>,
@@ -34,6 +38,7 @@ pub fn body_summary<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<BodySummary> {
     body.walk_stmts(&mut |_, stmt| match stmt {
         Stmt::Assign { target, .. } if target.fields.is_empty() => summary.assigned.push(target.name.clone()),
         Stmt::For { var, .. } => summary.assigned.push(var.name.clone()),
+        Stmt::Escalate { .. } => summary.assigned.push(Name::new_static(HUMAN_INPUT)),
         Stmt::Run(run) => {
             if let Some(target) = &run.target {
                 summary.assigned.push(target.name.clone());

@@ -481,6 +481,7 @@ impl<'db> Flat<'_, '_, 'db> {
                 self.loop_depth -= 1;
             }
             Stmt::OnFailure { body } => self.block(body, false, out),
+            Stmt::Escalate { .. } => self.define(&Name::new_static(crate::summary::HUMAN_INPUT), None),
             Stmt::Log(e) | Stmt::Notify(e) | Stmt::Expr(e) | Stmt::RetryStep(e) => self.expr(*e, false, out),
             Stmt::RetryWith { message, condition } => {
                 self.expr(*message, false, out);

@@ -57,8 +57,10 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         if known {
             continue;
         }
-        // Upstream ignores handler assignments; the runtime does not.
-        let reported = if vars.handler_vars.contains(var) { Reported::UpstreamOnly } else { Reported::Always };
+        // Upstream only counts the assignments it sees in flows; the runtime
+        // also sees handlers', match arms', `on failure` blocks' and the answer
+        // of `escalate to human`.
+        let reported = if vars.all_vars.contains(var) { Reported::UpstreamOnly } else { Reported::Always };
         let candidates = BUILTIN_VARIABLES
             .iter()
             .map(|b| b.to_string())

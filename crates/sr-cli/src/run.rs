@@ -1,0 +1,274 @@
+//! `sr run`: runs a workload against real providers (or a recording), streaming
+//! a live transcript or JSON lines, in a session stored in SQLite.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use sr_hir::RootDatabase;
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
+use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::hook::NoHook;
+use sr_runtime::human::{Answers, Human};
+use sr_runtime::mcp::McpHub;
+use sr_runtime::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
+use sr_runtime::session::SessionStore;
+use sr_runtime::tools::Jail;
+use sr_runtime::workload::{ProgramWorkload, SessionRef, Workload, discover, load};
+use sr_runtime::{Env, RunOptions};
+
+use crate::transcript::{Terminal, TerminalHuman};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A `.sr` or YAML file, or a workload name found in ./agents,
+    /// ./.streetrace/agents, ~/.streetrace/agents or $STREETRACE_AGENT_PATHS.
+    workload: String,
+    /// The message (also: words after the workload).
+    #[arg(long, short)]
+    prompt: Option<String>,
+    /// More words of the message.
+    words: Vec<String>,
+    /// Model for agents whose prompts name none and when there is no model `main`.
+    #[arg(long)]
+    model: Option<String>,
+    /// Use this model for every call (local models, tests).
+    #[arg(long)]
+    override_model: Option<String>,
+    /// How to show events.
+    #[arg(long, value_enum, default_value_t = EventsFormat::Text)]
+    events: EventsFormat,
+    /// Continue this session (default: a new one).
+    #[arg(long)]
+    session: Option<String>,
+    /// Continue a paused run of this session, answering its `escalate to human`.
+    #[arg(long, requires = "input")]
+    resume: Option<String>,
+    /// The answer given to a paused run.
+    #[arg(long)]
+    input: Option<String>,
+    /// Record every model exchange and tool result to this file.
+    #[arg(long, conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Serve model exchanges and tool results from this recording (offline).
+    #[arg(long)]
+    replay: Option<PathBuf>,
+    /// Directory file tools work in (default: the current directory).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// Where sessions are stored.
+    #[arg(long, default_value = ".streetrace/sessions.db")]
+    sessions: PathBuf,
+    /// Model turns an agent may take.
+    #[arg(long, default_value_t = 25)]
+    max_turns: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EventsFormat {
+    /// A readable live transcript on stderr; the result on stdout.
+    Text,
+    /// One JSON event per line on stdout.
+    Jsonl,
+}
+
+fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(format!("cannot start the async runtime: {e}"), 2),
+    };
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: Args) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let path = match discover(&args.workload, &cwd) {
+        Ok(path) => path,
+        Err(e) => return fail(e, 2),
+    };
+    let mut db = RootDatabase::default();
+    let program = match load(&mut db, &path) {
+        Ok(program) => program,
+        Err(e) => {
+            for (file, d) in &e.diagnostics {
+                eprintln!("{}: error[{}]: {}", file.display(), d.code, d.message);
+            }
+            return fail(format!("{} has errors; run `sr check {}`", path.display(), path.display()), 2);
+        }
+    };
+    let store = match SessionStore::open(&args.sessions) {
+        Ok(store) => store,
+        Err(e) => return fail(format!("cannot open {}: {e}", args.sessions.display()), 2),
+    };
+
+    // A resumed run replays its own journal up to the pause, then goes on live.
+    let session_id = args.resume.clone().or(args.session.clone()).unwrap_or_else(new_id);
+    let journal = journal_path(&args.sessions, &session_id);
+    let mut message = args.prompt.clone().unwrap_or_else(|| args.words.join(" "));
+    let mut answers = Vec::new();
+    if args.resume.is_some() {
+        let Ok(Some(pause)) = store.pause(&session_id) else {
+            return fail(format!("session {session_id} has no paused run"), 2);
+        };
+        message = pause["input"].as_str().unwrap_or_default().to_string();
+        answers = serde_json::from_value(pause["answers"].clone()).unwrap_or_default();
+        answers.push(args.input.clone().unwrap_or_default());
+    }
+    if !store.exists(&session_id).unwrap_or(false)
+        && let Err(e) = store.create(&session_id, &path.display().to_string())
+    {
+        return fail(format!("cannot create session {session_id}: {e}"), 2);
+    }
+
+    let replay_text = match &args.replay {
+        Some(file) => match std::fs::read_to_string(file) {
+            Ok(text) => Some(text),
+            Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
+        },
+        None => None,
+    };
+    let journal_text = if args.resume.is_some() { std::fs::read_to_string(&journal).ok() } else { None };
+    let invocation_id =
+        replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
+    let mcp = Arc::new(McpHub::default());
+    let setup = match (&replay_text, &journal_text) {
+        (Some(text), _) => replayed(text, mcp.clone()),
+        (None, journal_text) => {
+            live(&args, &journal, journal_text.as_deref(), &invocation_id, &path, &message, mcp.clone())
+        }
+    };
+    let (provider, tools) = match setup {
+        Ok(parts) => parts,
+        Err(e) => return fail(e, 2),
+    };
+    let jail = match Jail::new(args.work_dir.clone().unwrap_or(cwd.clone())) {
+        Ok(jail) => jail,
+        Err(e) => return fail(format!("bad work directory: {e}"), 2),
+    };
+    let human: Arc<dyn Human> = if answers.is_empty() && args.events == EventsFormat::Text {
+        Arc::new(TerminalHuman)
+    } else {
+        Arc::new(Answers(std::sync::Mutex::new(answers.clone().into())))
+    };
+    let options = RunOptions {
+        default_model: args.model.clone(),
+        override_model: args.override_model.clone(),
+        max_turns: args.max_turns,
+    };
+    let terminal: Arc<dyn EventSink> = match args.events {
+        EventsFormat::Text => Arc::new(Terminal::new()),
+        EventsFormat::Jsonl => Arc::new(|e: &Event| println!("{}", serde_json::to_string(e).unwrap_or_default())),
+    };
+    let env_parts = (provider, tools, human, jail, options);
+    let workload = ProgramWorkload {
+        name: path.display().to_string(),
+        program,
+        env: Arc::new(move || Env {
+            provider: env_parts.0.clone(),
+            hook: Arc::new(NoHook),
+            jail: env_parts.3.clone(),
+            tools: env_parts.1.clone(),
+            human: env_parts.2.clone(),
+            options: env_parts.4.clone(),
+        }),
+        sinks: vec![terminal],
+        invocation_id: Arc::new(move || invocation_id.clone()),
+    };
+    let mut events = workload.run(SessionRef { store: store.clone(), id: session_id.clone() }, message.clone());
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        if let Payload::RunFinished { status, result, .. } = &event.payload {
+            finished = Some((*status, result.clone()));
+        }
+    }
+    match finished {
+        Some((RunStatus::Completed, result)) => {
+            let _ = store.set_pause(&session_id, None);
+            if args.events == EventsFormat::Text {
+                match result {
+                    Some(serde_json::Value::String(text)) => println!("{text}"),
+                    Some(serde_json::Value::Null) | None => {}
+                    Some(other) => println!("{}", serde_json::to_string_pretty(&other).unwrap_or_default()),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Some((RunStatus::Paused, _)) => {
+            let pause = serde_json::json!({"input": message, "answers": answers});
+            if let Err(e) = store.set_pause(&session_id, Some(&pause)) {
+                return fail(format!("cannot save the paused run: {e}"), 1);
+            }
+            eprintln!("paused: resume with `sr run {} --resume {session_id} --input \"…\"`", args.workload);
+            ExitCode::from(3)
+        }
+        _ => ExitCode::from(1),
+    }
+}
+
+type Seams = (Arc<dyn Provider>, Arc<dyn ToolGate>);
+
+/// Everything served from a recording.
+fn replayed(text: &str, mcp: Arc<McpHub>) -> Result<Seams, String> {
+    let provider = Replayer::parse(text).map_err(|e| format!("cannot read the recording: {e}"))?;
+    let tools = ReplayedTools::from_cassette(text, mcp).map_err(|e| format!("cannot read the recording: {e}"))?;
+    Ok((Arc::new(provider), Arc::new(tools)))
+}
+
+/// Real providers and tools, recorded to `--record` or the session's journal;
+/// a resumed run first serves what its journal holds.
+fn live(
+    args: &Args,
+    journal: &std::path::Path,
+    journal_text: Option<&str>,
+    invocation_id: &str,
+    workload: &std::path::Path,
+    message: &str,
+    mcp: Arc<McpHub>,
+) -> Result<Seams, String> {
+    let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
+    let router: Arc<dyn Provider> = Arc::new(Router::from_env(http));
+    let file = args.record.as_deref().unwrap_or(journal);
+    let resuming = journal_text.is_some();
+    let cassette = open_cassette(file, resuming).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    if !resuming {
+        let workload = sr_runtime::compile::display_path(workload);
+        cassette.append(&meta_entry(invocation_id, &workload, message)).map_err(|e| e.to_string())?;
+    }
+    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
+    let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
+    match journal_text {
+        Some(text) => {
+            let journal = Replayer::parse(text).map_err(|e| format!("cannot read the journal: {e}"))?;
+            let replayed = ReplayedTools::from_cassette(text, mcp)?;
+            Ok((
+                Arc::new(Resumed { journal, live: recorder }),
+                Arc::new(ResumedTools { journal: replayed, live: live_tools }),
+            ))
+        }
+        None => Ok((recorder, Arc::new(live_tools))),
+    }
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Each session keeps a journal of its model exchanges and tool results, so
+/// that a paused run can resume without repeating them.
+fn journal_path(sessions: &std::path::Path, session: &str) -> PathBuf {
+    sessions.parent().unwrap_or(std::path::Path::new(".")).join("journal").join(format!("{session}.jsonl"))
+}
+
+fn open_cassette(path: &std::path::Path, append: bool) -> Result<Arc<Cassette>, String> {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let cassette = if append { Cassette::append_to(path) } else { Cassette::create(path) };
+    cassette.map(Arc::new).map_err(|e| e.to_string())
+}

@@ -1,0 +1,171 @@
+//! The live transcript of `sr run`: readable lines on stderr as events arrive,
+//! streamed model text, and a spinner while a model is thinking.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::human::Human;
+
+/// How much of a value a line shows.
+const PREVIEW: usize = 160;
+
+pub struct Terminal {
+    state: Mutex<State>,
+}
+
+struct State {
+    spinner: Option<ProgressBar>,
+    /// Model text is being streamed on the current line.
+    streaming: bool,
+    interactive: bool,
+}
+
+impl Terminal {
+    pub fn new() -> Terminal {
+        Terminal {
+            state: Mutex::new(State { spinner: None, streaming: false, interactive: std::io::stderr().is_terminal() }),
+        }
+    }
+}
+
+fn preview(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let line = text.replace('\n', " ");
+    if line.chars().count() > PREVIEW { format!("{}…", line.chars().take(PREVIEW).collect::<String>()) } else { line }
+}
+
+impl State {
+    fn stop_spinner(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    fn end_stream(&mut self, out: &mut impl Write) {
+        if self.streaming {
+            let _ = writeln!(out);
+            self.streaming = false;
+        }
+    }
+
+    fn line(&mut self, out: &mut impl Write, depth: usize, text: &str) {
+        self.stop_spinner();
+        self.end_stream(out);
+        let _ = writeln!(out, "{}{text}", "  ".repeat(depth));
+    }
+}
+
+impl EventSink for Terminal {
+    fn record(&self, event: &Event) {
+        let mut state = self.state.lock().unwrap();
+        let mut out = std::io::stderr().lock();
+        let depth = event.path.len();
+        match &event.payload {
+            Payload::RunStarted { workload, entry, .. } => state.line(&mut out, 0, &format!("▶ {entry} ({workload})")),
+            Payload::FlowStarted { flow } => state.line(&mut out, depth, &format!("flow {flow}")),
+            Payload::AgentStarted { agent, model, input } => state.line(
+                &mut out,
+                depth,
+                &format!("● {agent} [{model}] ← {}", preview(&Value::String(input.clone()))),
+            ),
+            Payload::ModelRequest { model, .. } => {
+                state.stop_spinner();
+                if state.interactive {
+                    let spinner = ProgressBar::new_spinner();
+                    spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
+                    spinner.set_message(format!("{}waiting for {model}", "  ".repeat(depth)));
+                    spinner.enable_steady_tick(Duration::from_millis(120));
+                    state.spinner = Some(spinner);
+                }
+            }
+            Payload::TextDelta { text } => {
+                state.stop_spinner();
+                if !state.streaming {
+                    let _ = write!(out, "{}", "  ".repeat(depth));
+                    state.streaming = true;
+                }
+                let _ = write!(out, "{}", text.replace('\n', &format!("\n{}", "  ".repeat(depth))));
+                let _ = out.flush();
+            }
+            Payload::ModelResponse { .. } => {
+                state.stop_spinner();
+                state.end_stream(&mut out);
+            }
+            Payload::ToolCall { tool, args, .. } => state.line(&mut out, depth, &format!("↳ {tool} {}", preview(args))),
+            Payload::ToolResult { tool, result, is_error, .. } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                state.line(&mut out, depth + 1, &format!("{mark} {tool}: {}", preview(result)))
+            }
+            Payload::Transfer { from, to } => state.line(&mut out, depth, &format!("⇢ {from} hands over to {to}")),
+            Payload::Log { message } => state.line(&mut out, depth, &format!("log: {message}")),
+            Payload::Notify { message } => state.line(&mut out, depth, &format!("notify: {message}")),
+            Payload::Warning { message } => state.line(&mut out, depth, &format!("warning: {message}")),
+            Payload::Error { message, location } => {
+                let at =
+                    location.as_ref().map(|l| format!(" ({}:{}:{})", l.file, l.line, l.column)).unwrap_or_default();
+                state.line(&mut out, depth, &format!("error: {message}{at}"))
+            }
+            Payload::LlmCall { prompt_name, model, .. } => {
+                state.line(&mut out, depth, &format!("● call llm {prompt_name} [{model}]"))
+            }
+            Payload::Escalation { agent_name, condition_op, condition_value, .. } => state.line(
+                &mut out,
+                depth,
+                &format!("⚡ Escalation: {agent_name} triggered ({condition_op} \"{condition_value}\")"),
+            ),
+            Payload::HumanInputRequested { message } => state.line(&mut out, depth, &format!("? {message}")),
+            Payload::HistoryCompaction { strategy, messages_removed, .. } => state.line(
+                &mut out,
+                depth,
+                &format!("history compacted ({strategy}, {messages_removed} messages removed)"),
+            ),
+            Payload::RunFinished { status, error, .. } => {
+                state.stop_spinner();
+                state.end_stream(&mut out);
+                match status {
+                    RunStatus::Completed => {}
+                    RunStatus::Paused => state.line(&mut out, 0, "⏸ paused, waiting for a human"),
+                    RunStatus::Failed => {
+                        state.line(&mut out, 0, &format!("✗ failed: {}", error.clone().unwrap_or_default()))
+                    }
+                }
+            }
+            Payload::FlowFinished { .. }
+            | Payload::AgentFinished { .. }
+            | Payload::StateChange { .. }
+            | Payload::LlmResponse { .. }
+            | Payload::FlowResult { .. } => {}
+        }
+    }
+}
+
+/// Asks `escalate to human` questions at the terminal (when there is one).
+pub struct TerminalHuman;
+
+impl Human for TerminalHuman {
+    fn ask<'a>(&'a self, message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if !std::io::stdin().is_terminal() {
+                return None;
+            }
+            let message = message.to_string();
+            tokio::task::spawn_blocking(move || {
+                eprint!("{message}\n> ");
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer).ok()?;
+                Some(answer.trim_end().to_string())
+            })
+            .await
+            .ok()
+            .flatten()
+        })
+    }
+}

@@ -1,0 +1,141 @@
+//! `sr run` end to end: replaying the shipped recording, sessions, and a run
+//! paused for a human and resumed in a second process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use sr_llm::mock::{MockReply, MockServer};
+
+fn sr(args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn replaying_the_shipped_recording_reproduces_its_events() {
+    let root = sr_testing::workspace_root();
+    let sessions = temp("replay").join("sessions.db");
+    let sessions = sessions.to_str().unwrap();
+    let args = [
+        "run",
+        "examples/review/review.sr",
+        "--replay",
+        "examples/review/review.cassette.jsonl",
+        "--work-dir",
+        "examples/review",
+        "--events",
+        "jsonl",
+        "--sessions",
+        sessions,
+        "--prompt",
+        "Review src/calc.py",
+    ];
+    let out = sr(&args, &root, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = std::fs::read_to_string(root.join("examples/review/review.events.jsonl")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+
+    // The session stored the same events.
+    let out = sr(&["sessions", "list", "--sessions", sessions], &root, &[]);
+    let listing = String::from_utf8(out.stdout).unwrap();
+    assert!(listing.contains("1 run(s)"), "{listing}");
+}
+
+#[test]
+fn a_replay_fails_loudly_on_a_request_that_was_not_recorded() {
+    let root = sr_testing::workspace_root();
+    let sessions = temp("miss").join("sessions.db");
+    let args = [
+        "run",
+        "examples/review/review.sr",
+        "--replay",
+        "examples/review/review.cassette.jsonl",
+        "--work-dir",
+        "examples/review",
+        "--sessions",
+        sessions.to_str().unwrap(),
+        "--prompt",
+        "Review something else",
+    ];
+    let out = sr(&args, &root, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no recorded answer"), "{stderr}");
+    assert!(stderr.contains("Review something else"), "{stderr}");
+}
+
+const PAUSING: &str = r#"model main = openai/gpt-4o-mini
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
+flow main:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    $final = call llm polish_prompt
+    return $final
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_run_resumes_in_a_new_process_without_repeating_steps() {
+    let dir = temp("pause");
+    std::fs::write(dir.join("reply.sr"), PAUSING).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Draft: thanks for writing."));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", "k".to_string())];
+    let sessions = dir.join("sessions.db");
+    let sessions = sessions.to_str().unwrap();
+
+    let first = sr(
+        &["run", "reply.sr", "--sessions", sessions, "--prompt", "a customer mail", "--events", "jsonl"],
+        &dir,
+        &env,
+    );
+    assert_eq!(first.status.code(), Some(3), "{}", String::from_utf8_lossy(&first.stderr));
+    let events: Vec<Value> =
+        String::from_utf8(first.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let asked = events.iter().find(|e| e["type"] == "human_input_requested").unwrap();
+    assert_eq!(asked["message"], "Approve the draft?");
+    assert_eq!(events.last().unwrap()["status"], "paused");
+    let session = String::from_utf8(sr(&["sessions", "list", "--sessions", sessions], &dir, &[]).stdout).unwrap();
+    let session = session.split_whitespace().next().unwrap().to_string();
+    assert_eq!(server.requests().len(), 1);
+
+    server.push(MockReply::text("Thanks for writing; we will reply within a day."));
+    let second = sr(
+        &[
+            "run",
+            "reply.sr",
+            "--sessions",
+            sessions,
+            "--resume",
+            &session,
+            "--input",
+            "approved, be warm",
+            "--events",
+            "jsonl",
+        ],
+        &dir,
+        &env,
+    );
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    // Only the step after the pause reached the model; the draft came from the journal.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let body = &requests[1].body;
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("(approved, be warm)") && prompt.contains("Draft: thanks for writing."), "{prompt}");
+    let events: Vec<Value> =
+        String::from_utf8(second.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events.last().unwrap()["result"], json!("Thanks for writing; we will reply within a day."));
+}

@@ -1,0 +1,121 @@
+//! The LLM provider layer of the StreetRace runtime.
+//!
+//! Everything the runtime says to a model goes through one seam, [`Provider`]:
+//! `chat(ChatRequest) -> ChatStream`, a stream of [`ChatEvent`]s that yields
+//! text deltas live, complete tool calls, then [`Usage`] and `Finished`.
+//! Dropping the stream cancels the request. [`ChatResponse::collect`] folds a
+//! stream into one reply. `chat` itself does no I/O; the stream does, when
+//! polled inside a Tokio runtime.
+//!
+//! Implementations:
+//! - protocol clients over reqwest: [`OpenAi`] (Chat Completions, also Ollama,
+//!   vLLM, llama.cpp, LiteLLM, ...), [`Anthropic`] (Messages) and [`Gemini`]
+//!   (generateContent), with retries and timeouts from [`HttpOptions`];
+//! - [`Router`], which picks one of those from the model string's prefix and
+//!   the environment;
+//! - [`Recorder`] and [`Replayer`], which write and serve cassettes;
+//! - with the `mock` feature, `mock::MockServer` is a local HTTP server that
+//!   speaks the three wire protocols with scripted answers, for tests.
+//!
+//! # Models and environment
+//!
+//! | prefix | protocol | API key | base URL (default) |
+//! |---|---|---|---|
+//! | `openai/` | OpenAI | `OPENAI_API_KEY` | `OPENAI_BASE_URL`, `OPENAI_API_BASE` (`https://api.openai.com/v1`) |
+//! | `anthropic/` | Anthropic | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_BASE` (`https://api.anthropic.com`) |
+//! | `gemini/` | Gemini | `GEMINI_API_KEY`, `GOOGLE_API_KEY` | `GEMINI_BASE_URL`, `GEMINI_API_BASE` (`https://generativelanguage.googleapis.com`) |
+//! | `ollama/`, `ollama_chat/` | OpenAI | optional `OLLAMA_API_KEY` | `OLLAMA_API_BASE` (`http://localhost:11434`; `/v1` is added) |
+//! | `hosted_vllm/` | OpenAI | optional `HOSTED_VLLM_API_KEY` | `HOSTED_VLLM_API_BASE` (required) |
+//! | `lm_studio/` | OpenAI | optional `LM_STUDIO_API_KEY` | `LM_STUDIO_API_BASE` (`http://localhost:1234/v1`) |
+//! | `openrouter/` | OpenAI | `OPENROUTER_API_KEY` | `OPENROUTER_API_BASE` (`https://openrouter.ai/api/v1`) |
+//! | `groq/` | OpenAI | `GROQ_API_KEY` | `GROQ_API_BASE` (`https://api.groq.com/openai/v1`) |
+//! | `deepseek/` | OpenAI | `DEEPSEEK_API_KEY` | `DEEPSEEK_API_BASE` (`https://api.deepseek.com/v1`) |
+//! | `mistral/` | OpenAI | `MISTRAL_API_KEY` | `MISTRAL_API_BASE` (`https://api.mistral.ai/v1`) |
+//! | `xai/` | OpenAI | `XAI_API_KEY` | `XAI_API_BASE` (`https://api.x.ai/v1`) |
+//!
+//! Bare names starting `gpt-`, `chatgpt-`, `o1`, `o3`, `o4`, `claude-` or
+//! `gemini-` go to OpenAI, Anthropic and Gemini as LiteLLM does. OpenAI-style
+//! base URLs include the version (`.../v1`); Anthropic and Gemini ones do not.
+//! A missing key is an [`LlmError::MissingEnv`] naming the variable, returned
+//! by [`Router::resolve`] (and as the stream's only item by `chat`) before any
+//! request is sent. Keys are held as [`ApiKey`], which never shows in `Debug`,
+//! and are redacted from every message quoted back from a server.
+//!
+//! # Retries and timeouts
+//!
+//! Connection failures, timeouts, HTTP 408/409/429/5xx and overload errors
+//! inside a stream are retried with capped exponential backoff and jitter
+//! ([`RetryPolicy`]), waiting what `retry-after-ms` or `Retry-After` (seconds or
+//! HTTP date) ask for. Retries stop once any event reached the consumer: the
+//! error is then returned, because the consumer may have shown partial output.
+//! [`HttpOptions::timeout`] bounds the wait for a response head (and a whole
+//! non-streamed body), [`HttpOptions::idle_timeout`] the silence between stream
+//! chunks. The [`Sleeper`] is injectable so tests do not wait.
+//!
+//! # Cassettes
+//!
+//! A cassette is a JSON-lines file. This crate writes and reads lines whose
+//! `kind` is `"llm"` and skips lines of any other kind, so the runtime can keep
+//! tool results and its own entries in the same file: share the [`Cassette`]
+//! handle ([`Cassette::create`] starts a file, [`Cassette::append_to`] adds to
+//! one, [`Cassette::append`] writes a line) and read entries back with
+//! [`cassette_entries`]. One line per exchange, appended and flushed when the
+//! reply finishes:
+//!
+//! ```text
+//! {"kind":"llm","version":1,
+//!  "request":{"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"}],"model":"openai/gpt-4o"},
+//!  "events":[{"type":"text_delta","data":"Hello"},
+//!            {"type":"tool_call","data":{"id":"call_9","name":"read","arguments":{"path":"a"}}},
+//!            {"type":"usage","data":{"input_tokens":9,"output_tokens":3}},
+//!            {"type":"finished","data":{"reason":"tool_calls"}}]}
+//! ```
+//!
+//! - `request` is the [`ChatRequest`] as [`normalize`] makes it: object keys
+//!   sorted, tool-call ids renamed `call_0`, `call_1`, ... by first appearance
+//!   (providers invent new ids on every run). Exchanges are matched on it.
+//! - `events` are the [`ChatEvent`]s delivered, in order.
+//! - `error`, when present, is the [`LlmError`] that ended the exchange
+//!   (tagged by `kind`, e.g. `{"kind":"api","provider":"openai","status":400,...}`).
+//! - `cancelled: true` marks an exchange the consumer dropped before it ended.
+//! - `version` is the format version; the replayer refuses newer versions.
+//!
+//! [`Replayer`] serves each recorded answer once; identical requests get their
+//! answers in recorded order, different requests may come in any order. A
+//! request that was not recorded fails with [`LlmError::NotRecorded`], naming
+//! the nearest recorded request's line and the JSON paths where they differ.
+//! Wrap the [`Router`] in the [`Recorder`] so cassettes keep the full
+//! `provider/model` strings and replay needs no keys.
+
+mod anthropic;
+mod cassette;
+mod error;
+mod gemini;
+mod http;
+#[cfg(feature = "mock")]
+pub mod mock;
+mod openai;
+#[cfg(test)]
+mod prefix;
+mod price;
+mod provider;
+mod retry;
+mod router;
+mod secret;
+mod sse;
+mod types;
+
+pub use crate::anthropic::Anthropic;
+pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, Recorder, Replayer, cassette_entries, normalize};
+pub use crate::error::LlmError;
+pub use crate::gemini::Gemini;
+pub use crate::http::{HttpClient, HttpOptions};
+pub use crate::openai::OpenAi;
+pub use crate::price::{Price, PriceTable};
+pub use crate::provider::{ChatStream, Endpoint, Provider};
+pub use crate::retry::{RetryPolicy, Sleeper, TokioSleeper};
+pub use crate::router::{Route, Router};
+pub use crate::secret::ApiKey;
+pub use crate::types::{
+    ChatEvent, ChatRequest, ChatResponse, FinishReason, Message, Part, Role, ToolCall, ToolResult, ToolSpec, Usage,
+};

@@ -1,0 +1,442 @@
+//! Agents: an LLM tool-calling loop. `use` offers other agents as tools (the
+//! parent gets their answer back); `delegate` offers a `transfer_to_agent` tool
+//! that hands the conversation to another agent, whose answer is the result.
+//! Agents run the same way whether they are the entry point or run from a flow.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use sr_llm::{
+    ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec as LlmToolSpec,
+};
+
+use crate::event::{Payload, Usage};
+use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::run::{ErrorKind, RunError, Runtime, Thread};
+use crate::structured;
+use crate::tools::{Tool, builtin_tools};
+use crate::value::{display, from_model_text};
+
+/// The tool `delegate` adds.
+const TRANSFER: &str = "transfer_to_agent";
+/// How deep agents may use and delegate to agents (upstream cuts self-use at 3).
+const MAX_DEPTH: usize = 8;
+
+/// What an agent can call in one run.
+enum Callable {
+    Tool(Arc<dyn Tool>),
+    /// `use`: the agent runs with the request and its answer comes back.
+    Agent(String),
+    /// `delegate`: the conversation moves to one of these agents.
+    Transfer(Vec<String>),
+}
+
+/// Messages from a flow's `history $var` list: `{role, content}` objects; role
+/// `user` is the user, anything else the agent; other values are user text.
+pub fn history_messages(history: &Value) -> Vec<Message> {
+    let Value::Array(items) = history else { return Vec::new() };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Object(map) => {
+                let content = map.get("content").map(display).unwrap_or_default();
+                match map.get("role").and_then(Value::as_str) {
+                    Some("user") => Message::user(content),
+                    _ => Message::assistant(content),
+                }
+            }
+            other => Message::user(display(other)),
+        })
+        .collect()
+}
+
+impl Runtime {
+    /// Runs `name` on `input` after `history`; the result is its final answer,
+    /// parsed as JSON when it is JSON (validated when the instruction prompt
+    /// expects a schema).
+    pub(crate) async fn run_agent(
+        &self,
+        th: &mut Thread,
+        name: &str,
+        input: String,
+        history: Vec<Message>,
+    ) -> Result<Value, RunError> {
+        let text = self.agent_turns(th, name, input, history).await?;
+        self.agent_result(th, name, text).await
+    }
+
+    /// The loop; returns the final text.
+    fn agent_turns<'a>(
+        &'a self,
+        th: &'a mut Thread,
+        name: &'a str,
+        input: String,
+        history: Vec<Message>,
+    ) -> futures::future::BoxFuture<'a, Result<String, RunError>> {
+        Box::pin(async move {
+            if !self.program.agents.contains_key(name) {
+                return Err(RunError::failed(format!("agent '{name}' does not exist"), None));
+            }
+            if th.frames.iter().filter(|f| f.kind == FrameKind::Agent).count() >= MAX_DEPTH {
+                return Err(RunError::failed(
+                    format!("agents call each other more than {MAX_DEPTH} levels deep (at '{name}')"),
+                    None,
+                ));
+            }
+            let model = self.agent_model(name)?;
+            let system = self.instruction(th, name)?;
+            let (callables, specs) = self.agent_tools(name);
+            let outer = th.enter(format!("agent:{name}"));
+            th.frames.push(Frame {
+                kind: FrameKind::Agent,
+                name: name.to_string(),
+                body: None,
+                stmt: None,
+                location: None,
+                last_exchange: None,
+            });
+            th.emitter.emit(Payload::AgentStarted {
+                agent: name.to_string(),
+                model: model.clone(),
+                input: input.clone(),
+            });
+            let input = self.guard_input(th, name, input).await;
+            let outcome = match input {
+                Ok(input) => {
+                    let mut messages = history;
+                    messages.push(Message::user(input));
+                    self.turns(th, name, &model, system, messages, &callables, specs).await
+                }
+                Err(e) => Err(e),
+            };
+            if let Ok(text) = &outcome {
+                th.emitter
+                    .emit(Payload::AgentFinished { agent: name.to_string(), output: Value::String(text.clone()) });
+            }
+            th.frames.pop();
+            th.leave(outer);
+            outcome
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn turns(
+        &self,
+        th: &mut Thread,
+        name: &str,
+        model: &str,
+        system: Option<String>,
+        mut messages: Vec<Message>,
+        callables: &[(String, Callable)],
+        tools: Vec<LlmToolSpec>,
+    ) -> Result<String, RunError> {
+        let spec = &self.program.agents[name];
+        let settings = self.program.models.values().find(|m| m.id == model);
+        for _ in 0..self.env.options.max_turns {
+            let request = ChatRequest {
+                model: model.to_string(),
+                system: system.clone(),
+                messages: messages.clone(),
+                tools: tools.clone(),
+                response_schema: None,
+                temperature: settings.and_then(|s| s.temperature),
+                max_tokens: settings.and_then(|s| s.max_tokens),
+            };
+            let response = self.guarded_model_call(th, name, request).await?;
+            if response.tool_calls.is_empty() {
+                return Ok(response.text);
+            }
+            messages.push(Message {
+                role: Role::Assistant,
+                content: std::iter::once(Part::text(response.text.clone()))
+                    .filter(|p| !matches!(p, Part::Text { text } if text.is_empty()))
+                    .chain(response.tool_calls.iter().cloned().map(Part::ToolCall))
+                    .collect(),
+            });
+            let mut results = Vec::new();
+            for call in &response.tool_calls {
+                if let Some(Callable::Transfer(targets)) =
+                    callables.iter().find(|(n, _)| n == &call.name).map(|(_, c)| c)
+                {
+                    let target =
+                        call.arguments.get("agent_name").and_then(Value::as_str).unwrap_or_default().to_string();
+                    if targets.contains(&target) {
+                        th.emitter.emit(Payload::Transfer { from: name.to_string(), to: target.clone() });
+                        // The other agent takes over the conversation: it answers
+                        // the user's last message with what came before as history.
+                        let mut history = messages.clone();
+                        history.pop();
+                        let last_user = history
+                            .iter()
+                            .rposition(|m| m.role == Role::User)
+                            .map(|i| history.remove(i).text())
+                            .unwrap_or_default();
+                        return self.agent_turns(th, &target, last_user, history).await;
+                    }
+                    results.push(ToolResult {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: json!(format!("unknown agent '{target}'; choose one of: {}", targets.join(", "))),
+                        is_error: true,
+                    });
+                    continue;
+                }
+                results.push(self.tool_call(th, spec.name.as_str(), call, callables).await?);
+            }
+            messages.push(Message::tool_results(results));
+        }
+        Err(RunError::failed(
+            format!("agent '{name}' did not finish within {} model turns", self.env.options.max_turns),
+            None,
+        ))
+    }
+
+    /// One model call: hook, request event, live text deltas, response event.
+    pub(crate) async fn model_call(
+        &self,
+        th: &mut Thread,
+        agent: &str,
+        request: ChatRequest,
+    ) -> Result<ChatResponse, RunError> {
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::ModelCall { agent, model: &request.model },
+            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+        };
+        if self.env.hook.on_step(step).await == Control::Terminate {
+            return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+        }
+        th.emitter.emit(Payload::ModelRequest {
+            model: request.model.clone(),
+            messages: request.messages.len(),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+        });
+        let request_json = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let mut stream = self.env.provider.chat(request.clone());
+        let mut events = Vec::new();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(ChatEvent::TextDelta(text)) => {
+                    th.emitter.emit(Payload::TextDelta { text: text.clone() });
+                    events.push(ChatEvent::TextDelta(text));
+                }
+                Ok(other) => events.push(other),
+                Err(e) => return Err(RunError::failed(format!("model {}: {e}", request.model), None)),
+            }
+        }
+        let response = ChatResponse::from_events(events)
+            .map_err(|e| RunError::failed(format!("model {}: {e}", request.model), None))?;
+        th.emitter.emit(Payload::ModelResponse {
+            model: request.model.clone(),
+            text: response.text.clone(),
+            tool_calls: response.tool_calls.iter().map(|c| c.name.clone()).collect(),
+            usage: Usage { input_tokens: response.usage.input_tokens, output_tokens: response.usage.output_tokens },
+        });
+        if let Some(frame) = th.frames.iter_mut().rev().find(|f| f.kind == FrameKind::Agent) {
+            frame.last_exchange = Some(
+                json!({"request": request_json, "response": {"text": response.text, "tool_calls": response.tool_calls}}),
+            );
+        }
+        Ok(response)
+    }
+
+    /// One tool call: hook, events, and the result the model sees. A tool's
+    /// failure is the model's business (an error result), not the run's.
+    async fn tool_call(
+        &self,
+        th: &mut Thread,
+        agent: &str,
+        call: &ToolCall,
+        callables: &[(String, Callable)],
+    ) -> Result<ToolResult, RunError> {
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
+            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+        };
+        if self.env.hook.on_step(step).await == Control::Terminate {
+            return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+        }
+        th.emitter.emit(Payload::ToolCall {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: call.arguments.clone(),
+        });
+        let args = self.guard_tool_call(th, agent, call).await?;
+        let (content, is_error) = if let Some(error) = &call.arguments_error {
+            (json!(error), true)
+        } else {
+            match (args, callables.iter().find(|(n, _)| n == &call.name).map(|(_, c)| c)) {
+                (Err(blocked), _) => (json!(blocked), true),
+                (Ok(_), None) => (json!(format!("there is no tool named '{}'", call.name)), true),
+                (Ok(args), Some(Callable::Tool(tool))) => match self.env.tools.call(tool.as_ref(), args).await {
+                    Ok(value) => (value, false),
+                    Err(e) => (json!(e.0), true),
+                },
+                (Ok(args), Some(Callable::Agent(sub))) => {
+                    let request = args.get("request").map(display).unwrap_or_else(|| display(&args));
+                    let answer = self.agent_turns(th, sub, request, Vec::new()).await?;
+                    (Value::String(answer), false)
+                }
+                (Ok(_), Some(Callable::Transfer(_))) => unreachable!("transfers are handled by the loop"),
+            }
+        };
+        let content = self.guard_tool_result(th, agent, &call.name, content).await?;
+        th.emitter.emit(Payload::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            result: content.clone(),
+            is_error,
+        });
+        Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
+    }
+
+    /// The tools of an agent: builtin and MCP tools, `use` agents, and the
+    /// transfer tool for `delegate`.
+    fn agent_tools(&self, name: &str) -> (Vec<(String, Callable)>, Vec<LlmToolSpec>) {
+        let spec = &self.program.agents[name];
+        let mut callables: Vec<(String, Callable)> = Vec::new();
+        let mut seen = HashSet::new();
+        for tool_ref in &spec.data.tools {
+            let data = self.program.tools.get(&tool_ref.name);
+            let mut tools = match data {
+                Some(sr_hir::ToolData::Mcp { .. }) => self.env.tools.mcp_tools(&tool_ref.name),
+                _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
+            };
+            // A tool named like one function of its module (YAML agents'
+            // `{module, function}`) gives that function only.
+            if tools.iter().any(|t| t.spec().name == tool_ref.name.as_str()) {
+                tools.retain(|t| t.spec().name == tool_ref.name.as_str());
+            }
+            for tool in tools {
+                let tool_name = tool.spec().name;
+                if seen.insert(tool_name.clone()) {
+                    callables.push((tool_name, Callable::Tool(tool)));
+                }
+            }
+        }
+        for used in &spec.data.use_ {
+            if self.program.agents.contains_key(&used.name) && seen.insert(used.name.to_string()) {
+                callables.push((used.name.to_string(), Callable::Agent(used.name.to_string())));
+            }
+        }
+        let delegates: Vec<String> = spec
+            .data
+            .delegate
+            .iter()
+            .filter(|d| self.program.agents.contains_key(&d.name))
+            .map(|d| d.name.to_string())
+            .collect();
+        if !delegates.is_empty() {
+            callables.push((TRANSFER.to_string(), Callable::Transfer(delegates)));
+        }
+        let specs = callables
+            .iter()
+            .map(|(tool_name, callable)| match callable {
+                Callable::Tool(tool) => {
+                    let s = tool.spec();
+                    LlmToolSpec { name: s.name, description: s.description, parameters: s.parameters }
+                }
+                Callable::Agent(agent) => LlmToolSpec {
+                    name: tool_name.clone(),
+                    description: self.program.agents[agent.as_str()]
+                        .data
+                        .description
+                        .clone()
+                        .unwrap_or_else(|| format!("Agent: {agent}")),
+                    parameters: json!({
+                        "type": "object",
+                        "properties": {"request": {"type": "string", "description": "What to ask the agent."}},
+                        "required": ["request"],
+                    }),
+                },
+                Callable::Transfer(targets) => LlmToolSpec {
+                    name: TRANSFER.to_string(),
+                    description: format!(
+                        "Hand the conversation over to another agent who answers the user: {}",
+                        targets
+                            .iter()
+                            .map(|t| format!(
+                                "'{t}' ({})",
+                                self.program.agents[t.as_str()]
+                                    .data
+                                    .description
+                                    .clone()
+                                    .unwrap_or_else(|| format!("Agent: {t}"))
+                            ))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                    parameters: json!({
+                        "type": "object",
+                        "properties": {"agent_name": {"type": "string", "enum": targets}},
+                        "required": ["agent_name"],
+                    }),
+                },
+            })
+            .collect();
+        (callables, specs)
+    }
+
+    /// The agent's instruction, rendered with the run's variables (prompt
+    /// composition included), plus the output schema when it expects one.
+    fn instruction(&self, th: &Thread, name: &str) -> Result<Option<String>, RunError> {
+        let spec = &self.program.agents[name];
+        let Some(instruction) = &spec.data.instruction else { return Ok(None) };
+        let mut text = crate::eval::render_prompt(&instruction.name, &self.program.prompts, &th.vars, 0)
+            .map_err(|e| RunError::failed(format!("instruction of agent '{name}': {}", e.0), None))?;
+        if let Some(expecting) = self.program.prompts.get(&instruction.name).and_then(|p| p.expecting.clone()) {
+            text.push_str(&structured::instruction_suffix(&self.program, &expecting));
+        }
+        Ok(Some(text))
+    }
+
+    /// Parses an agent's final text: validated against the instruction
+    /// prompt's schema (asking the agent to repair it when it does not fit),
+    /// else JSON when it is JSON, else the text.
+    async fn agent_result(&self, th: &mut Thread, name: &str, text: String) -> Result<Value, RunError> {
+        let expecting = self.program.agents[name]
+            .data
+            .instruction
+            .as_ref()
+            .and_then(|i| self.program.prompts.get(&i.name))
+            .and_then(|p| p.expecting.clone());
+        let Some(expecting) = expecting else { return Ok(from_model_text(&text)) };
+        let mut text = text;
+        for attempt in 0..=structured::MAX_REPAIRS {
+            match structured::parse(&self.program, &expecting, &text) {
+                Ok(value) => return Ok(value),
+                Err(problem) if attempt < structured::MAX_REPAIRS => {
+                    th.emitter.emit(Payload::Warning {
+                        message: format!(
+                            "agent '{name}': the reply does not fit schema '{}': {problem}",
+                            expecting.schema.name
+                        ),
+                    });
+                    let repair = structured::repair_message(&problem);
+                    let history = vec![Message::assistant(text.clone())];
+                    text = self.agent_turns(th, name, repair, history).await?;
+                }
+                Err(problem) => {
+                    return Err(RunError::failed(
+                        format!(
+                            "agent '{name}' did not produce a valid '{}' after {} repairs: {problem}",
+                            expecting.schema.name,
+                            structured::MAX_REPAIRS
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+        unreachable!()
+    }
+}

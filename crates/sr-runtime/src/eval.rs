@@ -1,0 +1,352 @@
+//! Evaluation of HIR expressions and `${…}` templates against the variables of
+//! a run. Expressions never call models or tools, so evaluation is synchronous.
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use sr_hir::{BinaryOp, Body, Expr, ExprId, Interpolation, Literal, PromptData, Template, TemplatePart, UnaryOp};
+
+use crate::value::{self, ValueError, display};
+
+/// The variables of a run: one flat namespace shared by every flow of the run,
+/// as upstream's runtime has it.
+pub type Vars = IndexMap<String, Value>;
+
+/// What evaluation can fail with; the interpreter adds the location.
+pub type EvalResult<T> = Result<T, ValueError>;
+
+/// Evaluates expressions of one body.
+pub struct Evaluator<'a> {
+    pub body: &'a Body,
+    pub vars: &'a Vars,
+    /// The current item inside `filter … where` (what `.field` reads).
+    pub item: Option<&'a Value>,
+}
+
+impl Evaluator<'_> {
+    pub fn eval(&self, id: ExprId) -> EvalResult<Value> {
+        match &self.body.exprs[id] {
+            Expr::Missing => Err(ValueError("the expression has a syntax error".into())),
+            Expr::Literal(lit) => Ok(literal(lit)),
+            Expr::Template(template) => Ok(Value::String(render_flow_template(template, self.vars)?)),
+            Expr::Var { name, .. } => variable(self.vars, name).cloned(),
+            Expr::Field { base, field } => {
+                let base = self.eval(*base)?;
+                value::field(&base, field).cloned()
+            }
+            Expr::ItemField(path) => {
+                let mut current = self
+                    .item
+                    .ok_or_else(|| ValueError("`.field` is only meaningful inside `filter … where`".into()))?;
+                for segment in path {
+                    current = value::field(current, segment)?;
+                }
+                Ok(current.clone())
+            }
+            Expr::List(items) => Ok(Value::Array(items.iter().map(|&i| self.eval(i)).collect::<EvalResult<_>>()?)),
+            Expr::Object(entries) => {
+                let mut map = Map::new();
+                for (key, value) in entries {
+                    map.insert(key.to_string(), self.eval(*value)?);
+                }
+                Ok(Value::Object(map))
+            }
+            Expr::Unary { op: UnaryOp::Not, operand } => Ok(Value::Bool(!value::truthy(&self.eval(*operand)?))),
+            Expr::Unary { op: UnaryOp::Neg, operand } => value::neg(&self.eval(*operand)?),
+            Expr::Binary { op, lhs, rhs } => self.binary(*op, *lhs, *rhs),
+            Expr::Filter { list, condition } => {
+                let list = self.eval(*list)?;
+                let mut kept = Vec::new();
+                for item in value::iterate(&list)? {
+                    let inner = Evaluator { body: self.body, vars: self.vars, item: Some(&item) };
+                    if value::truthy(&inner.eval(*condition)?) {
+                        kept.push(item);
+                    }
+                }
+                Ok(Value::Array(kept))
+            }
+            Expr::Call { function, args } => {
+                let args = args.iter().map(|&a| self.eval(a)).collect::<EvalResult<Vec<_>>>()?;
+                call_function(function, &args)
+            }
+            Expr::MethodCall { method, .. } => {
+                Err(ValueError(format!("methods cannot be called on values (`.{method}(…)`)")))
+            }
+            Expr::InitialPrompt => Ok(self.vars.get("input_prompt").cloned().unwrap_or(Value::Null)),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, lhs: ExprId, rhs: ExprId) -> EvalResult<Value> {
+        // `and`/`or` short-circuit and return an operand, as Python's.
+        match op {
+            BinaryOp::And => {
+                let left = self.eval(lhs)?;
+                return if value::truthy(&left) { self.eval(rhs) } else { Ok(left) };
+            }
+            BinaryOp::Or => {
+                let left = self.eval(lhs)?;
+                return if value::truthy(&left) { Ok(left) } else { self.eval(rhs) };
+            }
+            _ => {}
+        }
+        let (a, b) = (self.eval(lhs)?, self.eval(rhs)?);
+        Ok(match op {
+            BinaryOp::Eq => Value::Bool(value::equals(&a, &b)),
+            BinaryOp::NotEq => Value::Bool(!value::equals(&a, &b)),
+            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::LtEq | BinaryOp::GtEq => {
+                Value::Bool(value::compare(&a, &b, op.text())?)
+            }
+            BinaryOp::Contains => Value::Bool(value::contains(&a, &b)?),
+            BinaryOp::Similar => Value::Bool(value::similar(&a, &b)),
+            BinaryOp::Add => value::add(&a, &b)?,
+            BinaryOp::Sub => value::sub(&a, &b)?,
+            BinaryOp::Mul => value::mul(&a, &b)?,
+            BinaryOp::Div => value::div(&a, &b)?,
+            BinaryOp::Rem => value::rem(&a, &b)?,
+            BinaryOp::And | BinaryOp::Or => unreachable!(),
+        })
+    }
+}
+
+pub fn literal(lit: &Literal) -> Value {
+    match lit {
+        Literal::String(s) => Value::String(s.clone()),
+        Literal::Int(i) => Value::from(*i),
+        Literal::Float(text) => {
+            text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+        }
+        Literal::Bool(b) => Value::Bool(*b),
+        Literal::Null => Value::Null,
+    }
+}
+
+fn variable<'v>(vars: &'v Vars, name: &str) -> EvalResult<&'v Value> {
+    vars.get(name).ok_or_else(|| ValueError(format!("variable '${name}' is not defined")))
+}
+
+/// The functions expressions may call (upstream emits the names verbatim into
+/// Python, so these are Python's builtins of the same names).
+fn call_function(name: &str, args: &[Value]) -> EvalResult<Value> {
+    let one = || -> EvalResult<&Value> {
+        match args {
+            [arg] => Ok(arg),
+            _ => Err(ValueError(format!("{name}() takes one argument, {} given", args.len()))),
+        }
+    };
+    Ok(match name {
+        "len" => Value::from(match one()? {
+            Value::String(s) => s.chars().count(),
+            Value::Array(a) => a.len(),
+            Value::Object(o) => o.len(),
+            other => return Err(ValueError(format!("len() of a {}", value::type_name(other)))),
+        }),
+        "str" => Value::String(display(one()?)),
+        "int" => match one()? {
+            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0).trunc() as i64),
+            Value::String(s) => {
+                Value::from(s.trim().parse::<i64>().map_err(|_| ValueError(format!("int() cannot read '{s}'")))?)
+            }
+            Value::Bool(b) => Value::from(*b as i64),
+            other => return Err(ValueError(format!("int() of a {}", value::type_name(other)))),
+        },
+        "float" => match one()? {
+            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
+            Value::String(s) => {
+                Value::from(s.trim().parse::<f64>().map_err(|_| ValueError(format!("float() cannot read '{s}'")))?)
+            }
+            other => return Err(ValueError(format!("float() of a {}", value::type_name(other)))),
+        },
+        "bool" => Value::Bool(value::truthy(one()?)),
+        "abs" => match one()? {
+            Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap().abs()),
+            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0).abs()),
+            other => return Err(ValueError(format!("abs() of a {}", value::type_name(other)))),
+        },
+        "min" | "max" | "sum" | "sorted" => {
+            let items = match args {
+                [single] => value::iterate(single)?,
+                many => many.to_vec(),
+            };
+            aggregate(name, items)?
+        }
+        "round" => match args {
+            [x] => Value::from(value_f64(x)?.round() as i64),
+            [x, digits] => {
+                let factor = 10f64.powi(value_f64(digits)? as i32);
+                Value::from((value_f64(x)? * factor).round() / factor)
+            }
+            _ => return Err(ValueError("round() takes one or two arguments".into())),
+        },
+        // Upstream's `process x` is meant to give back its argument.
+        "process" => args.first().cloned().unwrap_or(Value::Null),
+        other => return Err(ValueError(format!("unknown function '{other}'"))),
+    })
+}
+
+fn value_f64(v: &Value) -> EvalResult<f64> {
+    v.as_f64().ok_or_else(|| ValueError(format!("expected a number, got a {}", value::type_name(v))))
+}
+
+fn aggregate(name: &str, mut items: Vec<Value>) -> EvalResult<Value> {
+    if name == "sum" {
+        return items.iter().try_fold(Value::from(0), |acc, v| value::add(&acc, v));
+    }
+    let mut error = None;
+    items.sort_by(|a, b| {
+        if value::compare(a, b, "<").unwrap_or_else(|e| {
+            error.get_or_insert(e);
+            false
+        }) {
+            std::cmp::Ordering::Less
+        } else if value::equals(a, b) {
+            std::cmp::Ordering::Equal
+        } else {
+            std::cmp::Ordering::Greater
+        }
+    });
+    if let Some(e) = error {
+        return Err(e);
+    }
+    match name {
+        "sorted" => Ok(Value::Array(items)),
+        _ if items.is_empty() => Err(ValueError(format!("{name}() of an empty sequence"))),
+        "min" => Ok(items.swap_remove(0)),
+        _ => Ok(items.pop().unwrap()),
+    }
+}
+
+/// A string in a flow: `${x}` reads the variable (undefined is an error),
+/// `${a.b}` its field, `${f(x)}` a function of it; values render as
+/// upstream's (`True`, lists and objects as JSON).
+pub fn render_flow_template(template: &Template, vars: &Vars) -> EvalResult<String> {
+    let mut out = String::new();
+    for part in &template.parts {
+        match part {
+            TemplatePart::Text(text) => out.push_str(text),
+            TemplatePart::Interpolation(i) => {
+                let mut current = variable(vars, &i.path[0])?.clone();
+                for field in &i.path[1..] {
+                    current = value::field(&current, field)?.clone();
+                }
+                let value = match &i.function {
+                    Some(function) => call_function(function, &[current])?,
+                    None => current,
+                };
+                out.push_str(&display(&value));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Renders a prompt body as upstream's `ctx.resolve`: a variable first, else
+/// another prompt (composition, rendered recursively), else an error; fields of
+/// missing or non-object values render empty; strings holding JSON are read as
+/// JSON before walking fields.
+pub fn render_prompt(
+    name: &str,
+    prompts: &IndexMap<sr_hir::Name, PromptData>,
+    vars: &Vars,
+    depth: u32,
+) -> EvalResult<String> {
+    let prompt = prompts.get(name).ok_or_else(|| ValueError(format!("prompt '{name}' is not defined")))?;
+    let body = prompt.body.as_ref().ok_or_else(|| ValueError(format!("prompt '{name}' has no body")))?;
+    if depth > 16 {
+        return Err(ValueError(format!("prompt '{name}' includes itself")));
+    }
+    let mut out = String::new();
+    for part in &body.template.parts {
+        match part {
+            TemplatePart::Text(text) => out.push_str(text),
+            TemplatePart::Interpolation(i) => out.push_str(&resolve_in_prompt(i, prompts, vars, depth)?),
+        }
+    }
+    Ok(out)
+}
+
+fn resolve_in_prompt(
+    i: &Interpolation,
+    prompts: &IndexMap<sr_hir::Name, PromptData>,
+    vars: &Vars,
+    depth: u32,
+) -> EvalResult<String> {
+    let base = &i.path[0];
+    let value = match vars.get(base.as_str()) {
+        Some(value) => value.clone(),
+        None if prompts.contains_key(base) => Value::String(render_prompt(base, prompts, vars, depth + 1)?),
+        None => {
+            return Err(ValueError(format!(
+                "undefined variable '${base}' in prompt interpolation; assign it in a flow or define a prompt named '{base}'"
+            )));
+        }
+    };
+    let mut current = Some(value);
+    for field in &i.path[1..] {
+        current = current.and_then(|v| {
+            let v = match v {
+                Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+                other => other,
+            };
+            v.get(field.as_str()).cloned()
+        });
+    }
+    let value = match (&i.function, current) {
+        (_, None) | (_, Some(Value::Null)) if i.path.len() > 1 => return Ok(String::new()),
+        (Some(function), Some(v)) => call_function(function, &[v])?,
+        (None, Some(v)) => v,
+        (_, None) => Value::Null,
+    };
+    Ok(display(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use sr_hir::{RootDatabase, Stmt, body, file_items};
+
+    /// Evaluates `return EXPR` written in DSL syntax.
+    fn eval(expr: &str, vars: &[(&str, Value)]) -> EvalResult<Value> {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("/t.sr", format!("flow f:\n    return {expr}\n"));
+        let item = file_items(&db, file)[0];
+        let body = body(&db, item);
+        let Stmt::Return(e) = &body.stmts[body.root[0]] else { panic!("not a return") };
+        let vars: Vars = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        Evaluator { body: &body, vars: &vars, item: None }.eval(*e)
+    }
+
+    #[test]
+    fn arithmetic_logic_and_precedence() {
+        assert_eq!(eval("1 + 2 * 3 - 4 / 2", &[]).unwrap(), json!(5.0));
+        assert_eq!(eval("not 1 == 2 and (true or false)", &[]).unwrap(), json!(true));
+        assert_eq!(eval("-(2 + 3)", &[]).unwrap(), json!(-5));
+        assert_eq!(eval("$x or \"default\"", &[("x", json!(""))]).unwrap(), json!("default"));
+    }
+
+    #[test]
+    fn variables_fields_and_lists() {
+        let vars = [("r", json!({"a": {"b": 2}})), ("l", json!([1]))];
+        assert_eq!(eval("$r.a.b + 1", &vars).unwrap(), json!(3));
+        assert_eq!(eval("$l + [2] + 3", &vars).unwrap(), json!([1, 2, 3]));
+        assert_eq!(eval("$r.a contains \"b\"", &vars).unwrap(), json!(true));
+        assert!(eval("$r.zz", &vars).unwrap_err().0.contains("no field 'zz'"));
+        assert!(eval("$missing", &vars).unwrap_err().0.contains("'$missing' is not defined"));
+    }
+
+    #[test]
+    fn filter_reads_item_fields() {
+        let vars = [("f", json!([{"s": 1, "n": "a"}, {"s": 9, "n": "b"}])), ("min", json!(5))];
+        assert_eq!(eval("filter $f where .s > $min", &vars).unwrap(), json!([{"s": 9, "n": "b"}]));
+    }
+
+    #[test]
+    fn functions_and_templates() {
+        let vars = [("items", json!([3, 1, 2])), ("ok", json!(true)), ("o", json!({"k": [1]}))];
+        // `max` is a keyword, so only `min` can be called.
+        assert_eq!(eval("len($items) + min($items)", &vars).unwrap(), json!(4));
+        assert_eq!(eval("sorted($items)", &vars).unwrap(), json!([1, 2, 3]));
+        assert_eq!(eval("\"n=${len(items)} ok=${ok} o=${o}\"", &vars).unwrap(), json!(r#"n=3 ok=True o={"k":[1]}"#));
+        assert!(eval("\"${nope}\"", &vars).is_err());
+        assert!(eval("nope(1)", &vars).unwrap_err().0.contains("unknown function"));
+    }
+}

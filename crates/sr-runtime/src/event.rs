@@ -1,0 +1,243 @@
+//! Events: the contract between the runtime and every front end (terminal,
+//! JSONL, the debugger, editors, the session store). Each has a monotonic `seq`
+//! per run, the invocation id, the path of flows and agents that produced it
+//! and a typed payload. Upstream's flow event types keep their spelling.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub invocation_id: String,
+    /// Producers, outermost first: `flow:main`, `agent:reviewer`, `branch:2`.
+    pub path: Vec<String>,
+    #[serde(flatten)]
+    pub payload: Payload,
+}
+
+/// A 1-based position in a source file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Completed,
+    Failed,
+    /// Waiting for a human (`escalate to human`); resumable.
+    Paused,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Payload {
+    RunStarted {
+        workload: String,
+        entry: String,
+        input: String,
+    },
+    RunFinished {
+        status: RunStatus,
+        result: Option<Value>,
+        error: Option<String>,
+    },
+    FlowStarted {
+        flow: String,
+    },
+    FlowFinished {
+        flow: String,
+        result: Value,
+    },
+    AgentStarted {
+        agent: String,
+        model: String,
+        input: String,
+    },
+    AgentFinished {
+        agent: String,
+        output: Value,
+    },
+    ModelRequest {
+        model: String,
+        messages: usize,
+        tools: Vec<String>,
+    },
+    TextDelta {
+        text: String,
+    },
+    ModelResponse {
+        model: String,
+        text: String,
+        tool_calls: Vec<String>,
+        usage: Usage,
+    },
+    ToolCall {
+        call_id: String,
+        tool: String,
+        args: Value,
+    },
+    ToolResult {
+        call_id: String,
+        tool: String,
+        result: Value,
+        is_error: bool,
+    },
+    /// `delegate`: the conversation moves to another agent.
+    Transfer {
+        from: String,
+        to: String,
+    },
+    StateChange {
+        variable: String,
+        value: Value,
+    },
+    Log {
+        message: String,
+    },
+    Notify {
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    Error {
+        message: String,
+        location: Option<Location>,
+    },
+    /// A human is asked for input (`escalate to human`); the run pauses.
+    HumanInputRequested {
+        message: String,
+    },
+    // Upstream's flow events.
+    LlmCall {
+        prompt_name: String,
+        model: String,
+        prompt_text: String,
+    },
+    LlmResponse {
+        prompt_name: String,
+        content: String,
+        is_final: bool,
+    },
+    FlowResult {
+        result: Value,
+    },
+    Escalation {
+        agent_name: String,
+        result: Value,
+        condition_op: String,
+        condition_value: String,
+    },
+    HistoryCompaction {
+        strategy: String,
+        original_tokens: u64,
+        compacted_tokens: u64,
+        messages_removed: u64,
+    },
+}
+
+/// Receives every event, in `seq` order, synchronously: whatever a sink does
+/// (write to SQLite, forward to a channel) is done before the next event exists.
+pub trait EventSink: Send + Sync {
+    fn record(&self, event: &Event);
+}
+
+impl<F: Fn(&Event) + Send + Sync> EventSink for F {
+    fn record(&self, event: &Event) {
+        self(event)
+    }
+}
+
+struct Shared {
+    seq: u64,
+    sinks: Vec<Arc<dyn EventSink>>,
+}
+
+/// Emits events for one producer path. Cloning with [`Emitter::child`] extends
+/// the path; all emitters of a run share one sequence.
+#[derive(Clone)]
+pub struct Emitter {
+    shared: Arc<Mutex<Shared>>,
+    invocation_id: Arc<str>,
+    path: Vec<String>,
+}
+
+impl Emitter {
+    pub fn new(invocation_id: impl Into<Arc<str>>, sinks: Vec<Arc<dyn EventSink>>) -> Emitter {
+        Emitter {
+            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks })),
+            invocation_id: invocation_id.into(),
+            path: Vec::new(),
+        }
+    }
+
+    pub fn child(&self, segment: impl Into<String>) -> Emitter {
+        let mut child = self.clone();
+        child.path.push(segment.into());
+        child
+    }
+
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    pub fn invocation_id(&self) -> &str {
+        &self.invocation_id
+    }
+
+    pub fn emit(&self, payload: Payload) {
+        let mut shared = self.shared.lock().unwrap();
+        shared.seq += 1;
+        let event =
+            Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path: self.path.clone(), payload };
+        for sink in &shared.sinks {
+            sink.record(&event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_with_upstream_type_names() {
+        let event = Event {
+            seq: 3,
+            invocation_id: "inv".into(),
+            path: vec!["flow:main".into()],
+            payload: Payload::LlmCall { prompt_name: "p".into(), model: "m".into(), prompt_text: "t".into() },
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            json,
+            r#"{"seq":3,"invocation_id":"inv","path":["flow:main"],"type":"llm_call","prompt_name":"p","model":"m","prompt_text":"t"}"#
+        );
+        assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), event);
+    }
+
+    #[test]
+    fn children_share_one_sequence() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let root =
+            Emitter::new("inv", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push((e.seq, e.path.clone())))]);
+        let child = root.child("agent:a");
+        root.emit(Payload::Log { message: "1".into() });
+        child.emit(Payload::Log { message: "2".into() });
+        assert_eq!(*seen.lock().unwrap(), vec![(1, vec![]), (2, vec!["agent:a".to_string()])]);
+    }
+}

@@ -1,0 +1,444 @@
+//! The flow interpreter: walks the HIR of flows and handlers statement by
+//! statement, calling the step hook before each one.
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use sr_hir::{ExprId, OnEscalate, Place, RunStmt, Stmt, StmtId};
+
+use crate::compile::BodySpec;
+use crate::eval::Evaluator;
+use crate::event::Payload;
+use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::run::{ErrorKind, RunError, Runtime, Thread};
+use crate::value::{self, display};
+
+/// How a block ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Signal {
+    Next,
+    Return(Value),
+    /// `continue` or `on escalate continue`: the next loop iteration.
+    Continue,
+    /// `retry step`: run the statements an `on failure:` block guards again.
+    Retry(String),
+}
+
+/// `on failure:` guards the statements before it in the same body, up to the
+/// previous `on failure:`.
+fn segments(spec: &BodySpec, stmts: &[StmtId]) -> Vec<(Vec<StmtId>, Option<Vec<StmtId>>)> {
+    let mut out = Vec::new();
+    let mut current = Vec::new();
+    for &id in stmts {
+        match &spec.body.stmts[id] {
+            Stmt::OnFailure { body } => out.push((std::mem::take(&mut current), Some(body.clone()))),
+            _ => current.push(id),
+        }
+    }
+    out.push((current, None));
+    out
+}
+
+/// How often `retry step` may re-run guarded statements.
+const MAX_RETRIES: u32 = 3;
+
+impl Runtime {
+    /// Runs flow `name` on the thread; its value is what the flow returns.
+    pub(crate) async fn run_flow(&self, th: &mut Thread, name: &str) -> Result<Value, RunError> {
+        let spec = self
+            .program
+            .flows
+            .get(name)
+            .cloned()
+            .ok_or_else(|| RunError::failed(format!("flow '{name}' does not exist"), None))?;
+        let outer = th.enter(format!("flow:{name}"));
+        th.frames.push(Frame {
+            kind: FrameKind::Flow,
+            name: name.to_string(),
+            body: Some(spec.clone()),
+            stmt: None,
+            location: None,
+            last_exchange: None,
+        });
+        th.emitter.emit(Payload::FlowStarted { flow: name.to_string() });
+        let outcome = self.exec_block(th, &spec, &spec.body.root).await;
+        th.frames.pop();
+        let result = match outcome {
+            Ok(Signal::Return(value)) => Ok(value),
+            Ok(Signal::Next | Signal::Continue) => Ok(Value::Null),
+            Ok(Signal::Retry(message)) => {
+                Err(RunError::failed(format!("retry step outside `on failure:`: {message}"), None))
+            }
+            Err(e) => Err(e),
+        };
+        if let Ok(value) = &result {
+            th.emitter.emit(Payload::FlowFinished { flow: name.to_string(), result: value.clone() });
+        }
+        th.leave(outer);
+        result
+    }
+
+    /// Runs a handler body (on a thread whose variables are the run's).
+    pub(crate) async fn run_handler_body(&self, th: &mut Thread, spec: &BodySpec) -> Result<Signal, RunError> {
+        th.frames.push(Frame {
+            kind: FrameKind::Handler,
+            name: spec.name.to_string(),
+            body: Some(spec.clone()),
+            stmt: None,
+            location: None,
+            last_exchange: None,
+        });
+        let outcome = self.exec_block(th, spec, &spec.body.root).await;
+        th.frames.pop();
+        outcome
+    }
+
+    pub(crate) fn exec_block<'a>(
+        &'a self,
+        th: &'a mut Thread,
+        spec: &'a BodySpec,
+        stmts: &'a [StmtId],
+    ) -> BoxFuture<'a, Result<Signal, RunError>> {
+        async move {
+            for (guarded, failure) in segments(spec, stmts) {
+                let mut attempts = 0;
+                loop {
+                    let outcome = self.exec_seq(th, spec, &guarded).await;
+                    let Some(failure) = &failure else {
+                        match outcome? {
+                            Signal::Next => break,
+                            other => return Ok(other),
+                        }
+                    };
+                    match outcome {
+                        Ok(Signal::Next) => break,
+                        Ok(other) => return Ok(other),
+                        Err(error) if error.kind == ErrorKind::Failed => {
+                            th.vars.insert("error".to_string(), Value::String(error.message.clone()));
+                            match self.exec_block(th, spec, failure).await? {
+                                Signal::Retry(_) if attempts < MAX_RETRIES => attempts += 1,
+                                Signal::Retry(message) => {
+                                    return Err(RunError::failed(
+                                        format!("gave up after {MAX_RETRIES} retries: {message}"),
+                                        error.location,
+                                    ));
+                                }
+                                Signal::Next => break,
+                                other => return Ok(other),
+                            }
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
+            }
+            Ok(Signal::Next)
+        }
+        .boxed()
+    }
+
+    async fn exec_seq(&self, th: &mut Thread, spec: &BodySpec, stmts: &[StmtId]) -> Result<Signal, RunError> {
+        for &id in stmts {
+            match self.exec_stmt(th, spec, id).await? {
+                Signal::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Signal::Next)
+    }
+
+    /// Calls the hook for a statement; the frame's statement and location are set first.
+    async fn before_statement(&self, th: &mut Thread, spec: &BodySpec, id: StmtId) -> Result<(), RunError> {
+        let location = self.program.stmt_location(&spec.source, id);
+        if let Some(frame) = th.frames.last_mut() {
+            frame.stmt = Some(id);
+            frame.location = Some(location.clone());
+        }
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::Statement { body: spec, stmt: id },
+            location: Some(location),
+        };
+        match self.env.hook.on_step(step).await {
+            Control::Continue => Ok(()),
+            Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+        }
+    }
+
+    fn exec_stmt<'a>(
+        &'a self,
+        th: &'a mut Thread,
+        spec: &'a BodySpec,
+        id: StmtId,
+    ) -> BoxFuture<'a, Result<Signal, RunError>> {
+        async move {
+            let stmt = &spec.body.stmts[id];
+            if matches!(stmt, Stmt::OnFailure { .. }) {
+                return Ok(Signal::Next);
+            }
+            self.before_statement(th, spec, id).await?;
+            let at = || Some(self.program.stmt_location(&spec.source, id));
+            let eval = |th: &Thread, e: ExprId| -> Result<Value, RunError> {
+                Evaluator { body: &spec.body, vars: &th.vars, item: None }
+                    .eval(e)
+                    .map_err(|e| RunError::failed(e.0, Some(self.program.stmt_location(&spec.source, id))))
+            };
+            match stmt {
+                Stmt::Assign { target, value } => {
+                    let value = eval(th, *value)?;
+                    self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
+                }
+                Stmt::Run(run) => return self.exec_run(th, spec, id, run).await,
+                Stmt::Call(call) => {
+                    let input = call.input.map(|e| eval(th, e)).transpose()?;
+                    let model = call.model.as_ref().map(|m| m.name.to_string());
+                    let value = self.call_llm(th, &call.prompt.name, input, model).await.map_err(|e| e.at(at()))?;
+                    if let Some(target) = &call.target {
+                        self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
+                    }
+                }
+                Stmt::Return(value) => return Ok(Signal::Return(eval(th, *value)?)),
+                Stmt::For { var, iterable, body } => {
+                    let items = value::iterate(&eval(th, *iterable)?).map_err(|e| RunError::failed(e.0, at()))?;
+                    for item in items {
+                        self.assign(th, var, item).map_err(|m| RunError::failed(m, at()))?;
+                        match self.exec_block(th, spec, body).await? {
+                            Signal::Next | Signal::Continue => {}
+                            other => return Ok(other),
+                        }
+                    }
+                }
+                Stmt::Loop { max, body } => {
+                    let mut count = 0u64;
+                    while max.is_none_or(|max| count < max) {
+                        count += 1;
+                        match self.exec_block(th, spec, body).await? {
+                            Signal::Next | Signal::Continue => {}
+                            other => return Ok(other),
+                        }
+                    }
+                }
+                Stmt::Parallel { body } => self.exec_parallel(th, spec, body).await?,
+                Stmt::Match { scrutinee, arms, otherwise } => {
+                    let value = eval(th, *scrutinee)?;
+                    // String patterns match strings only, as Python's `match`.
+                    let arm = arms
+                        .iter()
+                        .find(|(pattern, _)| value.as_str() == Some(pattern.as_str()))
+                        .map(|(_, s)| *s)
+                        .or(*otherwise);
+                    if let Some(arm) = arm {
+                        return self.exec_stmt(th, spec, arm).await;
+                    }
+                }
+                Stmt::If { condition, body, .. } => {
+                    if value::truthy(&eval(th, *condition)?) {
+                        return self.exec_block(th, spec, body).await;
+                    }
+                }
+                Stmt::Push { value, role, target } => {
+                    let value = eval(th, *value)?;
+                    let value = match role {
+                        Some(role) => json!({"role": role.as_str(), "content": value}),
+                        None => value,
+                    };
+                    let list = th.vars.get_mut(target.name.as_str()).ok_or_else(|| {
+                        RunError::failed(format!("`push … to ${}`: the variable is not defined", target.name), at())
+                    })?;
+                    let mut slot = list;
+                    for field in &target.fields {
+                        slot = slot
+                            .get_mut(field.as_str())
+                            .ok_or_else(|| RunError::failed(format!("no field '{field}'"), at()))?;
+                    }
+                    match slot {
+                        Value::Array(items) => items.push(value),
+                        other => {
+                            return Err(RunError::failed(
+                                format!("`push` needs a list, ${} is a {}", target.name, value::type_name(other)),
+                                at(),
+                            ));
+                        }
+                    }
+                }
+                Stmt::Escalate { message } => {
+                    let message = message.clone().unwrap_or_else(|| "The workflow needs a human decision.".to_string());
+                    return self.escalate_to_human(th, message).await.map_err(|e| e.at(at())).map(|_| Signal::Next);
+                }
+                Stmt::Log(e) => {
+                    let message = display(&eval(th, *e)?);
+                    th.emitter.emit(Payload::Log { message });
+                }
+                Stmt::Notify(e) => {
+                    let message = display(&eval(th, *e)?);
+                    th.emitter.emit(Payload::Notify { message });
+                }
+                Stmt::Expr(e) => {
+                    eval(th, *e)?;
+                }
+                Stmt::Continue => return Ok(Signal::Continue),
+                Stmt::Abort => return Err(RunError::new(ErrorKind::Aborted, "Flow aborted", at())),
+                Stmt::RetryStep(e) => return Ok(Signal::Retry(display(&eval(th, *e)?))),
+                Stmt::Mask { .. } | Stmt::Block { .. } | Stmt::Warn { .. } | Stmt::RetryWith { .. } => {
+                    return self.exec_guardrail(th, spec, id).await;
+                }
+                Stmt::OnFailure { .. } => {}
+                Stmt::Missing => return Err(RunError::failed("this statement has a syntax error", at())),
+            }
+            Ok(Signal::Next)
+        }
+        .boxed()
+    }
+
+    /// Assigns a variable or a field of one, and reports the change.
+    pub(crate) fn assign(&self, th: &mut Thread, target: &Place, value: Value) -> Result<(), String> {
+        if target.fields.is_empty() {
+            th.vars.insert(target.name.to_string(), value.clone());
+        } else {
+            let base = th
+                .vars
+                .get_mut(target.name.as_str())
+                .ok_or_else(|| format!("variable '${}' is not defined", target.name))?;
+            let fields: Vec<String> = target.fields.iter().map(|f| f.to_string()).collect();
+            value::set_path(base, &fields, value.clone()).map_err(|e| e.0)?;
+        }
+        let variable = std::iter::once(target.name.as_str())
+            .chain(target.fields.iter().map(|f| f.as_str()))
+            .collect::<Vec<_>>()
+            .join(".");
+        th.emitter.emit(Payload::StateChange { variable, value });
+        Ok(())
+    }
+
+    async fn exec_run(&self, th: &mut Thread, spec: &BodySpec, id: StmtId, run: &RunStmt) -> Result<Signal, RunError> {
+        let at = || Some(self.program.stmt_location(&spec.source, id));
+        let eval = |th: &Thread, e: ExprId| {
+            Evaluator { body: &spec.body, vars: &th.vars, item: None }.eval(e).map_err(|e| RunError::failed(e.0, at()))
+        };
+        let input = run.input.map(|e| eval(th, e)).transpose()?;
+        if !run.agent {
+            let value = self.run_flow(th, &run.callee.name).await.map_err(|e| e.at(at()))?;
+            if let Some(target) = &run.target {
+                self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
+            }
+            return Ok(Signal::Next);
+        }
+        let history = match &run.history {
+            Some(place) => Some(th.vars.get(place.name.as_str()).cloned().unwrap_or(Value::Array(Vec::new()))),
+            None => None,
+        };
+        let result = self.run_agent_in_flow(th, &run.callee.name, input, history).await.map_err(|e| e.at(at()))?;
+
+        // Escalation is checked before the result is assigned, so that
+        // `on escalate return $previous` returns the previous value.
+        if let Some(action) = &run.on_escalate
+            && let Some((op, expected)) = self.escalation_triggered(&run.callee.name, &result)
+        {
+            th.emitter.emit(Payload::Escalation {
+                agent_name: run.callee.name.to_string(),
+                result: result.clone(),
+                condition_op: op,
+                condition_value: expected,
+            });
+            match action {
+                OnEscalate::Return(value) => return Ok(Signal::Return(eval(th, *value)?)),
+                OnEscalate::Abort => return Err(RunError::new(ErrorKind::Aborted, "Escalation triggered abort", at())),
+                OnEscalate::Continue => {
+                    self.store_agent_result(th, run, result).map_err(|m| RunError::failed(m, at()))?;
+                    return Ok(Signal::Continue);
+                }
+            }
+        }
+        self.store_agent_result(th, run, result).map_err(|m| RunError::failed(m, at()))?;
+        Ok(Signal::Next)
+    }
+
+    /// Assigns an agent's result to the target, or to the agent's `produces`.
+    fn store_agent_result(&self, th: &mut Thread, run: &RunStmt, result: Value) -> Result<(), String> {
+        match &run.target {
+            Some(target) => self.assign(th, target, result),
+            None => {
+                let produces = self.program.agents.get(&run.callee.name).and_then(|a| a.data.produces.as_ref());
+                match produces {
+                    Some(p) => {
+                        self.assign(th, &Place { name: p.name.clone(), fields: Vec::new(), part: p.part }, result)
+                    }
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Runs `agent` from a flow: input from `with`, else the agent's `prompt`
+    /// (a variable or a prompt), else the user's input.
+    async fn run_agent_in_flow(
+        &self,
+        th: &mut Thread,
+        agent: &str,
+        input: Option<Value>,
+        history: Option<Value>,
+    ) -> Result<Value, RunError> {
+        let spec = self
+            .program
+            .agents
+            .get(agent)
+            .ok_or_else(|| RunError::failed(format!("agent '{agent}' does not exist"), None))?;
+        let input = match input {
+            Some(value) => display(&value),
+            None => match &spec.data.prompt {
+                Some(prompt) => match th.vars.get(prompt.name.as_str()) {
+                    Some(value) => display(value),
+                    None => crate::eval::render_prompt(&prompt.name, &self.program.prompts, &th.vars, 0)
+                        .map_err(|e| RunError::failed(e.0, None))?,
+                },
+                None => th.vars.get("input_prompt").map(display).unwrap_or_default(),
+            },
+        };
+        let history = history.map(|h| crate::agent::history_messages(&h)).unwrap_or_default();
+        self.run_agent(th, agent, input, history).await
+    }
+
+    /// Whether the agent's instruction prompt has an `escalate if` that the
+    /// result meets; returns the operator and value for the event.
+    fn escalation_triggered(&self, agent: &str, result: &Value) -> Option<(String, String)> {
+        let instruction = self.program.agents.get(agent)?.data.instruction.as_ref()?;
+        let escalation = self.program.prompts.get(&instruction.name)?.escalation.as_ref()?;
+        let text = display(result);
+        let expected = Value::String(escalation.value.clone());
+        let (triggered, op) = match escalation.op {
+            sr_hir::EscalationOp::Normalized => (value::similar(result, &expected), "~"),
+            sr_hir::EscalationOp::Equals => (text == escalation.value, "=="),
+            sr_hir::EscalationOp::NotEquals => (text != escalation.value, "!="),
+            sr_hir::EscalationOp::Contains => (text.contains(&escalation.value), "contains"),
+        };
+        triggered.then(|| (op.to_string(), escalation.value.clone()))
+    }
+
+    /// `parallel do`: every statement is a branch on its own thread with a copy
+    /// of the variables; branches run concurrently, their assignments are merged
+    /// in branch order, and the first failure cancels the others.
+    async fn exec_parallel(&self, th: &mut Thread, spec: &BodySpec, body: &[StmtId]) -> Result<(), RunError> {
+        let before = th.vars.clone();
+        let mut branches: Vec<Thread> = body.iter().map(|_| th.branch()).collect();
+        let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
+            async move {
+                self.env.hook.on_thread(branch.id, true);
+                let outcome = self.exec_stmt(branch, spec, stmt).await;
+                self.env.hook.on_thread(branch.id, false);
+                outcome
+            }
+            .boxed()
+        });
+        futures::future::try_join_all(futures).await?;
+        for branch in branches {
+            for (name, value) in branch.vars {
+                if before.get(&name) != Some(&value) {
+                    th.vars.insert(name, value);
+                }
+            }
+        }
+        Ok(())
+    }
+}

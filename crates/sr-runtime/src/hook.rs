@@ -1,0 +1,79 @@
+//! The step hook: called before every flow statement, model call and tool call.
+//! The debugger, breakpoints and tracing are implementations of it; the runtime
+//! has no debugger-specific branches.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use sr_hir::StmtId;
+
+use crate::compile::{BodySpec, Compiled};
+use crate::eval::Vars;
+use crate::event::Location;
+
+/// What is about to happen.
+#[derive(Debug, Clone, Copy)]
+pub enum StepPoint<'a> {
+    Statement { body: &'a BodySpec, stmt: StmtId },
+    ModelCall { agent: &'a str, model: &'a str },
+    ToolCall { tool: &'a str, args: &'a Value },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    Flow,
+    Agent,
+    Handler,
+}
+
+/// One level of the call stack: a flow, a handler or an agent run.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub kind: FrameKind,
+    pub name: String,
+    /// The body being executed (flows and handlers).
+    pub body: Option<BodySpec>,
+    /// The statement being executed, or that started the frame below.
+    pub stmt: Option<StmtId>,
+    pub location: Option<Location>,
+    /// The last model request and response of an agent frame, for inspection.
+    pub last_exchange: Option<Value>,
+}
+
+/// Everything a hook may look at, and the run's variables, which it may change
+/// (a debugger's setVariable).
+pub struct Step<'a> {
+    pub program: &'a Compiled,
+    /// 0 for the main thread; each `parallel` branch has its own.
+    pub thread: u32,
+    /// Outermost first; the last is where the step happens.
+    pub frames: &'a [Frame],
+    pub vars: &'a mut Vars,
+    pub point: StepPoint<'a>,
+    pub location: Option<Location>,
+}
+
+/// What the run does after the hook returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// Stop the run (the debugger's terminate).
+    Terminate,
+}
+
+pub trait StepHook: Send + Sync {
+    /// Called before the step; the run waits for the returned future (a
+    /// debugger stopped at a breakpoint simply does not complete it yet).
+    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control>;
+
+    /// A new thread (parallel branch) started or ended.
+    fn on_thread(&self, _thread: u32, _started: bool) {}
+}
+
+/// The hook of an ordinary run.
+pub struct NoHook;
+
+impl StepHook for NoHook {
+    fn on_step<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(std::future::ready(Control::Continue))
+    }
+}

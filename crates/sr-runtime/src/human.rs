@@ -1,0 +1,49 @@
+//! `escalate to human`: the run asks a person and waits. In a terminal the
+//! person answers at a prompt; otherwise the run ends paused, and a later
+//! `sr run --resume SESSION --input TEXT` supplies the answer.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::event::Payload;
+use crate::run::{ErrorKind, RunError, Runtime, Thread};
+
+/// Where answers to `escalate to human` come from.
+pub trait Human: Send + Sync {
+    /// The answer, or `None` when nobody can answer now (the run pauses).
+    fn ask<'a>(&'a self, message: &'a str) -> BoxFuture<'a, Option<String>>;
+}
+
+/// Nobody answers: every escalation pauses the run.
+pub struct Unattended;
+
+impl Human for Unattended {
+    fn ask<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(None))
+    }
+}
+
+/// Answers given in advance (resuming a paused run), in order.
+pub struct Answers(pub std::sync::Mutex<std::collections::VecDeque<String>>);
+
+impl Human for Answers {
+    fn ask<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(self.0.lock().unwrap().pop_front()))
+    }
+}
+
+impl Runtime {
+    /// Asks a human; the answer is stored in `$human_input`.
+    pub(crate) async fn escalate_to_human(&self, th: &mut Thread, message: String) -> Result<(), RunError> {
+        th.emitter.emit(Payload::HumanInputRequested { message: message.clone() });
+        match self.env.human.ask(&message).await {
+            Some(answer) => {
+                th.vars.insert("human_input".to_string(), Value::String(answer.clone()));
+                th.emitter
+                    .emit(Payload::StateChange { variable: "human_input".to_string(), value: Value::String(answer) });
+                Ok(())
+            }
+            None => Err(RunError::new(ErrorKind::Paused, format!("waiting for a human: {message}"), None)),
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The StreetRace runtime: runs `.sr` workloads (flows and agents) against real
+//! LLM providers and tools, streaming typed events.
+
+mod agent;
+pub mod compile;
+pub mod eval;
+pub mod event;
+mod flow;
+pub mod guardrail;
+mod handlers;
+pub mod hook;
+pub mod human;
+mod llm;
+pub mod mcp;
+pub mod record;
+pub mod run;
+pub mod scripted;
+pub mod session;
+pub mod structured;
+pub mod tools;
+pub mod value;
+pub mod workload;
+mod yaml;
+
+pub use crate::run::{Env, ErrorKind, RunError, RunOptions, RunOutcome, Runtime, Thread};

@@ -1,0 +1,217 @@
+//! A run: the program, its environment (provider, tools, hook, options), the
+//! threads that execute it, and how runs fail.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+
+use crate::compile::{Compiled, Entry};
+use crate::eval::Vars;
+use crate::event::{Emitter, Location, Payload, RunStatus};
+use crate::hook::{Frame, StepHook};
+use crate::tools::Jail;
+
+/// Knobs of a run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Used when an agent's prompt names no model and there is no model `main`
+    /// (upstream's `--model`).
+    pub default_model: Option<String>,
+    /// Forces every model call to this model (local models, tests).
+    pub override_model: Option<String>,
+    /// Model turns an agent may take before the run fails.
+    pub max_turns: u32,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { default_model: None, override_model: None, max_turns: 25 }
+    }
+}
+
+/// What a run needs from the outside world. Every side effect goes through
+/// these seams, which have real and recording/replaying implementations.
+pub struct Env {
+    pub provider: Arc<dyn sr_llm::Provider>,
+    pub hook: Arc<dyn StepHook>,
+    pub jail: Jail,
+    pub tools: Arc<dyn crate::record::ToolGate>,
+    pub human: Arc<dyn crate::human::Human>,
+    pub options: RunOptions,
+}
+
+/// Executes one program.
+pub struct Runtime {
+    pub program: Arc<Compiled>,
+    pub env: Env,
+    next_thread: AtomicU32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Something went wrong (an undefined variable, a provider error, …).
+    Failed,
+    /// `abort`, or `on escalate abort`.
+    Aborted,
+    /// The hook stopped the run (a debugger's terminate).
+    Terminated,
+    /// `escalate to human` without an interactive answer: the run can resume.
+    Paused,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub location: Option<Location>,
+}
+
+impl RunError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, location: Option<Location>) -> RunError {
+        RunError { kind, message: message.into(), location }
+    }
+
+    pub fn failed(message: impl Into<String>, location: Option<Location>) -> RunError {
+        RunError::new(ErrorKind::Failed, message, location)
+    }
+
+    /// Adds a location if the error has none yet.
+    pub fn at(mut self, location: Option<Location>) -> RunError {
+        if self.location.is_none() {
+            self.location = location;
+        }
+        self
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.location {
+            Some(at) => write!(f, "{} ({}:{}:{})", self.message, at.file, at.line, at.column),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// A line of execution: the main one, or a `parallel` branch. It owns its
+/// call stack and (a copy of) the run's variables.
+pub struct Thread {
+    pub id: u32,
+    pub vars: Vars,
+    pub frames: Vec<Frame>,
+    pub emitter: Emitter,
+    /// What a running event handler guards (`mask`, `block` act on it).
+    pub guard: Option<crate::handlers::Guard>,
+    next_thread: Arc<AtomicU32>,
+}
+
+impl Thread {
+    pub fn new(vars: Vars, emitter: Emitter) -> Thread {
+        Thread { id: 0, vars, frames: Vec::new(), emitter, guard: None, next_thread: Arc::new(AtomicU32::new(1)) }
+    }
+
+    /// A parallel branch: a new thread id, the same stack, a copy of the variables.
+    pub fn branch(&self) -> Thread {
+        let id = self.next_thread.fetch_add(1, Ordering::Relaxed);
+        Thread {
+            id,
+            vars: self.vars.clone(),
+            frames: self.frames.clone(),
+            emitter: self.emitter.child(format!("branch:{id}")),
+            guard: None,
+            next_thread: self.next_thread.clone(),
+        }
+    }
+
+    /// Extends the event path; returns the previous emitter for `leave`.
+    pub fn enter(&mut self, segment: String) -> Emitter {
+        let child = self.emitter.child(segment);
+        std::mem::replace(&mut self.emitter, child)
+    }
+
+    pub fn leave(&mut self, outer: Emitter) {
+        self.emitter = outer;
+    }
+}
+
+/// How a whole run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub result: Option<Value>,
+    pub error: Option<RunError>,
+}
+
+impl Runtime {
+    pub fn new(program: Arc<Compiled>, env: Env) -> Runtime {
+        Runtime { program, env, next_thread: AtomicU32::new(1) }
+    }
+
+    /// Runs the workload's entry point with the user's message. `history` is
+    /// the conversation so far (for an agent entry in a continued session).
+    pub async fn run(&self, emitter: Emitter, input: String, history: Vec<sr_llm::Message>) -> RunOutcome {
+        let entry = self.program.entry.clone();
+        let entry_name = match &entry {
+            Some(Entry::Flow(name)) => format!("flow {name}"),
+            Some(Entry::Agent(name)) => format!("agent {name}"),
+            None => "none".to_string(),
+        };
+        emitter.emit(Payload::RunStarted {
+            workload: crate::compile::display_path(&self.program.root),
+            entry: entry_name,
+            input: input.clone(),
+        });
+        for (path, warning) in &self.program.warnings {
+            let file = crate::compile::display_path(path);
+            emitter.emit(Payload::Warning { message: format!("{file}: {} [{}]", warning.message, warning.code) });
+        }
+        let mut vars = Vars::new();
+        vars.insert("input_prompt".to_string(), Value::String(input.clone()));
+        let mut th = Thread::new(vars, emitter.clone());
+        th.next_thread = Arc::new(AtomicU32::new(self.next_thread.load(Ordering::Relaxed)));
+
+        let outcome = async {
+            self.run_start_handlers(&mut th).await?;
+            match &entry {
+                Some(Entry::Flow(name)) => {
+                    let result = self.run_flow(&mut th, name).await?;
+                    if !result.is_null() {
+                        th.emitter.emit(Payload::FlowResult { result: result.clone() });
+                    }
+                    Ok(result)
+                }
+                Some(Entry::Agent(name)) => self.run_agent(&mut th, name, input.clone(), history).await,
+                None => Err(RunError::failed("No entry point found in workflow: define `flow main` or an agent", None)),
+            }
+        }
+        .await;
+        let outcome = match outcome {
+            Ok(result) => RunOutcome { status: RunStatus::Completed, result: Some(result), error: None },
+            Err(error) if error.kind == ErrorKind::Paused => {
+                RunOutcome { status: RunStatus::Paused, result: None, error: Some(error) }
+            }
+            Err(error) => {
+                emitter.emit(Payload::Error { message: error.message.clone(), location: error.location.clone() });
+                RunOutcome { status: RunStatus::Failed, result: None, error: Some(error) }
+            }
+        };
+        emitter.emit(Payload::RunFinished {
+            status: outcome.status,
+            result: outcome.result.clone(),
+            error: outcome.error.as_ref().map(|e| e.to_string()),
+        });
+        outcome
+    }
+
+    /// `on start` handlers run before the entry point (upstream never calls them).
+    async fn run_start_handlers(&self, th: &mut Thread) -> Result<(), RunError> {
+        let program = self.program.clone();
+        for handler in program.handlers.iter().filter(|h| {
+            h.data.timing == sr_hir::Timing::On && h.data.event == sr_hir::Event::Start && h.owner.is_none()
+        }) {
+            self.run_handler_body(th, &handler.body).await?;
+        }
+        Ok(())
+    }
+}

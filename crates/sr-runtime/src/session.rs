@@ -1,0 +1,236 @@
+//! Sessions in SQLite: every event of every run, appended and committed as it
+//! happens (so nothing is lost if the process dies), the conversation an agent
+//! entry continues, and the state of runs paused for a human.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{Event, EventSink};
+
+/// The version of the JSON stored in `events.event`.
+const EVENT_FORMAT: i64 = 1;
+
+#[derive(Clone)]
+pub struct SessionStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub workload: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub runs: i64,
+    pub status: String,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+impl SessionStore {
+    /// Opens (creating it and its directory if needed) a session database.
+    pub fn open(path: &Path) -> rusqlite::Result<SessionStore> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path)?;
+        Self::init(conn)
+    }
+
+    pub fn in_memory() -> rusqlite::Result<SessionStore> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> rusqlite::Result<SessionStore> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS sessions (
+                 id TEXT PRIMARY KEY,
+                 workload TEXT NOT NULL,
+                 created_ms INTEGER NOT NULL,
+                 updated_ms INTEGER NOT NULL,
+                 status TEXT NOT NULL DEFAULT 'open'
+             );
+             CREATE TABLE IF NOT EXISTS events (
+                 session_id TEXT NOT NULL REFERENCES sessions(id),
+                 run INTEGER NOT NULL,
+                 seq INTEGER NOT NULL,
+                 version INTEGER NOT NULL,
+                 event TEXT NOT NULL,
+                 PRIMARY KEY (session_id, run, seq)
+             );
+             CREATE TABLE IF NOT EXISTS messages (
+                 session_id TEXT NOT NULL REFERENCES sessions(id),
+                 position INTEGER NOT NULL,
+                 message TEXT NOT NULL,
+                 PRIMARY KEY (session_id, position)
+             );
+             CREATE TABLE IF NOT EXISTS pauses (
+                 session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+                 state TEXT NOT NULL
+             );",
+        )?;
+        Ok(SessionStore { conn: Arc::new(Mutex::new(conn)) })
+    }
+
+    pub fn create(&self, id: &str, workload: &str) -> rusqlite::Result<()> {
+        let now = now_ms();
+        self.conn.lock().unwrap().execute(
+            "INSERT INTO sessions (id, workload, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+            params![id, workload, now],
+        )?;
+        Ok(())
+    }
+
+    pub fn exists(&self, id: &str) -> rusqlite::Result<bool> {
+        let conn = self.conn.lock().unwrap();
+        Ok(conn.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    }
+
+    /// The number the next run of the session gets.
+    pub fn next_run(&self, id: &str) -> rusqlite::Result<i64> {
+        let conn = self.conn.lock().unwrap();
+        conn.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM events WHERE session_id = ?1", [id], |r| r.get(0))
+    }
+
+    pub fn append_event(&self, session: &str, run: i64, event: &Event) -> rusqlite::Result<()> {
+        let json = serde_json::to_string(event).unwrap_or_default();
+        let conn = self.conn.lock().unwrap();
+        conn.execute(
+            "INSERT INTO events (session_id, run, seq, version, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![session, run, event.seq as i64, EVENT_FORMAT, json],
+        )?;
+        conn.execute("UPDATE sessions SET updated_ms = ?2 WHERE id = ?1", params![session, now_ms()])?;
+        Ok(())
+    }
+
+    /// Every event of a session, run by run.
+    pub fn events(&self, session: &str) -> rusqlite::Result<Vec<(i64, Event)>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn.prepare("SELECT run, event FROM events WHERE session_id = ?1 ORDER BY run, seq")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (run, json) = row?;
+            if let Ok(event) = serde_json::from_str(&json) {
+                out.push((run, event));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends conversation messages (as JSON) after the existing ones.
+    pub fn append_messages(&self, session: &str, messages: &[Value]) -> rusqlite::Result<()> {
+        let mut conn = self.conn.lock().unwrap();
+        let tx = conn.transaction()?;
+        let start: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )?;
+        for (i, message) in messages.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO messages (session_id, position, message) VALUES (?1, ?2, ?3)",
+                params![session, start + i as i64, message.to_string()],
+            )?;
+        }
+        tx.commit()
+    }
+
+    pub fn messages(&self, session: &str) -> rusqlite::Result<Vec<Value>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn.prepare("SELECT message FROM messages WHERE session_id = ?1 ORDER BY position")?;
+        let rows = statement.query_map([session], |r| r.get::<_, String>(0))?;
+        rows.map(|r| r.map(|json| serde_json::from_str(&json).unwrap_or(Value::Null))).collect()
+    }
+
+    pub fn set_status(&self, session: &str, status: &str) -> rusqlite::Result<()> {
+        self.conn.lock().unwrap().execute("UPDATE sessions SET status = ?2 WHERE id = ?1", params![session, status])?;
+        Ok(())
+    }
+
+    /// Saves (or clears, with `None`) the state of a run paused for a human.
+    pub fn set_pause(&self, session: &str, state: Option<&Value>) -> rusqlite::Result<()> {
+        let conn = self.conn.lock().unwrap();
+        match state {
+            Some(state) => conn.execute(
+                "INSERT INTO pauses (session_id, state) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET state = ?2",
+                params![session, state.to_string()],
+            )?,
+            None => conn.execute("DELETE FROM pauses WHERE session_id = ?1", [session])?,
+        };
+        Ok(())
+    }
+
+    pub fn pause(&self, session: &str) -> rusqlite::Result<Option<Value>> {
+        let conn = self.conn.lock().unwrap();
+        let state: Option<String> =
+            conn.query_row("SELECT state FROM pauses WHERE session_id = ?1", [session], |r| r.get(0)).optional()?;
+        Ok(state.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    /// Sessions, most recently updated first.
+    pub fn list(&self) -> rusqlite::Result<Vec<SessionSummary>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn.prepare(
+            "SELECT s.id, s.workload, s.created_ms, s.updated_ms, s.status,
+                    (SELECT COUNT(DISTINCT run) FROM events e WHERE e.session_id = s.id)
+             FROM sessions s ORDER BY s.updated_ms DESC, s.id",
+        )?;
+        let rows = statement.query_map([], |r| {
+            Ok(SessionSummary {
+                id: r.get(0)?,
+                workload: r.get(1)?,
+                created_ms: r.get(2)?,
+                updated_ms: r.get(3)?,
+                status: r.get(4)?,
+                runs: r.get(5)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// A sink that appends a run's events to this session as they happen.
+    pub fn sink(&self, session: &str, run: i64) -> Arc<dyn EventSink> {
+        let store = self.clone();
+        let session = session.to_string();
+        Arc::new(move |event: &Event| {
+            if let Err(e) = store.append_event(&session, run, event) {
+                eprintln!("warning: cannot save event {} of session {session}: {e}", event.seq);
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Emitter, Payload};
+
+    #[test]
+    fn events_and_messages_are_stored_as_they_come() {
+        let store = SessionStore::in_memory().unwrap();
+        store.create("s1", "demo.sr").unwrap();
+        let run = store.next_run("s1").unwrap();
+        assert_eq!(run, 1);
+        let emitter = Emitter::new("inv", vec![store.sink("s1", run)]);
+        emitter.emit(Payload::Log { message: "one".into() });
+        // Stored before the next event exists.
+        assert_eq!(store.events("s1").unwrap().len(), 1);
+        emitter.emit(Payload::Log { message: "two".into() });
+        assert_eq!(store.next_run("s1").unwrap(), 2);
+        store.append_messages("s1", &[serde_json::json!({"role": "user", "text": "hi"})]).unwrap();
+        store.append_messages("s1", &[serde_json::json!({"role": "assistant", "text": "hello"})]).unwrap();
+        assert_eq!(store.messages("s1").unwrap().len(), 2);
+        let sessions = store.list().unwrap();
+        assert_eq!((sessions[0].id.as_str(), sessions[0].runs), ("s1", 1));
+    }
+}

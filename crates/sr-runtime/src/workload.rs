@@ -1,0 +1,144 @@
+//! Workloads: anything runnable, found by name or path, run on a session with a
+//! message, producing a stream of events.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::Value;
+use sr_hir::RootDatabase;
+use sr_llm::Message;
+
+use crate::compile::{CompileError, Compiled, compile_path};
+use crate::event::{Emitter, Event, EventSink, Payload};
+use crate::run::{Env, RunOutcome, Runtime};
+use crate::session::SessionStore;
+
+/// Something a user can run.
+pub trait Workload: Send + Sync {
+    fn name(&self) -> &str;
+    /// Runs on `session` with the user's `message`; events arrive as they happen
+    /// (already stored in the session), the last being `run_finished`.
+    fn run(&self, session: SessionRef, message: String) -> BoxStream<'static, Event>;
+}
+
+/// A session a run belongs to.
+#[derive(Clone)]
+pub struct SessionRef {
+    pub store: SessionStore,
+    pub id: String,
+}
+
+/// Directories searched for workloads named on the command line, in order:
+/// `$STREETRACE_AGENT_PATHS` (colon-separated), `./agents`,
+/// `./.streetrace/agents`, `~/.streetrace/agents`.
+pub fn search_path(cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var("STREETRACE_AGENT_PATHS")
+        .map(|v| v.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect())
+        .unwrap_or_default();
+    dirs.push(cwd.join("agents"));
+    dirs.push(cwd.join(".streetrace/agents"));
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".streetrace/agents"));
+    }
+    dirs
+}
+
+/// The file of a workload given by path or by name (`reviewer` finds
+/// `reviewer.sr`, `reviewer.yaml` or `reviewer.yml`, names compared in lowercase).
+pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, String> {
+    let direct = cwd.join(name_or_path);
+    if direct.is_file() {
+        return Ok(direct);
+    }
+    let wanted = name_or_path.to_lowercase();
+    let dirs = search_path(cwd);
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for path in entries {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            if stem == wanted && matches!(ext, "sr" | "yaml" | "yml") {
+                return Ok(path);
+            }
+        }
+    }
+    Err(format!(
+        "no workload '{name_or_path}': not a file, and not found in {}",
+        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// Compiles a `.sr` file or an upstream YAML agent.
+pub fn load(db: &mut RootDatabase, path: &Path) -> Result<Arc<Compiled>, CompileError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => crate::yaml::load(path),
+        _ => compile_path(db, path),
+    }
+}
+
+/// A compiled program as a workload. Each run gets a fresh environment from
+/// `env`, so runs are independent.
+pub struct ProgramWorkload {
+    pub name: String,
+    pub program: Arc<Compiled>,
+    pub env: Arc<dyn Fn() -> Env + Send + Sync>,
+    /// Extra sinks (a terminal, the debugger) beside the session.
+    pub sinks: Vec<Arc<dyn EventSink>>,
+    pub invocation_id: Arc<dyn Fn() -> String + Send + Sync>,
+}
+
+impl Workload for ProgramWorkload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn run(&self, session: SessionRef, message: String) -> BoxStream<'static, Event> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+        let run = session.store.next_run(&session.id).unwrap_or(1);
+        let mut sinks = vec![session.store.sink(&session.id, run)];
+        sinks.extend(self.sinks.iter().cloned());
+        sinks.push(Arc::new(move |e: &Event| {
+            let _ = tx.send(e.clone());
+        }));
+        let emitter = Emitter::new((self.invocation_id)(), sinks);
+        let runtime = Runtime::new(self.program.clone(), (self.env)());
+        tokio::spawn(async move {
+            run_in_session(&runtime, &session, emitter, message).await;
+        });
+        tokio_stream_of(rx)
+    }
+}
+
+/// Runs with the session's conversation and records the new turns.
+pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Emitter, message: String) -> RunOutcome {
+    let history: Vec<Message> = session
+        .store
+        .messages(&session.id)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| serde_json::from_value(m).ok())
+        .collect();
+    let outcome = runtime.run(emitter.clone(), message.clone(), history).await;
+    let mut turn = vec![serde_json::to_value(Message::user(message)).unwrap_or(Value::Null)];
+    if let Some(result) = &outcome.result {
+        turn.push(serde_json::to_value(Message::assistant(crate::value::display(result))).unwrap_or(Value::Null));
+    }
+    if let Err(e) = session.store.append_messages(&session.id, &turn) {
+        emitter.emit(Payload::Warning { message: format!("cannot save the conversation: {e}") });
+    }
+    let status = match outcome.status {
+        crate::event::RunStatus::Paused => "paused",
+        crate::event::RunStatus::Failed => "failed",
+        crate::event::RunStatus::Completed => "open",
+    };
+    let _ = session.store.set_status(&session.id, status);
+    outcome
+}
+
+fn tokio_stream_of(mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) -> BoxStream<'static, Event> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}

@@ -1,0 +1,95 @@
+//! Running workloads under a scripted provider and collecting their events.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sr_hir::RootDatabase;
+use sr_llm::Provider;
+use sr_runtime::event::{Emitter, Event, Payload};
+use sr_runtime::hook::{NoHook, StepHook};
+use sr_runtime::human::{Human, Unattended};
+use sr_runtime::mcp::McpHub;
+use sr_runtime::record::LiveTools;
+use sr_runtime::tools::Jail;
+use sr_runtime::{Env, RunOptions, RunOutcome, Runtime};
+
+pub fn example(path: &str) -> PathBuf {
+    sr_testing::upstream_corpus().join("files/agents/examples").join(path)
+}
+
+/// A fresh work directory for file tools, unique to the call.
+pub fn work_dir(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("sr-runtime-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub struct Run {
+    pub outcome: RunOutcome,
+    pub events: Vec<Event>,
+}
+
+impl Run {
+    pub fn payloads(&self) -> Vec<&Payload> {
+        self.events.iter().map(|e| &e.payload).collect()
+    }
+
+    /// Events whose type (upstream's spelling) is `kind`.
+    pub fn of_type(&self, kind: &str) -> Vec<&Event> {
+        self.events.iter().filter(|e| serde_json::to_value(e).unwrap()["type"] == kind).collect()
+    }
+}
+
+pub struct Options {
+    pub hook: Arc<dyn StepHook>,
+    pub human: Arc<dyn Human>,
+    pub work_dir: PathBuf,
+    pub options: RunOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            hook: Arc::new(NoHook),
+            human: Arc::new(Unattended),
+            work_dir: work_dir("default"),
+            options: RunOptions::default(),
+        }
+    }
+}
+
+pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, options: Options) -> Run {
+    let mut db = RootDatabase::default();
+    let program = match sr_runtime::compile::compile_path(&mut db, path) {
+        Ok(program) => program,
+        Err(e) => panic!("{} does not compile: {:#?}", path.display(), e.diagnostics),
+    };
+    let env = Env {
+        provider,
+        hook: options.hook,
+        jail: Jail::new(&options.work_dir).unwrap(),
+        tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+        human: options.human,
+        options: options.options,
+    };
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let emitter =
+        Emitter::new("test-invocation", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
+    let runtime = Runtime::new(program, env);
+    let outcome = runtime.run(emitter, input.to_string(), Vec::new()).await;
+    let events = events.lock().unwrap().clone();
+    Run { outcome, events }
+}
+
+pub async fn run_source(name: &str, source: &str, input: &str, provider: Arc<dyn Provider>, options: Options) -> Run {
+    let dir = work_dir(&format!("src-{name}"));
+    let path = dir.join(format!("{name}.sr"));
+    std::fs::write(&path, source).unwrap();
+    run_file(&path, input, provider, options).await
+}

@@ -1,0 +1,66 @@
+//! `cargo xtask record-example`: (re)makes the recording the README's first
+//! command replays. The model is sr-llm's local mock server with scripted
+//! replies, so the recording is reproducible and needs no API key; file tools
+//! run for real on `examples/review`.
+
+use std::process::Command;
+
+use serde_json::json;
+use sr_llm::mock::{MockReply, MockServer};
+
+use crate::root;
+
+pub fn run(_args: &[String]) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let server = MockServer::start().await;
+        server.push(MockReply::tool_call("call_read", "read_file", json!({"path": "src/calc.py"})).usage(412, 18));
+        let findings = json!([
+            {"file": "src/calc.py", "line": 5, "severity": "high",
+             "message": "average() divides by len(values) and fails with ZeroDivisionError on an empty list."},
+            {"file": "src/calc.py", "line": 9, "severity": "medium",
+             "message": "percent() divides by whole without checking for zero."},
+            {"file": "src/calc.py", "line": 13, "severity": "low",
+             "message": "parse_ratio() raises ValueError on malformed input instead of a clear error."}
+        ]);
+        server.push(MockReply::chunks(["```json\n", &serde_json::to_string_pretty(&findings).unwrap(), "\n```"]).usage(655, 140));
+        server.push(
+            MockReply::chunks([
+                "The review found three problems in src/calc.py, one of them serious: ",
+                "average() crashes on an empty list. ",
+                "Guard the divisions in average() and percent(), and give parse_ratio() a clear error for malformed input.",
+            ])
+            .usage(310, 48),
+        );
+        let example = root().join("examples/review");
+        let cassette = example.join("review.cassette.jsonl");
+        let _ = std::fs::remove_file(&cassette);
+        let sessions = std::env::temp_dir().join(format!("sr-record-{}.db", std::process::id()));
+        // The events of the recorded run: replaying must reproduce them exactly.
+        let events = std::fs::File::create(example.join("review.events.jsonl")).map_err(|e| e.to_string())?;
+        let status = Command::new(env!("CARGO"))
+            .args(["run", "-q", "-p", "sr-cli", "--", "run", "examples/review/review.sr", "--events", "jsonl"])
+            .arg("--record")
+            .arg(&cassette)
+            .arg("--work-dir")
+            .arg(&example)
+            .arg("--sessions")
+            .arg(&sessions)
+            .args(["--prompt", "Review src/calc.py"])
+            .current_dir(root())
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+            .env("OPENAI_API_KEY", "recording-key")
+            .stdout(events)
+            .status()
+            .map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&sessions);
+        if !status.success() {
+            return Err(format!("the recorded run failed ({status})"));
+        }
+        if server.remaining() != 0 {
+            return Err(format!("{} scripted replies were not used", server.remaining()));
+        }
+        println!("recorded {}", cassette.display());
+        Ok(())
+    })
+}
