@@ -23,6 +23,16 @@ struct Cli {
 enum Command {
     /// Check .sr files and report every problem found.
     Check(check::Args),
+    /// Format .sr files (all under the current directory by default).
+    Fmt {
+        /// Files or directories.
+        paths: Vec<PathBuf>,
+        /// Only report files that would change (exit 1 if any).
+        #[arg(long)]
+        check: bool,
+    },
+    /// Run the language server on stdio.
+    Lsp,
     /// Run a workload (a .sr file, a YAML agent, or a name).
     Run(Box<run::Args>),
     /// List and show stored sessions.
@@ -69,6 +79,11 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Fmt { paths, check } => {
+            let code = sr_fmt::run(&paths, check, &mut std::io::stdout(), &mut std::io::stderr());
+            ExitCode::from(code as u8)
+        }
+        Command::Lsp => ExitCode::from(sr_lsp::run_stdio() as u8),
         Command::Sessions { what } => sessions::run(what),
         Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
             Ok(text) => {

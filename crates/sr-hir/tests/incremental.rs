@@ -118,3 +118,10 @@ fn editing_whitespace_between_items_runs_only_parse_and_mapping() {
     "#]]
     .assert_debug_eq(&executed(&db, file));
 }
+
+#[test]
+fn the_generated_benchmark_workload_has_no_diagnostic() {
+    let mut db = RootDatabase::default();
+    let file = db.set_file("/bench/generated.sr", sr_testing::generated_workload(2_000));
+    assert_eq!(file_diagnostics(&db, file), &[]);
+}

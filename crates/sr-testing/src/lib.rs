@@ -1,5 +1,7 @@
 //! Helpers shared by tests and benchmarks of several crates. Not shipped.
 
+pub mod fixture;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
@@ -37,23 +39,24 @@ pub fn v2_parallel() -> String {
     std::fs::read_to_string(upstream_corpus().join("files/agents/code-review/v2-parallel.sr")).unwrap()
 }
 
-/// A valid workload of at least `lines` lines: groups of a schema, two prompts,
-/// two agents (one delegating, one used as a tool) and a flow that runs them,
-/// each group referring to the previous one, plus a `main` flow.
+/// A workload without a single diagnostic, of at least `lines` lines: groups
+/// of a schema, two prompts, two agents (one delegating, one used as a tool by
+/// the next group) and a flow that runs them, plus a `main` flow.
 pub fn generated_workload(lines: usize) -> String {
     // A group takes 32 lines and one more in `main`.
     let groups = lines.div_ceil(33).max(1);
     let mut out =
         String::from("streetrace v1\n\nmodel main = anthropic/claude-sonnet\ntool fs = builtin streetrace.fs\n\n");
     for i in 0..groups {
-        let prev = if i == 0 { 0 } else { i - 1 };
+        // Each fixer uses the previous group's reviewer: a chain, no cycle.
+        let uses = if i == 0 { String::new() } else { format!("    use reviewer{}\n", i - 1) };
         out.push_str(&format!(
             r#"schema Finding{i}:
     file: string
     line: int
     note: string?
 
-prompt review{i} expecting Finding{i}[]: """Review ${{input_prompt}} for group {i}."""
+prompt review{i} expecting Finding{i}[]: """Review the code of group {i} and list findings."""
 
 prompt helper{i}: """Help with group {i}."""
 
@@ -65,8 +68,7 @@ agent reviewer{i}:
 
 agent fixer{i}:
     instruction helper{i}
-    use reviewer{prev}
-
+{uses}
 flow group{i}:
     $found = run agent reviewer{i} with $input_prompt
     $count = 0

@@ -1,0 +1,117 @@
+//! The formatter over every `.sr` text we have: the upstream corpus, the
+//! upstream snippets, the differential cases and the parser fixtures. Each
+//! formatted text must parse to the same tree (whitespace aside, comments
+//! included) and format to itself.
+
+use std::path::Path;
+
+use sr_syntax::{NodeOrToken, SyntaxKind, WalkEvent};
+
+/// The tree as a list of node kinds and token texts, without whitespace and line breaks.
+fn shape(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for event in sr_syntax::parse(text).syntax().preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(NodeOrToken::Node(node)) => out.push(format!("{:?}", node.kind())),
+            WalkEvent::Enter(NodeOrToken::Token(token))
+                if !matches!(token.kind(), SyntaxKind::WHITESPACE | SyntaxKind::NEWLINE) =>
+            {
+                // Only the line breaks inside multi-line strings may change (CRLF).
+                out.push(format!("{:?} {}", token.kind(), token.text().replace("\r\n", "\n").trim_end()))
+            }
+            WalkEvent::Leave(NodeOrToken::Node(_)) => out.push("<".to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Checks one text; `Ok(false)` when it does not parse (not formatted).
+fn check(name: &str, text: &str) -> Result<bool, String> {
+    let formatted = match sr_fmt::format(text) {
+        Ok(formatted) => formatted,
+        Err(_) if !sr_syntax::parse(text).errors().is_empty() => return Ok(false),
+        Err(e) => return Err(format!("{name}: refused a valid file: {e}")),
+    };
+    let errors = sr_syntax::parse(&formatted).errors().to_vec();
+    if !errors.is_empty() {
+        return Err(format!("{name}: formatted text does not parse: {errors:?}\n{formatted}"));
+    }
+    if shape(text) != shape(&formatted) {
+        let (a, b) = (shape(text), shape(&formatted));
+        let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+        return Err(format!("{name}: tree changed at {at}: {:?} vs {:?}\n{formatted}", a.get(at), b.get(at)));
+    }
+    let again = sr_fmt::format(&formatted).map_err(|e| format!("{name}: second pass failed: {e}"))?;
+    if again != formatted {
+        return Err(format!("{name}: not idempotent\n--- first\n{formatted}\n--- second\n{again}"));
+    }
+    // Range formatting of the whole text agrees with formatting.
+    let edits = sr_fmt::format_range(text, sr_syntax::TextRange::up_to(sr_syntax::TextSize::of(text))).unwrap();
+    let mut ranged = text.to_string();
+    for edit in edits.iter().rev() {
+        ranged.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
+    }
+    if ranged != formatted {
+        return Err(format!("{name}: range formatting of everything differs\n{ranged}"));
+    }
+    Ok(true)
+}
+
+fn check_all(texts: impl IntoIterator<Item = (String, String)>) -> usize {
+    let mut failures = Vec::new();
+    let mut formatted = 0;
+    for (name, text) in texts {
+        match check(&name, &text) {
+            Ok(true) => formatted += 1,
+            Ok(false) => {}
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    formatted
+}
+
+fn jsonl_sources(path: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let value: serde_json::Value = serde_json::from_str(line).ok()?;
+            let source = value.get("source")?.as_str()?.to_string();
+            Some((format!("{}:{}", path.display(), i + 1), source))
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_file() {
+    let files = sr_testing::upstream_files();
+    assert!(files.len() >= 35);
+    let formatted = check_all(files);
+    // All but the one file upstream ships with a syntax error.
+    assert!(formatted >= 34, "{formatted}");
+}
+
+#[test]
+fn every_snippet_and_differential_case() {
+    let root = sr_testing::workspace_root();
+    let mut texts = jsonl_sources(&root.join("fixtures/upstream/snippets.jsonl"));
+    texts.extend(jsonl_sources(&root.join("fixtures/differential/syntax.jsonl")));
+    texts.extend(jsonl_sources(&root.join("fixtures/differential/semantic.jsonl")));
+    assert!(texts.len() > 300, "{}", texts.len());
+    let formatted = check_all(texts);
+    assert!(formatted > 200, "{formatted}");
+}
+
+#[test]
+fn every_parser_fixture() {
+    let dir = sr_testing::workspace_root().join("crates/sr-syntax/test_data/parser/ok");
+    let texts = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sr"))
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()));
+    assert!(check_all(texts) >= 10);
+}

@@ -1,0 +1,243 @@
+//! Quick fixes for diagnostics under the cursor: create a missing prompt,
+//! agent or tool; apply a "did you mean"; remove an unused definition.
+
+use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
+use sr_syntax::{Code, Diagnostic, TextRange, TextSize};
+
+use crate::defs::item_range;
+use crate::{FileRange, SourceChange, TextEdit};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeAction {
+    pub title: String,
+    /// The diagnostic the action fixes.
+    pub diagnostic: Option<Diagnostic>,
+    pub change: SourceChange,
+}
+
+pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAction> {
+    let Some(file) = db.file(&frange.path) else { return Vec::new() };
+    let mut out = Vec::new();
+    for diagnostic in file_diagnostics(db, file) {
+        if diagnostic.range.intersect(frange.range).is_none() || !diagnostic.in_mode(false) {
+            continue;
+        }
+        let mut add = |title: String, edit: TextEdit| {
+            let mut change = SourceChange::default();
+            change.insert(&frange.path, edit);
+            out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change });
+        };
+        if let Some((title, edit)) = did_you_mean(db, file, diagnostic) {
+            add(title, edit);
+        }
+        if let Some((title, edit)) = create_missing(db, file, diagnostic) {
+            add(title, edit);
+        }
+        if diagnostic.code == Code::SR100
+            && let Some((title, edit)) = remove_unused(db, file, diagnostic)
+        {
+            add(title, edit);
+        }
+    }
+    out
+}
+
+/// The text between the last pair of single quotes.
+fn quoted(text: &str) -> Option<&str> {
+    let end = text.rfind('\'')?;
+    let start = text[..end].rfind('\'')?;
+    Some(&text[start + 1..end])
+}
+
+fn did_you_mean(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
+    let help = diagnostic.help.as_deref()?;
+    let suggestion = quoted(help.strip_prefix("did you mean ")?)?;
+    let text = file.text(db);
+    let current = text.get(std::ops::Range::<usize>::from(diagnostic.range))?;
+    // Keep the quotes of `using model "x"`.
+    let range = if current.len() >= 2 && current.starts_with(['"', '\'']) {
+        TextRange::new(diagnostic.range.start() + TextSize::from(1), diagnostic.range.end() - TextSize::from(1))
+    } else {
+        diagnostic.range
+    };
+    Some((format!("Change to '{suggestion}'"), TextEdit { range, new_text: suggestion.to_string() }))
+}
+
+fn create_missing(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
+    let message = diagnostic.message.as_str();
+    let kind = match diagnostic.code {
+        Code::SR102 => "prompt",
+        Code::E0001 => ["prompt or variable", "prompt", "agent", "tool"]
+            .into_iter()
+            .find(|kind| message.starts_with(&format!("undefined reference to {kind} '")))?,
+        _ => return None,
+    };
+    let name = quoted(message)?;
+    let definition = match kind {
+        "agent" => format!(
+            "agent {name}:\n    instruction {name}_instruction\n\nprompt {name}_instruction: \"\"\"TODO: instructions for {name}.\"\"\"\n"
+        ),
+        "tool" => format!("tool {name} = mcp \"https://example.com/mcp\"\n"),
+        _ => format!("prompt {name}: \"\"\"TODO: describe {name}.\"\"\"\n"),
+    };
+    let kind = if kind == "tool" || kind == "agent" { kind } else { "prompt" };
+    let text = file.text(db);
+    let separator = if text.is_empty() || text.ends_with("\n\n") {
+        ""
+    } else if text.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    let end = TextSize::of(&**text);
+    Some((
+        format!("Create {kind} '{name}'"),
+        TextEdit { range: TextRange::empty(end), new_text: format!("{separator}{definition}") },
+    ))
+}
+
+fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
+    let item = item_at(db, file, diagnostic.range.start())?;
+    let text = file.text(db);
+    let range = item_range(db, item);
+    let start = usize::from(range.start());
+    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut end = usize::from(range.end());
+    end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+    // Take one blank line with it unless that would join two paragraphs.
+    let blank_before = start == 0 || text[..start].ends_with("\n\n");
+    if blank_before && let Some(next) = text[end..].find('\n').filter(|&i| text[end..end + i].trim().is_empty()) {
+        end += next + 1;
+    }
+    let title = format!("Remove unused {} '{}'", item.kind(db).describe(), item.name(db));
+    Some((
+        title,
+        TextEdit {
+            range: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
+            new_text: String::new(),
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::analysis;
+    use crate::{FileRange, TextRange};
+
+    fn check(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let (start, end) = match fixture.range {
+            Some((_, start, end)) => (start, end),
+            None => (fixture.position().1, fixture.position().1),
+        };
+        let frange = FileRange { path: "/main.sr".into(), range: TextRange::new(start.into(), end.into()) };
+        let mut out = String::new();
+        for action in analysis.code_actions(&frange).unwrap() {
+            let mut text = fixture.text("/main.sr").to_string();
+            for (_, edits) in &action.change.edits {
+                for edit in edits.iter().rev() {
+                    text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
+                }
+            }
+            let code = action.diagnostic.map(|d| d.code.to_string()).unwrap_or_default();
+            out.push_str(&format!("# {} [{code}]\n{text}", action.title));
+        }
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn creates_missing_prompt_agent_and_tool() {
+        check(
+            r#"
+            agent:
+                instruction gree$0ting
+            "#,
+            expect![[r##"
+                # Create prompt 'greeting' [SR102]
+                agent:
+                    instruction greeting
+
+                prompt greeting: """TODO: describe greeting."""
+            "##]],
+        );
+        check(
+            r#"
+            prompt p: """x"""
+            agent:
+                instruction p
+                delegate hel$0per
+            "#,
+            expect![[r##"
+                # Create agent 'helper' [E0001]
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+
+                agent helper:
+                    instruction helper_instruction
+
+                prompt helper_instruction: """TODO: instructions for helper."""
+            "##]],
+        );
+        check(
+            r#"
+            prompt p: """x"""
+            agent:
+                instruction p
+                tools sea$0rch
+            "#,
+            expect![[r##"
+                # Create tool 'search' [E0001]
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    tools search
+
+                tool search = mcp "https://example.com/mcp"
+            "##]],
+        );
+    }
+
+    #[test]
+    fn applies_did_you_mean() {
+        check(
+            r#"
+            model fast = anthropic/haiku
+            prompt p using model "fa$0s": """x"""
+            agent:
+                instruction p
+            "#,
+            expect![[r##"
+                # Change to 'fast' [E0001]
+                model fast = anthropic/haiku
+                prompt p using model "fast": """x"""
+                agent:
+                    instruction p
+            "##]],
+        );
+    }
+
+    #[test]
+    fn removes_an_unused_definition() {
+        check(
+            r#"
+            prompt p: """x"""
+
+            prompt un$0used: """y"""
+
+            agent:
+                instruction p
+            "#,
+            expect![[r##"
+                # Remove unused prompt 'unused' [SR100]
+                prompt p: """x"""
+
+                agent:
+                    instruction p
+            "##]],
+        );
+    }
+}

@@ -1,0 +1,508 @@
+//! Completion by position. The line before the cursor (lexed on its own, so
+//! it works while the file does not parse) decides what fits: names of the
+//! right kind after `tools`, `delegate`, `run agent`, `call llm`, …; variables
+//! in expressions and after `$`; names inside `${` in strings; otherwise the
+//! keywords that may start a line in the enclosing block.
+
+use sr_hir::resolve::Program;
+use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse, program};
+use sr_syntax::SyntaxKind::{self, *};
+use sr_syntax::{TextRange, TextSize};
+
+use crate::FilePosition;
+use crate::defs::{Symbol, occurrences_of_item};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompletionKind {
+    Keyword,
+    Agent,
+    Prompt,
+    Tool,
+    Model,
+    Schema,
+    Flow,
+    Policy,
+    Variable,
+    Type,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionItem {
+    pub label: String,
+    pub kind: CompletionKind,
+    pub detail: Option<String>,
+    /// What replaces `replace_range` (the word typed so far).
+    pub insert_text: String,
+    pub replace_range: TextRange,
+}
+
+const TOP_LEVEL: &[&str] = &[
+    "streetrace",
+    "import",
+    "model",
+    "schema",
+    "tool",
+    "retry",
+    "timeout",
+    "policy",
+    "prompt",
+    "agent",
+    "flow",
+    "on",
+    "after",
+];
+const AGENT_BODY: &[&str] = &[
+    "tools",
+    "instruction",
+    "prompt",
+    "produces",
+    "retry",
+    "timeout",
+    "description",
+    "delegate",
+    "use",
+    "history",
+    "on",
+    "after",
+];
+const FLOW_BODY: &[&str] = &[
+    "run", "call", "return", "for", "parallel", "loop", "match", "if", "push", "escalate", "log", "notify", "continue",
+    "abort", "retry", "on",
+];
+const HANDLER_BODY: &[&str] = &[
+    "run", "call", "for", "parallel", "loop", "if", "push", "escalate", "log", "notify", "continue", "abort", "retry",
+    "mask", "block", "warn",
+];
+const MODEL_BODY: &[&str] = &["provider", "name", "temperature", "max_tokens", "max_input_tokens"];
+const TOOL_BODY: &[&str] = &["type", "url", "headers"];
+const POLICY_BODY: &[&str] = &["trigger", "strategy", "preserve", "use"];
+const EXPRESSION_KEYWORDS: &[&str] = &["true", "false", "null", "not", "filter", "initial"];
+const TYPES: &[&str] = &["string", "int", "float", "bool", "list"];
+const EVENTS: &[&str] = &["start", "input", "output", "tool-call", "tool-result"];
+
+/// The block a line sits in, found from indentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    TopLevel,
+    Agent,
+    Flow,
+    Handler,
+    Schema,
+    Model,
+    Tool,
+    Policy,
+}
+
+pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<CompletionItem> {
+    let Some(file) = db.file(&position.path) else { return Vec::new() };
+    let text = file.text(db).clone();
+    let offset = position.offset.min(TextSize::of(&*text));
+    let at = usize::from(offset);
+    if !text.is_char_boundary(at) {
+        return Vec::new();
+    }
+    let word_start =
+        text[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).map_or(0, |i| i + 1);
+    let prefix = &text[word_start..at];
+    let replace_range = TextRange::new(TextSize::from(word_start as u32), offset);
+    let program = program(db, file);
+    let mut cx = Completions { db, program, prefix, replace_range, out: Vec::new() };
+
+    if let Some(string) = string_at(db, file, offset) {
+        cx.in_string(&text, string, at);
+        return cx.out;
+    }
+    let line_start = text[..word_start].rfind('\n').map_or(0, |i| i + 1);
+    let before: Vec<SyntaxKind> = sr_syntax::lexer::tokenize(&text[line_start..word_start])
+        .iter()
+        .map(|t| t.kind)
+        .filter(|k| !k.is_trivia() && *k != NEWLINE)
+        .collect();
+    let block = enclosing_block(&text, line_start, word_start);
+    cx.after(&before, block);
+    cx.out
+}
+
+struct Completions<'a, 'db> {
+    db: &'db dyn Db,
+    program: &'a Program<'db>,
+    prefix: &'a str,
+    replace_range: TextRange,
+    out: Vec<CompletionItem>,
+}
+
+impl<'a> Completions<'a, '_> {
+    fn add(&mut self, label: &str, kind: CompletionKind, detail: Option<String>, insert_text: String) {
+        let matches = label.to_lowercase().starts_with(&self.prefix.to_lowercase());
+        if matches && !self.out.iter().any(|c| c.label == label && c.kind == kind) {
+            self.out.push(CompletionItem {
+                label: label.to_string(),
+                kind,
+                detail,
+                insert_text,
+                replace_range: self.replace_range,
+            });
+        }
+    }
+
+    fn keywords(&mut self, words: &[&str]) {
+        for word in words {
+            self.add(word, CompletionKind::Keyword, None, word.to_string());
+        }
+    }
+
+    fn items(&mut self, kind: ItemKind) {
+        let names: Vec<Name> = match kind {
+            ItemKind::Prompt => self.program.prompts.keys().cloned().collect(),
+            _ => self.program.defs(kind).map(|d| d.keys().cloned().collect()).unwrap_or_default(),
+        };
+        let completion_kind = match kind {
+            ItemKind::Agent => CompletionKind::Agent,
+            ItemKind::Prompt => CompletionKind::Prompt,
+            ItemKind::Tool => CompletionKind::Tool,
+            ItemKind::Model => CompletionKind::Model,
+            ItemKind::Schema => CompletionKind::Schema,
+            ItemKind::Flow => CompletionKind::Flow,
+            _ => CompletionKind::Policy,
+        };
+        for name in names {
+            self.add(&name, completion_kind, Some(kind.describe().to_string()), name.to_string());
+        }
+    }
+
+    /// Variables of the program (one namespace at run time) and the built-ins.
+    fn variables(&mut self) {
+        let mut names: Vec<Name> = Vec::new();
+        for &item in &self.program.items {
+            if !matches!(item.kind(self.db), ItemKind::Flow | ItemKind::Handler | ItemKind::Agent) {
+                continue;
+            }
+            for occurrence in occurrences_of_item(self.db, item) {
+                if let (true, Symbol::Variable(name)) = (occurrence.def, occurrence.symbol)
+                    && !names.contains(&name)
+                {
+                    names.push(name);
+                }
+            }
+        }
+        names.extend(sr_hir::diagnostics::BUILTIN_VARIABLES.iter().map(|b| Name::from(*b)));
+        for name in names {
+            self.add(&name, CompletionKind::Variable, Some("variable".to_string()), name.to_string());
+        }
+    }
+
+    fn in_string(&mut self, text: &'a str, string: (SyntaxKind, TextRange, Option<SyntaxKind>), at: usize) {
+        let (kind, range, owner) = string;
+        let inside = &text[usize::from(range.start())..at];
+        if let Some(open) = inside.rfind("${")
+            && !inside[open..].contains('}')
+        {
+            let name_start = usize::from(range.start()) + open + 2;
+            let name_start = if text[name_start..at].starts_with('$') { name_start + 1 } else { name_start };
+            self.prefix = &text[name_start..at];
+            if !self.prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return;
+            }
+            self.replace_range = TextRange::new(TextSize::from(name_start as u32), TextSize::from(at as u32));
+            if kind == TRIPLE_STRING {
+                self.items(ItemKind::Prompt);
+            }
+            self.variables();
+            return;
+        }
+        if matches!(owner, Some(PROMPT_MODIFIER | USING_CLAUSE | POLICY_PROPERTY)) {
+            self.items(ItemKind::Model);
+        }
+    }
+
+    fn after(&mut self, before: &[SyntaxKind], block: Block) {
+        let first = before.first().copied();
+        let last = before.last().copied();
+        let last2 = before.len().checked_sub(2).map(|i| before[i]);
+        let list_of = |keyword: SyntaxKind| {
+            first == Some(keyword) && before[1..].iter().all(|k| matches!(k, NAME | DOTTED_NAME | COMMA))
+        };
+        match (last2, last) {
+            _ if block == Block::Agent && list_of(TOOLS_KW) => self.items(ItemKind::Tool),
+            _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => self.items(ItemKind::Agent),
+            (None, Some(INSTRUCTION_KW | PROMPT_KW)) if block == Block::Agent => self.items(ItemKind::Prompt),
+            (None, Some(RETRY_KW)) if block == Block::Agent => self.items(ItemKind::RetryPolicy),
+            (None, Some(TIMEOUT_KW)) if block == Block::Agent => self.items(ItemKind::TimeoutPolicy),
+            (None, Some(HISTORY_KW)) if block == Block::Agent => self.items(ItemKind::Policy),
+            (Some(RUN_KW), Some(AGENT_KW)) => self.items(ItemKind::Agent),
+            (_, Some(RUN_KW)) => {
+                self.keywords(&["agent"]);
+                self.items(ItemKind::Flow);
+            }
+            (Some(CALL_KW), Some(LLM_KW)) => self.items(ItemKind::Prompt),
+            (_, Some(CALL_KW)) => self.keywords(&["llm"]),
+            (_, Some(EXPECTING_KW)) => self.items(ItemKind::Schema),
+            (Some(USING_KW), Some(MODEL_KW)) => {
+                let names: Vec<Name> = self.program.models.keys().cloned().collect();
+                for name in names {
+                    self.add(&name, CompletionKind::Model, Some("model".to_string()), format!("\"{name}\""));
+                }
+            }
+            (_, Some(USING_KW)) => self.keywords(&["model"]),
+            (_, Some(DOLLAR)) => self.variables(),
+            (Some(ON_KW | AFTER_KW), _) => {}
+            (None, Some(ON_KW | AFTER_KW)) => match block {
+                Block::Flow => self.keywords(&["failure"]),
+                _ => self.keywords(EVENTS),
+            },
+            (_, Some(COLON)) if block == Block::Schema => self.types(),
+            (Some(LIST_KW), Some(L_BRACK)) => self.types(),
+            (Some(RUN_KW), Some(NAME)) | (Some(AGENT_KW), Some(NAME | DOTTED_NAME))
+                if matches!(block, Block::Flow | Block::Handler) =>
+            {
+                self.keywords(&["with", "history"])
+            }
+            (Some(LLM_KW), Some(_)) => self.keywords(&["with", "using"]),
+            (Some(FOR_KW), Some(_)) => self.keywords(&["in"]),
+            (None, Some(LOOP_KW)) => self.keywords(&["max", "do"]),
+            (_, Some(kind)) if matches!(block, Block::Flow | Block::Handler) && starts_expression(kind) => {
+                self.variables();
+                self.keywords(EXPRESSION_KEYWORDS);
+            }
+            (_, None) => self.keywords(match block {
+                Block::TopLevel => TOP_LEVEL,
+                Block::Agent => AGENT_BODY,
+                Block::Flow => FLOW_BODY,
+                Block::Handler => HANDLER_BODY,
+                Block::Model => MODEL_BODY,
+                Block::Tool => TOOL_BODY,
+                Block::Policy => POLICY_BODY,
+                Block::Schema => &[],
+            }),
+            _ => {}
+        }
+    }
+
+    fn types(&mut self) {
+        for ty in TYPES {
+            self.add(ty, CompletionKind::Type, None, ty.to_string());
+        }
+        self.items(ItemKind::Schema);
+    }
+}
+
+/// Tokens after which an expression starts.
+fn starts_expression(kind: SyntaxKind) -> bool {
+    matches!(
+        kind,
+        EQ | WITH_KW
+            | IF_KW
+            | RETURN_KW
+            | LOG_KW
+            | NOTIFY_KW
+            | IN_KW
+            | PUSH_KW
+            | NOT_KW
+            | AND_KW
+            | OR_KW
+            | WHERE_KW
+            | FILTER_KW
+            | L_PAREN
+            | L_BRACK
+            | COMMA
+            | EQ2
+            | NEQ
+            | LT
+            | GT
+            | LTEQ
+            | GTEQ
+            | PLUS
+            | MINUS
+            | STAR
+            | SLASH
+            | PERCENT
+            | TILDE
+            | CONTAINS_KW
+            | MATCH_KW
+    )
+}
+
+/// The string token the cursor is inside (after its opening quote), with the
+/// kind of the node that owns the literal.
+fn string_at(db: &dyn Db, file: File, offset: TextSize) -> Option<(SyntaxKind, TextRange, Option<SyntaxKind>)> {
+    let root = parse(db, file).syntax();
+    let token = root.token_at_offset(offset).find(|t| matches!(t.kind(), STRING | INTERP_STRING | TRIPLE_STRING))?;
+    let range = token.text_range();
+    let quote: u32 = if token.kind() == TRIPLE_STRING { 3 } else { 1 };
+    let closed = token.text().len() >= 2 * quote as usize;
+    let body_end = if closed { range.end() - TextSize::from(quote) } else { range.end() };
+    if offset < range.start() + TextSize::from(quote) || offset > body_end {
+        return None;
+    }
+    let owner = token.parent().and_then(|literal| literal.parent()).map(|n| n.kind());
+    Some((token.kind(), range, owner))
+}
+
+/// The block of the line starting at `line_start`, from the nearest earlier
+/// line indented less than it (its first word names the block).
+fn enclosing_block(text: &str, line_start: usize, word_start: usize) -> Block {
+    let indent = |line: &str| {
+        line.chars().take_while(|c| *c == ' ' || *c == '\t').map(|c| if c == '\t' { 4 } else { 1 }).sum::<usize>()
+    };
+    let current = indent(&text[line_start..word_start]);
+    let mut limit = current;
+    let mut inside_statement = false;
+    for line in text[..line_start].lines().rev() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') || indent(line) >= limit {
+            continue;
+        }
+        limit = indent(line);
+        let first = trimmed.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).next().unwrap_or("");
+        let block = match first {
+            "agent" => Block::Agent,
+            "flow" => Block::Flow,
+            "schema" => Block::Schema,
+            "model" => Block::Model,
+            "tool" => Block::Tool,
+            "policy" => Block::Policy,
+            "on" | "after" if trimmed.trim_end().ends_with("do") => Block::Handler,
+            _ => {
+                inside_statement = true;
+                if limit == 0 {
+                    return Block::TopLevel;
+                }
+                continue;
+            }
+        };
+        return if inside_statement && block == Block::Agent { Block::Handler } else { block };
+    }
+    Block::TopLevel
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::{analysis, position};
+
+    fn check(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let items = analysis.completions(&position(&fixture)).unwrap();
+        let out: Vec<String> = items
+            .iter()
+            .map(|c| {
+                let insert = if c.insert_text == c.label { String::new() } else { format!(" -> {}", c.insert_text) };
+                format!("{:?} {}{insert}", c.kind, c.label)
+            })
+            .collect();
+        expect.assert_eq(&out.join("\n"));
+    }
+
+    const DEFS: &str = r#"
+        model main = anthropic/claude
+        model fast = anthropic/haiku
+        tool fs = builtin streetrace.fs
+        tool web = builtin streetrace.web
+        schema Finding:
+            note: string
+        prompt review: """Review"""
+        prompt summary: """Sum"""
+        agent reviewer:
+            instruction review
+        agent fixer:
+            instruction review
+        flow helper:
+            $found = 1
+            return $found
+        "#;
+
+    fn with_defs(rest: &str) -> String {
+        format!("{}\n{}", sr_testing::fixture::trim_indent(DEFS), sr_testing::fixture::trim_indent(rest))
+    }
+
+    #[test]
+    fn names_of_the_right_kind_after_agent_properties() {
+        check(
+            &with_defs("agent a:\n    tools fs, $0\n"),
+            expect![[r#"
+            Tool fs
+            Tool web"#]],
+        );
+        check(&with_defs("agent a:\n    delegate rev$0\n"), expect!["Agent reviewer"]);
+        check(
+            &with_defs("agent a:\n    instruction $0\n"),
+            expect![[r#"
+            Prompt review
+            Prompt summary"#]],
+        );
+    }
+
+    #[test]
+    fn names_after_run_call_expecting_and_using() {
+        check(
+            &with_defs("flow main:\n    $x = run agent $0\n"),
+            expect![[r#"
+            Agent reviewer
+            Agent fixer"#]],
+        );
+        check(
+            &with_defs("flow main:\n    $x = run $0\n"),
+            expect![[r#"
+            Keyword agent
+            Flow helper
+            Flow main"#]],
+        );
+        check(&with_defs("flow main:\n    $x = call llm s$0\n"), expect!["Prompt summary"]);
+        check(&with_defs("prompt p expecting $0: \"\"\"x\"\"\"\n"), expect!["Schema Finding"]);
+        check(
+            &with_defs("prompt p using model \"$0\": \"\"\"x\"\"\"\n"),
+            expect![[r#"
+            Model main
+            Model fast"#]],
+        );
+        check(
+            &with_defs("flow main:\n    $x = call llm review using model $0\n"),
+            expect![[r#"
+            Model main -> "main"
+            Model fast -> "fast""#]],
+        );
+    }
+
+    #[test]
+    fn variables_in_flows_and_names_in_interpolations() {
+        check(
+            &with_defs("flow main:\n    $count = 1\n    log $c$0\n"),
+            expect![[r#"
+            Variable count
+            Variable conversation
+            Variable current_agent"#]],
+        );
+        check(&with_defs("prompt p: \"\"\"Use ${re$0} now\"\"\"\n"), expect!["Prompt review"]);
+        check(&with_defs("flow main:\n    log \"${fo$0}\"\n"), expect!["Variable found"]);
+    }
+
+    #[test]
+    fn keywords_valid_at_the_start_of_a_line() {
+        check("ag$0", expect!["Keyword agent"]);
+        check(
+            "agent a:\n    instruction p\n    de$0\n",
+            expect![[r#"
+            Keyword description
+            Keyword delegate"#]],
+        );
+        check(
+            "flow main:\n    for $i in [1] do\n        r$0\n    end\n",
+            expect![[r#"
+            Keyword run
+            Keyword return
+            Keyword retry"#]],
+        );
+        check("agent a:\n    on input do\n        ma$0\n    end\n", expect!["Keyword mask"]);
+        check(
+            "schema S:\n    field: $0\n",
+            expect![[r#"
+            Type string
+            Type int
+            Type float
+            Type bool
+            Type list
+            Schema S"#]],
+        );
+    }
+}

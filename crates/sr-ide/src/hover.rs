@@ -1,0 +1,383 @@
+//! Hover: what a name denotes, in Markdown.
+
+use std::fmt::Write;
+
+use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, ToolData, TypeRef};
+use sr_hir::resolve::Program;
+use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data, program};
+
+use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item, variable_definition};
+use crate::{FilePosition, TextRange};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoverResult {
+    /// The name hovered.
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+/// Lines of a prompt body shown in a hover.
+const PREVIEW_LINES: usize = 12;
+
+pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverResult> {
+    let file = db.file(&position.path)?;
+    let occurrences = file_occurrences(db, file);
+    let occurrence = occurrence_at(&occurrences, position.offset)?;
+    let program = program(db, file);
+    let markdown = match &occurrence.symbol {
+        Symbol::Item(kind, name) => item_hover(db, program, resolve_item(program, *kind, name)?),
+        Symbol::Variable(name) => variable_hover(db, program, occurrence.item, name),
+        Symbol::Import(path) => format!("imports `{}`", path.display()),
+    };
+    Some(HoverResult { range: occurrence.range, markdown })
+}
+
+/// How the model of an agent is chosen: its instruction prompt's `using
+/// model`, else the model `main`, else the runner's `--model`.
+pub(crate) struct AgentModel<'db> {
+    pub name: Name,
+    pub item: Option<Item<'db>>,
+    /// The instruction prompt that names it.
+    pub via_prompt: Option<Name>,
+}
+
+pub(crate) fn agent_model<'db>(db: &'db dyn Db, program: &Program<'db>, agent: Item<'db>) -> Option<AgentModel<'db>> {
+    let ItemData::Agent(data) = &*item_data(db, agent) else { return None };
+    let from_prompt = data.instruction.as_ref().and_then(|instruction| {
+        let model = program.prompts.get(&instruction.name)?.data(db).model?;
+        Some(AgentModel {
+            item: program.models.get(&model.name).copied(),
+            name: model.name,
+            via_prompt: Some(instruction.name.clone()),
+        })
+    });
+    from_prompt.or_else(|| {
+        let main = program.models.get("main")?;
+        Some(AgentModel { name: Name::new_static("main"), item: Some(*main), via_prompt: None })
+    })
+}
+
+/// `anthropic/claude` for a model definition.
+pub(crate) fn model_value(db: &dyn Db, model: Item<'_>) -> Option<String> {
+    match &*item_data(db, model) {
+        ItemData::Model(ModelData::Direct(id)) => Some(id.clone()),
+        ItemData::Model(ModelData::Alias(alias)) => Some(format!("= {}", alias.name)),
+        ItemData::Model(ModelData::Long(long)) => {
+            let provider = long.provider.as_deref().unwrap_or("?");
+            Some(match &long.name {
+                Some(name) => format!("{provider}/{name}"),
+                None => provider.to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn type_text(ty: &TypeRef) -> String {
+    match ty {
+        TypeRef::String => "string".to_string(),
+        TypeRef::Int => "int".to_string(),
+        TypeRef::Float => "float".to_string(),
+        TypeRef::Bool => "bool".to_string(),
+        TypeRef::Named(named) => named.name.to_string(),
+        TypeRef::List(inner) => format!("list[{}]", type_text(inner)),
+        TypeRef::Optional(inner) => format!("{}?", type_text(inner)),
+        TypeRef::Missing => "?".to_string(),
+    }
+}
+
+fn names(list: &[sr_hir::hir::Named]) -> String {
+    list.iter().map(|n| format!("`{}`", n.name)).collect::<Vec<_>>().join(", ")
+}
+
+fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
+    let kind = item.kind(db);
+    let name = item.name(db);
+    let mut out = format!("```streetrace\n{} {name}\n```\n", kind.describe());
+    let line = |out: &mut String, label: &str, value: String| {
+        let _ = write!(out, "\n**{label}** {value}  ");
+    };
+    match &*item_data(db, item) {
+        ItemData::Agent(agent) => {
+            if let Some(description) = &agent.description {
+                let _ = writeln!(out, "\n{description}");
+            }
+            match agent_model(db, program, item) {
+                Some(model) => {
+                    let value =
+                        model.item.and_then(|m| model_value(db, m)).map(|v| format!(" ({v})")).unwrap_or_default();
+                    let via = match &model.via_prompt {
+                        Some(prompt) => format!(", from prompt `{prompt}`"),
+                        None => ", the default model".to_string(),
+                    };
+                    line(&mut out, "model", format!("`{}`{value}{via}", model.name));
+                }
+                None => line(&mut out, "model", "none defined: the runner's `--model`".to_string()),
+            }
+            if let Some(instruction) = &agent.instruction {
+                line(&mut out, "instruction", format!("`{}`", instruction.name));
+            }
+            if !agent.tools.is_empty() {
+                line(&mut out, "tools", names(&agent.tools));
+            }
+            if !agent.delegate.is_empty() {
+                line(&mut out, "delegates to", names(&agent.delegate));
+            }
+            if !agent.use_.is_empty() {
+                line(&mut out, "uses", names(&agent.use_));
+            }
+            if let Some(produces) = &agent.produces {
+                line(&mut out, "produces", format!("`${}`", produces.name));
+            }
+            match &agent.timeout {
+                Some(AgentTimeout::Named(t)) => line(&mut out, "timeout", format!("`{}`", t.name)),
+                Some(AgentTimeout::Seconds(s)) => line(&mut out, "timeout", format!("{s} s")),
+                None => {}
+            }
+        }
+        ItemData::Prompt(_) => {
+            let merged = program.prompts.get(name).map(|p| p.data(db));
+            if let Some(data) = merged {
+                if let Some(model) = &data.model {
+                    line(&mut out, "model", format!("`{}`", model.name));
+                }
+                if let Some(expecting) = &data.expecting {
+                    let array = if expecting.array { "[]" } else { "" };
+                    line(&mut out, "expecting", format!("`{}{array}`", expecting.schema.name));
+                }
+                if let Some(body) = &data.body {
+                    let preview: Vec<&str> = body.text.lines().take(PREVIEW_LINES).collect();
+                    let more = if body.text.lines().count() > PREVIEW_LINES { "\n…" } else { "" };
+                    let _ = write!(out, "\n\n```text\n{}{more}\n```", preview.join("\n"));
+                } else {
+                    let _ = write!(out, "\n\n*declared without a body*");
+                }
+            }
+        }
+        ItemData::Schema(schema) => {
+            let fields: Vec<String> =
+                schema.fields.iter().map(|f| format!("    {}: {}", f.name.name, type_text(&f.ty))).collect();
+            out = format!("```streetrace\nschema {name}:\n{}\n```\n", fields.join("\n"));
+        }
+        ItemData::Model(_) => {
+            if let Some(value) = model_value(db, item) {
+                line(&mut out, "model", format!("`{value}`"));
+            }
+        }
+        ItemData::Tool(tool) => {
+            let value = match tool {
+                ToolData::Mcp { url, auth, .. } => {
+                    let auth = match auth.as_ref().map(|a| a.kind) {
+                        Some(AuthKind::Bearer) => " with bearer auth",
+                        Some(AuthKind::Basic) => " with basic auth",
+                        None => "",
+                    };
+                    format!("MCP server `{url}`{auth}")
+                }
+                ToolData::Builtin(path) => format!("built-in `{path}`"),
+                ToolData::Ref(path) => format!("reference `{path}`"),
+                ToolData::Long { url, .. } => {
+                    format!("long form{}", url.as_ref().map(|u| format!(" `{u}`")).unwrap_or_default())
+                }
+                ToolData::Missing => "incomplete".to_string(),
+            };
+            line(&mut out, "tool", value);
+        }
+        ItemData::RetryPolicy(retry) => {
+            let backoff = match retry.backoff {
+                Backoff::None => "",
+                Backoff::Exponential => ", exponential backoff",
+                Backoff::Linear => ", linear backoff",
+                Backoff::Fixed => ", fixed backoff",
+            };
+            line(&mut out, "retry", format!("{} times{backoff}", retry.times));
+        }
+        ItemData::TimeoutPolicy(timeout) => {
+            if let Some(seconds) = timeout.seconds {
+                line(&mut out, "timeout", format!("{seconds} s"));
+            }
+        }
+        ItemData::Policy(policy) => {
+            if let Some(strategy) = &policy.strategy {
+                line(&mut out, "strategy", format!("`{strategy}`"));
+            }
+        }
+        ItemData::Flow => {
+            if sr_hir::entry::entry_point(db, program.root).is_some_and(|e| e.item == item) {
+                line(&mut out, "entry point", "of this workload".to_string());
+            }
+        }
+        ItemData::Import(_) | ItemData::Handler(_) => {}
+    }
+    if kind != ItemKind::Schema && item.file(db) != program.root {
+        let _ = write!(out, "\n\n*defined in* `{}`", item.file(db).path(db).display());
+    }
+    out.trim_end().to_string()
+}
+
+fn variable_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>, name: &Name) -> String {
+    let mut out = format!("```streetrace\n${name}\n```\n");
+    if sr_hir::diagnostics::BUILTIN_VARIABLES.contains(&name.as_str()) {
+        out.push_str("\nbuilt-in variable");
+        return out;
+    }
+    match variable_definition(db, program, item, name) {
+        Some(def) => {
+            let owner = def.item;
+            let _ = write!(out, "\nfirst assigned in {} `{}`", owner.kind(db).describe(), owner.name(db));
+        }
+        None => out.push_str("\nnever assigned"),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::{analysis, position};
+
+    fn check(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let hover = analysis.hover(&position(&fixture)).unwrap();
+        let out = match hover {
+            Some(hover) => {
+                let path = fixture.position().0;
+                format!("{:?} {:?}\n{}", hover.range, &fixture.text(path)[hover.range], hover.markdown)
+            }
+            None => "no hover".to_string(),
+        };
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn agent_shows_description_resolved_model_tools_and_targets() {
+        check(
+            r#"
+            model main = anthropic/claude
+            model fast = anthropic/haiku
+            tool fs = builtin streetrace.fs
+            prompt lead_prompt using model "fast": """Lead."""
+            prompt p: """Help."""
+            agent le$0ad:
+                instruction lead_prompt
+                tools fs
+                delegate helper
+                use checker
+                description "Leads the team"
+            agent helper:
+                instruction p
+            agent checker:
+                instruction p
+            "#,
+            expect![[r#"
+                170..174 "lead"
+                ```streetrace
+                agent lead
+                ```
+
+                Leads the team
+
+                **model** `fast` (anthropic/haiku), from prompt `lead_prompt`  
+                **instruction** `lead_prompt`  
+                **tools** `fs`  
+                **delegates to** `helper`  
+                **uses** `checker`"#]],
+        );
+        check(
+            r#"
+            model main = anthropic/claude
+            prompt p: """Help."""
+            agent:
+                instruction p
+            flow main:
+                $x = run agent defa$0ult
+            "#,
+            expect![[r#"
+                107..114 "default"
+                ```streetrace
+                agent default
+                ```
+
+                **model** `main` (anthropic/claude), the default model  
+                **instruction** `p`"#]],
+        );
+    }
+
+    #[test]
+    fn prompt_shows_model_schema_and_body_preview() {
+        check(
+            r#"
+            schema Finding:
+                note: string
+            prompt review using model "m" expecting Finding[]: """
+            Review the code.
+            Be brief.
+            """
+            flow main:
+                $r = call llm rev$0iew
+            "#,
+            expect![[r#"
+                148..154 "review"
+                ```streetrace
+                prompt review
+                ```
+
+                **model** `m`  
+                **expecting** `Finding[]`  
+
+                ```text
+                Review the code.
+                Be brief.
+                ```"#]],
+        );
+    }
+
+    #[test]
+    fn schema_lists_fields_and_variables_their_assignment() {
+        check(
+            r#"
+            schema Finding:
+                file: string
+                line: int?
+                tags: list[string]
+            prompt p expecting Find$0ing: """x"""
+            "#,
+            expect![[r#"
+                90..97 "Finding"
+                ```streetrace
+                schema Finding:
+                    file: string
+                    line: int?
+                    tags: list[string]
+                ```"#]],
+        );
+        check(
+            r#"
+            flow main:
+                $n = 1
+                log $n$0
+            "#,
+            expect![[r#"
+                31..32 "n"
+                ```streetrace
+                $n
+                ```
+
+                first assigned in flow `main`"#]],
+        );
+        check(
+            r#"
+            flow main:
+                log $input_prompt$0
+            "#,
+            expect![[r#"
+                20..32 "input_prompt"
+                ```streetrace
+                $input_prompt
+                ```
+
+                built-in variable"#]],
+        );
+    }
+}

@@ -1,0 +1,272 @@
+//! IDE features over the analysis database, as plain data in editor vocabulary:
+//! byte offsets, ranges, labels and kinds. Nothing here knows LSP or JSON; the
+//! language server converts.
+//!
+//! [`AnalysisHost`] owns the database and applies changes; [`Analysis`] is a
+//! snapshot for reads on any thread. A change made while a snapshot computes
+//! cancels it: every read returns [`Cancellable`].
+
+mod call_hierarchy;
+mod code_actions;
+mod code_lens;
+mod completion;
+mod defs;
+mod diagnostics;
+mod folding;
+mod goto;
+mod hover;
+mod inlay_hints;
+mod references;
+mod rename;
+mod selection;
+mod semantic_tokens;
+mod symbols;
+#[cfg(test)]
+mod tests;
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sr_hir::RootDatabase;
+
+pub use crate::call_hierarchy::CallHierarchyItem;
+pub use crate::code_actions::CodeAction;
+pub use crate::code_lens::Runnable;
+pub use crate::completion::{CompletionItem, CompletionKind};
+pub use crate::diagnostics::DiagnosticsMode;
+pub use crate::folding::{Fold, FoldKind};
+pub use crate::hover::HoverResult;
+pub use crate::inlay_hints::{InlayHint, InlayKind};
+pub use crate::references::{Highlight, HighlightAccess};
+pub use crate::rename::RenameError;
+pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
+pub use crate::symbols::{DocumentSymbol, SymbolKind};
+pub use salsa::{CancellationToken, Cancelled};
+pub use sr_syntax::line_index::Encoding;
+pub use sr_syntax::{Code, Diagnostic, LineCol, LineIndex, Related, Severity, TextRange, TextSize};
+
+/// A read that a concurrent change may interrupt.
+pub type Cancellable<T> = Result<T, Cancelled>;
+
+/// A cursor in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePosition {
+    pub path: PathBuf,
+    pub offset: TextSize,
+}
+
+/// A range in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FileRange {
+    pub path: PathBuf,
+    pub range: TextRange,
+}
+
+/// A place to jump to: the whole definition and the name in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NavigationTarget {
+    pub path: PathBuf,
+    pub name: String,
+    pub kind: SymbolKind,
+    pub full_range: TextRange,
+    pub focus_range: TextRange,
+}
+
+/// Replace `range` by `new_text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub range: TextRange,
+    pub new_text: String,
+}
+
+/// Edits to several files, each file's edits sorted and disjoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceChange {
+    pub edits: Vec<(PathBuf, Vec<TextEdit>)>,
+}
+
+impl SourceChange {
+    pub(crate) fn insert(&mut self, path: &Path, edit: TextEdit) {
+        match self.edits.iter_mut().find(|(p, _)| p == path) {
+            Some((_, edits)) => {
+                if !edits.contains(&edit) {
+                    edits.push(edit);
+                }
+            }
+            None => self.edits.push((path.to_path_buf(), vec![edit])),
+        }
+    }
+
+    fn sorted(mut self) -> SourceChange {
+        self.edits.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, edits) in &mut self.edits {
+            edits.sort_by_key(|e| (e.range.start(), e.range.end()));
+        }
+        self
+    }
+}
+
+/// Owns the database; applies changes. Writes wait until every snapshot taken
+/// before them is dropped (snapshots that are computing unwind as cancelled).
+#[derive(Default)]
+pub struct AnalysisHost {
+    db: RootDatabase,
+}
+
+impl AnalysisHost {
+    pub fn new() -> AnalysisHost {
+        AnalysisHost::default()
+    }
+
+    /// A snapshot for reads.
+    pub fn analysis(&self) -> Analysis {
+        Analysis { db: self.db.clone() }
+    }
+
+    /// Adds a file or replaces its text.
+    pub fn set_file(&mut self, path: &Path, text: impl Into<Arc<str>>) {
+        self.db.set_file(path, text);
+    }
+
+    pub fn remove_file(&mut self, path: &Path) {
+        self.db.remove_file(path);
+    }
+
+    /// Reads, from disk, the local files `path` imports (transitively) that
+    /// the database does not have yet. Reads imports from the parse the
+    /// database keeps, so an edit costs no second parse.
+    pub fn load_missing_imports(&mut self, path: &Path) {
+        let mut pending = vec![path.to_path_buf()];
+        while let Some(path) = pending.pop() {
+            let Some(file) = self.db.file(&path) else { continue };
+            let mut missing = Vec::new();
+            for &item in sr_hir::file_items(&self.db, file) {
+                if let sr_hir::ItemData::Import(import) = &*sr_hir::item_data(&self.db, item)
+                    && let sr_hir::hir::ImportSource::Local(relative) = &import.source
+                {
+                    let target = sr_hir::resolve::resolve_import(&self.db, file, relative);
+                    if self.db.file(&target).is_none() {
+                        missing.push(target);
+                    }
+                }
+            }
+            for target in missing {
+                if let Ok(text) = std::fs::read_to_string(&target) {
+                    self.db.set_file(&target, text);
+                    pending.push(target);
+                }
+            }
+        }
+    }
+}
+
+/// A snapshot of the database. Every method returns `Err(Cancelled)` when a
+/// change arrived while it computed; callers ask again on the new state.
+pub struct Analysis {
+    db: RootDatabase,
+}
+
+impl Analysis {
+    /// A handle that cancels this snapshot's running reads (for `$/cancelRequest`).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        salsa::Database::cancellation_token(&self.db)
+    }
+
+    fn with_db<T>(&self, f: impl FnOnce(&RootDatabase) -> T) -> Cancellable<T> {
+        Cancelled::catch(AssertUnwindSafe(|| f(&self.db)))
+    }
+
+    /// The text of a file the database knows.
+    pub fn file_text(&self, path: &Path) -> Cancellable<Option<Arc<str>>> {
+        self.with_db(|db| db.file(path).map(|f| f.text(db).clone()))
+    }
+
+    pub fn files(&self) -> Cancellable<Vec<PathBuf>> {
+        self.with_db(|db| db.files().iter().map(|f| f.path(db).clone()).collect())
+    }
+
+    pub fn line_index(&self, path: &Path) -> Cancellable<Option<LineIndex>> {
+        self.with_db(|db| db.file(path).map(|f| LineIndex::new(f.text(db))))
+    }
+
+    pub fn diagnostics(&self, path: &Path, mode: DiagnosticsMode) -> Cancellable<Vec<Diagnostic>> {
+        self.with_db(|db| diagnostics::diagnostics(db, path, mode))
+    }
+
+    pub fn goto_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
+        self.with_db(|db| goto::goto_definition(db, position))
+    }
+
+    pub fn find_references(&self, position: &FilePosition, include_declaration: bool) -> Cancellable<Vec<FileRange>> {
+        self.with_db(|db| references::find_references(db, position, include_declaration))
+    }
+
+    pub fn highlight_related(&self, position: &FilePosition) -> Cancellable<Vec<Highlight>> {
+        self.with_db(|db| references::highlight_related(db, position))
+    }
+
+    pub fn prepare_rename(&self, position: &FilePosition) -> Cancellable<Result<TextRange, RenameError>> {
+        self.with_db(|db| rename::prepare_rename(db, position))
+    }
+
+    pub fn rename(&self, position: &FilePosition, new_name: &str) -> Cancellable<Result<SourceChange, RenameError>> {
+        self.with_db(|db| rename::rename(db, position, new_name))
+    }
+
+    pub fn hover(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
+        self.with_db(|db| hover::hover(db, position))
+    }
+
+    pub fn completions(&self, position: &FilePosition) -> Cancellable<Vec<CompletionItem>> {
+        self.with_db(|db| completion::completions(db, position))
+    }
+
+    pub fn document_symbols(&self, path: &Path) -> Cancellable<Vec<DocumentSymbol>> {
+        self.with_db(|db| symbols::document_symbols(db, path))
+    }
+
+    pub fn workspace_symbols(&self, query: &str) -> Cancellable<Vec<NavigationTarget>> {
+        self.with_db(|db| symbols::workspace_symbols(db, query))
+    }
+
+    /// Highlighting of the file, or of the tokens overlapping `range`.
+    pub fn highlight(&self, path: &Path, range: Option<TextRange>) -> Cancellable<Vec<HighlightedRange>> {
+        self.with_db(|db| semantic_tokens::highlight(db, path, range))
+    }
+
+    pub fn folding_ranges(&self, path: &Path) -> Cancellable<Vec<Fold>> {
+        self.with_db(|db| folding::folding_ranges(db, path))
+    }
+
+    /// For each offset, the ranges around it from the innermost outwards.
+    pub fn selection_ranges(&self, path: &Path, offsets: &[TextSize]) -> Cancellable<Vec<Vec<TextRange>>> {
+        self.with_db(|db| selection::selection_ranges(db, path, offsets))
+    }
+
+    pub fn code_actions(&self, frange: &FileRange) -> Cancellable<Vec<CodeAction>> {
+        self.with_db(|db| code_actions::code_actions(db, frange))
+    }
+
+    pub fn inlay_hints(&self, path: &Path, range: Option<TextRange>) -> Cancellable<Vec<InlayHint>> {
+        self.with_db(|db| inlay_hints::inlay_hints(db, path, range))
+    }
+
+    pub fn runnables(&self, path: &Path) -> Cancellable<Vec<Runnable>> {
+        self.with_db(|db| code_lens::runnables(db, path))
+    }
+
+    pub fn prepare_call_hierarchy(&self, position: &FilePosition) -> Cancellable<Option<CallHierarchyItem>> {
+        self.with_db(|db| call_hierarchy::prepare(db, position))
+    }
+
+    /// Who calls `item`: each caller with the ranges of its references.
+    pub fn incoming_calls(&self, item: &CallHierarchyItem) -> Cancellable<Vec<(CallHierarchyItem, Vec<TextRange>)>> {
+        self.with_db(|db| call_hierarchy::incoming(db, item))
+    }
+
+    /// What `item` calls, with the ranges (in `item`'s file) of the references.
+    pub fn outgoing_calls(&self, item: &CallHierarchyItem) -> Cancellable<Vec<(CallHierarchyItem, Vec<TextRange>)>> {
+        self.with_db(|db| call_hierarchy::outgoing(db, item))
+    }
+}

@@ -1,0 +1,213 @@
+//! Find references and document highlight.
+//!
+//! An item's references are searched in every file of the workspace: each file
+//! resolves names in its own program (itself and its imports), and a reference
+//! counts when it resolves to the same definition. Variables are references
+//! within one flow, handler, agent or prompt.
+
+use sr_hir::{Db, File, Item, RootDatabase, program};
+
+use crate::defs::{Occurrence, Symbol, file_occurrences, occurrence_at, resolve_item};
+use crate::{FilePosition, FileRange, TextRange};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HighlightAccess {
+    /// A definition or an assignment.
+    Write,
+    Read,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Highlight {
+    pub range: TextRange,
+    pub access: HighlightAccess,
+}
+
+/// Every occurrence (in any file) that names what the occurrence at
+/// `position` names, with its file.
+pub(crate) fn related_occurrences<'db>(
+    db: &'db RootDatabase,
+    position: &FilePosition,
+) -> Option<(Occurrence<'db>, Vec<(File, Occurrence<'db>)>)> {
+    let file = db.file(&position.path)?;
+    let occurrences = file_occurrences(db, file);
+    let target = occurrence_at(&occurrences, position.offset)?.clone();
+    let found = match &target.symbol {
+        Symbol::Item(kind, name) => {
+            let definition = resolve_item(program(db, file), *kind, name)?;
+            let mut out = Vec::new();
+            for other in db.files() {
+                if !program(db, other).items.contains(&definition) {
+                    continue;
+                }
+                let occurrences = if other == file { occurrences.clone() } else { file_occurrences(db, other) };
+                out.extend(
+                    occurrences
+                        .into_iter()
+                        .filter(|o| o.symbol == target.symbol && same_definition(db, other, o, definition))
+                        .map(|o| (other, o)),
+                );
+            }
+            out
+        }
+        Symbol::Variable(_) => occurrences
+            .iter()
+            .filter(|o| o.symbol == target.symbol && o.item == target.item)
+            .map(|o| (file, o.clone()))
+            .collect(),
+        Symbol::Import(_) => vec![(file, target.clone())],
+    };
+    Some((target, found))
+}
+
+fn same_definition(db: &dyn Db, file: File, occurrence: &Occurrence<'_>, definition: Item<'_>) -> bool {
+    let Symbol::Item(kind, name) = &occurrence.symbol else { return false };
+    if occurrence.def {
+        // A definition site names itself (also a duplicate or a merged prompt part).
+        return occurrence.item.kind(db) == definition.kind(db) && occurrence.item.name(db) == definition.name(db);
+    }
+    resolve_item(program(db, file), *kind, name) == Some(definition)
+}
+
+pub(crate) fn find_references(db: &RootDatabase, position: &FilePosition, include_declaration: bool) -> Vec<FileRange> {
+    let Some((_, found)) = related_occurrences(db, position) else { return Vec::new() };
+    let mut out: Vec<FileRange> = found
+        .into_iter()
+        .filter(|(_, o)| include_declaration || !o.def)
+        .map(|(file, o)| FileRange { path: file.path(db).clone(), range: o.range })
+        .collect();
+    out.sort_by(|a, b| (&a.path, a.range.start()).cmp(&(&b.path, b.range.start())));
+    out.dedup();
+    out
+}
+
+pub(crate) fn highlight_related(db: &RootDatabase, position: &FilePosition) -> Vec<Highlight> {
+    let Some(file) = db.file(&position.path) else { return Vec::new() };
+    let Some((_, found)) = related_occurrences(db, position) else { return Vec::new() };
+    let mut out: Vec<Highlight> = found
+        .into_iter()
+        .filter(|(f, _)| *f == file)
+        .map(|(_, o)| Highlight {
+            range: o.range,
+            access: if o.def { HighlightAccess::Write } else { HighlightAccess::Read },
+        })
+        .collect();
+    out.sort_by_key(|h| h.range.start());
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::{analysis, position, show};
+
+    fn check(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let refs = analysis.find_references(&position(&fixture), true).unwrap();
+        let out: Vec<String> = refs.iter().map(|r| show(&fixture, &r.path, r.range)).collect();
+        expect.assert_eq(&out.join("\n"));
+    }
+
+    fn check_highlight(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let highlights = analysis.highlight_related(&position(&fixture)).unwrap();
+        let path = std::path::PathBuf::from(fixture.position().0);
+        let out: Vec<String> =
+            highlights.iter().map(|h| format!("{:?} {}", h.access, show(&fixture, &path, h.range))).collect();
+        expect.assert_eq(&out.join("\n"));
+    }
+
+    #[test]
+    fn references_of_an_agent_across_files() {
+        check(
+            r#"
+            //- /lib.sr
+            agent hel$0per:
+                instruction p
+            prompt p: """x"""
+            //- /main.sr
+            import ./lib.sr
+            agent lead:
+                instruction p
+                delegate helper
+            flow main:
+                $x = run agent helper
+            //- /other.sr
+            agent helper:
+                instruction q
+            "#,
+            expect![[r#"
+                /lib.sr:6..12 "helper"
+                /main.sr:59..65 "helper"
+                /main.sr:96..102 "helper""#]],
+        );
+    }
+
+    #[test]
+    fn references_of_a_prompt_include_declarations_and_interpolations() {
+        check(
+            r#"
+            prompt p expecting S
+            prompt p: """body"""
+            prompt q: """${p$0} more"""
+            agent a:
+                instruction p
+            flow main:
+                $r = call llm p
+            "#,
+            expect![[r#"
+                /main.sr:7..8 "p"
+                /main.sr:28..29 "p"
+                /main.sr:57..58 "p"
+                /main.sr:93..94 "p"
+                /main.sr:124..125 "p""#]],
+        );
+    }
+
+    #[test]
+    fn references_of_a_variable_stay_in_its_flow() {
+        check(
+            r#"
+            flow main:
+                $x = 1
+                log "${x}"
+                return x$0
+            flow other:
+                $x = 2
+            "#,
+            expect![[r#"
+                /main.sr:16..17 "x"
+                /main.sr:33..34 "x"
+                /main.sr:48..49 "x""#]],
+        );
+    }
+
+    #[test]
+    fn highlight_marks_definitions_as_writes() {
+        check_highlight(
+            r#"
+            model fa$0st = anthropic/haiku
+            prompt p using model "fast": """x"""
+            flow main:
+                $r = call llm p using model "fast"
+            "#,
+            expect![[r#"
+                Write /main.sr:6..10 "fast"
+                Read /main.sr:51..55 "fast"
+                Read /main.sr:110..114 "fast""#]],
+        );
+        check_highlight(
+            r#"
+            flow main:
+                $count = 0
+                $count = $co$0unt + 1
+            "#,
+            expect![[r#"
+                Write /main.sr:16..21 "count"
+                Write /main.sr:31..36 "count"
+                Read /main.sr:40..45 "count""#]],
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! Rename with prepare: the name under the cursor and every reference to what
+//! it names, across files. Refuses names the grammar would not read back as
+//! the same name.
+
+use std::fmt;
+
+use sr_hir::{ItemKind, RootDatabase};
+use sr_syntax::SyntaxKind;
+
+use crate::defs::{Symbol, file_occurrences, occurrence_at};
+use crate::references::related_occurrences;
+use crate::{FilePosition, SourceChange, TextEdit, TextRange};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenameError {
+    /// Nothing renameable at the cursor.
+    NothingHere,
+    /// A built-in variable or an import path.
+    NotRenameable(String),
+    InvalidName(String),
+}
+
+impl fmt::Display for RenameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RenameError::NothingHere => f.write_str("no name to rename here"),
+            RenameError::NotRenameable(why) | RenameError::InvalidName(why) => f.write_str(why),
+        }
+    }
+}
+
+pub(crate) fn prepare_rename(db: &RootDatabase, position: &FilePosition) -> Result<TextRange, RenameError> {
+    let file = db.file(&position.path).ok_or(RenameError::NothingHere)?;
+    let occurrences = file_occurrences(db, file);
+    let occurrence = occurrence_at(&occurrences, position.offset).ok_or(RenameError::NothingHere)?;
+    match &occurrence.symbol {
+        Symbol::Import(_) => Err(RenameError::NotRenameable("an import path is not a name".to_string())),
+        Symbol::Variable(name) if is_builtin(name) => {
+            Err(RenameError::NotRenameable(format!("'{name}' is a built-in variable")))
+        }
+        _ => Ok(occurrence.range),
+    }
+}
+
+pub(crate) fn rename(db: &RootDatabase, position: &FilePosition, new_name: &str) -> Result<SourceChange, RenameError> {
+    prepare_rename(db, position)?;
+    let (target, found) = related_occurrences(db, position).ok_or(RenameError::NothingHere)?;
+    let all_sheltered = found.iter().all(|(_, o)| o.sheltered);
+    check_name(&target.symbol, new_name, all_sheltered)?;
+    let mut change = SourceChange::default();
+    for (file, occurrence) in found {
+        change.insert(file.path(db), TextEdit { range: occurrence.range, new_text: new_name.to_string() });
+    }
+    Ok(change.sorted())
+}
+
+fn is_builtin(name: &str) -> bool {
+    sr_hir::diagnostics::BUILTIN_VARIABLES.contains(&name)
+}
+
+/// Names are `[A-Za-z_][A-Za-z0-9_-]*`, never a hard keyword, never lexed as a
+/// version (`v1`), and never a soft keyword where the grammar wants a plain
+/// name (agents, models, schemas, tools, timeout policies) or where a variable
+/// is written without `$`.
+fn check_name(symbol: &Symbol, name: &str, all_sheltered: bool) -> Result<(), RenameError> {
+    let invalid = |why: String| Err(RenameError::InvalidName(why));
+    let mut chars = name.chars();
+    let valid_start = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !valid_start || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return invalid(format!(
+            "'{name}' is not a valid name: use letters, digits, '_' and '-', not starting with a digit or '-'"
+        ));
+    }
+    if name.len() > 1 && name.starts_with('v') && name.as_bytes()[1].is_ascii_digit() {
+        return invalid(format!("'{name}' would read as a version number"));
+    }
+    let Some(keyword) = SyntaxKind::from_keyword(name) else { return Ok(()) };
+    if keyword.is_hard_keyword() {
+        return invalid(format!("'{name}' is a keyword"));
+    }
+    let plain_name_only = match symbol {
+        Symbol::Item(kind, _) => {
+            matches!(
+                kind,
+                ItemKind::Agent | ItemKind::Model | ItemKind::Schema | ItemKind::Tool | ItemKind::TimeoutPolicy
+            )
+        }
+        Symbol::Variable(_) => !all_sheltered,
+        Symbol::Import(_) => true,
+    };
+    if plain_name_only {
+        return invalid(format!("'{name}' is a keyword and cannot name this"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::{analysis, position};
+
+    fn check(fixture: &str, new_name: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let result = analysis.rename(&position(&fixture), new_name).unwrap();
+        let out = match result {
+            Err(error) => format!("error: {error}"),
+            Ok(change) => {
+                let mut out = String::new();
+                for (path, edits) in &change.edits {
+                    let mut text = fixture.text(path.to_str().unwrap()).to_string();
+                    for edit in edits.iter().rev() {
+                        text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
+                    }
+                    out.push_str(&format!("//- {}\n{text}", path.display()));
+                }
+                out
+            }
+        };
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn renames_an_agent_in_every_file() {
+        check(
+            r#"
+            //- /lib.sr
+            agent helper:
+                instruction p
+            prompt p: """x"""
+            //- /main.sr
+            import ./lib.sr
+            agent lead:
+                instruction p
+                use help$0er
+            flow main:
+                $x = run agent helper
+            "#,
+            "assistant_2",
+            expect![[r#"
+                //- /lib.sr
+                agent assistant_2:
+                    instruction p
+                prompt p: """x"""
+                //- /main.sr
+                import ./lib.sr
+                agent lead:
+                    instruction p
+                    use assistant_2
+                flow main:
+                    $x = run agent assistant_2
+            "#]],
+        );
+    }
+
+    #[test]
+    fn renames_a_model_inside_strings_and_a_prompt_inside_bodies() {
+        check(
+            r#"
+            model fa$0st = anthropic/haiku
+            prompt p using model "fast": """x"""
+            flow main:
+                $r = call llm p using model "fast"
+            "#,
+            "quick",
+            expect![[r#"
+                //- /main.sr
+                model quick = anthropic/haiku
+                prompt p using model "quick": """x"""
+                flow main:
+                    $r = call llm p using model "quick"
+            "#]],
+        );
+        check(
+            r#"
+            prompt tone: """Be nice."""
+            prompt main_prompt: """${to$0ne} Then answer."""
+            agent:
+                instruction main_prompt
+            "#,
+            "style",
+            expect![[r#"
+                //- /main.sr
+                prompt style: """Be nice."""
+                prompt main_prompt: """${style} Then answer."""
+                agent:
+                    instruction main_prompt
+            "#]],
+        );
+    }
+
+    #[test]
+    fn renames_variables_within_one_flow() {
+        check(
+            r#"
+            flow main:
+                $x$0 = 1
+                log "value ${x}"
+                return x
+            flow other:
+                $x = 2
+            "#,
+            "count",
+            expect![[r#"
+                //- /main.sr
+                flow main:
+                    $count = 1
+                    log "value ${count}"
+                    return count
+                flow other:
+                    $x = 2
+            "#]],
+        );
+    }
+
+    #[test]
+    fn refuses_invalid_names_and_keywords() {
+        let agent = r#"
+            agent hel$0per:
+                instruction p
+            "#;
+        check(
+            agent,
+            "9lives",
+            expect![
+                "error: '9lives' is not a valid name: use letters, digits, '_' and '-', not starting with a digit or '-'"
+            ],
+        );
+        check(agent, "log", expect!["error: 'log' is a keyword"]);
+        check(agent, "result", expect!["error: 'result' is a keyword and cannot name this"]);
+        check(agent, "v2", expect!["error: 'v2' would read as a version number"]);
+        check(
+            agent,
+            "a.b",
+            expect![
+                "error: 'a.b' is not a valid name: use letters, digits, '_' and '-', not starting with a digit or '-'"
+            ],
+        );
+        // Prompts are identifiers: soft keywords are fine, hard ones are not.
+        let prompt = r#"
+            prompt gr$0eet: """hi"""
+            agent a:
+                instruction greet
+            "#;
+        check(
+            prompt,
+            "result",
+            expect![[r#"
+            //- /main.sr
+            prompt result: """hi"""
+            agent a:
+                instruction result
+        "#]],
+        );
+        check(prompt, "true", expect!["error: 'true' is a keyword"]);
+        check(
+            r#"
+            flow main:
+                x$0 = 1
+                log x
+            "#,
+            "result",
+            expect!["error: 'result' is a keyword and cannot name this"],
+        );
+        check(
+            r#"
+            flow main:
+                log $input_pr$0ompt
+            "#,
+            "other",
+            expect!["error: 'input_prompt' is a built-in variable"],
+        );
+    }
+}

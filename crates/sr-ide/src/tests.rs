@@ -1,0 +1,28 @@
+//! Shared helpers of the per-feature tests.
+
+use std::path::PathBuf;
+
+use sr_testing::fixture::Fixture;
+
+use crate::{Analysis, AnalysisHost, FilePosition, TextRange, TextSize};
+
+/// A host loaded with the fixture's files, the fixture and its cursor.
+pub(crate) fn analysis(text: &str) -> (Analysis, Fixture) {
+    let fixture = Fixture::parse(text);
+    let mut host = AnalysisHost::new();
+    for (path, text) in &fixture.files {
+        host.set_file(&PathBuf::from(path), text.as_str());
+    }
+    (host.analysis(), fixture)
+}
+
+pub(crate) fn position(fixture: &Fixture) -> FilePosition {
+    let (path, offset) = fixture.position();
+    FilePosition { path: PathBuf::from(path), offset: TextSize::from(offset) }
+}
+
+/// `path:start..end "text"` for a range of a fixture file.
+pub(crate) fn show(fixture: &Fixture, path: &std::path::Path, range: TextRange) -> String {
+    let text = fixture.text(path.to_str().unwrap());
+    format!("{}:{:?} {:?}", path.display(), range, &text[range])
+}

@@ -1,0 +1,498 @@
+//! Request handlers: pure functions of a snapshot and the request's params,
+//! run on a blocking thread. Positions are converted here, in the encoding
+//! negotiated at `initialize`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sr_ide::{Cancellable, FilePosition, FileRange, LineIndex, NavigationTarget, SourceChange, TextRange};
+use tower_lsp_server::ls_types::{self as lsp, OneOf, Uri};
+
+use crate::convert::{self, path_of};
+use crate::owner::Snapshot;
+
+/// Why a handler gives no result.
+pub(crate) enum Failure {
+    Cancelled(sr_ide::Cancelled),
+    /// A refusal the editor should show (an invalid new name).
+    Refused(String),
+}
+
+impl From<sr_ide::Cancelled> for Failure {
+    fn from(cancelled: sr_ide::Cancelled) -> Failure {
+        Failure::Cancelled(cancelled)
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
+
+/// A document's path and line index (`None` for a file the database lacks).
+struct Doc {
+    path: PathBuf,
+    index: LineIndex,
+}
+
+impl Snapshot {
+    fn doc(&self, uri: &Uri) -> Cancellable<Option<Doc>> {
+        let path = path_of(uri);
+        Ok(self.analysis.line_index(&path)?.map(|index| Doc { path, index }))
+    }
+
+    fn position(&self, params: &lsp::TextDocumentPositionParams) -> Cancellable<Option<(Doc, FilePosition)>> {
+        let Some(doc) = self.doc(&params.text_document.uri)? else { return Ok(None) };
+        let offset = convert::offset(&doc.index, params.position, self.encoding);
+        let position = FilePosition { path: doc.path.clone(), offset };
+        Ok(Some((doc, position)))
+    }
+
+    /// The URI of a path: the open document's own URI when it is open.
+    fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.documents.get(path) {
+            Some(document) => Some(document.uri.clone()),
+            None => convert::uri_of(path),
+        }
+    }
+
+    fn range_in(&self, path: &Path, range: TextRange) -> Cancellable<Option<lsp::Range>> {
+        Ok(self.analysis.line_index(path)?.map(|index| convert::range(&index, range, self.encoding)))
+    }
+
+    fn location(&self, path: &Path, range: TextRange) -> Cancellable<Option<lsp::Location>> {
+        let (Some(uri), Some(range)) = (self.uri(path), self.range_in(path, range)?) else { return Ok(None) };
+        Ok(Some(lsp::Location { uri, range }))
+    }
+
+    fn workspace_edit(&self, change: SourceChange) -> Cancellable<lsp::WorkspaceEdit> {
+        let mut changes: HashMap<Uri, Vec<lsp::TextEdit>> = HashMap::new();
+        for (path, edits) in change.edits {
+            let (Some(uri), Some(index)) = (self.uri(&path), self.analysis.line_index(&path)?) else { continue };
+            let edits = edits
+                .into_iter()
+                .map(|e| lsp::TextEdit { range: convert::range(&index, e.range, self.encoding), new_text: e.new_text })
+                .collect();
+            changes.insert(uri, edits);
+        }
+        Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() })
+    }
+
+    fn call_item(&self, target: &NavigationTarget) -> Cancellable<Option<lsp::CallHierarchyItem>> {
+        let (Some(uri), Some(range), Some(selection_range)) = (
+            self.uri(&target.path),
+            self.range_in(&target.path, target.full_range)?,
+            self.range_in(&target.path, target.focus_range)?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(lsp::CallHierarchyItem {
+            name: target.name.clone(),
+            kind: convert::symbol_kind(target.kind),
+            tags: None,
+            detail: None,
+            uri,
+            range,
+            selection_range,
+            data: None,
+        }))
+    }
+
+    fn navigation_target(&self, item: &lsp::CallHierarchyItem) -> Cancellable<Option<NavigationTarget>> {
+        let Some(doc) = self.doc(&item.uri)? else { return Ok(None) };
+        Ok(Some(NavigationTarget {
+            full_range: convert::text_range(&doc.index, item.range, self.encoding),
+            focus_range: convert::text_range(&doc.index, item.selection_range, self.encoding),
+            path: doc.path,
+            name: item.name.clone(),
+            kind: sr_ide::SymbolKind::Agent,
+        }))
+    }
+}
+
+/// Line indexes of files other than the one at hand, built once per use.
+#[derive(Default)]
+pub(crate) struct Indexes(HashMap<PathBuf, Option<LineIndex>>);
+
+impl Indexes {
+    fn location(&mut self, s: &Snapshot, path: &Path, range: TextRange) -> Cancellable<Option<lsp::Location>> {
+        if !self.0.contains_key(path) {
+            self.0.insert(path.to_path_buf(), s.analysis.line_index(path)?);
+        }
+        let (Some(uri), Some(index)) = (s.uri(path), &self.0[path]) else { return Ok(None) };
+        Ok(Some(lsp::Location { uri, range: convert::range(index, range, s.encoding) }))
+    }
+}
+
+pub(crate) fn diagnostic(
+    s: &Snapshot,
+    path: &Path,
+    index: &LineIndex,
+    indexes: &mut Indexes,
+    d: &sr_ide::Diagnostic,
+) -> Cancellable<lsp::Diagnostic> {
+    let mut related = Vec::new();
+    for r in &d.related {
+        let location = match r.file.as_deref() {
+            None => s.uri(path).map(|uri| lsp::Location { uri, range: convert::range(index, r.range, s.encoding) }),
+            Some(file) => indexes.location(s, Path::new(file), r.range)?,
+        };
+        if let Some(location) = location {
+            related.push(lsp::DiagnosticRelatedInformation { location, message: r.message.clone() });
+        }
+    }
+    Ok(lsp::Diagnostic {
+        range: convert::range(index, d.range, s.encoding),
+        severity: Some(match d.severity {
+            sr_ide::Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            sr_ide::Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+        }),
+        code: Some(lsp::NumberOrString::String(d.code.to_string())),
+        source: Some("streetrace".to_string()),
+        message: match &d.help {
+            Some(help) => format!("{}\nhelp: {help}", d.message),
+            None => d.message.clone(),
+        },
+        related_information: (!related.is_empty()).then_some(related),
+        tags: (d.code == sr_ide::Code::SR100).then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        ..Default::default()
+    })
+}
+
+/// The diagnostics of every open document, with its version.
+pub(crate) fn open_diagnostics(s: &Snapshot) -> Cancellable<Vec<(Uri, i32, Vec<lsp::Diagnostic>)>> {
+    let mut out = Vec::new();
+    let mut indexes = Indexes::default();
+    for (path, document) in s.documents.iter() {
+        let Some(index) = s.analysis.line_index(path)? else { continue };
+        let diagnostics = s.analysis.diagnostics(path, s.config.mode)?;
+        let converted = diagnostics
+            .iter()
+            .map(|d| diagnostic(s, path, &index, &mut indexes, d))
+            .collect::<Cancellable<Vec<_>>>()?;
+        out.push((document.uri.clone(), document.version, converted));
+    }
+    Ok(out)
+}
+
+pub(crate) fn hover(s: &Snapshot, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {
+    let Some((doc, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let Some(hover) = s.analysis.hover(&position)? else { return Ok(None) };
+    Ok(Some(lsp::Hover {
+        contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+            kind: lsp::MarkupKind::Markdown,
+            value: hover.markdown,
+        }),
+        range: Some(convert::range(&doc.index, hover.range, s.encoding)),
+    }))
+}
+
+pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<Option<lsp::CompletionResponse>> {
+    let Some((doc, position)) = s.position(&params.text_document_position)? else { return Ok(None) };
+    let items = s
+        .analysis
+        .completions(&position)?
+        .into_iter()
+        .map(|c| lsp::CompletionItem {
+            kind: Some(convert::completion_kind(c.kind)),
+            detail: c.detail,
+            text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
+                range: convert::range(&doc.index, c.replace_range, s.encoding),
+                new_text: c.insert_text,
+            })),
+            label: c.label,
+            ..Default::default()
+        })
+        .collect();
+    Ok(Some(lsp::CompletionResponse::Array(items)))
+}
+
+pub(crate) fn goto_definition(
+    s: &Snapshot,
+    params: lsp::GotoDefinitionParams,
+) -> Result<Option<lsp::GotoDefinitionResponse>> {
+    let Some((_, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let mut locations = Vec::new();
+    for target in s.analysis.goto_definition(&position)? {
+        locations.extend(s.location(&target.path, target.focus_range)?);
+    }
+    Ok((!locations.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(locations)))
+}
+
+pub(crate) fn references(s: &Snapshot, params: lsp::ReferenceParams) -> Result<Option<Vec<lsp::Location>>> {
+    let Some((_, position)) = s.position(&params.text_document_position)? else { return Ok(None) };
+    let mut locations = Vec::new();
+    for r in s.analysis.find_references(&position, params.context.include_declaration)? {
+        locations.extend(s.location(&r.path, r.range)?);
+    }
+    Ok(Some(locations))
+}
+
+pub(crate) fn document_highlight(
+    s: &Snapshot,
+    params: lsp::DocumentHighlightParams,
+) -> Result<Option<Vec<lsp::DocumentHighlight>>> {
+    let Some((doc, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let highlights = s
+        .analysis
+        .highlight_related(&position)?
+        .into_iter()
+        .map(|h| lsp::DocumentHighlight {
+            range: convert::range(&doc.index, h.range, s.encoding),
+            kind: Some(match h.access {
+                sr_ide::HighlightAccess::Write => lsp::DocumentHighlightKind::WRITE,
+                sr_ide::HighlightAccess::Read => lsp::DocumentHighlightKind::READ,
+            }),
+        })
+        .collect();
+    Ok(Some(highlights))
+}
+
+pub(crate) fn prepare_rename(
+    s: &Snapshot,
+    params: lsp::TextDocumentPositionParams,
+) -> Result<Option<lsp::PrepareRenameResponse>> {
+    let Some((doc, position)) = s.position(&params)? else { return Ok(None) };
+    match s.analysis.prepare_rename(&position)? {
+        Ok(range) => Ok(Some(lsp::PrepareRenameResponse::Range(convert::range(&doc.index, range, s.encoding)))),
+        Err(sr_ide::RenameError::NothingHere) => Ok(None),
+        Err(error) => Err(Failure::Refused(error.to_string())),
+    }
+}
+
+pub(crate) fn rename(s: &Snapshot, params: lsp::RenameParams) -> Result<Option<lsp::WorkspaceEdit>> {
+    let Some((_, position)) = s.position(&params.text_document_position)? else { return Ok(None) };
+    match s.analysis.rename(&position, &params.new_name)? {
+        Ok(change) => Ok(Some(s.workspace_edit(change)?)),
+        Err(error) => Err(Failure::Refused(error.to_string())),
+    }
+}
+
+pub(crate) fn document_symbol(
+    s: &Snapshot,
+    params: lsp::DocumentSymbolParams,
+) -> Result<Option<lsp::DocumentSymbolResponse>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    #[allow(deprecated)]
+    fn convert_symbol(s: &Snapshot, index: &LineIndex, symbol: sr_ide::DocumentSymbol) -> lsp::DocumentSymbol {
+        lsp::DocumentSymbol {
+            name: symbol.name,
+            detail: symbol.detail,
+            kind: convert::symbol_kind(symbol.kind),
+            tags: None,
+            deprecated: None,
+            range: convert::range(index, symbol.full_range, s.encoding),
+            selection_range: convert::range(index, symbol.focus_range, s.encoding),
+            children: Some(symbol.children.into_iter().map(|c| convert_symbol(s, index, c)).collect()),
+        }
+    }
+    let symbols =
+        s.analysis.document_symbols(&doc.path)?.into_iter().map(|sym| convert_symbol(s, &doc.index, sym)).collect();
+    Ok(Some(lsp::DocumentSymbolResponse::Nested(symbols)))
+}
+
+pub(crate) fn workspace_symbol(
+    s: &Snapshot,
+    params: lsp::WorkspaceSymbolParams,
+) -> Result<Option<lsp::WorkspaceSymbolResponse>> {
+    let mut out = Vec::new();
+    for target in s.analysis.workspace_symbols(&params.query)? {
+        if let Some(location) = s.location(&target.path, target.focus_range)? {
+            out.push(lsp::WorkspaceSymbol {
+                name: target.name,
+                kind: convert::symbol_kind(target.kind),
+                tags: None,
+                container_name: None,
+                location: OneOf::Left(location),
+                data: None,
+            });
+        }
+    }
+    Ok(Some(lsp::WorkspaceSymbolResponse::Nested(out)))
+}
+
+/// Semantic tokens of a document (or of a range of it).
+pub(crate) fn semantic_tokens(
+    s: &Snapshot,
+    uri: &Uri,
+    range: Option<lsp::Range>,
+) -> Result<Option<Vec<lsp::SemanticToken>>> {
+    let Some(doc) = s.doc(uri)? else { return Ok(None) };
+    let range = range.map(|r| convert::text_range(&doc.index, r, s.encoding));
+    let highlighted = s.analysis.highlight(&doc.path, range)?;
+    Ok(Some(crate::semantic::encode(&doc.index, &highlighted, s.encoding)))
+}
+
+pub(crate) fn folding_range(s: &Snapshot, params: lsp::FoldingRangeParams) -> Result<Option<Vec<lsp::FoldingRange>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    let folds = s
+        .analysis
+        .folding_ranges(&doc.path)?
+        .into_iter()
+        .map(|f| {
+            let range = convert::range(&doc.index, f.range, s.encoding);
+            lsp::FoldingRange {
+                start_line: range.start.line,
+                end_line: range.end.line,
+                kind: Some(match f.kind {
+                    sr_ide::FoldKind::Comment => lsp::FoldingRangeKind::Comment,
+                    sr_ide::FoldKind::Region => lsp::FoldingRangeKind::Region,
+                }),
+                ..Default::default()
+            }
+        })
+        .collect();
+    Ok(Some(folds))
+}
+
+pub(crate) fn selection_range(
+    s: &Snapshot,
+    params: lsp::SelectionRangeParams,
+) -> Result<Option<Vec<lsp::SelectionRange>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    let offsets: Vec<_> = params.positions.iter().map(|p| convert::offset(&doc.index, *p, s.encoding)).collect();
+    let out = s
+        .analysis
+        .selection_ranges(&doc.path, &offsets)?
+        .into_iter()
+        .map(|ranges| {
+            let mut selection: Option<lsp::SelectionRange> = None;
+            for range in ranges.into_iter().rev() {
+                selection = Some(lsp::SelectionRange {
+                    range: convert::range(&doc.index, range, s.encoding),
+                    parent: selection.map(Box::new),
+                });
+            }
+            selection.unwrap_or(lsp::SelectionRange { range: lsp::Range::default(), parent: None })
+        })
+        .collect();
+    Ok(Some(out))
+}
+
+fn text_edits(doc: &Doc, s: &Snapshot, edits: Vec<sr_fmt::Edit>) -> Vec<lsp::TextEdit> {
+    edits
+        .into_iter()
+        .map(|e| lsp::TextEdit { range: convert::range(&doc.index, e.range, s.encoding), new_text: e.new_text })
+        .collect()
+}
+
+/// `None` when the document does not parse (nothing to format safely).
+pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> Result<Option<Vec<lsp::TextEdit>>> {
+    let Some(doc) = s.doc(uri)? else { return Ok(None) };
+    let Some(text) = s.analysis.file_text(&doc.path)? else { return Ok(None) };
+    let edits = match range {
+        None => sr_fmt::format_edits(&text),
+        Some(range) => sr_fmt::format_range(&text, convert::text_range(&doc.index, range, s.encoding)),
+    };
+    Ok(edits.ok().map(|edits| text_edits(&doc, s, edits)))
+}
+
+pub(crate) fn code_action(s: &Snapshot, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    let range = convert::text_range(&doc.index, params.range, s.encoding);
+    let mut out = Vec::new();
+    for action in s.analysis.code_actions(&FileRange { path: doc.path.clone(), range })? {
+        let diagnostics = match &action.diagnostic {
+            Some(d) => Some(vec![diagnostic(s, &doc.path, &doc.index, &mut Indexes::default(), d)?]),
+            None => None,
+        };
+        out.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: action.title,
+            kind: Some(lsp::CodeActionKind::QUICKFIX),
+            diagnostics,
+            edit: Some(s.workspace_edit(action.change)?),
+            ..Default::default()
+        }));
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    if !s.config.code_lens {
+        return Ok(Some(Vec::new()));
+    }
+    let mut out = Vec::new();
+    for runnable in s.analysis.runnables(&doc.path)? {
+        let range = convert::range(&doc.index, runnable.range, s.encoding);
+        let args =
+            json!({ "file": runnable.path.display().to_string(), "target": runnable.target, "entry": runnable.entry });
+        for (title, command) in [("▶ Run", "streetrace.run"), ("Debug", "streetrace.debug")] {
+            out.push(lsp::CodeLens {
+                range,
+                command: Some(lsp::Command {
+                    title: title.to_string(),
+                    command: command.to_string(),
+                    arguments: Some(vec![args.clone()]),
+                }),
+                data: None,
+            });
+        }
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn inlay_hint(s: &Snapshot, params: lsp::InlayHintParams) -> Result<Option<Vec<lsp::InlayHint>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    if !s.config.inlay_hints {
+        return Ok(Some(Vec::new()));
+    }
+    let range = convert::text_range(&doc.index, params.range, s.encoding);
+    let hints = s
+        .analysis
+        .inlay_hints(&doc.path, Some(range))?
+        .into_iter()
+        .map(|h| lsp::InlayHint {
+            position: convert::position(&doc.index, h.offset, s.encoding),
+            label: lsp::InlayHintLabel::String(h.label),
+            kind: None,
+            text_edits: None,
+            tooltip: h.tooltip.map(lsp::InlayHintTooltip::String),
+            padding_left: Some(true),
+            padding_right: None,
+            data: None,
+        })
+        .collect();
+    Ok(Some(hints))
+}
+
+pub(crate) fn prepare_call_hierarchy(
+    s: &Snapshot,
+    params: lsp::CallHierarchyPrepareParams,
+) -> Result<Option<Vec<lsp::CallHierarchyItem>>> {
+    let Some((_, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let Some(target) = s.analysis.prepare_call_hierarchy(&position)? else { return Ok(None) };
+    Ok(s.call_item(&target)?.map(|item| vec![item]))
+}
+
+pub(crate) fn incoming_calls(
+    s: &Snapshot,
+    params: lsp::CallHierarchyIncomingCallsParams,
+) -> Result<Option<Vec<lsp::CallHierarchyIncomingCall>>> {
+    let Some(target) = s.navigation_target(&params.item)? else { return Ok(None) };
+    let mut out = Vec::new();
+    for (caller, ranges) in s.analysis.incoming_calls(&target)? {
+        let Some(from) = s.call_item(&caller)? else { continue };
+        let mut from_ranges = Vec::new();
+        for range in ranges {
+            from_ranges.extend(s.range_in(&caller.path, range)?);
+        }
+        out.push(lsp::CallHierarchyIncomingCall { from, from_ranges });
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn outgoing_calls(
+    s: &Snapshot,
+    params: lsp::CallHierarchyOutgoingCallsParams,
+) -> Result<Option<Vec<lsp::CallHierarchyOutgoingCall>>> {
+    let Some(source) = s.navigation_target(&params.item)? else { return Ok(None) };
+    let mut out = Vec::new();
+    for (callee, ranges) in s.analysis.outgoing_calls(&source)? {
+        let Some(to) = s.call_item(&callee)? else { continue };
+        let mut from_ranges = Vec::new();
+        for range in ranges {
+            from_ranges.extend(s.range_in(&source.path, range)?);
+        }
+        out.push(lsp::CallHierarchyOutgoingCall { to, from_ranges });
+    }
+    Ok(Some(out))
+}

@@ -1,0 +1,71 @@
+//! The StreetRace language server: the only crate that speaks LSP. It turns
+//! `sr_ide`'s plain data into protocol types on tower-lsp-server, over stdio.
+//!
+//! Concurrency: [`ordered::Ordered`] sees messages in wire order and sends
+//! every document change to the owner thread ([`owner`]); requests read
+//! snapshots from the owner on blocking threads; diagnostics are pushed by a
+//! debounced task ([`publish`]).
+
+mod config;
+mod convert;
+mod handlers;
+mod ordered;
+mod owner;
+mod publish;
+mod semantic;
+mod server;
+mod shared;
+
+use std::sync::{Arc, Mutex};
+
+use sr_ide::Encoding;
+use tower_lsp_server::{ClientSocket, LspService};
+
+pub use crate::ordered::Ordered;
+pub use crate::server::Server;
+pub use tower_lsp_server;
+
+/// Handlers that may run at once (tower-lsp-server's default of 4 is too
+/// low once requests wait on snapshots).
+const CONCURRENCY: usize = 32;
+
+/// Builds the service (with its owner thread and diagnostics task; call
+/// within a Tokio runtime) and the socket of messages to the client.
+pub fn service() -> (Ordered<LspService<Server>>, ClientSocket) {
+    let encoding = Arc::new(Mutex::new(Encoding::Utf16));
+    let (owner_tx, owner_rx) = std::sync::mpsc::channel();
+    let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let owner = owner::Owner::new(encoding.clone(), events_tx);
+    std::thread::Builder::new()
+        .name("sr-lsp-owner".to_string())
+        .spawn(move || owner.run(owner_rx))
+        .expect("cannot start the owner thread");
+    let shared = Arc::new(shared::Shared::new(owner_tx, encoding));
+    let for_service = shared.clone();
+    let (service, socket) = LspService::new(move |client| {
+        tokio::spawn(publish::run(client.clone(), for_service.clone(), events_rx));
+        Server::new(client, for_service)
+    });
+    (Ordered::new(service, shared), socket)
+}
+
+/// Serves LSP on stdin/stdout until the client says `exit`. Returns the
+/// process exit code.
+pub fn run_stdio() -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("sr-lsp: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(async {
+        let (service, socket) = service();
+        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+            .concurrency_level(CONCURRENCY)
+            .serve(service)
+            .await;
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    0
+}

@@ -1,0 +1,83 @@
+//! The service in front of the handlers. tower-lsp-server runs handlers
+//! concurrently and calls them only when first polled, so handler order is
+//! not wire order; this layer sees messages in wire order (its `call` runs as
+//! each is read), hands document and workspace notifications to the owner
+//! right there, and turns the answer of a position-bearing request into
+//! `ContentModified` when a change arrived while it was computed.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tower::Service;
+use tower_lsp_server::jsonrpc::{Error, Request, Response};
+
+use crate::owner::Message;
+use crate::shared::Shared;
+
+/// Notifications that change documents or the workspace.
+const CHANGES: [&str; 6] = [
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "workspace/didChangeWatchedFiles",
+    "workspace/didChangeWorkspaceFolders",
+    "workspace/didChangeConfiguration",
+];
+
+/// Requests whose answer holds positions in the document as it was.
+fn position_bearing(method: &str) -> bool {
+    method.starts_with("textDocument/") && method != "textDocument/semanticTokens/full/delta"
+        || method.starts_with("callHierarchy/")
+}
+
+pub struct Ordered<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S> Ordered<S> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared>) -> Ordered<S> {
+        Ordered { inner, shared }
+    }
+}
+
+impl<S> Service<Request> for Ordered<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let method = request.method().to_string();
+        if CHANGES.contains(&method.as_str()) && request.id().is_none() {
+            let params = request.params().cloned().unwrap_or(Value::Null);
+            self.shared.bump();
+            self.shared.send(Message::Notification { method, params });
+            let future = self.inner.call(request);
+            return Box::pin(future);
+        }
+        let generation = self.shared.generation();
+        let shared = self.shared.clone();
+        let future = self.inner.call(request);
+        Box::pin(async move {
+            let response = future.await?;
+            let stale = shared.generation() != generation && position_bearing(&method);
+            Ok(match response {
+                Some(response) if stale && response.is_ok() => {
+                    Some(Response::from_error(response.id().clone(), Error::content_modified()))
+                }
+                other => other,
+            })
+        })
+    }
+}

@@ -1,0 +1,250 @@
+//! The one owner of the database. Every document change reaches it through
+//! one channel, in wire order, and it applies them one by one; readers get
+//! snapshots from it through the same channel, so a snapshot reflects every
+//! change sent before it. Writes wait for older snapshots to drop (salsa
+//! cancels those still computing), which is why the owner is a thread of its
+//! own and never a task on the async runtime.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use sr_ide::{Analysis, AnalysisHost, Encoding, LineIndex};
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::ls_types::{
+    self as lsp, DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, FileChangeType, Uri,
+};
+
+use crate::config::Config;
+use crate::convert;
+
+pub(crate) enum Message {
+    /// A document or workspace notification, as received.
+    Notification {
+        method: String,
+        params: Value,
+    },
+    /// Settings from `initializationOptions` or `workspace/configuration`.
+    Settings(Value),
+    ScanFolders(Vec<PathBuf>),
+    Snapshot(oneshot::Sender<Snapshot>),
+}
+
+/// What the diagnostics publisher needs to hear.
+pub(crate) enum Event {
+    Changed,
+    Closed(Uri),
+}
+
+/// A document the editor has open.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenDocument {
+    pub uri: Uri,
+    pub version: i32,
+}
+
+/// A consistent view: the database and the open documents at one point.
+pub(crate) struct Snapshot {
+    pub analysis: Analysis,
+    pub documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
+    pub config: Config,
+    pub encoding: Encoding,
+}
+
+pub(crate) struct Owner {
+    host: AnalysisHost,
+    texts: BTreeMap<PathBuf, String>,
+    documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
+    config: Config,
+    encoding: Arc<Mutex<Encoding>>,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Owner {
+    pub(crate) fn new(encoding: Arc<Mutex<Encoding>>, events: mpsc::UnboundedSender<Event>) -> Owner {
+        Owner {
+            host: AnalysisHost::new(),
+            texts: BTreeMap::new(),
+            documents: Arc::default(),
+            config: Config::default(),
+            encoding,
+            events,
+        }
+    }
+
+    /// Runs until every sender is gone.
+    pub(crate) fn run(mut self, messages: Receiver<Message>) {
+        while let Ok(message) = messages.recv() {
+            let mut changed = self.handle(message);
+            // Apply what queued meanwhile before waking the publisher.
+            loop {
+                match messages.try_recv() {
+                    Ok(message) => changed |= self.handle(message),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            if changed {
+                let _ = self.events.send(Event::Changed);
+            }
+        }
+    }
+
+    /// Handles one message; `true` when the analysis may have changed.
+    fn handle(&mut self, message: Message) -> bool {
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| match message {
+            Message::Snapshot(reply) => {
+                let _ = reply.send(self.snapshot());
+                false
+            }
+            Message::Settings(value) => {
+                let before = self.config.clone();
+                self.config.update(&value);
+                self.config != before
+            }
+            Message::ScanFolders(folders) => {
+                folders.iter().for_each(|f| self.scan(f));
+                true
+            }
+            Message::Notification { method, params } => self.notification(&method, params),
+        }));
+        result.unwrap_or_else(|_| {
+            eprintln!("sr-lsp: the owner recovered from a panic while applying a change");
+            true
+        })
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            analysis: self.host.analysis(),
+            documents: self.documents.clone(),
+            config: self.config.clone(),
+            encoding: *self.encoding.lock().unwrap(),
+        }
+    }
+
+    fn notification(&mut self, method: &str, params: Value) -> bool {
+        fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Option<T> {
+            serde_json::from_value(params).map_err(|e| eprintln!("sr-lsp: ignoring malformed params: {e}")).ok()
+        }
+        match method {
+            "textDocument/didOpen" => parse::<DidOpenTextDocumentParams>(params).is_some_and(|p| {
+                let path = convert::path_of(&p.text_document.uri);
+                self.set_document(&path, p.text_document.uri, p.text_document.version, p.text_document.text);
+                self.host.load_missing_imports(&path);
+                true
+            }),
+            "textDocument/didChange" => parse::<DidChangeTextDocumentParams>(params).is_some_and(|p| self.change(p)),
+            "textDocument/didClose" => parse::<DidCloseTextDocumentParams>(params).is_some_and(|p| {
+                let path = convert::path_of(&p.text_document.uri);
+                self.texts.remove(&path);
+                Arc::make_mut(&mut self.documents).remove(&path);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => self.host.set_file(&path, text),
+                    Err(_) => self.host.remove_file(&path),
+                }
+                let _ = self.events.send(Event::Closed(p.text_document.uri));
+                true
+            }),
+            "workspace/didChangeWatchedFiles" => parse::<DidChangeWatchedFilesParams>(params).is_some_and(|p| {
+                for event in p.changes {
+                    let path = convert::path_of(&event.uri);
+                    if self.documents.contains_key(&path) {
+                        continue;
+                    }
+                    match (event.typ, std::fs::read_to_string(&path)) {
+                        (FileChangeType::DELETED, _) | (_, Err(_)) => self.host.remove_file(&path),
+                        (_, Ok(text)) => self.host.set_file(&path, text),
+                    }
+                }
+                true
+            }),
+            "workspace/didChangeWorkspaceFolders" => {
+                parse::<DidChangeWorkspaceFoldersParams>(params).is_some_and(|p| {
+                    for folder in p.event.removed {
+                        let root = convert::path_of(&folder.uri);
+                        for path in self.host.analysis().files().unwrap_or_default() {
+                            if path.starts_with(&root) && !self.documents.contains_key(&path) {
+                                self.host.remove_file(&path);
+                            }
+                        }
+                    }
+                    for folder in p.event.added {
+                        self.scan(&convert::path_of(&folder.uri));
+                    }
+                    true
+                })
+            }
+            "workspace/didChangeConfiguration" => {
+                let settings = params.get("settings").cloned().unwrap_or(Value::Null);
+                self.handle(Message::Settings(settings))
+            }
+            _ => false,
+        }
+    }
+
+    fn set_document(&mut self, path: &Path, uri: Uri, version: i32, text: String) {
+        self.host.set_file(path, text.as_str());
+        self.texts.insert(path.to_path_buf(), text);
+        Arc::make_mut(&mut self.documents).insert(path.to_path_buf(), OpenDocument { uri, version });
+    }
+
+    fn change(&mut self, params: DidChangeTextDocumentParams) -> bool {
+        let uri = params.text_document.uri;
+        let path = convert::path_of(&uri);
+        let Some(mut text) = self.texts.remove(&path) else {
+            eprintln!("sr-lsp: change to a document that is not open: {}", uri.as_str());
+            return false;
+        };
+        let encoding = *self.encoding.lock().unwrap();
+        for change in params.content_changes {
+            match change.range {
+                None => text = change.text,
+                Some(range) => {
+                    let index = LineIndex::new(&text);
+                    let range = convert::text_range(&index, range, encoding);
+                    text.replace_range(std::ops::Range::<usize>::from(range), &change.text);
+                }
+            }
+        }
+        self.set_document(&path, uri, params.text_document.version, text);
+        self.host.load_missing_imports(&path);
+        true
+    }
+
+    /// Loads the `.sr` files under a workspace folder (open documents keep
+    /// the editor's text).
+    fn scan(&mut self, folder: &Path) {
+        let mut pending = vec![folder.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                        pending.push(path);
+                    }
+                } else if path.extension().is_some_and(|e| e == "sr")
+                    && !self.documents.contains_key(&path)
+                    && let Ok(text) = std::fs::read_to_string(&path)
+                {
+                    self.host.set_file(&path, text);
+                }
+            }
+        }
+    }
+}
+
+/// Folders to scan from `initialize`: the workspace folders, else the root.
+pub(crate) fn workspace_folders(params: &lsp::InitializeParams) -> Vec<PathBuf> {
+    match &params.workspace_folders {
+        Some(folders) if !folders.is_empty() => folders.iter().map(|f| convert::path_of(&f.uri)).collect(),
+        #[allow(deprecated)]
+        _ => params.root_uri.iter().map(convert::path_of).collect(),
+    }
+}

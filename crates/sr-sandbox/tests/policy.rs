@@ -1,0 +1,171 @@
+//! The static import policy on real Python source.
+
+use expect_test::{Expect, expect};
+use sr_sandbox::policy::{ImportPolicy, Rejection};
+
+fn check_with(policy: &ImportPolicy, source: &str, expect: Expect) {
+    let actual = match policy.check(source) {
+        Ok(()) => "ok".to_string(),
+        Err(Rejection::Syntax(error)) => error.to_string(),
+        Err(Rejection::Policy(violations)) => {
+            violations.iter().map(|violation| violation.to_string()).collect::<Vec<_>>().join("\n")
+        }
+    };
+    expect.assert_eq(&actual);
+}
+
+fn check(source: &str, expect: Expect) {
+    check_with(&ImportPolicy::default(), source, expect);
+}
+
+#[test]
+fn allowed_imports_pass() {
+    check(
+        "import json\nimport math as m\nfrom collections import Counter, abc\nfrom __future__ import annotations\n\
+         import collections.abc\nfrom json import decoder\nx = m.sqrt(2)\n",
+        expect!["ok"],
+    );
+}
+
+#[test]
+fn forbidden_imports_are_reported_with_positions() {
+    check(
+        "import json\nimport os\nif True:\n    from subprocess import run\n    import socket as s, math\n",
+        expect![[r#"
+            2:8: import of 'os' is not allowed
+            4:5: import of 'subprocess' is not allowed
+            5:12: import of 'socket' is not allowed"#]],
+    );
+}
+
+#[test]
+fn exact_names_do_not_cover_submodules_or_prefixes() {
+    let policy = ImportPolicy::empty().allow("xml").unwrap().allow("os.path").unwrap();
+    check_with(
+        &policy,
+        "import xml\nimport xml.dom\nimport xmlrpc\nimport os.path as p\nimport os.path\nfrom os import path\nfrom os import system\n",
+        expect![[r#"
+            2:8: import of 'xml.dom' is not allowed
+            3:8: import of 'xmlrpc' is not allowed
+            5:8: import of 'os' is not allowed
+            7:1: import of 'os' is not allowed"#]],
+    );
+}
+
+#[test]
+fn wildcards_cover_a_package_and_its_submodules() {
+    let policy = ImportPolicy::empty().allow("numpy.*").unwrap();
+    check_with(&policy, "import numpy\nimport numpy.linalg\nfrom numpy.fft import fft\n", expect!["ok"]);
+    check_with(&policy, "import numpyx\n", expect!["1:8: import of 'numpyx' is not allowed"]);
+    check_with(&ImportPolicy::empty().allow("*").unwrap(), "import os, subprocess\n", expect!["ok"]);
+}
+
+#[test]
+fn star_imports_need_the_module_itself() {
+    let policy = ImportPolicy::empty().allow("os.path").unwrap();
+    check_with(&policy, "from os import *\n", expect!["1:1: import of 'os' is not allowed"]);
+}
+
+#[test]
+fn relative_imports_are_rejected() {
+    check(
+        "from . import helpers\nfrom ..pkg import thing\nfrom .json import loads\n",
+        expect![[r#"
+            1:1: relative imports are not available in the sandbox
+            2:1: relative imports are not available in the sandbox
+            3:1: relative imports are not available in the sandbox"#]],
+    );
+}
+
+#[test]
+fn dynamic_builtins_are_escapes() {
+    check(
+        "m = __import__('os')\nexec('1')\ny = eval('2')\nc = compile('3', 's', 'eval')\nf = open('/etc/passwd')\n\
+         run = exec\nbreakpoint()\n",
+        expect![[r#"
+            1:5: '__import__' is not allowed
+            2:1: 'exec' is not allowed
+            3:5: 'eval' is not allowed
+            4:5: 'compile' is not allowed
+            5:5: 'open' is not allowed
+            6:7: 'exec' is not allowed
+            7:1: 'breakpoint' is not allowed"#]],
+    );
+    check_with(&ImportPolicy::default().with_open(true), "f = open('data.txt')\n", expect!["ok"]);
+}
+
+#[test]
+fn importlib_is_just_another_module() {
+    check("import importlib\nimportlib.import_module('os')\n", expect!["1:8: import of 'importlib' is not allowed"]);
+}
+
+#[test]
+fn dunder_traversal_is_an_escape() {
+    check(
+        "x = ().__class__.__bases__[0].__subclasses__()\ng = f.__globals__['os']\nb = __builtins__\n\
+         fr = gen.gi_frame.f_back.f_globals\n",
+        expect![[r#"
+            1:18: attribute '__bases__' is not allowed
+            1:31: attribute '__subclasses__' is not allowed
+            2:7: attribute '__globals__' is not allowed
+            3:5: '__builtins__' is not allowed
+            4:10: attribute 'gi_frame' is not allowed
+            4:19: attribute 'f_back' is not allowed
+            4:26: attribute 'f_globals' is not allowed"#]],
+    );
+}
+
+#[test]
+fn dunder_strings_are_escapes() {
+    check(
+        "a = getattr(f, '__globals__')\nb = getattr(x, '__class__')\nc = globals()['__builtins__']\n\
+         d = vars(m)['__dict__']\ne = '{0.__class__.__base__}'.format(1)\nf'{x}__subclasses__'\n",
+        expect![[r#"
+            1:16: string '__globals__' names a forbidden attribute
+            2:16: string '__class__' names a forbidden attribute
+            3:15: string '__builtins__' names a forbidden attribute
+            4:13: string '__dict__' names a forbidden attribute
+            5:5: string '{0.__class__.__base__}' names a forbidden attribute
+            6:6: string '__subclasses__' names a forbidden attribute"#]],
+    );
+}
+
+#[test]
+fn ordinary_dunders_are_fine() {
+    check(
+        "class P:\n    def __init__(self):\n        super().__init__()\n        self.n = type(self).__name__\n\
+         if __name__ == '__main__':\n    print(P().__class__.__name__, P.__doc__, len.__qualname__)\n",
+        expect!["ok"],
+    );
+}
+
+#[test]
+fn private_attributes_of_modules_are_escapes() {
+    check(
+        "import random\nos = random._os\nfrom json import _default_decoder\nr = random.random()\nx._private = 1\n",
+        expect![[r#"
+            2:13: private attribute '_os' of module 'random' is not allowed
+            3:18: private attribute '_default_decoder' of module 'json' is not allowed"#]],
+    );
+}
+
+#[test]
+fn syntax_errors_have_positions() {
+    check("x = 1\nif x\n    print(x)\n", expect!["2:5: syntax error: Expected `:`, found newline"]);
+    check("print('unterminated)\n", expect!["1:7: syntax error: missing closing quote in string literal"]);
+    check("def f(:\n  pass", expect!["1:7: syntax error: Expected a parameter or the end of the parameter list"]);
+}
+
+#[test]
+fn modern_python_parses() {
+    check(
+        "match point:\n    case (0, y):\n        print(f'{y=}')\ntype Alias = list[int]\n\
+         async def f[T](x: T) -> T:\n    return await g(x) if (n := len(x)) else x\n",
+        expect!["ok"],
+    );
+}
+
+#[test]
+fn columns_count_characters_not_bytes() {
+    check("s = 'é'; import os\n", expect!["1:17: import of 'os' is not allowed"]);
+}
