@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
-use rowan::GreenNode;
+use rowan::{GreenNode, GreenNodeData};
 use sr_syntax::ast::{self, AstNode};
+use sr_syntax::pieces::Piece;
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
 
 use crate::{Db, File, Name};
@@ -79,16 +80,56 @@ pub struct Item<'db> {
     pub occurrence: u32,
     #[tracked]
     #[returns(ref)]
-    pub green: GreenNode,
+    pub green: ItemGreen,
     /// Offset of the item's first token in the file.
     #[tracked]
     #[returns(copy)]
     pub offset: TextSize,
 }
 
-#[salsa::tracked(returns(ref))]
+/// The file's parse, assembled from memoized pieces so that an edit reparses
+/// only the piece it touched (see `sr_syntax::pieces`). Never backdated: the
+/// text changed, so the tree did, and comparing trees costs a walk.
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn Db, file: File) -> Parse {
-    sr_syntax::parse(file.text(db))
+    sr_syntax::pieces::parse_pieces(file.text(db), |text, lookahead, first| {
+        parse_piece(db, PieceText::new(db, text, lookahead, first))
+    })
+}
+
+/// A top-level piece of some file's text, with its lookahead.
+#[salsa::interned]
+struct PieceText<'db> {
+    #[returns(ref)]
+    text: String,
+    #[returns(ref)]
+    lookahead: String,
+    #[returns(copy)]
+    first: bool,
+}
+
+#[salsa::tracked(returns(ref))]
+fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Piece> {
+    sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))
+}
+
+/// An item's green tree. Equal trees are usually the same node (an edit
+/// elsewhere leaves a piece's nodes shared), which makes comparing them cheap.
+#[derive(Debug, Clone, Eq)]
+pub struct ItemGreen(GreenNode);
+
+impl PartialEq for ItemGreen {
+    fn eq(&self, other: &ItemGreen) -> bool {
+        std::ptr::eq::<GreenNodeData>(&*self.0, &*other.0) || self.0 == other.0
+    }
+}
+
+impl std::ops::Deref for ItemGreen {
+    type Target = GreenNode;
+
+    fn deref(&self) -> &GreenNode {
+        &self.0
+    }
 }
 
 /// The items of a file in source order; an agent's handlers follow the agent.
@@ -109,7 +150,7 @@ pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
             name,
             owner,
             occurrence,
-            node.green().to_owned(),
+            ItemGreen(node.green().to_owned()),
             node.text_range().start(),
         ));
     };
@@ -151,7 +192,7 @@ fn item_name(node: &SyntaxNode, kind: ItemKind) -> Name {
 
 /// The item's syntax tree; its ranges are relative to the item's offset.
 pub fn item_syntax(db: &dyn Db, item: Item<'_>) -> SyntaxNode {
-    SyntaxNode::new_root(item.green(db).clone())
+    SyntaxNode::new_root(item.green(db).0.clone())
 }
 
 /// The innermost item containing `offset` (an agent's handler rather than the agent).

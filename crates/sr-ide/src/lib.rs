@@ -28,7 +28,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sr_hir::RootDatabase;
+use sr_hir::{ItemKind, RootDatabase};
 
 pub use crate::call_hierarchy::CallHierarchyItem;
 pub use crate::code_actions::CodeAction;
@@ -141,7 +141,8 @@ impl AnalysisHost {
         while let Some(path) = pending.pop() {
             let Some(file) = self.db.file(&path) else { continue };
             let mut missing = Vec::new();
-            for &item in sr_hir::file_items(&self.db, file) {
+            let imports = sr_hir::file_items(&self.db, file).iter().filter(|i| i.kind(&self.db) == ItemKind::Import);
+            for &item in imports {
                 if let sr_hir::ItemData::Import(import) = &*sr_hir::item_data(&self.db, item)
                     && let sr_hir::hir::ImportSource::Local(relative) = &import.source
                 {

@@ -11,8 +11,9 @@ use crate::parser::Event;
 
 pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events: Vec<Event>) -> GreenNode {
     let mut significant = vec![false; raw.len()];
+    // `raw` may end before the inputs do (a piece's lookahead is not its own).
     for input in inputs {
-        if let Some(r) = input.raw {
+        if let Some(r) = input.raw.filter(|&r| (r as usize) < raw.len()) {
             significant[r as usize] = true;
         }
     }

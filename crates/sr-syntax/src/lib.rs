@@ -13,6 +13,7 @@ mod input;
 pub mod lexer;
 pub mod line_index;
 mod parser;
+pub mod pieces;
 mod syntax_kind;
 mod token_set;
 
@@ -56,6 +57,10 @@ pub struct Parse {
 }
 
 impl Parse {
+    pub(crate) fn new(green: GreenNode, errors: Vec<Diagnostic>) -> Parse {
+        Parse { green, errors: errors.into() }
+    }
+
     pub fn syntax(&self) -> SyntaxNode {
         SyntaxNode::new_root(self.green.clone())
     }
@@ -73,27 +78,10 @@ impl Parse {
     }
 }
 
-/// Parses a whole file.
+/// Parses a whole file. [`pieces::parse_pieces`] gives the same result and
+/// lets a caller reuse the pieces an edit left alone.
 pub fn parse(text: &str) -> Parse {
-    let tokens = lexer::tokenize(text);
-    let inputs = input::inputs(text, &tokens);
-    let mut p = parser::Parser::new(text, &tokens, &inputs.tokens);
-    grammar::source_file(&mut p);
-    let green = build::build_tree(text, &tokens, &inputs.tokens, std::mem::take(&mut p.events));
-
-    let mut errors = inputs.errors;
-    errors.extend(tokens.iter().filter(|t| t.kind == SyntaxKind::ERROR_TOKEN).map(|t| {
-        Diagnostic::error(Code::E0007, "invalid character", t.range)
-            .with_help(format!("unexpected character '{}'", &text[t.range]))
-    }));
-    for error in p.errors {
-        // The lexer already explained invalid characters.
-        if !errors.iter().any(|e| e.range == error.range) {
-            errors.push(error);
-        }
-    }
-    errors.sort_by_key(|e| (e.range.start(), e.range.end()));
-    Parse { green, errors: errors.into() }
+    pieces::parse_whole(text)
 }
 
 /// An indented dump of the tree, one element per line (`KIND@start..end "text"`).

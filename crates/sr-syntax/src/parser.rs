@@ -2,6 +2,8 @@
 //! events (start node, token, finish node, error). The grammar lives in
 //! `grammar/`; `build.rs` turns the events into a rowan tree.
 
+use std::cell::Cell;
+
 use text_size::TextRange;
 
 use crate::SyntaxKind::{self, *};
@@ -39,6 +41,9 @@ pub(crate) struct Parser<'t> {
     /// Bare-call arguments are full expressions (`f a + b` is `f(a + b)`), the
     /// reading upstream's Earley parser falls back to when the narrow one fails.
     pub(crate) wide_args: bool,
+    /// The furthest token the parser has looked at: a piece's parse is valid
+    /// only if it never looked past its lookahead (see `pieces`).
+    furthest: Cell<usize>,
 }
 
 /// A point to which the parser can rewind (see `statements::statement`).
@@ -60,7 +65,18 @@ impl<'t> Parser<'t> {
             stops: Vec::new(),
             steps: 0,
             wide_args: false,
+            furthest: Cell::new(0),
         }
+    }
+
+    /// Index of the current token in the parser's input.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The furthest token index looked at so far.
+    pub(crate) fn furthest(&self) -> usize {
+        self.furthest.get()
     }
 
     pub(crate) fn current(&self) -> SyntaxKind {
@@ -68,6 +84,7 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn nth(&self, n: usize) -> SyntaxKind {
+        self.furthest.set(self.furthest.get().max(self.pos + n));
         self.tokens.get(self.pos + n).map_or(EOF, |t| t.kind)
     }
 
@@ -85,6 +102,7 @@ impl<'t> Parser<'t> {
 
     /// The text of the current token (empty for zero-width tokens).
     pub(crate) fn current_text(&self) -> &'t str {
+        self.nth(0);
         match self.tokens.get(self.pos).and_then(|t| t.raw) {
             Some(raw) => &self.text[self.raw[raw as usize].range],
             None => "",
@@ -92,6 +110,7 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn current_range(&self) -> TextRange {
+        self.nth(0);
         self.tokens.get(self.pos).map_or_else(|| TextRange::empty(self.text_len()), |t| t.range)
     }
 

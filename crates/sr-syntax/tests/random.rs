@@ -1,10 +1,11 @@
 //! Bounded randomized robustness test: random token soup and mutated corpus
-//! files never make the parser panic, and the tree always gives back the input.
+//! files never make the parser panic, the tree always gives back the input, and
+//! parsing piece by piece gives exactly the whole-file parse.
 //! (The unbounded version is the cargo-fuzz target in `fuzz/`.)
 
 use std::path::Path;
 
-use sr_syntax::{KEYWORDS, parse};
+use sr_syntax::{KEYWORDS, parse, pieces};
 
 struct Rng(u64);
 
@@ -66,6 +67,8 @@ const PIECES: &[&str] = &[
 fn check(text: &str) {
     let parse = parse(text);
     assert_eq!(parse.syntax().text().to_string(), text);
+    let piecewise = pieces::parse_pieces(text, pieces::parse_piece);
+    assert_eq!(piecewise, parse, "piecewise and whole-file parses differ for {text:?}");
     for error in parse.errors() {
         assert!(usize::from(error.range.end()) <= text.len());
         assert!(text.is_char_boundary(error.range.start().into()) && text.is_char_boundary(error.range.end().into()));
@@ -108,7 +111,7 @@ fn mutated_corpus_files_never_panic() {
     }
     files.sort();
     let mut rng = Rng(0xC0FFEE);
-    for round in 0..400 {
+    for round in 0..3000 {
         let text = &files[round % files.len()];
         let bytes = text.as_bytes();
         let mut mutated = Vec::with_capacity(bytes.len());

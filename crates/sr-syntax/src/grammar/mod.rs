@@ -12,14 +12,22 @@ use crate::SyntaxKind::{self, *};
 use crate::T;
 use crate::parser::{CompletedMarker, Parser};
 
-pub(crate) fn source_file(p: &mut Parser<'_>) {
+/// Top-level items up to the end of the input or the token at `stop`, the first
+/// token of the next piece (see `pieces`). Only the first piece may declare the
+/// version.
+pub(crate) fn source_file(p: &mut Parser<'_>, first: bool, stop: usize) {
     let m = p.start();
-    skip_newlines(p);
-    if p.at(STREETRACE_KW) {
-        version_decl(p);
+    if first {
+        skip_newlines(p);
+        if p.at(STREETRACE_KW) {
+            version_decl(p);
+        }
     }
     loop {
         skip_newlines(p);
+        if p.position() >= stop {
+            break;
+        }
         match p.current() {
             EOF => break,
             DEDENT => p.bump_any(),

@@ -1,0 +1,197 @@
+//! Incremental reparsing by top-level piece.
+//!
+//! A token that starts a line at column 1 outside brackets begins a new piece:
+//! the indentation layer has closed every block before it and the grammar's top
+//! level starts afresh there. Each piece is lexed and parsed on its own, with the
+//! first token of the next piece as lookahead so that errors name it as the
+//! whole-file parse does. A piece whose parse looked past that lookahead, or
+//! whose text lexes differently on its own, is merged with the next one, so the
+//! result is always exactly the whole-file parse. `sr-hir` memoizes pieces by
+//! text: an edit reparses one piece and shares every other piece's green nodes.
+
+use std::borrow::{Borrow, Cow};
+
+use rowan::{GreenNode, GreenToken, NodeOrToken};
+use text_size::{TextRange, TextSize};
+
+use crate::SyntaxKind::*;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::{Parse, build, grammar, input, lexer, parser};
+
+/// One piece of a file, parsed: the top-level elements it contributes to the
+/// file's root and its errors, with ranges relative to the piece's start.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Piece {
+    children: Vec<NodeOrToken<GreenNode, GreenToken>>,
+    /// Lexer and indentation errors.
+    token_errors: Vec<Diagnostic>,
+    parser_errors: Vec<Diagnostic>,
+}
+
+/// Where pieces after the first may start: the range of each line's first token
+/// at column 1 outside brackets, except the file's first token (the first piece
+/// holds the version declaration) and `end` (which closes a `do` block).
+pub fn piece_starts(text: &str) -> Vec<TextRange> {
+    let mut starts = Vec::new();
+    let mut depth: u32 = 0;
+    let mut first = true;
+    for token in lexer::tokenize(text) {
+        if matches!(token.kind, WHITESPACE | COMMENT | NEWLINE) {
+            continue;
+        }
+        let start = usize::from(token.range.start());
+        let line_start = start > 0 && text.as_bytes()[start - 1] == b'\n';
+        if depth == 0 && line_start && !first && token.kind != END_KW {
+            starts.push(token.range);
+        }
+        first = false;
+        match token.kind {
+            L_PAREN | L_BRACK | L_BRACE => depth += 1,
+            R_PAREN | R_BRACK | R_BRACE => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    starts
+}
+
+/// Parses one piece followed by `lookahead`, the next piece's first token (empty
+/// for the last piece). `None` when the piece cannot be parsed apart from what
+/// follows it.
+pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
+    let source: Cow<'_, str> = if lookahead.is_empty() { text.into() } else { format!("{text}{lookahead}").into() };
+    let tokens = lexer::tokenize(&source);
+    let own = if lookahead.is_empty() {
+        tokens.len()
+    } else {
+        let last = tokens.last()?;
+        if last.range != TextRange::new(TextSize::of(text), TextSize::of(&*source)) {
+            return None;
+        }
+        tokens.len() - 1
+    };
+    let inputs = input::inputs(&source, &tokens);
+    let stop =
+        if lookahead.is_empty() { usize::MAX } else { inputs.tokens.iter().position(|t| t.raw == Some(own as u32))? };
+    let mut p = parser::Parser::new(&source, &tokens, &inputs.tokens);
+    grammar::source_file(&mut p, first, stop);
+    if !lookahead.is_empty() && (p.position() != stop || p.furthest() > stop) {
+        return None;
+    }
+    let root = build::build_tree(&source, &tokens[..own], &inputs.tokens, std::mem::take(&mut p.events));
+
+    let mut token_errors = inputs.errors;
+    token_errors.extend(tokens[..own].iter().filter(|t| t.kind == ERROR_TOKEN).map(|t| {
+        Diagnostic::error(Code::E0007, "invalid character", t.range)
+            .with_help(format!("unexpected character '{}'", &source[t.range]))
+    }));
+    let children = root.children().map(|c| c.to_owned()).collect();
+    Some(Piece { children, token_errors, parser_errors: p.errors })
+}
+
+/// Parses `text` piece by piece, taking each piece from `piece` (`parse_piece`
+/// or a memoized version of it). The result equals [`crate::parse`]'s.
+pub fn parse_pieces<P: Borrow<Option<Piece>>>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> P) -> Parse {
+    let starts = piece_starts(text);
+    let mut assembly = Assembly::default();
+    let mut start = TextSize::from(0);
+    let mut next = 0;
+    loop {
+        // Grow the piece until it parses apart from what follows; the last
+        // piece, with nothing after it, always does.
+        let (end, parsed) = loop {
+            let (end, lookahead) = match starts.get(next) {
+                Some(&range) => (range.start(), &text[range]),
+                None => (TextSize::of(text), ""),
+            };
+            next += 1;
+            let parsed = piece(&text[TextRange::new(start, end)], lookahead, start == 0.into());
+            if parsed.borrow().is_some() {
+                break (end, parsed);
+            }
+        };
+        assembly.push(parsed.borrow().as_ref().unwrap(), start);
+        if end == TextSize::of(text) {
+            return assembly.finish();
+        }
+        start = end;
+    }
+}
+
+/// The whole file as one piece.
+pub(crate) fn parse_whole(text: &str) -> Parse {
+    let mut assembly = Assembly::default();
+    assembly.push(&parse_piece(text, "", true).expect("a piece without lookahead always parses"), 0.into());
+    assembly.finish()
+}
+
+/// The pieces of a file put together.
+#[derive(Default)]
+struct Assembly {
+    children: Vec<NodeOrToken<GreenNode, GreenToken>>,
+    token_errors: Vec<Diagnostic>,
+    parser_errors: Vec<Diagnostic>,
+}
+
+impl Assembly {
+    fn push(&mut self, piece: &Piece, start: TextSize) {
+        self.children.extend(piece.children.iter().cloned());
+        self.token_errors.extend(piece.token_errors.iter().map(|e| shifted(e, start)));
+        for error in &piece.parser_errors {
+            // The parser reports one error per position, across pieces too.
+            if self.parser_errors.last().is_some_and(|last| last.range == error.range + start) {
+                continue;
+            }
+            self.parser_errors.push(shifted(error, start));
+        }
+    }
+
+    fn finish(self) -> Parse {
+        let mut errors = self.token_errors;
+        for error in self.parser_errors {
+            // The lexer already explained invalid characters.
+            if !errors.iter().any(|e| e.range == error.range) {
+                errors.push(error);
+            }
+        }
+        errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+        Parse::new(GreenNode::new(SOURCE_FILE.into(), self.children), errors)
+    }
+}
+
+fn shifted(error: &Diagnostic, offset: TextSize) -> Diagnostic {
+    let mut error = error.clone();
+    error.range += offset;
+    for related in &mut error.related {
+        related.range += offset;
+    }
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_start_at_column_one_outside_brackets() {
+        let text = "streetrace v1\n# c\nmodel m = a/b\nx = [\n1]\nflow f:\n    y\nend\n  agent";
+        let starts: Vec<&str> = piece_starts(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(starts, ["model", "x", "flow"]);
+    }
+
+    #[test]
+    fn a_piece_that_reads_its_lookahead_is_merged() {
+        assert!(parse_piece("on input do\n    mask pii\n", "end", false).is_none());
+        assert!(parse_piece("on input do\n    mask pii\nend\n", "agent", false).is_some());
+        // `streetrace` after the first piece is an error, not a declaration.
+        assert!(parse_piece("# header\n", "streetrace", true).is_none());
+    }
+
+    #[test]
+    fn errors_name_the_next_piece_as_the_whole_file_parse_does() {
+        let text = "agent a:\nflow f:\n    x = 1\n";
+        let parse = parse_pieces(text, parse_piece);
+        assert_eq!(parse, crate::parse(text));
+        let error = &parse.errors()[0];
+        assert_eq!((error.message.as_str(), &text[error.range]), ("unexpected token 'flow'", "flow"));
+    }
+}
