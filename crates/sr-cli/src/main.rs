@@ -33,6 +33,8 @@ enum Command {
     },
     /// Run the language server on stdio.
     Lsp,
+    /// Run the debug adapter (Debug Adapter Protocol) on stdio.
+    Dap,
     /// Run a workload (a .sr file, a YAML agent, or a name).
     Run(Box<run::Args>),
     /// List and show stored sessions.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
             ExitCode::from(code as u8)
         }
         Command::Lsp => ExitCode::from(sr_lsp::run_stdio() as u8),
+        Command::Dap => sr_dap::run_stdio(),
         Command::Sessions { what } => sessions::run(what),
         Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
             Ok(text) => {

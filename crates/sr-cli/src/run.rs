@@ -11,7 +11,7 @@ use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Ro
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Answers, Human};
-use sr_runtime::mcp::McpHub;
+use sr_runtime::mcp::{McpHub, McpOptions};
 use sr_runtime::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
 use sr_runtime::session::SessionStore;
 use sr_runtime::tools::Jail;
@@ -136,7 +136,13 @@ async fn run_async(args: Args) -> ExitCode {
     let journal_text = if args.resume.is_some() { std::fs::read_to_string(&journal).ok() } else { None };
     let invocation_id =
         replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
-    let mcp = Arc::new(McpHub::default());
+    let mcp = Arc::new(match &replay_text {
+        Some(text) => match McpHub::from_recording(text) {
+            Ok(hub) => hub,
+            Err(e) => return fail(format!("cannot read the recording: {e}"), 2),
+        },
+        None => McpHub::connect(&program.tools, &McpOptions::default()).await,
+    });
     let setup = match (&replay_text, &journal_text) {
         (Some(text), _) => replayed(text, mcp.clone()),
         (None, journal_text) => {
@@ -239,6 +245,7 @@ fn live(
     if !resuming {
         let workload = sr_runtime::compile::display_path(workload);
         cassette.append(&meta_entry(invocation_id, &workload, message)).map_err(|e| e.to_string())?;
+        mcp.record(&cassette).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
     }
     let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
     let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };

@@ -308,7 +308,7 @@ impl Runtime {
         for tool_ref in &spec.data.tools {
             let data = self.program.tools.get(&tool_ref.name);
             let mut tools = match data {
-                Some(sr_hir::ToolData::Mcp { .. }) => self.env.tools.mcp_tools(&tool_ref.name),
+                Some(data) if crate::mcp::is_mcp(data) => self.env.tools.mcp_tools(&tool_ref.name),
                 _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
             };
             // A tool named like one function of its module (YAML agents'

@@ -22,6 +22,10 @@ pub trait ToolGate: Send + Sync {
 
     /// The tools an MCP `tool` definition provides.
     fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>>;
+
+    /// One message per MCP server that could not be reached (or, replayed,
+    /// could not be reached when the run was recorded).
+    fn mcp_warnings(&self) -> Vec<String>;
 }
 
 /// Tools run for real; with a cassette, each result is also recorded.
@@ -51,6 +55,10 @@ impl ToolGate for LiveTools {
 
     fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
         self.mcp.tools(name)
+    }
+
+    fn mcp_warnings(&self) -> Vec<String> {
+        self.mcp.warnings()
     }
 }
 
@@ -96,6 +104,10 @@ impl ToolGate for ReplayedTools {
 
     fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
         self.mcp.tools(name)
+    }
+
+    fn mcp_warnings(&self) -> Vec<String> {
+        self.mcp.warnings()
     }
 }
 
@@ -157,5 +169,9 @@ impl ToolGate for ResumedTools {
 
     fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
         self.live.mcp_tools(name)
+    }
+
+    fn mcp_warnings(&self) -> Vec<String> {
+        self.live.mcp_warnings()
     }
 }

@@ -166,6 +166,9 @@ impl Runtime {
             let file = crate::compile::display_path(path);
             emitter.emit(Payload::Warning { message: format!("{file}: {} [{}]", warning.message, warning.code) });
         }
+        for message in self.env.tools.mcp_warnings() {
+            emitter.emit(Payload::Warning { message });
+        }
         let mut vars = Vars::new();
         vars.insert("input_prompt".to_string(), Value::String(input.clone()));
         let mut th = Thread::new(vars, emitter.clone());

@@ -83,7 +83,9 @@ enum Document {
 }
 
 fn error(path: &Path, message: String) -> CompileError {
-    CompileError { diagnostics: vec![(path.to_path_buf(), Diagnostic::error(Code::E0007, message, TextRange::default()))] }
+    CompileError {
+        diagnostics: vec![(path.to_path_buf(), Diagnostic::error(Code::E0007, message, TextRange::default()))],
+    }
 }
 
 fn named(name: impl Into<String>) -> Named {
@@ -91,11 +93,16 @@ fn named(name: impl Into<String>) -> Named {
 }
 
 pub fn load(path: &Path) -> Result<Arc<Compiled>, CompileError> {
-    let text = std::fs::read_to_string(path).map_err(|e| error(path, format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| error(path, format!("cannot read {}: {e}", path.display())))?;
     let mut builder = Builder {
         program: Compiled {
             root: path.to_path_buf(),
-            sources: vec![Source { path: path.to_path_buf(), display: display_path(path), index: LineIndex::new(&text) }],
+            sources: vec![Source {
+                path: path.to_path_buf(),
+                display: display_path(path),
+                index: LineIndex::new(&text),
+            }],
             models: IndexMap::new(),
             schemas: IndexMap::new(),
             tools: IndexMap::new(),
@@ -124,8 +131,8 @@ struct Builder {
 
 impl Builder {
     fn file(&mut self, path: &Path, text: &str) -> Result<String, CompileError> {
-        let document: Document =
-            serde_norway::from_str(text).map_err(|e| error(path, format!("{}: not a valid YAML agent: {e}", path.display())))?;
+        let document: Document = serde_norway::from_str(text)
+            .map_err(|e| error(path, format!("{}: not a valid YAML agent: {e}", path.display())))?;
         let spec = match document {
             Document::Wrapped { agent } | Document::Bare(agent) => agent,
         };
@@ -175,7 +182,9 @@ impl Builder {
         };
         let model = spec.model.as_ref().map(|id| {
             let name = format!("{}__model", spec.name);
-            self.program.models.insert(name.as_str().into(), ModelSpec { id: id.clone(), temperature: None, max_tokens: None });
+            self.program
+                .models
+                .insert(name.as_str().into(), ModelSpec { id: id.clone(), temperature: None, max_tokens: None });
             named(name)
         });
         let instruction = [spec.global_instruction.as_deref().filter(|_| root), spec.instruction.as_deref()]
@@ -206,7 +215,12 @@ impl Builder {
                 ToolEntry::Mcp { mcp } => {
                     let url = match (mcp.server.transport.as_deref(), &mcp.server.url, &mcp.server.command) {
                         (Some("stdio") | None, _, Some(command)) => {
-                            format!("stdio:{}", std::iter::once(command.as_str()).chain(mcp.server.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" "))
+                            let words =
+                                std::iter::once(command.as_str()).chain(mcp.server.args.iter().map(String::as_str));
+                            match shlex::try_join(words) {
+                                Ok(line) => format!("stdio:{line}"),
+                                Err(e) => return Err(error(path, format!("MCP tool '{}': {e}", mcp.name))),
+                            }
                         }
                         (_, Some(url), _) => url.clone(),
                         _ => return Err(error(path, format!("MCP tool '{}' needs a `url` or a `command`", mcp.name))),
@@ -226,9 +240,10 @@ impl Builder {
             data.delegate.push(named(delegate));
         }
         let source = SourceRef { file: 0, offset: TextSize::from(0), map: Arc::new(SourceMap::default()) };
-        self.program
-            .agents
-            .insert(spec.name.as_str().into(), AgentSpec { name: spec.name.as_str().into(), data, handlers: Vec::new(), source });
+        self.program.agents.insert(
+            spec.name.as_str().into(),
+            AgentSpec { name: spec.name.as_str().into(), data, handlers: Vec::new(), source },
+        );
         Ok(spec.name)
     }
 

@@ -1,0 +1,306 @@
+//! The debugger's state, shared by the protocol side (requests) and the run
+//! (the step hook, the event sink). A stopped thread is parked in the hook on
+//! a oneshot channel, with a snapshot of its frames and variables that
+//! requests read and setVariable edits; resuming hands the variables back.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use sr_runtime::RunOutcome;
+use sr_runtime::compile::Compiled;
+use sr_runtime::eval::Vars;
+use sr_runtime::event::RunStatus;
+use tokio::sync::oneshot;
+
+use crate::breakpoints::{Breakpoints, exception_filters};
+use crate::client::Client;
+use crate::exceptions::{Exception, Watch};
+use crate::hook::{Shown, Snapshot};
+use crate::protocol::{
+    Breakpoint, BreakpointLocation, BreakpointLocationsArguments, Event, SetBreakpointsArguments,
+    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
+};
+use crate::source::{Loaded, Positions};
+use crate::stepping::{Seen, StepKind, Stepping};
+use crate::variables::Handles;
+
+pub struct Debugger {
+    state: Mutex<State>,
+    pub client: Client,
+}
+
+pub struct State {
+    pub positions: Positions,
+    pub loaded: Option<Loaded>,
+    pub breakpoints: Breakpoints,
+    pub watch: Watch,
+    pub run: Run,
+}
+
+/// What one run of the program has going on.
+#[derive(Default)]
+pub struct Run {
+    /// Tells this run's end from an earlier one's (restart).
+    pub generation: u64,
+    pub info: RunInfo,
+    pub terminate: bool,
+    pub pause: bool,
+    /// `stopOnEntry`, until the first point.
+    pub entry: bool,
+    /// Parallel branches alive (the main thread, 0, always is).
+    pub threads: BTreeSet<u32>,
+    pub stepping: HashMap<u32, Stepping>,
+    /// The step of a branch that ended: the next point at its depth, on any thread.
+    pub orphan: Option<Stepping>,
+    /// Each thread's stack at its last point.
+    pub seen: HashMap<u32, Seen>,
+    pub stopped: BTreeMap<u32, Stopped>,
+    pub handles: Handles,
+    /// Each thread's last point, for a stop after a failure ended the run
+    /// (kept only while exception breakpoints are on).
+    pub last: HashMap<u32, Snapshot>,
+}
+
+/// Facts about the run shown in the "Run" scope.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    pub workload: String,
+    pub input: String,
+    pub invocation: String,
+}
+
+/// A parked thread.
+pub struct Stopped {
+    pub snapshot: Snapshot,
+    /// Innermost first, as the client shows them.
+    pub frames: Vec<Shown>,
+    pub depth: usize,
+    pub exception: Option<Exception>,
+    pub resume: oneshot::Sender<Resume>,
+}
+
+/// What a parked thread gets back.
+pub struct Resume {
+    pub vars: Vars,
+    pub terminate: bool,
+}
+
+/// What the client asked a stopped thread to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Continue,
+    Step(StepKind),
+}
+
+/// DAP thread ids start at 1 (some clients take 0 for "none"); runtime ids at 0.
+pub fn dap_thread(thread: u32) -> i64 {
+    thread as i64 + 1
+}
+
+pub fn runtime_thread(id: i64) -> Option<u32> {
+    u32::try_from(id - 1).ok()
+}
+
+impl Debugger {
+    pub fn new(client: Client) -> Arc<Debugger> {
+        Arc::new(Debugger {
+            state: Mutex::new(State {
+                positions: Positions::default(),
+                loaded: None,
+                breakpoints: Breakpoints::default(),
+                watch: Watch::default(),
+                run: Run::default(),
+            }),
+            client,
+        })
+    }
+
+    /// The state; a panic elsewhere while it was held does not make it unusable.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn set_positions(&self, positions: Positions) {
+        self.lock().positions = positions;
+    }
+
+    /// Makes `program` the one being debugged; breakpoints set earlier are
+    /// resolved against it and the client is told their new state.
+    pub fn load(&self, program: Arc<Compiled>) {
+        let mut st = self.lock();
+        let loaded = Loaded::new(program);
+        let positions = st.positions;
+        let changed = st.breakpoints.reload(&loaded, positions);
+        st.loaded = Some(loaded);
+        for breakpoint in changed {
+            self.client.event(Event::new("breakpoint", json!({"reason": "changed", "breakpoint": breakpoint})));
+        }
+    }
+
+    pub fn set_breakpoints(&self, args: SetBreakpointsArguments) -> Result<Vec<Breakpoint>, String> {
+        let path = args.source.path.ok_or("setBreakpoints needs a source with a path")?;
+        let requested = match (args.breakpoints, args.lines) {
+            (Some(breakpoints), _) => breakpoints,
+            (None, Some(lines)) => {
+                lines.into_iter().map(|line| SourceBreakpoint { line, ..Default::default() }).collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        Ok(st.breakpoints.set_source(st.loaded.as_ref(), &path, requested, st.positions))
+    }
+
+    pub fn set_function_breakpoints(&self, args: SetFunctionBreakpointsArguments) -> Vec<Breakpoint> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        st.breakpoints.set_functions(st.loaded.as_ref(), args.breakpoints, st.positions)
+    }
+
+    pub fn set_exception_breakpoints(&self, args: SetExceptionBreakpointsArguments) -> Vec<Breakpoint> {
+        let mut filters = args.filters;
+        filters.extend(args.filter_options.unwrap_or_default().into_iter().map(|o| o.filter_id));
+        let (kinds, answers) = exception_filters(&filters);
+        self.lock().watch.enabled = kinds.into_iter().collect();
+        answers
+    }
+
+    /// The statements a breakpoint can stand on between two lines.
+    pub fn breakpoint_locations(&self, args: BreakpointLocationsArguments) -> Vec<BreakpointLocation> {
+        let st = self.lock();
+        let positions = st.positions;
+        let (Some(loaded), Some(path)) = (&st.loaded, &args.source.path) else { return Vec::new() };
+        let Some(file) = loaded.file_of(std::path::Path::new(path)) else { return Vec::new() };
+        let (Some(first), Some(last)) =
+            (positions.line_in(args.line), positions.line_in(args.end_line.unwrap_or(args.line)))
+        else {
+            return Vec::new();
+        };
+        let mut sites: Vec<_> = loaded
+            .sites(file)
+            .into_iter()
+            .flat_map(|b| b.sites)
+            .filter(|s| first <= s.line && s.line <= last)
+            .collect();
+        sites.sort_by_key(|s| (s.line, s.column));
+        sites
+            .into_iter()
+            .map(|s| BreakpointLocation { line: positions.line_out(s.line), column: positions.column_out(s.column) })
+            .collect()
+    }
+
+    /// A new run starts: everything about the previous one is forgotten.
+    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool) -> u64 {
+        let mut st = self.lock();
+        let generation = st.run.generation + 1;
+        st.run = Run { generation, info, entry: stop_on_entry, ..Run::default() };
+        st.breakpoints.reset_hits();
+        st.watch.clear();
+        generation
+    }
+
+    /// Makes the current run's end silent (it is being replaced).
+    pub fn supersede(&self) {
+        self.lock().run.generation += 1;
+    }
+
+    /// The run of `generation` ended (`None`: it had to be aborted); the
+    /// client hears of it unless a restart replaced it.
+    pub fn end_run(&self, generation: u64, outcome: Option<&RunOutcome>) {
+        let st = self.lock();
+        if st.run.generation != generation {
+            return;
+        }
+        let code = match outcome.map(|o| o.status) {
+            Some(RunStatus::Completed) => 0,
+            Some(RunStatus::Paused) => 3,
+            Some(RunStatus::Failed) | None => 1,
+        };
+        self.client.event(Event::new("exited", json!({"exitCode": code})));
+        self.client.event(Event::bare("terminated"));
+    }
+
+    pub fn threads(&self) -> Vec<Thread> {
+        let st = self.lock();
+        std::iter::once(0)
+            .chain(st.run.threads.iter().copied())
+            .map(|t| Thread { id: dap_thread(t), name: if t == 0 { "main".into() } else { format!("branch {t}") } })
+            .collect()
+    }
+
+    /// A parallel branch started or ended.
+    pub fn thread_changed(&self, thread: u32, started: bool) {
+        let mut st = self.lock();
+        if started {
+            st.run.threads.insert(thread);
+        } else {
+            st.run.threads.remove(&thread);
+            st.run.seen.remove(&thread);
+            if let Some(step) = st.run.stepping.remove(&thread) {
+                st.run.orphan = Some(step);
+            }
+        }
+        let reason = if started { "started" } else { "exited" };
+        self.client.event(Event::new("thread", json!({"reason": reason, "threadId": dap_thread(thread)})));
+    }
+
+    /// Resumes: `continue` every stopped thread (or only `thread` with
+    /// `single`), or step `thread` (the others continue unless `single`).
+    /// `ack` runs once the request is known to be valid, before any thread
+    /// moves, so that the response precedes the events the move causes.
+    pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
+        let mut st = self.lock();
+        let thread = thread.and_then(runtime_thread);
+        let targets: Vec<u32> = match (action, thread) {
+            (Action::Step(kind), Some(t)) => {
+                let stopped =
+                    st.run.stopped.get(&t).ok_or_else(|| format!("thread {} is not stopped", dap_thread(t)))?;
+                let step = Stepping { kind, depth: stopped.depth };
+                st.run.stepping.insert(t, step);
+                if single { vec![t] } else { st.run.stopped.keys().copied().collect() }
+            }
+            (Action::Step(_), None) => return Err("a step needs a threadId".to_string()),
+            (Action::Continue, Some(t)) if single => vec![t],
+            (Action::Continue, _) => st.run.stopped.keys().copied().collect(),
+        };
+        ack();
+        if !single {
+            st.run.pause = false;
+        }
+        for t in targets {
+            if let Some(stopped) = st.run.stopped.remove(&t) {
+                st.run.handles.release(t);
+                let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: false });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every thread stops at its next point (statement, model or tool call).
+    pub fn pause(&self) {
+        self.lock().run.pause = true;
+    }
+
+    /// Stops the run: parked threads end now, running ones at their next point.
+    pub fn terminate(&self) {
+        let mut st = self.lock();
+        st.run.terminate = true;
+        for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
+            st.run.handles.release(thread);
+            let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: true });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_ids_are_shifted_for_clients() {
+        assert_eq!(dap_thread(0), 1);
+        assert_eq!(runtime_thread(1), Some(0));
+        assert_eq!(runtime_thread(0), None);
+    }
+}

@@ -1,0 +1,308 @@
+//! The step hook: before every statement, model call and tool call it decides
+//! whether the thread goes on (breakpoints, logpoints, steps, pause, entry,
+//! exceptions) and, when it stops, parks it until the client resumes it.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use sr_runtime::eval::Vars;
+use sr_runtime::hook::{Control, Frame, FrameKind, Step, StepHook, StepPoint};
+use tokio::sync::oneshot;
+
+use crate::breakpoints::Verdict;
+use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
+use crate::exceptions::Exception;
+use crate::protocol::{Event, StoppedEvent};
+use crate::source::Loaded;
+use crate::stepping;
+use crate::variables::{Handle, Handles, Root};
+
+pub struct DebugHook(pub Arc<Debugger>);
+
+impl StepHook for DebugHook {
+    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(async move {
+            match self.0.check(&step) {
+                Check::Continue => Control::Continue,
+                Check::Terminate => Control::Terminate,
+                Check::Stop(reason) => {
+                    let depth = stepping::depth(step.frames.len(), &step.point);
+                    let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason);
+                    match parked.await {
+                        Ok(Resume { vars, terminate }) => {
+                            *step.vars = vars;
+                            if terminate { Control::Terminate } else { Control::Continue }
+                        }
+                        // The debugger is gone.
+                        Err(_) => Control::Terminate,
+                    }
+                }
+            }
+        })
+    }
+
+    fn on_thread(&self, thread: u32, started: bool) {
+        self.0.thread_changed(thread, started);
+    }
+}
+
+pub enum Check {
+    Continue,
+    Terminate,
+    Stop(Reason),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    Entry,
+    Step,
+    Pause,
+    Breakpoint { ids: Vec<i64>, function: bool },
+    Exception(Exception),
+}
+
+/// A stopped thread's state, copied out of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub frames: Vec<Frame>,
+    pub vars: Vars,
+    /// The model or tool call about to be made.
+    pub call: Option<Call>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: String,
+    pub details: Value,
+}
+
+impl Snapshot {
+    pub fn capture(step: &Step<'_>) -> Snapshot {
+        let call = match step.point {
+            StepPoint::Statement { .. } => None,
+            StepPoint::ModelCall { agent, model } => {
+                Some(Call { name: format!("model {model}"), details: json!({"caller": agent, "model": model}) })
+            }
+            StepPoint::ToolCall { tool, args } => {
+                Some(Call { name: format!("tool {tool}"), details: json!({"tool": tool, "args": args}) })
+            }
+        };
+        Snapshot { frames: step.frames.to_vec(), vars: step.vars.clone(), call }
+    }
+}
+
+/// A frame as the client sees it.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    pub id: i64,
+    pub name: String,
+    pub file: Option<usize>,
+    pub line: u32,
+    pub column: u32,
+    /// A model or tool call, shown above the frame that makes it.
+    pub subtle: bool,
+    pub scopes: Vec<ScopeSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScopeSpec {
+    pub name: &'static str,
+    pub hint: Option<&'static str>,
+    pub root: Root,
+}
+
+impl Debugger {
+    /// Decides at a point. Conditions, hit counts and logpoints are handled
+    /// here, on the thread's live variables.
+    pub fn check(&self, step: &Step<'_>) -> Check {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if st.run.terminate {
+            return Check::Terminate;
+        }
+        let thread = step.thread;
+        let vars: &Vars = step.vars;
+        // A branch starts with its parent's frames: none of them is new.
+        let now = stepping::seen(step.frames);
+        let first = if thread == 0 { Vec::new() } else { now.clone() };
+        let before = st.run.seen.insert(thread, now).unwrap_or(first);
+        let exception = st.watch.take(thread, vars.get("error"));
+
+        let mut ids = Vec::new();
+        let mut messages = Vec::new();
+        if let StepPoint::Statement { body, stmt } = step.point {
+            let offset = step.program.stmt_range(&body.source, stmt).start();
+            let source = st.loaded.as_ref().and_then(|l| l.source(body.source.file));
+            for bp in st.breakpoints.lines.iter_mut().filter(|b| b.file == body.source.file && b.offset == offset) {
+                let line = Some(st.positions.line_out(bp.line));
+                match bp.trigger.check(vars) {
+                    Verdict::Stop => ids.push(bp.id),
+                    Verdict::StopFailed(e) => {
+                        ids.push(bp.id);
+                        messages.push((format!("breakpoint condition failed: {e}"), source.clone(), line));
+                    }
+                    Verdict::Log(text) => messages.push((text, source.clone(), line)),
+                    Verdict::Skip => {}
+                }
+            }
+        }
+        let line_hit = !ids.is_empty();
+        for frame in stepping::entered(&before, step.frames) {
+            if !matches!(frame.kind, FrameKind::Flow | FrameKind::Agent) {
+                continue;
+            }
+            for bp in st.breakpoints.named.iter_mut().filter(|b| b.name == frame.name) {
+                match bp.trigger.check(vars) {
+                    Verdict::Stop | Verdict::Log(_) => ids.push(bp.id),
+                    Verdict::StopFailed(e) => {
+                        ids.push(bp.id);
+                        messages.push((format!("breakpoint condition failed: {e}"), None, None));
+                    }
+                    Verdict::Skip => {}
+                }
+            }
+        }
+        for (text, source, line) in messages {
+            self.client.output_at("console", text, source, line);
+        }
+
+        let depth = stepping::depth(step.frames.len(), &step.point);
+        let stepped =
+            st.run.stepping.get(&thread).is_some_and(|s| s.done(depth)) || st.run.orphan.is_some_and(|s| s.done(depth));
+        let entry = std::mem::take(&mut st.run.entry);
+        let reason = match exception {
+            Some(exception) => Reason::Exception(exception),
+            None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit },
+            None if stepped => Reason::Step,
+            None if st.run.pause => Reason::Pause,
+            None if entry => Reason::Entry,
+            None => {
+                if !st.watch.enabled.is_empty() {
+                    st.run.last.insert(thread, Snapshot::capture(step));
+                }
+                return Check::Continue;
+            }
+        };
+        st.run.stepping.remove(&thread);
+        st.run.orphan = None;
+        Check::Stop(reason)
+    }
+
+    /// Parks a thread: records what it shows and tells the client it stopped.
+    pub fn park(&self, thread: u32, snapshot: Snapshot, depth: usize, reason: Reason) -> oneshot::Receiver<Resume> {
+        let (tx, rx) = oneshot::channel();
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.watch.enabled.is_empty() {
+            st.run.last.insert(thread, snapshot.clone());
+        }
+        let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
+        let (reason_text, description, ids, exception) = match reason {
+            Reason::Entry => ("entry", None, Vec::new(), None),
+            Reason::Step => ("step", None, Vec::new(), None),
+            Reason::Pause => ("pause", None, Vec::new(), None),
+            Reason::Breakpoint { ids, function: false } => ("breakpoint", None, ids, None),
+            Reason::Breakpoint { ids, function: true } => ("function breakpoint", None, ids, None),
+            Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
+        };
+        self.client.event(Event::new(
+            "stopped",
+            StoppedEvent {
+                reason: reason_text.to_string(),
+                description: description.clone(),
+                thread_id: dap_thread(thread),
+                text: description,
+                all_threads_stopped: false,
+                hit_breakpoint_ids: ids,
+            },
+        ));
+        st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, resume: tx });
+        rx
+    }
+
+    /// After the run: when a failure that exception breakpoints catch ended
+    /// it, the thread stops once more where it last was, until resumed.
+    pub async fn after_run(&self) {
+        let parked = {
+            let mut st = self.lock();
+            if st.run.terminate {
+                return;
+            }
+            st.watch.take_any().map(|(thread, exception)| {
+                let snapshot = st.run.last.remove(&thread).unwrap_or_default();
+                (thread, snapshot, exception)
+            })
+        };
+        if let Some((thread, snapshot, exception)) = parked {
+            let _ = self.park(thread, snapshot, 0, Reason::Exception(exception)).await;
+        }
+    }
+}
+
+/// The frames of a snapshot as the client sees them, innermost first, with ids.
+fn shown(
+    loaded: Option<&Loaded>,
+    snapshot: &Snapshot,
+    info: &RunInfo,
+    thread: u32,
+    handles: &mut Handles,
+) -> Vec<Shown> {
+    let run = Root::Value(Arc::new(json!({
+        "workload": info.workload,
+        "input": info.input,
+        "invocation": info.invocation,
+        "thread": if thread == 0 { "main".to_string() } else { format!("branch {thread}") },
+    })));
+    let scope = |name, hint, root| ScopeSpec { name, hint, root };
+    let mut out = Vec::new();
+    for frame in snapshot.frames.iter().rev() {
+        let (file, line, column) = position(loaded, frame);
+        let mut scopes = vec![scope("Variables", Some("locals"), Root::Vars)];
+        if let Some(exchange) = &frame.last_exchange {
+            scopes.push(scope("Last model exchange", None, Root::Value(Arc::new(exchange.clone()))));
+        }
+        scopes.push(scope("Run", None, run.clone()));
+        let name = match frame.kind {
+            FrameKind::Flow => format!("flow {}", frame.name),
+            FrameKind::Handler => format!("handler {}", frame.name),
+            FrameKind::Agent => format!("agent {}", frame.name),
+        };
+        out.push(Shown { id: 0, name, file, line, column, subtle: false, scopes });
+    }
+    if let Some(call) = &snapshot.call {
+        let (file, line, column) = out.first().map_or((None, 1, 1), |f| (f.file, f.line, f.column));
+        let scopes = vec![
+            scope("Call", Some("arguments"), Root::Value(Arc::new(call.details.clone()))),
+            scope("Variables", Some("locals"), Root::Vars),
+            scope("Run", None, run.clone()),
+        ];
+        out.insert(0, Shown { id: 0, name: call.name.clone(), file, line, column, subtle: true, scopes });
+    }
+    for (index, frame) in out.iter_mut().enumerate() {
+        frame.id = handles.add(Handle::Frame { thread, index });
+    }
+    out
+}
+
+/// Where a frame is: the statement a flow or handler is at, an agent's name.
+fn position(loaded: Option<&Loaded>, frame: &Frame) -> (Option<usize>, u32, u32) {
+    let Some(loaded) = loaded else { return (None, 1, 1) };
+    match (&frame.body, frame.stmt) {
+        (Some(body), Some(stmt)) => {
+            let at = loaded.program.stmt_location(&body.source, stmt);
+            (Some(body.source.file), at.line, at.column)
+        }
+        (Some(body), None) => {
+            let (line, column) = loaded.item_position(&body.source);
+            (Some(body.source.file), line, column)
+        }
+        (None, _) => match loaded.program.agents.get(frame.name.as_str()) {
+            Some(agent) => {
+                let (line, column) = loaded.item_position(&agent.source);
+                (Some(agent.source.file), line, column)
+            }
+            None => (None, 1, 1),
+        },
+    }
+}

@@ -1,0 +1,194 @@
+//! Requests that look at (and setVariable, change) a stopped thread: stack
+//! trace, scopes, variables, evaluate, exception info.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sr_runtime::value::type_name;
+
+use crate::debugger::{Debugger, State, Stopped, runtime_thread};
+use crate::evaluate::{Expression, parse_value};
+use crate::protocol::{
+    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, StackFrame,
+    StackTraceArguments, Variable, VariablesArguments,
+};
+use crate::variables::{
+    self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
+};
+
+impl Debugger {
+    pub fn stack_trace(&self, args: StackTraceArguments) -> Result<(Vec<StackFrame>, usize), String> {
+        let st = self.lock();
+        let stopped = stopped(&st, args.thread_id)?;
+        let total = stopped.frames.len();
+        let frames = page(stopped.frames.iter().collect(), args.start_frame, args.levels);
+        let frames = frames
+            .into_iter()
+            .map(|f| StackFrame {
+                id: f.id,
+                name: f.name.clone(),
+                source: f.file.and_then(|file| st.loaded.as_ref()?.source(file)),
+                line: st.positions.line_out(f.line),
+                column: st.positions.column_out(f.column),
+                presentation_hint: f.subtle.then(|| "subtle".to_string()),
+            })
+            .collect();
+        Ok((frames, total))
+    }
+
+    pub fn scopes(&self, frame_id: i64) -> Result<Vec<Scope>, String> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let Some(Handle::Frame { thread, index }) = st.run.handles.get(frame_id).cloned() else {
+            return Err(format!("there is no frame {frame_id} (the thread has moved on)"));
+        };
+        let stopped = st.run.stopped.get(&thread).ok_or("the thread has moved on")?;
+        let frame = stopped.frames.get(index).ok_or("the thread has moved on")?;
+        let mut scopes = Vec::new();
+        for spec in &frame.scopes {
+            let (named, indexed) = match &spec.root {
+                Root::Vars => (Some(stopped.snapshot.vars.len() as i64), None),
+                Root::Value(value) => counts(value),
+            };
+            let reference =
+                st.run.handles.add(Handle::Node(Node { thread, root: spec.root.clone(), path: Vec::new() }));
+            scopes.push(Scope {
+                name: spec.name.to_string(),
+                presentation_hint: spec.hint.map(str::to_string),
+                variables_reference: reference,
+                named_variables: named,
+                indexed_variables: indexed,
+                expensive: false,
+            });
+        }
+        Ok(scopes)
+    }
+
+    pub fn variables(&self, args: VariablesArguments) -> Result<Vec<Variable>, String> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let node = node(st, args.variables_reference)?;
+        let stopped = st.run.stopped.get(&node.thread).ok_or("the thread has moved on")?;
+        let container = match &node.root {
+            Root::Vars => Container::Vars(&stopped.snapshot.vars),
+            Root::Value(value) => Container::Value(value),
+        };
+        let container = container.walk(&node.path).ok_or("the value is gone")?;
+        let parent = path_expression(&node.path);
+        let entries = page(container.entries(args.filter.as_deref()), args.start, args.count);
+        let handles = &mut st.run.handles;
+        Ok(entries
+            .into_iter()
+            .map(|(key, value)| {
+                let evaluate_name = match node.root {
+                    Root::Vars if node.path.is_empty() => child_expression(None, &key),
+                    Root::Vars => parent.as_deref().and_then(|p| child_expression(Some(p), &key)),
+                    Root::Value(_) => None,
+                };
+                let mut path = node.path.clone();
+                path.push(key.clone());
+                let child = Node { thread: node.thread, root: node.root.clone(), path };
+                variables::variable(&key, value, evaluate_name, || handles.add(Handle::Node(child)))
+            })
+            .collect())
+    }
+
+    /// Evaluates a DSL expression against the variables of the frame's
+    /// thread (all frames of a thread share one namespace); without a frame,
+    /// against the first stopped thread.
+    pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let thread = match args.frame_id {
+            Some(id) => match st.run.handles.get(id) {
+                Some(Handle::Frame { thread, .. }) => *thread,
+                _ => return Err(format!("there is no frame {id} (the thread has moved on)")),
+            },
+            None => *st.run.stopped.keys().next().ok_or("evaluation needs a stopped thread")?,
+        };
+        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
+        let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
+        let (named, indexed) = counts(&value);
+        let reference = if is_container(&value) {
+            st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
+        } else {
+            0
+        };
+        Ok(EvaluateResponse {
+            result: preview(&value),
+            kind: type_name(&value).to_string(),
+            variables_reference: reference,
+            named_variables: named,
+            indexed_variables: indexed,
+        })
+    }
+
+    /// Sets a variable (or a field or item of one) of a stopped thread; the
+    /// value is a DSL expression or JSON. The thread gets it when it resumes.
+    pub fn set_variable(&self, args: SetVariableArguments) -> Result<Value, String> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let node = node(st, args.variables_reference)?;
+        if !matches!(node.root, Root::Vars) {
+            return Err("only the run's variables can be changed".to_string());
+        }
+        let stopped = st.run.stopped.get_mut(&node.thread).ok_or("the thread has moved on")?;
+        let vars = &mut stopped.snapshot.vars;
+        let value = parse_value(&args.value, vars)?;
+        variables::set(vars, &node.path, &args.name, value.clone())?;
+        let key = match Container::Vars(vars).walk(&node.path) {
+            Some(Container::Value(Value::Array(_))) => {
+                let index = args.name.trim_matches(['[', ']']).parse().map_err(|_| "not an index")?;
+                Key::Index(index)
+            }
+            _ => Key::Field(args.name.clone()),
+        };
+        let (named, indexed) = counts(&value);
+        let reference = if is_container(&value) {
+            let mut path = node.path.clone();
+            path.push(key);
+            st.run.handles.add(Handle::Node(Node { thread: node.thread, root: Root::Vars, path }))
+        } else {
+            0
+        };
+        Ok(json!({
+            "value": preview(&value),
+            "type": type_name(&value),
+            "variablesReference": reference,
+            "namedVariables": named,
+            "indexedVariables": indexed,
+        }))
+    }
+
+    pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, String> {
+        let st = self.lock();
+        let exception = stopped(&st, thread_id)?.exception.as_ref().ok_or("the thread did not stop on an exception")?;
+        Ok(ExceptionInfoResponse {
+            exception_id: exception.kind.id().to_string(),
+            description: exception.description.clone(),
+            break_mode: "always".to_string(),
+        })
+    }
+}
+
+fn stopped(st: &State, thread_id: i64) -> Result<&Stopped, String> {
+    runtime_thread(thread_id)
+        .and_then(|t| st.run.stopped.get(&t))
+        .ok_or_else(|| format!("thread {thread_id} is not stopped"))
+}
+
+fn node(st: &State, reference: i64) -> Result<Node, String> {
+    match st.run.handles.get(reference) {
+        Some(Handle::Node(node)) => Ok(node.clone()),
+        _ => Err(format!("there is no variable {reference} (the thread has moved on)")),
+    }
+}
+
+/// `$a.b.c` for a path of plain fields.
+fn path_expression(path: &[Key]) -> Option<String> {
+    let mut expression: Option<String> = None;
+    for key in path {
+        expression = Some(child_expression(expression.as_deref(), key)?);
+    }
+    expression
+}

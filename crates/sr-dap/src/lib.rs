@@ -1,0 +1,49 @@
+//! The StreetRace debug adapter: the Debug Adapter Protocol over stdio, for
+//! flows and agents. It drives the runtime only through its step hook (called
+//! before every flow statement, model call and tool call) and its events.
+//!
+//! - [`protocol`] and [`transport`]: DAP messages and their framing;
+//! - `server`: the session (configuration sequence, dispatch, restarts);
+//! - `debugger`: the state shared by requests and the run; `hook` decides
+//!   at each point and parks stopped threads; `inspect` answers stack,
+//!   scope, variable and evaluation requests on a parked thread's snapshot;
+//! - `breakpoints`, `exceptions`, `stepping`, `variables`, `evaluate`,
+//!   `source`, `output`: one concept each.
+
+mod breakpoints;
+mod client;
+mod debugger;
+mod evaluate;
+mod exceptions;
+mod hook;
+mod inspect;
+mod launch;
+mod output;
+pub mod protocol;
+mod run;
+mod server;
+mod source;
+mod stepping;
+pub mod transport;
+mod variables;
+
+#[cfg(test)]
+mod tests;
+
+use std::process::ExitCode;
+
+/// Serves one debug session on stdin/stdout (what `sr dap` runs). Logs go
+/// to stderr; stdout carries only protocol messages.
+pub fn run_stdio() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("sr-dap: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(server::serve(tokio::io::BufReader::new(tokio::io::stdin()), tokio::io::stdout()));
+    // A run still blocked in a tool or a provider must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    ExitCode::SUCCESS
+}

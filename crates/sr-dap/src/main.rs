@@ -1,0 +1,18 @@
+//! `sr-dap`: the StreetRace debug adapter over stdio (also `sr dap`).
+//! `--stdio`, the transport clients often pass, is the only one and may be omitted.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match std::env::args().nth(1).as_deref() {
+        None | Some("--stdio") => sr_dap::run_stdio(),
+        Some("--version") => {
+            println!("sr-dap {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("sr-dap: unknown argument '{other}'; usage: sr-dap [--stdio]");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The run's events in the debug console: model text as it streams
+//! (`stdout`), the lifecycle of flows, agents and calls (`console`), what
+//! needs attention (`important`) and failures (`stderr`). The same sink feeds
+//! the exception watch.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::value::display;
+
+use crate::debugger::Debugger;
+use crate::exceptions::tool_failed;
+
+/// Values in one-line messages are cut to this many characters.
+const SHORT: usize = 200;
+
+pub struct Events(pub Arc<Debugger>);
+
+impl EventSink for Events {
+    fn record(&self, event: &Event) {
+        let mut st = self.0.lock();
+        st.watch.record(event);
+        let (source, line) = match &event.payload {
+            Payload::Error { location: Some(at), .. } => {
+                let file = st.loaded.as_ref().and_then(|l| {
+                    let index = l.program.sources.iter().position(|s| s.display == at.file)?;
+                    l.source(index)
+                });
+                (file, Some(st.positions.line_out(at.line)))
+            }
+            _ => (None, None),
+        };
+        for (category, text) in describe(&event.payload) {
+            self.0.client.output_at(category, text, source.clone(), line);
+        }
+    }
+}
+
+/// What an event shows, as (category, text) lines.
+pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
+    let line = |category, text: String| vec![(category, text)];
+    match payload {
+        Payload::RunStarted { workload, entry, .. } => line("console", format!("run {entry} of {workload}")),
+        Payload::RunFinished { status: RunStatus::Completed, result, .. } => {
+            line("console", format!("run completed: {}", result.as_ref().map_or("nothing".into(), short)))
+        }
+        Payload::RunFinished { status: RunStatus::Paused, error, .. } => {
+            line("important", format!("run paused: {}", error.as_deref().unwrap_or("waiting")))
+        }
+        Payload::RunFinished { status: RunStatus::Failed, error, .. } => {
+            line("stderr", format!("run failed: {}", error.as_deref().unwrap_or("unknown error")))
+        }
+        Payload::FlowStarted { flow } => line("console", format!("flow {flow} started")),
+        Payload::FlowFinished { flow, result } => line("console", format!("flow {flow} returned {}", short(result))),
+        Payload::AgentStarted { agent, model, input } => {
+            line("console", format!("agent {agent} ({model}) started with {}", cut(input)))
+        }
+        Payload::AgentFinished { agent, .. } => line("console", format!("agent {agent} finished")),
+        Payload::ModelRequest { model, messages, tools } if tools.is_empty() => {
+            line("console", format!("request to {model}: {messages} messages"))
+        }
+        Payload::ModelRequest { model, messages, tools } => {
+            line("console", format!("request to {model}: {messages} messages, tools {}", tools.join(", ")))
+        }
+        Payload::TextDelta { text } => line("stdout", text.clone()),
+        Payload::ModelResponse { model, text, tool_calls, usage } => {
+            let mut out = Vec::new();
+            if !text.is_empty() {
+                // Ends the streamed text's line.
+                out.push(("stdout", "\n".to_string()));
+            }
+            let calls =
+                if tool_calls.is_empty() { String::new() } else { format!(", calls {}", tool_calls.join(", ")) };
+            out.push((
+                "console",
+                format!("{model} answered ({} in, {} out tokens){calls}", usage.input_tokens, usage.output_tokens),
+            ));
+            out
+        }
+        Payload::ToolCall { tool, args, .. } => line("console", format!("tool {tool} {}", short(args))),
+        Payload::ToolResult { tool, result, is_error, .. } if tool_failed(result, *is_error) => {
+            line("stderr", format!("tool {tool} failed: {}", short(result)))
+        }
+        Payload::ToolResult { tool, result, .. } => line("console", format!("tool {tool} returned {}", short(result))),
+        Payload::Transfer { from, to } => line("console", format!("{from} hands over to {to}")),
+        Payload::StateChange { variable, value } => line("console", format!("${variable} = {}", short(value))),
+        Payload::Log { message } => line("stdout", format!("{message}\n")),
+        Payload::Notify { message } => line("important", message.clone()),
+        Payload::Warning { message } => line("important", format!("warning: {message}")),
+        Payload::Error { message, .. } => line("stderr", format!("error: {message}")),
+        Payload::HumanInputRequested { message } => line("important", format!("waiting for a human: {message}")),
+        Payload::LlmCall { prompt_name, model, .. } => line("console", format!("call llm {prompt_name} ({model})")),
+        Payload::Escalation { agent_name, result, condition_op, condition_value } => line(
+            "important",
+            format!("agent {agent_name} escalated: {} {condition_op} \"{condition_value}\"", short(result)),
+        ),
+        Payload::HistoryCompaction { strategy, original_tokens, compacted_tokens, .. } => {
+            line("console", format!("history compacted ({strategy}): {original_tokens} to {compacted_tokens} tokens"))
+        }
+        // Shown by `run_finished` and the streamed text.
+        Payload::FlowResult { .. } | Payload::LlmResponse { .. } => Vec::new(),
+    }
+}
+
+fn short(value: &Value) -> String {
+    cut(&display(value))
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(SHORT) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use sr_runtime::event::Usage;
+
+    #[test]
+    fn categories_follow_the_kind_of_event() {
+        let categories = |p: Payload| describe(&p).into_iter().map(|(c, _)| c).collect::<Vec<_>>();
+        assert_eq!(categories(Payload::TextDelta { text: "Hel".into() }), vec!["stdout"]);
+        assert_eq!(categories(Payload::FlowStarted { flow: "main".into() }), vec!["console"]);
+        assert_eq!(categories(Payload::Warning { message: "w".into() }), vec!["important"]);
+        assert_eq!(categories(Payload::Error { message: "e".into(), location: None }), vec!["stderr"]);
+        let failed = Payload::ToolResult { call_id: "c".into(), tool: "t".into(), result: json!("x"), is_error: true };
+        assert_eq!(describe(&failed), vec![("stderr", "tool t failed: x".to_string())]);
+        let response = Payload::ModelResponse {
+            model: "m".into(),
+            text: "Hello".into(),
+            tool_calls: vec!["read".into()],
+            usage: Usage { input_tokens: 3, output_tokens: 4 },
+        };
+        assert_eq!(
+            describe(&response),
+            vec![("stdout", "\n".to_string()), ("console", "m answered (3 in, 4 out tokens), calls read".to_string())]
+        );
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let text = describe(&Payload::StateChange { variable: "x".into(), value: json!("é".repeat(500)) });
+        assert_eq!(text[0].1.chars().count(), "$x = ".len() + SHORT + 1);
+    }
+}

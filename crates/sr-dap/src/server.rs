@@ -1,0 +1,370 @@
+//! The session: reads requests in order, answers each (an unknown or broken
+//! one with an error response), and drives the configuration sequence:
+//! `initialize` → `launch` (the program compiles) → `initialized` event →
+//! breakpoints → `configurationDone` → the run starts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::sync::oneshot;
+
+use crate::client::Client;
+use crate::debugger::{Action, Debugger};
+use crate::exceptions::ExceptionKind;
+use crate::launch::{self, Launch, LaunchError};
+use crate::protocol::{
+    Capabilities, Event, ExceptionInfoArguments, InitializeArguments, LaunchArguments, Outgoing, Request, Response,
+    RestartArguments, ScopesArguments, ThreadArguments,
+};
+use crate::run::{self, Running};
+use crate::source::Positions;
+use crate::stepping::StepKind;
+use crate::transport::{self, Incoming};
+
+/// How long a terminated run may take to reach its next point before it is aborted.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+
+/// Serves one debug session over `input` and `output` until `disconnect`
+/// or the end of input.
+pub async fn serve<R, W>(mut input: R, mut output: W)
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (client, mut queue) = Client::channel();
+    let (stop, mut stopped) = oneshot::channel::<()>();
+    let writer = tokio::spawn(async move {
+        let mut seq = 0;
+        let mut write = async |message: Outgoing| {
+            seq += 1;
+            transport::write(&mut output, &wire(seq, message)).await
+        };
+        loop {
+            tokio::select! {
+                biased;
+                Some(message) = queue.recv() => {
+                    if write(message).await.is_err() {
+                        return;
+                    }
+                }
+                _ = &mut stopped => break,
+            }
+        }
+        // What was queued before the session ended still goes out.
+        while let Ok(message) = queue.try_recv() {
+            if write(message).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut session = Session::new(client);
+    loop {
+        match transport::read(&mut input).await {
+            Ok(Some(Incoming::Message(message))) => {
+                if !session.handle(message).await {
+                    break;
+                }
+            }
+            Ok(Some(Incoming::Malformed(why))) => eprintln!("sr-dap: skipped a message: {why}"),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("sr-dap: cannot read the client: {e}");
+                break;
+            }
+        }
+    }
+    session.stop_run(false).await;
+    let _ = stop.send(());
+    let _ = writer.await;
+}
+
+/// A message as it goes on the wire: `seq` and `type` first, then its fields.
+fn wire(seq: i64, message: Outgoing) -> Value {
+    let (kind, fields) = match message {
+        Outgoing::Response(r) => ("response", serde_json::to_value(r)),
+        Outgoing::Event(e) => ("event", serde_json::to_value(e)),
+    };
+    let mut value = json!({"seq": seq, "type": kind});
+    if let (Some(out), Ok(Value::Object(fields))) = (value.as_object_mut(), fields) {
+        out.extend(fields);
+    }
+    value
+}
+
+struct Session {
+    debugger: Arc<Debugger>,
+    client: Client,
+    /// The launch configuration, kept for restarts.
+    arguments: Option<LaunchArguments>,
+    /// Compiled and waiting for `configurationDone`.
+    ready: Option<Launch>,
+    configured: bool,
+    running: Option<Running>,
+}
+
+impl Session {
+    fn new(client: Client) -> Session {
+        Session {
+            debugger: Debugger::new(client.clone()),
+            client,
+            arguments: None,
+            ready: None,
+            configured: false,
+            running: None,
+        }
+    }
+
+    /// Handles one message; false when the session is over.
+    async fn handle(&mut self, message: Value) -> bool {
+        let request: Request = match serde_json::from_value(message) {
+            Ok(request) => request,
+            Err(e) => {
+                eprintln!("sr-dap: skipped a message that is not a request: {e}");
+                return true;
+            }
+        };
+        if request.kind != "request" {
+            eprintln!("sr-dap: skipped a message of type '{}'", request.kind);
+            return true;
+        }
+        match request.command.as_str() {
+            "initialize" => {
+                let result = arguments::<InitializeArguments>(&request).map(|args| {
+                    self.debugger.set_positions(Positions {
+                        line_base: if args.lines_start_at1.unwrap_or(true) { 1 } else { 0 },
+                        column_base: if args.columns_start_at1.unwrap_or(true) { 1 } else { 0 },
+                    });
+                    capabilities()
+                });
+                self.respond(&request, result);
+            }
+            "launch" => self.launch(&request).await,
+            "attach" => self.respond(&request, Err::<(), _>("attach is not supported; use launch".to_string())),
+            "configurationDone" => {
+                self.configured = true;
+                self.respond(&request, Ok(()));
+                self.start();
+            }
+            "setBreakpoints" => {
+                let result = arguments(&request)
+                    .and_then(|args| self.debugger.set_breakpoints(args))
+                    .map(|breakpoints| json!({"breakpoints": breakpoints}));
+                self.respond(&request, result);
+            }
+            "setFunctionBreakpoints" => {
+                let result = arguments(&request)
+                    .map(|args| json!({"breakpoints": self.debugger.set_function_breakpoints(args)}));
+                self.respond(&request, result);
+            }
+            "setExceptionBreakpoints" => {
+                let result = arguments(&request)
+                    .map(|args| json!({"breakpoints": self.debugger.set_exception_breakpoints(args)}));
+                self.respond(&request, result);
+            }
+            "breakpointLocations" => {
+                let result =
+                    arguments(&request).map(|args| json!({"breakpoints": self.debugger.breakpoint_locations(args)}));
+                self.respond(&request, result);
+            }
+            "continue" => self.resume(&request, Action::Continue),
+            "next" => self.resume(&request, Action::Step(StepKind::Over)),
+            "stepIn" => self.resume(&request, Action::Step(StepKind::In)),
+            "stepOut" => self.resume(&request, Action::Step(StepKind::Out)),
+            "pause" => {
+                self.debugger.pause();
+                self.respond(&request, Ok(()));
+            }
+            "threads" => self.respond(&request, Ok(json!({"threads": self.debugger.threads()}))),
+            "stackTrace" => {
+                let result = arguments(&request)
+                    .and_then(|args| self.debugger.stack_trace(args))
+                    .map(|(frames, total)| json!({"stackFrames": frames, "totalFrames": total}));
+                self.respond(&request, result);
+            }
+            "scopes" => {
+                let result = arguments::<ScopesArguments>(&request)
+                    .and_then(|args| self.debugger.scopes(args.frame_id))
+                    .map(|scopes| json!({"scopes": scopes}));
+                self.respond(&request, result);
+            }
+            "variables" => {
+                let result = arguments(&request)
+                    .and_then(|args| self.debugger.variables(args))
+                    .map(|variables| json!({"variables": variables}));
+                self.respond(&request, result);
+            }
+            "evaluate" => {
+                let result = arguments(&request).and_then(|args| self.debugger.evaluate(args));
+                self.respond(&request, result);
+            }
+            "setVariable" => {
+                let result = arguments(&request).and_then(|args| self.debugger.set_variable(args));
+                self.respond(&request, result);
+            }
+            "exceptionInfo" => {
+                let result = arguments::<ExceptionInfoArguments>(&request)
+                    .and_then(|args| self.debugger.exception_info(args.thread_id));
+                self.respond(&request, result);
+            }
+            "terminate" => {
+                self.respond(&request, Ok(()));
+                self.stop_run(false).await;
+            }
+            "restart" => self.restart(&request).await,
+            "disconnect" => {
+                self.stop_run(false).await;
+                self.respond(&request, Ok(()));
+                return false;
+            }
+            other => self.respond(&request, Err::<(), _>(format!("sr-dap does not handle the request '{other}'"))),
+        }
+        true
+    }
+
+    fn respond<T: Serialize>(&self, request: &Request, result: Result<T, String>) {
+        let (success, message, body) = match result {
+            Ok(body) => (true, None, serde_json::to_value(body).ok().filter(|b| !b.is_null())),
+            Err(message) => (false, Some(message), None),
+        };
+        self.client.respond(Response {
+            request_seq: request.seq,
+            success,
+            command: request.command.clone(),
+            message,
+            body,
+        });
+    }
+
+    async fn launch(&mut self, request: &Request) {
+        if self.arguments.is_some() {
+            return self.respond(request, Err::<(), _>("the program is already launched".to_string()));
+        }
+        let args: LaunchArguments = match arguments(request) {
+            Ok(args) => args,
+            Err(e) => return self.respond(request, Err::<(), _>(e)),
+        };
+        match launch::prepare(&args).await {
+            Ok(launch) => {
+                self.debugger.load(launch.program.clone());
+                self.arguments = Some(args);
+                self.ready = Some(launch);
+                self.respond(request, Ok(()));
+                self.client.event(Event::bare("initialized"));
+                self.start();
+            }
+            Err(error) => self.fail(request, error),
+        }
+    }
+
+    /// Starts the run once the program is launched and configured.
+    fn start(&mut self) {
+        if !self.configured || self.running.is_some() {
+            return;
+        }
+        if let Some(launch) = self.ready.take() {
+            self.running = Some(run::spawn(self.debugger.clone(), launch));
+        }
+    }
+
+    fn resume(&mut self, request: &Request, action: Action) {
+        let args: ThreadArguments = match arguments(request) {
+            Ok(args) => args,
+            Err(e) => return self.respond(request, Err::<(), _>(e)),
+        };
+        let single = args.single_thread.unwrap_or(false);
+        let body = match action {
+            Action::Continue => json!({"allThreadsContinued": !single}),
+            Action::Step(_) => Value::Null,
+        };
+        let client = self.client.clone();
+        let ack = || {
+            client.respond(Response {
+                request_seq: request.seq,
+                success: true,
+                command: request.command.clone(),
+                message: None,
+                body: Some(body).filter(|b| !b.is_null()),
+            })
+        };
+        if let Err(e) = self.debugger.resume(args.thread_id, action, single, ack) {
+            self.respond(request, Err::<(), _>(e));
+        }
+    }
+
+    /// Runs the program again from the start (with the configuration the
+    /// client sends, else the first one), keeping the breakpoints.
+    async fn restart(&mut self, request: &Request) {
+        let args = arguments::<RestartArguments>(request).ok().and_then(|a| a.arguments).or(self.arguments.clone());
+        let Some(args) = args else {
+            return self.respond(request, Err::<(), _>("nothing was launched yet".to_string()));
+        };
+        self.stop_run(true).await;
+        match launch::prepare(&args).await {
+            Ok(launch) => {
+                self.debugger.load(launch.program.clone());
+                self.arguments = Some(args);
+                self.respond(request, Ok(()));
+                self.running = Some(run::spawn(self.debugger.clone(), launch));
+            }
+            Err(error) => self.fail(request, error),
+        }
+    }
+
+    /// A launch that failed: diagnostics in the console, an error response,
+    /// and the session ends.
+    fn fail(&self, request: &Request, error: LaunchError) {
+        let positions = self.debugger.lock().positions;
+        for mut diagnostic in error.diagnostics {
+            diagnostic.line = diagnostic.line.map(|l| positions.line_out(l as u32));
+            diagnostic.column = diagnostic.column.map(|c| positions.column_out(c as u32));
+            self.client.event(Event::new("output", diagnostic));
+        }
+        self.client.output("stderr", error.message.clone());
+        self.respond(request, Err::<(), _>(error.message));
+        self.client.event(Event::bare("terminated"));
+    }
+
+    /// Ends the run, if any; `silently` (for a restart) the client hears
+    /// nothing of it.
+    async fn stop_run(&mut self, silently: bool) {
+        let Some(mut running) = self.running.take() else { return };
+        if silently {
+            self.debugger.supersede();
+        }
+        self.debugger.terminate();
+        if tokio::time::timeout(TERMINATE_GRACE, &mut running.task).await.is_err() {
+            running.task.abort();
+            let _ = running.task.await;
+            self.debugger.end_run(running.generation, None);
+        }
+    }
+}
+
+/// The arguments of a request (absent arguments are empty ones).
+fn arguments<T: DeserializeOwned>(request: &Request) -> Result<T, String> {
+    let value = if request.arguments.is_null() { json!({}) } else { request.arguments.clone() };
+    serde_json::from_value(value).map_err(|e| format!("bad arguments for '{}': {e}", request.command))
+}
+
+fn capabilities() -> Capabilities {
+    Capabilities {
+        supports_configuration_done_request: true,
+        supports_function_breakpoints: true,
+        supports_conditional_breakpoints: true,
+        supports_hit_conditional_breakpoints: true,
+        supports_evaluate_for_hovers: true,
+        exception_breakpoint_filters: ExceptionKind::filters(),
+        supports_set_variable: true,
+        supports_restart_request: true,
+        supports_exception_info_request: true,
+        supports_log_points: true,
+        supports_terminate_request: true,
+        supports_breakpoint_locations_request: true,
+        supports_delayed_stack_trace_loading: true,
+        supports_single_thread_execution_requests: true,
+    }
+}

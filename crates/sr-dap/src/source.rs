@@ -1,0 +1,176 @@
+//! Where things are: the files of the loaded program, the statements a
+//! breakpoint can stand on, the lines of flows and agents, and the client's
+//! line and column numbering.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sr_runtime::compile::{BodySpec, Compiled, SourceRef};
+use sr_syntax::TextSize;
+
+use crate::protocol::SourceBody;
+
+/// A program being debugged, with its files as the client names them.
+pub struct Loaded {
+    pub program: Arc<Compiled>,
+    /// `program.sources[i]`, canonicalized, to compare with the client's paths.
+    paths: Vec<PathBuf>,
+}
+
+impl Loaded {
+    pub fn new(program: Arc<Compiled>) -> Loaded {
+        let paths = program.sources.iter().map(|s| canonical(&s.path)).collect();
+        Loaded { program, paths }
+    }
+
+    /// The index of a file of the program.
+    pub fn file_of(&self, path: &Path) -> Option<usize> {
+        let path = canonical(path);
+        self.paths.iter().position(|p| *p == path)
+    }
+
+    pub fn source(&self, file: usize) -> Option<SourceBody> {
+        let path = &self.program.sources.get(file)?.path;
+        Some(SourceBody {
+            name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            path: path.display().to_string(),
+        })
+    }
+
+    /// The 1-based line and column of an item's name (of the item when it
+    /// has none).
+    pub fn item_position(&self, source: &SourceRef) -> (u32, u32) {
+        let range = source.map.name.unwrap_or(source.map.item);
+        let at = self.program.location(source, range);
+        (at.line, at.column)
+    }
+
+    /// The statements of `file`, body by body.
+    pub fn sites(&self, file: usize) -> Vec<BodySites> {
+        let program = &self.program;
+        let Some(index) = program.sources.get(file).map(|s| &s.index) else { return Vec::new() };
+        bodies(program)
+            .filter(|spec| spec.source.file == file)
+            .map(|spec| {
+                let item = spec.source.map.item + spec.source.offset;
+                let mut sites: Vec<Site> = spec
+                    .body
+                    .stmts
+                    .iter()
+                    .filter(|(_, stmt)| !matches!(stmt, sr_hir::Stmt::OnFailure { .. }))
+                    .map(|(id, _)| {
+                        let at = program.stmt_location(&spec.source, id);
+                        Site { line: at.line, column: at.column, offset: program.stmt_range(&spec.source, id).start() }
+                    })
+                    .collect();
+                sites.sort_by_key(|s| (s.line, s.column));
+                BodySites {
+                    first_line: index.line_col(item.start()).line + 1,
+                    last_line: index.line_col(item.end()).line + 1,
+                    sites,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Every body whose statements the runtime executes (and so calls the hook
+/// for): flows, top-level handlers and agents' handlers.
+fn bodies(program: &Compiled) -> impl Iterator<Item = &BodySpec> {
+    program
+        .flows
+        .values()
+        .chain(program.handlers.iter().map(|h| &h.body))
+        .chain(program.agents.values().flat_map(|a| a.handlers.iter().map(|h| &h.body)))
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A statement a breakpoint can stand on; `offset` identifies it at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    pub line: u32,
+    pub column: u32,
+    pub offset: TextSize,
+}
+
+/// The statements of one body and the lines the body spans.
+#[derive(Debug, Clone)]
+pub struct BodySites {
+    pub first_line: u32,
+    pub last_line: u32,
+    pub sites: Vec<Site>,
+}
+
+/// The statement a breakpoint on `line` stands on: the outermost statement
+/// starting on the line, else (on a blank line, a comment or a header inside
+/// a body) the next statement of the same body.
+pub fn resolve(bodies: &[BodySites], line: u32) -> Option<Site> {
+    let on_line = bodies.iter().flat_map(|b| &b.sites).filter(|s| s.line == line).min_by_key(|s| s.column);
+    on_line.copied().or_else(|| {
+        let body = bodies.iter().find(|b| b.first_line <= line && line <= b.last_line)?;
+        body.sites.iter().find(|s| s.line > line).copied()
+    })
+}
+
+/// The client's numbering (`linesStartAt1`, `columnsStartAt1`); we count from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Positions {
+    pub line_base: i64,
+    pub column_base: i64,
+}
+
+impl Default for Positions {
+    fn default() -> Self {
+        Positions { line_base: 1, column_base: 1 }
+    }
+}
+
+impl Positions {
+    pub fn line_out(self, line: u32) -> i64 {
+        line as i64 - 1 + self.line_base
+    }
+
+    pub fn column_out(self, column: u32) -> i64 {
+        column as i64 - 1 + self.column_base
+    }
+
+    /// A client's line as ours (1-based), if it is a line at all.
+    pub fn line_in(self, line: i64) -> Option<u32> {
+        u32::try_from(line - self.line_base + 1).ok().filter(|l| *l >= 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(line: u32, column: u32) -> Site {
+        Site { line, column, offset: TextSize::from(line * 100 + column) }
+    }
+
+    #[test]
+    fn lines_resolve_to_the_outermost_statement_or_the_next_in_the_body() {
+        let bodies = vec![
+            BodySites { first_line: 3, last_line: 6, sites: vec![site(4, 5), site(6, 5), site(6, 12)] },
+            BodySites { first_line: 9, last_line: 10, sites: vec![site(10, 5)] },
+        ];
+        assert_eq!(resolve(&bodies, 4), Some(site(4, 5)));
+        assert_eq!(resolve(&bodies, 6), Some(site(6, 5)), "an inline `if` and its statement: the `if`");
+        assert_eq!(resolve(&bodies, 3), Some(site(4, 5)), "the header: the first statement");
+        assert_eq!(resolve(&bodies, 5), Some(site(6, 5)), "a blank line: the next statement");
+        assert_eq!(resolve(&bodies, 7), None, "between items");
+        assert_eq!(resolve(&bodies, 1), None);
+    }
+
+    #[test]
+    fn client_numbering_is_converted_both_ways() {
+        let zero = Positions { line_base: 0, column_base: 0 };
+        assert_eq!(zero.line_out(1), 0);
+        assert_eq!(zero.line_in(0), Some(1));
+        assert_eq!(Positions::default().line_in(0), None);
+        assert_eq!(Positions::default().column_out(7), 7);
+    }
+}

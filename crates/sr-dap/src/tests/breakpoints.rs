@@ -1,0 +1,288 @@
+//! Line breakpoints, conditions, hit counts, logpoints, function and
+//! exception breakpoints.
+
+use serde_json::json;
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+
+use super::{Harness, MAIN, line};
+use crate::client::Client;
+use crate::debugger::Debugger;
+use crate::protocol::{
+    BreakpointLocationsArguments, Outgoing, SetBreakpointsArguments, Source, SourceBreakpoint, StackTraceArguments,
+};
+
+const LOOP: &str = "\
+streetrace v1
+
+flow main:
+    $total = 0
+    for $i in [1, 2, 3, 4] do
+        $total = $total + $i
+    end
+
+    log \"total ${total}\"
+    return $total
+";
+
+fn no_model() -> ScriptedProvider {
+    ScriptedProvider::new()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_stops_before_its_statement_and_lines_resolve_to_statements() {
+    let mut h = Harness::new(LOOP, no_model());
+    let set = h.lines(vec![line(8), line(2), line(5)]);
+    assert_eq!((set[0].verified, set[0].line), (true, Some(9)), "a blank line in a body: the next statement");
+    assert_eq!(set[1].message.as_deref(), Some("no flow or handler statement on this line"));
+    assert_eq!((set[2].verified, set[2].line, set[2].column), (true, Some(5), Some(5)));
+    h.start(false);
+
+    assert_eq!(h.stopped().await, ("breakpoint".to_string(), MAIN));
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 5)]);
+    assert_eq!(h.var(MAIN, "total").unwrap().value, "0");
+    assert!(h.var(MAIN, "i").is_none(), "the `for` has not started");
+    h.cont();
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)]);
+    assert_eq!(h.var(MAIN, "total").unwrap().value, "10");
+    assert!(!h.output("stdout").contains("total 10"), "the `log` has not run yet");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    assert!(h.output("stdout").contains("total 10\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_condition_stops_only_when_it_holds() {
+    let mut h = Harness::new(LOOP, no_model());
+    h.lines(vec![SourceBreakpoint { line: 6, condition: Some("$i == 3".into()), ..Default::default() }]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.var(MAIN, "i").unwrap().value, "3");
+    assert_eq!(h.var(MAIN, "total").unwrap().value, "3");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_condition_stops_and_says_why() {
+    let mut h = Harness::new(LOOP, no_model());
+    h.lines(vec![SourceBreakpoint { line: 4, condition: Some("$nope > 1".into()), ..Default::default() }]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert!(h.output("console").contains("breakpoint condition failed: variable '$nope' is not defined"));
+    h.cont();
+    h.terminated().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hit_count_stops_on_matching_hits() {
+    let mut h = Harness::new(LOOP, no_model());
+    h.lines(vec![SourceBreakpoint { line: 6, hit_condition: Some("% 2".into()), ..Default::default() }]);
+    h.start(false);
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        assert_eq!(h.stopped().await.0, "breakpoint");
+        seen.push(h.var(MAIN, "i").unwrap().value);
+        h.cont();
+    }
+    assert_eq!(seen, ["2", "4"]);
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logpoint_logs_without_stopping() {
+    let mut h = Harness::new(LOOP, no_model());
+    let set = h.lines(vec![SourceBreakpoint {
+        line: 6,
+        log_message: Some("i={$i} total={$total}".into()),
+        hit_condition: Some("<= 3".into()),
+        ..Default::default()
+    }]);
+    assert!(set[0].verified);
+    h.start(false);
+    assert_eq!(h.terminated().await, 0);
+    let console = h.output("console");
+    let logged: Vec<&str> = console.lines().filter(|l| l.starts_with("i=")).collect();
+    assert_eq!(logged, ["i=1 total=0", "i=2 total=1", "i=3 total=3"], "the hit count limits the logpoint too");
+}
+
+const CALLS: &str = "\
+streetrace v1
+
+model main = openai/test
+
+prompt helper_instruction: \"\"\"Help.\"\"\"
+
+agent helper:
+    instruction helper_instruction
+
+flow twice:
+    $n = $n * 2
+    return $n
+
+flow main:
+    $n = 1
+    $n = run twice
+    $answer = run agent helper with \"hi\"
+    $n = run twice
+    return $n
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_breakpoints_stop_on_entering_flows_and_agents() {
+    let provider = ScriptedProvider::new().always(instruction_contains("Help."), Reply::Text("sure".into()));
+    let mut h = Harness::new(CALLS, provider);
+    let set = h.functions(&["twice", "helper", "nothing"]);
+    assert_eq!((set[0].verified, set[0].line), (true, Some(10)));
+    assert_eq!((set[1].verified, set[1].line), (true, Some(7)));
+    assert!(!set[2].verified);
+    h.start(false);
+
+    assert_eq!(h.stopped().await.0, "function breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow twice".to_string(), 11), ("flow main".to_string(), 16)]);
+    // Stack traces page (`startFrame`, `levels`).
+    let args = StackTraceArguments { thread_id: MAIN, start_frame: Some(1), levels: Some(1) };
+    let (frames, total) = h.debugger.stack_trace(args).unwrap();
+    assert_eq!((frames.len(), frames[0].name.as_str(), total), (1, "flow main", 2));
+    h.cont();
+    assert_eq!(h.stopped().await.0, "function breakpoint");
+    assert_eq!(
+        h.frames(MAIN),
+        [("model openai/test".to_string(), 7), ("agent helper".to_string(), 7), ("flow main".to_string(), 17)]
+    );
+    h.cont();
+    assert_eq!(h.stopped().await.0, "function breakpoint");
+    assert_eq!(h.frames(MAIN)[1], ("flow main".to_string(), 18));
+    assert_eq!(h.var(MAIN, "n").unwrap().value, "2");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn breakpoints_in_handlers() {
+    let source = "streetrace v1\n\non start do\n    $greeting = \"hi\"\nend\n\nflow main:\n    return $greeting\n";
+    let mut h = Harness::new(source, no_model());
+    assert!(h.lines(vec![line(4)])[0].verified);
+    h.functions(&["main"]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    let frames = h.frames(MAIN);
+    assert_eq!(frames.len(), 1);
+    assert!(frames[0].0.starts_with("handler"), "{frames:?}");
+    assert_eq!(frames[0].1, 4);
+    // The flow follows the handler at the same depth: it is entered all the same.
+    h.cont();
+    assert_eq!(h.stopped().await.0, "function breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 8)]);
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test]
+async fn breakpoints_set_before_the_program_loads_are_resolved_when_it_does() {
+    let dir = std::env::temp_dir().join(format!("sr-dap-pending-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.sr");
+    std::fs::write(&path, LOOP).unwrap();
+    let (client, mut queue) = Client::channel();
+    let debugger = Debugger::new(client);
+    let source = Source { path: Some(path.display().to_string()), ..Source::default() };
+    let set = debugger
+        .set_breakpoints(SetBreakpointsArguments { source, breakpoints: Some(vec![line(7)]), ..Default::default() })
+        .unwrap();
+    assert_eq!((set[0].verified, set[0].reason.as_deref()), (false, Some("pending")));
+    let program = sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &path).unwrap();
+    debugger.load(program);
+    let Some(Outgoing::Event(event)) = queue.recv().await else { panic!("no event") };
+    assert_eq!(event.event, "breakpoint");
+    let body = event.body.unwrap();
+    assert_eq!(body["reason"], "changed");
+    assert_eq!(body["breakpoint"]["id"], json!(set[0].id));
+    assert_eq!((body["breakpoint"]["verified"].clone(), body["breakpoint"]["line"].clone()), (json!(true), json!(9)));
+}
+
+const READER: &str = "\
+streetrace v1
+
+model main = openai/test
+
+tool fs = builtin streetrace.fs_readonly
+
+prompt reader_instruction: \"\"\"Read files.\"\"\"
+
+agent reader:
+    instruction reader_instruction
+    tools fs
+
+flow main:
+    $answer = run agent reader with \"read it\"
+    return $answer
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_errors_stop_at_the_next_point() {
+    let provider = ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("it is missing".into())]).on(
+        instruction_contains("Read files"),
+        vec![Reply::Calls(vec![("read_file".into(), json!({"path": "gone"}))])],
+    );
+    let mut h = Harness::new(READER, provider);
+    h.exceptions(&["tool-error"]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "exception");
+    let info = h.debugger.exception_info(MAIN).unwrap();
+    assert_eq!(info.exception_id, "tool-error");
+    assert!(info.description.starts_with("tool 'read_file' failed: "), "{}", info.description);
+    assert!(info.description.contains("No such file"), "{}", info.description);
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test", "the model call after the failed tool");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_error_that_ends_the_run_stops_where_the_run_was() {
+    let provider =
+        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
+    let mut h = Harness::new(READER, provider);
+    h.exceptions(&["llm-error"]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "exception");
+    let info = h.debugger.exception_info(MAIN).unwrap();
+    assert_eq!(info.exception_id, "llm-error");
+    assert!(info.description.contains("overloaded"), "{}", info.description);
+    assert_eq!(
+        h.frames(MAIN),
+        [("model openai/test".to_string(), 9), ("agent reader".to_string(), 9), ("flow main".to_string(), 14)]
+    );
+    h.cont();
+    assert_eq!(h.terminated().await, 1);
+
+    // Without the filter the run just fails.
+    let provider =
+        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
+    let mut h = Harness::new(READER, provider);
+    h.start(false);
+    assert_eq!(h.terminated().await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escalations_stop() {
+    let source = "streetrace v1\n\nflow main:\n    $x = 1\n    escalate to human \"approve?\"\n    return $x\n";
+    let mut h = Harness::new(source, no_model());
+    h.exceptions(&["escalation"]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "exception");
+    assert_eq!(h.debugger.exception_info(MAIN).unwrap().description, "escalate to human: approve?");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 5)]);
+    h.cont();
+    assert_eq!(h.terminated().await, 3, "the run is paused, waiting for a human");
+}
+
+#[tokio::test]
+async fn breakpoint_locations_are_the_statements_between_two_lines() {
+    let h = Harness::new(LOOP, no_model());
+    let source = Source { path: Some(h.path.display().to_string()), ..Source::default() };
+    let args = BreakpointLocationsArguments { source, line: 1, end_line: Some(9) };
+    let lines: Vec<(i64, i64)> =
+        h.debugger.breakpoint_locations(args).into_iter().map(|l| (l.line, l.column)).collect();
+    assert_eq!(lines, [(4, 5), (5, 5), (6, 9), (9, 5)]);
+}

@@ -1,0 +1,156 @@
+//! Scopes, structured variables with paging, evaluation and setVariable.
+
+use serde_json::json;
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+
+use super::{Harness, MAIN, line};
+use crate::protocol::{EvaluateArguments, VariablesArguments};
+use crate::stepping::StepKind;
+
+const PROGRAM: &str = "\
+streetrace v1
+
+model main = openai/test
+
+tool fs = builtin streetrace.fs_readonly
+
+prompt reader_instruction: \"\"\"Read files.\"\"\"
+
+agent reader:
+    instruction reader_instruction
+    tools fs
+
+flow main:
+    $count = 2
+    $profile = {name: \"Ada\", tags: [\"math\", \"engines\", \"chess\"]}
+    $answer = run agent reader with \"read\"
+    return {count: $count, name: $profile.name}
+";
+
+fn reader() -> ScriptedProvider {
+    ScriptedProvider::new()
+        .on(after_tool_results(), vec![Reply::Text("read it".into())])
+        .on(instruction_contains("Read files"), vec![Reply::Calls(vec![("read_file".into(), json!({"path": "x"}))])])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variables_expand_and_page() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.lines(vec![line(17)]);
+    h.start(false);
+    h.stopped().await;
+    let profile = h.var(MAIN, "profile").unwrap();
+    assert_eq!(profile.value, r#"{"name":"Ada","tags":["math","engines","chess"]}"#);
+    assert_eq!((profile.kind.as_str(), profile.named_variables), ("object", Some(2)));
+    assert_eq!(profile.evaluate_name.as_deref(), Some("$profile"));
+    let fields = h.children(profile.variables_reference);
+    let names: Vec<_> = fields.iter().map(|v| (v.name.as_str(), v.value.as_str())).collect();
+    assert_eq!(names, [("name", "\"Ada\""), ("tags", r#"["math","engines","chess"]"#)]);
+    let tags = &fields[1];
+    assert_eq!((tags.indexed_variables, tags.evaluate_name.as_deref()), (Some(3), Some("$profile.tags")));
+    let page = h
+        .debugger
+        .variables(VariablesArguments {
+            variables_reference: tags.variables_reference,
+            filter: Some("indexed".into()),
+            start: Some(1),
+            count: Some(1),
+        })
+        .unwrap();
+    assert_eq!((page.len(), page[0].name.as_str(), page[0].value.as_str()), (1, "[1]", "\"engines\""));
+    assert_eq!(page[0].variables_reference, 0);
+    // Handles die with the stop.
+    h.cont();
+    h.terminated().await;
+    assert!(
+        h.debugger
+            .variables(VariablesArguments { variables_reference: tags.variables_reference, ..Default::default() })
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_show_the_call_the_last_exchange_and_the_run() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.lines(vec![line(16)]);
+    h.start(false);
+    h.stopped().await;
+    h.step(StepKind::In);
+    h.stopped().await;
+    h.step(StepKind::In);
+    h.stopped().await;
+    let names: Vec<String> = h.frames(MAIN).into_iter().map(|f| f.0).collect();
+    assert_eq!(names, ["tool read_file", "agent reader", "flow main"]);
+
+    let call = h.scope(h.frame_id(MAIN, 0), "Call");
+    let call = h.children(call);
+    assert_eq!((call[0].name.as_str(), call[0].value.as_str()), ("tool", "\"read_file\""));
+    assert_eq!(h.children(call[1].variables_reference)[0].value, "\"x\"");
+
+    let agent = h.frame_id(MAIN, 1);
+    let exchange = h.children(h.scope(agent, "Last model exchange"));
+    assert_eq!(exchange.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["request", "response"]);
+    let request = h.children(exchange[0].variables_reference);
+    let system = request.iter().find(|v| v.name == "system").unwrap();
+    assert_eq!(system.value, "\"Read files.\"");
+    let response = h.children(exchange[1].variables_reference);
+    let calls = response.iter().find(|v| v.name == "tool_calls").unwrap();
+    assert_eq!(calls.indexed_variables, Some(1));
+
+    let run = h.children(h.scope(h.frame_id(MAIN, 2), "Run"));
+    let run: Vec<_> = run.iter().map(|v| (v.name.as_str(), v.value.as_str())).collect();
+    assert!(run.contains(&("input", "\"hello\"")) && run.contains(&("thread", "\"main\"")), "{run:?}");
+    // Flow frames have no exchange.
+    assert!(h.debugger.scopes(h.frame_id(MAIN, 2)).unwrap().iter().all(|s| s.name != "Last model exchange"));
+    h.cont();
+    h.terminated().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expressions_evaluate_in_any_frame() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.functions(&["reader"]);
+    h.start(false);
+    h.stopped().await;
+    let top = h.frame_id(MAIN, 0);
+    let flow = h.frame_id(MAIN, 2);
+    assert_eq!(h.evaluate(Some(top), "len($profile.tags) + $count"), Ok("5".to_string()));
+    assert_eq!(h.evaluate(Some(flow), "$profile.name + \"!\""), Ok("\"Ada!\"".to_string()));
+    assert_eq!(h.evaluate(None, "count"), Ok("2".to_string()), "a hover on a bare name");
+    assert_eq!(h.evaluate(Some(flow), "$answer"), Err("variable '$answer' is not defined".to_string()));
+    assert!(h.evaluate(Some(flow), "$count +").unwrap_err().starts_with("cannot read"));
+    let args = EvaluateArguments {
+        expression: "filter [{s: 1}, {s: 5}] where .s > $count".into(),
+        frame_id: Some(flow),
+        context: Some("repl".into()),
+    };
+    let result = h.debugger.evaluate(args).unwrap();
+    assert_eq!((result.result.as_str(), result.indexed_variables), (r#"[{"s":5}]"#, Some(1)));
+    assert_eq!(h.children(result.variables_reference)[0].value, r#"{"s":5}"#);
+    h.cont();
+    h.terminated().await;
+    assert!(h.evaluate(None, "1").is_err(), "nothing is stopped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_variable_changes_what_the_run_sees() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.lines(vec![line(17)]);
+    h.start(false);
+    h.stopped().await;
+    let scope = h.scope(h.frame_id(MAIN, 0), "Variables");
+    let set = h.set(scope, "count", "$count * 10").unwrap();
+    assert_eq!((set["value"].clone(), set["type"].clone()), (json!("20"), json!("int")));
+    let profile = h.var(MAIN, "profile").unwrap();
+    h.set(profile.variables_reference, "name", "\"Grace\"").unwrap();
+    let tags = h.children(profile.variables_reference)[1].variables_reference;
+    h.set(tags, "[0]", "{\"json\": [1, 2]}").unwrap();
+    assert_eq!(h.var(MAIN, "profile").unwrap().value, r#"{"name":"Grace","tags":[{"json":[1,2]},"engines","chess"]}"#);
+    assert!(h.set(scope, "nothing", "1").is_err());
+    assert!(h.set(scope, "count", "$undefined +").unwrap_err().contains("not JSON either"));
+    let run = h.scope(h.frame_id(MAIN, 0), "Run");
+    assert_eq!(h.set(run, "input", "\"x\""), Err("only the run's variables can be changed".to_string()));
+    h.cont();
+    h.terminated().await;
+    assert!(h.output("console").contains(r#"run completed: {"count":20,"name":"Grace"}"#), "{}", h.output("console"));
+}

@@ -1,0 +1,200 @@
+//! Hook-level tests: the runtime runs a program under a scripted model with
+//! the debugger as its step hook and event sink; each test plays the client
+//! through the debugger's requests (no transport), one feature at a time.
+
+mod breakpoints;
+mod inspect;
+mod stepping;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use sr_hir::RootDatabase;
+use sr_llm::Provider;
+use sr_runtime::RunOptions;
+use sr_runtime::compile::Compiled;
+use sr_runtime::mcp::McpHub;
+use sr_runtime::record::LiveTools;
+use sr_runtime::tools::Jail;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::client::Client;
+use crate::debugger::{Action, Debugger};
+use crate::launch::{Launch, Seams};
+use crate::protocol::{
+    Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
+    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, Source, SourceBreakpoint,
+    StackTraceArguments, Variable, VariablesArguments,
+};
+use crate::stepping::StepKind;
+
+pub const MAIN: i64 = 1;
+
+pub struct Harness {
+    pub debugger: Arc<Debugger>,
+    queue: UnboundedReceiver<Outgoing>,
+    pub path: PathBuf,
+    dir: PathBuf,
+    program: Arc<Compiled>,
+    provider: Arc<dyn Provider>,
+    /// Output events seen so far: (category, text).
+    pub output: Vec<(String, String)>,
+}
+
+impl Harness {
+    pub fn new(source: &str, provider: impl Provider + 'static) -> Harness {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sr-dap-hook-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("test.sr");
+        std::fs::write(&path, source).unwrap();
+        let program = match sr_runtime::compile::compile_path(&mut RootDatabase::default(), &path) {
+            Ok(program) => program,
+            Err(e) => panic!("the test program does not compile: {:#?}", e.diagnostics),
+        };
+        let (client, queue) = Client::channel();
+        let debugger = Debugger::new(client);
+        debugger.load(program.clone());
+        Harness { debugger, queue, path, dir, program, provider: Arc::new(provider), output: Vec::new() }
+    }
+
+    pub fn lines(&self, breakpoints: Vec<SourceBreakpoint>) -> Vec<Breakpoint> {
+        let source = Source { path: Some(self.path.display().to_string()), ..Source::default() };
+        let args = SetBreakpointsArguments { source, breakpoints: Some(breakpoints), ..Default::default() };
+        self.debugger.set_breakpoints(args).unwrap()
+    }
+
+    pub fn functions(&self, names: &[&str]) -> Vec<Breakpoint> {
+        let breakpoints = names.iter().map(|n| FunctionBreakpoint { name: n.to_string(), ..Default::default() });
+        self.debugger.set_function_breakpoints(SetFunctionBreakpointsArguments { breakpoints: breakpoints.collect() })
+    }
+
+    pub fn exceptions(&self, filters: &[&str]) {
+        let filters = filters.iter().map(|f| f.to_string()).collect();
+        self.debugger.set_exception_breakpoints(SetExceptionBreakpointsArguments { filters, filter_options: None });
+    }
+
+    pub fn start(&self, stop_on_entry: bool) {
+        let seams = Seams {
+            provider: self.provider.clone(),
+            tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+            jail: Jail::new(&self.dir).unwrap(),
+            options: RunOptions::default(),
+        };
+        let launch = Launch {
+            program: self.program.clone(),
+            seams,
+            prompt: "hello".to_string(),
+            invocation: Some("test".to_string()),
+            stop_on_entry,
+            no_debug: false,
+        };
+        crate::run::spawn(self.debugger.clone(), launch);
+    }
+
+    /// The next event other than output (collected), within 10 s.
+    async fn event(&mut self) -> (String, Value) {
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(10), self.queue.recv())
+                .await
+                .expect("no event within 10 s")
+                .expect("the debugger is gone");
+            if let Outgoing::Event(event) = message {
+                let body = event.body.unwrap_or_default();
+                match event.event.as_str() {
+                    "output" => self.output.push((
+                        body["category"].as_str().unwrap().to_string(),
+                        body["output"].as_str().unwrap().to_string(),
+                    )),
+                    "thread" | "breakpoint" => {}
+                    _ => return (event.event, body),
+                }
+            }
+        }
+    }
+
+    /// The next stop: (reason, thread).
+    pub async fn stopped(&mut self) -> (String, i64) {
+        match self.event().await {
+            (name, body) if name == "stopped" => {
+                (body["reason"].as_str().unwrap().to_string(), body["threadId"].as_i64().unwrap())
+            }
+            (name, body) => panic!("expected a stop, got {name} {body}"),
+        }
+    }
+
+    /// The run ends (`exited`, then `terminated`); the exit code.
+    pub async fn terminated(&mut self) -> i64 {
+        let code = match self.event().await {
+            (name, body) if name == "exited" => body["exitCode"].as_i64().unwrap(),
+            (name, body) => panic!("expected the end, got {name} {body}"),
+        };
+        assert_eq!(self.event().await.0, "terminated");
+        code
+    }
+
+    pub fn resume(&self, thread: i64, action: Action) {
+        self.debugger.resume(Some(thread), action, false, || {}).unwrap();
+    }
+
+    pub fn cont(&self) {
+        self.resume(MAIN, Action::Continue);
+    }
+
+    pub fn step(&self, kind: StepKind) {
+        self.resume(MAIN, Action::Step(kind));
+    }
+
+    /// The stack of a stopped thread: (frame name, line), innermost first.
+    pub fn frames(&self, thread: i64) -> Vec<(String, i64)> {
+        let args = StackTraceArguments { thread_id: thread, ..Default::default() };
+        self.debugger.stack_trace(args).unwrap().0.into_iter().map(|f| (f.name, f.line)).collect()
+    }
+
+    pub fn frame_id(&self, thread: i64, index: usize) -> i64 {
+        let args = StackTraceArguments { thread_id: thread, ..Default::default() };
+        self.debugger.stack_trace(args).unwrap().0[index].id
+    }
+
+    /// The reference of a scope of a frame.
+    pub fn scope(&self, frame: i64, name: &str) -> i64 {
+        let scopes = self.debugger.scopes(frame).unwrap();
+        scopes
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no scope {name} in {scopes:?}"))
+            .variables_reference
+    }
+
+    pub fn children(&self, reference: i64) -> Vec<Variable> {
+        self.debugger.variables(VariablesArguments { variables_reference: reference, ..Default::default() }).unwrap()
+    }
+
+    /// A variable of the top frame's "Variables" scope.
+    pub fn var(&self, thread: i64, name: &str) -> Option<Variable> {
+        let scope = self.scope(self.frame_id(thread, 0), "Variables");
+        self.children(scope).into_iter().find(|v| v.name == name)
+    }
+
+    pub fn evaluate(&self, frame: Option<i64>, expression: &str) -> Result<String, String> {
+        let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context: None };
+        self.debugger.evaluate(args).map(|r| r.result)
+    }
+
+    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<Value, String> {
+        let args =
+            SetVariableArguments { variables_reference: reference, name: name.to_string(), value: value.to_string() };
+        self.debugger.set_variable(args)
+    }
+
+    pub fn output(&self, category: &str) -> String {
+        self.output.iter().filter(|(c, _)| c == category).map(|(_, t)| t.as_str()).collect()
+    }
+}
+
+pub fn line(line: i64) -> SourceBreakpoint {
+    SourceBreakpoint { line, ..Default::default() }
+}

@@ -1,0 +1,210 @@
+//! Step over, in and out (through flows and an agent's turns), pause, entry,
+//! terminate and parallel branches.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+
+use super::{Harness, MAIN, line};
+use crate::debugger::Action;
+use crate::protocol::StackTraceArguments;
+use crate::stepping::StepKind;
+
+const PROGRAM: &str = "\
+streetrace v1
+
+model main = openai/test
+
+tool fs = builtin streetrace.fs_readonly
+
+prompt reader_instruction: \"\"\"Read files.\"\"\"
+
+agent reader:
+    instruction reader_instruction
+    tools fs
+
+flow helper:
+    $n = $n + 1
+    $n = $n * 10
+    return $n
+
+flow main:
+    $n = 1
+    $n = run helper
+    $answer = run agent reader with \"read\"
+    log \"done ${n}\"
+    return $answer
+";
+
+fn reader() -> ScriptedProvider {
+    ScriptedProvider::new()
+        .on(after_tool_results(), vec![Reply::Text("read it".into())])
+        .on(instruction_contains("Read files"), vec![Reply::Calls(vec![("read_file".into(), json!({"path": "x"}))])])
+}
+
+fn at(h: &Harness) -> (String, i64) {
+    h.frames(MAIN)[0].clone()
+}
+
+fn frame(name: &str, line: i64) -> (String, i64) {
+    (name.to_string(), line)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_runs_whole_flows_and_agents() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.lines(vec![line(19)]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    h.step(StepKind::Over);
+    assert_eq!(h.stopped().await.0, "step");
+    assert_eq!(at(&h), frame("flow main", 20));
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN), [frame("flow main", 21)]);
+    assert_eq!(h.var(MAIN, "n").unwrap().value, "20");
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN), [frame("flow main", 22)]);
+    assert_eq!(h.var(MAIN, "answer").unwrap().value, "\"read it\"");
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(at(&h), frame("flow main", 23));
+    h.step(StepKind::Over);
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_in_enters_flows_and_the_agents_turns_and_step_out_leaves_them() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.lines(vec![line(20)]);
+    h.start(false);
+    h.stopped().await;
+    h.step(StepKind::In);
+    assert_eq!(h.stopped().await.0, "step");
+    assert_eq!(h.frames(MAIN), [frame("flow helper", 14), frame("flow main", 20)]);
+    h.step(StepKind::In);
+    h.stopped().await;
+    assert_eq!(at(&h), frame("flow helper", 15));
+    h.step(StepKind::Out);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN), [frame("flow main", 21)]);
+
+    // Into the agent: its model call, its tool call, its next model call.
+    h.step(StepKind::In);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN), [frame("model openai/test", 9), frame("agent reader", 9), frame("flow main", 21)]);
+    h.step(StepKind::In);
+    h.stopped().await;
+    assert_eq!(at(&h), frame("tool read_file", 9));
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(at(&h), frame("model openai/test", 9));
+    h.step(StepKind::Out);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN), [frame("flow main", 22)]);
+    h.resume(MAIN, Action::Continue);
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_inside_an_agent_goes_turn_by_turn_then_back_to_the_flow() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.functions(&["reader"]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "function breakpoint");
+    assert_eq!(at(&h), frame("model openai/test", 9));
+    let mut path = Vec::new();
+    for _ in 0..3 {
+        h.step(StepKind::Over);
+        h.stopped().await;
+        path.push(at(&h));
+    }
+    assert_eq!(path, [frame("tool read_file", 9), frame("model openai/test", 9), frame("flow main", 22)]);
+    h.cont();
+    h.terminated().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_on_entry_and_terminate() {
+    let mut h = Harness::new(PROGRAM, reader());
+    h.start(true);
+    assert_eq!(h.stopped().await.0, "entry");
+    assert_eq!(h.frames(MAIN), [frame("flow main", 19)]);
+    h.debugger.terminate();
+    assert_eq!(h.terminated().await, 1);
+    assert!(!h.output("stdout").contains("done"), "nothing ran after the terminate");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_stops_a_running_flow() {
+    let source = "streetrace v1\n\nflow main:\n    $n = 0\n    loop do\n        $n = $n + 1\n    end\n";
+    let mut h = Harness::new(source, ScriptedProvider::new());
+    h.start(false);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    h.debugger.pause();
+    assert_eq!(h.stopped().await.0, "pause");
+    let (name, line) = at(&h);
+    assert_eq!(name, "flow main");
+    assert!(line == 5 || line == 6, "{line}");
+    let n: i64 = h.var(MAIN, "n").unwrap().value.parse().unwrap();
+    assert!(n > 0);
+    // It stays paused until resumed.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(h.var(MAIN, "n").unwrap().value, n.to_string());
+    h.debugger.terminate();
+    assert_eq!(h.terminated().await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_during_a_model_call_stops_at_the_next_boundary() {
+    let provider = reader().with_delay(Duration::from_secs(1));
+    let mut h = Harness::new(PROGRAM, provider);
+    h.functions(&["reader"]);
+    h.start(false);
+    h.stopped().await;
+    h.cont();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    h.debugger.pause();
+    assert_eq!(h.stopped().await.0, "pause");
+    assert_eq!(at(&h), frame("tool read_file", 9), "after the model answered, before the tool runs");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_branches_are_threads() {
+    let source = "\
+streetrace v1
+
+model main = openai/test
+
+prompt reader_instruction: \"\"\"Read files.\"\"\"
+
+agent reader:
+    instruction reader_instruction
+
+flow main:
+    parallel do
+        $a = run agent reader with \"one\"
+        $b = run agent reader with \"two\"
+    end
+    return $a
+";
+    let provider = ScriptedProvider::new().always(instruction_contains("Read files"), Reply::Text("x".into()));
+    let mut h = Harness::new(source, provider);
+    h.lines(vec![line(13)]);
+    h.start(false);
+    let (reason, thread) = h.stopped().await;
+    assert_eq!(reason, "breakpoint");
+    assert_ne!(thread, MAIN);
+    let threads: Vec<i64> = h.debugger.threads().iter().map(|t| t.id).collect();
+    assert!(threads.contains(&MAIN) && threads.contains(&thread), "{threads:?}");
+    assert_eq!(h.frames(thread), [frame("flow main", 13)]);
+    let main = StackTraceArguments { thread_id: MAIN, ..Default::default() };
+    assert!(h.debugger.stack_trace(main).is_err(), "the main thread is not stopped");
+    h.resume(thread, Action::Continue);
+    assert_eq!(h.terminated().await, 0);
+    assert_eq!(h.debugger.threads().len(), 1, "the branches ended");
+}

@@ -1,0 +1,338 @@
+//! The real `sr-dap` binary over stdio: the full configuration sequence on the
+//! fixture (replayed from its recording) as a JSON transcript, broken input,
+//! and a program that does not compile.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sr_dap::transport::{self, Incoming};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The adapter, and every message it sent.
+struct Adapter {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    seq: i64,
+    transcript: Vec<Value>,
+}
+
+impl Adapter {
+    fn start() -> Adapter {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sr-dap"))
+            .current_dir(fixtures())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Adapter { child, stdin, stdout, seq: 0, transcript: Vec::new() }
+    }
+
+    async fn write_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request; `arguments: None` leaves the field out.
+    async fn send(&mut self, command: &str, arguments: Option<Value>) -> i64 {
+        self.seq += 1;
+        let mut request = json!({"seq": self.seq, "type": "request", "command": command});
+        if let Some(arguments) = arguments {
+            request["arguments"] = arguments;
+        }
+        let mut frame = Vec::new();
+        transport::write(&mut frame, &request).await.unwrap();
+        self.write_raw(&frame).await;
+        self.seq
+    }
+
+    async fn next(&mut self) -> Value {
+        let read = tokio::time::timeout(Duration::from_secs(30), transport::read(&mut self.stdout)).await;
+        match read.expect("the adapter said nothing for 30 s").unwrap() {
+            Some(Incoming::Message(message)) => {
+                self.transcript.push(message.clone());
+                message
+            }
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    /// Messages up to the response to `seq`, which is returned.
+    async fn response(&mut self, seq: i64) -> Value {
+        loop {
+            let message = self.next().await;
+            if message["type"] == "response" && message["request_seq"] == seq {
+                return message;
+            }
+        }
+    }
+
+    async fn request(&mut self, command: &str, arguments: Value) -> Value {
+        let seq = self.send(command, Some(arguments)).await;
+        self.response(seq).await
+    }
+
+    /// Messages up to the event `name`, which is returned.
+    async fn event(&mut self, name: &str) -> Value {
+        loop {
+            let message = self.next().await;
+            if message["type"] == "event" && message["event"] == name {
+                return message;
+            }
+        }
+    }
+
+    /// The transcript without output events, as `response command` / `event name`.
+    fn outline(&self) -> Vec<String> {
+        self.transcript
+            .iter()
+            .filter(|m| m["event"] != "output")
+            .map(|m| match m["type"].as_str() {
+                Some("response") => format!("response {} {}", m["command"].as_str().unwrap(), m["success"]),
+                _ => format!("event {}", m["event"].as_str().unwrap()),
+            })
+            .collect()
+    }
+
+    fn output(&self, category: &str) -> String {
+        self.transcript
+            .iter()
+            .filter(|m| m["event"] == "output" && m["body"]["category"] == category)
+            .map(|m| m["body"]["output"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    async fn exit_code(mut self) -> Option<i32> {
+        drop(self.stdin);
+        tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.unwrap().unwrap().code()
+    }
+}
+
+#[tokio::test]
+async fn configuration_sequence_breakpoints_and_run_to_the_end() {
+    let program = fixtures().join("debug.sr").canonicalize().unwrap();
+    let program_path = program.display().to_string();
+    let mut dap = Adapter::start();
+
+    let init =
+        dap.request("initialize", json!({"clientID": "test", "adapterID": "streetrace", "linesStartAt1": true})).await;
+    assert_eq!(init["success"], true);
+    let capabilities = &init["body"];
+    for capability in [
+        "supportsConfigurationDoneRequest",
+        "supportsConditionalBreakpoints",
+        "supportsHitConditionalBreakpoints",
+        "supportsLogPoints",
+        "supportsFunctionBreakpoints",
+        "supportsSetVariable",
+        "supportsRestartRequest",
+        "supportsTerminateRequest",
+        "supportsEvaluateForHovers",
+    ] {
+        assert_eq!(capabilities[capability], true, "{capability}");
+    }
+    let filters: Vec<&str> = capabilities["exceptionBreakpointFilters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["filter"].as_str().unwrap())
+        .collect();
+    assert_eq!(filters, ["tool-error", "llm-error", "escalation"]);
+
+    let launch = dap
+        .request(
+            "launch",
+            json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada", "workDir": "."}),
+        )
+        .await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.event("initialized").await;
+
+    let set = dap
+        .request(
+            "setBreakpoints",
+            json!({"source": {"path": program_path}, "breakpoints": [{"line": 27}, {"line": 22}, {"line": 3}, {"line": 28, "logMessage": "logpoint sees {$count}"}]}),
+        )
+        .await;
+    let breakpoints = set["body"]["breakpoints"].as_array().unwrap();
+    assert_eq!((breakpoints[0]["verified"].clone(), breakpoints[0]["line"].clone()), (json!(true), json!(27)));
+    // A blank line between flows has no statement; a comment outside any body neither.
+    assert_eq!(breakpoints[1]["verified"], false);
+    assert_eq!(breakpoints[1]["message"], "no flow or handler statement on this line");
+    assert_eq!(breakpoints[2]["verified"], false);
+    assert_eq!(breakpoints[3]["verified"], true);
+    assert_eq!(breakpoints[0]["source"]["path"], program_path);
+
+    let functions =
+        dap.request("setFunctionBreakpoints", json!({"breakpoints": [{"name": "count_up"}, {"name": "nope"}]})).await;
+    let functions = functions["body"]["breakpoints"].as_array().unwrap();
+    assert_eq!((functions[0]["verified"].clone(), functions[0]["line"].clone()), (json!(true), json!(19)));
+    assert_eq!(functions[1]["message"], "there is no flow or agent named 'nope'");
+    let exceptions = dap.request("setExceptionBreakpoints", json!({"filters": ["tool-error"]})).await;
+    assert_eq!(exceptions["body"]["breakpoints"][0]["verified"], true);
+    assert_eq!(dap.request("configurationDone", json!({})).await["success"], true);
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(stopped["body"]["threadId"], 1);
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([breakpoints[0]["id"]]));
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let top = &trace["body"]["stackFrames"][0];
+    assert_eq!((top["name"].as_str(), top["line"].as_i64()), (Some("flow main"), Some(27)));
+    assert_eq!(top["source"]["path"], program_path);
+    // The agent ran (replayed) before the breakpoint: its text streamed to the console.
+    assert!(dap.output("stdout").contains("Hello Ada, engine lover!"), "{}", dap.output("stdout"));
+
+    dap.request("continue", json!({"threadId": 1})).await;
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "function breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let names: Vec<&str> =
+        trace["body"]["stackFrames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["flow count_up", "flow main"]);
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 20);
+
+    dap.request("continue", json!({"threadId": 1})).await;
+    let exited = dap.event("exited").await;
+    assert_eq!(exited["body"]["exitCode"], 0);
+    dap.event("terminated").await;
+    let stdout = dap.output("stdout");
+    assert!(stdout.contains("count is 2\n") && stdout.contains("Hi Ada!"), "{stdout}");
+    let console = dap.output("console");
+    assert!(console.contains("logpoint sees 2\n"), "{console}");
+    assert!(
+        console
+            .contains("run completed: {\"greeting\":\"Hello Ada, engine lover!\",\"count\":2,\"summary\":\"Hi Ada!\"}")
+    );
+
+    // `disconnect` without arguments.
+    let seq = dap.send("disconnect", None).await;
+    assert_eq!(dap.response(seq).await["success"], true);
+    assert_eq!(
+        dap.outline(),
+        [
+            "response initialize true",
+            "response launch true",
+            "event initialized",
+            "response setBreakpoints true",
+            "response setFunctionBreakpoints true",
+            "response setExceptionBreakpoints true",
+            "response configurationDone true",
+            "event stopped",
+            "response stackTrace true",
+            "response continue true",
+            "event stopped",
+            "response stackTrace true",
+            "response continue true",
+            "event exited",
+            "event terminated",
+            "response disconnect true",
+        ]
+    );
+    // Sequence numbers count up from 1.
+    let seqs: Vec<i64> = dap.transcript.iter().map(|m| m["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+#[tokio::test]
+async fn broken_input_gets_errors_not_a_crash() {
+    let mut dap = Adapter::start();
+    dap.write_raw(b"Content-Length: 5\r\n\r\n{nope").await;
+    dap.write_raw(b"garbage without a header\r\n\r\n").await;
+    dap.write_raw(b"Content-Length: 2\r\n\r\n[]").await;
+    let unknown = dap.request("frobnicate", json!({})).await;
+    assert_eq!(unknown["success"], false);
+    assert_eq!(unknown["message"], "sr-dap does not handle the request 'frobnicate'");
+    let bad = dap.request("setBreakpoints", json!({"source": 3})).await;
+    assert_eq!(bad["success"], false);
+    assert!(bad["message"].as_str().unwrap().starts_with("bad arguments for 'setBreakpoints'"), "{bad}");
+    let seq = dap.send("stackTrace", None).await;
+    assert_eq!(dap.response(seq).await["message"], "thread 0 is not stopped");
+    let launch = dap.request("launch", json!({})).await;
+    assert_eq!(launch["message"], "the launch configuration needs `program`, the .sr file to debug");
+    let seq = dap.send("disconnect", None).await;
+    assert_eq!(dap.response(seq).await["success"], true);
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+#[tokio::test]
+async fn compile_errors_are_shown_and_end_the_session() {
+    let dir = std::env::temp_dir().join(format!("sr-dap-broken-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let broken = dir.join("broken.sr");
+    std::fs::write(&broken, "streetrace v1\n\nflow main:\n    $x = run agent missing\n").unwrap();
+    let mut dap = Adapter::start();
+    dap.request("initialize", json!({})).await;
+    let launch = dap.request("launch", json!({"program": broken.display().to_string()})).await;
+    assert_eq!(launch["success"], false);
+    assert!(launch["message"].as_str().unwrap().ends_with("broken.sr has 1 error; see the debug console"), "{launch}");
+    dap.event("terminated").await;
+    let diagnostic = dap.transcript.iter().find(|m| m["event"] == "output").unwrap();
+    assert_eq!(diagnostic["body"]["category"], "stderr");
+    assert_eq!(diagnostic["body"]["line"], 4);
+    assert_eq!(diagnostic["body"]["source"]["path"], broken.display().to_string());
+    assert!(diagnostic["body"]["output"].as_str().unwrap().contains("undefined reference to agent 'missing'"));
+    assert_eq!(dap.outline(), ["response initialize true", "response launch false", "event terminated"]);
+}
+
+#[tokio::test]
+async fn restart_runs_again_and_terminate_ends_the_run() {
+    let mut dap = Adapter::start();
+    dap.request("initialize", json!({})).await;
+    let launch =
+        json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada", "stopOnEntry": true});
+    dap.request("launch", launch).await;
+    dap.event("initialized").await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "entry");
+    let step = dap.request("next", json!({"threadId": 1})).await;
+    assert_eq!(step["success"], true);
+    dap.event("stopped").await;
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 25);
+
+    assert_eq!(dap.request("restart", json!({})).await["success"], true);
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "entry");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 24, "from the start again");
+
+    assert_eq!(dap.request("terminate", json!({})).await["success"], true);
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    dap.event("terminated").await;
+    assert!(!dap.output("stdout").contains("Hello Ada"), "the agent never ran");
+    let seq = dap.send("disconnect", Some(json!({"terminateDebuggee": true}))).await;
+    dap.response(seq).await;
+    assert_eq!(
+        dap.outline(),
+        [
+            "response initialize true",
+            "response launch true",
+            "event initialized",
+            "response configurationDone true",
+            "event stopped",
+            "response next true",
+            "event stopped",
+            "response stackTrace true",
+            "response restart true",
+            "event stopped",
+            "response stackTrace true",
+            "response terminate true",
+            "event exited",
+            "event terminated",
+            "response disconnect true",
+        ]
+    );
+    assert_eq!(dap.exit_code().await, Some(0));
+}

@@ -1,0 +1,222 @@
+//! Where an MCP `tool` definition's server is and how to authenticate to it
+//! (the syntax is documented on the `mcp` module).
+
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use sr_hir::{AuthKind, Name, ToolAuth, ToolData};
+
+use super::secret::{Secrets, substitute};
+
+/// One server to connect to, secrets resolved.
+#[derive(Debug)]
+pub(crate) struct Server {
+    /// The name of the `tool` definition.
+    pub(crate) name: String,
+    /// The URL as written, for messages.
+    pub(crate) url: String,
+    pub(crate) target: Target,
+    pub(crate) secrets: Secrets,
+}
+
+pub(crate) enum Target {
+    Stdio { program: String, args: Vec<String>, env: Vec<(String, String)> },
+    StreamableHttp { url: String, headers: Vec<(HeaderName, HeaderValue)> },
+    Sse { url: String, headers: Vec<(HeaderName, HeaderValue)> },
+}
+
+/// Names only: values may be secrets.
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Stdio { program, args, env } => f
+                .debug_struct("Stdio")
+                .field("program", program)
+                .field("args", args)
+                .field("env", &env.iter().map(|(name, _)| name).collect::<Vec<_>>())
+                .finish(),
+            Target::StreamableHttp { url, headers } | Target::Sse { url, headers } => f
+                .debug_struct(if matches!(self, Target::Sse { .. }) { "Sse" } else { "StreamableHttp" })
+                .field("url", url)
+                .field("headers", &headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// What an MCP definition says: `tool x = mcp "URL" with …`, or the long form
+/// with `type: mcp` (upstream never reads it, but its intent is plain).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Definition<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) auth: Option<&'a ToolAuth>,
+    pub(crate) options: &'a [(Name, String)],
+}
+
+impl Definition<'_> {
+    pub(crate) fn of(data: &ToolData) -> Option<Definition<'_>> {
+        match data {
+            ToolData::Mcp { url, auth, options } => Some(Definition { url, auth: auth.as_ref(), options }),
+            ToolData::Long { ty: Some(ty), url: Some(url), headers } if ty.as_str() == "mcp" => {
+                Some(Definition { url, auth: None, options: headers })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Server {
+    /// Reads the definition `name`; `lookup` reads the environment.
+    pub(crate) fn resolve(
+        name: &str,
+        definition: Definition<'_>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Server, String> {
+        let Definition { url, auth, options } = definition;
+        let mut secrets = Secrets::default();
+        let mut resolve = |what: &str, value: &str| {
+            let value = substitute(value, lookup)
+                .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))?;
+            secrets.add(&value);
+            Ok::<_, String>(value)
+        };
+        let auth = auth
+            .map(|auth| {
+                let scheme = match auth.kind {
+                    AuthKind::Bearer => "Bearer",
+                    AuthKind::Basic => "Basic",
+                };
+                resolve("its auth", &auth.value).map(|value| (scheme, value))
+            })
+            .transpose()?;
+        let options = options
+            .iter()
+            .map(|(key, value)| Ok((key.to_string(), resolve(&format!("option '{key}'"), value)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+
+        let target = if let Some(command) = url.strip_prefix("stdio:") {
+            if auth.is_some() {
+                return Err("`with auth` needs an HTTP server; pass a stdio server its secrets as options, \
+                            which become its environment variables"
+                    .into());
+            }
+            let mut words = shlex::split(command).ok_or("the stdio command line has an unclosed quote")?.into_iter();
+            let program = words.next().ok_or("the stdio command line is empty: write `mcp \"stdio:COMMAND ARGS\"`")?;
+            Target::Stdio { program, args: words.collect(), env: options }
+        } else if url.starts_with("http://") || url.starts_with("https://") {
+            let mut headers = Vec::new();
+            if let Some((scheme, value)) = auth {
+                headers.push((AUTHORIZATION, header_value(&format!("{scheme} {value}"), "the auth value")?));
+            }
+            for (key, value) in &options {
+                let name = HeaderName::from_bytes(key.as_bytes())
+                    .map_err(|_| format!("option '{key}' is not a valid HTTP header name"))?;
+                headers.push((name, header_value(value, &format!("option '{key}'"))?));
+            }
+            let url = url.to_string();
+            if url.to_lowercase().contains("/sse") {
+                Target::Sse { url, headers }
+            } else {
+                Target::StreamableHttp { url, headers }
+            }
+        } else {
+            return Err("the URL must start with http://, https:// or stdio:".into());
+        };
+        Ok(Server { name: name.to_string(), url: url.to_string(), target, secrets })
+    }
+}
+
+/// A header value marked sensitive, so that HTTP clients never log it.
+fn header_value(value: &str, what: &str) -> Result<HeaderValue, String> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| format!("{what} is not a valid HTTP header value"))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "tok-123".to_string())
+    }
+
+    fn resolve(url: &str, auth: Option<(AuthKind, &str)>, options: &[(&str, &str)]) -> Result<Server, String> {
+        let auth = auth.map(|(kind, value)| ToolAuth { kind, value: value.into() });
+        let options: Vec<(Name, String)> = options.iter().map(|(k, v)| (Name::from(*k), v.to_string())).collect();
+        Server::resolve("srv", Definition { url, auth: auth.as_ref(), options: &options }, &env)
+    }
+
+    #[test]
+    fn the_long_form_with_type_mcp_is_a_definition_with_its_headers() {
+        let long = ToolData::Long {
+            ty: Some("mcp".into()),
+            url: Some("http://h/mcp".into()),
+            headers: vec![("X-Key".into(), "v".into())],
+        };
+        let definition = Definition::of(&long).unwrap();
+        assert_eq!((definition.url, definition.auth, definition.options.len()), ("http://h/mcp", None, 1));
+        assert!(Definition::of(&ToolData::Long { ty: Some("mcp".into()), url: None, headers: vec![] }).is_none());
+        assert!(Definition::of(&ToolData::Builtin("streetrace.fs".into())).is_none());
+    }
+
+    #[test]
+    fn transports_follow_the_url() {
+        let target = |url| format!("{:?}", resolve(url, None, &[]).unwrap().target);
+        assert_eq!(
+            target("stdio:npx -y '@scope/server x' --flag=\"a b\""),
+            r#"Stdio { program: "npx", args: ["-y", "@scope/server x", "--flag=a b"], env: [] }"#
+        );
+        assert!(target("http://h/mcp").starts_with("StreamableHttp"));
+        assert!(target("https://h/SSE").starts_with("Sse"));
+        assert!(target("http://h/v1/sse?x=1").starts_with("Sse"));
+        assert_eq!(resolve("ftp://h", None, &[]).unwrap_err(), "the URL must start with http://, https:// or stdio:");
+        assert!(resolve("stdio:  ", None, &[]).unwrap_err().contains("empty"));
+        assert!(resolve("stdio:a 'b", None, &[]).unwrap_err().contains("unclosed quote"));
+    }
+
+    #[test]
+    fn auth_and_options_are_headers_with_secrets_resolved_and_hidden() {
+        let server =
+            resolve("http://h/mcp", Some((AuthKind::Bearer, "${env:TOKEN}")), &[("X-Team", "t ${TOKEN}")]).unwrap();
+        let Target::StreamableHttp { headers, .. } = &server.target else { panic!("{:?}", server.target) };
+        assert_eq!(headers[0].0, AUTHORIZATION);
+        assert_eq!(headers[0].1.to_str().unwrap(), "Bearer tok-123");
+        assert_eq!(headers[1].1.to_str().unwrap(), "t tok-123");
+        assert!(headers.iter().all(|(_, v)| v.is_sensitive()));
+        let debug = format!("{server:?}");
+        assert!(!debug.contains("tok-123"), "{debug}");
+        assert_eq!(server.secrets.redact("got t tok-123"), "got [redacted]");
+
+        let basic = resolve("http://h/sse", Some((AuthKind::Basic, "user:${TOKEN}")), &[]).unwrap();
+        let Target::Sse { headers, .. } = &basic.target else { panic!() };
+        assert_eq!(headers[0].1.to_str().unwrap(), "Basic user:tok-123");
+    }
+
+    #[test]
+    fn stdio_options_are_environment_variables_and_auth_is_refused() {
+        let server = resolve("stdio:srv", None, &[("API_KEY", "${TOKEN}")]).unwrap();
+        let Target::Stdio { env, .. } = &server.target else { panic!() };
+        assert_eq!(env, &[("API_KEY".to_string(), "tok-123".to_string())]);
+        assert!(!format!("{server:?}").contains("tok-123"));
+        assert!(resolve("stdio:srv", Some((AuthKind::Bearer, "x")), &[]).unwrap_err().contains("needs an HTTP server"));
+    }
+
+    #[test]
+    fn missing_variables_and_bad_headers_are_clear_errors() {
+        assert_eq!(
+            resolve("http://h", Some((AuthKind::Bearer, "${env:MISSING_ONE}")), &[]).unwrap_err(),
+            "environment variable 'MISSING_ONE' (needed by its auth) is not set"
+        );
+        assert_eq!(
+            resolve("http://h", None, &[("X", "${NOPE}")]).unwrap_err(),
+            "environment variable 'NOPE' (needed by option 'X') is not set"
+        );
+        assert_eq!(
+            resolve("http://h", None, &[("X", "a\nb")]).unwrap_err(),
+            "option 'X' is not a valid HTTP header value"
+        );
+        assert_eq!(
+            resolve("http://h", None, &[("bad name", "v")]).unwrap_err(),
+            "option 'bad name' is not a valid HTTP header name"
+        );
+    }
+}

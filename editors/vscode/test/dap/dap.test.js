@@ -1,0 +1,137 @@
+// Microsoft's DebugClient against the real sr-dap binary, on the fixture flow
+// replayed from its recording (no model, no network). run.sh builds the
+// binary and sets SR_DAP.
+'use strict';
+
+const assert = require('assert');
+const path = require('path');
+const { DebugClient } = require('@vscode/debugadapter-testsupport');
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const ADAPTER = process.env.SR_DAP || path.join(ROOT, 'target/debug/sr-dap');
+const FIXTURES = path.join(ROOT, 'crates/sr-dap/tests/fixtures');
+const PROGRAM = path.join(FIXTURES, 'debug.sr');
+const LAUNCH = {
+  program: PROGRAM,
+  replay: path.join(FIXTURES, 'debug.cassette.jsonl'),
+  prompt: 'Greet Ada',
+  workDir: FIXTURES,
+};
+
+describe('sr-dap under DebugClient', function () {
+  let dc;
+
+  beforeEach(function () {
+    dc = new DebugClient(ADAPTER, '--stdio', 'streetrace', { cwd: FIXTURES });
+    dc.defaultTimeout = 15000;
+    return dc.start();
+  });
+
+  afterEach(function () {
+    return dc.stop();
+  });
+
+  async function topFrame(threadId) {
+    const stack = await dc.stackTraceRequest({ threadId });
+    return stack.body.stackFrames[0];
+  }
+
+  async function variables(frameId) {
+    const scopes = await dc.scopesRequest({ frameId });
+    const locals = scopes.body.scopes.find((s) => s.name === 'Variables');
+    const response = await dc.variablesRequest({ variablesReference: locals.variablesReference });
+    return Object.fromEntries(response.body.variables.map((v) => [v.name, v]));
+  }
+
+  it('advertises what it implements', async function () {
+    const response = await dc.initializeRequest();
+    const caps = response.body;
+    for (const cap of [
+      'supportsConfigurationDoneRequest',
+      'supportsConditionalBreakpoints',
+      'supportsHitConditionalBreakpoints',
+      'supportsLogPoints',
+      'supportsFunctionBreakpoints',
+      'supportsSetVariable',
+      'supportsEvaluateForHovers',
+      'supportsRestartRequest',
+      'supportsTerminateRequest',
+    ]) {
+      assert.strictEqual(caps[cap], true, cap);
+    }
+    assert.deepStrictEqual(
+      caps.exceptionBreakpointFilters.map((f) => f.filter),
+      ['tool-error', 'llm-error', 'escalation'],
+    );
+  });
+
+  it('stops at a breakpoint, steps, reads variables, evaluates and runs to the end', async function () {
+    const streamed = dc.assertOutput('stdout', 'Hello Ada, engine lover!');
+    // `$count = run count_up`, after the agent ran.
+    await dc.hitBreakpoint(LAUNCH, { path: PROGRAM, line: 27 });
+    await streamed;
+
+    const threads = await dc.threadsRequest();
+    assert.deepStrictEqual(threads.body.threads, [{ id: 1, name: 'main' }]);
+    let frame = await topFrame(1);
+    assert.strictEqual(frame.name, 'flow main');
+    let vars = await variables(frame.id);
+    assert.strictEqual(vars.greeting.value, '"Hello Ada, engine lover!"');
+    assert.strictEqual(vars.count.value, '1');
+    assert.strictEqual(vars.profile.namedVariables, 2);
+    const profile = await dc.variablesRequest({ variablesReference: vars.profile.variablesReference });
+    const tags = profile.body.variables.find((v) => v.name === 'tags');
+    assert.strictEqual(tags.indexedVariables, 2);
+    const second = await dc.variablesRequest({
+      variablesReference: tags.variablesReference,
+      filter: 'indexed',
+      start: 1,
+      count: 1,
+    });
+    assert.deepStrictEqual(second.body.variables.map((v) => [v.name, v.value]), [['[1]', '"engines"']]);
+
+    // Step over the flow call: the next statement, with the flow's result.
+    await Promise.all([dc.nextRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { path: PROGRAM, line: 28 })]);
+    frame = await topFrame(1);
+    vars = await variables(frame.id);
+    assert.strictEqual(vars.count.value, '2');
+
+    const evaluated = await dc.evaluateRequest({
+      expression: '$count * 10 + len($profile.tags)',
+      frameId: frame.id,
+      context: 'repl',
+    });
+    assert.strictEqual(evaluated.body.result, '22');
+    const hover = await dc.evaluateRequest({ expression: 'greeting', frameId: frame.id, context: 'hover' });
+    assert.strictEqual(hover.body.result, '"Hello Ada, engine lover!"');
+    await assert.rejects(dc.evaluateRequest({ expression: '$nope', frameId: frame.id, context: 'repl' }), /not defined/);
+
+    const set = await dc.setVariableRequest({
+      variablesReference: (await dc.scopesRequest({ frameId: frame.id })).body.scopes[0].variablesReference,
+      name: 'count',
+      value: '41 + 1',
+    });
+    assert.strictEqual(set.body.value, '42');
+    const logged = dc.assertOutput('stdout', 'count is 42\n');
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+    await logged;
+  });
+
+  it('steps into a flow and out of it', async function () {
+    await dc.hitBreakpoint(LAUNCH, { path: PROGRAM, line: 27 });
+    await Promise.all([dc.stepInRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { path: PROGRAM, line: 20 })]);
+    const stack = await dc.stackTraceRequest({ threadId: 1 });
+    assert.deepStrictEqual(stack.body.stackFrames.map((f) => [f.name, f.line]), [['flow count_up', 20], ['flow main', 27]]);
+    await Promise.all([dc.stepOutRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { path: PROGRAM, line: 28 })]);
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+  });
+
+  it('reports a program that does not compile', async function () {
+    const broken = path.join(FIXTURES, 'broken.sr');
+    const terminated = dc.waitForEvent('terminated');
+    const diagnostics = dc.assertOutput('stderr', `${broken}:4:20: error[E0001]: undefined reference to agent 'missing'\n`);
+    await assert.rejects(dc.launch({ program: broken }), /has 1 error/);
+    await diagnostics;
+    await terminated;
+  });
+});
