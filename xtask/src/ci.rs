@@ -5,16 +5,23 @@ use std::process::Command;
 use crate::root;
 
 pub fn run(_args: &[String]) -> Result<(), String> {
-    step("cargo", &["fmt", "--all", "--", "--check"])?;
-    step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
-    step("cargo", &["test", "--workspace"])?;
+    step("cargo", &["fmt", "--all", "--", "--check"], &[])?;
+    step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
+    step("cargo", &["test", "--workspace"], &[])?;
+    // The editor-side tests drive the binaries `cargo test` just built.
+    step("cargo", &["build", "-p", "sr-cli", "-p", "sr-dap", "-p", "sr-lsp", "--bins"], &[])?;
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
+    let bin = |name: &str| target.join("debug").join(name).display().to_string();
+    step("bash", &["editors/vscode/test/dap/run.sh"], &[("SR_DAP", bin("sr-dap"))])?;
+    step("bash", &["editors/ci.sh"], &[("SR_BIN", bin("sr"))])?;
     Ok(())
 }
 
-fn step(program: &str, args: &[&str]) -> Result<(), String> {
+fn step(program: &str, args: &[&str], env: &[(&str, String)]) -> Result<(), String> {
     eprintln!("==> {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(root())
         .status()
         .map_err(|e| format!("cannot run {program}: {e}"))?;

