@@ -2,6 +2,7 @@
 
 mod check;
 mod files;
+mod graph;
 mod report;
 mod run;
 mod sessions;
@@ -31,6 +32,8 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Print the agent/flow graph (delegate, use, run, call llm) as Mermaid or Graphviz.
+    Graph(graph::Args),
     /// Run the language server on stdio.
     Lsp,
     /// Run the debug adapter (Debug Adapter Protocol) on stdio.
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Graph(args) => graph::run(args),
         Command::Fmt { paths, check } => {
             let code = sr_fmt::run(&paths, check, &mut std::io::stdout(), &mut std::io::stderr());
             ExitCode::from(code as u8)

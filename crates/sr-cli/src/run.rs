@@ -60,9 +60,25 @@ pub struct Args {
     /// Where sessions are stored.
     #[arg(long, default_value = ".streetrace/sessions.db")]
     sessions: PathBuf,
+    /// Start at this flow or agent instead of the entry point.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
     /// Model turns an agent may take.
     #[arg(long, default_value_t = 25)]
     max_turns: u32,
+    /// A JSON price table (USD per million tokens by model, e.g.
+    /// `{"openai/gpt-4o": {"input": 2.5, "output": 10}}`) for the cost of the run.
+    #[arg(long)]
+    prices: Option<PathBuf>,
+    /// Send a trace of the run (OpenTelemetry GenAI spans) over OTLP/HTTP: to ENDPOINT
+    /// (`--otlp=http://host:4318`), else $OTEL_EXPORTER_OTLP_ENDPOINT, else http://127.0.0.1:4318.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    otlp: Option<String>,
+    /// Put prompts, replies, tool arguments and results in the trace.
+    #[cfg(feature = "otlp")]
+    #[arg(long, requires = "otlp")]
+    capture_content: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +95,16 @@ fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    // Made before the async runtime so that it is dropped after it: the trace
+    // is flushed when the run is over.
+    #[cfg(feature = "otlp")]
+    let _otlp = match args.otlp.as_deref() {
+        Some(endpoint) => match sr_telemetry::init_otlp(Some(endpoint).filter(|e| !e.is_empty())) {
+            Ok(guard) => Some(guard),
+            Err(e) => return fail(e, 2),
+        },
+        None => None,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return fail(format!("cannot start the async runtime: {e}"), 2),
@@ -162,15 +188,33 @@ async fn run_async(args: Args) -> ExitCode {
     } else {
         Arc::new(Answers(std::sync::Mutex::new(answers.clone().into())))
     };
+    let prices = match &args.prices {
+        Some(file) => match std::fs::read_to_string(file).map_err(|e| e.to_string()).and_then(|text| {
+            serde_json::from_str::<sr_llm::PriceTable>(&text).map_err(|e| format!("not a price table: {e}"))
+        }) {
+            Ok(table) => Some(Arc::new(table)),
+            Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
+        },
+        None => None,
+    };
     let options = RunOptions {
         default_model: args.model.clone(),
         override_model: args.override_model.clone(),
         max_turns: args.max_turns,
+        prices,
+        entry: args.entry.clone(),
     };
     let terminal: Arc<dyn EventSink> = match args.events {
         EventsFormat::Text => Arc::new(Terminal::new()),
         EventsFormat::Jsonl => Arc::new(|e: &Event| println!("{}", serde_json::to_string(e).unwrap_or_default())),
     };
+    #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
+    let mut sinks = vec![terminal];
+    #[cfg(feature = "otlp")]
+    if args.otlp.is_some() {
+        let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
+        sinks.push(Arc::new(sr_telemetry::Telemetry::new(config)));
+    }
     let env_parts = (provider, tools, human, jail, options);
     let workload = ProgramWorkload {
         name: path.display().to_string(),
@@ -183,7 +227,7 @@ async fn run_async(args: Args) -> ExitCode {
             human: env_parts.2.clone(),
             options: env_parts.4.clone(),
         }),
-        sinks: vec![terminal],
+        sinks,
         invocation_id: Arc::new(move || invocation_id.clone()),
     };
     let mut events = workload.run(SessionRef { store: store.clone(), id: session_id.clone() }, message.clone());

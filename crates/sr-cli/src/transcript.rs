@@ -127,9 +127,30 @@ impl EventSink for Terminal {
                 depth,
                 &format!("history compacted ({strategy}, {messages_removed} messages removed)"),
             ),
-            Payload::RunFinished { status, error, .. } => {
+            Payload::CodeStarted { step, code } => {
+                state.line(&mut out, depth, &format!("▷ step {step}"));
+                for line in code.lines() {
+                    state.line(&mut out, depth + 1, &format!("│ {line}"));
+                }
+            }
+            Payload::CodeOutput { text, .. } => {
+                for line in text.lines() {
+                    state.line(&mut out, depth + 1, line);
+                }
+            }
+            Payload::CodeFinished { outcome, is_error, message, .. } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                let detail = message.as_ref().map(|m| format!(": {m}")).unwrap_or_default();
+                state.line(&mut out, depth + 1, &format!("{mark} {outcome}{detail}"))
+            }
+            Payload::RunFinished { status, error, usage, .. } => {
                 state.stop_spinner();
                 state.end_stream(&mut out);
+                if usage.input_tokens + usage.output_tokens > 0 {
+                    let cost = usage.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+                    let tokens = format!("{} tokens in, {} out{cost}", usage.input_tokens, usage.output_tokens);
+                    state.line(&mut out, 0, &format!("Σ {tokens}"));
+                }
                 match status {
                     RunStatus::Completed => {}
                     RunStatus::Paused => state.line(&mut out, 0, "⏸ paused, waiting for a human"),

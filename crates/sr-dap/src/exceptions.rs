@@ -180,6 +180,7 @@ mod tests {
                 model: "m".into(),
                 text: "ok".into(),
                 tool_calls: vec![],
+                finish_reason: "stop".into(),
                 usage: Default::default(),
             },
         ));

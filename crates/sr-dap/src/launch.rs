@@ -89,6 +89,8 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
         default_model: args.model.clone(),
         override_model: args.override_model.clone(),
         max_turns: args.max_turns.unwrap_or(defaults.max_turns),
+        entry: args.entry.clone(),
+        ..defaults
     };
     Ok(Launch {
         program,

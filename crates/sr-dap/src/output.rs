@@ -52,7 +52,12 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
             line("stderr", format!("run failed: {}", error.as_deref().unwrap_or("unknown error")))
         }
         Payload::FlowStarted { flow } => line("console", format!("flow {flow} started")),
-        Payload::FlowFinished { flow, result } => line("console", format!("flow {flow} returned {}", short(result))),
+        Payload::FlowFinished { flow, error: Some(error), .. } => {
+            line("stderr", format!("flow {flow} failed: {error}"))
+        }
+        Payload::FlowFinished { flow, result, .. } => {
+            line("console", format!("flow {flow} returned {}", short(result)))
+        }
         Payload::AgentStarted { agent, model, input } => {
             line("console", format!("agent {agent} ({model}) started with {}", cut(input)))
         }
@@ -64,7 +69,7 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
             line("console", format!("request to {model}: {messages} messages, tools {}", tools.join(", ")))
         }
         Payload::TextDelta { text } => line("stdout", text.clone()),
-        Payload::ModelResponse { model, text, tool_calls, usage } => {
+        Payload::ModelResponse { model, text, tool_calls, usage, .. } => {
             let mut out = Vec::new();
             if !text.is_empty() {
                 // Ends the streamed text's line.
@@ -98,6 +103,14 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
         Payload::HistoryCompaction { strategy, original_tokens, compacted_tokens, .. } => {
             line("console", format!("history compacted ({strategy}): {original_tokens} to {compacted_tokens} tokens"))
         }
+        Payload::CodeStarted { step, code } => line("console", format!("step {step} runs:\n{code}")),
+        Payload::CodeOutput { stream, text, .. } => {
+            line(if stream == "stderr" { "stderr" } else { "stdout" }, text.clone())
+        }
+        Payload::CodeFinished { step, outcome, message, .. } => line(
+            "console",
+            format!("step {step}: {outcome}{}", message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default()),
+        ),
         // Shown by `run_finished` and the streamed text.
         Payload::FlowResult { .. } | Payload::LlmResponse { .. } => Vec::new(),
     }
@@ -133,7 +146,8 @@ mod tests {
             model: "m".into(),
             text: "Hello".into(),
             tool_calls: vec!["read".into()],
-            usage: Usage { input_tokens: 3, output_tokens: 4 },
+            finish_reason: "tool_calls".into(),
+            usage: Usage { input_tokens: 3, output_tokens: 4, cost_usd: None },
         };
         assert_eq!(
             describe(&response),

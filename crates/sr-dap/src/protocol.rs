@@ -92,6 +92,8 @@ pub struct LaunchArguments {
     pub no_debug: Option<bool>,
     /// Model turns an agent may take.
     pub max_turns: Option<u32>,
+    /// Start at this flow or agent instead of the entry point (`sr run --entry`).
+    pub entry: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

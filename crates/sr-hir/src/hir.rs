@@ -50,6 +50,7 @@ pub enum ItemData {
     RetryPolicy(RetryPolicyData),
     TimeoutPolicy(TimeoutPolicyData),
     Policy(PolicyData),
+    Executor(ExecutorData),
     Prompt(PromptData),
     Agent(AgentData),
     Flow,
@@ -189,6 +190,66 @@ pub enum PreserveItem {
     Expr(ExprId),
 }
 
+/// `executor NAME:`: where a coding agent's Python runs (our extension).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecutorData {
+    pub backend: SandboxBackend,
+    /// The container image (`container` backend).
+    pub image: Option<String>,
+    /// The Docker Engine API socket (`container` backend); `$DOCKER_HOST` or the
+    /// usual socket when absent.
+    pub socket: Option<String>,
+    /// Modules the code may import besides the safe default list: exact names
+    /// or `pkg.*` patterns.
+    pub allow: Vec<String>,
+    /// Whether the code may `open` files (of the sandbox's scratch directory).
+    pub files: bool,
+    /// Seconds one step may run.
+    pub timeout: Option<u64>,
+    pub memory_mb: Option<u64>,
+    pub cpu_seconds: Option<u64>,
+    pub max_steps: Option<u64>,
+    pub max_errors: Option<u64>,
+    /// What is wrong with the properties (SR110), and where.
+    pub problems: Vec<(PartId, String)>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxBackend {
+    #[default]
+    Bubblewrap,
+    Container,
+    /// Runs code as the user: trusted local use only.
+    Unsandboxed,
+}
+
+impl SandboxBackend {
+    pub const NAMES: [&str; 3] = ["bubblewrap", "container", "unsandboxed"];
+
+    pub fn named(name: &str) -> Option<SandboxBackend> {
+        match name {
+            "bubblewrap" => Some(SandboxBackend::Bubblewrap),
+            "container" => Some(SandboxBackend::Container),
+            "unsandboxed" => Some(SandboxBackend::Unsandboxed),
+            _ => None,
+        }
+    }
+}
+
+/// The properties an executor takes, with what each means (for completion and hover).
+pub const EXECUTOR_PROPERTIES: [(&str, &str); 10] = [
+    ("backend", "`bubblewrap` (default), `container` or `unsandboxed` (trusted local use only)"),
+    ("image", "the container image (`container` backend)"),
+    ("socket", "the Docker Engine API socket (`container` backend), e.g. \"unix:///run/podman/podman.sock\""),
+    ("allow", "modules to allow besides the safe defaults: `[json, \"numpy.*\"]`"),
+    ("files", "`true` lets the code `open` files in its scratch directory"),
+    ("timeout", "seconds one step may run (default 30)"),
+    ("memory", "megabytes of memory (default 512)"),
+    ("cpu", "seconds of CPU time for the whole run (default 300)"),
+    ("max_steps", "model replies before the agent gives up (default 20)"),
+    ("max_errors", "failed steps in a row before the agent gives up (default 3)"),
+];
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptData {
     pub body: Option<PromptBody>,
@@ -244,6 +305,8 @@ pub struct AgentData {
     pub delegate: Vec<Named>,
     pub use_: Vec<Named>,
     pub history: Option<Name>,
+    /// `executor NAME`: the agent writes and runs code (our extension).
+    pub executor: Option<Named>,
     /// Parts of the property keywords, by property, for diagnostics.
     pub property_parts: Vec<(AgentProperty, PartId)>,
 }
@@ -260,6 +323,7 @@ pub enum AgentProperty {
     Delegate,
     Use,
     History,
+    Executor,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

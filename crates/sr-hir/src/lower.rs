@@ -8,6 +8,8 @@ use sr_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use crate::hir::*;
 use crate::items::{Item, ItemKind, item_syntax};
 use crate::template::{has_interpolation, parse_template};
+
+mod executor;
 use crate::{Db, Name};
 
 /// Everything lowered from one item. Queries read the three parts separately so
@@ -35,6 +37,7 @@ fn lower_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Lowered {
             seconds: ast::TimeoutPolicyDef::cast(root).unwrap().span().and_then(|s| s.seconds()),
         }),
         ItemKind::Policy => ItemData::Policy(cx.policy(ast::PolicyDef::cast(root).unwrap())),
+        ItemKind::Executor => ItemData::Executor(cx.executor(ast::ExecutorDef::cast(root).unwrap())),
         ItemKind::Prompt => ItemData::Prompt(cx.prompt(ast::PromptDef::cast(root).unwrap())),
         ItemKind::Agent => ItemData::Agent(cx.agent(ast::AgentDef::cast(root).unwrap())),
         ItemKind::Flow => {
@@ -361,6 +364,7 @@ impl Lower {
             delegate: Vec::new(),
             use_: Vec::new(),
             history: None,
+            executor: None,
             property_parts: Vec::new(),
         };
         for property in agent.properties() {
@@ -376,6 +380,7 @@ impl Lower {
                 SyntaxKind::DELEGATE_KW => AgentProperty::Delegate,
                 SyntaxKind::USE_KW => AgentProperty::Use,
                 SyntaxKind::HISTORY_KW => AgentProperty::History,
+                SyntaxKind::NAME if keyword.text() == "executor" => AgentProperty::Executor,
                 _ => continue,
             };
             let part = self.part(property.syntax().text_range());
@@ -398,6 +403,7 @@ impl Lower {
                 AgentProperty::Produces => data.produces = self.name_def(property.name_def()),
                 AgentProperty::Description => data.description = property.description().and_then(|d| d.string()),
                 AgentProperty::History => data.history = property.word().map(|w| Name::from(w.text())),
+                AgentProperty::Executor => data.executor = refs.into_iter().next(),
             }
         }
         data

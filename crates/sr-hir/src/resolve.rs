@@ -25,6 +25,7 @@ pub struct Program<'db> {
     pub retry_policies: IndexMap<Name, Item<'db>>,
     pub timeout_policies: IndexMap<Name, Item<'db>>,
     pub policies: IndexMap<Name, Item<'db>>,
+    pub executors: IndexMap<Name, Item<'db>>,
     /// The unnamed agent is `default`.
     pub agents: IndexMap<Name, Item<'db>>,
     pub flows: IndexMap<Name, Item<'db>>,
@@ -64,6 +65,7 @@ impl<'db> Program<'db> {
             ItemKind::RetryPolicy => &self.retry_policies,
             ItemKind::TimeoutPolicy => &self.timeout_policies,
             ItemKind::Policy => &self.policies,
+            ItemKind::Executor => &self.executors,
             ItemKind::Agent => &self.agents,
             ItemKind::Flow => &self.flows,
             _ => return None,
@@ -121,6 +123,7 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
         retry_policies: IndexMap::new(),
         timeout_policies: IndexMap::new(),
         policies: IndexMap::new(),
+        executors: IndexMap::new(),
         agents: IndexMap::new(),
         flows: IndexMap::new(),
         prompts: IndexMap::new(),
@@ -144,6 +147,7 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
                     ItemKind::Tool => &mut program.tools,
                     ItemKind::RetryPolicy => &mut program.retry_policies,
                     ItemKind::TimeoutPolicy => &mut program.timeout_policies,
+                    ItemKind::Executor => &mut program.executors,
                     ItemKind::Agent => &mut program.agents,
                     _ => &mut program.flows,
                 };

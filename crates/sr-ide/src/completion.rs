@@ -4,6 +4,7 @@
 //! in expressions and after `$`; names inside `${` in strings; otherwise the
 //! keywords that may start a line in the enclosing block.
 
+use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
 use sr_hir::resolve::Program;
 use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse, program};
 use sr_syntax::SyntaxKind::{self, *};
@@ -50,6 +51,7 @@ const TOP_LEVEL: &[&str] = &[
     "flow",
     "on",
     "after",
+    "executor",
 ];
 const AGENT_BODY: &[&str] = &[
     "tools",
@@ -62,6 +64,7 @@ const AGENT_BODY: &[&str] = &[
     "delegate",
     "use",
     "history",
+    "executor",
     "on",
     "after",
 ];
@@ -73,6 +76,8 @@ const HANDLER_BODY: &[&str] = &[
     "run", "call", "for", "parallel", "loop", "if", "push", "escalate", "log", "notify", "continue", "abort", "retry",
     "mask", "block", "warn",
 ];
+/// The contextual keyword of our `executor` extension.
+const EXECUTOR: &str = "executor";
 const MODEL_BODY: &[&str] = &["provider", "name", "temperature", "max_tokens", "max_input_tokens"];
 const TOOL_BODY: &[&str] = &["type", "url", "headers"];
 const POLICY_BODY: &[&str] = &["trigger", "strategy", "preserve", "use"];
@@ -91,6 +96,7 @@ enum Block {
     Model,
     Tool,
     Policy,
+    Executor,
 }
 
 pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<CompletionItem> {
@@ -106,18 +112,16 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     let prefix = &text[word_start..at];
     let replace_range = TextRange::new(TextSize::from(word_start as u32), offset);
     let program = program(db, file);
-    let mut cx = Completions { db, program, prefix, replace_range, out: Vec::new() };
+    let line_start = text[..word_start].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[line_start..word_start];
+    let mut cx = Completions { db, program, prefix, line, replace_range, out: Vec::new() };
 
     if let Some(string) = string_at(db, file, offset) {
         cx.in_string(&text, string, at);
         return cx.out;
     }
-    let line_start = text[..word_start].rfind('\n').map_or(0, |i| i + 1);
-    let before: Vec<SyntaxKind> = sr_syntax::lexer::tokenize(&text[line_start..word_start])
-        .iter()
-        .map(|t| t.kind)
-        .filter(|k| !k.is_trivia() && *k != NEWLINE)
-        .collect();
+    let before: Vec<SyntaxKind> =
+        sr_syntax::lexer::tokenize(line).iter().map(|t| t.kind).filter(|k| !k.is_trivia() && *k != NEWLINE).collect();
     let block = enclosing_block(&text, line_start, word_start);
     cx.after(&before, block);
     cx.out
@@ -127,6 +131,8 @@ struct Completions<'a, 'db> {
     db: &'db dyn Db,
     program: &'a Program<'db>,
     prefix: &'a str,
+    /// The line up to the word being completed.
+    line: &'a str,
     replace_range: TextRange,
     out: Vec<CompletionItem>,
 }
@@ -222,7 +228,19 @@ impl<'a> Completions<'a, '_> {
         let list_of = |keyword: SyntaxKind| {
             first == Some(keyword) && before[1..].iter().all(|k| matches!(k, NAME | DOTTED_NAME | COMMA))
         };
+        let executor_line = self.line.trim_start().starts_with(EXECUTOR);
         match (last2, last) {
+            (None, Some(NAME)) if block == Block::Agent && executor_line => self.items(ItemKind::Executor),
+            (Some(NAME), Some(COLON)) if block == Block::Executor && self.line.trim_start().starts_with("backend") => {
+                for name in SandboxBackend::NAMES {
+                    self.add(name, CompletionKind::Keyword, Some("executor backend".to_string()), name.to_string());
+                }
+            }
+            (_, None) if block == Block::Executor => {
+                for (key, about) in EXECUTOR_PROPERTIES {
+                    self.add(key, CompletionKind::Keyword, Some(about.to_string()), format!("{key}: "));
+                }
+            }
             _ if block == Block::Agent && list_of(TOOLS_KW) => self.items(ItemKind::Tool),
             _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => self.items(ItemKind::Agent),
             (None, Some(INSTRUCTION_KW | PROMPT_KW)) if block == Block::Agent => self.items(ItemKind::Prompt),
@@ -272,7 +290,7 @@ impl<'a> Completions<'a, '_> {
                 Block::Model => MODEL_BODY,
                 Block::Tool => TOOL_BODY,
                 Block::Policy => POLICY_BODY,
-                Block::Schema => &[],
+                Block::Schema | Block::Executor => &[],
             }),
             _ => {}
         }
@@ -361,6 +379,7 @@ fn enclosing_block(text: &str, line_start: usize, word_start: usize) -> Block {
             "model" => Block::Model,
             "tool" => Block::Tool,
             "policy" => Block::Policy,
+            EXECUTOR => Block::Executor,
             "on" | "after" if trimmed.trim_end().ends_with("do") => Block::Handler,
             _ => {
                 inside_statement = true;
@@ -504,5 +523,25 @@ mod tests {
             Type list
             Schema S"#]],
         );
+    }
+
+    #[test]
+    fn executors_their_properties_and_backends() {
+        let defs = "executor box:\n    backend: bubblewrap\nprompt p: \"\"\"x\"\"\"\n";
+        check(&format!("{defs}agent a:\n    instruction p\n    executor $0"), expect!["Policy box"]);
+        check(
+            &format!("{defs}executor other:\n    max$0"),
+            expect![[r#"
+                Keyword max_steps -> max_steps: 
+                Keyword max_errors -> max_errors: "#]],
+        );
+        check(
+            &format!("{defs}executor other:\n    backend: $0"),
+            expect![[r#"
+                Keyword bubblewrap
+                Keyword container
+                Keyword unsandboxed"#]],
+        );
+        check("exec$0", expect!["Keyword executor"]);
     }
 }

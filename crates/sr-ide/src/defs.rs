@@ -121,6 +121,7 @@ fn item_occurrences<'db>(db: &'db dyn Db, program: &Program<'db>, item: Item<'db
                 cx.push(map.part(produces.part) + offset, Symbol::Variable(produces.name.clone()), true, false);
             }
             agent.retry.iter().for_each(|r| cx.named(parts, r, ItemKind::RetryPolicy, false));
+            agent.executor.iter().for_each(|e| cx.named(parts, e, ItemKind::Executor, false));
             if let Some(sr_hir::hir::AgentTimeout::Named(t)) = &agent.timeout {
                 cx.named(parts, t, ItemKind::TimeoutPolicy, false);
             }

@@ -57,6 +57,20 @@ mod tests {
     }
 
     #[test]
+    fn executor_from_an_agent() {
+        check(
+            r#"
+            executor sandbox:
+                backend: bubblewrap
+            agent coder:
+                instruction p
+                executor sand$0box
+            "#,
+            expect![[r#"Executor sandbox focus /main.sr:9..16 "sandbox""#]],
+        );
+    }
+
+    #[test]
     fn agents_from_delegate_use_and_run_agent() {
         check(
             r#"

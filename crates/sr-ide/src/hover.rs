@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, ToolData, TypeRef};
+use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, SandboxBackend, ToolData, TypeRef};
 use sr_hir::resolve::Program;
 use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data, program};
 
@@ -129,6 +129,9 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
             if let Some(produces) = &agent.produces {
                 line(&mut out, "produces", format!("`${}`", produces.name));
             }
+            if let Some(executor) = &agent.executor {
+                line(&mut out, "writes code run by", format!("`{}`", executor.name));
+            }
             match &agent.timeout {
                 Some(AgentTimeout::Named(t)) => line(&mut out, "timeout", format!("`{}`", t.name)),
                 Some(AgentTimeout::Seconds(s)) => line(&mut out, "timeout", format!("{s} s")),
@@ -200,6 +203,23 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
         ItemData::Policy(policy) => {
             if let Some(strategy) = &policy.strategy {
                 line(&mut out, "strategy", format!("`{strategy}`"));
+            }
+        }
+        ItemData::Executor(executor) => {
+            let backend = match executor.backend {
+                SandboxBackend::Bubblewrap => "bubblewrap sandbox".to_string(),
+                SandboxBackend::Container => {
+                    format!("container `{}`", executor.image.as_deref().unwrap_or("?"))
+                }
+                SandboxBackend::Unsandboxed => "unsandboxed (trusted local use only)".to_string(),
+            };
+            line(&mut out, "runs code in", backend);
+            if !executor.allow.is_empty() {
+                let modules: Vec<String> = executor.allow.iter().map(|m| format!("`{m}`")).collect();
+                line(&mut out, "also allows", modules.join(", "));
+            }
+            if let Some(timeout) = executor.timeout {
+                line(&mut out, "step timeout", format!("{timeout} s"));
             }
         }
         ItemData::Flow => {
@@ -301,6 +321,28 @@ mod tests {
 
                 **model** `main` (anthropic/claude), the default model  
                 **instruction** `p`"#]],
+        );
+    }
+
+    #[test]
+    fn executor_shows_its_sandbox() {
+        check(
+            r#"
+            executor sand$0box:
+                backend: container
+                image: "localhost/py:3.12"
+                allow: [json, "numpy.*"]
+                timeout: 10
+            "#,
+            expect![[r#"
+                9..16 "sandbox"
+                ```streetrace
+                executor sandbox
+                ```
+
+                **runs code in** container `localhost/py:3.12`  
+                **also allows** `json`, `numpy.*`  
+                **step timeout** 10 s"#]],
         );
     }
 

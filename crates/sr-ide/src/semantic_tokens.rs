@@ -97,7 +97,9 @@ fn symbol_tag(symbol: &Symbol) -> HighlightTag {
             ItemKind::Model => HighlightTag::Model,
             ItemKind::Schema => HighlightTag::Schema,
             ItemKind::Flow | ItemKind::Handler => HighlightTag::Flow,
-            ItemKind::RetryPolicy | ItemKind::TimeoutPolicy | ItemKind::Policy => HighlightTag::Policy,
+            ItemKind::RetryPolicy | ItemKind::TimeoutPolicy | ItemKind::Policy | ItemKind::Executor => {
+                HighlightTag::Policy
+            }
             ItemKind::Import => HighlightTag::String,
         },
         Symbol::Variable(_) => HighlightTag::Variable,
@@ -122,6 +124,11 @@ fn token_tag(token: &SyntaxToken) -> Option<HighlightTag> {
         {
             HighlightTag::BuiltinType
         }
+        // Our contextual keyword, and the keys of its block.
+        NAME if matches!(parent, Some(EXECUTOR_DEF | AGENT_PROPERTY)) && token.text() == "executor" => {
+            HighlightTag::Keyword
+        }
+        NAME if parent == Some(EXECUTOR_PROPERTY) => HighlightTag::Field,
         NAME | DOTTED_NAME => match parent {
             Some(NAME_DEF) if token.parent().and_then(|p| p.parent()).is_some_and(|g| g.kind() == SCHEMA_FIELD) => {
                 HighlightTag::Field
@@ -222,6 +229,23 @@ mod tests {
                 String "\"got ${"
                 Variable "name"
                 String "}\"""##]],
+        );
+    }
+
+    #[test]
+    fn executor_keyword_only_where_it_is_one() {
+        check(
+            "executor box:\n    backend: bubblewrap\nagent executor:\n    executor box\n",
+            None,
+            expect![[r#"
+                Keyword "executor"
+                Policy (def) "box"
+                Field "backend"
+                Field "bubblewrap"
+                Keyword "agent"
+                Agent (def) "executor"
+                Keyword "executor"
+                Policy "box""#]],
         );
     }
 

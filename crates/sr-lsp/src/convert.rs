@@ -53,6 +53,7 @@ pub(crate) fn symbol_kind(kind: sr_ide::SymbolKind) -> lsp::SymbolKind {
         Flow => lsp::SymbolKind::FUNCTION,
         Handler => lsp::SymbolKind::EVENT,
         RetryPolicy | TimeoutPolicy | Policy => lsp::SymbolKind::NAMESPACE,
+        Executor => lsp::SymbolKind::OBJECT,
         Import => lsp::SymbolKind::MODULE,
         Variable => lsp::SymbolKind::VARIABLE,
         File => lsp::SymbolKind::FILE,

@@ -24,6 +24,8 @@ const TRANSFER: &str = "transfer_to_agent";
 /// How deep agents may use and delegate to agents (upstream cuts self-use at 3).
 const MAX_DEPTH: usize = 8;
 
+mod code;
+
 /// What an agent can call in one run.
 enum Callable {
     Tool(Arc<dyn Tool>),
@@ -102,23 +104,66 @@ impl Runtime {
                 model: model.clone(),
                 input: input.clone(),
             });
+            th.agent_usage.push(Usage::default());
             let input = self.guard_input(th, name, input).await;
-            let outcome = match input {
-                Ok(input) => {
+            let executor =
+                self.program.agents[name].data.executor.as_ref().and_then(|e| self.program.executors.get(&e.name));
+            let outcome = match (input, executor) {
+                (Ok(input), Some(executor)) => {
+                    self.code_turns(th, name, executor, &model, system, input, &callables, specs).await
+                }
+                (Ok(input), None) => {
                     let mut messages = history;
                     messages.push(Message::user(input));
-                    self.turns(th, name, &model, system, messages, &callables, specs).await
+                    self.bounded_turns(th, name, &model, system, messages, &callables, specs).await
                 }
-                Err(e) => Err(e),
+                (Err(e), _) => Err(e),
             };
-            if let Ok(text) = &outcome {
-                th.emitter
-                    .emit(Payload::AgentFinished { agent: name.to_string(), output: Value::String(text.clone()) });
-            }
+            let usage = th.agent_usage.pop().unwrap_or_default();
+            let (output, error) = match &outcome {
+                Ok(text) => (Value::String(text.clone()), None),
+                Err(e) => (Value::Null, Some(e.to_string())),
+            };
+            th.emitter.emit(Payload::AgentFinished { agent: name.to_string(), output, usage, error });
             th.frames.pop();
             th.leave(outer);
             outcome
         })
+    }
+
+    /// The loop under the agent's timeout policy: a run that times out is
+    /// unwound and, while the retry policy allows, started again.
+    #[allow(clippy::too_many_arguments)]
+    async fn bounded_turns(
+        &self,
+        th: &mut Thread,
+        name: &str,
+        model: &str,
+        system: Option<String>,
+        messages: Vec<Message>,
+        callables: &[(String, Callable)],
+        tools: Vec<LlmToolSpec>,
+    ) -> Result<String, RunError> {
+        let policy = self.agent_policy(name);
+        let Some(limit) = policy.timeout else {
+            return self.turns(th, name, model, system, messages, callables, tools).await;
+        };
+        let mut attempt = 0;
+        loop {
+            let mark = th.mark();
+            let run = self.turns(th, name, model, system.clone(), messages.clone(), callables, tools.clone());
+            if let Ok(outcome) = tokio::time::timeout(limit, run).await {
+                return outcome;
+            }
+            th.unwind(mark);
+            let error = format!("agent '{name}' did not finish within {}s, its timeout", limit.as_secs());
+            if attempt >= policy.retries() {
+                return Err(RunError::failed(error, None));
+            }
+            attempt += 1;
+            let what = format!("agent '{name}'");
+            self.before_retry(th, &what, "timed out", (attempt, policy.retries()), policy.delay(attempt, None)).await;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -134,13 +179,16 @@ impl Runtime {
     ) -> Result<String, RunError> {
         let spec = &self.program.agents[name];
         let settings = self.program.models.values().find(|m| m.id == model);
+        let response_schema =
+            self.instruction_expecting(name).and_then(|e| structured::native_schema(&self.program, &e));
         for _ in 0..self.env.options.max_turns {
+            messages = self.compact(th, name, model, system.as_deref(), messages).await?;
             let request = ChatRequest {
                 model: model.to_string(),
                 system: system.clone(),
                 messages: messages.clone(),
                 tools: tools.clone(),
-                response_schema: None,
+                response_schema: response_schema.clone(),
                 temperature: settings.and_then(|s| s.temperature),
                 max_tokens: settings.and_then(|s| s.max_tokens),
             };
@@ -217,25 +265,27 @@ impl Runtime {
             tools: request.tools.iter().map(|t| t.name.clone()).collect(),
         });
         let request_json = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let mut stream = self.env.provider.chat(request.clone());
-        let mut events = Vec::new();
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(ChatEvent::TextDelta(text)) => {
-                    th.emitter.emit(Payload::TextDelta { text: text.clone() });
-                    events.push(ChatEvent::TextDelta(text));
+        let policy = self.call_policy(th);
+        let mut attempt = 0;
+        let response = loop {
+            match self.stream_reply(th, &request).await {
+                Ok(response) => break response,
+                Err(e) if e.is_retryable() && attempt < policy.retries() => {
+                    attempt += 1;
+                    let delay = policy.delay(attempt, e.retry_after());
+                    let what = format!("model {}", request.model);
+                    self.before_retry(th, &what, &e.to_string(), (attempt, policy.retries()), delay).await;
                 }
-                Ok(other) => events.push(other),
                 Err(e) => return Err(RunError::failed(format!("model {}: {e}", request.model), None)),
             }
-        }
-        let response = ChatResponse::from_events(events)
-            .map_err(|e| RunError::failed(format!("model {}: {e}", request.model), None))?;
+        };
+        let usage = self.charge(th, &request.model, &response.usage);
         th.emitter.emit(Payload::ModelResponse {
             model: request.model.clone(),
             text: response.text.clone(),
             tool_calls: response.tool_calls.iter().map(|c| c.name.clone()).collect(),
-            usage: Usage { input_tokens: response.usage.input_tokens, output_tokens: response.usage.output_tokens },
+            finish_reason: response.finish_reason.as_str().to_string(),
+            usage,
         });
         if let Some(frame) = th.frames.iter_mut().rev().find(|f| f.kind == FrameKind::Agent) {
             frame.last_exchange = Some(
@@ -243,6 +293,22 @@ impl Runtime {
             );
         }
         Ok(response)
+    }
+
+    /// Sends `request`, streaming the reply's text as events.
+    async fn stream_reply(&self, th: &Thread, request: &ChatRequest) -> Result<ChatResponse, sr_llm::LlmError> {
+        let mut stream = self.env.provider.chat(request.clone());
+        let mut events = Vec::new();
+        while let Some(item) = stream.next().await {
+            match item? {
+                ChatEvent::TextDelta(text) => {
+                    th.emitter.emit(Payload::TextDelta { text: text.clone() });
+                    events.push(ChatEvent::TextDelta(text));
+                }
+                other => events.push(other),
+            }
+        }
+        ChatResponse::from_events(events)
     }
 
     /// One tool call: hook, events, and the result the model sees. A tool's
@@ -402,14 +468,14 @@ impl Runtime {
     /// Parses an agent's final text: validated against the instruction
     /// prompt's schema (asking the agent to repair it when it does not fit),
     /// else JSON when it is JSON, else the text.
+    /// What the agent's instruction prompt expects its answers to be.
+    fn instruction_expecting(&self, name: &str) -> Option<sr_hir::Expecting> {
+        let instruction = self.program.agents[name].data.instruction.as_ref()?;
+        self.program.prompts.get(&instruction.name)?.expecting.clone()
+    }
+
     async fn agent_result(&self, th: &mut Thread, name: &str, text: String) -> Result<Value, RunError> {
-        let expecting = self.program.agents[name]
-            .data
-            .instruction
-            .as_ref()
-            .and_then(|i| self.program.prompts.get(&i.name))
-            .and_then(|p| p.expecting.clone());
-        let Some(expecting) = expecting else { return Ok(from_model_text(&text)) };
+        let Some(expecting) = self.instruction_expecting(name) else { return Ok(from_model_text(&text)) };
         let mut text = text;
         for attempt in 0..=structured::MAX_REPAIRS {
             match structured::parse(&self.program, &expecting, &text) {

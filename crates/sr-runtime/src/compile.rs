@@ -10,9 +10,9 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use sr_hir::entry::entry_point;
 use sr_hir::{
-    AgentData, Body, Db, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name, PolicyData, PromptData,
-    RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData, body, file_diagnostics,
-    item_data, program, source_map,
+    AgentData, Body, Db, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name, PolicyData,
+    PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData, body,
+    file_diagnostics, item_data, program, source_map,
 };
 use sr_syntax::{Code, Diagnostic, LineIndex, Severity, TextRange, TextSize};
 
@@ -34,6 +34,8 @@ pub struct Compiled {
     pub retry_policies: IndexMap<Name, RetryPolicyData>,
     pub timeout_policies: IndexMap<Name, TimeoutPolicyData>,
     pub policies: IndexMap<Name, (PolicyData, BodySpec)>,
+    /// Where coding agents' code runs (our `executor` extension).
+    pub executors: IndexMap<Name, ExecutorData>,
     pub entry: Option<Entry>,
     /// Problems that do not stop a run (warnings and our stricter checks).
     pub warnings: Vec<(PathBuf, Diagnostic)>,
@@ -66,6 +68,15 @@ pub struct ModelSpec {
     pub id: String,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
+    /// The context window, for history compaction.
+    pub max_input_tokens: Option<u64>,
+}
+
+impl ModelSpec {
+    /// A model given by its id alone.
+    pub fn of(id: &str) -> ModelSpec {
+        ModelSpec { id: id.to_string(), temperature: None, max_tokens: None, max_input_tokens: None }
+    }
 }
 
 #[derive(Debug)]
@@ -186,6 +197,7 @@ pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
         retry_policies: IndexMap::new(),
         timeout_policies: IndexMap::new(),
         policies: IndexMap::new(),
+        executors: IndexMap::new(),
         entry: entry_point(db, root).map(|e| match e.item.kind(db) {
             ItemKind::Flow => Entry::Flow(e.item.name(db).clone()),
             _ => Entry::Agent(e.item.name(db).clone()),
@@ -222,6 +234,11 @@ pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
             compiled.policies.insert(name.clone(), (data.clone(), body_spec(item)));
         }
     }
+    for (name, &item) in &program.executors {
+        if let ItemData::Executor(data) = &*item_data(db, item) {
+            compiled.executors.insert(name.clone(), data.clone());
+        }
+    }
     for &handler in &program.handlers {
         let ItemData::Handler(data) = &*item_data(db, handler) else { continue };
         let spec = HandlerSpec { data: data.clone(), owner: handler.owner(db).clone(), body: body_spec(handler) };
@@ -253,7 +270,7 @@ pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
 fn model_spec(db: &dyn Db, models: &IndexMap<Name, Item<'_>>, item: Item<'_>, depth: u32) -> Option<ModelSpec> {
     let ItemData::Model(data) = &*item_data(db, item) else { return None };
     match data {
-        ModelData::Direct(id) => Some(ModelSpec { id: id.clone(), temperature: None, max_tokens: None }),
+        ModelData::Direct(id) => Some(ModelSpec::of(id)),
         ModelData::Alias(other) if depth < 8 => model_spec(db, models, *models.get(&other.name)?, depth + 1),
         ModelData::Long(long) => {
             let provider = long.provider.as_deref()?;
@@ -265,6 +282,7 @@ fn model_spec(db: &dyn Db, models: &IndexMap<Name, Item<'_>>, item: Item<'_>, de
                 id,
                 temperature: long.temperature.as_deref().and_then(|t| t.parse().ok()),
                 max_tokens: long.max_tokens.and_then(|t| u32::try_from(t).ok()),
+                max_input_tokens: long.max_input_tokens,
             })
         }
         _ => None,

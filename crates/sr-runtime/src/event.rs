@@ -35,10 +35,24 @@ pub enum RunStatus {
     Paused,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Tokens a model call took, or a total of several; the cost in USD when the
+/// run has a price table (`sr run --prices`) with a price for the model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        if let Some(cost) = other.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += cost;
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,22 +67,32 @@ pub enum Payload {
         status: RunStatus,
         result: Option<Value>,
         error: Option<String>,
+        /// Every model call of the run.
+        usage: Usage,
     },
     FlowStarted {
         flow: String,
     },
+    /// The end of a flow, also when it failed (`error`).
     FlowFinished {
         flow: String,
         result: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     AgentStarted {
         agent: String,
         model: String,
         input: String,
     },
+    /// The end of an agent run, also when it failed (`error`).
     AgentFinished {
         agent: String,
         output: Value,
+        /// The agent's model calls, its sub-agents' included.
+        usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     ModelRequest {
         model: String,
@@ -82,6 +106,9 @@ pub enum Payload {
         model: String,
         text: String,
         tool_calls: Vec<String>,
+        /// Why the model stopped: `stop`, `length`, `tool_calls`, `content_filter`
+        /// or the provider's own word.
+        finish_reason: String,
         usage: Usage,
     },
     ToolCall {
@@ -116,6 +143,26 @@ pub enum Payload {
     Error {
         message: String,
         location: Option<Location>,
+    },
+    /// A coding agent's step starts running this code.
+    CodeStarted {
+        step: u32,
+        code: String,
+    },
+    /// What the step printed (`stream` is `stdout` or `stderr`).
+    CodeOutput {
+        step: u32,
+        stream: String,
+        text: String,
+    },
+    /// How the step ended: `success`, `final_answer`, `syntax_error`,
+    /// `policy_violation`, `runtime_error`, `timeout`, `tool_error` or `crashed`.
+    CodeFinished {
+        step: u32,
+        outcome: String,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// A human is asked for input (`escalate to human`); the run pauses.
     HumanInputRequested {

@@ -71,9 +71,11 @@ impl Runtime {
             }
             Err(e) => Err(e),
         };
-        if let Ok(value) = &result {
-            th.emitter.emit(Payload::FlowFinished { flow: name.to_string(), result: value.clone() });
-        }
+        let (value, error) = match &result {
+            Ok(value) => (value.clone(), None),
+            Err(e) => (Value::Null, Some(e.to_string())),
+        };
+        th.emitter.emit(Payload::FlowFinished { flow: name.to_string(), result: value, error });
         th.leave(outer);
         result
     }

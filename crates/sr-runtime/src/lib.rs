@@ -2,6 +2,7 @@
 //! LLM providers and tools, streaming typed events.
 
 mod agent;
+mod compaction;
 pub mod compile;
 pub mod eval;
 pub mod event;
@@ -12,12 +13,14 @@ pub mod hook;
 pub mod human;
 mod llm;
 pub mod mcp;
+mod policy;
 pub mod record;
 pub mod run;
 pub mod scripted;
 pub mod session;
 pub mod structured;
 pub mod tools;
+mod usage;
 pub mod value;
 pub mod workload;
 mod yaml;

@@ -76,7 +76,7 @@ impl Runtime {
             text.push_str("\n\n");
             text.push_str(&display(input));
         }
-        let schema = data.expecting.as_ref().map(|e| structured::json_schema(&self.program, e));
+        let schema = data.expecting.as_ref().and_then(|e| structured::native_schema(&self.program, e));
         if let Some(expecting) = &data.expecting {
             text.push_str(&structured::instruction_suffix(&self.program, expecting));
         }

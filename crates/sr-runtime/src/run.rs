@@ -22,11 +22,15 @@ pub struct RunOptions {
     pub override_model: Option<String>,
     /// Model turns an agent may take before the run fails.
     pub max_turns: u32,
+    /// Prices for the cost of model calls; none by default.
+    pub prices: Option<Arc<sr_llm::PriceTable>>,
+    /// Start at this flow or agent instead of the workload's entry point.
+    pub entry: Option<String>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { default_model: None, override_model: None, max_turns: 25 }
+        RunOptions { default_model: None, override_model: None, max_turns: 25, prices: None, entry: None }
     }
 }
 
@@ -46,6 +50,7 @@ pub struct Runtime {
     pub program: Arc<Compiled>,
     pub env: Env,
     next_thread: AtomicU32,
+    pub(crate) accounts: crate::usage::Accounts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,12 +108,22 @@ pub struct Thread {
     pub emitter: Emitter,
     /// What a running event handler guards (`mask`, `block` act on it).
     pub guard: Option<crate::handlers::Guard>,
+    /// Usage of the agent runs in progress on this thread, outermost first.
+    pub(crate) agent_usage: Vec<crate::event::Usage>,
     next_thread: Arc<AtomicU32>,
 }
 
 impl Thread {
     pub fn new(vars: Vars, emitter: Emitter) -> Thread {
-        Thread { id: 0, vars, frames: Vec::new(), emitter, guard: None, next_thread: Arc::new(AtomicU32::new(1)) }
+        Thread {
+            id: 0,
+            vars,
+            frames: Vec::new(),
+            emitter,
+            guard: None,
+            agent_usage: Vec::new(),
+            next_thread: Arc::new(AtomicU32::new(1)),
+        }
     }
 
     /// A parallel branch: a new thread id, the same stack, a copy of the variables.
@@ -120,8 +135,27 @@ impl Thread {
             frames: self.frames.clone(),
             emitter: self.emitter.child(format!("branch:{id}")),
             guard: None,
+            agent_usage: Vec::new(),
             next_thread: self.next_thread.clone(),
         }
+    }
+
+    /// Where the thread is, so that work cancelled half-way (a timeout) can be
+    /// unwound: the frames, agent runs and event path it had opened.
+    pub(crate) fn mark(&self) -> ThreadMark {
+        ThreadMark {
+            frames: self.frames.len(),
+            agent_usage: self.agent_usage.len(),
+            emitter: self.emitter.clone(),
+            guard: self.guard.clone(),
+        }
+    }
+
+    pub(crate) fn unwind(&mut self, mark: ThreadMark) {
+        self.frames.truncate(mark.frames);
+        self.agent_usage.truncate(mark.agent_usage);
+        self.emitter = mark.emitter;
+        self.guard = mark.guard;
     }
 
     /// Extends the event path; returns the previous emitter for `leave`.
@@ -135,6 +169,13 @@ impl Thread {
     }
 }
 
+pub(crate) struct ThreadMark {
+    frames: usize,
+    agent_usage: usize,
+    emitter: Emitter,
+    guard: Option<crate::handlers::Guard>,
+}
+
 /// How a whole run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -145,13 +186,18 @@ pub struct RunOutcome {
 
 impl Runtime {
     pub fn new(program: Arc<Compiled>, env: Env) -> Runtime {
-        Runtime { program, env, next_thread: AtomicU32::new(1) }
+        Runtime { program, env, next_thread: AtomicU32::new(1), accounts: Default::default() }
     }
 
     /// Runs the workload's entry point with the user's message. `history` is
     /// the conversation so far (for an agent entry in a continued session).
     pub async fn run(&self, emitter: Emitter, input: String, history: Vec<sr_llm::Message>) -> RunOutcome {
-        let entry = self.program.entry.clone();
+        let entry = match &self.env.options.entry {
+            Some(name) if self.program.flows.contains_key(name.as_str()) => Some(Entry::Flow(name.as_str().into())),
+            Some(name) if self.program.agents.contains_key(name.as_str()) => Some(Entry::Agent(name.as_str().into())),
+            Some(name) => return self.refuse(&emitter, format!("there is no flow or agent named '{name}' to start")),
+            None => self.program.entry.clone(),
+        };
         let entry_name = match &entry {
             Some(Entry::Flow(name)) => format!("flow {name}"),
             Some(Entry::Agent(name)) => format!("agent {name}"),
@@ -203,8 +249,22 @@ impl Runtime {
             status: outcome.status,
             result: outcome.result.clone(),
             error: outcome.error.as_ref().map(|e| e.to_string()),
+            usage: self.accounts.total(),
         });
         outcome
+    }
+
+    /// A run that cannot start.
+    fn refuse(&self, emitter: &Emitter, message: String) -> RunOutcome {
+        let error = RunError::failed(message, None);
+        emitter.emit(Payload::Error { message: error.message.clone(), location: None });
+        emitter.emit(Payload::RunFinished {
+            status: RunStatus::Failed,
+            result: None,
+            error: Some(error.to_string()),
+            usage: Default::default(),
+        });
+        RunOutcome { status: RunStatus::Failed, result: None, error: Some(error) }
     }
 
     /// `on start` handlers run before the entry point (upstream never calls them).

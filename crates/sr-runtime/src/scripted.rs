@@ -38,6 +38,8 @@ pub struct ScriptedProvider {
     responder: Option<Responder>,
     delay: Option<Duration>,
     calls: Mutex<u64>,
+    /// Every request, in order.
+    requests: Mutex<Vec<ChatRequest>>,
 }
 
 impl ScriptedProvider {
@@ -79,6 +81,11 @@ impl ScriptedProvider {
     /// How many requests were answered.
     pub fn calls(&self) -> u64 {
         *self.calls.lock().unwrap()
+    }
+
+    /// The requests received so far, in order.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
     }
 
     fn answer(&self, request: &ChatRequest) -> Result<Reply, String> {
@@ -174,6 +181,7 @@ pub fn after_tool_results() -> impl Fn(&ChatRequest) -> bool + Send + Sync + 'st
 
 impl Provider for ScriptedProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
+        self.requests.lock().unwrap().push(request.clone());
         let events: Vec<Result<ChatEvent, LlmError>> = match self.answer(&request) {
             Ok(Reply::Text(text)) => {
                 // Split into a few deltas, as a streaming model would send them.

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Event, EventSink};
+use crate::event::{Event, EventSink, Payload};
 
 /// The version of the JSON stored in `events.event`.
 const EVENT_FORMAT: i64 = 1;
@@ -101,14 +101,18 @@ impl SessionStore {
         conn.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM events WHERE session_id = ?1", [id], |r| r.get(0))
     }
 
+    /// Stores one event, committed before this returns. Text deltas are not
+    /// stored: the model's response event that follows holds the whole text.
+    /// The session's `updated_ms` moves when its status does.
     pub fn append_event(&self, session: &str, run: i64, event: &Event) -> rusqlite::Result<()> {
+        if matches!(event.payload, Payload::TextDelta { .. }) {
+            return Ok(());
+        }
         let json = serde_json::to_string(event).unwrap_or_default();
         let conn = self.conn.lock().unwrap();
-        conn.execute(
-            "INSERT INTO events (session_id, run, seq, version, event) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![session, run, event.seq as i64, EVENT_FORMAT, json],
-        )?;
-        conn.execute("UPDATE sessions SET updated_ms = ?2 WHERE id = ?1", params![session, now_ms()])?;
+        let mut insert = conn
+            .prepare_cached("INSERT INTO events (session_id, run, seq, version, event) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        insert.execute(params![session, run, event.seq as i64, EVENT_FORMAT, json])?;
         Ok(())
     }
 
@@ -153,7 +157,10 @@ impl SessionStore {
     }
 
     pub fn set_status(&self, session: &str, status: &str) -> rusqlite::Result<()> {
-        self.conn.lock().unwrap().execute("UPDATE sessions SET status = ?2 WHERE id = ?1", params![session, status])?;
+        self.conn.lock().unwrap().execute(
+            "UPDATE sessions SET status = ?2, updated_ms = ?3 WHERE id = ?1",
+            params![session, status, now_ms()],
+        )?;
         Ok(())
     }
 
@@ -213,7 +220,7 @@ impl SessionStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Emitter, Payload};
+    use crate::event::Emitter;
 
     #[test]
     fn events_and_messages_are_stored_as_they_come() {

@@ -17,6 +17,13 @@ pub fn json_schema(program: &Compiled, expecting: &Expecting) -> Value {
     if expecting.array { json!({"type": "array", "items": item}) } else { item }
 }
 
+/// The schema to ask the provider's native structured-output mode for: single
+/// objects only, as providers want an object at the top (arrays are asked for
+/// in the prompt's text).
+pub fn native_schema(program: &Compiled, expecting: &Expecting) -> Option<Value> {
+    (!expecting.array).then(|| json_schema(program, expecting))
+}
+
 fn schema_of(program: &Compiled, name: &str, depth: u32) -> Value {
     let Some(schema) = program.schemas.get(name) else { return json!({"type": "object"}) };
     if depth > 8 {

@@ -122,6 +122,7 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
         .into_iter()
         .filter_map(|m| serde_json::from_value(m).ok())
         .collect();
+    let _ = session.store.set_status(&session.id, "running");
     let outcome = runtime.run(emitter.clone(), message.clone(), history).await;
     let mut turn = vec![serde_json::to_value(Message::user(message)).unwrap_or(Value::Null)];
     if let Some(result) = &outcome.result {

@@ -113,6 +113,7 @@ pub fn load(path: &Path) -> Result<Arc<Compiled>, CompileError> {
             retry_policies: IndexMap::new(),
             timeout_policies: IndexMap::new(),
             policies: IndexMap::new(),
+            executors: IndexMap::new(),
             entry: None,
             warnings: Vec::new(),
         },
@@ -178,13 +179,12 @@ impl Builder {
             delegate: Vec::new(),
             use_: Vec::new(),
             history: None,
+            executor: None,
             property_parts: Vec::new(),
         };
         let model = spec.model.as_ref().map(|id| {
             let name = format!("{}__model", spec.name);
-            self.program
-                .models
-                .insert(name.as_str().into(), ModelSpec { id: id.clone(), temperature: None, max_tokens: None });
+            self.program.models.insert(name.as_str().into(), ModelSpec::of(id));
             named(name)
         });
         let instruction = [spec.global_instruction.as_deref().filter(|_| root), spec.instruction.as_deref()]

@@ -132,6 +132,8 @@ ast_node!(TimeoutPolicyDef = TIMEOUT_POLICY_DEF);
 ast_node!(TimeSpan = TIME_SPAN);
 ast_node!(PolicyDef = POLICY_DEF);
 ast_node!(PolicyProperty = POLICY_PROPERTY);
+ast_node!(ExecutorDef = EXECUTOR_DEF);
+ast_node!(ExecutorProperty = EXECUTOR_PROPERTY);
 ast_node!(PreserveList = PRESERVE_LIST);
 ast_node!(PreserveItem = PRESERVE_ITEM);
 ast_node!(EventHandler = EVENT_HANDLER);
@@ -158,6 +160,7 @@ ast_enum!(
         RetryPolicyDef,
         TimeoutPolicyDef,
         PolicyDef,
+        ExecutorDef,
         EventHandler,
         FlowDef,
         AgentDef,
@@ -417,6 +420,24 @@ impl PolicyProperty {
         child(&self.syntax)
     }
     pub fn model(&self) -> Option<Literal> {
+        child(&self.syntax)
+    }
+}
+
+impl ExecutorDef {
+    pub fn name(&self) -> Option<NameDef> {
+        child(&self.syntax)
+    }
+    pub fn properties(&self) -> impl Iterator<Item = ExecutorProperty> + use<> {
+        child::<Block>(&self.syntax).into_iter().flat_map(|b| children(&b.syntax))
+    }
+}
+
+impl ExecutorProperty {
+    pub fn key(&self) -> Option<SyntaxToken> {
+        first_token(&self.syntax)
+    }
+    pub fn value(&self) -> Option<Expr> {
         child(&self.syntax)
     }
 }

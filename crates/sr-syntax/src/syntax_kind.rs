@@ -242,6 +242,9 @@ pub enum SyntaxKind {
     TIMEOUT_POLICY_DEF,
     POLICY_DEF,
     POLICY_PROPERTY,
+    /// `executor NAME:` (our extension; `executor` is a contextual keyword).
+    EXECUTOR_DEF,
+    EXECUTOR_PROPERTY,
     PRESERVE_LIST,
     PRESERVE_ITEM,
     EVENT_HANDLER,

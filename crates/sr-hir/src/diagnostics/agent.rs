@@ -63,8 +63,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             return;
         }
         let help = with_help.then(|| suggest(kind.describe(), &target.name, defs.keys().map(|k| k.as_str()))).flatten();
+        // Executors are our extension: upstream mode reports them as syntax.
+        let reported = if kind == ItemKind::Executor { Reported::DefaultOnly } else { Reported::Always };
         out.push(SemanticDiagnostic {
             help,
+            reported,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
                 Code::E0001,
@@ -85,6 +88,10 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     for target in agent.delegate.iter().chain(&agent.use_) {
         reference(ItemKind::Agent, target, true);
     }
+    if let Some(executor) = &agent.executor {
+        reference(ItemKind::Executor, executor, true);
+    }
+    out.extend(super::executor::agent_property(item, agent));
 
     if !agent.delegate.is_empty() && !agent.use_.is_empty() {
         out.push(SemanticDiagnostic {

@@ -4,6 +4,7 @@
 
 mod agent;
 mod body;
+mod executor;
 mod prompt;
 mod whole_program;
 
@@ -179,6 +180,7 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDi
         ItemKind::Prompt => prompt::check(db, item),
         ItemKind::Flow | ItemKind::Handler => body::check(db, item),
         ItemKind::Schema => whole_program::schema(db, item),
+        ItemKind::Executor => executor::check(db, item),
         _ => Vec::new(),
     }
 }

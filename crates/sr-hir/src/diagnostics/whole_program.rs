@@ -265,6 +265,7 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 agent.delegate.iter().chain(&agent.use_).for_each(|a| mark(ItemKind::Agent, &a.name));
                 agent.instruction.iter().chain(&agent.prompt).for_each(|p| mark(ItemKind::Prompt, &p.name));
                 agent.retry.iter().for_each(|r| mark(ItemKind::RetryPolicy, &r.name));
+                agent.executor.iter().for_each(|e| mark(ItemKind::Executor, &e.name));
                 if let Some(crate::hir::AgentTimeout::Named(t)) = &agent.timeout {
                     mark(ItemKind::TimeoutPolicy, &t.name);
                 }

@@ -201,38 +201,11 @@ impl Session {
         }
     }
 
-    /// Starts a sandbox and waits for its driver to connect.
-    async fn launch(&self) -> Result<Live, SandboxError> {
-        let raw = RawOutput::default();
-        let waiting = self.bridge.expect_driver();
-        let launch = Launch {
-            dir: self.bridge.dir().to_path_buf(),
-            token: self.bridge.token().to_string(),
-            limits: self.config.limits.clone(),
-            output: raw.clone(),
-        };
-        let mut sandbox = self.backend.launch(&launch).await?;
-        let failed = |what: String, raw: &RawOutput| {
-            let (_, stderr) = raw.take();
-            let detail = last_lines(stderr.trim(), 10);
-            SandboxError::Start(if detail.is_empty() { what } else { format!("{what}: {detail}") })
-        };
-        let connected = tokio::select! {
-            connection = waiting => connection.ok(),
-            status = sandbox.wait() => {
-                return Err(failed(format!("the {} sandbox stopped at start ({status})", self.backend.name()), &raw));
-            }
-            _ = tokio::time::sleep(self.config.startup_timeout) => None,
-        };
-        let Some(mut connection) = connected else {
-            sandbox.kill().await;
-            return Err(failed(format!("the {} sandbox did not connect in time", self.backend.name()), &raw));
-        };
-        if connection.send(&HostMessage::Welcome { config: &self.driver }).await.is_err() {
-            sandbox.kill().await;
-            return Err(failed("the driver hung up during setup".to_string(), &raw));
-        }
-        Ok(Live { sandbox, connection, raw })
+    /// Starts a sandbox and waits for its driver to connect. The future holds
+    /// only the parts it needs, not the session, whose live sandbox is not `Sync`.
+    fn launch(&self) -> impl Future<Output = Result<Live, SandboxError>> + Send + '_ {
+        let Session { backend, bridge, config, driver, .. } = self;
+        launch(backend.as_ref(), bridge, config, driver)
     }
 
     /// A new sandbox with the completed steps replayed from their recordings.
@@ -315,4 +288,43 @@ fn driver_config(config: &SessionConfig, toolbox: &Toolbox) -> DriverConfig {
 fn last_lines(text: &str, count: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(count)..].join("\n")
+}
+
+/// Starts a sandbox and waits for its driver to connect.
+async fn launch(
+    backend: &dyn Backend,
+    bridge: &Bridge,
+    config: &SessionConfig,
+    driver: &DriverConfig,
+) -> Result<Live, SandboxError> {
+    let raw = RawOutput::default();
+    let waiting = bridge.expect_driver();
+    let launch = Launch {
+        dir: bridge.dir().to_path_buf(),
+        token: bridge.token().to_string(),
+        limits: config.limits.clone(),
+        output: raw.clone(),
+    };
+    let mut sandbox = backend.launch(&launch).await?;
+    let failed = |what: String, raw: &RawOutput| {
+        let (_, stderr) = raw.take();
+        let detail = last_lines(stderr.trim(), 10);
+        SandboxError::Start(if detail.is_empty() { what } else { format!("{what}: {detail}") })
+    };
+    let connected = tokio::select! {
+        connection = waiting => connection.ok(),
+        status = sandbox.wait() => {
+            return Err(failed(format!("the {} sandbox stopped at start ({status})", backend.name()), &raw));
+        }
+        _ = tokio::time::sleep(config.startup_timeout) => None,
+    };
+    let Some(mut connection) = connected else {
+        sandbox.kill().await;
+        return Err(failed(format!("the {} sandbox did not connect in time", backend.name()), &raw));
+    };
+    if connection.send(&HostMessage::Welcome { config: driver }).await.is_err() {
+        sandbox.kill().await;
+        return Err(failed("the driver hung up during setup".to_string(), &raw));
+    }
+    Ok(Live { sandbox, connection, raw })
 }

@@ -39,9 +39,12 @@ fn start() -> Option<Service> {
     let socket = dir.path().join("podman.sock");
     let script = "podman --runtime runc --cgroup-manager cgroupfs --events-backend file \
                   system service --time=0 \"unix://$0\" 2>\"$0.log\" & pid=$!; read _; kill $pid; wait $pid";
+    // In the temp dir: conmon leaves an `oom` file in its working directory
+    // after the memory test's container is killed.
     let watchdog = Command::new("sh")
         .args(["-c", script])
         .arg(&socket)
+        .current_dir(dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()

@@ -1,6 +1,6 @@
 //! `agent [NAME]:` and its properties and scoped event handlers.
 
-use super::definitions::time_span;
+use super::definitions::{self, time_span};
 use super::{NameKind, colon_block, end_of_line, name_def, name_ref, plain_string, statements};
 use crate::SyntaxKind::*;
 use crate::T;
@@ -60,6 +60,10 @@ fn agent_item(p: &mut Parser<'_>) {
             }
             plain_string(p);
         }
+        NAME if p.current_text() == definitions::EXECUTOR => {
+            p.bump(NAME);
+            name_ref(p, NameKind::Name);
+        }
         MODEL_KW => {
             p.error_here(
                 "agents have no `model` property; put `using model \"name\"` on the agent's instruction prompt",
@@ -68,7 +72,7 @@ fn agent_item(p: &mut Parser<'_>) {
         }
         _ => {
             p.error_expected(
-                "an agent property: `tools`, `instruction`, `prompt`, `produces`, `retry`, `timeout`, `description`, `delegate`, `use`, `history`, or an `on`/`after` handler",
+                "an agent property: `tools`, `instruction`, `prompt`, `produces`, `retry`, `timeout`, `description`, `delegate`, `use`, `history`, `executor`, or an `on`/`after` handler",
             );
             p.skip_line();
         }

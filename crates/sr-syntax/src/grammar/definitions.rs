@@ -299,6 +299,34 @@ fn policy_property(p: &mut Parser<'_>) {
     m.complete(p, POLICY_PROPERTY);
 }
 
+/// The contextual keyword of executor definitions and of the agent property
+/// that names one; a plain name everywhere else.
+pub(super) const EXECUTOR: &str = "executor";
+
+/// `executor NAME:` + `key: value` lines: the sandbox a coding agent's code runs
+/// in. Our extension: upstream accepts no line that starts this way.
+pub(super) fn executor(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(NAME);
+    name_def(p, NameKind::Name);
+    colon_block(p, "list of executor properties", executor_property);
+    m.complete(p, EXECUTOR_DEF);
+}
+
+fn executor_property(p: &mut Parser<'_>) {
+    let m = p.start();
+    if p.current().is_identifier() && p.nth_at(1, T![:]) {
+        p.bump_any();
+        p.bump(T![:]);
+        expressions::expr_or_error(p);
+    } else {
+        p.error_expected("an executor property such as `backend:`, `allow:` or `timeout:`");
+        p.skip_line();
+    }
+    end_of_line(p);
+    m.complete(p, EXECUTOR_PROPERTY);
+}
+
 /// `[ITEM, …]` where ITEM is `$var`, `last N messages`, `tool results`, `"text"` or
 /// (as a custom property) any expression.
 fn preserve_list(p: &mut Parser<'_>) {

@@ -65,6 +65,7 @@ fn top_level_item(p: &mut Parser<'_>) {
         FLOW_KW => statements::flow(p),
         AGENT_KW => agent::agent(p),
         PROMPT_KW => prompt::prompt(p),
+        NAME if p.current_text() == definitions::EXECUTOR && p.nth_at(1, NAME) => definitions::executor(p),
         STREETRACE_KW => {
             p.error_here("the version declaration `streetrace v1` must be the first statement of the file");
             p.skip_line();
@@ -77,7 +78,7 @@ fn top_level_item(p: &mut Parser<'_>) {
         }
         _ => {
             p.error_expected(
-                "a top-level definition (`model`, `schema`, `tool`, `retry`, `timeout`, `policy`, `on`, `after`, `flow`, `agent`, `prompt` or `import`)",
+                "a top-level definition (`model`, `schema`, `tool`, `retry`, `timeout`, `policy`, `on`, `after`, `flow`, `agent`, `prompt`, `import` or `executor`)",
             );
             p.skip_line();
         }

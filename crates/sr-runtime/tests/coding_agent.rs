@@ -1,0 +1,119 @@
+//! A coding agent (`executor` extension) end to end: the scripted model writes
+//! Python that calls a builtin tool and a `use` agent as functions, runs in
+//! the bubblewrap sandbox, keeps a variable across steps, recovers from an
+//! error, and answers with several lines.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Options, run_source, work_dir};
+use serde_json::json;
+use sr_runtime::event::{Payload, RunStatus};
+use sr_runtime::scripted::{Reply, ScriptedProvider, instruction_contains};
+
+const SOURCE: &str = r#"
+model main = openai/gpt-4o
+
+executor sandbox:
+    backend: bubblewrap
+    allow: [json]
+    timeout: 20
+
+tool fs = builtin streetrace.fs
+
+prompt solver: """You solve tasks with code."""
+prompt greeter: """You greet people."""
+
+agent main:
+    instruction solver
+    tools fs
+    use greeter_agent
+    executor sandbox
+
+agent greeter_agent:
+    instruction greeter
+    description "Greets whoever it is asked to."
+"#;
+
+/// Whether bubblewrap can run here; required in CI.
+fn sandbox_available() -> bool {
+    if sr_sandbox::Bubblewrap::available() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
+    eprintln!("SKIPPED: the coding agent test needs bubblewrap (apt-get install bubblewrap)");
+    false
+}
+
+fn code(body: &str) -> Reply {
+    Reply::Text(format!("```python\n{body}\n```"))
+}
+
+#[tokio::test]
+async fn a_coding_agent_calls_tools_from_code_keeps_state_and_recovers() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = work_dir("coding");
+    std::fs::write(dir.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    let provider = Arc::new(
+        ScriptedProvider::new()
+            .on(instruction_contains("You greet people"), vec![Reply::Text("Hello, Ada!".into())])
+            .on(
+                instruction_contains("You solve tasks with code"),
+                vec![
+                    code(
+                        "notes = read_file(path='notes.txt')\nlines = notes['output'].splitlines()\nprint(len(lines))",
+                    ),
+                    code("ratio = len(lines) / 0"),
+                    code(
+                        "greeting = greeter_agent(request='greet Ada')\n\
+                         final_answer(f'{len(lines)} lines, the first is {lines[0]}\\n{greeting}')",
+                    ),
+                ],
+            ),
+    );
+    let run = run_source(
+        "coding",
+        SOURCE,
+        "Summarize notes.txt and greet Ada",
+        provider.clone(),
+        Options { work_dir: dir, ..Default::default() },
+    )
+    .await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}\n{:#?}", run.outcome.error, run.payloads());
+    assert_eq!(run.outcome.result, Some(json!("3 lines, the first is alpha\nHello, Ada!")));
+
+    // Each step streamed its code and outcome; the error was fed back, not fatal.
+    let outcomes: Vec<(u32, String)> = run
+        .payloads()
+        .into_iter()
+        .filter_map(|p| match p {
+            Payload::CodeFinished { step, outcome, .. } => Some((*step, outcome.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [(1, "success".to_string()), (2, "runtime_error".to_string()), (3, "final_answer".to_string())]
+    );
+    let printed: Vec<&Payload> =
+        run.payloads().into_iter().filter(|p| matches!(p, Payload::CodeOutput { text, .. } if text == "3\n")).collect();
+    assert_eq!(printed.len(), 1);
+    // The tools ran through the runtime: events, and the sub-agent's own run.
+    let tools: Vec<String> = run
+        .payloads()
+        .into_iter()
+        .filter_map(|p| match p {
+            Payload::ToolCall { tool, .. } => Some(tool.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tools, ["read_file", "greeter_agent"]);
+    assert_eq!(run.of_type("agent_started").len(), 2);
+    // The model was told about the ZeroDivisionError.
+    let third = &provider.requests()[2];
+    let told = third.messages.last().unwrap().text();
+    assert!(told.contains("ZeroDivisionError"), "{told}");
+}

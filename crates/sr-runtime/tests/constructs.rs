@@ -1,0 +1,329 @@
+//! End-to-end runs of single constructs under a scripted provider (or the
+//! mock HTTP server where the wire matters): concurrency, guardrails,
+//! structured output, policies, compaction, usage.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Options, run_source};
+use serde_json::json;
+use sr_llm::Role;
+use sr_runtime::RunOptions;
+use sr_runtime::event::{Payload, RunStatus};
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+
+fn warnings(run: &common::Run) -> Vec<String> {
+    let warnings = run.payloads().into_iter().filter_map(|p| match p {
+        Payload::Warning { message } => Some(message.clone()),
+        _ => None,
+    });
+    warnings.collect()
+}
+
+#[tokio::test]
+async fn parallel_branches_run_concurrently_each_with_its_own_input() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow main:
+    parallel do
+        $a = run agent echo with "one"
+        $b = run agent echo with "two"
+        $c = run agent echo with "three"
+    end
+    return [$a, $b, $c]
+"#;
+    let provider = ScriptedProvider::new()
+        .on(common_user_says("one"), vec![Reply::Text("1".into())])
+        .on(common_user_says("two"), vec![Reply::Text("2".into())])
+        .on(common_user_says("three"), vec![Reply::Text("3".into())])
+        .with_delay(Duration::from_millis(300));
+    let started = Instant::now();
+    let run = run_source("parallel", source, "go", Arc::new(provider), Options::default()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!([1, 2, 3])));
+    // Three 300 ms model calls: about 300 ms together, 900 ms one after another.
+    assert!(elapsed < Duration::from_millis(650), "took {elapsed:?}");
+    // Each branch's events carry its branch in their path.
+    let branches: std::collections::BTreeSet<String> =
+        run.of_type("agent_started").iter().map(|e| e.path.join("/")).collect();
+    assert_eq!(branches.len(), 3, "{branches:?}");
+    assert!(branches.iter().all(|p| p.starts_with("flow:main/branch:")), "{branches:?}");
+}
+
+fn common_user_says(text: &str) -> impl Fn(&sr_llm::ChatRequest) -> bool + Send + Sync + 'static {
+    sr_runtime::scripted::user_says(text)
+}
+
+#[tokio::test]
+async fn a_pii_guardrail_masks_an_email_before_the_model_sees_it() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt helper: """You help."""
+agent:
+    instruction helper
+
+on input do
+    mask pii
+end
+"#;
+    let provider = Arc::new(ScriptedProvider::new().always(|_| true, Reply::Text("Noted.".into())));
+    let run = run_source(
+        "mask",
+        source,
+        "Write to jane.doe@example.com about the invoice",
+        provider.clone(),
+        Options::default(),
+    )
+    .await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1);
+    let seen = requests[0].messages.iter().filter(|m| m.role == Role::User).map(|m| m.text()).collect::<Vec<_>>();
+    assert_eq!(seen, ["Write to [MASKED_EMAIL_ADDRESS] about the invoice"]);
+    // Nor do the events give the address away after the guard.
+    let model_inputs = serde_json::to_string(&run.of_type("model_request")).unwrap();
+    assert!(!model_inputs.contains("jane.doe"), "{model_inputs}");
+}
+
+#[tokio::test]
+async fn structured_output_is_asked_natively_and_repaired_until_it_fits() {
+    let source = r#"
+model main = openai/gpt-4o
+schema Finding:
+    file: string
+    line: int
+prompt review expecting Finding: """Find the worst bug."""
+agent reviewer:
+    instruction review
+
+flow main:
+    $finding = run agent reviewer with "src/calc.py"
+    return $finding.line
+"#;
+    let provider = Arc::new(ScriptedProvider::new().on(
+        instruction_contains("Find the worst bug"),
+        vec![
+            Reply::Text("The worst bug is in calc.py".into()),
+            Reply::Text("```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```".into()),
+            Reply::Text("{\"file\": \"src/calc.py\", \"line\": 5}".into()),
+        ],
+    ));
+    let run = run_source("structured", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!(5)));
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    // The provider's own structured-output mode was asked for the schema.
+    let schema = requests[0].response_schema.as_ref().expect("a native schema");
+    assert_eq!(schema["required"], json!(["file", "line"]));
+    // Each repair told the model what was wrong.
+    let repairs: Vec<String> = requests[1..].iter().map(|r| r.messages.last().unwrap().text()).collect();
+    assert!(repairs[1].contains("line"), "{repairs:?}");
+    assert_eq!(warnings(&run).len(), 2, "{:?}", warnings(&run));
+}
+
+#[tokio::test]
+async fn structured_output_that_never_fits_fails_clearly() {
+    let source = r#"
+model main = openai/gpt-4o
+schema Finding:
+    line: int
+prompt review expecting Finding: """Find the worst bug."""
+agent reviewer:
+    instruction review
+"#;
+    let provider = Arc::new(ScriptedProvider::new().always(|_| true, Reply::Text("no JSON here".into())));
+    let run = run_source("never-fits", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Failed);
+    let error = run.outcome.error.unwrap().message;
+    assert!(error.contains("did not produce a valid 'Finding' after 2 repairs"), "{error}");
+    assert_eq!(provider.calls(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_policy_retries_failed_model_calls_with_its_backoff() {
+    let source = r#"
+model main = openai/gpt-4o
+retry patient = 3 times, exponential backoff
+prompt helper: """You help."""
+agent:
+    instruction helper
+    retry patient
+"#;
+    let provider = Arc::new(ScriptedProvider::new().on(
+        |_| true,
+        vec![Reply::Error("overloaded".into()), Reply::Error("overloaded".into()), Reply::Text("Done.".into())],
+    ));
+    let started = tokio::time::Instant::now();
+    let run = run_source("retry", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!("Done.")));
+    assert_eq!(provider.calls(), 3);
+    let retries = warnings(&run);
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!(retries[0].contains("retry 1 of 3 in 1.0s"), "{retries:?}");
+    assert!(retries[1].contains("retry 2 of 3 in 2.0s"), "{retries:?}");
+    // Exponential: 1 s, then 2 s (the clock is tokio's paused one).
+    assert_eq!(started.elapsed().as_secs(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_retry_policy_a_failed_model_call_fails_the_run() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt helper: """You help."""
+agent:
+    instruction helper
+"#;
+    let provider = Arc::new(ScriptedProvider::new().always(|_| true, Reply::Error("overloaded".into())));
+    let run = run_source("no-retry", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Failed);
+    assert_eq!(provider.calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_policy_bounds_each_agent_run_and_the_retry_policy_restarts_it() {
+    let source = r#"
+model main = openai/gpt-4o
+retry twice = 1 times, fixed backoff
+timeout short = 5 seconds
+prompt helper: """You help."""
+agent slow:
+    instruction helper
+    retry twice
+    timeout short
+
+flow main:
+    $answer = run agent slow with "go"
+    on failure:
+        return "gave up"
+    return $answer
+"#;
+    let provider = Arc::new(
+        ScriptedProvider::new().always(|_| true, Reply::Text("late".into())).with_delay(Duration::from_secs(60)),
+    );
+    let run = run_source("timeout", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!("gave up")));
+    assert_eq!(provider.calls(), 2);
+    let retries = warnings(&run);
+    assert_eq!(retries, ["agent 'slow' failed (timed out); retry 1 of 1 in 1.0s"]);
+    // The failed runs still end: every agent start has its finish.
+    assert_eq!(run.of_type("agent_started").len(), run.of_type("agent_finished").len());
+}
+
+#[tokio::test]
+async fn a_compaction_policy_summarizes_a_long_conversation() {
+    let source = r#"
+model main = openai/gpt-4o
+policy compaction:
+    trigger: tokens > 150.0
+    strategy: summarize
+    preserve: [last 2 messages]
+tool fs = builtin streetrace.fs
+prompt helper: """You read files."""
+agent:
+    instruction helper
+    tools fs
+"#;
+    let dir = common::work_dir("compaction");
+    std::fs::write(dir.join("notes.txt"), "x".repeat(400)).unwrap();
+    let read = || Reply::Calls(vec![("read_file".into(), json!({"path": "notes.txt"}))]);
+    let provider = Arc::new(
+        ScriptedProvider::new()
+            .on(
+                |r| r.system.as_deref().is_some_and(|s| s.starts_with("Summarize")),
+                vec![Reply::Text("SUMMARY: read notes.txt twice".into())],
+            )
+            .on(after_tool_results(), vec![read(), Reply::Text("All read.".into())])
+            .on(|_| true, vec![read()]),
+    );
+    let run = run_source(
+        "compaction",
+        source,
+        "read the notes",
+        provider.clone(),
+        Options { work_dir: dir, ..Default::default() },
+    )
+    .await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    let compactions = run.of_type("history_compaction");
+    assert_eq!(compactions.len(), 1);
+    let Payload::HistoryCompaction { strategy, original_tokens, compacted_tokens, messages_removed } =
+        &compactions[0].payload
+    else {
+        unreachable!()
+    };
+    assert_eq!((strategy.as_str(), *messages_removed), ("summarize", 2));
+    assert!(compacted_tokens < original_tokens);
+    // The last request: the task, the summary, then the last two messages.
+    let last = provider.requests().pop().unwrap();
+    let texts: Vec<String> = last.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts[0], "read the notes");
+    assert!(texts[1].contains("SUMMARY: read notes.txt twice"), "{texts:?}");
+    assert_eq!(last.messages.len(), 4);
+}
+
+#[tokio::test]
+async fn usage_is_totalled_per_agent_and_per_run_with_costs_from_a_price_table() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt helper: """You help."""
+agent helper:
+    instruction helper
+
+flow main:
+    $a = run agent helper with "one"
+    $b = run agent helper with "two"
+    return $b
+"#;
+    let prices: sr_llm::PriceTable =
+        serde_json::from_value(json!({"openai/gpt-4o": {"input": 2.5, "output": 10.0}})).unwrap();
+    let provider = Arc::new(ScriptedProvider::new().always(|_| true, Reply::Text("ok ok ok ok".into())));
+    let options = RunOptions { prices: Some(Arc::new(prices)), ..RunOptions::default() };
+    let run = run_source("usage", source, "go", provider, Options { options, ..Default::default() }).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    let per_agent: Vec<&sr_runtime::event::Usage> = run
+        .payloads()
+        .into_iter()
+        .filter_map(|p| match p {
+            Payload::AgentFinished { usage, .. } => Some(usage),
+            _ => None,
+        })
+        .collect();
+    // The scripted model reports 10 tokens in and 3 out per call.
+    assert_eq!(per_agent.len(), 2);
+    assert_eq!((per_agent[0].input_tokens, per_agent[0].output_tokens), (10, 3));
+    let Some(Payload::RunFinished { usage, .. }) = run.payloads().last().copied() else { panic!() };
+    assert_eq!((usage.input_tokens, usage.output_tokens), (20, 6));
+    let cost = usage.cost_usd.unwrap();
+    assert!((cost - (20.0 * 2.5 + 6.0 * 10.0) / 1e6).abs() < 1e-12, "{cost}");
+}
+
+#[tokio::test]
+async fn a_run_can_start_at_another_flow_than_the_entry_point() {
+    let source = r#"
+flow main:
+    return "main"
+
+flow other:
+    return "other"
+"#;
+    let provider = Arc::new(ScriptedProvider::new());
+    let start = |entry: &str| Options {
+        options: RunOptions { entry: Some(entry.to_string()), ..RunOptions::default() },
+        ..Default::default()
+    };
+    let run = run_source("entry", source, "go", provider.clone(), start("other")).await;
+    assert_eq!(run.outcome.result, Some(json!("other")));
+    let run = run_source("entry", source, "go", provider, start("missing")).await;
+    assert_eq!(run.outcome.status, RunStatus::Failed);
+    assert_eq!(run.outcome.error.unwrap().message, "there is no flow or agent named 'missing' to start");
+}

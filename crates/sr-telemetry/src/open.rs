@@ -1,0 +1,108 @@
+//! The spans open across runs, found by what produced them: the invocation and
+//! event path (`flow:main`, `branch:2`, `agent:reviewer`), and the call id for
+//! tools. A span ends when its end event arrives; spans still open inside it
+//! then (an agent whose failure a flow handled, a branch cancelled by its
+//! sibling's failure) end first, in reverse order of opening so that children
+//! end before their parents.
+
+use sr_runtime::event::Event;
+use tracing::{Id, Span};
+
+pub(crate) enum Role {
+    Run,
+    Flow,
+    Agent,
+    /// The model call in progress at its path (a path makes one at a time).
+    Chat,
+    Tool {
+        call_id: String,
+        tool: String,
+    },
+}
+
+impl Role {
+    /// Runs, flows and agents: what event paths name.
+    fn is_node(&self) -> bool {
+        matches!(self, Role::Run | Role::Flow | Role::Agent)
+    }
+
+    /// Whether a new span with role `other` at the same path replaces this one.
+    fn same_as(&self, other: &Role) -> bool {
+        match (self, other) {
+            (Role::Tool { call_id: a, .. }, Role::Tool { call_id: b, .. }) => a == b,
+            (Role::Chat, Role::Chat) => true,
+            (a, b) => a.is_node() && b.is_node(),
+        }
+    }
+}
+
+struct Open {
+    invocation: String,
+    path: Vec<String>,
+    role: Role,
+    span: Span,
+}
+
+impl Open {
+    fn of(&self, event: &Event) -> bool {
+        self.invocation == event.invocation_id
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct OpenSpans {
+    open: Vec<Open>,
+}
+
+impl OpenSpans {
+    /// Opens `span` for `event`. A span still open for the same producer never
+    /// got its end event: its run went on without it, so it failed.
+    pub(crate) fn push(&mut self, event: &Event, role: Role, span: Span, failed: impl Fn(&Span)) {
+        if let Some(stale) = self.take(event, |r| r.same_as(&role), &failed) {
+            failed(&stale);
+        }
+        self.open.push(Open { invocation: event.invocation_id.clone(), path: event.path.clone(), role, span });
+    }
+
+    /// Removes the span at the event's path whose role `is`, ending the spans
+    /// opened inside it with `inside` first. Tools have nothing inside: a
+    /// sub-agent they run ends before them.
+    pub(crate) fn take(&mut self, event: &Event, is: impl Fn(&Role) -> bool, inside: impl Fn(&Span)) -> Option<Span> {
+        let at = self.open.iter().rposition(|o| o.of(event) && o.path == event.path && is(&o.role))?;
+        let taken = self.open.remove(at);
+        if taken.role.is_node() {
+            for i in (at..self.open.len()).rev() {
+                let open = &self.open[i];
+                if open.of(event) && open.path.starts_with(&event.path) {
+                    inside(&self.open.remove(i).span);
+                }
+            }
+        }
+        Some(taken.span)
+    }
+
+    /// The innermost run, flow or agent at the event's path or above it (a
+    /// parallel branch's `branch:N` segment has no span of its own).
+    pub(crate) fn node(&self, event: &Event) -> Option<&Span> {
+        (0..=event.path.len()).rev().find_map(|len| self.node_at(event, &event.path[..len]))
+    }
+
+    /// The parent of a run, flow or agent starting with `event`: the innermost
+    /// node above it, or the tool call that runs it when an agent is used as a
+    /// tool (`use`), as the conventions nest agents called as tools.
+    pub(crate) fn parent_of_node(&self, event: &Event, agent: Option<&str>) -> Option<Id> {
+        (0..event.path.len()).rev().find_map(|len| {
+            let above = &event.path[..len];
+            let tool = agent.and_then(|agent| {
+                self.open.iter().rev().find(|o| {
+                    o.of(event) && o.path == above && matches!(&o.role, Role::Tool { tool, .. } if tool == agent)
+                })
+            });
+            tool.map(|o| &o.span).or_else(|| self.node_at(event, above)).and_then(Span::id)
+        })
+    }
+
+    fn node_at(&self, event: &Event, path: &[String]) -> Option<&Span> {
+        self.open.iter().rev().find(|o| o.of(event) && o.path == path && o.role.is_node()).map(|o| &o.span)
+    }
+}
