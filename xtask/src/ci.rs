@@ -9,10 +9,10 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "--workspace"], &[])?;
     // The editor-side tests drive the binaries `cargo test` just built.
-    step("cargo", &["build", "-p", "sr-cli", "-p", "sr-dap", "-p", "sr-lsp", "--bins"], &[])?;
+    step("cargo", &["build", "-p", "sr-cli", "-p", "sr-lsp", "--bins"], &[])?;
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
     let bin = |name: &str| target.join("debug").join(name).display().to_string();
-    step("bash", &["editors/vscode/test/dap/run.sh"], &[("SR_DAP", bin("sr-dap"))])?;
+    step("bash", &["editors/vscode/test/dap/run.sh"], &[("SR_BIN", bin("sr"))])?;
     step("bash", &["editors/ci.sh"], &[("SR_BIN", bin("sr"))])?;
     Ok(())
 }

@@ -327,3 +327,51 @@ flow other:
     assert_eq!(run.outcome.status, RunStatus::Failed);
     assert_eq!(run.outcome.error.unwrap().message, "there is no flow or agent named 'missing' to start");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_branch_fails_the_parallel_block_and_cancels_the_others() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow main:
+    parallel do
+        $a = run agent echo with "slow"
+        $b = run agent echo with "broken"
+    end
+    return $a
+"#;
+    let slow = ScriptedProvider::new().always(common_user_says("slow"), Reply::Text("late".into()));
+    let provider = Arc::new(FailFast { slow: slow.with_delay(Duration::from_secs(3600)) });
+    let started = tokio::time::Instant::now();
+    let run = run_source("parallel-fail", source, "go", provider, Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Failed);
+    let error = run.outcome.error.clone().unwrap().message;
+    assert!(error.contains("model openai/gpt-4o") && error.contains("broken model"), "{error}");
+    // The slow branch was cancelled, not waited for.
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert!(!run.payloads().iter().any(|p| matches!(p, Payload::AgentFinished { output, .. } if output == "late")));
+}
+
+/// Fails at once for "broken"; the slow script answers everything else.
+struct FailFast {
+    slow: ScriptedProvider,
+}
+
+impl sr_llm::Provider for FailFast {
+    fn chat(&self, request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
+        if common_user_says("broken")(&request) {
+            let error = sr_llm::LlmError::Api {
+                provider: "test".into(),
+                status: Some(400),
+                code: None,
+                message: "broken model".into(),
+                retry_after_ms: None,
+            };
+            return Box::pin(futures::stream::once(async move { Err(error) }));
+        }
+        self.slow.chat(request)
+    }
+}

@@ -1,6 +1,6 @@
-// Microsoft's DebugClient against the real sr-dap binary, on the fixture flow
-// replayed from its recording (no model, no network). run.sh builds the
-// binary and sets SR_DAP.
+// Microsoft's DebugClient against the real `sr dap`, on the fixture flow
+// replayed from its recording (no model, no network). run.sh builds `sr` and
+// sets SR_BIN.
 'use strict';
 
 const assert = require('assert');
@@ -8,7 +8,7 @@ const path = require('path');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const ROOT = path.resolve(__dirname, '../../../..');
-const ADAPTER = process.env.SR_DAP || path.join(ROOT, 'target/debug/sr-dap');
+const SR = process.env.SR_BIN || path.join(ROOT, 'target/debug/sr');
 const FIXTURES = path.join(ROOT, 'crates/sr-dap/tests/fixtures');
 const PROGRAM = path.join(FIXTURES, 'debug.sr');
 const LAUNCH = {
@@ -22,7 +22,7 @@ describe('sr-dap under DebugClient', function () {
   let dc;
 
   beforeEach(function () {
-    dc = new DebugClient(ADAPTER, '--stdio', 'streetrace', { cwd: FIXTURES });
+    dc = new DebugClient(SR, 'dap', 'streetrace', { cwd: FIXTURES });
     dc.defaultTimeout = 15000;
     return dc.start();
   });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The DebugClient tests of sr-dap: builds the adapter (unless $SR_DAP names
-# one), installs the pinned npm packages (`npm ci`), runs mocha. Without node
+# The DebugClient tests of `sr dap`: builds `sr` (unless $SR_BIN names it),
+# installs the pinned npm packages (`npm ci`), runs mocha. Without node
 # and npm the tests are skipped loudly, except in CI (CI=true), where that
 # is a failure.
 set -euo pipefail
@@ -16,13 +16,15 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     exit 0
 fi
 
-if [ -z "${SR_DAP:-}" ]; then
+if [ -z "${SR_BIN:-}" ]; then
     cd "$root"
-    cargo build --quiet -p sr-dap --bin sr-dap
+    cargo build --quiet -p sr-cli --bin sr
     target="${CARGO_TARGET_DIR:-target}"
     case "$target" in /*) ;; *) target="$root/$target" ;; esac
-    export SR_DAP="$target/debug/sr-dap"
+    export SR_BIN="$target/debug/sr"
 fi
+SR_BIN=$(realpath "$SR_BIN")
+export SR_BIN
 
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error
