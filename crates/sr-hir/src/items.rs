@@ -101,8 +101,10 @@ pub fn parse(db: &dyn Db, file: File) -> Parse {
     })
 }
 
-/// A top-level piece of some file's text, with its lookahead.
-#[salsa::interned]
+/// A top-level piece of some file's text, with its lookahead. Immortal: its
+/// parse then depends on nothing salsa must verify in later revisions, and
+/// the parses of pieces no file has any more are evicted (`lru`).
+#[salsa::interned(revisions = usize::MAX)]
 struct PieceText<'db> {
     #[returns(ref)]
     text: String,
@@ -112,7 +114,7 @@ struct PieceText<'db> {
     first: bool,
 }
 
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 65536)]
 fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Piece> {
     sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))
 }
@@ -174,7 +176,7 @@ pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
 /// The name an item is known by: its declared name, `default` for the unnamed
 /// agent, `on input`-style text for handlers, the source for imports.
 fn item_name(node: &SyntaxNode, kind: ItemKind) -> Name {
-    let name = |n: Option<ast::NameDef>| n.map(|n| Name::from(n.text())).unwrap_or_default();
+    let name = |n: Option<ast::NameDef>| n.map(|n| def_name(&n)).unwrap_or_default();
     match kind {
         ItemKind::Agent => {
             let n = name(ast::AgentDef::cast(node.clone()).and_then(|a| a.name()));
@@ -191,6 +193,19 @@ fn item_name(node: &SyntaxNode, kind: ItemKind) -> Name {
             import.source_token().map(|t| Name::from(t.text())).unwrap_or_default()
         }
         _ => name(node.children().find_map(ast::NameDef::cast)),
+    }
+}
+
+/// A definition's name; most are one token, read without building a string.
+fn def_name(name: &ast::NameDef) -> Name {
+    let mut tokens = name
+        .syntax()
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE);
+    match (tokens.next(), tokens.next()) {
+        (Some(only), None) => Name::from(only.text()),
+        _ => Name::from(name.text()),
     }
 }
 
