@@ -102,6 +102,20 @@ impl OpenSpans {
         })
     }
 
+    /// The code step in progress at the event's path: tool calls the agent's
+    /// code makes while it runs are its children, as a tool's own calls.
+    pub(crate) fn code_step(&self, event: &Event, code_execution: &str) -> Option<&Span> {
+        self.open
+            .iter()
+            .rev()
+            .find(|o| {
+                o.of(event)
+                    && o.path == event.path
+                    && matches!(&o.role, Role::Tool { tool, .. } if tool == code_execution)
+            })
+            .map(|o| &o.span)
+    }
+
     fn node_at(&self, event: &Event, path: &[String]) -> Option<&Span> {
         self.open.iter().rev().find(|o| o.of(event) && o.path == path && o.role.is_node()).map(|o| &o.span)
     }

@@ -172,7 +172,8 @@ impl State {
                 }
             }
             Payload::ToolCall { call_id, tool, args } => {
-                let span = spans::tool(self.parent(event), tool, call_id);
+                let parent = self.spans.code_step(event, spans::CODE_EXECUTION).and_then(Span::id);
+                let span = spans::tool(parent.or_else(|| self.parent(event)), tool, call_id);
                 if capture {
                     span.record("gen_ai.tool.call.arguments", args.to_string());
                 }

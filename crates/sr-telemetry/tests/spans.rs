@@ -317,3 +317,76 @@ async fn replayed_events_give_the_same_spans() {
     };
     assert_eq!(attributes(&replayed), attributes(&live.spans));
 }
+
+/// A coding agent's events as the runtime emits them: each step is a
+/// `code_execution` span, and the tool calls its code makes are its children.
+#[test]
+fn tool_calls_from_code_are_children_of_their_step() {
+    use sr_runtime::event::{Event, Payload, RunStatus, Usage};
+    let collector = Collector::new(TelemetryConfig::default());
+    let agent_path = vec!["agent:coder".to_string()];
+    let events = [
+        (vec![], Payload::RunStarted { workload: "w".into(), entry: "coder".into(), input: "sum".into() }),
+        (
+            agent_path.clone(),
+            Payload::AgentStarted { agent: "coder".into(), model: "openai/m".into(), input: "sum".into() },
+        ),
+        (agent_path.clone(), Payload::ModelRequest { model: "openai/m".into(), messages: 1, tools: vec![] }),
+        (
+            agent_path.clone(),
+            Payload::ModelResponse {
+                model: "openai/m".into(),
+                text: "code".into(),
+                tool_calls: vec![],
+                finish_reason: "stop".into(),
+                usage: Usage::default(),
+            },
+        ),
+        (agent_path.clone(), Payload::CodeStarted { step: 1, code: "read_file('a')".into() }),
+        (agent_path.clone(), Payload::ToolCall { call_id: "c1".into(), tool: "read_file".into(), args: json!({}) }),
+        (
+            agent_path.clone(),
+            Payload::ToolResult { call_id: "c1".into(), tool: "read_file".into(), result: json!("x"), is_error: false },
+        ),
+        (
+            agent_path.clone(),
+            Payload::CodeFinished { step: 1, outcome: "final_answer".into(), is_error: false, message: None },
+        ),
+        (agent_path.clone(), Payload::ToolCall { call_id: "c2".into(), tool: "write_file".into(), args: json!({}) }),
+        (
+            agent_path.clone(),
+            Payload::ToolResult {
+                call_id: "c2".into(),
+                tool: "write_file".into(),
+                result: json!("ok"),
+                is_error: false,
+            },
+        ),
+        (
+            agent_path.clone(),
+            Payload::AgentFinished { agent: "coder".into(), output: json!("3"), usage: Usage::default(), error: None },
+        ),
+        (
+            vec![],
+            Payload::RunFinished {
+                status: RunStatus::Completed,
+                result: Some(json!("3")),
+                error: None,
+                usage: Usage::default(),
+            },
+        ),
+    ];
+    for (seq, (path, payload)) in events.into_iter().enumerate() {
+        collector.telemetry.record(&Event { seq: seq as u64, invocation_id: "i".into(), path, payload });
+    }
+    // A call made after the step ended is the agent's own again.
+    expect![[r#"
+        invoke_workflow w
+          invoke_agent coder
+            chat m
+            code_execution
+              execute_tool read_file
+            execute_tool write_file
+    "#]]
+    .assert_eq(&collector.spans().tree());
+}
