@@ -81,8 +81,10 @@ impl Snapshot {
     pub fn capture(step: &Step<'_>) -> Snapshot {
         let call = match step.point {
             StepPoint::Statement { .. } => None,
-            StepPoint::ModelCall { agent, model } => {
-                Some(Call { name: format!("model {model}"), details: json!({"caller": agent, "model": model}) })
+            StepPoint::ModelCall { agent, request } => {
+                let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+                details["caller"] = json!(agent);
+                Some(Call { name: format!("model {}", request.model), details })
             }
             StepPoint::ToolCall { tool, args } => {
                 Some(Call { name: format!("tool {tool}"), details: json!({"tool": tool, "args": args}) })

@@ -89,7 +89,8 @@ mod tests {
     #[test]
     fn calls_are_one_level_deeper_than_their_frame() {
         let args = serde_json::json!({});
-        assert_eq!(depth(2, &StepPoint::ModelCall { agent: "a", model: "m" }), 3);
+        let request = sr_llm::ChatRequest::new("m", vec![]);
+        assert_eq!(depth(2, &StepPoint::ModelCall { agent: "a", request: &request }), 3);
         assert_eq!(depth(2, &StepPoint::ToolCall { tool: "t", args: &args }), 3);
     }
 }

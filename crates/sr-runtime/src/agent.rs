@@ -253,7 +253,7 @@ impl Runtime {
             thread: th.id,
             frames: &th.frames,
             vars: &mut th.vars,
-            point: StepPoint::ModelCall { agent, model: &request.model },
+            point: StepPoint::ModelCall { agent, request: &request },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
         if self.env.hook.on_step(step).await == Control::Terminate {

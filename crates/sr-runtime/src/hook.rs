@@ -13,9 +13,19 @@ use crate::event::Location;
 /// What is about to happen.
 #[derive(Debug, Clone, Copy)]
 pub enum StepPoint<'a> {
-    Statement { body: &'a BodySpec, stmt: StmtId },
-    ModelCall { agent: &'a str, model: &'a str },
-    ToolCall { tool: &'a str, args: &'a Value },
+    Statement {
+        body: &'a BodySpec,
+        stmt: StmtId,
+    },
+    /// `agent` is about to send `request` (what a debugger shows before it goes).
+    ModelCall {
+        agent: &'a str,
+        request: &'a sr_llm::ChatRequest,
+    },
+    ToolCall {
+        tool: &'a str,
+        args: &'a Value,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

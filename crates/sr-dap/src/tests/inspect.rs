@@ -77,6 +77,18 @@ async fn scopes_show_the_call_the_last_exchange_and_the_run() {
     h.stopped().await;
     h.step(StepKind::In);
     h.stopped().await;
+    // Before a model call, the request about to be sent.
+    let names: Vec<String> = h.frames(MAIN).into_iter().map(|f| f.0).collect();
+    assert_eq!(names, ["model openai/test", "agent reader", "flow main"]);
+    let request = h.children(h.scope(h.frame_id(MAIN, 0), "Call"));
+    let field =
+        |name: &str| request.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no {name}: {request:?}"));
+    assert_eq!((field("caller").value.as_str(), field("system").value.as_str()), ("\"reader\"", "\"Read files.\""));
+    let messages = h.children(field("messages").variables_reference);
+    assert!(messages[0].value.contains("read"), "{messages:?}");
+    let tools = h.children(field("tools").variables_reference);
+    let tool_names: Vec<String> = tools.iter().map(|t| h.children(t.variables_reference)[0].value.clone()).collect();
+    assert!(tool_names.contains(&"\"read_file\"".to_string()), "{tool_names:?}");
     h.step(StepKind::In);
     h.stopped().await;
     let names: Vec<String> = h.frames(MAIN).into_iter().map(|f| f.0).collect();
