@@ -4,8 +4,8 @@
 //! between; `summarize` asks the model for a summary of it first. The strategy
 //! is the agent's `history` property, else the `compaction` policy's; the
 //! policy also sets the trigger (`token_usage > 0.8`, `tokens > 4000.0`,
-//! `messages > 30.0`), what to `preserve` (`last N messages`, `$vars`,
-//! `tool results`) and the summarizing model (`use model`).
+//! `messages > 30.0`), what to `preserve` (`last N messages`, `$vars` or their
+//! names as strings, `tool results`) and the summarizing model (`use model`).
 
 use sr_hir::{BinaryOp, Body, Expr, ExprId, Literal, PreserveItem};
 use sr_llm::{ChatRequest, Message, Part, Role};
@@ -91,8 +91,10 @@ impl Runtime {
             match item {
                 PreserveItem::LastMessages(n) => policy.keep = usize::try_from(*n).unwrap_or(usize::MAX),
                 PreserveItem::Variable(name) => policy.variables.push(name.to_string()),
+                // Real files name variables as strings (`preserve: ["goals", "plan"]`).
+                PreserveItem::Text(name) => policy.variables.push(name.trim_start_matches('$').to_string()),
                 PreserveItem::ToolResults => policy.tool_results = true,
-                PreserveItem::Text(_) | PreserveItem::Expr(_) => {}
+                PreserveItem::Expr(_) => {}
             }
         }
         policy.model = data.use_model.clone();

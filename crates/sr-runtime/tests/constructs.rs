@@ -272,6 +272,48 @@ agent:
 }
 
 #[tokio::test]
+async fn compaction_keeps_the_variables_it_is_told_to_preserve() {
+    let source = r#"
+model main = openai/gpt-4o
+policy compaction:
+    trigger: messages > 3.0
+    strategy: truncate
+    preserve: [last 2 messages, $goal, "plan", "missing"]
+tool fs = builtin streetrace.fs
+prompt helper: """You read files."""
+agent reader:
+    instruction helper
+    tools fs
+
+flow main:
+    $goal = "ship it"
+    $plan = ["step one", "step two"]
+    $answer = run agent reader with $input_prompt
+    return $answer
+"#;
+    let dir = common::work_dir("preserve");
+    std::fs::write(dir.join("notes.txt"), "notes").unwrap();
+    let read = || Reply::Calls(vec![("read_file".into(), json!({"path": "notes.txt"}))]);
+    let provider = Arc::new(
+        ScriptedProvider::new()
+            .on(after_tool_results(), vec![read(), read(), Reply::Text("All read.".into())])
+            .on(|_| true, vec![read()]),
+    );
+    let options = Options { work_dir: dir, ..Default::default() };
+    let run = run_source("preserve", source, "read the notes", provider.clone(), options).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert!(!run.of_type("history_compaction").is_empty());
+    // The last request: the task, the note with the preserved variables, the last two messages.
+    let last = provider.requests().pop().unwrap();
+    let texts: Vec<String> = last.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(last.messages.len(), 4, "{texts:?}");
+    let note = &texts[1];
+    assert!(note.contains("earlier messages were removed"), "{note}");
+    assert!(note.contains("$goal = ship it") && note.contains("$plan = "), "{note}");
+    assert!(note.contains("step two") && !note.contains("$missing"), "{note}");
+}
+
+#[tokio::test]
 async fn usage_is_totalled_per_agent_and_per_run_with_costs_from_a_price_table() {
     let source = r#"
 model main = openai/gpt-4o
