@@ -17,7 +17,7 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn step(program: &str, args: &[&str], env: &[(&str, String)]) -> Result<(), String> {
+pub fn step(program: &str, args: &[&str], env: &[(&str, String)]) -> Result<(), String> {
     eprintln!("==> {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)

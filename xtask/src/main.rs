@@ -1,5 +1,6 @@
 //! Project automation: `cargo xtask <task>`.
 
+mod bench;
 mod ci;
 mod differential;
 mod e2e_vscode;
@@ -12,6 +13,10 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   ci  formatting, lints and every test (what .ci/run runs)
+  bench [CRATE...]
+      every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
+      sr-sandbox; the language server's latency and memory examples), or
+      those of the crates named
   differential [--cases N] [--seed S] [--save FILE]
       mutate the corpus, parse every mutant here and with upstream StreetRace
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
         Some("record-example") => record_example::run(&args[1..]),

@@ -1,0 +1,20 @@
+//! `cargo xtask bench`: every benchmark behind the README's figures, in one run.
+
+use crate::ci::step;
+
+/// Divan benches per crate, then the language server's latency and memory
+/// examples (they drive the real server, so they are programs, not benches).
+pub fn run(args: &[String]) -> Result<(), String> {
+    let crates = ["sr-syntax", "sr-hir", "sr-ide", "sr-runtime", "sr-sandbox"];
+    let only: Vec<&str> = args.iter().map(String::as_str).collect();
+    let wanted = |name: &str| only.is_empty() || only.contains(&name);
+    for name in crates.into_iter().filter(|c| wanted(c)) {
+        step("cargo", &["bench", "-p", name], &[])?;
+    }
+    if wanted("sr-lsp") {
+        for example in ["latency", "memory"] {
+            step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
+        }
+    }
+    Ok(())
+}
