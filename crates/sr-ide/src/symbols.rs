@@ -60,7 +60,9 @@ pub struct DocumentSymbol {
 pub(crate) fn document_symbols(db: &RootDatabase, path: &std::path::Path) -> Vec<DocumentSymbol> {
     let Some(file) = db.file(path) else { return Vec::new() };
     let mut out: Vec<DocumentSymbol> = Vec::new();
-    for &item in file_items(db, file) {
+    // A nameless item is what error recovery made of a broken line; editors
+    // refuse symbols without names.
+    for &item in file_items(db, file).iter().filter(|item| !item.name(db).is_empty()) {
         let symbol = item_symbol(db, item);
         match item.owner(db) {
             Some(_) => match out.last_mut() {
@@ -131,7 +133,7 @@ pub(crate) fn workspace_symbols(db: &RootDatabase, query: &str) -> Vec<Navigatio
     let mut out = Vec::new();
     for file in db.files() {
         for &item in file_items(db, file) {
-            if item.kind(db) == ItemKind::Import {
+            if item.kind(db) == ItemKind::Import || item.name(db).is_empty() {
                 continue;
             }
             if fuzzy_match(&item.name(db).to_lowercase(), &query) {
@@ -210,6 +212,21 @@ mod tests {
                 Flow main "main"
                   Variable $x "x"
                   Variable $item "item"
+            "#]],
+        );
+    }
+
+    #[test]
+    fn what_recovery_made_of_a_broken_line_has_no_symbol() {
+        check(
+            r#"
+            tool x = mcp "http://localhost/mcp" with timeout "120"
+            agent:
+                tools x
+            "#,
+            expect![[r#"
+                Tool x "x"
+                Agent default "agent"
             "#]],
         );
     }

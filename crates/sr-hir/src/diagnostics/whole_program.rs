@@ -306,7 +306,9 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
             continue;
         }
         let name = item.name(db).clone();
-        if used.contains(&(kind, name.clone())) || !reported.insert((kind, name.clone())) {
+        // A nameless item is what error recovery made of a broken line: its
+        // syntax error says all there is to say.
+        if name.is_empty() || used.contains(&(kind, name.clone())) || !reported.insert((kind, name.clone())) {
             continue;
         }
         out.push(SemanticDiagnostic {
