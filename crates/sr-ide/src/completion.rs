@@ -107,8 +107,11 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     if !text.is_char_boundary(at) {
         return Vec::new();
     }
-    let word_start =
-        text[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).map_or(0, |i| i + 1);
+    let word_start = text[..at]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let prefix = &text[word_start..at];
     let replace_range = TextRange::new(TextSize::from(word_start as u32), offset);
     let program = program(db, file);

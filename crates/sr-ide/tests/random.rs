@@ -1,0 +1,198 @@
+//! Bounded randomized robustness test of every IDE feature: on mutated corpus
+//! files (what a user has on screen mid-edit), at cursors spread over the text,
+//! nothing panics, every range lies inside the file on character boundaries,
+//! and nothing an editor refuses (a symbol or completion without a name) comes
+//! out.
+
+use std::path::{Path, PathBuf};
+
+use sr_ide::{AnalysisHost, DiagnosticsMode, FilePosition, FileRange, TextRange, TextSize};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const INSERTS: &[&str] =
+    &["\n", "\n    ", ":", "$", "${", "}", "\"", "\"\"\"", "(", ")", "do\n", "end", "agent", "run agent ", "x", "é"];
+
+/// `text` with a span deleted, duplicated, replaced or cut off, as a user
+/// mid-edit has it.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let bytes = text.as_bytes();
+    let (a, b) = (rng.below(bytes.len()), rng.below(bytes.len()));
+    let (a, b) = (a.min(b), a.max(b).min(a + 120));
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    match rng.below(4) {
+        0 => {
+            out.extend_from_slice(&bytes[..a]);
+            out.extend_from_slice(&bytes[b..]);
+        }
+        1 => {
+            out.extend_from_slice(&bytes[..b]);
+            out.extend_from_slice(&bytes[a..]);
+        }
+        2 => {
+            out.extend_from_slice(&bytes[..a]);
+            out.extend_from_slice(INSERTS[rng.below(INSERTS.len())].as_bytes());
+            out.extend_from_slice(&bytes[a..]);
+        }
+        _ => out.extend_from_slice(&bytes[..a]),
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+struct Checked<'a> {
+    text: &'a str,
+    what: String,
+}
+
+impl Checked<'_> {
+    fn range(&self, range: TextRange, feature: &str) {
+        let (start, end) = (usize::from(range.start()), usize::from(range.end()));
+        assert!(
+            end <= self.text.len() && self.text.is_char_boundary(start) && self.text.is_char_boundary(end),
+            "{feature}: range {range:?} is not inside the file ({} bytes)\n{}",
+            self.text.len(),
+            self.what
+        );
+    }
+
+    fn name(&self, name: &str, feature: &str) {
+        assert!(!name.trim().is_empty(), "{feature}: an empty name\n{}", self.what);
+    }
+}
+
+/// Every feature on `text`, at `cursors`.
+fn check_all(text: &str, cursors: &[TextSize], what: String) {
+    let path = PathBuf::from("/work/main.sr");
+    let mut host = AnalysisHost::new();
+    host.set_file(&path, text);
+    let analysis = host.analysis();
+    let check = Checked { text, what };
+    let at = |offset: TextSize| FilePosition { path: path.clone(), offset };
+    let here = Path::new(&path);
+
+    for mode in [DiagnosticsMode::Default, DiagnosticsMode::Upstream] {
+        for diagnostic in analysis.diagnostics(here, mode).unwrap() {
+            check.range(diagnostic.range, "diagnostic");
+        }
+    }
+    fn symbols(check: &Checked, list: &[sr_ide::DocumentSymbol]) {
+        for symbol in list {
+            check.name(&symbol.name, "document symbol");
+            check.range(symbol.full_range, "document symbol");
+            check.range(symbol.focus_range, "document symbol");
+            symbols(check, &symbol.children);
+        }
+    }
+    symbols(&check, &analysis.document_symbols(here).unwrap());
+    for target in analysis.workspace_symbols("").unwrap() {
+        check.name(&target.name, "workspace symbol");
+        check.range(target.full_range, "workspace symbol");
+    }
+    for token in analysis.highlight(here, None).unwrap() {
+        check.range(token.range, "semantic token");
+    }
+    for fold in analysis.folding_ranges(here).unwrap() {
+        check.range(fold.range, "folding range");
+    }
+    for hint in analysis.inlay_hints(here, None).unwrap() {
+        check.range(TextRange::empty(hint.offset), "inlay hint");
+    }
+    for runnable in analysis.runnables(here).unwrap() {
+        check.range(runnable.range, "code lens");
+    }
+    for ranges in analysis.selection_ranges(here, cursors).unwrap() {
+        ranges.iter().for_each(|r| check.range(*r, "selection range"));
+    }
+
+    for &offset in cursors {
+        let position = at(offset);
+        for target in analysis.goto_definition(&position).unwrap() {
+            check.range(target.focus_range, "definition");
+        }
+        for reference in analysis.find_references(&position, true).unwrap() {
+            check.range(reference.range, "reference");
+        }
+        for highlight in analysis.highlight_related(&position).unwrap() {
+            check.range(highlight.range, "document highlight");
+        }
+        if let Some(hover) = analysis.hover(&position).unwrap() {
+            check.range(hover.range, "hover");
+        }
+        for item in analysis.completions(&position).unwrap() {
+            check.name(&item.label, "completion");
+            check.range(item.replace_range, "completion");
+        }
+        if let Ok(range) = analysis.prepare_rename(&position).unwrap() {
+            check.range(range, "prepare rename");
+            if let Ok(change) = analysis.rename(&position, "renamed_name").unwrap() {
+                for (_, edits) in &change.edits {
+                    edits.iter().for_each(|e| check.range(e.range, "rename"));
+                }
+            }
+        }
+        let line_end = text[usize::from(offset)..].find('\n').map_or(text.len(), |n| usize::from(offset) + n);
+        let range = TextRange::new(offset, TextSize::from(line_end as u32));
+        for action in analysis.code_actions(&FileRange { path: path.clone(), range }).unwrap() {
+            for (_, edits) in &action.change.edits {
+                edits.iter().for_each(|e| check.range(e.range, "code action"));
+            }
+        }
+        if let Some(item) = analysis.prepare_call_hierarchy(&position).unwrap() {
+            for (caller, ranges) in analysis.incoming_calls(&item).unwrap() {
+                check.name(&caller.name, "incoming call");
+                ranges.iter().for_each(|r| check.range(*r, "incoming call"));
+            }
+            for (callee, _) in analysis.outgoing_calls(&item).unwrap() {
+                check.name(&callee.name, "outgoing call");
+            }
+        }
+    }
+}
+
+/// Cursor offsets spread over `text`, on character boundaries, both ends included.
+fn cursors(text: &str, rng: &mut Rng, count: usize) -> Vec<TextSize> {
+    let mut out = vec![TextSize::from(0), TextSize::from(text.len() as u32)];
+    for _ in 0..count {
+        let mut offset = rng.below(text.len() + 1);
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        out.push(TextSize::from(offset as u32));
+    }
+    out
+}
+
+#[test]
+fn every_feature_survives_mutated_corpus_files() {
+    let files = sr_testing::upstream_files();
+    assert!(!files.is_empty());
+    let seed = std::env::var("SR_RANDOM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x1DE5);
+    let mut rng = Rng(seed);
+    for round in 0..rounds() {
+        let (name, text) = &files[round % files.len()];
+        let mut mutated = mutate(text, &mut rng);
+        for _ in 0..rng.below(3) {
+            mutated = mutate(&mutated, &mut rng);
+        }
+        let cursors = cursors(&mutated, &mut rng, 12);
+        check_all(&mutated, &cursors, format!("mutant {round} of {name}:\n{mutated}"));
+    }
+}
+
+/// 240 in the test suite; `SR_RANDOM_ROUNDS` (and `SR_RANDOM_SEED`) for a longer search.
+fn rounds() -> usize {
+    std::env::var("SR_RANDOM_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(240)
+}
