@@ -115,3 +115,41 @@ fn every_parser_fixture() {
         .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()));
     assert!(check_all(texts) >= 10);
 }
+
+/// Corpus files with lines deleted, duplicated, re-indented or moved: the
+/// texts a user has mid-edit that still parse (the others are refused).
+#[test]
+fn line_mutants_of_corpus_files() {
+    let files = sr_testing::upstream_files();
+    let rounds = std::env::var("SR_RANDOM_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(300);
+    let mut state: u64 = 0xF0F0;
+    let mut below = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let mut texts = Vec::new();
+    for round in 0..rounds {
+        let (name, text) = &files[round % files.len()];
+        let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+        for _ in 0..1 + below(3) {
+            let at = below(lines.len());
+            match below(4) {
+                0 => drop(lines.remove(at)),
+                1 => lines.insert(at, lines[at].clone()),
+                2 => lines[at] = format!("    {}", lines[at]),
+                _ => {
+                    let line = lines.remove(at);
+                    let to = below(lines.len() + 1);
+                    lines.insert(to, line);
+                }
+            }
+            if lines.is_empty() {
+                break;
+            }
+        }
+        texts.push((format!("mutant {round} of {name}"), lines.concat()));
+    }
+    assert!(check_all(texts) > rounds / 10);
+}
