@@ -352,7 +352,10 @@ impl Runtime {
                     let answer = self.agent_turns(th, sub, request, Vec::new()).await?;
                     (Value::String(answer), false)
                 }
-                (Ok(_), Some(Callable::Transfer(_))) => unreachable!("transfers are handled by the loop"),
+                // The model's transfers are handled by the turn loop; code cannot transfer.
+                (Ok(_), Some(Callable::Transfer(_))) => {
+                    (json!(format!("'{}' hands the conversation over; only the model can call it", call.name)), true)
+                }
             }
         };
         let content = self.guard_tool_result(th, agent, &call.name, content).await?;
