@@ -157,7 +157,7 @@ fn call_function(name: &str, args: &[Value]) -> EvalResult<Value> {
         },
         "bool" => Value::Bool(value::truthy(one()?)),
         "abs" => match one()? {
-            Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap().abs()),
+            Value::Number(n) if let Some(v) = n.as_i64().and_then(i64::checked_abs) => Value::from(v),
             Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0).abs()),
             other => return Err(ValueError(format!("abs() of a {}", value::type_name(other)))),
         },

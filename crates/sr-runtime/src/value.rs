@@ -98,10 +98,17 @@ pub fn sub(a: &Value, b: &Value) -> Result<Value> {
     arithmetic(a, b, "-", |x, y| x.checked_sub(y), |x, y| x - y)
 }
 
+/// The longest string `*` makes (Python would try and run out of memory).
+const MAX_REPEATED_STRING: usize = 64 << 20;
+
 pub fn mul(a: &Value, b: &Value) -> Result<Value> {
     match (a, b) {
-        (Value::String(s), n) | (n, Value::String(s)) if as_int(n).is_some() => {
-            Ok(Value::String(s.repeat(as_int(n).unwrap().max(0) as usize)))
+        (Value::String(s), n) | (n, Value::String(s)) if let Some(times) = as_int(n) => {
+            let times = usize::try_from(times).unwrap_or(0);
+            match s.len().checked_mul(times) {
+                Some(len) if len <= MAX_REPEATED_STRING => Ok(Value::String(s.repeat(times))),
+                _ => err(format!("a string repeated {times} times is too long")),
+            }
         }
         _ => arithmetic(a, b, "*", |x, y| x.checked_mul(y), |x, y| x * y),
     }
@@ -136,7 +143,7 @@ pub fn rem(a: &Value, b: &Value) -> Result<Value> {
 
 pub fn neg(a: &Value) -> Result<Value> {
     match a {
-        Value::Number(n) if n.is_i64() => Ok(Value::from(-n.as_i64().unwrap())),
+        Value::Number(n) if let Some(v) = n.as_i64().and_then(i64::checked_neg) => Ok(Value::from(v)),
         Value::Number(n) => Ok(number(-n.as_f64().unwrap_or(0.0))),
         other => err(format!("cannot negate a {}", type_name(other))),
     }
@@ -306,6 +313,14 @@ mod tests {
         assert!(div(&json!(1), &json!(0)).is_err());
         assert_eq!(mul(&json!("ab"), &json!(2)).unwrap(), json!("abab"));
         assert_eq!(neg(&json!(2)).unwrap(), json!(-2));
+    }
+
+    #[test]
+    fn extremes_are_errors_or_floats_never_panics() {
+        assert_eq!(mul(&json!("ab"), &json!(-3)).unwrap(), json!(""));
+        assert!(mul(&json!("ab"), &json!(i64::MAX)).unwrap_err().0.contains("too long"));
+        assert_eq!(neg(&json!(i64::MIN)).unwrap(), json!(9.223372036854776e18));
+        assert_eq!(mul(&json!(i64::MAX), &json!(2)).unwrap(), json!(1.8446744073709552e19));
     }
 
     #[test]
