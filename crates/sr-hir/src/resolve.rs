@@ -135,6 +135,9 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
         let kind = item.kind(db);
         match kind {
             ItemKind::Import => {}
+            // What error recovery made of a broken line: nothing can refer to it,
+            // and two of them are not duplicates. (The unnamed agent is `default`.)
+            _ if item.name(db).is_empty() => {}
             ItemKind::Handler => program.handlers.push(item),
             ItemKind::Prompt => merge_prompt(db, &mut program.prompts, item, &mut diagnostics),
             ItemKind::Policy => {

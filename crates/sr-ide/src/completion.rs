@@ -142,8 +142,7 @@ struct Completions<'a, 'db> {
 
 impl<'a> Completions<'a, '_> {
     fn add(&mut self, label: &str, kind: CompletionKind, detail: Option<String>, insert_text: String) {
-        // Nameless items come from error recovery; there is nothing to insert.
-        let matches = !label.is_empty() && label.to_lowercase().starts_with(&self.prefix.to_lowercase());
+        let matches = label.to_lowercase().starts_with(&self.prefix.to_lowercase());
         if matches && !self.out.iter().any(|c| c.label == label && c.kind == kind) {
             self.out.push(CompletionItem {
                 label: label.to_string(),
