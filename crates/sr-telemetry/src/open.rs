@@ -93,26 +93,23 @@ impl OpenSpans {
     pub(crate) fn parent_of_node(&self, event: &Event, agent: Option<&str>) -> Option<Id> {
         (0..event.path.len()).rev().find_map(|len| {
             let above = &event.path[..len];
-            let tool = agent.and_then(|agent| {
-                self.open.iter().rev().find(|o| {
-                    o.of(event) && o.path == above && matches!(&o.role, Role::Tool { tool, .. } if tool == agent)
-                })
-            });
-            tool.map(|o| &o.span).or_else(|| self.node_at(event, above)).and_then(Span::id)
+            let tool = agent.and_then(|agent| self.tool_at(event, above, agent));
+            tool.or_else(|| self.node_at(event, above)).and_then(Span::id)
         })
     }
 
     /// The code step in progress at the event's path: tool calls the agent's
     /// code makes while it runs are its children, as a tool's own calls.
-    pub(crate) fn code_step(&self, event: &Event, code_execution: &str) -> Option<&Span> {
+    pub(crate) fn code_step(&self, event: &Event) -> Option<&Span> {
+        self.tool_at(event, &event.path, crate::spans::CODE_EXECUTION)
+    }
+
+    /// The innermost open call of `tool` at `path`.
+    fn tool_at(&self, event: &Event, path: &[String], tool: &str) -> Option<&Span> {
         self.open
             .iter()
             .rev()
-            .find(|o| {
-                o.of(event)
-                    && o.path == event.path
-                    && matches!(&o.role, Role::Tool { tool, .. } if tool == code_execution)
-            })
+            .find(|o| o.of(event) && o.path == path && matches!(&o.role, Role::Tool { tool: t, .. } if t == tool))
             .map(|o| &o.span)
     }
 

@@ -172,7 +172,7 @@ impl State {
                 }
             }
             Payload::ToolCall { call_id, tool, args } => {
-                let parent = self.spans.code_step(event, spans::CODE_EXECUTION).and_then(Span::id);
+                let parent = self.spans.code_step(event).and_then(Span::id);
                 let span = spans::tool(parent.or_else(|| self.parent(event)), tool, call_id);
                 if capture {
                     span.record("gen_ai.tool.call.arguments", args.to_string());
