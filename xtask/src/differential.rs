@@ -8,24 +8,7 @@ use sr_syntax::{Code, LineIndex, SyntaxKind, lexer};
 
 use crate::{flag, root};
 
-/// A small deterministic generator (xorshift64*), so runs are reproducible.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+pub use sr_testing::random::Rng;
 
 const VOCABULARY: &[&str] = &[
     "x",

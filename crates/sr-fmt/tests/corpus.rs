@@ -122,13 +122,8 @@ fn every_parser_fixture() {
 fn line_mutants_of_corpus_files() {
     let files = sr_testing::upstream_files();
     let rounds = std::env::var("SR_RANDOM_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(300);
-    let mut state: u64 = 0xF0F0;
-    let mut below = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    };
+    let mut rng = sr_testing::random::Rng::new(0xF0F0);
+    let mut below = |n: usize| rng.below(n);
     let mut texts = Vec::new();
     for round in 0..rounds {
         let (name, text) = &files[round % files.len()];

@@ -7,50 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use sr_ide::{AnalysisHost, DiagnosticsMode, FilePosition, FileRange, TextRange, TextSize};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use sr_testing::random::{Rng, mutate};
 
 const INSERTS: &[&str] =
     &["\n", "\n    ", ":", "$", "${", "}", "\"", "\"\"\"", "(", ")", "do\n", "end", "agent", "run agent ", "x", "é"];
-
-/// `text` with a span deleted, duplicated, replaced or cut off, as a user
-/// mid-edit has it.
-fn mutate(text: &str, rng: &mut Rng) -> String {
-    let bytes = text.as_bytes();
-    let (a, b) = (rng.below(bytes.len()), rng.below(bytes.len()));
-    let (a, b) = (a.min(b), a.max(b).min(a + 120));
-    let mut out = Vec::with_capacity(bytes.len() + 16);
-    match rng.below(4) {
-        0 => {
-            out.extend_from_slice(&bytes[..a]);
-            out.extend_from_slice(&bytes[b..]);
-        }
-        1 => {
-            out.extend_from_slice(&bytes[..b]);
-            out.extend_from_slice(&bytes[a..]);
-        }
-        2 => {
-            out.extend_from_slice(&bytes[..a]);
-            out.extend_from_slice(INSERTS[rng.below(INSERTS.len())].as_bytes());
-            out.extend_from_slice(&bytes[a..]);
-        }
-        _ => out.extend_from_slice(&bytes[..a]),
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 struct Checked<'a> {
     text: &'a str,
@@ -180,12 +140,12 @@ fn every_feature_survives_mutated_corpus_files() {
     let files = sr_testing::upstream_files();
     assert!(!files.is_empty());
     let seed = std::env::var("SR_RANDOM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x1DE5);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     for round in 0..rounds() {
         let (name, text) = &files[round % files.len()];
-        let mut mutated = mutate(text, &mut rng);
+        let mut mutated = mutate(text, &mut rng, INSERTS);
         for _ in 0..rng.below(3) {
-            mutated = mutate(&mutated, &mut rng);
+            mutated = mutate(&mutated, &mut rng, INSERTS);
         }
         let cursors = cursors(&mutated, &mut rng, 12);
         check_all(&mutated, &cursors, format!("mutant {round} of {name}:\n{mutated}"));

@@ -3,23 +3,8 @@
 //! parsing piece by piece gives exactly the whole-file parse.
 //! (The unbounded version is the cargo-fuzz target in `fuzz/`.)
 
-use std::path::Path;
-
 use sr_syntax::{KEYWORDS, parse, pieces};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use sr_testing::random::{Rng, mutate};
 
 const PIECES: &[&str] = &[
     " ",
@@ -77,7 +62,7 @@ fn check(text: &str) {
 
 #[test]
 fn token_soup_never_panics() {
-    let mut rng = Rng(0x5EED);
+    let mut rng = Rng::new(0x5EED);
     for _ in 0..3000 {
         let mut text = String::new();
         for _ in 0..rng.below(60) {
@@ -96,46 +81,9 @@ fn token_soup_never_panics() {
 
 #[test]
 fn mutated_corpus_files_never_panic() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/upstream/files");
-    let mut files = Vec::new();
-    let mut stack = vec![dir];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "sr") {
-                files.push(std::fs::read_to_string(path).unwrap());
-            }
-        }
-    }
-    files.sort();
-    let mut rng = Rng(0xC0FFEE);
+    let files = sr_testing::upstream_files();
+    let mut rng = Rng::new(0xC0FFEE);
     for round in 0..3000 {
-        let text = &files[round % files.len()];
-        let bytes = text.as_bytes();
-        let mut mutated = Vec::with_capacity(bytes.len());
-        let (a, b) = (rng.below(bytes.len()), rng.below(bytes.len()));
-        let (a, b) = (a.min(b), a.max(b).min(a + 200));
-        match rng.below(4) {
-            0 => {
-                mutated.extend_from_slice(&bytes[..a]);
-                mutated.extend_from_slice(&bytes[b..]);
-            }
-            1 => {
-                mutated.extend_from_slice(&bytes[..b]);
-                mutated.extend_from_slice(&bytes[a..]);
-            }
-            2 => {
-                mutated.extend_from_slice(&bytes[..a]);
-                mutated.extend_from_slice(PIECES[rng.below(PIECES.len())].as_bytes());
-                mutated.extend_from_slice(&bytes[a..]);
-            }
-            _ => {
-                mutated.extend_from_slice(bytes);
-                mutated.truncate(a);
-            }
-        }
-        check(&String::from_utf8_lossy(&mutated));
+        check(&mutate(&files[round % files.len()].1, &mut rng, PIECES));
     }
 }
