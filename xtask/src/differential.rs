@@ -53,6 +53,29 @@ const VOCABULARY: &[&str] = &[
     "#c\n",
 ];
 
+/// Upstream's verdicts on `cases` (id, source), one JSON value per case in
+/// order, from `script` in `xtask/upstream/` run by the Python in
+/// `$STREETRACE_PYTHON` (default `/opt/upstream/bin/python`).
+pub fn ask_upstream(script: &str, cases: &[(String, String)]) -> Result<Vec<Value>, String> {
+    let python = std::env::var("STREETRACE_PYTHON").unwrap_or_else(|_| "/opt/upstream/bin/python".to_string());
+    let mut child = Command::new(&python)
+        .arg(root().join("xtask/upstream").join(script))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start upstream oracle {python}: {e}"))?;
+    let mut stdin = child.stdin.take().unwrap();
+    let input: String =
+        cases.iter().map(|(id, source)| json!({"id": id, "source": source}).to_string() + "\n").collect();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    writer.join().unwrap().map_err(|e| e.to_string())?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("the oracle answered {l:?}: {e}")))
+        .collect()
+}
+
 pub fn seeds() -> Vec<String> {
     let corpus = root().join("fixtures/upstream");
     let mut seeds: Vec<String> = std::fs::read_to_string(corpus.join("snippets.jsonl"))
@@ -231,7 +254,6 @@ fn statement(rng: &mut Rng) -> String {
 pub fn run(args: &[String]) -> Result<(), String> {
     let count: usize = flag(args, "--cases").map_or(Ok(2000), str::parse).map_err(|e| format!("--cases: {e}"))?;
     let seed: u64 = flag(args, "--seed").map_or(Ok(1), str::parse).map_err(|e| format!("--seed: {e}"))?;
-    let python = std::env::var("STREETRACE_PYTHON").unwrap_or_else(|_| "/opt/upstream/bin/python".to_string());
     let seeds = seeds();
     let mut rng = Rng::new(seed);
     let mut cases = Vec::with_capacity(count);
@@ -251,20 +273,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
 
-    let mut child = Command::new(&python)
-        .arg(root().join("xtask/upstream/oracle.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start upstream oracle {python}: {e}"))?;
-    let mut stdin = child.stdin.take().unwrap();
-    let input: String =
-        cases.iter().map(|(id, source)| json!({"id": id, "source": source}).to_string() + "\n").collect();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    writer.join().unwrap().map_err(|e| e.to_string())?;
-    let verdicts: Vec<Value> =
-        String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let verdicts = ask_upstream("oracle.py", &cases)?;
     if verdicts.len() != cases.len() {
         return Err(format!("the oracle answered {} of {} cases", verdicts.len(), cases.len()));
     }

@@ -5,13 +5,12 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use sr_hir::{RootDatabase, file_diagnostics};
 use sr_syntax::LineIndex;
 
-use crate::differential::Rng;
+use crate::differential::{Rng, ask_upstream};
 use crate::{flag, root};
 
 const NAMES: &[&str] = &["alpha", "beta", "gamma", "main", "default", "helper", "x", "y", "result", "items"];
@@ -156,25 +155,11 @@ fn statement(rng: &mut Rng, depth: usize) -> String {
 pub fn run(args: &[String]) -> Result<(), String> {
     let count: usize = flag(args, "--cases").map_or(Ok(500), str::parse).map_err(|e| format!("--cases: {e}"))?;
     let seed: u64 = flag(args, "--seed").map_or(Ok(1), str::parse).map_err(|e| format!("--seed: {e}"))?;
-    let python = std::env::var("STREETRACE_PYTHON").unwrap_or_else(|_| "/opt/upstream/bin/python".to_string());
     let mut rng = Rng::new(seed);
     let cases: Vec<(String, String)> =
         (0..count).map(|i| (format!("semantic-{seed}-{i}"), program(&mut rng))).collect();
 
-    let mut child = Command::new(&python)
-        .arg(root().join("xtask/upstream/check_oracle.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start upstream oracle {python}: {e}"))?;
-    let mut stdin = child.stdin.take().unwrap();
-    let input: String =
-        cases.iter().map(|(id, source)| json!({"id": id, "source": source}).to_string() + "\n").collect();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    writer.join().unwrap().map_err(|e| e.to_string())?;
-    let verdicts: Vec<Value> =
-        String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let verdicts = ask_upstream("check_oracle.py", &cases)?;
 
     let mut db = RootDatabase::default();
     let mut mismatches = Vec::new();
