@@ -1,28 +1,19 @@
 //! The default backend, bubblewrap.
 
+#[macro_use]
 mod support;
 
 use std::sync::Arc;
 
 use sr_sandbox::{Backend, Bubblewrap};
-use support::{require, suite};
+use support::require;
 
 fn backend() -> Option<Arc<dyn Backend>> {
     require(Bubblewrap::available(), "bubblewrap (bwrap)").then(|| Arc::new(Bubblewrap::default()) as Arc<dyn Backend>)
 }
 
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {$(
-        #[tokio::test]
-        async fn $name() {
-            if let Some(backend) = backend() {
-                suite::$name(backend).await;
-            }
-        }
-    )*};
-}
-
 scenarios!(
+    backend();
     tools_and_state,
     tool_errors,
     wrong_token_refused,

@@ -1,12 +1,13 @@
 //! The container backend through bollard, against podman's Docker-compatible API
 //! service with runc and an image imported from the host's Python (no registry).
 
+#[macro_use]
 mod support;
 
 use std::sync::Arc;
 
 use sr_sandbox::{Backend, Container};
-use support::{podman, require, suite};
+use support::{podman, require};
 
 async fn backend() -> Option<Arc<dyn Backend>> {
     let socket = podman::socket();
@@ -19,18 +20,8 @@ async fn backend() -> Option<Arc<dyn Backend>> {
     Some(Arc::new(Container::connect(socket, image).await.expect("the podman service answers")))
 }
 
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {$(
-        #[tokio::test]
-        async fn $name() {
-            if let Some(backend) = backend().await {
-                suite::$name(backend).await;
-            }
-        }
-    )*};
-}
-
 scenarios!(
+    backend().await;
     tools_and_state,
     tool_errors,
     wrong_token_refused,

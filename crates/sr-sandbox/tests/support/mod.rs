@@ -1,10 +1,25 @@
 //! Shared helpers: a recording tool host, sessions, and the skip rule for missing
 //! sandboxes (loud outside CI, a failure in CI).
 
-#![allow(dead_code)]
+// Each test binary uses part of this.
+#![allow(dead_code, unused_macros)]
 
 pub mod podman;
 pub mod suite;
+
+/// One `#[tokio::test]` per named scenario of `suite` on `$backend`, an
+/// expression (it may `.await`) giving `Option<Arc<dyn Backend>>`: `None`
+/// skips the scenario (see [`require`]).
+macro_rules! scenarios {
+    ($backend:expr; $($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            if let Some(backend) = $backend {
+                support::suite::$name(backend).await;
+            }
+        }
+    )*};
+}
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
