@@ -114,7 +114,7 @@ pub use crate::openai::OpenAi;
 pub use crate::price::{Price, PriceTable};
 pub use crate::provider::{ChatStream, Endpoint, Provider};
 pub use crate::retry::{RetryPolicy, Sleeper, TokioSleeper};
-pub use crate::router::{Route, Router};
+pub use crate::router::{Route, Router, bare_model_prefix};
 pub use crate::secret::ApiKey;
 pub use crate::types::{
     ChatEvent, ChatRequest, ChatResponse, FinishReason, Message, Part, Role, ToolCall, ToolResult, ToolSpec, Usage,

@@ -101,6 +101,12 @@ const BARE_NAMES: &[(&str, &str)] = &[
     ("gemini-", "gemini"),
 ];
 
+/// The router prefix of a model name given without one (`gpt-4o` is
+/// `openai`), as LiteLLM reads them.
+pub fn bare_model_prefix(model: &str) -> Option<&'static str> {
+    BARE_NAMES.iter().find(|(start, _)| model.starts_with(start)).map(|(_, prefix)| *prefix)
+}
+
 /// A provider for every model string, configured from the environment.
 pub struct Router {
     http: HttpClient,
@@ -166,8 +172,7 @@ impl Router {
                 return Ok(Route { provider: self.provider(backend)?, model: rest.to_owned() });
             }
         }
-        let bare = BARE_NAMES.iter().find(|(start, _)| model.starts_with(start));
-        match bare.and_then(|(_, prefix)| BACKENDS.iter().find(|backend| backend.prefix == *prefix)) {
+        match bare_model_prefix(model).and_then(|prefix| BACKENDS.iter().find(|backend| backend.prefix == prefix)) {
             Some(backend) => Ok(Route { provider: self.provider(backend)?, model: model.to_owned() }),
             None => Err(LlmError::UnknownProvider {
                 model: model.to_owned(),

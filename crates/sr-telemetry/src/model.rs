@@ -14,29 +14,11 @@ const PROVIDERS: &[(&str, &str)] = &[
     ("xai", "x_ai"),
 ];
 
-/// Model names that reach a provider without a prefix (as the router reads them).
-const BARE_NAMES: &[(&str, &str)] = &[
-    ("gpt-", "openai"),
-    ("chatgpt-", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("claude-", "anthropic"),
-    ("gemini-", "gcp.gemini"),
-];
-
-/// `(provider, model)` of a model string.
+/// `(provider, model)` of a model string; a name without a prefix gets the
+/// one the router gives it.
 pub(crate) fn split(model: &str) -> (&str, &str) {
-    match model.split_once('/') {
-        Some((prefix, id)) => {
-            let provider = PROVIDERS.iter().find(|(p, _)| *p == prefix).map_or(prefix, |(_, name)| name);
-            (provider, id)
-        }
-        None => {
-            let provider = BARE_NAMES.iter().find(|(start, _)| model.starts_with(start)).map_or("unknown", |(_, p)| p);
-            (provider, model)
-        }
-    }
+    let (prefix, id) = model.split_once('/').unwrap_or((sr_llm::bare_model_prefix(model).unwrap_or("unknown"), model));
+    (PROVIDERS.iter().find(|(p, _)| *p == prefix).map_or(prefix, |(_, name)| name), id)
 }
 
 #[cfg(test)]
