@@ -8,9 +8,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use sr_llm::{
-    ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec as LlmToolSpec,
-};
+use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec};
 
 use crate::event::{Payload, Usage};
 use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
@@ -142,7 +140,7 @@ impl Runtime {
         system: Option<String>,
         messages: Vec<Message>,
         callables: &[(String, Callable)],
-        tools: Vec<LlmToolSpec>,
+        tools: Vec<ToolSpec>,
     ) -> Result<String, RunError> {
         let policy = self.agent_policy(name);
         let Some(limit) = policy.timeout else {
@@ -175,7 +173,7 @@ impl Runtime {
         system: Option<String>,
         mut messages: Vec<Message>,
         callables: &[(String, Callable)],
-        tools: Vec<LlmToolSpec>,
+        tools: Vec<ToolSpec>,
     ) -> Result<String, RunError> {
         let spec = &self.program.agents[name];
         let settings = self.program.models.values().find(|m| m.id == model);
@@ -370,7 +368,7 @@ impl Runtime {
 
     /// The tools of an agent: builtin and MCP tools, `use` agents, and the
     /// transfer tool for `delegate`.
-    fn agent_tools(&self, name: &str) -> (Vec<(String, Callable)>, Vec<LlmToolSpec>) {
+    fn agent_tools(&self, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
         let spec = &self.program.agents[name];
         let mut callables: Vec<(String, Callable)> = Vec::new();
         let mut seen = HashSet::new();
@@ -410,11 +408,8 @@ impl Runtime {
         let specs = callables
             .iter()
             .map(|(tool_name, callable)| match callable {
-                Callable::Tool(tool) => {
-                    let s = tool.spec();
-                    LlmToolSpec { name: s.name, description: s.description, parameters: s.parameters }
-                }
-                Callable::Agent(agent) => LlmToolSpec {
+                Callable::Tool(tool) => tool.spec(),
+                Callable::Agent(agent) => ToolSpec {
                     name: tool_name.clone(),
                     description: self.program.agents[agent.as_str()]
                         .data
@@ -427,7 +422,7 @@ impl Runtime {
                         "required": ["request"],
                     }),
                 },
-                Callable::Transfer(targets) => LlmToolSpec {
+                Callable::Transfer(targets) => ToolSpec {
                     name: TRANSFER.to_string(),
                     description: format!(
                         "Hand the conversation over to another agent who answers the user: {}",

@@ -14,14 +14,8 @@ use sr_hir::ToolData;
 
 pub use jail::Jail;
 
-/// What a model sees of a tool.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// JSON schema of the arguments object.
-    pub parameters: Value,
-}
+/// What a model sees of a tool: the providers' own declaration.
+pub use sr_llm::ToolSpec;
 
 /// A tool failure the model is told about (it is not a run failure).
 #[derive(Debug, Clone, PartialEq, Eq)]
