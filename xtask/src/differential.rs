@@ -1,6 +1,7 @@
 //! Differential testing of the parser against upstream's Lark/Earley parser.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -74,6 +75,28 @@ pub fn ask_upstream(script: &str, cases: &[(String, String)]) -> Result<Vec<Valu
         .lines()
         .map(|l| serde_json::from_str(l).map_err(|e| format!("the oracle answered {l:?}: {e}")))
         .collect()
+}
+
+/// Writes the disagreements to `target/differential/<report>` (returned) and
+/// appends the saved agreements to `save`, when given.
+pub fn write_results(
+    report: &str,
+    mismatches: &[Value],
+    save: Option<&str>,
+    saved: &[Value],
+) -> Result<PathBuf, String> {
+    let out = root().join("target/differential");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let report = out.join(report);
+    std::fs::write(&report, mismatches.iter().map(|m| m.to_string() + "\n").collect::<String>())
+        .map_err(|e| e.to_string())?;
+    if let Some(path) = save {
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| e.to_string())?;
+        for entry in saved {
+            writeln!(file, "{entry}").map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(report)
 }
 
 pub fn seeds() -> Vec<String> {
@@ -317,17 +340,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             saved.push(json!({"id": id, "source": source, "upstream": verdict}));
         }
     }
-    let out = root().join("target/differential");
-    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    let report = out.join("mismatches.jsonl");
-    std::fs::write(&report, mismatches.iter().map(|m| m.to_string() + "\n").collect::<String>())
-        .map_err(|e| e.to_string())?;
-    if let Some(path) = flag(args, "--save") {
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| e.to_string())?;
-        for entry in &saved {
-            writeln!(file, "{entry}").map_err(|e| e.to_string())?;
-        }
-    }
+    let report = write_results("mismatches.jsonl", &mismatches, flag(args, "--save"), &saved)?;
     println!(
         "{} cases: {agree_ok} accepted by both, {agree_err} rejected by both on the same line, {} disagreements (see {})",
         cases.len(),

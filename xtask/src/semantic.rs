@@ -4,14 +4,13 @@
 //! `--compat upstream` mode.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 
 use serde_json::json;
 use sr_hir::{RootDatabase, file_diagnostics};
 use sr_syntax::LineIndex;
 
-use crate::differential::{Rng, ask_upstream};
-use crate::{flag, root};
+use crate::differential::{Rng, ask_upstream, write_results};
+use crate::flag;
 
 const NAMES: &[&str] = &["alpha", "beta", "gamma", "main", "default", "helper", "x", "y", "result", "items"];
 
@@ -181,17 +180,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             mismatches.push(json!({"id": id, "source": source, "upstream": diagnostics, "ours": format!("{ours:?}")}));
         }
     }
-    let out = root().join("target/differential");
-    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    let report = out.join("semantic-mismatches.jsonl");
-    std::fs::write(&report, mismatches.iter().map(|m| m.to_string() + "\n").collect::<String>())
-        .map_err(|e| e.to_string())?;
-    if let Some(path) = flag(args, "--save") {
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| e.to_string())?;
-        for entry in &saved {
-            writeln!(file, "{entry}").map_err(|e| e.to_string())?;
-        }
-    }
+    let report = write_results("semantic-mismatches.jsonl", &mismatches, flag(args, "--save"), &saved)?;
     println!("{} programs: {agreed} agree, {} disagree (see {})", cases.len(), mismatches.len(), report.display());
     Ok(())
 }
