@@ -1,25 +1,9 @@
 //! `sr check` end to end: exit codes, text and JSON output.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use common::{sr, temp_dir};
 use expect_test::expect;
-
-fn sr(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sr")).args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
-
-fn temp_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sr-check-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    for (path, text) in files {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
 
 const VALID: &str = "model main = anthropic/claude\nprompt p: \"\"\"Hi\"\"\"\nagent:\n    instruction p\n";
 const BROKEN: &str = "model main = anthropic/claude\nflow main:\n    $x = 1 +\n";
