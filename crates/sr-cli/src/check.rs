@@ -62,7 +62,8 @@ pub fn run(args: Args) -> ExitCode {
     let loaded: Vec<_> = targets
         .iter()
         .map(|path| {
-            files::read(path).and_then(|_| db.load_with_imports(path).map_err(|e| format!("cannot read file: {e}")))
+            files::read(path)
+                .and_then(|_| db.load_with_imports(path).map_err(|e| format!("cannot read {}: {e}", path.display())))
         })
         .collect();
     let many = targets.len() > 1;

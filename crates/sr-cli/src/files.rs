@@ -1,39 +1,24 @@
-//! Finding and reading `.sr` files.
+//! Finding and reading `.sr` files (through sr-files, whose rules the
+//! formatter and the language server share).
 
 use std::path::{Path, PathBuf};
 
+use sr_files::ReadError;
+
 /// Reads a source file; the error text follows upstream's wording.
 pub fn read(path: &Path) -> Result<String, String> {
-    if !path.exists() {
-        return Err(format!("file not found: {}", path.display()));
-    }
-    if !path.is_file() {
-        return Err(format!("not a file: {}", path.display()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("cannot read file: {} is not valid UTF-8", path.display()))
+    sr_files::read_source(path).map_err(|err| match err {
+        ReadError::NotFound => format!("file not found: {}", path.display()),
+        err => format!("cannot read {}: {err}", path.display()),
+    })
 }
 
-/// Every `*.sr` file under `dir`, sorted, skipping hidden directories.
+/// Every `*.sr` file under `dir`, sorted; places the scan skipped are
+/// reported on stderr.
 pub fn sr_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
-            if path.is_dir() {
-                if !hidden && !matches!(path.file_name().and_then(|n| n.to_str()), Some("target" | "node_modules")) {
-                    stack.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == "sr") {
-                found.push(path);
-            }
-        }
+    let scan = sr_files::sr_files(dir);
+    for problem in &scan.problems {
+        eprintln!("warning: {problem}");
     }
-    found.sort();
-    found
+    scan.files
 }

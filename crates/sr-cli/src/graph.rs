@@ -48,7 +48,7 @@ pub fn run(args: Args) -> ExitCode {
     let root = match db.load_with_imports(&args.file) {
         Ok(root) => root,
         Err(e) => {
-            eprintln!("error: cannot read file: {e}");
+            eprintln!("error: cannot read {}: {e}", args.file.display());
             return ExitCode::from(2);
         }
     };

@@ -149,3 +149,20 @@ fn warnings_do_not_fail_unless_strict() {
     let (code, _, _) = sr(&["check", "--strict", "w.sr"], &dir);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn special_files_are_refused_without_hanging() {
+    let dir = temp_dir("special", &[("main.sr", "import ./pipe.sr\nimport ./zero.sr\nmodel m = openai/gpt-4o\n")]);
+    let status = std::process::Command::new("mkfifo").arg(dir.join("pipe.sr")).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sr")).unwrap();
+    // Named on the command line: refused with the reason, exit 2.
+    let (code, _, stderr) = sr(&["check", "pipe.sr"], &dir);
+    assert_eq!((code, stderr.as_str()), (2, "error: cannot read pipe.sr: a FIFO (named pipe), not a regular file\n"));
+    let (code, _, stderr) = sr(&["check", "zero.sr"], &dir);
+    assert_eq!((code, stderr.as_str()), (2, "error: cannot read zero.sr: a device, not a regular file\n"));
+    // Imported: the importing file is still checked, and the imports are unreadable (SR107).
+    let (code, stdout, _) = sr(&["check", "main.sr"], &dir);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(stdout.matches("SR107").count(), 2, "{stdout}");
+}

@@ -12,7 +12,7 @@ pub fn run(paths: &[PathBuf], check: bool, out: &mut dyn Write, err: &mut dyn Wr
     let mut files = Vec::new();
     let mut code = 0;
     for root in &roots {
-        match collect(root, &mut files) {
+        match collect(root, &mut files, err) {
             Ok(()) => {}
             Err(e) => {
                 let _ = writeln!(err, "error: cannot read {}: {e}", root.display());
@@ -21,7 +21,7 @@ pub fn run(paths: &[PathBuf], check: bool, out: &mut dyn Write, err: &mut dyn Wr
         }
     }
     for file in files {
-        let text = match std::fs::read_to_string(&file) {
+        let text = match sr_files::read_source(&file) {
             Ok(text) => text,
             Err(e) => {
                 let _ = writeln!(err, "error: cannot read {}: {e}", file.display());
@@ -53,24 +53,18 @@ pub fn run(paths: &[PathBuf], check: bool, out: &mut dyn Write, err: &mut dyn Wr
     code
 }
 
-/// `.sr` files under `path` (or `path` itself), sorted, skipping hidden directories.
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// `.sr` files under `path` (or `path` itself), by the workspace rules
+/// every scan shares (sr-files).
+fn collect(path: &Path, out: &mut Vec<PathBuf>, err: &mut dyn Write) -> Result<(), sr_files::ReadError> {
     if !path.is_dir() {
         std::fs::metadata(path)?;
         out.push(path.to_path_buf());
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for entry in entries {
-        let hidden = entry.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
-        if entry.is_dir() {
-            if !hidden {
-                collect(&entry, out)?;
-            }
-        } else if entry.extension().is_some_and(|e| e == "sr") {
-            out.push(entry);
-        }
+    let scan = sr_files::sr_files(path);
+    for problem in &scan.problems {
+        let _ = writeln!(err, "warning: {problem}");
     }
+    out.extend(scan.files);
     Ok(())
 }

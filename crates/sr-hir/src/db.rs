@@ -105,9 +105,9 @@ impl RootDatabase {
 
     /// Reads a file and, transitively, the local files it imports, from disk.
     /// Imports that cannot be read are left out (and reported as SR107).
-    pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> std::io::Result<File> {
+    pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> Result<File, sr_files::ReadError> {
         let path = normalize(path.as_ref());
-        let text = std::fs::read_to_string(&path)?;
+        let text = sr_files::read_source(&path)?;
         let file = self.set_file(&path, text);
         let mut pending = vec![file];
         while let Some(file) = pending.pop() {
@@ -117,7 +117,7 @@ impl RootDatabase {
                 if self.file(&target).is_some() {
                     continue;
                 }
-                if let Ok(text) = std::fs::read_to_string(&target) {
+                if let Ok(text) = sr_files::read_source(&target) {
                     pending.push(self.set_file(&target, text));
                 }
             }

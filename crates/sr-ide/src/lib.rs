@@ -153,7 +153,7 @@ impl AnalysisHost {
                 }
             }
             for target in missing {
-                if let Ok(text) = std::fs::read_to_string(&target) {
+                if let Ok(text) = sr_files::read_source(&target) {
                     self.db.set_file(&target, text);
                     pending.push(target);
                 }

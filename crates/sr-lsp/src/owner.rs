@@ -143,7 +143,7 @@ impl Owner {
                 let path = convert::path_of(&p.text_document.uri);
                 self.texts.remove(&path);
                 Arc::make_mut(&mut self.documents).remove(&path);
-                match std::fs::read_to_string(&path) {
+                match sr_files::read_source(&path) {
                     Ok(text) => self.host.set_file(&path, text),
                     Err(_) => self.host.remove_file(&path),
                 }
@@ -156,7 +156,7 @@ impl Owner {
                     if self.documents.contains_key(&path) {
                         continue;
                     }
-                    match (event.typ, std::fs::read_to_string(&path)) {
+                    match (event.typ, sr_files::read_source(&path)) {
                         (FileChangeType::DELETED, _) | (_, Err(_)) => self.host.remove_file(&path),
                         (_, Ok(text)) => self.host.set_file(&path, text),
                     }
@@ -219,22 +219,15 @@ impl Owner {
     /// Loads the `.sr` files under a workspace folder (open documents keep
     /// the editor's text).
     fn scan(&mut self, folder: &Path) {
-        let mut pending = vec![folder.to_path_buf()];
-        while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if path.is_dir() {
-                    if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                        pending.push(path);
-                    }
-                } else if path.extension().is_some_and(|e| e == "sr")
-                    && !self.documents.contains_key(&path)
-                    && let Ok(text) = std::fs::read_to_string(&path)
-                {
-                    self.host.set_file(&path, text);
-                }
+        let scan = sr_files::sr_files(folder);
+        for problem in &scan.problems {
+            eprintln!("sr-lsp: workspace scan: {problem}");
+        }
+        for path in scan.files {
+            if !self.documents.contains_key(&path)
+                && let Ok(text) = sr_files::read_source(&path)
+            {
+                self.host.set_file(&path, text);
             }
         }
     }

@@ -93,8 +93,7 @@ fn named(name: impl Into<String>) -> Named {
 }
 
 pub fn load(path: &Path) -> Result<Arc<Compiled>, CompileError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| error(path, format!("cannot read {}: {e}", path.display())))?;
+    let text = sr_files::read_source(path).map_err(|e| error(path, format!("cannot read {}: {e}", path.display())))?;
     let mut builder = Builder {
         program: Compiled {
             root: path.to_path_buf(),
@@ -151,7 +150,7 @@ impl Builder {
                 if self.loading.contains(&target) {
                     return Err(error(from, format!("`$ref: {reference}` refers back to a file being loaded")));
                 }
-                let text = std::fs::read_to_string(&target)
+                let text = sr_files::read_source(&target)
                     .map_err(|e| error(from, format!("`$ref: {reference}`: cannot read {}: {e}", target.display())))?;
                 self.file(&target, &text)
             }
