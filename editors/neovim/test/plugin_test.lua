@@ -11,10 +11,11 @@ local function syntax_at(line, col) return vim.fn.synIDattr(vim.fn.synID(line, c
 local function clients(bufnr) return vim.tbl_values(vim.lsp.buf_get_clients(bufnr)) end
 
 local function checks()
-  package.loaded.dap = { adapters = {}, configurations = {} } -- stands in for nvim-dap
+  package.loaded.dap = { adapters = {}, configurations = {}, defaults = { streetrace = {} } } -- stands in for nvim-dap
   require('streetrace').setup({ sr = sr, settings = { debounceMs = 0 } })
   local dap = package.loaded.dap
   report('dap_adapter', dap.adapters.streetrace.command == sr and table.concat(dap.adapters.streetrace.args, ' '))
+  report('dap_auto_continue', dap.defaults.streetrace.auto_continue_if_many_stopped)
   report('dap_configuration', dap.configurations.streetrace[1].request .. ' ' .. dap.configurations.streetrace[1].program)
 
   vim.cmd('edit ' .. project .. '/main.sr')
@@ -41,6 +42,34 @@ local function checks()
   vim.wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == 1 end, 20)
   local cursor = vim.api.nvim_win_get_cursor(0)
   report('definition', cursor[1] .. ':' .. cursor[2])
+
+  report('omnifunc', vim.bo[buf].omnifunc)
+  -- Omni completion after `    instruction gr`: the server offers `greet`. The
+  -- omnifunc hands its matches to complete() only in Insert mode, which a headless
+  -- script cannot hold while waiting: stand in for mode() and capture the matches.
+  local items = {}
+  local complete, mode = vim.fn.complete, vim.fn.mode
+  vim.fn.mode = function() return 'i' end
+  vim.fn.complete = function(_, matches)
+    items = vim.tbl_map(function(item) return type(item) == 'table' and item.word or item end, matches)
+  end
+  vim.api.nvim_buf_set_lines(buf, 2, 3, false, { '    instruction gr' })
+  vim.api.nvim_win_set_cursor(0, { 3, 17 })
+  local omnifunc = vim.api.nvim_buf_get_option(buf, 'omnifunc') == 'v:lua.vim.lsp.omnifunc' and vim.lsp.omnifunc
+  local start = omnifunc(1, '')
+  if start >= 0 then omnifunc(0, 'gr') end
+  vim.wait(5000, function() return #items > 0 end, 20)
+  vim.fn.complete, vim.fn.mode = complete, mode
+  report('omnifunc_items', vim.tbl_contains(items, 'greet'))
+  vim.api.nvim_buf_set_lines(buf, 2, 3, false, { '    instruction greet' })
+
+  vim.cmd('checkhealth streetrace')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  report('health_binary', health:find('`' .. sr .. '` runs: sr ', 1, true) ~= nil)
+  report('health_client', health:find('client ' .. client.id .. ': `' .. sr .. ' lsp`, root ' .. project, 1, true) ~= nil)
+  report('health_errors', select(2, health:gsub('ERROR', '')))
+  vim.cmd('bwipeout')
+  vim.cmd('buffer ' .. buf)
 
   -- A second file of the same project shares the client.
   vim.cmd('edit ' .. project .. '/other.sr')

@@ -45,7 +45,15 @@ local function client_config(root)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
     init_options = settings,
     settings = settings,
-    on_attach = M.config.on_attach,
+    on_attach = function(client, bufnr)
+      -- Completion with <C-x><C-o> where no completion plugin is installed.
+      if vim.bo[bufnr].omnifunc == '' then
+        vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+      end
+      if M.config.on_attach then
+        M.config.on_attach(client, bufnr)
+      end
+    end,
     capabilities = M.config.capabilities,
   }
 end
@@ -71,6 +79,11 @@ end
 --- Registers the `streetrace` adapter and launch configurations with nvim-dap.
 function M.setup_dap(dap)
   dap.adapters.streetrace = { type = 'executable', command = M.config.sr, args = { 'dap' } }
+  -- A stop on one flow thread must not resume the other parallel branches.
+  -- (nvim-dap creates `defaults.<type>` on first access, falling back to `defaults.fallback`.)
+  if dap.defaults and dap.defaults.streetrace then
+    dap.defaults.streetrace.auto_continue_if_many_stopped = false
+  end
   local function prompt()
     return vim.fn.input('Prompt ($input_prompt): ')
   end
@@ -100,6 +113,12 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
   local group = vim.api.nvim_create_augroup('streetrace', { clear = true })
+  -- Installed from a subdirectory (lazy.nvim `config`), ftdetect/ may be read too late.
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
+    group = group,
+    pattern = '*.sr',
+    command = 'setfiletype streetrace',
+  })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
     pattern = 'streetrace',
@@ -114,6 +133,26 @@ function M.setup(opts)
   if has_dap then
     M.setup_dap(dap)
   end
+end
+
+--- Registers `streetrace` with nvim-lspconfig (before 2.x, which reads lsp/streetrace.lua),
+--- so that `require('lspconfig').streetrace.setup({})` works.
+function M.lspconfig()
+  local configs = require('lspconfig.configs')
+  if not configs.streetrace then
+    configs.streetrace = {
+      default_config = {
+        cmd = { M.config.sr, 'lsp' },
+        filetypes = { 'streetrace' },
+        root_dir = function(fname)
+          return require('lspconfig.util').root_pattern(unpack(M.config.root_markers))(fname)
+            or vim.fn.fnamemodify(fname, ':p:h')
+        end,
+        settings = { streetrace = M.config.settings },
+      },
+    }
+  end
+  return configs.streetrace
 end
 
 return M
