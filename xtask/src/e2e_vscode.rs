@@ -18,7 +18,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = root();
     let extension = root.join("editors/vscode");
     let e2e = extension.join("test/e2e");
-    let work = target_dir(&root).join("e2e-vscode");
+    let work = crate::target_dir().join("e2e-vscode");
     let screenshots = flag(args, "--screenshots").map_or_else(|| root.join("docs/images"), PathBuf::from);
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
     std::fs::create_dir_all(&screenshots).map_err(|e| format!("cannot create {}: {e}", screenshots.display()))?;
@@ -27,7 +27,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some(sr) => PathBuf::from(sr),
         None => {
             step(Command::new("cargo").args(["build", "--release", "-p", "sr-cli"]).current_dir(&root))?;
-            target_dir(&root).join("release/sr")
+            crate::target_dir().join("release/sr")
         }
     };
     let vsix = package(&extension, &sr, &work)?;
@@ -47,13 +47,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The extension as a linux-x64 `.vsix` with `sr` in its `bin/`.
-fn package(extension: &Path, sr: &Path, work: &Path) -> Result<PathBuf, String> {
+/// The extension as a linux-x64 `.vsix` with `sr` in its `bin/`, written to `out`.
+pub fn package(extension: &Path, sr: &Path, out: &Path) -> Result<PathBuf, String> {
     step(Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(extension))?;
     let bin = extension.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     std::fs::copy(sr, bin.join("sr")).map_err(|e| format!("cannot copy {}: {e}", sr.display()))?;
-    let vsix = work.join("streetrace-linux-x64.vsix");
+    let version = crate::workspace_version(&crate::root())?;
+    let vsix = out.join(format!("streetrace-linux-x64-{version}.vsix"));
     let packaged = step(
         Command::new("npm")
             .args(["run", "--silent", "package", "--", "--target", "linux-x64", "--out"])
@@ -85,10 +86,6 @@ fn install_code_server(e2e: &Path) -> Result<(), String> {
             .current_dir(e2e),
     )?;
     std::fs::write(&marker, lock).map_err(|e| format!("cannot write {}: {e}", marker.display()))
-}
-
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 fn step(command: &mut Command) -> Result<(), String> {

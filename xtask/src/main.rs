@@ -2,7 +2,9 @@
 
 mod bench;
 mod ci;
+mod cycles;
 mod differential;
+mod dist;
 mod e2e_vscode;
 mod record_example;
 mod semantic;
@@ -17,11 +19,21 @@ tasks:
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
       sr-sandbox; the language server's latency and memory examples), or
       those of the crates named
+  cycles
+      no module cycle inside any crate: sibling modules must form a DAG
+      (a path from a::b::… to a::c::… is an edge b → c)
   differential [--cases N] [--seed S] [--save FILE]
       mutate the corpus, parse every mutant here and with upstream StreetRace
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
       report where the two disagree; --save appends up to 300 agreements,
       with upstream's verdicts, to a regression file
+  dist [--no-build] [--check]
+      the dist profile (LTO, stripped) of sr, sr-lsp and sr-dap (failing when
+      sr > 25 MiB or sr-lsp > 10 MiB), and in target/dist/: a tarball
+      (binaries, completions, licences), a Python wheel (pip install
+      --no-index target/dist/streetrace_rs-*.whl) and the linux-x64 .vsix
+      with sr bundled; --check installs the wheel in a fresh venv and runs
+      its sr --version and sr check on an example
   record-example
       re-record examples/review/review.cassette.jsonl (the README's first
       command replays it) against a local mock model server
@@ -40,8 +52,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("cycles") => cycles::run(&args[1..]),
         Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
         Some("record-example") => record_example::run(&args[1..]),
         Some("e2e-vscode") => e2e_vscode::run(&args[1..]),
         _ => Err(USAGE.to_string()),
@@ -58,6 +72,21 @@ fn main() -> ExitCode {
 /// The workspace root.
 pub fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The `version` of `[workspace.package]`.
+pub fn workspace_version(root: &std::path::Path) -> Result<String, String> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
+    manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("version = \"").and_then(|rest| rest.strip_suffix('"')))
+        .map(str::to_string)
+        .ok_or_else(|| "no version in Cargo.toml's [workspace.package]".to_string())
+}
+
+/// Where cargo builds: `$CARGO_TARGET_DIR`, else `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), Into::into)
 }
 
 /// The value after `--name` in `args`.

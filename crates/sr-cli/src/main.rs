@@ -45,6 +45,8 @@ enum Command {
         #[command(subcommand)]
         what: sessions::Command,
     },
+    /// Print a shell completion script (`sr completions bash > /etc/bash_completion.d/sr`).
+    Completions { shell: clap_complete::Shell },
     /// Print internal representations (debugging aid).
     Dump {
         #[command(subcommand)]
@@ -92,6 +94,10 @@ fn main() -> ExitCode {
         Command::Lsp => ExitCode::from(sr_lsp::run_stdio() as u8),
         Command::Dap => sr_dap::run_stdio(),
         Command::Sessions { what } => sessions::run(what),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "sr", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
         Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
             Ok(text) => {
                 let parse = sr_syntax::parse(&text);
