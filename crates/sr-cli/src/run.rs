@@ -14,6 +14,7 @@ use sr_runtime::human::{Answers, Human};
 use sr_runtime::mcp::{McpHub, McpOptions};
 use sr_runtime::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
 use sr_runtime::session::SessionStore;
+use sr_runtime::state::StateDir;
 use sr_runtime::tools::Jail;
 use sr_runtime::workload::{ProgramWorkload, SessionRef, Workload, discover, load};
 use sr_runtime::{Env, RunOptions};
@@ -57,9 +58,16 @@ pub struct Args {
     /// Directory file tools work in (default: the current directory).
     #[arg(long)]
     work_dir: Option<PathBuf>,
-    /// Where sessions are stored.
-    #[arg(long, default_value = ".streetrace/sessions.db")]
-    sessions: PathBuf,
+    /// Where the runtime keeps sessions, journals and run locks (default:
+    /// $STREETRACE_STATE_DIR, else $XDG_STATE_HOME/streetrace/PROJECT, else
+    /// ~/.local/state/streetrace/PROJECT, where PROJECT names the work directory).
+    /// File tools never reach it.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// The sessions database (default: STATE_DIR/sessions.db); journals and
+    /// locks go next to it.
+    #[arg(long, value_name = "FILE")]
+    sessions: Option<PathBuf>,
     /// Start at this flow or agent instead of the entry point.
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
@@ -128,14 +136,19 @@ async fn run_async(args: Args) -> ExitCode {
             return fail(format!("{} has errors; run `sr check {}`", path.display(), path.display()), 2);
         }
     };
-    let store = match SessionStore::open(&args.sessions) {
+    let work_dir = args.work_dir.clone().unwrap_or(cwd.clone());
+    let (state, sessions) = match state_paths(args.state_dir.as_deref(), args.sessions.as_deref(), &work_dir) {
+        Ok(paths) => paths,
+        Err(e) => return fail(e, 2),
+    };
+    let store = match SessionStore::open(&sessions) {
         Ok(store) => store,
-        Err(e) => return fail(format!("cannot open {}: {e}", args.sessions.display()), 2),
+        Err(e) => return fail(format!("cannot open {}: {e}", sessions.display()), 2),
     };
 
     // A resumed run replays its own journal up to the pause, then goes on live.
     let session_id = args.resume.clone().or(args.session.clone()).unwrap_or_else(new_id);
-    let journal = journal_path(&args.sessions, &session_id);
+    let journal = state.journal(&session_id);
     let mut message = args.prompt.clone().unwrap_or_else(|| args.words.join(" "));
     let mut answers = Vec::new();
     if args.resume.is_some() {
@@ -179,8 +192,11 @@ async fn run_async(args: Args) -> ExitCode {
         Ok(parts) => parts,
         Err(e) => return fail(e, 2),
     };
-    let jail = match Jail::new(args.work_dir.clone().unwrap_or(cwd.clone())) {
-        Ok(jail) => jail,
+    let jail = match Jail::new(&work_dir) {
+        Ok(jail) => [Some(&state.dir), Some(&sessions), args.record.as_ref()]
+            .into_iter()
+            .flatten()
+            .fold(jail, |jail, path| jail.forbid(&cwd.join(path))),
         Err(e) => return fail(format!("bad work directory: {e}"), 2),
     };
     let human: Arc<dyn Human> = if answers.is_empty() && args.events == EventsFormat::Text {
@@ -310,10 +326,18 @@ fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// Each session keeps a journal of its model exchanges and tool results, so
-/// that a paused run can resume without repeating them.
-fn journal_path(sessions: &std::path::Path, session: &str) -> PathBuf {
-    sessions.parent().unwrap_or(std::path::Path::new(".")).join("journal").join(format!("{session}.jsonl"))
+/// The state directory and the sessions database: `--sessions` alone puts the
+/// state (journals, locks) next to the database.
+pub fn state_paths(
+    state_dir: Option<&std::path::Path>,
+    sessions: Option<&std::path::Path>,
+    work_dir: &std::path::Path,
+) -> Result<(StateDir, PathBuf), String> {
+    let beside =
+        sessions.map(|db| db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")));
+    let state = StateDir::resolve(state_dir.or(beside), work_dir)?;
+    let db = sessions.map(PathBuf::from).unwrap_or_else(|| state.sessions_db());
+    Ok((state, db))
 }
 
 fn open_cassette(path: &std::path::Path, append: bool) -> Result<Arc<Cassette>, String> {

@@ -12,22 +12,42 @@ use crate::transcript::Terminal;
 pub enum Command {
     /// Sessions, most recent first.
     List {
-        #[arg(long, default_value = ".streetrace/sessions.db")]
-        sessions: PathBuf,
+        #[command(flatten)]
+        store: Store,
     },
     /// The transcript of a session's runs (`--jsonl` for the raw events).
     Show {
         id: String,
         #[arg(long)]
         jsonl: bool,
-        #[arg(long, default_value = ".streetrace/sessions.db")]
-        sessions: PathBuf,
+        #[command(flatten)]
+        store: Store,
     },
 }
 
+/// Which session store: the one `sr run` uses for the current directory by default.
+#[derive(clap::Args)]
+pub struct Store {
+    /// The runtime's state directory (as `sr run --state-dir`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// The sessions database (default: STATE_DIR/sessions.db).
+    #[arg(long, value_name = "FILE")]
+    sessions: Option<PathBuf>,
+    /// The work directory the sessions belong to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+}
+
 pub fn run(command: Command) -> ExitCode {
-    let path = match &command {
-        Command::List { sessions } | Command::Show { sessions, .. } => sessions.clone(),
+    let (Command::List { store } | Command::Show { store, .. }) = &command;
+    let work_dir = store.work_dir.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+    let path = match crate::run::state_paths(store.state_dir.as_deref(), store.sessions.as_deref(), &work_dir) {
+        Ok((_, path)) => path,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     if !path.exists() {
         eprintln!("error: no session store at {}", path.display());

@@ -139,3 +139,47 @@ async fn a_paused_run_resumes_in_a_new_process_without_repeating_steps() {
         String::from_utf8(second.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(events.last().unwrap()["result"], json!("Thanks for writing; we will reply within a day."));
 }
+
+const READER: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt helper: """You read files."""
+agent:
+    instruction helper
+    tools fs
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runtime_state_lives_outside_the_work_dir_and_file_tools_cannot_reach_it() {
+    let dir = temp("state");
+    std::fs::write(dir.join("reader.sr"), READER).unwrap();
+    let server = MockServer::start().await;
+    let env = |state: &Path| {
+        vec![
+            ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
+            ("OPENAI_API_KEY", "k".to_string()),
+            ("XDG_STATE_HOME", state.display().to_string()),
+            ("STREETRACE_STATE_DIR", String::new()),
+        ]
+    };
+    // By default: under $XDG_STATE_HOME, keyed by the project, nothing in the work dir.
+    let xdg = temp("state-xdg");
+    server.push(MockReply::text("hello"));
+    let out = sr(&["run", "reader.sr", "--prompt", "hi"], &dir, &env(&xdg));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.join(".streetrace").exists());
+    let projects: Vec<_> = std::fs::read_dir(xdg.join("streetrace")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(projects.len(), 1);
+    assert!(projects[0].join("sessions.db").is_file() && projects[0].join("journal").is_dir());
+    let listing = String::from_utf8(sr(&["sessions", "list"], &dir, &env(&xdg)).stdout).unwrap();
+    assert!(listing.contains("1 run(s)"), "{listing}");
+
+    // Configured inside the work dir, the state is still out of the tools' reach.
+    server.push(MockReply::tool_call("c1", "read_file", json!({"path": "state/sessions.db"})));
+    server.push(MockReply::text("could not"));
+    let out = sr(&["run", "reader.sr", "--state-dir", "state", "--prompt", "read the db"], &dir, &env(&xdg));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("state/sessions.db").is_file());
+    let requests = server.requests();
+    let tool_reply = requests.last().unwrap().body["messages"].to_string();
+    assert!(tool_reply.contains("the runtime's own state"), "{tool_reply}");
+}

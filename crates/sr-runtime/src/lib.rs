@@ -18,6 +18,7 @@ pub mod record;
 pub mod run;
 pub mod scripted;
 pub mod session;
+pub mod state;
 pub mod structured;
 pub mod tools;
 mod usage;

@@ -1,19 +1,27 @@
 //! Upstream's file tools: `read_file`, `write_file`, `append_to_file`,
 //! `create_directory`, `list_directory`, `find_in_files`.
 
-use std::path::Path;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::jail::Opened;
 use super::{Jail, Tool, ToolError, ToolSpec, failure, object_schema, string_arg, success};
 
 /// Results of `find_in_files` stop at this many matches.
 const MAX_MATCHES: usize = 200;
-/// Files larger than this are not read by `read_file`.
-const MAX_READ: u64 = 1 << 20;
+/// Files larger than this are not read by `read_file` and skipped (and named)
+/// by `find_in_files`.
+pub(crate) const MAX_FILE: u64 = 16 << 20;
+/// `find_in_files` stops with an error after reading this many bytes.
+const MAX_SCANNED: u64 = 256 << 20;
+/// `find_in_files` stops with an error after visiting this many entries.
+const MAX_ENTRIES: usize = 100_000;
 
 pub fn read_only(jail: &Jail) -> Vec<Arc<dyn Tool>> {
     [FsOp::Read, FsOp::List, FsOp::Find].into_iter().map(|op| tool(op, jail)).collect()
@@ -93,14 +101,18 @@ impl Tool for FsTool {
             let outcome = match self.op {
                 FsOp::Find => find(&self.jail, &string_arg(&args, "pattern")?, &string_arg(&args, "search_string")?),
                 _ => {
-                    let path = self.jail.resolve(&string_arg(&args, "path")?)?;
+                    let path = self.jail.relative_path(&string_arg(&args, "path")?)?;
+                    let jail = &self.jail;
                     match self.op {
-                        FsOp::Read => read(&path),
-                        FsOp::Write => write(&path, args.get("content").and_then(Value::as_str).unwrap_or(""), false),
-                        FsOp::Append => write(&path, &string_arg(&args, "content")?, true),
-                        FsOp::CreateDir => std::fs::create_dir_all(&path)
-                            .map(|_| json!(format!("created {}", self.jail.relative(&path)))),
-                        FsOp::List => list(&path),
+                        FsOp::Read => read(jail, &path),
+                        FsOp::Write => {
+                            write(jail, &path, args.get("content").and_then(Value::as_str).unwrap_or(""), false)
+                        }
+                        FsOp::Append => write(jail, &path, &string_arg(&args, "content")?, true),
+                        FsOp::CreateDir => {
+                            jail.create_dir_all(&path).map(|_| json!(format!("created {}", path.display())))
+                        }
+                        FsOp::List => list(jail, &path),
                         FsOp::Find => unreachable!(),
                     }
                 }
@@ -114,72 +126,122 @@ impl Tool for FsTool {
     }
 }
 
-fn read(path: &Path) -> std::io::Result<Value> {
-    let metadata = std::fs::metadata(path)?;
-    if metadata.len() > MAX_READ {
-        return Err(std::io::Error::other(format!("the file is larger than {MAX_READ} bytes")));
-    }
-    let bytes = std::fs::read(path)?;
+fn read(jail: &Jail, path: &Path) -> std::io::Result<Value> {
+    let Opened::File(file) = jail.open_read(path)? else {
+        return Err(std::io::Error::other(format!("'{}' is a directory", path.display())));
+    };
+    let bytes = read_capped(file, path)?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Value::String(text),
         Err(_) => Value::String("<binary>".to_string()),
     })
 }
 
-fn write(path: &Path, content: &str, append: bool) -> std::io::Result<Value> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+/// The whole file, or an error naming the cap if it is larger (also if it grows
+/// while being read).
+fn read_capped(file: std::fs::File, path: &Path) -> std::io::Result<Vec<u8>> {
+    let too_large = || std::io::Error::other(format!("'{}' is larger than {} MiB", path.display(), MAX_FILE >> 20));
+    if file.metadata()?.len() > MAX_FILE {
+        return Err(too_large());
     }
-    if append {
-        use std::io::Write;
-        std::fs::OpenOptions::new().create(true).append(true).open(path)?.write_all(content.as_bytes())?;
-    } else {
-        std::fs::write(path, content)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(too_large());
     }
+    Ok(bytes)
+}
+
+fn write(jail: &Jail, path: &Path, content: &str, append: bool) -> std::io::Result<Value> {
+    use std::io::Write;
+    jail.open_write(path, append)?.write_all(content.as_bytes())?;
     Ok(json!(format!("wrote {} bytes", content.len())))
 }
 
-fn list(path: &Path) -> std::io::Result<Value> {
-    let mut dirs = Vec::new();
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path)? {
+/// The entries of a directory: (name, is a directory, is a regular file).
+/// Symlinks are neither: they are listed as files and never followed.
+fn entries(dir: OwnedFd) -> std::io::Result<Vec<(String, bool, bool)>> {
+    let mut out = Vec::new();
+    for entry in rustix::fs::Dir::new(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "." || name == ".." {
+            continue;
+        }
+        let kind = entry.file_type();
+        out.push((name, kind == rustix::fs::FileType::Directory, kind == rustix::fs::FileType::RegularFile));
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn list(jail: &Jail, path: &Path) -> std::io::Result<Value> {
+    let Opened::Dir(dir) = jail.open_read(path)? else {
+        return Err(std::io::Error::other(format!("'{}' is not a directory", path.display())));
+    };
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for (name, is_dir, _) in entries(dir)? {
         if name == ".git" {
             continue;
         }
-        if entry.file_type()?.is_dir() { dirs.push(name) } else { files.push(name) }
+        if is_dir { dirs.push(name) } else { files.push(name) }
     }
-    dirs.sort();
-    files.sort();
     Ok(json!({"dirs": dirs, "files": files}))
 }
 
+/// Every line containing `needle` in the regular files matching `pattern`,
+/// walking the work directory without following symlinks. Files over the size
+/// cap are named in the result with `skipped`.
 fn find(jail: &Jail, pattern: &str, needle: &str) -> std::io::Result<Value> {
     let glob = globset::Glob::new(pattern).map_err(std::io::Error::other)?.compile_matcher();
     let needle = needle.to_lowercase();
     let mut matches = Vec::new();
-    let mut stack = vec![jail.root().to_path_buf()];
+    let mut scanned = 0u64;
+    let mut visited = 0usize;
+    let mut stack = vec![PathBuf::from(".")];
     while let Some(dir) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)?.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let path = entry.path();
-            let relative = jail.relative(&path);
-            if entry.file_name() == ".git" {
+        // A directory that is forbidden (the runtime's state) is passed over.
+        let Ok(Opened::Dir(fd)) = jail.open_read(&dir) else { continue };
+        for (name, is_dir, is_file) in entries(fd)? {
+            visited += 1;
+            if visited > MAX_ENTRIES {
+                return Err(std::io::Error::other(format!(
+                    "find_in_files visited more than {MAX_ENTRIES} entries; use a narrower pattern"
+                )));
+            }
+            if name == ".git" {
                 continue;
             }
-            let file_type = entry.file_type()?;
-            if file_type.is_dir() {
+            let path = if dir == Path::new(".") { PathBuf::from(&name) } else { dir.join(&name) };
+            let relative = path.display().to_string();
+            if is_dir {
                 stack.push(path);
-            } else if file_type.is_file() && glob.is_match(&relative) {
-                let Ok(text) = std::fs::read_to_string(&path) else { continue };
-                for (n, line) in text.lines().enumerate() {
-                    if line.to_lowercase().contains(&needle) {
-                        matches.push(json!({"filepath": relative, "line_number": n + 1, "snippet": line.trim()}));
-                        if matches.len() >= MAX_MATCHES {
-                            return Ok(Value::Array(matches));
-                        }
+                continue;
+            }
+            if !is_file || !glob.is_match(&relative) {
+                continue;
+            }
+            let Ok(Opened::File(file)) = jail.open_read(&path) else { continue };
+            let size = file.metadata()?.len();
+            if size > MAX_FILE {
+                matches.push(json!({"filepath": relative, "skipped": format!("larger than {} MiB", MAX_FILE >> 20)}));
+                continue;
+            }
+            scanned += size;
+            if scanned > MAX_SCANNED {
+                return Err(std::io::Error::other(format!(
+                    "find_in_files read more than {} MiB; use a narrower pattern",
+                    MAX_SCANNED >> 20
+                )));
+            }
+            let Ok(bytes) = read_capped(file, &path) else { continue };
+            let Ok(text) = String::from_utf8(bytes) else { continue };
+            for (n, line) in text.lines().enumerate() {
+                if line.to_lowercase().contains(&needle) {
+                    matches.push(json!({"filepath": relative, "line_number": n + 1, "snippet": line.trim()}));
+                    if matches.len() >= MAX_MATCHES {
+                        return Ok(Value::Array(matches));
                     }
                 }
             }

@@ -50,6 +50,8 @@ pub struct Options {
     pub human: Arc<dyn Human>,
     pub work_dir: PathBuf,
     pub options: RunOptions,
+    /// Paths file tools must not reach (the runtime's state).
+    pub forbidden: Vec<PathBuf>,
 }
 
 impl Default for Options {
@@ -59,6 +61,7 @@ impl Default for Options {
             human: Arc::new(Unattended),
             work_dir: work_dir("default"),
             options: RunOptions::default(),
+            forbidden: Vec::new(),
         }
     }
 }
@@ -72,7 +75,7 @@ pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, opt
     let env = Env {
         provider,
         hook: options.hook,
-        jail: Jail::new(&options.work_dir).unwrap(),
+        jail: options.forbidden.iter().fold(Jail::new(&options.work_dir).unwrap(), |jail, path| jail.forbid(path)),
         tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
         human: options.human,
         options: options.options,

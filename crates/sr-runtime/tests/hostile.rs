@@ -1,0 +1,170 @@
+//! A hostile model against the file tools: every call below tries to leave the
+//! work directory, hang the run, exhaust memory or reach the runtime's state.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{Options, run_source};
+use serde_json::{Value, json};
+use sr_runtime::event::{Payload, RunStatus};
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
+
+const AGENT: &str = r#"
+model main = openai/gpt-4o
+tool fs = builtin streetrace.fs
+prompt helper: """You edit files."""
+agent:
+    instruction helper
+    tools fs
+"#;
+
+/// Runs the agent whose model makes `calls` (one per turn), then stops; the
+/// tool results in order.
+async fn hostile(name: &str, calls: Vec<(&str, Value)>, options: Options) -> Vec<Value> {
+    let mut replies: Vec<Reply> =
+        calls.into_iter().map(|(tool, args)| Reply::Calls(vec![(tool.into(), args)])).collect();
+    replies.push(Reply::Text("done".into()));
+    let first = replies.remove(0);
+    let provider = Arc::new(ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]));
+    let run =
+        tokio::time::timeout(std::time::Duration::from_secs(20), run_source(name, AGENT, "go", provider, options))
+            .await
+            .expect("a file tool blocked the run");
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    run.events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolResult { result, .. } => Some(result.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error_of(result: &Value) -> String {
+    assert_eq!(result["result"], "failure", "{result}");
+    result["error"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn writes_through_a_dangling_symlink_do_not_leave_the_work_dir() {
+    let outside = common::work_dir("outside");
+    let work = common::work_dir("dangling");
+    std::os::unix::fs::symlink(outside.join("planted.txt"), work.join("note.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.join("appended.txt"), work.join("log.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("out")).unwrap();
+    std::os::unix::fs::symlink("missing.txt", work.join("inner.txt")).unwrap();
+    let results = hostile(
+        "dangling",
+        vec![
+            ("write_file", json!({"path": "note.txt", "content": "pwned"})),
+            ("append_to_file", json!({"path": "log.txt", "content": "pwned"})),
+            ("write_file", json!({"path": "out/new.txt", "content": "pwned"})),
+            ("create_directory", json!({"path": "out/newdir"})),
+            ("write_file", json!({"path": "../escape.txt", "content": "pwned"})),
+            ("write_file", json!({"path": "inner.txt", "content": "through"})),
+        ],
+        Options { work_dir: work.clone(), ..Options::default() },
+    )
+    .await;
+    assert_eq!(results.len(), 6);
+    assert!(error_of(&results[0]).contains("outside the work directory"), "{}", results[0]);
+    assert!(error_of(&results[1]).contains("outside the work directory"), "{}", results[1]);
+    assert!(error_of(&results[2]).contains("outside the work directory"), "{}", results[2]);
+    assert!(error_of(&results[3]).contains("outside the work directory"), "{}", results[3]);
+    assert!(results[4].to_string().contains("outside the work directory"), "{}", results[4]);
+    // Even a dangling symlink that stays inside creates nothing at its target.
+    assert!(error_of(&results[5]).contains("symlink to a missing file"), "{}", results[5]);
+    assert!(!work.join("missing.txt").exists());
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "something was written outside");
+}
+
+#[tokio::test]
+async fn reads_through_symlinks_out_of_the_work_dir_are_refused() {
+    let outside = common::work_dir("secret-outside");
+    std::fs::write(outside.join("secret.txt"), "TOP SECRET").unwrap();
+    let work = common::work_dir("symlink-read");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), work.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/root/etc", work.join("magic")).unwrap();
+    std::fs::write(work.join("inner.txt"), "fine").unwrap();
+    std::os::unix::fs::symlink("inner.txt", work.join("ok-link.txt")).unwrap();
+    let results = hostile(
+        "symlink-read",
+        vec![
+            ("read_file", json!({"path": "link.txt"})),
+            ("read_file", json!({"path": "magic/hostname"})),
+            ("find_in_files", json!({"pattern": "**", "search_string": "SECRET"})),
+            ("read_file", json!({"path": "ok-link.txt"})),
+        ],
+        Options { work_dir: work, ..Options::default() },
+    )
+    .await;
+    assert!(error_of(&results[0]).contains("outside the work directory"), "{}", results[0]);
+    assert!(error_of(&results[1]).contains("outside the work directory"), "{}", results[1]);
+    assert_eq!(results[2]["output"], json!([]), "{}", results[2]);
+    // A symlink that stays inside is followed.
+    assert_eq!(results[3]["output"], "fine");
+}
+
+#[tokio::test]
+async fn a_fifo_is_refused_without_blocking_and_large_files_are_capped() {
+    let work = common::work_dir("fifo");
+    let fifo = work.join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let big = std::fs::File::create(work.join("big.txt")).unwrap();
+    big.set_len(17 << 20).unwrap();
+    std::fs::write(work.join("small.txt"), "needle here").unwrap();
+    let results = hostile(
+        "fifo",
+        vec![
+            ("read_file", json!({"path": "pipe"})),
+            ("write_file", json!({"path": "pipe", "content": "x"})),
+            ("append_to_file", json!({"path": "pipe", "content": "x"})),
+            ("read_file", json!({"path": "big.txt"})),
+            ("find_in_files", json!({"pattern": "*", "search_string": "needle"})),
+        ],
+        Options { work_dir: work, ..Options::default() },
+    )
+    .await;
+    assert!(error_of(&results[0]).contains("not a regular file"), "{}", results[0]);
+    // Opening a FIFO for writing with no reader fails at once (ENXIO) or is refused.
+    for result in &results[1..3] {
+        assert_eq!(result["result"], "failure", "{result}");
+    }
+    assert!(error_of(&results[3]).contains("larger than 16 MiB"), "{}", results[3]);
+    assert_eq!(
+        results[4]["output"],
+        json!([
+            {"filepath": "big.txt", "skipped": "larger than 16 MiB"},
+            {"filepath": "small.txt", "line_number": 1, "snippet": "needle here"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn the_runtime_state_is_unreachable_even_inside_the_work_dir() {
+    let work = common::work_dir("state");
+    let state = work.join(".streetrace");
+    std::fs::create_dir_all(state.join("journal")).unwrap();
+    std::fs::write(state.join("sessions.db"), "DB").unwrap();
+    std::os::unix::fs::symlink(".streetrace", work.join("alias")).unwrap();
+    let results = hostile(
+        "state",
+        vec![
+            ("read_file", json!({"path": ".streetrace/sessions.db"})),
+            ("write_file", json!({"path": "alias/sessions.db", "content": "corrupt"})),
+            ("write_file", json!({"path": "alias/journal/x.jsonl", "content": "forged"})),
+            ("list_directory", json!({"path": "alias/journal"})),
+            ("find_in_files", json!({"pattern": "**", "search_string": "DB"})),
+            ("append_to_file", json!({"path": format!("{}/sessions.db", state.display()), "content": "x"})),
+        ],
+        Options { work_dir: work.clone(), forbidden: vec![state.clone()], ..Options::default() },
+    )
+    .await;
+    for result in &results {
+        assert!(result.to_string().contains("runtime's own state") || result["output"] == json!([]), "{result}");
+    }
+    assert_eq!(std::fs::read_to_string(state.join("sessions.db")).unwrap(), "DB");
+    assert!(!Path::new(&state.join("journal/x.jsonl")).exists());
+}
