@@ -16,11 +16,11 @@ use tokio::sync::oneshot;
 use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
-use crate::hook::{Shown, Snapshot};
 use crate::protocol::{
     Breakpoint, BreakpointLocation, BreakpointLocationsArguments, Event, SetBreakpointsArguments,
     SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
 };
+use crate::snapshot::{Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
 use crate::variables::Handles;

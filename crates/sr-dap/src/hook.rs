@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::json;
 use sr_runtime::eval::Vars;
 use sr_runtime::hook::{Control, Frame, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
@@ -14,6 +14,7 @@ use crate::breakpoints::Verdict;
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
 use crate::exceptions::Exception;
 use crate::protocol::{Event, StoppedEvent};
+use crate::snapshot::{ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
 use crate::stepping;
 use crate::variables::{Handle, Handles, Root};
@@ -60,58 +61,6 @@ pub enum Reason {
     Pause,
     Breakpoint { ids: Vec<i64>, function: bool },
     Exception(Exception),
-}
-
-/// A stopped thread's state, copied out of the run.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub frames: Vec<Frame>,
-    pub vars: Vars,
-    /// The model or tool call about to be made.
-    pub call: Option<Call>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Call {
-    pub name: String,
-    pub details: Value,
-}
-
-impl Snapshot {
-    pub fn capture(step: &Step<'_>) -> Snapshot {
-        let call = match step.point {
-            StepPoint::Statement { .. } => None,
-            StepPoint::ModelCall { agent, request } => {
-                let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
-                details["caller"] = json!(agent);
-                Some(Call { name: format!("model {}", request.model), details })
-            }
-            StepPoint::ToolCall { tool, args } => {
-                Some(Call { name: format!("tool {tool}"), details: json!({"tool": tool, "args": args}) })
-            }
-        };
-        Snapshot { frames: step.frames.to_vec(), vars: step.vars.clone(), call }
-    }
-}
-
-/// A frame as the client sees it.
-#[derive(Debug, Clone)]
-pub struct Shown {
-    pub id: i64,
-    pub name: String,
-    pub file: Option<usize>,
-    pub line: u32,
-    pub column: u32,
-    /// A model or tool call, shown above the frame that makes it.
-    pub subtle: bool,
-    pub scopes: Vec<ScopeSpec>,
-}
-
-#[derive(Debug, Clone)]
-pub struct ScopeSpec {
-    pub name: &'static str,
-    pub hint: Option<&'static str>,
-    pub root: Root,
 }
 
 impl Debugger {

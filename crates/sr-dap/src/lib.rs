@@ -5,7 +5,7 @@
 //! - [`protocol`] and [`transport`]: DAP messages and their framing;
 //! - `server`: the session (configuration sequence, dispatch, restarts);
 //! - `debugger`: the state shared by requests and the run; `hook` decides
-//!   at each point and parks stopped threads; `inspect` answers stack,
+//!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
 //! - `breakpoints`, `exceptions`, `stepping`, `variables`, `evaluate`,
 //!   `source`, `output`: one concept each.
@@ -22,6 +22,7 @@ mod output;
 pub mod protocol;
 mod run;
 mod server;
+mod snapshot;
 mod source;
 mod stepping;
 pub mod transport;

@@ -1,7 +1,7 @@
 //! The program's call graph: agents delegating to and using agents, flows and
 //! handlers running agents and flows and calling prompts.
 
-use crate::diagnostics::Anchor;
+use crate::anchor::Anchor;
 use crate::hir::{ItemData, Stmt};
 use crate::items::{Item, ItemKind};
 use crate::{Db, File, body, item_data, program};

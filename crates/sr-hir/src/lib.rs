@@ -15,6 +15,7 @@
 //! - diagnostics: span-free per item and per program, mapped to byte ranges last
 //!   by [`file_diagnostics`].
 
+mod anchor;
 mod db;
 pub mod diagnostics;
 pub mod entry;

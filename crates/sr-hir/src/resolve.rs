@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 use sr_syntax::{Code, Reported, Severity};
 
-use crate::diagnostics::{Anchor, SemanticDiagnostic, UpstreamAt};
+use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 use crate::hir::{ImportSource, ItemData, PromptData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::{Db, File, Name, item_data};

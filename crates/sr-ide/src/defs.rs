@@ -11,7 +11,7 @@ use sr_syntax::ast::{self, AstNode};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
 use crate::NavigationTarget;
-use crate::symbols::SymbolKind;
+use crate::symbol_kind::SymbolKind;
 
 /// What a name denotes, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

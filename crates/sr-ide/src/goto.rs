@@ -4,7 +4,7 @@ use sr_hir::{RootDatabase, program};
 use sr_syntax::{TextRange, TextSize};
 
 use crate::defs::{Symbol, file_occurrences, navigation_target, occurrence_at, resolve_item, variable_definition};
-use crate::symbols::SymbolKind;
+use crate::symbol_kind::SymbolKind;
 use crate::{FilePosition, NavigationTarget};
 
 pub(crate) fn goto_definition(db: &RootDatabase, position: &FilePosition) -> Vec<NavigationTarget> {

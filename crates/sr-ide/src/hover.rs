@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, SandboxBackend, ToolData, TypeRef};
+use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, SandboxBackend, ToolData};
 use sr_hir::resolve::Program;
 use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data, program};
 
@@ -70,19 +70,6 @@ pub(crate) fn model_value(db: &dyn Db, model: Item<'_>) -> Option<String> {
             })
         }
         _ => None,
-    }
-}
-
-pub(crate) fn type_text(ty: &TypeRef) -> String {
-    match ty {
-        TypeRef::String => "string".to_string(),
-        TypeRef::Int => "int".to_string(),
-        TypeRef::Float => "float".to_string(),
-        TypeRef::Bool => "bool".to_string(),
-        TypeRef::Named(named) => named.name.to_string(),
-        TypeRef::List(inner) => format!("list[{}]", type_text(inner)),
-        TypeRef::Optional(inner) => format!("{}?", type_text(inner)),
-        TypeRef::Missing => "?".to_string(),
     }
 }
 
@@ -158,8 +145,11 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
             }
         }
         ItemData::Schema(schema) => {
-            let fields: Vec<String> =
-                schema.fields.iter().map(|f| format!("    {}: {}", f.name.name, type_text(&f.ty))).collect();
+            let fields: Vec<String> = schema
+                .fields
+                .iter()
+                .map(|f| format!("    {}: {}", f.name.name, crate::types::type_text(&f.ty)))
+                .collect();
             out = format!("```streetrace\nschema {name}:\n{}\n```\n", fields.join("\n"));
         }
         ItemData::Model(_) => {

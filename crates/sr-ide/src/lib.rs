@@ -20,9 +20,11 @@ mod references;
 mod rename;
 mod selection;
 mod semantic_tokens;
+mod symbol_kind;
 mod symbols;
 #[cfg(test)]
 mod tests;
+mod types;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -41,7 +43,8 @@ pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::references::{Highlight, HighlightAccess};
 pub use crate::rename::RenameError;
 pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
-pub use crate::symbols::{DocumentSymbol, SymbolKind};
+pub use crate::symbol_kind::SymbolKind;
+pub use crate::symbols::DocumentSymbol;
 pub use salsa::{CancellationToken, Cancelled};
 pub use sr_syntax::line_index::Encoding;
 pub use sr_syntax::{Code, Diagnostic, LineCol, LineIndex, Related, Severity, TextRange, TextSize};

@@ -4,46 +4,9 @@ use sr_hir::hir::ItemData;
 use sr_hir::{Item, ItemKind, RootDatabase, file_items, item_data, source_map};
 
 use crate::defs::{Symbol, item_focus, item_label, item_range, navigation_target, occurrences_of_item};
-use crate::hover::type_text;
+use crate::symbol_kind::SymbolKind;
+use crate::types::type_text;
 use crate::{NavigationTarget, TextRange};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SymbolKind {
-    Agent,
-    Prompt,
-    Tool,
-    Model,
-    Schema,
-    Field,
-    Flow,
-    Handler,
-    RetryPolicy,
-    TimeoutPolicy,
-    Policy,
-    Executor,
-    Import,
-    Variable,
-    File,
-}
-
-impl SymbolKind {
-    pub(crate) fn of(kind: ItemKind) -> SymbolKind {
-        match kind {
-            ItemKind::Import => SymbolKind::Import,
-            ItemKind::Model => SymbolKind::Model,
-            ItemKind::Schema => SymbolKind::Schema,
-            ItemKind::Tool => SymbolKind::Tool,
-            ItemKind::RetryPolicy => SymbolKind::RetryPolicy,
-            ItemKind::TimeoutPolicy => SymbolKind::TimeoutPolicy,
-            ItemKind::Policy => SymbolKind::Policy,
-            ItemKind::Executor => SymbolKind::Executor,
-            ItemKind::Prompt => SymbolKind::Prompt,
-            ItemKind::Agent => SymbolKind::Agent,
-            ItemKind::Flow => SymbolKind::Flow,
-            ItemKind::Handler => SymbolKind::Handler,
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocumentSymbol {

@@ -9,11 +9,13 @@ mod prompt;
 mod whole_program;
 
 use sr_syntax::line_index::Encoding;
-use sr_syntax::{Code, Diagnostic, LineIndex, Related, Reported, Severity, TextRange, TextSize};
+use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
-use crate::hir::{ExprId, ItemData, PartId, StmtId};
-use crate::items::{Item, ItemKind, file_items, item_syntax, parse};
-use crate::{Db, File, item_data, program, source_map};
+use crate::hir::ItemData;
+use crate::items::{Item, ItemKind, file_items, parse};
+use crate::{Db, File, item_data, program};
+
+pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 
 pub(crate) use whole_program::program_checks;
 
@@ -23,76 +25,6 @@ pub const BUILTIN_VARIABLES: [&str; 5] = ["input_prompt", "conversation", "curre
 
 /// Guardrails the runtime provides.
 pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", "cognitive_drift"];
-
-/// Where a diagnostic points, resolved to a range only when it is reported.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum Anchor<'db> {
-    /// The beginning of a file.
-    FileStart(File),
-    /// An item's name, or its keyword when it has none.
-    ItemName(Item<'db>),
-    /// An item's first token.
-    ItemStart(Item<'db>),
-    Part(Item<'db>, PartId),
-    Stmt(Item<'db>, StmtId),
-    Expr(Item<'db>, ExprId),
-}
-
-/// Where upstream's `check` reports a diagnostic.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum UpstreamAt<'db> {
-    /// At the start of the diagnostic's own anchor.
-    Anchor,
-    /// At the start of another anchor (an agent rather than its property).
-    Other(Anchor<'db>),
-    /// Line 1, column 0 (nodes upstream keeps no position for).
-    FileStart,
-    /// Upstream counts from the `prompt` keyword through the stripped body text.
-    PromptText { item: Item<'db>, char_offset: u32 },
-}
-
-/// A diagnostic before its anchors are mapped to ranges.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub struct SemanticDiagnostic<'db> {
-    pub code: Code,
-    pub severity: Severity,
-    pub message: String,
-    pub help: Option<String>,
-    pub anchor: Anchor<'db>,
-    pub related: Vec<(Anchor<'db>, String)>,
-    pub reported: Reported,
-    pub upstream_at: UpstreamAt<'db>,
-}
-
-impl<'db> Anchor<'db> {
-    pub fn file(&self, db: &'db dyn Db) -> File {
-        match *self {
-            Anchor::FileStart(file) => file,
-            Anchor::ItemName(item)
-            | Anchor::ItemStart(item)
-            | Anchor::Part(item, _)
-            | Anchor::Stmt(item, _)
-            | Anchor::Expr(item, _) => item.file(db),
-        }
-    }
-
-    /// The anchor's range in its file.
-    pub fn range(&self, db: &'db dyn Db) -> TextRange {
-        let (item, relative) = match *self {
-            Anchor::FileStart(_) => return TextRange::empty(TextSize::from(0)),
-            Anchor::ItemName(item) => (item, source_map(db, item).name.unwrap_or_else(|| keyword_range(db, item))),
-            Anchor::ItemStart(item) => (item, keyword_range(db, item)),
-            Anchor::Part(item, part) => (item, source_map(db, item).part(part)),
-            Anchor::Stmt(item, stmt) => (item, source_map(db, item).stmts[stmt]),
-            Anchor::Expr(item, expr) => (item, source_map(db, item).exprs[expr]),
-        };
-        relative + item.offset(db)
-    }
-}
-
-fn keyword_range(db: &dyn Db, item: Item<'_>) -> TextRange {
-    item_syntax(db, item).first_token().map_or(TextRange::empty(TextSize::from(0)), |t| t.text_range())
-}
 
 /// Every diagnostic of a file, syntax and semantic, in source order. The file
 /// is analysed as the root of its own imports.
