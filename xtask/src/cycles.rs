@@ -312,8 +312,12 @@ fn strongly_connected<V>(graph: &BTreeMap<String, BTreeMap<String, V>>) -> Vec<V
 mod tests {
     use super::*;
 
+    /// Writes `files` to a scratch tree of its own (tests run in parallel) and
+    /// returns the cycles found from its `lib.rs`.
     fn tree(files: &[(&str, &str)]) -> Vec<String> {
-        let dir = std::env::temp_dir().join(format!("xtask-cycles-{}-{}", std::process::id(), files.len()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("xtask-cycles-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for (path, text) in files {
             let path = dir.join(path);
