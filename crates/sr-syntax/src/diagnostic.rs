@@ -58,6 +58,8 @@ pub enum Code {
     SR109,
     /// Invalid executor configuration.
     SR110,
+    /// Nesting deeper than the parser's limit.
+    SR111,
 }
 
 impl Code {
@@ -87,6 +89,7 @@ impl Code {
             Code::SR108 => "SR108",
             Code::SR109 => "SR109",
             Code::SR110 => "SR110",
+            Code::SR111 => "SR111",
         }
     }
 
@@ -95,8 +98,10 @@ impl Code {
         !self.as_str().starts_with("SR")
     }
 
+    /// Errors that stop the tree from describing the whole input: upstream's
+    /// syntax errors and our nesting limit.
     pub fn is_syntax(self) -> bool {
-        matches!(self, Code::E0007 | Code::E0008)
+        matches!(self, Code::E0007 | Code::E0008 | Code::SR111)
     }
 }
 
@@ -197,7 +202,8 @@ impl Diagnostic {
     /// Whether the diagnostic belongs in the output of the given mode.
     pub fn in_mode(&self, upstream: bool) -> bool {
         match self.reported {
-            Reported::Always => !upstream || self.code.is_upstream(),
+            // Syntax errors are reported in every mode: part of the input went unread.
+            Reported::Always => !upstream || self.code.is_upstream() || self.code.is_syntax(),
             Reported::DefaultOnly => !upstream,
             Reported::UpstreamOnly => upstream,
         }

@@ -23,6 +23,7 @@ use rowan::GreenNode;
 
 pub use crate::diagnostic::{Code, Diagnostic, Related, Reported, Severity};
 pub use crate::line_index::{LineCol, LineIndex};
+pub use crate::parser::MAX_NESTING;
 pub use crate::syntax_kind::{KEYWORDS, SyntaxKind};
 pub use rowan::{Direction, NodeOrToken, TextRange, TextSize, WalkEvent};
 

@@ -7,6 +7,7 @@ use std::cell::Cell;
 use text_size::TextRange;
 
 use crate::SyntaxKind::{self, *};
+use crate::T;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::input::Input;
 use crate::token_set::TokenSet;
@@ -27,6 +28,14 @@ pub(crate) enum Event {
     Tombstone,
 }
 
+/// How many levels expressions, operator chains, types and blocks may nest,
+/// counted together: a bracket, a prefix operator, a juxtaposed call argument,
+/// each further operand of a binary operator chain and each indented block is
+/// one level. Deeper input becomes an `ERROR` node with an SR111 diagnostic, so
+/// no tree is deeper than a small multiple of this and every recursive walk
+/// over trees and HIR is bounded.
+pub const MAX_NESTING: u32 = 256;
+
 pub(crate) struct Parser<'t> {
     text: &'t str,
     tokens: &'t [Input],
@@ -37,7 +46,15 @@ pub(crate) struct Parser<'t> {
     /// Soft keywords that end an expression here (`do` in `for x in y do`), so that
     /// juxtaposed call arguments do not swallow them.
     stops: Vec<TokenSet>,
-    steps: u32,
+    /// Consecutive `progress_guard` calls without the position moving.
+    stalled: u32,
+    /// The position at the last `progress_guard` call.
+    guarded_pos: usize,
+    /// How many nesting levels enclose the current token (see [`MAX_NESTING`]).
+    depth: u32,
+    /// Errors already kept by a statement after both readings failed (see
+    /// `statements::statement`); an enclosing statement need not retry for them.
+    pub(crate) settled_errors: usize,
     /// Bare-call arguments are full expressions (`f a + b` is `f(a + b)`), the
     /// reading upstream's Earley parser falls back to when the narrow one fails.
     pub(crate) wide_args: bool,
@@ -63,7 +80,10 @@ impl<'t> Parser<'t> {
             events: Vec::new(),
             errors: Vec::new(),
             stops: Vec::new(),
-            steps: 0,
+            stalled: 0,
+            guarded_pos: usize::MAX,
+            depth: 0,
+            settled_errors: 0,
             wide_args: false,
             furthest: Cell::new(0),
         }
@@ -224,6 +244,22 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Skips the lines of a block whose `INDENT` was just eaten, up to (not
+    /// including) its `DEDENT`.
+    pub(crate) fn skip_block_rest(&mut self) {
+        let mut depth = 0u32;
+        loop {
+            match self.current() {
+                EOF => break,
+                INDENT => depth += 1,
+                DEDENT if depth == 0 => break,
+                DEDENT => depth -= 1,
+                _ => {}
+            }
+            self.bump_any();
+        }
+    }
+
     /// Soft keywords in `stops` end juxtaposed expressions while `f` runs, in
     /// addition to the enclosing construct's; an empty set (inside brackets)
     /// clears them.
@@ -248,6 +284,10 @@ impl<'t> Parser<'t> {
         self.errors.len() > checkpoint.errors
     }
 
+    pub(crate) fn errors_since(&self, checkpoint: &Checkpoint) -> usize {
+        self.errors.len() - checkpoint.errors
+    }
+
     /// Removes everything parsed since `checkpoint` and returns it.
     pub(crate) fn rewind(&mut self, checkpoint: &Checkpoint) -> (usize, Vec<Event>, Vec<Diagnostic>) {
         let pos = std::mem::replace(&mut self.pos, checkpoint.pos);
@@ -261,10 +301,68 @@ impl<'t> Parser<'t> {
         self.errors.extend(errors);
     }
 
-    /// Guards against a grammar bug looping without consuming input.
+    /// Guards against a grammar bug looping without consuming input: the
+    /// position must move at least every 10,000 calls (nesting is bounded by
+    /// [`MAX_NESTING`], so a correct grammar calls this far fewer times per token).
     pub(crate) fn progress_guard(&mut self) {
-        self.steps += 1;
-        assert!(self.steps < 10_000_000, "the parser is stuck at {:?}", self.current());
+        if self.pos == self.guarded_pos {
+            self.stalled += 1;
+            assert!(self.stalled < 10_000, "the parser is stuck at {:?}", self.current());
+        } else {
+            self.guarded_pos = self.pos;
+            self.stalled = 0;
+        }
+    }
+
+    /// Whether one more nesting level would exceed [`MAX_NESTING`].
+    pub(crate) fn at_nesting_limit(&self) -> bool {
+        self.depth >= MAX_NESTING
+    }
+
+    /// Runs `f` one nesting level deeper. Callers check [`Self::at_nesting_limit`]
+    /// first, so the depth never exceeds [`MAX_NESTING`].
+    pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.enter();
+        let result = f(self);
+        self.leave(1);
+        result
+    }
+
+    /// One nesting level deeper (checked with [`Self::at_nesting_limit`] first).
+    pub(crate) fn enter(&mut self) {
+        self.depth += 1;
+    }
+
+    /// Back out of `levels` levels entered with [`Self::enter`].
+    pub(crate) fn leave(&mut self, levels: u32) {
+        self.depth -= levels;
+    }
+
+    /// Skips what is left of an expression nested too deeply, brackets balanced:
+    /// everything up to a `,`, `:`, closing bracket, line break or soft keyword
+    /// that ends the enclosing construct at this bracket level.
+    pub(crate) fn skip_expression_rest(&mut self) {
+        let mut brackets = 0u32;
+        loop {
+            match self.current() {
+                EOF | NEWLINE | INDENT | DEDENT => break,
+                T!['('] | T!['['] | T!['{'] => brackets += 1,
+                T![')'] | T![']'] | T!['}'] if brackets == 0 => break,
+                T![')'] | T![']'] | T!['}'] => brackets -= 1,
+                T![,] | T![:] if brackets == 0 => break,
+                kind if brackets == 0 && self.at_stop_kind(kind) => break,
+                _ => {}
+            }
+            self.bump_any();
+        }
+    }
+
+    /// Reports that nesting exceeds [`MAX_NESTING`] at the current token.
+    pub(crate) fn error_too_deep(&mut self, what: &str) {
+        let message = format!("{what} nested more than {MAX_NESTING} levels deep");
+        let diagnostic = Diagnostic::error(Code::SR111, message, self.current_range())
+            .with_help("split it up, e.g. assign inner parts to variables or move inner blocks into flows");
+        self.push_error(diagnostic);
     }
 }
 

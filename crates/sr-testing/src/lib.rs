@@ -1,6 +1,7 @@
 //! Helpers shared by tests and benchmarks of several crates. Not shipped.
 
 pub mod fixture;
+pub mod hostile;
 pub mod random;
 
 use std::path::{Path, PathBuf};

@@ -93,6 +93,17 @@ fn schema_field(p: &mut Parser<'_>) {
 
 /// `string | int | float | bool | NAME | list[TYPE]`, each followed by any number of `?`.
 fn type_expr(p: &mut Parser<'_>) {
+    if p.at_nesting_limit() {
+        p.error_too_deep("this type is");
+        let m = p.start();
+        p.skip_expression_rest();
+        m.complete(p, ERROR);
+        return;
+    }
+    p.nested(type_here);
+}
+
+fn type_here(p: &mut Parser<'_>) {
     let mut lhs = match p.current() {
         STRING_KW | INT_KW | FLOAT_KW | BOOL_KW => {
             let m = p.start();
@@ -118,11 +129,22 @@ fn type_expr(p: &mut Parser<'_>) {
             return;
         }
     };
+    // Each `?` wraps the type in one more node: one nesting level each.
+    let mut levels = 0;
     while p.at(T![?]) {
         let m = lhs.precede(p);
+        if p.at_nesting_limit() {
+            p.error_too_deep("this type is");
+            while p.eat(T![?]) {}
+            m.complete(p, ERROR);
+            break;
+        }
+        p.enter();
+        levels += 1;
         p.bump(T![?]);
         lhs = m.complete(p, OPTIONAL_TYPE);
     }
+    p.leave(levels);
 }
 
 /// `tool NAME = mcp "URL" [with OPTIONS]` | `= builtin a.b` | `= a.b` | `tool NAME:` + properties.

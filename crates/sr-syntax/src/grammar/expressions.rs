@@ -57,22 +57,45 @@ fn binary(
     ops: TokenSet,
 ) -> Option<CompletedMarker> {
     let mut lhs = operand(p)?;
+    // Each operator wraps the chain so far in one more node, so each counts as
+    // a nesting level until the chain ends.
+    let mut levels = 0;
     while p.at_ts(ops) {
         let m = lhs.precede(p);
+        if p.at_nesting_limit() {
+            p.error_too_deep("this operator chain is");
+            p.skip_expression_rest();
+            lhs = m.complete(p, ERROR);
+            break;
+        }
+        p.enter();
+        levels += 1;
         p.bump_any();
         if operand(p).is_none() {
             p.error_expected("an expression after the operator");
         }
         lhs = m.complete(p, BIN_EXPR);
     }
+    p.leave(levels);
     Some(lhs)
+}
+
+/// An `ERROR` node over the rest of an expression that nests too deeply here.
+fn too_deep(p: &mut Parser<'_>, what: &str) -> CompletedMarker {
+    p.error_too_deep(what);
+    let m = p.start();
+    p.skip_expression_rest();
+    m.complete(p, ERROR)
 }
 
 fn not_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     if p.at(NOT_KW) && starts_expr(p.nth(1)) && !p.at_stop_kind(p.nth(1)) {
+        if p.at_nesting_limit() {
+            return Some(too_deep(p, "this expression is"));
+        }
         let m = p.start();
         p.bump(NOT_KW);
-        not_expr(p);
+        p.nested(not_expr);
         return Some(m.complete(p, PREFIX_EXPR));
     }
     comparison(p)
@@ -86,7 +109,10 @@ fn comparison(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         && (!p.nth_at(1, WHERE_KW) || filter_of_where)
         && !p.at_stop_kind(p.nth(1))
     {
-        return Some(filter(p));
+        if p.at_nesting_limit() {
+            return Some(too_deep(p, "this expression is"));
+        }
+        return Some(p.nested(filter));
     }
     let lhs = additive(p)?;
     if !p.at_ts(COMPARISON_OPS) {
@@ -125,9 +151,12 @@ fn multiplicative(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     if p.at(T![-]) {
+        if p.at_nesting_limit() {
+            return Some(too_deep(p, "this expression is"));
+        }
         let m = p.start();
         p.bump(T![-]);
-        if unary(p).is_none() {
+        if p.nested(unary).is_none() {
             p.error_expected("an expression after `-`");
         }
         return Some(m.complete(p, PREFIX_EXPR));
@@ -135,7 +164,16 @@ fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     atom(p)
 }
 
+/// An atom, one nesting level deeper than its context: brackets, call
+/// arguments and juxtaposed arguments nest through here.
 fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    if p.at_nesting_limit() {
+        return starts_atom(p.current()).then(|| too_deep(p, "this expression is"));
+    }
+    p.nested(atom_here)
+}
+
+fn atom_here(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     let kind = p.current();
     let done = match kind {
         _ if LITERALS.contains(kind) => {
@@ -340,13 +378,28 @@ fn field(p: &mut Parser<'_>) {
 }
 
 /// `.a.b` after a variable: property access.
+/// Each `.field` wraps the chain in one more node, so it counts as a nesting
+/// level until the chain ends.
 fn property_chain(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
+    let mut levels = 0;
     while p.at(T![.]) && is_field_name(p.nth(1)) {
         let m = lhs.precede(p);
+        if p.at_nesting_limit() {
+            p.error_too_deep("this property chain is");
+            while p.at(T![.]) && is_field_name(p.nth(1)) {
+                p.bump(T![.]);
+                p.bump_any();
+            }
+            lhs = m.complete(p, ERROR);
+            break;
+        }
+        p.enter();
+        levels += 1;
         p.bump(T![.]);
         field(p);
         lhs = m.complete(p, PROPERTY_EXPR);
     }
+    p.leave(levels);
     lhs
 }
 

@@ -101,7 +101,7 @@ pub(crate) fn end_of_line(p: &mut Parser<'_>) {
 
 /// `: NEWLINE INDENT item+ DEDENT`. The `:` has been eaten by the caller; `item`
 /// parses one line. Returns false if there was no indented block.
-pub(crate) fn indented_block(p: &mut Parser<'_>, what: &str, mut item: impl FnMut(&mut Parser<'_>)) -> bool {
+pub(crate) fn indented_block(p: &mut Parser<'_>, what: &str, item: impl FnMut(&mut Parser<'_>)) -> bool {
     if !p.at(NEWLINE) {
         p.error_expected(&format!("a line break and an indented {what}"));
         p.skip_line();
@@ -114,7 +114,23 @@ pub(crate) fn indented_block(p: &mut Parser<'_>, what: &str, mut item: impl FnMu
         return false;
     }
     let m = p.start();
+    if p.at_nesting_limit() {
+        p.bump(INDENT);
+        p.error_too_deep(&format!("this {what} is"));
+        let e = p.start();
+        p.skip_block_rest();
+        e.complete(p, ERROR);
+        m.complete(p, BLOCK);
+        return true;
+    }
     p.bump(INDENT);
+    p.nested(|p| block_items(p, item));
+    p.eat(DEDENT);
+    m.complete(p, BLOCK);
+    true
+}
+
+fn block_items(p: &mut Parser<'_>, mut item: impl FnMut(&mut Parser<'_>)) {
     while !matches!(p.current(), DEDENT | EOF) {
         p.progress_guard();
         match p.current() {
@@ -128,9 +144,6 @@ pub(crate) fn indented_block(p: &mut Parser<'_>, what: &str, mut item: impl FnMu
             _ => item(p),
         }
     }
-    p.eat(DEDENT);
-    m.complete(p, BLOCK);
-    true
 }
 
 /// `: NEWLINE INDENT item+ DEDENT` after a header. A missing `:` is reported,

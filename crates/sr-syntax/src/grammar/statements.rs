@@ -71,20 +71,35 @@ fn end_keyword(p: &mut Parser<'_>) {
 /// A statement. When it fails, it is parsed once more with wide bare-call
 /// arguments (see `Parser::wide_args`), and kept if that reading has no error;
 /// this reproduces upstream's Earley parser on rare ambiguous inputs.
+///
+/// Errors inside a nested statement that already failed both ways are settled:
+/// the enclosing statement's wide reading would meet them again, so it is not
+/// tried for them. Without this, every enclosing block would parse its whole
+/// body once more, and an error under N nested blocks would cost N² parsing.
 fn statement(p: &mut Parser<'_>, ctx: Ctx) {
     let start = p.checkpoint();
+    let settled_before = p.settled_errors;
     statement_once(p, ctx);
-    if p.wide_args || !p.has_errors_since(&start) {
+    if p.wide_args {
         return;
     }
-    let narrow = p.rewind(&start);
-    p.wide_args = true;
-    statement_once(p, ctx);
-    p.wide_args = false;
-    if p.has_errors_since(&start) {
+    let errors = p.errors_since(&start);
+    if errors == 0 {
+        return;
+    }
+    if errors > p.settled_errors - settled_before {
+        let narrow = p.rewind(&start);
+        p.wide_args = true;
+        statement_once(p, ctx);
+        p.wide_args = false;
+        if !p.has_errors_since(&start) {
+            p.settled_errors = settled_before;
+            return;
+        }
         p.rewind(&start);
         p.restore(narrow);
     }
+    p.settled_errors = settled_before + errors;
 }
 
 fn statement_once(p: &mut Parser<'_>, ctx: Ctx) {
