@@ -673,13 +673,19 @@ impl Lower {
     }
 }
 
-/// A statement's range without its trailing line break.
+/// A statement's range without its trailing line break. Walks back from the last
+/// token, so that nested statements cost their trailing trivia, not their subtree.
 fn statement_range(node: &SyntaxNode) -> TextRange {
-    let end = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .filter(|t| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE)
-        .last()
-        .map_or(node.text_range().end(), |t| t.text_range().end());
-    TextRange::new(node.text_range().start(), end.max(node.text_range().start()))
+    let range = node.text_range();
+    let mut token = node.last_token();
+    while let Some(t) = token {
+        if t.text_range().end() <= range.start() {
+            break;
+        }
+        if !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE {
+            return TextRange::new(range.start(), t.text_range().end());
+        }
+        token = t.prev_token();
+    }
+    range
 }

@@ -1,0 +1,118 @@
+//! Hostile input through `sr check`, `sr fmt --check` and `sr dump syntax`: every
+//! expression construct nested 20,000 deep, every block construct nested as deep as
+//! the 16 MiB source cap allows, 10 MB lines, names and unterminated strings, NUL
+//! bytes, mixed line endings, an 8,000-agent ring, 20,000 prompts. Each run must end by itself with exit
+//! code 0, 1 or 2 (never a signal), in bounded memory, and `check` must still report
+//! the error in the well-formed flow after the hostile part.
+
+#[allow(dead_code)] // `common` also serves tests that use more of it.
+mod common;
+
+use std::process::Command;
+use std::time::Instant;
+
+use common::temp_dir;
+use sr_testing::hostile;
+
+/// Peak resident memory any one run may reach.
+const MAX_RSS_KIB: u64 = 1024 * 1024;
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    max_rss_kib: u64,
+    seconds: f64,
+}
+
+/// Runs `sr ARGS` under GNU time for its peak resident memory.
+fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
+    let time = std::path::Path::new("/usr/bin/time");
+    assert!(time.exists(), "GNU time is needed for peak memory (apt-get install time)");
+    let report = dir.join("time.txt");
+    let started = Instant::now();
+    let out = Command::new(time)
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(env!("CARGO_BIN_EXE_sr"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let report = std::fs::read_to_string(&report).unwrap();
+    // GNU time writes "Command terminated by signal N" before the figure when killed.
+    assert!(!report.contains("signal"), "sr {args:?} was killed: {report}");
+    let max_rss_kib = report.lines().last().and_then(|l| l.trim().parse().ok()).unwrap();
+    Outcome { code: out.status.code().unwrap(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), max_rss_kib, seconds }
+}
+
+/// A flow after the hostile part with an error `check` must still report.
+const TAIL: &str = "\nflow tail:\n    log $nope\n";
+
+fn survive(g: &hostile::Generator, n: usize) {
+    let text = (g.make)(n) + TAIL;
+    let name = g.name;
+    let dir = temp_dir(&format!("hostile-{name}"), &[("case.sr", &text)]);
+    let too_big = text.len() as u64 > sr_files::MAX_SOURCE_BYTES;
+    for args in [&["check", "--format", "json", "case.sr"][..], &["fmt", "--check", "case.sr"], &["dump", "syntax", "case.sr"]] {
+        let outcome = run(args, &dir);
+        eprintln!(
+            "{name:24} {n:>9} {:8} sr {:5}: exit {}, {:6.2} s, {:7} KiB",
+            g.unit, args[0], outcome.code, outcome.seconds, outcome.max_rss_kib
+        );
+        assert!([0, 1, 2].contains(&outcome.code), "{name}: sr {args:?} exited {}", outcome.code);
+        assert!(outcome.max_rss_kib < MAX_RSS_KIB, "{name}: sr {args:?} used {} KiB", outcome.max_rss_kib);
+        if args[0] == "check" {
+            if too_big {
+                assert_eq!(outcome.code, 2, "{name}: a file over the source cap is refused");
+            } else {
+                assert!(
+                    outcome.stdout.contains("'$nope'"),
+                    "{name}: the flow after the hostile part was not checked: {}",
+                    &outcome.stdout[..outcome.stdout.len().min(2000)]
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn deeply_nested_expressions() {
+    for g in hostile::EXPRESSIONS {
+        survive(g, 20_000);
+    }
+}
+
+/// One space per level: 3,500 levels of blocks with an `end` line take about
+/// 12 MB, under the 16 MiB cap; 6,000 levels of `if` are over it and must be
+/// refused, not parsed.
+#[test]
+fn deeply_nested_blocks() {
+    for g in hostile::BLOCKS {
+        survive(g, 3_500);
+    }
+    survive(&hostile::BLOCKS[0], 6_000);
+}
+
+#[test]
+fn huge_and_odd_inputs() {
+    for (name, n) in [
+        ("long-line", 10_000_000),
+        ("unterminated-string", 10_000_000),
+        ("unterminated-triple", 10_000_000),
+        ("dotted-name", 10_000_000),
+        ("nul-bytes", 1_000_000),
+        ("nul-lines", 100_000),
+        ("delegate-ring", 8_000),
+        ("nested-if-statements", 3_000),
+        ("prompts", 20_000),
+        ("mixed-line-endings", 100_000),
+        ("many-errors", 100_000),
+    ] {
+        survive(hostile::generator(name), n);
+    }
+}
