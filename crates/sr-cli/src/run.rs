@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use sr_hir::RootDatabase;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Redactor, Replayer, Router};
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Answers, Human};
@@ -182,11 +182,19 @@ async fn run_async(args: Args) -> ExitCode {
         },
         None => McpHub::connect(&program.tools, &McpOptions::default()).await,
     });
+    let redactor = secrets(&mcp);
     let setup = match (&replay_text, &journal_text) {
         (Some(text), _) => replayed(text, mcp.clone()),
-        (None, journal_text) => {
-            live(&args, &journal, journal_text.as_deref(), &invocation_id, &path, &message, mcp.clone())
-        }
+        (None, journal_text) => live(
+            &args,
+            &journal,
+            journal_text.as_deref(),
+            &invocation_id,
+            &path,
+            &message,
+            mcp.clone(),
+            redactor.clone(),
+        ),
     };
     let (provider, tools) = match setup {
         Ok(parts) => parts,
@@ -245,6 +253,7 @@ async fn run_async(args: Args) -> ExitCode {
         }),
         sinks,
         invocation_id: Arc::new(move || invocation_id.clone()),
+        redactor,
     };
     let mut events = workload.run(SessionRef { store: store.clone(), id: session_id.clone() }, message.clone());
     let mut finished = None;
@@ -296,12 +305,14 @@ fn live(
     workload: &std::path::Path,
     message: &str,
     mcp: Arc<McpHub>,
+    redactor: Arc<Redactor>,
 ) -> Result<Seams, String> {
     let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
     let router: Arc<dyn Provider> = Arc::new(Router::from_env(http));
     let file = args.record.as_deref().unwrap_or(journal);
     let resuming = journal_text.is_some();
-    let cassette = open_cassette(file, resuming).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let cassette =
+        open_cassette(file, resuming, redactor).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     if !resuming {
         let workload = sr_runtime::compile::display_path(workload);
         cassette.append(&meta_entry(invocation_id, &workload, message)).map_err(|e| e.to_string())?;
@@ -340,10 +351,29 @@ pub fn state_paths(
     Ok((state, db))
 }
 
-fn open_cassette(path: &std::path::Path, append: bool) -> Result<Arc<Cassette>, String> {
+fn open_cassette(path: &std::path::Path, append: bool, redactor: Arc<Redactor>) -> Result<Arc<Cassette>, String> {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let cassette = if append { Cassette::append_to(path) } else { Cassette::create(path) };
-    cassette.map(Arc::new).map_err(|e| e.to_string())
+    cassette.map(|c| Arc::new(c.redacting(redactor))).map_err(|e| e.to_string())
+}
+
+/// The run's secrets: the API keys in the environment and the values of the
+/// variables MCP servers use. Values too short to redact are refused with a
+/// warning (the hub's own warnings become events).
+fn secrets(mcp: &McpHub) -> Arc<Redactor> {
+    let redactor = Redactor::new();
+    for name in Router::key_variables() {
+        if let Ok(value) = std::env::var(name)
+            && redactor.add(value.trim()).is_err()
+        {
+            eprintln!(
+                "warning: {name} is shorter than {} characters: it is not treated as a secret",
+                Redactor::MIN_LEN
+            );
+        }
+    }
+    mcp.add_secrets(&redactor);
+    Arc::new(redactor)
 }

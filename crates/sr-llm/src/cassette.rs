@@ -26,6 +26,8 @@ pub const CASSETTE_VERSION: u64 = 1;
 pub struct Cassette {
     path: PathBuf,
     file: Mutex<File>,
+    /// Secrets replaced in every entry before it is written.
+    redactor: Option<Arc<crate::Redactor>>,
 }
 
 impl Cassette {
@@ -41,7 +43,13 @@ impl Cassette {
 
     fn open(path: &Path, options: &OpenOptions) -> Result<Cassette, LlmError> {
         let file = options.open(path).map_err(|err| cassette_error(path, &err.to_string()))?;
-        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file) })
+        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None })
+    }
+
+    /// Every entry is redacted by `redactor` before it is written.
+    pub fn redacting(mut self, redactor: Arc<crate::Redactor>) -> Cassette {
+        self.redactor = Some(redactor);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -51,7 +59,14 @@ impl Cassette {
     /// Appends one entry as one line and flushes it, so a crash loses at most
     /// the exchange in flight.
     pub fn append(&self, entry: &Value) -> Result<(), LlmError> {
-        let mut line = entry.to_string();
+        let mut line = match &self.redactor {
+            Some(redactor) => {
+                let mut entry = entry.clone();
+                redactor.redact_value(&mut entry);
+                entry.to_string()
+            }
+            None => entry.to_string(),
+        };
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         file.write_all(line.as_bytes())

@@ -273,6 +273,7 @@ fn as_sr_run(bencher: Bencher, name: &str) {
         env: Arc::new(move || env_case.env(provider.clone(), tools.clone())),
         sinks: Vec::new(),
         invocation_id: Arc::new(|| "bench".to_string()),
+        redactor: Default::default(),
     };
     let rt = tokio();
     let sessions = AtomicU64::new(0);

@@ -356,7 +356,10 @@ impl Runtime {
                 }
             }
         };
-        let content = self.guard_tool_result(th, agent, &call.name, content).await?;
+        let mut content = self.guard_tool_result(th, agent, &call.name, content).await?;
+        // A tool that echoes a secret (an MCP server quoting its auth header)
+        // does not hand it to the model.
+        th.emitter.redactor().redact_value(&mut content);
         th.emitter.emit(Payload::ToolResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),

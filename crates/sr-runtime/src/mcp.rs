@@ -75,6 +75,10 @@ impl Default for McpOptions {
 #[derive(Default)]
 pub struct McpHub {
     servers: IndexMap<String, Listing>,
+    /// The values of the `${env:…}` variables the servers use.
+    secrets: Vec<String>,
+    /// Variables whose values are too short to be redacted, for a warning.
+    too_short: Vec<String>,
 }
 
 /// One server's tools, or why it has none.
@@ -98,14 +102,22 @@ impl McpHub {
     ) -> McpHub {
         let definitions = tools.iter().filter_map(|(name, data)| Some((name.to_string(), Definition::of(data)?)));
         let listings = join_all(definitions.map(|(name, definition)| async move {
-            let listing = match Server::resolve(&name, definition, env) {
-                Ok(server) => open(server, options).await,
-                Err(e) => Listing::failed(&name, definition.url, &e),
-            };
-            (name, listing)
+            match Server::resolve(&name, definition, env) {
+                Ok(server) => {
+                    let secrets = (server.secrets.values().to_vec(), server.secrets.too_short.clone());
+                    (name, open(server, options).await, secrets)
+                }
+                Err(e) => (name.clone(), Listing::failed(&name, definition.url, &e), Default::default()),
+            }
         }))
         .await;
-        McpHub { servers: listings.into_iter().collect() }
+        let mut hub = McpHub::default();
+        for (name, listing, (secrets, too_short)) in listings {
+            hub.servers.insert(name, listing);
+            hub.secrets.extend(secrets);
+            hub.too_short.extend(too_short);
+        }
+        hub
     }
 
     /// The hub a recorded run had: the same tools, no connections.
@@ -126,7 +138,7 @@ impl McpHub {
             // A resumed run's journal may list a server again: the first listing is the run's.
             servers.entry(server.to_string()).or_insert(Listing { tools, warning });
         }
-        Ok(McpHub { servers })
+        Ok(McpHub { servers, ..McpHub::default() })
     }
 
     /// Writes the listing to `cassette`, for [`McpHub::from_recording`].
@@ -152,9 +164,24 @@ impl McpHub {
         self.servers.get(name).map(|listing| listing.tools.clone()).unwrap_or_default()
     }
 
-    /// Why some servers have no tools, for the run to show; free of secrets.
+    /// Why some servers have no tools, and which variables are too short to
+    /// be kept secret, for the run to show; free of secrets.
     pub fn warnings(&self) -> Vec<String> {
-        self.servers.values().filter_map(|listing| listing.warning.clone()).collect()
+        let short = self.too_short.iter().map(|name| {
+            format!(
+                "environment variable '{name}' has a value shorter than {} characters: it is not treated as a secret \
+                 and may appear in events, sessions and recordings",
+                sr_llm::Redactor::MIN_LEN
+            )
+        });
+        short.chain(self.servers.values().filter_map(|listing| listing.warning.clone())).collect()
+    }
+
+    /// Adds the values of the variables the servers use to `redactor`.
+    pub fn add_secrets(&self, redactor: &sr_llm::Redactor) {
+        for value in &self.secrets {
+            let _ = redactor.add(value);
+        }
     }
 }
 

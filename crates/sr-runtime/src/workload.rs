@@ -89,6 +89,8 @@ pub struct ProgramWorkload {
     /// Extra sinks (a terminal, the debugger) beside the session.
     pub sinks: Vec<Arc<dyn EventSink>>,
     pub invocation_id: Arc<dyn Fn() -> String + Send + Sync>,
+    /// The run's secrets, replaced in events, session rows and tool results.
+    pub redactor: Arc<sr_llm::Redactor>,
 }
 
 impl Workload for ProgramWorkload {
@@ -104,7 +106,7 @@ impl Workload for ProgramWorkload {
         sinks.push(Arc::new(move |e: &Event| {
             let _ = tx.send(e.clone());
         }));
-        let emitter = Emitter::new((self.invocation_id)(), sinks);
+        let emitter = Emitter::new((self.invocation_id)(), sinks).with_redactor(self.redactor.clone());
         let runtime = Runtime::new(self.program.clone(), (self.env)());
         tokio::spawn(async move {
             run_in_session(&runtime, &session, emitter, message).await;
@@ -128,6 +130,10 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
     if let Some(result) = &outcome.result {
         turn.push(serde_json::to_value(Message::assistant(crate::value::display(result))).unwrap_or(Value::Null));
     }
+    let redactor = emitter.redactor();
+    turn.iter_mut().for_each(|message| {
+        redactor.redact_value(message);
+    });
     if let Err(e) = session.store.append_messages(&session.id, &turn) {
         emitter.emit(Payload::Warning { message: format!("cannot save the conversation: {e}") });
     }
