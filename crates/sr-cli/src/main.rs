@@ -4,6 +4,7 @@ mod check;
 mod files;
 mod graph;
 mod report;
+mod resume;
 mod run;
 mod sessions;
 mod transcript;

@@ -60,6 +60,8 @@ pub fn run(command: Command) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Runs whose process died show as interrupted.
+    let _ = store.recover();
     match command {
         Command::List { .. } => {
             let Ok(sessions) = store.list() else { return ExitCode::from(2) };

@@ -28,6 +28,8 @@ pub struct Cassette {
     file: Mutex<File>,
     /// Secrets replaced in every entry before it is written.
     redactor: Option<Arc<crate::Redactor>>,
+    /// Another cassette every entry is also appended to.
+    mirror: Option<Arc<Cassette>>,
 }
 
 impl Cassette {
@@ -43,7 +45,14 @@ impl Cassette {
 
     fn open(path: &Path, options: &OpenOptions) -> Result<Cassette, LlmError> {
         let file = options.open(path).map_err(|err| cassette_error(path, &err.to_string()))?;
-        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None })
+        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None, mirror: None })
+    }
+
+    /// Every entry is also appended to `mirror` (a run's journal and its
+    /// `--record` file get the same lines).
+    pub fn mirrored_to(mut self, mirror: Arc<Cassette>) -> Cassette {
+        self.mirror = Some(mirror);
+        self
     }
 
     /// Every entry is redacted by `redactor` before it is written.
@@ -71,7 +80,12 @@ impl Cassette {
         let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         file.write_all(line.as_bytes())
             .and_then(|()| file.flush())
-            .map_err(|err| cassette_error(&self.path, &err.to_string()))
+            .map_err(|err| cassette_error(&self.path, &err.to_string()))?;
+        drop(file);
+        match &self.mirror {
+            Some(mirror) => mirror.append(entry),
+            None => Ok(()),
+        }
     }
 }
 

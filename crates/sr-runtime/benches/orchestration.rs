@@ -281,7 +281,7 @@ fn as_sr_run(bencher: Bencher, name: &str) {
     let session = || {
         let id = format!("s{}", sessions.fetch_add(1, Ordering::Relaxed));
         store.create(&id, name).unwrap();
-        SessionRef { store: store.clone(), id }
+        SessionRef { store: store.clone(), id, run: None }
     };
     let run_in_session = |session: SessionRef| {
         rt.block_on(async {
