@@ -196,7 +196,8 @@ async fn run_async(args: Args) -> ExitCode {
             Ok(hub) => hub,
             Err(e) => return fail(format!("cannot read the recording: {e}"), 2),
         },
-        None => McpHub::connect(&program.tools, &McpOptions::default()).await,
+        // Servers connect when an agent first uses them.
+        None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
     let redactor = secrets(&mcp);
     let setup = match (&replay_text, &journal_text) {
@@ -277,6 +278,7 @@ async fn run_async(args: Args) -> ExitCode {
             finished = Some((*status, result.clone()));
         }
     }
+    mcp.close().await;
     let code = match finished {
         Some((RunStatus::Completed, result)) => {
             let _ = store.set_pause(&session_id, None);
@@ -335,7 +337,7 @@ fn live(
     let mut meta = meta_entry(invocation_id, &workload, message);
     meta["answers"] = serde_json::json!(answers);
     cassette.append(&meta).map_err(|e| e.to_string())?;
-    mcp.record(&cassette).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
+    mcp.record(cassette.clone()).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
     let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
     let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
     match journal_text {

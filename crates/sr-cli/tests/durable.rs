@@ -212,3 +212,24 @@ async fn six_concurrent_runs_of_one_session_keep_all_their_events() {
         assert_eq!(kept, events);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_servers_start_on_first_use_and_are_closed_gracefully_at_the_end() {
+    let server = MockServer::start().await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/marker_mcp.py");
+    let dir = temp("mcp-lazy");
+    let mcp = |log: &str| format!("mcp \"stdio:python3 '{}' '{}'\"", script.display(), dir.join(log).display());
+    let main = format!(
+        "import ./lib.sr\nmodel main = openai/gpt-4o-mini\ntool used = {}\n\
+         prompt helper: \"\"\"You ping.\"\"\"\nagent:\n    instruction helper\n    tools used\n",
+        mcp("used.log")
+    );
+    let project = Project::new("mcp-lazy", &main, &server);
+    std::fs::write(project.dir.join("lib.sr"), format!("tool unused = {}\n", mcp("unused.log"))).unwrap();
+    server.push(MockReply::tool_call("c1", "used__ping", json!({})));
+    server.push(MockReply::text("It said pong."));
+    let out = project.sr(&["run", "w.sr", "--prompt", "ping"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("used.log")).unwrap(), "started\nclosed\n");
+    assert!(!dir.join("unused.log").exists(), "the unused server of the imported file was started");
+}

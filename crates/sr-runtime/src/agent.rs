@@ -109,7 +109,7 @@ impl Runtime {
             }
             let model = self.agent_model(name)?;
             let system = self.instruction(th, name)?;
-            let (callables, specs) = self.agent_tools(name);
+            let (callables, specs) = self.agent_tools(th, name).await;
             let outer = th.enter(format!("agent:{name}"));
             th.frames.push(Frame {
                 kind: FrameKind::Agent,
@@ -401,14 +401,20 @@ impl Runtime {
 
     /// The tools of an agent: builtin and MCP tools, `use` agents, and the
     /// transfer tool for `delegate`.
-    fn agent_tools(&self, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
+    async fn agent_tools(&self, th: &Thread, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
         let spec = &self.program.agents[name];
         let mut callables: Vec<(String, Callable)> = Vec::new();
         let mut seen = HashSet::new();
         for tool_ref in &spec.data.tools {
             let data = self.program.tools.get(&tool_ref.name);
             let mut tools = match data {
-                Some(data) if crate::mcp::is_mcp(data) => self.env.tools.mcp_tools(&tool_ref.name),
+                Some(data) if crate::mcp::is_mcp(data) => {
+                    let (tools, warning) = self.env.tools.mcp_tools(&tool_ref.name).await;
+                    if let Some(message) = warning {
+                        th.emitter.emit(Payload::Warning { message });
+                    }
+                    tools
+                }
                 _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
             };
             // A tool named like one function of its module (YAML agents'

@@ -22,11 +22,12 @@ pub const META_KIND: &str = "meta";
 pub trait ToolGate: Send + Sync {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
 
-    /// The tools an MCP `tool` definition provides.
-    fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>>;
+    /// The tools an MCP `tool` definition provides, its server connected on
+    /// first use; with the server's warning the first time it is asked (it
+    /// could not be reached, or, replayed, could not be when recorded).
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)>;
 
-    /// One message per MCP server that could not be reached (or, replayed,
-    /// could not be reached when the run was recorded).
+    /// Warnings for the start of a run.
     fn mcp_warnings(&self) -> Vec<String>;
 }
 
@@ -60,12 +61,12 @@ impl ToolGate for LiveTools {
         .boxed()
     }
 
-    fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
-        self.mcp.tools(name)
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
+        self.mcp.use_tools(name).boxed()
     }
 
     fn mcp_warnings(&self) -> Vec<String> {
-        self.mcp.warnings()
+        self.mcp.notices()
     }
 }
 
@@ -134,12 +135,12 @@ impl ToolGate for ReplayedTools {
         std::future::ready(outcome).boxed()
     }
 
-    fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
-        self.mcp.tools(name)
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
+        self.mcp.use_tools(name).boxed()
     }
 
     fn mcp_warnings(&self) -> Vec<String> {
-        self.mcp.warnings()
+        self.mcp.notices()
     }
 }
 
@@ -226,7 +227,7 @@ impl ToolGate for ResumedTools {
         .boxed()
     }
 
-    fn mcp_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
         self.live.mcp_tools(name)
     }
 

@@ -169,7 +169,7 @@ async fn auth_and_options_are_sent_as_headers_and_never_shown() {
     let shown = format!("{warnings:?} {hub:?} {:?}", whoami.spec());
     assert!(!shown.contains(secret), "{shown}");
     let cassette = dir.join("run.jsonl");
-    hub.record(&Cassette::create(&cassette).unwrap()).unwrap();
+    hub.record(Arc::new(Cassette::create(&cassette).unwrap())).unwrap();
     assert!(!std::fs::read_to_string(&cassette).unwrap().contains(secret));
 }
 
@@ -288,7 +288,7 @@ async fn a_recorded_run_replays_without_any_server() {
     let cassette = Arc::new(Cassette::create(&cassette_path).unwrap());
 
     let hub = Arc::new(McpHub::connect(&program.tools, &McpOptions::default()).await);
-    hub.record(&cassette).unwrap();
+    hub.record(cassette.clone()).unwrap();
     let model = ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("Done: Echo: hello".into())]).on(
         instruction_contains("echo tool"),
         vec![Reply::Calls(vec![("everything__echo".into(), json!({"message": "hello"}))])],
@@ -408,4 +408,30 @@ async fn secrets_echoed_by_a_server_or_the_model_are_redacted_everywhere() {
     // A one-character value is refused as a secret, with a warning, and mangles nothing.
     assert!(events.contains("'SR_SHORT' has a value shorter than 4 characters"), "{events}");
     assert!(events.contains("a fine user"), "{events}");
+}
+
+#[tokio::test]
+async fn servers_are_contacted_only_when_first_used() {
+    let server = HeaderServer::start().await;
+    let source = format!(
+        "model main = openai/gpt-4o\n\
+         tool secure = mcp \"http://{addr}/mcp\" with auth bearer \"${{env:SR_TEST_TOKEN}}\"\n\
+         tool never = mcp \"stdio:sh -c 'touch started; sleep 60'\"\n",
+        addr = server.addr
+    );
+    let dir = work_dir("lazy");
+    let program = compile(&dir.join("agent.sr"), &source);
+    let env = |name: &str| (name == "SR_TEST_TOKEN").then(|| "tok-lazy-1234".to_string());
+    let hub = McpHub::new(&program.tools, &McpOptions::default(), &env);
+    // Defined, resolved (secrets known), and nobody contacted.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.header("/mcp", "authorization").is_empty());
+    assert!(hub.tools("secure").is_empty());
+    let (tools, warning) = hub.use_tools("secure").await;
+    assert_eq!((tools.len(), warning), (1, None));
+    assert_eq!(server.header("/mcp", "authorization")[0], "Bearer tok-lazy-1234");
+    // The stdio server no agent used was never started.
+    assert!(!Path::new("started").exists() && !dir.join("started").exists());
+    hub.close().await;
+    assert!(hub.tools("secure").is_empty());
 }
