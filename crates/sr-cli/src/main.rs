@@ -3,6 +3,7 @@
 mod check;
 mod files;
 mod graph;
+mod load;
 mod report;
 mod resume;
 mod run;

@@ -75,6 +75,9 @@ pub struct Args {
     /// Start at this flow or agent instead of the entry point.
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
+    /// Print the workload's entry point, flows and agents, and run nothing.
+    #[arg(long)]
+    list_agents: bool,
     /// Model turns an agent may take.
     #[arg(long, default_value_t = 25)]
     max_turns: u32,
@@ -134,12 +137,23 @@ async fn run_async(args: Args) -> ExitCode {
     let program = match load(&mut db, &path) {
         Ok(program) => program,
         Err(e) => {
-            for (file, d) in &e.diagnostics {
-                eprintln!("{}: error[{}]: {}", file.display(), d.code, d.message);
+            for line in crate::load::errors(&e) {
+                eprintln!("{line}");
             }
             return fail(format!("{} has errors; run `sr check {}`", path.display(), path.display()), 2);
         }
     };
+    if args.list_agents {
+        print!("{}", crate::load::agents(&program));
+        return ExitCode::SUCCESS;
+    }
+    for (flag, model) in [("--model", &args.model), ("--override-model", &args.override_model)] {
+        if let Some(model) = model
+            && let Err(e) = crate::load::check_model(flag, model)
+        {
+            return fail(e, 2);
+        }
+    }
     let work_dir = args.work_dir.clone().unwrap_or(cwd.clone());
     let (state, sessions) = match state_paths(args.state_dir.as_deref(), args.sessions.as_deref(), &work_dir) {
         Ok(paths) => paths,

@@ -333,6 +333,13 @@ impl Runtime {
                     th.emitter.emit(Payload::TextDelta { text: text.clone() });
                     events.push(ChatEvent::TextDelta(text));
                 }
+                ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
+                    message: format!(
+                        "model {}: attempt {attempt} failed ({error}); retrying in {:.1}s",
+                        request.model,
+                        delay_ms as f64 / 1000.0
+                    ),
+                }),
                 other => events.push(other),
             }
         }
