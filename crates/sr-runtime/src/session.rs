@@ -180,11 +180,6 @@ impl SessionStore {
         Ok(marked)
     }
 
-    pub fn exists(&self, id: &str) -> rusqlite::Result<bool> {
-        let conn = self.conn.lock().unwrap();
-        Ok(conn.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
-    }
-
     /// Stores one event, committed before this returns. Text deltas are not
     /// stored: the model's response event that follows holds the whole text.
     /// The session's `updated_ms` moves when its status does.
