@@ -327,10 +327,32 @@ impl Runtime {
     async fn stream_reply(&self, th: &Thread, request: &ChatRequest) -> Result<ChatResponse, sr_llm::LlmError> {
         let mut stream = self.env.provider.chat(request.clone());
         let mut events = Vec::new();
+        // Text that may be the start of a secret split across deltas waits
+        // for the next delta, so that the secret is redacted whole.
+        let redactor = th.emitter.redactor();
+        let mut held = String::new();
+        let flush = |held: &mut String| {
+            if !held.is_empty() {
+                th.emitter.emit(Payload::TextDelta { text: std::mem::take(held) });
+            }
+        };
         while let Some(item) = stream.next().await {
-            match item? {
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => {
+                    flush(&mut held);
+                    return Err(e);
+                }
+            };
+            match item {
                 ChatEvent::TextDelta(text) => {
-                    th.emitter.emit(Payload::TextDelta { text: text.clone() });
+                    held = redactor.redact(&(held + &text));
+                    let safe = redactor.safe_prefix_len(&held);
+                    if safe > 0 {
+                        let rest = held.split_off(safe);
+                        flush(&mut held);
+                        held = rest;
+                    }
                     events.push(ChatEvent::TextDelta(text));
                 }
                 ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
@@ -343,6 +365,7 @@ impl Runtime {
                 other => events.push(other),
             }
         }
+        flush(&mut held);
         ChatResponse::from_events(events)
     }
 

@@ -183,3 +183,44 @@ async fn a_recursive_flow_fails_cleanly_instead_of_overflowing_the_stack() {
         assert!(error.contains("main → "), "{error}");
     }
 }
+
+/// Streams its reply in the given deltas.
+struct Deltas(Vec<&'static str>);
+
+impl sr_llm::Provider for Deltas {
+    fn chat(&self, _request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
+        use futures::StreamExt;
+        let mut events: Vec<Result<sr_llm::ChatEvent, sr_llm::LlmError>> =
+            self.0.iter().map(|d| Ok(sr_llm::ChatEvent::TextDelta(d.to_string()))).collect();
+        events.push(Ok(sr_llm::ChatEvent::Finished { reason: sr_llm::FinishReason::Stop }));
+        futures::stream::iter(events).boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_secret_split_across_streamed_deltas_is_redacted_whole() {
+    let secret = "tok-5e4d3c2b1a";
+    let provider = Arc::new(Deltas(vec!["Your key is tok-5e", "4d3c", "2b1a, keep it; to", "day only."]));
+    let options = Options { secrets: vec![secret.to_string()], ..Options::default() };
+    let run = run_source(
+        "split",
+        "model main = openai/gpt-4o\nagent:\n    instruction helper\nprompt helper: \"\"\"Hi.\"\"\"\n",
+        "go",
+        provider,
+        options,
+    )
+    .await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    let deltas: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::TextDelta { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), "Your key is [redacted], keep it; today only.");
+    assert!(deltas.iter().all(|d| !d.contains("tok-") && !d.contains("2b1a")), "{deltas:?}");
+    let all = serde_json::to_string(&run.events).unwrap();
+    assert!(!all.contains(secret), "{all}");
+}
