@@ -67,25 +67,6 @@ impl Redactor {
         self.redact_str(text).unwrap_or_else(|| text.to_string())
     }
 
-    /// Where the part of streamed `text` that may still turn into a secret
-    /// starts: its longest suffix that begins some secret. Text before it can be
-    /// shown (after [`Redactor::redact`]); the rest waits for the next chunk.
-    pub fn safe_prefix_len(&self, text: &str) -> usize {
-        let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
-        let mut start = text.len();
-        for secret in secrets.iter() {
-            let longest = text.len().min(secret.len().saturating_sub(1));
-            for len in (1..=longest).rev() {
-                let at = text.len() - len;
-                if text.is_char_boundary(at) && secret.starts_with(&text[at..]) {
-                    start = start.min(at);
-                    break;
-                }
-            }
-        }
-        start
-    }
-
     /// Redacts every string (and object key) inside `value`; whether anything changed.
     pub fn redact_value(&self, value: &mut Value) -> bool {
         if self.is_empty() {
@@ -145,15 +126,5 @@ mod tests {
         assert_eq!(value, json!({"a": ["x [redacted] y", {"[redacted]": 1}], "b": 2}));
         assert!(!redactor.redact_value(&mut json!({"clean": "text"})));
         assert_eq!(format!("{redactor:?}"), "Redactor(2 secrets)");
-    }
-
-    #[test]
-    fn streamed_text_waits_where_a_secret_may_begin() {
-        let redactor = Redactor::new();
-        redactor.add("tok-123").unwrap();
-        assert_eq!(redactor.safe_prefix_len("plain text"), 10);
-        assert_eq!(redactor.safe_prefix_len("key: to"), 5);
-        assert_eq!(redactor.safe_prefix_len("key: tok-12"), 5);
-        assert_eq!(redactor.safe_prefix_len("ünï t"), "ünï ".len());
     }
 }

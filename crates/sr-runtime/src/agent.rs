@@ -327,32 +327,10 @@ impl Runtime {
     async fn stream_reply(&self, th: &Thread, request: &ChatRequest) -> Result<ChatResponse, sr_llm::LlmError> {
         let mut stream = self.env.provider.chat(request.clone());
         let mut events = Vec::new();
-        // Text that may be the start of a secret split across deltas waits
-        // for the next delta, so that the secret is redacted whole.
-        let redactor = th.emitter.redactor();
-        let mut held = String::new();
-        let flush = |held: &mut String| {
-            if !held.is_empty() {
-                th.emitter.emit(Payload::TextDelta { text: std::mem::take(held) });
-            }
-        };
         while let Some(item) = stream.next().await {
-            let item = match item {
-                Ok(item) => item,
-                Err(e) => {
-                    flush(&mut held);
-                    return Err(e);
-                }
-            };
-            match item {
+            match item? {
                 ChatEvent::TextDelta(text) => {
-                    held = redactor.redact(&(held + &text));
-                    let safe = redactor.safe_prefix_len(&held);
-                    if safe > 0 {
-                        let rest = held.split_off(safe);
-                        flush(&mut held);
-                        held = rest;
-                    }
+                    th.emitter.emit(Payload::TextDelta { text: text.clone() });
                     events.push(ChatEvent::TextDelta(text));
                 }
                 ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
@@ -365,7 +343,6 @@ impl Runtime {
                 other => events.push(other),
             }
         }
-        flush(&mut held);
         ChatResponse::from_events(events)
     }
 

@@ -52,8 +52,6 @@ pub struct Options {
     pub options: RunOptions,
     /// Paths file tools must not reach (the runtime's state).
     pub forbidden: Vec<PathBuf>,
-    /// Secret values the run redacts.
-    pub secrets: Vec<String>,
 }
 
 impl Default for Options {
@@ -64,7 +62,6 @@ impl Default for Options {
             work_dir: work_dir("default"),
             options: RunOptions::default(),
             forbidden: Vec::new(),
-            secrets: Vec::new(),
         }
     }
 }
@@ -85,13 +82,8 @@ pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, opt
     };
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let redactor = sr_llm::Redactor::new();
-    for secret in &options.secrets {
-        redactor.add(secret).unwrap();
-    }
     let emitter =
-        Emitter::new("test-invocation", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))])
-            .with_redactor(Arc::new(redactor));
+        Emitter::new("test-invocation", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
     let runtime = Runtime::new(program, env);
     let outcome = runtime.run(emitter, input.to_string(), Vec::new()).await;
     let events = events.lock().unwrap().clone();
