@@ -18,6 +18,9 @@ pub const TOOL_KIND: &str = "tool";
 pub const TOOL_START_KIND: &str = "tool_start";
 pub const META_KIND: &str = "meta";
 
+/// The tools of an MCP server, and its warning the first time they are asked for.
+pub type McpTools = (Vec<Arc<dyn Tool>>, Option<String>);
+
 /// How tool calls reach the world.
 pub trait ToolGate: Send + Sync {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
@@ -25,7 +28,7 @@ pub trait ToolGate: Send + Sync {
     /// The tools an MCP `tool` definition provides, its server connected on
     /// first use; with the server's warning the first time it is asked (it
     /// could not be reached, or, replayed, could not be when recorded).
-    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)>;
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, McpTools>;
 
     /// Warnings for the start of a run.
     fn mcp_warnings(&self) -> Vec<String>;
@@ -61,7 +64,7 @@ impl ToolGate for LiveTools {
         .boxed()
     }
 
-    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, McpTools> {
         self.mcp.use_tools(name).boxed()
     }
 
@@ -135,7 +138,7 @@ impl ToolGate for ReplayedTools {
         std::future::ready(outcome).boxed()
     }
 
-    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, McpTools> {
         self.mcp.use_tools(name).boxed()
     }
 
@@ -227,7 +230,7 @@ impl ToolGate for ResumedTools {
         .boxed()
     }
 
-    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, (Vec<Arc<dyn Tool>>, Option<String>)> {
+    fn mcp_tools<'a>(&'a self, name: &'a str) -> BoxFuture<'a, McpTools> {
         self.live.mcp_tools(name)
     }
 

@@ -82,7 +82,7 @@ impl Server {
             value
         };
         let resolve = |what: &str, value: &str| {
-            substitute(value, &recording)
+            substitute(value, recording)
                 .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))
         };
         let auth = auth
