@@ -184,17 +184,6 @@ async fn run_async(args: Args) -> ExitCode {
     if let Err(e) = store.ensure(&session_id, &path.display().to_string()) {
         return fail(format!("cannot create session {session_id}: {e}"), 2);
     }
-    // Held until the process ends: while it is, the run is alive.
-    let lease = match Lease::take(&state.leases(), &new_id()) {
-        Ok(lease) => lease,
-        Err(e) => return fail(format!("cannot take the run's lease: {e}"), 2),
-    };
-    let run_number = match store.reserve_run(&session_id, Some(lease.path())) {
-        Ok(run) => run,
-        Err(e) => return fail(format!("cannot start a run of session {session_id}: {e}"), 2),
-    };
-    let journal = state.journal(&session_id, run_number);
-
     let replay_text = match &args.replay {
         Some(file) => match std::fs::read_to_string(file) {
             Ok(text) => Some(text),
@@ -213,22 +202,6 @@ async fn run_async(args: Args) -> ExitCode {
         // Servers connect when an agent first uses them.
         None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
-    let redactor = secrets(&mcp);
-    let setup = match (&replay_text, &journal_text) {
-        (Some(text), _) => replayed(text, mcp.clone()),
-        (None, journal_text) => live(
-            &args,
-            &journal,
-            journal_text.as_deref(),
-            (&invocation_id, &path, &message, &answers),
-            mcp.clone(),
-            redactor.clone(),
-        ),
-    };
-    let (provider, tools) = match setup {
-        Ok(parts) => parts,
-        Err(e) => return fail(e, 2),
-    };
     let jail = match Jail::new(&work_dir) {
         Ok(jail) => [Some(&state.dir), Some(&sessions), args.record.as_ref()]
             .into_iter()
@@ -249,6 +222,36 @@ async fn run_async(args: Args) -> ExitCode {
             Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
         },
         None => None,
+    };
+    // Held until the run ends or its process dies: while it is held, the run is alive.
+    let lease = match Lease::take(&state.leases(), &new_id()) {
+        Ok(lease) => lease,
+        Err(e) => return fail(format!("cannot take the run's lease: {e}"), 2),
+    };
+    let run_number = match store.reserve_run(&session_id, Some(lease.path())) {
+        Ok(run) => run,
+        Err(e) => return fail(format!("cannot start a run of session {session_id}: {e}"), 2),
+    };
+    let journal = state.journal(&session_id, run_number);
+    let redactor = secrets(&mcp);
+    let setup = match (&replay_text, &journal_text) {
+        (Some(text), _) => replayed(text, mcp.clone()),
+        (None, journal_text) => live(
+            &args,
+            &journal,
+            journal_text.as_deref(),
+            (&invocation_id, &path, &message, &answers),
+            mcp.clone(),
+            redactor.clone(),
+        ),
+    };
+    let (provider, tools) = match setup {
+        Ok(parts) => parts,
+        Err(e) => {
+            let _ = store.set_run_status(&session_id, run_number, "failed");
+            lease.release();
+            return fail(e, 2);
+        }
     };
     let options = RunOptions {
         default_model: args.model.clone(),
@@ -315,7 +318,7 @@ async fn run_async(args: Args) -> ExitCode {
         }
         _ => ExitCode::from(1),
     };
-    drop(lease);
+    lease.release();
     code
 }
 

@@ -27,6 +27,12 @@ impl Lease {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Ends the lease and removes its file, once the run's end is stored (a
+    /// `running` run whose lease file is gone counts as interrupted).
+    pub fn release(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Whether a live process holds the lease at `path`. A missing file is not held.
@@ -52,6 +58,9 @@ mod tests {
         let path = lease.path().to_path_buf();
         drop(lease);
         assert!(!is_held(&path));
+        let lease = Lease::take(&dir, "run").unwrap();
+        lease.release();
+        assert!(!path.exists());
         assert!(!is_held(&dir.join("missing.lock")));
     }
 }
