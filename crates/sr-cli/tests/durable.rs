@@ -112,6 +112,10 @@ async fn killed_mid_model_call_and_mid_resume_a_run_resumes_exactly_once() {
     assert!(recorded.contains("append_to_file") && recorded.contains(r#""kind":"tool""#), "{recorded}");
     let (session, status) = project.session();
     assert_eq!(status, "interrupted");
+    // `--input` answers a pause; an interrupted run needs none.
+    let wrong = project.sr(&["run", "w.sr", "--resume", &session, "--input", "yes"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("resume it without --input"));
 
     // The first resume is killed in its own (live) model call.
     server.push(MockReply::text("never sent either").delay(Duration::from_secs(60)));
