@@ -1,5 +1,5 @@
 //! Leases of live runs: a run holds an exclusive lock on its lease file for as
-//! long as its process lives. The kernel drops the lock when the process dies,
+//! long as it runs. The kernel drops the lock when the process dies,
 //! however it dies (kill -9 included), so a lease that can be locked by
 //! someone else belongs to a dead run — no timeout, no guess.
 

@@ -1,6 +1,7 @@
 //! Sessions in SQLite: every event of every run, appended and committed as it
 //! happens (so nothing is lost if the process dies), the conversation an agent
-//! entry continues, and the state of runs paused for a human.
+//! entry continues, the runs of each session (number, status, lease), and the
+//! state of runs paused for a human.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
