@@ -3,7 +3,9 @@
 mod check;
 mod files;
 mod graph;
+mod load;
 mod report;
+mod resume;
 mod run;
 mod sessions;
 mod transcript;

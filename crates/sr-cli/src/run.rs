@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use sr_hir::RootDatabase;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Redactor, Replayer, Router};
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Answers, Human};
+use sr_runtime::lease::Lease;
 use sr_runtime::mcp::{McpHub, McpOptions};
 use sr_runtime::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
 use sr_runtime::session::SessionStore;
@@ -43,13 +44,16 @@ pub struct Args {
     /// Continue this session (default: a new one).
     #[arg(long)]
     session: Option<String>,
-    /// Continue a paused run of this session, answering its `escalate to human`.
-    #[arg(long, requires = "input")]
+    /// Continue the last run of this session: one paused by `escalate to human`
+    /// (answer it with --input) or one whose process died. Model calls and tool
+    /// calls it completed are served from its journal, never made again.
+    #[arg(long, value_name = "SESSION_ID")]
     resume: Option<String>,
-    /// The answer given to a paused run.
-    #[arg(long)]
+    /// The answer given to a run paused for a human.
+    #[arg(long, requires = "resume")]
     input: Option<String>,
-    /// Record every model exchange and tool result to this file.
+    /// Also record every model exchange and tool result to this file (the run's
+    /// journal is kept either way).
     #[arg(long, conflicts_with = "replay")]
     record: Option<PathBuf>,
     /// Serve model exchanges and tool results from this recording (offline).
@@ -71,6 +75,9 @@ pub struct Args {
     /// Start at this flow or agent instead of the entry point.
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
+    /// Print the workload's entry point, flows and agents, and run nothing.
+    #[arg(long)]
+    list_agents: bool,
     /// Model turns an agent may take.
     #[arg(long, default_value_t = 25)]
     max_turns: u32,
@@ -130,12 +137,23 @@ async fn run_async(args: Args) -> ExitCode {
     let program = match load(&mut db, &path) {
         Ok(program) => program,
         Err(e) => {
-            for (file, d) in &e.diagnostics {
-                eprintln!("{}: error[{}]: {}", file.display(), d.code, d.message);
+            for line in crate::load::errors(&e) {
+                eprintln!("{line}");
             }
             return fail(format!("{} has errors; run `sr check {}`", path.display(), path.display()), 2);
         }
     };
+    if args.list_agents {
+        print!("{}", crate::load::agents(&program));
+        return ExitCode::SUCCESS;
+    }
+    for (flag, model) in [("--model", &args.model), ("--override-model", &args.override_model)] {
+        if let Some(model) = model
+            && let Err(e) = crate::load::check_model(flag, model)
+        {
+            return fail(e, 2);
+        }
+    }
     let work_dir = args.work_dir.clone().unwrap_or(cwd.clone());
     let (state, sessions) = match state_paths(args.state_dir.as_deref(), args.sessions.as_deref(), &work_dir) {
         Ok(paths) => paths,
@@ -146,25 +164,26 @@ async fn run_async(args: Args) -> ExitCode {
         Err(e) => return fail(format!("cannot open {}: {e}", sessions.display()), 2),
     };
 
-    // A resumed run replays its own journal up to the pause, then goes on live.
-    let session_id = args.resume.clone().or(args.session.clone()).unwrap_or_else(new_id);
-    let journal = state.journal(&session_id);
-    let mut message = args.prompt.clone().unwrap_or_else(|| args.words.join(" "));
-    let mut answers = Vec::new();
-    if args.resume.is_some() {
-        let Ok(Some(pause)) = store.pause(&session_id) else {
-            return fail(format!("session {session_id} has no paused run"), 2);
-        };
-        message = pause["input"].as_str().unwrap_or_default().to_string();
-        answers = serde_json::from_value(pause["answers"].clone()).unwrap_or_default();
-        answers.push(args.input.clone().unwrap_or_default());
+    // Runs whose process died are marked interrupted, by their leases.
+    if let Err(e) = store.recover() {
+        return fail(format!("cannot read {}: {e}", sessions.display()), 2);
     }
-    if !store.exists(&session_id).unwrap_or(false)
-        && let Err(e) = store.create(&session_id, &path.display().to_string())
-    {
+    let session_id = args.resume.clone().or(args.session.clone()).unwrap_or_else(new_id);
+    // A resumed run serves its predecessor's journal, then goes on live.
+    let resume = match &args.resume {
+        Some(id) => match crate::resume::find(&store, &state, id, args.input.as_deref()) {
+            Ok(resume) => Some(resume),
+            Err(e) => return fail(e, 2),
+        },
+        None => None,
+    };
+    let (message, answers) = match &resume {
+        Some(resume) => (resume.message.clone(), resume.answers.clone()),
+        None => (args.prompt.clone().unwrap_or_else(|| args.words.join(" ")), Vec::new()),
+    };
+    if let Err(e) = store.ensure(&session_id, &path.display().to_string()) {
         return fail(format!("cannot create session {session_id}: {e}"), 2);
     }
-
     let replay_text = match &args.replay {
         Some(file) => match std::fs::read_to_string(file) {
             Ok(text) => Some(text),
@@ -172,7 +191,7 @@ async fn run_async(args: Args) -> ExitCode {
         },
         None => None,
     };
-    let journal_text = if args.resume.is_some() { std::fs::read_to_string(&journal).ok() } else { None };
+    let journal_text = resume.as_ref().map(|r| r.journal.clone());
     let invocation_id =
         replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
@@ -180,18 +199,9 @@ async fn run_async(args: Args) -> ExitCode {
             Ok(hub) => hub,
             Err(e) => return fail(format!("cannot read the recording: {e}"), 2),
         },
-        None => McpHub::connect(&program.tools, &McpOptions::default()).await,
+        // Servers connect when an agent first uses them.
+        None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
-    let setup = match (&replay_text, &journal_text) {
-        (Some(text), _) => replayed(text, mcp.clone()),
-        (None, journal_text) => {
-            live(&args, &journal, journal_text.as_deref(), &invocation_id, &path, &message, mcp.clone())
-        }
-    };
-    let (provider, tools) = match setup {
-        Ok(parts) => parts,
-        Err(e) => return fail(e, 2),
-    };
     let jail = match Jail::new(&work_dir) {
         Ok(jail) => [Some(&state.dir), Some(&sessions), args.record.as_ref()]
             .into_iter()
@@ -212,6 +222,36 @@ async fn run_async(args: Args) -> ExitCode {
             Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
         },
         None => None,
+    };
+    // Held until the run ends or its process dies: while it is held, the run is alive.
+    let lease = match Lease::take(&state.leases(), &new_id()) {
+        Ok(lease) => lease,
+        Err(e) => return fail(format!("cannot take the run's lease: {e}"), 2),
+    };
+    let run_number = match store.reserve_run(&session_id, Some(lease.path())) {
+        Ok(run) => run,
+        Err(e) => return fail(format!("cannot start a run of session {session_id}: {e}"), 2),
+    };
+    let journal = state.journal(&session_id, run_number);
+    let redactor = secrets(&mcp);
+    let setup = match (&replay_text, &journal_text) {
+        (Some(text), _) => replayed(text, mcp.clone()),
+        (None, journal_text) => live(
+            &args,
+            &journal,
+            journal_text.as_deref(),
+            (&invocation_id, &path, &message, &answers),
+            mcp.clone(),
+            redactor.clone(),
+        ),
+    };
+    let (provider, tools) = match setup {
+        Ok(parts) => parts,
+        Err(e) => {
+            let _ = store.set_run_status(&session_id, run_number, "failed");
+            lease.release();
+            return fail(e, 2);
+        }
     };
     let options = RunOptions {
         default_model: args.model.clone(),
@@ -245,15 +285,18 @@ async fn run_async(args: Args) -> ExitCode {
         }),
         sinks,
         invocation_id: Arc::new(move || invocation_id.clone()),
+        redactor,
     };
-    let mut events = workload.run(SessionRef { store: store.clone(), id: session_id.clone() }, message.clone());
+    let session = SessionRef { store: store.clone(), id: session_id.clone(), run: Some(run_number) };
+    let mut events = workload.run(session, message.clone());
     let mut finished = None;
     while let Some(event) = events.next().await {
         if let Payload::RunFinished { status, result, .. } = &event.payload {
             finished = Some((*status, result.clone()));
         }
     }
-    match finished {
+    mcp.close().await;
+    let code = match finished {
         Some((RunStatus::Completed, result)) => {
             let _ = store.set_pause(&session_id, None);
             if args.events == EventsFormat::Text {
@@ -274,7 +317,9 @@ async fn run_async(args: Args) -> ExitCode {
             ExitCode::from(3)
         }
         _ => ExitCode::from(1),
-    }
+    };
+    lease.release();
+    code
 }
 
 type Seams = (Arc<dyn Provider>, Arc<dyn ToolGate>);
@@ -286,27 +331,30 @@ fn replayed(text: &str, mcp: Arc<McpHub>) -> Result<Seams, String> {
     Ok((Arc::new(provider), Arc::new(tools)))
 }
 
-/// Real providers and tools, recorded to `--record` or the session's journal;
-/// a resumed run first serves what its journal holds.
+/// Real providers and tools, recorded to the run's journal (and mirrored to
+/// `--record`); a resumed run's journal starts as a copy of its
+/// predecessor's, whose model exchanges and tool results are served first.
 fn live(
     args: &Args,
     journal: &std::path::Path,
     journal_text: Option<&str>,
-    invocation_id: &str,
-    workload: &std::path::Path,
-    message: &str,
+    (invocation_id, workload, message, answers): (&str, &std::path::Path, &str, &[String]),
     mcp: Arc<McpHub>,
+    redactor: Arc<Redactor>,
 ) -> Result<Seams, String> {
     let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
     let router: Arc<dyn Provider> = Arc::new(Router::from_env(http));
-    let file = args.record.as_deref().unwrap_or(journal);
-    let resuming = journal_text.is_some();
-    let cassette = open_cassette(file, resuming).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    if !resuming {
-        let workload = sr_runtime::compile::display_path(workload);
-        cassette.append(&meta_entry(invocation_id, &workload, message)).map_err(|e| e.to_string())?;
-        mcp.record(&cassette).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
+    let inherited = journal_text.unwrap_or_default();
+    let mut cassette = open_cassette(journal, inherited, redactor.clone())?;
+    if let Some(record) = &args.record {
+        cassette = cassette.mirrored_to(Arc::new(open_cassette(record, inherited, redactor)?));
     }
+    let cassette = Arc::new(cassette);
+    let workload = sr_runtime::compile::display_path(workload);
+    let mut meta = meta_entry(invocation_id, &workload, message);
+    meta["answers"] = serde_json::json!(answers);
+    cassette.append(&meta).map_err(|e| e.to_string())?;
+    mcp.record(cassette.clone()).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
     let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
     let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
     match journal_text {
@@ -340,10 +388,32 @@ pub fn state_paths(
     Ok((state, db))
 }
 
-fn open_cassette(path: &std::path::Path, append: bool) -> Result<Arc<Cassette>, String> {
+/// A new cassette at `path` holding `inherited` (already redacted lines).
+fn open_cassette(path: &std::path::Path, inherited: &str, redactor: Arc<Redactor>) -> Result<Cassette, String> {
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        std::fs::create_dir_all(dir).map_err(|e| cannot(&e))?;
     }
-    let cassette = if append { Cassette::append_to(path) } else { Cassette::create(path) };
-    cassette.map(Arc::new).map_err(|e| e.to_string())
+    std::fs::write(path, inherited).map_err(|e| cannot(&e))?;
+    let cassette = Cassette::append_to(path).map_err(|e| cannot(&e))?;
+    Ok(cassette.redacting(redactor))
+}
+
+/// The run's secrets: the API keys in the environment and the values of the
+/// variables MCP servers use. Values too short to redact are refused with a
+/// warning (the hub's own warnings become events).
+fn secrets(mcp: &McpHub) -> Arc<Redactor> {
+    let redactor = Redactor::new();
+    for name in Router::key_variables() {
+        if let Ok(value) = std::env::var(name)
+            && redactor.add(value.trim()).is_err()
+        {
+            eprintln!(
+                "warning: {name} is shorter than {} characters: it is not treated as a secret",
+                Redactor::MIN_LEN
+            );
+        }
+    }
+    mcp.add_secrets(&redactor);
+    Arc::new(redactor)
 }

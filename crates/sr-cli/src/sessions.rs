@@ -60,6 +60,8 @@ pub fn run(command: Command) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Runs whose process died show as interrupted.
+    let _ = store.recover();
     match command {
         Command::List { .. } => {
             let Ok(sessions) = store.list() else { return ExitCode::from(2) };
@@ -76,7 +78,7 @@ pub fn run(command: Command) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let terminal = Terminal::new();
+            let terminal = Terminal::stored();
             for (run, event) in events {
                 if jsonl {
                     println!("{}", serde_json::json!({"run": run, "event": event}));

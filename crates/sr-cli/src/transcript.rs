@@ -22,13 +22,28 @@ struct State {
     spinner: Option<ProgressBar>,
     /// Model text is being streamed on the current line.
     streaming: bool,
+    /// Text of the current model reply arrived as deltas.
+    streamed: bool,
+    /// Show the result of a run (`sr sessions show`; `sr run` prints it on stdout).
+    show_result: bool,
     interactive: bool,
 }
 
 impl Terminal {
     pub fn new() -> Terminal {
+        Terminal::with_result(false)
+    }
+
+    /// For transcripts of stored runs: replies arrive whole (deltas are not
+    /// stored) and the result is shown.
+    pub fn stored() -> Terminal {
+        Terminal::with_result(true)
+    }
+
+    fn with_result(show_result: bool) -> Terminal {
+        let interactive = std::io::stderr().is_terminal() && !show_result;
         Terminal {
-            state: Mutex::new(State { spinner: None, streaming: false, interactive: std::io::stderr().is_terminal() }),
+            state: Mutex::new(State { spinner: None, streaming: false, streamed: false, show_result, interactive }),
         }
     }
 }
@@ -78,6 +93,7 @@ impl EventSink for Terminal {
             ),
             Payload::ModelRequest { model, .. } => {
                 state.stop_spinner();
+                state.streamed = false;
                 if state.interactive {
                     let spinner = ProgressBar::new_spinner();
                     spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
@@ -94,6 +110,13 @@ impl EventSink for Terminal {
                 }
                 let _ = write!(out, "{}", text.replace('\n', &format!("\n{}", "  ".repeat(depth))));
                 let _ = out.flush();
+                state.streamed = true;
+            }
+            // A reply that was not streamed (a stored run, a provider without streaming) is shown whole.
+            Payload::ModelResponse { text, .. } if !state.streamed && !text.is_empty() => {
+                for line in text.lines() {
+                    state.line(&mut out, depth, line);
+                }
             }
             Payload::ModelResponse { .. } => {
                 state.stop_spinner();
@@ -143,7 +166,7 @@ impl EventSink for Terminal {
                 let detail = message.as_ref().map(|m| format!(": {m}")).unwrap_or_default();
                 state.line(&mut out, depth + 1, &format!("{mark} {outcome}{detail}"))
             }
-            Payload::RunFinished { status, error, usage, .. } => {
+            Payload::RunFinished { status, result, error, usage } => {
                 state.stop_spinner();
                 state.end_stream(&mut out);
                 if usage.input_tokens + usage.output_tokens > 0 {
@@ -152,6 +175,18 @@ impl EventSink for Terminal {
                     state.line(&mut out, 0, &format!("Σ {tokens}"));
                 }
                 match status {
+                    RunStatus::Completed if state.show_result => {
+                        if let Some(result) = result.as_ref().filter(|r| !r.is_null()) {
+                            let text = match result {
+                                Value::String(text) => text.clone(),
+                                other => serde_json::to_string_pretty(other).unwrap_or_default(),
+                            };
+                            state.line(&mut out, 0, "= result:");
+                            for line in text.lines() {
+                                state.line(&mut out, 1, line);
+                            }
+                        }
+                    }
                     RunStatus::Completed => {}
                     RunStatus::Paused => state.line(&mut out, 0, "⏸ paused, waiting for a human"),
                     RunStatus::Failed => {

@@ -183,3 +183,86 @@ async fn the_runtime_state_lives_outside_the_work_dir_and_file_tools_cannot_reac
     let tool_reply = requests.last().unwrap().body["messages"].to_string();
     assert!(tool_reply.contains("the runtime's own state"), "{tool_reply}");
 }
+
+const GREETER: &str = r#"model main = openai/gpt-4o-mini
+prompt greet: """Greet the user."""
+prompt review: """Review the greeting."""
+agent:
+    instruction greet
+
+agent reviewer:
+    instruction review
+
+flow polish:
+    $x = run agent reviewer with "hi"
+    return $x
+"#;
+
+fn mock_env(server: &MockServer) -> Vec<(&'static str, String)> {
+    vec![("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", "test-key-1234".to_string())]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_show_renders_the_model_replies_and_the_result() {
+    let dir = temp("show");
+    std::fs::write(dir.join("greet.sr"), GREETER).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::chunks(["Hello ", "there, ", "friend."]));
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let out = sr(&["run", "greet.sr", "--session", "s1", "--prompt", "hi"], &dir, &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = sr(&["sessions", "show", "s1"], &dir, &env);
+    assert!(shown.status.success());
+    let transcript = String::from_utf8(shown.stderr).unwrap();
+    assert!(transcript.contains("  Hello there, friend."), "{transcript}");
+    assert!(transcript.contains("= result:\n  Hello there, friend."), "{transcript}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_retries_are_warnings_in_the_events() {
+    let dir = temp("retries");
+    std::fs::write(dir.join("greet.sr"), GREETER).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::rate_limited("0"));
+    server.push(MockReply::text("Hello."));
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let out = sr(&["run", "greet.sr", "--prompt", "hi", "--events", "jsonl"], &dir, &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let warnings: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["message"].as_str().unwrap())
+        .filter(|m| m.starts_with("model "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("model openai/gpt-4o-mini: attempt 1 failed (openai: HTTP 429"), "{warnings:?}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn bad_model_flags_load_errors_and_the_agent_list_are_reported_before_running() {
+    let dir = temp("flags");
+    std::fs::write(dir.join("greet.sr"), GREETER).unwrap();
+    std::fs::write(dir.join("broken.sr"), "model main = openai/gpt-4o\nflow main:\n    run agent nobody\n").unwrap();
+    let state = [("STREETRACE_STATE_DIR", dir.join("state").display().to_string())];
+
+    let out = sr(&["run", "greet.sr", "--override-model", "openai/", "--prompt", "hi"], &dir, &state);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--override-model 'openai/' names no model after 'openai/'"), "{stderr}");
+
+    let out = sr(&["run", "broken.sr", "--prompt", "hi"], &dir, &state);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.sr:3:15: error["), "{stderr}");
+
+    let out = sr(&["run", "greet.sr", "--list-agents"], &dir, &state);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "entry point: agent default\nflow polish\nagent default (instruction greet)\nagent reviewer (instruction review)\n"
+    );
+    assert!(!dir.join("state").exists(), "listing agents started a run");
+}

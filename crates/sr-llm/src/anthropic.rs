@@ -227,6 +227,10 @@ impl Decoder for Reply {
         Ok(())
     }
 
+    fn said_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
     fn finish(&mut self, out: &mut Vec<ChatEvent>) {
         // Blocks a cut-off stream never closed: still calls the model made.
         for tool in std::mem::take(&mut self.open) {

@@ -26,6 +26,10 @@ pub const CASSETTE_VERSION: u64 = 1;
 pub struct Cassette {
     path: PathBuf,
     file: Mutex<File>,
+    /// Secrets replaced in every entry before it is written.
+    redactor: Option<Arc<crate::Redactor>>,
+    /// Another cassette every entry is also appended to.
+    mirror: Option<Arc<Cassette>>,
 }
 
 impl Cassette {
@@ -41,7 +45,20 @@ impl Cassette {
 
     fn open(path: &Path, options: &OpenOptions) -> Result<Cassette, LlmError> {
         let file = options.open(path).map_err(|err| cassette_error(path, &err.to_string()))?;
-        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file) })
+        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None, mirror: None })
+    }
+
+    /// Every entry is also appended to `mirror` (a run's journal and its
+    /// `--record` file get the same lines).
+    pub fn mirrored_to(mut self, mirror: Arc<Cassette>) -> Cassette {
+        self.mirror = Some(mirror);
+        self
+    }
+
+    /// Every entry is redacted by `redactor` before it is written.
+    pub fn redacting(mut self, redactor: Arc<crate::Redactor>) -> Cassette {
+        self.redactor = Some(redactor);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -51,12 +68,24 @@ impl Cassette {
     /// Appends one entry as one line and flushes it, so a crash loses at most
     /// the exchange in flight.
     pub fn append(&self, entry: &Value) -> Result<(), LlmError> {
-        let mut line = entry.to_string();
+        let mut line = match &self.redactor {
+            Some(redactor) => {
+                let mut entry = entry.clone();
+                redactor.redact_value(&mut entry);
+                entry.to_string()
+            }
+            None => entry.to_string(),
+        };
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         file.write_all(line.as_bytes())
             .and_then(|()| file.flush())
-            .map_err(|err| cassette_error(&self.path, &err.to_string()))
+            .map_err(|err| cassette_error(&self.path, &err.to_string()))?;
+        drop(file);
+        match &self.mirror {
+            Some(mirror) => mirror.append(entry),
+            None => Ok(()),
+        }
     }
 }
 

@@ -135,6 +135,10 @@ impl Decoder for Reply {
         }
     }
 
+    fn said_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
     fn finish(&mut self, out: &mut Vec<ChatEvent>) {
         out.push(ChatEvent::Usage(self.usage));
         let reason = match self.finish.take() {

@@ -153,6 +153,10 @@ pub(crate) trait Decoder: Send + 'static {
 
     /// Flushes what the end of the reply completes: pending tool calls, usage, finish.
     fn finish(&mut self, out: &mut Vec<ChatEvent>);
+
+    /// Whether the reply said it was complete (a finish or stop reason), so
+    /// that a stream closed without `[DONE]` is still a whole reply.
+    fn said_finished(&self) -> bool;
 }
 
 /// The message of an error object inside a successful reply: an `error` event, or
@@ -339,6 +343,12 @@ impl<D: Decoder> Decoding<D> {
         match parsed {
             Err(message) => self.fail(post.protocol(message)),
             Ok(()) if !self.seen => self.fail(post.protocol("the event stream ended without any event".into())),
+            // Neither `[DONE]` nor a finish reason: the connection was cut
+            // mid-reply, which a retry may get whole.
+            Ok(()) if !self.done && !self.decoder.said_finished() => self.fail(LlmError::Transport {
+                provider: post.provider.clone(),
+                message: "the stream ended before the reply was complete (no finish reason, no [DONE])".into(),
+            }),
             Ok(()) => self.complete(),
         }
     }

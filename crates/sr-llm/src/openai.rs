@@ -133,6 +133,10 @@ impl Decoder for Reply {
         self.chunk(&body, out)
     }
 
+    fn said_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
     fn finish(&mut self, out: &mut Vec<ChatEvent>) {
         let has_calls = !self.calls.is_empty();
         for (n, call) in self.calls.drain(..).enumerate() {

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use futures::stream::{self, StreamExt};
 use reqwest::header::HeaderMap;
 
-use crate::{ChatStream, LlmError};
+use crate::{ChatEvent, ChatStream, LlmError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
@@ -109,11 +109,23 @@ where
     F: FnMut() -> Fut + Send + 'static,
     Fut: Future<Output = Result<ChatStream, LlmError>> + Send + 'static,
 {
-    let state = Retrying { policy, sleeper, attempt, current: None, failed: 0, delivered: false, done: false };
+    let state = Retrying {
+        policy,
+        sleeper,
+        attempt,
+        current: None,
+        failed: 0,
+        delivered: false,
+        done: false,
+        pending_sleep: None,
+    };
     stream::unfold(state, |mut state| async move {
         loop {
             if state.done {
                 return None;
+            }
+            if let Some(delay) = state.pending_sleep.take() {
+                state.sleeper.sleep(delay).await;
             }
             let err = match state.current.as_mut() {
                 None => match (state.attempt)().await {
@@ -141,7 +153,16 @@ where
                 false => None,
             };
             match delay {
-                Some(delay) => state.sleeper.sleep(delay).await,
+                Some(delay) => {
+                    // Said before the wait, so that a consumer can show why it waits.
+                    let retrying = ChatEvent::Retrying {
+                        attempt: state.failed,
+                        error: err.to_string(),
+                        delay_ms: delay.as_millis() as u64,
+                    };
+                    state.pending_sleep = Some(delay);
+                    return Some((Ok(retrying), state));
+                }
                 None => {
                     state.done = true;
                     return Some((Err(err), state));
@@ -157,6 +178,8 @@ struct Retrying<F> {
     sleeper: Arc<dyn Sleeper>,
     attempt: F,
     current: Option<ChatStream>,
+    /// The backoff to wait before the next attempt, once `Retrying` was yielded.
+    pending_sleep: Option<Duration>,
     failed: u32,
     delivered: bool,
     done: bool,
@@ -247,6 +270,10 @@ mod tests {
         ChatEvent::Finished { reason: FinishReason::Stop }
     }
 
+    fn retrying(attempt: u32) -> ChatEvent {
+        ChatEvent::Retrying { attempt, error: overloaded().to_string(), delay_ms: 20 }
+    }
+
     #[tokio::test]
     async fn failures_before_output_are_retried() {
         let sleeper = Arc::new(Recorded::default());
@@ -264,7 +291,9 @@ mod tests {
             }
         });
         let events: Vec<_> = stream.collect().await;
-        assert_eq!(events, vec![Ok(finished())]);
+        // Each retry is announced before its wait.
+        let retrying = |attempt| Ok(retrying(attempt));
+        assert_eq!(events, vec![retrying(1), retrying(2), Ok(finished())]);
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(*sleeper.0.lock().unwrap(), vec![Duration::from_millis(20); 2]);
     }
@@ -294,7 +323,7 @@ mod tests {
             async { Err(overloaded()) }
         });
         let events: Vec<_> = stream.collect().await;
-        assert_eq!(events, vec![Err(overloaded())]);
+        assert_eq!(events, vec![Ok(retrying(1)), Ok(retrying(2)), Ok(retrying(3)), Err(overloaded())]);
         assert_eq!(calls.load(Ordering::SeqCst), 4);
         assert_eq!(sleeper.0.lock().unwrap().len(), 3);
     }

@@ -124,6 +124,14 @@ pub struct Route {
 }
 
 impl Router {
+    /// The environment variables that hold API keys, for a run to redact their values.
+    pub fn key_variables() -> impl Iterator<Item = &'static str> {
+        let mut names: Vec<&'static str> = BACKENDS.iter().flat_map(|b| b.key_vars.iter().copied()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter()
+    }
+
     /// Reads the variables listed in the crate docs from the process environment.
     pub fn from_env(http: HttpClient) -> Router {
         Router::from_vars(http, |name| std::env::var(name).ok())

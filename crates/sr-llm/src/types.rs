@@ -179,14 +179,24 @@ impl ToolResult {
 ///
 /// A provider's stream yields text deltas as they arrive and tool calls once
 /// complete, then exactly one `Usage` and one `Finished`. An `Err` item ends the
-/// stream.
+/// stream. `Retrying` items come before everything else, one per failed
+/// attempt that is retried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum ChatEvent {
     TextDelta(String),
     ToolCall(ToolCall),
     Usage(Usage),
-    Finished { reason: FinishReason },
+    Finished {
+        reason: FinishReason,
+    },
+    /// Attempt `attempt` failed with `error` (already free of keys); the
+    /// request is sent again after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        error: String,
+        delay_ms: u64,
+    },
 }
 
 /// Token counts of one reply, normalized across providers: `input_tokens`
@@ -295,6 +305,7 @@ impl ChatResponse {
                 ChatEvent::ToolCall(call) => tool_calls.push(call),
                 ChatEvent::Usage(more) => usage += more,
                 ChatEvent::Finished { reason } => finish_reason = Some(reason),
+                ChatEvent::Retrying { .. } => {}
             }
         }
         let Some(finish_reason) = finish_reason else {

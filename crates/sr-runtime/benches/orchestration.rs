@@ -273,6 +273,7 @@ fn as_sr_run(bencher: Bencher, name: &str) {
         env: Arc::new(move || env_case.env(provider.clone(), tools.clone())),
         sinks: Vec::new(),
         invocation_id: Arc::new(|| "bench".to_string()),
+        redactor: Default::default(),
     };
     let rt = tokio();
     let sessions = AtomicU64::new(0);
@@ -280,7 +281,7 @@ fn as_sr_run(bencher: Bencher, name: &str) {
     let session = || {
         let id = format!("s{}", sessions.fetch_add(1, Ordering::Relaxed));
         store.create(&id, name).unwrap();
-        SessionRef { store: store.clone(), id }
+        SessionRef { store: store.clone(), id, run: None }
     };
     let run_in_session = |session: SessionRef| {
         rt.block_on(async {

@@ -24,6 +24,28 @@ const MAX_DEPTH: usize = 8;
 
 mod code;
 
+/// The error of the `agent_finished` of an agent run that was cancelled.
+const CANCELLED: &str = "cancelled";
+
+/// Emits `agent_finished` with the error `cancelled` when dropped armed.
+struct CancelledGuard<'a> {
+    emitter: Option<crate::event::Emitter>,
+    agent: &'a str,
+}
+
+impl Drop for CancelledGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(emitter) = self.emitter.take() {
+            emitter.emit(Payload::AgentFinished {
+                agent: self.agent.to_string(),
+                output: Value::Null,
+                usage: Usage::default(),
+                error: Some(CANCELLED.to_string()),
+            });
+        }
+    }
+}
+
 /// What an agent can call in one run.
 enum Callable {
     Tool(Arc<dyn Tool>),
@@ -87,7 +109,7 @@ impl Runtime {
             }
             let model = self.agent_model(name)?;
             let system = self.instruction(th, name)?;
-            let (callables, specs) = self.agent_tools(name);
+            let (callables, specs) = self.agent_tools(th, name).await;
             let outer = th.enter(format!("agent:{name}"));
             th.frames.push(Frame {
                 kind: FrameKind::Agent,
@@ -103,12 +125,18 @@ impl Runtime {
                 input: input.clone(),
             });
             th.agent_usage.push(Usage::default());
+            // If this future is dropped half-way (a failed parallel branch, a
+            // timeout around it), the agent still gets its `agent_finished`.
+            let mut cancelled = CancelledGuard { emitter: Some(th.emitter.clone()), agent: name };
             let input = self.guard_input(th, name, input).await;
             let executor =
                 self.program.agents[name].data.executor.as_ref().and_then(|e| self.program.executors.get(&e.name));
             let outcome = match (input, executor) {
                 (Ok(input), Some(executor)) => {
-                    self.code_turns(th, name, executor, &model, system, input, &callables, specs).await
+                    let outcome = self.code_turns(th, name, executor, &model, system, input, &callables, specs).await;
+                    // A code agent's exchange is its sandbox's; none to repair with.
+                    th.last_conversation = None;
+                    outcome
                 }
                 (Ok(input), None) => {
                     let mut messages = history;
@@ -122,6 +150,7 @@ impl Runtime {
                 Ok(text) => (Value::String(text.clone()), None),
                 Err(e) => (Value::Null, Some(e.to_string())),
             };
+            cancelled.emitter = None;
             th.emitter.emit(Payload::AgentFinished { agent: name.to_string(), output, usage, error });
             th.frames.pop();
             th.leave(outer);
@@ -192,6 +221,7 @@ impl Runtime {
             };
             let response = self.guarded_model_call(th, name, request).await?;
             if response.tool_calls.is_empty() {
+                th.last_conversation = Some(messages);
                 return Ok(response.text);
             }
             messages.push(Message {
@@ -303,6 +333,13 @@ impl Runtime {
                     th.emitter.emit(Payload::TextDelta { text: text.clone() });
                     events.push(ChatEvent::TextDelta(text));
                 }
+                ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
+                    message: format!(
+                        "model {}: attempt {attempt} failed ({error}); retrying in {:.1}s",
+                        request.model,
+                        delay_ms as f64 / 1000.0
+                    ),
+                }),
                 other => events.push(other),
             }
         }
@@ -356,7 +393,10 @@ impl Runtime {
                 }
             }
         };
-        let content = self.guard_tool_result(th, agent, &call.name, content).await?;
+        let mut content = self.guard_tool_result(th, agent, &call.name, content).await?;
+        // A tool that echoes a secret (an MCP server quoting its auth header)
+        // does not hand it to the model.
+        th.emitter.redactor().redact_value(&mut content);
         th.emitter.emit(Payload::ToolResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -368,14 +408,20 @@ impl Runtime {
 
     /// The tools of an agent: builtin and MCP tools, `use` agents, and the
     /// transfer tool for `delegate`.
-    fn agent_tools(&self, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
+    async fn agent_tools(&self, th: &Thread, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
         let spec = &self.program.agents[name];
         let mut callables: Vec<(String, Callable)> = Vec::new();
         let mut seen = HashSet::new();
         for tool_ref in &spec.data.tools {
             let data = self.program.tools.get(&tool_ref.name);
             let mut tools = match data {
-                Some(data) if crate::mcp::is_mcp(data) => self.env.tools.mcp_tools(&tool_ref.name),
+                Some(data) if crate::mcp::is_mcp(data) => {
+                    let (tools, warning) = self.env.tools.mcp_tools(&tool_ref.name).await;
+                    if let Some(message) = warning {
+                        th.emitter.emit(Payload::Warning { message });
+                    }
+                    tools
+                }
                 _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
             };
             // A tool named like one function of its module (YAML agents'
@@ -485,8 +531,11 @@ impl Runtime {
                             expecting.schema.name
                         ),
                     });
+                    // The whole exchange goes back: the task, the tool calls and
+                    // results, the reply that does not fit, and what is wrong.
                     let repair = structured::repair_message(&problem);
-                    let history = vec![Message::assistant(text.clone())];
+                    let mut history = th.last_conversation.take().unwrap_or_default();
+                    history.push(Message::assistant(text.clone()));
                     text = self.agent_turns(th, name, repair, history).await?;
                 }
                 Err(problem) => {

@@ -211,6 +211,8 @@ impl<F: Fn(&Event) + Send + Sync> EventSink for F {
 struct Shared {
     seq: u64,
     sinks: Vec<Arc<dyn EventSink>>,
+    /// Secrets replaced in every event before any sink sees it.
+    redactor: Arc<sr_llm::Redactor>,
 }
 
 /// Emits events for one producer path. Cloning with [`Emitter::child`] extends
@@ -225,10 +227,22 @@ pub struct Emitter {
 impl Emitter {
     pub fn new(invocation_id: impl Into<Arc<str>>, sinks: Vec<Arc<dyn EventSink>>) -> Emitter {
         Emitter {
-            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks })),
+            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks, redactor: Default::default() })),
             invocation_id: invocation_id.into(),
             path: Vec::new(),
         }
+    }
+
+    /// Every event (and every tool result, see [`Emitter::redactor`]) is
+    /// redacted by `redactor` before it is emitted.
+    pub fn with_redactor(self, redactor: Arc<sr_llm::Redactor>) -> Emitter {
+        self.shared.lock().unwrap().redactor = redactor;
+        self
+    }
+
+    /// The run's secrets.
+    pub fn redactor(&self) -> Arc<sr_llm::Redactor> {
+        self.shared.lock().unwrap().redactor.clone()
     }
 
     pub fn child(&self, segment: impl Into<String>) -> Emitter {
@@ -247,6 +261,7 @@ impl Emitter {
 
     pub fn emit(&self, payload: Payload) {
         let mut shared = self.shared.lock().unwrap();
+        let payload = redacted(&shared.redactor, payload);
         shared.seq += 1;
         let event =
             Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path: self.path.clone(), payload };
@@ -254,6 +269,22 @@ impl Emitter {
             sink.record(&event);
         }
     }
+}
+
+/// `payload` with every secret replaced.
+fn redacted(redactor: &sr_llm::Redactor, payload: Payload) -> Payload {
+    if redactor.is_empty() {
+        return payload;
+    }
+    let Ok(Value::Object(mut fields)) = serde_json::to_value(&payload) else { return payload };
+    // The payload's own field names are kept; everything inside is redacted.
+    let changed = fields.values_mut().fold(false, |changed, value| redactor.redact_value(value) | changed);
+    if !changed {
+        return payload;
+    }
+    serde_json::from_value(Value::Object(fields)).unwrap_or_else(|e| Payload::Warning {
+        message: format!("an event that held a secret was withheld: its redacted form does not read back ({e})"),
+    })
 }
 
 #[cfg(test)]

@@ -41,6 +41,8 @@ fn segments(spec: &BodySpec, stmts: &[StmtId]) -> Vec<(Vec<StmtId>, Option<Vec<S
 
 /// How often `retry step` may re-run guarded statements.
 const MAX_RETRIES: u32 = 3;
+/// How deep flows may run flows (`flow main: run main` stops here).
+pub(crate) const MAX_FLOW_DEPTH: usize = 32;
 
 impl Runtime {
     /// Runs flow `name` on the thread; its value is what the flow returns.
@@ -51,6 +53,19 @@ impl Runtime {
             .get(name)
             .cloned()
             .ok_or_else(|| RunError::failed(format!("flow '{name}' does not exist"), None))?;
+        let depth = th.frames.iter().filter(|f| f.kind == FrameKind::Flow).count();
+        if depth >= MAX_FLOW_DEPTH {
+            let cycle: Vec<&str> =
+                th.frames.iter().filter(|f| f.kind == FrameKind::Flow).map(|f| f.name.as_str()).take(4).collect();
+            return Err(RunError::failed(
+                format!(
+                    "flows run flows more than {MAX_FLOW_DEPTH} levels deep (at '{name}'; the chain starts {} …): \
+                     is a flow running itself?",
+                    cycle.join(" → ")
+                ),
+                None,
+            ));
+        }
         let outer = th.enter(format!("flow:{name}"));
         th.frames.push(Frame {
             kind: FrameKind::Flow,

@@ -110,6 +110,9 @@ pub struct Thread {
     pub guard: Option<crate::handlers::Guard>,
     /// Usage of the agent runs in progress on this thread, outermost first.
     pub(crate) agent_usage: Vec<crate::event::Usage>,
+    /// The messages before the final reply of the agent run that just ended
+    /// (task, tool calls and results), for a structured-output repair.
+    pub(crate) last_conversation: Option<Vec<sr_llm::Message>>,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -122,6 +125,7 @@ impl Thread {
             emitter,
             guard: None,
             agent_usage: Vec::new(),
+            last_conversation: None,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -136,6 +140,7 @@ impl Thread {
             emitter: self.emitter.child(format!("branch:{id}")),
             guard: None,
             agent_usage: Vec::new(),
+            last_conversation: None,
             next_thread: self.next_thread.clone(),
         }
     }

@@ -1,6 +1,7 @@
 //! Sessions in SQLite: every event of every run, appended and committed as it
 //! happens (so nothing is lost if the process dies), the conversation an agent
-//! entry continues, and the state of runs paused for a human.
+//! entry continues, the runs of each session (number, status, lease), and the
+//! state of runs paused for a human.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -49,6 +50,9 @@ impl SessionStore {
     }
 
     fn init(conn: Connection) -> rusqlite::Result<SessionStore> {
+        // Concurrent runs of one project share the database: writers wait
+        // for each other instead of failing.
+        conn.busy_timeout(std::time::Duration::from_secs(60))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(
@@ -76,6 +80,13 @@ impl SessionStore {
              CREATE TABLE IF NOT EXISTS pauses (
                  session_id TEXT PRIMARY KEY REFERENCES sessions(id),
                  state TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS runs (
+                 session_id TEXT NOT NULL REFERENCES sessions(id),
+                 run INTEGER NOT NULL,
+                 status TEXT NOT NULL,
+                 lease TEXT,
+                 PRIMARY KEY (session_id, run)
              );",
         )?;
         Ok(SessionStore { conn: Arc::new(Mutex::new(conn)) })
@@ -90,15 +101,84 @@ impl SessionStore {
         Ok(())
     }
 
-    pub fn exists(&self, id: &str) -> rusqlite::Result<bool> {
-        let conn = self.conn.lock().unwrap();
-        Ok(conn.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    /// Creates the session unless it exists (also when another process
+    /// creates it at the same time).
+    pub fn ensure(&self, id: &str, workload: &str) -> rusqlite::Result<()> {
+        let now = now_ms();
+        self.conn.lock().unwrap().execute(
+            "INSERT OR IGNORE INTO sessions (id, workload, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+            params![id, workload, now],
+        )?;
+        Ok(())
     }
 
-    /// The number the next run of the session gets.
-    pub fn next_run(&self, id: &str) -> rusqlite::Result<i64> {
+    /// Reserves the next run number of the session, atomically across
+    /// processes (one immediate transaction; the primary key forbids a
+    /// number twice), as `running`. `lease` is the lock file the live run
+    /// holds, by which [`SessionStore::recover`] tells a dead run.
+    pub fn reserve_run(&self, session: &str, lease: Option<&Path>) -> rusqlite::Result<i64> {
+        let mut conn = self.conn.lock().unwrap();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let run: i64 = tx.query_row(
+            "SELECT MAX(COALESCE((SELECT MAX(run) FROM runs WHERE session_id = ?1), 0),
+                        COALESCE((SELECT MAX(run) FROM events WHERE session_id = ?1), 0)) + 1",
+            [session],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO runs (session_id, run, status, lease) VALUES (?1, ?2, 'running', ?3)",
+            params![session, run, lease.map(|p| p.display().to_string())],
+        )?;
+        tx.commit()?;
+        Ok(run)
+    }
+
+    pub fn set_run_status(&self, session: &str, run: i64, status: &str) -> rusqlite::Result<()> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute("UPDATE runs SET status = ?3 WHERE session_id = ?1 AND run = ?2", params![session, run, status])?;
+        Ok(())
+    }
+
+    /// The session's runs and their status, in order.
+    pub fn runs(&self, session: &str) -> rusqlite::Result<Vec<(i64, String)>> {
         let conn = self.conn.lock().unwrap();
-        conn.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM events WHERE session_id = ?1", [id], |r| r.get(0))
+        let mut statement = conn.prepare("SELECT run, status FROM runs WHERE session_id = ?1 ORDER BY run")?;
+        let rows = statement.query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    }
+
+    /// Marks `interrupted` every `running` run whose process is gone: its
+    /// lease (a lock file held for the life of the run) is no longer locked.
+    /// Runs without a lease are left alone. Returns the runs marked.
+    pub fn recover(&self) -> rusqlite::Result<Vec<(String, i64)>> {
+        let running: Vec<(String, i64, String)> = {
+            let conn = self.conn.lock().unwrap();
+            let mut statement =
+                conn.prepare("SELECT session_id, run, lease FROM runs WHERE status = 'running' AND lease IS NOT NULL")?;
+            let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut marked = Vec::new();
+        for (session, run, lease) in running {
+            if crate::lease::is_held(Path::new(&lease)) {
+                continue;
+            }
+            let conn = self.conn.lock().unwrap();
+            let changed = conn.execute(
+                "UPDATE runs SET status = 'interrupted' WHERE session_id = ?1 AND run = ?2 AND status = 'running'",
+                params![session, run],
+            )?;
+            if changed > 0 {
+                conn.execute(
+                    "UPDATE sessions SET status = 'interrupted', updated_ms = ?2 WHERE id = ?1",
+                    params![session, now_ms()],
+                )?;
+                marked.push((session, run));
+            }
+        }
+        Ok(marked)
     }
 
     /// Stores one event, committed before this returns. Text deltas are not
@@ -134,7 +214,9 @@ impl SessionStore {
     /// Appends conversation messages (as JSON) after the existing ones.
     pub fn append_messages(&self, session: &str, messages: &[Value]) -> rusqlite::Result<()> {
         let mut conn = self.conn.lock().unwrap();
-        let tx = conn.transaction()?;
+        // Immediate: a deferred transaction that reads, then writes, fails at
+        // once when another process wrote in between.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let start: i64 = tx.query_row(
             "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE session_id = ?1",
             [session],
@@ -226,14 +308,15 @@ mod tests {
     fn events_and_messages_are_stored_as_they_come() {
         let store = SessionStore::in_memory().unwrap();
         store.create("s1", "demo.sr").unwrap();
-        let run = store.next_run("s1").unwrap();
+        let run = store.reserve_run("s1", None).unwrap();
         assert_eq!(run, 1);
         let emitter = Emitter::new("inv", vec![store.sink("s1", run)]);
         emitter.emit(Payload::Log { message: "one".into() });
         // Stored before the next event exists.
         assert_eq!(store.events("s1").unwrap().len(), 1);
         emitter.emit(Payload::Log { message: "two".into() });
-        assert_eq!(store.next_run("s1").unwrap(), 2);
+        assert_eq!(store.reserve_run("s1", None).unwrap(), 2);
+        assert_eq!(store.runs("s1").unwrap(), [(1, "running".to_string()), (2, "running".to_string())]);
         store.append_messages("s1", &[serde_json::json!({"role": "user", "text": "hi"})]).unwrap();
         store.append_messages("s1", &[serde_json::json!({"role": "assistant", "text": "hello"})]).unwrap();
         assert_eq!(store.messages("s1").unwrap().len(), 2);

@@ -43,14 +43,14 @@ impl StateDir {
         self.dir.join("sessions.db")
     }
 
-    /// The journal of a session's model exchanges and tool results.
-    pub fn journal(&self, session: &str) -> PathBuf {
-        self.dir.join("journal").join(format!("{session}.jsonl"))
+    /// The journal of a run's model exchanges and tool results.
+    pub fn journal(&self, session: &str, run: i64) -> PathBuf {
+        self.dir.join("journal").join(session).join(format!("{run}.jsonl"))
     }
 
-    /// The lock file a live run of `session` holds.
-    pub fn lock(&self, session: &str) -> PathBuf {
-        self.dir.join("runs").join(format!("{session}.lock"))
+    /// Where live runs keep their leases (see [`crate::lease`]).
+    pub fn leases(&self) -> PathBuf {
+        self.dir.join("leases")
     }
 }
 
@@ -86,6 +86,6 @@ mod tests {
         assert_ne!(a, project_key(Path::new("/srv/other/app")));
         assert_eq!(a, project_key(Path::new("/srv/app")));
         let explicit = StateDir::resolve(Some(Path::new("/tmp/st")), Path::new("/srv/app")).unwrap();
-        assert_eq!(explicit.journal("s1"), Path::new("/tmp/st/journal/s1.jsonl"));
+        assert_eq!(explicit.journal("s1", 2), Path::new("/tmp/st/journal/s1/2.jsonl"));
     }
 }

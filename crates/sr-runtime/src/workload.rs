@@ -28,6 +28,9 @@ pub trait Workload: Send + Sync {
 pub struct SessionRef {
     pub store: SessionStore,
     pub id: String,
+    /// The run's number, reserved by the caller (with its lease); `None`
+    /// reserves one when the run starts.
+    pub run: Option<i64>,
 }
 
 /// Directories searched for workloads named on the command line, in order:
@@ -89,6 +92,8 @@ pub struct ProgramWorkload {
     /// Extra sinks (a terminal, the debugger) beside the session.
     pub sinks: Vec<Arc<dyn EventSink>>,
     pub invocation_id: Arc<dyn Fn() -> String + Send + Sync>,
+    /// The run's secrets, replaced in events, session rows and tool results.
+    pub redactor: Arc<sr_llm::Redactor>,
 }
 
 impl Workload for ProgramWorkload {
@@ -98,13 +103,21 @@ impl Workload for ProgramWorkload {
 
     fn run(&self, session: SessionRef, message: String) -> BoxStream<'static, Event> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-        let run = session.store.next_run(&session.id).unwrap_or(1);
+        let mut session = session;
+        let run = match session.run {
+            Some(run) => run,
+            None => match session.store.reserve_run(&session.id, None) {
+                Ok(run) => run,
+                Err(e) => return refused(format!("cannot reserve a run of session {}: {e}", session.id)),
+            },
+        };
+        session.run = Some(run);
         let mut sinks = vec![session.store.sink(&session.id, run)];
         sinks.extend(self.sinks.iter().cloned());
         sinks.push(Arc::new(move |e: &Event| {
             let _ = tx.send(e.clone());
         }));
-        let emitter = Emitter::new((self.invocation_id)(), sinks);
+        let emitter = Emitter::new((self.invocation_id)(), sinks).with_redactor(self.redactor.clone());
         let runtime = Runtime::new(self.program.clone(), (self.env)());
         tokio::spawn(async move {
             run_in_session(&runtime, &session, emitter, message).await;
@@ -128,16 +141,39 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
     if let Some(result) = &outcome.result {
         turn.push(serde_json::to_value(Message::assistant(crate::value::display(result))).unwrap_or(Value::Null));
     }
+    let redactor = emitter.redactor();
+    turn.iter_mut().for_each(|message| {
+        redactor.redact_value(message);
+    });
     if let Err(e) = session.store.append_messages(&session.id, &turn) {
         emitter.emit(Payload::Warning { message: format!("cannot save the conversation: {e}") });
     }
-    let status = match outcome.status {
-        crate::event::RunStatus::Paused => "paused",
-        crate::event::RunStatus::Failed => "failed",
-        crate::event::RunStatus::Completed => "open",
+    let (status, run_status) = match outcome.status {
+        crate::event::RunStatus::Paused => ("paused", "paused"),
+        crate::event::RunStatus::Failed => ("failed", "failed"),
+        crate::event::RunStatus::Completed => ("open", "completed"),
     };
+    if let Some(run) = session.run {
+        let _ = session.store.set_run_status(&session.id, run, run_status);
+    }
     let _ = session.store.set_status(&session.id, status);
     outcome
+}
+
+/// The events of a run that cannot start: an error and `run_finished`.
+fn refused(message: String) -> BoxStream<'static, Event> {
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let emitter = Emitter::new("refused", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
+    emitter.emit(Payload::Error { message: message.clone(), location: None });
+    emitter.emit(Payload::RunFinished {
+        status: crate::event::RunStatus::Failed,
+        result: None,
+        error: Some(message),
+        usage: Default::default(),
+    });
+    let events = std::mem::take(&mut *events.lock().unwrap());
+    futures::stream::iter(events).boxed()
 }
 
 fn tokio_stream_of(mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) -> BoxStream<'static, Event> {

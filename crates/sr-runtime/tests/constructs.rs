@@ -130,6 +130,46 @@ flow main:
 }
 
 #[tokio::test]
+async fn a_structured_output_repair_keeps_the_task_and_the_tool_exchange() {
+    let source = r#"
+model main = openai/gpt-4o
+tool fs = builtin streetrace.fs
+schema Finding:
+    file: string
+    line: int
+prompt review expecting Finding: """Find the worst bug."""
+agent reviewer:
+    instruction review
+    tools fs
+
+flow main:
+    $finding = run agent reviewer with "look at calc.py"
+    return $finding.line
+"#;
+    let dir = common::work_dir("repair");
+    std::fs::write(dir.join("calc.py"), "x = 1 / 0").unwrap();
+    let provider = Arc::new(ScriptedProvider::new().on(
+        |_| true,
+        vec![
+            Reply::Calls(vec![("read_file".into(), json!({"path": "calc.py"}))]),
+            Reply::Text("Division by zero on line 1".into()),
+            Reply::Text("{\"file\": \"calc.py\", \"line\": 1}".into()),
+        ],
+    ));
+    let options = Options { work_dir: dir, ..Options::default() };
+    let run = run_source("repair", source, "go", provider.clone(), options).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    let repair = &provider.requests()[2];
+    let roles: Vec<Role> = repair.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant, Role::User]);
+    let text = serde_json::to_string(&repair.messages).unwrap();
+    for part in ["look at calc.py", "read_file", "x = 1 / 0", "Division by zero on line 1"] {
+        assert!(text.contains(part), "{part} is missing from the repair: {text}");
+    }
+    assert!(repair.messages[4].text().contains("Finding") || repair.messages[4].text().contains("schema"), "{text}");
+}
+
+#[tokio::test]
 async fn structured_output_that_never_fits_fails_clearly() {
     let source = r#"
 model main = openai/gpt-4o
@@ -395,6 +435,18 @@ flow main:
     // The slow branch was cancelled, not waited for.
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
     assert!(!run.payloads().iter().any(|p| matches!(p, Payload::AgentFinished { output, .. } if output == "late")));
+    // Every agent that started finished, the cancelled one as such.
+    let started = run.of_type("agent_started").len();
+    let finished: Vec<Option<String>> = run
+        .payloads()
+        .into_iter()
+        .filter_map(|p| match p {
+            Payload::AgentFinished { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((started, finished.len()), (2, 2), "{finished:?}");
+    assert!(finished.contains(&Some("cancelled".to_string())), "{finished:?}");
 }
 
 /// Fails at once for "broken"; the slow script answers everything else.

@@ -168,3 +168,18 @@ async fn the_runtime_state_is_unreachable_even_inside_the_work_dir() {
     assert_eq!(std::fs::read_to_string(state.join("sessions.db")).unwrap(), "DB");
     assert!(!Path::new(&state.join("journal/x.jsonl")).exists());
 }
+
+#[tokio::test]
+async fn a_recursive_flow_fails_cleanly_instead_of_overflowing_the_stack() {
+    for (name, source) in [
+        ("self", "flow main:\n    run main\n"),
+        ("mutual", "flow main:\n    run other\n\nflow other:\n    $x = 1\n    run main\n"),
+    ] {
+        let provider = Arc::new(ScriptedProvider::new());
+        let run = run_source(name, source, "go", provider, Options::default()).await;
+        assert_eq!(run.outcome.status, RunStatus::Failed, "{name}");
+        let error = run.outcome.error.unwrap().message;
+        assert!(error.contains("more than 32 levels deep"), "{error}");
+        assert!(error.contains("main → "), "{error}");
+    }
+}

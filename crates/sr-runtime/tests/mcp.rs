@@ -169,7 +169,7 @@ async fn auth_and_options_are_sent_as_headers_and_never_shown() {
     let shown = format!("{warnings:?} {hub:?} {:?}", whoami.spec());
     assert!(!shown.contains(secret), "{shown}");
     let cassette = dir.join("run.jsonl");
-    hub.record(&Cassette::create(&cassette).unwrap()).unwrap();
+    hub.record(Arc::new(Cassette::create(&cassette).unwrap())).unwrap();
     assert!(!std::fs::read_to_string(&cassette).unwrap().contains(secret));
 }
 
@@ -288,7 +288,7 @@ async fn a_recorded_run_replays_without_any_server() {
     let cassette = Arc::new(Cassette::create(&cassette_path).unwrap());
 
     let hub = Arc::new(McpHub::connect(&program.tools, &McpOptions::default()).await);
-    hub.record(&cassette).unwrap();
+    hub.record(cassette.clone()).unwrap();
     let model = ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("Done: Echo: hello".into())]).on(
         instruction_contains("echo tool"),
         vec![Reply::Calls(vec![("everything__echo".into(), json!({"message": "hello"}))])],
@@ -341,4 +341,97 @@ fn recordings_keep_warnings_and_reject_malformed_listings() {
     assert!(McpHub::from_recording("{\"kind\":\"mcp_tools\"}").is_err());
     assert!(McpHub::from_recording("not json").is_err());
     assert_eq!(format!("{:?}", McpHub::from_recording("").unwrap()), "{}");
+}
+
+#[tokio::test]
+async fn secrets_echoed_by_a_server_or_the_model_are_redacted_everywhere() {
+    let server = HeaderServer::start().await;
+    let secret = "tok-5e4d3c2b1a";
+    let source = format!(
+        "model main = openai/gpt-4o\n\
+         tool secure = mcp \"http://{addr}/mcp\" with Authorization \"Bearer ${{env:SR_TEST_TOKEN}}\", X-Short \"${{env:SR_SHORT}}\"\n\
+         prompt ask: \"\"\"Find out who you are.\"\"\"\n\
+         agent default:\n    tools secure\n    instruction ask\n",
+        addr = server.addr
+    );
+    let dir = work_dir("redact");
+    let program = compile(&dir.join("agent.sr"), &source);
+    let env = |name: &str| match name {
+        "SR_TEST_TOKEN" => Some(secret.to_string()),
+        "SR_SHORT" => Some("a".to_string()),
+        _ => None,
+    };
+    let hub = Arc::new(McpHub::connect_with_env(&program.tools, &McpOptions::default(), &env).await);
+    let redactor = Arc::new(sr_llm::Redactor::new());
+    hub.add_secrets(&redactor);
+
+    // The model calls the tool (which echoes `Bearer <token>`), then repeats the bare token.
+    let model = Arc::new(
+        ScriptedProvider::new()
+            .on(after_tool_results(), vec![Reply::Text(format!("You are {secret}, a fine user."))])
+            .on(|_| true, vec![Reply::Calls(vec![("secure__whoami".into(), json!({}))])]),
+    );
+    let cassette_path = dir.join("run.jsonl");
+    let cassette = Arc::new(Cassette::create(&cassette_path).unwrap().redacting(redactor.clone()));
+    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(model.clone(), cassette.clone()));
+    let store = sr_runtime::session::SessionStore::in_memory().unwrap();
+    store.create("s", "agent.sr").unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let emitter = Emitter::new(
+        "redact-test",
+        vec![store.sink("s", 1), Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))],
+    )
+    .with_redactor(redactor);
+    let env = Env {
+        provider: recorder,
+        hook: Arc::new(NoHook),
+        jail: Jail::new(work_dir("redact-jail")).unwrap(),
+        tools: Arc::new(LiveTools { cassette: Some(cassette), mcp: hub.clone() }),
+        human: Arc::new(Unattended),
+        options: RunOptions::default(),
+    };
+    let outcome = Runtime::new(program, env).run(emitter, "who am I?".into(), Vec::new()).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+
+    // The server did get the token; nothing the run wrote or sent on holds it.
+    assert_eq!(server.header("/mcp", "authorization").last().unwrap(), &format!("Bearer {secret}"));
+    let events = serde_json::to_string(&*events.lock().unwrap()).unwrap();
+    assert!(!events.contains(secret), "{events}");
+    assert!(events.contains("Bearer [redacted]") && events.contains("You are [redacted], a fine user."), "{events}");
+    let rows = serde_json::to_string(&store.events("s").unwrap()).unwrap();
+    assert!(!rows.contains(secret) && rows.contains("[redacted]"), "{rows}");
+    let recorded = std::fs::read_to_string(&cassette_path).unwrap();
+    assert!(!recorded.contains(secret) && recorded.contains("[redacted]"), "{recorded}");
+    let second = serde_json::to_string(&model.requests()[1].messages).unwrap();
+    assert!(!second.contains(secret) && second.contains("Bearer [redacted]"), "{second}");
+    // A one-character value is refused as a secret, with a warning, and mangles nothing.
+    assert!(events.contains("'SR_SHORT' has a value shorter than 4 characters"), "{events}");
+    assert!(events.contains("a fine user"), "{events}");
+}
+
+#[tokio::test]
+async fn servers_are_contacted_only_when_first_used() {
+    let server = HeaderServer::start().await;
+    let source = format!(
+        "model main = openai/gpt-4o\n\
+         tool secure = mcp \"http://{addr}/mcp\" with auth bearer \"${{env:SR_TEST_TOKEN}}\"\n\
+         tool never = mcp \"stdio:sh -c 'touch started; sleep 60'\"\n",
+        addr = server.addr
+    );
+    let dir = work_dir("lazy");
+    let program = compile(&dir.join("agent.sr"), &source);
+    let env = |name: &str| (name == "SR_TEST_TOKEN").then(|| "tok-lazy-1234".to_string());
+    let hub = McpHub::new(&program.tools, &McpOptions::default(), &env);
+    // Defined, resolved (secrets known), and nobody contacted.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.header("/mcp", "authorization").is_empty());
+    assert!(hub.tools("secure").is_empty());
+    let (tools, warning) = hub.use_tools("secure").await;
+    assert_eq!((tools.len(), warning), (1, None));
+    assert_eq!(server.header("/mcp", "authorization")[0], "Bearer tok-lazy-1234");
+    // The stdio server no agent used was never started.
+    assert!(!Path::new("started").exists() && !dir.join("started").exists());
+    hub.close().await;
+    assert!(hub.tools("secure").is_empty());
 }

@@ -186,12 +186,22 @@ async fn a_client_error_is_returned_without_retrying() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_without_done_still_finishes() {
+async fn a_stream_cut_mid_reply_is_a_retryable_transport_error() {
     let server = MockServer::start().await;
-    // A server that closes without `[DONE]` or a finish reason.
+    // A server that closes without `[DONE]` or a finish reason, after text reached the caller.
     server.push(MockReply::raw(200, "text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}"));
+    let err = failure(openai(&server, true).chat(ask("m", "Hi"))).await;
+    assert!(matches!(err, LlmError::Transport { .. }) && err.is_retryable(), "{err:?}");
+    assert!(err.to_string().contains("no finish reason, no [DONE]"), "{err}");
+
+    // Cut before anything reached the caller (a tool call is only complete at the end):
+    // retried, and the second reply is whole.
+    let partial = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"read\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n";
+    server.push(MockReply::raw(200, "text/event-stream", partial));
+    server.push(MockReply::text("whole"));
     let response = reply(openai(&server, true).chat(ask("m", "Hi"))).await;
-    assert_eq!((response.text.as_str(), response.finish_reason), ("x", FinishReason::Stop));
+    assert_eq!((response.text.as_str(), response.finish_reason), ("whole", FinishReason::Stop));
+    assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]

@@ -36,31 +36,43 @@ fn is_var_name(name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MissingVar(pub String);
 
-/// The secret values of one connection, to scrub from messages: error texts of
-/// HTTP clients and servers may echo what was sent.
+/// The secret values of one connection (each variable's value, not the text
+/// it was substituted into), to scrub from messages: error texts of HTTP
+/// clients and servers may echo what was sent. Values shorter than
+/// [`sr_llm::Redactor::MIN_LEN`] would garble messages more than they protect:
+/// they are refused, and the variables named for a warning.
 #[derive(Clone, Default)]
-pub(crate) struct Secrets(Vec<String>);
+pub(crate) struct Secrets {
+    redactor: std::sync::Arc<sr_llm::Redactor>,
+    values: Vec<String>,
+    pub(crate) too_short: Vec<String>,
+}
 
 impl Secrets {
-    /// Values this short would garble messages more than they protect.
-    const MIN_LEN: usize = 4;
-
-    pub(crate) fn add(&mut self, value: &str) {
-        if value.len() >= Self::MIN_LEN && !self.0.iter().any(|s| s == value) {
-            self.0.push(value.to_string());
-            // Longest first, so that a secret containing another is scrubbed whole.
-            self.0.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    /// Adds the value of the variable `name`.
+    pub(crate) fn add(&mut self, name: &str, value: &str) {
+        match self.redactor.add(value) {
+            Ok(()) if !value.is_empty() && !self.values.iter().any(|v| v == value) => {
+                self.values.push(value.to_string())
+            }
+            Ok(()) => {}
+            Err(_) => self.too_short.push(name.to_string()),
         }
     }
 
     pub(crate) fn redact(&self, text: &str) -> String {
-        self.0.iter().fold(text.to_string(), |text, secret| text.replace(secret.as_str(), "[redacted]"))
+        self.redactor.redact(text)
+    }
+
+    /// The values, for the run's redactor.
+    pub(crate) fn values(&self) -> &[String] {
+        &self.values
     }
 }
 
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secrets({} redacted)", self.0.len())
+        write!(f, "Secrets({} redacted)", self.values.len())
     }
 }
 
@@ -93,10 +105,11 @@ mod tests {
     #[test]
     fn secrets_are_scrubbed_longest_first_and_never_debug_printed() {
         let mut secrets = Secrets::default();
-        secrets.add("abcd");
-        secrets.add("abcdefgh");
-        secrets.add("ab");
+        secrets.add("A", "abcd");
+        secrets.add("B", "abcdefgh");
+        secrets.add("C", "ab");
         assert_eq!(secrets.redact("x abcdefgh y abcd z ab"), "x [redacted] y [redacted] z ab");
         assert_eq!(format!("{secrets:?}"), "Secrets(2 redacted)");
+        assert_eq!(secrets.too_short, ["C"]);
     }
 }

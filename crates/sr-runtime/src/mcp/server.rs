@@ -71,12 +71,19 @@ impl Server {
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Server, String> {
         let Definition { url, auth, options } = definition;
-        let mut secrets = Secrets::default();
-        let mut resolve = |what: &str, value: &str| {
-            let value = substitute(value, lookup)
-                .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))?;
-            secrets.add(&value);
-            Ok::<_, String>(value)
+        let secrets = std::cell::RefCell::new(Secrets::default());
+        // Each variable's value is a secret on its own: a server may echo the
+        // bare token of `Bearer ${env:T}`.
+        let recording = |name: &str| {
+            let value = lookup(name);
+            if let Some(value) = &value {
+                secrets.borrow_mut().add(name, value);
+            }
+            value
+        };
+        let resolve = |what: &str, value: &str| {
+            substitute(value, recording)
+                .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))
         };
         let auth = auth
             .map(|auth| {
@@ -120,7 +127,7 @@ impl Server {
         } else {
             return Err("the URL must start with http://, https:// or stdio:".into());
         };
-        Ok(Server { name: name.to_string(), url: url.to_string(), target, secrets })
+        Ok(Server { name: name.to_string(), url: url.to_string(), target, secrets: secrets.into_inner() })
     }
 }
 
@@ -184,7 +191,7 @@ mod tests {
         assert!(headers.iter().all(|(_, v)| v.is_sensitive()));
         let debug = format!("{server:?}");
         assert!(!debug.contains("tok-123"), "{debug}");
-        assert_eq!(server.secrets.redact("got t tok-123"), "got [redacted]");
+        assert_eq!(server.secrets.redact("got t tok-123"), "got t [redacted]");
 
         let basic = resolve("http://h/sse", Some((AuthKind::Basic, "user:${TOKEN}")), &[]).unwrap();
         let Target::Sse { headers, .. } = &basic.target else { panic!() };

@@ -85,11 +85,6 @@ impl Jail {
         Ok(relative)
     }
 
-    /// A path relative to the root, for results shown to the model.
-    pub fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
-    }
-
     /// Opens an existing regular file or directory for reading, without
     /// blocking (a FIFO or a device is refused, never waited on).
     pub fn open_read(&self, relative: &Path) -> io::Result<Opened> {

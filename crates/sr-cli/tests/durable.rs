@@ -1,0 +1,239 @@
+//! Durable runs end to end: `sr run` killed with SIGKILL mid-model-call,
+//! mid-tool and mid-resume is detected as interrupted by its lease and
+//! `--resume` completes it with every completed model call and tool call
+//! served from the journal (side effects exactly once); six concurrent runs
+//! of one session keep all their events.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sr_llm::mock::{MockReply, MockServer};
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-durable-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Project {
+    dir: PathBuf,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Project {
+    fn new(name: &str, source: &str, server: &MockServer) -> Project {
+        let dir = temp(name);
+        std::fs::write(dir.join("w.sr"), source).unwrap();
+        let env = vec![
+            ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
+            ("OPENAI_API_KEY", "test-key-0000".to_string()),
+            ("STREETRACE_STATE_DIR", dir.join("state").display().to_string()),
+        ];
+        Project { dir, env }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+        command.args(args).current_dir(&self.dir).env("NO_COLOR", "1").envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    fn sr(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    }
+
+    fn count(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("count.txt")).map_or(0, |text| text.lines().count())
+    }
+
+    fn session(&self) -> (String, String) {
+        let listing = String::from_utf8(self.sr(&["sessions", "list"]).stdout).unwrap();
+        let words: Vec<&str> = listing.split_whitespace().collect();
+        (words[0].to_string(), words[3].to_string())
+    }
+
+    /// The session's events as (run, event).
+    fn events(&self, session: &str) -> Vec<(i64, Value)> {
+        let out = self.sr(&["sessions", "show", session, "--jsonl"]);
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|v| (v["run"].as_i64().unwrap(), v["event"].clone()))
+            .collect()
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(mut child: Child) {
+    // SIGKILL: no destructor, no cleanup, the lease dropped by the kernel.
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+const COUNTER: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt helper: """You count."""
+agent:
+    instruction helper
+    tools fs
+"#;
+
+fn append() -> MockReply {
+    MockReply::tool_call("c1", "append_to_file", json!({"path": "count.txt", "content": "x\n"}))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_model_call_and_mid_resume_a_run_resumes_exactly_once() {
+    let server = MockServer::start().await;
+    let project = Project::new("model", COUNTER, &server);
+    server.push(append());
+    server.push(MockReply::text("never sent").delay(Duration::from_secs(60)));
+    // Recorded: the journal is kept all the same.
+    let run = project.spawn(&["run", "w.sr", "--prompt", "count once", "--record", "rec.jsonl"]);
+    wait_until("the second model call", || server.requests().len() == 2);
+    kill(run);
+    assert_eq!(project.count(), 1);
+    let recorded = std::fs::read_to_string(project.dir.join("rec.jsonl")).unwrap();
+    assert!(recorded.contains("append_to_file") && recorded.contains(r#""kind":"tool""#), "{recorded}");
+    let (session, status) = project.session();
+    assert_eq!(status, "interrupted");
+    // `--input` answers a pause; an interrupted run needs none.
+    let wrong = project.sr(&["run", "w.sr", "--resume", &session, "--input", "yes"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("resume it without --input"));
+
+    // The first resume is killed in its own (live) model call.
+    server.push(MockReply::text("never sent either").delay(Duration::from_secs(60)));
+    let resume = project.spawn(&["run", "w.sr", "--resume", &session]);
+    wait_until("the resumed model call", || server.requests().len() == 3);
+    kill(resume);
+    assert_eq!(project.session().1, "interrupted");
+
+    server.push(MockReply::text("Counted."));
+    let started = Instant::now();
+    let out = project.sr(&["run", "w.sr", "--resume", &session, "--events", "jsonl"]);
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("resume after two kills took {took:?}");
+    // The first model call and the tool were served from the journal every time.
+    assert_eq!(project.count(), 1);
+    assert_eq!(server.requests().len(), 4);
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = events.last().unwrap();
+    assert_eq!((last["type"].as_str(), last["status"].as_str()), (Some("run_finished"), Some("completed")));
+    assert_eq!(last["result"], "Counted.");
+    assert_eq!(project.session().1, "open");
+    // A completed run is not resumed again.
+    let again = project.sr(&["run", "w.sr", "--resume", &session]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to resume"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_tool_a_run_resumes_without_repeating_the_tool() {
+    let server = MockServer::start().await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/slow_mcp.py");
+    let dir = temp("tool");
+    let source = format!(
+        "model main = openai/gpt-4o-mini\n\
+         tool slow = mcp \"stdio:python3 '{}' '{}' 60\"\n\
+         prompt helper: \"\"\"You count.\"\"\"\n\
+         agent:\n    instruction helper\n    tools slow\n",
+        script.display(),
+        dir.join("count.txt").display()
+    );
+    let project = Project::new("tool", &source, &server);
+    server.push(MockReply::tool_call("c1", "slow__bump", json!({})));
+    let run = project.spawn(&["run", "w.sr", "--prompt", "bump once"]);
+    wait_until("the tool's side effect", || std::fs::read_to_string(dir.join("count.txt")).is_ok_and(|t| t.len() == 2));
+    kill(run);
+    let (session, status) = project.session();
+    assert_eq!(status, "interrupted");
+
+    server.push(MockReply::text("I will check the count first."));
+    let out = project.sr(&["run", "w.sr", "--resume", &session, "--events", "jsonl"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let count = std::fs::read_to_string(dir.join("count.txt")).unwrap();
+    assert_eq!(count.lines().count(), 1, "the cut-off tool call ran again");
+    // The model was told the call was cut off and not repeated.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let told = requests[1].body["messages"].to_string();
+    assert!(told.contains("cut off when the run was interrupted"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn six_concurrent_runs_of_one_session_keep_all_their_events() {
+    let server = MockServer::start().await;
+    let project = Project::new("concurrent", COUNTER, &server);
+    for _ in 0..6 {
+        server.push(MockReply::text("hello").delay(Duration::from_millis(200)));
+    }
+    let session = "shared-session";
+    let started = Instant::now();
+    let runs: Vec<Child> = (0..6)
+        .map(|i| {
+            let args = ["run", "w.sr", "--session", session, "--prompt", &format!("run {i}"), "--events", "jsonl"];
+            project.command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    // What each run streamed, but text deltas (the store keeps the whole reply instead).
+    let mut streamed: Vec<Vec<Value>> = Vec::new();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let events: Vec<Value> =
+            String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        streamed.push(events.into_iter().filter(|e| e["type"] != "text_delta").collect());
+    }
+    eprintln!("six concurrent runs took {:?}", started.elapsed());
+    let stored = project.events(session);
+    let mut numbers: Vec<i64> = stored.iter().map(|(run, _)| *run).collect();
+    numbers.dedup();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    for events in streamed {
+        assert_eq!(events.last().unwrap()["status"], "completed", "{events:?}");
+        assert!(events.iter().all(|e| e["type"] != "warning"), "{events:?}");
+        let invocation = events[0]["invocation_id"].clone();
+        let kept: Vec<Value> =
+            stored.iter().filter(|(_, e)| e["invocation_id"] == invocation).map(|(_, e)| e.clone()).collect();
+        assert_eq!(kept, events);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_servers_start_on_first_use_and_are_closed_gracefully_at_the_end() {
+    let server = MockServer::start().await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/marker_mcp.py");
+    let dir = temp("mcp-lazy");
+    let mcp = |log: &str| format!("mcp \"stdio:python3 '{}' '{}'\"", script.display(), dir.join(log).display());
+    let main = format!(
+        "import ./lib.sr\nmodel main = openai/gpt-4o-mini\ntool used = {}\n\
+         prompt helper: \"\"\"You ping.\"\"\"\nagent:\n    instruction helper\n    tools used\n",
+        mcp("used.log")
+    );
+    let project = Project::new("mcp-lazy", &main, &server);
+    std::fs::write(project.dir.join("lib.sr"), format!("tool unused = {}\n", mcp("unused.log"))).unwrap();
+    server.push(MockReply::tool_call("c1", "used__ping", json!({})));
+    server.push(MockReply::text("It said pong."));
+    let out = project.sr(&["run", "w.sr", "--prompt", "ping"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("used.log")).unwrap(), "started\nclosed\n");
+    assert!(!dir.join("unused.log").exists(), "the unused server of the imported file was started");
+}
