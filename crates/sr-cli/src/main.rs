@@ -83,8 +83,22 @@ impl Color {
     }
 }
 
+/// Commands whose only output is a report end quietly when the reader of
+/// their output goes away (`sr check | head`), as Unix tools do, instead of
+/// panicking on the failed write. `run`, `lsp` and `dap` keep SIGPIPE ignored:
+/// they must finish storing what they did.
+fn die_quietly_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run(_) | Command::Lsp | Command::Dap) {
+        die_quietly_on_closed_pipe();
+    }
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),

@@ -45,9 +45,10 @@ pub fn text(report: &FileReport, with_path: bool) -> String {
         return if with_path { format!("{}: {line}\n", report.path) } else { format!("{line}\n") };
     }
     let renderer = Renderer::styled();
+    let index = LineIndex::new(&report.text);
     let mut out = String::new();
     for diagnostic in &report.diagnostics {
-        out.push_str(&renderer.render(&snippet(report, diagnostic)));
+        out.push_str(&renderer.render(&snippet(report, &index, diagnostic)));
         out.push_str("\n\n");
     }
     let errors = report.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
@@ -62,26 +63,37 @@ pub fn text(report: &FileReport, with_path: bool) -> String {
     out
 }
 
-fn snippet<'a>(report: &'a FileReport, d: &'a Diagnostic) -> Vec<Group<'a>> {
+/// One diagnostic as a snippet of the lines its spans cover, not of the whole
+/// file: the renderer scans the text it is given, so a file with many
+/// diagnostics would otherwise cost its size times their number.
+fn snippet<'a>(report: &'a FileReport, index: &LineIndex, d: &'a Diagnostic) -> Vec<Group<'a>> {
     let level = match d.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
-    let range = clamp(d.range.start().into(), d.range.end().into(), &report.text);
-    let mut source = Snippet::source(report.text.as_str())
+    let text = report.text.as_str();
+    let primary = clamp(d.range.start().into(), d.range.end().into(), text);
+    let local: Vec<_> = d
+        .related
+        .iter()
+        .filter(|r| r.file.is_none())
+        .map(|r| (clamp(r.range.start().into(), r.range.end().into(), text), r.message.as_str()))
+        .collect();
+    let spans = std::iter::once(&primary).chain(local.iter().map(|(span, _)| span));
+    let (first, last) = spans.fold((primary.start, primary.end), |(a, b), s| (a.min(s.start), b.max(s.end)));
+    let first_line = index.line_col((first as u32).into()).line;
+    let window_start = usize::from(index.offset(first_line, 0, Encoding::Utf8));
+    let window_end = text[last..].find('\n').map_or(text.len(), |i| last + i);
+    let shift = |span: &std::ops::Range<usize>| span.start - window_start..span.end - window_start;
+    let mut source = Snippet::source(&text[window_start..window_end])
+        .line_start(first_line as usize + 1)
         .path(report.path.as_str())
         .fold(true)
-        .annotation(AnnotationKind::Primary.span(range));
-    let mut elsewhere = Vec::new();
-    for related in &d.related {
-        match &related.file {
-            None => {
-                let span = clamp(related.range.start().into(), related.range.end().into(), &report.text);
-                source = source.annotation(AnnotationKind::Context.span(span).label(related.message.as_str()));
-            }
-            Some(file) => elsewhere.push(format!("{}: {}", file, related.message)),
-        }
+        .annotation(AnnotationKind::Primary.span(shift(&primary)));
+    for (span, message) in &local {
+        source = source.annotation(AnnotationKind::Context.span(shift(span)).label(*message));
     }
+    let elsewhere = d.related.iter().filter_map(|r| r.file.as_ref().map(|file| format!("{file}: {}", r.message)));
     let mut group = level.primary_title(d.message.as_str()).id(d.code.as_str()).element(source);
     if let Some(help) = &d.help {
         group = group.element(Level::HELP.message(help.as_str()));

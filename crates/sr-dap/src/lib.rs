@@ -2,7 +2,7 @@
 //! flows and agents. It drives the runtime only through its step hook (called
 //! before every flow statement, model call and tool call) and its events.
 //!
-//! - [`protocol`] and [`transport`]: DAP messages and their framing;
+//! - [`protocol`]: DAP messages (their framing is `sr_wire`'s);
 //! - `server`: the session (configuration sequence, dispatch, restarts);
 //! - `debugger`: the state shared by requests and the run; `hook` decides
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
@@ -25,7 +25,6 @@ mod server;
 mod snapshot;
 mod source;
 mod stepping;
-pub mod transport;
 mod variables;
 
 #[cfg(test)]

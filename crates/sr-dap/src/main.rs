@@ -10,8 +10,13 @@ fn main() -> ExitCode {
             println!("sr-dap {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
+        Some("--help" | "-h") => {
+            println!("sr-dap {}: the StreetRace debug adapter (DAP over stdio)", env!("CARGO_PKG_VERSION"));
+            println!("usage: sr-dap [--stdio | --version | --help]");
+            ExitCode::SUCCESS
+        }
         Some(other) => {
-            eprintln!("sr-dap: unknown argument '{other}'; usage: sr-dap [--stdio]");
+            eprintln!("sr-dap: unknown argument '{other}'; usage: sr-dap [--stdio | --version | --help]");
             ExitCode::from(2)
         }
     }

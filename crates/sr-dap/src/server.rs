@@ -23,14 +23,14 @@ use crate::protocol::{
 use crate::run::{self, Running};
 use crate::source::Positions;
 use crate::stepping::StepKind;
-use crate::transport::{self, Incoming};
+use sr_wire::Incoming;
 
 /// How long a terminated run may take to reach its next point before it is aborted.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 
 /// Serves one debug session over `input` and `output` until `disconnect`
 /// or the end of input.
-pub async fn serve<R, W>(mut input: R, mut output: W)
+pub async fn serve<R, W>(input: R, mut output: W)
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -41,7 +41,7 @@ where
         let mut seq = 0;
         let mut write = async |message: Outgoing| {
             seq += 1;
-            transport::write(&mut output, &wire(seq, message)).await
+            sr_wire::write(&mut output, &wire(seq, message)).await
         };
         loop {
             tokio::select! {
@@ -62,14 +62,15 @@ where
         }
     });
     let mut session = Session::new(client);
+    let mut input = sr_wire::Reader::new(input);
     loop {
-        match transport::read(&mut input).await {
+        match input.read().await {
             Ok(Some(Incoming::Message(message))) => {
                 if !session.handle(message).await {
                     break;
                 }
             }
-            Ok(Some(Incoming::Malformed(why))) => eprintln!("sr-dap: skipped a message: {why}"),
+            Ok(Some(Incoming::Malformed { reason, .. })) => eprintln!("sr-dap: skipped a message: {reason}"),
             Ok(None) => break,
             Err(e) => {
                 eprintln!("sr-dap: cannot read the client: {e}");

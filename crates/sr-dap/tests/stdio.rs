@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sr_dap::transport::{self, Incoming};
+use sr_wire::{Incoming, Reader};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -19,7 +19,7 @@ fn fixtures() -> PathBuf {
 struct Adapter {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    stdout: Reader<BufReader<ChildStdout>>,
     seq: i64,
     transcript: Vec<Value>,
 }
@@ -35,7 +35,7 @@ impl Adapter {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let stdout = Reader::new(BufReader::new(child.stdout.take().unwrap()));
         Adapter { child, stdin, stdout, seq: 0, transcript: Vec::new() }
     }
 
@@ -52,13 +52,13 @@ impl Adapter {
             request["arguments"] = arguments;
         }
         let mut frame = Vec::new();
-        transport::write(&mut frame, &request).await.unwrap();
+        sr_wire::write(&mut frame, &request).await.unwrap();
         self.write_raw(&frame).await;
         self.seq
     }
 
     async fn next(&mut self) -> Value {
-        let read = tokio::time::timeout(Duration::from_secs(30), transport::read(&mut self.stdout)).await;
+        let read = tokio::time::timeout(Duration::from_secs(30), self.stdout.read()).await;
         match read.expect("the adapter said nothing for 30 s").unwrap() {
             Some(Incoming::Message(message)) => {
                 self.transcript.push(message.clone());

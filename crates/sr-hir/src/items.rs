@@ -91,6 +91,13 @@ pub struct Item<'db> {
     pub offset: TextSize,
 }
 
+/// The file's line index, built once per text (every request that converts
+/// ranges asks for it).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
+    sr_syntax::LineIndex::new(file.text(db))
+}
+
 /// The file's parse, assembled from memoized pieces so that an edit reparses
 /// only the piece it touched (see `sr_syntax::pieces`). Never backdated: the
 /// text changed, so the tree did, and comparing trees costs a walk.

@@ -664,7 +664,9 @@ impl Lower {
         let var_range = TextRange::new(range.start(), start + TextSize::of(first));
         let mut id = self.alloc_expr(Expr::Var { name: Name::from(first), origin }, var_range);
         let mut end = start + TextSize::of(first);
-        for segment in segments {
+        // The parser reported a name with more dots than the nesting limit;
+        // walks over fields recurse, so only that many are lowered.
+        for segment in segments.take(sr_syntax::MAX_NESTING as usize) {
             end += TextSize::of(segment) + TextSize::from(1);
             id = self
                 .alloc_expr(Expr::Field { base: id, field: Name::from(segment) }, TextRange::new(range.start(), end));

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use sr_hir::{RootDatabase, parse};
-use sr_syntax::{LineIndex, NodeOrToken, SyntaxKind, TextRange};
+use sr_syntax::{NodeOrToken, SyntaxKind, TextRange};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FoldKind {
@@ -20,8 +20,7 @@ pub struct Fold {
 
 pub(crate) fn folding_ranges(db: &RootDatabase, path: &Path) -> Vec<Fold> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    let text = file.text(db);
-    let index = LineIndex::new(text);
+    let index = sr_hir::line_index(db, file);
     let multi_line = |range: TextRange| index.line_col(range.start()).line < index.line_col(range.end()).line;
     let mut out = Vec::new();
     let mut comments: Option<TextRange> = None;

@@ -191,7 +191,7 @@ impl Analysis {
     }
 
     pub fn line_index(&self, path: &Path) -> Cancellable<Option<LineIndex>> {
-        self.with_db(|db| db.file(path).map(|f| LineIndex::new(f.text(db))))
+        self.with_db(|db| db.file(path).map(|f| sr_hir::line_index(db, f).clone()))
     }
 
     pub fn diagnostics(&self, path: &Path, mode: DiagnosticsMode) -> Cancellable<Vec<Diagnostic>> {

@@ -8,6 +8,7 @@
 
 mod config;
 mod convert;
+mod gate;
 mod handlers;
 mod ordered;
 mod owner;
@@ -49,23 +50,45 @@ pub fn service() -> (Ordered<LspService<Server>>, ClientSocket) {
     (Ordered::new(service, shared), socket)
 }
 
-/// Serves LSP on stdin/stdout until the client says `exit`. Returns the
-/// process exit code.
+/// Stack of the threads requests run on: analysis walks trees whose depth the
+/// parser bounds (`sr_syntax::MAX_NESTING`), with room to spare.
+const STACK_SIZE: usize = 16 << 20;
+
+/// Serves LSP on stdin/stdout until the client says `exit` or closes stdin.
+/// Every message passes through [`gate`] first. Returns the process exit
+/// code: 0 after `shutdown` and `exit`, otherwise 1.
 pub fn run_stdio() -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(STACK_SIZE)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("sr-lsp: cannot start the runtime: {e}");
             return 1;
         }
     };
-    runtime.block_on(async {
+    let lifecycle = Arc::new(gate::Lifecycle::default());
+    let for_gate = lifecycle.clone();
+    runtime.block_on(async move {
         let (service, socket) = service();
-        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        let (gate_out, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, forward_in) = tokio::io::duplex(1 << 16);
+        let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
+        let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        tokio::spawn(gate::run(stdin, gate_out, replies_tx, for_gate));
+        let forward =
+            tokio::spawn(gate::forward(tokio::io::BufReader::new(forward_in), tokio::io::stdout(), replies_rx));
+        tower_lsp_server::Server::new(server_in, server_out, socket)
             .concurrency_level(CONCURRENCY)
             .serve(service)
             .await;
+        // The server's output has ended; let what it wrote reach the client.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), forward).await;
     });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    0
+    // The gate may still wait on stdin, which no runtime can interrupt.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    lifecycle.exit_code()
 }

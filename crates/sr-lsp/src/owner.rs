@@ -165,11 +165,14 @@ impl Owner {
             }),
             "workspace/didChangeWorkspaceFolders" => {
                 parse::<DidChangeWorkspaceFoldersParams>(params).is_some_and(|p| {
+                    // The file list is read into a local first: a snapshot kept
+                    // alive across `remove_file` would make it wait for itself.
+                    let files = self.host.analysis().files().unwrap_or_default();
                     for folder in p.event.removed {
                         let root = convert::path_of(&folder.uri);
-                        for path in self.host.analysis().files().unwrap_or_default() {
-                            if path.starts_with(&root) && !self.documents.contains_key(&path) {
-                                self.host.remove_file(&path);
+                        for path in &files {
+                            if path.starts_with(&root) && !self.documents.contains_key(path) {
+                                self.host.remove_file(path);
                             }
                         }
                     }

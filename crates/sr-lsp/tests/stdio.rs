@@ -3,49 +3,15 @@
 //! formatting, shutdown, exit. The order of what comes back is asserted, and
 //! no error is logged to the client.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[allow(dead_code)] // `common` also serves the torture tests.
+mod common;
+
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
+use common::{frame, read_messages, wait_child};
 use serde_json::{Value, json};
-
-fn frame(message: &Value) -> Vec<u8> {
-    let body = message.to_string();
-    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
-
-/// Reads framed messages until the stream ends.
-fn read_messages(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Value> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut length = None;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.strip_prefix("Content-Length: ") {
-                    length = value.parse::<usize>().ok();
-                }
-            }
-            let mut body = vec![0; length.expect("a Content-Length header")];
-            if reader.read_exact(&mut body).is_err() {
-                return;
-            }
-            if tx.send(serde_json::from_slice(&body).expect("a JSON body")).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
 
 #[test]
 fn transcript_of_an_editing_session() {
@@ -131,15 +97,4 @@ fn transcript_of_an_editing_session() {
     let errors: Vec<&Value> =
         received.iter().filter(|m| m["method"] == "window/logMessage" && m["params"]["type"] == 1).collect();
     assert!(errors.is_empty(), "errors logged: {errors:?}");
-}
-
-fn wait_child(child: &mut std::process::Child) -> std::process::ExitStatus {
-    for _ in 0..200 {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("sr-lsp did not exit after `exit`");
 }

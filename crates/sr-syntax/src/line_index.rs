@@ -9,8 +9,8 @@ use text_size::{TextRange, TextSize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LineIndex {
     text: Arc<str>,
-    /// Offset of the first byte of every line.
-    line_starts: Vec<TextSize>,
+    /// Offset of the first byte of every line (shared: clones are cheap).
+    line_starts: Arc<[TextSize]>,
 }
 
 /// A zero-based line and a zero-based column in UTF-8 bytes.
@@ -32,7 +32,7 @@ impl LineIndex {
         let mut line_starts = vec![TextSize::from(0)];
         line_starts
             .extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| TextSize::from(i as u32 + 1)));
-        LineIndex { text: text.into(), line_starts }
+        LineIndex { text: text.into(), line_starts: line_starts.into() }
     }
 
     pub fn text(&self) -> &str {

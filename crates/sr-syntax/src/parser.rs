@@ -314,6 +314,11 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Nesting levels entered so far.
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
     /// Whether one more nesting level would exceed [`MAX_NESTING`].
     pub(crate) fn at_nesting_limit(&self) -> bool {
         self.depth >= MAX_NESTING

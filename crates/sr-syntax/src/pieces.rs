@@ -29,8 +29,9 @@ pub struct Piece {
 }
 
 /// Where pieces after the first may start: the range of each line's first token
-/// at column 1 outside brackets, except the file's first token (the first piece
-/// holds the version declaration) and `end` (which closes a `do` block).
+/// at column 1 outside brackets that can begin an item, except the file's first
+/// token (the first piece holds the version declaration). Other lines at column
+/// 1 (`end`, or text that is no definition) stay with the piece before them.
 pub fn piece_starts(text: &str) -> Vec<TextRange> {
     let mut starts = Vec::new();
     let mut depth: u32 = 0;
@@ -41,7 +42,7 @@ pub fn piece_starts(text: &str) -> Vec<TextRange> {
         }
         let start = usize::from(token.range.start());
         let line_start = start > 0 && text.as_bytes()[start - 1] == b'\n';
-        if depth == 0 && line_start && !first && token.kind != END_KW {
+        if depth == 0 && line_start && !first && grammar::starts_item(token.kind, &text[token.range]) {
             starts.push(token.range);
         }
         first = false;
@@ -146,13 +147,10 @@ impl Assembly {
     }
 
     fn finish(self) -> Parse {
+        // The lexer already explained invalid characters.
+        let explained: std::collections::HashSet<TextRange> = self.token_errors.iter().map(|e| e.range).collect();
         let mut errors = self.token_errors;
-        for error in self.parser_errors {
-            // The lexer already explained invalid characters.
-            if !errors.iter().any(|e| e.range == error.range) {
-                errors.push(error);
-            }
-        }
+        errors.extend(self.parser_errors.into_iter().filter(|e| !explained.contains(&e.range)));
         errors.sort_by_key(|e| (e.range.start(), e.range.end()));
         Parse::new(GreenNode::new(SOURCE_FILE.into(), self.children), errors)
     }
@@ -172,10 +170,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pieces_start_at_column_one_outside_brackets() {
-        let text = "streetrace v1\n# c\nmodel m = a/b\nx = [\n1]\nflow f:\n    y\nend\n  agent";
+    fn pieces_start_at_items_at_column_one_outside_brackets() {
+        let text = "streetrace v1\n# c\nmodel m = a/b\nx = [\nagent]\nflow f:\n    y\nend\n  agent\nexecutor e\n";
         let starts: Vec<&str> = piece_starts(text).into_iter().map(|r| &text[r]).collect();
-        assert_eq!(starts, ["model", "x", "flow"]);
+        assert_eq!(starts, ["model", "flow", "executor"]);
+    }
+
+    #[test]
+    fn lines_that_are_no_definition_are_one_error() {
+        let text = "model m = a/b\nx\ny = 1\n    z\nw\nflow f:\n    log 1\n";
+        let parse = parse_pieces(text, parse_piece);
+        assert_eq!(parse, crate::parse(text));
+        let messages: Vec<_> = parse.errors().iter().map(|e| (e.message.as_str(), &text[e.range])).collect();
+        assert_eq!(messages, [("unexpected token 'x'", "x")]);
     }
 
     #[test]

@@ -73,7 +73,11 @@ fn the_rest_of_the_file_still_parses() {
     let text = format!("{}\nagent a:\n    instruction p\n    bogus\n", (deep.make)(5_000));
     let parse = parse(&text);
     // The error in the agent after the deep flow is found too.
-    assert!(parse.errors().iter().any(|e| e.code == Code::E0007 && text[e.range].contains("bogus")), "{:?}", parse.errors());
+    assert!(
+        parse.errors().iter().any(|e| e.code == Code::E0007 && text[e.range].contains("bogus")),
+        "{:?}",
+        parse.errors()
+    );
 }
 
 #[test]
@@ -85,4 +89,3 @@ fn piecewise_parse_agrees_on_deep_input() {
         assert_eq!(pieces.green(), whole.green(), "{}", g.name);
     }
 }
-

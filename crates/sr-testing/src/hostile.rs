@@ -31,12 +31,12 @@ pub const EXPRESSIONS: &[Generator] = &[
         unit: "levels",
         make: |n| format!("schema S:\n    a: {}string{}\n", "list[".repeat(n), "]".repeat(n)),
     },
-    Generator { name: "optional-type", unit: "levels", make: |n| format!("schema S:\n    a: string{}\n", "?".repeat(n)) },
     Generator {
-        name: "mixed",
+        name: "optional-type",
         unit: "levels",
-        make: |n| assign(&wrap(n / 4, "[(- {a: not f(", "1", ")})]")),
+        make: |n| format!("schema S:\n    a: string{}\n", "?".repeat(n)),
     },
+    Generator { name: "mixed", unit: "levels", make: |n| assign(&wrap(n / 4, "[(- {a: not f(", "1", ")})]")) },
 ];
 
 /// Generators whose size is a nesting depth of blocks. Each level is indented
@@ -55,7 +55,11 @@ pub const BLOCKS: &[Generator] = &[
 pub const OTHERS: &[Generator] = &[
     Generator { name: "long-line", unit: "bytes", make: |n| assign(&format!("\"{}\"", "a".repeat(n))) },
     Generator { name: "unterminated-string", unit: "bytes", make: |n| assign(&format!("\"{}", "a".repeat(n))) },
-    Generator { name: "unterminated-triple", unit: "bytes", make: |n| format!("prompt p: \"\"\"{}", "a\n".repeat(n / 2)) },
+    Generator {
+        name: "unterminated-triple",
+        unit: "bytes",
+        make: |n| format!("prompt p: \"\"\"{}", "a\n".repeat(n / 2)),
+    },
     Generator { name: "dotted-name", unit: "bytes", make: |n| assign(&format!("$input{}", ".a".repeat(n / 2))) },
     Generator { name: "nul-bytes", unit: "bytes", make: |n| format!("flow main:\n    log \"{}\"\n", "\0".repeat(n)) },
     Generator { name: "nul-lines", unit: "lines", make: |n| "\0 flow\0\n".repeat(n) },
@@ -68,7 +72,12 @@ pub const OTHERS: &[Generator] = &[
 
 /// The generator called `name` in any of the lists.
 pub fn generator(name: &str) -> &'static Generator {
-    EXPRESSIONS.iter().chain(BLOCKS).chain(OTHERS).find(|g| g.name == name).unwrap_or_else(|| panic!("no generator {name}"))
+    EXPRESSIONS
+        .iter()
+        .chain(BLOCKS)
+        .chain(OTHERS)
+        .find(|g| g.name == name)
+        .unwrap_or_else(|| panic!("no generator {name}"))
 }
 
 fn wrap(n: usize, open: &str, inner: &str, close: &str) -> String {

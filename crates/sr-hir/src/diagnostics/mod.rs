@@ -3,6 +3,7 @@
 //! check is re-run only when what it looks at changes, not when text moves.
 
 mod agent;
+mod agent_cycles;
 mod body;
 mod executor;
 mod prompt;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use sr_syntax::{Code, Reported};
 
-use super::{Anchor, SemanticDiagnostic, UpstreamAt};
+use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles};
 use crate::entry::entry_point;
 use crate::hir::{Event, ImportSource, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
@@ -145,10 +145,12 @@ fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
             }
         }
     }
-    let first = upstream_first_cycle(&edges);
+    let graph: Vec<Vec<usize>> = edges.iter().map(|out| out.iter().map(|(j, _, _)| *j).collect()).collect();
+    let first = agent_cycles::upstream_first_cycle(&graph);
     let mut cycles: Vec<Vec<usize>> = first.iter().cloned().collect();
-    for cycle in elementary_cycles(&edges, 64) {
-        if !cycles.iter().any(|c| same_cycle(c, &cycle)) {
+    let first_canonical = first.as_deref().map(agent_cycles::canonical);
+    for cycle in agent_cycles::elementary_cycles(&graph) {
+        if first_canonical.as_ref() != Some(&agent_cycles::canonical(&cycle)) {
             cycles.push(cycle);
         }
     }
@@ -178,74 +180,6 @@ fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
             }
         })
         .collect()
-}
-
-type Edges<'db> = [Vec<(usize, Anchor<'db>, &'static str)>];
-
-/// The cycle upstream's search finds first, closed (`[a, b, a]`).
-fn upstream_first_cycle(edges: &Edges<'_>) -> Option<Vec<usize>> {
-    fn dfs(node: usize, edges: &Edges<'_>, visited: &mut [bool], path: &mut Vec<usize>) -> Option<Vec<usize>> {
-        if let Some(start) = path.iter().position(|&n| n == node) {
-            let mut cycle = path[start..].to_vec();
-            cycle.push(node);
-            return Some(cycle);
-        }
-        if visited[node] {
-            return None;
-        }
-        visited[node] = true;
-        path.push(node);
-        for (next, _, _) in &edges[node] {
-            if let Some(cycle) = dfs(*next, edges, visited, path) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        None
-    }
-    let mut visited = vec![false; edges.len()];
-    (0..edges.len())
-        .find_map(|start| if visited[start] { None } else { dfs(start, edges, &mut visited, &mut Vec::new()) })
-}
-
-/// Elementary cycles, each starting at its lowest node, at most `limit`.
-fn elementary_cycles(edges: &Edges<'_>, limit: usize) -> Vec<Vec<usize>> {
-    fn walk(
-        start: usize,
-        node: usize,
-        edges: &Edges<'_>,
-        path: &mut Vec<usize>,
-        out: &mut Vec<Vec<usize>>,
-        limit: usize,
-    ) {
-        for (next, _, _) in &edges[node] {
-            if out.len() >= limit {
-                return;
-            }
-            if *next == start {
-                let mut cycle = path.clone();
-                cycle.push(start);
-                if !out.contains(&cycle) {
-                    out.push(cycle);
-                }
-            } else if *next > start && !path.contains(next) {
-                path.push(*next);
-                walk(start, *next, edges, path, out, limit);
-                path.pop();
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for start in 0..edges.len() {
-        walk(start, start, edges, &mut vec![start], &mut out, limit);
-    }
-    out
-}
-
-/// Two closed cycles are the same if one is a rotation of the other.
-fn same_cycle(a: &[usize], b: &[usize]) -> bool {
-    let (a, b) = (&a[..a.len() - 1], &b[..b.len() - 1]);
-    a.len() == b.len() && (0..a.len()).any(|shift| (0..a.len()).all(|i| a[(i + shift) % a.len()] == b[i]))
 }
 
 /// SR100: definitions nothing refers to.

@@ -10,7 +10,7 @@
 use super::{NameKind, name_ref};
 use crate::SyntaxKind::{self, *};
 use crate::T;
-use crate::parser::{CompletedMarker, Parser};
+use crate::parser::{CompletedMarker, MAX_NESTING, Parser};
 use crate::token_set::TokenSet;
 
 pub(super) const NO_STOPS: TokenSet = TokenSet::EMPTY;
@@ -403,11 +403,13 @@ fn property_chain(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMark
     lhs
 }
 
-/// `$name`, `$a.b.c`, or a bare `name` (soft keywords included).
+/// `$name`, `$a.b.c`, or a bare `name` (soft keywords included). Each dot of
+/// `a.b.c` is a property access, so it counts against the nesting limit.
 pub(super) fn variable(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     if p.eat(T![$]) {
         if p.current().is_identifier() || p.at(DOTTED_NAME) {
+            dots_within_limit(p);
             p.bump_any();
         } else if p.current().is_hard_keyword() {
             p.error_here(format!("`{}` is a keyword and cannot name a variable", p.current_text()));
@@ -415,11 +417,20 @@ pub(super) fn variable(p: &mut Parser<'_>) -> CompletedMarker {
             p.error_expected("a variable name after `$`");
         }
     } else if p.current().is_identifier() || p.at(DOTTED_NAME) {
+        dots_within_limit(p);
         p.bump_any();
     } else {
         p.error_expected("a variable");
     }
     m.complete(p, VAR)
+}
+
+/// Reports a `DOTTED_NAME` with more dots than nesting levels are left.
+fn dots_within_limit(p: &mut Parser<'_>) {
+    let dots = p.current_text().bytes().filter(|&b| b == b'.').count();
+    if dots > (MAX_NESTING - p.depth()) as usize {
+        p.error_too_deep("this dotted name is");
+    }
 }
 
 /// An expression statement: returns whether what was parsed is a call.

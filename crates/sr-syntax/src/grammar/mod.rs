@@ -31,7 +31,7 @@ pub(crate) fn source_file(p: &mut Parser<'_>, first: bool, stop: usize) {
         match p.current() {
             EOF => break,
             DEDENT => p.bump_any(),
-            _ => top_level_item(p),
+            _ => top_level_item(p, stop),
         }
     }
     m.complete(p, SOURCE_FILE);
@@ -51,7 +51,28 @@ fn version_decl(p: &mut Parser<'_>) {
     m.complete(p, VERSION_DECL);
 }
 
-fn top_level_item(p: &mut Parser<'_>) {
+/// Whether a token at column 1 can begin a top-level item (`executor` is a
+/// plain name that does when a name follows it). Pieces start only at these.
+pub(crate) fn starts_item(kind: SyntaxKind, text: &str) -> bool {
+    matches!(
+        kind,
+        IMPORT_KW
+            | MODEL_KW
+            | SCHEMA_KW
+            | TOOL_KW
+            | RETRY_KW
+            | TIMEOUT_KW
+            | POLICY_KW
+            | ON_KW
+            | AFTER_KW
+            | FLOW_KW
+            | AGENT_KW
+            | PROMPT_KW
+            | STREETRACE_KW
+    ) || (kind == NAME && text == definitions::EXECUTOR)
+}
+
+fn top_level_item(p: &mut Parser<'_>, stop: usize) {
     p.progress_guard();
     match p.current() {
         IMPORT_KW => definitions::import(p),
@@ -72,15 +93,36 @@ fn top_level_item(p: &mut Parser<'_>) {
         }
         INDENT => {
             p.error_here("top-level definitions start at column 1");
-            let m = p.start();
-            p.skip_block();
-            m.complete(p, ERROR);
+            skip_to_next_item(p, stop);
         }
         _ => {
             p.error_expected(
                 "a top-level definition (`model`, `schema`, `tool`, `retry`, `timeout`, `policy`, `on`, `after`, `flow`, `agent`, `prompt`, `import` or `executor`)",
             );
-            p.skip_line();
+            skip_to_next_item(p, stop);
+        }
+    }
+}
+
+/// Skips lines up to the next line that can begin an item: a run of lines that
+/// are not definitions is one mistake with one error, not one per line.
+fn skip_to_next_item(p: &mut Parser<'_>, stop: usize) {
+    loop {
+        match p.current() {
+            EOF => break,
+            NEWLINE | DEDENT => p.bump_any(),
+            INDENT => {
+                let m = p.start();
+                p.skip_block();
+                m.complete(p, ERROR);
+            }
+            _ => p.skip_line(),
+        }
+        while p.at(NEWLINE) {
+            p.bump_any();
+        }
+        if p.position() >= stop || p.at(EOF) || starts_item(p.current(), p.current_text()) {
+            break;
         }
     }
 }

@@ -1,0 +1,274 @@
+//! The base protocol of LSP and DAP: a block of `Name: value` header lines,
+//! a blank line, then `Content-Length` bytes of JSON.
+//!
+//! Reading never fails on bad input: a broken message is returned as
+//! [`Incoming::Malformed`] and reading goes on; only the end of input or an
+//! I/O error ends the stream. Header names are case-insensitive and headers
+//! other than `Content-Length` (`Content-Type`, with or without charset) are
+//! ignored. A length over [`MAX_BODY`] is refused without reading the body:
+//! the reader resynchronises on the next line that starts a `Content-Length`
+//! header, so a bogus length cannot swallow the messages after it. Bodies that
+//! are not valid UTF-8, or hold `\u` escapes of lone surrogates, are repaired
+//! with U+FFFD instead of being refused.
+
+mod repair;
+
+use std::io;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The largest body read (64 MiB); larger ones are refused.
+pub const MAX_BODY: u64 = 64 << 20;
+/// A header line longer than this is garbage.
+const MAX_HEADER_LINE: u64 = 8 << 10;
+
+/// What one read produced.
+#[derive(Debug, PartialEq)]
+pub enum Incoming {
+    Message(Value),
+    /// A message that could not be read. `parse_error` is true when a body
+    /// was read but is not JSON (JSON-RPC's -32700); the text is for the log.
+    Malformed {
+        reason: String,
+        parse_error: bool,
+    },
+}
+
+impl Incoming {
+    fn malformed(reason: impl Into<String>) -> Incoming {
+        Incoming::Malformed { reason: reason.into(), parse_error: false }
+    }
+}
+
+/// A reader of framed messages.
+pub struct Reader<R> {
+    inner: R,
+    /// A header line read while resynchronising, to be parsed first.
+    pending: Option<String>,
+}
+
+impl<R: AsyncBufRead + Unpin> Reader<R> {
+    pub fn new(inner: R) -> Reader<R> {
+        Reader { inner, pending: None }
+    }
+
+    /// The next message; `None` at the end of input.
+    pub async fn read(&mut self) -> io::Result<Option<Incoming>> {
+        let mut length: Option<u64> = None;
+        let mut problem = None;
+        let mut saw_header = false;
+        loop {
+            let line = match self.pending.take() {
+                Some(line) => line,
+                None => match self.line().await? {
+                    Line::End => return Ok(None),
+                    Line::TooLong => {
+                        problem = Some("a header line is too long".to_string());
+                        saw_header = true;
+                        continue;
+                    }
+                    Line::Text(line) => line,
+                },
+            };
+            if line.is_empty() {
+                if saw_header {
+                    break;
+                }
+                // Blank lines between messages are tolerated.
+                continue;
+            }
+            saw_header = true;
+            match line.split_once(':') {
+                Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                    match value.trim().parse::<u64>() {
+                        Ok(n) => length = Some(n),
+                        Err(_) => problem = Some(format!("bad Content-Length '{}'", value.trim())),
+                    }
+                }
+                Some(_) => {}
+                None => problem = Some(format!("not a header: '{}'", truncate(&line))),
+            }
+        }
+        let Some(length) = length else {
+            return Ok(Some(Incoming::malformed(problem.unwrap_or_else(|| "no Content-Length header".to_string()))));
+        };
+        if length > MAX_BODY {
+            self.resynchronise().await?;
+            return Ok(Some(Incoming::malformed(format!(
+                "a message of {length} bytes is larger than the limit of {MAX_BODY} bytes"
+            ))));
+        }
+        let mut body = vec![0; length as usize];
+        self.inner.read_exact(&mut body).await?;
+        Ok(Some(match repair::parse(&body) {
+            Ok(value) => Incoming::Message(value),
+            Err(e) => Incoming::Malformed { reason: format!("the body is not JSON: {e}"), parse_error: true },
+        }))
+    }
+
+    /// Skips input up to the next line that starts a `Content-Length`
+    /// header, which is kept for the next read.
+    async fn resynchronise(&mut self) -> io::Result<()> {
+        loop {
+            match self.line().await? {
+                Line::End => return Ok(()),
+                Line::TooLong => {}
+                Line::Text(line) => {
+                    // The previous body may end without a line break, right
+                    // before the header: look for the header anywhere in the line.
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(at) = lower.find("content-length:") {
+                        self.pending = Some(line[at..].to_string());
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// One line without its line break; lines over the header limit are
+    /// skipped to their end.
+    async fn line(&mut self) -> io::Result<Line> {
+        let mut line = Vec::new();
+        let n = (&mut self.inner).take(MAX_HEADER_LINE).read_until(b'\n', &mut line).await?;
+        if n == 0 {
+            return Ok(Line::End);
+        }
+        if !line.ends_with(b"\n") && n as u64 == MAX_HEADER_LINE {
+            let mut rest = Vec::new();
+            loop {
+                rest.clear();
+                let n = (&mut self.inner).take(MAX_HEADER_LINE).read_until(b'\n', &mut rest).await?;
+                if n == 0 || rest.ends_with(b"\n") {
+                    break;
+                }
+            }
+            return Ok(Line::TooLong);
+        }
+        let text = String::from_utf8_lossy(&line);
+        Ok(Line::Text(text.trim_end_matches(['\r', '\n']).to_string()))
+    }
+}
+
+enum Line {
+    End,
+    TooLong,
+    Text(String),
+}
+
+fn truncate(text: &str) -> &str {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+/// Writes one message with its `Content-Length` header and flushes.
+pub async fn write<W: AsyncWrite + Unpin>(writer: &mut W, message: &Value) -> io::Result<()> {
+    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    writer.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
+    writer.write_all(&body).await?;
+    writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn read_all(input: &[u8]) -> Vec<Incoming> {
+        let mut reader = Reader::new(tokio::io::BufReader::new(input));
+        let mut out = Vec::new();
+        while let Some(message) = reader.read().await.unwrap() {
+            out.push(message);
+        }
+        out
+    }
+
+    fn malformed(reason: &str) -> Incoming {
+        Incoming::malformed(reason)
+    }
+
+    #[tokio::test]
+    async fn frames_round_trip() {
+        let mut buffer = Vec::new();
+        write(&mut buffer, &json!({"seq": 1, "command": "é"})).await.unwrap();
+        write(&mut buffer, &json!({"seq": 2})).await.unwrap();
+        assert!(buffer.starts_with(b"Content-Length: 24\r\n\r\n{"));
+        assert_eq!(
+            read_all(&buffer).await,
+            vec![Incoming::Message(json!({"seq": 1, "command": "é"})), Incoming::Message(json!({"seq": 2}))]
+        );
+    }
+
+    #[tokio::test]
+    async fn broken_messages_are_skipped_and_reading_goes_on() {
+        let input = b"Content-Type: x\r\n\r\n\
+            Content-Length: 3\r\n\r\n{x}\
+            Content-Length: nope\r\n\r\n\
+            content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}\
+            CONTENT-LENGTH:2\n\n[]";
+        assert_eq!(
+            read_all(input).await,
+            vec![
+                malformed("no Content-Length header"),
+                Incoming::Malformed {
+                    reason: "the body is not JSON: key must be a string at line 1 column 2".into(),
+                    parse_error: true
+                },
+                malformed("bad Content-Length 'nope'"),
+                Incoming::Message(json!({})),
+                Incoming::Message(json!([])),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oversized_length_does_not_swallow_the_messages_after_it() {
+        let input = b"Content-Length: 99999999999\r\n\r\n{\"big\": 1}\
+            Content-Length: 2\r\n\r\n{}\
+            Content-Length: 7\r\n\r\n{\"a\":1}";
+        assert_eq!(
+            read_all(input).await,
+            vec![
+                malformed("a message of 99999999999 bytes is larger than the limit of 67108864 bytes"),
+                Incoming::Message(json!({})),
+                Incoming::Message(json!({"a": 1})),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_overlong_header_line_is_reported_and_skipped() {
+        let mut input = "X: ".to_string() + &"a".repeat(100_000) + "\r\n\r\n";
+        input.push_str("Content-Length: 2\r\n\r\n{}");
+        assert_eq!(
+            read_all(input.as_bytes()).await,
+            vec![malformed("a header line is too long"), Incoming::Message(json!({}))]
+        );
+    }
+
+    #[tokio::test]
+    async fn lone_surrogates_and_invalid_utf8_become_replacement_characters() {
+        let escaped = br#"{"t":"a\ud800b\udc00c\ud83d\ude00d\\ud800"}"#;
+        let mut input = format!("Content-Length: {}\r\n\r\n", escaped.len()).into_bytes();
+        input.extend_from_slice(escaped);
+        let raw = b"{\"t\":\"x\xed\xa0\x80y\xffz\"}";
+        input.extend_from_slice(format!("Content-Length: {}\r\n\r\n", raw.len()).as_bytes());
+        input.extend_from_slice(raw);
+        assert_eq!(
+            read_all(&input).await,
+            vec![
+                Incoming::Message(json!({"t": "a\u{fffd}b\u{fffd}c😀d\\ud800"})),
+                Incoming::Message(json!({"t": "x\u{fffd}\u{fffd}\u{fffd}y\u{fffd}z"})),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_truncated_body_is_an_error_not_a_panic() {
+        let mut reader = Reader::new(tokio::io::BufReader::new(&b"Content-Length: 10\r\n\r\n{}"[..]));
+        assert!(reader.read().await.is_err());
+    }
+}
