@@ -29,23 +29,31 @@ impl Expression {
         }
         let source = format!("flow __eval__:\n    return {text}\n");
         if let Some(error) = sr_syntax::parse(&source).errors().first() {
-            return Err(format!("cannot read `{text}`: {}", error.message));
+            return Err(format!("cannot read `{}`: {}", shortened(text), error.message));
         }
         let mut db = RootDatabase::default();
         let file = db.set_file("/__eval__.sr", source);
-        let item = *file_items(&db, file).first().ok_or_else(|| format!("cannot read `{text}`"))?;
+        let item = *file_items(&db, file).first().ok_or_else(|| format!("cannot read `{}`", shortened(text)))?;
         let body = body(&db, item);
         match body.root.as_slice() {
             [only] => match &body.stmts[*only] {
                 Stmt::Return(expr) => Ok(Expression { expr: *expr, body }),
-                _ => Err(format!("`{text}` is not an expression")),
+                _ => Err(format!("`{}` is not an expression", shortened(text))),
             },
-            _ => Err(format!("`{text}` is not an expression")),
+            _ => Err(format!("`{}` is not an expression", shortened(text))),
         }
     }
 
     pub fn eval(&self, vars: &Vars) -> Result<Value, String> {
         Evaluator { body: &self.body, vars, item: None }.eval(self.expr).map_err(|e| e.0)
+    }
+}
+
+/// At most 60 characters of `text`, for messages that quote it.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -102,14 +110,14 @@ impl LogMessage {
                         inner.push(c);
                     }
                     if depth != 0 {
-                        return Err(format!("unclosed `{{` in the log message `{text}`"));
+                        return Err(format!("unclosed `{{` in the log message `{}`", shortened(text)));
                     }
                     if !literal.is_empty() {
                         parts.push(Part::Text(std::mem::take(&mut literal)));
                     }
                     parts.push(Part::Expr(Expression::parse(&inner)?));
                 }
-                '}' => return Err(format!("unmatched `}}` in the log message `{text}` (write `}}}}`)")),
+                '}' => return Err(format!("unmatched `}}` in the log message `{}` (write `}}}}`)", shortened(text))),
                 c => literal.push(c),
             }
         }
@@ -155,6 +163,22 @@ mod tests {
         assert!(eval("1 +").unwrap_err().starts_with("cannot read `1 +`"));
         assert!(eval("").is_err());
         assert!(eval("1\n    log 2").is_err());
+    }
+
+    /// Conditions, `evaluate` and `setVariable` text comes from the client:
+    /// nesting deeper than the parser's limit is an error, not a stack overflow.
+    #[test]
+    fn deeply_nested_text_is_refused() {
+        for (open, close) in [("(", ")"), ("[", "]"), ("{a: ", "}"), ("-", ""), ("not ", "")] {
+            let text = format!("{}1{}", open.repeat(20_000), close.repeat(20_000));
+            let error = Expression::parse(&text).err().unwrap_or_else(|| panic!("{open}: parsed"));
+            assert!(error.len() < 300, "{open}: the error repeats the text: {}", &error[..300]);
+            assert!(error.contains("nested more than 256 levels"), "{open}: {error}");
+            assert!(parse_value(&text, &vars()).is_err(), "{open}");
+        }
+        let chain = vec!["1"; 20_000].join(" + ");
+        assert!(Expression::parse(&chain).unwrap_err().contains("nested more than 256 levels"));
+        assert!(LogMessage::parse(&format!("x={{{}1{}}}", "(".repeat(20_000), ")".repeat(20_000))).is_err());
     }
 
     #[test]

@@ -108,10 +108,11 @@ pub fn parse(db: &dyn Db, file: File) -> Parse {
     })
 }
 
-/// A top-level piece of some file's text, with its lookahead. Immortal: its
-/// parse then depends on nothing salsa must verify in later revisions, and
-/// the parses of pieces no file has any more are evicted (`lru`).
-#[salsa::interned(revisions = usize::MAX)]
+/// A top-level piece of some file's text, with its lookahead. Collected once
+/// no parse has read it for a few revisions (salsa reuses its slot, dropping
+/// the text and its parse), so that every version of a piece an editing
+/// session produced is not kept for the life of the server.
+#[salsa::interned]
 struct PieceText<'db> {
     #[returns(ref)]
     text: String,

@@ -417,7 +417,9 @@ impl Lower {
 
     fn alloc_stmt(&mut self, stmt: Stmt, node: &SyntaxNode) -> StmtId {
         let id = self.body.stmts.alloc(stmt);
-        self.map.stmts.insert(id, statement_range(node));
+        // A statement's range ends before its trailing line break.
+        let range = TextRange::new(node.text_range().start(), sr_syntax::significant_range(node).end());
+        self.map.stmts.insert(id, range);
         id
     }
 
@@ -673,21 +675,4 @@ impl Lower {
         }
         id
     }
-}
-
-/// A statement's range without its trailing line break. Walks back from the last
-/// token, so that nested statements cost their trailing trivia, not their subtree.
-fn statement_range(node: &SyntaxNode) -> TextRange {
-    let range = node.text_range();
-    let mut token = node.last_token();
-    while let Some(t) = token {
-        if t.text_range().end() <= range.start() {
-            break;
-        }
-        if !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE {
-            return TextRange::new(range.start(), t.text_range().end());
-        }
-        token = t.prev_token();
-    }
-    range
 }

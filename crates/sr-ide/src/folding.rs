@@ -44,7 +44,7 @@ pub(crate) fn folding_ranges(db: &RootDatabase, path: &Path) -> Vec<Fold> {
                 if !foldable {
                     continue;
                 }
-                trimmed(node)
+                sr_syntax::significant_range(node)
             }
             NodeOrToken::Token(token) => match token.kind() {
                 SyntaxKind::TRIPLE_STRING | SyntaxKind::STRING => token.text_range(),
@@ -89,15 +89,6 @@ pub(crate) fn folding_ranges(db: &RootDatabase, path: &Path) -> Vec<Fold> {
 }
 
 /// A node's range without trailing trivia and line breaks.
-pub(crate) fn trimmed(node: &sr_syntax::SyntaxNode) -> TextRange {
-    let significant = |t: &sr_syntax::SyntaxToken| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE;
-    let tokens = || node.descendants_with_tokens().filter_map(|e| e.into_token()).filter(significant);
-    match (tokens().next(), tokens().last()) {
-        (Some(first), Some(last)) => TextRange::new(first.text_range().start(), last.text_range().end()),
-        _ => node.text_range(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use expect_test::expect;

@@ -5,8 +5,6 @@ use std::path::Path;
 use sr_hir::{RootDatabase, parse};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
-use crate::folding::trimmed;
-
 pub(crate) fn selection_ranges(db: &RootDatabase, path: &Path, offsets: &[TextSize]) -> Vec<Vec<TextRange>> {
     let Some(file) = db.file(path) else { return Vec::new() };
     let root = parse(db, file).syntax();
@@ -28,7 +26,7 @@ pub(crate) fn selection_ranges(db: &RootDatabase, path: &Path, offsets: &[TextSi
                         push(token.text_range());
                     }
                     for node in token.parent_ancestors() {
-                        push(trimmed(&node));
+                        push(sr_syntax::significant_range(&node));
                     }
                 }
                 None => push(TextRange::empty(offset)),

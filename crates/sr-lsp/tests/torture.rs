@@ -150,3 +150,76 @@ fn removing_a_workspace_folder_does_not_stall_the_server() {
     assert_eq!(wait_child(&mut child).code(), Some(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Peak resident memory of a process, from `/proc`.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Every hostile-input generator as an open document, each in a server of
+/// its own: open, symbols, semantic tokens, hover, formatting, folding, an
+/// edit, symbols again, close. Each request is answered (a result or an
+/// error, never silence) and the server stays within 1 GiB.
+#[test]
+fn hostile_documents_are_served() {
+    use sr_testing::hostile::{BLOCKS, EXPRESSIONS, generator};
+    let mut cases: Vec<(&str, usize)> = EXPRESSIONS.iter().map(|g| (g.name, 20_000)).collect();
+    cases.extend(BLOCKS.iter().map(|g| (g.name, 3_000)));
+    cases.extend([
+        ("long-line", 10_000_000),
+        ("unterminated-string", 10_000_000),
+        ("unterminated-triple", 2_000_000),
+        ("dotted-name", 10_000_000),
+        ("nul-bytes", 1_000_000),
+        ("delegate-ring", 8_000),
+        ("nested-if-statements", 3_000),
+        ("prompts", 20_000),
+        ("mixed-line-endings", 100_000),
+        ("many-errors", 100_000),
+    ]);
+    for (name, size) in cases {
+        let text = (generator(name).make)(size);
+        let mut server = Server::start(capabilities());
+        let uri = format!("file:///hostile/{name}.sr");
+        let document = json!({"uri": uri});
+        let started = std::time::Instant::now();
+        server.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "streetrace", "version": 1, "text": text}}}));
+        let requests = [
+            ("textDocument/documentSymbol", json!({"textDocument": document})),
+            ("textDocument/semanticTokens/full", json!({"textDocument": document})),
+            ("textDocument/hover", json!({"textDocument": document, "position": {"line": 1, "character": 6}})),
+            (
+                "textDocument/formatting",
+                json!({"textDocument": document, "options": {"tabSize": 4, "insertSpaces": true}}),
+            ),
+            ("textDocument/foldingRange", json!({"textDocument": document})),
+        ];
+        for (id, (method, params)) in requests.into_iter().enumerate() {
+            server.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            let reply = server.response(id);
+            assert!(reply.get("result").is_some() || reply.get("error").is_some(), "{name} {method}: {reply}");
+        }
+        server.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "# edited\n"}]}}));
+        server.send(&json!({"jsonrpc": "2.0", "id": 100, "method": "textDocument/documentSymbol", "params": {"textDocument": document}}));
+        assert!(server.response(100).get("result").is_some(), "{name}: symbols after an edit");
+        server
+            .send(&json!({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": document}}));
+        still_serving(&mut server, 101);
+        let peak = peak_rss_kib(server.child.id());
+        eprintln!(
+            "{name:24} {size:>9} {:9}: {:6.2} s, peak {peak:7} KiB",
+            generator(name).unit,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(peak < 1024 * 1024, "{name}: sr-lsp peaked at {peak} KiB");
+        server.send(&json!({"jsonrpc": "2.0", "id": 102, "method": "shutdown"}));
+        server.response(102);
+        server.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+        assert_eq!(wait_child(&mut server.child).code(), Some(0), "{name}");
+    }
+}

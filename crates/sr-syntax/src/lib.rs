@@ -85,6 +85,25 @@ pub fn parse(text: &str) -> Parse {
     pieces::parse_whole(text)
 }
 
+/// `node`'s range without leading and trailing trivia and line breaks (the
+/// whole range when it has nothing else). Walks in from both ends, so nested
+/// nodes cost their edges, not their subtrees.
+pub fn significant_range(node: &SyntaxNode) -> TextRange {
+    let range = node.text_range();
+    let significant = |t: &SyntaxToken| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE;
+    // A zero-width token on the boundary may belong to a neighbour.
+    let inside = |t: &SyntaxToken| {
+        let r = t.text_range();
+        range.contains_range(r) && (!r.is_empty() || t.parent_ancestors().any(|a| &a == node))
+    };
+    let first = std::iter::successors(node.first_token(), |t| t.next_token()).take_while(inside).find(significant);
+    let last = std::iter::successors(node.last_token(), |t| t.prev_token()).take_while(inside).find(significant);
+    match (first, last) {
+        (Some(first), Some(last)) => TextRange::new(first.text_range().start(), last.text_range().end()),
+        _ => range,
+    }
+}
+
 /// An indented dump of the tree, one element per line (`KIND@start..end "text"`).
 pub fn debug_tree(node: &SyntaxNode) -> String {
     let mut out = String::new();

@@ -11,6 +11,19 @@ pub struct LineIndex {
     text: Arc<str>,
     /// Offset of the first byte of every line (shared: clones are cheap).
     line_starts: Arc<[TextSize]>,
+    /// Every character longer than one byte, in text order, so that a column
+    /// in UTF-16 units or characters costs a binary search, not a scan of the
+    /// line (a 10 MB line has millions of tokens to convert).
+    wide: Arc<[WideChar]>,
+}
+
+/// A character of more than one UTF-8 byte, with the UTF-16 units and
+/// characters that the text up to and including it has fewer than bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct WideChar {
+    offset: TextSize,
+    utf16_fewer: u32,
+    chars_fewer: u32,
 }
 
 /// A zero-based line and a zero-based column in UTF-8 bytes.
@@ -32,7 +45,27 @@ impl LineIndex {
         let mut line_starts = vec![TextSize::from(0)];
         line_starts
             .extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| TextSize::from(i as u32 + 1)));
-        LineIndex { text: text.into(), line_starts: line_starts.into() }
+        let (mut utf16_fewer, mut chars_fewer) = (0, 0);
+        let wide: Vec<WideChar> = text
+            .char_indices()
+            .filter(|(_, c)| !c.is_ascii())
+            .map(|(i, c)| {
+                utf16_fewer += (c.len_utf8() - c.len_utf16()) as u32;
+                chars_fewer += c.len_utf8() as u32 - 1;
+                WideChar { offset: TextSize::from(i as u32), utf16_fewer, chars_fewer }
+            })
+            .collect();
+        LineIndex { text: text.into(), line_starts: line_starts.into(), wide: wide.into() }
+    }
+
+    /// How many fewer `encoding` units than bytes the text before `offset` has.
+    fn fewer_before(&self, offset: TextSize, encoding: Encoding) -> u32 {
+        let before = self.wide.partition_point(|w| w.offset < offset);
+        match (before.checked_sub(1).map(|i| self.wide[i]), encoding) {
+            (None, _) | (_, Encoding::Utf8) => 0,
+            (Some(w), Encoding::Utf16) => w.utf16_fewer,
+            (Some(w), Encoding::Char) => w.chars_fewer,
+        }
     }
 
     pub fn text(&self) -> &str {
@@ -54,12 +87,8 @@ impl LineIndex {
     pub fn col_in(&self, offset: TextSize, encoding: Encoding) -> u32 {
         let lc = self.line_col(offset);
         let start = self.line_starts[lc.line as usize];
-        let prefix = &self.text[TextRange::new(start, start + TextSize::from(lc.col))];
-        match encoding {
-            Encoding::Utf8 => lc.col,
-            Encoding::Utf16 => prefix.encode_utf16().count() as u32,
-            Encoding::Char => prefix.chars().count() as u32,
-        }
+        let end = start + TextSize::from(lc.col);
+        lc.col - (self.fewer_before(end, encoding) - self.fewer_before(start, encoding))
     }
 
     /// The offset of a zero-based `line` and a `col` in `encoding` units. Columns
@@ -116,5 +145,20 @@ mod tests {
         assert_eq!(index.offset(9, 0, Encoding::Utf8), TextSize::from(12));
         assert_eq!(index.line_text(0), "ab");
         assert_eq!(index.line_count(), 3);
+    }
+
+    #[test]
+    fn columns_agree_with_counting_the_line() {
+        let text = "aé𝄞\nxyz\n€€a𝄞b\r\n\n日本語 ok é";
+        let index = LineIndex::new(text);
+        for (offset, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let offset = TextSize::from(offset as u32);
+            let lc = index.line_col(offset);
+            let start = usize::from(offset) - lc.col as usize;
+            let prefix = &text[start..usize::from(offset)];
+            assert_eq!(index.col_in(offset, Encoding::Utf16), prefix.encode_utf16().count() as u32, "{offset:?}");
+            assert_eq!(index.col_in(offset, Encoding::Char), prefix.chars().count() as u32, "{offset:?}");
+            assert_eq!(index.col_in(offset, Encoding::Utf8), lc.col);
+        }
     }
 }
