@@ -131,6 +131,7 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
         produces: IndexMap::new(),
         diagnostics: Vec::new(),
     };
+    let mut first_nameless_retry = None;
     for &item in &program.items {
         let kind = item.kind(db);
         match kind {
@@ -160,6 +161,15 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
                 } else {
                     defs.insert(name, item);
                 }
+                if kind == ItemKind::RetryPolicy && nameless_upstream(item.name(db)) {
+                    match first_nameless_retry {
+                        Some(first) => diagnostics.push(SemanticDiagnostic {
+                            reported: Reported::UpstreamOnly,
+                            ..duplicate(db, kind, "", first, item)
+                        }),
+                        None => first_nameless_retry = Some(item),
+                    }
+                }
             }
         }
     }
@@ -186,6 +196,13 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
     }
     program.diagnostics = diagnostics;
     program
+}
+
+/// Upstream registers a retry policy named like a backoff (`retry fixed = 3
+/// times`) under the empty name: references to it are undefined (E0001) and
+/// two of them are duplicates (E0003) in `--compat upstream`.
+pub fn nameless_upstream(retry_policy: &str) -> bool {
+    matches!(retry_policy, "fixed" | "linear" | "exponential")
 }
 
 fn duplicate<'db>(

@@ -91,6 +91,20 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(executor) = &agent.executor {
         reference(ItemKind::Executor, executor, true);
     }
+    if let Some(retry) = &agent.retry
+        && crate::resolve::nameless_upstream(&retry.name)
+        && program.retry_policies.contains_key(&retry.name)
+    {
+        out.push(SemanticDiagnostic {
+            reported: Reported::UpstreamOnly,
+            upstream_at: at_agent.clone(),
+            ..SemanticDiagnostic::new(
+                Code::E0001,
+                format!("undefined reference to retry policy '{}'", retry.name),
+                Anchor::Part(item, retry.part),
+            )
+        });
+    }
     out.extend(super::executor::agent_property(item, agent));
 
     if !agent.delegate.is_empty() && !agent.use_.is_empty() {
