@@ -3,7 +3,8 @@
 use crate::ci::step;
 
 /// Divan benches per crate, then the language server's latency and memory
-/// examples (they drive the real server, so they are programs, not benches).
+/// examples (they drive the real server, so they are programs, not benches),
+/// then the scaling check of `sr check` on hostile inputs.
 pub fn run(args: &[String]) -> Result<(), String> {
     let crates = ["sr-syntax", "sr-hir", "sr-ide", "sr-runtime", "sr-sandbox"];
     let only: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -15,6 +16,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for example in ["latency", "memory"] {
             step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
         }
+    }
+    if wanted("scaling") {
+        crate::scaling::run()?;
     }
     Ok(())
 }

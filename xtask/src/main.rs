@@ -7,6 +7,7 @@ mod differential;
 mod dist;
 mod e2e_vscode;
 mod record_example;
+mod scaling;
 mod semantic;
 
 use std::process::ExitCode;
@@ -15,10 +16,12 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   ci  formatting, lints and every test (what .ci/run runs)
-  bench [CRATE...]
+  bench [CRATE... | scaling]
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
-      sr-sandbox; the language server's latency and memory examples), or
-      those of the crates named
+      sr-sandbox; the language server's latency and memory examples; the
+      scaling check), or those named; `scaling` runs sr check (release) on
+      hostile inputs at a size and twice it and fails when the time per byte
+      grows more than 1.25x
   cycles
       no module cycle inside any crate: sibling modules must form a DAG
       (a path from a::b::… to a::c::… is an edge b → c)

@@ -480,7 +480,16 @@ impl<'db> Flat<'_, '_, 'db> {
                 self.block(body, visible, out);
                 self.loop_depth -= 1;
             }
-            Stmt::OnFailure { body } => self.block(body, false, out),
+            Stmt::OnFailure { body } => {
+                // The runtime sets `$error` to the failure's message for the
+                // block; after it, `$error` is set only if a failure happened.
+                let error = Name::new_static("error");
+                let newly = self.defined.insert(error.clone());
+                self.block(body, false, out);
+                if newly {
+                    self.defined.remove(&error);
+                }
+            }
             Stmt::Escalate { .. } => self.define(&Name::new_static(crate::summary::HUMAN_INPUT), None),
             Stmt::Log(e) | Stmt::Notify(e) | Stmt::Expr(e) | Stmt::RetryStep(e) => self.expr(*e, false, out),
             Stmt::RetryWith { message, condition } => {
