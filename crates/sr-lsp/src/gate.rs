@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
-use sr_wire::{Incoming, Reader};
+use sr_wire::{Frame, Incoming, Reader};
 use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -149,8 +149,9 @@ fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-/// Copies the server's messages and the gate's answers to the client, one
-/// whole message at a time, until the server's output ends.
+/// Copies the server's messages (relayed as written, without parsing them)
+/// and the gate's answers to the client, one whole message at a time, until
+/// the server's output ends.
 pub(crate) async fn forward<R, W>(server: R, mut client: W, mut replies: tokio::sync::mpsc::UnboundedReceiver<Value>)
 where
     R: AsyncBufRead + Unpin,
@@ -158,19 +159,19 @@ where
 {
     let mut server = Reader::new(server);
     loop {
-        let message = tokio::select! {
+        let written = tokio::select! {
             biased;
-            read = server.read() => match read {
-                Ok(Some(Incoming::Message(message))) => message,
-                Ok(Some(Incoming::Malformed { reason, .. })) => {
+            read = server.read_frame() => match read {
+                Ok(Some(Frame::Body(body))) => sr_wire::write_body(&mut client, &body).await,
+                Ok(Some(Frame::Malformed(reason))) => {
                     eprintln!("sr-lsp: the server wrote a broken message: {reason}");
                     continue;
                 }
                 Ok(None) | Err(_) => break,
             },
-            Some(reply) = replies.recv() => reply,
+            Some(reply) = replies.recv() => sr_wire::write(&mut client, &reply).await,
         };
-        if sr_wire::write(&mut client, &message).await.is_err() {
+        if written.is_err() {
             return;
         }
     }

@@ -41,6 +41,14 @@ impl Incoming {
     }
 }
 
+/// One frame as read, before its body is parsed.
+#[derive(Debug, PartialEq)]
+pub enum Frame {
+    Body(Vec<u8>),
+    /// Broken framing; the text is for the log.
+    Malformed(String),
+}
+
 /// A reader of framed messages.
 pub struct Reader<R> {
     inner: R,
@@ -55,6 +63,18 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
 
     /// The next message; `None` at the end of input.
     pub async fn read(&mut self) -> io::Result<Option<Incoming>> {
+        Ok(self.read_frame().await?.map(|frame| match frame {
+            Frame::Body(body) => match repair::parse(&body) {
+                Ok(value) => Incoming::Message(value),
+                Err(e) => Incoming::Malformed { reason: format!("the body is not JSON: {e}"), parse_error: true },
+            },
+            Frame::Malformed(reason) => Incoming::malformed(reason),
+        }))
+    }
+
+    /// The next frame's body as sent, unparsed (for relaying messages that
+    /// are known to be well-formed); `None` at the end of input.
+    pub async fn read_frame(&mut self) -> io::Result<Option<Frame>> {
         let mut length: Option<u64> = None;
         let mut problem = None;
         let mut saw_header = false;
@@ -91,20 +111,17 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
             }
         }
         let Some(length) = length else {
-            return Ok(Some(Incoming::malformed(problem.unwrap_or_else(|| "no Content-Length header".to_string()))));
+            return Ok(Some(Frame::Malformed(problem.unwrap_or_else(|| "no Content-Length header".to_string()))));
         };
         if length > MAX_BODY {
             self.resynchronise().await?;
-            return Ok(Some(Incoming::malformed(format!(
+            return Ok(Some(Frame::Malformed(format!(
                 "a message of {length} bytes is larger than the limit of {MAX_BODY} bytes"
             ))));
         }
         let mut body = vec![0; length as usize];
         self.inner.read_exact(&mut body).await?;
-        Ok(Some(match repair::parse(&body) {
-            Ok(value) => Incoming::Message(value),
-            Err(e) => Incoming::Malformed { reason: format!("the body is not JSON: {e}"), parse_error: true },
-        }))
+        Ok(Some(Frame::Body(body)))
     }
 
     /// Skips input up to the next line that starts a `Content-Length`
@@ -166,9 +183,13 @@ fn truncate(text: &str) -> &str {
 
 /// Writes one message with its `Content-Length` header and flushes.
 pub async fn write<W: AsyncWrite + Unpin>(writer: &mut W, message: &Value) -> io::Result<()> {
-    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    write_body(writer, &serde_json::to_vec(message).map_err(io::Error::other)?).await
+}
+
+/// Writes one already serialised body with its `Content-Length` header and flushes.
+pub async fn write_body<W: AsyncWrite + Unpin>(writer: &mut W, body: &[u8]) -> io::Result<()> {
     writer.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
-    writer.write_all(&body).await?;
+    writer.write_all(body).await?;
     writer.flush().await
 }
 

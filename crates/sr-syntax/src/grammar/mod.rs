@@ -11,6 +11,7 @@ mod statements;
 use crate::SyntaxKind::{self, *};
 use crate::T;
 use crate::parser::{CompletedMarker, Parser};
+use crate::token_set::TokenSet;
 
 /// Top-level items up to the end of the input or the token at `stop`, the first
 /// token of the next piece (see `pieces`). Only the first piece may declare the
@@ -51,25 +52,17 @@ fn version_decl(p: &mut Parser<'_>) {
     m.complete(p, VERSION_DECL);
 }
 
+/// The keywords that begin a top-level definition (the version declaration
+/// and `executor` aside).
+pub(crate) const DEFINITION_KEYWORDS: TokenSet = TokenSet::new(&[
+    IMPORT_KW, MODEL_KW, SCHEMA_KW, TOOL_KW, RETRY_KW, TIMEOUT_KW, POLICY_KW, ON_KW, AFTER_KW, FLOW_KW, AGENT_KW,
+    PROMPT_KW,
+]);
+
 /// Whether a token at column 1 can begin a top-level item (`executor` is a
 /// plain name that does when a name follows it). Pieces start only at these.
 pub(crate) fn starts_item(kind: SyntaxKind, text: &str) -> bool {
-    matches!(
-        kind,
-        IMPORT_KW
-            | MODEL_KW
-            | SCHEMA_KW
-            | TOOL_KW
-            | RETRY_KW
-            | TIMEOUT_KW
-            | POLICY_KW
-            | ON_KW
-            | AFTER_KW
-            | FLOW_KW
-            | AGENT_KW
-            | PROMPT_KW
-            | STREETRACE_KW
-    ) || (kind == NAME && text == definitions::EXECUTOR)
+    DEFINITION_KEYWORDS.contains(kind) || kind == STREETRACE_KW || (kind == NAME && text == definitions::EXECUTOR)
 }
 
 fn top_level_item(p: &mut Parser<'_>, stop: usize) {

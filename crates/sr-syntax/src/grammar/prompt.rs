@@ -33,29 +33,11 @@ pub(super) fn prompt(p: &mut Parser<'_>) {
         let e = p.start();
         p.skip_block();
         e.complete(p, ERROR);
-    } else if !matches!(p.current(), NEWLINE | EOF) && !starts_top_level_item(p) {
+    } else if !matches!(p.current(), NEWLINE | EOF) && !super::DEFINITION_KEYWORDS.contains(p.current()) {
         p.error_expected("`:` and a prompt body, or a modifier (`using model`, `expecting`, `inherit`)");
         p.skip_line();
     }
     m.complete(p, PROMPT_DEF);
-}
-
-fn starts_top_level_item(p: &Parser<'_>) -> bool {
-    matches!(
-        p.current(),
-        IMPORT_KW
-            | MODEL_KW
-            | SCHEMA_KW
-            | TOOL_KW
-            | RETRY_KW
-            | TIMEOUT_KW
-            | POLICY_KW
-            | ON_KW
-            | AFTER_KW
-            | FLOW_KW
-            | AGENT_KW
-            | PROMPT_KW
-    )
 }
 
 /// `using model "m"` | `expecting S` | `expecting S[]` | `inherit $var`.
