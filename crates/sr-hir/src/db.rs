@@ -94,12 +94,19 @@ impl RootDatabase {
         file
     }
 
+    /// Drops `path` from the workspace. Salsa keeps a query's last value
+    /// until the query runs again, so the file's text is emptied and its
+    /// file-level queries re-run: its syntax tree, items and diagnostics are
+    /// freed now instead of living as long as the database.
     pub fn remove_file(&mut self, path: impl AsRef<Path>) {
         let path = normalize(path.as_ref());
         let workspace = self.workspace();
         let mut files = workspace.files(self).clone();
-        if files.remove(&path).is_some() {
+        if let Some(file) = files.remove(&path) {
+            file.set_text(self).to(Arc::from(""));
             workspace.set_files(self).to(files);
+            crate::diagnostics::file_diagnostics(self, file);
+            crate::line_index(self, file);
         }
     }
 

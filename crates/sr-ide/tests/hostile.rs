@@ -7,7 +7,7 @@ mod common;
 
 use common::{check_all, cursors};
 use sr_syntax::MAX_NESTING;
-use sr_testing::hostile::{BLOCKS, EXPRESSIONS, Generator, OTHERS};
+use sr_testing::hostile::{BLOCKS, EXPRESSIONS, Generator, generator};
 use sr_testing::random::Rng;
 
 fn run(g: &Generator, n: usize) {
@@ -54,7 +54,6 @@ fn other_hostile_input() {
         ("mixed-line-endings", 5_000),
         ("many-errors", 5_000),
     ] {
-        let g = OTHERS.iter().find(|g| g.name == name).unwrap();
-        run(g, n);
+        run(generator(name), n);
     }
 }
