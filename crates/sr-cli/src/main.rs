@@ -5,7 +5,6 @@ mod files;
 mod graph;
 mod load;
 mod report;
-mod resume;
 mod run;
 mod sessions;
 mod transcript;

@@ -5,20 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use sr_hir::RootDatabase;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Redactor, Replayer, Router};
-use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
-use sr_runtime::hook::NoHook;
-use sr_runtime::human::{Answers, Human};
-use sr_runtime::lease::Lease;
-use sr_runtime::mcp::{McpHub, McpOptions};
-use sr_runtime::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
-use sr_runtime::session::SessionStore;
-use sr_runtime::state::StateDir;
-use sr_runtime::tools::Jail;
-use sr_runtime::workload::{ProgramWorkload, SessionRef, Workload, discover, load};
-use sr_runtime::{Env, RunOptions};
+use sr_runtime::RunOptions;
+use sr_runtime::event::{Event, EventSink, RunStatus};
+use sr_runtime::human::{Human, Unattended};
+use sr_runtime::launch::{Finished, LaunchSpec, Storage, launch};
+use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
 
@@ -155,65 +147,12 @@ async fn run_async(args: Args) -> ExitCode {
         }
     }
     let work_dir = args.work_dir.clone().unwrap_or(cwd.clone());
-    let (state, sessions) = match state_paths(args.state_dir.as_deref(), args.sessions.as_deref(), &work_dir) {
-        Ok(paths) => paths,
+    let mut storage = match Storage::resolve(args.state_dir.as_deref(), args.sessions.as_deref(), &work_dir) {
+        Ok(storage) => storage,
         Err(e) => return fail(e, 2),
     };
-    let store = match SessionStore::open(&sessions) {
-        Ok(store) => store,
-        Err(e) => return fail(format!("cannot open {}: {e}", sessions.display()), 2),
-    };
-
-    // Runs whose process died are marked interrupted, by their leases.
-    if let Err(e) = store.recover() {
-        return fail(format!("cannot read {}: {e}", sessions.display()), 2);
-    }
-    let session_id = args.resume.clone().or(args.session.clone()).unwrap_or_else(new_id);
-    // A resumed run serves its predecessor's journal, then goes on live.
-    let resume = match &args.resume {
-        Some(id) => match crate::resume::find(&store, &state, id, args.input.as_deref()) {
-            Ok(resume) => Some(resume),
-            Err(e) => return fail(e, 2),
-        },
-        None => None,
-    };
-    let (message, answers) = match &resume {
-        Some(resume) => (resume.message.clone(), resume.answers.clone()),
-        None => (args.prompt.clone().unwrap_or_else(|| args.words.join(" ")), Vec::new()),
-    };
-    if let Err(e) = store.ensure(&session_id, &path.display().to_string()) {
-        return fail(format!("cannot create session {session_id}: {e}"), 2);
-    }
-    let replay_text = match &args.replay {
-        Some(file) => match std::fs::read_to_string(file) {
-            Ok(text) => Some(text),
-            Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
-        },
-        None => None,
-    };
-    let journal_text = resume.as_ref().map(|r| r.journal.clone());
-    let invocation_id =
-        replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
-    let mcp = Arc::new(match &replay_text {
-        Some(text) => match McpHub::from_recording(text) {
-            Ok(hub) => hub,
-            Err(e) => return fail(format!("cannot read the recording: {e}"), 2),
-        },
-        // Servers connect when an agent first uses them.
-        None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
-    });
-    let jail = match Jail::new(&work_dir) {
-        Ok(jail) => [Some(&state.dir), Some(&sessions), args.record.as_ref()]
-            .into_iter()
-            .flatten()
-            .fold(jail, |jail, path| jail.forbid(&cwd.join(path))),
-        Err(e) => return fail(format!("bad work directory: {e}"), 2),
-    };
-    let human: Arc<dyn Human> = if answers.is_empty() && args.events == EventsFormat::Text {
-        Arc::new(TerminalHuman)
-    } else {
-        Arc::new(Answers(std::sync::Mutex::new(answers.clone().into())))
-    };
+    storage.session = args.session.clone();
+    storage.resume = args.resume.clone().map(|id| (id, args.input.clone()));
     let prices = match &args.prices {
         Some(file) => match std::fs::read_to_string(file).map_err(|e| e.to_string()).and_then(|text| {
             serde_json::from_str::<sr_llm::PriceTable>(&text).map_err(|e| format!("not a price table: {e}"))
@@ -223,43 +162,34 @@ async fn run_async(args: Args) -> ExitCode {
         },
         None => None,
     };
-    // Held until the run ends or its process dies: while it is held, the run is alive.
-    let lease = match Lease::take(&state.leases(), &new_id()) {
-        Ok(lease) => lease,
-        Err(e) => return fail(format!("cannot take the run's lease: {e}"), 2),
+    let human: Arc<dyn Human> = match args.events {
+        EventsFormat::Text => Arc::new(TerminalHuman),
+        EventsFormat::Jsonl => Arc::new(Unattended),
     };
-    let run_number = match store.reserve_run(&session_id, Some(lease.path())) {
-        Ok(run) => run,
-        Err(e) => return fail(format!("cannot start a run of session {session_id}: {e}"), 2),
+    let spec = LaunchSpec {
+        program,
+        message: args.prompt.clone().unwrap_or_else(|| args.words.join(" ")),
+        work_dir,
+        storage: Some(storage),
+        record: args.record.clone(),
+        replay: args.replay.clone(),
+        options: RunOptions {
+            default_model: args.model.clone(),
+            override_model: args.override_model.clone(),
+            max_turns: args.max_turns,
+            prices,
+            entry: args.entry.clone(),
+        },
+        human,
     };
-    let journal = state.journal(&session_id, run_number);
-    let redactor = secrets(&mcp);
-    let setup = match (&replay_text, &journal_text) {
-        (Some(text), _) => replayed(text, mcp.clone()),
-        (None, journal_text) => live(
-            &args,
-            &journal,
-            journal_text.as_deref(),
-            (&invocation_id, &path, &message, &answers),
-            mcp.clone(),
-            redactor.clone(),
-        ),
+    let launched = match launch(spec) {
+        Ok(launched) => launched,
+        Err(e) => return fail(e, 2),
     };
-    let (provider, tools) = match setup {
-        Ok(parts) => parts,
-        Err(e) => {
-            let _ = store.set_run_status(&session_id, run_number, "failed");
-            lease.release();
-            return fail(e, 2);
-        }
-    };
-    let options = RunOptions {
-        default_model: args.model.clone(),
-        override_model: args.override_model.clone(),
-        max_turns: args.max_turns,
-        prices,
-        entry: args.entry.clone(),
-    };
+    for warning in &launched.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let session_id = launched.stored.as_ref().map(|s| s.session.clone()).unwrap_or_default();
     let terminal: Arc<dyn EventSink> = match args.events {
         EventsFormat::Text => Arc::new(Terminal::new()),
         EventsFormat::Jsonl => Arc::new(|e: &Event| println!("{}", serde_json::to_string(e).unwrap_or_default())),
@@ -271,34 +201,8 @@ async fn run_async(args: Args) -> ExitCode {
         let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
         sinks.push(Arc::new(sr_telemetry::Telemetry::new(config)));
     }
-    let env_parts = (provider, tools, human, jail, options);
-    let workload = ProgramWorkload {
-        name: path.display().to_string(),
-        program,
-        env: Arc::new(move || Env {
-            provider: env_parts.0.clone(),
-            hook: Arc::new(NoHook),
-            jail: env_parts.3.clone(),
-            tools: env_parts.1.clone(),
-            human: env_parts.2.clone(),
-            options: env_parts.4.clone(),
-        }),
-        sinks,
-        invocation_id: Arc::new(move || invocation_id.clone()),
-        redactor,
-    };
-    let session = SessionRef { store: store.clone(), id: session_id.clone(), run: Some(run_number) };
-    let mut events = workload.run(session, message.clone());
-    let mut finished = None;
-    while let Some(event) = events.next().await {
-        if let Payload::RunFinished { status, result, .. } = &event.payload {
-            finished = Some((*status, result.clone()));
-        }
-    }
-    mcp.close().await;
-    let code = match finished {
-        Some((RunStatus::Completed, result)) => {
-            let _ = store.set_pause(&session_id, None);
+    match launched.run(sinks).await {
+        Ok(Finished { status: Some(RunStatus::Completed), result, .. }) => {
             if args.events == EventsFormat::Text {
                 match result {
                     Some(serde_json::Value::String(text)) => println!("{text}"),
@@ -308,112 +212,11 @@ async fn run_async(args: Args) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Some((RunStatus::Paused, _)) => {
-            let pause = serde_json::json!({"input": message, "answers": answers});
-            if let Err(e) = store.set_pause(&session_id, Some(&pause)) {
-                return fail(format!("cannot save the paused run: {e}"), 1);
-            }
+        Ok(Finished { status: Some(RunStatus::Paused), .. }) => {
             eprintln!("paused: resume with `sr run {} --resume {session_id} --input \"…\"`", args.workload);
             ExitCode::from(3)
         }
-        _ => ExitCode::from(1),
-    };
-    lease.release();
-    code
-}
-
-type Seams = (Arc<dyn Provider>, Arc<dyn ToolGate>);
-
-/// Everything served from a recording.
-fn replayed(text: &str, mcp: Arc<McpHub>) -> Result<Seams, String> {
-    let provider = Replayer::parse(text).map_err(|e| format!("cannot read the recording: {e}"))?;
-    let tools = ReplayedTools::from_cassette(text, mcp).map_err(|e| format!("cannot read the recording: {e}"))?;
-    Ok((Arc::new(provider), Arc::new(tools)))
-}
-
-/// Real providers and tools, recorded to the run's journal (and mirrored to
-/// `--record`); a resumed run's journal starts as a copy of its
-/// predecessor's, whose model exchanges and tool results are served first.
-fn live(
-    args: &Args,
-    journal: &std::path::Path,
-    journal_text: Option<&str>,
-    (invocation_id, workload, message, answers): (&str, &std::path::Path, &str, &[String]),
-    mcp: Arc<McpHub>,
-    redactor: Arc<Redactor>,
-) -> Result<Seams, String> {
-    let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
-    let router: Arc<dyn Provider> = Arc::new(Router::from_env(http));
-    let inherited = journal_text.unwrap_or_default();
-    let mut cassette = open_cassette(journal, inherited, redactor.clone())?;
-    if let Some(record) = &args.record {
-        cassette = cassette.mirrored_to(Arc::new(open_cassette(record, inherited, redactor)?));
+        Ok(_) => ExitCode::from(1),
+        Err(e) => fail(e, 1),
     }
-    let cassette = Arc::new(cassette);
-    let workload = sr_runtime::compile::display_path(workload);
-    let mut meta = meta_entry(invocation_id, &workload, message);
-    meta["answers"] = serde_json::json!(answers);
-    cassette.append(&meta).map_err(|e| e.to_string())?;
-    mcp.record(cassette.clone()).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
-    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
-    let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
-    match journal_text {
-        Some(text) => {
-            let journal = Replayer::parse(text).map_err(|e| format!("cannot read the journal: {e}"))?;
-            let replayed = ReplayedTools::from_cassette(text, mcp)?;
-            Ok((
-                Arc::new(Resumed { journal, live: recorder }),
-                Arc::new(ResumedTools { journal: replayed, live: live_tools }),
-            ))
-        }
-        None => Ok((recorder, Arc::new(live_tools))),
-    }
-}
-
-fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// The state directory and the sessions database: `--sessions` alone puts the
-/// state (journals, locks) next to the database.
-pub fn state_paths(
-    state_dir: Option<&std::path::Path>,
-    sessions: Option<&std::path::Path>,
-    work_dir: &std::path::Path,
-) -> Result<(StateDir, PathBuf), String> {
-    let beside =
-        sessions.map(|db| db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")));
-    let state = StateDir::resolve(state_dir.or(beside), work_dir)?;
-    let db = sessions.map(PathBuf::from).unwrap_or_else(|| state.sessions_db());
-    Ok((state, db))
-}
-
-/// A new cassette at `path` holding `inherited` (already redacted lines).
-fn open_cassette(path: &std::path::Path, inherited: &str, redactor: Arc<Redactor>) -> Result<Cassette, String> {
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| cannot(&e))?;
-    }
-    std::fs::write(path, inherited).map_err(|e| cannot(&e))?;
-    let cassette = Cassette::append_to(path).map_err(|e| cannot(&e))?;
-    Ok(cassette.redacting(redactor))
-}
-
-/// The run's secrets: the API keys in the environment and the values of the
-/// variables MCP servers use. Values too short to redact are refused with a
-/// warning (the hub's own warnings become events).
-fn secrets(mcp: &McpHub) -> Arc<Redactor> {
-    let redactor = Redactor::new();
-    for name in Router::key_variables() {
-        if let Ok(value) = std::env::var(name)
-            && redactor.add(value.trim()).is_err()
-        {
-            eprintln!(
-                "warning: {name} is shorter than {} characters: it is not treated as a secret",
-                Redactor::MIN_LEN
-            );
-        }
-    }
-    mcp.add_secrets(&redactor);
-    Arc::new(redactor)
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sr_runtime::event::EventSink;
+use sr_runtime::launch::Storage;
 use sr_runtime::session::SessionStore;
 
 use crate::transcript::Terminal;
@@ -42,8 +43,8 @@ pub struct Store {
 pub fn run(command: Command) -> ExitCode {
     let (Command::List { store } | Command::Show { store, .. }) = &command;
     let work_dir = store.work_dir.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
-    let path = match crate::run::state_paths(store.state_dir.as_deref(), store.sessions.as_deref(), &work_dir) {
-        Ok((_, path)) => path,
+    let path = match Storage::resolve(store.state_dir.as_deref(), store.sessions.as_deref(), &work_dir) {
+        Ok(storage) => storage.sessions,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);

@@ -1,37 +1,24 @@
-//! `launch`: from the client's configuration to a compiled program and the
-//! seams of a run, assembled as `sr run` does (live providers, or everything
-//! served from a recording), MCP servers included. Compile errors come back as output lines that
+//! `launch`: from the client's configuration to a compiled program and its
+//! run, assembled by the runtime's one composition root as `sr run` does
+//! (live providers, or everything served from a recording; MCP servers
+//! connect on first use). Compile errors come back as output lines that
 //! point at their source.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sr_hir::RootDatabase;
-use sr_llm::{HttpClient, HttpOptions, Provider, Replayer, Router};
 use sr_runtime::RunOptions;
-use sr_runtime::compile::Compiled;
-use sr_runtime::mcp::{McpHub, McpOptions};
-use sr_runtime::record::{LiveTools, ReplayedTools, ToolGate, recorded_invocation};
-use sr_runtime::tools::Jail;
+use sr_runtime::human::Unattended;
+use sr_runtime::launch::{LaunchSpec, Launched, launch};
 use sr_syntax::LineIndex;
 
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
 
-/// What a run needs from the outside world.
-pub struct Seams {
-    pub provider: Arc<dyn Provider>,
-    pub tools: Arc<dyn ToolGate>,
-    pub jail: Jail,
-    pub options: RunOptions,
-}
-
 /// A program ready to run under the debugger.
 pub struct Launch {
-    pub program: Arc<Compiled>,
-    pub seams: Seams,
-    pub prompt: String,
     /// A replay keeps the recorded invocation id, so its events are the recorded ones.
-    pub invocation: Option<String>,
+    pub launched: Launched,
     pub stop_on_entry: bool,
     pub no_debug: bool,
 }
@@ -49,6 +36,8 @@ impl LaunchError {
     }
 }
 
+/// Compiles the program and assembles its run the way `sr run` does
+/// (`sr_runtime::launch`), without a session: a debug run is not journaled.
 pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let program = args
@@ -62,41 +51,26 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     }
     let mut db = RootDatabase::default();
     let program = sr_runtime::workload::load(&mut db, &path).map_err(|e| compile_error(&path, e.diagnostics))?;
-
-    let (provider, tools, invocation): (Arc<dyn Provider>, Arc<dyn ToolGate>, _) = match &args.replay {
-        Some(file) => {
-            let file = cwd.join(file);
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| LaunchError::new(format!("cannot read the recording {}: {e}", file.display())))?;
-            let bad = |e: String| LaunchError::new(format!("cannot read the recording {}: {e}", file.display()));
-            let provider = Replayer::parse(&text).map_err(|e| bad(e.to_string()))?;
-            let mcp = McpHub::from_recording(&text).map_err(|e| bad(e.to_string()))?;
-            let tools = ReplayedTools::from_cassette(&text, Arc::new(mcp)).map_err(bad)?;
-            (Arc::new(provider), Arc::new(tools), recorded_invocation(&text))
-        }
-        None => {
-            let http = HttpClient::new(HttpOptions::default()).map_err(|e| LaunchError::new(e.to_string()))?;
-            let mcp = McpHub::connect(&program.tools, &McpOptions::default()).await;
-            let tools = LiveTools { cassette: None, mcp: Arc::new(mcp) };
-            (Arc::new(Router::from_env(http)), Arc::new(tools), None)
-        }
-    };
-    let work_dir = args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir));
-    let jail = Jail::new(&work_dir)
-        .map_err(|e| LaunchError::new(format!("bad work directory {}: {e}", work_dir.display())))?;
     let defaults = RunOptions::default();
-    let options = RunOptions {
-        default_model: args.model.clone(),
-        override_model: args.override_model.clone(),
-        max_turns: args.max_turns.unwrap_or(defaults.max_turns),
-        entry: args.entry.clone(),
-        ..defaults
-    };
-    Ok(Launch {
+    let spec = LaunchSpec {
         program,
-        seams: Seams { provider, tools, jail, options },
-        prompt: args.prompt.clone().unwrap_or_default(),
-        invocation,
+        message: args.prompt.clone().unwrap_or_default(),
+        work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
+        storage: None,
+        record: None,
+        replay: args.replay.as_deref().map(|file| cwd.join(file)),
+        options: RunOptions {
+            default_model: args.model.clone(),
+            override_model: args.override_model.clone(),
+            max_turns: args.max_turns.unwrap_or(defaults.max_turns),
+            entry: args.entry.clone(),
+            ..defaults
+        },
+        human: Arc::new(Unattended),
+    };
+    let launched = launch(spec).map_err(LaunchError::new)?;
+    Ok(Launch {
+        launched,
         stop_on_entry: args.stop_on_entry.unwrap_or(false),
         no_debug: args.no_debug.unwrap_or(false),
     })

@@ -3,12 +3,10 @@
 //! `exited` and `terminated`.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sr_runtime::event::Emitter;
 use sr_runtime::hook::{NoHook, StepHook};
-use sr_runtime::human::Unattended;
-use sr_runtime::{Env, Runtime};
+use sr_runtime::Runtime;
 use tokio::task::JoinHandle;
 
 use crate::debugger::{Debugger, RunInfo};
@@ -23,37 +21,25 @@ pub struct Running {
 }
 
 pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
-    let invocation = launch.invocation.unwrap_or_else(new_invocation);
+    let launched = launch.launched;
+    let invocation = launched.invocation_id.clone();
     let info = RunInfo {
-        workload: sr_runtime::compile::display_path(&launch.program.root),
-        input: launch.prompt.clone(),
+        workload: sr_runtime::compile::display_path(&launched.program.root),
+        input: launched.message.clone(),
         invocation: invocation.clone(),
     };
     let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug);
     let hook: Arc<dyn StepHook> =
         if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
-    let seams = launch.seams;
-    let env = Env {
-        provider: seams.provider,
-        hook,
-        jail: seams.jail,
-        tools: seams.tools,
-        human: Arc::new(Unattended),
-        options: seams.options,
-    };
-    let emitter = Emitter::new(invocation, vec![Arc::new(Events(debugger.clone()))]);
-    let runtime = Runtime::new(launch.program, env);
-    let prompt = launch.prompt;
+    let emitter = Emitter::new(invocation, vec![Arc::new(Events(debugger.clone()))])
+        .with_redactor(launched.redactor.clone());
+    let runtime = Runtime::new(launched.program.clone(), launched.env(hook));
+    let (prompt, mcp) = (launched.message, launched.mcp);
     let task = tokio::spawn(async move {
         let outcome = runtime.run(emitter, prompt, Vec::new()).await;
+        mcp.close().await;
         debugger.after_run().await;
         debugger.end_run(generation, Some(&outcome));
     });
     Running { generation, task }
-}
-
-/// An id for a live run (replays keep the recorded one).
-fn new_invocation() -> String {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    format!("debug-{}-{nanos:x}", std::process::id())
 }

@@ -250,7 +250,7 @@ impl Session {
         };
         match launch::prepare(&args).await {
             Ok(launch) => {
-                self.debugger.load(launch.program.clone());
+                self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
                 self.ready = Some(launch);
                 self.respond(request, Ok(()));
@@ -306,7 +306,7 @@ impl Session {
         self.stop_run(true).await;
         match launch::prepare(&args).await {
             Ok(launch) => {
-                self.debugger.load(launch.program.clone());
+                self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
                 self.respond(request, Ok(()));
                 self.running = Some(run::spawn(self.debugger.clone(), launch));

@@ -11,6 +11,7 @@ pub mod guardrail;
 mod handlers;
 pub mod hook;
 pub mod human;
+pub mod launch;
 pub mod lease;
 mod llm;
 pub mod mcp;

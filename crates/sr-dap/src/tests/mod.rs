@@ -15,6 +15,8 @@ use sr_hir::RootDatabase;
 use sr_llm::Provider;
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
+use sr_runtime::human::Unattended;
+use sr_runtime::launch::Launched;
 use sr_runtime::mcp::McpHub;
 use sr_runtime::record::LiveTools;
 use sr_runtime::tools::Jail;
@@ -22,7 +24,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::client::Client;
 use crate::debugger::{Action, Debugger};
-use crate::launch::{Launch, Seams};
+use crate::launch::Launch;
 use crate::protocol::{
     Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
     SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, Source, SourceBreakpoint,
@@ -78,20 +80,23 @@ impl Harness {
     }
 
     pub fn start(&self, stop_on_entry: bool) {
-        let seams = Seams {
-            provider: self.provider.clone(),
-            tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
-            jail: Jail::new(&self.dir).unwrap(),
-            options: RunOptions::default(),
-        };
-        let launch = Launch {
+        let mcp = Arc::new(McpHub::default());
+        let launched = Launched {
             program: self.program.clone(),
-            seams,
-            prompt: "hello".to_string(),
-            invocation: Some("test".to_string()),
-            stop_on_entry,
-            no_debug: false,
+            message: "hello".to_string(),
+            answers: Vec::new(),
+            invocation_id: "test".to_string(),
+            provider: self.provider.clone(),
+            tools: Arc::new(LiveTools { cassette: None, mcp: mcp.clone() }),
+            jail: Jail::new(&self.dir).unwrap(),
+            human: Arc::new(Unattended),
+            options: RunOptions::default(),
+            mcp,
+            redactor: Arc::default(),
+            stored: None,
+            warnings: Vec::new(),
         };
+        let launch = Launch { launched, stop_on_entry, no_debug: false };
         crate::run::spawn(self.debugger.clone(), launch);
     }
 

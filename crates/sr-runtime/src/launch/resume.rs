@@ -1,9 +1,9 @@
 //! `sr run --resume SESSION`: which run of the session continues, with what
 //! message, answers and journal.
 
-use sr_runtime::record::recorded_input;
-use sr_runtime::session::SessionStore;
-use sr_runtime::state::StateDir;
+use crate::record::recorded_input;
+use crate::session::SessionStore;
+use crate::state::StateDir;
 
 /// The run a resumed run continues.
 pub struct Resume {
