@@ -6,6 +6,7 @@ use crate::root;
 
 pub fn run(_args: &[String]) -> Result<(), String> {
     step("cargo", &["fmt", "--all", "--", "--check"], &[])?;
+    step("cargo", &["xtask", "cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "--workspace"], &[])?;
     // The editor-side tests drive the binaries `cargo test` just built.

@@ -159,7 +159,14 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
         Some(text) => replayed(text, mcp.clone()),
         None => {
             let meta = Meta { invocation_id: &invocation_id, program: &program, message: &message, answers: &answers };
-            live(stored.as_ref().map(|s| s.journal.as_path()), record.as_deref(), journal_text.as_deref(), meta, &mcp, &redactor)
+            live(
+                stored.as_ref().map(|s| s.journal.as_path()),
+                record.as_deref(),
+                journal_text.as_deref(),
+                meta,
+                &mcp,
+                &redactor,
+            )
         }
     };
     let (provider, tools) = match seams {
@@ -172,7 +179,21 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
             return Err(e);
         }
     };
-    Ok(Launched { program, message, answers, invocation_id, provider, tools, jail, human, options, mcp, redactor, stored, warnings })
+    Ok(Launched {
+        program,
+        message,
+        answers,
+        invocation_id,
+        provider,
+        tools,
+        jail,
+        human,
+        options,
+        mcp,
+        redactor,
+        stored,
+        warnings,
+    })
 }
 
 impl Launched {
@@ -237,8 +258,8 @@ impl Launched {
 }
 
 fn open_store(storage: &Storage) -> Result<SessionStore, String> {
-    let store =
-        SessionStore::open(&storage.sessions).map_err(|e| format!("cannot open {}: {e}", storage.sessions.display()))?;
+    let store = SessionStore::open(&storage.sessions)
+        .map_err(|e| format!("cannot open {}: {e}", storage.sessions.display()))?;
     // Runs whose process died are marked interrupted, by their leases.
     store.recover().map_err(|e| format!("cannot read {}: {e}", storage.sessions.display()))?;
     Ok(store)
@@ -341,7 +362,10 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
         if let Ok(value) = std::env::var(name)
             && redactor.add(value.trim()).is_err()
         {
-            warnings.push(format!("{name} is shorter than {} characters: it is not treated as a secret", Redactor::MIN_LEN));
+            warnings.push(format!(
+                "{name} is shorter than {} characters: it is not treated as a secret",
+                Redactor::MIN_LEN
+            ));
         }
     }
     mcp.add_secrets(&redactor);
@@ -351,4 +375,3 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
 fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
-

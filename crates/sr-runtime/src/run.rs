@@ -1,6 +1,12 @@
 //! A run: the program, its environment (provider, tools, hook, options), the
 //! threads that execute it, and how runs fail.
 
+mod agent;
+mod flow;
+mod handlers;
+pub mod human;
+mod usage;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -41,7 +47,7 @@ pub struct Env {
     pub hook: Arc<dyn StepHook>,
     pub jail: Jail,
     pub tools: Arc<dyn crate::record::ToolGate>,
-    pub human: Arc<dyn crate::human::Human>,
+    pub human: Arc<dyn human::Human>,
     pub options: RunOptions,
 }
 
@@ -50,7 +56,7 @@ pub struct Runtime {
     pub program: Arc<Compiled>,
     pub env: Env,
     next_thread: AtomicU32,
-    pub(crate) accounts: crate::usage::Accounts,
+    pub(crate) accounts: usage::Accounts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +113,7 @@ pub struct Thread {
     pub frames: Vec<Frame>,
     pub emitter: Emitter,
     /// What a running event handler guards (`mask`, `block` act on it).
-    pub guard: Option<crate::handlers::Guard>,
+    pub guard: Option<handlers::Guard>,
     /// Usage of the agent runs in progress on this thread, outermost first.
     pub(crate) agent_usage: Vec<crate::event::Usage>,
     /// The messages before the final reply of the agent run that just ended
@@ -178,7 +184,7 @@ pub(crate) struct ThreadMark {
     frames: usize,
     agent_usage: usize,
     emitter: Emitter,
-    guard: Option<crate::handlers::Guard>,
+    guard: Option<handlers::Guard>,
 }
 
 /// How a whole run ended.

@@ -413,7 +413,7 @@ impl Runtime {
                 None => th.vars.get("input_prompt").map(display).unwrap_or_default(),
             },
         };
-        let history = history.map(|h| crate::agent::history_messages(&h)).unwrap_or_default();
+        let history = history.map(|h| super::agent::history_messages(&h)).unwrap_or_default();
         self.run_agent(th, agent, input, history).await
     }
 

@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use sr_hir::{Event, Expr, Stmt, StmtId, Timing, VarOrigin};
 use sr_llm::{ChatRequest, ChatResponse, Message, Role};
 
+use super::flow::Signal;
 use crate::compile::{BodySpec, HandlerSpec};
 use crate::eval::Evaluator;
 use crate::event::Payload;
-use crate::flow::Signal;
 use crate::guardrail;
 use crate::run::{RunError, Runtime, Thread};
 use crate::value::{display, truthy};
