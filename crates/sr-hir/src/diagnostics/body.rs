@@ -18,7 +18,10 @@ use std::collections::{HashMap, HashSet};
 use sr_syntax::{Code, Reported};
 
 use super::whole_program::{ProgramVars, program_vars};
-use super::{Anchor, BUILTIN_VARIABLES, KNOWN_GUARDRAILS, SemanticDiagnostic, UpstreamAt, suggest};
+use super::{
+    Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
+    UpstreamAt, suggest,
+};
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
 use crate::resolve::Program;
@@ -532,7 +535,16 @@ impl<'db> Flat<'_, '_, 'db> {
     }
 
     fn guardrail(&self, name: &Name, anchor: Anchor<'db>, out: &mut Vec<SemanticDiagnostic<'db>>) {
-        if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
+        if name.as_str() == NOT_ENFORCED_GUARDRAIL {
+            out.push(SemanticDiagnostic {
+                help: Some(format!("enforced guardrails: {}", ENFORCED_GUARDRAILS.join(", "))),
+                ..SemanticDiagnostic::warning(
+                    Code::SR109,
+                    format!("guardrail '{name}' is not enforced by this runtime: it never triggers"),
+                    anchor,
+                )
+            });
+        } else if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
             out.push(SemanticDiagnostic {
                 help: Some(format!("known guardrails: {}", KNOWN_GUARDRAILS.join(", "))),
                 ..SemanticDiagnostic::warning(Code::SR109, format!("unknown guardrail '{name}'"), anchor)

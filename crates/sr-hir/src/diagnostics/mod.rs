@@ -24,8 +24,15 @@ pub(crate) use whole_program::program_checks;
 /// exists at run time).
 pub const BUILTIN_VARIABLES: [&str; 5] = ["input_prompt", "conversation", "current_agent", "session_id", "turn_count"];
 
-/// Guardrails the runtime provides.
-pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", "cognitive_drift"];
+/// Guardrail names upstream knows.
+pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", NOT_ENFORCED_GUARDRAIL];
+
+/// Guardrails the runtime enforces (`sr_runtime::guardrail`).
+pub const ENFORCED_GUARDRAILS: [&str; 3] = ["pii", "jailbreak", "mcp_guard"];
+
+/// Upstream's intent-drift guardrail (an embedding model): accepted, never
+/// triggered by this runtime, and warned about where it is used.
+pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 
 /// Every diagnostic of a file, syntax and semantic, in source order. The file
 /// is analysed as the root of its own imports.

@@ -218,8 +218,9 @@ impl Runtime {
                 return Ok(match guardrail::check(name, &message) {
                     Some(flagged) => flagged,
                     None => {
-                        th.emitter
-                            .emit(Payload::Warning { message: format!("unknown guardrail '{name}' never triggers") });
+                        th.emitter.emit(Payload::Warning {
+                            message: format!("guardrail '{name}' is not enforced by this runtime: it never triggers"),
+                        });
                         false
                     }
                 });
