@@ -60,6 +60,10 @@ pub enum Code {
     SR110,
     /// Nesting deeper than the parser's limit.
     SR111,
+    /// A flow that runs itself.
+    SR115,
+    /// A stdio MCP server defined in an imported file.
+    SR116,
 }
 
 impl Code {
@@ -90,6 +94,8 @@ impl Code {
             Code::SR109 => "SR109",
             Code::SR110 => "SR110",
             Code::SR111 => "SR111",
+            Code::SR115 => "SR115",
+            Code::SR116 => "SR116",
         }
     }
 

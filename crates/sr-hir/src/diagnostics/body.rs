@@ -75,6 +75,22 @@ impl<'db> Cx<'_, 'db> {
             _ => self.program.defs(kind).unwrap().keys().map(|k| k.as_str()).collect(),
         };
         if known.contains(&target.name.as_str()) {
+            if kind == ItemKind::Flow
+                && self.item.kind(self.db) == ItemKind::Flow
+                && target.name == *self.item.name(self.db)
+            {
+                out.push(SemanticDiagnostic {
+                    help: Some("stop the recursion with a condition, or repeat with `loop`".to_string()),
+                    ..SemanticDiagnostic::warning(
+                        Code::SR115,
+                        format!(
+                            "flow '{}' runs itself: unless a condition stops it, the run fails when flows nest too deep",
+                            target.name
+                        ),
+                        Anchor::Part(self.item, target.part),
+                    )
+                });
+            }
             return;
         }
         out.push(SemanticDiagnostic {
