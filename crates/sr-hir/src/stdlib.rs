@@ -138,6 +138,16 @@ mod tests {
         assert!(NONDETERMINISTIC.iter().chain(&KEYWORD_NAMED).all(|n| function(n).is_some()));
     }
 
+    /// docs/runtime.md lists every function with its signature and description.
+    #[test]
+    fn the_documentation_lists_every_function() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/runtime.md")).unwrap();
+        for f in FUNCTIONS {
+            let row = format!("| `{}` | {} |", f.signature().replace('|', "\\|"), f.doc.replace('|', "\\|"));
+            assert!(docs.contains(&row), "docs/runtime.md lacks the row {row}");
+        }
+    }
+
     #[test]
     fn arity_texts() {
         let texts: Vec<String> =
