@@ -62,6 +62,7 @@ const fn f(
 }
 
 /// Every function, in the order the documentation lists them.
+#[rustfmt::skip]
 pub const FUNCTIONS: &[Function] = &[
     f("len", "x", 1, Some(1), "characters of a string, items of a list, keys of an object", r#"len("héllo")"#, "5"),
     f("str", "x?", 0, Some(1), "the text of a value, as `${…}` renders it (`str()` is `\"\"`)", "str(1.5)", r#""1.5""#),
@@ -113,11 +114,62 @@ pub const NONDETERMINISTIC: [&str; 2] = ["uuid", "now"];
 /// fails on them. (`int`, `float`, `bool`, `list`, `filter` and `max` are keywords
 /// upstream and cannot be called there at all.)
 pub const PYTHON_ONLY: &[&str] = &[
-    "aiter", "all", "anext", "any", "ascii", "bin", "breakpoint", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "compile", "complex", "delattr", "dict", "dir", "divmod", "enumerate", "eval", "exec", "format",
-    "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "isinstance", "issubclass",
-    "iter", "locals", "map", "memoryview", "next", "object", "oct", "open", "ord", "pow", "print", "property",
-    "repr", "reversed", "set", "setattr", "staticmethod", "super", "tuple", "type", "vars", "zip", "__import__",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "locals",
+    "map",
+    "memoryview",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "repr",
+    "reversed",
+    "set",
+    "setattr",
+    "staticmethod",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "__import__",
 ];
 
 /// Names upstream lexes as keywords, so that calling them is our extension.
@@ -152,7 +204,10 @@ mod tests {
     fn arity_texts() {
         let texts: Vec<String> =
             ["len", "uuid", "slice", "range", "min"].iter().map(|n| function(n).unwrap().arity_text()).collect();
-        assert_eq!(texts, ["one argument", "no arguments", "2 or 3 arguments", "1 to 3 arguments", "at least one argument"]);
+        assert_eq!(
+            texts,
+            ["one argument", "no arguments", "2 or 3 arguments", "1 to 3 arguments", "at least one argument"]
+        );
         assert!(function("slice").unwrap().accepts(3) && !function("slice").unwrap().accepts(1));
         assert!(function("min").unwrap().accepts(40));
     }

@@ -68,11 +68,10 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value> {
         "slice" => slice(arg(0), arg(1), opt(2))?,
         "regex_match" => Value::Bool(regex(arg(1))?.is_match(text(name, arg(0))?)),
         "regex_find_all" => find_all(text(name, arg(0))?, &*regex(arg(1))?),
-        "regex_replace" => {
-            Value::String(regex_replace(text(name, arg(0))?, &*regex(arg(1))?, text(name, arg(2))?)?)
+        "regex_replace" => Value::String(regex_replace(text(name, arg(0))?, &*regex(arg(1))?, text(name, arg(2))?)?),
+        "json_parse" => {
+            serde_json::from_str(text(name, arg(0))?).map_err(|e| ValueError(format!("json_parse(): not JSON: {e}")))?
         }
-        "json_parse" => serde_json::from_str(text(name, arg(0))?)
-            .map_err(|e| ValueError(format!("json_parse(): not JSON: {e}")))?,
         "json_format" => Value::String(json_format(arg(0), opt(1))?),
         "extract_code" => {
             let lang = opt(1).map(|l| text(name, l)).transpose()?;

@@ -60,8 +60,10 @@ flow uncaught:
     assert_eq!(run.outcome.result, Some(json!("fallback")), "{:?}", run.outcome.error);
     assert_eq!(logs(&run), ["caught: upper() needs a string, got an int"]);
 
-    let options =
-        Options { options: RunOptions { entry: Some("uncaught".into()), ..RunOptions::default() }, ..Options::default() };
+    let options = Options {
+        options: RunOptions { entry: Some("uncaught".into()), ..RunOptions::default() },
+        ..Options::default()
+    };
     let run = run_source("wrong-type-uncaught", source, "go", no_model(), options).await;
     assert_eq!(run.outcome.status, RunStatus::Failed);
     let error = run.outcome.error.unwrap();
@@ -95,10 +97,7 @@ flow main:
 "#;
     let run = run_source("break", source, "go", no_model(), Options::default()).await;
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    assert_eq!(
-        run.outcome.result,
-        Some(json!({"seen": ["inner", 0, "inner", 1, "inner", "after"], "count": 5}))
-    );
+    assert_eq!(run.outcome.result, Some(json!({"seen": ["inner", 0, "inner", 1, "inner", "after"], "count": 5})));
 }
 
 #[tokio::test]

@@ -48,7 +48,8 @@ fn uuid_and_now_are_fresh_and_well_formed() {
     let shape = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$").unwrap();
     assert!(shape.is_match(now), "{now}");
     // The date agrees with the clock: days since 1970 computed back from the text.
-    let (y, m, d): (i64, i64, i64) = (now[0..4].parse().unwrap(), now[5..7].parse().unwrap(), now[8..10].parse().unwrap());
+    let (y, m, d): (i64, i64, i64) =
+        (now[0..4].parse().unwrap(), now[5..7].parse().unwrap(), now[8..10].parse().unwrap());
     let days_from_civil = {
         let y = if m <= 2 { y - 1 } else { y };
         let era = y.div_euclid(400);
@@ -278,12 +279,9 @@ fn regex_json_and_code() {
 #[test]
 fn extract_code_takes_the_last_fenced_block() {
     let reply = "Plan:\n```json\n{}\n```\nthen\n  ```Python extra\nx = 1\n\n```\ntail";
-    for (args, expected) in [
-        ("", "x = 1\n"),
-        (", \"json\"", "{}"),
-        (", \"PYTHON\"", "x = 1\n"),
-        (", \"rust\"", "x = 1\n"),
-    ] {
+    for (args, expected) in
+        [("", "x = 1\n"), (", \"json\"", "{}"), (", \"PYTHON\"", "x = 1\n"), (", \"rust\"", "x = 1\n")]
+    {
         let value = eval(&format!("extract_code(\"{reply}\"{args})")).unwrap();
         assert_eq!(value, Value::String(expected.trim_end().to_string()), "{args}");
     }

@@ -6,10 +6,10 @@
 use sr_syntax::{Code, Reported};
 
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, similarity};
+use crate::Name;
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
 use crate::stdlib::{self, KEYWORD_NAMED, PYTHON_ONLY};
-use crate::Name;
 
 /// Every call in a flow or handler body, `${f(x)}` in its strings included.
 pub(super) fn check<'db>(item: Item<'db>, body: &Body) -> Vec<SemanticDiagnostic<'db>> {
@@ -53,11 +53,7 @@ fn call<'db>(function: &Name, count: usize, anchor: Anchor<'db>) -> Option<Seman
     Some(SemanticDiagnostic {
         help: Some(format!("`{}`: {}", f.signature(), f.doc)),
         reported: Reported::DefaultOnly,
-        ..SemanticDiagnostic::new(
-            Code::SR113,
-            format!("{}() takes {}, {count} given", f.name, f.arity_text()),
-            anchor,
-        )
+        ..SemanticDiagnostic::new(Code::SR113, format!("{}() takes {}, {count} given", f.name, f.arity_text()), anchor)
     })
 }
 
