@@ -25,6 +25,7 @@ mod items;
 mod lower;
 mod name;
 pub mod resolve;
+pub mod stdlib;
 pub mod summary;
 pub mod template;
 

@@ -17,6 +17,7 @@ pub mod run;
 pub mod scripted;
 pub mod session;
 pub mod state;
+pub mod stdlib;
 pub mod structured;
 pub mod tools;
 pub mod value;

@@ -119,6 +119,9 @@ pub struct Thread {
     /// The messages before the final reply of the agent run that just ended
     /// (task, tool calls and results), for a structured-output repair.
     pub(crate) last_conversation: Option<Vec<sr_llm::Message>>,
+    /// The value of the running flow's last `run agent` or `call llm` step: the
+    /// flow's result when it ends without `return`.
+    pub(crate) last_result: Option<Value>,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -132,6 +135,7 @@ impl Thread {
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,
+            last_result: None,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -147,6 +151,7 @@ impl Thread {
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,
+            last_result: None,
             next_thread: self.next_thread.clone(),
         }
     }

@@ -60,6 +60,12 @@ pub enum Code {
     SR110,
     /// Nesting deeper than the parser's limit.
     SR111,
+    /// A call to a function the standard library does not have.
+    SR112,
+    /// A standard library function called with the wrong number of arguments.
+    SR113,
+    /// `break` outside a `loop` or `for`.
+    SR114,
     /// A flow that runs itself.
     SR115,
     /// A stdio MCP server defined in an imported file.
@@ -94,6 +100,9 @@ impl Code {
             Code::SR109 => "SR109",
             Code::SR110 => "SR110",
             Code::SR111 => "SR111",
+            Code::SR112 => "SR112",
+            Code::SR113 => "SR113",
+            Code::SR114 => "SR114",
             Code::SR115 => "SR115",
             Code::SR116 => "SR116",
         }

@@ -46,8 +46,9 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         ItemKind::Flow => defined.extend(vars.caller_vars.get(item.name(db)).into_iter().flatten().cloned()),
         _ => defined.extend(vars.all_vars.iter().cloned()),
     }
-    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0 };
+    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0, breakable: false };
     flat.block(&body.root, upstream_looks, &mut out);
+    out.extend(super::functions::check(item, &body));
     out
 }
 
@@ -357,6 +358,8 @@ struct Flat<'a, 'b, 'db> {
     defined: HashSet<Name>,
     types: HashMap<Name, Ty>,
     loop_depth: u32,
+    /// Whether a `break` here ends a loop of this body.
+    breakable: bool,
 }
 
 impl<'db> Flat<'_, '_, 'db> {
@@ -379,10 +382,19 @@ impl<'db> Flat<'_, '_, 'db> {
                     Stmt::Return(_) => Some("return"),
                     Stmt::Abort => Some("abort"),
                     Stmt::Continue => Some("continue"),
+                    Stmt::Break => Some("break"),
                     _ => None,
                 };
             }
         }
+    }
+
+    fn loop_body(&mut self, body: &[StmtId], visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        self.loop_depth += 1;
+        let breakable = std::mem::replace(&mut self.breakable, true);
+        self.block(body, visible, out);
+        self.breakable = breakable;
+        self.loop_depth -= 1;
     }
 
     fn stmt(&mut self, id: StmtId, visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
@@ -479,9 +491,7 @@ impl<'db> Flat<'_, '_, 'db> {
                     _ => None,
                 };
                 self.define(&var.name, item_ty);
-                self.loop_depth += 1;
-                self.block(body, visible, out);
-                self.loop_depth -= 1;
+                self.loop_body(body, visible, out);
             }
             Stmt::If { condition, body, .. } => {
                 self.expr(*condition, visible, out);
@@ -493,11 +503,22 @@ impl<'db> Flat<'_, '_, 'db> {
                     self.stmt(arm, false, out);
                 }
             }
-            Stmt::Parallel { body } => self.block(body, visible, out),
-            Stmt::Loop { body, .. } => {
-                self.loop_depth += 1;
+            Stmt::Parallel { body } => {
+                // A branch cannot end the loop around the `parallel`.
+                let breakable = std::mem::replace(&mut self.breakable, false);
                 self.block(body, visible, out);
-                self.loop_depth -= 1;
+                self.breakable = breakable;
+            }
+            Stmt::Loop { body, .. } => self.loop_body(body, visible, out),
+            Stmt::Break => {
+                out.push(super::functions::break_not_upstream(cx.item, id));
+                if !self.breakable {
+                    out.push(SemanticDiagnostic {
+                        help: Some("`break` ends the innermost `loop` or `for`, and only from its own body (not from a `parallel` branch)".into()),
+                        reported: Reported::DefaultOnly,
+                        ..SemanticDiagnostic::new(Code::SR114, "`break` outside a loop", Anchor::Stmt(cx.item, id))
+                    });
+                }
             }
             Stmt::OnFailure { body } => {
                 // The runtime sets `$error` to the failure's message for the

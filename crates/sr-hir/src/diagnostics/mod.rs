@@ -6,6 +6,7 @@ mod agent;
 mod agent_cycles;
 mod body;
 mod executor;
+mod functions;
 mod imported_tools;
 mod prompt;
 mod whole_program;

@@ -46,6 +46,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     }
 
     let Some(body) = &prompt.body else { return out };
+    out.extend(super::functions::template_calls(item, &body.template));
     let vars = program_vars(db, item.file(db));
     let produces: Vec<crate::Name> = program.produces.values().cloned().collect();
     for interpolation in body.template.interpolations().filter(|i| i.plain) {

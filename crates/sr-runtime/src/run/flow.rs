@@ -20,6 +20,8 @@ pub enum Signal {
     Return(Value),
     /// `continue` or `on escalate continue`: the next loop iteration.
     Continue,
+    /// `break`: the end of the innermost loop.
+    Break,
     /// `retry step`: run the statements an `on failure:` block guards again.
     Retry(String),
 }
@@ -76,11 +78,15 @@ impl Runtime {
             last_exchange: None,
         });
         th.emitter.emit(Payload::FlowStarted { flow: name.to_string() });
+        let caller_last = th.last_result.take();
         let outcome = self.exec_block(th, &spec, &spec.body.root).await;
+        let last = std::mem::replace(&mut th.last_result, caller_last);
         th.frames.pop();
         let result = match outcome {
             Ok(Signal::Return(value)) => Ok(value),
-            Ok(Signal::Next | Signal::Continue) => Ok(Value::Null),
+            // Without `return`, the value of the last model step.
+            Ok(Signal::Next | Signal::Continue) => Ok(last.unwrap_or(Value::Null)),
+            Ok(Signal::Break) => Err(RunError::failed("`break` outside a loop", None)),
             Ok(Signal::Retry(message)) => {
                 Err(RunError::failed(format!("retry step outside `on failure:`: {message}"), None))
             }
@@ -212,6 +218,7 @@ impl Runtime {
                     let input = call.input.map(|e| eval(th, e)).transpose()?;
                     let model = call.model.as_ref().map(|m| m.name.to_string());
                     let value = self.call_llm(th, &call.prompt.name, input, model).await.map_err(|e| e.at(at()))?;
+                    th.last_result = Some(value.clone());
                     if let Some(target) = &call.target {
                         self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
                     }
@@ -223,6 +230,7 @@ impl Runtime {
                         self.assign(th, var, item).map_err(|m| RunError::failed(m, at()))?;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
+                            Signal::Break => break,
                             other => return Ok(other),
                         }
                     }
@@ -233,6 +241,7 @@ impl Runtime {
                         count += 1;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
+                            Signal::Break => break,
                             other => return Ok(other),
                         }
                     }
@@ -296,6 +305,7 @@ impl Runtime {
                     eval(th, *e)?;
                 }
                 Stmt::Continue => return Ok(Signal::Continue),
+                Stmt::Break => return Ok(Signal::Break),
                 Stmt::Abort => return Err(RunError::new(ErrorKind::Aborted, "Flow aborted", at())),
                 Stmt::RetryStep(e) => return Ok(Signal::Retry(display(&eval(th, *e)?))),
                 Stmt::Mask { .. } | Stmt::Block { .. } | Stmt::Warn { .. } | Stmt::RetryWith { .. } => {
@@ -347,6 +357,7 @@ impl Runtime {
             None => None,
         };
         let result = self.run_agent_in_flow(th, &run.callee.name, input, history).await.map_err(|e| e.at(at()))?;
+        th.last_result = Some(result.clone());
 
         // Escalation is checked before the result is assigned, so that
         // `on escalate return $previous` returns the previous value.
@@ -450,6 +461,9 @@ impl Runtime {
         });
         futures::future::try_join_all(futures).await?;
         for branch in branches {
+            if branch.last_result.is_some() {
+                th.last_result = branch.last_result;
+            }
             for (name, value) in branch.vars {
                 if before.get(&name) != Some(&value) {
                     th.vars.insert(name, value);
