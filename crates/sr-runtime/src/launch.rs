@@ -20,7 +20,7 @@ use crate::human::{Answers, Human};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
 use crate::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
-use crate::session::SessionStore;
+use crate::session::{PausedRun, SessionStore};
 use crate::state::StateDir;
 use crate::tools::Jail;
 use crate::workload::{ProgramWorkload, SessionRef, Workload};
@@ -242,17 +242,20 @@ impl Launched {
             }
         }
         self.mcp.close().await;
-        let pause = match finished.status {
-            Some(RunStatus::Completed) => Ok(None),
-            Some(RunStatus::Paused) => Ok(Some(serde_json::json!({"input": self.message, "answers": self.answers}))),
-            _ => Err(()),
-        };
-        let saved = match pause {
-            Ok(pause) => stored.store.set_pause(&stored.session, pause.as_ref()),
-            Err(()) => Ok(()),
+        let saved = match finished.status {
+            Some(RunStatus::Completed) => stored.store.set_pause(&stored.session, None),
+            Some(RunStatus::Paused) => {
+                let paused = PausedRun { input: self.message, answers: self.answers };
+                stored.store.set_pause(&stored.session, Some(&paused))
+            }
+            _ => Ok(()),
         };
         stored.lease.release();
         saved.map_err(|e| format!("cannot save the paused run: {e}"))?;
+        let lost = stored.store.take_lost();
+        if let Some(first) = lost.first() {
+            return Err(format!("{} event(s) of the run were not saved: {first}", lost.len()));
+        }
         Ok(finished)
     }
 }

@@ -271,7 +271,8 @@ impl Runtime {
     }
 
     /// A run that cannot start.
-    fn refuse(&self, emitter: &Emitter, message: String) -> RunOutcome {
+    /// A run that cannot start: an error and `run_finished`.
+    pub(crate) fn refuse(&self, emitter: &Emitter, message: String) -> RunOutcome {
         let error = RunError::failed(message, None);
         emitter.emit(Payload::Error { message: error.message.clone(), location: None });
         emitter.emit(Payload::RunFinished {
