@@ -1,0 +1,53 @@
+//! `cargo xtask fuzz` (or `cargo fuzz run format`): what `sr-fmt` promises, on
+//! any input. A text with syntax errors is refused, never formatted; a text
+//! without is formatted to one that parses without errors to the same tree
+//! (node kinds and every token but whitespace and line breaks, so no comment
+//! is lost or moved out of its node), formats to itself, and is what range
+//! formatting of the whole text gives.
+#![no_main]
+
+use sr_syntax::{NodeOrToken, SyntaxKind, TextRange, TextSize, WalkEvent};
+
+/// The tree as node kinds and token texts, without whitespace and line breaks.
+fn shape(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for event in sr_syntax::parse(text).syntax().preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(NodeOrToken::Node(node)) => out.push(format!("{:?}", node.kind())),
+            WalkEvent::Enter(NodeOrToken::Token(token))
+                if !matches!(token.kind(), SyntaxKind::WHITESPACE | SyntaxKind::NEWLINE) =>
+            {
+                // Only the line breaks inside multi-line strings may change (CRLF).
+                out.push(format!("{:?} {}", token.kind(), token.text().replace("\r\n", "\n").trim_end()))
+            }
+            WalkEvent::Leave(NodeOrToken::Node(_)) => out.push("<".to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let formatted = match sr_fmt::format(text) {
+        Ok(formatted) => formatted,
+        Err(e) => {
+            assert!(!sr_syntax::parse(text).errors().is_empty(), "refused a text without syntax errors: {e}");
+            return;
+        }
+    };
+    let errors = sr_syntax::parse(&formatted).errors().to_vec();
+    assert!(errors.is_empty(), "the formatted text does not parse: {errors:?}\n{formatted}");
+    let (before, after) = (shape(text), shape(&formatted));
+    if before != after {
+        let at = before.iter().zip(&after).position(|(x, y)| x != y).unwrap_or(before.len().min(after.len()));
+        panic!("the tree changed at {at}: {:?} vs {:?}\n{formatted}", before.get(at), after.get(at));
+    }
+    assert_eq!(sr_fmt::format(&formatted).as_ref(), Ok(&formatted), "formatting is not idempotent");
+    let edits = sr_fmt::format_range(text, TextRange::up_to(TextSize::of(text))).expect("the text formatted");
+    let mut ranged = text.to_string();
+    for edit in edits.iter().rev() {
+        ranged.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
+    }
+    assert_eq!(ranged, formatted, "range formatting of the whole text differs from formatting");
+});
