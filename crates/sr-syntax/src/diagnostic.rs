@@ -160,6 +160,23 @@ pub enum Reported {
     UpstreamOnly,
 }
 
+/// A quick fix as data, so that fixes never depend on a message's wording.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Fix {
+    /// Replace the diagnostic's range (inside its quotes, if quoted) with this text.
+    Replace(String),
+    /// Append a definition of the undefined name.
+    Define(DefinitionKind, String),
+}
+
+/// What a [`Fix::Define`] creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefinitionKind {
+    Prompt,
+    Agent,
+    Tool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub code: Code,
@@ -174,6 +191,8 @@ pub struct Diagnostic {
     /// when that differs from `range` (e.g. at the agent rather than the name, or
     /// at line 1 column 0). Used in `--compat upstream` output.
     pub upstream_position: Option<(i32, i32)>,
+    /// What quick fixes can do about it.
+    pub fixes: Vec<Fix>,
 }
 
 impl Diagnostic {
@@ -187,6 +206,7 @@ impl Diagnostic {
             related: Vec::new(),
             reported: Reported::Always,
             upstream_position: None,
+            fixes: Vec::new(),
         }
     }
 

@@ -20,7 +20,7 @@ use sr_syntax::{Code, Reported};
 use super::whole_program::{ProgramVars, program_vars};
 use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
-    UpstreamAt, suggest,
+    UpstreamAt, define, suggest,
 };
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
@@ -94,8 +94,11 @@ impl<'db> Cx<'_, 'db> {
             }
             return;
         }
+        let (help, mut fixes) = suggest(kind.describe(), &target.name, known.iter().copied());
+        fixes.extend(define(kind, &target.name));
         out.push(SemanticDiagnostic {
-            help: suggest(kind.describe(), &target.name, known.iter().copied()),
+            help,
+            fixes,
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
             ..SemanticDiagnostic::new(
@@ -451,8 +454,10 @@ impl<'db> Flat<'_, '_, 'db> {
                 if let Some(model) = &call.model
                     && !cx.program.models.contains_key(&model.name)
                 {
+                    let (help, fixes) = suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str()));
                     out.push(SemanticDiagnostic {
-                        help: suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str())),
+                        help,
+                        fixes,
                         reported: Reported::DefaultOnly,
                         ..SemanticDiagnostic::new(
                             Code::E0001,
