@@ -90,6 +90,8 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
         override_model: args.override_model.clone(),
         max_turns: args.max_turns.unwrap_or(defaults.max_turns),
         entry: args.entry.clone(),
+        allow_host_tools: args.allow_host_tools.unwrap_or(false),
+        allow_unsandboxed: args.allow_unsandboxed.unwrap_or(false),
         ..defaults
     };
     Ok(Launch {
