@@ -133,11 +133,12 @@ pub async fn run_command(
         },
         Ok(Err(error)) => return Err(SandboxError::Start(format!("cannot wait for the command: {error}"))),
         Err(_) => {
-            if let (Placement::Host { .. }, Some(pid)) = (placement, child.id()) {
-                kill_group(pid);
-            }
+            let pid = child.id();
             // In the sandbox, bwrap's death takes its pid namespace with it.
             let _ = child.kill().await;
+            if let (Placement::Host { .. }, Some(pid)) = (placement, pid) {
+                kill_group(pid).await;
+            }
             Status::TimedOut
         }
     };
@@ -192,9 +193,15 @@ fn sandboxed(work_dir: &PathBuf, hidden: &[PathBuf], network: bool, limits: &Lim
     Ok(command)
 }
 
-fn kill_group(pid: u32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+/// Kills the host command's process group, again while any member is left (a
+/// fork bomb may still be forking), for at most a second.
+async fn kill_group(pid: u32) {
+    let Some(group) = rustix::process::Pid::from_raw(pid as i32) else { return };
+    for _ in 0..50 {
+        if rustix::process::kill_process_group(group, rustix::process::Signal::KILL).is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
