@@ -77,3 +77,31 @@ async fn unsandboxed_coding_agents_need_allow_unsandboxed() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran");
 }
+
+const SANDBOXED: &str = r#"model main = openai/gpt-4o-mini
+tool sh = builtin streetrace.cli
+prompt helper: """You run commands."""
+agent:
+    instruction helper
+    tools sh
+"#;
+
+/// Without bubblewrap the cli tool fails; its commands never run on the host.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_bubblewrap_commands_fail_instead_of_running_on_the_host() {
+    let dir = temp("no-bwrap");
+    std::fs::write(dir.join("sh.sr"), SANDBOXED).unwrap();
+    let marker = dir.join("ran-on-the-host");
+    let server = MockServer::start().await;
+    server.push(MockReply::tool_call("c1", "execute_cli_command", json!({"command": ["/usr/bin/touch", marker]})));
+    server.push(MockReply::text("done"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command.args(["run", "sh.sr", "--prompt", "go"]).current_dir(&dir).env("NO_COLOR", "1");
+    command.env("OPENAI_BASE_URL", format!("{}/v1", server.url())).env("OPENAI_API_KEY", "test-key-1234");
+    command.env("STREETRACE_STATE_DIR", dir.join("state")).env("PATH", dir.join("empty"));
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let told = server.requests()[1].body["messages"].to_string();
+    assert!(told.contains("needs `bwrap` and `prlimit`"), "{told}");
+    assert!(!marker.exists());
+}

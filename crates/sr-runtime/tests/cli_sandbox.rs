@@ -318,10 +318,18 @@ async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
     let results = commands("streetrace.cli", &[cat], flag_only).await;
     assert!(failed(&results[0]), "the flag alone keeps the sandbox: {}", results[0]);
 
-    let both = Options { options: allowed(), ..options(&common::work_dir("cli-host-3")) };
-    let results = commands("streetrace.cli.host", &[cat, &["env"]], both).await;
+    let marker = format!("100.{}7", std::process::id());
+    let script = format!("sleep {marker} & sleep {marker}");
+    let both = Options {
+        options: RunOptions { command_timeout: Duration::from_secs(1), ..allowed() },
+        ..options(&common::work_dir("cli-host-3"))
+    };
+    let results = commands("streetrace.cli.host", &[cat, &["env"], &["sh", "-c", &script]], both).await;
     assert_eq!(stdout(&results[0]), "on the host", "{}", results[0]);
     let mut names: Vec<&str> = stdout(&results[1]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["HOME", "LANG", "PATH"], "the environment is the allowlist on the host too");
+    assert!(results[2]["error"].as_str().unwrap().starts_with("timed out"), "{}", results[2]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!alive(&format!("sleep {marker}")), "the time cap kills the host command's process group");
 }
