@@ -222,9 +222,10 @@ async fn a_command_and_everything_it_started_stop_at_the_time_cap() {
     let marker = format!("100.{}", std::process::id());
     let started = Instant::now();
     let script = format!("sleep {marker} & sleep {marker}");
+    let left = format!("sleep {marker}1 &");
     let results = commands(
         "streetrace.cli",
-        &[&["sleep", "100"], &["sh", "-c", &script]],
+        &[&["sleep", "100"], &["sh", "-c", &script], &["sh", "-c", &left]],
         Options {
             work_dir: common::work_dir("cli-time"),
             options: RunOptions { command_timeout: Duration::from_secs(1), ..RunOptions::default() },
@@ -233,7 +234,9 @@ async fn a_command_and_everything_it_started_stop_at_the_time_cap() {
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
-    for result in &results {
+    assert_eq!(results[2]["result"], "success", "{}", results[2]);
+    assert!(!alive(&format!("sleep {marker}1")), "a background process outlived its command");
+    for result in &results[..2] {
         assert!(failed(result), "{result}");
         assert!(result["error"].as_str().unwrap().starts_with("timed out: the command ran longer than 1s"), "{result}");
     }
@@ -324,7 +327,9 @@ async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
         options: RunOptions { command_timeout: Duration::from_secs(1), ..allowed() },
         ..options(&common::work_dir("cli-host-3"))
     };
-    let results = commands("streetrace.cli.host", &[cat, &["env"], &["sh", "-c", &script]], both).await;
+    let left = format!("sleep {marker}1 &");
+    let results =
+        commands("streetrace.cli.host", &[cat, &["env"], &["sh", "-c", &script], &["sh", "-c", &left]], both).await;
     assert_eq!(stdout(&results[0]), "on the host", "{}", results[0]);
     let mut names: Vec<&str> = stdout(&results[1]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
@@ -332,4 +337,6 @@ async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
     assert!(results[2]["error"].as_str().unwrap().starts_with("timed out"), "{}", results[2]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!alive(&format!("sleep {marker}")), "the time cap kills the host command's process group");
+    assert_eq!(results[3]["result"], "success", "{}", results[3]);
+    assert!(!alive(&format!("sleep {marker}1")), "a background process outlived its command");
 }

@@ -3,10 +3,12 @@
 //! read-write at `/work`; or, when the caller has opted in, on the host. Either
 //! way the environment is an allowlist (`PATH`, `HOME`, `LANG`), stdin is empty,
 //! output is captured up to a cap (the rest is read and counted, never kept) and
-//! the program and everything it started are killed at the time cap.
+//! the program and everything it started are killed at the time cap; what it
+//! leaves running when it exits is killed too.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -122,9 +124,12 @@ pub async fn run_command(
         let what = if matches!(placement, Placement::Sandbox { .. }) { "bwrap" } else { program };
         SandboxError::Start(format!("cannot run {what}: {error}"))
     })?;
-    let limit = caps.output_bytes;
-    let stdout = tokio::spawn(capture(child.stdout.take(), limit));
-    let stderr = tokio::spawn(capture(child.stderr.take(), limit));
+    let group = child.id();
+    let (stdout, stderr) = (Buffer::default(), Buffer::default());
+    let readers = [
+        tokio::spawn(capture(child.stdout.take(), stdout.clone(), caps.output_bytes)),
+        tokio::spawn(capture(child.stderr.take(), stderr.clone(), caps.output_bytes)),
+    ];
     let status = match tokio::time::timeout(caps.timeout, child.wait()).await {
         Ok(Ok(status)) => match (status.code(), status.signal()) {
             (Some(code), _) => Status::Exited(code),
@@ -133,28 +138,29 @@ pub async fn run_command(
         },
         Ok(Err(error)) => return Err(SandboxError::Start(format!("cannot wait for the command: {error}"))),
         Err(_) => {
-            let pid = child.id();
             // In the sandbox, bwrap's death takes its pid namespace with it.
             let _ = child.kill().await;
-            if let (Placement::Host { .. }, Some(pid)) = (placement, pid) {
-                kill_group(pid).await;
-            }
             Status::TimedOut
         }
     };
+    // On the host, what the command left running in its group stops with it, as
+    // in the sandbox, where its pid namespace ends when it does.
+    if let (Placement::Host { .. }, Some(group)) = (placement, group) {
+        kill_group(group).await;
+    }
     // A process that left the group may still hold a pipe: what it writes later is
     // not waited for.
-    let collected = |handle: tokio::task::JoinHandle<Captured>| async move {
-        match tokio::time::timeout(Duration::from_secs(1), handle).await {
-            Ok(Ok(captured)) => captured,
-            _ => Captured { text: String::new(), dropped: 0 },
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    for reader in readers {
+        let abort = reader.abort_handle();
+        if tokio::time::timeout_at(deadline, reader).await.is_err() {
+            abort.abort();
         }
-    };
-    let (stdout, stderr) = (collected(stdout).await, collected(stderr).await);
-    Ok(CommandOutput { status, stdout, stderr })
+    }
+    Ok(CommandOutput { status, stdout: stdout.take(), stderr: stderr.take() })
 }
 
-fn sandboxed(work_dir: &PathBuf, hidden: &[PathBuf], network: bool, limits: &Limits) -> Result<Command, SandboxError> {
+fn sandboxed(work_dir: &Path, hidden: &[PathBuf], network: bool, limits: &Limits) -> Result<Command, SandboxError> {
     use std::os::unix::fs::MetadataExt;
     let root = std::fs::canonicalize(work_dir)
         .map_err(|error| SandboxError::Start(format!("bad work directory {}: {error}", work_dir.display())))?;
@@ -205,19 +211,28 @@ async fn kill_group(pid: u32) {
     }
 }
 
-async fn capture(pipe: Option<impl AsyncRead + Unpin>, limit: usize) -> Captured {
-    let mut kept = Vec::new();
-    let mut dropped = 0u64;
-    if let Some(mut pipe) = pipe {
-        let mut buffer = vec![0u8; 64 << 10];
-        while let Ok(read) = pipe.read(&mut buffer).await {
-            if read == 0 {
-                break;
-            }
-            let room = limit.saturating_sub(kept.len()).min(read);
-            kept.extend_from_slice(&buffer[..room]);
-            dropped += (read - room) as u64;
-        }
+/// What has been read of one stream so far: the kept bytes and the count dropped.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<(Vec<u8>, u64)>>);
+
+impl Buffer {
+    fn take(&self) -> Captured {
+        let mut inner = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (kept, dropped) = std::mem::take(&mut *inner);
+        Captured { text: String::from_utf8_lossy(&kept).into_owned(), dropped }
     }
-    Captured { text: String::from_utf8_lossy(&kept).into_owned(), dropped }
+}
+
+async fn capture(pipe: Option<impl AsyncRead + Unpin>, into: Buffer, limit: usize) {
+    let Some(mut pipe) = pipe else { return };
+    let mut chunk = vec![0u8; 64 << 10];
+    while let Ok(read) = pipe.read(&mut chunk).await {
+        if read == 0 {
+            break;
+        }
+        let mut inner = into.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let room = limit.saturating_sub(inner.0.len()).min(read);
+        inner.0.extend_from_slice(&chunk[..room]);
+        inner.1 += (read - room) as u64;
+    }
 }
