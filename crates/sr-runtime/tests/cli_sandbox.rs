@@ -42,9 +42,10 @@ async fn commands(reference: &str, commands: &[&[&str]], options: Options) -> Ve
     replies.push(Reply::Text("done".into()));
     let first = replies.remove(0);
     let provider = Arc::new(ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]));
-    let run = tokio::time::timeout(Duration::from_secs(60), run_source("cli", &agent(reference), "go", provider, options))
-        .await
-        .expect("a command blocked the run");
+    let run =
+        tokio::time::timeout(Duration::from_secs(60), run_source("cli", &agent(reference), "go", provider, options))
+            .await
+            .expect("a command blocked the run");
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     run.events
         .iter()

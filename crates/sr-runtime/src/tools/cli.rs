@@ -26,9 +26,13 @@ const MEMORY_BYTES: u64 = 4 << 30;
 /// Where a cli tool's commands run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
-    Sandbox { network: bool },
+    Sandbox {
+        network: bool,
+    },
     /// On the host: `allowed` says whether the run opted in.
-    Host { allowed: bool },
+    Host {
+        allowed: bool,
+    },
 }
 
 pub struct ExecuteCli {
