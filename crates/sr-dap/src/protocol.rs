@@ -134,6 +134,10 @@ pub struct LaunchArguments {
     pub max_turns: Option<u32>,
     /// Start at this flow or agent instead of the entry point (`sr run --entry`).
     pub entry: Option<String>,
+    /// Let `streetrace.cli.host` tools run commands on the host (`sr run --allow-host-tools`).
+    pub allow_host_tools: Option<bool>,
+    /// Let coding agents use `backend: unsandboxed` (`sr run --allow-unsandboxed`).
+    pub allow_unsandboxed: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

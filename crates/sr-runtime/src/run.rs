@@ -32,11 +32,28 @@ pub struct RunOptions {
     pub prices: Option<Arc<sr_llm::PriceTable>>,
     /// Start at this flow or agent instead of the workload's entry point.
     pub entry: Option<String>,
+    /// Let cli tools declared `streetrace.cli.host` run on the host (`sr run
+    /// --allow-host-tools`); without it they fail.
+    pub allow_host_tools: bool,
+    /// Let coding agents use `backend: unsandboxed` (`sr run --allow-unsandboxed`);
+    /// without it they fail.
+    pub allow_unsandboxed: bool,
+    /// How long one cli tool command may run before it is killed.
+    pub command_timeout: std::time::Duration,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { default_model: None, override_model: None, max_turns: 25, prices: None, entry: None }
+        RunOptions {
+            default_model: None,
+            override_model: None,
+            max_turns: 25,
+            prices: None,
+            entry: None,
+            allow_host_tools: false,
+            allow_unsandboxed: false,
+            command_timeout: std::time::Duration::from_secs(120),
+        }
     }
 }
 

@@ -422,7 +422,7 @@ impl Runtime {
                     }
                     tools
                 }
-                _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
+                _ => builtin_tools(&tool_ref.name, data, &self.env.jail, &self.env.options),
             };
             // A tool named like one function of its module (YAML agents'
             // `{module, function}`) gives that function only.

@@ -1,5 +1,6 @@
-//! Tools agents can call: upstream's builtin file and CLI tools (jailed to the
-//! work directory), agents used as tools, and MCP servers' tools.
+//! Tools agents can call: upstream's builtin file tools (jailed to the work
+//! directory) and CLI tool (sandboxed, see `cli`), agents used as tools, and MCP
+//! servers' tools.
 
 mod cli;
 mod fs;
@@ -11,6 +12,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sr_hir::ToolData;
+
+use crate::RunOptions;
 
 pub use jail::Jail;
 
@@ -28,8 +31,10 @@ pub trait Tool: Send + Sync {
 
 /// The builtin tools a `tool` definition (or a bare name in `tools`) gives, by
 /// upstream's rules: the reference (or the name) is matched by substring, in
-/// order: `fs_readonly`, `fs`, `cli`; anything else gives no tools.
-pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Arc<dyn Tool>> {
+/// order: `fs_readonly`, `fs`, `cli`; anything else gives no tools. A cli
+/// reference with a `.network` segment (`streetrace.cli.network`) may use the
+/// network; one with a `.host` segment runs on the host, if `options` allow it.
+pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail, options: &RunOptions) -> Vec<Arc<dyn Tool>> {
     let key = match data {
         Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
             reference.to_lowercase()
@@ -42,7 +47,13 @@ pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Ar
     } else if key.contains("fs") {
         fs::read_write(jail)
     } else if key.contains("cli") {
-        vec![Arc::new(cli::ExecuteCli { jail: jail.clone() })]
+        let segments: Vec<&str> = key.split('.').collect();
+        let place = if segments.contains(&"host") {
+            cli::Place::Host { allowed: options.allow_host_tools }
+        } else {
+            cli::Place::Sandbox { network: segments.contains(&"network") }
+        };
+        vec![Arc::new(cli::ExecuteCli { jail: jail.clone(), place, timeout: options.command_timeout })]
     } else {
         Vec::new()
     }
