@@ -73,6 +73,40 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in order: the documentation lists each one (a test checks).
+    pub const ALL: [Code; 30] = [
+        Code::E0001,
+        Code::E0002,
+        Code::E0003,
+        Code::E0007,
+        Code::E0008,
+        Code::E0010,
+        Code::E0011,
+        Code::E0012,
+        Code::E0013,
+        Code::E0014,
+        Code::E0015,
+        Code::E0016,
+        Code::W0002,
+        Code::SR100,
+        Code::SR101,
+        Code::SR102,
+        Code::SR103,
+        Code::SR104,
+        Code::SR105,
+        Code::SR106,
+        Code::SR107,
+        Code::SR108,
+        Code::SR109,
+        Code::SR110,
+        Code::SR111,
+        Code::SR112,
+        Code::SR113,
+        Code::SR114,
+        Code::SR115,
+        Code::SR116,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Code::E0001 => "E0001",
