@@ -6,26 +6,7 @@
 //! formatting of the whole text gives.
 #![no_main]
 
-use sr_syntax::{NodeOrToken, SyntaxKind, TextRange, TextSize, WalkEvent};
-
-/// The tree as node kinds and token texts, without whitespace and line breaks.
-fn shape(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for event in sr_syntax::parse(text).syntax().preorder_with_tokens() {
-        match event {
-            WalkEvent::Enter(NodeOrToken::Node(node)) => out.push(format!("{:?}", node.kind())),
-            WalkEvent::Enter(NodeOrToken::Token(token))
-                if !matches!(token.kind(), SyntaxKind::WHITESPACE | SyntaxKind::NEWLINE) =>
-            {
-                // Only the line breaks inside multi-line strings may change (CRLF).
-                out.push(format!("{:?} {}", token.kind(), token.text().replace("\r\n", "\n").trim_end()))
-            }
-            WalkEvent::Leave(NodeOrToken::Node(_)) => out.push("<".to_string()),
-            _ => {}
-        }
-    }
-    out
-}
+use sr_syntax::{TextRange, TextSize};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -38,7 +19,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     let errors = sr_syntax::parse(&formatted).errors().to_vec();
     assert!(errors.is_empty(), "the formatted text does not parse: {errors:?}\n{formatted}");
-    let (before, after) = (shape(text), shape(&formatted));
+    let (before, after) = (sr_fmt::shape(text), sr_fmt::shape(&formatted));
     if before != after {
         let at = before.iter().zip(&after).position(|(x, y)| x != y).unwrap_or(before.len().min(after.len()));
         panic!("the tree changed at {at}: {:?} vs {:?}\n{formatted}", before.get(at), after.get(at));
