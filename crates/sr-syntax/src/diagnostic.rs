@@ -70,6 +70,10 @@ pub enum Code {
     SR115,
     /// A stdio MCP server defined in an imported file.
     SR116,
+    /// `TOOL.FUNCTION(…)` in a flow naming no declared tool, or no function of it.
+    SR117,
+    /// A builtin tool function called with the wrong arguments.
+    SR118,
 }
 
 impl Code {
@@ -105,6 +109,8 @@ impl Code {
             Code::SR114 => "SR114",
             Code::SR115 => "SR115",
             Code::SR116 => "SR116",
+            Code::SR117 => "SR117",
+            Code::SR118 => "SR118",
         }
     }
 

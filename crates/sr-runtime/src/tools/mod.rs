@@ -11,6 +11,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sr_hir::ToolData;
+use sr_hir::tool_functions::{Param, ToolKind};
 
 pub use jail::Jail;
 
@@ -27,24 +28,29 @@ pub trait Tool: Send + Sync {
 }
 
 /// The builtin tools a `tool` definition (or a bare name in `tools`) gives, by
-/// upstream's rules: the reference (or the name) is matched by substring, in
-/// order: `fs_readonly`, `fs`, `cli`; anything else gives no tools.
+/// upstream's rules (`sr_hir::tool_functions::ToolKind::of`).
 pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Arc<dyn Tool>> {
-    let key = match data {
-        Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
-            reference.to_lowercase()
+    match ToolKind::of(name, data) {
+        ToolKind::FsReadonly => fs::read_only(jail),
+        ToolKind::Fs => fs::read_write(jail),
+        ToolKind::Cli => vec![Arc::new(cli::ExecuteCli { jail: jail.clone() })],
+        ToolKind::Mcp | ToolKind::None => Vec::new(),
+    }
+}
+
+/// What a builtin tool function gives a flow: the output of a success
+/// (`list_directory`'s as a list of names), the error of a failure.
+pub(crate) fn flow_value(function: &str, result: Value) -> Result<Value, String> {
+    match result.get("result").and_then(Value::as_str) {
+        Some("success") => {
+            let output = result.get("output").cloned().unwrap_or(Value::Null);
+            Ok(if function == "list_directory" { fs::listing_names(output) } else { output })
         }
-        Some(ToolData::Long { url: Some(url), .. }) => url.to_lowercase(),
-        _ => name.to_lowercase(),
-    };
-    if key.contains("fs_readonly") {
-        fs::read_only(jail)
-    } else if key.contains("fs") {
-        fs::read_write(jail)
-    } else if key.contains("cli") {
-        vec![Arc::new(cli::ExecuteCli { jail: jail.clone() })]
-    } else {
-        Vec::new()
+        Some("failure") => Err(format!(
+            "{function}: {}",
+            result.get("error").and_then(Value::as_str).unwrap_or("the tool failed without saying why")
+        )),
+        _ => Ok(result),
     }
 }
 
@@ -66,11 +72,12 @@ fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
     }
 }
 
-fn object_schema(properties: &[(&str, &str)], required: &[&str]) -> Value {
-    let props: serde_json::Map<String, Value> = properties
+fn object_schema(params: &[Param]) -> Value {
+    let props: serde_json::Map<String, Value> = params
         .iter()
-        .map(|(name, description)| (name.to_string(), json!({"type": "string", "description": description})))
+        .map(|p| (p.name.to_string(), json!({"type": "string", "description": p.doc})))
         .collect();
+    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
     json!({"type": "object", "properties": props, "required": required})
 }
 
