@@ -3,6 +3,7 @@
 
 mod agent;
 mod flow;
+mod flow_tools;
 mod handlers;
 pub mod human;
 mod usage;

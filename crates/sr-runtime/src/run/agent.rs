@@ -46,8 +46,8 @@ impl Drop for CancelledGuard<'_> {
     }
 }
 
-/// What an agent can call in one run.
-enum Callable {
+/// What an agent (or a flow's tool function call) can call in one run.
+pub(crate) enum Callable {
     Tool(Arc<dyn Tool>),
     /// `use`: the agent runs with the request and its answer comes back.
     Agent(String),
@@ -348,7 +348,7 @@ impl Runtime {
 
     /// One tool call: hook, events, and the result the model sees. A tool's
     /// failure is the model's business (an error result), not the run's.
-    async fn tool_call(
+    pub(crate) async fn tool_call(
         &self,
         th: &mut Thread,
         agent: &str,

@@ -46,10 +46,9 @@ pub(crate) fn flow_value(function: &str, result: Value) -> Result<Value, String>
             let output = result.get("output").cloned().unwrap_or(Value::Null);
             Ok(if function == "list_directory" { fs::listing_names(output) } else { output })
         }
-        Some("failure") => Err(format!(
-            "{function}: {}",
-            result.get("error").and_then(Value::as_str).unwrap_or("the tool failed without saying why")
-        )),
+        Some("failure") => {
+            Err(result.get("error").and_then(Value::as_str).unwrap_or("the tool failed without saying why").to_string())
+        }
         _ => Ok(result),
     }
 }
@@ -73,10 +72,8 @@ fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
 }
 
 fn object_schema(params: &[Param]) -> Value {
-    let props: serde_json::Map<String, Value> = params
-        .iter()
-        .map(|p| (p.name.to_string(), json!({"type": "string", "description": p.doc})))
-        .collect();
+    let props: serde_json::Map<String, Value> =
+        params.iter().map(|p| (p.name.to_string(), json!({"type": "string", "description": p.doc}))).collect();
     let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
     json!({"type": "object", "properties": props, "required": required})
 }
