@@ -325,4 +325,11 @@ mod tests {
         assert!(eval("\"${nope}\"", &vars).is_err());
         assert!(eval("nope(1)", &vars).unwrap_err().0.contains("unknown function"));
     }
+
+    /// Without a tape (the debugger's evaluation) a tool function is not called.
+    #[test]
+    fn tool_functions_need_a_tape() {
+        let error = eval("fs.read_file(\"a\")", &[]).unwrap_err().0;
+        assert_eq!(error, "fs.read_file() calls a tool: tool functions are called by flow statements only");
+    }
 }

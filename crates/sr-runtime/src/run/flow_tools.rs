@@ -90,11 +90,15 @@ impl Runtime {
             .tool_call(th, spec.name.as_str(), &call, &callables)
             .await
             .map_err(|e| e.at(Some(location.clone())))?;
+        // A failure names the arguments it was given.
+        let failed = |message: String| {
+            RunError::failed(format!("{tool}.{function}({}): {message}", call.arguments), Some(location.clone()))
+        };
         if result.is_error {
-            return Err(fail(display(&result.content)));
+            return Err(failed(display(&result.content)));
         }
         let value = match kind {
-            ToolKind::Fs | ToolKind::FsReadonly => flow_value(&function, result.content).map_err(fail)?,
+            ToolKind::Fs | ToolKind::FsReadonly => flow_value(&function, result.content).map_err(failed)?,
             _ => result.content,
         };
         th.last_result = Some(value.clone());
