@@ -72,9 +72,14 @@ impl Runtime {
             }
             _ => builtin_tools(&tool, Some(data), &self.env.jail),
         };
-        // MCP servers' tools are named `server__tool`.
+        // MCP servers' tools are named `server__tool`; a `-` in the name is
+        // written `_` in a flow (`get_sum` for `get-sum`).
         let qualified = format!("{tool}__{function}");
-        let Some(found) = tools.iter().find(|t| [&function, &qualified].contains(&&t.spec().name)) else {
+        let named = |t: &&std::sync::Arc<dyn crate::tools::Tool>| {
+            let name = t.spec().name;
+            name == function || name.replace('-', "_") == qualified
+        };
+        let Some(found) = tools.iter().find(named) else {
             let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
             return Err(fail(match names.is_empty() {
                 true => format!("tool '{tool}' gives no functions"),
