@@ -37,7 +37,9 @@ impl Runtime {
                 return outcome
                     .map_err(|e| RunError::failed(e.0, Some(self.program.stmt_location(&spec.source, stmt))));
             };
-            let value = self.flow_tool_call(th, spec, stmt, request, results.len()).await?;
+            // Boxed: the call's future (handlers, agents) stays out of every
+            // statement's future, which recursive flows nest deeply.
+            let value = Box::pin(self.flow_tool_call(th, spec, stmt, request, results.len())).await?;
             results.push(value);
         }
     }
