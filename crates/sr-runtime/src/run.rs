@@ -120,7 +120,7 @@ pub struct Thread {
     /// The messages before the final reply of the agent run that just ended
     /// (task, tool calls and results), for a structured-output repair.
     pub(crate) last_conversation: Option<Vec<sr_llm::Message>>,
-    /// The value of the running flow's last `run agent` or `call llm` step: the
+    /// The value of the running flow's last `run agent`, `call llm` or tool function step: the
     /// flow's result when it ends without `return`.
     pub(crate) last_result: Option<Value>,
     next_thread: Arc<AtomicU32>,

@@ -83,7 +83,7 @@ impl Runtime {
         th.frames.pop();
         let result = match outcome {
             Ok(Signal::Return(value)) => Ok(value),
-            // Without `return`, the value of the last model step.
+            // Without `return`, the value of the last model or tool step.
             Ok(Signal::Next | Signal::Continue) => Ok(last.unwrap_or(Value::Null)),
             Ok(Signal::Break) => Err(RunError::failed("`break` outside a loop", None)),
             Ok(Signal::Retry(message)) => {
