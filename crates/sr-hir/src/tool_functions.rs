@@ -8,7 +8,7 @@
 
 use crate::hir::ToolData;
 
-/// One parameter of a tool function; the runtime's tools take strings.
+/// One parameter of a tool function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
     pub name: &'static str,
@@ -48,6 +48,7 @@ impl ToolFunction {
     pub fn arity_text(&self) -> String {
         let (min, max) = (self.required(), self.params.len());
         match (min, max) {
+            (0, 0) => "no arguments".to_string(),
             (1, 1) => "one argument".to_string(),
             (min, max) if min == max => format!("{max} arguments"),
             (min, max) => format!("{min} or {max} arguments"),
@@ -72,6 +73,16 @@ pub const FS: &[ToolFunction] = &[
     ToolFunction { name: "find_in_files", doc: "Search files matching a glob pattern for a string (case-insensitive).", params: &[p("pattern", "Glob pattern relative to the working directory, e.g. **/*.py.", true), p("search_string", "Text to find.", true)], value: "a list of `{filepath, line_number, snippet}` objects (at most 200)" },
 ];
 
+/// The functions of `streetrace.state`: an agent reads and writes the calling
+/// flow's variables and ends its loop. The runtime lists the variables a key
+/// may name in the tool's declaration.
+#[rustfmt::skip]
+pub const STATE: &[ToolFunction] = &[
+    ToolFunction { name: "set_state", doc: "Set a variable of the workflow that runs you.", params: &[p("key", "The variable's name.", true), p("value", "Its new value (any JSON value).", true)], value: "the message `set KEY`" },
+    ToolFunction { name: "get_state", doc: "Read a variable of the workflow that runs you.", params: &[p("key", "The variable's name.", true)], value: "the variable's value" },
+    ToolFunction { name: "exit_loop", doc: "End the workflow's loop that runs you once this turn is done.", params: &[], value: "the message `the loop ends after this step`" },
+];
+
 /// The functions `fs_readonly` keeps.
 pub const FS_READONLY: [&str; 3] = ["read_file", "list_directory", "find_in_files"];
 
@@ -84,13 +95,15 @@ pub enum ToolKind {
     FsReadonly,
     /// `execute_cli_command`, declared by the runtime's tool itself.
     Cli,
+    /// `streetrace.state` (our extension).
+    State,
     /// A builtin reference that gives no tools.
     None,
 }
 
 impl ToolKind {
     /// Upstream's rule for builtins: the reference (or the name) is matched by
-    /// substring, in order: `fs_readonly`, `fs`, `cli`.
+    /// substring, in order: `fs_readonly`, `fs`, `cli`; then ours, `state`.
     pub fn of(name: &str, data: Option<&ToolData>) -> ToolKind {
         let key = match data {
             Some(ToolData::Mcp { .. }) => return ToolKind::Mcp,
@@ -107,6 +120,8 @@ impl ToolKind {
             ToolKind::Fs
         } else if key.contains("cli") {
             ToolKind::Cli
+        } else if key.contains("state") {
+            ToolKind::State
         } else {
             ToolKind::None
         }
@@ -118,6 +133,7 @@ impl ToolKind {
         match self {
             ToolKind::Fs => Some(FS.iter().collect()),
             ToolKind::FsReadonly => Some(FS.iter().filter(|f| FS_READONLY.contains(&f.name)).collect()),
+            ToolKind::State => Some(STATE.iter().collect()),
             ToolKind::None => Some(Vec::new()),
             ToolKind::Mcp | ToolKind::Cli => None,
         }
@@ -135,14 +151,16 @@ mod tests {
 
     #[test]
     fn required_parameters_come_first_and_names_are_unique() {
-        for (i, f) in FS.iter().enumerate() {
-            assert!(FS[..i].iter().all(|g| g.name != f.name), "{} twice", f.name);
+        let all: Vec<&ToolFunction> = FS.iter().chain(STATE).collect();
+        for (i, f) in all.iter().enumerate() {
+            assert!(all[..i].iter().all(|g| g.name != f.name), "{} twice", f.name);
             assert!(f.params.windows(2).all(|w| w[0].required || !w[1].required), "{}", f.name);
         }
         assert!(FS_READONLY.iter().all(|n| fs_function(n).is_some()));
         assert_eq!(fs_function("write_file").unwrap().signature(), "write_file(path, content?)");
         assert_eq!(fs_function("write_file").unwrap().arity_text(), "1 or 2 arguments");
         assert_eq!(fs_function("find_in_files").unwrap().arity_text(), "2 arguments");
+        assert_eq!(STATE[2].arity_text(), "no arguments");
     }
 
     #[test]
@@ -152,6 +170,7 @@ mod tests {
         assert_eq!(builtin("streetrace.fs_readonly"), ToolKind::FsReadonly);
         assert_eq!(builtin("streetrace.cli"), ToolKind::Cli);
         assert_eq!(builtin("streetrace.web"), ToolKind::None);
+        assert_eq!(builtin("streetrace.state"), ToolKind::State);
         assert_eq!(ToolKind::of("my_fs", None), ToolKind::Fs);
         let readonly: Vec<&str> = ToolKind::FsReadonly.functions().unwrap().iter().map(|f| f.name).collect();
         assert_eq!(readonly, ["read_file", "list_directory", "find_in_files"]);
@@ -162,7 +181,7 @@ mod tests {
     #[test]
     fn the_documentation_lists_every_function() {
         let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/runtime.md")).unwrap();
-        for f in FS {
+        for f in FS.iter().chain(STATE) {
             let row = format!("| `{}` | {} |", f.signature(), f.value);
             assert!(docs.contains(&row), "docs/runtime.md lacks the row {row}");
         }

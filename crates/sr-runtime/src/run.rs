@@ -6,6 +6,7 @@ mod flow;
 mod flow_tools;
 mod handlers;
 pub mod human;
+mod state_tool;
 mod usage;
 
 use std::sync::Arc;
@@ -123,6 +124,8 @@ pub struct Thread {
     /// The value of the running flow's last `run agent`, `call llm` or tool function step: the
     /// flow's result when it ends without `return`.
     pub(crate) last_result: Option<Value>,
+    /// `exit_loop()` was called: the innermost loop ends after the statement.
+    pub(crate) exit_loop: bool,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -137,6 +140,7 @@ impl Thread {
             agent_usage: Vec::new(),
             last_conversation: None,
             last_result: None,
+            exit_loop: false,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -153,6 +157,7 @@ impl Thread {
             agent_usage: Vec::new(),
             last_conversation: None,
             last_result: None,
+            exit_loop: false,
             next_thread: self.next_thread.clone(),
         }
     }

@@ -21,6 +21,9 @@ pub enum Signal {
     Continue,
     /// `break`: the end of the innermost loop.
     Break,
+    /// `exit_loop()` of `streetrace.state`: the end of the innermost loop, or
+    /// of the flow (and then of its caller's loop) when it is in none.
+    ExitLoop,
     /// `retry step`: run the statements an `on failure:` block guards again.
     Retry(String),
 }
@@ -86,6 +89,10 @@ impl Runtime {
             // Without `return`, the value of the last model or tool step.
             Ok(Signal::Next | Signal::Continue) => Ok(last.unwrap_or(Value::Null)),
             Ok(Signal::Break) => Err(RunError::failed("`break` outside a loop", None)),
+            Ok(Signal::ExitLoop) => {
+                th.exit_loop = true;
+                Ok(last.unwrap_or(Value::Null))
+            }
             Ok(Signal::Retry(message)) => {
                 Err(RunError::failed(format!("retry step outside `on failure:`: {message}"), None))
             }
@@ -161,6 +168,7 @@ impl Runtime {
     async fn exec_seq(&self, th: &mut Thread, spec: &BodySpec, stmts: &[StmtId]) -> Result<Signal, RunError> {
         for &id in stmts {
             match self.exec_stmt(th, spec, id).await? {
+                Signal::Next if std::mem::take(&mut th.exit_loop) => return Ok(Signal::ExitLoop),
                 Signal::Next => {}
                 other => return Ok(other),
             }
@@ -228,7 +236,7 @@ impl Runtime {
                         self.assign(th, var, item).map_err(|m| RunError::failed(m, at()))?;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
-                            Signal::Break => break,
+                            Signal::Break | Signal::ExitLoop => break,
                             other => return Ok(other),
                         }
                     }
@@ -239,7 +247,7 @@ impl Runtime {
                         count += 1;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
-                            Signal::Break => break,
+                            Signal::Break | Signal::ExitLoop => break,
                             other => return Ok(other),
                         }
                     }
@@ -462,6 +470,7 @@ impl Runtime {
             if branch.last_result.is_some() {
                 th.last_result = branch.last_result;
             }
+            th.exit_loop |= branch.exit_loop;
             for (name, value) in branch.vars {
                 if before.get(&name) != Some(&value) {
                     th.vars.insert(name, value);

@@ -5,7 +5,9 @@
 //! gate (live, recorded, replayed or resumed).
 
 use serde_json::{Map, Value};
-use sr_hir::tool_functions::ToolKind;
+use std::sync::Arc;
+
+use sr_hir::tool_functions::{STATE, ToolKind};
 use sr_hir::{ExprId, StmtId};
 use sr_llm::ToolCall;
 
@@ -14,7 +16,7 @@ use crate::compile::BodySpec;
 use crate::eval::{Evaluator, ToolArgs, ToolRequest, ToolTape};
 use crate::event::Payload;
 use crate::run::{RunError, Runtime, Thread};
-use crate::tools::{builtin_tools, flow_value};
+use crate::tools::{Tool, builtin_tools, flow_value};
 use crate::value::display;
 
 impl Runtime {
@@ -64,35 +66,22 @@ impl Runtime {
             )));
         };
         let kind = ToolKind::of(&tool, Some(data));
-        let tools = match kind {
-            ToolKind::Mcp => {
-                let (tools, warning) = self.env.tools.mcp_tools(&tool).await;
-                if let Some(message) = warning {
-                    th.emitter.emit(Payload::Warning { message });
+        let (declared, callable) = match kind {
+            ToolKind::State => match self.state_spec(th, &function) {
+                Some(declared) => (declared, Callable::State),
+                None => {
+                    return Err(fail(format!("tool '{tool}' has no function '{function}'; it has: {}", state_names())));
                 }
-                tools
+            },
+            _ => {
+                let found = self.tool_function(th, &tool, data, kind, &function).await.map_err(fail)?;
+                (found.spec(), Callable::Tool(found))
             }
-            _ => builtin_tools(&tool, Some(data), &self.env.jail),
         };
-        // MCP servers' tools are named `server__tool`; a `-` in the name is
-        // written `_` in a flow (`get_sum` for `get-sum`).
-        let qualified = format!("{tool}__{function}");
-        let named = |t: &&std::sync::Arc<dyn crate::tools::Tool>| {
-            let name = t.spec().name;
-            name == function || name.replace('-', "_") == qualified
-        };
-        let Some(found) = tools.iter().find(named) else {
-            let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
-            return Err(fail(match names.is_empty() {
-                true => format!("tool '{tool}' gives no functions"),
-                false => format!("tool '{tool}' has no function '{function}'; it has: {}", names.join(", ")),
-            }));
-        };
-        let declared = found.spec();
         let arguments = bind(&declared.parameters, args).map_err(fail)?;
         let id = format!("{}:{}:{}#{n}", spec.name, location.line, location.column);
         let call = ToolCall::new(id, declared.name.clone(), arguments);
-        let callables = [(declared.name, Callable::Tool(found.clone()))];
+        let callables = [(declared.name, callable)];
         let result = self
             .tool_call(th, spec.name.as_str(), &call, &callables)
             .await
@@ -111,6 +100,48 @@ impl Runtime {
         th.last_result = Some(value.clone());
         Ok(value)
     }
+}
+
+impl Runtime {
+    /// Function `function` of a builtin or MCP tool.
+    async fn tool_function(
+        &self,
+        th: &Thread,
+        tool: &str,
+        data: &sr_hir::ToolData,
+        kind: ToolKind,
+        function: &str,
+    ) -> Result<Arc<dyn Tool>, String> {
+        let tools = match kind {
+            ToolKind::Mcp => {
+                let (tools, warning) = self.env.tools.mcp_tools(tool).await;
+                if let Some(message) = warning {
+                    th.emitter.emit(Payload::Warning { message });
+                }
+                tools
+            }
+            _ => builtin_tools(tool, Some(data), &self.env.jail),
+        };
+        // MCP servers' tools are named `server__tool`; a `-` in the name is
+        // written `_` in a flow (`get_sum` for `get-sum`).
+        let qualified = format!("{tool}__{function}");
+        let named = |t: &&Arc<dyn Tool>| {
+            let name = t.spec().name;
+            name == function || name.replace('-', "_") == qualified
+        };
+        if let Some(found) = tools.iter().find(named) {
+            return Ok(found.clone());
+        }
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+        Err(match names.is_empty() {
+            true => format!("tool '{tool}' gives no functions"),
+            false => format!("tool '{tool}' has no function '{function}'; it has: {}", names.join(", ")),
+        })
+    }
+}
+
+fn state_names() -> String {
+    STATE.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
 }
 
 /// The arguments object of a call, by the function's JSON schema: positional

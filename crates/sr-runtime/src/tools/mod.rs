@@ -34,7 +34,9 @@ pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Ar
         ToolKind::FsReadonly => fs::read_only(jail),
         ToolKind::Fs => fs::read_write(jail),
         ToolKind::Cli => vec![Arc::new(cli::ExecuteCli { jail: jail.clone() })],
-        ToolKind::Mcp | ToolKind::None => Vec::new(),
+        // MCP tools come from the hub; the state tool is served by the run
+        // itself (`run::state_tool`).
+        ToolKind::Mcp | ToolKind::State | ToolKind::None => Vec::new(),
     }
 }
 
