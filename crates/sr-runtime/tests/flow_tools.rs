@@ -15,7 +15,7 @@ use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
 use sr_runtime::hook::{Control, NoHook, Step, StepHook, StepPoint};
 use sr_runtime::human::Unattended;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, ReplayedTools, ToolGate};
+use sr_runtime::record::{LiveTools, ReplayedTools, ResumedTools, ToolGate};
 use sr_runtime::scripted::ScriptedProvider;
 use sr_runtime::tools::Jail;
 use sr_runtime::{Env, RunOptions, Runtime};
@@ -296,4 +296,43 @@ async fn a_flow_without_return_yields_its_last_tool_step() {
     let source = "tool fs = builtin streetrace.fs\n\nflow main:\n    $a = fs.read_file(\"a.txt\")\n    $b = upper(fs.read_file(\"b.txt\"))\n";
     let run = run_source("flow-fs-last", source, "go", no_model(), in_dir(&dir)).await;
     assert_eq!(run.outcome.result, Some(json!("second")), "{:?}", run.outcome.error);
+}
+
+#[tokio::test]
+async fn a_resumed_run_does_not_repeat_calls_it_made() {
+    let dir = work_dir("flow-fs-resume");
+    std::fs::write(dir.join("a.txt"), "from the first run").unwrap();
+    let path = dir.join("resume.sr");
+    std::fs::write(
+        &path,
+        "tool fs = builtin streetrace.fs\n\nflow main:\n    $a = fs.read_file(\"a.txt\")\n    \
+         $b = fs.write_file(\"b.txt\", $a)\n    return $a\n",
+    )
+    .unwrap();
+    let journal_path = work_dir("flow-fs-resume-journal").join("journal.jsonl");
+    let cassette = Arc::new(Cassette::create(&journal_path).unwrap());
+    let live = Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) });
+    assert_eq!(run_with_tools(&path, &dir, live).await.status, RunStatus::Completed);
+
+    // The run "died" after its first call: the journal ends there.
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let first_result = text.lines().position(|l| l.contains(r#""kind":"tool""#)).unwrap();
+    let journal: String = text.lines().take(first_result + 1).map(|l| format!("{l}\n")).collect();
+    assert!(!journal.contains("write_file"));
+    std::fs::remove_file(dir.join("a.txt")).unwrap();
+    std::fs::remove_file(dir.join("b.txt")).unwrap();
+
+    let resumed_path = journal_path.with_file_name("resumed.jsonl");
+    let tools = Arc::new(ResumedTools {
+        journal: ReplayedTools::from_cassette(&journal, Arc::new(McpHub::default())).unwrap(),
+        live: LiveTools {
+            cassette: Some(Arc::new(Cassette::create(&resumed_path).unwrap())),
+            mcp: Arc::new(McpHub::default()),
+        },
+    });
+    let resumed = run_with_tools(&path, &dir, tools).await;
+    assert_eq!(resumed.status, RunStatus::Completed, "{:?}", resumed.error);
+    // The read came from the journal (the file is gone); the write ran.
+    assert_eq!(resumed.result, Some(json!("from the first run")));
+    assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "from the first run");
 }
