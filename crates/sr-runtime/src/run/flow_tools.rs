@@ -16,7 +16,7 @@ use crate::compile::BodySpec;
 use crate::eval::{Evaluator, ToolArgs, ToolRequest, ToolTape};
 use crate::event::Payload;
 use crate::run::{RunError, Runtime, Thread};
-use crate::tools::{Tool, builtin_tools, flow_value};
+use crate::tools::{Tool, builtin_tools, file_function, flow_value};
 use crate::value::display;
 
 impl Runtime {
@@ -112,6 +112,9 @@ impl Runtime {
         kind: ToolKind,
         function: &str,
     ) -> Result<Arc<dyn Tool>, String> {
+        if let Some(found) = file_function(kind, function, &self.env.jail) {
+            return Ok(found);
+        }
         let tools = match kind {
             ToolKind::Mcp => {
                 let (tools, warning) = self.env.tools.mcp_tools(tool).await;

@@ -34,8 +34,11 @@ pub fn read_write(jail: &Jail) -> Vec<Arc<dyn Tool>> {
 }
 
 fn tools(kind: ToolKind, jail: &Jail) -> Vec<Arc<dyn Tool>> {
-    let functions = kind.functions().unwrap_or_default();
-    functions.into_iter().map(|function| Arc::new(FsTool { function, jail: jail.clone() }) as Arc<dyn Tool>).collect()
+    kind.functions().unwrap_or_default().into_iter().map(|function| tool(function, jail)).collect()
+}
+
+pub(super) fn tool(function: &'static ToolFunction, jail: &Jail) -> Arc<dyn Tool> {
+    Arc::new(FsTool { function, jail: jail.clone() })
 }
 
 /// One function of `sr_hir::tool_functions::FS`.

@@ -40,6 +40,12 @@ pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Ar
     }
 }
 
+/// Function `function` of a builtin file tool, made alone (a flow's call).
+pub(crate) fn file_function(kind: ToolKind, function: &str, jail: &Jail) -> Option<Arc<dyn Tool>> {
+    let function = kind.functions()?.into_iter().find(|f| f.name == function)?;
+    matches!(kind, ToolKind::Fs | ToolKind::FsReadonly).then(|| fs::tool(function, jail))
+}
+
 /// What a builtin tool function gives a flow: the output of a success
 /// (`list_directory`'s as a list of names), the error of a failure.
 pub(crate) fn flow_value(function: &str, result: Value) -> Result<Value, String> {
