@@ -1,5 +1,10 @@
 //! Evaluation of HIR expressions and `${…}` templates against the variables of
-//! a run. Expressions never call models or tools, so evaluation is synchronous.
+//! a run. Evaluation is synchronous: a tool function call (`fs.read_file(x)`)
+//! is served from a [`ToolTape`]; when the tape has no result for it yet,
+//! evaluation stops with the call as the tape's request, the interpreter makes
+//! the call and evaluates the expression again with one more result.
+
+use std::cell::{Cell, RefCell};
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -15,11 +20,61 @@ pub type Vars = IndexMap<String, Value>;
 pub type EvalResult<T> = Result<T, ValueError>;
 
 /// Evaluates expressions of one body.
+#[derive(Clone, Copy)]
 pub struct Evaluator<'a> {
     pub body: &'a Body,
     pub vars: &'a Vars,
     /// The current item inside `filter … where` (what `.field` reads).
     pub item: Option<&'a Value>,
+    /// Results of tool function calls; without a tape they cannot be called.
+    pub tools: Option<&'a ToolTape>,
+}
+
+/// A tool function call an expression makes: `TOOL.FUNCTION(args)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRequest {
+    pub tool: String,
+    pub function: String,
+    pub args: ToolArgs,
+}
+
+/// Positional arguments, or the fields of the one object literal given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolArgs {
+    Positional(Vec<Value>),
+    Named(Map<String, Value>),
+}
+
+/// The results of an expression's tool calls so far, in the order evaluation
+/// reaches them (arguments before the call they are passed to), which is the
+/// same in every evaluation that is served the same results.
+#[derive(Debug, Default)]
+pub struct ToolTape {
+    results: Vec<Value>,
+    next: Cell<usize>,
+    request: RefCell<Option<ToolRequest>>,
+}
+
+impl ToolTape {
+    pub fn new(results: Vec<Value>) -> ToolTape {
+        ToolTape { results, ..ToolTape::default() }
+    }
+
+    /// The call evaluation stopped at, and the results so far.
+    pub fn into_parts(self) -> (Option<ToolRequest>, Vec<Value>) {
+        (self.request.into_inner(), self.results)
+    }
+
+    fn serve(&self, request: ToolRequest) -> EvalResult<Value> {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        if let Some(value) = self.results.get(n) {
+            return Ok(value.clone());
+        }
+        let message = format!("{}.{}() has not run yet", request.tool, request.function);
+        *self.request.borrow_mut() = Some(request);
+        Err(ValueError(message))
+    }
 }
 
 impl Evaluator<'_> {
@@ -57,12 +112,25 @@ impl Evaluator<'_> {
                 let list = self.eval(*list)?;
                 let mut kept = Vec::new();
                 for item in value::iterate(&list)? {
-                    let inner = Evaluator { body: self.body, vars: self.vars, item: Some(&item) };
+                    let inner = Evaluator { item: Some(&item), ..*self };
                     if value::truthy(&inner.eval(*condition)?) {
                         kept.push(item);
                     }
                 }
                 Ok(Value::Array(kept))
+            }
+            Expr::Call { function, args } if let Some((tool, name)) = function.split_once('.') => {
+                let tape = self.tools.ok_or_else(|| {
+                    ValueError(format!("{function}() calls a tool: tool functions are called by flow statements only"))
+                })?;
+                let args = match args[..] {
+                    [single] if let Expr::Object(_) = &self.body.exprs[single] => match self.eval(single)? {
+                        Value::Object(fields) => ToolArgs::Named(fields),
+                        _ => unreachable!("an object literal evaluates to an object"),
+                    },
+                    _ => ToolArgs::Positional(args.iter().map(|&a| self.eval(a)).collect::<EvalResult<_>>()?),
+                };
+                tape.serve(ToolRequest { tool: tool.to_string(), function: name.to_string(), args })
             }
             Expr::Call { function, args } => {
                 let args = args.iter().map(|&a| self.eval(a)).collect::<EvalResult<Vec<_>>>()?;
@@ -221,7 +289,7 @@ mod tests {
         let body = body(&db, item);
         let Stmt::Return(e) = &body.stmts[body.root[0]] else { panic!("not a return") };
         let vars: Vars = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        Evaluator { body: &body, vars: &vars, item: None }.eval(*e)
+        Evaluator { body: &body, vars: &vars, item: None, tools: None }.eval(*e)
     }
 
     #[test]
@@ -256,5 +324,12 @@ mod tests {
         assert_eq!(eval("\"n=${len(items)} ok=${ok} o=${o}\"", &vars).unwrap(), json!(r#"n=3 ok=True o={"k":[1]}"#));
         assert!(eval("\"${nope}\"", &vars).is_err());
         assert!(eval("nope(1)", &vars).unwrap_err().0.contains("unknown function"));
+    }
+
+    /// Without a tape (the debugger's evaluation) a tool function is not called.
+    #[test]
+    fn tool_functions_need_a_tape() {
+        let error = eval("fs.read_file(\"a\")", &[]).unwrap_err().0;
+        assert_eq!(error, "fs.read_file() calls a tool: tool functions are called by flow statements only");
     }
 }

@@ -3,8 +3,10 @@
 
 mod agent;
 mod flow;
+mod flow_tools;
 mod handlers;
 pub mod human;
+mod state_tool;
 mod usage;
 
 use std::sync::Arc;
@@ -136,9 +138,11 @@ pub struct Thread {
     /// The messages before the final reply of the agent run that just ended
     /// (task, tool calls and results), for a structured-output repair.
     pub(crate) last_conversation: Option<Vec<sr_llm::Message>>,
-    /// The value of the running flow's last `run agent` or `call llm` step: the
+    /// The value of the running flow's last `run agent`, `call llm` or tool function step: the
     /// flow's result when it ends without `return`.
     pub(crate) last_result: Option<Value>,
+    /// `exit_loop()` was called: the innermost loop ends after the statement.
+    pub(crate) exit_loop: bool,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -153,6 +157,7 @@ impl Thread {
             agent_usage: Vec::new(),
             last_conversation: None,
             last_result: None,
+            exit_loop: false,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -169,6 +174,7 @@ impl Thread {
             agent_usage: Vec::new(),
             last_conversation: None,
             last_result: None,
+            exit_loop: false,
             next_thread: self.next_thread.clone(),
         }
     }

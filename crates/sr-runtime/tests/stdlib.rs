@@ -19,7 +19,7 @@ fn eval(expr: &str) -> Result<Value, String> {
     let body = body(&db, item);
     let Stmt::Return(e) = &body.stmts[body.root[0]] else { panic!("`{expr}` is not a return") };
     let vars: Vars = [("s".to_string(), Value::String("ab".repeat(1 << 17)))].into_iter().collect();
-    Evaluator { body: &body, vars: &vars, item: None }.eval(*e).map_err(|e| e.0)
+    Evaluator { body: &body, vars: &vars, item: None, tools: None }.eval(*e).map_err(|e| e.0)
 }
 
 #[test]

@@ -70,11 +70,15 @@ pub enum Code {
     SR115,
     /// A stdio MCP server defined in an imported file.
     SR116,
+    /// `TOOL.FUNCTION(…)` in a flow naming no declared tool, or no function of it.
+    SR117,
+    /// A builtin tool function called with the wrong arguments.
+    SR118,
 }
 
 impl Code {
     /// Every code, in order: the documentation lists each one (a test checks).
-    pub const ALL: [Code; 30] = [
+    pub const ALL: [Code; 32] = [
         Code::E0001,
         Code::E0002,
         Code::E0003,
@@ -105,6 +109,8 @@ impl Code {
         Code::SR114,
         Code::SR115,
         Code::SR116,
+        Code::SR117,
+        Code::SR118,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -139,6 +145,8 @@ impl Code {
             Code::SR114 => "SR114",
             Code::SR115 => "SR115",
             Code::SR116 => "SR116",
+            Code::SR117 => "SR117",
+            Code::SR118 => "SR118",
         }
     }
 

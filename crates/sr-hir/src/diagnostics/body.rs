@@ -49,6 +49,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0, breakable: false };
     flat.block(&body.root, upstream_looks, &mut out);
     out.extend(super::functions::check(item, &body));
+    out.extend(super::tool_calls::check(db, item, &body, program));
     out
 }
 

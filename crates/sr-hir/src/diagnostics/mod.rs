@@ -9,6 +9,7 @@ mod executor;
 mod functions;
 mod imported_tools;
 mod prompt;
+mod tool_calls;
 mod whole_program;
 
 use sr_syntax::line_index::Encoding;

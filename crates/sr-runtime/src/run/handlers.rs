@@ -205,7 +205,7 @@ impl Runtime {
             ));
         }
         let eval = |th: &Thread, e| {
-            Evaluator { body: &spec.body, vars: &th.vars, item: None }
+            Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: None }
                 .eval(e)
                 .map_err(|e| RunError::failed(e.0, location.clone()))
         };
