@@ -1,4 +1,4 @@
-//! The one composition root for runs. `sr run`, the debugger and `sr eval`
+//! The one composition root for runs. `sr run` and the debugger
 //! describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
 //! the outside world (providers, MCP servers, tools, the jail, the session,
 //! its journal and lease, the recording) as a [`Launched`], so every front end
