@@ -6,24 +6,11 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Options, run_source};
+use common::{Options, bubblewrap_or_skip, tool_results};
 use serde_json::{Value, json};
 use sr_runtime::RunOptions;
-use sr_runtime::event::{Payload, RunStatus};
-use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
-
-/// Whether bubblewrap can run here; required in CI.
-fn sandbox_available() -> bool {
-    if sr_sandbox::Bubblewrap::available() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
-    eprintln!("\n!!! SKIPPED: the cli tool runs in bubblewrap (apt-get install bubblewrap) !!!\n");
-    false
-}
 
 fn agent(reference: &str) -> String {
     format!(
@@ -35,25 +22,9 @@ fn agent(reference: &str) -> String {
 /// Runs an agent with the cli tool `reference` whose model runs `commands` (one
 /// per turn), then stops; the tool results in order.
 async fn commands(reference: &str, commands: &[&[&str]], options: Options) -> Vec<Value> {
-    let mut replies: Vec<Reply> = commands
-        .iter()
-        .map(|command| Reply::Calls(vec![("execute_cli_command".into(), json!({"command": command}))]))
-        .collect();
-    replies.push(Reply::Text("done".into()));
-    let first = replies.remove(0);
-    let provider = Arc::new(ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]));
-    let run =
-        tokio::time::timeout(Duration::from_secs(60), run_source("cli", &agent(reference), "go", provider, options))
-            .await
-            .expect("a command blocked the run");
-    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    run.events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::ToolResult { result, .. } => Some(result.clone()),
-            _ => None,
-        })
-        .collect()
+    let calls =
+        commands.iter().map(|command| ("execute_cli_command".to_string(), json!({"command": command}))).collect();
+    tool_results("cli", &agent(reference), calls, options, Duration::from_secs(60)).await
 }
 
 fn stdout(result: &Value) -> &str {
@@ -70,7 +41,7 @@ fn options(work_dir: &Path) -> Options {
 
 #[tokio::test]
 async fn secrets_in_the_environment_do_not_reach_commands() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     // SAFETY: no other test in this binary reads or writes these variables.
@@ -98,7 +69,7 @@ async fn secrets_in_the_environment_do_not_reach_commands() {
 
 #[tokio::test]
 async fn commands_see_the_work_dir_and_nothing_else_of_the_host() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let outside = common::work_dir("cli-outside");
@@ -143,7 +114,7 @@ async fn commands_see_the_work_dir_and_nothing_else_of_the_host() {
 
 #[tokio::test]
 async fn the_runtime_state_inside_the_work_dir_is_hidden_from_commands() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let work = common::work_dir("cli-state");
@@ -189,7 +160,7 @@ async fn listener() -> (u16, tokio::task::JoinHandle<bool>) {
 
 #[tokio::test]
 async fn no_network_unless_the_tool_declares_it() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let (port, accepted) = listener().await;
@@ -217,7 +188,7 @@ fn alive(marker: &str) -> bool {
 
 #[tokio::test]
 async fn a_command_and_everything_it_started_stop_at_the_time_cap() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let marker = format!("100.{}", std::process::id());
@@ -247,7 +218,7 @@ async fn a_command_and_everything_it_started_stop_at_the_time_cap() {
 
 #[tokio::test]
 async fn huge_output_is_capped() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let results = commands(
@@ -270,7 +241,7 @@ async fn huge_output_is_capped() {
 
 #[tokio::test]
 async fn fork_bombs_and_memory_hogs_are_stopped_and_the_run_goes_on() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let work = common::work_dir("cli-bomb");
@@ -305,7 +276,7 @@ async fn fork_bombs_and_memory_hogs_are_stopped_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
-    if !sandbox_available() {
+    if !bubblewrap_or_skip("the cli tool") {
         return;
     }
     let outside = common::work_dir("cli-host-outside");

@@ -36,23 +36,13 @@ agent greeter_agent:
     description "Greets whoever it is asked to."
 "#;
 
-/// Whether bubblewrap can run here; required in CI.
-fn sandbox_available() -> bool {
-    if sr_sandbox::Bubblewrap::available() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
-    eprintln!("SKIPPED: the coding agent test needs bubblewrap (apt-get install bubblewrap)");
-    false
-}
-
 fn code(body: &str) -> Reply {
     Reply::Text(format!("```python\n{body}\n```"))
 }
 
 #[tokio::test]
 async fn a_coding_agent_calls_tools_from_code_keeps_state_and_recovers() {
-    if !sandbox_available() {
+    if !common::bubblewrap_or_skip("the coding agent test") {
         return;
     }
     let dir = work_dir("coding");
