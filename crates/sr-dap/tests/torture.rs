@@ -6,41 +6,22 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sr_wire::{Incoming, Reader};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-struct Adapter {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: Reader<BufReader<ChildStdout>>,
-}
+mod common;
+
+struct Adapter(common::Process);
 
 impl Adapter {
     fn start() -> Adapter {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sr-dap"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = Reader::new(BufReader::new(child.stdout.take().unwrap()));
-        Adapter { child, stdin, stdout }
+        Adapter(common::Process::spawn(None))
     }
 
     async fn send_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).await.unwrap();
-        self.stdin.flush().await.unwrap();
+        self.0.write_raw(bytes).await;
     }
 
     async fn next(&mut self) -> Value {
-        let read = tokio::time::timeout(Duration::from_secs(30), self.stdout.read()).await;
-        match read.expect("the adapter said nothing for 30 s").expect("the adapter's output broke") {
-            Some(Incoming::Message(message)) => message,
-            other => panic!("expected a message, got {other:?}"),
-        }
+        self.0.next().await
     }
 
     /// The next response; any message before it must be an event.
@@ -183,11 +164,8 @@ async fn malformed_messages_are_answered_or_skipped_and_serving_goes_on() {
     dap.still_serving(seq).await;
 
     // The end of stdin ends the adapter promptly, with exit code 0.
-    let Adapter { mut child, stdin, .. } = dap;
-    drop(stdin);
     let started = Instant::now();
-    let status =
-        tokio::time::timeout(Duration::from_secs(10), child.wait()).await.expect("no exit 10 s after EOF").unwrap();
+    let status = dap.0.close().await;
     assert_eq!(status.code(), Some(0));
     assert!(started.elapsed() < Duration::from_secs(2), "exit took {:?}", started.elapsed());
 }
