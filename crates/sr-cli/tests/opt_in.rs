@@ -23,18 +23,18 @@ fn temp(name: &str) -> PathBuf {
     dir
 }
 
-const HOST: &str = r#"model main = openai/gpt-4o-mini
-tool sh = builtin streetrace.cli.host
-prompt helper: """You run commands."""
-agent:
-    instruction helper
-    tools sh
-"#;
+/// An agent whose only tool is the cli tool `reference`.
+fn cli_agent(reference: &str) -> String {
+    format!(
+        "model main = openai/gpt-4o-mini\ntool sh = builtin {reference}\nprompt helper: \"\"\"You run commands.\"\"\"\n\
+         agent:\n    instruction helper\n    tools sh\n"
+    )
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn host_tools_run_on_the_host_only_with_allow_host_tools() {
     let dir = temp("host");
-    std::fs::write(dir.join("host.sr"), HOST).unwrap();
+    std::fs::write(dir.join("host.sr"), cli_agent("streetrace.cli.host")).unwrap();
     let outside = temp("host-outside");
     std::fs::write(outside.join("host.txt"), "from the host").unwrap();
     let command = json!({"command": ["cat", outside.join("host.txt")]});
@@ -78,19 +78,11 @@ async fn unsandboxed_coding_agents_need_allow_unsandboxed() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran");
 }
 
-const SANDBOXED: &str = r#"model main = openai/gpt-4o-mini
-tool sh = builtin streetrace.cli
-prompt helper: """You run commands."""
-agent:
-    instruction helper
-    tools sh
-"#;
-
 /// Without bubblewrap the cli tool fails; its commands never run on the host.
 #[tokio::test(flavor = "multi_thread")]
 async fn without_bubblewrap_commands_fail_instead_of_running_on_the_host() {
     let dir = temp("no-bwrap");
-    std::fs::write(dir.join("sh.sr"), SANDBOXED).unwrap();
+    std::fs::write(dir.join("sh.sr"), cli_agent("streetrace.cli")).unwrap();
     let marker = dir.join("ran-on-the-host");
     let server = MockServer::start().await;
     server.push(MockReply::tool_call("c1", "execute_cli_command", json!({"command": ["/usr/bin/touch", marker]})));
