@@ -2,6 +2,7 @@
 //! threads that execute it, and how runs fail.
 
 mod agent;
+mod executor;
 mod flow;
 mod flow_tools;
 mod handlers;

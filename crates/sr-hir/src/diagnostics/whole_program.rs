@@ -230,7 +230,11 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 summary.runs_flows.iter().for_each(|f| mark(ItemKind::Flow, f));
                 summary.calls_prompts.iter().for_each(|p| mark(ItemKind::Prompt, p));
                 summary.call_models.iter().for_each(|m| mark(ItemKind::Model, m));
-                summary.calls_tools.iter().for_each(|t| mark(ItemKind::Tool, t));
+                // `X.f(…)` names a tool, or an executor (`sandbox.run(code)`).
+                for callee in &summary.calls_tools {
+                    mark(ItemKind::Tool, callee);
+                    mark(ItemKind::Executor, callee);
+                }
             }
             _ => {}
         }

@@ -137,3 +137,20 @@ pub async fn tool_results(
         })
         .collect()
 }
+
+/// Runs the file at `path` in `dir` with no model, its tool calls going
+/// through `tools` (live with a cassette, replayed or resumed).
+pub async fn run_with_tools(path: &Path, dir: &Path, tools: Arc<dyn sr_runtime::record::ToolGate>) -> RunOutcome {
+    let mut db = RootDatabase::default();
+    let program = sr_runtime::compile::compile_path(&mut db, path).unwrap();
+    let env = Env {
+        provider: Arc::new(sr_runtime::scripted::ScriptedProvider::new()),
+        hook: Arc::new(NoHook),
+        jail: Jail::new(dir).unwrap(),
+        tools,
+        human: Arc::new(Unattended),
+        options: RunOptions::default(),
+    };
+    let emitter = Emitter::new("inv", vec![Arc::new(|_: &Event| {})]);
+    Runtime::new(program, env).run(emitter, "go".to_string(), Vec::new()).await
+}
