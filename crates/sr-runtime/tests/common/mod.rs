@@ -52,6 +52,8 @@ pub struct Options {
     pub options: RunOptions,
     /// Paths file tools must not reach (the runtime's state).
     pub forbidden: Vec<PathBuf>,
+    /// The session's conversation before this run.
+    pub history: Vec<sr_llm::Message>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             work_dir: work_dir("default"),
             options: RunOptions::default(),
             forbidden: Vec::new(),
+            history: Vec::new(),
         }
     }
 }
@@ -85,7 +88,7 @@ pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, opt
     let emitter =
         Emitter::new("test-invocation", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
     let runtime = Runtime::new(program, env);
-    let outcome = runtime.run(emitter, input.to_string(), Vec::new()).await;
+    let outcome = runtime.run(emitter, input.to_string(), options.history).await;
     let events = events.lock().unwrap().clone();
     Run { outcome, events }
 }
