@@ -213,6 +213,9 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                     body.template.interpolations().for_each(|i| mark(ItemKind::Prompt, &i.path[0]));
                 }
             }
+            ItemData::Executor(executor) => {
+                executor.examples.iter().for_each(|p| mark(ItemKind::Prompt, &p.name));
+            }
             ItemData::Model(crate::hir::ModelData::Alias(alias)) => mark(ItemKind::Model, &alias.name),
             ItemData::Schema(schema) => {
                 for field in &schema.fields {

@@ -58,7 +58,7 @@ pub(crate) fn session_config(executor: &ExecutorData) -> Result<SessionConfig, S
         cpu_seconds: executor.cpu_seconds.unwrap_or(defaults.cpu_seconds),
         ..defaults
     };
-    let mut config = SessionConfig { policy, limits, ..SessionConfig::default() };
+    let mut config = SessionConfig { policy, limits, stateless: executor.stateless, ..SessionConfig::default() };
     if let Some(seconds) = executor.timeout {
         config.step_timeout = Duration::from_secs(seconds);
     }

@@ -83,8 +83,14 @@ impl Runtime {
         let config = session_config(executor).map_err(&failed)?;
         let mut session =
             Session::start(backend, tools, channel.clone(), config).await.map_err(|e| failed(e.to_string()))?;
+        let examples = match &executor.examples {
+            Some(prompt) => crate::eval::render_prompt(&prompt.name, &self.program.prompts, &th.vars, 0)
+                .map_err(|e| failed(format!("its examples: {}", e.0)))?,
+            None => String::new(),
+        };
         let agent = CodeAgent {
             instructions: system.unwrap_or_default(),
+            examples,
             max_iterations: executor.max_steps.map_or(20, |n| n.min(u32::MAX as u64) as u32),
             max_consecutive_errors: executor.max_errors.map_or(3, |n| n.min(u32::MAX as u64) as u32),
         };
