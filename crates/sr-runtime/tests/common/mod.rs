@@ -104,12 +104,7 @@ pub async fn run_source(name: &str, source: &str, input: &str, provider: Arc<dyn
 /// loud skip elsewhere.
 #[allow(dead_code)]
 pub fn bubblewrap_or_skip(what: &str) -> bool {
-    if sr_sandbox::Bubblewrap::available() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
-    eprintln!("\n!!! SKIPPED: {what} needs bubblewrap (apt-get install bubblewrap) !!!\n");
-    false
+    sr_testing::required(sr_sandbox::Bubblewrap::available(), &format!("bubblewrap (bwrap, prlimit) for {what}"))
 }
 
 /// Runs the agent in `source`, whose model makes `calls` (one per turn), then
