@@ -14,6 +14,7 @@ pub mod mcp;
 mod policy;
 pub mod record;
 pub mod run;
+#[cfg(feature = "testing")]
 pub mod scripted;
 pub mod session;
 pub mod state;

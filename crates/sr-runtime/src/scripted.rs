@@ -1,7 +1,7 @@
-//! A provider that answers from a script instead of a model: for tests,
-//! offline demos and the debugger's tests. Each request goes to the first rule
-//! whose matcher accepts it; a rule answers with text or tool calls, once or
-//! every time.
+//! A provider that answers from a script instead of a model, for this and
+//! other crates' tests and benchmarks (the `testing` feature; not in the
+//! shipped binaries). Each request goes to the first rule whose matcher
+//! accepts it; a rule answers with text or tool calls, once or every time.
 
 use std::sync::Mutex;
 use std::time::Duration;
