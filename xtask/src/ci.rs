@@ -6,6 +6,7 @@ use crate::root;
 
 pub fn run(_args: &[String]) -> Result<(), String> {
     step("cargo", &["fmt", "--all", "--", "--check"], &[])?;
+    step("cargo", &["xtask", "cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "--workspace"], &[])?;
     // The editor-side tests drive the binaries `cargo test` just built.
@@ -14,6 +15,9 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     let bin = |name: &str| target.join("debug").join(name).display().to_string();
     step("bash", &["editors/vscode/test/dap/run.sh"], &[("SR_BIN", bin("sr"))])?;
     step("bash", &["editors/ci.sh"], &[("SR_BIN", bin("sr"))])?;
+    // Each fuzz target for 15 s after a cold build of about two minutes:
+    // three minutes in all on two cores.
+    step("cargo", &["xtask", "fuzz", "--seconds", "15"], &[])?;
     // The installable artifacts, and the wheel installed with no index in a fresh venv.
     step("cargo", &["xtask", "dist", "--check"], &[])?;
     Ok(())

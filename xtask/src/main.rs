@@ -6,6 +6,7 @@ mod cycles;
 mod differential;
 mod dist;
 mod e2e_vscode;
+mod fuzz;
 mod record_example;
 mod scaling;
 mod semantic;
@@ -37,6 +38,11 @@ tasks:
       --no-index target/dist/streetrace_rs-*.whl) and the linux-x64 .vsix
       with sr bundled; --check installs the wheel in a fresh venv and runs
       its sr --version and sr check on an example
+  fuzz [--seconds N] [TARGET...]
+      build the cargo-fuzz targets of fuzz/ (parse, format, lsp_gate) and run
+      each (or those named) for N seconds (default 30) on a corpus seeded from
+      the repository's .sr files; fails on a crash with the reproducer's path
+      (needs cargo-fuzz; stable Rust runs it with RUSTC_BOOTSTRAP=1)
   record-example
       re-record examples/review/review.cassette.jsonl (the README's first
       command replays it) against a local mock model server
@@ -59,6 +65,7 @@ fn main() -> ExitCode {
         Some("differential") if args.iter().any(|a| a == "--semantic") => semantic::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("record-example") => record_example::run(&args[1..]),
         Some("e2e-vscode") => e2e_vscode::run(&args[1..]),
         _ => Err(USAGE.to_string()),

@@ -70,6 +70,14 @@ pub struct Args {
     /// Print the workload's entry point, flows and agents, and run nothing.
     #[arg(long)]
     list_agents: bool,
+    /// Let cli tools declared `streetrace.cli.host` run commands on the host, with
+    /// your rights (other cli tools run in a bubblewrap sandbox). See docs/security.md.
+    #[arg(long)]
+    allow_host_tools: bool,
+    /// Let coding agents whose executor says `backend: unsandboxed` run their code
+    /// as you, outside any sandbox. See docs/security.md.
+    #[arg(long)]
+    allow_unsandboxed: bool,
     /// Model turns an agent may take.
     #[arg(long, default_value_t = 25)]
     max_turns: u32,
@@ -179,6 +187,9 @@ async fn run_async(args: Args) -> ExitCode {
             max_turns: args.max_turns,
             prices,
             entry: args.entry.clone(),
+            allow_host_tools: args.allow_host_tools,
+            allow_unsandboxed: args.allow_unsandboxed,
+            ..RunOptions::default()
         },
         human,
     };

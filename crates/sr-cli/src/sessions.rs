@@ -74,8 +74,12 @@ pub fn run(command: Command) -> ExitCode {
         Command::Show { id, jsonl, .. } => {
             let events = match store.events(&id) {
                 Ok(events) if !events.is_empty() => events,
-                _ => {
+                Ok(_) => {
                     eprintln!("error: no session {id}");
+                    return ExitCode::from(2);
+                }
+                Err(e) => {
+                    eprintln!("error: cannot read session {id}: {e}");
                     return ExitCode::from(2);
                 }
             };

@@ -45,7 +45,7 @@ impl Expression {
     }
 
     pub fn eval(&self, vars: &Vars) -> Result<Value, String> {
-        Evaluator { body: &self.body, vars, item: None }.eval(self.expr).map_err(|e| e.0)
+        Evaluator { body: &self.body, vars, item: None, tools: None }.eval(self.expr).map_err(|e| e.0)
     }
 }
 

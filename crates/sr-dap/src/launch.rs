@@ -64,6 +64,8 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
             override_model: args.override_model.clone(),
             max_turns: args.max_turns.unwrap_or(defaults.max_turns),
             entry: args.entry.clone(),
+            allow_host_tools: args.allow_host_tools.unwrap_or(false),
+            allow_unsandboxed: args.allow_unsandboxed.unwrap_or(false),
             ..defaults
         },
         human: Arc::new(Unattended),
@@ -104,5 +106,30 @@ fn compile_error(root: &Path, diagnostics: Vec<(PathBuf, sr_syntax::Diagnostic)>
             if count == 1 { "" } else { "s" }
         ),
         diagnostics: lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launch configuration's opt-ins reach the run, and are off unless given.
+    #[tokio::test]
+    async fn opt_in_flags_reach_the_run_options() {
+        let dir = std::env::temp_dir().join(format!("sr-dap-launch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join("a.sr");
+        std::fs::write(&program, "model main = openai/gpt-4o\nprompt p: \"\"\"x\"\"\"\nagent:\n    instruction p\n")
+            .unwrap();
+        let base = serde_json::json!({"program": program, "workDir": dir});
+        let args: LaunchArguments = serde_json::from_value(base.clone()).unwrap();
+        let options = prepare(&args).await.unwrap().launched.options;
+        assert!(!options.allow_host_tools && !options.allow_unsandboxed);
+        let mut given = base;
+        given["allowHostTools"] = true.into();
+        given["allowUnsandboxed"] = true.into();
+        let args: LaunchArguments = serde_json::from_value(given).unwrap();
+        let options = prepare(&args).await.unwrap().launched.options;
+        assert!(options.allow_host_tools && options.allow_unsandboxed);
     }
 }

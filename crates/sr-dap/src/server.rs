@@ -1,5 +1,6 @@
 //! The session: reads requests in order, answers each (an unknown or broken
-//! one with an error response), and drives the configuration sequence:
+//! one, or a message meant as a request without a `type`, `seq` or
+//! `command`, with an error response), and drives the configuration sequence:
 //! `initialize` → `launch` (the program compiles) → `initialized` event →
 //! breakpoints → `configurationDone` → the run starts.
 
@@ -17,8 +18,8 @@ use crate::debugger::{Action, Debugger};
 use crate::exceptions::ExceptionKind;
 use crate::launch::{self, Launch, LaunchError};
 use crate::protocol::{
-    Capabilities, Event, ExceptionInfoArguments, InitializeArguments, LaunchArguments, Outgoing, Request, Response,
-    RestartArguments, ScopesArguments, ThreadArguments,
+    Capabilities, Event, ExceptionInfoArguments, InitializeArguments, LaunchArguments, NotARequest, Outgoing, Request,
+    Response, RestartArguments, ScopesArguments, ThreadArguments,
 };
 use crate::run::{self, Running};
 use crate::source::Positions;
@@ -121,17 +122,24 @@ impl Session {
 
     /// Handles one message; false when the session is over.
     async fn handle(&mut self, message: Value) -> bool {
-        let request: Request = match serde_json::from_value(message) {
+        let request = match Request::from_message(message) {
             Ok(request) => request,
-            Err(e) => {
-                eprintln!("sr-dap: skipped a message that is not a request: {e}");
+            Err(NotARequest::Skip(reason)) => {
+                eprintln!("sr-dap: skipped a message: {reason}");
+                return true;
+            }
+            Err(NotARequest::Answer { seq, command, message }) => {
+                eprintln!("sr-dap: refused a message: {message}");
+                self.client.respond(Response {
+                    request_seq: seq,
+                    success: false,
+                    command,
+                    message: Some(message),
+                    body: None,
+                });
                 return true;
             }
         };
-        if request.kind != "request" {
-            eprintln!("sr-dap: skipped a message of type '{}'", request.kind);
-            return true;
-        }
         match request.command.as_str() {
             "initialize" => {
                 let result = arguments::<InitializeArguments>(&request).map(|args| {

@@ -2,14 +2,11 @@
 //! fixture (replayed from its recording) as a JSON transcript, broken input,
 //! and a program that does not compile.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use sr_wire::{Incoming, Reader};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -17,31 +14,18 @@ fn fixtures() -> PathBuf {
 
 /// The adapter, and every message it sent.
 struct Adapter {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: Reader<BufReader<ChildStdout>>,
+    process: common::Process,
     seq: i64,
     transcript: Vec<Value>,
 }
 
 impl Adapter {
     fn start() -> Adapter {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sr-dap"))
-            .current_dir(fixtures())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = Reader::new(BufReader::new(child.stdout.take().unwrap()));
-        Adapter { child, stdin, stdout, seq: 0, transcript: Vec::new() }
+        Adapter { process: common::Process::spawn(Some(&fixtures())), seq: 0, transcript: Vec::new() }
     }
 
     async fn write_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).await.unwrap();
-        self.stdin.flush().await.unwrap();
+        self.process.write_raw(bytes).await;
     }
 
     /// Sends a request; `arguments: None` leaves the field out.
@@ -58,14 +42,9 @@ impl Adapter {
     }
 
     async fn next(&mut self) -> Value {
-        let read = tokio::time::timeout(Duration::from_secs(30), self.stdout.read()).await;
-        match read.expect("the adapter said nothing for 30 s").unwrap() {
-            Some(Incoming::Message(message)) => {
-                self.transcript.push(message.clone());
-                message
-            }
-            other => panic!("expected a message, got {other:?}"),
-        }
+        let message = self.process.next().await;
+        self.transcript.push(message.clone());
+        message
     }
 
     /// Messages up to the response to `seq`, which is returned.
@@ -113,9 +92,8 @@ impl Adapter {
             .collect()
     }
 
-    async fn exit_code(mut self) -> Option<i32> {
-        drop(self.stdin);
-        tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.unwrap().unwrap().code()
+    async fn exit_code(self) -> Option<i32> {
+        self.process.close().await.code()
     }
 }
 

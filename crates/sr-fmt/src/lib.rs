@@ -14,7 +14,7 @@ mod spacing;
 pub use crate::cli::run;
 pub use sr_syntax::{TextRange, TextSize};
 
-use sr_syntax::Diagnostic;
+use sr_syntax::{Diagnostic, NodeOrToken, SyntaxKind, WalkEvent};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FormatError {
@@ -37,6 +37,26 @@ impl std::error::Error for FormatError {}
 pub struct Edit {
     pub range: TextRange,
     pub new_text: String,
+}
+
+/// The tree as node kinds and token texts, without whitespace and line
+/// breaks: what formatting preserves (a lost or moved comment changes it).
+pub fn shape(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for event in sr_syntax::parse(text).syntax().preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(NodeOrToken::Node(node)) => out.push(format!("{:?}", node.kind())),
+            WalkEvent::Enter(NodeOrToken::Token(token))
+                if !matches!(token.kind(), SyntaxKind::WHITESPACE | SyntaxKind::NEWLINE) =>
+            {
+                // Only the line breaks inside multi-line strings may change (CRLF).
+                out.push(format!("{:?} {}", token.kind(), token.text().replace("\r\n", "\n").trim_end()))
+            }
+            WalkEvent::Leave(NodeOrToken::Node(_)) => out.push("<".to_string()),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The formatted text.

@@ -5,27 +5,6 @@
 
 use std::path::Path;
 
-use sr_syntax::{NodeOrToken, SyntaxKind, WalkEvent};
-
-/// The tree as a list of node kinds and token texts, without whitespace and line breaks.
-fn shape(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for event in sr_syntax::parse(text).syntax().preorder_with_tokens() {
-        match event {
-            WalkEvent::Enter(NodeOrToken::Node(node)) => out.push(format!("{:?}", node.kind())),
-            WalkEvent::Enter(NodeOrToken::Token(token))
-                if !matches!(token.kind(), SyntaxKind::WHITESPACE | SyntaxKind::NEWLINE) =>
-            {
-                // Only the line breaks inside multi-line strings may change (CRLF).
-                out.push(format!("{:?} {}", token.kind(), token.text().replace("\r\n", "\n").trim_end()))
-            }
-            WalkEvent::Leave(NodeOrToken::Node(_)) => out.push("<".to_string()),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Checks one text; `Ok(false)` when it does not parse (not formatted).
 fn check(name: &str, text: &str) -> Result<bool, String> {
     let formatted = match sr_fmt::format(text) {
@@ -37,8 +16,8 @@ fn check(name: &str, text: &str) -> Result<bool, String> {
     if !errors.is_empty() {
         return Err(format!("{name}: formatted text does not parse: {errors:?}\n{formatted}"));
     }
-    if shape(text) != shape(&formatted) {
-        let (a, b) = (shape(text), shape(&formatted));
+    if sr_fmt::shape(text) != sr_fmt::shape(&formatted) {
+        let (a, b) = (sr_fmt::shape(text), sr_fmt::shape(&formatted));
         let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
         return Err(format!("{name}: tree changed at {at}: {:?} vs {:?}\n{formatted}", a.get(at), b.get(at)));
     }

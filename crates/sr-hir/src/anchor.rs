@@ -3,7 +3,7 @@
 //! only when a file's diagnostics are reported. Name resolution and the checks both
 //! produce them; neither depends on the other for it.
 
-use sr_syntax::{Code, Reported, Severity, TextRange, TextSize};
+use sr_syntax::{Code, Fix, Reported, Severity, TextRange, TextSize};
 
 use crate::hir::{ExprId, PartId, StmtId};
 use crate::items::{Item, item_syntax};
@@ -47,6 +47,7 @@ pub struct SemanticDiagnostic<'db> {
     pub related: Vec<(Anchor<'db>, String)>,
     pub reported: Reported,
     pub upstream_at: UpstreamAt<'db>,
+    pub fixes: Vec<Fix>,
 }
 
 impl<'db> Anchor<'db> {

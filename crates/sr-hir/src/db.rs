@@ -94,10 +94,9 @@ impl RootDatabase {
         file
     }
 
-    /// Drops `path` from the workspace. Salsa keeps a query's last value
-    /// until the query runs again, so the file's text is emptied and its
-    /// file-level queries re-run: its syntax tree, items and diagnostics are
-    /// freed now instead of living as long as the database.
+    /// Drops `path` from the workspace and empties its text. Salsa keeps a
+    /// query's last value until the query runs again: a long-lived database
+    /// re-runs the file's queries on the empty text to free their old values.
     pub fn remove_file(&mut self, path: impl AsRef<Path>) {
         let path = normalize(path.as_ref());
         let workspace = self.workspace();
@@ -105,8 +104,6 @@ impl RootDatabase {
         if let Some(file) = files.remove(&path) {
             file.set_text(self).to(Arc::from(""));
             workspace.set_files(self).to(files);
-            crate::diagnostics::file_diagnostics(self, file);
-            crate::line_index(self, file);
         }
     }
 

@@ -425,6 +425,8 @@ pub enum Stmt {
         body: Vec<StmtId>,
     },
     Continue,
+    /// `break` (our extension): ends the innermost `loop` or `for`.
+    Break,
     Abort,
     RetryStep(ExprId),
     Mask {

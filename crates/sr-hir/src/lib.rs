@@ -25,8 +25,10 @@ mod items;
 mod lower;
 mod name;
 pub mod resolve;
+pub mod stdlib;
 pub mod summary;
 pub mod template;
+pub mod tool_functions;
 
 pub use crate::db::{Db, File, RootDatabase, Workspace};
 pub use crate::diagnostics::file_diagnostics;

@@ -528,6 +528,7 @@ impl Lower {
             },
             ast::Stmt::FailureBlock(s) => Stmt::OnFailure { body: self.block(s.body()) },
             ast::Stmt::ContinueStmt(_) => Stmt::Continue,
+            ast::Stmt::BreakStmt(_) => Stmt::Break,
             ast::Stmt::AbortStmt(_) => Stmt::Abort,
             ast::Stmt::RetryStepStmt(s) => Stmt::RetryStep(self.opt_expr(s.value(), &node)),
             ast::Stmt::MaskStmt(s) => match s.guardrail() {

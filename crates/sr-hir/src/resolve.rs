@@ -370,6 +370,7 @@ impl<'db> SemanticDiagnostic<'db> {
             severity: Severity::Error,
             message: message.into(),
             help: None,
+            fixes: Vec::new(),
             anchor,
             related: Vec::new(),
             reported: Reported::Always,

@@ -28,6 +28,8 @@ pub struct BodySummary {
     pub calls_prompts: Vec<Name>,
     /// Models named by `call llm … using model "m"`.
     pub call_models: Vec<Name>,
+    /// Tools whose functions it calls (`fs` of `fs.read_file(x)`).
+    pub calls_tools: Vec<Name>,
 }
 
 #[salsa::tracked(returns(clone))]
@@ -58,12 +60,24 @@ pub fn body_summary<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<BodySummary> {
         }
         _ => {}
     });
+    body.walk_stmts(&mut |_, stmt| {
+        for root in body.stmt_exprs(stmt) {
+            body.walk_expr(root, &mut |_, expr| {
+                if let crate::hir::Expr::Call { function, .. } = expr
+                    && let Some((tool, _)) = function.split_once('.')
+                {
+                    summary.calls_tools.push(Name::from(tool));
+                }
+            });
+        }
+    });
     for list in [
         &mut summary.assigned,
         &mut summary.runs_flows,
         &mut summary.runs_agents,
         &mut summary.calls_prompts,
         &mut summary.call_models,
+        &mut summary.calls_tools,
     ] {
         dedup(list);
     }

@@ -63,3 +63,38 @@ fn library_files_are_not_asked_for_an_entry_point_or_uses() {
     db.set_file("/ws/main.sr", "import ./lib.sr\nflow main:\n    run agent helper\n");
     assert_eq!(codes(&db, lib), vec![]);
 }
+
+#[test]
+fn stdio_mcp_servers_of_imported_files_are_reported_at_the_import() {
+    let mut db = RootDatabase::default();
+    db.set_file(
+        "/ws/tools.sr",
+        "tool gh = mcp \"stdio:npx -y @acme/gh-server\"\ntool web = mcp \"https://example.com/mcp\"\n",
+    );
+    db.set_file("/ws/lib.sr", "import ./tools.sr\nprompt p: \"\"\"P.\"\"\"\n");
+    let main = db.set_file(
+        "/ws/main.sr",
+        "import ./lib.sr\ntool local = mcp \"stdio:./server\"\nagent:\n    instruction p\n    tools gh, web, local\n",
+    );
+    let diagnostics = file_diagnostics(&db, main);
+    let found: Vec<_> = diagnostics.iter().filter(|d| d.code == Code::SR116).collect();
+    assert_eq!(found.len(), 1, "{diagnostics:#?}");
+    assert_eq!(found[0].message, "imported tool 'gh' starts a local program: npx -y @acme/gh-server");
+    assert_eq!(&db.file("/ws/main.sr").unwrap().text(&db)[found[0].range], "./lib.sr");
+    assert_eq!(found[0].related[0].file.as_deref(), Some("/ws/tools.sr"));
+    assert!(!file_diagnostics(&db, main).iter().any(|d| d.code == Code::SR116 && d.in_mode(true)));
+}
+
+#[test]
+fn a_flow_that_runs_itself_is_reported_at_the_run() {
+    let mut db = RootDatabase::default();
+    let main = db.set_file("/ws/main.sr", "flow main:\n    run other\n    run main\nflow other:\n    log \"x\"\n");
+    let found: Vec<_> = codes(&db, main).into_iter().filter(|(code, _)| *code == Code::SR115).collect();
+    assert_eq!(
+        found,
+        vec![(
+            Code::SR115,
+            "flow 'main' runs itself: unless a condition stops it, the run fails when flows nest too deep".to_string()
+        )]
+    );
+}

@@ -2,7 +2,7 @@
 //! agent or tool; apply a "did you mean"; remove an unused definition.
 
 use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
-use sr_syntax::{Code, Diagnostic, TextRange, TextSize};
+use sr_syntax::{Code, DefinitionKind, Diagnostic, Fix, TextRange, TextSize};
 
 use crate::defs::item_range;
 use crate::{FileRange, SourceChange, TextEdit};
@@ -27,11 +27,14 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
             change.insert(&frange.path, edit);
             out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change });
         };
-        if let Some((title, edit)) = did_you_mean(db, file, diagnostic) {
-            add(title, edit);
-        }
-        if let Some((title, edit)) = create_missing(db, file, diagnostic) {
-            add(title, edit);
+        for fix in &diagnostic.fixes {
+            let action = match fix {
+                Fix::Replace(text) => replace(db, file, diagnostic, text),
+                Fix::Define(kind, name) => Some(define(db, file, *kind, name)),
+            };
+            if let Some((title, edit)) = action {
+                add(title, edit);
+            }
         }
         if diagnostic.code == Code::SR100
             && let Some((title, edit)) = remove_unused(db, file, diagnostic)
@@ -42,45 +45,28 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
     out
 }
 
-/// The text between the last pair of single quotes.
-fn quoted(text: &str) -> Option<&str> {
-    let end = text.rfind('\'')?;
-    let start = text[..end].rfind('\'')?;
-    Some(&text[start + 1..end])
-}
-
-fn did_you_mean(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
-    let help = diagnostic.help.as_deref()?;
-    let suggestion = quoted(help.strip_prefix("did you mean ")?)?;
-    let text = file.text(db);
-    let current = text.get(std::ops::Range::<usize>::from(diagnostic.range))?;
+fn replace(db: &RootDatabase, file: File, diagnostic: &Diagnostic, text: &str) -> Option<(String, TextEdit)> {
+    let current = file.text(db).get(std::ops::Range::<usize>::from(diagnostic.range))?;
     // Keep the quotes of `using model "x"`.
     let range = if current.len() >= 2 && current.starts_with(['"', '\'']) {
         TextRange::new(diagnostic.range.start() + TextSize::from(1), diagnostic.range.end() - TextSize::from(1))
     } else {
         diagnostic.range
     };
-    Some((format!("Change to '{suggestion}'"), TextEdit { range, new_text: suggestion.to_string() }))
+    Some((format!("Change to '{text}'"), TextEdit { range, new_text: text.to_string() }))
 }
 
-fn create_missing(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
-    let message = diagnostic.message.as_str();
-    let kind = match diagnostic.code {
-        Code::SR102 => "prompt",
-        Code::E0001 => ["prompt or variable", "prompt", "agent", "tool"]
-            .into_iter()
-            .find(|kind| message.starts_with(&format!("undefined reference to {kind} '")))?,
-        _ => return None,
-    };
-    let name = quoted(message)?;
-    let definition = match kind {
-        "agent" => format!(
-            "agent {name}:\n    instruction {name}_instruction\n\nprompt {name}_instruction: \"\"\"TODO: instructions for {name}.\"\"\"\n"
+fn define(db: &RootDatabase, file: File, kind: DefinitionKind, name: &str) -> (String, TextEdit) {
+    let (kind, definition) = match kind {
+        DefinitionKind::Agent => (
+            "agent",
+            format!(
+                "agent {name}:\n    instruction {name}_instruction\n\nprompt {name}_instruction: \"\"\"TODO: instructions for {name}.\"\"\"\n"
+            ),
         ),
-        "tool" => format!("tool {name} = mcp \"https://example.com/mcp\"\n"),
-        _ => format!("prompt {name}: \"\"\"TODO: describe {name}.\"\"\"\n"),
+        DefinitionKind::Tool => ("tool", format!("tool {name} = mcp \"https://example.com/mcp\"\n")),
+        DefinitionKind::Prompt => ("prompt", format!("prompt {name}: \"\"\"TODO: describe {name}.\"\"\"\n")),
     };
-    let kind = if kind == "tool" || kind == "agent" { kind } else { "prompt" };
     let text = file.text(db);
     let separator = if text.is_empty() || text.ends_with("\n\n") {
         ""
@@ -90,10 +76,10 @@ fn create_missing(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Opt
         "\n\n"
     };
     let end = TextSize::of(&**text);
-    Some((
+    (
         format!("Create {kind} '{name}'"),
         TextEdit { range: TextRange::empty(end), new_text: format!("{separator}{definition}") },
-    ))
+    )
 }
 
 fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {

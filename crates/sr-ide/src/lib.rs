@@ -132,8 +132,14 @@ impl AnalysisHost {
         self.db.set_file(path, text);
     }
 
+    /// Drops `path`. Its file-level queries re-run on the emptied text, so
+    /// salsa frees the old tree, items and diagnostics now: a server that
+    /// opens and closes many unsaved documents keeps a flat footprint.
     pub fn remove_file(&mut self, path: &Path) {
+        let Some(file) = self.db.file(path) else { return };
         self.db.remove_file(path);
+        sr_hir::diagnostics::file_diagnostics(&self.db, file);
+        sr_hir::line_index(&self.db, file);
     }
 
     /// Reads, from disk, the local files `path` imports (transitively) that

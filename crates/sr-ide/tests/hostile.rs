@@ -19,24 +19,24 @@ fn run(g: &Generator, n: usize) {
     eprintln!("{} at {n}: {:?}", g.name, start.elapsed());
 }
 
-#[test]
-fn deep_expressions() {
+/// Each generator just under, at and past the nesting limit, and at `deepest`.
+fn around_the_limit(generators: &[Generator], deepest: usize) {
     let limit = MAX_NESTING as usize;
-    for g in EXPRESSIONS {
-        for n in [limit - 2, limit, limit + 2, 20_000] {
+    for g in generators {
+        for n in [limit - 2, limit, limit + 2, deepest] {
             run(g, n);
         }
     }
 }
 
 #[test]
+fn deep_expressions() {
+    around_the_limit(EXPRESSIONS, 20_000);
+}
+
+#[test]
 fn deep_blocks() {
-    let limit = MAX_NESTING as usize;
-    for g in BLOCKS {
-        for n in [limit - 2, limit, limit + 2, 2_000] {
-            run(g, n);
-        }
-    }
+    around_the_limit(BLOCKS, 2_000);
 }
 
 #[test]

@@ -62,6 +62,19 @@ impl Redactor {
         Some(secrets.iter().fold(text.to_string(), |text, secret| text.replace(secret.as_str(), REDACTED)))
     }
 
+    /// How many bytes at the end of `text` could be the start of a secret
+    /// that the next piece of a stream completes: a stream holds them back.
+    pub fn held_back(&self, text: &str) -> usize {
+        let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
+        secrets
+            .iter()
+            .flat_map(|secret| secret.char_indices().skip(1).map(|(end, _)| &secret[..end]))
+            .filter(|prefix| text.ends_with(prefix))
+            .map(str::len)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// `text` redacted.
     pub fn redact(&self, text: &str) -> String {
         self.redact_str(text).unwrap_or_else(|| text.to_string())

@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 use sr_wire::{Frame, Incoming, Reader};
 use tokio::io::{AsyncBufRead, AsyncWrite};
@@ -157,17 +158,23 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut server = Reader::new(server);
+    // Reading a frame is not cancel-safe: the read in progress lives inside
+    // the stream, so a reply that wins the race never drops half a frame.
+    let frames = futures::stream::unfold(Reader::new(server), |mut server| async move {
+        let frame = server.read_frame().await;
+        Some((frame, server))
+    });
+    let mut frames = std::pin::pin!(frames);
     loop {
         let written = tokio::select! {
             biased;
-            read = server.read_frame() => match read {
-                Ok(Some(Frame::Body(body))) => sr_wire::write_body(&mut client, &body).await,
-                Ok(Some(Frame::Malformed(reason))) => {
+            read = frames.next() => match read {
+                Some(Ok(Some(Frame::Body(body)))) => sr_wire::write_body(&mut client, &body).await,
+                Some(Ok(Some(Frame::Malformed(reason)))) => {
                     eprintln!("sr-lsp: the server wrote a broken message: {reason}");
                     continue;
                 }
-                Ok(None) | Err(_) => break,
+                Some(Ok(None) | Err(_)) | None => break,
             },
             Some(reply) = replies.recv() => sr_wire::write(&mut client, &reply).await,
         };
@@ -224,5 +231,39 @@ mod tests {
         assert_eq!(code(json!({"jsonrpc": "2.0", "id": 8, "method": "$/x"})), Some((json!(8), METHOD_NOT_FOUND)));
         // An invalid notification is dropped.
         assert_eq!(answer(json!({"jsonrpc": "2.0", "method": "x", "params": "p"})), Some(Value::Null));
+    }
+
+    /// A reply that wins the race against a half-read server message must not
+    /// drop the bytes read so far: both reach the client whole.
+    #[tokio::test]
+    async fn a_reply_during_a_slow_server_message_loses_nothing() {
+        let (mut server_out, gate_in) = tokio::io::duplex(64);
+        let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (client, mut client_rx) = tokio::io::duplex(1 << 20);
+        let gate = tokio::spawn(forward(tokio::io::BufReader::new(gate_in), client, replies_rx));
+        let big = json!({"jsonrpc": "2.0", "id": 1, "result": "x".repeat(4096)});
+        let body = serde_json::to_vec(&big).unwrap();
+        let frame = [format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes(), body].concat();
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (first, rest) = frame.split_at(frame.len() / 2);
+        server_out.write_all(first).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        replies_tx.send(json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "m"}})).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        server_out.write_all(rest).await.unwrap();
+        drop(server_out);
+        gate.await.unwrap();
+        let mut out = Vec::new();
+        client_rx.read_to_end(&mut out).await.unwrap();
+        let mut reader = Reader::new(out.as_slice());
+        let mut ids = Vec::new();
+        while let Some(Frame::Body(body)) = reader.read_frame().await.unwrap() {
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            if message["id"] == 1 {
+                assert_eq!(message, big);
+            }
+            ids.push(message["id"].clone());
+        }
+        assert_eq!(ids, [json!(2), json!(1)]);
     }
 }

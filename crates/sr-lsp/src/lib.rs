@@ -6,6 +6,7 @@
 //! snapshots from the owner on blocking threads; diagnostics are pushed by a
 //! debounced task ([`publish`]).
 
+mod change;
 mod config;
 mod convert;
 mod gate;

@@ -13,18 +13,9 @@ use serde_json::Value;
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
 
+use crate::change::Change;
 use crate::owner::Message;
 use crate::shared::Shared;
-
-/// Notifications that change documents or the workspace.
-const CHANGES: [&str; 6] = [
-    "textDocument/didOpen",
-    "textDocument/didChange",
-    "textDocument/didClose",
-    "workspace/didChangeWatchedFiles",
-    "workspace/didChangeWorkspaceFolders",
-    "workspace/didChangeConfiguration",
-];
 
 /// Requests whose answer holds positions in the document as it was.
 fn position_bearing(method: &str) -> bool {
@@ -59,12 +50,17 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         let method = request.method().to_string();
-        if CHANGES.contains(&method.as_str()) && request.id().is_none() {
+        if request.id().is_none() {
             let params = request.params().cloned().unwrap_or(Value::Null);
-            self.shared.bump();
-            self.shared.send(Message::Notification { method, params });
-            let future = self.inner.call(request);
-            return Box::pin(future);
+            match Change::read(&method, params) {
+                Some(Ok(change)) => {
+                    self.shared.bump();
+                    self.shared.send(Message::Change(change));
+                }
+                Some(Err(e)) => eprintln!("sr-lsp: ignoring {method} with malformed params: {e}"),
+                None => {}
+            }
+            return Box::pin(self.inner.call(request));
         }
         let generation = self.shared.generation();
         let shared = self.shared.clone();

@@ -14,20 +14,15 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use sr_ide::{Analysis, AnalysisHost, Encoding, LineIndex};
 use tokio::sync::{mpsc, oneshot};
-use tower_lsp_server::ls_types::{
-    self as lsp, DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, FileChangeType, Uri,
-};
+use tower_lsp_server::ls_types::{self as lsp, DidChangeTextDocumentParams, FileChangeType, Uri};
 
+use crate::change::Change;
 use crate::config::Config;
 use crate::convert;
 
 pub(crate) enum Message {
-    /// A document or workspace notification, as received.
-    Notification {
-        method: String,
-        params: Value,
-    },
+    /// A document or workspace change, in wire order.
+    Change(Change),
     /// Settings from `initializationOptions` or `workspace/configuration`.
     Settings(Value),
     ScanFolders(Vec<PathBuf>),
@@ -110,7 +105,7 @@ impl Owner {
                 folders.iter().for_each(|f| self.scan(f));
                 true
             }
-            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Change(change) => self.apply(change),
         }));
         result.unwrap_or_else(|_| {
             eprintln!("sr-lsp: the owner recovered from a panic while applying a change");
@@ -127,19 +122,16 @@ impl Owner {
         }
     }
 
-    fn notification(&mut self, method: &str, params: Value) -> bool {
-        fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Option<T> {
-            serde_json::from_value(params).map_err(|e| eprintln!("sr-lsp: ignoring malformed params: {e}")).ok()
-        }
-        match method {
-            "textDocument/didOpen" => parse::<DidOpenTextDocumentParams>(params).is_some_and(|p| {
+    fn apply(&mut self, change: Change) -> bool {
+        match change {
+            Change::Open(p) => {
                 let path = convert::path_of(&p.text_document.uri);
                 self.set_document(&path, p.text_document.uri, p.text_document.version, p.text_document.text);
                 self.host.load_missing_imports(&path);
                 true
-            }),
-            "textDocument/didChange" => parse::<DidChangeTextDocumentParams>(params).is_some_and(|p| self.change(p)),
-            "textDocument/didClose" => parse::<DidCloseTextDocumentParams>(params).is_some_and(|p| {
+            }
+            Change::Edit(p) => self.change(p),
+            Change::Close(p) => {
                 let path = convert::path_of(&p.text_document.uri);
                 self.texts.remove(&path);
                 Arc::make_mut(&mut self.documents).remove(&path);
@@ -149,8 +141,8 @@ impl Owner {
                 }
                 let _ = self.events.send(Event::Closed(p.text_document.uri));
                 true
-            }),
-            "workspace/didChangeWatchedFiles" => parse::<DidChangeWatchedFilesParams>(params).is_some_and(|p| {
+            }
+            Change::WatchedFiles(p) => {
                 for event in p.changes {
                     let path = convert::path_of(&event.uri);
                     if self.documents.contains_key(&path) {
@@ -162,31 +154,25 @@ impl Owner {
                     }
                 }
                 true
-            }),
-            "workspace/didChangeWorkspaceFolders" => {
-                parse::<DidChangeWorkspaceFoldersParams>(params).is_some_and(|p| {
-                    // The file list is read into a local first: a snapshot kept
-                    // alive across `remove_file` would make it wait for itself.
-                    let files = self.host.analysis().files().unwrap_or_default();
-                    for folder in p.event.removed {
-                        let root = convert::path_of(&folder.uri);
-                        for path in &files {
-                            if path.starts_with(&root) && !self.documents.contains_key(path) {
-                                self.host.remove_file(path);
-                            }
+            }
+            Change::WorkspaceFolders(p) => {
+                // The file list is read into a local first: a snapshot kept
+                // alive across `remove_file` would make it wait for itself.
+                let files = self.host.analysis().files().unwrap_or_default();
+                for folder in p.event.removed {
+                    let root = convert::path_of(&folder.uri);
+                    for path in &files {
+                        if path.starts_with(&root) && !self.documents.contains_key(path) {
+                            self.host.remove_file(path);
                         }
                     }
-                    for folder in p.event.added {
-                        self.scan(&convert::path_of(&folder.uri));
-                    }
-                    true
-                })
+                }
+                for folder in p.event.added {
+                    self.scan(&convert::path_of(&folder.uri));
+                }
+                true
             }
-            "workspace/didChangeConfiguration" => {
-                let settings = params.get("settings").cloned().unwrap_or(Value::Null);
-                self.handle(Message::Settings(settings))
-            }
-            _ => false,
+            Change::Configuration(settings) => self.handle(Message::Settings(settings)),
         }
     }
 

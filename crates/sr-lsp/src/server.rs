@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 use sr_ide::Encoding;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::notification::{DidChangeWatchedFiles, Notification};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
@@ -165,7 +166,7 @@ impl LanguageServer for Server {
             if watch {
                 let registration = Registration {
                     id: "streetrace-watch".to_string(),
-                    method: "workspace/didChangeWatchedFiles".to_string(),
+                    method: <DidChangeWatchedFiles as Notification>::METHOD.to_string(),
                     register_options: Some(json!({ "watchers": [{ "globPattern": "**/*.sr" }] })),
                 };
                 let _ = client.register_capability(vec![registration]).await;

@@ -1,5 +1,10 @@
 //! Evaluation of HIR expressions and `${…}` templates against the variables of
-//! a run. Expressions never call models or tools, so evaluation is synchronous.
+//! a run. Evaluation is synchronous: a tool function call (`fs.read_file(x)`)
+//! is served from a [`ToolTape`]; when the tape has no result for it yet,
+//! evaluation stops with the call as the tape's request, the interpreter makes
+//! the call and evaluates the expression again with one more result.
+
+use std::cell::{Cell, RefCell};
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -15,11 +20,61 @@ pub type Vars = IndexMap<String, Value>;
 pub type EvalResult<T> = Result<T, ValueError>;
 
 /// Evaluates expressions of one body.
+#[derive(Clone, Copy)]
 pub struct Evaluator<'a> {
     pub body: &'a Body,
     pub vars: &'a Vars,
     /// The current item inside `filter … where` (what `.field` reads).
     pub item: Option<&'a Value>,
+    /// Results of tool function calls; without a tape they cannot be called.
+    pub tools: Option<&'a ToolTape>,
+}
+
+/// A tool function call an expression makes: `TOOL.FUNCTION(args)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRequest {
+    pub tool: String,
+    pub function: String,
+    pub args: ToolArgs,
+}
+
+/// Positional arguments, or the fields of the one object literal given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolArgs {
+    Positional(Vec<Value>),
+    Named(Map<String, Value>),
+}
+
+/// The results of an expression's tool calls so far, in the order evaluation
+/// reaches them (arguments before the call they are passed to), which is the
+/// same in every evaluation that is served the same results.
+#[derive(Debug, Default)]
+pub struct ToolTape {
+    results: Vec<Value>,
+    next: Cell<usize>,
+    request: RefCell<Option<ToolRequest>>,
+}
+
+impl ToolTape {
+    pub fn new(results: Vec<Value>) -> ToolTape {
+        ToolTape { results, ..ToolTape::default() }
+    }
+
+    /// The call evaluation stopped at, and the results so far.
+    pub fn into_parts(self) -> (Option<ToolRequest>, Vec<Value>) {
+        (self.request.into_inner(), self.results)
+    }
+
+    fn serve(&self, request: ToolRequest) -> EvalResult<Value> {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        if let Some(value) = self.results.get(n) {
+            return Ok(value.clone());
+        }
+        let message = format!("{}.{}() has not run yet", request.tool, request.function);
+        *self.request.borrow_mut() = Some(request);
+        Err(ValueError(message))
+    }
 }
 
 impl Evaluator<'_> {
@@ -57,16 +112,29 @@ impl Evaluator<'_> {
                 let list = self.eval(*list)?;
                 let mut kept = Vec::new();
                 for item in value::iterate(&list)? {
-                    let inner = Evaluator { body: self.body, vars: self.vars, item: Some(&item) };
+                    let inner = Evaluator { item: Some(&item), ..*self };
                     if value::truthy(&inner.eval(*condition)?) {
                         kept.push(item);
                     }
                 }
                 Ok(Value::Array(kept))
             }
+            Expr::Call { function, args } if let Some((tool, name)) = function.split_once('.') => {
+                let tape = self.tools.ok_or_else(|| {
+                    ValueError(format!("{function}() calls a tool: tool functions are called by flow statements only"))
+                })?;
+                let args = match args[..] {
+                    [single] if let Expr::Object(_) = &self.body.exprs[single] => match self.eval(single)? {
+                        Value::Object(fields) => ToolArgs::Named(fields),
+                        _ => unreachable!("an object literal evaluates to an object"),
+                    },
+                    _ => ToolArgs::Positional(args.iter().map(|&a| self.eval(a)).collect::<EvalResult<_>>()?),
+                };
+                tape.serve(ToolRequest { tool: tool.to_string(), function: name.to_string(), args })
+            }
             Expr::Call { function, args } => {
                 let args = args.iter().map(|&a| self.eval(a)).collect::<EvalResult<Vec<_>>>()?;
-                call_function(function, &args)
+                crate::stdlib::call(function, &args)
             }
             Expr::MethodCall { method, .. } => {
                 Err(ValueError(format!("methods cannot be called on values (`.{method}(…)`)")))
@@ -123,97 +191,6 @@ fn variable<'v>(vars: &'v Vars, name: &str) -> EvalResult<&'v Value> {
     vars.get(name).ok_or_else(|| ValueError(format!("variable '${name}' is not defined")))
 }
 
-/// The functions expressions may call (upstream emits the names verbatim into
-/// Python, so these are Python's builtins of the same names).
-fn call_function(name: &str, args: &[Value]) -> EvalResult<Value> {
-    let one = || -> EvalResult<&Value> {
-        match args {
-            [arg] => Ok(arg),
-            _ => Err(ValueError(format!("{name}() takes one argument, {} given", args.len()))),
-        }
-    };
-    Ok(match name {
-        "len" => Value::from(match one()? {
-            Value::String(s) => s.chars().count(),
-            Value::Array(a) => a.len(),
-            Value::Object(o) => o.len(),
-            other => return Err(ValueError(format!("len() of a {}", value::type_name(other)))),
-        }),
-        "str" => Value::String(display(one()?)),
-        "int" => match one()? {
-            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0).trunc() as i64),
-            Value::String(s) => {
-                Value::from(s.trim().parse::<i64>().map_err(|_| ValueError(format!("int() cannot read '{s}'")))?)
-            }
-            Value::Bool(b) => Value::from(*b as i64),
-            other => return Err(ValueError(format!("int() of a {}", value::type_name(other)))),
-        },
-        "float" => match one()? {
-            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
-            Value::String(s) => {
-                Value::from(s.trim().parse::<f64>().map_err(|_| ValueError(format!("float() cannot read '{s}'")))?)
-            }
-            other => return Err(ValueError(format!("float() of a {}", value::type_name(other)))),
-        },
-        "bool" => Value::Bool(value::truthy(one()?)),
-        "abs" => match one()? {
-            Value::Number(n) if let Some(v) = n.as_i64().and_then(i64::checked_abs) => Value::from(v),
-            Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0).abs()),
-            other => return Err(ValueError(format!("abs() of a {}", value::type_name(other)))),
-        },
-        "min" | "max" | "sum" | "sorted" => {
-            let items = match args {
-                [single] => value::iterate(single)?,
-                many => many.to_vec(),
-            };
-            aggregate(name, items)?
-        }
-        "round" => match args {
-            [x] => Value::from(value_f64(x)?.round() as i64),
-            [x, digits] => {
-                let factor = 10f64.powi(value_f64(digits)? as i32);
-                Value::from((value_f64(x)? * factor).round() / factor)
-            }
-            _ => return Err(ValueError("round() takes one or two arguments".into())),
-        },
-        // Upstream's `process x` is meant to give back its argument.
-        "process" => args.first().cloned().unwrap_or(Value::Null),
-        other => return Err(ValueError(format!("unknown function '{other}'"))),
-    })
-}
-
-fn value_f64(v: &Value) -> EvalResult<f64> {
-    v.as_f64().ok_or_else(|| ValueError(format!("expected a number, got a {}", value::type_name(v))))
-}
-
-fn aggregate(name: &str, mut items: Vec<Value>) -> EvalResult<Value> {
-    if name == "sum" {
-        return items.iter().try_fold(Value::from(0), |acc, v| value::add(&acc, v));
-    }
-    let mut error = None;
-    items.sort_by(|a, b| {
-        if value::compare(a, b, "<").unwrap_or_else(|e| {
-            error.get_or_insert(e);
-            false
-        }) {
-            std::cmp::Ordering::Less
-        } else if value::equals(a, b) {
-            std::cmp::Ordering::Equal
-        } else {
-            std::cmp::Ordering::Greater
-        }
-    });
-    if let Some(e) = error {
-        return Err(e);
-    }
-    match name {
-        "sorted" => Ok(Value::Array(items)),
-        _ if items.is_empty() => Err(ValueError(format!("{name}() of an empty sequence"))),
-        "min" => Ok(items.swap_remove(0)),
-        _ => Ok(items.pop().unwrap()),
-    }
-}
-
 /// A string in a flow: `${x}` reads the variable (undefined is an error),
 /// `${a.b}` its field, `${f(x)}` a function of it; values render as
 /// upstream's (`True`, lists and objects as JSON).
@@ -228,7 +205,7 @@ pub fn render_flow_template(template: &Template, vars: &Vars) -> EvalResult<Stri
                     current = value::field(&current, field)?.clone();
                 }
                 let value = match &i.function {
-                    Some(function) => call_function(function, &[current])?,
+                    Some(function) => crate::stdlib::call(function, &[current])?,
                     None => current,
                 };
                 out.push_str(&display(&value));
@@ -291,7 +268,7 @@ fn resolve_in_prompt(
     }
     let value = match (&i.function, current) {
         (_, None) | (_, Some(Value::Null)) if i.path.len() > 1 => return Ok(String::new()),
-        (Some(function), Some(v)) => call_function(function, &[v])?,
+        (Some(function), Some(v)) => crate::stdlib::call(function, &[v])?,
         (None, Some(v)) => v,
         (_, None) => Value::Null,
     };
@@ -312,7 +289,7 @@ mod tests {
         let body = body(&db, item);
         let Stmt::Return(e) = &body.stmts[body.root[0]] else { panic!("not a return") };
         let vars: Vars = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        Evaluator { body: &body, vars: &vars, item: None }.eval(*e)
+        Evaluator { body: &body, vars: &vars, item: None, tools: None }.eval(*e)
     }
 
     #[test]
@@ -342,11 +319,17 @@ mod tests {
     #[test]
     fn functions_and_templates() {
         let vars = [("items", json!([3, 1, 2])), ("ok", json!(true)), ("o", json!({"k": [1]}))];
-        // `max` is a keyword, so only `min` can be called.
-        assert_eq!(eval("len($items) + min($items)", &vars).unwrap(), json!(4));
+        assert_eq!(eval("len($items) + min($items) + max($items)", &vars).unwrap(), json!(7));
         assert_eq!(eval("sorted($items)", &vars).unwrap(), json!([1, 2, 3]));
         assert_eq!(eval("\"n=${len(items)} ok=${ok} o=${o}\"", &vars).unwrap(), json!(r#"n=3 ok=True o={"k":[1]}"#));
         assert!(eval("\"${nope}\"", &vars).is_err());
         assert!(eval("nope(1)", &vars).unwrap_err().0.contains("unknown function"));
+    }
+
+    /// Without a tape (the debugger's evaluation) a tool function is not called.
+    #[test]
+    fn tool_functions_need_a_tape() {
+        let error = eval("fs.read_file(\"a\")", &[]).unwrap_err().0;
+        assert_eq!(error, "fs.read_file() calls a tool: tool functions are called by flow statements only");
     }
 }

@@ -3,6 +3,7 @@
 //! per run, the invocation id, the path of flows and agents that produced it
 //! and a typed payload. Upstream's flow event types keep their spelling.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -213,6 +214,9 @@ struct Shared {
     sinks: Vec<Arc<dyn EventSink>>,
     /// Secrets replaced in every event before any sink sees it.
     redactor: Arc<sr_llm::Redactor>,
+    /// Per producer path, the end of the streamed text that may be the start
+    /// of a secret the next delta completes.
+    held: HashMap<Vec<String>, String>,
 }
 
 /// Emits events for one producer path. Cloning with [`Emitter::child`] extends
@@ -227,7 +231,7 @@ pub struct Emitter {
 impl Emitter {
     pub fn new(invocation_id: impl Into<Arc<str>>, sinks: Vec<Arc<dyn EventSink>>) -> Emitter {
         Emitter {
-            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks, redactor: Default::default() })),
+            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks, redactor: Default::default(), held: HashMap::new() })),
             invocation_id: invocation_id.into(),
             path: Vec::new(),
         }
@@ -261,6 +265,39 @@ impl Emitter {
 
     pub fn emit(&self, payload: Payload) {
         let mut shared = self.shared.lock().unwrap();
+        let payload = match payload {
+            // A secret split over two deltas is redacted whole: the text that
+            // may begin one waits for the next delta.
+            Payload::TextDelta { text } if !shared.redactor.is_empty() => {
+                let redactor = shared.redactor.clone();
+                let pending = shared.held.entry(self.path.clone()).or_default();
+                pending.push_str(&text);
+                let ready = pending.len() - redactor.held_back(pending);
+                let text: String = pending.drain(..ready).collect();
+                if text.is_empty() {
+                    return;
+                }
+                Payload::TextDelta { text }
+            }
+            other => {
+                // The run's end flushes every path; other events their own.
+                let paths: Vec<Vec<String>> = match other {
+                    Payload::RunFinished { .. } => shared.held.keys().cloned().collect(),
+                    _ => vec![self.path.clone()],
+                };
+                for path in paths {
+                    if let Some(text) = shared.held.remove(&path).filter(|t| !t.is_empty()) {
+                        let emitter = Emitter { path, ..self.clone() };
+                        emitter.dispatch(&mut shared, Payload::TextDelta { text });
+                    }
+                }
+                other
+            }
+        };
+        self.dispatch(&mut shared, payload);
+    }
+
+    fn dispatch(&self, shared: &mut Shared, payload: Payload) {
         let payload = redacted(&shared.redactor, payload);
         shared.seq += 1;
         let event =
@@ -317,5 +354,44 @@ mod tests {
         root.emit(Payload::Log { message: "1".into() });
         child.emit(Payload::Log { message: "2".into() });
         assert_eq!(*seen.lock().unwrap(), vec![(1, vec![]), (2, vec!["agent:a".to_string()])]);
+    }
+
+    fn deltas_through(redactor: sr_llm::Redactor, pieces: &[&str]) -> Vec<String> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let emitter = Emitter::new("inv", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))])
+            .with_redactor(Arc::new(redactor));
+        for piece in pieces {
+            emitter.emit(Payload::TextDelta { text: piece.to_string() });
+        }
+        emitter.emit(Payload::Log { message: "done".into() });
+        let events = seen.lock().unwrap().clone();
+        assert!(
+            matches!(events.last().unwrap().payload, Payload::Log { .. }),
+            "the held text comes before the next event"
+        );
+        events
+            .iter()
+            .filter_map(|e| match &e.payload {
+                Payload::TextDelta { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_secret_split_over_streamed_deltas_is_redacted_whole() {
+        let redactor = sr_llm::Redactor::new();
+        redactor.add("sk-SECRET123").unwrap();
+        let deltas = deltas_through(redactor, &["key: sk-SE", "CRET1", "23 done"]);
+        assert_eq!(deltas.concat(), "key: [redacted] done");
+        assert!(deltas.iter().all(|d| !d.contains("sk-") && !d.contains("CRET")), "{deltas:?}");
+    }
+
+    #[test]
+    fn text_held_for_a_secret_that_never_comes_is_not_lost() {
+        let redactor = sr_llm::Redactor::new();
+        redactor.add("sk-SECRET123").unwrap();
+        assert_eq!(deltas_through(redactor, &["a sk-S", "x", " and sk-SEC"]).concat(), "a sk-Sx and sk-SEC");
     }
 }

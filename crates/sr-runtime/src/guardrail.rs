@@ -6,9 +6,6 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Guardrails `mask` and `block if` know.
-pub const GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", "cognitive_drift"];
-
 struct Detector {
     placeholder: &'static str,
     pattern: Regex,
@@ -103,7 +100,8 @@ static INJECTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Whether guardrail `name` flags `text`; `None` for a guardrail this runtime
-/// does not provide.
+/// does not provide (among them upstream's `cognitive_drift`, an embedding
+/// model of intent drift: `sr check` warns where it is used).
 pub fn check(name: &str, text: &str) -> Option<bool> {
     match name {
         "pii" => Some(has_pii(text)),

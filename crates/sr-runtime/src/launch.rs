@@ -1,4 +1,4 @@
-//! The one composition root for runs. `sr run`, the debugger and `sr eval`
+//! The one composition root for runs. `sr run` and the debugger
 //! describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
 //! the outside world (providers, MCP servers, tools, the jail, the session,
 //! its journal and lease, the recording) as a [`Launched`], so every front end
@@ -20,7 +20,7 @@ use crate::human::{Answers, Human};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
 use crate::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
-use crate::session::SessionStore;
+use crate::session::{PausedRun, SessionStore};
 use crate::state::StateDir;
 use crate::tools::Jail;
 use crate::workload::{ProgramWorkload, SessionRef, Workload};
@@ -159,7 +159,14 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
         Some(text) => replayed(text, mcp.clone()),
         None => {
             let meta = Meta { invocation_id: &invocation_id, program: &program, message: &message, answers: &answers };
-            live(stored.as_ref().map(|s| s.journal.as_path()), record.as_deref(), journal_text.as_deref(), meta, &mcp, &redactor)
+            live(
+                stored.as_ref().map(|s| s.journal.as_path()),
+                record.as_deref(),
+                journal_text.as_deref(),
+                meta,
+                &mcp,
+                &redactor,
+            )
         }
     };
     let (provider, tools) = match seams {
@@ -172,7 +179,21 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
             return Err(e);
         }
     };
-    Ok(Launched { program, message, answers, invocation_id, provider, tools, jail, human, options, mcp, redactor, stored, warnings })
+    Ok(Launched {
+        program,
+        message,
+        answers,
+        invocation_id,
+        provider,
+        tools,
+        jail,
+        human,
+        options,
+        mcp,
+        redactor,
+        stored,
+        warnings,
+    })
 }
 
 impl Launched {
@@ -221,24 +242,27 @@ impl Launched {
             }
         }
         self.mcp.close().await;
-        let pause = match finished.status {
-            Some(RunStatus::Completed) => Ok(None),
-            Some(RunStatus::Paused) => Ok(Some(serde_json::json!({"input": self.message, "answers": self.answers}))),
-            _ => Err(()),
-        };
-        let saved = match pause {
-            Ok(pause) => stored.store.set_pause(&stored.session, pause.as_ref()),
-            Err(()) => Ok(()),
+        let saved = match finished.status {
+            Some(RunStatus::Completed) => stored.store.set_pause(&stored.session, None),
+            Some(RunStatus::Paused) => {
+                let paused = PausedRun { input: self.message, answers: self.answers };
+                stored.store.set_pause(&stored.session, Some(&paused))
+            }
+            _ => Ok(()),
         };
         stored.lease.release();
         saved.map_err(|e| format!("cannot save the paused run: {e}"))?;
+        let lost = stored.store.take_lost();
+        if let Some(first) = lost.first() {
+            return Err(format!("{} event(s) of the run were not saved: {first}", lost.len()));
+        }
         Ok(finished)
     }
 }
 
 fn open_store(storage: &Storage) -> Result<SessionStore, String> {
-    let store =
-        SessionStore::open(&storage.sessions).map_err(|e| format!("cannot open {}: {e}", storage.sessions.display()))?;
+    let store = SessionStore::open(&storage.sessions)
+        .map_err(|e| format!("cannot open {}: {e}", storage.sessions.display()))?;
     // Runs whose process died are marked interrupted, by their leases.
     store.recover().map_err(|e| format!("cannot read {}: {e}", storage.sessions.display()))?;
     Ok(store)
@@ -341,7 +365,10 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
         if let Ok(value) = std::env::var(name)
             && redactor.add(value.trim()).is_err()
         {
-            warnings.push(format!("{name} is shorter than {} characters: it is not treated as a secret", Redactor::MIN_LEN));
+            warnings.push(format!(
+                "{name} is shorter than {} characters: it is not treated as a secret",
+                Redactor::MIN_LEN
+            ));
         }
     }
     mcp.add_secrets(&redactor);
@@ -351,4 +378,3 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
 fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
-

@@ -1,16 +1,12 @@
 //! The StreetRace runtime: runs `.sr` workloads (flows and agents) against real
 //! LLM providers and tools, streaming typed events.
 
-mod agent;
 mod compaction;
 pub mod compile;
 pub mod eval;
 pub mod event;
-mod flow;
 pub mod guardrail;
-mod handlers;
 pub mod hook;
-pub mod human;
 pub mod launch;
 pub mod lease;
 mod llm;
@@ -21,11 +17,12 @@ pub mod run;
 pub mod scripted;
 pub mod session;
 pub mod state;
+pub mod stdlib;
 pub mod structured;
 pub mod tools;
-mod usage;
 pub mod value;
 pub mod workload;
 mod yaml;
 
+pub use crate::run::human;
 pub use crate::run::{Env, ErrorKind, RunError, RunOptions, RunOutcome, Runtime, Thread};

@@ -1,6 +1,14 @@
 //! A run: the program, its environment (provider, tools, hook, options), the
 //! threads that execute it, and how runs fail.
 
+mod agent;
+mod flow;
+mod flow_tools;
+mod handlers;
+pub mod human;
+mod state_tool;
+mod usage;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -26,11 +34,28 @@ pub struct RunOptions {
     pub prices: Option<Arc<sr_llm::PriceTable>>,
     /// Start at this flow or agent instead of the workload's entry point.
     pub entry: Option<String>,
+    /// Let cli tools declared `streetrace.cli.host` run on the host (`sr run
+    /// --allow-host-tools`); without it they fail.
+    pub allow_host_tools: bool,
+    /// Let coding agents use `backend: unsandboxed` (`sr run --allow-unsandboxed`);
+    /// without it they fail.
+    pub allow_unsandboxed: bool,
+    /// How long one cli tool command may run before it is killed.
+    pub command_timeout: std::time::Duration,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { default_model: None, override_model: None, max_turns: 25, prices: None, entry: None }
+        RunOptions {
+            default_model: None,
+            override_model: None,
+            max_turns: 25,
+            prices: None,
+            entry: None,
+            allow_host_tools: false,
+            allow_unsandboxed: false,
+            command_timeout: std::time::Duration::from_secs(120),
+        }
     }
 }
 
@@ -41,7 +66,7 @@ pub struct Env {
     pub hook: Arc<dyn StepHook>,
     pub jail: Jail,
     pub tools: Arc<dyn crate::record::ToolGate>,
-    pub human: Arc<dyn crate::human::Human>,
+    pub human: Arc<dyn human::Human>,
     pub options: RunOptions,
 }
 
@@ -50,7 +75,7 @@ pub struct Runtime {
     pub program: Arc<Compiled>,
     pub env: Env,
     next_thread: AtomicU32,
-    pub(crate) accounts: crate::usage::Accounts,
+    pub(crate) accounts: usage::Accounts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,12 +132,17 @@ pub struct Thread {
     pub frames: Vec<Frame>,
     pub emitter: Emitter,
     /// What a running event handler guards (`mask`, `block` act on it).
-    pub guard: Option<crate::handlers::Guard>,
+    pub guard: Option<handlers::Guard>,
     /// Usage of the agent runs in progress on this thread, outermost first.
     pub(crate) agent_usage: Vec<crate::event::Usage>,
     /// The messages before the final reply of the agent run that just ended
     /// (task, tool calls and results), for a structured-output repair.
     pub(crate) last_conversation: Option<Vec<sr_llm::Message>>,
+    /// The value of the running flow's last `run agent`, `call llm` or tool function step: the
+    /// flow's result when it ends without `return`.
+    pub(crate) last_result: Option<Value>,
+    /// `exit_loop()` was called: the innermost loop ends after the statement.
+    pub(crate) exit_loop: bool,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -126,6 +156,8 @@ impl Thread {
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,
+            last_result: None,
+            exit_loop: false,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -141,6 +173,8 @@ impl Thread {
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,
+            last_result: None,
+            exit_loop: false,
             next_thread: self.next_thread.clone(),
         }
     }
@@ -178,7 +212,7 @@ pub(crate) struct ThreadMark {
     frames: usize,
     agent_usage: usize,
     emitter: Emitter,
-    guard: Option<crate::handlers::Guard>,
+    guard: Option<handlers::Guard>,
 }
 
 /// How a whole run ended.
@@ -260,7 +294,8 @@ impl Runtime {
     }
 
     /// A run that cannot start.
-    fn refuse(&self, emitter: &Emitter, message: String) -> RunOutcome {
+    /// A run that cannot start: an error and `run_finished`.
+    pub(crate) fn refuse(&self, emitter: &Emitter, message: String) -> RunOutcome {
         let error = RunError::failed(message, None);
         emitter.emit(Payload::Error { message: error.message.clone(), location: None });
         emitter.emit(Payload::RunFinished {

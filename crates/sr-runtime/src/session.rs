@@ -19,6 +19,41 @@ const EVENT_FORMAT: i64 = 1;
 #[derive(Clone)]
 pub struct SessionStore {
     conn: Arc<Mutex<Connection>>,
+    /// Events the sinks could not save, for the run to report when it ends.
+    lost: Arc<Mutex<Vec<String>>>,
+}
+
+/// Why the store cannot answer: the database failed, or a row it holds is
+/// not what this version wrote.
+#[derive(Debug)]
+pub enum StoreError {
+    Sql(rusqlite::Error),
+    Undecodable { what: String, error: String },
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Sql(e) => write!(f, "{e}"),
+            StoreError::Undecodable { what, error } => write!(f, "{what} cannot be read: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        StoreError::Sql(e)
+    }
+}
+
+/// A run paused by `escalate to human`: what it started with and the answers
+/// given so far, so that `--resume` can replay it to the same question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PausedRun {
+    pub input: String,
+    pub answers: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,7 +124,7 @@ impl SessionStore {
                  PRIMARY KEY (session_id, run)
              );",
         )?;
-        Ok(SessionStore { conn: Arc::new(Mutex::new(conn)) })
+        Ok(SessionStore { conn: Arc::new(Mutex::new(conn)), lost: Arc::default() })
     }
 
     pub fn create(&self, id: &str, workload: &str) -> rusqlite::Result<()> {
@@ -184,11 +219,12 @@ impl SessionStore {
     /// Stores one event, committed before this returns. Text deltas are not
     /// stored: the model's response event that follows holds the whole text.
     /// The session's `updated_ms` moves when its status does.
-    pub fn append_event(&self, session: &str, run: i64, event: &Event) -> rusqlite::Result<()> {
+    pub fn append_event(&self, session: &str, run: i64, event: &Event) -> Result<(), StoreError> {
         if matches!(event.payload, Payload::TextDelta { .. }) {
             return Ok(());
         }
-        let json = serde_json::to_string(event).unwrap_or_default();
+        let json = serde_json::to_string(event)
+            .map_err(|e| StoreError::Undecodable { what: format!("event {}", event.seq), error: e.to_string() })?;
         let conn = self.conn.lock().unwrap();
         let mut insert = conn
             .prepare_cached("INSERT INTO events (session_id, run, seq, version, event) VALUES (?1, ?2, ?3, ?4, ?5)")?;
@@ -197,16 +233,20 @@ impl SessionStore {
     }
 
     /// Every event of a session, run by run.
-    pub fn events(&self, session: &str) -> rusqlite::Result<Vec<(i64, Event)>> {
+    pub fn events(&self, session: &str) -> Result<Vec<(i64, Event)>, StoreError> {
         let conn = self.conn.lock().unwrap();
-        let mut statement = conn.prepare("SELECT run, event FROM events WHERE session_id = ?1 ORDER BY run, seq")?;
-        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut statement =
+            conn.prepare("SELECT run, seq, event FROM events WHERE session_id = ?1 ORDER BY run, seq")?;
+        let rows = statement
+            .query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
         let mut out = Vec::new();
         for row in rows {
-            let (run, json) = row?;
-            if let Ok(event) = serde_json::from_str(&json) {
-                out.push((run, event));
-            }
+            let (run, seq, json) = row?;
+            let event = serde_json::from_str(&json).map_err(|e| StoreError::Undecodable {
+                what: format!("event {seq} of run {run} of session {session}"),
+                error: e.to_string(),
+            })?;
+            out.push((run, event));
         }
         Ok(out)
     }
@@ -231,11 +271,21 @@ impl SessionStore {
         tx.commit()
     }
 
-    pub fn messages(&self, session: &str) -> rusqlite::Result<Vec<Value>> {
+    /// The session's conversation, oldest first.
+    pub fn messages(&self, session: &str) -> Result<Vec<Value>, StoreError> {
         let conn = self.conn.lock().unwrap();
-        let mut statement = conn.prepare("SELECT message FROM messages WHERE session_id = ?1 ORDER BY position")?;
-        let rows = statement.query_map([session], |r| r.get::<_, String>(0))?;
-        rows.map(|r| r.map(|json| serde_json::from_str(&json).unwrap_or(Value::Null))).collect()
+        let mut statement =
+            conn.prepare("SELECT position, message FROM messages WHERE session_id = ?1 ORDER BY position")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (position, json) = row?;
+            out.push(serde_json::from_str(&json).map_err(|e| StoreError::Undecodable {
+                what: format!("message {position} of session {session}"),
+                error: e.to_string(),
+            })?);
+        }
+        Ok(out)
     }
 
     pub fn set_status(&self, session: &str, status: &str) -> rusqlite::Result<()> {
@@ -247,23 +297,27 @@ impl SessionStore {
     }
 
     /// Saves (or clears, with `None`) the state of a run paused for a human.
-    pub fn set_pause(&self, session: &str, state: Option<&Value>) -> rusqlite::Result<()> {
+    pub fn set_pause(&self, session: &str, state: Option<&PausedRun>) -> Result<(), StoreError> {
         let conn = self.conn.lock().unwrap();
         match state {
             Some(state) => conn.execute(
                 "INSERT INTO pauses (session_id, state) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET state = ?2",
-                params![session, state.to_string()],
+                params![session, serde_json::json!(state).to_string()],
             )?,
             None => conn.execute("DELETE FROM pauses WHERE session_id = ?1", [session])?,
         };
         Ok(())
     }
 
-    pub fn pause(&self, session: &str) -> rusqlite::Result<Option<Value>> {
+    /// The state of the session's run paused for a human, if there is one.
+    pub fn pause(&self, session: &str) -> Result<Option<PausedRun>, StoreError> {
         let conn = self.conn.lock().unwrap();
         let state: Option<String> =
             conn.query_row("SELECT state FROM pauses WHERE session_id = ?1", [session], |r| r.get(0)).optional()?;
-        Ok(state.and_then(|s| serde_json::from_str(&s).ok()))
+        state.map(|s| serde_json::from_str(&s)).transpose().map_err(|e| StoreError::Undecodable {
+            what: format!("the paused run of session {session}"),
+            error: e.to_string(),
+        })
     }
 
     /// Sessions, most recently updated first.
@@ -288,14 +342,21 @@ impl SessionStore {
     }
 
     /// A sink that appends a run's events to this session as they happen.
+    /// Events it cannot save are kept for [`SessionStore::take_lost`].
     pub fn sink(&self, session: &str, run: i64) -> Arc<dyn EventSink> {
         let store = self.clone();
         let session = session.to_string();
         Arc::new(move |event: &Event| {
             if let Err(e) = store.append_event(&session, run, event) {
-                eprintln!("warning: cannot save event {} of session {session}: {e}", event.seq);
+                let lost = format!("cannot save event {} of run {run} of session {session}: {e}", event.seq);
+                store.lost.lock().unwrap().push(lost);
             }
         })
+    }
+
+    /// Why the sinks could not save events, since the last call.
+    pub fn take_lost(&self) -> Vec<String> {
+        std::mem::take(&mut *self.lost.lock().unwrap())
     }
 }
 
@@ -322,5 +383,51 @@ mod tests {
         assert_eq!(store.messages("s1").unwrap().len(), 2);
         let sessions = store.list().unwrap();
         assert_eq!((sessions[0].id.as_str(), sessions[0].runs), ("s1", 1));
+    }
+
+    #[test]
+    fn rows_this_version_cannot_read_are_errors_not_gaps() {
+        let store = SessionStore::in_memory().unwrap();
+        store.create("s1", "demo.sr").unwrap();
+        let run = store.reserve_run("s1", None).unwrap();
+        let emitter = Emitter::new("inv", vec![store.sink("s1", run)]);
+        emitter.emit(Payload::Log { message: "kept".into() });
+        let conn = store.conn.lock().unwrap();
+        conn.execute("INSERT INTO events (session_id, run, seq, version, event) VALUES ('s1', 1, 99, 1, '{')", [])
+            .unwrap();
+        conn.execute("INSERT INTO messages (session_id, position, message) VALUES ('s1', 0, 'not json')", []).unwrap();
+        conn.execute("INSERT INTO pauses (session_id, state) VALUES ('s1', '{\"input\": 3}')", []).unwrap();
+        drop(conn);
+        let error = store.events("s1").unwrap_err().to_string();
+        assert!(error.starts_with("event 99 of run 1 of session s1 cannot be read"), "{error}");
+        let error = store.messages("s1").unwrap_err().to_string();
+        assert!(error.starts_with("message 0 of session s1 cannot be read"), "{error}");
+        let error = store.pause("s1").unwrap_err().to_string();
+        assert!(error.starts_with("the paused run of session s1 cannot be read"), "{error}");
+    }
+
+    #[test]
+    fn a_paused_run_round_trips_and_clears() {
+        let store = SessionStore::in_memory().unwrap();
+        store.create("s1", "demo.sr").unwrap();
+        let paused = PausedRun { input: "start".into(), answers: vec!["yes".into()] };
+        store.set_pause("s1", Some(&paused)).unwrap();
+        assert_eq!(store.pause("s1").unwrap(), Some(paused));
+        store.set_pause("s1", None).unwrap();
+        assert_eq!(store.pause("s1").unwrap(), None);
+    }
+
+    #[test]
+    fn events_a_sink_cannot_save_are_reported_not_printed() {
+        let store = SessionStore::in_memory().unwrap();
+        store.create("s1", "demo.sr").unwrap();
+        let run = store.reserve_run("s1", None).unwrap();
+        store.conn.lock().unwrap().execute("DROP TABLE events", []).unwrap();
+        let emitter = Emitter::new("inv", vec![store.sink("s1", run)]);
+        emitter.emit(Payload::Log { message: "lost".into() });
+        let lost = store.take_lost();
+        assert_eq!(lost.len(), 1);
+        assert!(lost[0].starts_with("cannot save event 1 of run 1 of session s1: no such table: events"), "{lost:?}");
+        assert!(store.take_lost().is_empty());
     }
 }

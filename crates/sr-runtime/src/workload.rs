@@ -128,15 +128,18 @@ impl Workload for ProgramWorkload {
 
 /// Runs with the session's conversation and records the new turns.
 pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Emitter, message: String) -> RunOutcome {
-    let history: Vec<Message> = session
-        .store
-        .messages(&session.id)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|m| serde_json::from_value(m).ok())
-        .collect();
+    let history = session.store.messages(&session.id).map_err(|e| e.to_string()).and_then(|messages| {
+        messages
+            .into_iter()
+            .map(serde_json::from_value::<Message>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("a message of session {} is not a conversation message: {e}", session.id))
+    });
     let _ = session.store.set_status(&session.id, "running");
-    let outcome = runtime.run(emitter.clone(), message.clone(), history).await;
+    let outcome = match history {
+        Ok(history) => runtime.run(emitter.clone(), message.clone(), history).await,
+        Err(e) => runtime.refuse(&emitter, format!("cannot read the conversation: {e}")),
+    };
     let mut turn = vec![serde_json::to_value(Message::user(message)).unwrap_or(Value::Null)];
     if let Some(result) = &outcome.result {
         turn.push(serde_json::to_value(Message::assistant(crate::value::display(result))).unwrap_or(Value::Null));

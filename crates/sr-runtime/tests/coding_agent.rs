@@ -36,23 +36,13 @@ agent greeter_agent:
     description "Greets whoever it is asked to."
 "#;
 
-/// Whether bubblewrap can run here; required in CI.
-fn sandbox_available() -> bool {
-    if sr_sandbox::Bubblewrap::available() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
-    eprintln!("SKIPPED: the coding agent test needs bubblewrap (apt-get install bubblewrap)");
-    false
-}
-
 fn code(body: &str) -> Reply {
     Reply::Text(format!("```python\n{body}\n```"))
 }
 
 #[tokio::test]
 async fn a_coding_agent_calls_tools_from_code_keeps_state_and_recovers() {
-    if !sandbox_available() {
+    if !common::bubblewrap_or_skip("the coding agent test") {
         return;
     }
     let dir = work_dir("coding");
@@ -116,4 +106,37 @@ async fn a_coding_agent_calls_tools_from_code_keeps_state_and_recovers() {
     let third = &provider.requests()[2];
     let told = third.messages.last().unwrap().text();
     assert!(told.contains("ZeroDivisionError"), "{told}");
+}
+
+/// `backend: unsandboxed` runs the model's code as the user: only with the
+/// run's explicit consent (`sr run --allow-unsandboxed`).
+#[tokio::test]
+async fn an_unsandboxed_coding_agent_needs_the_runs_consent() {
+    const UNSANDBOXED: &str = r#"
+model main = openai/gpt-4o
+
+executor local:
+    backend: unsandboxed
+
+prompt solver: """You solve tasks with code."""
+
+agent main:
+    instruction solver
+    executor local
+"#;
+    let provider = || Arc::new(ScriptedProvider::new().on(|_| true, vec![code("final_answer('ran')")]));
+    let run = run_source("unsandboxed", UNSANDBOXED, "go", provider(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Failed);
+    let error = run.outcome.error.clone().unwrap().message;
+    assert!(error.contains("`backend: unsandboxed`") && error.contains("`sr run --allow-unsandboxed`"), "{error}");
+    assert!(run.of_type("code_started").is_empty(), "nothing ran");
+
+    let allowed = Options {
+        options: sr_runtime::RunOptions { allow_unsandboxed: true, ..Default::default() },
+        ..Default::default()
+    };
+    let run = run_source("unsandboxed", UNSANDBOXED, "go", provider(), allowed).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!("ran")));
+    assert_eq!(run.of_type("code_started").len(), 1);
 }

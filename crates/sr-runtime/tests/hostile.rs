@@ -6,10 +6,10 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{Options, run_source};
+use common::{Options, run_source, tool_results};
 use serde_json::{Value, json};
-use sr_runtime::event::{Payload, RunStatus};
-use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
+use sr_runtime::event::RunStatus;
+use sr_runtime::scripted::ScriptedProvider;
 
 const AGENT: &str = r#"
 model main = openai/gpt-4o
@@ -23,23 +23,8 @@ agent:
 /// Runs the agent whose model makes `calls` (one per turn), then stops; the
 /// tool results in order.
 async fn hostile(name: &str, calls: Vec<(&str, Value)>, options: Options) -> Vec<Value> {
-    let mut replies: Vec<Reply> =
-        calls.into_iter().map(|(tool, args)| Reply::Calls(vec![(tool.into(), args)])).collect();
-    replies.push(Reply::Text("done".into()));
-    let first = replies.remove(0);
-    let provider = Arc::new(ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]));
-    let run =
-        tokio::time::timeout(std::time::Duration::from_secs(20), run_source(name, AGENT, "go", provider, options))
-            .await
-            .expect("a file tool blocked the run");
-    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    run.events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::ToolResult { result, .. } => Some(result.clone()),
-            _ => None,
-        })
-        .collect()
+    let calls = calls.into_iter().map(|(tool, args)| (tool.to_string(), args)).collect();
+    tool_results(name, AGENT, calls, options, std::time::Duration::from_secs(20)).await
 }
 
 fn error_of(result: &Value) -> String {

@@ -435,3 +435,42 @@ async fn servers_are_contacted_only_when_first_used() {
     hub.close().await;
     assert!(hub.tools("secure").is_empty());
 }
+
+#[tokio::test]
+async fn a_flow_calls_mcp_tools_and_gets_structured_content_else_text() {
+    let Some(entry) = everything() else { return };
+    let source = format!(
+        "tool everything = mcp \"{}\"\n\n\
+         flow main:\n    \
+         $echo = everything.echo(\"hi\")\n    \
+         $sum = everything.get_sum(2, 40)\n    \
+         $weather = everything.get_structured_content({{location: \"Chicago\"}})\n    \
+         return {{echo: $echo, sum: $sum, weather: $weather}}\n",
+        stdio(entry)
+    );
+    let dir = work_dir("flow");
+    let program = compile(&dir.join("flow.sr"), &source);
+    let hub = Arc::new(McpHub::connect(&program.tools, &McpOptions::default()).await);
+    let events =
+        run(&program, Arc::new(ScriptedProvider::new()), Arc::new(LiveTools { cassette: None, mcp: hub })).await;
+    let result = events.iter().find_map(|e| match &e.payload {
+        Payload::RunFinished { result, .. } => Some(result.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        result.flatten(),
+        Some(json!({
+            "echo": "Echo: hi",
+            "sum": "The sum of 2 and 40 is 42.",
+            "weather": {"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82},
+        }))
+    );
+    let calls: Vec<(String, Value)> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolCall { tool, args, .. } => Some((tool.clone(), args.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls[1], ("everything__get-sum".to_string(), json!({"a": 2, "b": 40})));
+}

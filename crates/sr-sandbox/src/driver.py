@@ -296,6 +296,8 @@ class Driver:
             events.add("socket.__new__")
         if not self.allow.allows("ctypes"):
             events.update(("ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "ctypes.call_function"))
+        # Immutable: code that reaches the set (gc.get_referents) cannot empty it.
+        events = frozenset(events)
 
         def hook(event, args):
             if event in events:

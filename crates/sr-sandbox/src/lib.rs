@@ -4,6 +4,8 @@
 //! - [`policy`]: the static import policy on the Python AST (defence in depth).
 //! - [`backend`]: where code runs: [`Bubblewrap`] (the default), [`Container`] (Docker
 //!   Engine API), [`Unsandboxed`] (trusted local use only).
+//! - [`command`]: one program run for a tool, in the same sandbox with the work
+//!   directory bound read-write.
 //! - [`Session`]: one persistent interpreter per agent run, the tool bridge, replay
 //!   after crashes.
 //! - [`CodeAgent`]: the ReAct-over-code loop over an abstract [`CodeModel`].
@@ -11,6 +13,7 @@
 mod agent;
 pub mod backend;
 mod bridge;
+pub mod command;
 mod event;
 mod outcome;
 pub mod policy;

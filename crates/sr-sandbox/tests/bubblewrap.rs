@@ -23,4 +23,6 @@ scenarios!(
     network_unreachable,
     root_read_only,
     unprivileged,
+    fork_bomb,
+    dev_bounded,
 );

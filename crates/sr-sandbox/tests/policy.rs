@@ -169,3 +169,27 @@ fn modern_python_parses() {
 fn columns_count_characters_not_bytes() {
     check("s = 'é'; import os\n", expect!["1:17: import of 'os' is not allowed"]);
 }
+
+#[test]
+fn module_attribute_walks_and_computed_names_are_escapes() {
+    // The bypasses found against the first policy: system modules reached
+    // through allowed ones, names built at run time, module namespaces.
+    check(
+        "import uuid, typing, json\nx = uuid.os.system('id')\ny = typing.sys.modules\n\
+         z = getattr(print, '__se' + 'lf__')\nk = getattr(uuid, 'o' + 's')\nd = uuid.__dict__['os']\n\
+         v = vars(uuid)['os']\nok = json.decoder.JSONDecoder, getattr(json, 'dumps'), uuid.uuid4()\n",
+        expect![[r#"
+            2:10: 'uuid.os' is the module 'os', which is not allowed
+            3:12: 'typing.sys' is the module 'sys', which is not allowed
+            4:20: getattr() with an attribute name computed at run time is not allowed; use a literal name or a dict
+            5:19: getattr() with an attribute name computed at run time is not allowed; use a literal name or a dict
+            6:10: attribute '__dict__' is not allowed
+            7:5: attribute 'vars(uuid)' is not allowed"#]],
+    );
+    check(
+        "import sys\nimport gc\nw = sys.modules['_frozen_importlib']._gcd_import\ngc.get_objects()\n",
+        expect![[r#"
+            1:8: import of 'sys' is not allowed
+            2:8: import of 'gc' is not allowed"#]],
+    );
+}

@@ -28,8 +28,7 @@ async fn the_runtime_guard_catches_what_the_static_check_misses() {
     let (mut session, _) = session(backend(), SessionConfig { policy, ..SessionConfig::default() }).await;
 
     // Names built at run time pass the static check; the import guard still refuses.
-    let code =
-        "real = getattr(print, '__se' + 'lf__')\nimporter = getattr(real, '__imp' + 'ort__')\nimporter('subprocess')";
+    let code = "scope = globals()\nimporter = scope['__buil' + 'tins__']['__imp' + 'ort__']\nimporter('subprocess')";
     let (report, _) = step(&mut session, code).await;
     assert!(runtime_violation(&report.outcome).starts_with("import of 'subprocess' is not allowed"), "{report:?}");
 

@@ -609,6 +609,7 @@ ast_node!(NotifyStmt = NOTIFY_STMT);
 ast_node!(ExprStmt = EXPR_STMT);
 ast_node!(FailureBlock = FAILURE_BLOCK);
 ast_node!(ContinueStmt = CONTINUE_STMT);
+ast_node!(BreakStmt = BREAK_STMT);
 ast_node!(AbortStmt = ABORT_STMT);
 ast_node!(RetryStepStmt = RETRY_STEP_STMT);
 ast_node!(MaskStmt = MASK_STMT);
@@ -639,6 +640,7 @@ ast_enum!(
         ExprStmt,
         FailureBlock,
         ContinueStmt,
+        BreakStmt,
         AbortStmt,
         RetryStepStmt,
         MaskStmt,

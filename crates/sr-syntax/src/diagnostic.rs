@@ -6,93 +6,98 @@ use std::sync::Arc;
 
 use text_size::TextRange;
 
-/// Diagnostic codes. `E`/`W` codes below 1000 are upstream's and keep upstream's
-/// meaning and message text; `SR` codes are our own checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Code {
-    /// Undefined reference.
-    E0001,
-    /// Variable used before definition.
-    E0002,
-    /// Duplicate definition.
-    E0003,
-    /// Syntax error: invalid character, unexpected token, unexpected end of input.
-    E0007,
-    /// Mismatched indentation.
-    E0008,
-    /// Missing required property.
-    E0010,
-    /// Circular agent reference.
-    E0011,
-    /// `on escalate continue` outside a loop.
-    E0012,
-    /// Prompt without body after merging.
-    E0013,
-    /// Conflicting prompt modifiers.
-    E0014,
-    /// Prompt references an undefined variable.
-    E0015,
-    /// Instruction references a runtime variable.
-    E0016,
-    /// Agent has both `delegate` and `use`.
-    W0002,
-    /// Unused definition.
-    SR100,
-    /// Undefined `${var}` in a flow string or log/notify expression.
-    SR101,
-    /// `instruction` names a prompt that does not exist.
-    SR102,
-    /// Unreachable statement.
-    SR103,
-    /// Property access names a field the schema lacks.
-    SR104,
-    /// Workload has no entry point.
-    SR105,
-    /// Duplicate schema field.
-    SR106,
-    /// Imported file not found.
-    SR107,
-    /// Import cycle.
-    SR108,
-    /// Unknown guardrail.
-    SR109,
-    /// Invalid executor configuration.
-    SR110,
-    /// Nesting deeper than the parser's limit.
-    SR111,
+/// Declares the codes once: the enum, [`Code::ALL`] and [`Code::as_str`]
+/// come from the one list, so they cannot disagree.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $code:ident,)*) => {
+        /// Diagnostic codes. `E`/`W` codes below 1000 are upstream's and keep upstream's
+        /// meaning and message text; `SR` codes are our own checks.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($(#[$doc])* $code,)*
+        }
+
+        impl Code {
+            /// Every code, in order: the documentation lists each one (a test checks).
+            pub const ALL: &[Code] = &[$(Code::$code),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$code => stringify!($code),)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+/// Undefined reference.
+E0001,
+/// Variable used before definition.
+E0002,
+/// Duplicate definition.
+E0003,
+/// Syntax error: invalid character, unexpected token, unexpected end of input.
+E0007,
+/// Mismatched indentation.
+E0008,
+/// Missing required property.
+E0010,
+/// Circular agent reference.
+E0011,
+/// `on escalate continue` outside a loop.
+E0012,
+/// Prompt without body after merging.
+E0013,
+/// Conflicting prompt modifiers.
+E0014,
+/// Prompt references an undefined variable.
+E0015,
+/// Instruction references a runtime variable.
+E0016,
+/// Agent has both `delegate` and `use`.
+W0002,
+/// Unused definition.
+SR100,
+/// Undefined `${var}` in a flow string or log/notify expression.
+SR101,
+/// `instruction` names a prompt that does not exist.
+SR102,
+/// Unreachable statement.
+SR103,
+/// Property access names a field the schema lacks.
+SR104,
+/// Workload has no entry point.
+SR105,
+/// Duplicate schema field.
+SR106,
+/// Imported file not found.
+SR107,
+/// Import cycle.
+SR108,
+/// Unknown guardrail.
+SR109,
+/// Invalid executor configuration.
+SR110,
+/// Nesting deeper than the parser's limit.
+SR111,
+/// A call to a function the standard library does not have.
+SR112,
+/// A standard library function called with the wrong number of arguments.
+SR113,
+/// `break` outside a `loop` or `for`.
+SR114,
+/// A flow that runs itself.
+SR115,
+/// A stdio MCP server defined in an imported file.
+SR116,
+/// `TOOL.FUNCTION(…)` in a flow naming no declared tool, or no function of it.
+SR117,
+/// A builtin tool function called with the wrong arguments.
+SR118,
 }
 
 impl Code {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::E0001 => "E0001",
-            Code::E0002 => "E0002",
-            Code::E0003 => "E0003",
-            Code::E0007 => "E0007",
-            Code::E0008 => "E0008",
-            Code::E0010 => "E0010",
-            Code::E0011 => "E0011",
-            Code::E0012 => "E0012",
-            Code::E0013 => "E0013",
-            Code::E0014 => "E0014",
-            Code::E0015 => "E0015",
-            Code::E0016 => "E0016",
-            Code::W0002 => "W0002",
-            Code::SR100 => "SR100",
-            Code::SR101 => "SR101",
-            Code::SR102 => "SR102",
-            Code::SR103 => "SR103",
-            Code::SR104 => "SR104",
-            Code::SR105 => "SR105",
-            Code::SR106 => "SR106",
-            Code::SR107 => "SR107",
-            Code::SR108 => "SR108",
-            Code::SR109 => "SR109",
-            Code::SR110 => "SR110",
-            Code::SR111 => "SR111",
-        }
-    }
-
     /// Upstream's own codes, reported in `--compat upstream` mode.
     pub fn is_upstream(self) -> bool {
         !self.as_str().starts_with("SR")
@@ -145,6 +150,23 @@ pub enum Reported {
     UpstreamOnly,
 }
 
+/// A quick fix as data, so that fixes never depend on a message's wording.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Fix {
+    /// Replace the diagnostic's range (inside its quotes, if quoted) with this text.
+    Replace(String),
+    /// Append a definition of the undefined name.
+    Define(DefinitionKind, String),
+}
+
+/// What a [`Fix::Define`] creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefinitionKind {
+    Prompt,
+    Agent,
+    Tool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub code: Code,
@@ -159,6 +181,8 @@ pub struct Diagnostic {
     /// when that differs from `range` (e.g. at the agent rather than the name, or
     /// at line 1 column 0). Used in `--compat upstream` output.
     pub upstream_position: Option<(i32, i32)>,
+    /// What quick fixes can do about it.
+    pub fixes: Vec<Fix>,
 }
 
 impl Diagnostic {
@@ -172,6 +196,7 @@ impl Diagnostic {
             related: Vec::new(),
             reported: Reported::Always,
             upstream_position: None,
+            fixes: Vec::new(),
         }
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use rowan::GreenNode;
 
-pub use crate::diagnostic::{Code, Diagnostic, Related, Reported, Severity};
+pub use crate::diagnostic::{Code, DefinitionKind, Diagnostic, Fix, Related, Reported, Severity};
 pub use crate::line_index::{LineCol, LineIndex};
 pub use crate::parser::MAX_NESTING;
 pub use crate::syntax_kind::{KEYWORDS, SyntaxKind};

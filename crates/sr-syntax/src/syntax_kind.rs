@@ -278,6 +278,8 @@ pub enum SyntaxKind {
     EXPR_STMT,
     FAILURE_BLOCK,
     CONTINUE_STMT,
+    /// `break` (our extension): leaves the innermost `loop` or `for`.
+    BREAK_STMT,
     ABORT_STMT,
     RETRY_STEP_STMT,
     MASK_STMT,

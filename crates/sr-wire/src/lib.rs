@@ -9,14 +9,21 @@
 //! the reader resynchronises on the next line that starts a `Content-Length`
 //! header, so a bogus length cannot swallow the messages after it. Bodies that
 //! are not valid UTF-8, or hold `\u` escapes of lone surrogates, are repaired
-//! with U+FFFD instead of being refused.
+//! with U+FFFD instead of being refused. A body that is not JSON but holds a
+//! `Content-Length` header (its message was shorter than its length said, so
+//! the body ran into the next message) is cut there and the rest read again
+//! as the next message; a header that follows other text on its line (a
+//! short body ending inside the next header) is read from where it starts.
+//! So a short body swallows its own message, and the next one only when it
+//! ends inside that one's header.
+//! Memory for a body grows as its bytes arrive, not with the length claimed.
 
 mod repair;
 
 use std::io;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The largest body read (64 MiB); larger ones are refused.
 pub const MAX_BODY: u64 = 64 << 20;
@@ -54,19 +61,34 @@ pub struct Reader<R> {
     inner: R,
     /// A header line read while resynchronising, to be parsed first.
     pending: Option<String>,
+    /// Bytes given back after a short body, read before `inner`.
+    replay: Vec<u8>,
+    /// How much of `replay` was read.
+    replayed: usize,
+    /// How many bytes at the start of the last body came from `replay`.
+    body_replayed: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> Reader<R> {
     pub fn new(inner: R) -> Reader<R> {
-        Reader { inner, pending: None }
+        Reader { inner, pending: None, replay: Vec::new(), replayed: 0, body_replayed: 0 }
     }
 
     /// The next message; `None` at the end of input.
     pub async fn read(&mut self) -> io::Result<Option<Incoming>> {
         Ok(self.read_frame().await?.map(|frame| match frame {
-            Frame::Body(body) => match repair::parse(&body) {
+            Frame::Body(mut body) => match repair::parse(&body) {
                 Ok(value) => Incoming::Message(value),
-                Err(e) => Incoming::Malformed { reason: format!("the body is not JSON: {e}"), parse_error: true },
+                Err(e) => {
+                    // Only bytes read for the first time are given back, so
+                    // reading stays linear in the input.
+                    let fresh = self.body_replayed.min(body.len());
+                    if let Some(at) = find_header(&body[fresh..]) {
+                        self.replay = body.split_off(fresh + at);
+                        self.replayed = 0;
+                    }
+                    Incoming::Malformed { reason: format!("the body is not JSON: {e}"), parse_error: true }
+                }
             },
             Frame::Malformed(reason) => Incoming::malformed(reason),
         }))
@@ -75,6 +97,10 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
     /// The next frame's body as sent, unparsed (for relaying messages that
     /// are known to be well-formed); `None` at the end of input.
     pub async fn read_frame(&mut self) -> io::Result<Option<Frame>> {
+        if self.replayed == self.replay.len() {
+            self.replay = Vec::new();
+            self.replayed = 0;
+        }
         let mut length: Option<u64> = None;
         let mut problem = None;
         let mut saw_header = false;
@@ -99,6 +125,11 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
                 continue;
             }
             saw_header = true;
+            // A header right after the end of a body that was too short.
+            let line = match find_header(line.as_bytes()) {
+                Some(at) if at > 0 => line[at..].to_string(),
+                _ => line,
+            };
             match line.split_once(':') {
                 Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
                     match value.trim().parse::<u64>() {
@@ -119,8 +150,12 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
                 "a message of {length} bytes is larger than the limit of {MAX_BODY} bytes"
             ))));
         }
-        let mut body = vec![0; length as usize];
-        self.inner.read_exact(&mut body).await?;
+        self.body_replayed = self.replay.len() - self.replayed;
+        let mut body = Vec::with_capacity(length.min(1 << 16) as usize);
+        self.source().take(length).read_to_end(&mut body).await?;
+        if (body.len() as u64) < length {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input ends inside a message"));
+        }
         Ok(Some(Frame::Body(body)))
     }
 
@@ -148,7 +183,7 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
     /// skipped to their end.
     async fn line(&mut self) -> io::Result<Line> {
         let mut line = Vec::new();
-        let n = (&mut self.inner).take(MAX_HEADER_LINE).read_until(b'\n', &mut line).await?;
+        let n = self.source().take(MAX_HEADER_LINE).read_until(b'\n', &mut line).await?;
         if n == 0 {
             return Ok(Line::End);
         }
@@ -156,7 +191,7 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
             let mut rest = Vec::new();
             loop {
                 rest.clear();
-                let n = (&mut self.inner).take(MAX_HEADER_LINE).read_until(b'\n', &mut rest).await?;
+                let n = self.source().take(MAX_HEADER_LINE).read_until(b'\n', &mut rest).await?;
                 if n == 0 || rest.ends_with(b"\n") {
                     break;
                 }
@@ -165,6 +200,65 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
         }
         let text = String::from_utf8_lossy(&line);
         Ok(Line::Text(text.trim_end_matches(['\r', '\n']).to_string()))
+    }
+
+    /// The input: what was given back, then `inner`.
+    fn source(&mut self) -> Source<'_, R> {
+        Source { replay: &self.replay, replayed: &mut self.replayed, inner: &mut self.inner }
+    }
+}
+
+/// Where the first line that starts a `Content-Length` header begins in
+/// `body` (the previous message may end without a line break before it).
+fn find_header(body: &[u8]) -> Option<usize> {
+    const HEADER: &[u8] = b"content-length:";
+    body.windows(HEADER.len()).position(|w| w.eq_ignore_ascii_case(HEADER))
+}
+
+/// The bytes given back, then the inner reader.
+struct Source<'a, R> {
+    replay: &'a [u8],
+    replayed: &'a mut usize,
+    inner: &'a mut R,
+}
+
+impl<R: AsyncBufRead + Unpin> AsyncRead for Source<'_, R> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let rest = &this.replay[*this.replayed..];
+        if rest.is_empty() {
+            return std::pin::Pin::new(&mut *this.inner).poll_read(cx, buf);
+        }
+        let n = rest.len().min(buf.remaining());
+        buf.put_slice(&rest[..n]);
+        *this.replayed += n;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl<R: AsyncBufRead + Unpin> AsyncBufRead for Source<'_, R> {
+    fn poll_fill_buf(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<&[u8]>> {
+        let this = self.get_mut();
+        if *this.replayed < this.replay.len() {
+            return std::task::Poll::Ready(Ok(&this.replay[*this.replayed..]));
+        }
+        std::pin::Pin::new(&mut *this.inner).poll_fill_buf(cx)
+    }
+
+    fn consume(self: std::pin::Pin<&mut Self>, amount: usize) {
+        let this = self.get_mut();
+        if *this.replayed < this.replay.len() {
+            *this.replayed += amount;
+        } else {
+            std::pin::Pin::new(&mut *this.inner).consume(amount);
+        }
     }
 }
 
@@ -285,6 +379,39 @@ mod tests {
                 Incoming::Message(json!({"t": "x\u{fffd}\u{fffd}\u{fffd}y\u{fffd}z"})),
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn a_short_body_swallows_only_its_own_message() {
+        let mut next = Vec::new();
+        write(&mut next, &json!({"seq": 2, "command": "threads"})).await.unwrap();
+        write(&mut next, &json!({"seq": 3})).await.unwrap();
+        let short = br#"{"seq": 1, "comm"#;
+        // The length says 30 bytes more than the body has: the body runs into
+        // the next message's body. Also twice in a row, with lowercase names.
+        for (header, times) in [("Content-Length", 1), ("content-length", 2)] {
+            let mut input = Vec::new();
+            for _ in 0..times {
+                input.extend_from_slice(format!("{header}: {}\r\n\r\n", short.len() + 30).as_bytes());
+                input.extend_from_slice(short);
+            }
+            input.extend_from_slice(&next);
+            let read = read_all(&input).await;
+            assert_eq!(read.len(), times + 2, "{read:?}");
+            assert!(read[..times].iter().all(|m| matches!(m, Incoming::Malformed { parse_error: true, .. })));
+            assert_eq!(
+                read[times..],
+                [Incoming::Message(json!({"seq": 2, "command": "threads"})), Incoming::Message(json!({"seq": 3}))]
+            );
+        }
+        // The body ends inside the next header's name: that message is lost
+        // too, and the one after it is read.
+        let mut input = format!("Content-Length: {}\r\n\r\n", short.len() + 8).into_bytes();
+        input.extend_from_slice(short);
+        input.extend_from_slice(&next);
+        let read = read_all(&input).await;
+        assert_eq!(read.last(), Some(&Incoming::Message(json!({"seq": 3}))), "{read:?}");
+        assert_eq!(read.iter().filter(|m| matches!(m, Incoming::Message(_))).count(), 1, "{read:?}");
     }
 
     #[tokio::test]

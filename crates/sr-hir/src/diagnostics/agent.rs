@@ -2,9 +2,9 @@
 //! `delegate` with `use` (W0002), runtime variables in the instruction (E0016),
 //! and an instruction naming no prompt (SR102).
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::{Code, Fix, Reported};
 
-use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, suggest};
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, define, suggest};
 use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};
@@ -38,15 +38,19 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             candidates.extend(BUILTIN_VARIABLES.iter().map(|b| b.to_string()));
             candidates.extend(program.produces.values().map(|p| p.to_string()));
             let prefix: String = prompt.name.to_lowercase().chars().take(3).collect();
-            let help = match candidates.iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
+            let found = candidates.iter().find(|c| c.to_lowercase().starts_with(&prefix));
+            let help = match found {
                 Some(found) => format!("did you mean '{found}'?"),
                 None => format!(
                     "defined prompts are: {}",
                     program.prompts.keys().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
                 ),
             };
+            let mut fixes: Vec<Fix> = found.map(|f| Fix::Replace(f.clone())).into_iter().collect();
+            fixes.extend(define(ItemKind::Prompt, &prompt.name));
             out.push(SemanticDiagnostic {
                 help: Some(help),
+                fixes,
                 upstream_at: UpstreamAt::Other(property_anchor(item, agent, AgentProperty::Prompt)),
                 ..SemanticDiagnostic::new(
                     Code::E0001,
@@ -62,11 +66,16 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         if defs.contains_key(&target.name) {
             return;
         }
-        let help = with_help.then(|| suggest(kind.describe(), &target.name, defs.keys().map(|k| k.as_str()))).flatten();
+        let (help, mut fixes) = match with_help {
+            true => suggest(kind.describe(), &target.name, defs.keys().map(|k| k.as_str())),
+            false => (None, Vec::new()),
+        };
+        fixes.extend(define(kind, &target.name));
         // Executors are our extension: upstream mode reports them as syntax.
         let reported = if kind == ItemKind::Executor { Reported::DefaultOnly } else { Reported::Always };
         out.push(SemanticDiagnostic {
             help,
+            fixes,
             reported,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
@@ -120,14 +129,20 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
 
     if let Some(instruction) = &agent.instruction {
         match program.prompts.get(&instruction.name) {
-            None => out.push(SemanticDiagnostic {
-                help: suggest("prompt", &instruction.name, program.prompts.keys().map(|k| k.as_str())),
-                reported: Reported::DefaultOnly,
-                ..SemanticDiagnostic::new(
-                    Code::SR102,
-                    format!("instruction '{}' names no prompt", instruction.name),
-                    Anchor::Part(item, instruction.part),
-                )
+            None => out.push({
+                let (help, mut fixes) =
+                    suggest("prompt", &instruction.name, program.prompts.keys().map(|k| k.as_str()));
+                fixes.extend(define(ItemKind::Prompt, &instruction.name));
+                SemanticDiagnostic {
+                    help,
+                    fixes,
+                    reported: Reported::DefaultOnly,
+                    ..SemanticDiagnostic::new(
+                        Code::SR102,
+                        format!("instruction '{}' names no prompt", instruction.name),
+                        Anchor::Part(item, instruction.part),
+                    )
+                }
             }),
             // E0016 is checked once per agent name, for its first definition.
             Some(prompt) if program.agents.get(name) == Some(&item) => {

@@ -18,7 +18,10 @@ use std::collections::{HashMap, HashSet};
 use sr_syntax::{Code, Reported};
 
 use super::whole_program::{ProgramVars, program_vars};
-use super::{Anchor, BUILTIN_VARIABLES, KNOWN_GUARDRAILS, SemanticDiagnostic, UpstreamAt, suggest};
+use super::{
+    Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
+    UpstreamAt, define, suggest,
+};
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
 use crate::resolve::Program;
@@ -43,8 +46,10 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         ItemKind::Flow => defined.extend(vars.caller_vars.get(item.name(db)).into_iter().flatten().cloned()),
         _ => defined.extend(vars.all_vars.iter().cloned()),
     }
-    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0 };
+    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0, breakable: false };
     flat.block(&body.root, upstream_looks, &mut out);
+    out.extend(super::functions::check(item, &body));
+    out.extend(super::tool_calls::check(db, item, &body, program));
     out
 }
 
@@ -72,10 +77,29 @@ impl<'db> Cx<'_, 'db> {
             _ => self.program.defs(kind).unwrap().keys().map(|k| k.as_str()).collect(),
         };
         if known.contains(&target.name.as_str()) {
+            if kind == ItemKind::Flow
+                && self.item.kind(self.db) == ItemKind::Flow
+                && target.name == *self.item.name(self.db)
+            {
+                out.push(SemanticDiagnostic {
+                    help: Some("stop the recursion with a condition, or repeat with `loop`".to_string()),
+                    ..SemanticDiagnostic::warning(
+                        Code::SR115,
+                        format!(
+                            "flow '{}' runs itself: unless a condition stops it, the run fails when flows nest too deep",
+                            target.name
+                        ),
+                        Anchor::Part(self.item, target.part),
+                    )
+                });
+            }
             return;
         }
+        let (help, mut fixes) = suggest(kind.describe(), &target.name, known.iter().copied());
+        fixes.extend(define(kind, &target.name));
         out.push(SemanticDiagnostic {
-            help: suggest(kind.describe(), &target.name, known.iter().copied()),
+            help,
+            fixes,
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
             ..SemanticDiagnostic::new(
@@ -338,6 +362,8 @@ struct Flat<'a, 'b, 'db> {
     defined: HashSet<Name>,
     types: HashMap<Name, Ty>,
     loop_depth: u32,
+    /// Whether a `break` here ends a loop of this body.
+    breakable: bool,
 }
 
 impl<'db> Flat<'_, '_, 'db> {
@@ -360,10 +386,19 @@ impl<'db> Flat<'_, '_, 'db> {
                     Stmt::Return(_) => Some("return"),
                     Stmt::Abort => Some("abort"),
                     Stmt::Continue => Some("continue"),
+                    Stmt::Break => Some("break"),
                     _ => None,
                 };
             }
         }
+    }
+
+    fn loop_body(&mut self, body: &[StmtId], visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
+        self.loop_depth += 1;
+        let breakable = std::mem::replace(&mut self.breakable, true);
+        self.block(body, visible, out);
+        self.breakable = breakable;
+        self.loop_depth -= 1;
     }
 
     fn stmt(&mut self, id: StmtId, visible: bool, out: &mut Vec<SemanticDiagnostic<'db>>) {
@@ -420,8 +455,10 @@ impl<'db> Flat<'_, '_, 'db> {
                 if let Some(model) = &call.model
                     && !cx.program.models.contains_key(&model.name)
                 {
+                    let (help, fixes) = suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str()));
                     out.push(SemanticDiagnostic {
-                        help: suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str())),
+                        help,
+                        fixes,
                         reported: Reported::DefaultOnly,
                         ..SemanticDiagnostic::new(
                             Code::E0001,
@@ -460,9 +497,7 @@ impl<'db> Flat<'_, '_, 'db> {
                     _ => None,
                 };
                 self.define(&var.name, item_ty);
-                self.loop_depth += 1;
-                self.block(body, visible, out);
-                self.loop_depth -= 1;
+                self.loop_body(body, visible, out);
             }
             Stmt::If { condition, body, .. } => {
                 self.expr(*condition, visible, out);
@@ -474,11 +509,22 @@ impl<'db> Flat<'_, '_, 'db> {
                     self.stmt(arm, false, out);
                 }
             }
-            Stmt::Parallel { body } => self.block(body, visible, out),
-            Stmt::Loop { body, .. } => {
-                self.loop_depth += 1;
+            Stmt::Parallel { body } => {
+                // A branch cannot end the loop around the `parallel`.
+                let breakable = std::mem::replace(&mut self.breakable, false);
                 self.block(body, visible, out);
-                self.loop_depth -= 1;
+                self.breakable = breakable;
+            }
+            Stmt::Loop { body, .. } => self.loop_body(body, visible, out),
+            Stmt::Break => {
+                out.push(super::functions::break_not_upstream(cx.item, id));
+                if !self.breakable {
+                    out.push(SemanticDiagnostic {
+                        help: Some("`break` ends the innermost `loop` or `for`, and only from its own body (not from a `parallel` branch)".into()),
+                        reported: Reported::DefaultOnly,
+                        ..SemanticDiagnostic::new(Code::SR114, "`break` outside a loop", Anchor::Stmt(cx.item, id))
+                    });
+                }
             }
             Stmt::OnFailure { body } => {
                 // The runtime sets `$error` to the failure's message for the
@@ -532,7 +578,16 @@ impl<'db> Flat<'_, '_, 'db> {
     }
 
     fn guardrail(&self, name: &Name, anchor: Anchor<'db>, out: &mut Vec<SemanticDiagnostic<'db>>) {
-        if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
+        if name.as_str() == NOT_ENFORCED_GUARDRAIL {
+            out.push(SemanticDiagnostic {
+                help: Some(format!("enforced guardrails: {}", ENFORCED_GUARDRAILS.join(", "))),
+                ..SemanticDiagnostic::warning(
+                    Code::SR109,
+                    format!("guardrail '{name}' is not enforced by this runtime: it never triggers"),
+                    anchor,
+                )
+            });
+        } else if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
             out.push(SemanticDiagnostic {
                 help: Some(format!("known guardrails: {}", KNOWN_GUARDRAILS.join(", "))),
                 ..SemanticDiagnostic::warning(Code::SR109, format!("unknown guardrail '{name}'"), anchor)

@@ -6,11 +6,14 @@ mod agent;
 mod agent_cycles;
 mod body;
 mod executor;
+mod functions;
+mod imported_tools;
 mod prompt;
+mod tool_calls;
 mod whole_program;
 
 use sr_syntax::line_index::Encoding;
-use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
+use sr_syntax::{DefinitionKind, Diagnostic, Fix, LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
 use crate::items::{Item, ItemKind, file_items, parse};
@@ -24,8 +27,15 @@ pub(crate) use whole_program::program_checks;
 /// exists at run time).
 pub const BUILTIN_VARIABLES: [&str; 5] = ["input_prompt", "conversation", "current_agent", "session_id", "turn_count"];
 
-/// Guardrails the runtime provides.
-pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", "cognitive_drift"];
+/// Guardrail names upstream knows.
+pub const KNOWN_GUARDRAILS: [&str; 4] = ["pii", "jailbreak", "mcp_guard", NOT_ENFORCED_GUARDRAIL];
+
+/// Guardrails the runtime enforces (`sr_runtime::guardrail`).
+pub const ENFORCED_GUARDRAILS: [&str; 3] = ["pii", "jailbreak", "mcp_guard"];
+
+/// Upstream's intent-drift guardrail (an embedding model): accepted, never
+/// triggered by this runtime, and warned about where it is used.
+pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 
 /// Every diagnostic of a file, syntax and semantic, in source order. The file
 /// is analysed as the root of its own imports.
@@ -65,6 +75,7 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
             related,
             reported: d.reported,
             upstream_position: upstream_position(db, &index, d, range),
+            fixes: d.fixes.clone(),
         });
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end()));
@@ -120,18 +131,30 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDi
 
 /// Upstream's "did you mean" help: the first candidate (in definition order)
 /// whose lowercase form starts with the first three lowercase characters of
-/// `name`, else the list of defined names of the kind.
+/// `name`, else the list of defined names of the kind; with the fix that
+/// replaces the name by that candidate.
 pub(crate) fn suggest<'a>(
     kind: &str,
     name: &str,
     candidates: impl IntoIterator<Item = &'a str> + Clone,
-) -> Option<String> {
+) -> (Option<String>, Vec<Fix>) {
     let prefix: String = name.to_lowercase().chars().take(3).collect();
     if let Some(found) = candidates.clone().into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
-        return Some(format!("did you mean '{found}'?"));
+        return (Some(format!("did you mean '{found}'?")), vec![Fix::Replace(found.to_string())]);
     }
     let all: Vec<&str> = candidates.into_iter().collect();
-    (!all.is_empty()).then(|| format!("defined {kind}s are: {}", all.join(", ")))
+    ((!all.is_empty()).then(|| format!("defined {kind}s are: {}", all.join(", "))), Vec::new())
+}
+
+/// The definition a quick fix can add for an undefined name of `kind`.
+pub(crate) fn define(kind: ItemKind, name: &str) -> Option<Fix> {
+    let kind = match kind {
+        ItemKind::Prompt => DefinitionKind::Prompt,
+        ItemKind::Agent => DefinitionKind::Agent,
+        ItemKind::Tool => DefinitionKind::Tool,
+        _ => return None,
+    };
+    Some(Fix::Define(kind, name.to_string()))
 }
 
 /// Longest-common-subsequence similarity (0..=1), as upstream measures typos.

@@ -1,7 +1,7 @@
 //! Checks of one prompt definition: its model and schema (E0001) and the
 //! variables its body interpolates (E0015).
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::{Code, Fix, Reported};
 
 use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, similarity, suggest};
@@ -22,8 +22,10 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(model) = &prompt.model
         && !program.models.contains_key(&model.name)
     {
+        let (help, fixes) = suggest("model", &model.name, program.models.keys().map(|k| k.as_str()));
         out.push(SemanticDiagnostic {
-            help: suggest("model", &model.name, program.models.keys().map(|k| k.as_str())),
+            help,
+            fixes,
             upstream_at: at_prompt.clone(),
             ..SemanticDiagnostic::new(
                 Code::E0001,
@@ -46,6 +48,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     }
 
     let Some(body) = &prompt.body else { return out };
+    out.extend(super::functions::template_calls(item, &body.template));
     let vars = program_vars(db, item.file(db));
     let produces: Vec<crate::Name> = program.produces.values().cloned().collect();
     for interpolation in body.template.interpolations().filter(|i| i.plain) {
@@ -75,10 +78,10 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
                 best = Some((score, candidate));
             }
         }
-        let help =
-            best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| format!("did you mean '${{{c}}}'?"));
+        let best = best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| format!("${{{c}}}"));
         out.push(SemanticDiagnostic {
-            help,
+            help: best.as_ref().map(|b| format!("did you mean '{b}'?")),
+            fixes: best.into_iter().map(Fix::Replace).collect(),
             reported,
             upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },
             ..SemanticDiagnostic::new(

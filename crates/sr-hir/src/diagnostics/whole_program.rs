@@ -1,5 +1,6 @@
 //! Checks that look at a whole program: circular agent references (E0011),
-//! unused definitions (SR100), a missing entry point (SR105); the variable
+//! unused definitions (SR100), a missing entry point (SR105), stdio MCP
+//! servers from imported files (SR116); the variable
 //! tables other checks share; and schema fields (SR106).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -8,7 +9,7 @@ use std::sync::Arc;
 
 use sr_syntax::{Code, Reported};
 
-use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles};
+use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
 use crate::entry::entry_point;
 use crate::hir::{Event, ImportSource, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
@@ -120,6 +121,7 @@ pub fn program_checks(db: &dyn Db, root: File) -> Vec<SemanticDiagnostic<'_>> {
     if !imported_paths(db).contains(root.path(db)) {
         out.extend(unused(db, program));
         out.extend(missing_entry(db, program));
+        out.extend(imported_tools::check(db, program));
     }
     out
 }
@@ -228,6 +230,7 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 summary.runs_flows.iter().for_each(|f| mark(ItemKind::Flow, f));
                 summary.calls_prompts.iter().for_each(|p| mark(ItemKind::Prompt, p));
                 summary.call_models.iter().for_each(|m| mark(ItemKind::Model, m));
+                summary.calls_tools.iter().for_each(|t| mark(ItemKind::Tool, t));
             }
             _ => {}
         }

@@ -34,13 +34,11 @@ pub fn find(store: &SessionStore, state: &StateDir, session: &str, input: Option
             })?;
             let pause = store
                 .pause(session)
-                .ok()
-                .flatten()
+                .map_err(|e| format!("cannot read session {session}: {e}"))?
                 .ok_or_else(|| format!("run {run} of session {session} is paused but its state is missing"))?;
-            let message = pause["input"].as_str().unwrap_or_default().to_string();
-            let mut answers: Vec<String> = serde_json::from_value(pause["answers"].clone()).unwrap_or_default();
+            let mut answers = pause.answers;
             answers.push(input.to_string());
-            Ok(Resume { message, answers, journal: read_journal()? })
+            Ok(Resume { message: pause.input, answers, journal: read_journal()? })
         }
         "interrupted" => {
             if input.is_some() {

@@ -1,19 +1,62 @@
-//! Upstream's `execute_cli_command`: runs a program (no shell) in the work
-//! directory with a time limit.
+//! Upstream's `execute_cli_command`: runs a program (no shell) with the work
+//! directory as its current directory, in the bubblewrap sandbox coding agents
+//! use (`sr_sandbox::command`): the work directory read-write, the host's
+//! programs read-only, nothing else of the host, no network unless the tool is
+//! declared `streetrace.cli.network`, an environment of `PATH`, `HOME` and `LANG`
+//! only, and caps on time and output. A tool declared `streetrace.cli.host` runs
+//! on the host instead, and only when the run allows it (`--allow-host-tools`).
+//! Without bubblewrap, commands fail: they never fall back to the host.
 
 use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use sr_sandbox::Limits;
+use sr_sandbox::command::{Caps, Captured, Placement, Status, run_command};
 
 use super::{Jail, Tool, ToolError, ToolSpec};
 
-const TIMEOUT: Duration = Duration::from_secs(120);
+/// Bytes kept of each of stdout and stderr.
 const MAX_OUTPUT: usize = 64 * 1024;
+/// Address space of each process: more than the coding agents' interpreter
+/// gets, since compilers and runtimes reserve large ranges.
+const MEMORY_BYTES: u64 = 4 << 30;
+
+/// Where a cli tool's commands run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Sandbox {
+        network: bool,
+    },
+    /// On the host: `allowed` says whether the run opted in.
+    Host {
+        allowed: bool,
+    },
+}
 
 pub struct ExecuteCli {
     pub jail: Jail,
+    pub place: Place,
+    pub timeout: Duration,
+}
+
+impl ExecuteCli {
+    fn placement(&self) -> Result<Placement, String> {
+        let work_dir = self.jail.root().to_path_buf();
+        match self.place {
+            Place::Sandbox { network } => Ok(Placement::Sandbox {
+                work_dir,
+                hidden: self.jail.forbidden().to_vec(),
+                network,
+                limits: Limits { memory_bytes: MEMORY_BYTES, ..Limits::default() },
+            }),
+            Place::Host { allowed: true } => Ok(Placement::Host { work_dir }),
+            Place::Host { allowed: false } => Err("this tool is declared to run commands on the host \
+                 (streetrace.cli.host), which needs `sr run --allow-host-tools`; nothing was run"
+                .to_string()),
+        }
+    }
 }
 
 impl Tool for ExecuteCli {
@@ -40,19 +83,33 @@ impl Tool for ExecuteCli {
             let Some((program, rest)) = command.split_first() else {
                 return Err(ToolError("the command is empty".into()));
             };
-            let run = tokio::process::Command::new(program)
-                .args(rest)
-                .current_dir(self.jail.root())
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output();
-            let output = match tokio::time::timeout(TIMEOUT, run).await {
-                Err(_) => return Ok(result("failure", "", &format!("timed out after {}s", TIMEOUT.as_secs()), None)),
-                Ok(Err(e)) => return Ok(result("failure", "", &format!("cannot run '{program}': {e}"), None)),
-                Ok(Ok(output)) => output,
+            let placement = match self.placement() {
+                Ok(placement) => placement,
+                Err(error) => return Ok(failure(&error)),
             };
-            let status = if output.status.success() { "success" } else { "failure" };
-            Ok(result(status, &truncate(&output.stdout), &truncate(&output.stderr), output.status.code()))
+            let caps = Caps { timeout: self.timeout, output_bytes: MAX_OUTPUT };
+            let output = match run_command(&placement, program, rest, caps).await {
+                Ok(output) => output,
+                Err(error) => return Ok(failure(&format!("cannot run '{program}': {error}"))),
+            };
+            let (stdout, stderr) = (shown(&output.stdout), shown(&output.stderr));
+            Ok(match output.status {
+                Status::Exited(0) => result("success", &stdout, &stderr, Some(0)),
+                Status::Exited(code) => result("failure", &stdout, &stderr, Some(code)),
+                Status::Signalled(signal) => {
+                    let mut value = result("failure", &stdout, &stderr, None);
+                    value["error"] = json!(format!("killed by signal {signal}"));
+                    value
+                }
+                Status::TimedOut => {
+                    let mut value = result("failure", &stdout, &stderr, None);
+                    value["error"] = json!(format!(
+                        "timed out: the command ran longer than {}s and was killed with everything it started",
+                        self.timeout.as_secs_f64()
+                    ));
+                    value
+                }
+            })
         }
         .boxed()
     }
@@ -62,32 +119,13 @@ fn result(status: &str, stdout: &str, stderr: &str, code: Option<i32>) -> Value 
     json!({"tool_name": "execute_cli_command", "result": status, "stdout": stdout, "stderr": stderr, "return_code": code})
 }
 
-fn truncate(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    if text.len() <= MAX_OUTPUT {
-        return text.into_owned();
-    }
-    let mut end = MAX_OUTPUT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n… ({} more bytes)", &text[..end], text.len() - end)
+fn failure(error: &str) -> Value {
+    json!({"tool_name": "execute_cli_command", "result": "failure", "error": error})
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn runs_in_the_work_directory() {
-        let dir = std::env::temp_dir().join(format!("sr-cli-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("marker.txt"), "x").unwrap();
-        let tool = ExecuteCli { jail: Jail::new(&dir).unwrap() };
-        let out = tool.call(json!({"command": ["ls"]})).await.unwrap();
-        assert_eq!(out["result"], "success");
-        assert!(out["stdout"].as_str().unwrap().contains("marker.txt"));
-        let out = tool.call(json!({"command": ["definitely-not-a-program"]})).await.unwrap();
-        assert_eq!(out["result"], "failure");
+fn shown(captured: &Captured) -> String {
+    if captured.dropped == 0 {
+        return captured.text.clone();
     }
+    format!("{}\n… ({} more bytes not shown: output is capped at {MAX_OUTPUT} bytes)", captured.text, captured.dropped)
 }

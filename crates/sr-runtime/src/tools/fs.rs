@@ -11,6 +11,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::jail::Opened;
+use sr_hir::tool_functions::{ToolFunction, ToolKind};
+
 use super::{Jail, Tool, ToolError, ToolSpec, failure, object_schema, string_arg, success};
 
 /// Results of `find_in_files` stop at this many matches.
@@ -24,96 +26,57 @@ const MAX_SCANNED: u64 = 256 << 20;
 const MAX_ENTRIES: usize = 100_000;
 
 pub fn read_only(jail: &Jail) -> Vec<Arc<dyn Tool>> {
-    [FsOp::Read, FsOp::List, FsOp::Find].into_iter().map(|op| tool(op, jail)).collect()
+    tools(ToolKind::FsReadonly, jail)
 }
 
 pub fn read_write(jail: &Jail) -> Vec<Arc<dyn Tool>> {
-    [FsOp::Read, FsOp::CreateDir, FsOp::Write, FsOp::Append, FsOp::List, FsOp::Find]
-        .into_iter()
-        .map(|op| tool(op, jail))
-        .collect()
+    tools(ToolKind::Fs, jail)
 }
 
-fn tool(op: FsOp, jail: &Jail) -> Arc<dyn Tool> {
-    Arc::new(FsTool { op, jail: jail.clone() })
+fn tools(kind: ToolKind, jail: &Jail) -> Vec<Arc<dyn Tool>> {
+    kind.functions().unwrap_or_default().into_iter().map(|function| tool(function, jail)).collect()
 }
 
-#[derive(Clone, Copy)]
-enum FsOp {
-    Read,
-    Write,
-    Append,
-    CreateDir,
-    List,
-    Find,
+pub(super) fn tool(function: &'static ToolFunction, jail: &Jail) -> Arc<dyn Tool> {
+    Arc::new(FsTool { function, jail: jail.clone() })
 }
 
+/// One function of `sr_hir::tool_functions::FS`.
 struct FsTool {
-    op: FsOp,
+    function: &'static ToolFunction,
     jail: Jail,
-}
-
-impl FsOp {
-    fn name(self) -> &'static str {
-        match self {
-            FsOp::Read => "read_file",
-            FsOp::Write => "write_file",
-            FsOp::Append => "append_to_file",
-            FsOp::CreateDir => "create_directory",
-            FsOp::List => "list_directory",
-            FsOp::Find => "find_in_files",
-        }
-    }
 }
 
 impl Tool for FsTool {
     fn spec(&self) -> ToolSpec {
-        let path = ("path", "Path relative to the working directory.");
-        let (description, parameters) = match self.op {
-            FsOp::Read => ("Read the contents of a text file.", object_schema(&[path], &["path"])),
-            FsOp::Write => (
-                "Write text to a file, replacing its contents and creating missing directories.",
-                object_schema(&[path, ("content", "The text to write.")], &["path"]),
-            ),
-            FsOp::Append => (
-                "Append text to a file.",
-                object_schema(&[path, ("content", "The text to append.")], &["path", "content"]),
-            ),
-            FsOp::CreateDir => ("Create a directory and its parents.", object_schema(&[path], &["path"])),
-            FsOp::List => ("List the files and directories in a directory.", object_schema(&[path], &["path"])),
-            FsOp::Find => (
-                "Search files matching a glob pattern for a string (case-insensitive).",
-                object_schema(
-                    &[
-                        ("pattern", "Glob pattern relative to the working directory, e.g. **/*.py."),
-                        ("search_string", "Text to find."),
-                    ],
-                    &["pattern", "search_string"],
-                ),
-            ),
-        };
-        ToolSpec { name: self.op.name().to_string(), description: description.to_string(), parameters }
+        ToolSpec {
+            name: self.function.name.to_string(),
+            description: self.function.doc.to_string(),
+            parameters: object_schema(self.function.params),
+        }
     }
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         async move {
-            let name = self.op.name();
-            let outcome = match self.op {
-                FsOp::Find => find(&self.jail, &string_arg(&args, "pattern")?, &string_arg(&args, "search_string")?),
+            let name = self.function.name;
+            let outcome = match name {
+                "find_in_files" => {
+                    find(&self.jail, &string_arg(&args, "pattern")?, &string_arg(&args, "search_string")?)
+                }
                 _ => {
                     let path = self.jail.relative_path(&string_arg(&args, "path")?)?;
                     let jail = &self.jail;
-                    match self.op {
-                        FsOp::Read => read(jail, &path),
-                        FsOp::Write => {
+                    match name {
+                        "read_file" => read(jail, &path),
+                        "write_file" => {
                             write(jail, &path, args.get("content").and_then(Value::as_str).unwrap_or(""), false)
                         }
-                        FsOp::Append => write(jail, &path, &string_arg(&args, "content")?, true),
-                        FsOp::CreateDir => {
+                        "append_to_file" => write(jail, &path, &string_arg(&args, "content")?, true),
+                        "create_directory" => {
                             jail.create_dir_all(&path).map(|_| json!(format!("created {}", path.display())))
                         }
-                        FsOp::List => list(jail, &path),
-                        FsOp::Find => unreachable!(),
+                        "list_directory" => list(jail, &path),
+                        other => unreachable!("`{other}` is in the table but has no implementation"),
                     }
                 }
             };
@@ -124,6 +87,14 @@ impl Tool for FsTool {
         }
         .boxed()
     }
+}
+
+/// `list_directory`'s `{dirs, files}` as one list: directories first, each
+/// ending in `/`.
+pub(super) fn listing_names(output: Value) -> Value {
+    let names = |key: &str| output.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    let dirs = names("dirs").into_iter().map(|d| Value::String(format!("{}/", d.as_str().unwrap_or_default())));
+    dirs.chain(names("files")).collect()
 }
 
 fn read(jail: &Jail, path: &Path) -> std::io::Result<Value> {

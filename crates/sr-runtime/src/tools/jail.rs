@@ -56,6 +56,11 @@ impl Jail {
         &self.root
     }
 
+    /// The forbidden paths inside the root, canonical.
+    pub fn forbidden(&self) -> &[PathBuf] {
+        &self.forbidden
+    }
+
     /// `path` (relative to the root, or absolute inside it) as a path relative
     /// to the root, `.` for the root itself. Only the text is looked at: the
     /// kernel checks symlinks when the path is opened.

@@ -1,5 +1,6 @@
-//! Tools agents can call: upstream's builtin file and CLI tools (jailed to the
-//! work directory), agents used as tools, and MCP servers' tools.
+//! Tools agents can call: upstream's builtin file tools (jailed to the work
+//! directory) and CLI tool (sandboxed, see `cli`), agents used as tools, and MCP
+//! servers' tools.
 
 mod cli;
 mod fs;
@@ -11,6 +12,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sr_hir::ToolData;
+use sr_hir::tool_functions::{Param, ToolKind};
+
+use crate::RunOptions;
 
 pub use jail::Jail;
 
@@ -27,24 +31,53 @@ pub trait Tool: Send + Sync {
 }
 
 /// The builtin tools a `tool` definition (or a bare name in `tools`) gives, by
-/// upstream's rules: the reference (or the name) is matched by substring, in
-/// order: `fs_readonly`, `fs`, `cli`; anything else gives no tools.
-pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail) -> Vec<Arc<dyn Tool>> {
-    let key = match data {
-        Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
-            reference.to_lowercase()
+/// upstream's rules (`sr_hir::tool_functions::ToolKind::of`). A cli reference
+/// with a `.network` segment (`streetrace.cli.network`) may use the network;
+/// one with a `.host` segment runs on the host, if `options` allow it.
+pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail, options: &RunOptions) -> Vec<Arc<dyn Tool>> {
+    match ToolKind::of(name, data) {
+        ToolKind::FsReadonly => fs::read_only(jail),
+        ToolKind::Fs => fs::read_write(jail),
+        ToolKind::Cli => {
+            let key = match data {
+                Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
+                    reference.to_lowercase()
+                }
+                Some(ToolData::Long { url: Some(url), .. }) => url.to_lowercase(),
+                _ => name.to_lowercase(),
+            };
+            let segments: Vec<&str> = key.split('.').collect();
+            let place = if segments.contains(&"host") {
+                cli::Place::Host { allowed: options.allow_host_tools }
+            } else {
+                cli::Place::Sandbox { network: segments.contains(&"network") }
+            };
+            vec![Arc::new(cli::ExecuteCli { jail: jail.clone(), place, timeout: options.command_timeout })]
         }
-        Some(ToolData::Long { url: Some(url), .. }) => url.to_lowercase(),
-        _ => name.to_lowercase(),
-    };
-    if key.contains("fs_readonly") {
-        fs::read_only(jail)
-    } else if key.contains("fs") {
-        fs::read_write(jail)
-    } else if key.contains("cli") {
-        vec![Arc::new(cli::ExecuteCli { jail: jail.clone() })]
-    } else {
-        Vec::new()
+        // MCP tools come from the hub; the state tool is served by the run
+        // itself (`run::state_tool`).
+        ToolKind::Mcp | ToolKind::State | ToolKind::None => Vec::new(),
+    }
+}
+
+/// Function `function` of a builtin file tool, made alone (a flow's call).
+pub(crate) fn file_function(kind: ToolKind, function: &str, jail: &Jail) -> Option<Arc<dyn Tool>> {
+    let function = kind.functions()?.into_iter().find(|f| f.name == function)?;
+    matches!(kind, ToolKind::Fs | ToolKind::FsReadonly).then(|| fs::tool(function, jail))
+}
+
+/// What a builtin tool function gives a flow: the output of a success
+/// (`list_directory`'s as a list of names), the error of a failure.
+pub(crate) fn flow_value(function: &str, result: Value) -> Result<Value, String> {
+    match result.get("result").and_then(Value::as_str) {
+        Some("success") => {
+            let output = result.get("output").cloned().unwrap_or(Value::Null);
+            Ok(if function == "list_directory" { fs::listing_names(output) } else { output })
+        }
+        Some("failure") => {
+            Err(result.get("error").and_then(Value::as_str).unwrap_or("the tool failed without saying why").to_string())
+        }
+        _ => Ok(result),
     }
 }
 
@@ -66,11 +99,10 @@ fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
     }
 }
 
-fn object_schema(properties: &[(&str, &str)], required: &[&str]) -> Value {
-    let props: serde_json::Map<String, Value> = properties
-        .iter()
-        .map(|(name, description)| (name.to_string(), json!({"type": "string", "description": description})))
-        .collect();
+fn object_schema(params: &[Param]) -> Value {
+    let props: serde_json::Map<String, Value> =
+        params.iter().map(|p| (p.name.to_string(), json!({"type": "string", "description": p.doc}))).collect();
+    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
     json!({"type": "object", "properties": props, "required": required})
 }
 

@@ -96,3 +96,44 @@ pub async fn run_source(name: &str, source: &str, input: &str, provider: Arc<dyn
     std::fs::write(&path, source).unwrap();
     run_file(&path, input, provider, options).await
 }
+
+/// Whether bubblewrap can run here, for tests of `what`; required in CI, a
+/// loud skip elsewhere.
+#[allow(dead_code)]
+pub fn bubblewrap_or_skip(what: &str) -> bool {
+    if sr_sandbox::Bubblewrap::available() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
+    eprintln!("\n!!! SKIPPED: {what} needs bubblewrap (apt-get install bubblewrap) !!!\n");
+    false
+}
+
+/// Runs the agent in `source`, whose model makes `calls` (one per turn), then
+/// stops; the tool results in order. `limit` bounds the whole run.
+#[allow(dead_code)]
+pub async fn tool_results(
+    name: &str,
+    source: &str,
+    calls: Vec<(String, serde_json::Value)>,
+    options: Options,
+    limit: std::time::Duration,
+) -> Vec<serde_json::Value> {
+    use sr_runtime::event::RunStatus;
+    use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
+    let mut replies: Vec<Reply> = calls.into_iter().map(|(tool, args)| Reply::Calls(vec![(tool, args)])).collect();
+    replies.push(Reply::Text("done".into()));
+    let first = replies.remove(0);
+    let provider = Arc::new(ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]));
+    let run = tokio::time::timeout(limit, run_source(name, source, "go", provider, options))
+        .await
+        .expect("a tool call blocked the run");
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    run.events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolResult { result, .. } => Some(result.clone()),
+            _ => None,
+        })
+        .collect()
+}

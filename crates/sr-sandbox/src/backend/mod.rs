@@ -2,7 +2,7 @@
 //! run directory (driver and socket) mounted at [`MOUNT_POINT`], passes the token on
 //! stdin, and can be waited on and killed; the session does the rest.
 
-mod bubblewrap;
+pub(crate) mod bubblewrap;
 mod child;
 mod container;
 mod unsandboxed;
@@ -28,7 +28,8 @@ pub struct Limits {
     /// CPU time of the interpreter over its whole life (it is restarted when spent).
     pub cpu_seconds: u64,
     /// Processes and threads. Per container as its pids limit; also `RLIMIT_NPROC`,
-    /// which the kernel counts per host uid, so sandboxes sharing a uid share it.
+    /// which bubblewrap sets inside the sandbox's user namespace, where Linux 5.14
+    /// and later count it per sandbox (earlier kernels count it per host uid).
     pub processes: u32,
     pub open_files: u32,
     /// Size of each writable scratch directory (`/work`, `/tmp`).
@@ -79,7 +80,7 @@ pub trait Sandbox: Send {
 }
 
 /// Whether we are root, so a sandbox can drop to its own uid on the host as well.
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     // `/proc/self` belongs to the effective uid.
     std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)

@@ -125,6 +125,10 @@ pub enum ViolationKind {
     DunderString { value: String },
     /// `random._os`: a private attribute of an imported module.
     PrivateAttribute { module: String, attribute: String },
+    /// `uuid.os`: a module the policy forbids, reached as an attribute of an allowed one.
+    ModuleAttribute { module: String, attribute: String },
+    /// `getattr(x, name)` with a name computed at run time.
+    ComputedAttribute { function: String },
 }
 
 impl fmt::Display for Violation {
@@ -138,6 +142,15 @@ impl fmt::Display for Violation {
             ViolationKind::DunderString { value } => write!(f, "string '{value}' names a forbidden attribute"),
             ViolationKind::PrivateAttribute { module, attribute } => {
                 write!(f, "private attribute '{attribute}' of module '{module}' is not allowed")
+            }
+            ViolationKind::ModuleAttribute { module, attribute } => {
+                write!(f, "'{module}.{attribute}' is the module '{attribute}', which is not allowed")
+            }
+            ViolationKind::ComputedAttribute { function } => {
+                write!(
+                    f,
+                    "{function}() with an attribute name computed at run time is not allowed; use a literal name or a dict"
+                )
             }
         }
     }

@@ -50,6 +50,65 @@ const TRAVERSAL_ATTRIBUTES: &[&str] = &[
 /// Builtins whose second argument is an attribute name.
 const ATTRIBUTE_BUILTINS: &[&str] = &["getattr", "setattr", "delattr", "hasattr"];
 
+/// Standard-library modules that reach files, processes, the network, the
+/// interpreter or the import machinery. Allowed modules import some of them
+/// (`uuid.os`, `typing.sys`): reaching one as an attribute of a module is
+/// importing it.
+const SYSTEM_MODULES: &[&str] = &[
+    "_io",
+    "_thread",
+    "asyncio",
+    "builtins",
+    "code",
+    "codeop",
+    "concurrent",
+    "ctypes",
+    "dbm",
+    "fcntl",
+    "ftplib",
+    "gc",
+    "glob",
+    "http",
+    "importlib",
+    "inspect",
+    "io",
+    "linecache",
+    "marshal",
+    "mmap",
+    "multiprocessing",
+    "nt",
+    "os",
+    "pathlib",
+    "pdb",
+    "pickle",
+    "pkgutil",
+    "platform",
+    "posix",
+    "pty",
+    "resource",
+    "runpy",
+    "select",
+    "selectors",
+    "shelve",
+    "shutil",
+    "signal",
+    "smtplib",
+    "socket",
+    "sqlite3",
+    "ssl",
+    "subprocess",
+    "sys",
+    "sysconfig",
+    "tempfile",
+    "threading",
+    "trace",
+    "traceback",
+    "types",
+    "urllib",
+    "webbrowser",
+    "zipimport",
+];
+
 pub(super) fn violations(policy: &ImportPolicy, suite: &[Stmt]) -> Vec<(TextSize, ViolationKind)> {
     let mut walk = Walk { policy, modules: HashSet::new(), found: Vec::new() };
     walk.visit_body(suite);
@@ -156,8 +215,19 @@ impl<'a> Visitor<'a> for Walk<'_> {
             }
             Expr::Attribute(attribute) => {
                 let attr = attribute.attr.as_str();
-                if TRAVERSAL_ATTRIBUTES.contains(&attr) {
+                let module = match attribute.value.as_ref() {
+                    Expr::Name(base) if self.modules.contains(base.id.as_str()) => Some(base.id.as_str()),
+                    _ => None,
+                };
+                if TRAVERSAL_ATTRIBUTES.contains(&attr) || (attr == "__dict__" && module.is_some()) {
                     self.report(attribute.attr.start(), ViolationKind::Traversal { attribute: attr.to_string() });
+                } else if let Some(module) = module
+                    && SYSTEM_MODULES.contains(&attr)
+                    && !self.policy.allows(attr)
+                {
+                    let kind =
+                        ViolationKind::ModuleAttribute { module: module.to_string(), attribute: attr.to_string() };
+                    self.report(attribute.attr.start(), kind);
                 } else if attr.starts_with('_')
                     && !is_dunder(attr)
                     && let Expr::Name(base) = attribute.value.as_ref()
@@ -169,11 +239,26 @@ impl<'a> Visitor<'a> for Walk<'_> {
                 }
             }
             Expr::Call(call) => {
-                if let Expr::Name(func) = call.func.as_ref()
-                    && ATTRIBUTE_BUILTINS.contains(&func.id.as_str())
-                    && let Some(name) = call.arguments.find_positional(1)
-                {
-                    self.check_dunder_key(name);
+                if let Expr::Name(func) = call.func.as_ref() {
+                    let function = func.id.as_str();
+                    if ATTRIBUTE_BUILTINS.contains(&function)
+                        && let Some(name) = call.arguments.find_positional(1)
+                    {
+                        // `getattr(print, "__se" + "lf__")`: a name built at run time
+                        // escapes every check on names.
+                        if !matches!(name, Expr::StringLiteral(_)) {
+                            let kind = ViolationKind::ComputedAttribute { function: function.to_string() };
+                            self.report(name.start(), kind);
+                        }
+                        self.check_dunder_key(name);
+                    }
+                    if function == "vars"
+                        && let Some(Expr::Name(argument)) = call.arguments.find_positional(0)
+                        && self.modules.contains(argument.id.as_str())
+                    {
+                        let kind = ViolationKind::Traversal { attribute: format!("vars({})", argument.id) };
+                        self.report(call.start(), kind);
+                    }
                 }
             }
             Expr::Subscript(subscript) => self.check_dunder_key(&subscript.slice),

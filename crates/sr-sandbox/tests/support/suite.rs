@@ -196,3 +196,56 @@ fn event_kind(event: &Event) -> &'static str {
         Event::Outcome { .. } => "outcome",
     }
 }
+
+/// Forks stop at the process limit, which the step reports, and the session goes
+/// on; a fork bomb that ignores the failures is stopped at the step's time cap by
+/// taking the whole sandbox down, and the next step runs in a fresh one. The
+/// policy allows processes here, as code that got past it would have them.
+pub async fn fork_bomb(backend: Arc<dyn Backend>) {
+    let config = SessionConfig {
+        policy: ImportPolicy::default().allow("os").unwrap().allow("subprocess").unwrap(),
+        limits: Limits { processes: 32, ..Limits::default() },
+        step_timeout: Duration::from_secs(3),
+        kill_grace: Duration::from_millis(500),
+        ..SessionConfig::default()
+    };
+    let (mut session, _) = session(backend, config).await;
+    step(&mut session, "kept = 'still here'").await;
+    // Children exit at once but count until they are reaped.
+    let bounded = "import os\npids = []\ntry:\n    while True:\n        pid = os.fork()\n        if pid == 0:\n            os.kill(os.getpid(), 9)\n        pids.append(pid)\n\
+                   except OSError as error:\n    print('refused after', len(pids), error.errno)\n\
+                   for pid in pids:\n    os.waitpid(pid, 0)";
+    let (report, _) = step(&mut session, bounded).await;
+    assert_eq!(report.outcome, Outcome::Success { result: None }, "{report:?}");
+    // 11 is EAGAIN; the interpreter and its threads count too.
+    let words: Vec<&str> = report.stdout.split_whitespace().collect();
+    assert_eq!((words[0], words[1], words[3]), ("refused", "after", "11"), "{report:?}");
+    assert!(words[2].parse::<u32>().unwrap() < 32, "{report:?}");
+
+    let bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except BaseException:\n        pass";
+    let (report, _) = step(&mut session, bomb).await;
+    assert!(matches!(report.outcome, Outcome::Timeout { .. }), "{report:?}");
+    assert!(report.duration < Duration::from_secs(10), "{:?}", report.duration);
+    let (report, _) = step(&mut session, "kept").await;
+    assert_eq!(report.outcome, Outcome::Success { result: Some("'still here'".into()) }, "{report:?}");
+    session.close().await;
+}
+
+/// `/dev` has the usual devices but no room: it is read-only, and `/dev/shm` is
+/// a small tmpfs.
+pub async fn dev_bounded(backend: Arc<dyn Backend>) {
+    let (mut session, _) = session(backend, config(ImportPolicy::default().with_open(true))).await;
+    let code = "results = []\n\
+                for path, size in [('/dev/fill', 10), ('/dev/shm/fill', 4 << 20), ('/dev/null', 10)]:\n\
+                \x20   try:\n\
+                \x20       with open(path, 'wb') as f:\n\
+                \x20           f.write(b'x' * size)\n\
+                \x20       results.append('written')\n\
+                \x20   except OSError as error:\n\
+                \x20       results.append(error.errno)\n\
+                results";
+    let (report, _) = step(&mut session, code).await;
+    // 30 is EROFS, 28 ENOSPC.
+    assert_eq!(report.outcome, Outcome::Success { result: Some("[30, 28, 'written']".into()) }, "{report:?}");
+    session.close().await;
+}

@@ -204,6 +204,16 @@ fn atom_here(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         }
         DOTTED_NAME => variable(p),
         NAME => name_atom(p),
+        // `int(x)`, `float(x)`, `bool(x)`, `max(x)`: standard library functions whose
+        // names upstream lexes as keywords (our extension; upstream rejects the call).
+        INT_KW | FLOAT_KW | BOOL_KW | MAX_KW if p.nth_at(1, T!['(']) => {
+            let m = p.start();
+            let callee = p.start();
+            p.bump_any();
+            callee.complete(p, NAME_REF);
+            arg_list(p);
+            m.complete(p, CALL_EXPR)
+        }
         PROCESS_KW if starts_expr(p.nth(1)) && !p.at_stop_kind(p.nth(1)) => {
             let m = p.start();
             let callee = p.start();

@@ -160,6 +160,7 @@ fn statement_once(p: &mut Parser<'_>, ctx: Ctx) {
             not_in(p, ctx, Ctx::Flow, "`retry with … if …` belongs in event handlers");
             simple_statement(p);
         }
+        NAME if at_break(p) => simple_statement(p),
         NAME | DOTTED_NAME | T![$] | PROCESS_KW => {
             not_in(p, ctx, Ctx::Handler, "expression statements are not allowed directly in an event handler");
             expression_statement(p);
@@ -389,6 +390,16 @@ fn starts_inline_statement(p: &Parser<'_>) -> bool {
 fn starts_simple_statement(p: &Parser<'_>) -> bool {
     matches!(p.current(), PUSH_KW | ESCALATE_KW | LOG_KW | NOTIFY_KW | CONTINUE_KW | ABORT_KW)
         || (p.at(RETRY_KW) && p.nth_at(1, STEP_KW))
+        || at_break(p)
+}
+
+/// The contextual keyword of our `break` statement.
+const BREAK: &str = "break";
+
+/// `break` alone on its line: our extension (upstream reads a variable and then
+/// fails at the end of the line). Anywhere else `break` is a plain name.
+fn at_break(p: &Parser<'_>) -> bool {
+    p.at(NAME) && p.current_text() == BREAK && matches!(p.nth(1), NEWLINE | EOF | DEDENT)
 }
 
 /// One-line statements: everything `if C:` accepts inline, and guardrail actions.
@@ -435,6 +446,10 @@ fn simple_statement(p: &mut Parser<'_>) {
         CONTINUE_KW => {
             p.bump(CONTINUE_KW);
             CONTINUE_STMT
+        }
+        NAME if at_break(p) => {
+            p.bump(NAME);
+            BREAK_STMT
         }
         ABORT_KW => {
             p.bump(ABORT_KW);

@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use sr_hir::{Event, Expr, Stmt, StmtId, Timing, VarOrigin};
 use sr_llm::{ChatRequest, ChatResponse, Message, Role};
 
+use super::flow::Signal;
 use crate::compile::{BodySpec, HandlerSpec};
 use crate::eval::Evaluator;
 use crate::event::Payload;
-use crate::flow::Signal;
 use crate::guardrail;
 use crate::run::{RunError, Runtime, Thread};
 use crate::value::{display, truthy};
@@ -205,7 +205,7 @@ impl Runtime {
             ));
         }
         let eval = |th: &Thread, e| {
-            Evaluator { body: &spec.body, vars: &th.vars, item: None }
+            Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: None }
                 .eval(e)
                 .map_err(|e| RunError::failed(e.0, location.clone()))
         };
@@ -218,8 +218,9 @@ impl Runtime {
                 return Ok(match guardrail::check(name, &message) {
                     Some(flagged) => flagged,
                     None => {
-                        th.emitter
-                            .emit(Payload::Warning { message: format!("unknown guardrail '{name}' never triggers") });
+                        th.emitter.emit(Payload::Warning {
+                            message: format!("guardrail '{name}' is not enforced by this runtime: it never triggers"),
+                        });
                         false
                     }
                 });

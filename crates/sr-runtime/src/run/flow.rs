@@ -4,10 +4,9 @@
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use sr_hir::{ExprId, OnEscalate, Place, RunStmt, Stmt, StmtId};
+use sr_hir::{OnEscalate, Place, RunStmt, Stmt, StmtId};
 
 use crate::compile::BodySpec;
-use crate::eval::Evaluator;
 use crate::event::Payload;
 use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
@@ -20,6 +19,11 @@ pub enum Signal {
     Return(Value),
     /// `continue` or `on escalate continue`: the next loop iteration.
     Continue,
+    /// `break`: the end of the innermost loop.
+    Break,
+    /// `exit_loop()` of `streetrace.state`: the end of the innermost loop, or
+    /// of the flow (and then of its caller's loop) when it is in none.
+    ExitLoop,
     /// `retry step`: run the statements an `on failure:` block guards again.
     Retry(String),
 }
@@ -76,11 +80,19 @@ impl Runtime {
             last_exchange: None,
         });
         th.emitter.emit(Payload::FlowStarted { flow: name.to_string() });
+        let caller_last = th.last_result.take();
         let outcome = self.exec_block(th, &spec, &spec.body.root).await;
+        let last = std::mem::replace(&mut th.last_result, caller_last);
         th.frames.pop();
         let result = match outcome {
             Ok(Signal::Return(value)) => Ok(value),
-            Ok(Signal::Next | Signal::Continue) => Ok(Value::Null),
+            // Without `return`, the value of the last model or tool step.
+            Ok(Signal::Next | Signal::Continue) => Ok(last.unwrap_or(Value::Null)),
+            Ok(Signal::Break) => Err(RunError::failed("`break` outside a loop", None)),
+            Ok(Signal::ExitLoop) => {
+                th.exit_loop = true;
+                Ok(last.unwrap_or(Value::Null))
+            }
             Ok(Signal::Retry(message)) => {
                 Err(RunError::failed(format!("retry step outside `on failure:`: {message}"), None))
             }
@@ -156,6 +168,7 @@ impl Runtime {
     async fn exec_seq(&self, th: &mut Thread, spec: &BodySpec, stmts: &[StmtId]) -> Result<Signal, RunError> {
         for &id in stmts {
             match self.exec_stmt(th, spec, id).await? {
+                Signal::Next if std::mem::take(&mut th.exit_loop) => return Ok(Signal::ExitLoop),
                 Signal::Next => {}
                 other => return Ok(other),
             }
@@ -197,32 +210,33 @@ impl Runtime {
             }
             self.before_statement(th, spec, id).await?;
             let at = || Some(self.program.stmt_location(&spec.source, id));
-            let eval = |th: &Thread, e: ExprId| -> Result<Value, RunError> {
-                Evaluator { body: &spec.body, vars: &th.vars, item: None }
-                    .eval(e)
-                    .map_err(|e| RunError::failed(e.0, Some(self.program.stmt_location(&spec.source, id))))
-            };
             match stmt {
                 Stmt::Assign { target, value } => {
-                    let value = eval(th, *value)?;
+                    let value = self.eval_in_flow(th, spec, id, *value).await?;
                     self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
                 }
                 Stmt::Run(run) => return self.exec_run(th, spec, id, run).await,
                 Stmt::Call(call) => {
-                    let input = call.input.map(|e| eval(th, e)).transpose()?;
+                    let input = match call.input {
+                        Some(e) => Some(self.eval_in_flow(th, spec, id, e).await?),
+                        None => None,
+                    };
                     let model = call.model.as_ref().map(|m| m.name.to_string());
                     let value = self.call_llm(th, &call.prompt.name, input, model).await.map_err(|e| e.at(at()))?;
+                    th.last_result = Some(value.clone());
                     if let Some(target) = &call.target {
                         self.assign(th, target, value).map_err(|m| RunError::failed(m, at()))?;
                     }
                 }
-                Stmt::Return(value) => return Ok(Signal::Return(eval(th, *value)?)),
+                Stmt::Return(value) => return Ok(Signal::Return(self.eval_in_flow(th, spec, id, *value).await?)),
                 Stmt::For { var, iterable, body } => {
-                    let items = value::iterate(&eval(th, *iterable)?).map_err(|e| RunError::failed(e.0, at()))?;
+                    let items = value::iterate(&self.eval_in_flow(th, spec, id, *iterable).await?)
+                        .map_err(|e| RunError::failed(e.0, at()))?;
                     for item in items {
                         self.assign(th, var, item).map_err(|m| RunError::failed(m, at()))?;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
+                            Signal::Break | Signal::ExitLoop => break,
                             other => return Ok(other),
                         }
                     }
@@ -233,13 +247,14 @@ impl Runtime {
                         count += 1;
                         match self.exec_block(th, spec, body).await? {
                             Signal::Next | Signal::Continue => {}
+                            Signal::Break | Signal::ExitLoop => break,
                             other => return Ok(other),
                         }
                     }
                 }
                 Stmt::Parallel { body } => self.exec_parallel(th, spec, body).await?,
                 Stmt::Match { scrutinee, arms, otherwise } => {
-                    let value = eval(th, *scrutinee)?;
+                    let value = self.eval_in_flow(th, spec, id, *scrutinee).await?;
                     // String patterns match strings only, as Python's `match`.
                     let arm = arms
                         .iter()
@@ -251,12 +266,12 @@ impl Runtime {
                     }
                 }
                 Stmt::If { condition, body, .. } => {
-                    if value::truthy(&eval(th, *condition)?) {
+                    if value::truthy(&self.eval_in_flow(th, spec, id, *condition).await?) {
                         return self.exec_block(th, spec, body).await;
                     }
                 }
                 Stmt::Push { value, role, target } => {
-                    let value = eval(th, *value)?;
+                    let value = self.eval_in_flow(th, spec, id, *value).await?;
                     let value = match role {
                         Some(role) => json!({"role": role.as_str(), "content": value}),
                         None => value,
@@ -285,19 +300,20 @@ impl Runtime {
                     return self.escalate_to_human(th, message).await.map_err(|e| e.at(at())).map(|_| Signal::Next);
                 }
                 Stmt::Log(e) => {
-                    let message = display(&eval(th, *e)?);
+                    let message = display(&self.eval_in_flow(th, spec, id, *e).await?);
                     th.emitter.emit(Payload::Log { message });
                 }
                 Stmt::Notify(e) => {
-                    let message = display(&eval(th, *e)?);
+                    let message = display(&self.eval_in_flow(th, spec, id, *e).await?);
                     th.emitter.emit(Payload::Notify { message });
                 }
                 Stmt::Expr(e) => {
-                    eval(th, *e)?;
+                    self.eval_in_flow(th, spec, id, *e).await?;
                 }
                 Stmt::Continue => return Ok(Signal::Continue),
+                Stmt::Break => return Ok(Signal::Break),
                 Stmt::Abort => return Err(RunError::new(ErrorKind::Aborted, "Flow aborted", at())),
-                Stmt::RetryStep(e) => return Ok(Signal::Retry(display(&eval(th, *e)?))),
+                Stmt::RetryStep(e) => return Ok(Signal::Retry(display(&self.eval_in_flow(th, spec, id, *e).await?))),
                 Stmt::Mask { .. } | Stmt::Block { .. } | Stmt::Warn { .. } | Stmt::RetryWith { .. } => {
                     return self.exec_guardrail(th, spec, id).await;
                 }
@@ -331,10 +347,10 @@ impl Runtime {
 
     async fn exec_run(&self, th: &mut Thread, spec: &BodySpec, id: StmtId, run: &RunStmt) -> Result<Signal, RunError> {
         let at = || Some(self.program.stmt_location(&spec.source, id));
-        let eval = |th: &Thread, e: ExprId| {
-            Evaluator { body: &spec.body, vars: &th.vars, item: None }.eval(e).map_err(|e| RunError::failed(e.0, at()))
+        let input = match run.input {
+            Some(e) => Some(self.eval_in_flow(th, spec, id, e).await?),
+            None => None,
         };
-        let input = run.input.map(|e| eval(th, e)).transpose()?;
         if !run.agent {
             let value = self.run_flow(th, &run.callee.name).await.map_err(|e| e.at(at()))?;
             if let Some(target) = &run.target {
@@ -347,6 +363,7 @@ impl Runtime {
             None => None,
         };
         let result = self.run_agent_in_flow(th, &run.callee.name, input, history).await.map_err(|e| e.at(at()))?;
+        th.last_result = Some(result.clone());
 
         // Escalation is checked before the result is assigned, so that
         // `on escalate return $previous` returns the previous value.
@@ -360,7 +377,7 @@ impl Runtime {
                 condition_value: expected,
             });
             match action {
-                OnEscalate::Return(value) => return Ok(Signal::Return(eval(th, *value)?)),
+                OnEscalate::Return(value) => return Ok(Signal::Return(self.eval_in_flow(th, spec, id, *value).await?)),
                 OnEscalate::Abort => return Err(RunError::new(ErrorKind::Aborted, "Escalation triggered abort", at())),
                 OnEscalate::Continue => {
                     self.store_agent_result(th, run, result).map_err(|m| RunError::failed(m, at()))?;
@@ -413,7 +430,7 @@ impl Runtime {
                 None => th.vars.get("input_prompt").map(display).unwrap_or_default(),
             },
         };
-        let history = history.map(|h| crate::agent::history_messages(&h)).unwrap_or_default();
+        let history = history.map(|h| super::agent::history_messages(&h)).unwrap_or_default();
         self.run_agent(th, agent, input, history).await
     }
 
@@ -450,6 +467,10 @@ impl Runtime {
         });
         futures::future::try_join_all(futures).await?;
         for branch in branches {
+            if branch.last_result.is_some() {
+                th.last_result = branch.last_result;
+            }
+            th.exit_loop |= branch.exit_loop;
             for (name, value) in branch.vars {
                 if before.get(&name) != Some(&value) {
                     th.vars.insert(name, value);

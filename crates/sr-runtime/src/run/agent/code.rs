@@ -72,7 +72,7 @@ impl Runtime {
         specs: Vec<LlmToolSpec>,
     ) -> Result<String, RunError> {
         let failed = |what: String| RunError::failed(format!("coding agent '{name}': {what}"), None);
-        let backend = backend(executor).await.map_err(&failed)?;
+        let backend = backend(executor, self.env.options.allow_unsandboxed).await.map_err(&failed)?;
         let tools: Vec<ToolSpec> = specs
             .into_iter()
             .filter(|s| callables.iter().any(|(n, c)| *n == s.name && !matches!(c, Callable::Transfer(_))))
@@ -161,7 +161,8 @@ impl Runtime {
     }
 }
 
-async fn backend(executor: &ExecutorData) -> Result<Arc<dyn Backend>, String> {
+/// The executor's backend; `unsandboxed` only when the run allows it.
+async fn backend(executor: &ExecutorData, allow_unsandboxed: bool) -> Result<Arc<dyn Backend>, String> {
     Ok(match executor.backend {
         SandboxBackend::Bubblewrap => {
             if !Bubblewrap::available() {
@@ -179,7 +180,12 @@ async fn backend(executor: &ExecutorData) -> Result<Arc<dyn Backend>, String> {
             let socket = socket.strip_prefix("unix://").unwrap_or(&socket).to_string();
             Arc::new(Container::connect(&socket, image).await.map_err(|e| e.to_string())?)
         }
-        SandboxBackend::Unsandboxed => Arc::new(Unsandboxed::default()),
+        SandboxBackend::Unsandboxed if allow_unsandboxed => Arc::new(Unsandboxed::default()),
+        SandboxBackend::Unsandboxed => {
+            return Err("its executor says `backend: unsandboxed`, which runs the model's code as you, outside \
+                 any sandbox, and needs `sr run --allow-unsandboxed`; nothing was run"
+                .into());
+        }
     })
 }
 

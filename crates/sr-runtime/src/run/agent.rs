@@ -16,6 +16,7 @@ use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
 use crate::tools::{Tool, builtin_tools};
 use crate::value::{display, from_model_text};
+use sr_hir::tool_functions::{STATE, ToolKind};
 
 /// The tool `delegate` adds.
 const TRANSFER: &str = "transfer_to_agent";
@@ -46,13 +47,15 @@ impl Drop for CancelledGuard<'_> {
     }
 }
 
-/// What an agent can call in one run.
-enum Callable {
+/// What an agent (or a flow's tool function call) can call in one run.
+pub(crate) enum Callable {
     Tool(Arc<dyn Tool>),
     /// `use`: the agent runs with the request and its answer comes back.
     Agent(String),
     /// `delegate`: the conversation moves to one of these agents.
     Transfer(Vec<String>),
+    /// A function of `streetrace.state` (`run::state_tool`).
+    State,
 }
 
 /// Messages from a flow's `history $var` list: `{role, content}` objects; role
@@ -348,7 +351,7 @@ impl Runtime {
 
     /// One tool call: hook, events, and the result the model sees. A tool's
     /// failure is the model's business (an error result), not the run's.
-    async fn tool_call(
+    pub(crate) async fn tool_call(
         &self,
         th: &mut Thread,
         agent: &str,
@@ -387,6 +390,7 @@ impl Runtime {
                     let answer = self.agent_turns(th, sub, request, Vec::new()).await?;
                     (Value::String(answer), false)
                 }
+                (Ok(args), Some(Callable::State)) => self.state_call(th, &call.name, &args),
                 // The model's transfers are handled by the turn loop; code cannot transfer.
                 (Ok(_), Some(Callable::Transfer(_))) => {
                     (json!(format!("'{}' hands the conversation over; only the model can call it", call.name)), true)
@@ -414,6 +418,14 @@ impl Runtime {
         let mut seen = HashSet::new();
         for tool_ref in &spec.data.tools {
             let data = self.program.tools.get(&tool_ref.name);
+            if ToolKind::of(&tool_ref.name, data) == ToolKind::State {
+                for function in STATE {
+                    if seen.insert(function.name.to_string()) {
+                        callables.push((function.name.to_string(), Callable::State));
+                    }
+                }
+                continue;
+            }
             let mut tools = match data {
                 Some(data) if crate::mcp::is_mcp(data) => {
                     let (tools, warning) = self.env.tools.mcp_tools(&tool_ref.name).await;
@@ -422,7 +434,7 @@ impl Runtime {
                     }
                     tools
                 }
-                _ => builtin_tools(&tool_ref.name, data, &self.env.jail),
+                _ => builtin_tools(&tool_ref.name, data, &self.env.jail, &self.env.options),
             };
             // A tool named like one function of its module (YAML agents'
             // `{module, function}`) gives that function only.
@@ -453,9 +465,10 @@ impl Runtime {
         }
         let specs = callables
             .iter()
-            .map(|(tool_name, callable)| match callable {
-                Callable::Tool(tool) => tool.spec(),
-                Callable::Agent(agent) => ToolSpec {
+            .filter_map(|(tool_name, callable)| match callable {
+                Callable::State => self.state_spec(th, tool_name),
+                Callable::Tool(tool) => Some(tool.spec()),
+                Callable::Agent(agent) => Some(ToolSpec {
                     name: tool_name.clone(),
                     description: self.program.agents[agent.as_str()]
                         .data
@@ -467,8 +480,8 @@ impl Runtime {
                         "properties": {"request": {"type": "string", "description": "What to ask the agent."}},
                         "required": ["request"],
                     }),
-                },
-                Callable::Transfer(targets) => ToolSpec {
+                }),
+                Callable::Transfer(targets) => Some(ToolSpec {
                     name: TRANSFER.to_string(),
                     description: format!(
                         "Hand the conversation over to another agent who answers the user: {}",
@@ -490,7 +503,7 @@ impl Runtime {
                         "properties": {"agent_name": {"type": "string", "enum": targets}},
                         "required": ["agent_name"],
                     }),
-                },
+                }),
             })
             .collect();
         (callables, specs)

@@ -1,0 +1,99 @@
+//! `sr run`'s opt-in flags: `--allow-host-tools` lets `streetrace.cli.host` tools
+//! run commands on the host, `--allow-unsandboxed` lets coding agents use
+//! `backend: unsandboxed`; without them both fail with an error naming the flag.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::json;
+use sr_llm::mock::{MockReply, MockServer};
+
+fn sr(args: &[&str], cwd: &Path, server: &MockServer) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    command.env("OPENAI_BASE_URL", format!("{}/v1", server.url())).env("OPENAI_API_KEY", "test-key-1234");
+    command.env("STREETRACE_STATE_DIR", cwd.join("state"));
+    command.output().unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-opt-in-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// An agent whose only tool is the cli tool `reference`.
+fn cli_agent(reference: &str) -> String {
+    format!(
+        "model main = openai/gpt-4o-mini\ntool sh = builtin {reference}\nprompt helper: \"\"\"You run commands.\"\"\"\n\
+         agent:\n    instruction helper\n    tools sh\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn host_tools_run_on_the_host_only_with_allow_host_tools() {
+    let dir = temp("host");
+    std::fs::write(dir.join("host.sr"), cli_agent("streetrace.cli.host")).unwrap();
+    let outside = temp("host-outside");
+    std::fs::write(outside.join("host.txt"), "from the host").unwrap();
+    let command = json!({"command": ["cat", outside.join("host.txt")]});
+    let server = MockServer::start().await;
+    for flags in [&[][..], &["--allow-host-tools"][..]] {
+        server.push(MockReply::tool_call("c1", "execute_cli_command", command.clone()));
+        server.push(MockReply::text("done"));
+        let args = [&["run", "host.sr", "--prompt", "go"][..], flags].concat();
+        let out = sr(&args, &dir, &server);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let requests = server.requests();
+    let told = |n: usize| requests[n].body["messages"].to_string();
+    assert!(told(1).contains("`sr run --allow-host-tools`") && !told(1).contains("from the host"), "{}", told(1));
+    assert!(told(3).contains("from the host"), "{}", told(3));
+}
+
+const UNSANDBOXED: &str = r#"model main = openai/gpt-4o-mini
+executor local:
+    backend: unsandboxed
+prompt solver: """You solve tasks with code."""
+agent:
+    instruction solver
+    executor local
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unsandboxed_coding_agents_need_allow_unsandboxed() {
+    let dir = temp("unsandboxed");
+    std::fs::write(dir.join("local.sr"), UNSANDBOXED).unwrap();
+    let server = MockServer::start().await;
+    let out = sr(&["run", "local.sr", "--prompt", "go"], &dir, &server);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`sr run --allow-unsandboxed`"), "{stderr}");
+    assert!(server.requests().is_empty(), "no model call was made");
+
+    server.push(MockReply::text("```python\nfinal_answer('ran')\n```"));
+    let out = sr(&["run", "local.sr", "--allow-unsandboxed", "--prompt", "go"], &dir, &server);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran");
+}
+
+/// Without bubblewrap the cli tool fails; its commands never run on the host.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_bubblewrap_commands_fail_instead_of_running_on_the_host() {
+    let dir = temp("no-bwrap");
+    std::fs::write(dir.join("sh.sr"), cli_agent("streetrace.cli")).unwrap();
+    let marker = dir.join("ran-on-the-host");
+    let server = MockServer::start().await;
+    server.push(MockReply::tool_call("c1", "execute_cli_command", json!({"command": ["/usr/bin/touch", marker]})));
+    server.push(MockReply::text("done"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command.args(["run", "sh.sr", "--prompt", "go"]).current_dir(&dir).env("NO_COLOR", "1");
+    command.env("OPENAI_BASE_URL", format!("{}/v1", server.url())).env("OPENAI_API_KEY", "test-key-1234");
+    command.env("STREETRACE_STATE_DIR", dir.join("state")).env("PATH", dir.join("empty"));
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let told = server.requests()[1].body["messages"].to_string();
+    assert!(told.contains("needs `bwrap` and `prlimit`"), "{told}");
+    assert!(!marker.exists());
+}
