@@ -92,8 +92,9 @@ pub struct Options {
     /// `Record` and `Replay` name a directory with one cassette per case run:
     /// `<id>/<workload>/<model>.jsonl`.
     pub models: Models,
-    pub max_turns: u32,
-    pub prices: Option<Arc<sr_llm::PriceTable>>,
+    /// Options every run gets (turns, prices, host tools); each variant sets
+    /// its own `override_model` and `entry`.
+    pub run: RunOptions,
 }
 
 /// A case finished.
@@ -175,11 +176,9 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
             prompt: case.prompt.clone(),
             files: case.files.clone(),
             options: RunOptions {
-                default_model: None,
                 override_model: variant.model.clone(),
-                max_turns: options.max_turns,
-                prices: options.prices.clone(),
                 entry: variant.entry.clone(),
+                ..options.run.clone()
             },
             models: models.clone(),
             events_file: events_file.clone(),

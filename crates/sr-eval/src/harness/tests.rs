@@ -44,8 +44,7 @@ fn options(out: &Path, provider: Arc<dyn Provider>, jobs: usize) -> Options {
         retries: 0,
         out: out.to_path_buf(),
         models: Models::Provider(provider),
-        max_turns: 5,
-        prices: None,
+        run: RunOptions { max_turns: 5, ..RunOptions::default() },
     }
 }
 
