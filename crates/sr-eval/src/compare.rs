@@ -14,7 +14,8 @@ pub struct Comparison {
     pub regressed: bool,
 }
 
-fn variant_name((workload, entry, model): &VariantKey) -> String {
+/// `workload@entry × model`, as reports and progress lines name a variant.
+pub fn variant_name((workload, entry, model): &VariantKey) -> String {
     let mut name = workload.clone();
     if let Some(entry) = entry {
         let _ = write!(name, "@{entry}");
@@ -71,7 +72,8 @@ pub fn compare(base: &Results, new: &Results, max_drop: f64) -> Comparison {
         let name = format!("{} ({})", case.id, variant_name(&case.variant()));
         if b.passed && !case.passed {
             regressed = true;
-            let reason = case.error.clone().or_else(|| case.scores.iter().find(|s| !s.passed).map(|s| s.detail.clone()));
+            let reason =
+                case.error.clone().or_else(|| case.scores.iter().find(|s| !s.passed).map(|s| s.detail.clone()));
             let _ = writeln!(changes, "  FAIL  {name}: {}", reason.unwrap_or_default());
         } else if !b.passed && case.passed {
             let _ = writeln!(changes, "  fixed {name}");

@@ -35,7 +35,8 @@ pub struct Variant {
 /// Every combination of workload, entry (none: the workload's entry point)
 /// and model (none: the workload's own).
 pub fn variants(workloads: &[(String, Arc<Compiled>)], entries: &[String], models: &[String]) -> Vec<Variant> {
-    let entries: Vec<Option<&String>> = if entries.is_empty() { vec![None] } else { entries.iter().map(Some).collect() };
+    let entries: Vec<Option<&String>> =
+        if entries.is_empty() { vec![None] } else { entries.iter().map(Some).collect() };
     let models: Vec<Option<&String>> = if models.is_empty() { vec![None] } else { models.iter().map(Some).collect() };
     let mut used: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
@@ -127,7 +128,8 @@ pub async fn run(
     let mut tasks = JoinSet::new();
     for v in 0..variants.len() {
         for c in 0..cases.len() {
-            let (variants, cases, options, permits) = (variants.clone(), cases.clone(), options.clone(), permits.clone());
+            let (variants, cases, options, permits) =
+                (variants.clone(), cases.clone(), options.clone(), permits.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 ((v, c), run_one(&variants[v], &cases[c], &options).await)

@@ -97,7 +97,8 @@ mod tests {
     #[test]
     fn the_report_has_the_summary_and_each_failure_with_its_reasons() {
         let ok = Score { kind: "contains".into(), passed: true, score: 1.0, detail: "fine".into() };
-        let bad = Score { kind: "regex".into(), passed: false, score: 0.0, detail: "the output does not match\n/x/".into() };
+        let bad =
+            Score { kind: "regex".into(), passed: false, score: 0.0, detail: "the output does not match\n/x/".into() };
         let results = Results::of(vec![
             case("c1", true, None, vec![ok.clone()]),
             case("c2", false, None, vec![ok, bad]),

@@ -156,7 +156,8 @@ mod tests {
 
     #[test]
     fn the_summary_is_per_variant_with_nearest_rank_percentiles() {
-        let mut cases: Vec<CaseResult> = (1..=20).map(|i| case(&format!("c{i}"), "a", i % 4 != 0, 0.5, i * 10)).collect();
+        let mut cases: Vec<CaseResult> =
+            (1..=20).map(|i| case(&format!("c{i}"), "a", i % 4 != 0, 0.5, i * 10)).collect();
         cases.push(case("c1", "b", true, 1.0, 7));
         cases[3].cost_usd = Some(0.25);
         cases[5].cost_usd = Some(0.5);

@@ -42,10 +42,22 @@ fn jsonl_problems_name_the_line_and_field() {
         (r#"{"id": "c2", "prompt": "p", "expect": [], "extra": 1}"#, "set.jsonl:3:49: unknown field `extra`"),
         (r#"{"id": "c2", "prompt": "p", "expect": [{"regex": "("}]}"#, "set.jsonl:3:54: expect: bad regex"),
         (r#"{"id": "../x", "prompt": "p", "expect": []}"#, "set.jsonl:3:13: id: \"../x\" is not a case id"),
-        (r#"{"id": "c2", "prompt": "p", "files": {"../x": ""}, "expect": []}"#, "set.jsonl:3: files: \"../x\" must be a relative path"),
-        (r#"{"id": "c2", "prompt": "p", "expect": [{"file": "/etc/passwd"}]}"#, "set.jsonl:3: expect: file \"/etc/passwd\" must be a relative path"),
-        (r#"{"id": "c2", "prompt": "p", "files": "no-such-dir", "expect": []}"#, "set.jsonl:3: files: ./no-such-dir is not a directory"),
-        (r#"{"id": "c1", "prompt": "p", "expect": []}"#, "set.jsonl:3: id: \"c1\" is already the id of the case at line 1"),
+        (
+            r#"{"id": "c2", "prompt": "p", "files": {"../x": ""}, "expect": []}"#,
+            "set.jsonl:3: files: \"../x\" must be a relative path",
+        ),
+        (
+            r#"{"id": "c2", "prompt": "p", "expect": [{"file": "/etc/passwd"}]}"#,
+            "set.jsonl:3: expect: file \"/etc/passwd\" must be a relative path",
+        ),
+        (
+            r#"{"id": "c2", "prompt": "p", "files": "no-such-dir", "expect": []}"#,
+            "set.jsonl:3: files: ./no-such-dir is not a directory",
+        ),
+        (
+            r#"{"id": "c1", "prompt": "p", "expect": []}"#,
+            "set.jsonl:3: id: \"c1\" is already the id of the case at line 1",
+        ),
         (r#"{"id": "c2", "prompt": "p", "expect": [}"#, "set.jsonl:3:40: expected value"),
         ("not json", "set.jsonl:3:2: expected ident"),
     ] {
@@ -60,7 +72,10 @@ fn yaml_problems_name_the_location_and_field() {
     for (bad, error) in [
         ("- id: c2\n  expect: []\n", "set.yaml:4:3: .[1]: missing field `prompt`"),
         ("- id: c2\n  prompt: p\n  expect:\n    - regex: '('\n", "set.yaml:7:5: .[1].expect: expect: bad regex"),
-        ("- id: c2\n  prompt: p\n  files: {/abs: x}\n  expect: []\n", "set.yaml:4: case \"c2\": files: \"/abs\" must be a relative path"),
+        (
+            "- id: c2\n  prompt: p\n  files: {/abs: x}\n  expect: []\n",
+            "set.yaml:4: case \"c2\": files: \"/abs\" must be a relative path",
+        ),
         ("- id: c1\n  prompt: p\n  expect: []\n", "set.yaml:4: id: \"c1\" is already the id of the case at line 1"),
         ("- id: c2\n  prompt: [\n", "set.yaml:5:11: .[1].prompt: invalid type: sequence"),
     ] {

@@ -84,7 +84,8 @@ async fn each_case_runs_in_its_own_work_directory_and_is_scored() {
     assert_eq!(reads.score, 0.75);
     assert_eq!(reads.output, json!("order 7 has shipped"));
     let events = std::fs::read_to_string(out.join("cases/writes/helper/default/events.jsonl")).unwrap();
-    let kinds: Vec<String> = events.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string()).collect();
+    let kinds: Vec<String> =
+        events.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string()).collect();
     assert_eq!(kinds.first().map(String::as_str), Some("\"run_started\""));
     assert_eq!(kinds.last().map(String::as_str), Some("\"run_finished\""));
     assert!(kinds.iter().any(|k| k == "\"tool_call\""));
@@ -121,8 +122,9 @@ impl Provider for Gate {
 async fn jobs_cases_run_at_once_and_no_more() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = 4;
-    let lines: Vec<String> =
-        (0..12).map(|i| format!(r#"{{"id": "c{i}", "prompt": "p{i}", "expect": [{{"equals": "together"}}]}}"#)).collect();
+    let lines: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"id": "c{i}", "prompt": "p{i}", "expect": [{{"equals": "together"}}]}}"#))
+        .collect();
     let most = Arc::new(AtomicUsize::new(0));
     let gate = Gate { wanted: jobs, in_flight: Arc::new(AtomicUsize::new(0)), most: most.clone() };
     let started = Instant::now();
@@ -143,7 +145,9 @@ impl Provider for Slow {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         if user_says("slow")(&request) {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            return futures::stream::once(tokio::time::sleep(Duration::from_secs(60))).flat_map(|_| futures::stream::empty()).boxed();
+            return futures::stream::once(tokio::time::sleep(Duration::from_secs(60)))
+                .flat_map(|_| futures::stream::empty())
+                .boxed();
         }
         self.fast.chat(request)
     }
@@ -180,7 +184,8 @@ async fn a_failing_run_is_a_failed_case_and_stop_returns_the_results_so_far() {
     assert!(!case.passed);
     assert!(case.error.as_deref().unwrap_or_default().contains("the script has no answer"), "{:?}", case.error);
 
-    let lines: Vec<String> = (0..6).map(|i| format!(r#"{{"id": "c{i}", "prompt": "slow {i}", "expect": []}}"#)).collect();
+    let lines: Vec<String> =
+        (0..6).map(|i| format!(r#"{{"id": "c{i}", "prompt": "slow {i}", "expect": []}}"#)).collect();
     let slow = Arc::new(Slow { calls: AtomicUsize::new(0), fast: conforming("ok") });
     let variants = variants(&[("helper.sr".to_string(), program(dir.path()))], &[], &[]);
     let started = Instant::now();
@@ -211,8 +216,7 @@ fn filter_and_shard_pick_cases_and_variants_multiply() {
     let workloads = [("a/review.sr".to_string(), p.clone()), ("b/review.sr".to_string(), p)];
     let vs = variants(&workloads, &["main".into(), "helper".into()], &["openai/x".into(), "m".into()]);
     assert_eq!(vs.len(), 8);
-    let labels: Vec<(String, String)> =
-        vs.iter().map(|v| (v.label.clone(), model_label(v.model.as_deref()))).collect();
+    let labels: Vec<(String, String)> = vs.iter().map(|v| (v.label.clone(), model_label(v.model.as_deref()))).collect();
     assert_eq!(labels[0], ("review@main".to_string(), "openai_x".to_string()));
     assert_eq!(labels[7], ("review-2@helper".to_string(), "m".to_string()));
 }

@@ -47,11 +47,7 @@ impl Tally {
 }
 
 fn ratio(part: usize, whole: usize, empty: bool) -> f64 {
-    if whole == 0 {
-        if empty { 1.0 } else { 0.0 }
-    } else {
-        part as f64 / whole as f64
-    }
+    if whole == 0 { if empty { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
 }
 
 /// The findings in a run's output: an array of findings, or an object with a
@@ -98,7 +94,10 @@ pub fn tally(expected: &[Expected], output: &Value, tolerance: u64) -> Tally {
                 !taken[*i]
                     && same_file(&got.file, &want.file)
                     && got.line.abs_diff(want.line) <= tolerance
-                    && want.category.as_ref().is_none_or(|c| got.category.as_ref().is_some_and(|g| g.eq_ignore_ascii_case(c)))
+                    && want
+                        .category
+                        .as_ref()
+                        .is_none_or(|c| got.category.as_ref().is_some_and(|g| g.eq_ignore_ascii_case(c)))
             })
             .min_by_key(|(_, got)| got.line.abs_diff(want.line));
         if let Some((i, _)) = best {

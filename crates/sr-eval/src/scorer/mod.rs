@@ -163,7 +163,9 @@ fn check_value(kind: &str, check: &Check, value: &Value, what: &str) -> Score {
                 (Value::String(got), want) => serde_json::from_str::<Value>(got.trim()).is_ok_and(|got| &got == want),
                 (got, want) => got == want,
             };
-            let detail = if passed { format!("{what} equals {}", short(&text_of(want))) } else {
+            let detail = if passed {
+                format!("{what} equals {}", short(&text_of(want)))
+            } else {
                 format!("{what} is {}, not {}", short(&text), short(&text_of(want)))
             };
             Score::new(kind, passed, detail)

@@ -34,7 +34,11 @@ fn parse(value: &Value) -> Result<Scorer, String> {
         [] => {
             let check = check(map, "")?.ok_or_else(|| {
                 let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-                format!("expect: unknown scorer {{{}}} (known: equals, contains, regex, {})", keys.join(", "), NAMED.join(", "))
+                format!(
+                    "expect: unknown scorer {{{}}} (known: equals, contains, regex, {})",
+                    keys.join(", "),
+                    NAMED.join(", ")
+                )
             })?;
             return Ok(match check {
                 Check::Equals(v) => Scorer::Equals(v),
@@ -51,7 +55,10 @@ fn parse(value: &Value) -> Result<Scorer, String> {
         "json_path" => {
             only(map, scorer, &["json_path", "equals", "contains", "regex"])?;
             let text = string(field("json_path"), "json_path").map_err(expect)?;
-            Ok(Scorer::JsonPath { path: JsonPath::parse(&text).map_err(|e| format!("expect: {e}"))?, check: check(map, "json_path: ")? })
+            Ok(Scorer::JsonPath {
+                path: JsonPath::parse(&text).map_err(|e| format!("expect: {e}"))?,
+                check: check(map, "json_path: ")?,
+            })
         }
         "file" => {
             only(map, scorer, &["file", "equals", "contains", "regex"])?;
@@ -77,7 +84,9 @@ fn parse(value: &Value) -> Result<Scorer, String> {
                 .map_err(|e| format!("expect: findings: a list of {{file, line, category?}}: {e}"))?;
             let tolerance = match map.get("tolerance") {
                 None => 0,
-                Some(v) => v.as_u64().ok_or_else(|| format!("expect: findings: `tolerance` must be a whole number, not {v}"))?,
+                Some(v) => v
+                    .as_u64()
+                    .ok_or_else(|| format!("expect: findings: `tolerance` must be a whole number, not {v}"))?,
             };
             let min_f1 = match map.get("min_f1") {
                 None => 1.0,

@@ -58,7 +58,8 @@ fn json_path_finds_values_in_json_outputs_and_json_text() {
 
 #[test]
 fn schema_validates_the_structured_output() {
-    let schema = json!({"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}}});
+    let schema =
+        json!({"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}}});
     assert_eq!(on(schema.clone(), json!({"status": "ok"})), PASS);
     assert_eq!(on(schema.clone(), json!("{\"status\": \"ok\"}")), PASS);
     assert_eq!(on(schema.clone(), json!({"status": 3})), FAIL);
@@ -89,7 +90,11 @@ fn file_reads_what_the_run_left_in_its_work_directory() {
 fn tool_called_reads_the_trajectory() {
     let events = [
         event(Payload::AgentStarted { agent: "triage".into(), model: "m".into(), input: String::new() }),
-        event(Payload::ToolCall { call_id: "1".into(), tool: "read_file".into(), args: json!({"path": "a.py", "n": 1}) }),
+        event(Payload::ToolCall {
+            call_id: "1".into(),
+            tool: "read_file".into(),
+            args: json!({"path": "a.py", "n": 1}),
+        }),
         event(Payload::Transfer { from: "triage".into(), to: "fixer".into() }),
     ];
     let dir = tempfile::tempdir().unwrap();
