@@ -28,8 +28,12 @@ flow main:
 "#;
 
 fn program(dir: &Path) -> Arc<Compiled> {
-    let path = dir.join("helper.sr");
-    std::fs::write(&path, WORKLOAD).unwrap();
+    program_of(dir, "helper.sr", WORKLOAD)
+}
+
+fn program_of(dir: &Path, name: &str, text: &str) -> Arc<Compiled> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
     sr_runtime::workload::load(&mut sr_hir::RootDatabase::default(), &path).map_err(|_| "compile").unwrap()
 }
 
@@ -135,22 +139,50 @@ async fn jobs_cases_run_at_once_and_no_more() {
     assert!(started.elapsed() < Duration::from_secs(15));
 }
 
-/// Answers after a long wait when the prompt says "slow".
+/// Answers after a long wait when the prompt says "slow", and counts the
+/// waits that were given up (their streams dropped).
 struct Slow {
     calls: AtomicUsize,
+    dropped: Arc<AtomicUsize>,
     fast: ScriptedProvider,
+}
+
+impl Slow {
+    fn new() -> Slow {
+        Slow { calls: AtomicUsize::new(0), dropped: Arc::new(AtomicUsize::new(0)), fast: conforming("ok") }
+    }
+}
+
+struct CountDrop(Arc<AtomicUsize>);
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl Provider for Slow {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         if user_says("slow")(&request) {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            return futures::stream::once(tokio::time::sleep(Duration::from_secs(60)))
-                .flat_map(|_| futures::stream::empty())
-                .boxed();
+            let counted = CountDrop(self.dropped.clone());
+            let wait = async move {
+                let _counted = counted;
+                tokio::time::sleep(Duration::from_secs(60)).await
+            };
+            return futures::stream::once(wait).flat_map(|_| futures::stream::empty()).boxed();
         }
         self.fast.chat(request)
     }
+}
+
+/// Waits up to five seconds for `done`.
+async fn eventually(done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    done()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +192,7 @@ async fn a_timed_out_case_fails_with_its_reason_after_its_retries_and_the_run_go
         r#"{"id": "slow", "prompt": "slow one", "expect": [{"contains": "ok"}]}
 {"id": "fast", "prompt": "fast one", "expect": [{"contains": "ok"}]}"#,
     );
-    let slow = Arc::new(Slow { calls: AtomicUsize::new(0), fast: conforming("ok") });
+    let slow = Arc::new(Slow::new());
     let mut options = options(dir.path(), slow.clone(), 2);
     options.timeout = Some(Duration::from_millis(300));
     options.retries = 2;
@@ -172,6 +204,49 @@ async fn a_timed_out_case_fails_with_its_reason_after_its_retries_and_the_run_go
     assert_eq!(slow.calls.load(Ordering::SeqCst), 3, "one attempt and two retries");
     assert!(fast_case.passed);
     assert_eq!(ran.results.summary[0].passed, 1);
+    // No timed-out attempt is left waiting for its model in the background.
+    assert!(eventually(|| slow.dropped.load(Ordering::SeqCst) == 3).await, "{:?}", slow.dropped);
+}
+
+const HOST_SHELL: &str = r#"model main = openai/gpt-4o-mini
+tool sh = builtin streetrace.cli.host
+prompt runner: """You run commands."""
+agent:
+    instruction runner
+    tools sh
+"#;
+
+/// The bytes in `path` (0 when it is not there).
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_case_stops_running_and_its_processes_are_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let beat = dir.path().join("beat");
+    // The loop runs in a subshell, another process of the command's group than
+    // the `sh` the tool started.
+    let script = format!("(while true; do echo x >> {}; sleep 0.02; done) & wait", beat.display());
+    let first = |r: &ChatRequest| !after_tool_results()(r);
+    let call = ("execute_cli_command".to_string(), json!({"command": ["sh", "-c", script]}));
+    let provider: Arc<dyn Provider> = Arc::new(conforming("done").always(first, Reply::Calls(vec![call])));
+    let mut options = options(dir.path(), provider, 1);
+    options.timeout = Some(Duration::from_millis(700));
+    options.run.allow_host_tools = true;
+    options.run.command_timeout = Duration::from_secs(120);
+    let variants = variants(&[("host.sr".to_string(), program_of(dir.path(), "host.sr", HOST_SHELL))], &[], &[]);
+    let set = cases(r#"{"id": "loops", "prompt": "run it", "expect": []}"#);
+    let started = Instant::now();
+    let ran = run(variants, set, options, &|_| {}, std::future::pending()).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(ran.results.cases[0].error.as_deref(), Some("timeout"));
+    assert!(size(&beat) > 0, "the command ran");
+    // Nothing writes to the file any more.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = size(&beat);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(size(&beat), after, "the command's loop outlived its case");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,7 +261,7 @@ async fn a_failing_run_is_a_failed_case_and_stop_returns_the_results_so_far() {
 
     let lines: Vec<String> =
         (0..6).map(|i| format!(r#"{{"id": "c{i}", "prompt": "slow {i}", "expect": []}}"#)).collect();
-    let slow = Arc::new(Slow { calls: AtomicUsize::new(0), fast: conforming("ok") });
+    let slow = Arc::new(Slow::new());
     let variants = variants(&[("helper.sr".to_string(), program(dir.path()))], &[], &[]);
     let started = Instant::now();
     let stop = tokio::time::sleep(Duration::from_millis(300));
