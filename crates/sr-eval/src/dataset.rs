@@ -89,16 +89,40 @@ impl<'de> Deserialize<'de> for CaseId {
     }
 }
 
+/// The largest dataset read (256 MiB); larger ones are refused before reading.
+pub const MAX_DATASET_BYTES: u64 = 256 << 20;
+
 /// Reads the dataset at `path`: `.jsonl` is JSON lines, `.yaml`/`.yml` YAML.
 pub fn load(path: &Path) -> Result<Vec<Case>, DatasetError> {
     let whole = |message: String| DatasetError { file: path.to_path_buf(), line: 0, column: None, message };
-    let text = std::fs::read_to_string(path).map_err(|e| whole(format!("cannot read: {e}")))?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("jsonl") => parse_jsonl(&text, path, base),
-        Some("yaml" | "yml") => parse_yaml(&text, path, base),
-        _ => Err(whole("a dataset is a .jsonl or .yaml file".to_string())),
+    let parse = match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => parse_jsonl,
+        Some("yaml" | "yml") => parse_yaml,
+        _ => return Err(whole("a dataset is a .jsonl or .yaml file".to_string())),
+    };
+    let text = read(path).map_err(whole)?;
+    parse(&text, path, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// A regular file of at most [`MAX_DATASET_BYTES`] as text; FIFOs and devices
+/// are refused without being opened.
+fn read(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read: not a regular file".to_string());
     }
+    let too_large = || format!("cannot read: larger than {} MiB", MAX_DATASET_BYTES >> 20);
+    if meta.len() > MAX_DATASET_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    file.take(MAX_DATASET_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_DATASET_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
 /// JSON lines: blank lines are skipped.

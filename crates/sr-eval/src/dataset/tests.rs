@@ -98,3 +98,23 @@ fn a_dataset_must_be_jsonl_or_yaml_and_readable() {
     std::fs::write(&set, r#"{"id": "c", "prompt": "p", "files": "files", "expect": []}"#).unwrap();
     assert_eq!(load(&set).unwrap()[0].files, Files::Dir(copied));
 }
+
+#[test]
+fn only_regular_files_within_the_size_limit_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = |path: &Path| load(path).unwrap_err().to_string();
+    let fifo = dir.path().join("pipe.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // No writer: reading it would block forever.
+    assert!(error(&fifo).ends_with("pipe.jsonl: cannot read: not a regular file"), "{}", error(&fifo));
+    let folder = dir.path().join("folder.yaml");
+    std::fs::create_dir(&folder).unwrap();
+    assert!(error(&folder).ends_with("cannot read: not a regular file"));
+    // Sparse: the size is checked before anything is read.
+    let huge = dir.path().join("huge.jsonl");
+    std::fs::File::create(&huge).unwrap().set_len(MAX_DATASET_BYTES + 1).unwrap();
+    assert!(error(&huge).ends_with("cannot read: larger than 256 MiB"), "{}", error(&huge));
+    let binary = dir.path().join("binary.jsonl");
+    std::fs::write(&binary, b"{\"id\": \"\xff\"}").unwrap();
+    assert!(error(&binary).ends_with("binary.jsonl: not UTF-8 text (byte 8)"), "{}", error(&binary));
+}
