@@ -1,5 +1,5 @@
 //! `sr eval`: runs workloads on a dataset and scores every case (sr-eval),
-//! writes `results.json` and `report.md`; `sr eval compare` is the CI gate
+//! writes `results.json`, `report.md` and `report.html`; `sr eval compare` is the CI gate
 //! between two result sets and `sr eval merge` joins shards.
 
 mod progress;
@@ -72,7 +72,7 @@ struct RunArgs {
     /// Attempts after the first for a case whose run errors or times out.
     #[arg(long, default_value_t = 0)]
     retries: u32,
-    /// Where results.json, report.md and each case's events go
+    /// Where results.json, report.md, report.html and each case's events go
     /// (default: .streetrace/eval/<UTC timestamp>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -218,7 +218,7 @@ async fn evaluate(args: RunArgs) -> ExitCode {
         );
     }
     println!("results: {}", out.join("results.json").display());
-    println!("report: {}", out.join("report.md").display());
+    println!("report: {} (and report.html)", out.join("report.md").display());
     if ran.interrupted {
         eprintln!(
             "interrupted: the results of the {} case run(s) that finished (of {total}) are in {}",
@@ -261,7 +261,8 @@ fn write_results(results: &Results, out: &Path) -> Result<(), String> {
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     write("results.json", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?)?;
-    write("report.md", sr_eval::report::markdown(results))
+    write("report.md", sr_eval::report::markdown(results))?;
+    write("report.html", sr_eval::html::report(results, out))
 }
 
 fn read_results(path: &Path) -> Result<Results, String> {

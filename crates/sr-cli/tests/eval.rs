@@ -113,6 +113,9 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     assert!(dir.join("rec/report/helper/default.jsonl").is_file());
     let report = std::fs::read_to_string(dir.join("live/report.md")).unwrap();
     assert!(report.contains("## Failures (1)") && report.contains("### input"), "{report}");
+    let page = std::fs::read_to_string(dir.join("live/report.html")).unwrap();
+    assert_eq!(page.matches("<details class=\"case ").count(), 3);
+    assert!(page.contains("<b>tool_call</b>"), "the transcript is in the page");
 
     // Offline: the model is served from the cassettes and the file the run
     // wrote is restored for the `file` scorer.

@@ -185,7 +185,7 @@ async fn record() {
     recorded.sort_by_key(|c| format!("{}{}", c[0], c[1]));
     let out = temp("recorded");
     assert_eq!(scores(&replay(&out)), recorded, "the replay scores as the recorded runs did");
-    for name in ["results.json", "report.md"] {
+    for name in ["results.json", "report.md", "report.html"] {
         std::fs::copy(out.join(name), bench().join(name)).unwrap();
     }
 }

@@ -126,6 +126,7 @@ mod tests {
             cost_usd: None,
             latency_ms: 1,
             model_calls: 0,
+            events: None,
         }
     }
 

@@ -164,7 +164,8 @@ pub async fn run(
 /// One case of one variant, with its retries.
 async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResult {
     let model = model_label(variant.model.as_deref());
-    let events_file = options.out.join("cases").join(&case.id).join(&variant.label).join(&model).join("events.jsonl");
+    let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
+    let events_file = options.out.join(&events);
     let cassette = |dir: &Path| dir.join(&case.id).join(&variant.label).join(format!("{model}.jsonl"));
     let models = match &options.models {
         Models::Record(dir) => Models::Record(cassette(dir)),
@@ -193,7 +194,9 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            return score(variant, case, run, latency_ms);
+            let mut result = score(variant, case, run, latency_ms);
+            result.events = Some(events);
+            return result;
         }
         attempt += 1;
     }
@@ -215,6 +218,7 @@ fn score(variant: &Variant, case: &Case, run: Option<CaseRun>, latency_ms: u64) 
         cost_usd: None,
         latency_ms,
         model_calls: 0,
+        events: None,
     };
     let Some(run) = run else { return result };
     result.output = run.result.clone().unwrap_or(Value::Null);

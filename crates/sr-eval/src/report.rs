@@ -91,6 +91,7 @@ mod tests {
             cost_usd: Some(0.001),
             latency_ms: 40,
             model_calls: 2,
+            events: None,
         }
     }
 

@@ -28,6 +28,9 @@ pub struct CaseResult {
     pub cost_usd: Option<f64>,
     pub latency_ms: u64,
     pub model_calls: u64,
+    /// The run's events (JSON lines), relative to the output directory.
+    #[serde(default)]
+    pub events: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -151,6 +154,7 @@ mod tests {
             cost_usd: None,
             latency_ms,
             model_calls: 1,
+            events: None,
         }
     }
 

@@ -87,7 +87,8 @@ async fn each_case_runs_in_its_own_work_directory_and_is_scored() {
     assert_eq!(failed, ["out.txt: no such file"]);
     assert_eq!(reads.score, 0.75);
     assert_eq!(reads.output, json!("order 7 has shipped"));
-    let events = std::fs::read_to_string(out.join("cases/writes/helper/default/events.jsonl")).unwrap();
+    assert_eq!(writes.events.as_deref(), Some("cases/writes/helper/default/events.jsonl"));
+    let events = std::fs::read_to_string(out.join(writes.events.as_deref().unwrap())).unwrap();
     let kinds: Vec<String> =
         events.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string()).collect();
     assert_eq!(kinds.first().map(String::as_str), Some("\"run_started\""));
