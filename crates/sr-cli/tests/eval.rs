@@ -287,3 +287,32 @@ async fn ctrl_c_writes_the_results_of_the_finished_cases_and_says_so() {
     assert_eq!(cases.len(), 1);
     assert_eq!(cases[0]["output"], json!("quick"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_judge_is_recorded_with_its_case_and_replayed_offline() {
+    let dir = temp("judge");
+    let case = r#"{"id": "polite", "prompt": "status of order 7?", "expect": [{"judge": "Is the answer polite and about order 7?", "model": "openai/gpt-4o", "min_score": 0.7}]}"#;
+    std::fs::write(dir.join("data.jsonl"), case).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Order 7 has shipped, thank you for waiting."));
+    server.push(MockReply::text(r#"{"score": 0.9, "reason": "Polite, and it answers about order 7."}"#));
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--record-to", "rec", "--out", "live"];
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["model"], json!("gpt-4o"));
+    assert!(requests[1].body.to_string().contains("Is the answer polite and about order 7?"));
+    let live = results(&dir.join("live/results.json"));
+    let verdict = &live["cases"][0]["scores"][0];
+    assert_eq!(
+        verdict,
+        &json!({"kind": "judge", "passed": true, "score": 0.9, "detail": "0.90 (pass at 0.70): Polite, and it answers about order 7."})
+    );
+    assert!(dir.join("rec/polite/helper/default.judge.jsonl").is_file());
+
+    let replay = ["eval", "data.jsonl", "--workload", "helper.sr", "--replay-from", "rec", "--out", "replay"];
+    let out = sr(&replay, &dir, &offline_env());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(scores(&results(&dir.join("replay/results.json"))), scores(&live));
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde_json::Value;
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, Payload};
@@ -19,7 +20,7 @@ use tokio::task::JoinSet;
 use crate::case::{CaseRun, CaseSpec, Models, run_case};
 use crate::dataset::Case;
 use crate::results::{CaseResult, Results, Tokens};
-use crate::scorer::Observed;
+use crate::scorer::{JudgeModel, Observed, Scorer};
 
 /// One workload (at one entry) with one model.
 pub struct Variant {
@@ -194,7 +195,7 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            let mut result = score(variant, case, run, latency_ms);
+            let mut result = score(variant, case, run, latency_ms, &judge_model(case, &models)).await;
             result.events = Some(events);
             return result;
         }
@@ -202,8 +203,41 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
     }
 }
 
+/// Where a case's `judge` scorers send their calls: the case's provider
+/// (recorded to, or replayed from, `<model>.judge.jsonl` beside its cassette).
+fn judge_model(case: &Case, models: &Models) -> JudgeModel {
+    if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_))) {
+        return Err("the case has no judge".to_string());
+    }
+    let router = || -> Result<Arc<dyn Provider>, String> {
+        let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
+        Ok(Arc::new(Router::from_env(http)))
+    };
+    let beside = |cassette: &Path| cassette.with_extension("judge.jsonl");
+    match models {
+        Models::Live => router(),
+        Models::Provider(provider) => Ok(provider.clone()),
+        Models::Record(cassette) => {
+            let file = Cassette::create(beside(cassette)).map_err(|e| e.to_string())?;
+            Ok(Arc::new(Recorder::new(router()?, Arc::new(file))))
+        }
+        Models::Replay(cassette) => {
+            let path = beside(cassette);
+            Replayer::open(&path)
+                .map(|r| Arc::new(r) as Arc<dyn Provider>)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+    }
+}
+
 /// A case's result from its run (`None`: it timed out).
-fn score(variant: &Variant, case: &Case, run: Option<CaseRun>, latency_ms: u64) -> CaseResult {
+async fn score(
+    variant: &Variant,
+    case: &Case,
+    run: Option<CaseRun>,
+    latency_ms: u64,
+    judge: &JudgeModel,
+) -> CaseResult {
     let mut result = CaseResult {
         id: case.id.clone(),
         workload: variant.workload.clone(),
@@ -225,8 +259,16 @@ fn score(variant: &Variant, case: &Case, run: Option<CaseRun>, latency_ms: u64) 
     result.error = run.error.clone();
     tally_usage(&run.events, &mut result);
     if let Some(work_dir) = run.work_dir() {
-        let seen = Observed { output: run.result.as_ref(), work_dir: &work_dir, events: &run.events };
-        result.scores = case.expect.iter().map(|s| s.score(&seen)).collect();
+        let seen = Observed {
+            output: run.result.as_ref(),
+            work_dir: &work_dir,
+            events: &run.events,
+            prompt: &case.prompt,
+            judge,
+        };
+        for scorer in &case.expect {
+            result.scores.push(scorer.score(&seen).await);
+        }
     }
     if result.error.is_none() {
         result.passed = result.scores.iter().all(|s| s.passed);

@@ -3,6 +3,7 @@
 
 mod findings;
 mod json_path;
+mod judge;
 mod parse;
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use sr_runtime::event::{Event, Payload};
 
 pub use findings::{Expected, Tally, tally};
 pub use json_path::JsonPath;
+pub use judge::{Judge, JudgeModel};
 
 /// One entry of a case's `expect` list.
 #[derive(Debug)]
@@ -36,6 +38,8 @@ pub enum Scorer {
     /// Expected findings against the output's, within `tolerance` lines;
     /// passes when F1 reaches `min_f1`.
     Findings { expected: Vec<Expected>, tolerance: u64, min_f1: f64 },
+    /// A model grades the output against a rubric.
+    Judge(Judge),
 }
 
 /// A test of one value.
@@ -46,11 +50,14 @@ pub enum Check {
     Regex(Regex),
 }
 
-/// What a scorer looks at: the run's output, its work directory, its events.
+/// What a scorer looks at: the run's output, its work directory, its events;
+/// and for a judge, the case's prompt and where judge calls go.
 pub struct Observed<'a> {
     pub output: Option<&'a Value>,
     pub work_dir: &'a Path,
     pub events: &'a [Event],
+    pub prompt: &'a str,
+    pub judge: &'a JudgeModel,
 }
 
 /// One scorer's verdict.
@@ -79,10 +86,11 @@ impl Scorer {
             Scorer::File { .. } => "file",
             Scorer::ToolCalled { .. } => "tool_called",
             Scorer::Findings { .. } => "findings",
+            Scorer::Judge(_) => "judge",
         }
     }
 
-    pub fn score(&self, seen: &Observed) -> Score {
+    pub async fn score(&self, seen: &Observed<'_>) -> Score {
         let kind = self.kind();
         let null = Value::Null;
         let output = seen.output.unwrap_or(&null);
@@ -121,6 +129,7 @@ impl Scorer {
                 );
                 Score { kind: kind.to_string(), passed: f1 >= *min_f1, score: f1, detail }
             }
+            Scorer::Judge(judge) => judge.score(seen.judge, seen.prompt, output).await,
         }
     }
 }

@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde::de::Error as _;
 use serde_json::{Map, Value};
 
-use super::{Check, Expected, JsonPath, Scorer};
+use super::{Check, Expected, JsonPath, Judge, Scorer};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
 /// alone test the output.
-const NAMED: [&str; 5] = ["json_path", "file", "tool_called", "findings", "schema"];
-const LATER: [&str; 2] = ["judge", "flow"];
+const NAMED: [&str; 6] = ["json_path", "file", "tool_called", "findings", "schema", "judge"];
+const LATER: [&str; 1] = ["flow"];
 
 impl<'de> Deserialize<'de> for Scorer {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -96,6 +96,19 @@ fn parse(value: &Value) -> Result<Scorer, String> {
                     .ok_or_else(|| format!("expect: findings: `min_f1` must be a number in 0..1, not {v}"))?,
             };
             Ok(Scorer::Findings { expected, tolerance, min_f1 })
+        }
+        "judge" => {
+            only(map, scorer, &["judge", "model", "min_score"])?;
+            let rubric = string(field("judge"), "judge").map_err(expect)?;
+            let model = string(field("model"), "model").map_err(|e| format!("expect: judge: {e}"))?;
+            let min_score = match map.get("min_score") {
+                None => 0.5,
+                Some(v) => v
+                    .as_f64()
+                    .filter(|f| (0.0..=1.0).contains(f))
+                    .ok_or_else(|| format!("expect: judge: `min_score` must be a number in 0..1, not {v}"))?,
+            };
+            Ok(Scorer::Judge(Judge { rubric, model, min_score }))
         }
         _ => {
             only(map, scorer, &["schema"])?;

@@ -1,5 +1,10 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::executor::block_on;
 use serde_json::{Value, json};
 use sr_runtime::event::{Event, Payload};
+use sr_runtime::scripted::{Reply, ScriptedProvider, user_says};
 
 use super::*;
 
@@ -11,6 +16,14 @@ fn refused(spec: Value) -> String {
     serde_json::from_value::<Scorer>(spec).unwrap_err().to_string()
 }
 
+/// No judge model: only `judge` scorers ask for one.
+const NO_JUDGE: &JudgeModel = &Err(String::new());
+
+/// What a scorer sees of a run with this output, work directory and events.
+fn seen<'a>(output: Option<&'a Value>, work_dir: &'a Path, events: &'a [Event]) -> Observed<'a> {
+    Observed { output, work_dir, events, prompt: "", judge: NO_JUDGE }
+}
+
 fn event(payload: Payload) -> Event {
     Event { seq: 0, invocation_id: "i".into(), path: vec![], payload }
 }
@@ -18,7 +31,7 @@ fn event(payload: Payload) -> Event {
 /// (passed, score) of `spec` on `output`, with no files and no events.
 fn on(spec: Value, output: Value) -> (bool, f64) {
     let dir = tempfile::tempdir().unwrap();
-    let s = scorer(spec).score(&Observed { output: Some(&output), work_dir: dir.path(), events: &[] });
+    let s = block_on(scorer(spec).score(&seen(Some(&output), dir.path(), &[])));
     (s.passed, s.score)
 }
 
@@ -72,7 +85,7 @@ fn file_reads_what_the_run_left_in_its_work_directory() {
     std::fs::create_dir_all(dir.path().join("out")).unwrap();
     std::fs::write(dir.path().join("out/report.txt"), "order 7: shipped\n").unwrap();
     let score = |spec: Value| {
-        let s = scorer(spec).score(&Observed { output: None, work_dir: dir.path(), events: &[] });
+        let s = block_on(scorer(spec).score(&seen(None, dir.path(), &[])));
         (s.passed, s.score)
     };
     assert_eq!(score(json!({"file": "out/report.txt"})), PASS);
@@ -99,7 +112,7 @@ fn tool_called_reads_the_trajectory() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let score = |spec: Value| {
-        let s = scorer(spec).score(&Observed { output: None, work_dir: dir.path(), events: &events });
+        let s = block_on(scorer(spec).score(&seen(None, dir.path(), &events)));
         (s.passed, s.detail)
     };
     assert!(score(json!({"tool_called": "read_file"})).0);
@@ -147,10 +160,53 @@ fn bad_scorers_are_refused_with_the_field() {
         (json!({"findings": [], "min_f1": 2}), "`min_f1` must be a number in 0..1"),
         (json!({"findings": [], "tolerance": -1}), "`tolerance` must be a whole number"),
         (json!({"schema": {"type": "no-such-type"}}), "expect: schema:"),
-        (json!({"judge": "is it polite?"}), "the `judge` scorer is not supported yet"),
+        (json!({"judge": "is it polite?"}), "expect: judge: `model` must be a string, not null"),
+        (json!({"judge": "polite?", "model": "m", "min_score": 2}), "`min_score` must be a number in 0..1, not 2"),
+        (json!({"judge": "polite?", "model": "m", "rubric": "x"}), "judge: unknown key `rubric`"),
         (json!({"flow": "score.sr"}), "the `flow` scorer is not supported yet"),
     ] {
         let got = refused(spec.clone());
         assert!(got.contains(error), "{spec}: {got}");
     }
+}
+
+#[test]
+fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(
+        ScriptedProvider::new()
+            .always(user_says("polite"), Reply::Text(r#"{"score": 0.8, "reason": "Polite and\n short."}"#.into()))
+            .always(user_says("rude"), Reply::Text("```json\n{\"score\": 0.2, \"reason\": \"Curt.\"}\n```".into()))
+            .always(user_says("broken"), Reply::Text("I think it is fine".into())),
+    );
+    let model: JudgeModel = Ok(provider.clone());
+    let judge = |rubric: &str, output: &str| {
+        let output = json!(output);
+        let spec = json!({"judge": rubric, "model": "openai/gpt-4o", "min_score": 0.7});
+        let observed =
+            Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "greet Ann", judge: &model };
+        block_on(scorer(spec).score(&observed))
+    };
+    let s = judge("Is it polite?", "Hello Ann");
+    assert_eq!((s.kind.as_str(), s.passed, s.score), ("judge", true, 0.8));
+    assert_eq!(s.detail, "0.80 (pass at 0.70): Polite and short.");
+    let request = &provider.requests()[0];
+    assert_eq!(request.model, "openai/gpt-4o");
+    let asked = request.messages[0].text();
+    assert!(asked.contains("Is it polite?") && asked.contains("greet Ann") && asked.contains("Hello Ann"), "{asked}");
+    assert!(request.response_schema.is_some());
+
+    let s = judge("Is it rude?", "Go away");
+    assert_eq!((s.passed, s.score, s.detail.as_str()), (false, 0.2, "0.20 (pass at 0.70): Curt."));
+    let s = judge("broken", "x");
+    assert_eq!((s.passed, s.score), (false, 0.0));
+    assert_eq!(s.detail, "the judge's answer has no score in 0..1: \"I think it is fine\"");
+    let s = judge("nothing scripted", "x");
+    assert!(!s.passed && s.detail.starts_with("the judge openai/gpt-4o failed: "), "{}", s.detail);
+
+    let output = json!("x");
+    let none: JudgeModel = Err("no recording".into());
+    let observed = Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "", judge: &none };
+    let s = block_on(scorer(json!({"judge": "r", "model": "m"})).score(&observed));
+    assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: no recording"));
 }
