@@ -45,7 +45,8 @@ tasks:
       (needs cargo-fuzz; stable Rust runs it with RUSTC_BOOTSTRAP=1)
   record-example
       re-record examples/review/review.cassette.jsonl (the README's first
-      command replays it) against a local mock model server
+      command replays it) and examples/structured-workflow's recording
+      against a local mock model server
   e2e-vscode [--sr FILE] [--screenshots DIR]
       the VS Code extension with `sr` bundled, installed in code-server and
       driven by headless Chromium: a diagnostic appears in the Problems panel

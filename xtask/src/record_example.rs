@@ -1,7 +1,9 @@
-//! `cargo xtask record-example`: (re)makes the recording the README's first
-//! command replays. The model is sr-llm's local mock server with scripted
-//! replies, so the recording is reproducible and needs no API key; file tools
-//! run for real on `examples/review`.
+//! `cargo xtask record-example`: (re)makes the recordings of the examples:
+//! the one the README's first command replays, and the structured workflow's.
+//! The model is sr-llm's local mock server with scripted replies, so the
+//! recordings are reproducible and need no API key; file tools run for real
+//! on `examples/review` and on a copy of `examples/structured-workflow` (whose
+//! runs write files and need bubblewrap for their sandboxed steps).
 
 use std::process::Command;
 
@@ -61,6 +63,52 @@ pub fn run(_args: &[String]) -> Result<(), String> {
             return Err(format!("{} scripted replies were not used", server.remaining()));
         }
         println!("recorded {}", cassette.display());
-        Ok(())
+        record_workflow().await
     })
+}
+
+/// `examples/structured-workflow/workflow.cassette.jsonl`, made by running the
+/// workflow on a scratch copy of its directory with the replies of
+/// `model-script.json`.
+async fn record_workflow() -> Result<(), String> {
+    let example = root().join("examples/structured-workflow");
+    let script = std::fs::read_to_string(example.join("model-script.json")).map_err(|e| e.to_string())?;
+    let server = MockServer::start().await;
+    for reply in MockReply::script(&script)? {
+        server.push(reply);
+    }
+    let copy = std::env::temp_dir().join(format!("sr-record-workflow-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    let status = Command::new("cp").arg("-r").arg(&example).arg(&copy).status().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("cannot copy {}", example.display()));
+    }
+    let cassette = example.join("workflow.cassette.jsonl");
+    let _ = std::fs::remove_file(&cassette);
+    // Outside the work directory, which file tools must be able to reach.
+    let sessions = std::env::temp_dir().join(format!("sr-record-workflow-{}.db", std::process::id()));
+    let status = Command::new(env!("CARGO"))
+        .args(["run", "-q", "-p", "sr-cli", "--", "run", "examples/structured-workflow/workflow.sr"])
+        .arg("--record")
+        .arg(&cassette)
+        .arg("--work-dir")
+        .arg(&copy)
+        .arg("--sessions")
+        .arg(&sessions)
+        .args(["--prompt", "word_frequencies"])
+        .current_dir(root())
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "recording-key")
+        .status()
+        .map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(&copy);
+    let _ = std::fs::remove_file(&sessions);
+    if !status.success() {
+        return Err(format!("the recorded workflow run failed ({status})"));
+    }
+    if server.remaining() != 0 {
+        return Err(format!("{} scripted replies of the workflow were not used", server.remaining()));
+    }
+    println!("recorded {}", cassette.display());
+    Ok(())
 }

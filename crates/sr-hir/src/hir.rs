@@ -210,6 +210,10 @@ pub struct ExecutorData {
     pub cpu_seconds: Option<u64>,
     pub max_steps: Option<u64>,
     pub max_errors: Option<u64>,
+    /// `examples: PROMPT`: worked examples for the system prompt.
+    pub examples: Option<Named>,
+    /// `stateless: true`: a fresh interpreter for every step.
+    pub stateless: bool,
     /// What is wrong with the properties (SR110), and where.
     pub problems: Vec<(PartId, String)>,
 }
@@ -237,7 +241,7 @@ impl SandboxBackend {
 }
 
 /// The properties an executor takes, with what each means (for completion and hover).
-pub const EXECUTOR_PROPERTIES: [(&str, &str); 10] = [
+pub const EXECUTOR_PROPERTIES: [(&str, &str); 12] = [
     ("backend", "`bubblewrap` (default), `container` or `unsandboxed` (trusted local use only)"),
     ("image", "the container image (`container` backend)"),
     ("socket", "the Docker Engine API socket (`container` backend), e.g. \"unix:///run/podman/podman.sock\""),
@@ -248,6 +252,8 @@ pub const EXECUTOR_PROPERTIES: [(&str, &str); 10] = [
     ("cpu", "seconds of CPU time for the whole run (default 300)"),
     ("max_steps", "model replies before the agent gives up (default 20)"),
     ("max_errors", "failed steps in a row before the agent gives up (default 3)"),
+    ("examples", "a prompt of worked examples, added to the coding rules the model reads"),
+    ("stateless", "`true` runs every step in a fresh interpreter: nothing carries over between steps"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -83,6 +83,13 @@ pub const STATE: &[ToolFunction] = &[
     ToolFunction { name: "exit_loop", doc: "End the workflow's loop that runs you once this turn is done.", params: &[], value: "the message `the loop ends after this step`" },
 ];
 
+/// The function of an `executor` in a flow: `EXECUTOR.run(code, options?)`
+/// runs Python in the executor's sandbox, without a model.
+#[rustfmt::skip]
+pub const EXECUTOR: &[ToolFunction] = &[
+    ToolFunction { name: "run", doc: "Run Python code in the executor's sandbox.", params: &[p("code", "The Python code.", true), p("options", "`{input, timeout}`: a value the code reads as `input`, and the step's time limit in seconds.", false)], value: "`{outcome, stdout, stderr, result, error}`: `outcome` is `\"ok\"`, `\"error\"` or `\"timeout\"`" },
+];
+
 /// The functions `fs_readonly` keeps.
 pub const FS_READONLY: [&str; 3] = ["read_file", "list_directory", "find_in_files"];
 
@@ -151,7 +158,7 @@ mod tests {
 
     #[test]
     fn required_parameters_come_first_and_names_are_unique() {
-        let all: Vec<&ToolFunction> = FS.iter().chain(STATE).collect();
+        let all: Vec<&ToolFunction> = FS.iter().chain(STATE).chain(EXECUTOR).collect();
         for (i, f) in all.iter().enumerate() {
             assert!(all[..i].iter().all(|g| g.name != f.name), "{} twice", f.name);
             assert!(f.params.windows(2).all(|w| w[0].required || !w[1].required), "{}", f.name);
@@ -181,7 +188,7 @@ mod tests {
     #[test]
     fn the_documentation_lists_every_function() {
         let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/runtime.md")).unwrap();
-        for f in FS.iter().chain(STATE) {
+        for f in FS.iter().chain(STATE).chain(EXECUTOR) {
             let row = format!("| `{}` | {} |", f.signature(), f.value);
             assert!(docs.contains(&row), "docs/runtime.md lacks the row {row}");
         }

@@ -103,7 +103,7 @@ mod redact;
 mod retry;
 mod router;
 mod secret;
-mod sse;
+pub mod sse;
 mod types;
 
 pub use crate::anthropic::Anthropic;

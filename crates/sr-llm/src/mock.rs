@@ -129,6 +129,33 @@ impl MockReply {
         self
     }
 
+    /// Replies from a JSON script, a list of `{"text": "…"}` or `{"tool_call":
+    /// {"id", "name", "arguments"}}`, each with an optional `"usage": [input,
+    /// output]`: how an example keeps the model lines of its recording as data.
+    pub fn script(text: &str) -> Result<Vec<MockReply>, String> {
+        let items: Vec<Value> =
+            serde_json::from_str(text).map_err(|e| format!("the script is not a JSON list: {e}"))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(n, item)| {
+                let reply = match (item.get("text").and_then(Value::as_str), item.get("tool_call")) {
+                    (Some(text), None) => MockReply::text(text),
+                    (None, Some(call)) => {
+                        let field = |name: &str| call.get(name).and_then(Value::as_str).unwrap_or_default();
+                        let arguments = call.get("arguments").cloned().unwrap_or(Value::Object(Default::default()));
+                        MockReply::tool_call(field("id"), field("name"), arguments)
+                    }
+                    _ => return Err(format!("reply {n} has neither `text` nor `tool_call` (or both)")),
+                };
+                Ok(match item.get("usage").and_then(Value::as_array).map(|u| u.as_slice()) {
+                    Some([input, output]) => reply.usage(input.as_u64().unwrap_or(0), output.as_u64().unwrap_or(0)),
+                    _ => reply,
+                })
+            })
+            .collect()
+    }
+
     /// An HTTP error in the protocol's error shape.
     pub fn error(status: u16, message: impl Into<String>) -> MockReply {
         MockReply::new(ReplyKind::Error { status, message: message.into() })

@@ -1,66 +1,88 @@
-//! Server-sent events framing: bytes in, `event:`/`data:` records out.
+//! Server-sent events framing: bytes in, `event:`/`data:` records out. The one
+//! parser of the workspace: the providers' streams and the MCP SSE transport
+//! (`sr-runtime`) both read events with it.
 //!
 //! Our own small parser rather than a crate: every provider needs exact control
 //! of `[DONE]`, `event:` names and errors inside a 200 stream, and chunks may
-//! split lines (and UTF-8 characters) anywhere.
+//! split lines (and UTF-8 characters) anywhere. A line or an event longer than
+//! `MAX_EVENT_BYTES` is an error, so a server cannot make it buffer without end.
+
+use std::collections::VecDeque;
+use std::fmt::Display;
+
+use bytes::Bytes;
+use futures::stream::{BoxStream, Stream, StreamExt};
+
+/// The longest line, and the most data one event may gather.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
-    pub(crate) event: Option<String>,
-    pub(crate) data: String,
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     buffer: Vec<u8>,
+    /// How much of `buffer` holds no newline: searched already.
+    scanned: usize,
     event: Option<String>,
     data: Option<String>,
 }
 
 impl SseParser {
     /// Feeds a chunk, pushing every event it completes.
-    pub(crate) fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
         self.buffer.extend_from_slice(chunk);
         let mut start = 0;
-        while let Some(newline) = self.buffer[start..].iter().position(|&b| b == b'\n') {
-            let end = start + newline;
+        let mut from = self.scanned;
+        while let Some(newline) = self.buffer[from..].iter().position(|&b| b == b'\n') {
+            let end = from + newline;
             let line = self.buffer[start..end].strip_suffix(b"\r").unwrap_or(&self.buffer[start..end]);
             let line = std::str::from_utf8(line).map_err(|_| "an event-stream line is not UTF-8".to_owned())?;
             let line = line.to_owned();
             start = end + 1;
-            self.line(&line, out);
+            from = start;
+            self.line(&line, out)?;
         }
         self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
+        if self.buffer.len() > MAX_EVENT_BYTES {
+            return Err(format!("an event-stream line is longer than {} MiB", MAX_EVENT_BYTES >> 20));
+        }
         Ok(())
     }
 
     /// Ends the input: a last line without a newline and an event without its
     /// blank line are still delivered, as lenient servers end streams that way.
-    pub(crate) fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), String> {
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), String> {
         if !self.buffer.is_empty() {
             self.push(b"\n", out)?;
         }
-        self.line("", out);
-        Ok(())
+        self.line("", out)
     }
 
-    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) -> Result<(), String> {
         if line.is_empty() {
             if let Some(data) = self.data.take() {
                 out.push(SseEvent { event: self.event.take(), data });
             }
             self.event = None;
-            return;
+            return Ok(());
         }
         if line.starts_with(':') {
-            return;
+            return Ok(());
         }
         let (field, value) = line.split_once(':').unwrap_or((line, ""));
         let value = value.strip_prefix(' ').unwrap_or(value);
         match field {
             "data" => match &mut self.data {
                 Some(data) => {
+                    if data.len() + value.len() > MAX_EVENT_BYTES {
+                        return Err(format!("an event's data is longer than {} MiB", MAX_EVENT_BYTES >> 20));
+                    }
                     data.push('\n');
                     data.push_str(value);
                 }
@@ -69,7 +91,50 @@ impl SseParser {
             "event" => self.event = Some(value.to_owned()),
             _ => {}
         }
+        Ok(())
     }
+}
+
+/// The events of a byte stream, in order. A transport error or a bad line is
+/// the last item; the end of the stream delivers an event left unterminated.
+pub fn events<E: Display + Send + 'static>(
+    bytes: impl Stream<Item = Result<Bytes, E>> + Send + 'static,
+) -> BoxStream<'static, Result<SseEvent, String>> {
+    struct State<E> {
+        bytes: BoxStream<'static, Result<Bytes, E>>,
+        parser: SseParser,
+        ready: VecDeque<Result<SseEvent, String>>,
+        ended: bool,
+    }
+    let state = State { bytes: bytes.boxed(), parser: SseParser::default(), ready: VecDeque::new(), ended: false };
+    futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(next) = state.ready.pop_front() {
+                if next.is_err() {
+                    state.ended = true;
+                    state.ready.clear();
+                }
+                return Some((next, state));
+            }
+            if state.ended {
+                return None;
+            }
+            let mut out = Vec::new();
+            let parsed = match state.bytes.next().await {
+                Some(Ok(chunk)) => state.parser.push(&chunk, &mut out),
+                Some(Err(e)) => Err(format!("the event stream broke: {e}")),
+                None => {
+                    state.ended = true;
+                    state.parser.finish(&mut out)
+                }
+            };
+            state.ready.extend(out.into_iter().map(Ok));
+            if let Err(message) = parsed {
+                state.ready.push_back(Err(message));
+            }
+        }
+    })
+    .boxed()
 }
 
 #[cfg(test)]
@@ -107,6 +172,31 @@ mod tests {
     #[test]
     fn an_event_name_without_data_is_dropped() {
         assert_eq!(parse_in_chunks(b"event: ping\n\ndata: 1\n\n", 3), vec![event(None, "1")]);
+    }
+
+    #[test]
+    fn an_endless_line_or_event_is_an_error() {
+        let mut parser = SseParser::default();
+        let chunk = vec![b'x'; 1 << 20];
+        let errors: Vec<String> = (0..17).filter_map(|_| parser.push(&chunk, &mut Vec::new()).err()).collect();
+        assert_eq!(errors, ["an event-stream line is longer than 16 MiB"]);
+
+        // Sixteen 1 MiB lines and their line breaks pass 16 MiB.
+        let mut parser = SseParser::default();
+        let line = format!("data: {}\n", "y".repeat(1 << 20));
+        let first = (1..=16).find_map(|n| parser.push(line.as_bytes(), &mut Vec::new()).err().map(|e| (n, e)));
+        assert_eq!(first, Some((16, "an event's data is longer than 16 MiB".to_string())));
+    }
+
+    #[tokio::test]
+    async fn a_byte_stream_becomes_events_then_its_error() {
+        let chunks: Vec<Result<Bytes, String>> =
+            vec![Ok(Bytes::from("data: a\n\nda")), Ok(Bytes::from("ta: b\n")), Err("reset".to_string())];
+        let got: Vec<Result<SseEvent, String>> = events(futures::stream::iter(chunks)).collect().await;
+        assert_eq!(got, [Ok(event(None, "a")), Err("the event stream broke: reset".to_string())]);
+        let chunks: Vec<Result<Bytes, String>> = vec![Ok(Bytes::from("event: endpoint\ndata: /m"))];
+        let got: Vec<Result<SseEvent, String>> = events(futures::stream::iter(chunks)).collect().await;
+        assert_eq!(got, [Ok(event(Some("endpoint"), "/m"))]);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use serde_json::Value;
 use sr_llm::{ChatRequest, Message};
 
 use crate::event::Payload;
+use crate::hook::FrameKind;
 use crate::run::{RunError, Runtime, Thread};
 use crate::structured;
 use crate::value::display;
@@ -30,20 +31,20 @@ impl Runtime {
         })
     }
 
-    /// An agent's model: its instruction prompt's `using model`, else `main`,
-    /// else the default; `--override-model` wins over all.
-    pub(crate) fn agent_model(&self, agent: &str) -> Result<String, RunError> {
+    /// An agent's model: its instruction prompt's `using model`, else that of
+    /// the agent that uses or delegates to it (the innermost first), else
+    /// `main`, else the default; `--override-model` wins over all.
+    pub(crate) fn agent_model(&self, th: &Thread, agent: &str) -> Result<String, RunError> {
         if let Some(forced) = &self.env.options.override_model {
             return Ok(forced.clone());
         }
-        let prompt_model = self.program.agents[agent]
-            .data
-            .instruction
-            .as_ref()
-            .and_then(|i| self.program.prompts.get(&i.name))
-            .and_then(|p| p.model.as_ref());
-        match prompt_model {
-            Some(model) => Ok(self.model_id(&model.name)),
+        let callers = th.frames.iter().rev().filter(|f| f.kind == FrameKind::Agent).map(|f| f.name.as_str());
+        let own_model = |name: &str| {
+            let instruction = self.program.agents.get(name)?.data.instruction.as_ref()?;
+            self.program.prompts.get(&instruction.name)?.model.as_ref().map(|m| self.model_id(&m.name))
+        };
+        match std::iter::once(agent).chain(callers).find_map(own_model) {
+            Some(model) => Ok(model),
             None => self.fallback_model(&format!("agent '{agent}'")),
         }
     }

@@ -2,6 +2,8 @@
 //! threads that execute it, and how runs fail.
 
 mod agent;
+mod conversation;
+mod executor;
 mod flow;
 mod flow_tools;
 mod handlers;
@@ -256,6 +258,7 @@ impl Runtime {
         }
         let mut vars = Vars::new();
         vars.insert("input_prompt".to_string(), Value::String(input.clone()));
+        conversation::start(&mut vars, &history, &input);
         let mut th = Thread::new(vars, emitter.clone());
         th.next_thread = Arc::new(AtomicU32::new(self.next_thread.load(Ordering::Relaxed)));
 

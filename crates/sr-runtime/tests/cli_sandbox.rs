@@ -253,7 +253,9 @@ async fn fork_bombs_and_memory_hogs_are_stopped_and_the_run_goes_on() {
     let results = commands(
         "streetrace.cli",
         &[
-            &["sh", "-c", "bomb() { bomb | bomb & }; bomb; wait"],
+            // The classic bomb's first shell returns at once, before any fork has to
+            // fail; the loop after it keeps that shell forking until the limit stops it.
+            &["sh", "-c", "bomb() { bomb | bomb & }; bomb; while :; do sleep 30 & done"],
             &["python3", "-c", "block = bytearray(8 << 30)"],
             &["sh", "-c", "head -c 4000000 /dev/zero > /dev/shm/fill"],
             &["sh", "-c", "echo fill > /dev/fill"],

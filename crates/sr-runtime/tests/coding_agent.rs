@@ -140,3 +140,44 @@ agent main:
     assert_eq!(run.outcome.result, Some(json!("ran")));
     assert_eq!(run.of_type("code_started").len(), 1);
 }
+
+/// `examples: PROMPT` reaches the model's instructions, `stateless: true`
+/// gives every step a fresh interpreter, and a reply without code is the
+/// agent's answer as plain text.
+#[tokio::test]
+async fn examples_stateless_steps_and_a_plain_text_answer() {
+    if !common::bubblewrap_or_skip("the coding agent test") {
+        return;
+    }
+    let source = r#"
+model main = openai/gpt-4o
+
+executor fresh:
+    stateless: true
+    examples: worked
+
+prompt worked: """Task: count to ${limit}. Code: final_answer(list(range(1, ${limit} + 1)))"""
+prompt solver: """You solve tasks with code."""
+
+agent coder:
+    instruction solver
+    executor fresh
+
+flow main:
+    $limit = 3
+    $answer = run agent coder with "go"
+    return $answer
+"#;
+    let provider = Arc::new(ScriptedProvider::new().on(
+        instruction_contains("You solve tasks with code"),
+        vec![code("kept = 1"), code("print(kept)"), Reply::Text("No state carries over.".into())],
+    ));
+    let run = run_source("coding-stateless", source, "go", provider.clone(), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!("No state carries over.")));
+    let requests = provider.requests();
+    let system = requests[0].system.clone().unwrap();
+    assert!(system.contains("Examples of the work:\n\nTask: count to 3. Code:"), "{system}");
+    let told = requests[2].messages.last().unwrap().text();
+    assert!(told.contains("NameError: name 'kept' is not defined"), "{told}");
+}

@@ -6,19 +6,16 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{Options, run_source, work_dir};
+use common::{Options, run_source, run_with_tools, work_dir};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use sr_hir::RootDatabase;
 use sr_llm::Cassette;
-use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
-use sr_runtime::hook::{Control, NoHook, Step, StepHook, StepPoint};
-use sr_runtime::human::Unattended;
+use sr_runtime::RunOptions;
+use sr_runtime::event::{Payload, RunStatus};
+use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, ReplayedTools, ResumedTools, ToolGate};
+use sr_runtime::record::{LiveTools, ReplayedTools, ResumedTools};
 use sr_runtime::scripted::ScriptedProvider;
-use sr_runtime::tools::Jail;
-use sr_runtime::{Env, RunOptions, Runtime};
 
 fn no_model() -> Arc<ScriptedProvider> {
     Arc::new(ScriptedProvider::new())
@@ -226,25 +223,6 @@ flow main:
             ("read_file".to_string(), json!({"path": "secret.txt"}))
         ]
     );
-}
-
-async fn run_with_tools(
-    path: &std::path::Path,
-    dir: &std::path::Path,
-    tools: Arc<dyn ToolGate>,
-) -> sr_runtime::RunOutcome {
-    let mut db = RootDatabase::default();
-    let program = sr_runtime::compile::compile_path(&mut db, path).unwrap();
-    let env = Env {
-        provider: no_model(),
-        hook: Arc::new(NoHook),
-        jail: Jail::new(dir).unwrap(),
-        tools,
-        human: Arc::new(Unattended),
-        options: RunOptions::default(),
-    };
-    let emitter = Emitter::new("inv", vec![Arc::new(|_: &Event| {})]);
-    Runtime::new(program, env).run(emitter, "go".to_string(), Vec::new()).await
 }
 
 #[tokio::test]

@@ -43,7 +43,7 @@ async fn two_tools_state_recovery_and_a_multi_line_answer() {
         "Let me look both up.\n```python\nnorway = lookup(key='capital:norway')\njapan = lookup(key='capital:japan')\n\
          print(norway['city'], japan['city'])\n```",
         "```python\ngap = japan['population'] - norway['population']\nper_unit = gap / 0\n```",
-        "Hmm, I divided by zero.",
+        "  \n",
         "```python\ntotal = add(a=norway['population'], b=japan['population'])\nprint(gap, int(total))\n```",
         "Done.\n```python\nfinal_answer(f\"Capitals: {norway['city']} and {japan['city']}\\n\"\n\
          f\"Combined population: {int(total)}\\nDifference: {gap}\")\n```",
@@ -78,7 +78,7 @@ async fn two_tools_state_recovery_and_a_multi_line_answer() {
     assert_eq!(observations[0], "Output:\nOslo Tokyo\n");
     assert!(observations[1].contains("File \"<step 2>\", line 2, in <module>"), "{}", observations[1]);
     assert!(observations[1].ends_with("ZeroDivisionError: division by zero\n"), "{}", observations[1]);
-    assert!(observations[2].starts_with("Your reply had no ```python block"));
+    assert!(observations[2].starts_with("Your reply was empty, so nothing ran."));
     assert_eq!(observations[3], "Output:\n13250963 14669037\n");
 
     let replies = events.iter().filter(|event| matches!(event, Event::Reply { .. })).count();
@@ -127,5 +127,42 @@ async fn iterations_and_model_failures_are_bounded() {
     assert_eq!(answer.value, json!(2));
     let error = agent.run(&mut session, &model, "task", &mut |_| {}).await.unwrap_err();
     assert_eq!(error, AgentError::Model(ModelError("script exhausted".into())));
+    session.close().await;
+}
+
+#[tokio::test]
+async fn a_stateless_session_forgets_and_plain_text_is_the_answer() {
+    let Some(backend) = backend() else { return };
+    let config = SessionConfig { stateless: true, ..SessionConfig::default() };
+    let (mut session, _) = session(backend, config).await;
+    let model = Scripted::new(&[
+        "```python\nx = 41\nprint(x)\n```",
+        "```python\nprint(x + 1)\n```",
+        "The state is gone after each step, so the answer is 42.",
+    ]);
+    let agent = CodeAgent {
+        examples: "Task: add 1 and 2.\n```python\nfinal_answer(1 + 2)\n```".into(),
+        ..CodeAgent::default()
+    };
+    let mut restarts = 0;
+    let answer = agent
+        .run(&mut session, &model, "task", &mut |event| {
+            restarts += usize::from(matches!(event, Event::Restarted { .. }))
+        })
+        .await
+        .expect("a plain-text reply is the answer");
+    assert_eq!(answer.value, json!("The state is gone after each step, so the answer is 42."));
+    assert_eq!(answer.iterations, 3);
+    assert_eq!(restarts, 0, "a fresh interpreter per step is no restart");
+    let seen = model.seen.lock().unwrap().clone();
+    let system = &seen[0][0].content;
+    assert!(system.contains("Each step runs in a fresh interpreter"), "{system}");
+    assert!(system.contains("a reply without one is taken as your final answer"), "{system}");
+    assert!(
+        system.ends_with("Examples of the work:\n\nTask: add 1 and 2.\n```python\nfinal_answer(1 + 2)\n```\n"),
+        "{system}"
+    );
+    assert_eq!(seen[1][3].content, "Output:\n41\n");
+    assert!(seen[2][5].content.ends_with("NameError: name 'x' is not defined\n"), "{}", seen[2][5].content);
     session.close().await;
 }

@@ -6,6 +6,17 @@ pub mod random;
 
 use std::path::{Path, PathBuf};
 
+/// Whether a test that needs `what` (a program on the machine) can run: in CI
+/// a missing tool fails the test, elsewhere the test is skipped loudly.
+pub fn required(available: bool, what: &str) -> bool {
+    if available {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "{what} is required in CI");
+    eprintln!("\n!!! SKIPPED: {what} is not available on this machine; install it to run this test !!!\n");
+    false
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()

@@ -6,7 +6,7 @@ use sr_syntax::{Code, Reported};
 use super::{Anchor, SemanticDiagnostic, UpstreamAt};
 use crate::hir::{AgentData, AgentProperty, ItemData};
 use crate::items::Item;
-use crate::{Db, item_data};
+use crate::{Db, item_data, program};
 
 /// Upstream's parser has no `executor`: in upstream mode, a syntax error.
 fn not_upstream<'db>(anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
@@ -21,10 +21,16 @@ fn not_upstream<'db>(anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
 pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let ItemData::Executor(executor) = &*item_data(db, item) else { return Vec::new() };
     let mut out = vec![not_upstream(Anchor::ItemStart(item))];
-    for (part, message) in &executor.problems {
+    let mut problems = executor.problems.clone();
+    if let Some(examples) = &executor.examples
+        && !program(db, item.file(db)).prompts.contains_key(&examples.name)
+    {
+        problems.push((examples.part, format!("`examples` names no prompt: there is no prompt '{}'", examples.name)));
+    }
+    for (part, message) in problems {
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
-            ..SemanticDiagnostic::new(Code::SR110, message.clone(), Anchor::Part(item, *part))
+            ..SemanticDiagnostic::new(Code::SR110, message, Anchor::Part(item, part))
         });
     }
     out

@@ -1,5 +1,5 @@
 //! `TOOL.FUNCTION(args)` in a flow or handler body: a name that is no declared
-//! tool, or no function of a builtin tool (SR117), and arguments the function
+//! tool or executor, or no function of a builtin tool or executor (SR117), and arguments the function
 //! does not take (SR118), by `crate::tool_functions`. MCP servers' and the CLI
 //! tool's functions are not known at check time and are not checked. Upstream
 //! emits these calls verbatim into Python, so nothing is reported in
@@ -11,7 +11,7 @@ use super::{Anchor, SemanticDiagnostic, similarity};
 use crate::hir::{Body, Expr, ExprId, ItemData};
 use crate::items::Item;
 use crate::resolve::Program;
-use crate::tool_functions::{ToolFunction, ToolKind};
+use crate::tool_functions::{EXECUTOR, ToolFunction, ToolKind};
 use crate::{Db, item_data};
 
 pub(super) fn check<'db>(
@@ -49,20 +49,18 @@ fn call<'db>(
         reported: Reported::DefaultOnly,
         ..SemanticDiagnostic::new(code, message, anchor.clone())
     };
-    let Some(&definition) = program.tools.get(tool) else {
-        let known: Vec<&str> = program.tools.keys().map(|k| k.as_str()).collect();
-        let help = match known.is_empty() {
-            true => format!("declare it, e.g. `tool {tool} = builtin streetrace.fs`"),
-            false => format!("the declared tools are: {}", known.join(", ")),
-        };
-        return Some(error(Code::SR117, format!("unknown tool '{tool}' in `{tool}.{name}(…)`"), help));
+    let functions = match (program.tools.get(tool), program.executors.contains_key(tool)) {
+        (Some(&definition), _) => {
+            let data = item_data(db, definition);
+            let data = match &*data {
+                ItemData::Tool(data) => Some(data),
+                _ => None,
+            };
+            ToolKind::of(tool, data).functions()?
+        }
+        (None, true) => EXECUTOR.iter().collect(),
+        (None, false) => return Some(unknown_tool(program, tool, name, error)),
     };
-    let data = item_data(db, definition);
-    let data = match &*data {
-        ItemData::Tool(data) => Some(data),
-        _ => None,
-    };
-    let functions = ToolKind::of(tool, data).functions()?;
     let Some(function) = functions.iter().find(|f| f.name == name) else {
         let closest = functions
             .iter()
@@ -81,6 +79,20 @@ fn call<'db>(
     };
     let problem = arguments(function, body, args)?;
     Some(error(Code::SR118, format!("{tool}.{name}(): {problem}"), format!("`{tool}.{}`", function.signature())))
+}
+
+fn unknown_tool<'db>(
+    program: &Program<'db>,
+    tool: &str,
+    name: &str,
+    error: impl Fn(Code, String, String) -> SemanticDiagnostic<'db>,
+) -> SemanticDiagnostic<'db> {
+    let known: Vec<&str> = program.tools.keys().chain(program.executors.keys()).map(|k| k.as_str()).collect();
+    let help = match known.is_empty() {
+        true => format!("declare it, e.g. `tool {tool} = builtin streetrace.fs`"),
+        false => format!("the declared tools and executors are: {}", known.join(", ")),
+    };
+    error(Code::SR117, format!("unknown tool '{tool}' in `{tool}.{name}(…)`"), help)
 }
 
 /// What is wrong with the arguments, if anything: one object literal names

@@ -213,6 +213,9 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                     body.template.interpolations().for_each(|i| mark(ItemKind::Prompt, &i.path[0]));
                 }
             }
+            ItemData::Executor(executor) => {
+                executor.examples.iter().for_each(|p| mark(ItemKind::Prompt, &p.name));
+            }
             ItemData::Model(crate::hir::ModelData::Alias(alias)) => mark(ItemKind::Model, &alias.name),
             ItemData::Schema(schema) => {
                 for field in &schema.fields {
@@ -230,7 +233,11 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 summary.runs_flows.iter().for_each(|f| mark(ItemKind::Flow, f));
                 summary.calls_prompts.iter().for_each(|p| mark(ItemKind::Prompt, p));
                 summary.call_models.iter().for_each(|m| mark(ItemKind::Model, m));
-                summary.calls_tools.iter().for_each(|t| mark(ItemKind::Tool, t));
+                // `X.f(…)` names a tool, or an executor (`sandbox.run(code)`).
+                for callee in &summary.calls_tools {
+                    mark(ItemKind::Tool, callee);
+                    mark(ItemKind::Executor, callee);
+                }
             }
             _ => {}
         }

@@ -5,7 +5,7 @@
 use sr_syntax::ast::{self, AstNode, LiteralValue};
 
 use super::Lower;
-use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, SandboxBackend};
+use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, Named, SandboxBackend};
 
 impl Lower {
     pub(super) fn executor(&mut self, executor: ast::ExecutorDef) -> ExecutorData {
@@ -45,9 +45,14 @@ impl Lower {
                     }
                     _ => problem("`allow` takes a list of modules, e.g. [json, \"numpy.*\"]".to_string()),
                 },
-                "files" => match bool_value(&value) {
-                    Some(files) => data.files = files,
-                    None => problem("`files` is `true` or `false`".to_string()),
+                "files" | "stateless" => match bool_value(&value) {
+                    Some(flag) if key.text() == "files" => data.files = flag,
+                    Some(flag) => data.stateless = flag,
+                    None => problem(format!("`{}` is `true` or `false`", key.text())),
+                },
+                "examples" => match word(&value) {
+                    Some(prompt) => data.examples = Some(Named { name: prompt.into(), part: at }),
+                    None => problem("`examples` names a prompt, e.g. `examples: worked_examples`".to_string()),
                 },
                 "timeout" | "memory" | "cpu" | "max_steps" | "max_errors" => {
                     let Some(n) = int(&value).filter(|&n| n > 0) else {

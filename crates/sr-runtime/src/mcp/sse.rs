@@ -11,13 +11,13 @@ use reqwest::{Client, Url};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use sse_stream::{Sse, SseStream};
+use sr_llm::sse::{SseEvent, events};
 
 pub(crate) struct SseTransport {
     http: Client,
     endpoint: Url,
     headers: HeaderMap,
-    events: BoxStream<'static, Result<Sse, sse_stream::Error>>,
+    events: BoxStream<'static, Result<SseEvent, String>>,
 }
 
 impl SseTransport {
@@ -36,12 +36,10 @@ impl SseTransport {
         if !response.status().is_success() {
             return Err(format!("the event stream was refused: HTTP {}", response.status()));
         }
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream()).boxed();
+        let mut events = events(response.bytes_stream());
         let endpoint = loop {
             match events.next().await {
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    break endpoint(&url, event.data.as_deref().unwrap_or_default())?;
-                }
+                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => break endpoint(&url, &event.data)?,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(format!("bad event stream: {e}")),
                 None => return Err("the event stream ended before naming its endpoint".into()),
@@ -81,7 +79,7 @@ impl Transport<RoleClient> for SseTransport {
         loop {
             let event = self.events.next().await?.ok()?;
             if matches!(event.event.as_deref(), None | Some("message"))
-                && let Some(message) = event.data.and_then(|data| serde_json::from_str(&data).ok())
+                && let Ok(message) = serde_json::from_str(&event.data)
             {
                 return Some(message);
             }

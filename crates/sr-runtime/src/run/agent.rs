@@ -110,7 +110,7 @@ impl Runtime {
                     None,
                 ));
             }
-            let model = self.agent_model(name)?;
+            let model = self.agent_model(th, name)?;
             let system = self.instruction(th, name)?;
             let (callables, specs) = self.agent_tools(th, name).await;
             let outer = th.enter(format!("agent:{name}"));

@@ -9,6 +9,7 @@ use sr_hir::{OnEscalate, Place, RunStmt, Stmt, StmtId};
 use crate::compile::BodySpec;
 use crate::event::Payload;
 use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::run::conversation;
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::value::{self, display};
 
@@ -364,6 +365,7 @@ impl Runtime {
         };
         let result = self.run_agent_in_flow(th, &run.callee.name, input, history).await.map_err(|e| e.at(at()))?;
         th.last_result = Some(result.clone());
+        conversation::add_reply(th, &run.callee.name, &result);
 
         // Escalation is checked before the result is assigned, so that
         // `on escalate return $previous` returns the previous value.
@@ -430,7 +432,8 @@ impl Runtime {
                 None => th.vars.get("input_prompt").map(display).unwrap_or_default(),
             },
         };
-        let history = history.map(|h| super::agent::history_messages(&h)).unwrap_or_default();
+        let history =
+            history.map(|h| super::agent::history_messages(&conversation::for_agent(h, agent))).unwrap_or_default();
         self.run_agent(th, agent, input, history).await
     }
 
@@ -455,6 +458,7 @@ impl Runtime {
     /// in branch order, and the first failure cancels the others.
     async fn exec_parallel(&self, th: &mut Thread, spec: &BodySpec, body: &[StmtId]) -> Result<(), RunError> {
         let before = th.vars.clone();
+        let turns = conversation::len(&before);
         let mut branches: Vec<Thread> = body.iter().map(|_| th.branch()).collect();
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {
@@ -466,6 +470,9 @@ impl Runtime {
             .boxed()
         });
         futures::future::try_join_all(futures).await?;
+        // Each branch's replies join the conversation, in branch order.
+        let replies: Option<Vec<Vec<Value>>> =
+            turns.map(|n| branches.iter().map(|b| conversation::added(&b.vars, n)).collect());
         for branch in branches {
             if branch.last_result.is_some() {
                 th.last_result = branch.last_result;
@@ -476,6 +483,9 @@ impl Runtime {
                     th.vars.insert(name, value);
                 }
             }
+        }
+        if let (Some(n), Some(replies)) = (turns, replies) {
+            conversation::merge_branches(th, n, &replies);
         }
         Ok(())
     }

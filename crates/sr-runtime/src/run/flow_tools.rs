@@ -7,11 +7,12 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use sr_hir::tool_functions::{STATE, ToolKind};
+use sr_hir::tool_functions::{EXECUTOR, STATE, ToolFunction, ToolKind};
 use sr_hir::{ExprId, StmtId};
-use sr_llm::ToolCall;
+use sr_llm::{ToolCall, ToolSpec};
 
 use super::agent::Callable;
+use super::executor::CodeRun;
 use crate::compile::BodySpec;
 use crate::eval::{Evaluator, ToolArgs, ToolRequest, ToolTape};
 use crate::event::Payload;
@@ -60,22 +61,15 @@ impl Runtime {
         let ToolRequest { tool, function, args } = request;
         let fail =
             |message: String| RunError::failed(format!("{tool}.{function}(): {message}"), Some(location.clone()));
-        let Some(data) = self.program.tools.get(tool.as_str()) else {
-            return Err(fail(format!(
-                "there is no tool named '{tool}'; declare it, e.g. `tool {tool} = builtin streetrace.fs`"
-            )));
-        };
-        let kind = ToolKind::of(&tool, Some(data));
-        let (declared, callable) = match kind {
-            ToolKind::State => match self.state_spec(th, &function) {
-                Some(declared) => (declared, Callable::State),
-                None => {
-                    return Err(fail(format!("tool '{tool}' has no function '{function}'; it has: {}", state_names())));
-                }
-            },
-            _ => {
-                let found = self.tool_function(th, &tool, data, kind, &function).await.map_err(fail)?;
-                (found.spec(), Callable::Tool(found))
+        let (kind, declared, callable) = match self.program.tools.get(tool.as_str()) {
+            Some(data) => {
+                let kind = ToolKind::of(&tool, Some(data));
+                let (declared, callable) = self.tool_callable(th, &tool, data, kind, &function).await.map_err(fail)?;
+                (Some(kind), declared, callable)
+            }
+            None => {
+                let (declared, callable) = self.executor_callable(&tool, &function).map_err(fail)?;
+                (None, declared, callable)
             }
         };
         let arguments = bind(&declared.parameters, args).map_err(fail)?;
@@ -94,7 +88,7 @@ impl Runtime {
             return Err(failed(display(&result.content)));
         }
         let value = match kind {
-            ToolKind::Fs | ToolKind::FsReadonly => flow_value(&function, result.content).map_err(failed)?,
+            Some(ToolKind::Fs | ToolKind::FsReadonly) => flow_value(&function, result.content).map_err(failed)?,
             _ => result.content,
         };
         th.last_result = Some(value.clone());
@@ -103,6 +97,39 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// What the call runs, and how it is declared.
+    async fn tool_callable(
+        &self,
+        th: &Thread,
+        tool: &str,
+        data: &sr_hir::ToolData,
+        kind: ToolKind,
+        function: &str,
+    ) -> Result<(ToolSpec, Callable), String> {
+        if kind == ToolKind::State {
+            return match self.state_spec(th, function) {
+                Some(declared) => Ok((declared, Callable::State)),
+                None => Err(format!("tool '{tool}' has no function '{function}'; it has: {}", names(STATE))),
+            };
+        }
+        let found = self.tool_function(th, tool, data, kind, function).await?;
+        Ok((found.spec(), Callable::Tool(found)))
+    }
+
+    /// `EXECUTOR.run`: code run in the executor's sandbox (`run::executor`).
+    fn executor_callable(&self, name: &str, function: &str) -> Result<(ToolSpec, Callable), String> {
+        let Some(executor) = self.program.executors.get(name) else {
+            return Err(format!(
+                "there is no tool or executor named '{name}'; declare it, e.g. `tool {name} = builtin streetrace.fs`"
+            ));
+        };
+        if !EXECUTOR.iter().any(|f| f.name == function) {
+            return Err(format!("executor '{name}' has no function '{function}'; it has: {}", names(EXECUTOR)));
+        }
+        let run = CodeRun { executor: executor.clone(), allow_unsandboxed: self.env.options.allow_unsandboxed };
+        Ok((run.spec(), Callable::Tool(Arc::new(run))))
+    }
+
     /// Function `function` of a builtin or MCP tool.
     async fn tool_function(
         &self,
@@ -143,8 +170,8 @@ impl Runtime {
     }
 }
 
-fn state_names() -> String {
-    STATE.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+fn names(functions: &[ToolFunction]) -> String {
+    functions.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
 }
 
 /// The arguments object of a call, by the function's JSON schema: positional

@@ -91,7 +91,7 @@ fn failure(tool: &str, error: impl std::fmt::Display) -> Value {
 }
 
 /// A required string argument.
-fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
+pub(crate) fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
     match args.get(name) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(ToolError(format!("argument '{name}' must be a string, got {other}"))),

@@ -52,6 +52,8 @@ pub struct Options {
     pub options: RunOptions,
     /// Paths file tools must not reach (the runtime's state).
     pub forbidden: Vec<PathBuf>,
+    /// The session's conversation before this run.
+    pub history: Vec<sr_llm::Message>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             work_dir: work_dir("default"),
             options: RunOptions::default(),
             forbidden: Vec::new(),
+            history: Vec::new(),
         }
     }
 }
@@ -85,7 +88,7 @@ pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, opt
     let emitter =
         Emitter::new("test-invocation", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
     let runtime = Runtime::new(program, env);
-    let outcome = runtime.run(emitter, input.to_string(), Vec::new()).await;
+    let outcome = runtime.run(emitter, input.to_string(), options.history).await;
     let events = events.lock().unwrap().clone();
     Run { outcome, events }
 }
@@ -101,12 +104,7 @@ pub async fn run_source(name: &str, source: &str, input: &str, provider: Arc<dyn
 /// loud skip elsewhere.
 #[allow(dead_code)]
 pub fn bubblewrap_or_skip(what: &str) -> bool {
-    if sr_sandbox::Bubblewrap::available() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "bubblewrap (bwrap, prlimit) is required in CI");
-    eprintln!("\n!!! SKIPPED: {what} needs bubblewrap (apt-get install bubblewrap) !!!\n");
-    false
+    sr_testing::required(sr_sandbox::Bubblewrap::available(), &format!("bubblewrap (bwrap, prlimit) for {what}"))
 }
 
 /// Runs the agent in `source`, whose model makes `calls` (one per turn), then
@@ -136,4 +134,21 @@ pub async fn tool_results(
             _ => None,
         })
         .collect()
+}
+
+/// Runs the file at `path` in `dir` with no model, its tool calls going
+/// through `tools` (live with a cassette, replayed or resumed).
+pub async fn run_with_tools(path: &Path, dir: &Path, tools: Arc<dyn sr_runtime::record::ToolGate>) -> RunOutcome {
+    let mut db = RootDatabase::default();
+    let program = sr_runtime::compile::compile_path(&mut db, path).unwrap();
+    let env = Env {
+        provider: Arc::new(sr_runtime::scripted::ScriptedProvider::new()),
+        hook: Arc::new(NoHook),
+        jail: Jail::new(dir).unwrap(),
+        tools,
+        human: Arc::new(Unattended),
+        options: RunOptions::default(),
+    };
+    let emitter = Emitter::new("inv", vec![Arc::new(|_: &Event| {})]);
+    Runtime::new(program, env).run(emitter, "go".to_string(), Vec::new()).await
 }

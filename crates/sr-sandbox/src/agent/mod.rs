@@ -1,6 +1,6 @@
 //! The ReAct loop over code: ask the model, run the Python in its reply, show it what
-//! happened, until it calls `final_answer` or runs out of iterations or of patience
-//! with consecutive errors.
+//! happened, until it calls `final_answer` (or replies with no code: a plain-text
+//! answer) or runs out of iterations or of patience with consecutive errors.
 
 mod extract;
 mod prompt;
@@ -52,14 +52,21 @@ pub struct CodeAgent {
     /// The agent's own instruction, put before the coding rules in the system prompt.
     pub instructions: String,
     pub max_iterations: u32,
-    /// The run stops after this many errors in a row (steps that fail, or replies
-    /// without code).
+    /// The run stops after this many errors in a row (steps that fail, or empty
+    /// replies).
     pub max_consecutive_errors: u32,
+    /// Worked examples, shown after the coding rules.
+    pub examples: String,
 }
 
 impl Default for CodeAgent {
     fn default() -> CodeAgent {
-        CodeAgent { instructions: String::new(), max_iterations: 20, max_consecutive_errors: 3 }
+        CodeAgent {
+            instructions: String::new(),
+            max_iterations: 20,
+            max_consecutive_errors: 3,
+            examples: String::new(),
+        }
     }
 }
 
@@ -107,7 +114,7 @@ impl CodeAgent {
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Answer, AgentError> {
         let mut transcript = vec![
-            Message::new(Role::System, prompt::system(&self.instructions, session)),
+            Message::new(Role::System, prompt::system(&self.instructions, &self.examples, session)),
             Message::new(Role::User, task),
         ];
         let mut errors = 0;
@@ -115,15 +122,18 @@ impl CodeAgent {
             let reply = model.next(&transcript).await.map_err(AgentError::Model)?;
             events(Event::Reply { iteration, text: reply.clone() });
             let code = extract::code(&reply);
+            let plain = reply.trim().to_string();
             transcript.push(Message::new(Role::Assistant, reply));
             let (observation, failed) = match code {
-                None => (prompt::NO_CODE.to_string(), true),
+                None if plain.is_empty() => (prompt::NO_CODE.to_string(), true),
+                // A reply without code is the answer, in plain text.
+                None => return Ok(Answer { value: Value::String(plain), iterations: iteration, transcript }),
                 Some(code) => {
                     let report = session.run(&code, events).await.map_err(AgentError::Sandbox)?;
                     if let Outcome::FinalAnswer { value } = report.outcome {
                         return Ok(Answer { value, iterations: iteration, transcript });
                     }
-                    (prompt::observation(&report), report.outcome.is_error())
+                    (prompt::observation(&report, session.config().stateless), report.outcome.is_error())
                 }
             };
             errors = if failed { errors + 1 } else { 0 };

@@ -4,10 +4,10 @@ use std::fmt::Write;
 
 use crate::{Outcome, Session, StepReport};
 
-pub(crate) const NO_CODE: &str = "Your reply had no ```python block, so nothing ran. Reply with Python code in one \
-                                  ```python block, and call final_answer(...) when you are done.";
+pub(crate) const NO_CODE: &str = "Your reply was empty, so nothing ran. Reply with Python code in one ```python \
+                                  block, and call final_answer(...) when you are done.";
 
-pub(crate) fn system(instructions: &str, session: &Session) -> String {
+pub(crate) fn system(instructions: &str, examples: &str, session: &Session) -> String {
     let config = session.config();
     let policy = &config.policy;
     let modules: Vec<String> = policy.patterns().iter().map(ToString::to_string).collect();
@@ -24,9 +24,9 @@ pub(crate) fn system(instructions: &str, session: &Session) -> String {
     }
     let _ = write!(
         prompt,
-        "You work by writing Python. Each reply must contain one ```python block. It runs in a persistent \
-         interpreter: variables, functions and imports stay defined from one step to the next. After each step you \
-         see what it printed, the value of its last line if that is an expression, or its error.\n\n\
+        "You work by writing Python. Reply with one ```python block to run code; a reply without one is taken as \
+         your final answer, in plain text. {memory} After each step you see what it printed, the value of its last \
+         line if that is an expression, or its error.\n\n\
          Rules:\n\
          - Call `final_answer(value)` to finish; `value` may be text or JSON-like data (str, numbers, lists, dicts). \
          Nothing after it runs.\n\
@@ -35,6 +35,12 @@ pub(crate) fn system(instructions: &str, session: &Session) -> String {
          - You can import only: {imports}. There is no network and nothing can be installed.\n\
          - {blocked} are not available.\n\
          - A step may run for {seconds} seconds.\n",
+        memory = if config.stateless {
+            "Each step runs in a fresh interpreter: nothing a step defines or imports is there in the next."
+        } else {
+            "It runs in a persistent interpreter: variables, functions and imports stay defined from one step to the \
+             next."
+        },
         output = config.max_output_bytes,
         seconds = config.step_timeout.as_secs_f64(),
     );
@@ -44,11 +50,19 @@ pub(crate) fn system(instructions: &str, session: &Session) -> String {
     } else {
         let _ = write!(prompt, "\nThe tools are Python functions, already defined:\n\n```python\n{tools}```\n");
     }
+    if !examples.trim().is_empty() {
+        let _ = write!(prompt, "\nExamples of the work:\n\n{}\n", examples.trim());
+    }
     prompt
 }
 
-/// What the model reads about a step it wrote.
-pub(crate) fn observation(report: &StepReport) -> String {
+/// What the model reads about a step it wrote; `stateless`: no state carries
+/// over, so a restart restores none.
+pub(crate) fn observation(report: &StepReport, stateless: bool) -> String {
+    let restored = match stateless {
+        true => "",
+        false => " State from the steps before it was restored.",
+    };
     let mut text = String::new();
     if !report.stdout.is_empty() {
         let _ = write!(text, "Output:\n{}", report.stdout);
@@ -83,15 +97,14 @@ pub(crate) fn observation(report: &StepReport) -> String {
         Outcome::Timeout { limit, restarted } => {
             let _ = write!(text, "The step was stopped after {} seconds.", limit.as_secs_f64());
             if *restarted {
-                text.push_str(" The interpreter was restarted; state from the steps before it was restored.");
+                let _ = write!(text, " The interpreter was restarted.{restored}");
             }
             writeln!(text)
         }
         Outcome::ToolError { tool, message } => writeln!(text, "ToolError from {tool}: {message}"),
-        Outcome::Crashed { reason } => writeln!(
-            text,
-            "The interpreter crashed ({reason}). It was restarted; state from the steps before it was restored."
-        ),
+        Outcome::Crashed { reason } => {
+            writeln!(text, "The interpreter crashed ({reason}). It was restarted.{restored}")
+        }
     };
     text
 }
@@ -124,13 +137,13 @@ mod tests {
             hello
             Result: 42
         "#]]
-        .assert_eq(&observation(&ok));
+        .assert_eq(&observation(&ok, false));
 
         let silent = report(Outcome::Success { result: None }, "");
         expect![[r#"
             The code ran and printed nothing.
         "#]]
-        .assert_eq(&observation(&silent));
+        .assert_eq(&observation(&silent, false));
 
         let mut cut = report(Outcome::Timeout { limit: Duration::from_millis(1500), restarted: true }, "partial\n");
         cut.truncated = 10;
@@ -138,8 +151,9 @@ mod tests {
             Output:
             partial
             [10 more bytes of output were cut]
-            The step was stopped after 1.5 seconds. The interpreter was restarted; state from the steps before it was restored.
+            The step was stopped after 1.5 seconds. The interpreter was restarted. State from the steps before it was restored.
         "#]]
-        .assert_eq(&observation(&cut));
+        .assert_eq(&observation(&cut, false));
+        assert!(observation(&cut, true).ends_with("The interpreter was restarted.\n"));
     }
 }

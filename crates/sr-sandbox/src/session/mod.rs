@@ -1,6 +1,7 @@
 //! A session: one persistent driver per agent run. Globals survive from step to step
 //! without re-running earlier steps; after a crash or a kill the sandbox is recreated
-//! and the completed steps are replayed with their recorded tool results.
+//! and the completed steps are replayed with their recorded tool results. A
+//! stateless session starts a new sandbox for every step instead.
 
 mod step;
 
@@ -32,6 +33,8 @@ pub struct SessionConfig {
     pub max_request_bytes: usize,
     /// Largest tool result passed back to the code.
     pub max_result_bytes: usize,
+    /// A fresh interpreter for every step: nothing carries over.
+    pub stateless: bool,
 }
 
 impl Default for SessionConfig {
@@ -46,6 +49,7 @@ impl Default for SessionConfig {
             max_output_bytes: 64 << 10,
             max_request_bytes: 1 << 20,
             max_result_bytes: 1 << 20,
+            stateless: false,
         }
     }
 }
@@ -137,11 +141,19 @@ impl Session {
 
         let mut live = match self.live.take() {
             Some(live) => live,
+            None if self.config.stateless => self.launch().await?,
             None => self.revive(events).await?,
         };
         let cx = Context { toolbox: &self.toolbox, host: self.host.as_ref(), config: &self.config };
         let mut run = step::execute(&mut live, &cx, step, code, Mode::Live, events).await;
         let outcome = self.settle(live, &mut run, step, code).await;
+        if self.config.stateless {
+            // The next step starts a new sandbox with nothing to replay.
+            self.history.clear();
+            if let Some(mut live) = self.live.take() {
+                live.sandbox.kill().await;
+            }
+        }
         events(Event::Outcome { step, outcome: outcome.clone() });
         Ok(StepReport {
             step,

@@ -7,20 +7,20 @@
 //! policies as everywhere else.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
-use sr_hir::{ExecutorData, SandboxBackend};
+use sr_hir::ExecutorData;
 use sr_llm::{ChatRequest, Message, ToolCall, ToolSpec as LlmToolSpec};
 use sr_sandbox::{
-    AgentError, Backend, BoxFuture, Bubblewrap, CodeAgent, CodeModel, Container, Event as SandboxEvent, ImportPolicy,
-    Limits, ModelError, Outcome, Role, Session, SessionConfig, ToolError, ToolHost, ToolSpec, Unsandboxed,
+    AgentError, BoxFuture, CodeAgent, CodeModel, Event as SandboxEvent, ModelError, Role, Session, ToolError, ToolHost,
+    ToolSpec,
 };
 use tokio::sync::{mpsc, oneshot};
 
 use super::Callable;
 use crate::event::{Emitter, Payload};
+use crate::run::executor::{backend, describe, session_config};
 use crate::run::{RunError, Runtime, Thread};
 
 /// What the sandbox's loop needs from the agent's thread.
@@ -83,8 +83,14 @@ impl Runtime {
         let config = session_config(executor).map_err(&failed)?;
         let mut session =
             Session::start(backend, tools, channel.clone(), config).await.map_err(|e| failed(e.to_string()))?;
+        let examples = match &executor.examples {
+            Some(prompt) => crate::eval::render_prompt(&prompt.name, &self.program.prompts, &th.vars, 0)
+                .map_err(|e| failed(format!("its examples: {}", e.0)))?,
+            None => String::new(),
+        };
         let agent = CodeAgent {
             instructions: system.unwrap_or_default(),
+            examples,
             max_iterations: executor.max_steps.map_or(20, |n| n.min(u32::MAX as u64) as u32),
             max_consecutive_errors: executor.max_errors.map_or(3, |n| n.min(u32::MAX as u64) as u32),
         };
@@ -161,52 +167,6 @@ impl Runtime {
     }
 }
 
-/// The executor's backend; `unsandboxed` only when the run allows it.
-async fn backend(executor: &ExecutorData, allow_unsandboxed: bool) -> Result<Arc<dyn Backend>, String> {
-    Ok(match executor.backend {
-        SandboxBackend::Bubblewrap => {
-            if !Bubblewrap::available() {
-                return Err("the bubblewrap sandbox needs `bwrap` and `prlimit` (apt-get install bubblewrap)".into());
-            }
-            Arc::new(Bubblewrap::default())
-        }
-        SandboxBackend::Container => {
-            let image = executor.image.clone().ok_or("the `container` backend needs an `image`")?;
-            let socket = executor
-                .socket
-                .clone()
-                .or_else(|| std::env::var("DOCKER_HOST").ok())
-                .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string());
-            let socket = socket.strip_prefix("unix://").unwrap_or(&socket).to_string();
-            Arc::new(Container::connect(&socket, image).await.map_err(|e| e.to_string())?)
-        }
-        SandboxBackend::Unsandboxed if allow_unsandboxed => Arc::new(Unsandboxed::default()),
-        SandboxBackend::Unsandboxed => {
-            return Err("its executor says `backend: unsandboxed`, which runs the model's code as you, outside \
-                 any sandbox, and needs `sr run --allow-unsandboxed`; nothing was run"
-                .into());
-        }
-    })
-}
-
-fn session_config(executor: &ExecutorData) -> Result<SessionConfig, String> {
-    let mut policy = ImportPolicy::default().with_open(executor.files);
-    for module in &executor.allow {
-        policy = policy.allow(module).map_err(|e| format!("cannot allow `{module}`: {e}"))?;
-    }
-    let defaults = Limits::default();
-    let limits = Limits {
-        memory_bytes: executor.memory_mb.map_or(defaults.memory_bytes, |mb| mb << 20),
-        cpu_seconds: executor.cpu_seconds.unwrap_or(defaults.cpu_seconds),
-        ..defaults
-    };
-    let mut config = SessionConfig { policy, limits, ..SessionConfig::default() };
-    if let Some(seconds) = executor.timeout {
-        config.step_timeout = Duration::from_secs(seconds);
-    }
-    Ok(config)
-}
-
 /// Sandbox events as run events. Replies and tool calls are not forwarded:
 /// the model and tool calls made for them emit their own events.
 fn forward(emitter: &Emitter, event: SandboxEvent) {
@@ -233,19 +193,4 @@ fn forward(emitter: &Emitter, event: SandboxEvent) {
         SandboxEvent::Reply { .. } | SandboxEvent::ToolCall { .. } | SandboxEvent::ToolResult { .. } => return,
     };
     emitter.emit(payload);
-}
-
-fn describe(outcome: &Outcome) -> Option<String> {
-    match outcome {
-        Outcome::Success { result } => result.clone(),
-        Outcome::FinalAnswer { .. } => None,
-        Outcome::SyntaxError { message, line, .. } => {
-            Some(line.map_or_else(|| message.clone(), |line| format!("line {line}: {message}")))
-        }
-        Outcome::PolicyViolation { message, .. } => Some(message.clone()),
-        Outcome::RuntimeError { exception, message, .. } => Some(format!("{exception}: {message}")),
-        Outcome::Timeout { limit, .. } => Some(format!("timed out after {}s", limit.as_secs_f64())),
-        Outcome::ToolError { tool, message } => Some(format!("{tool}: {message}")),
-        Outcome::Crashed { reason } => Some(reason.clone()),
-    }
 }
