@@ -1,6 +1,10 @@
 //! What `sr run` says about a workload before running it: its load errors
 //! (with line and column), its entry points and agents (`--list-agents`), and
-//! whether the model flags name a model.
+//! whether the model flags name a model; the price table both `sr run` and
+//! `sr eval` read.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use sr_runtime::compile::{CompileError, Compiled, Entry};
 use sr_syntax::LineIndex;
@@ -52,6 +56,15 @@ pub fn check_model(flag: &str, model: &str) -> Result<(), String> {
         Some(("", _)) => Err(format!("{flag} '{model}' has an empty provider before '/'")),
         _ => Ok(()),
     }
+}
+
+/// The price table `--prices` names (USD per million tokens by model).
+pub fn prices(file: &Path) -> Result<Arc<sr_llm::PriceTable>, String> {
+    std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not a price table: {e}")))
+        .map(Arc::new)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))
 }
 
 #[cfg(test)]

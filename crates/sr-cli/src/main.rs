@@ -1,6 +1,7 @@
 //! `sr`: the StreetRace toolchain's command line.
 
 mod check;
+mod eval;
 mod files;
 mod graph;
 mod load;
@@ -41,6 +42,8 @@ enum Command {
     Dap,
     /// Run a workload (a .sr file, a YAML agent, or a name).
     Run(Box<run::Args>),
+    /// Evaluate workloads on a dataset of cases; compare and merge results.
+    Eval(Box<eval::Args>),
     /// List and show stored sessions.
     Sessions {
         #[command(subcommand)]
@@ -84,8 +87,8 @@ impl Color {
 
 /// Commands whose only output is a report end quietly when the reader of
 /// their output goes away (`sr check | head`), as Unix tools do, instead of
-/// panicking on the failed write. `run`, `lsp` and `dap` keep SIGPIPE ignored:
-/// they must finish storing what they did.
+/// panicking on the failed write. `run`, `eval`, `lsp` and `dap` keep SIGPIPE
+/// ignored: they must finish storing what they did.
 fn die_quietly_on_closed_pipe() {
     // SAFETY: restoring a signal's default disposition before any thread starts.
     unsafe {
@@ -95,12 +98,13 @@ fn die_quietly_on_closed_pipe() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Run(_) | Command::Lsp | Command::Dap) {
+    if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap) {
         die_quietly_on_closed_pipe();
     }
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Eval(args) => eval::run(*args),
         Command::Graph(args) => graph::run(args),
         Command::Fmt { paths, check } => {
             let code = sr_fmt::run(&paths, check, &mut std::io::stdout(), &mut std::io::stderr());

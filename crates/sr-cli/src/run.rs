@@ -161,14 +161,9 @@ async fn run_async(args: Args) -> ExitCode {
     };
     storage.session = args.session.clone();
     storage.resume = args.resume.clone().map(|id| (id, args.input.clone()));
-    let prices = match &args.prices {
-        Some(file) => match std::fs::read_to_string(file).map_err(|e| e.to_string()).and_then(|text| {
-            serde_json::from_str::<sr_llm::PriceTable>(&text).map_err(|e| format!("not a price table: {e}"))
-        }) {
-            Ok(table) => Some(Arc::new(table)),
-            Err(e) => return fail(format!("cannot read {}: {e}", file.display()), 2),
-        },
-        None => None,
+    let prices = match args.prices.as_deref().map(crate::load::prices).transpose() {
+        Ok(prices) => prices,
+        Err(e) => return fail(e, 2),
     };
     let human: Arc<dyn Human> = match args.events {
         EventsFormat::Text => Arc::new(TerminalHuman),

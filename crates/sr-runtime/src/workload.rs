@@ -119,10 +119,10 @@ impl Workload for ProgramWorkload {
         }));
         let emitter = Emitter::new((self.invocation_id)(), sinks).with_redactor(self.redactor.clone());
         let runtime = Runtime::new(self.program.clone(), (self.env)());
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             run_in_session(&runtime, &session, emitter, message).await;
         });
-        tokio_stream_of(rx)
+        tokio_stream_of(rx, AbortOnDrop(task.abort_handle()))
     }
 }
 
@@ -179,6 +179,21 @@ fn refused(message: String) -> BoxStream<'static, Event> {
     futures::stream::iter(events).boxed()
 }
 
-fn tokio_stream_of(mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) -> BoxStream<'static, Event> {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+/// Ends a run's task when whoever reads its events lets go of them (a case
+/// abandoned at its timeout): its model and tool calls are dropped, and the
+/// processes they started with them.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn tokio_stream_of(mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>, run: AbortOnDrop) -> BoxStream<'static, Event> {
+    futures::stream::poll_fn(move |cx| {
+        let _running = &run;
+        rx.poll_recv(cx)
+    })
+    .boxed()
 }

@@ -125,6 +125,9 @@ pub async fn run_command(
         SandboxError::Start(format!("cannot run {what}: {error}"))
     })?;
     let group = child.id();
+    // Dropped before the command ends (its run abandoned), the guard kills the
+    // host command's group; `kill_on_drop` only reaches the direct child.
+    let mut guard = GroupGuard(group.filter(|_| matches!(placement, Placement::Host { .. })));
     let (stdout, stderr) = (Buffer::default(), Buffer::default());
     let readers = [
         tokio::spawn(capture(child.stdout.take(), stdout.clone(), caps.output_bytes)),
@@ -145,8 +148,9 @@ pub async fn run_command(
     };
     // On the host, what the command left running in its group stops with it, as
     // in the sandbox, where its pid namespace ends when it does.
-    if let (Placement::Host { .. }, Some(group)) = (placement, group) {
+    if let Some(group) = guard.0 {
         kill_group(group).await;
+        guard.0 = None;
     }
     // A process that left the group may still hold a pipe: what it writes later is
     // not waited for.
@@ -208,6 +212,17 @@ async fn kill_group(pid: u32) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Kills a host command's process group when dropped while it holds one.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.0.and_then(|pid| rustix::process::Pid::from_raw(pid as i32)) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
     }
 }
 

@@ -1,0 +1,318 @@
+//! `sr eval` end to end, offline: a mock model server for live and recorded
+//! runs, cassettes for replays; results.json, exit codes, the compare gate,
+//! shards and merge, dataset errors, timeouts and Ctrl-C.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sr_llm::mock::{MockReply, MockServer};
+
+fn sr(args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Output {
+    command(args, cwd, env).output().unwrap()
+}
+
+fn command(args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command.args(args).current_dir(cwd).env("NO_COLOR", "1").env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-eval-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("helper.sr"), HELPER).unwrap();
+    dir
+}
+
+fn mock_env(server: &MockServer) -> Vec<(&'static str, String)> {
+    vec![("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", "test-key-1234".to_string())]
+}
+
+/// Where a replay would go if it reached for the network: nothing listens there.
+fn offline_env() -> Vec<(&'static str, String)> {
+    vec![("OPENAI_BASE_URL", "http://127.0.0.1:9/v1".to_string()), ("OPENAI_API_KEY", "unused".to_string())]
+}
+
+fn results(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Per case: what must be equal between a run and its replay (timings aside).
+fn scores(results: &Value) -> Vec<Value> {
+    let cases = results["cases"].as_array().unwrap();
+    cases.iter().map(|c| json!([c["id"], c["passed"], c["score"], c["scores"], c["output"], c["error"]])).collect()
+}
+
+const HELPER: &str = r#"streetrace v1
+
+model main = openai/gpt-4o-mini
+
+tool fs = builtin streetrace.fs
+
+prompt helper_instruction: """You answer questions and write files when asked."""
+
+agent helper:
+    instruction helper_instruction
+    tools fs
+    description "Answers questions"
+
+flow main:
+    $answer = run agent helper with $input_prompt
+    return $answer
+"#;
+
+const DATASET: &str = r#"{"id": "status", "prompt": "status of order 7?", "expect": [{"contains": "shipped"}, {"regex": "order\\s+7"}]}
+{"id": "report", "prompt": "write the report", "expect": [{"file": "out.txt", "contains": "7"}, {"tool_called": "write_file", "args": {"path": "out.txt"}}]}
+{"id": "input", "prompt": "read in.txt", "files": {"in.txt": "x"}, "expect": [{"file": "in.txt", "equals": "x"}, {"contains": "cancelled"}]}
+"#;
+
+/// Every case of DATASET, run one at a time, calls write_file then answers.
+fn push_good_run(server: &MockServer) {
+    for _ in 0..3 {
+        server.push(MockReply::tool_call("w1", "write_file", json!({"path": "out.txt", "content": "order 7"})));
+        server.push(MockReply::text("order 7 has shipped").usage(12, 5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_regression() {
+    let dir = temp("record");
+    std::fs::write(dir.join("data.jsonl"), DATASET).unwrap();
+    let server = MockServer::start().await;
+    push_good_run(&server);
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--jobs", "1", "--record-to", "rec", "--out", "live"];
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 6);
+    let live = results(&dir.join("live/results.json"));
+    let by_id = |r: &Value, id: &str| r["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
+    let status = by_id(&live, "status");
+    assert_eq!((&status["passed"], &status["score"], &status["model_calls"]), (&json!(true), &json!(1.0), &json!(2)));
+    assert_eq!(status["tokens"], json!({"input": 12, "output": 5}));
+    assert_eq!(by_id(&live, "report")["passed"], json!(true));
+    let input = by_id(&live, "input");
+    assert_eq!((&input["passed"], &input["score"]), (&json!(false), &json!(0.5)));
+    assert_eq!(input["scores"][1]["detail"], json!("the output does not contain \"cancelled\""));
+    let summary = &live["summary"][0];
+    assert_eq!(
+        (&summary["workload"], &summary["passed"], &summary["total"]),
+        (&json!("helper.sr"), &json!(2), &json!(3))
+    );
+    assert!(dir.join("live/cases/report/helper/default/events.jsonl").is_file());
+    assert!(dir.join("rec/report/helper/default.jsonl").is_file());
+    let report = std::fs::read_to_string(dir.join("live/report.md")).unwrap();
+    assert!(report.contains("## Failures (1)") && report.contains("### input"), "{report}");
+    let page = std::fs::read_to_string(dir.join("live/report.html")).unwrap();
+    assert_eq!(page.matches("<details class=\"case ").count(), 3);
+    assert!(page.contains("<b>tool_call</b>"), "the transcript is in the page");
+
+    // Offline: the model is served from the cassettes and the file the run
+    // wrote is restored for the `file` scorer.
+    let replay = ["eval", "data.jsonl", "--workload", "helper.sr", "--replay-from", "rec"];
+    let out = sr(&[&replay[..], &["--out", "replay"]].concat(), &dir, &offline_env());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let replayed = results(&dir.join("replay/results.json"));
+    assert_eq!(scores(&replayed), scores(&live));
+    // Not in a terminal: one plain line per case.
+    let lines = stderr(&out);
+    assert_eq!(lines.lines().filter(|l| l.starts_with('[')).count(), 3, "{lines}");
+    assert!(lines.contains("FAIL input (helper.sr × default) score 0.50"), "{lines}");
+
+    // The mean score is (1 + 1 + 0.5) / 3.
+    let gated = sr(&[&replay[..], &["--min-score", "0.9", "--out", "gated"]].concat(), &dir, &offline_env());
+    assert_eq!(gated.status.code(), Some(1), "{}", stderr(&gated));
+    assert!(stderr(&gated).contains("mean score 0.833 is below --min-score 0.9"), "{}", stderr(&gated));
+    let met = sr(&[&replay[..], &["--min-score", "0.8", "--out", "met"]].concat(), &dir, &offline_env());
+    assert_eq!(met.status.code(), Some(0), "{}", stderr(&met));
+
+    // A worse model: `status` now fails, so the gate fails.
+    for _ in 0..3 {
+        server.push(MockReply::text("no idea"));
+    }
+    let worse = ["eval", "data.jsonl", "--workload", "helper.sr", "--jobs", "1", "--out", "worse"];
+    let out = sr(&worse, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let gate = sr(&["eval", "compare", "live/results.json", "worse/results.json"], &dir, &[]);
+    assert_eq!(gate.status.code(), Some(1), "{}", stderr(&gate));
+    let text = String::from_utf8(gate.stdout).unwrap();
+    assert!(text.contains("helper.sr × default: 66.7% → 0.0% (-66.7) DROP"), "{text}");
+    assert!(text.contains("FAIL  status (helper.sr × default): the output does not contain \"shipped\""), "{text}");
+    let same = sr(&["eval", "compare", "live/results.json", "replay/results.json"], &dir, &[]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
+    let better = sr(&["eval", "compare", "worse/results.json", "live/results.json"], &dir, &[]);
+    assert_eq!(better.status.code(), Some(0));
+    assert!(String::from_utf8(better.stdout).unwrap().contains("fixed status"));
+
+    // Shards replayed separately and merged give the whole run.
+    for shard in ["1/2", "2/2"] {
+        let out_dir = format!("shard{}", &shard[..1]);
+        let args = [
+            "eval",
+            "data.jsonl",
+            "--workload",
+            "helper.sr",
+            "--replay-from",
+            "rec",
+            "--shard",
+            shard,
+            "--out",
+            &out_dir,
+        ];
+        let out = sr(&args, &dir, &offline_env());
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(results(&dir.join("shard1/results.json"))["cases"].as_array().unwrap().len(), 2);
+    let merge = sr(&["eval", "merge", "shard1/results.json", "shard2/results.json", "-o", "merged.json"], &dir, &[]);
+    assert!(merge.status.success(), "{}", stderr(&merge));
+    let mut merged = scores(&results(&dir.join("merged.json")));
+    let mut whole = scores(&live);
+    merged.sort_by_key(|c| c[0].to_string());
+    whole.sort_by_key(|c| c[0].to_string());
+    assert_eq!(merged, whole);
+    assert_eq!(results(&dir.join("merged.json"))["summary"][0]["passed"], json!(2));
+    let twice = sr(&["eval", "merge", "shard1/results.json", "shard1/results.json", "-o", "bad.json"], &dir, &[]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(stderr(&twice).contains("is in two of the results"), "{}", stderr(&twice));
+
+    // --filter picks cases by id.
+    let args =
+        ["eval", "data.jsonl", "--workload", "helper.sr", "--replay-from", "rec", "--filter", "^rep", "--out", "f"];
+    let out = sr(&args, &dir, &offline_env());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let filtered = results(&dir.join("f/results.json"));
+    assert_eq!(
+        filtered["cases"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect::<Vec<_>>(),
+        [json!("report")]
+    );
+}
+
+#[test]
+fn a_malformed_dataset_line_is_reported_with_file_line_and_column() {
+    let dir = temp("malformed");
+    let good = r#"{"id": "c1", "prompt": "p", "expect": []}"#;
+    std::fs::write(dir.join("data.jsonl"), format!("{good}\n{{\"id\": \"c2\", \"prompt\": }}\n")).unwrap();
+    let out = sr(&["eval", "data.jsonl", "--workload", "helper.sr", "--out", "o"], &dir, &offline_env());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out), "error: data.jsonl:2:24: expected value\n");
+    assert!(!dir.join("o").exists());
+
+    std::fs::write(dir.join("data.yaml"), "- id: c1\n  prompt: p\n  expect:\n    - regex: '('\n").unwrap();
+    let out = sr(&["eval", "data.yaml", "--workload", "helper.sr"], &dir, &offline_env());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("error: data.yaml:4:5: .[0].expect: expect: bad regex"), "{}", stderr(&out));
+
+    // Bad flags and workloads are refused before anything runs.
+    std::fs::write(dir.join("ok.jsonl"), good).unwrap();
+    let out = sr(&["eval", "ok.jsonl", "--workload", "helper.sr", "--jobs", "0"], &dir, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = sr(&["eval", "ok.jsonl", "--workload", "missing.sr"], &dir, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = sr(&["eval", "ok.jsonl", "--workload", "helper.sr", "--replay-from", "nowhere"], &dir, &[]);
+    assert_eq!((out.status.code(), stderr(&out)), (Some(2), "error: no recordings at nowhere\n".to_string()));
+    let out = sr(&["eval", "compare", "ok.jsonl", "ok.jsonl"], &dir, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ok.jsonl:1:"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_case_that_times_out_fails_with_its_reason_after_its_retries() {
+    let dir = temp("timeout");
+    std::fs::write(dir.join("data.jsonl"), r#"{"id": "slow", "prompt": "p", "expect": [{"contains": "ok"}]}"#).unwrap();
+    let server = MockServer::start().await;
+    for _ in 0..2 {
+        server.push(MockReply::text("ok").delay(Duration::from_secs(60)));
+    }
+    let started = Instant::now();
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--timeout", "0.5", "--retries", "1", "--out", "o"];
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(server.requests().len(), 2, "one attempt and one retry");
+    let case = &results(&dir.join("o/results.json"))["cases"][0];
+    assert_eq!((&case["passed"], &case["error"]), (&json!(false), &json!("timeout")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_writes_the_results_of_the_finished_cases_and_says_so() {
+    let dir = temp("ctrl-c");
+    let lines = [r#"{"id": "a", "prompt": "p", "expect": []}"#, r#"{"id": "b", "prompt": "p", "expect": []}"#];
+    std::fs::write(dir.join("data.jsonl"), lines.join("\n")).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("quick"));
+    server.push(MockReply::text("never").delay(Duration::from_secs(120)));
+    let mut child = command(
+        &["eval", "data.jsonl", "--workload", "helper.sr", "--jobs", "1", "--out", "o"],
+        &dir,
+        &mock_env(&server),
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("[1/2] PASS "), "{first}");
+    // The second case is waiting for its model.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests().len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = Instant::now();
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains("interrupted: the results of the 1 case run(s) that finished (of 2) are in o/results.json"),
+        "{rest}"
+    );
+    let cases = results(&dir.join("o/results.json"))["cases"].as_array().unwrap().clone();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0]["output"], json!("quick"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_judge_is_recorded_with_its_case_and_replayed_offline() {
+    let dir = temp("judge");
+    let case = r#"{"id": "polite", "prompt": "status of order 7?", "expect": [{"judge": "Is the answer polite and about order 7?", "model": "openai/gpt-4o", "min_score": 0.7}]}"#;
+    std::fs::write(dir.join("data.jsonl"), case).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Order 7 has shipped, thank you for waiting."));
+    server.push(MockReply::text(r#"{"score": 0.9, "reason": "Polite, and it answers about order 7."}"#));
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--record-to", "rec", "--out", "live"];
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["model"], json!("gpt-4o"));
+    assert!(requests[1].body.to_string().contains("Is the answer polite and about order 7?"));
+    let live = results(&dir.join("live/results.json"));
+    let verdict = &live["cases"][0]["scores"][0];
+    assert_eq!(
+        verdict,
+        &json!({"kind": "judge", "passed": true, "score": 0.9, "detail": "0.90 (pass at 0.70): Polite, and it answers about order 7."})
+    );
+    assert!(dir.join("rec/polite/helper/default.judge.jsonl").is_file());
+
+    let replay = ["eval", "data.jsonl", "--workload", "helper.sr", "--replay-from", "rec", "--out", "replay"];
+    let out = sr(&replay, &dir, &offline_env());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(scores(&results(&dir.join("replay/results.json"))), scores(&live));
+}

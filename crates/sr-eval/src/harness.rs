@@ -1,0 +1,295 @@
+//! Runs every variant on every case, `jobs` at a time, each case with its
+//! own timeout and retries, and scores the runs. A case that fails, errors
+//! or times out is a failed case with its reason; the run goes on.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde_json::Value;
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
+use sr_runtime::RunOptions;
+use sr_runtime::compile::Compiled;
+use sr_runtime::event::{Event, Payload};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::case::{CaseRun, CaseSpec, Models, run_case};
+use crate::dataset::Case;
+use crate::results::{CaseResult, Results, Tokens};
+use crate::scorer::{JudgeModel, Observed, Scorer};
+
+/// One workload (at one entry) with one model.
+pub struct Variant {
+    /// The workload as the user named it.
+    pub workload: String,
+    /// The directory name of the variant's runs (unique among variants of one workload path).
+    pub label: String,
+    pub program: Arc<Compiled>,
+    pub entry: Option<String>,
+    pub model: Option<String>,
+}
+
+/// Every combination of workload, entry (none: the workload's entry point)
+/// and model (none: the workload's own).
+pub fn variants(workloads: &[(String, Arc<Compiled>)], entries: &[String], models: &[String]) -> Vec<Variant> {
+    let entries: Vec<Option<&String>> =
+        if entries.is_empty() { vec![None] } else { entries.iter().map(Some).collect() };
+    let models: Vec<Option<&String>> = if models.is_empty() { vec![None] } else { models.iter().map(Some).collect() };
+    let mut used: HashMap<String, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (workload, program) in workloads {
+        let stem = Path::new(workload).file_stem().map_or("workload".into(), |s| safe(&s.to_string_lossy()));
+        let n = used.entry(stem.clone()).or_default();
+        *n += 1;
+        let stem = if *n == 1 { stem } else { format!("{stem}-{n}") };
+        for entry in &entries {
+            for model in &models {
+                out.push(Variant {
+                    workload: workload.clone(),
+                    label: entry.map_or(stem.clone(), |e| format!("{stem}@{}", safe(e))),
+                    program: program.clone(),
+                    entry: entry.cloned(),
+                    model: model.cloned(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A name fit for one path component.
+fn safe(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+}
+
+fn model_label(model: Option<&str>) -> String {
+    model.map_or("default".to_string(), safe)
+}
+
+/// Which cases run: ids matching `filter`, then shard `index` (1-based) of
+/// `count`, cases dealt round-robin in dataset order.
+pub fn select(cases: Vec<Case>, filter: Option<&Regex>, shard: Option<(usize, usize)>) -> Vec<Case> {
+    cases
+        .into_iter()
+        .filter(|c| filter.is_none_or(|f| f.is_match(&c.id)))
+        .enumerate()
+        .filter(|(i, _)| shard.is_none_or(|(index, count)| i % count == index - 1))
+        .map(|(_, c)| c)
+        .collect()
+}
+
+pub struct Options {
+    /// Cases run at once (at least 1).
+    pub jobs: usize,
+    /// Each attempt of a case fails with "timeout" after this long.
+    pub timeout: Option<Duration>,
+    /// Attempts after the first for a case whose run errors or times out.
+    pub retries: u32,
+    /// Where `cases/<id>/<workload>/<model>/events.jsonl` go.
+    pub out: PathBuf,
+    /// `Record` and `Replay` name a directory with one cassette per case run:
+    /// `<id>/<workload>/<model>.jsonl`.
+    pub models: Models,
+    /// Options every run gets (turns, prices, host tools); each variant sets
+    /// its own `override_model` and `entry`.
+    pub run: RunOptions,
+}
+
+/// A case finished.
+pub struct Progress<'a> {
+    pub done: usize,
+    pub total: usize,
+    pub passed: usize,
+    pub case: &'a CaseResult,
+}
+
+pub struct Ran {
+    /// In variant order, then dataset order.
+    pub results: Results,
+    /// `stop` ended the run before every case ran.
+    pub interrupted: bool,
+}
+
+/// Runs every variant on every case. When `stop` completes, cases still
+/// running are abandoned and the results so far are returned.
+pub async fn run(
+    variants: Vec<Variant>,
+    cases: Vec<Case>,
+    options: Options,
+    progress: &(dyn Fn(&Progress) + Sync),
+    stop: impl Future<Output = ()>,
+) -> Ran {
+    let (variants, cases, options) = (Arc::new(variants), Arc::new(cases), Arc::new(options));
+    let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
+    let total = variants.len() * cases.len();
+    let mut tasks = JoinSet::new();
+    for v in 0..variants.len() {
+        for c in 0..cases.len() {
+            let (variants, cases, options, permits) =
+                (variants.clone(), cases.clone(), options.clone(), permits.clone());
+            tasks.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                ((v, c), run_one(&variants[v], &cases[c], &options).await)
+            });
+        }
+    }
+    let mut done: Vec<((usize, usize), CaseResult)> = Vec::with_capacity(total);
+    let mut passed = 0;
+    tokio::pin!(stop);
+    let interrupted = loop {
+        tokio::select! {
+            next = tasks.join_next() => match next {
+                None => break false,
+                Some(Ok((at, result))) => {
+                    passed += usize::from(result.passed);
+                    progress(&Progress { done: done.len() + 1, total, passed, case: &result });
+                    done.push((at, result));
+                }
+                // A panic in a case's task: its case is lost, the run goes on.
+                Some(Err(_)) => {}
+            },
+            () = &mut stop => {
+                tasks.abort_all();
+                break true;
+            }
+        }
+    };
+    done.sort_by_key(|(at, _)| *at);
+    Ran { results: Results::of(done.into_iter().map(|(_, r)| r).collect()), interrupted }
+}
+
+/// One case of one variant, with its retries.
+async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResult {
+    let model = model_label(variant.model.as_deref());
+    let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
+    let events_file = options.out.join(&events);
+    let cassette = |dir: &Path| dir.join(&case.id).join(&variant.label).join(format!("{model}.jsonl"));
+    let models = match &options.models {
+        Models::Record(dir) => Models::Record(cassette(dir)),
+        Models::Replay(dir) => Models::Replay(cassette(dir)),
+        other => other.clone(),
+    };
+    let mut attempt = 0;
+    loop {
+        let spec = CaseSpec {
+            program: variant.program.clone(),
+            prompt: case.prompt.clone(),
+            files: case.files.clone(),
+            options: RunOptions {
+                override_model: variant.model.clone(),
+                entry: variant.entry.clone(),
+                ..options.run.clone()
+            },
+            models: models.clone(),
+            events_file: events_file.clone(),
+        };
+        let started = Instant::now();
+        let run = match options.timeout {
+            Some(limit) => tokio::time::timeout(limit, run_case(spec)).await.ok(),
+            None => Some(run_case(spec).await),
+        };
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let failed = run.as_ref().is_none_or(|r| r.error.is_some());
+        if !failed || attempt >= options.retries {
+            let mut result = score(variant, case, run, latency_ms, &judge_model(case, &models)).await;
+            result.events = Some(events);
+            return result;
+        }
+        attempt += 1;
+    }
+}
+
+/// Where a case's `judge` scorers send their calls: the case's provider
+/// (recorded to, or replayed from, `<model>.judge.jsonl` beside its cassette).
+fn judge_model(case: &Case, models: &Models) -> JudgeModel {
+    if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_))) {
+        return Err("the case has no judge".to_string());
+    }
+    let router = || -> Result<Arc<dyn Provider>, String> {
+        let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
+        Ok(Arc::new(Router::from_env(http)))
+    };
+    let beside = |cassette: &Path| cassette.with_extension("judge.jsonl");
+    match models {
+        Models::Live => router(),
+        Models::Provider(provider) => Ok(provider.clone()),
+        Models::Record(cassette) => {
+            let file = Cassette::create(beside(cassette)).map_err(|e| e.to_string())?;
+            Ok(Arc::new(Recorder::new(router()?, Arc::new(file))))
+        }
+        Models::Replay(cassette) => {
+            let path = beside(cassette);
+            Replayer::open(&path)
+                .map(|r| Arc::new(r) as Arc<dyn Provider>)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+    }
+}
+
+/// A case's result from its run (`None`: it timed out).
+async fn score(
+    variant: &Variant,
+    case: &Case,
+    run: Option<CaseRun>,
+    latency_ms: u64,
+    judge: &JudgeModel,
+) -> CaseResult {
+    let mut result = CaseResult {
+        id: case.id.clone(),
+        workload: variant.workload.clone(),
+        entry: variant.entry.clone(),
+        model: variant.model.clone(),
+        passed: false,
+        score: 0.0,
+        scores: Vec::new(),
+        output: Value::Null,
+        error: Some("timeout".to_string()),
+        tokens: Tokens::default(),
+        cost_usd: None,
+        latency_ms,
+        model_calls: 0,
+        events: None,
+    };
+    let Some(run) = run else { return result };
+    result.output = run.result.clone().unwrap_or(Value::Null);
+    result.error = run.error.clone();
+    tally_usage(&run.events, &mut result);
+    if let Some(work_dir) = run.work_dir() {
+        let seen = Observed {
+            output: run.result.as_ref(),
+            work_dir: &work_dir,
+            events: &run.events,
+            prompt: &case.prompt,
+            judge,
+        };
+        for scorer in &case.expect {
+            result.scores.push(scorer.score(&seen).await);
+        }
+    }
+    if result.error.is_none() {
+        result.passed = result.scores.iter().all(|s| s.passed);
+        let n = result.scores.len();
+        result.score = if n == 0 { 1.0 } else { result.scores.iter().map(|s| s.score).sum::<f64>() / n as f64 };
+    }
+    result
+}
+
+fn tally_usage(events: &[Event], result: &mut CaseResult) {
+    for event in events {
+        match &event.payload {
+            Payload::ModelResponse { .. } => result.model_calls += 1,
+            Payload::RunFinished { usage, .. } => {
+                result.tokens = Tokens { input: usage.input_tokens, output: usage.output_tokens };
+                result.cost_usd = usage.cost_usd;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

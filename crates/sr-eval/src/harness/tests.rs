@@ -1,0 +1,298 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::json;
+use sr_llm::{ChatRequest, ChatStream, Provider};
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, conforming, user_says};
+
+use super::*;
+use crate::dataset::parse_jsonl;
+
+const WORKLOAD: &str = r#"streetrace v1
+
+model main = openai/gpt-4o-mini
+
+tool fs = builtin streetrace.fs
+
+prompt helper_instruction: """You answer questions and write files when asked."""
+
+agent helper:
+    instruction helper_instruction
+    tools fs
+    description "Answers questions"
+
+flow main:
+    $answer = run agent helper with $input_prompt
+    return $answer
+"#;
+
+fn program(dir: &Path) -> Arc<Compiled> {
+    program_of(dir, "helper.sr", WORKLOAD)
+}
+
+fn program_of(dir: &Path, name: &str, text: &str) -> Arc<Compiled> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    sr_runtime::workload::load(&mut sr_hir::RootDatabase::default(), &path).map_err(|_| "compile").unwrap()
+}
+
+fn cases(jsonl: &str) -> Vec<Case> {
+    parse_jsonl(jsonl, Path::new("t.jsonl"), Path::new(".")).unwrap()
+}
+
+fn options(out: &Path, provider: Arc<dyn Provider>, jobs: usize) -> Options {
+    Options {
+        jobs,
+        timeout: None,
+        retries: 0,
+        out: out.to_path_buf(),
+        models: Models::Provider(provider),
+        run: RunOptions { max_turns: 5, ..RunOptions::default() },
+    }
+}
+
+async fn run_all(dir: &Path, cases: Vec<Case>, options: Options) -> Ran {
+    let variants = variants(&[("helper.sr".to_string(), program(dir))], &[], &[]);
+    run(variants, cases, options, &|_| {}, std::future::pending()).await
+}
+
+fn writer() -> Arc<dyn Provider> {
+    let write = |r: &ChatRequest| user_says("write")(r) && !after_tool_results()(r);
+    Arc::new(
+        conforming("order 7 has shipped")
+            .always(write, Reply::Calls(vec![("write_file".into(), json!({"path": "out.txt", "content": "order 7"}))]))
+            .always(after_tool_results(), Reply::Text("written".into())),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_case_runs_in_its_own_work_directory_and_is_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let set = cases(
+        r#"{"id": "writes", "prompt": "write the report", "expect": [{"file": "out.txt", "contains": "7"}, {"tool_called": "write_file", "args": {"path": "out.txt"}}, {"equals": "written"}]}
+{"id": "reads", "prompt": "status of order 7?", "files": {"in/order.txt": "7"}, "expect": [{"contains": "shipped"}, {"file": "in/order.txt", "equals": "7"}, {"file": "out.txt"}, {"tool_called": "write_file", "called": false}]}"#,
+    );
+    let ran = run_all(dir.path(), set, options(&out, writer(), 2)).await;
+    assert!(!ran.interrupted);
+    let [writes, reads] = &ran.results.cases[..] else { panic!("{:?}", ran.results.cases) };
+    assert_eq!(writes.id, "writes");
+    assert!(writes.passed, "{:?}", writes.scores);
+    assert_eq!((writes.score, writes.model_calls), (1.0, 2));
+    assert_eq!(writes.tokens.input, 20);
+    // The other case's file is not in this one's work directory.
+    assert!(!reads.passed);
+    let failed: Vec<_> = reads.scores.iter().filter(|s| !s.passed).map(|s| s.detail.as_str()).collect();
+    assert_eq!(failed, ["out.txt: no such file"]);
+    assert_eq!(reads.score, 0.75);
+    assert_eq!(reads.output, json!("order 7 has shipped"));
+    assert_eq!(writes.events.as_deref(), Some("cases/writes/helper/default/events.jsonl"));
+    let events = std::fs::read_to_string(out.join(writes.events.as_deref().unwrap())).unwrap();
+    let kinds: Vec<String> =
+        events.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string()).collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("\"run_started\""));
+    assert_eq!(kinds.last().map(String::as_str), Some("\"run_finished\""));
+    assert!(kinds.iter().any(|k| k == "\"tool_call\""));
+}
+
+/// Answers once `wanted` requests are in flight at the same time, and keeps
+/// the most it saw in flight.
+struct Gate {
+    wanted: usize,
+    in_flight: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl Provider for Gate {
+    fn chat(&self, _: ChatRequest) -> ChatStream {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        let (in_flight, most, wanted) = (self.in_flight.clone(), self.most.clone(), self.wanted);
+        futures::stream::once(async move {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while most.load(Ordering::SeqCst) < wanted && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            let reply = if most.load(Ordering::SeqCst) >= wanted { "together" } else { "alone" };
+            conforming(reply).chat(ChatRequest::new("m", vec![]))
+        })
+        .flatten()
+        .boxed()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_cases_run_at_once_and_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = 4;
+    let lines: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"id": "c{i}", "prompt": "p{i}", "expect": [{{"equals": "together"}}]}}"#))
+        .collect();
+    let most = Arc::new(AtomicUsize::new(0));
+    let gate = Gate { wanted: jobs, in_flight: Arc::new(AtomicUsize::new(0)), most: most.clone() };
+    let started = Instant::now();
+    let ran = run_all(dir.path(), cases(&lines.join("\n")), options(dir.path(), Arc::new(gate), jobs)).await;
+    // Every case saw `jobs` runs in flight: the first `jobs` waited for each other.
+    assert!(ran.results.cases.iter().all(|c| c.passed), "{:?}", ran.results.cases);
+    assert_eq!(most.load(Ordering::SeqCst), jobs);
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+/// Answers after a long wait when the prompt says "slow", and counts the
+/// waits that were given up (their streams dropped).
+struct Slow {
+    calls: AtomicUsize,
+    dropped: Arc<AtomicUsize>,
+    fast: ScriptedProvider,
+}
+
+impl Slow {
+    fn new() -> Slow {
+        Slow { calls: AtomicUsize::new(0), dropped: Arc::new(AtomicUsize::new(0)), fast: conforming("ok") }
+    }
+}
+
+struct CountDrop(Arc<AtomicUsize>);
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Provider for Slow {
+    fn chat(&self, request: ChatRequest) -> ChatStream {
+        if user_says("slow")(&request) {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let counted = CountDrop(self.dropped.clone());
+            let wait = async move {
+                let _counted = counted;
+                tokio::time::sleep(Duration::from_secs(60)).await
+            };
+            return futures::stream::once(wait).flat_map(|_| futures::stream::empty()).boxed();
+        }
+        self.fast.chat(request)
+    }
+}
+
+/// Waits up to five seconds for `done`.
+async fn eventually(done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_case_fails_with_its_reason_after_its_retries_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = cases(
+        r#"{"id": "slow", "prompt": "slow one", "expect": [{"contains": "ok"}]}
+{"id": "fast", "prompt": "fast one", "expect": [{"contains": "ok"}]}"#,
+    );
+    let slow = Arc::new(Slow::new());
+    let mut options = options(dir.path(), slow.clone(), 2);
+    options.timeout = Some(Duration::from_millis(300));
+    options.retries = 2;
+    let started = Instant::now();
+    let ran = run_all(dir.path(), set, options).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let [slow_case, fast_case] = &ran.results.cases[..] else { panic!() };
+    assert_eq!((slow_case.passed, slow_case.score, slow_case.error.as_deref()), (false, 0.0, Some("timeout")));
+    assert_eq!(slow.calls.load(Ordering::SeqCst), 3, "one attempt and two retries");
+    assert!(fast_case.passed);
+    assert_eq!(ran.results.summary[0].passed, 1);
+    // No timed-out attempt is left waiting for its model in the background.
+    assert!(eventually(|| slow.dropped.load(Ordering::SeqCst) == 3).await, "{:?}", slow.dropped);
+}
+
+const HOST_SHELL: &str = r#"model main = openai/gpt-4o-mini
+tool sh = builtin streetrace.cli.host
+prompt runner: """You run commands."""
+agent:
+    instruction runner
+    tools sh
+"#;
+
+/// The bytes in `path` (0 when it is not there).
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_case_stops_running_and_its_processes_are_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let beat = dir.path().join("beat");
+    // The loop runs in a subshell, another process of the command's group than
+    // the `sh` the tool started.
+    let script = format!("(while true; do echo x >> {}; sleep 0.02; done) & wait", beat.display());
+    let first = |r: &ChatRequest| !after_tool_results()(r);
+    let call = ("execute_cli_command".to_string(), json!({"command": ["sh", "-c", script]}));
+    let provider: Arc<dyn Provider> = Arc::new(conforming("done").always(first, Reply::Calls(vec![call])));
+    let mut options = options(dir.path(), provider, 1);
+    options.timeout = Some(Duration::from_millis(700));
+    options.run.allow_host_tools = true;
+    options.run.command_timeout = Duration::from_secs(120);
+    let variants = variants(&[("host.sr".to_string(), program_of(dir.path(), "host.sr", HOST_SHELL))], &[], &[]);
+    let set = cases(r#"{"id": "loops", "prompt": "run it", "expect": []}"#);
+    let started = Instant::now();
+    let ran = run(variants, set, options, &|_| {}, std::future::pending()).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(ran.results.cases[0].error.as_deref(), Some("timeout"));
+    assert!(size(&beat) > 0, "the command ran");
+    // Nothing writes to the file any more.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = size(&beat);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(size(&beat), after, "the command's loop outlived its case");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_run_is_a_failed_case_and_stop_returns_the_results_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken: Arc<dyn Provider> = Arc::new(ScriptedProvider::new());
+    let set = cases(r#"{"id": "c1", "prompt": "p", "expect": []}"#);
+    let ran = run_all(dir.path(), set, options(dir.path(), broken, 1)).await;
+    let case = &ran.results.cases[0];
+    assert!(!case.passed);
+    assert!(case.error.as_deref().unwrap_or_default().contains("the script has no answer"), "{:?}", case.error);
+
+    let lines: Vec<String> =
+        (0..6).map(|i| format!(r#"{{"id": "c{i}", "prompt": "slow {i}", "expect": []}}"#)).collect();
+    let slow = Arc::new(Slow::new());
+    let variants = variants(&[("helper.sr".to_string(), program(dir.path()))], &[], &[]);
+    let started = Instant::now();
+    let stop = tokio::time::sleep(Duration::from_millis(300));
+    let ran = run(variants, cases(&lines.join("\n")), options(dir.path(), slow, 2), &|_| {}, stop).await;
+    assert!(ran.interrupted);
+    assert!(ran.results.cases.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn filter_and_shard_pick_cases_and_variants_multiply() {
+    let lines: Vec<String> = (1..=7).map(|i| format!(r#"{{"id": "c{i}", "prompt": "p", "expect": []}}"#)).collect();
+    let ids = |filter: Option<&str>, shard| {
+        let filter = filter.map(|f| Regex::new(f).unwrap());
+        select(cases(&lines.join("\n")), filter.as_ref(), shard).into_iter().map(|c| c.id).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(Some("^c[2-4]$"), None), ["c2", "c3", "c4"]);
+    assert_eq!(ids(None, Some((1, 3))), ["c1", "c4", "c7"]);
+    assert_eq!(ids(None, Some((3, 3))), ["c3", "c6"]);
+    // Shards of one dataset cover every case once.
+    let mut all: Vec<String> = (1..=3).flat_map(|i| ids(None, Some((i, 3)))).collect();
+    all.sort();
+    assert_eq!(all, ids(None, None));
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = program(dir.path());
+    let workloads = [("a/review.sr".to_string(), p.clone()), ("b/review.sr".to_string(), p)];
+    let vs = variants(&workloads, &["main".into(), "helper".into()], &["openai/x".into(), "m".into()]);
+    assert_eq!(vs.len(), 8);
+    let labels: Vec<(String, String)> = vs.iter().map(|v| (v.label.clone(), model_label(v.model.as_deref()))).collect();
+    assert_eq!(labels[0], ("review@main".to_string(), "openai_x".to_string()));
+    assert_eq!(labels[7], ("review-2@helper".to_string(), "m".to_string()));
+}
