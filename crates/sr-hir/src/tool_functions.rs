@@ -83,6 +83,12 @@ pub const STATE: &[ToolFunction] = &[
     ToolFunction { name: "exit_loop", doc: "End the workflow's loop that runs you once this turn is done.", params: &[], value: "the message `the loop ends after this step`" },
 ];
 
+/// The function of `streetrace.cli` (also `.network` and `.host`).
+#[rustfmt::skip]
+pub const CLI: &[ToolFunction] = &[
+    ToolFunction { name: "execute_cli_command", doc: "Run a program with arguments in the working directory (no shell) and return its output.", params: &[p("command", "Program and arguments.", true)], value: "`{tool_name, result, stdout, stderr, return_code}` (and `error` when it did not run to the end)" },
+];
+
 /// The function of an `executor` in a flow: `EXECUTOR.run(code, options?)`
 /// runs Python in the executor's sandbox, without a model.
 #[rustfmt::skip]
@@ -100,7 +106,7 @@ pub enum ToolKind {
     Mcp,
     Fs,
     FsReadonly,
-    /// `execute_cli_command`, declared by the runtime's tool itself.
+    /// `execute_cli_command`.
     Cli,
     /// `streetrace.state` (our extension).
     State,
@@ -135,14 +141,15 @@ impl ToolKind {
     }
 
     /// The functions of the tool, when this table knows them (not for MCP
-    /// servers and the CLI tool).
+    /// servers).
     pub fn functions(self) -> Option<Vec<&'static ToolFunction>> {
         match self {
             ToolKind::Fs => Some(FS.iter().collect()),
             ToolKind::FsReadonly => Some(FS.iter().filter(|f| FS_READONLY.contains(&f.name)).collect()),
             ToolKind::State => Some(STATE.iter().collect()),
+            ToolKind::Cli => Some(CLI.iter().collect()),
             ToolKind::None => Some(Vec::new()),
-            ToolKind::Mcp | ToolKind::Cli => None,
+            ToolKind::Mcp => None,
         }
     }
 }
@@ -158,7 +165,7 @@ mod tests {
 
     #[test]
     fn required_parameters_come_first_and_names_are_unique() {
-        let all: Vec<&ToolFunction> = FS.iter().chain(STATE).chain(EXECUTOR).collect();
+        let all: Vec<&ToolFunction> = FS.iter().chain(STATE).chain(CLI).chain(EXECUTOR).collect();
         for (i, f) in all.iter().enumerate() {
             assert!(all[..i].iter().all(|g| g.name != f.name), "{} twice", f.name);
             assert!(f.params.windows(2).all(|w| w[0].required || !w[1].required), "{}", f.name);
@@ -188,7 +195,7 @@ mod tests {
     #[test]
     fn the_documentation_lists_every_function() {
         let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/runtime.md")).unwrap();
-        for f in FS.iter().chain(STATE).chain(EXECUTOR) {
+        for f in FS.iter().chain(STATE).chain(CLI).chain(EXECUTOR) {
             let row = format!("| `{}` | {} |", f.signature(), f.value);
             assert!(docs.contains(&row), "docs/runtime.md lacks the row {row}");
         }

@@ -1,7 +1,7 @@
 //! `TOOL.FUNCTION(args)` in a flow or handler body: a name that is no declared
 //! tool or executor, or no function of a builtin tool or executor (SR117), and arguments the function
-//! does not take (SR118), by `crate::tool_functions`. MCP servers' and the CLI
-//! tool's functions are not known at check time and are not checked. Upstream
+//! does not take (SR118), by `crate::tool_functions`. MCP servers' functions are
+//! not known at check time and are not checked. Upstream
 //! emits these calls verbatim into Python, so nothing is reported in
 //! `--compat upstream` mode.
 

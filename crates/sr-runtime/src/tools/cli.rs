@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use sr_hir::tool_functions::CLI;
 use sr_sandbox::Limits;
 use sr_sandbox::command::{Caps, Captured, Placement, Status, run_command};
 
@@ -61,13 +62,13 @@ impl ExecuteCli {
 
 impl Tool for ExecuteCli {
     fn spec(&self) -> ToolSpec {
+        let function = &CLI[0];
         ToolSpec {
-            name: "execute_cli_command".to_string(),
-            description: "Run a program with arguments in the working directory (no shell) and return its output."
-                .to_string(),
+            name: function.name.to_string(),
+            description: function.doc.to_string(),
             parameters: json!({
                 "type": "object",
-                "properties": {"command": {"type": "array", "items": {"type": "string"}, "description": "Program and arguments."}},
+                "properties": {"command": {"type": "array", "items": {"type": "string"}, "description": function.params[0].doc}},
                 "required": ["command"],
             }),
         }
