@@ -1,5 +1,6 @@
 //! `examples/code-review-bench`: replayed offline from its cassettes, twice,
-//! to the scores of the run that recorded them. `record` (ignored) re-records
+//! to the scores of the run that recorded them; `examples/structured-workflow`'s
+//! dataset replayed offline. `record` (ignored) re-records
 //! the cassettes against a scripted model on the mock server:
 //! `cargo test -p sr-cli --test eval_bench -- --ignored record`.
 
@@ -188,4 +189,38 @@ async fn record() {
     for name in ["results.json", "report.md", "report.html"] {
         std::fs::copy(out.join(name), bench().join(name)).unwrap();
     }
+}
+
+#[test]
+fn the_structured_workflow_dataset_replays_offline_and_passes() {
+    let example = sr_testing::workspace_root().join("examples/structured-workflow");
+    let out = temp("structured");
+    let args = [
+        "eval",
+        "dataset.yaml",
+        "--workload",
+        "workflow.sr",
+        "--replay-from",
+        "cassettes",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let run = Command::new(env!("CARGO_BIN_EXE_sr"))
+        .args(args)
+        .current_dir(&example)
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("OPENAI_API_KEY", "unused")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let case = &results["cases"][0];
+    assert_eq!(
+        (&case["id"], &case["passed"], &case["model_calls"]),
+        (&json!("word_frequencies"), &json!(true), &json!(7))
+    );
+    assert_eq!(
+        case["output"],
+        json!({"structured": {"passed": true, "attempts": 2}, "baseline": {"passed": true, "attempts": 1}})
+    );
 }

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use crate::case::{CaseRun, CaseSpec, Models, run_case};
 use crate::dataset::Case;
 use crate::results::{CaseResult, Results, Tokens};
-use crate::scorer::{JudgeModel, Observed, Scorer};
+use crate::scorer::{JudgeModel, Observed, Score, Scorer};
 
 /// One workload (at one entry) with one model.
 pub struct Variant {
@@ -195,7 +195,8 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            let mut result = score(variant, case, run, latency_ms, &judge_model(case, &models)).await;
+            let judge = judge_model(case, &models);
+            let mut result = score(variant, case, run, latency_ms, &judge, options.timeout).await;
             result.events = Some(events);
             return result;
         }
@@ -230,13 +231,15 @@ fn judge_model(case: &Case, models: &Models) -> JudgeModel {
     }
 }
 
-/// A case's result from its run (`None`: it timed out).
+/// A case's result from its run (`None`: it timed out). Each scorer gets
+/// `timeout` too (a judge's model may not answer).
 async fn score(
     variant: &Variant,
     case: &Case,
     run: Option<CaseRun>,
     latency_ms: u64,
     judge: &JudgeModel,
+    timeout: Option<Duration>,
 ) -> CaseResult {
     let mut result = CaseResult {
         id: case.id.clone(),
@@ -267,7 +270,16 @@ async fn score(
             judge,
         };
         for scorer in &case.expect {
-            result.scores.push(scorer.score(&seen).await);
+            let score = match timeout {
+                Some(limit) => tokio::time::timeout(limit, scorer.score(&seen)).await.unwrap_or_else(|_| Score {
+                    kind: scorer.kind().to_string(),
+                    passed: false,
+                    score: 0.0,
+                    detail: "timeout".to_string(),
+                }),
+                None => scorer.score(&seen).await,
+            };
+            result.scores.push(score);
         }
     }
     if result.error.is_none() {

@@ -195,7 +195,8 @@ async fn a_timed_out_case_fails_with_its_reason_after_its_retries_and_the_run_go
     );
     let slow = Arc::new(Slow::new());
     let mut options = options(dir.path(), slow.clone(), 2);
-    options.timeout = Some(Duration::from_millis(300));
+    // Room for the fast case on a busy machine.
+    options.timeout = Some(Duration::from_secs(1));
     options.retries = 2;
     let started = Instant::now();
     let ran = run_all(dir.path(), set, options).await;
@@ -207,6 +208,29 @@ async fn a_timed_out_case_fails_with_its_reason_after_its_retries_and_the_run_go
     assert_eq!(ran.results.summary[0].passed, 1);
     // No timed-out attempt is left waiting for its model in the background.
     assert!(eventually(|| slow.dropped.load(Ordering::SeqCst) == 3).await, "{:?}", slow.dropped);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_that_does_not_answer_fails_its_scorer_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // The run answers at once; the judge's prompt says "slow" (the rubric) and waits.
+    let set = cases(
+        r#"{"id": "judged", "prompt": "fast one", "expect": [{"contains": "ok"}, {"judge": "slow rubric", "model": "m"}]}"#,
+    );
+    let slow = Arc::new(Slow::new());
+    let mut options = options(dir.path(), slow.clone(), 1);
+    // Room for the run itself on a busy machine.
+    options.timeout = Some(Duration::from_secs(2));
+    let started = Instant::now();
+    let ran = run_all(dir.path(), set, options).await;
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let case = &ran.results.cases[0];
+    assert_eq!(case.error, None, "{:?}", case.scores);
+    let verdicts: Vec<(&str, bool, &str)> =
+        case.scores.iter().map(|s| (s.kind.as_str(), s.passed, s.detail.as_str())).collect();
+    assert_eq!(verdicts[1], ("judge", false, "timeout"));
+    assert_eq!((case.passed, case.score), (false, 0.5));
+    assert_eq!(slow.calls.load(Ordering::SeqCst), 1);
 }
 
 const HOST_SHELL: &str = r#"model main = openai/gpt-4o-mini
@@ -233,7 +257,8 @@ async fn a_timed_out_case_stops_running_and_its_processes_are_killed() {
     let call = ("execute_cli_command".to_string(), json!({"command": ["sh", "-c", script]}));
     let provider: Arc<dyn Provider> = Arc::new(conforming("done").always(first, Reply::Calls(vec![call])));
     let mut options = options(dir.path(), provider, 1);
-    options.timeout = Some(Duration::from_millis(700));
+    // Room for the run to reach its command on a busy machine.
+    options.timeout = Some(Duration::from_secs(2));
     options.run.allow_host_tools = true;
     options.run.command_timeout = Duration::from_secs(120);
     let variants = variants(&[("host.sr".to_string(), program_of(dir.path(), "host.sr", HOST_SHELL))], &[], &[]);
