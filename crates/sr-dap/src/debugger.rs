@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::json;
 use sr_runtime::RunOutcome;
 use sr_runtime::compile::Compiled;
 use sr_runtime::eval::Vars;
@@ -17,8 +16,9 @@ use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
 use crate::protocol::{
-    Breakpoint, BreakpointLocation, BreakpointLocationsArguments, Event, SetBreakpointsArguments,
-    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
+    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent,
+    SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
+    ThreadEvent,
 };
 use crate::snapshot::{Shown, Snapshot};
 use crate::source::{Loaded, Positions};
@@ -134,7 +134,7 @@ impl Debugger {
         let changed = st.breakpoints.reload(&loaded, positions);
         st.loaded = Some(loaded);
         for breakpoint in changed {
-            self.client.event(Event::new("breakpoint", json!({"reason": "changed", "breakpoint": breakpoint})));
+            self.client.event(Event::Breakpoint(BreakpointEvent { reason: "changed", breakpoint }));
         }
     }
 
@@ -217,8 +217,8 @@ impl Debugger {
             Some(RunStatus::Paused) => 3,
             Some(RunStatus::Failed) | None => 1,
         };
-        self.client.event(Event::new("exited", json!({"exitCode": code})));
-        self.client.event(Event::bare("terminated"));
+        self.client.event(Event::Exited(ExitedEvent { exit_code: code }));
+        self.client.event(Event::Terminated);
     }
 
     pub fn threads(&self) -> Vec<Thread> {
@@ -242,7 +242,7 @@ impl Debugger {
             }
         }
         let reason = if started { "started" } else { "exited" };
-        self.client.event(Event::new("thread", json!({"reason": reason, "threadId": dap_thread(thread)})));
+        self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
     }
 
     /// Resumes: `continue` every stopped thread (or only `thread` with

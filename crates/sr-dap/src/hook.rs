@@ -157,17 +157,14 @@ impl Debugger {
             Reason::Breakpoint { ids, function: true } => ("function breakpoint", None, ids, None),
             Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
         };
-        self.client.event(Event::new(
-            "stopped",
-            StoppedEvent {
-                reason: reason_text.to_string(),
-                description: description.clone(),
-                thread_id: dap_thread(thread),
-                text: description,
-                all_threads_stopped: false,
-                hit_breakpoint_ids: ids,
-            },
-        ));
+        self.client.event(Event::Stopped(StoppedEvent {
+            reason: reason_text.to_string(),
+            description: description.clone(),
+            thread_id: dap_thread(thread),
+            text: description,
+            all_threads_stopped: false,
+            hit_breakpoint_ids: ids,
+        }));
         st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, resume: tx });
         rx
     }

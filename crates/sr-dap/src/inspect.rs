@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sr_runtime::value::type_name;
 
 use crate::debugger::{Debugger, State, Stopped, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
-    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, StackFrame,
+    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, SetVariableBody, StackFrame,
     StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::variables::{
@@ -125,7 +125,7 @@ impl Debugger {
 
     /// Sets a variable (or a field or item of one) of a stopped thread; the
     /// value is a DSL expression or JSON. The thread gets it when it resumes.
-    pub fn set_variable(&self, args: SetVariableArguments) -> Result<Value, String> {
+    pub fn set_variable(&self, args: SetVariableArguments) -> Result<SetVariableBody, String> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let node = node(st, args.variables_reference)?;
@@ -151,13 +151,13 @@ impl Debugger {
         } else {
             0
         };
-        Ok(json!({
-            "value": preview(&value),
-            "type": type_name(&value),
-            "variablesReference": reference,
-            "namedVariables": named,
-            "indexedVariables": indexed,
-        }))
+        Ok(SetVariableBody {
+            value: preview(&value),
+            kind: type_name(&value).to_string(),
+            variables_reference: reference,
+            named_variables: named,
+            indexed_variables: indexed,
+        })
     }
 
     pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, String> {

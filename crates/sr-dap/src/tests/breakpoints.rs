@@ -194,8 +194,8 @@ async fn breakpoints_set_before_the_program_loads_are_resolved_when_it_does() {
     let program = sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &path).unwrap();
     debugger.load(program);
     let Some(Outgoing::Event(event)) = queue.recv().await else { panic!("no event") };
-    assert_eq!(event.event, "breakpoint");
-    let body = event.body.unwrap();
+    assert_eq!(event.name(), "breakpoint");
+    let body = event.body().unwrap();
     assert_eq!(body["reason"], "changed");
     assert_eq!(body["breakpoint"]["id"], json!(set[0].id));
     assert_eq!((body["breakpoint"]["verified"].clone(), body["breakpoint"]["line"].clone()), (json!(true), json!(9)));

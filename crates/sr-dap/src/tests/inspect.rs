@@ -152,7 +152,7 @@ async fn set_variable_changes_what_the_run_sees() {
     h.stopped().await;
     let scope = h.scope(h.frame_id(MAIN, 0), "Variables");
     let set = h.set(scope, "count", "$count * 10").unwrap();
-    assert_eq!((set["value"].clone(), set["type"].clone()), (json!("20"), json!("int")));
+    assert_eq!((set.value.as_str(), set.kind.as_str()), ("20", "int"));
     let profile = h.var(MAIN, "profile").unwrap();
     h.set(profile.variables_reference, "name", "\"Grace\"").unwrap();
     let tags = h.children(profile.variables_reference)[1].variables_reference;

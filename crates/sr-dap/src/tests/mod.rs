@@ -27,7 +27,7 @@ use crate::debugger::{Action, Debugger};
 use crate::launch::Launch;
 use crate::protocol::{
     Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
-    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, Source, SourceBreakpoint,
+    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, SetVariableBody, Source, SourceBreakpoint,
     StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::stepping::StepKind;
@@ -108,14 +108,14 @@ impl Harness {
                 .expect("no event within 10 s")
                 .expect("the debugger is gone");
             if let Outgoing::Event(event) = message {
-                let body = event.body.unwrap_or_default();
-                match event.event.as_str() {
+                let body = event.body().unwrap_or_default();
+                match event.name() {
                     "output" => self.output.push((
                         body["category"].as_str().unwrap().to_string(),
                         body["output"].as_str().unwrap().to_string(),
                     )),
                     "thread" | "breakpoint" => {}
-                    _ => return (event.event, body),
+                    name => return (name.to_string(), body),
                 }
             }
         }
@@ -189,7 +189,7 @@ impl Harness {
         self.debugger.evaluate(args).map(|r| r.result)
     }
 
-    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<Value, String> {
+    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<SetVariableBody, String> {
         let args =
             SetVariableArguments { variables_reference: reference, name: name.to_string(), value: value.to_string() };
         self.debugger.set_variable(args)
