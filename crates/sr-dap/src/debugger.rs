@@ -57,9 +57,6 @@ pub struct Run {
     pub seen: HashMap<u32, Seen>,
     pub stopped: BTreeMap<u32, Stopped>,
     pub handles: Handles,
-    /// Each thread's last point, for a stop after a failure ended the run
-    /// (kept only while exception breakpoints are on).
-    pub last: HashMap<u32, Snapshot>,
 }
 
 /// Facts about the run shown in the "Run" scope.
@@ -77,6 +74,10 @@ pub struct Stopped {
     pub frames: Vec<Shown>,
     pub depth: usize,
     pub exception: Option<Exception>,
+    /// The `escalate to human` message the thread waits on, and the answer
+    /// the user gave so far.
+    pub question: Option<String>,
+    pub answer: Option<String>,
     pub resume: oneshot::Sender<Resume>,
 }
 
@@ -84,6 +85,7 @@ pub struct Stopped {
 pub struct Resume {
     pub vars: Vars,
     pub terminate: bool,
+    pub answer: Option<String>,
 }
 
 /// What the client asked a stopped thread to do.
@@ -229,11 +231,15 @@ impl Debugger {
             .collect()
     }
 
-    /// A parallel branch started or ended.
-    pub fn thread_changed(&self, thread: u32, started: bool) {
+    /// A parallel branch of `parent` started or ended. A branch starts with
+    /// its parent's step in, so stepping into `parallel do` enters every branch.
+    pub fn thread_changed(&self, thread: u32, parent: u32, started: bool) {
         let mut st = self.lock();
         if started {
             st.run.threads.insert(thread);
+            if let Some(step) = st.run.stepping.get(&parent).copied().filter(|s| s.kind == StepKind::In) {
+                st.run.stepping.insert(thread, step);
+            }
         } else {
             st.run.threads.remove(&thread);
             st.run.seen.remove(&thread);
@@ -245,8 +251,10 @@ impl Debugger {
         self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
     }
 
-    /// Resumes: `continue` every stopped thread (or only `thread` with
-    /// `single`), or step `thread` (the others continue unless `single`).
+    /// Resumes. A step moves only `thread`, whatever `single` says: the
+    /// other threads stay where they are, stopped or running. `continue`
+    /// resumes every stopped thread and cancels every step and the pause, or
+    /// with `single` resumes only `thread` and cancels only its step.
     /// `ack` runs once the request is known to be valid, before any thread
     /// moves, so that the response precedes the events the move causes.
     pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
@@ -258,20 +266,26 @@ impl Debugger {
                     st.run.stopped.get(&t).ok_or_else(|| format!("thread {} is not stopped", dap_thread(t)))?;
                 let step = Stepping { kind, depth: stopped.depth };
                 st.run.stepping.insert(t, step);
-                if single { vec![t] } else { st.run.stopped.keys().copied().collect() }
+                vec![t]
             }
             (Action::Step(_), None) => return Err("a step needs a threadId".to_string()),
-            (Action::Continue, Some(t)) if single => vec![t],
-            (Action::Continue, _) => st.run.stopped.keys().copied().collect(),
+            (Action::Continue, Some(t)) if single => {
+                st.run.stepping.remove(&t);
+                vec![t]
+            }
+            (Action::Continue, _) => {
+                st.run.stepping.clear();
+                st.run.orphan = None;
+                st.run.pause = false;
+                st.run.stopped.keys().copied().collect()
+            }
         };
         ack();
-        if !single {
-            st.run.pause = false;
-        }
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
-                let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: false });
+                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer };
+                let _ = stopped.resume.send(resume);
             }
         }
         Ok(())
@@ -288,7 +302,7 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
-            let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: true });
+            let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: true, answer: None });
         }
     }
 }

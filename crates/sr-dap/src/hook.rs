@@ -1,18 +1,20 @@
 //! The step hook: before every statement, model call and tool call it decides
 //! whether the thread goes on (breakpoints, logpoints, steps, pause, entry,
-//! exceptions) and, when it stops, parks it until the client resumes it.
+//! escalations) and, when it stops, parks it until the client resumes it.
+//! Failures stop where the runtime reports them, and `escalate to human`
+//! stops until the user answers.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::json;
 use sr_runtime::eval::Vars;
-use sr_runtime::hook::{Control, Frame, FrameKind, Step, StepHook, StepPoint};
+use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
 use crate::breakpoints::Verdict;
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
-use crate::exceptions::Exception;
+use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, StoppedEvent};
 use crate::snapshot::{ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
@@ -27,24 +29,62 @@ impl StepHook for DebugHook {
             match self.0.check(&step) {
                 Check::Continue => Control::Continue,
                 Check::Terminate => Control::Terminate,
-                Check::Stop(reason) => {
-                    let depth = stepping::depth(step.frames.len(), &step.point);
-                    let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason);
-                    match parked.await {
-                        Ok(Resume { vars, terminate }) => {
-                            *step.vars = vars;
-                            if terminate { Control::Terminate } else { Control::Continue }
-                        }
-                        // The debugger is gone.
-                        Err(_) => Control::Terminate,
-                    }
-                }
+                Check::Stop(reason) => self.stop(step, reason, None).await.0,
             }
         })
     }
 
-    fn on_thread(&self, thread: u32, started: bool) {
-        self.0.thread_changed(thread, started);
+    fn on_thread(&self, thread: u32, parent: u32, started: bool) {
+        self.0.thread_changed(thread, parent, started);
+    }
+
+    fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(async move {
+            let exception = {
+                let st = self.0.lock();
+                if st.run.terminate {
+                    return Control::Terminate;
+                }
+                st.watch.failure(&step.point, failure)
+            };
+            match exception {
+                Some(exception) => self.stop(step, Reason::Exception(exception), None).await.0,
+                None => Control::Continue,
+            }
+        })
+    }
+
+    fn on_human<'a>(&'a self, step: Step<'a>, message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if self.0.lock().run.terminate {
+                return None;
+            }
+            let exception = Exception {
+                kind: ExceptionKind::Human,
+                description: format!(
+                    "escalate to human: {message} (answer by evaluating a string in the debug console, then continue)"
+                ),
+                unhandled: false,
+            };
+            self.stop(step, Reason::Exception(exception), Some(message.to_string())).await.1
+        })
+    }
+}
+
+impl DebugHook {
+    /// Parks the thread until the client resumes it; what the run does next,
+    /// and the answer to `question` if the user gave one.
+    async fn stop(&self, step: Step<'_>, reason: Reason, question: Option<String>) -> (Control, Option<String>) {
+        let depth = stepping::depth(step.frames.len(), &step.point);
+        let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
+        match parked.await {
+            Ok(Resume { vars, terminate, answer }) => {
+                *step.vars = vars;
+                (if terminate { Control::Terminate } else { Control::Continue }, answer)
+            }
+            // The debugger is gone.
+            Err(_) => (Control::Terminate, None),
+        }
     }
 }
 
@@ -78,7 +118,7 @@ impl Debugger {
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
         let before = st.run.seen.insert(thread, now).unwrap_or(first);
-        let exception = st.watch.take(thread, vars.get("error"));
+        let exception = st.watch.take(thread);
 
         let mut ids = Vec::new();
         let mut messages = Vec::new();
@@ -128,12 +168,7 @@ impl Debugger {
             None if stepped => Reason::Step,
             None if st.run.pause => Reason::Pause,
             None if entry => Reason::Entry,
-            None => {
-                if !st.watch.enabled.is_empty() {
-                    st.run.last.insert(thread, Snapshot::capture(step));
-                }
-                return Check::Continue;
-            }
+            None => return Check::Continue,
         };
         st.run.stepping.remove(&thread);
         st.run.orphan = None;
@@ -141,13 +176,17 @@ impl Debugger {
     }
 
     /// Parks a thread: records what it shows and tells the client it stopped.
-    pub fn park(&self, thread: u32, snapshot: Snapshot, depth: usize, reason: Reason) -> oneshot::Receiver<Resume> {
+    pub fn park(
+        &self,
+        thread: u32,
+        snapshot: Snapshot,
+        depth: usize,
+        reason: Reason,
+        question: Option<String>,
+    ) -> oneshot::Receiver<Resume> {
         let (tx, rx) = oneshot::channel();
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.watch.enabled.is_empty() {
-            st.run.last.insert(thread, snapshot.clone());
-        }
         let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
         let (reason_text, description, ids, exception) = match reason {
             Reason::Entry => ("entry", None, Vec::new(), None),
@@ -165,26 +204,8 @@ impl Debugger {
             all_threads_stopped: false,
             hit_breakpoint_ids: ids,
         }));
-        st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, resume: tx });
+        st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, question, answer: None, resume: tx });
         rx
-    }
-
-    /// After the run: when a failure that exception breakpoints catch ended
-    /// it, the thread stops once more where it last was, until resumed.
-    pub async fn after_run(&self) {
-        let parked = {
-            let mut st = self.lock();
-            if st.run.terminate {
-                return;
-            }
-            st.watch.take_any().map(|(thread, exception)| {
-                let snapshot = st.run.last.remove(&thread).unwrap_or_default();
-                (thread, snapshot, exception)
-            })
-        };
-        if let Some((thread, snapshot, exception)) = parked {
-            let _ = self.park(thread, snapshot, 0, Reason::Exception(exception)).await;
-        }
     }
 }
 

@@ -95,7 +95,9 @@ impl Debugger {
 
     /// Evaluates a DSL expression against the variables of the frame's
     /// thread (all frames of a thread share one namespace); without a frame,
-    /// against the first stopped thread.
+    /// against the thread waiting for a human, else the first stopped one.
+    /// In the debug console (`repl`), a string answers the thread's
+    /// `escalate to human`; it goes to the run at the next `continue`.
     pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -104,10 +106,20 @@ impl Debugger {
                 Some(Handle::Frame { thread, .. }) => *thread,
                 _ => return Err(format!("there is no frame {id} (the thread has moved on)")),
             },
-            None => *st.run.stopped.keys().next().ok_or("evaluation needs a stopped thread")?,
+            None => {
+                let asking = st.run.stopped.iter().find(|(_, s)| s.question.is_some()).map(|(t, _)| *t);
+                asking.or(st.run.stopped.keys().next().copied()).ok_or("evaluation needs a stopped thread")?
+            }
         };
-        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
+        let stopped = st.run.stopped.get_mut(&thread).ok_or("evaluation needs a stopped thread")?;
         let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
+        if let (Some("repl"), Value::String(answer), Some(question)) =
+            (args.context.as_deref(), &value, &stopped.question)
+        {
+            stopped.answer = Some(answer.clone());
+            let text = format!("the answer to \"{question}\" is {}; continue to give it to the run", preview(&value));
+            self.client.output("console", text);
+        }
         let (named, indexed) = counts(&value);
         let reference = if is_container(&value) {
             st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
@@ -166,7 +178,7 @@ impl Debugger {
         Ok(ExceptionInfoResponse {
             exception_id: exception.kind.id().to_string(),
             description: exception.description.clone(),
-            break_mode: "always".to_string(),
+            break_mode: if exception.unhandled { "unhandled" } else { "always" }.to_string(),
         })
     }
 }

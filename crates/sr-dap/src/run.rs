@@ -38,7 +38,6 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
     let task = tokio::spawn(async move {
         let outcome = runtime.run(emitter, prompt, Vec::new()).await;
         mcp.close().await;
-        debugger.after_run().await;
         debugger.end_run(generation, Some(&outcome));
     });
     Running { generation, task }

@@ -62,6 +62,17 @@ pub struct Step<'a> {
     pub location: Option<Location>,
 }
 
+/// A failure, reported where it happened: at the failing statement (its
+/// innermost one), at the model call that failed for good, or at a tool call
+/// whose result is an error.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    pub message: &'a str,
+    /// Something handles it: an `on failure:` block around the statement, or
+    /// (for a tool's error) the model, which gets it as the tool's result.
+    pub caught: bool,
+}
+
 /// What the run does after the hook returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
@@ -75,8 +86,20 @@ pub trait StepHook: Send + Sync {
     /// debugger stopped at a breakpoint simply does not complete it yet).
     fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control>;
 
-    /// A new thread (parallel branch) started or ended.
-    fn on_thread(&self, _thread: u32, _started: bool) {}
+    /// A new thread (a `parallel do` branch of `parent`) started or ended.
+    fn on_thread(&self, _thread: u32, _parent: u32, _started: bool) {}
+
+    /// A failure on the thread, reported once, where it happened (see
+    /// [`Failure`]); `step` has the thread's frames and variables as they were.
+    fn on_failure<'a>(&'a self, _step: Step<'a>, _failure: Failure<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(std::future::ready(Control::Continue))
+    }
+
+    /// `escalate to human` at the statement of `step`: the hook's answer, or
+    /// `None` to leave the question to the run's [`crate::human::Human`].
+    fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(None))
+    }
 }
 
 /// The hook of an ordinary run.

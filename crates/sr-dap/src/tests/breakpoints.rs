@@ -2,7 +2,7 @@
 //! exception breakpoints.
 
 use serde_json::json;
-use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+use sr_runtime::scripted::{Reply, ScriptedProvider, instruction_contains};
 
 use super::{Harness, MAIN, line};
 use crate::client::Client;
@@ -199,82 +199,6 @@ async fn breakpoints_set_before_the_program_loads_are_resolved_when_it_does() {
     assert_eq!(body["reason"], "changed");
     assert_eq!(body["breakpoint"]["id"], json!(set[0].id));
     assert_eq!((body["breakpoint"]["verified"].clone(), body["breakpoint"]["line"].clone()), (json!(true), json!(9)));
-}
-
-const READER: &str = "\
-streetrace v1
-
-model main = openai/test
-
-tool fs = builtin streetrace.fs_readonly
-
-prompt reader_instruction: \"\"\"Read files.\"\"\"
-
-agent reader:
-    instruction reader_instruction
-    tools fs
-
-flow main:
-    $answer = run agent reader with \"read it\"
-    return $answer
-";
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_errors_stop_at_the_next_point() {
-    let provider = ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("it is missing".into())]).on(
-        instruction_contains("Read files"),
-        vec![Reply::Calls(vec![("read_file".into(), json!({"path": "gone"}))])],
-    );
-    let mut h = Harness::new(READER, provider);
-    h.exceptions(&["tool-error"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    let info = h.debugger.exception_info(MAIN).unwrap();
-    assert_eq!(info.exception_id, "tool-error");
-    assert!(info.description.starts_with("tool 'read_file' failed: "), "{}", info.description);
-    assert!(info.description.contains("No such file"), "{}", info.description);
-    assert_eq!(h.frames(MAIN)[0].0, "model openai/test", "the model call after the failed tool");
-    h.cont();
-    assert_eq!(h.terminated().await, 0);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_llm_error_that_ends_the_run_stops_where_the_run_was() {
-    let provider =
-        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
-    let mut h = Harness::new(READER, provider);
-    h.exceptions(&["llm-error"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    let info = h.debugger.exception_info(MAIN).unwrap();
-    assert_eq!(info.exception_id, "llm-error");
-    assert!(info.description.contains("overloaded"), "{}", info.description);
-    assert_eq!(
-        h.frames(MAIN),
-        [("model openai/test".to_string(), 9), ("agent reader".to_string(), 9), ("flow main".to_string(), 14)]
-    );
-    h.cont();
-    assert_eq!(h.terminated().await, 1);
-
-    // Without the filter the run just fails.
-    let provider =
-        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
-    let mut h = Harness::new(READER, provider);
-    h.start(false);
-    assert_eq!(h.terminated().await, 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn escalations_stop() {
-    let source = "streetrace v1\n\nflow main:\n    $x = 1\n    escalate to human \"approve?\"\n    return $x\n";
-    let mut h = Harness::new(source, no_model());
-    h.exceptions(&["escalation"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    assert_eq!(h.debugger.exception_info(MAIN).unwrap().description, "escalate to human: approve?");
-    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 5)]);
-    h.cont();
-    assert_eq!(h.terminated().await, 3, "the run is paused, waiting for a human");
 }
 
 #[tokio::test]

@@ -3,6 +3,8 @@
 //! through the debugger's requests (no transport), one feature at a time.
 
 mod breakpoints;
+mod failures;
+mod human;
 mod inspect;
 mod stepping;
 
@@ -145,6 +147,11 @@ impl Harness {
         self.debugger.resume(Some(thread), action, false, || {}).unwrap();
     }
 
+    /// `continue` with `singleThread`.
+    pub fn resume_single(&self, thread: i64) {
+        self.debugger.resume(Some(thread), Action::Continue, true, || {}).unwrap();
+    }
+
     pub fn cont(&self) {
         self.resume(MAIN, Action::Continue);
     }
@@ -185,7 +192,13 @@ impl Harness {
     }
 
     pub fn evaluate(&self, frame: Option<i64>, expression: &str) -> Result<String, String> {
-        let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context: None };
+        self.evaluate_in(frame, expression, None)
+    }
+
+    /// Evaluates in a context (`repl`, `watch`, `hover`, `clipboard`).
+    pub fn evaluate_in(&self, frame: Option<i64>, expression: &str, context: Option<&str>) -> Result<String, String> {
+        let context = context.map(str::to_string);
+        let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context };
         self.debugger.evaluate(args).map(|r| r.result)
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec};
 
 use crate::event::{Payload, Usage};
-use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
 use crate::tools::{Tool, builtin_tools};
@@ -307,7 +307,11 @@ impl Runtime {
                     let what = format!("model {}", request.model);
                     self.before_retry(th, &what, &e.to_string(), (attempt, policy.retries()), delay).await;
                 }
-                Err(e) => return Err(RunError::failed(format!("model {}: {e}", request.model), None)),
+                Err(e) => {
+                    let error = RunError::failed(format!("model {}: {e}", request.model), None);
+                    self.report_failure(th, StepPoint::ModelCall { agent, request: &request }, &error).await?;
+                    return Err(error);
+                }
             }
         };
         let usage = self.charge(th, &request.model, &response.usage);
@@ -407,6 +411,22 @@ impl Runtime {
             result: content.clone(),
             is_error,
         });
+        // An error result, or a builtin tool's `{"result": "failure"}`: the
+        // model handles it, the hook hears of it at the call.
+        if is_error || content.get("result").and_then(Value::as_str) == Some("failure") {
+            let message = display(content.get("error").unwrap_or(&content));
+            let step = Step {
+                program: &self.program,
+                thread: th.id,
+                frames: &th.frames,
+                vars: &mut th.vars,
+                point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
+                location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+            };
+            if self.env.hook.on_failure(step, Failure { message: &message, caught: true }).await == Control::Terminate {
+                return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+            }
+        }
         Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
     }
 
