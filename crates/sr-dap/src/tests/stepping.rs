@@ -208,3 +208,61 @@ flow main:
     assert_eq!(h.terminated().await, 0);
     assert_eq!(h.debugger.threads().len(), 1, "the branches ended");
 }
+
+const PARALLEL: &str = "\
+streetrace v1
+
+flow main:
+    $a = 0
+    parallel do
+        $a = 1
+        $b = 2
+    end
+    return {a: $a, b: $b}
+";
+
+/// Step in at `parallel do` stops in every branch; a step on one branch
+/// leaves the other where it is; the parent's step ends after the block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_in_enters_parallel_branches_and_a_step_moves_only_its_thread() {
+    let mut h = Harness::new(PARALLEL, ScriptedProvider::new());
+    h.lines(vec![line(5)]);
+    h.start(false);
+    assert_eq!(h.stopped().await, ("breakpoint".to_string(), MAIN));
+    h.step(StepKind::In);
+    let mut stops = vec![h.stopped().await, h.stopped().await];
+    stops.sort();
+    assert_eq!(stops, [("step".to_string(), 2), ("step".to_string(), 3)]);
+    assert_eq!(h.frames(2), [frame("flow main", 6)]);
+    assert_eq!(h.frames(3), [frame("flow main", 7)]);
+
+    // Stepping branch 2 over its statement ends it; branch 3 stays stopped.
+    h.resume(2, Action::Step(StepKind::Over));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let threads: Vec<i64> = h.debugger.threads().iter().map(|t| t.id).collect();
+    assert_eq!(threads, [MAIN, 3], "branch 2 ended");
+    assert_eq!(h.frames(3), [frame("flow main", 7)], "branch 3 did not move");
+    assert!(h.var(3, "b").is_none());
+
+    // Branch 3 alone goes on; the main thread's step in ends after the block.
+    h.resume_single(3);
+    assert_eq!(h.stopped().await, ("step".to_string(), MAIN));
+    assert_eq!(h.frames(MAIN), [frame("flow main", 9)]);
+    assert_eq!((h.var(MAIN, "a").unwrap().value, h.var(MAIN, "b").unwrap().value), ("1".into(), "2".into()));
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// Step over a `parallel do` runs the whole block: no branch stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_a_parallel_block_runs_its_branches() {
+    let mut h = Harness::new(PARALLEL, ScriptedProvider::new());
+    h.lines(vec![line(5)]);
+    h.start(false);
+    h.stopped().await;
+    h.step(StepKind::Over);
+    assert_eq!(h.stopped().await, ("step".to_string(), MAIN));
+    assert_eq!(h.frames(MAIN), [frame("flow main", 9)]);
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
