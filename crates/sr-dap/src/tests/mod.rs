@@ -3,6 +3,7 @@
 //! through the debugger's requests (no transport), one feature at a time.
 
 mod breakpoints;
+mod console;
 mod failures;
 mod human;
 mod inspect;
