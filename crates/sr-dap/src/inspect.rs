@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use sr_runtime::value::type_name;
+use sr_runtime::value::{display, type_name};
 
 use crate::debugger::{Debugger, State, Stopped, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
@@ -88,7 +88,7 @@ impl Debugger {
                 let mut path = node.path.clone();
                 path.push(key.clone());
                 let child = Node { thread: node.thread, root: node.root.clone(), path };
-                variables::variable(&key, value, evaluate_name, || handles.add(Handle::Node(child)))
+                variables::variable(&key, &value, evaluate_name, || handles.add(Handle::Node(child)))
             })
             .collect())
     }
@@ -96,6 +96,7 @@ impl Debugger {
     /// Evaluates a DSL expression against the variables of the frame's
     /// thread (all frames of a thread share one namespace); without a frame,
     /// against the thread waiting for a human, else the first stopped one.
+    /// In `clipboard` context the result is the whole value, unabridged.
     /// In the debug console (`repl`), a string answers the thread's
     /// `escalate to human`; it goes to the run at the next `continue`.
     pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
@@ -126,8 +127,10 @@ impl Debugger {
         } else {
             0
         };
+        // Copy Value (`clipboard`) gets the whole value; elsewhere long values are cut.
+        let result = if args.context.as_deref() == Some("clipboard") { display(&value) } else { preview(&value) };
         Ok(EvaluateResponse {
-            result: preview(&value),
+            result,
             kind: type_name(&value).to_string(),
             variables_reference: reference,
             named_variables: named,
