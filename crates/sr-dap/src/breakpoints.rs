@@ -12,7 +12,7 @@ use sr_syntax::TextSize;
 use crate::evaluate::{Expression, LogMessage};
 use crate::exceptions::ExceptionKind;
 use crate::protocol::{Breakpoint, FunctionBreakpoint, SourceBreakpoint};
-use crate::source::{Loaded, Positions, resolve};
+use crate::source::{Loaded, Positions, canonical, resolve};
 
 /// `hitCondition`: `N` or `== N`, `>= N`, `> N`, `< N`, `<= N`, `% N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +166,8 @@ impl Breakpoints {
         requested: Vec<SourceBreakpoint>,
         positions: Positions,
     ) -> Vec<Breakpoint> {
-        let key = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+        // One file under two spellings (a symlink, `..`) is one set of breakpoints.
+        let key = canonical(Path::new(path));
         let breakpoints = requested.into_iter().map(|b| (self.next_id(), b)).collect();
         self.sources.insert(key.clone(), Requested { path: path.to_string(), breakpoints });
         self.resolve_source(loaded, &key, positions)
@@ -238,7 +239,8 @@ impl Breakpoints {
                     continue;
                 }
             };
-            let Some(site) = positions.line_in(request.line).and_then(|line| resolve(&sites, line)) else {
+            let column = request.column.and_then(|c| positions.column_in(c));
+            let Some(site) = positions.line_in(request.line).and_then(|line| resolve(&sites, line, column)) else {
                 out.push(unverified("failed", "no flow or handler statement on this line".to_string()));
                 continue;
             };

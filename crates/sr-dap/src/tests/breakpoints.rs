@@ -210,3 +210,61 @@ async fn breakpoint_locations_are_the_statements_between_two_lines() {
         h.debugger.breakpoint_locations(args).into_iter().map(|l| (l.line, l.column)).collect();
     assert_eq!(lines, [(4, 5), (5, 5), (6, 9), (9, 5)]);
 }
+
+/// A column breakpoint on an inline statement stands on that statement, not
+/// on the `if` that starts the line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inline_column_breakpoint_stops_at_the_statement_at_that_column() {
+    let source = "\
+streetrace v1
+
+flow main:
+    $n = []
+    for $i in [1, 2, 3] do
+        if $i > 1: push $i to $n
+    end
+    return $n
+";
+    let mut h = Harness::new(source, no_model());
+    let set = h.lines(vec![SourceBreakpoint { line: 6, column: Some(20), ..Default::default() }]);
+    assert_eq!((set[0].verified, set[0].line, set[0].column), (true, Some(6), Some(20)));
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.var(MAIN, "i").unwrap().value, "2", "the `if` ran for 1 without reaching the statement");
+    h.cont();
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.var(MAIN, "i").unwrap().value, "3");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+
+    let h = Harness::new(source, no_model());
+    let set = h.lines(vec![SourceBreakpoint { line: 6, column: Some(9), ..Default::default() }]);
+    assert_eq!((set[0].line, set[0].column), (Some(6), Some(9)), "at the `if`: the `if`");
+}
+
+/// One file under two spellings (a symlink, `..`) has one set of
+/// breakpoints: the second request replaces the first, also when the
+/// program is loaded again (a restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_spellings_of_a_file_are_one_set_of_breakpoints() {
+    let mut h = Harness::new(LOOP, no_model());
+    let dir = h.path.parent().unwrap().to_path_buf();
+    let link = dir.join("link.sr");
+    std::os::unix::fs::symlink(&h.path, &link).unwrap();
+    let dotted = dir.join("..").join(dir.file_name().unwrap()).join("test.sr");
+    let set = |path: &std::path::Path, lines: Vec<SourceBreakpoint>| {
+        let source = Source { path: Some(path.display().to_string()), ..Source::default() };
+        let args = SetBreakpointsArguments { source, breakpoints: Some(lines), ..Default::default() };
+        h.debugger.set_breakpoints(args).unwrap()
+    };
+    assert!(set(&link, vec![line(4)])[0].verified);
+    let second = set(&dotted, vec![line(9)]);
+    assert_eq!((second[0].verified, second[0].line), (true, Some(9)));
+    assert_eq!(second[0].source.as_ref().unwrap().path, h.path.display().to_string(), "the program's own spelling");
+    h.debugger.load(h.program.clone());
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)], "line 4 was replaced");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
