@@ -1,8 +1,9 @@
 //! `launch`: from the client's configuration to a compiled program and its
 //! run, assembled by the runtime's one composition root as `sr run` does
-//! (live providers, or everything served from a recording; MCP servers
-//! connect on first use). Compile errors come back as output lines that
-//! point at their source.
+//! (live providers, optionally recorded to a cassette, or everything served
+//! from a recording; MCP servers connect on first use, so launching never
+//! waits for one). Compile errors come back as output lines that point at
+//! their source.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,7 +58,7 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
         message: args.prompt.clone().unwrap_or_default(),
         work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
         storage: None,
-        record: None,
+        record: args.record.as_deref().map(|file| cwd.join(file)),
         replay: args.replay.as_deref().map(|file| cwd.join(file)),
         options: RunOptions {
             default_model: args.model.clone(),

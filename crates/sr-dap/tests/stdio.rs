@@ -1,10 +1,13 @@
 //! The real `sr-dap` binary over stdio: the full configuration sequence on the
 //! fixture (replayed from its recording) as a JSON transcript, broken input,
-//! and a program that does not compile.
+//! a program that does not compile, failures and `escalate to human`,
+//! hostile expressions, recording and replaying, and a launch that does not
+//! wait for MCP servers.
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -21,7 +24,11 @@ struct Adapter {
 
 impl Adapter {
     fn start() -> Adapter {
-        Adapter { process: common::Process::spawn(Some(&fixtures())), seq: 0, transcript: Vec::new() }
+        Adapter::start_in(&fixtures(), &[])
+    }
+
+    fn start_in(dir: &Path, env: &[(&str, String)]) -> Adapter {
+        Adapter { process: common::Process::spawn(Some(dir), env), seq: 0, transcript: Vec::new() }
     }
 
     async fn write_raw(&mut self, bytes: &[u8]) {
@@ -126,7 +133,10 @@ async fn configuration_sequence_breakpoints_and_run_to_the_end() {
         .iter()
         .map(|f| f["filter"].as_str().unwrap())
         .collect();
-    assert_eq!(filters, ["tool-error", "llm-error", "escalation"]);
+    assert_eq!(filters, ["uncaught", "caught", "tool-error", "llm-error", "escalation"]);
+    let defaults: Vec<&Value> =
+        capabilities["exceptionBreakpointFilters"].as_array().unwrap().iter().map(|f| &f["default"]).collect();
+    assert_eq!(defaults, [true, false, false, false, false]);
 
     let launch = dap
         .request(
@@ -312,5 +322,194 @@ async fn restart_runs_again_and_terminate_ends_the_run() {
             "response disconnect true",
         ]
     );
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-dap-stdio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `escalate to human` stops; a string in the debug console answers it; an
+/// uncaught failure then stops where it happens, with its exception info,
+/// before the run ends.
+#[tokio::test]
+async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
+    let dir = temp("human");
+    let source = "streetrace v1\n\nflow main:\n    $x = {a: 1}\n    escalate to human \"ship it?\"\n    \
+                  log \"answer: ${human_input}\"\n    $y = $x.b\n    return $y\n";
+    std::fs::write(dir.join("ask.sr"), source).unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "ask.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("configurationDone", json!({})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!((stopped["body"]["reason"].as_str(), stopped["body"]["threadId"].as_i64()), (Some("exception"), Some(1)));
+    let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
+    assert_eq!(info["body"]["exceptionId"], "human");
+    assert_eq!(info["body"]["breakMode"], "always");
+    let answer = dap.request("evaluate", json!({"expression": "\"yes\"", "context": "repl"})).await;
+    assert_eq!(answer["body"]["result"], "\"yes\"");
+    dap.request("continue", json!({"threadId": 1})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "exception");
+    assert_eq!(stopped["body"]["text"], "no field 'b' (fields: a)");
+    let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
+    assert_eq!(
+        (info["body"]["exceptionId"].as_str(), info["body"]["breakMode"].as_str()),
+        (Some("uncaught"), Some("unhandled"))
+    );
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 7);
+    let x = dap.request("evaluate", json!({"expression": "$x.a + 1", "context": "watch"})).await;
+    assert_eq!(x["body"]["result"], "2", "inspectable before the run ends");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    dap.event("terminated").await;
+    assert!(dap.output("stdout").contains("answer: yes\n"), "{}", dap.output("stdout"));
+    assert!(dap.output("console").contains("the answer to \"ship it?\" is \"yes\"; continue to give it to the run\n"));
+    assert!(dap.output("stderr").contains("run failed: no field 'b' (fields: a)"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(
+        dap.outline(),
+        [
+            "response initialize true",
+            "response launch true",
+            "event initialized",
+            "response configurationDone true",
+            "event stopped",
+            "response exceptionInfo true",
+            "response evaluate true",
+            "response continue true",
+            "event stopped",
+            "response exceptionInfo true",
+            "response stackTrace true",
+            "response evaluate true",
+            "response continue true",
+            "event exited",
+            "event terminated",
+            "response disconnect true",
+        ]
+    );
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Text from the client nested 20,000 levels deep (a condition, an
+/// evaluation, a new value) gets an error and the adapter goes on; nesting
+/// just under the limit evaluates on the adapter's own threads.
+#[tokio::test]
+async fn deeply_nested_expressions_get_errors_not_a_crash() {
+    let program = fixtures().join("debug.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start();
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada"})).await;
+    dap.event("initialized").await;
+    let deep = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
+    let set = dap
+        .request(
+            "setBreakpoints",
+            json!({"source": {"path": program}, "breakpoints": [{"line": 24, "condition": deep}, {"line": 25}]}),
+        )
+        .await;
+    let breakpoints = &set["body"]["breakpoints"];
+    assert_eq!(breakpoints[0]["verified"], false);
+    assert!(breakpoints[0]["message"].as_str().unwrap().contains("nested more than 256 levels"), "{set}");
+    assert_eq!(breakpoints[1]["verified"], true);
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    for context in ["repl", "watch", "hover"] {
+        let answer = dap.request("evaluate", json!({"expression": deep, "frameId": frame, "context": context})).await;
+        assert_eq!(answer["success"], false);
+        assert!(answer["message"].as_str().unwrap().contains("nested more than 256 levels"), "{answer}");
+    }
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "count", "value": deep})).await;
+    assert_eq!(set["success"], false);
+    let near = format!("{}$count{}", "(".repeat(250), ")".repeat(250));
+    let answer = dap.request("evaluate", json!({"expression": near, "frameId": frame})).await;
+    assert_eq!(answer["body"]["result"], "1");
+    let negated = format!("{}$count", "-".repeat(250));
+    let answer = dap.request("evaluate", json!({"expression": negated, "frameId": frame})).await;
+    assert_eq!(answer["body"]["result"], "1", "an even number of minus signs");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// `record` writes a cassette of a live run (against the mock server);
+/// `replay` runs it again offline with the same result.
+#[tokio::test(flavor = "multi_thread")]
+async fn record_then_replay() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("record");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${input_prompt}.\"\"\"\n\n\
+                  flow main:\n    $greeting = call llm hi\n    return $greeting\n";
+    std::fs::write(dir.join("hi.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi Ada!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    let launch = dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "record": "hi.cassette.jsonl"})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: Hi Ada!\n"), "{}", dap.output("console"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    dap.exit_code().await;
+    assert_eq!(server.requests().len(), 1);
+    let cassette = std::fs::read_to_string(dir.join("hi.cassette.jsonl")).unwrap();
+    assert!(cassette.contains("Hi Ada!") && !cassette.contains(MOCK_KEY), "{cassette}");
+
+    // Offline: no server in the environment, nothing sent to the old one.
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    let launch = dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "replay": "hi.cassette.jsonl"})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: Hi Ada!\n"), "{}", dap.output("console"));
+    assert_eq!(server.requests().len(), 1);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}
+
+/// Launching does not wait for MCP servers: one that never answers is only
+/// connected when an agent first uses it, so the launch answers at once and
+/// the run stops at its first statement.
+#[tokio::test]
+async fn launch_does_not_wait_for_mcp_servers() {
+    let dir = temp("mcp");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\ntool slow = mcp \"stdio:sleep 600\"\n\n\
+                  prompt use_it: \"\"\"Use it.\"\"\"\n\nagent helper:\n    instruction use_it\n    tools slow\n\n\
+                  flow main:\n    $x = 1\n    $y = run agent helper with \"go\"\n    return $y\n";
+    std::fs::write(dir.join("mcp.sr"), source).unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    let started = Instant::now();
+    let launch = dap.request("launch", json!({"program": "mcp.sr", "stopOnEntry": true})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.event("initialized").await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "entry");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 14);
+    dap.request("terminate", json!({})).await;
+    dap.event("terminated").await;
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
     assert_eq!(dap.exit_code().await, Some(0));
 }

@@ -26,8 +26,11 @@ pub struct LaunchArguments {
     pub model: Option<String>,
     /// Every call goes to this model (`sr run --override-model`).
     pub override_model: Option<String>,
-    /// Serve model exchanges and tool results from this recording.
+    /// Serve model exchanges and tool results from this recording (offline).
     pub replay: Option<String>,
+    /// Write every model exchange and tool result to this file (a cassette
+    /// for `replay` later).
+    pub record: Option<String>,
     /// Directory file tools work in (default: the adapter's current directory).
     pub work_dir: Option<String>,
     pub stop_on_entry: Option<bool>,
