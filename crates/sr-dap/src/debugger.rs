@@ -10,15 +10,15 @@ use sr_runtime::RunOutcome;
 use sr_runtime::compile::Compiled;
 use sr_runtime::eval::Vars;
 use sr_runtime::event::RunStatus;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
 use crate::protocol::{
     Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent,
-    SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
-    ThreadEvent,
+    SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
+    Thread, ThreadEvent,
 };
 use crate::snapshot::{Shown, Snapshot};
 use crate::source::{Loaded, Positions};
@@ -28,6 +28,8 @@ use crate::variables::Handles;
 pub struct Debugger {
     state: Mutex<State>,
     pub client: Client,
+    /// Woken at `pause`, to interrupt model calls.
+    pub paused: Notify,
 }
 
 pub struct State {
@@ -115,6 +117,7 @@ impl Debugger {
                 run: Run::default(),
             }),
             client,
+            paused: Notify::new(),
         })
     }
 
@@ -291,9 +294,11 @@ impl Debugger {
         Ok(())
     }
 
-    /// Every thread stops at its next point (statement, model or tool call).
+    /// Every thread stops at its next point (statement, model or tool call),
+    /// and a thread waiting for a model's reply stops at once.
     pub fn pause(&self) {
         self.lock().run.pause = true;
+        self.paused.notify_waiters();
     }
 
     /// Stops the run: parked threads end now, running ones at their next point.

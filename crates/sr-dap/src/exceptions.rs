@@ -62,7 +62,11 @@ impl ExceptionKind {
         };
         vec![
             filter(ExceptionKind::Uncaught, "Uncaught failures", "Stop where a failure nothing handles happens"),
-            filter(ExceptionKind::Caught, "Caught failures", "Stop where a failure an `on failure:` block handles happens"),
+            filter(
+                ExceptionKind::Caught,
+                "Caught failures",
+                "Stop where a failure an `on failure:` block handles happens",
+            ),
             filter(ExceptionKind::ToolError, "Tool errors", "Stop at a tool call whose result is an error"),
             filter(ExceptionKind::LlmError, "LLM errors", "Stop at a model call that failed (after its retries)"),
             filter(ExceptionKind::Escalation, "Escalations", "Stop after an agent escalates"),
@@ -124,10 +128,12 @@ impl Watch {
                 (ExceptionKind::ToolError, format!("tool '{tool}' failed: {}", failure.message))
             }
             StepPoint::ToolCall { .. } => return None,
-            StepPoint::ModelCall { .. } if on(ExceptionKind::LlmError) || unhandled && on(ExceptionKind::Uncaught) => {
+            StepPoint::ModelCall { .. } | StepPoint::ModelStreaming { .. }
+                if on(ExceptionKind::LlmError) || unhandled && on(ExceptionKind::Uncaught) =>
+            {
                 (ExceptionKind::LlmError, failure.message.to_string())
             }
-            StepPoint::ModelCall { .. } => return None,
+            StepPoint::ModelCall { .. } | StepPoint::ModelStreaming { .. } => return None,
             StepPoint::Statement { .. } if unhandled && on(ExceptionKind::Uncaught) => {
                 (ExceptionKind::Uncaught, failure.message.to_string())
             }
@@ -177,7 +183,11 @@ mod tests {
         let all = watch(&[ExceptionKind::ToolError, ExceptionKind::LlmError, ExceptionKind::Caught]);
         assert_eq!(
             all.failure(&tool, Failure { message: "boom", caught: true }),
-            Some(Exception { kind: ExceptionKind::ToolError, description: "tool 't' failed: boom".into(), unhandled: false })
+            Some(Exception {
+                kind: ExceptionKind::ToolError,
+                description: "tool 't' failed: boom".into(),
+                unhandled: false
+            })
         );
         assert_eq!(kind_at(&all, &model, true), Some(ExceptionKind::LlmError));
         assert_eq!(kind_at(&watch(&[]), &model, false), None, "every filter off");

@@ -34,6 +34,21 @@ impl StepHook for DebugHook {
         })
     }
 
+    /// Completes once `pause` is asked for, so that a model call stops at once.
+    fn interrupt(&self, _thread: u32) -> BoxFuture<'static, ()> {
+        let debugger = self.0.clone();
+        Box::pin(async move {
+            loop {
+                // Created before the check, so a pause between the two is not missed.
+                let paused = debugger.paused.notified();
+                if debugger.lock().run.pause {
+                    return;
+                }
+                paused.await;
+            }
+        })
+    }
+
     fn on_thread(&self, thread: u32, parent: u32, started: bool) {
         self.0.thread_changed(thread, parent, started);
     }
@@ -204,7 +219,9 @@ impl Debugger {
             all_threads_stopped: false,
             hit_breakpoint_ids: ids,
         }));
-        st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, question, answer: None, resume: tx });
+        st.run
+            .stopped
+            .insert(thread, Stopped { snapshot, frames, depth, exception, question, answer: None, resume: tx });
         rx
     }
 }

@@ -9,8 +9,8 @@ use sr_runtime::value::{display, type_name};
 use crate::debugger::{Debugger, State, Stopped, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
-    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, SetVariableBody, StackFrame,
-    StackTraceArguments, Variable, VariablesArguments,
+    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, SetVariableBody,
+    StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,

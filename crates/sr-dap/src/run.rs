@@ -31,8 +31,8 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
     let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug);
     let hook: Arc<dyn StepHook> =
         if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
-    let emitter =
-        Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone()))]).with_redactor(launched.redactor.clone());
+    let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone()))])
+        .with_redactor(launched.redactor.clone());
     let runtime = Runtime::new(launched.program.clone(), launched.env(hook));
     let (prompt, mcp) = (launched.message, launched.mcp);
     let task = tokio::spawn(async move {

@@ -32,6 +32,12 @@ impl Snapshot {
                 details["caller"] = json!(agent);
                 Some(Call { name: format!("model {}", request.model), details })
             }
+            StepPoint::ModelStreaming { agent, request, partial } => {
+                let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+                details["caller"] = json!(agent);
+                details["reply so far"] = json!(partial);
+                Some(Call { name: format!("model {} (replying)", request.model), details })
+            }
             StepPoint::ToolCall { tool, args } => {
                 Some(Call { name: format!("tool {tool}"), details: json!({"tool": tool, "args": args}) })
             }

@@ -35,7 +35,7 @@ impl Stepping {
 pub fn depth(frames: usize, point: &StepPoint<'_>) -> usize {
     match point {
         StepPoint::Statement { .. } => frames,
-        StepPoint::ModelCall { .. } | StepPoint::ToolCall { .. } => frames + 1,
+        StepPoint::ModelCall { .. } | StepPoint::ModelStreaming { .. } | StepPoint::ToolCall { .. } => frames + 1,
     }
 }
 

@@ -348,7 +348,10 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
     dap.request("configurationDone", json!({})).await;
 
     let stopped = dap.event("stopped").await;
-    assert_eq!((stopped["body"]["reason"].as_str(), stopped["body"]["threadId"].as_i64()), (Some("exception"), Some(1)));
+    assert_eq!(
+        (stopped["body"]["reason"].as_str(), stopped["body"]["threadId"].as_i64()),
+        (Some("exception"), Some(1))
+    );
     let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
     assert_eq!(info["body"]["exceptionId"], "human");
     assert_eq!(info["body"]["breakMode"], "always");
@@ -408,7 +411,8 @@ async fn deeply_nested_expressions_get_errors_not_a_crash() {
     let program = fixtures().join("debug.sr").canonicalize().unwrap();
     let mut dap = Adapter::start();
     dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada"})).await;
+    dap.request("launch", json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada"}))
+        .await;
     dap.event("initialized").await;
     let deep = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
     let set = dap
@@ -461,7 +465,8 @@ async fn record_then_replay() {
     let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
     let mut dap = Adapter::start_in(&dir, &env);
     dap.request("initialize", json!({})).await;
-    let launch = dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "record": "hi.cassette.jsonl"})).await;
+    let launch =
+        dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "record": "hi.cassette.jsonl"})).await;
     assert_eq!(launch["success"], true, "{launch}");
     dap.request("configurationDone", json!({})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
@@ -476,7 +481,8 @@ async fn record_then_replay() {
     // Offline: no server in the environment, nothing sent to the old one.
     let mut dap = Adapter::start_in(&dir, &[]);
     dap.request("initialize", json!({})).await;
-    let launch = dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "replay": "hi.cassette.jsonl"})).await;
+    let launch =
+        dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "replay": "hi.cassette.jsonl"})).await;
     assert_eq!(launch["success"], true, "{launch}");
     dap.request("configurationDone", json!({})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);

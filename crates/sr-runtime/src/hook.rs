@@ -22,6 +22,13 @@ pub enum StepPoint<'a> {
         agent: &'a str,
         request: &'a sr_llm::ChatRequest,
     },
+    /// `agent`'s call is streaming its reply, `partial` so far (nothing yet
+    /// before the first byte): the hook interrupted it (see [`StepHook::interrupt`]).
+    ModelStreaming {
+        agent: &'a str,
+        request: &'a sr_llm::ChatRequest,
+        partial: &'a str,
+    },
     ToolCall {
         tool: &'a str,
         args: &'a Value,
@@ -85,6 +92,14 @@ pub trait StepHook: Send + Sync {
     /// Called before the step; the run waits for the returned future (a
     /// debugger stopped at a breakpoint simply does not complete it yet).
     fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control>;
+
+    /// Completes when the hook wants `thread` to stop in the middle of a
+    /// model call (a debugger's pause); the runtime then calls `on_step` with
+    /// [`StepPoint::ModelStreaming`] and keeps the call open until it returns.
+    /// Made anew for each wait; the default never completes.
+    fn interrupt(&self, _thread: u32) -> BoxFuture<'static, ()> {
+        Box::pin(std::future::pending())
+    }
 
     /// A new thread (a `parallel do` branch of `parent`) started or ended.
     fn on_thread(&self, _thread: u32, _parent: u32, _started: bool) {}

@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 
-
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct InitializeArguments {

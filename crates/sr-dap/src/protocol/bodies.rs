@@ -135,7 +135,6 @@ pub struct ExceptionInfoResponse {
     pub break_mode: String,
 }
 
-
 /// `setBreakpoints`, `setFunctionBreakpoints`, `setExceptionBreakpoints`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

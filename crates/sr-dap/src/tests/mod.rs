@@ -30,8 +30,8 @@ use crate::debugger::{Action, Debugger};
 use crate::launch::Launch;
 use crate::protocol::{
     Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
-    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, SetVariableBody, Source, SourceBreakpoint,
-    StackTraceArguments, Variable, VariablesArguments,
+    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, SetVariableBody, Source,
+    SourceBreakpoint, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::stepping::StepKind;
 

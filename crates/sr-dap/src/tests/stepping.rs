@@ -157,20 +157,66 @@ async fn pause_stops_a_running_flow() {
     assert_eq!(h.terminated().await, 1);
 }
 
+/// `pause` while a model call waits for its first byte stops at once; the
+/// same call goes on at `continue` (the scripted model answers each request once).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pause_during_a_model_call_stops_at_the_next_boundary() {
-    let provider = reader().with_delay(Duration::from_secs(1));
+async fn pause_before_the_first_byte_stops_at_once_and_the_call_goes_on() {
+    let provider = reader().with_delay(Duration::from_secs(2));
     let mut h = Harness::new(PROGRAM, provider);
     h.functions(&["reader"]);
     h.start(false);
     h.stopped().await;
     h.cont();
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let paused = std::time::Instant::now();
     h.debugger.pause();
     assert_eq!(h.stopped().await.0, "pause");
-    assert_eq!(at(&h), frame("tool read_file", 9), "after the model answered, before the tool runs");
+    assert!(paused.elapsed() < Duration::from_secs(1), "stopped after {:?}", paused.elapsed());
+    assert_eq!(
+        h.frames(MAIN),
+        [frame("model openai/test (replying)", 9), frame("agent reader", 9), frame("flow main", 21)]
+    );
+    let call = h.scope(h.frame_id(MAIN, 0), "Call");
+    let partial = h.children(call).into_iter().find(|v| v.name == "reply so far").unwrap();
+    assert_eq!(partial.value, "\"\"", "nothing yet");
     h.cont();
     assert_eq!(h.terminated().await, 0);
+    assert!(h.output("console").contains("run completed: read it\n"), "{}", h.output("console"));
+}
+
+/// A reply that streams "Hel", then waits: `pause` stops at once with "Hel"
+/// visible, and the rest arrives after `continue`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_while_streaming_shows_the_reply_so_far() {
+    struct Slow;
+    impl sr_llm::Provider for Slow {
+        fn chat(&self, _request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
+            use futures::StreamExt;
+            let first = futures::stream::iter([Ok(sr_llm::ChatEvent::TextDelta("Hel".into()))]);
+            let rest = futures::stream::once(tokio::time::sleep(Duration::from_secs(2))).flat_map(|_| {
+                futures::stream::iter([
+                    Ok(sr_llm::ChatEvent::TextDelta("lo".into())),
+                    Ok(sr_llm::ChatEvent::Finished { reason: sr_llm::FinishReason::Stop }),
+                ])
+            });
+            first.chain(rest).boxed()
+        }
+    }
+    let source = "streetrace v1\n\nmodel main = openai/test\n\nprompt p: \"\"\"Talk.\"\"\"\n\nagent a:\n    instruction p\n\n\
+                  flow main:\n    $r = run agent a with \"go\"\n    return $r\n";
+    let mut h = Harness::new(source, Slow);
+    h.start(false);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let paused = std::time::Instant::now();
+    h.debugger.pause();
+    assert_eq!(h.stopped().await.0, "pause");
+    assert!(paused.elapsed() < Duration::from_secs(1), "stopped after {:?}", paused.elapsed());
+    let call = h.scope(h.frame_id(MAIN, 0), "Call");
+    let partial = h.children(call).into_iter().find(|v| v.name == "reply so far").unwrap();
+    assert_eq!(partial.value, "\"Hel\"");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    assert!(h.output("console").contains("run completed: Hello"), "{}", h.output("console"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

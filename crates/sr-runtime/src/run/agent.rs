@@ -299,7 +299,7 @@ impl Runtime {
         let policy = self.call_policy(th);
         let mut attempt = 0;
         let response = loop {
-            match self.stream_reply(th, &request).await {
+            match self.stream_reply(th, agent, &request).await? {
                 Ok(response) => break response,
                 Err(e) if e.is_retryable() && attempt < policy.retries() => {
                     attempt += 1;
@@ -330,14 +330,46 @@ impl Runtime {
         Ok(response)
     }
 
-    /// Sends `request`, streaming the reply's text as events.
-    async fn stream_reply(&self, th: &Thread, request: &ChatRequest) -> Result<ChatResponse, sr_llm::LlmError> {
+    /// Sends `request`, streaming the reply's text as events. When the hook
+    /// interrupts the call (a debugger's pause), the thread stops at once,
+    /// before the first byte or between two deltas, with the reply so far;
+    /// the same call goes on when the hook returns. `Err` when the hook ends the run.
+    async fn stream_reply(
+        &self,
+        th: &mut Thread,
+        agent: &str,
+        request: &ChatRequest,
+    ) -> Result<Result<ChatResponse, sr_llm::LlmError>, RunError> {
         let mut stream = self.env.provider.chat(request.clone());
         let mut events = Vec::new();
-        while let Some(item) = stream.next().await {
-            match item? {
+        let mut partial = String::new();
+        loop {
+            let item = match futures::future::select(stream.next(), self.env.hook.interrupt(th.id)).await {
+                futures::future::Either::Left((item, _)) => item,
+                futures::future::Either::Right(((), _)) => {
+                    let step = Step {
+                        program: &self.program,
+                        thread: th.id,
+                        frames: &th.frames,
+                        vars: &mut th.vars,
+                        point: StepPoint::ModelStreaming { agent, request, partial: &partial },
+                        location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+                    };
+                    if self.env.hook.on_step(step).await == Control::Terminate {
+                        return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+                    }
+                    continue;
+                }
+            };
+            let Some(item) = item else { break };
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => return Ok(Err(e)),
+            };
+            match item {
                 ChatEvent::TextDelta(text) => {
                     th.emitter.emit(Payload::TextDelta { text: text.clone() });
+                    partial.push_str(&text);
                     events.push(ChatEvent::TextDelta(text));
                 }
                 ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
@@ -350,7 +382,7 @@ impl Runtime {
                 other => events.push(other),
             }
         }
-        ChatResponse::from_events(events)
+        Ok(ChatResponse::from_events(events))
     }
 
     /// One tool call: hook, events, and the result the model sees. A tool's

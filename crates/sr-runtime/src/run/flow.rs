@@ -346,7 +346,11 @@ impl Runtime {
                 }
                 Stmt::Escalate { message } => {
                     let message = message.clone().unwrap_or_else(|| "The workflow needs a human decision.".to_string());
-                    return self.escalate_to_human(th, spec, id, message).await.map_err(|e| e.at(at())).map(|_| Signal::Next);
+                    return self
+                        .escalate_to_human(th, spec, id, message)
+                        .await
+                        .map_err(|e| e.at(at()))
+                        .map(|_| Signal::Next);
                 }
                 Stmt::Log(e) => {
                     let message = display(&self.eval_in_flow(th, spec, id, *e).await?);
