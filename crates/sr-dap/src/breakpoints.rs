@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use sr_runtime::eval::Vars;
 use sr_syntax::TextSize;
 
+use crate::data::DataBreakpoints;
 use crate::evaluate::{Expression, LogMessage};
 use crate::exceptions::ExceptionKind;
 use crate::protocol::{Breakpoint, FunctionBreakpoint, SourceBreakpoint};
@@ -150,10 +151,11 @@ pub struct Breakpoints {
     functions: Vec<(i64, FunctionBreakpoint)>,
     pub lines: Vec<LineBreakpoint>,
     pub named: Vec<NamedBreakpoint>,
+    pub data: DataBreakpoints,
 }
 
 impl Breakpoints {
-    fn next_id(&mut self) -> i64 {
+    pub fn next_id(&mut self) -> i64 {
         self.last_id += 1;
         self.last_id
     }
@@ -199,6 +201,8 @@ impl Breakpoints {
     pub fn reset_hits(&mut self) {
         self.lines.iter_mut().for_each(|b| b.trigger.reset());
         self.named.iter_mut().for_each(|b| b.trigger.reset());
+        self.data.watched.iter_mut().for_each(|b| b.trigger.reset());
+        self.data.clear_writes();
     }
 
     fn resolve_source(&mut self, loaded: Option<&Loaded>, key: &Path, positions: Positions) -> Vec<Breakpoint> {

@@ -114,7 +114,12 @@ pub enum Reason {
     Entry,
     Step,
     Pause,
-    Breakpoint { ids: Vec<i64>, function: bool },
+    Breakpoint {
+        ids: Vec<i64>,
+        function: bool,
+    },
+    /// A watched variable was written.
+    Data(Vec<i64>),
     Exception(Exception),
 }
 
@@ -154,6 +159,7 @@ impl Debugger {
             }
         }
         let line_hit = !ids.is_empty();
+        let data = st.breakpoints.data.hits(thread, vars);
         for frame in stepping::entered(&before, step.frames) {
             if !matches!(frame.kind, FrameKind::Flow | FrameKind::Agent) {
                 continue;
@@ -180,6 +186,7 @@ impl Debugger {
         let reason = match exception {
             Some(exception) => Reason::Exception(exception),
             None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit },
+            None if !data.is_empty() => Reason::Data(data),
             None if stepped => Reason::Step,
             None if st.run.pause => Reason::Pause,
             None if entry => Reason::Entry,
@@ -209,6 +216,7 @@ impl Debugger {
             Reason::Pause => ("pause", None, Vec::new(), None),
             Reason::Breakpoint { ids, function: false } => ("breakpoint", None, ids, None),
             Reason::Breakpoint { ids, function: true } => ("function breakpoint", None, ids, None),
+            Reason::Data(ids) => ("data breakpoint", None, ids, None),
             Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
         };
         self.client.event(Event::Stopped(StoppedEvent {

@@ -9,8 +9,8 @@ use sr_runtime::value::{display, type_name};
 use crate::debugger::{Debugger, State, Stopped, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
-    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, SetVariableBody,
-    StackFrame, StackTraceArguments, Variable, VariablesArguments,
+    DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
+    Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
@@ -173,6 +173,31 @@ impl Debugger {
             named_variables: named,
             indexed_variables: indexed,
         })
+    }
+
+    /// A data breakpoint can watch a variable of a *Variables* scope (not a
+    /// field of one, nor a value in another scope).
+    pub fn data_breakpoint_info(&self, args: DataBreakpointInfoArguments) -> DataBreakpointInfoBody {
+        let st = self.lock();
+        let on_variables = match args.variables_reference.and_then(|r| st.run.handles.get(r)) {
+            Some(Handle::Node(Node { root: Root::Vars, path, .. })) => path.is_empty(),
+            _ => false,
+        };
+        let name = args.name.trim_start_matches('$');
+        match on_variables {
+            true => DataBreakpointInfoBody {
+                data_id: Some(name.to_string()),
+                description: format!("${name} is assigned"),
+                access_types: Some(vec!["write".to_string()]),
+                can_persist: true,
+            },
+            false => DataBreakpointInfoBody {
+                data_id: None,
+                description: "only variables of the Variables scope can be watched".to_string(),
+                access_types: None,
+                can_persist: false,
+            },
+        }
     }
 
     pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, String> {

@@ -15,7 +15,7 @@ use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::value::display;
 
 use crate::debugger::Debugger;
-use crate::exceptions::tool_failed;
+use crate::exceptions::{thread_of, tool_failed};
 
 /// Values in one-line messages are cut to this many characters.
 const SHORT: usize = 200;
@@ -73,6 +73,9 @@ impl EventSink for Events {
         flush(&self.debugger, &mut text);
         let mut st = self.debugger.lock();
         st.watch.record(event);
+        if let Payload::StateChange { variable, .. } = &event.payload {
+            st.breakpoints.data.written(thread_of(&event.path), variable);
+        }
         let (source, line) = match &event.payload {
             Payload::Error { location: Some(at), .. } => {
                 let file = st.loaded.as_ref().and_then(|l| {

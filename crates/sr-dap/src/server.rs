@@ -182,6 +182,11 @@ impl Session {
                 let breakpoints = self.debugger.breakpoint_locations(args);
                 self.respond(&request, Ok(BreakpointLocationsBody { breakpoints }));
             }
+            Command::DataBreakpointInfo(args) => self.respond(&request, Ok(self.debugger.data_breakpoint_info(args))),
+            Command::SetDataBreakpoints(args) => {
+                let breakpoints = self.debugger.lock().breakpoints.set_data(args.breakpoints);
+                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
+            }
             Command::Continue(args) => self.resume(&request, args, Action::Continue),
             Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
             Command::StepIn(args) => self.resume(&request, args, Action::Step(StepKind::In)),
@@ -359,5 +364,6 @@ fn capabilities() -> Capabilities {
         supports_breakpoint_locations_request: true,
         supports_delayed_stack_trace_loading: true,
         supports_single_thread_execution_requests: true,
+        supports_data_breakpoints: true,
     }
 }

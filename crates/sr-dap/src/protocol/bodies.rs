@@ -19,6 +19,7 @@ pub struct Capabilities {
     pub supports_breakpoint_locations_request: bool,
     pub supports_delayed_stack_trace_loading: bool,
     pub supports_single_thread_execution_requests: bool,
+    pub supports_data_breakpoints: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,6 +55,31 @@ pub struct Breakpoint {
     /// `pending` (not yet resolvable) or `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl Breakpoint {
+    /// A breakpoint that cannot be set, and why.
+    pub fn failed(id: i64, message: String) -> Breakpoint {
+        Breakpoint {
+            id: Some(id),
+            verified: false,
+            message: Some(message),
+            reason: Some("failed".to_string()),
+            ..Breakpoint::default()
+        }
+    }
+}
+
+/// `dataBreakpointInfo`: what a data breakpoint on a variable would watch
+/// (`data_id` is `None` when there can be none).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataBreakpointInfoBody {
+    pub data_id: Option<String>,
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_types: Option<Vec<String>>,
+    pub can_persist: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -47,6 +47,8 @@ commands! {
     "setFunctionBreakpoints" => SetFunctionBreakpoints(SetFunctionBreakpointsArguments),
     "setExceptionBreakpoints" => SetExceptionBreakpoints(SetExceptionBreakpointsArguments),
     "breakpointLocations" => BreakpointLocations(BreakpointLocationsArguments),
+    "dataBreakpointInfo" => DataBreakpointInfo(DataBreakpointInfoArguments),
+    "setDataBreakpoints" => SetDataBreakpoints(SetDataBreakpointsArguments),
     "continue" => Continue(ThreadArguments),
     "next" => Next(ThreadArguments),
     "stepIn" => StepIn(ThreadArguments),

@@ -8,7 +8,8 @@ use super::{Harness, MAIN, line};
 use crate::client::Client;
 use crate::debugger::Debugger;
 use crate::protocol::{
-    BreakpointLocationsArguments, Outgoing, SetBreakpointsArguments, Source, SourceBreakpoint, StackTraceArguments,
+    BreakpointLocationsArguments, DataBreakpoint, DataBreakpointInfoArguments, Outgoing, SetBreakpointsArguments,
+    Source, SourceBreakpoint, StackTraceArguments,
 };
 
 const LOOP: &str = "\
@@ -266,5 +267,39 @@ async fn two_spellings_of_a_file_are_one_set_of_breakpoints() {
     assert_eq!(h.stopped().await.0, "breakpoint");
     assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)], "line 4 was replaced");
     h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// A data breakpoint on `$total` stops the thread after each write that
+/// meets its condition, at its next statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_breakpoint_stops_after_the_variable_is_written() {
+    let mut h = Harness::new(LOOP, no_model());
+    h.lines(vec![line(4)]);
+    h.start(false);
+    h.stopped().await;
+    let frame = h.frame_id(MAIN, 0);
+    let info = |reference| {
+        let args =
+            DataBreakpointInfoArguments { variables_reference: Some(reference), name: "total".into(), frame_id: None };
+        h.debugger.data_breakpoint_info(args)
+    };
+    let watchable = info(h.scope(frame, "Variables"));
+    assert_eq!((watchable.data_id.as_deref(), watchable.description.as_str()), (Some("total"), "$total is assigned"));
+    assert_eq!(info(h.scope(frame, "Run")).data_id, None, "not a flow variable");
+    let request =
+        DataBreakpoint { data_id: "total".into(), condition: Some("$total > 2".into()), ..Default::default() };
+    let set = h.debugger.lock().breakpoints.set_data(vec![request]);
+    assert!(set[0].verified);
+    h.lines(vec![]);
+    h.cont();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(h.stopped().await.0, "data breakpoint");
+        let (line, total) = (h.frames(MAIN)[0].1, h.var(MAIN, "total").unwrap().value);
+        seen.push((line, total));
+        h.cont();
+    }
+    assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
     assert_eq!(h.terminated().await, 0);
 }
