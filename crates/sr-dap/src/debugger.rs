@@ -20,7 +20,7 @@ use crate::protocol::{
     SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
     Thread, ThreadEvent,
 };
-use crate::snapshot::{Shown, Snapshot};
+use crate::snapshot::{Call, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
 use crate::variables::Handles;
@@ -88,6 +88,8 @@ pub struct Resume {
     pub vars: Vars,
     pub terminate: bool,
     pub answer: Option<String>,
+    /// The model call's request as the user edited it.
+    pub replace: Option<Box<sr_llm::ChatRequest>>,
 }
 
 /// What the client asked a stopped thread to do.
@@ -287,7 +289,9 @@ impl Debugger {
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
-                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer };
+                let edited = stopped.snapshot.call.as_ref().filter(|c| c.edited);
+                let replace = edited.and_then(|c| Call::request(&c.details).ok()).map(Box::new);
+                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, replace };
                 let _ = stopped.resume.send(resume);
             }
         }
@@ -307,7 +311,8 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
-            let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: true, answer: None });
+            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, replace: None };
+            let _ = stopped.resume.send(resume);
         }
     }
 }

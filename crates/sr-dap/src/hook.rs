@@ -93,9 +93,14 @@ impl DebugHook {
         let depth = stepping::depth(step.frames.len(), &step.point);
         let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
         match parked.await {
-            Ok(Resume { vars, terminate, answer }) => {
+            Ok(Resume { vars, terminate, answer, replace }) => {
                 *step.vars = vars;
-                (if terminate { Control::Terminate } else { Control::Continue }, answer)
+                let control = match (terminate, replace) {
+                    (true, _) => Control::Terminate,
+                    (false, Some(request)) => Control::Replace(request),
+                    (false, None) => Control::Continue,
+                };
+                (control, answer)
             }
             // The debugger is gone.
             Err(_) => (Control::Terminate, None),
@@ -267,7 +272,7 @@ fn shown(
     if let Some(call) = &snapshot.call {
         let (file, line, column) = out.first().map_or((None, 1, 1), |f| (f.file, f.line, f.column));
         let scopes = vec![
-            scope("Call", Some("arguments"), Root::Value(Arc::new(call.details.clone()))),
+            scope("Call", Some("arguments"), Root::Call),
             scope("Variables", Some("locals"), Root::Vars),
             scope("Run", None, run.clone()),
         ];

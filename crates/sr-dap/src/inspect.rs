@@ -12,6 +12,7 @@ use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
+use crate::snapshot::Call;
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
@@ -48,6 +49,7 @@ impl Debugger {
         for spec in &frame.scopes {
             let (named, indexed) = match &spec.root {
                 Root::Vars => (Some(stopped.snapshot.vars.len() as i64), None),
+                Root::Call => stopped.snapshot.call.as_ref().map_or((None, None), |c| counts(&c.details)),
                 Root::Value(value) => counts(value),
             };
             let reference =
@@ -71,6 +73,7 @@ impl Debugger {
         let stopped = st.run.stopped.get(&node.thread).ok_or("the thread has moved on")?;
         let container = match &node.root {
             Root::Vars => Container::Vars(&stopped.snapshot.vars),
+            Root::Call => Container::Value(&stopped.snapshot.call.as_ref().ok_or("the call is gone")?.details),
             Root::Value(value) => Container::Value(value),
         };
         let container = container.walk(&node.path).ok_or("the value is gone")?;
@@ -83,7 +86,7 @@ impl Debugger {
                 let evaluate_name = match node.root {
                     Root::Vars if node.path.is_empty() => child_expression(None, &key),
                     Root::Vars => parent.as_deref().and_then(|p| child_expression(Some(p), &key)),
-                    Root::Value(_) => None,
+                    Root::Call | Root::Value(_) => None,
                 };
                 let mut path = node.path.clone();
                 path.push(key.clone());
@@ -138,20 +141,35 @@ impl Debugger {
         })
     }
 
-    /// Sets a variable (or a field or item of one) of a stopped thread; the
-    /// value is a DSL expression or JSON. The thread gets it when it resumes.
+    /// Sets a variable (or a field or item of one) of a stopped thread, or a
+    /// part of the model call it is about to make (which must stay a valid
+    /// request); the value is a DSL expression or JSON. The thread gets it
+    /// when it resumes.
     pub fn set_variable(&self, args: SetVariableArguments) -> Result<SetVariableBody, String> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let node = node(st, args.variables_reference)?;
-        if !matches!(node.root, Root::Vars) {
-            return Err("only the run's variables can be changed".to_string());
-        }
         let stopped = st.run.stopped.get_mut(&node.thread).ok_or("the thread has moved on")?;
-        let vars = &mut stopped.snapshot.vars;
-        let value = parse_value(&args.value, vars)?;
-        variables::set(vars, &node.path, &args.name, value.clone())?;
-        let key = match Container::Vars(vars).walk(&node.path) {
+        let snapshot = &mut stopped.snapshot;
+        let value = parse_value(&args.value, &snapshot.vars)?;
+        let container = match &node.root {
+            Root::Vars => {
+                variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())?;
+                Container::Vars(&snapshot.vars)
+            }
+            Root::Call => {
+                let call = snapshot.call.as_mut().filter(|c| c.editable);
+                let call = call.ok_or("only a model call about to be sent can be changed")?;
+                let mut details = call.details.clone();
+                variables::set_in(&mut details, &node.path, &args.name, value.clone())?;
+                Call::request(&details)?;
+                call.details = details;
+                call.edited = true;
+                Container::Value(&call.details)
+            }
+            Root::Value(_) => return Err("only the run's variables and a model call can be changed".to_string()),
+        };
+        let key = match container.walk(&node.path) {
             Some(Container::Value(Value::Array(_))) => {
                 let index = args.name.trim_matches(['[', ']']).parse().map_err(|_| "not an index")?;
                 Key::Index(index)
@@ -162,7 +180,7 @@ impl Debugger {
         let reference = if is_container(&value) {
             let mut path = node.path.clone();
             path.push(key);
-            st.run.handles.add(Handle::Node(Node { thread: node.thread, root: Root::Vars, path }))
+            st.run.handles.add(Handle::Node(Node { thread: node.thread, root: node.root.clone(), path }))
         } else {
             0
         };

@@ -1,5 +1,6 @@
 //! What a stopped thread shows: its frames and variables copied out of the run, the
-//! call it is about to make, and the frames as the client sees them. Shared by the hook,
+//! call it is about to make (a model call's request can be edited before it
+//! goes), and the frames as the client sees them. Shared by the hook,
 //! which captures it, and the debugger, which keeps it while the thread is parked.
 
 use serde_json::{Value, json};
@@ -21,26 +22,64 @@ pub struct Snapshot {
 pub struct Call {
     pub name: String,
     pub details: Value,
+    /// A model call about to be sent: `setVariable` may change what it sends.
+    pub editable: bool,
+    /// `details` were changed and are what the call sends.
+    pub edited: bool,
+}
+
+impl Call {
+    /// The request `details` describe (a model call's).
+    pub fn request(details: &Value) -> Result<sr_llm::ChatRequest, String> {
+        serde_json::from_value(details.clone()).map_err(|e| format!("the call would not be a valid request: {e}"))
+    }
+}
+
+/// A request as the *Call* scope shows it: every setting present (absent
+/// ones as `null`, no tools as `[]`) so that each can be set, and the caller.
+fn request_details(agent: &str, request: &sr_llm::ChatRequest) -> Value {
+    let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+    if let Some(fields) = details.as_object_mut() {
+        for (key, empty) in [
+            ("system", Value::Null),
+            ("tools", json!([])),
+            ("response_schema", Value::Null),
+            ("temperature", Value::Null),
+            ("max_tokens", Value::Null),
+        ] {
+            fields.entry(key).or_insert(empty);
+        }
+    }
+    details["caller"] = json!(agent);
+    details
 }
 
 impl Snapshot {
     pub fn capture(step: &Step<'_>) -> Snapshot {
         let call = match step.point {
             StepPoint::Statement { .. } => None,
-            StepPoint::ModelCall { agent, request } => {
-                let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
-                details["caller"] = json!(agent);
-                Some(Call { name: format!("model {}", request.model), details })
-            }
+            StepPoint::ModelCall { agent, request } => Some(Call {
+                name: format!("model {}", request.model),
+                details: request_details(agent, request),
+                editable: true,
+                edited: false,
+            }),
             StepPoint::ModelStreaming { agent, request, partial } => {
-                let mut details = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
-                details["caller"] = json!(agent);
+                let mut details = request_details(agent, request);
                 details["reply so far"] = json!(partial);
-                Some(Call { name: format!("model {} (replying)", request.model), details })
+                Some(Call {
+                    name: format!("model {} (replying)", request.model),
+                    details,
+                    editable: false,
+                    edited: false,
+                })
             }
-            StepPoint::ToolCall { tool, args } => {
-                Some(Call { name: format!("tool {tool}"), details: json!({"tool": tool, "args": args}) })
-            }
+            StepPoint::ToolCall { tool, args } => Some(Call {
+                name: format!("tool {tool}"),
+                details: json!({"tool": tool, "args": args}),
+                editable: false,
+                edited: false,
+            }),
         };
         Snapshot { frames: step.frames.to_vec(), vars: step.vars.clone(), call }
     }

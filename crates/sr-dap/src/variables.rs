@@ -37,6 +37,8 @@ pub struct Node {
 pub enum Root {
     /// The run's variables (editable).
     Vars,
+    /// The call the thread is about to make (a model call's is editable).
+    Call,
     /// A value captured at the stop (an exchange, an evaluation result).
     Value(Arc<Value>),
 }
@@ -229,8 +231,15 @@ pub fn set(vars: &mut Vars, path: &[Key], name: &str, new: Value) -> Result<(), 
         return Ok(());
     };
     let Key::Field(first) = first else { return Err(missing()) };
-    let mut current = vars.get_mut(first).ok_or_else(missing)?;
-    for key in rest {
+    set_in(vars.get_mut(first).ok_or_else(missing)?, rest, name, new)
+}
+
+/// Sets child `name` of the container at `path` in `root`. Only existing
+/// children can be set.
+pub fn set_in(root: &mut Value, path: &[Key], name: &str, new: Value) -> Result<(), String> {
+    let missing = || format!("there is no '{name}' here");
+    let mut current = root;
+    for key in path {
         current = match (current, key) {
             (Value::Object(map), Key::Field(field)) => map.get_mut(field),
             (Value::Array(items), Key::Index(i)) => items.get_mut(*i),

@@ -81,11 +81,14 @@ pub struct Failure<'a> {
 }
 
 /// What the run does after the hook returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Control {
     Continue,
     /// Stop the run (the debugger's terminate).
     Terminate,
+    /// At a [`StepPoint::ModelCall`], send this request instead (a debugger's
+    /// edit of the call); elsewhere the same as `Continue`.
+    Replace(Box<sr_llm::ChatRequest>),
 }
 
 pub trait StepHook: Send + Sync {

@@ -287,9 +287,11 @@ impl Runtime {
             point: StepPoint::ModelCall { agent, request: &request },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
-        if self.env.hook.on_step(step).await == Control::Terminate {
-            return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
-        }
+        let request = match self.env.hook.on_step(step).await {
+            Control::Continue => request,
+            Control::Replace(edited) => *edited,
+            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+        };
         th.emitter.emit(Payload::ModelRequest {
             model: request.model.clone(),
             messages: request.messages.len(),
