@@ -20,7 +20,7 @@ use crate::protocol::{
     SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
     Thread, ThreadEvent,
 };
-use crate::snapshot::{Call, Shown, Snapshot};
+use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
 use crate::variables::Handles;
@@ -88,8 +88,8 @@ pub struct Resume {
     pub vars: Vars,
     pub terminate: bool,
     pub answer: Option<String>,
-    /// The model call's request as the user edited it.
-    pub replace: Option<Box<sr_llm::ChatRequest>>,
+    /// The model call's request or reply as the user edited it.
+    pub edit: Option<Edit>,
 }
 
 /// What the client asked a stopped thread to do.
@@ -289,9 +289,8 @@ impl Debugger {
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
-                let edited = stopped.snapshot.call.as_ref().filter(|c| c.edited);
-                let replace = edited.and_then(|c| Call::request(&c.details).ok()).map(Box::new);
-                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, replace };
+                let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
+                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit };
                 let _ = stopped.resume.send(resume);
             }
         }
@@ -311,7 +310,7 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
-            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, replace: None };
+            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None };
             let _ = stopped.resume.send(resume);
         }
     }

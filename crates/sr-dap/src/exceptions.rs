@@ -128,12 +128,14 @@ impl Watch {
                 (ExceptionKind::ToolError, format!("tool '{tool}' failed: {}", failure.message))
             }
             StepPoint::ToolCall { .. } => return None,
-            StepPoint::ModelCall { .. } | StepPoint::ModelStreaming { .. }
+            StepPoint::ModelCall { .. } | StepPoint::ModelReply { .. } | StepPoint::ModelStreaming { .. }
                 if on(ExceptionKind::LlmError) || unhandled && on(ExceptionKind::Uncaught) =>
             {
                 (ExceptionKind::LlmError, failure.message.to_string())
             }
-            StepPoint::ModelCall { .. } | StepPoint::ModelStreaming { .. } => return None,
+            StepPoint::ModelCall { .. } | StepPoint::ModelReply { .. } | StepPoint::ModelStreaming { .. } => {
+                return None;
+            }
             StepPoint::Statement { .. } if unhandled && on(ExceptionKind::Uncaught) => {
                 (ExceptionKind::Uncaught, failure.message.to_string())
             }

@@ -16,7 +16,7 @@ use crate::breakpoints::Verdict;
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, StoppedEvent};
-use crate::snapshot::{ScopeSpec, Shown, Snapshot};
+use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
 use crate::stepping;
 use crate::variables::{Handle, Handles, Root};
@@ -93,11 +93,12 @@ impl DebugHook {
         let depth = stepping::depth(step.frames.len(), &step.point);
         let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
         match parked.await {
-            Ok(Resume { vars, terminate, answer, replace }) => {
+            Ok(Resume { vars, terminate, answer, edit }) => {
                 *step.vars = vars;
-                let control = match (terminate, replace) {
+                let control = match (terminate, edit) {
                     (true, _) => Control::Terminate,
-                    (false, Some(request)) => Control::Replace(request),
+                    (false, Some(Edit::Request(request))) => Control::Replace(request),
+                    (false, Some(Edit::Reply(reply))) => Control::Reply(reply),
                     (false, None) => Control::Continue,
                 };
                 (control, answer)

@@ -158,11 +158,11 @@ impl Debugger {
                 Container::Vars(&snapshot.vars)
             }
             Root::Call => {
-                let call = snapshot.call.as_mut().filter(|c| c.editable);
-                let call = call.ok_or("only a model call about to be sent can be changed")?;
+                let call = snapshot.call.as_mut().and_then(|c| Some((c.editable?, c)));
+                let (kind, call) = call.ok_or("only a model call about to be sent, or its reply, can be changed")?;
                 let mut details = call.details.clone();
                 variables::set_in(&mut details, &node.path, &args.name, value.clone())?;
-                Call::request(&details)?;
+                Call::parse(kind, &details)?;
                 call.details = details;
                 call.edited = true;
                 Container::Value(&call.details)

@@ -22,16 +22,44 @@ pub struct Snapshot {
 pub struct Call {
     pub name: String,
     pub details: Value,
-    /// A model call about to be sent: `setVariable` may change what it sends.
-    pub editable: bool,
-    /// `details` were changed and are what the call sends.
+    /// What `setVariable` may change: a model call's request before it is
+    /// sent, its reply before the agent sees it.
+    pub editable: Option<Editable>,
+    /// `details` were changed and are what the call sends or gives back.
     pub edited: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Editable {
+    Request,
+    Reply,
+}
+
+/// An edited call, for the run.
+#[derive(Debug, Clone)]
+pub enum Edit {
+    Request(Box<sr_llm::ChatRequest>),
+    Reply(Box<sr_llm::ChatResponse>),
+}
+
 impl Call {
-    /// The request `details` describe (a model call's).
-    pub fn request(details: &Value) -> Result<sr_llm::ChatRequest, String> {
-        serde_json::from_value(details.clone()).map_err(|e| format!("the call would not be a valid request: {e}"))
+    /// What `details` make of the call; an error when they would not be a
+    /// valid request or reply.
+    pub fn parse(kind: Editable, details: &Value) -> Result<Edit, String> {
+        match kind {
+            Editable::Request => serde_json::from_value(details.clone())
+                .map(|r| Edit::Request(Box::new(r)))
+                .map_err(|e| format!("the call would not be a valid request: {e}")),
+            Editable::Reply => serde_json::from_value(details.clone())
+                .map(|r| Edit::Reply(Box::new(r)))
+                .map_err(|e| format!("the reply would not be a valid reply: {e}")),
+        }
+    }
+
+    /// The edit to hand to the run, if the user made one.
+    pub fn edit(&self) -> Option<Edit> {
+        let kind = self.editable.filter(|_| self.edited)?;
+        Call::parse(kind, &self.details).ok()
     }
 }
 
@@ -61,23 +89,33 @@ impl Snapshot {
             StepPoint::ModelCall { agent, request } => Some(Call {
                 name: format!("model {}", request.model),
                 details: request_details(agent, request),
-                editable: true,
+                editable: Some(Editable::Request),
                 edited: false,
             }),
+            StepPoint::ModelReply { agent, request, response } => {
+                let mut details = serde_json::to_value(response).unwrap_or_else(|_| json!({}));
+                details["caller"] = json!(agent);
+                Some(Call {
+                    name: format!("model {} (replied)", request.model),
+                    details,
+                    editable: Some(Editable::Reply),
+                    edited: false,
+                })
+            }
             StepPoint::ModelStreaming { agent, request, partial } => {
                 let mut details = request_details(agent, request);
                 details["reply so far"] = json!(partial);
                 Some(Call {
                     name: format!("model {} (replying)", request.model),
                     details,
-                    editable: false,
+                    editable: None,
                     edited: false,
                 })
             }
             StepPoint::ToolCall { tool, args } => Some(Call {
                 name: format!("tool {tool}"),
                 details: json!({"tool": tool, "args": args}),
-                editable: false,
+                editable: None,
                 edited: false,
             }),
         };

@@ -22,6 +22,12 @@ pub enum StepPoint<'a> {
         agent: &'a str,
         request: &'a sr_llm::ChatRequest,
     },
+    /// `agent`'s call got `response`, which the agent has not seen yet.
+    ModelReply {
+        agent: &'a str,
+        request: &'a sr_llm::ChatRequest,
+        response: &'a sr_llm::ChatResponse,
+    },
     /// `agent`'s call is streaming its reply, `partial` so far (nothing yet
     /// before the first byte): the hook interrupted it (see [`StepHook::interrupt`]).
     ModelStreaming {
@@ -89,6 +95,9 @@ pub enum Control {
     /// At a [`StepPoint::ModelCall`], send this request instead (a debugger's
     /// edit of the call); elsewhere the same as `Continue`.
     Replace(Box<sr_llm::ChatRequest>),
+    /// At a [`StepPoint::ModelReply`], the agent gets this reply instead;
+    /// elsewhere the same as `Continue`.
+    Reply(Box<sr_llm::ChatResponse>),
 }
 
 pub trait StepHook: Send + Sync {

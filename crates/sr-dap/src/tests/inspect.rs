@@ -91,6 +91,9 @@ async fn scopes_show_the_call_the_last_exchange_and_the_run() {
     assert!(tool_names.contains(&"\"read_file\"".to_string()), "{tool_names:?}");
     h.step(StepKind::In);
     h.stopped().await;
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test (replied)");
+    h.step(StepKind::In);
+    h.stopped().await;
     let names: Vec<String> = h.frames(MAIN).into_iter().map(|f| f.0).collect();
     assert_eq!(names, ["tool read_file", "agent reader", "flow main"]);
 
@@ -199,12 +202,50 @@ async fn an_edited_model_call_is_what_the_model_gets() {
     // The tool call that follows cannot be edited.
     h.step(StepKind::In);
     h.stopped().await;
+    h.step(StepKind::In);
+    h.stopped().await;
     assert_eq!(h.frames(MAIN)[0].0, "tool read_file");
     let tool_call = h.scope(h.frame_id(MAIN, 0), "Call");
-    assert_eq!(h.set(tool_call, "tool", "\"x\"").unwrap_err(), "only a model call about to be sent can be changed");
+    assert_eq!(
+        h.set(tool_call, "tool", "\"x\"").unwrap_err(),
+        "only a model call about to be sent, or its reply, can be changed"
+    );
     h.cont();
     assert_eq!(h.terminated().await, 0);
     let sent = provider.requests();
     assert_eq!((sent[0].temperature, sent[0].max_tokens), (Some(0.5), Some(99)));
     assert_eq!(sent[1].temperature, None, "the next call is the agent's own");
+}
+
+/// Stopped after a model call, its reply can be replaced before the agent
+/// sees it: here a tool call becomes a final answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_reply_is_what_the_agent_gets() {
+    let provider = std::sync::Arc::new(
+        ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("from the model".into())]).on(
+            instruction_contains("Read files"),
+            vec![Reply::Calls(vec![("read_file".into(), json!({"path": "x"}))])],
+        ),
+    );
+    let mut h = Harness::new(PROGRAM, provider.clone());
+    h.functions(&["reader"]);
+    h.start(false);
+    h.stopped().await;
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test (replied)");
+    let reply = h.scope(h.frame_id(MAIN, 0), "Call");
+    let fields = h.children(reply);
+    let names: Vec<&str> = fields.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["text", "tool_calls", "usage", "finish_reason", "caller"]);
+    assert_eq!(fields[1].indexed_variables, Some(1), "the model asked for read_file");
+    h.set(reply, "text", "\"injected\"").unwrap();
+    h.set(reply, "tool_calls", "[]").unwrap();
+    h.set(reply, "finish_reason", "\"stop\"").unwrap();
+    let refused = h.set(reply, "tool_calls", "3").unwrap_err();
+    assert!(refused.starts_with("the reply would not be a valid reply:"), "{refused}");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    assert_eq!(provider.requests().len(), 1, "no tool ran, no second call");
+    assert!(h.output("console").contains("$answer = injected\n"), "{}", h.output("console"));
 }

@@ -91,10 +91,13 @@ async fn step_in_enters_flows_and_the_agents_turns_and_step_out_leaves_them() {
     h.stopped().await;
     assert_eq!(h.frames(MAIN), [frame("flow main", 21)]);
 
-    // Into the agent: its model call, its tool call, its next model call.
+    // Into the agent: its model call, the reply, its tool call, its next model call.
     h.step(StepKind::In);
     h.stopped().await;
     assert_eq!(h.frames(MAIN), [frame("model openai/test", 9), frame("agent reader", 9), frame("flow main", 21)]);
+    h.step(StepKind::In);
+    h.stopped().await;
+    assert_eq!(at(&h), frame("model openai/test (replied)", 9));
     h.step(StepKind::In);
     h.stopped().await;
     assert_eq!(at(&h), frame("tool read_file", 9));
@@ -116,12 +119,21 @@ async fn step_over_inside_an_agent_goes_turn_by_turn_then_back_to_the_flow() {
     assert_eq!(h.stopped().await.0, "function breakpoint");
     assert_eq!(at(&h), frame("model openai/test", 9));
     let mut path = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         h.step(StepKind::Over);
         h.stopped().await;
         path.push(at(&h));
     }
-    assert_eq!(path, [frame("tool read_file", 9), frame("model openai/test", 9), frame("flow main", 22)]);
+    assert_eq!(
+        path,
+        [
+            frame("model openai/test (replied)", 9),
+            frame("tool read_file", 9),
+            frame("model openai/test", 9),
+            frame("model openai/test (replied)", 9),
+            frame("flow main", 22)
+        ]
+    );
     h.cont();
     h.terminated().await;
 }

@@ -288,7 +288,7 @@ impl Runtime {
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
         let request = match self.env.hook.on_step(step).await {
-            Control::Continue => request,
+            Control::Continue | Control::Reply(_) => request,
             Control::Replace(edited) => *edited,
             Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         };
@@ -315,6 +315,19 @@ impl Runtime {
                     return Err(error);
                 }
             }
+        };
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::ModelReply { agent, request: &request, response: &response },
+            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+        };
+        let response = match self.env.hook.on_step(step).await {
+            Control::Reply(edited) => *edited,
+            Control::Continue | Control::Replace(_) => response,
+            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         };
         let usage = self.charge(th, &request.model, &response.usage);
         th.emitter.emit(Payload::ModelResponse {

@@ -197,7 +197,7 @@ impl Runtime {
             location: Some(location),
         };
         match self.env.hook.on_step(step).await {
-            Control::Continue | Control::Replace(_) => Ok(()),
+            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
             Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         }
     }
@@ -241,7 +241,7 @@ impl Runtime {
         };
         let failure = Failure { message: &error.message, caught: th.guarded > 0 };
         match self.env.hook.on_failure(step, failure).await {
-            Control::Continue | Control::Replace(_) => Ok(()),
+            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
             Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         }
     }
