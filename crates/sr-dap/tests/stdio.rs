@@ -519,3 +519,132 @@ async fn launch_does_not_wait_for_mcp_servers() {
     dap.response(seq).await;
     assert_eq!(dap.exit_code().await, Some(0));
 }
+
+/// Parallel branches over the wire: step in at `parallel do` stops each
+/// branch on its own thread, a step on one leaves the other stopped, and a
+/// failing branch stops on its own thread.
+#[tokio::test]
+async fn parallel_branches_step_and_fail_on_their_own_threads() {
+    let dir = temp("parallel");
+    let source = "streetrace v1\n\nflow main:\n    $a = {x: 0}\n    parallel do\n        $a = {x: 1}\n        $b = 2\n    end\n    \
+                  parallel do\n        $c = 3\n        $d = $a.y\n    end\n    return $a\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
+    assert_eq!(dap.request("stepIn", json!({"threadId": 1})).await["success"], true);
+    let mut stops = Vec::new();
+    for _ in 0..2 {
+        let stopped = dap.event("stopped").await;
+        assert_eq!(
+            (&stopped["body"]["reason"], &stopped["body"]["allThreadsStopped"]),
+            (&json!("step"), &json!(false))
+        );
+        stops.push(stopped["body"]["threadId"].as_i64().unwrap());
+    }
+    stops.sort();
+    assert_eq!(stops, [2, 3]);
+    let threads = dap.request("threads", json!({})).await;
+    let names: Vec<&str> =
+        threads["body"]["threads"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["main", "branch 1", "branch 2"]);
+
+    // `next` on branch 1 (thread 2) ends it; branch 2 (thread 3) stays stopped.
+    let next = dap.request("next", json!({"threadId": 2})).await;
+    assert_eq!(next["body"], Value::Null, "a step has no allThreadsContinued");
+    let exited = dap.event("thread").await;
+    assert_eq!((&exited["body"]["reason"], &exited["body"]["threadId"]), (&json!("exited"), &json!(2)));
+    let trace = dap.request("stackTrace", json!({"threadId": 3})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 7, "still stopped where it was");
+    let single = dap.request("continue", json!({"threadId": 3, "singleThread": true})).await;
+    assert_eq!(single["body"]["allThreadsContinued"], false);
+    let stopped = dap.event("stopped").await;
+    assert_eq!((&stopped["body"]["reason"], &stopped["body"]["threadId"]), (&json!("step"), &json!(1)));
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9, "after the block");
+
+    // The second block's second branch fails: runtime thread 4, DAP thread 5.
+    let all = dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(all["body"]["allThreadsContinued"], true);
+    let stopped = dap.event("stopped").await;
+    assert_eq!((&stopped["body"]["reason"], &stopped["body"]["threadId"]), (&json!("exception"), &json!(5)));
+    assert_eq!(stopped["body"]["text"], "no field 'y' (fields: x)");
+    let trace = dap.request("stackTrace", json!({"threadId": 5})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
+    dap.request("continue", json!({"threadId": 5})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Over the wire: a 1 MB reply in 20,000 deltas is a few output events; a
+/// value over 10,000 characters expands and copies whole; a column
+/// breakpoint stands on the inline statement; two spellings of the file are
+/// one set of breakpoints.
+#[tokio::test(flavor = "multi_thread")]
+async fn long_replies_long_values_columns_and_path_spellings() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("long");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt talk: \"\"\"Talk.\"\"\"\n\n\
+                  flow main:\n    $reply = call llm talk\n    $seen = []\n    for $i in [1, 2] do\n        \
+                  if $i > 1: push len($reply) to $seen\n    end\n    return $seen\n";
+    std::fs::write(dir.join("long.sr"), source).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.join("long.sr"), dir.join("link.sr")).unwrap();
+    let chunk = "y".repeat(49) + " ";
+    let server = MockServer::start().await;
+    server.push(MockReply::chunks(std::iter::repeat_n(chunk.clone(), 20_000)));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "long.sr"})).await;
+    dap.event("initialized").await;
+    let link = dir.join("link.sr");
+    dap.request("setBreakpoints", json!({"source": {"path": link}, "breakpoints": [{"line": 9}]})).await;
+    let dotted = dir.join("sub/../long.sr");
+    let set = dap
+        .request("setBreakpoints", json!({"source": {"path": dotted}, "breakpoints": [{"line": 11, "column": 20}]}))
+        .await;
+    assert_eq!(
+        (&set["body"]["breakpoints"][0]["line"], &set["body"]["breakpoints"][0]["column"]),
+        (&json!(11), &json!(20))
+    );
+    dap.request("configurationDone", json!({})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11, "line 9 was replaced by the other spelling");
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let i = dap.request("evaluate", json!({"expression": "$i", "frameId": frame})).await;
+    assert_eq!(i["body"]["result"], "2", "the `if` ran for 1 without stopping");
+    let stdout = dap.output("stdout");
+    assert_eq!(stdout, chunk.repeat(20_000) + "\n");
+    let batches = dap.transcript.iter().filter(|m| m["event"] == "output" && m["body"]["category"] == "stdout").count();
+    assert!(batches < 1_000, "{batches} output events for 20,000 deltas");
+
+    let reply = dap.request("evaluate", json!({"expression": "$reply", "frameId": frame, "context": "watch"})).await;
+    assert_eq!(reply["body"]["result"].as_str().unwrap().chars().count(), 10_002);
+    assert_eq!(reply["body"]["indexedVariables"], 100);
+    let pieces = dap
+        .request(
+            "variables",
+            json!({"variablesReference": reply["body"]["variablesReference"], "start": 99, "count": 1}),
+        )
+        .await;
+    assert_eq!(pieces["body"]["variables"][0]["name"], "[990000..1000000]");
+    let copied =
+        dap.request("evaluate", json!({"expression": "$reply", "frameId": frame, "context": "clipboard"})).await;
+    assert_eq!(copied["body"]["result"].as_str().unwrap().len(), 1_000_000);
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: [1000000]\n"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}
