@@ -12,6 +12,7 @@ use sr_syntax::TextSize;
 use crate::data::DataBreakpoints;
 use crate::evaluate::{Expression, LogMessage};
 use crate::exceptions::ExceptionKind;
+use crate::prompts::{PromptBreakpoint, prompt_at};
 use crate::protocol::{Breakpoint, FunctionBreakpoint, SourceBreakpoint};
 use crate::source::{Loaded, Positions, canonical, resolve};
 
@@ -152,6 +153,7 @@ pub struct Breakpoints {
     pub lines: Vec<LineBreakpoint>,
     pub named: Vec<NamedBreakpoint>,
     pub data: DataBreakpoints,
+    pub prompts: Vec<PromptBreakpoint>,
 }
 
 impl Breakpoints {
@@ -201,6 +203,7 @@ impl Breakpoints {
     pub fn reset_hits(&mut self) {
         self.lines.iter_mut().for_each(|b| b.trigger.reset());
         self.named.iter_mut().for_each(|b| b.trigger.reset());
+        self.prompts.iter_mut().for_each(|b| b.trigger.reset());
         self.data.watched.iter_mut().for_each(|b| b.trigger.reset());
         self.data.clear_writes();
     }
@@ -210,6 +213,7 @@ impl Breakpoints {
         let file = loaded.and_then(|l| l.file_of(Path::new(&requested.path)));
         if let Some(file) = file {
             self.lines.retain(|b| b.file != file);
+            self.prompts.retain(|b| b.file != file);
         }
         let sites = match (loaded, file) {
             (Some(loaded), Some(file)) => loaded.sites(file),
@@ -244,8 +248,21 @@ impl Breakpoints {
                 }
             };
             let column = request.column.and_then(|c| positions.column_in(c));
-            let Some(site) = positions.line_in(request.line).and_then(|line| resolve(&sites, line, column)) else {
-                out.push(unverified("failed", "no flow or handler statement on this line".to_string()));
+            let line = positions.line_in(request.line);
+            let Some(site) = line.and_then(|line| resolve(&sites, line, column)) else {
+                match line.and_then(|line| prompt_at(&loaded.program, file, line)) {
+                    Some(prompt) => {
+                        self.prompts.push(PromptBreakpoint { id, file, prompt, trigger });
+                        out.push(Breakpoint {
+                            id: Some(id),
+                            verified: true,
+                            source: loaded.source(file),
+                            line: Some(request.line),
+                            ..Breakpoint::default()
+                        });
+                    }
+                    None => out.push(unverified("failed", "no flow or handler statement on this line".to_string())),
+                }
                 continue;
             };
             self.lines.push(LineBreakpoint { id, file, offset: site.offset, line: site.line, trigger });

@@ -18,8 +18,8 @@ use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
-use crate::stepping;
 use crate::variables::{Handle, Handles, Root};
+use crate::{prompts, stepping};
 
 pub struct DebugHook(pub Arc<Debugger>);
 
@@ -123,6 +123,8 @@ pub enum Reason {
     Breakpoint {
         ids: Vec<i64>,
         function: bool,
+        /// What a prompt breakpoint's prompt rendered to.
+        text: Option<String>,
     },
     /// A watched variable was written.
     Data(Vec<i64>),
@@ -164,6 +166,21 @@ impl Debugger {
                 }
             }
         }
+        let mut rendered_text = None;
+        if let StepPoint::ModelCall { agent, request } = step.point {
+            for (prompt, text) in prompts::rendered(step.program, agent, request) {
+                for bp in st.breakpoints.prompts.iter_mut().filter(|b| b.prompt == prompt) {
+                    match bp.trigger.check(vars) {
+                        Verdict::Stop | Verdict::StopFailed(_) => {
+                            ids.push(bp.id);
+                            rendered_text = Some(format!("prompt {prompt}:\n{text}"));
+                        }
+                        Verdict::Log(log) => messages.push((log, None, None)),
+                        Verdict::Skip => {}
+                    }
+                }
+            }
+        }
         let line_hit = !ids.is_empty();
         let data = st.breakpoints.data.hits(thread, vars);
         for frame in stepping::entered(&before, step.frames) {
@@ -191,7 +208,7 @@ impl Debugger {
         let entry = std::mem::take(&mut st.run.entry);
         let reason = match exception {
             Some(exception) => Reason::Exception(exception),
-            None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit },
+            None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit, text: rendered_text },
             None if !data.is_empty() => Reason::Data(data),
             None if stepped => Reason::Step,
             None if st.run.pause => Reason::Pause,
@@ -220,8 +237,8 @@ impl Debugger {
             Reason::Entry => ("entry", None, Vec::new(), None),
             Reason::Step => ("step", None, Vec::new(), None),
             Reason::Pause => ("pause", None, Vec::new(), None),
-            Reason::Breakpoint { ids, function: false } => ("breakpoint", None, ids, None),
-            Reason::Breakpoint { ids, function: true } => ("function breakpoint", None, ids, None),
+            Reason::Breakpoint { ids, function: false, text } => ("breakpoint", text, ids, None),
+            Reason::Breakpoint { ids, function: true, text } => ("function breakpoint", text, ids, None),
             Reason::Data(ids) => ("data breakpoint", None, ids, None),
             Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
         };

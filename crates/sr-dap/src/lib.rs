@@ -7,7 +7,7 @@
 //! - `debugger`: the state shared by requests and the run; `hook` decides
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
-//! - `breakpoints`, `data`, `exceptions`, `stepping`, `variables`, `evaluate`,
+//! - `breakpoints`, `data`, `prompts`, `exceptions`, `stepping`, `variables`, `evaluate`,
 //!   `source`, `output`: one concept each.
 
 mod breakpoints;
@@ -20,6 +20,7 @@ mod hook;
 mod inspect;
 mod launch;
 mod output;
+mod prompts;
 pub mod protocol;
 mod run;
 mod server;

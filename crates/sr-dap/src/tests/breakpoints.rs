@@ -303,3 +303,67 @@ async fn a_data_breakpoint_stops_after_the_variable_is_written() {
     assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
     assert_eq!(h.terminated().await, 0);
 }
+
+/// A breakpoint in a prompt's body stops before each model call that
+/// renders it, with the rendered text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_breakpoint_stops_before_each_call_that_renders_it() {
+    let source = "\
+streetrace v1
+
+model main = openai/test
+
+prompt greet: \"\"\"Say hi
+to ${name}.\"\"\"
+
+flow main:
+    $name = \"Ada\"
+    $a = call llm greet
+    $name = \"Grace\"
+    $b = call llm greet
+    return [$a, $b]
+";
+    let provider = ScriptedProvider::new().always(sr_runtime::scripted::user_says("Say hi"), Reply::Text("hi".into()));
+    let mut h = Harness::new(source, provider);
+    let set = h.lines(vec![line(6), line(3)]);
+    assert_eq!((set[0].verified, set[0].line), (true, Some(6)));
+    assert_eq!(set[1].message.as_deref(), Some("no flow or handler statement on this line"));
+    h.start(false);
+    for name in ["Ada", "Grace"] {
+        let stopped = h.stopped_body().await;
+        assert_eq!(stopped["reason"], "breakpoint");
+        assert_eq!(stopped["description"], format!("prompt greet:\nSay hi\nto {name}."));
+        assert_eq!(stopped["hitBreakpointIds"], json!([set[0].id]));
+        assert_eq!(h.frames(MAIN)[0].0, "model openai/test");
+        h.cont();
+    }
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// An agent's instruction is rendered as the system text of each of its calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_in_an_instruction_stops_at_each_of_the_agents_calls() {
+    let source = "\
+streetrace v1
+
+model main = openai/test
+
+prompt helper: \"\"\"You help.\"\"\"
+
+agent aide:
+    instruction helper
+
+flow main:
+    $a = run agent aide with \"go\"
+    return $a
+";
+    let provider = ScriptedProvider::new().always(instruction_contains("You help"), Reply::Text("ok".into()));
+    let mut h = Harness::new(source, provider);
+    assert!(h.lines(vec![line(5)])[0].verified);
+    h.start(false);
+    let stopped = h.stopped_body().await;
+    assert_eq!(stopped["description"], "prompt helper:\nYou help.");
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}

@@ -124,6 +124,14 @@ impl Harness {
         }
     }
 
+    /// The next stop's event body.
+    pub async fn stopped_body(&mut self) -> Value {
+        match self.event().await {
+            (name, body) if name == "stopped" => body,
+            (name, body) => panic!("expected a stop, got {name} {body}"),
+        }
+    }
+
     /// The next stop: (reason, thread).
     pub async fn stopped(&mut self) -> (String, i64) {
         match self.event().await {
