@@ -1,7 +1,8 @@
 //! The debugger's state, shared by the protocol side (requests) and the run
 //! (the step hook, the event sink). A stopped thread is parked in the hook on
 //! a oneshot channel, with a snapshot of its frames and variables that
-//! requests read and setVariable edits; resuming hands the variables back.
+//! requests read and setVariable edits; resuming hands back the variables,
+//! the answer to an `escalate to human` and an edited model call or reply.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};

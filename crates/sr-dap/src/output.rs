@@ -1,7 +1,7 @@
 //! The run's events in the debug console: model text as it streams
 //! (`stdout`), the lifecycle of flows, agents and calls (`console`), what
 //! needs attention (`important`) and failures (`stderr`). The same sink feeds
-//! the exception watch.
+//! the exception watch (agents' escalations) and data breakpoints (assignments).
 //!
 //! Streamed text goes out in batches, so that a long reply is a few output
 //! events, not one per delta: a batch is sent when it reaches [`BATCH`]
