@@ -24,6 +24,7 @@ use crate::protocol::{
 use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
+use crate::travel::Travel;
 use crate::variables::Handles;
 
 pub struct Debugger {
@@ -39,6 +40,9 @@ pub struct State {
     pub breakpoints: Breakpoints,
     pub watch: Watch,
     pub run: Run,
+    /// Positions where a breakpoint stopped a run of this launch (kept when
+    /// going back in time, for reverse continue).
+    pub breakpoint_stops: Vec<u64>,
 }
 
 /// What one run of the program has going on.
@@ -60,6 +64,11 @@ pub struct Run {
     pub seen: HashMap<u32, Seen>,
     pub stopped: BTreeMap<u32, Stopped>,
     pub handles: Handles,
+    /// Points reached so far (see `travel`), and each thread's last one.
+    pub position: u64,
+    pub at: HashMap<u32, u64>,
+    /// Going back in time: run silently up to this position and stop there.
+    pub travel: Option<Travel>,
 }
 
 /// Facts about the run shown in the "Run" scope.
@@ -76,6 +85,8 @@ pub struct Stopped {
     /// Innermost first, as the client shows them.
     pub frames: Vec<Shown>,
     pub depth: usize,
+    /// The point's position in the run.
+    pub position: u64,
     pub exception: Option<Exception>,
     /// The `escalate to human` message the thread waits on, and the answer
     /// the user gave so far.
@@ -118,6 +129,7 @@ impl Debugger {
                 breakpoints: Breakpoints::default(),
                 watch: Watch::default(),
                 run: Run::default(),
+                breakpoint_stops: Vec::new(),
             }),
             client,
             paused: Notify::new(),
@@ -198,11 +210,15 @@ impl Debugger {
             .collect()
     }
 
-    /// A new run starts: everything about the previous one is forgotten.
-    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool) -> u64 {
+    /// A new run starts: everything about the previous one is forgotten,
+    /// unless it travels back in the previous one's recording.
+    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool, travel: Option<Travel>) -> u64 {
         let mut st = self.lock();
         let generation = st.run.generation + 1;
-        st.run = Run { generation, info, entry: stop_on_entry, ..Run::default() };
+        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, ..Run::default() };
+        if travel.is_none() {
+            st.breakpoint_stops.clear();
+        }
         st.breakpoints.reset_hits();
         st.watch.clear();
         generation

@@ -128,6 +128,8 @@ pub enum Reason {
     },
     /// A watched variable was written.
     Data(Vec<i64>),
+    /// Arrived where going back in time went, as a step or a breakpoint.
+    Travel(&'static str),
     Exception(Exception),
 }
 
@@ -146,6 +148,16 @@ impl Debugger {
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
         let before = st.run.seen.insert(thread, now).unwrap_or(first);
+        st.run.position += 1;
+        let position = st.run.position;
+        st.run.at.insert(thread, position);
+        if let Some(travel) = st.run.travel {
+            if position < travel.to {
+                return Check::Continue;
+            }
+            st.run.travel = None;
+            return Check::Stop(Reason::Travel(travel.reason));
+        }
         let exception = st.watch.take(thread);
 
         let mut ids = Vec::new();
@@ -240,6 +252,7 @@ impl Debugger {
             Reason::Breakpoint { ids, function: false, text } => ("breakpoint", text, ids, None),
             Reason::Breakpoint { ids, function: true, text } => ("function breakpoint", text, ids, None),
             Reason::Data(ids) => ("data breakpoint", None, ids, None),
+            Reason::Travel(reason) => (reason, None, Vec::new(), None),
             Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
         };
         self.client.event(Event::Stopped(StoppedEvent {
@@ -250,9 +263,12 @@ impl Debugger {
             all_threads_stopped: false,
             hit_breakpoint_ids: ids,
         }));
-        st.run
-            .stopped
-            .insert(thread, Stopped { snapshot, frames, depth, exception, question, answer: None, resume: tx });
+        let position = st.run.at.get(&thread).copied().unwrap_or(st.run.position);
+        if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {
+            st.breakpoint_stops.push(position);
+        }
+        let stopped = Stopped { snapshot, frames, depth, position, exception, question, answer: None, resume: tx };
+        st.run.stopped.insert(thread, stopped);
         rx
     }
 }

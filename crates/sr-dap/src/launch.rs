@@ -15,6 +15,7 @@ use sr_runtime::launch::{LaunchSpec, Launched, launch};
 use sr_syntax::LineIndex;
 
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
+use crate::travel::Travel;
 
 /// A program ready to run under the debugger.
 pub struct Launch {
@@ -22,6 +23,12 @@ pub struct Launch {
     pub launched: Launched,
     pub stop_on_entry: bool,
     pub no_debug: bool,
+    /// The run's recording, to go back in time in: the `record` or `replay`
+    /// file, else a temporary file (`temporary`) removed with the session.
+    pub timeline: Option<PathBuf>,
+    pub temporary: bool,
+    /// Going back in time: where this run (a replay of the timeline) stops.
+    pub travel: Option<Travel>,
 }
 
 /// Why a launch failed: a message, and the diagnostics to show.
@@ -53,12 +60,21 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     let mut db = RootDatabase::default();
     let program = sr_runtime::workload::load(&mut db, &path).map_err(|e| compile_error(&path, e.diagnostics))?;
     let defaults = RunOptions::default();
+    let no_debug = args.no_debug.unwrap_or(false);
+    // Every debugged run is recorded, so that it can go back in time.
+    let temporary = args.record.is_none() && args.replay.is_none() && !no_debug;
+    let record = match &args.record {
+        Some(file) => Some(cwd.join(file)),
+        None if temporary => Some(timeline_file()),
+        None => None,
+    };
+    let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
     let spec = LaunchSpec {
         program,
         message: args.prompt.clone().unwrap_or_default(),
         work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
         storage: None,
-        record: args.record.as_deref().map(|file| cwd.join(file)),
+        record: record.clone(),
         replay: args.replay.as_deref().map(|file| cwd.join(file)),
         options: RunOptions {
             default_model: args.model.clone(),
@@ -75,8 +91,18 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     Ok(Launch {
         launched,
         stop_on_entry: args.stop_on_entry.unwrap_or(false),
-        no_debug: args.no_debug.unwrap_or(false),
+        no_debug,
+        timeline,
+        temporary,
+        travel: None,
     })
+}
+
+/// A new temporary file for a run's recording.
+fn timeline_file() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("sr-dap-timeline-{}-{n}.jsonl", std::process::id()))
 }
 
 /// Diagnostics as `file:line:col: error[CODE]: message` lines on stderr.
@@ -124,13 +150,19 @@ mod tests {
             .unwrap();
         let base = serde_json::json!({"program": program, "workDir": dir});
         let args: LaunchArguments = serde_json::from_value(base.clone()).unwrap();
-        let options = prepare(&args).await.unwrap().launched.options;
+        let launch = prepare(&args).await.unwrap();
+        let timeline = launch.timeline.clone().unwrap();
+        assert!(launch.temporary && timeline.starts_with(std::env::temp_dir()), "recorded, to go back in time");
+        std::fs::remove_file(timeline).unwrap();
+        let options = launch.launched.options;
         assert!(!options.allow_host_tools && !options.allow_unsandboxed);
         let mut given = base;
         given["allowHostTools"] = true.into();
         given["allowUnsandboxed"] = true.into();
         let args: LaunchArguments = serde_json::from_value(given).unwrap();
-        let options = prepare(&args).await.unwrap().launched.options;
+        let launch = prepare(&args).await.unwrap();
+        std::fs::remove_file(launch.timeline.unwrap()).unwrap();
+        let options = launch.launched.options;
         assert!(options.allow_host_tools && options.allow_unsandboxed);
     }
 }

@@ -8,7 +8,7 @@
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
 //! - `breakpoints`, `data`, `prompts`, `exceptions`, `stepping`, `variables`, `evaluate`,
-//!   `source`, `output`: one concept each.
+//!   `source`, `output`, `travel`: one concept each.
 
 mod breakpoints;
 mod client;
@@ -27,6 +27,7 @@ mod server;
 mod snapshot;
 mod source;
 mod stepping;
+mod travel;
 mod variables;
 
 #[cfg(test)]

@@ -49,6 +49,10 @@ fn flush(debugger: &Debugger, text: &mut String) {
 
 impl EventSink for Events {
     fn record(&self, event: &Event) {
+        // Going back in time replays the run silently.
+        if self.debugger.lock().run.travel.is_some() {
+            return;
+        }
         // Held while this event's output is queued, so that batches keep their order.
         let mut text = lock(&self.text);
         if let Payload::TextDelta { text: delta } = &event.payload {

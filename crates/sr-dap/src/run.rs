@@ -28,7 +28,7 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
         input: launched.message.clone(),
         invocation: invocation.clone(),
     };
-    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug);
+    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel);
     let hook: Arc<dyn StepHook> =
         if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
     let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone()))])

@@ -4,6 +4,7 @@
 //! `initialize` → `launch` (the program compiles) → `initialized` event →
 //! breakpoints → `configurationDone` → the run starts.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ use crate::protocol::{
 use crate::run::{self, Running};
 use crate::source::Positions;
 use crate::stepping::StepKind;
+use crate::travel::Back;
 use sr_wire::Incoming;
 
 /// How long a terminated run may take to reach its next point before it is aborted.
@@ -80,6 +82,9 @@ where
         }
     }
     session.stop_run(false).await;
+    for file in &session.temporary {
+        let _ = std::fs::remove_file(file);
+    }
     let _ = stop.send(());
     let _ = writer.await;
 }
@@ -110,6 +115,10 @@ struct Session {
     ready: Option<Launch>,
     configured: bool,
     running: Option<Running>,
+    /// The recording of the launch's runs, to go back in time in.
+    timeline: Option<PathBuf>,
+    /// Temporary recordings, removed when the session ends.
+    temporary: Vec<PathBuf>,
 }
 
 impl Session {
@@ -121,6 +130,8 @@ impl Session {
             ready: None,
             configured: false,
             running: None,
+            timeline: None,
+            temporary: Vec::new(),
         }
     }
 
@@ -191,6 +202,8 @@ impl Session {
             Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
             Command::StepIn(args) => self.resume(&request, args, Action::Step(StepKind::In)),
             Command::StepOut(args) => self.resume(&request, args, Action::Step(StepKind::Out)),
+            Command::StepBack(args) => self.travel(&request, args, Back::Step).await,
+            Command::ReverseContinue(args) => self.travel(&request, args, Back::Continue).await,
             Command::Pause(_) => {
                 self.debugger.pause();
                 self.respond(&request, Ok(()));
@@ -259,6 +272,7 @@ impl Session {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
+                self.keep_timeline(&launch);
                 self.ready = Some(launch);
                 self.respond(request, Ok(()));
                 self.client.event(Event::Initialized);
@@ -311,6 +325,41 @@ impl Session {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
+                self.keep_timeline(&launch);
+                self.respond(request, Ok(()));
+                self.running = Some(run::spawn(self.debugger.clone(), launch));
+            }
+            Err(error) => self.fail(request, error),
+        }
+    }
+
+    fn keep_timeline(&mut self, launch: &Launch) {
+        self.timeline = launch.timeline.clone();
+        if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
+            self.temporary.push(file.clone());
+        }
+    }
+
+    /// Goes back in time: the run is replaced by a silent replay of its
+    /// recording up to the position `back` leads to, where it stops.
+    async fn travel(&mut self, request: &Request, args: ThreadArguments, back: Back) {
+        let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
+            return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
+        };
+        let travel = match self.debugger.travel_target(args.thread_id, back) {
+            Ok(travel) => travel,
+            Err(e) => return self.respond(request, Err::<(), _>(e)),
+        };
+        let replay = LaunchArguments {
+            replay: Some(timeline.display().to_string()),
+            record: None,
+            stop_on_entry: Some(false),
+            ..arguments
+        };
+        self.stop_run(true).await;
+        match launch::prepare(&replay).await {
+            Ok(mut launch) => {
+                launch.travel = Some(travel);
                 self.respond(request, Ok(()));
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }
@@ -365,5 +414,6 @@ fn capabilities() -> Capabilities {
         supports_delayed_stack_trace_loading: true,
         supports_single_thread_execution_requests: true,
         supports_data_breakpoints: true,
+        supports_step_back: true,
     }
 }

@@ -648,3 +648,109 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     let seq = dap.send("disconnect", None).await;
     dap.response(seq).await;
 }
+
+/// Going back in time replays the run's recording: no model is called again,
+/// and the variables are those of that moment.
+#[tokio::test(flavor = "multi_thread")]
+async fn step_back_and_reverse_continue_replay_the_run() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("travel");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
+                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
+    std::fs::write(dir.join("travel.sr"), source).unwrap();
+    let program = dir.join("travel.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsStepBack"], true);
+    dap.request("launch", json!({"program": "travel.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 8}, {"line": 11}]}))
+        .await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let where_ = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(where_["body"]["stackFrames"][0]["line"], 11);
+    assert_eq!(server.requests().len(), 1);
+
+    // Back one point: the statement before, `$n` not incremented yet.
+    assert_eq!(dap.request("stepBack", json!({"threadId": 1})).await["success"], true);
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "step");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 10);
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "1");
+    // Back three more: the model's reply, then the call, then `$n = 1`'s line... before it.
+    for line in [9, 9] {
+        dap.request("stepBack", json!({"threadId": 1})).await;
+        dap.event("stopped").await;
+        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+        assert_eq!(trace["body"]["stackFrames"][0]["line"], line);
+    }
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["name"], "model openai/gpt-4o-mini", "before the call");
+    // Reverse continue: the breakpoint on line 8.
+    dap.request("reverseContinue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 8);
+    let back = dap.request("stepBack", json!({"threadId": 1})).await;
+    assert_eq!(back["message"], "this is the first point of the run");
+
+    // Forward again from the recording, to the end.
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert_eq!(server.requests().len(), 1, "the model was called once, by the first run");
+    // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
+    // went on from line 8 to the end.
+    assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Stepping back over a parallel block: the branches' points, each on its
+/// own thread, in the order the run reached them.
+#[tokio::test]
+async fn step_back_over_a_parallel_block() {
+    let dir = temp("travel-parallel");
+    let source = "streetrace v1\n\nflow main:\n    $a = 0\n    parallel do\n        $a = 1\n        $b = 2\n    end\n    \
+                  return {a: $a, b: $b}\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
+    let mut path = Vec::new();
+    let mut thread = 1;
+    for _ in 0..3 {
+        dap.request("stepBack", json!({"threadId": thread})).await;
+        let stopped = dap.event("stopped").await;
+        thread = stopped["body"]["threadId"].as_i64().unwrap();
+        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
+        path.push((thread, trace["body"]["stackFrames"][0]["line"].as_i64().unwrap()));
+    }
+    assert_eq!(path, [(3, 7), (2, 6), (1, 5)], "branch 2, branch 1, then the `parallel do` itself");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let a = dap.request("evaluate", json!({"expression": "$a", "frameId": frame})).await;
+    assert_eq!(a["body"]["result"], "0", "before the block");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: {\"a\":1,\"b\":2}\n"), "{}", dap.output("console"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}

@@ -20,6 +20,7 @@ pub struct Capabilities {
     pub supports_delayed_stack_trace_loading: bool,
     pub supports_single_thread_execution_requests: bool,
     pub supports_data_breakpoints: bool,
+    pub supports_step_back: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -53,6 +53,8 @@ commands! {
     "next" => Next(ThreadArguments),
     "stepIn" => StepIn(ThreadArguments),
     "stepOut" => StepOut(ThreadArguments),
+    "stepBack" => StepBack(ThreadArguments),
+    "reverseContinue" => ReverseContinue(ThreadArguments),
     "pause" => Pause(ThreadArguments),
     "threads" => Threads,
     "stackTrace" => StackTrace(StackTraceArguments),

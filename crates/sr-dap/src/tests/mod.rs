@@ -99,7 +99,8 @@ impl Harness {
             stored: None,
             warnings: Vec::new(),
         };
-        let launch = Launch { launched, stop_on_entry, no_debug: false };
+        let launch =
+            Launch { launched, stop_on_entry, no_debug: false, timeline: None, temporary: false, travel: None };
         crate::run::spawn(self.debugger.clone(), launch);
     }
 

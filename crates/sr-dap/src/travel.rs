@@ -1,0 +1,44 @@
+//! Time travel by replaying the run's recording. Every point of a run (each
+//! statement, model call and reply, tool call) has a position, counted from
+//! 1 in the order the run reaches them. Going back to a position runs the
+//! program again from its recording (no model or tool is called), silently
+//! and without stopping, up to that position, where the thread stops with the
+//! variables of that moment. Going forward from there replays the rest of
+//! the recording; a run that asks for something the recording does not have
+//! (after `setVariable` changed what is sent) fails, naming the request.
+
+use crate::debugger::{Debugger, runtime_thread};
+
+/// Where to go back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Back {
+    /// The point before the thread's.
+    Step,
+    /// The last point before the thread's where a breakpoint stopped, or the
+    /// first point of the run.
+    Continue,
+}
+
+/// A travel under way: the position to stop at, and as what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Travel {
+    pub to: u64,
+    pub reason: &'static str,
+}
+
+impl Debugger {
+    /// The position `back` goes to from where stopped thread `thread_id` is.
+    pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
+        let st = self.lock();
+        let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
+        let here = st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", thread + 1))?.position;
+        match back {
+            Back::Step if here <= 1 => Err("this is the first point of the run".to_string()),
+            Back::Step => Ok(Travel { to: here - 1, reason: "step" }),
+            Back::Continue => Ok(match st.breakpoint_stops.iter().copied().filter(|p| *p < here).max() {
+                Some(to) => Travel { to, reason: "breakpoint" },
+                None => Travel { to: 1, reason: "step" },
+            }),
+        }
+    }
+}
