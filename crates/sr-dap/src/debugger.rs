@@ -43,6 +43,9 @@ pub struct State {
     /// Positions where a breakpoint stopped a run of this launch (kept when
     /// going back in time, for reverse continue).
     pub breakpoint_stops: Vec<u64>,
+    /// The variables a thread resumed with after `setVariable`, by position:
+    /// going back in time sets them again there, as the run had them.
+    pub edits: BTreeMap<u64, Vars>,
 }
 
 /// What one run of the program has going on.
@@ -87,6 +90,8 @@ pub struct Stopped {
     pub depth: usize,
     /// The point's position in the run.
     pub position: u64,
+    /// `setVariable` changed the variables.
+    pub edited: bool,
     pub exception: Option<Exception>,
     /// The `escalate to human` message the thread waits on, and the answer
     /// the user gave so far.
@@ -130,6 +135,7 @@ impl Debugger {
                 watch: Watch::default(),
                 run: Run::default(),
                 breakpoint_stops: Vec::new(),
+                edits: BTreeMap::new(),
             }),
             client,
             paused: Notify::new(),
@@ -216,8 +222,16 @@ impl Debugger {
         let mut st = self.lock();
         let generation = st.run.generation + 1;
         st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, ..Run::default() };
-        if travel.is_none() {
-            st.breakpoint_stops.clear();
+        match travel {
+            None => {
+                st.breakpoint_stops.clear();
+                st.edits.clear();
+            }
+            // What happened after the point gone back to is another future's.
+            Some(travel) => {
+                st.breakpoint_stops.retain(|p| *p <= travel.to);
+                st.edits.retain(|p, _| *p <= travel.to);
+            }
         }
         st.breakpoints.reset_hits();
         st.watch.clear();
@@ -306,6 +320,9 @@ impl Debugger {
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
+                if stopped.edited {
+                    st.edits.insert(stopped.position, stopped.snapshot.vars.clone());
+                }
                 let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
                 let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit };
                 let _ = stopped.resume.send(resume);

@@ -24,9 +24,9 @@ use crate::{prompts, stepping};
 pub struct DebugHook(pub Arc<Debugger>);
 
 impl StepHook for DebugHook {
-    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+    fn on_step<'a>(&'a self, mut step: Step<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
-            match self.0.check(&step) {
+            match self.0.check(&mut step) {
                 Check::Continue => Control::Continue,
                 Check::Terminate => Control::Terminate,
                 Check::Stop(reason) => self.stop(step, reason, None).await.0,
@@ -135,15 +135,15 @@ pub enum Reason {
 
 impl Debugger {
     /// Decides at a point. Conditions, hit counts and logpoints are handled
-    /// here, on the thread's live variables.
-    pub fn check(&self, step: &Step<'_>) -> Check {
+    /// here, on the thread's live variables. Going back in time, a point where
+    /// the user had set variables gets them again.
+    pub fn check(&self, step: &mut Step<'_>) -> Check {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.terminate {
             return Check::Terminate;
         }
         let thread = step.thread;
-        let vars: &Vars = step.vars;
         // A branch starts with its parent's frames: none of them is new.
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
@@ -151,6 +151,10 @@ impl Debugger {
         st.run.position += 1;
         let position = st.run.position;
         st.run.at.insert(thread, position);
+        if let (Some(_), Some(edited)) = (st.run.travel, st.edits.get(&position)) {
+            *step.vars = edited.clone();
+        }
+        let vars: &Vars = step.vars;
         if let Some(travel) = st.run.travel {
             if position < travel.to {
                 return Check::Continue;
@@ -267,7 +271,8 @@ impl Debugger {
         if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {
             st.breakpoint_stops.push(position);
         }
-        let stopped = Stopped { snapshot, frames, depth, position, exception, question, answer: None, resume: tx };
+        let stopped =
+            Stopped { snapshot, frames, depth, position, edited: false, exception, question, answer: None, resume: tx };
         st.run.stopped.insert(thread, stopped);
         rx
     }

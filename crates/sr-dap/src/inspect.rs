@@ -155,6 +155,7 @@ impl Debugger {
         let container = match &node.root {
             Root::Vars => {
                 variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())?;
+                stopped.edited = true;
                 Container::Vars(&snapshot.vars)
             }
             Root::Call => {

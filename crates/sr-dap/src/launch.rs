@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Launched, launch};
+use sr_runtime::launch::{LaunchSpec, Launched, launch, launch_continuing};
 use sr_syntax::LineIndex;
 
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
@@ -47,6 +47,17 @@ impl LaunchError {
 /// Compiles the program and assembles its run the way `sr run` does
 /// (`sr_runtime::launch`), without a session: a debug run is not journaled.
 pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
+    prepare_with(args, None).await
+}
+
+/// Like [`prepare`], for a run that continues `recording` (going back in
+/// time): recorded exchanges are served first, then the run goes live,
+/// recorded to a new temporary timeline.
+pub async fn prepare_continuing(args: &LaunchArguments, recording: String) -> Result<Launch, LaunchError> {
+    prepare_with(args, Some(recording)).await
+}
+
+async fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<Launch, LaunchError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let program = args
         .program
@@ -62,11 +73,11 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     let defaults = RunOptions::default();
     let no_debug = args.no_debug.unwrap_or(false);
     // Every debugged run is recorded, so that it can go back in time.
-    let temporary = args.record.is_none() && args.replay.is_none() && !no_debug;
+    let temporary = continuing.is_some() || args.record.is_none() && args.replay.is_none() && !no_debug;
     let record = match &args.record {
-        Some(file) => Some(cwd.join(file)),
-        None if temporary => Some(timeline_file()),
-        None => None,
+        Some(file) if continuing.is_none() => Some(cwd.join(file)),
+        _ if temporary => Some(timeline_file()),
+        _ => None,
     };
     let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
     let spec = LaunchSpec {
@@ -87,7 +98,11 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
         },
         human: Arc::new(Unattended),
     };
-    let launched = launch(spec).map_err(LaunchError::new)?;
+    let launched = match continuing {
+        Some(recording) => launch_continuing(spec, recording),
+        None => launch(spec),
+    }
+    .map_err(LaunchError::new)?;
     Ok(Launch {
         launched,
         stop_on_entry: args.stop_on_entry.unwrap_or(false),

@@ -341,7 +341,9 @@ impl Session {
     }
 
     /// Goes back in time: the run is replaced by a silent replay of its
-    /// recording up to the position `back` leads to, where it stops.
+    /// recording up to the position `back` leads to, where it stops. A
+    /// launch that replays a recording goes on replaying it; a live one
+    /// continues its recording, then goes live (a fork of the run).
     async fn travel(&mut self, request: &Request, args: ThreadArguments, back: Back) {
         let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
             return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
@@ -350,16 +352,19 @@ impl Session {
             Ok(travel) => travel,
             Err(e) => return self.respond(request, Err::<(), _>(e)),
         };
-        let replay = LaunchArguments {
-            replay: Some(timeline.display().to_string()),
-            record: None,
-            stop_on_entry: Some(false),
-            ..arguments
+        let recording = match std::fs::read_to_string(&timeline) {
+            Ok(text) => text,
+            Err(e) => return self.respond(request, Err::<(), _>(format!("cannot read {}: {e}", timeline.display()))),
         };
+        let offline = arguments.replay.is_some();
+        let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
         self.stop_run(true).await;
-        match launch::prepare(&replay).await {
+        let prepared =
+            if offline { launch::prepare(&again).await } else { launch::prepare_continuing(&again, recording).await };
+        match prepared {
             Ok(mut launch) => {
                 launch.travel = Some(travel);
+                self.keep_timeline(&launch);
                 self.respond(request, Ok(()));
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }

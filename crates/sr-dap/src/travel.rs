@@ -3,9 +3,10 @@
 //! 1 in the order the run reaches them. Going back to a position runs the
 //! program again from its recording (no model or tool is called), silently
 //! and without stopping, up to that position, where the thread stops with the
-//! variables of that moment. Going forward from there replays the rest of
-//! the recording; a run that asks for something the recording does not have
-//! (after `setVariable` changed what is sent) fails, naming the request.
+//! variables of that moment (`setVariable` edits made before it included).
+//! Going forward from there serves what the recording has; the first request
+//! it does not have goes to the model (a fork of a live run, recorded in turn)
+//! or, when the launch replays a recording, fails naming the request.
 
 use crate::debugger::{Debugger, runtime_thread};
 

@@ -754,3 +754,66 @@ async fn step_back_over_a_parallel_block() {
     let seq = dap.send("disconnect", None).await;
     dap.response(seq).await;
 }
+
+/// Going back in a live run, then changing what the model will be asked,
+/// forks the run: the recorded part is served again, the new request goes to
+/// the model, and the fork can itself be gone back in.
+#[tokio::test(flavor = "multi_thread")]
+async fn continuing_from_an_earlier_point_forks_the_run() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("fork");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${n}.\"\"\"\n\n\
+                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
+    std::fs::write(dir.join("fork.sr"), source).unwrap();
+    let program = dir.join("fork.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi 1!"));
+    server.push(MockReply::text("Hi 5!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "fork.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}, {"line": 11}]}))
+        .await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    assert_eq!(server.requests().len(), 1);
+
+    // Back to line 9, before the call; ask about 5 instead of 1.
+    dap.request("reverseContinue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9);
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "n", "value": "5"})).await;
+    assert_eq!(set["success"], true, "{set}");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let greeting = dap.request("evaluate", json!({"expression": "$greeting", "frameId": frame})).await;
+    assert_eq!(greeting["body"]["result"], "\"Hi 5!\"", "a new answer from the model");
+    assert_eq!(server.requests().len(), 2);
+
+    // The fork is recorded too: going back in it calls nothing.
+    dap.request("stepBack", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "5");
+    dap.request("continue", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("stdout").ends_with("Hi 5! 6\n"), "{}", dap.output("stdout"));
+    assert_eq!(server.requests().len(), 2, "nothing was asked again");
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
