@@ -70,6 +70,8 @@ pub struct Run {
     /// Points reached so far (see `travel`), and each thread's last one.
     pub position: u64,
     pub at: HashMap<u32, u64>,
+    /// Each thread's stack: the position where each frame started, outermost first.
+    pub frame_starts: HashMap<u32, Vec<u64>>,
     /// Going back in time: run silently up to this position and stop there.
     pub travel: Option<Travel>,
 }
@@ -90,6 +92,8 @@ pub struct Stopped {
     pub depth: usize,
     /// The point's position in the run.
     pub position: u64,
+    /// The position where each frame of the stack started, outermost first.
+    pub frame_starts: Vec<u64>,
     /// `setVariable` changed the variables.
     pub edited: bool,
     pub exception: Option<Exception>,
@@ -221,7 +225,9 @@ impl Debugger {
     pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool, travel: Option<Travel>) -> u64 {
         let mut st = self.lock();
         let generation = st.run.generation + 1;
-        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, ..Run::default() };
+        let mut handles = std::mem::take(&mut st.run.handles);
+        handles.forget_all();
+        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, handles, ..Run::default() };
         match travel {
             None => {
                 st.breakpoint_stops.clear();

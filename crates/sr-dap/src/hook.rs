@@ -151,6 +151,11 @@ impl Debugger {
         st.run.position += 1;
         let position = st.run.position;
         st.run.at.insert(thread, position);
+        // Where each frame of the thread's stack started, outermost first.
+        let entered = stepping::entered(&before, step.frames).len();
+        let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![position; step.frames.len()]);
+        starts.truncate(step.frames.len() - entered);
+        starts.resize(step.frames.len(), position);
         if let (Some(_), Some(edited)) = (st.run.travel, st.edits.get(&position)) {
             *step.vars = edited.clone();
         }
@@ -268,11 +273,22 @@ impl Debugger {
             hit_breakpoint_ids: ids,
         }));
         let position = st.run.at.get(&thread).copied().unwrap_or(st.run.position);
+        let frame_starts = st.run.frame_starts.get(&thread).cloned().unwrap_or_default();
         if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {
             st.breakpoint_stops.push(position);
         }
-        let stopped =
-            Stopped { snapshot, frames, depth, position, edited: false, exception, question, answer: None, resume: tx };
+        let stopped = Stopped {
+            snapshot,
+            frames,
+            depth,
+            position,
+            frame_starts,
+            edited: false,
+            exception,
+            question,
+            answer: None,
+            resume: tx,
+        };
         st.run.stopped.insert(thread, stopped);
         rx
     }

@@ -202,8 +202,9 @@ impl Session {
             Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
             Command::StepIn(args) => self.resume(&request, args, Action::Step(StepKind::In)),
             Command::StepOut(args) => self.resume(&request, args, Action::Step(StepKind::Out)),
-            Command::StepBack(args) => self.travel(&request, args, Back::Step).await,
-            Command::ReverseContinue(args) => self.travel(&request, args, Back::Continue).await,
+            Command::StepBack(args) => self.travel(&request, args.thread_id, Back::Step).await,
+            Command::ReverseContinue(args) => self.travel(&request, args.thread_id, Back::Continue).await,
+            Command::RestartFrame(args) => self.travel(&request, None, Back::Frame(args.frame_id)).await,
             Command::Pause(_) => {
                 self.debugger.pause();
                 self.respond(&request, Ok(()));
@@ -344,11 +345,11 @@ impl Session {
     /// recording up to the position `back` leads to, where it stops. A
     /// launch that replays a recording goes on replaying it; a live one
     /// continues its recording, then goes live (a fork of the run).
-    async fn travel(&mut self, request: &Request, args: ThreadArguments, back: Back) {
+    async fn travel(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
         let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
             return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
         };
-        let travel = match self.debugger.travel_target(args.thread_id, back) {
+        let travel = match self.debugger.travel_target(thread_id, back) {
             Ok(travel) => travel,
             Err(e) => return self.respond(request, Err::<(), _>(e)),
         };
@@ -420,5 +421,6 @@ fn capabilities() -> Capabilities {
         supports_single_thread_execution_requests: true,
         supports_data_breakpoints: true,
         supports_step_back: true,
+        supports_restart_frame: true,
     }
 }

@@ -80,6 +80,11 @@ impl Handles {
         self.map.get(&id)
     }
 
+    /// None of the handles, numbering on (a new run of the session).
+    pub fn forget_all(&mut self) {
+        self.map.clear();
+    }
+
     /// Forgets the handles of a thread that resumes.
     pub fn release(&mut self, thread: u32) {
         self.map.retain(|_, h| match h {

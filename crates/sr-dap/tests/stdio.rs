@@ -817,3 +817,50 @@ async fn continuing_from_an_earlier_point_forks_the_run() {
     dap.response(seq).await;
     assert_eq!(dap.exit_code().await, Some(0));
 }
+
+/// `restartFrame` goes back to the first point of a frame.
+#[tokio::test]
+async fn restart_frame_goes_back_to_where_the_frame_started() {
+    let dir = temp("restart-frame");
+    let source = "streetrace v1\n\nflow helper:\n    $n = $n + 1\n    $n = $n * 10\n    return $n\n\n\
+                  flow main:\n    $n = 1\n    $r = run helper\n    return $r\n";
+    std::fs::write(dir.join("frames.sr"), source).unwrap();
+    let program = dir.join("frames.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsRestartFrame"], true);
+    dap.request("launch", json!({"program": "frames.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let top = |trace: &Value| {
+        let frame = &trace["body"]["stackFrames"][0];
+        (frame["name"].as_str().unwrap().to_string(), frame["line"].as_i64().unwrap())
+    };
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow helper".to_string(), 5));
+    let helper = trace["body"]["stackFrames"][0]["id"].clone();
+    let main = trace["body"]["stackFrames"][1]["id"].clone();
+    assert_eq!(dap.request("restartFrame", json!({"frameId": helper})).await["success"], true);
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow helper".to_string(), 4));
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "1");
+    let stale = dap.request("restartFrame", json!({"frameId": main})).await;
+    assert_eq!(stale["success"], false, "a frame id from before is gone");
+    let main = trace["body"]["stackFrames"][1]["id"].clone();
+    dap.request("restartFrame", json!({"frameId": main})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow main".to_string(), 9));
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: 20\n"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}

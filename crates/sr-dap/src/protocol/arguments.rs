@@ -167,6 +167,12 @@ pub struct SetVariableArguments {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+pub struct RestartFrameArguments {
+    pub frame_id: i64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct DataBreakpointInfoArguments {
     pub variables_reference: Option<i64>,
     pub name: String,

@@ -21,6 +21,7 @@ pub struct Capabilities {
     pub supports_single_thread_execution_requests: bool,
     pub supports_data_breakpoints: bool,
     pub supports_step_back: bool,
+    pub supports_restart_frame: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

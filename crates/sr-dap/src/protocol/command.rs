@@ -55,6 +55,7 @@ commands! {
     "stepOut" => StepOut(ThreadArguments),
     "stepBack" => StepBack(ThreadArguments),
     "reverseContinue" => ReverseContinue(ThreadArguments),
+    "restartFrame" => RestartFrame(RestartFrameArguments),
     "pause" => Pause(ThreadArguments),
     "threads" => Threads,
     "stackTrace" => StackTrace(StackTraceArguments),
