@@ -148,9 +148,14 @@ impl Debugger {
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
         let before = st.run.seen.insert(thread, now).unwrap_or(first);
-        st.run.position += 1;
-        let position = st.run.position;
-        st.run.at.insert(thread, position);
+        // A pause inside a model call is not a point a replay reaches again:
+        // it keeps the call's position.
+        if !matches!(step.point, StepPoint::ModelStreaming { .. }) {
+            st.run.position += 1;
+            let position = st.run.position;
+            st.run.at.insert(thread, position);
+        }
+        let position = st.run.at.get(&thread).copied().unwrap_or_default();
         // Where each frame of the thread's stack started, outermost first.
         let entered = stepping::entered(&before, step.frames).len();
         let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![position; step.frames.len()]);

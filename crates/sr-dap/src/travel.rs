@@ -1,6 +1,7 @@
 //! Time travel by replaying the run's recording. Every point of a run (each
 //! statement, model call and reply, tool call) has a position, counted from
-//! 1 in the order the run reaches them. Going back to a position runs the
+//! 1 in the order the run reaches them (a pause inside a model call has the
+//! call's). Going back to a position runs the
 //! program again from its recording (no model or tool is called), silently
 //! and without stopping, up to that position, where the thread stops with the
 //! variables of that moment (`setVariable` edits made before it included).
