@@ -6,9 +6,9 @@
 
 use std::collections::HashMap;
 
-use crate::breakpoints::{Breakpoints, Trigger, Verdict};
-use crate::protocol::{Breakpoint, DataBreakpoint};
 use sr_runtime::eval::Vars;
+
+use crate::trigger::{Trigger, Verdict};
 
 /// A verified data breakpoint: writes to `$variable`.
 #[derive(Debug, Clone)]
@@ -56,32 +56,11 @@ impl DataBreakpoints {
     }
 }
 
-impl Breakpoints {
-    /// Replaces the data breakpoints; a `dataId` is a variable's name.
-    pub fn set_data(&mut self, requested: Vec<DataBreakpoint>) -> Vec<Breakpoint> {
-        self.data.watched.clear();
-        let mut out = Vec::new();
-        for request in requested {
-            let id = self.next_id();
-            let variable = request.data_id.trim().trim_start_matches('$').to_string();
-            let trigger = Trigger::new(request.condition.as_deref(), request.hit_condition.as_deref(), None);
-            let valid = !variable.is_empty() && variable.chars().all(|c| c.is_alphanumeric() || c == '_');
-            match (valid, trigger) {
-                (true, Ok(trigger)) => {
-                    self.data.watched.push(Watched { id, variable, trigger });
-                    out.push(Breakpoint { id: Some(id), verified: true, ..Breakpoint::default() });
-                }
-                (false, _) => out.push(Breakpoint::failed(id, format!("'{}' is not a flow variable", request.data_id))),
-                (true, Err(e)) => out.push(Breakpoint::failed(id, e)),
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::breakpoints::Breakpoints;
+    use crate::protocol::DataBreakpoint;
     use serde_json::json;
 
     #[test]

@@ -12,12 +12,12 @@ use sr_runtime::eval::Vars;
 use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::breakpoints::Verdict;
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
+use crate::trigger::Verdict;
 use crate::variables::{Handle, Handles, Root};
 use crate::{prompts, stepping};
 

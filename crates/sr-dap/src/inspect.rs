@@ -13,6 +13,7 @@ use crate::protocol::{
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::snapshot::Call;
+use crate::travel::{Back, Travel};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
@@ -227,6 +228,44 @@ impl Debugger {
             description: exception.description.clone(),
             break_mode: if exception.unhandled { "unhandled" } else { "always" }.to_string(),
         })
+    }
+}
+
+impl Debugger {
+    /// The position `back` goes to from where stopped thread `thread_id` is
+    /// (the frame's thread for [`Back::Frame`]).
+    pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
+        let st = self.lock();
+        let here = || -> Result<u64, String> {
+            let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
+            Ok(st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", thread + 1))?.position)
+        };
+        match back {
+            Back::Step => match here()? {
+                1 => Err("this is the first point of the run".to_string()),
+                here => Ok(Travel { to: here - 1, reason: "step" }),
+            },
+            Back::Continue => {
+                let here = here()?;
+                Ok(match st.breakpoint_stops.iter().copied().filter(|p| *p < here).max() {
+                    Some(to) => Travel { to, reason: "breakpoint" },
+                    None => Travel { to: 1, reason: "step" },
+                })
+            }
+            Back::Frame(id) => {
+                let Some(Handle::Frame { thread, index }) = st.run.handles.get(id) else {
+                    return Err(format!("there is no frame {id} (the thread has moved on)"));
+                };
+                let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
+                // Shown innermost first, a call above the frame that makes it.
+                let call = usize::from(stopped.snapshot.call.is_some());
+                let to = match index.checked_sub(call) {
+                    None => stopped.position,
+                    Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or("the thread has moved on")?,
+                };
+                Ok(Travel { to, reason: "restart" })
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
 //! - `breakpoints`, `data`, `prompts`, `exceptions`, `stepping`, `variables`, `evaluate`,
-//!   `source`, `output`, `travel`: one concept each.
+//!   `source`, `output`, `travel`, `trigger`: one concept each.
 
 mod breakpoints;
 mod client;
@@ -28,6 +28,7 @@ mod snapshot;
 mod source;
 mod stepping;
 mod travel;
+mod trigger;
 mod variables;
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use sr_llm::{ChatRequest, Role};
 use sr_runtime::compile::Compiled;
 use sr_syntax::ast::{AstNode, Item};
 
-use crate::breakpoints::Trigger;
+use crate::trigger::Trigger;
 
 /// A verified prompt breakpoint.
 #[derive(Debug, Clone)]
