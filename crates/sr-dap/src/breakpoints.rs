@@ -1,122 +1,19 @@
-//! Breakpoints: line breakpoints resolved to statements, function breakpoints
-//! on flows and agents, and what decides whether one stops (condition, hit
-//! count) or logs (logpoint). Requests are kept as the client sent them and
-//! resolved again whenever the program is (re)loaded, with the same ids.
+//! Breakpoints: line breakpoints resolved to statements (or prompt bodies),
+//! function breakpoints on flows and agents, data breakpoints. Requests are
+//! kept as the client sent them and resolved again whenever the program is
+//! (re)loaded, with the same ids.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sr_runtime::eval::Vars;
 use sr_syntax::TextSize;
 
-use crate::evaluate::{Expression, LogMessage};
+use crate::data::{DataBreakpoints, Watched};
 use crate::exceptions::ExceptionKind;
-use crate::protocol::{Breakpoint, FunctionBreakpoint, SourceBreakpoint};
-use crate::source::{Loaded, Positions, resolve};
-
-/// `hitCondition`: `N` or `== N`, `>= N`, `> N`, `< N`, `<= N`, `% N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HitCondition {
-    Eq(u64),
-    Ge(u64),
-    Gt(u64),
-    Lt(u64),
-    Le(u64),
-    Every(u64),
-}
-
-impl HitCondition {
-    pub fn parse(text: &str) -> Result<HitCondition, String> {
-        let text = text.trim();
-        let split = text.find(|c: char| c.is_ascii_digit()).unwrap_or(text.len());
-        let (op, number) = text.split_at(split);
-        let n: u64 =
-            number.trim().parse().map_err(|_| format!("hit count `{text}`: expected e.g. `3`, `>= 3`, `% 2`"))?;
-        Ok(match op.trim() {
-            "" | "=" | "==" => HitCondition::Eq(n),
-            ">=" => HitCondition::Ge(n),
-            ">" => HitCondition::Gt(n),
-            "<" => HitCondition::Lt(n),
-            "<=" => HitCondition::Le(n),
-            "%" if n > 0 => HitCondition::Every(n),
-            _ => return Err(format!("hit count `{text}`: expected e.g. `3`, `>= 3`, `% 2`")),
-        })
-    }
-
-    fn stops_at(self, hits: u64) -> bool {
-        match self {
-            HitCondition::Eq(n) => hits == n,
-            HitCondition::Ge(n) => hits >= n,
-            HitCondition::Gt(n) => hits > n,
-            HitCondition::Lt(n) => hits < n,
-            HitCondition::Le(n) => hits <= n,
-            HitCondition::Every(n) => hits.is_multiple_of(n),
-        }
-    }
-}
-
-/// What a breakpoint does when reached.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    Stop,
-    /// The condition failed to evaluate: stop and say why.
-    StopFailed(String),
-    Log(String),
-    Skip,
-}
-
-/// The condition, hit count and log message of a breakpoint, and its hits.
-#[derive(Debug, Clone)]
-pub struct Trigger {
-    condition: Option<Expression>,
-    hit: Option<HitCondition>,
-    log: Option<LogMessage>,
-    hits: u64,
-}
-
-impl Trigger {
-    pub fn new(condition: Option<&str>, hit: Option<&str>, log: Option<&str>) -> Result<Trigger, String> {
-        Ok(Trigger {
-            condition: present(condition).map(Expression::parse).transpose().map_err(|e| format!("condition: {e}"))?,
-            hit: present(hit).map(HitCondition::parse).transpose()?,
-            // A log message is kept as written (spaces matter).
-            log: log.filter(|l| !l.is_empty()).map(LogMessage::parse).transpose()?,
-            hits: 0,
-        })
-    }
-
-    /// Decides at a hit; hits count only when the condition holds.
-    pub fn check(&mut self, vars: &Vars) -> Verdict {
-        let mut failed = None;
-        if let Some(condition) = &self.condition {
-            match condition.eval(vars) {
-                Ok(value) if sr_runtime::value::truthy(&value) => {}
-                Ok(_) => return Verdict::Skip,
-                Err(e) => failed = Some(e),
-            }
-        }
-        self.hits += 1;
-        if let Some(hit) = self.hit
-            && !hit.stops_at(self.hits)
-        {
-            return Verdict::Skip;
-        }
-        match (failed, &self.log) {
-            (Some(e), _) => Verdict::StopFailed(e),
-            (None, Some(log)) => Verdict::Log(log.render(vars)),
-            (None, None) => Verdict::Stop,
-        }
-    }
-
-    fn reset(&mut self) {
-        self.hits = 0;
-    }
-}
-
-/// A field the client sent, unless blank.
-fn present(field: Option<&str>) -> Option<&str> {
-    field.map(str::trim).filter(|s| !s.is_empty())
-}
+use crate::prompts::{PromptBreakpoint, prompt_at};
+use crate::protocol::{Breakpoint, DataBreakpoint, FunctionBreakpoint, SourceBreakpoint};
+use crate::source::{Loaded, Positions, canonical, resolve};
+use crate::trigger::Trigger;
 
 /// A verified line breakpoint: a statement, by file and offset.
 #[derive(Debug, Clone)]
@@ -150,10 +47,12 @@ pub struct Breakpoints {
     functions: Vec<(i64, FunctionBreakpoint)>,
     pub lines: Vec<LineBreakpoint>,
     pub named: Vec<NamedBreakpoint>,
+    pub data: DataBreakpoints,
+    pub prompts: Vec<PromptBreakpoint>,
 }
 
 impl Breakpoints {
-    fn next_id(&mut self) -> i64 {
+    pub fn next_id(&mut self) -> i64 {
         self.last_id += 1;
         self.last_id
     }
@@ -166,7 +65,8 @@ impl Breakpoints {
         requested: Vec<SourceBreakpoint>,
         positions: Positions,
     ) -> Vec<Breakpoint> {
-        let key = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+        // One file under two spellings (a symlink, `..`) is one set of breakpoints.
+        let key = canonical(Path::new(path));
         let breakpoints = requested.into_iter().map(|b| (self.next_id(), b)).collect();
         self.sources.insert(key.clone(), Requested { path: path.to_string(), breakpoints });
         self.resolve_source(loaded, &key, positions)
@@ -194,10 +94,34 @@ impl Breakpoints {
         out
     }
 
+    /// Replaces the data breakpoints; a `dataId` is a variable's name.
+    pub fn set_data(&mut self, requested: Vec<DataBreakpoint>) -> Vec<Breakpoint> {
+        self.data.watched.clear();
+        let mut out = Vec::new();
+        for request in requested {
+            let id = self.next_id();
+            let variable = request.data_id.trim().trim_start_matches('$').to_string();
+            let trigger = Trigger::new(request.condition.as_deref(), request.hit_condition.as_deref(), None);
+            let valid = !variable.is_empty() && variable.chars().all(|c| c.is_alphanumeric() || c == '_');
+            match (valid, trigger) {
+                (true, Ok(trigger)) => {
+                    self.data.watched.push(Watched { id, variable, trigger });
+                    out.push(Breakpoint { id: Some(id), verified: true, ..Breakpoint::default() });
+                }
+                (false, _) => out.push(Breakpoint::failed(id, format!("'{}' is not a flow variable", request.data_id))),
+                (true, Err(e)) => out.push(Breakpoint::failed(id, e)),
+            }
+        }
+        out
+    }
+
     /// Hit counts start again with each run.
     pub fn reset_hits(&mut self) {
         self.lines.iter_mut().for_each(|b| b.trigger.reset());
         self.named.iter_mut().for_each(|b| b.trigger.reset());
+        self.prompts.iter_mut().for_each(|b| b.trigger.reset());
+        self.data.watched.iter_mut().for_each(|b| b.trigger.reset());
+        self.data.clear_writes();
     }
 
     fn resolve_source(&mut self, loaded: Option<&Loaded>, key: &Path, positions: Positions) -> Vec<Breakpoint> {
@@ -205,6 +129,7 @@ impl Breakpoints {
         let file = loaded.and_then(|l| l.file_of(Path::new(&requested.path)));
         if let Some(file) = file {
             self.lines.retain(|b| b.file != file);
+            self.prompts.retain(|b| b.file != file);
         }
         let sites = match (loaded, file) {
             (Some(loaded), Some(file)) => loaded.sites(file),
@@ -238,8 +163,22 @@ impl Breakpoints {
                     continue;
                 }
             };
-            let Some(site) = positions.line_in(request.line).and_then(|line| resolve(&sites, line)) else {
-                out.push(unverified("failed", "no flow or handler statement on this line".to_string()));
+            let column = request.column.and_then(|c| positions.column_in(c));
+            let line = positions.line_in(request.line);
+            let Some(site) = line.and_then(|line| resolve(&sites, line, column)) else {
+                match line.and_then(|line| prompt_at(&loaded.program, file, line)) {
+                    Some(prompt) => {
+                        self.prompts.push(PromptBreakpoint { id, file, prompt, trigger });
+                        out.push(Breakpoint {
+                            id: Some(id),
+                            verified: true,
+                            source: loaded.source(file),
+                            line: Some(request.line),
+                            ..Breakpoint::default()
+                        });
+                    }
+                    None => out.push(unverified("failed", "no flow or handler statement on this line".to_string())),
+                }
                 continue;
             };
             self.lines.push(LineBreakpoint { id, file, offset: site.offset, line: site.line, trigger });
@@ -326,48 +265,6 @@ pub fn exception_filters(filters: &[String]) -> (Vec<ExceptionKind>, Vec<Breakpo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn hit_conditions() {
-        let stops = |text: &str| {
-            let h = HitCondition::parse(text).unwrap();
-            (1..=6).filter(|&n| h.stops_at(n)).collect::<Vec<_>>()
-        };
-        assert_eq!(stops("3"), vec![3]);
-        assert_eq!(stops("== 3"), vec![3]);
-        assert_eq!(stops(">=5"), vec![5, 6]);
-        assert_eq!(stops("> 5"), vec![6]);
-        assert_eq!(stops("<3"), vec![1, 2]);
-        assert_eq!(stops("<= 2"), vec![1, 2]);
-        assert_eq!(stops("% 2"), vec![2, 4, 6]);
-        assert!(HitCondition::parse("% 0").is_err());
-        assert!(HitCondition::parse("often").is_err());
-        assert!(HitCondition::parse("!= 2").is_err());
-    }
-
-    #[test]
-    fn hits_count_only_when_the_condition_holds() {
-        let mut trigger = Trigger::new(Some("$n > 1"), Some("2"), None).unwrap();
-        let at = |n: i64| -> Vars { [("n".to_string(), json!(n))].into_iter().collect() };
-        assert_eq!(trigger.check(&at(1)), Verdict::Skip);
-        assert_eq!(trigger.check(&at(2)), Verdict::Skip, "first hit");
-        assert_eq!(trigger.check(&at(0)), Verdict::Skip);
-        assert_eq!(trigger.check(&at(3)), Verdict::Stop, "second hit");
-        assert_eq!(trigger.check(&at(4)), Verdict::Skip);
-    }
-
-    #[test]
-    fn logpoints_log_and_failing_conditions_stop() {
-        let vars: Vars = [("n".to_string(), json!(7))].into_iter().collect();
-        assert_eq!(Trigger::new(None, None, Some("n is {$n}")).unwrap().check(&vars), Verdict::Log("n is 7".into()));
-        assert_eq!(
-            Trigger::new(Some("$gone"), None, None).unwrap().check(&vars),
-            Verdict::StopFailed("variable '$gone' is not defined".into())
-        );
-        assert!(Trigger::new(Some("1 +"), None, None).unwrap_err().starts_with("condition: cannot read"));
-        assert!(Trigger::new(Some("  "), Some(""), None).is_ok(), "empty fields mean none");
-    }
 
     #[test]
     fn unknown_exception_filters_are_unverified() {

@@ -39,9 +39,6 @@ impl Client {
         if !output.ends_with('\n') && category != "stdout" {
             output.push('\n');
         }
-        self.event(Event::new(
-            "output",
-            OutputEvent { category: category.to_string(), output, source, line, column: None },
-        ));
+        self.event(Event::Output(OutputEvent { category: category.to_string(), output, source, line, column: None }));
     }
 }

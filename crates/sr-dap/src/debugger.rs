@@ -1,33 +1,37 @@
 //! The debugger's state, shared by the protocol side (requests) and the run
 //! (the step hook, the event sink). A stopped thread is parked in the hook on
 //! a oneshot channel, with a snapshot of its frames and variables that
-//! requests read and setVariable edits; resuming hands the variables back.
+//! requests read and setVariable edits; resuming hands back the variables,
+//! the answer to an `escalate to human` and an edited model call or reply.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::json;
 use sr_runtime::RunOutcome;
 use sr_runtime::compile::Compiled;
 use sr_runtime::eval::Vars;
 use sr_runtime::event::RunStatus;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
 use crate::protocol::{
-    Breakpoint, BreakpointLocation, BreakpointLocationsArguments, Event, SetBreakpointsArguments,
-    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint, Thread,
+    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent,
+    SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
+    Thread, ThreadEvent,
 };
-use crate::snapshot::{Shown, Snapshot};
+use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
+use crate::travel::Travel;
 use crate::variables::Handles;
 
 pub struct Debugger {
     state: Mutex<State>,
     pub client: Client,
+    /// Woken at `pause`, to interrupt model calls.
+    pub paused: Notify,
 }
 
 pub struct State {
@@ -36,6 +40,12 @@ pub struct State {
     pub breakpoints: Breakpoints,
     pub watch: Watch,
     pub run: Run,
+    /// Positions where a breakpoint stopped a run of this launch (kept when
+    /// going back in time, for reverse continue).
+    pub breakpoint_stops: Vec<u64>,
+    /// The variables a thread resumed with after `setVariable`, by position:
+    /// going back in time sets them again there, as the run had them.
+    pub edits: BTreeMap<u64, Vars>,
 }
 
 /// What one run of the program has going on.
@@ -57,9 +67,13 @@ pub struct Run {
     pub seen: HashMap<u32, Seen>,
     pub stopped: BTreeMap<u32, Stopped>,
     pub handles: Handles,
-    /// Each thread's last point, for a stop after a failure ended the run
-    /// (kept only while exception breakpoints are on).
-    pub last: HashMap<u32, Snapshot>,
+    /// Points reached so far (see `travel`), and each thread's last one.
+    pub position: u64,
+    pub at: HashMap<u32, u64>,
+    /// Each thread's stack: the position where each frame started, outermost first.
+    pub frame_starts: HashMap<u32, Vec<u64>>,
+    /// Going back in time: run silently up to this position and stop there.
+    pub travel: Option<Travel>,
 }
 
 /// Facts about the run shown in the "Run" scope.
@@ -76,7 +90,17 @@ pub struct Stopped {
     /// Innermost first, as the client shows them.
     pub frames: Vec<Shown>,
     pub depth: usize,
+    /// The point's position in the run.
+    pub position: u64,
+    /// The position where each frame of the stack started, outermost first.
+    pub frame_starts: Vec<u64>,
+    /// `setVariable` changed the variables.
+    pub edited: bool,
     pub exception: Option<Exception>,
+    /// The `escalate to human` message the thread waits on, and the answer
+    /// the user gave so far.
+    pub question: Option<String>,
+    pub answer: Option<String>,
     pub resume: oneshot::Sender<Resume>,
 }
 
@@ -84,6 +108,9 @@ pub struct Stopped {
 pub struct Resume {
     pub vars: Vars,
     pub terminate: bool,
+    pub answer: Option<String>,
+    /// The model call's request or reply as the user edited it.
+    pub edit: Option<Edit>,
 }
 
 /// What the client asked a stopped thread to do.
@@ -111,8 +138,11 @@ impl Debugger {
                 breakpoints: Breakpoints::default(),
                 watch: Watch::default(),
                 run: Run::default(),
+                breakpoint_stops: Vec::new(),
+                edits: BTreeMap::new(),
             }),
             client,
+            paused: Notify::new(),
         })
     }
 
@@ -134,7 +164,7 @@ impl Debugger {
         let changed = st.breakpoints.reload(&loaded, positions);
         st.loaded = Some(loaded);
         for breakpoint in changed {
-            self.client.event(Event::new("breakpoint", json!({"reason": "changed", "breakpoint": breakpoint})));
+            self.client.event(Event::Breakpoint(BreakpointEvent { reason: "changed", breakpoint }));
         }
     }
 
@@ -190,11 +220,25 @@ impl Debugger {
             .collect()
     }
 
-    /// A new run starts: everything about the previous one is forgotten.
-    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool) -> u64 {
+    /// A new run starts: everything about the previous one is forgotten,
+    /// unless it travels back in the previous one's recording.
+    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool, travel: Option<Travel>) -> u64 {
         let mut st = self.lock();
         let generation = st.run.generation + 1;
-        st.run = Run { generation, info, entry: stop_on_entry, ..Run::default() };
+        let mut handles = std::mem::take(&mut st.run.handles);
+        handles.forget_all();
+        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, handles, ..Run::default() };
+        match travel {
+            None => {
+                st.breakpoint_stops.clear();
+                st.edits.clear();
+            }
+            // What happened after the point gone back to is another future's.
+            Some(travel) => {
+                st.breakpoint_stops.retain(|p| *p <= travel.to);
+                st.edits.retain(|p, _| *p <= travel.to);
+            }
+        }
         st.breakpoints.reset_hits();
         st.watch.clear();
         generation
@@ -217,8 +261,8 @@ impl Debugger {
             Some(RunStatus::Paused) => 3,
             Some(RunStatus::Failed) | None => 1,
         };
-        self.client.event(Event::new("exited", json!({"exitCode": code})));
-        self.client.event(Event::bare("terminated"));
+        self.client.event(Event::Exited(ExitedEvent { exit_code: code }));
+        self.client.event(Event::Terminated);
     }
 
     pub fn threads(&self) -> Vec<Thread> {
@@ -229,11 +273,15 @@ impl Debugger {
             .collect()
     }
 
-    /// A parallel branch started or ended.
-    pub fn thread_changed(&self, thread: u32, started: bool) {
+    /// A parallel branch of `parent` started or ended. A branch starts with
+    /// its parent's step in, so stepping into `parallel do` enters every branch.
+    pub fn thread_changed(&self, thread: u32, parent: u32, started: bool) {
         let mut st = self.lock();
         if started {
             st.run.threads.insert(thread);
+            if let Some(step) = st.run.stepping.get(&parent).copied().filter(|s| s.kind == StepKind::In) {
+                st.run.stepping.insert(thread, step);
+            }
         } else {
             st.run.threads.remove(&thread);
             st.run.seen.remove(&thread);
@@ -242,11 +290,13 @@ impl Debugger {
             }
         }
         let reason = if started { "started" } else { "exited" };
-        self.client.event(Event::new("thread", json!({"reason": reason, "threadId": dap_thread(thread)})));
+        self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
     }
 
-    /// Resumes: `continue` every stopped thread (or only `thread` with
-    /// `single`), or step `thread` (the others continue unless `single`).
+    /// Resumes. A step moves only `thread`, whatever `single` says: the
+    /// other threads stay where they are, stopped or running. `continue`
+    /// resumes every stopped thread and cancels every step and the pause, or
+    /// with `single` resumes only `thread` and cancels only its step.
     /// `ack` runs once the request is known to be valid, before any thread
     /// moves, so that the response precedes the events the move causes.
     pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
@@ -258,28 +308,40 @@ impl Debugger {
                     st.run.stopped.get(&t).ok_or_else(|| format!("thread {} is not stopped", dap_thread(t)))?;
                 let step = Stepping { kind, depth: stopped.depth };
                 st.run.stepping.insert(t, step);
-                if single { vec![t] } else { st.run.stopped.keys().copied().collect() }
+                vec![t]
             }
             (Action::Step(_), None) => return Err("a step needs a threadId".to_string()),
-            (Action::Continue, Some(t)) if single => vec![t],
-            (Action::Continue, _) => st.run.stopped.keys().copied().collect(),
+            (Action::Continue, Some(t)) if single => {
+                st.run.stepping.remove(&t);
+                vec![t]
+            }
+            (Action::Continue, _) => {
+                st.run.stepping.clear();
+                st.run.orphan = None;
+                st.run.pause = false;
+                st.run.stopped.keys().copied().collect()
+            }
         };
         ack();
-        if !single {
-            st.run.pause = false;
-        }
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
-                let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: false });
+                if stopped.edited {
+                    st.edits.insert(stopped.position, stopped.snapshot.vars.clone());
+                }
+                let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
+                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit };
+                let _ = stopped.resume.send(resume);
             }
         }
         Ok(())
     }
 
-    /// Every thread stops at its next point (statement, model or tool call).
+    /// Every thread stops at its next point (statement, model or tool call),
+    /// and a thread waiting for a model's reply stops at once.
     pub fn pause(&self) {
         self.lock().run.pause = true;
+        self.paused.notify_waiters();
     }
 
     /// Stops the run: parked threads end now, running ones at their next point.
@@ -288,7 +350,8 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
-            let _ = stopped.resume.send(Resume { vars: stopped.snapshot.vars, terminate: true });
+            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None };
+            let _ = stopped.resume.send(resume);
         }
     }
 }

@@ -1,36 +1,55 @@
-//! Exception breakpoints. The runtime has no hook point for failures, so they
-//! are read from its events: a tool result marked as an error, a model request
-//! that got no response (the provider failed), an escalation. The thread stops
-//! at its next hook point, or after the run when the failure ended it.
+//! Exception breakpoints. The runtime reports failures to the step hook
+//! where they happen (a statement that failed, a model call that failed for
+//! good, a tool call whose result is an error), so the thread stops there,
+//! before anything unwinds. Agents' escalations are read from the events and
+//! stop the thread at its next point. A failure nothing handles stops by
+//! default (the `uncaught` filter), as does `escalate to human`, which is not
+//! a filter: the debugger is the human who answers.
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::Value;
 use sr_runtime::event::{Event, Payload};
+use sr_runtime::hook::{Failure, StepPoint};
 use sr_runtime::value::display;
 
 use crate::protocol::ExceptionBreakpointsFilter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ExceptionKind {
+    /// A failure no `on failure:` block handles: the run ends with it.
+    Uncaught,
+    /// A failure an `on failure:` block handles.
+    Caught,
     ToolError,
     LlmError,
     Escalation,
+    /// `escalate to human`: always a stop, answered from the debug console.
+    Human,
 }
 
 impl ExceptionKind {
-    const ALL: [ExceptionKind; 3] = [ExceptionKind::ToolError, ExceptionKind::LlmError, ExceptionKind::Escalation];
+    const FILTERS: [ExceptionKind; 5] = [
+        ExceptionKind::Uncaught,
+        ExceptionKind::Caught,
+        ExceptionKind::ToolError,
+        ExceptionKind::LlmError,
+        ExceptionKind::Escalation,
+    ];
 
     pub fn id(self) -> &'static str {
         match self {
+            ExceptionKind::Uncaught => "uncaught",
+            ExceptionKind::Caught => "caught",
             ExceptionKind::ToolError => "tool-error",
             ExceptionKind::LlmError => "llm-error",
             ExceptionKind::Escalation => "escalation",
+            ExceptionKind::Human => "human",
         }
     }
 
+    /// The kind of a filter the client can set.
     pub fn from_id(id: &str) -> Option<ExceptionKind> {
-        ExceptionKind::ALL.into_iter().find(|k| k.id() == id)
+        ExceptionKind::FILTERS.into_iter().find(|k| k.id() == id)
     }
 
     /// The filters the client offers.
@@ -39,99 +58,100 @@ impl ExceptionKind {
             filter: kind.id().to_string(),
             label: label.to_string(),
             description: description.to_string(),
-            default: false,
+            default: kind == ExceptionKind::Uncaught,
         };
         vec![
-            filter(ExceptionKind::ToolError, "Tool errors", "Stop after a tool call returns an error"),
-            filter(ExceptionKind::LlmError, "LLM errors", "Stop after a model call fails"),
-            filter(ExceptionKind::Escalation, "Escalations", "Stop after an agent escalates or a flow asks a human"),
+            filter(ExceptionKind::Uncaught, "Uncaught failures", "Stop where a failure nothing handles happens"),
+            filter(
+                ExceptionKind::Caught,
+                "Caught failures",
+                "Stop where a failure an `on failure:` block handles happens",
+            ),
+            filter(ExceptionKind::ToolError, "Tool errors", "Stop at a tool call whose result is an error"),
+            filter(ExceptionKind::LlmError, "LLM errors", "Stop at a model call that failed (after its retries)"),
+            filter(ExceptionKind::Escalation, "Escalations", "Stop after an agent escalates"),
         ]
     }
 }
 
-/// A failure seen in the events, waiting for its thread's next stop.
+/// Why a thread stopped on an exception.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exception {
     pub kind: ExceptionKind,
     pub description: String,
+    /// Nothing handles it: the run ends once the thread goes on.
+    pub unhandled: bool,
 }
 
-/// Failures per thread (runtime thread ids), for the enabled kinds.
-#[derive(Debug, Default)]
+/// The enabled filters, and agents' escalations waiting for their thread's
+/// next point (runtime thread ids).
+#[derive(Debug)]
 pub struct Watch {
     pub enabled: BTreeSet<ExceptionKind>,
     pending: HashMap<u32, Exception>,
-    /// Threads with a model request and no response yet.
-    open_requests: HashMap<u32, String>,
+}
+
+impl Default for Watch {
+    /// Uncaught failures stop until the client says otherwise.
+    fn default() -> Watch {
+        Watch { enabled: [ExceptionKind::Uncaught].into_iter().collect(), pending: HashMap::new() }
+    }
 }
 
 impl Watch {
     pub fn clear(&mut self) {
         self.pending.clear();
-        self.open_requests.clear();
     }
 
     pub fn record(&mut self, event: &Event) {
-        let mut thread = thread_of(&event.path);
-        let exception = match &event.payload {
-            Payload::ModelRequest { model, .. } => {
-                self.open_requests.insert(thread, model.clone());
-                None
-            }
-            Payload::ModelResponse { .. } => {
-                self.open_requests.remove(&thread);
-                None
-            }
-            // The run's failure is reported at its top; the request may be a branch's.
-            Payload::Error { message, .. } => self.open_requests.keys().min().copied().map(|failed| {
-                self.open_requests.remove(&failed);
-                thread = failed;
-                (ExceptionKind::LlmError, message.clone())
-            }),
-            Payload::ToolResult { tool, result, is_error, .. } if tool_failed(result, *is_error) => {
-                let why = result.get("error").unwrap_or(result);
-                Some((ExceptionKind::ToolError, format!("tool '{tool}' failed: {}", display(why))))
-            }
-            Payload::Escalation { agent_name, result, condition_op, condition_value } => Some((
-                ExceptionKind::Escalation,
-                format!("agent '{agent_name}' escalated: {} {condition_op} \"{condition_value}\"", display(result)),
-            )),
-            Payload::HumanInputRequested { message } => {
-                Some((ExceptionKind::Escalation, format!("escalate to human: {message}")))
-            }
-            _ => None,
-        };
-        if let Some((kind, description)) = exception
-            && self.enabled.contains(&kind)
+        if let Payload::Escalation { agent_name, result, condition_op, condition_value } = &event.payload
+            && self.enabled.contains(&ExceptionKind::Escalation)
         {
-            self.pending.insert(thread, Exception { kind, description });
+            let description =
+                format!("agent '{agent_name}' escalated: {} {condition_op} \"{condition_value}\"", display(result));
+            let exception = Exception { kind: ExceptionKind::Escalation, description, unhandled: false };
+            self.pending.insert(thread_of(&event.path), exception);
         }
     }
 
-    /// The failure a thread met since its last hook point. A request still
-    /// open at a hook point failed (a response is always emitted before the
-    /// next one); `$error` says why when an `on failure:` block caught it.
-    pub fn take(&mut self, thread: u32, error: Option<&Value>) -> Option<Exception> {
-        if let Some(model) = self.open_requests.remove(&thread)
-            && self.enabled.contains(&ExceptionKind::LlmError)
-        {
-            let why = error.map(display).unwrap_or_else(|| "no response".to_string());
-            return Some(Exception { kind: ExceptionKind::LlmError, description: format!("model {model}: {why}") });
-        }
+    /// The escalation a thread met since its last point.
+    pub fn take(&mut self, thread: u32) -> Option<Exception> {
         self.pending.remove(&thread)
     }
 
-    /// After the run: the failure that ended it, if any, and its thread.
-    pub fn take_any(&mut self) -> Option<(u32, Exception)> {
-        let thread = self.open_requests.keys().chain(self.pending.keys()).min().copied()?;
-        self.take(thread, None).map(|e| (thread, e))
+    /// Whether a failure reported at `point` stops, and as what.
+    pub fn failure(&self, point: &StepPoint<'_>, failure: Failure<'_>) -> Option<Exception> {
+        let on = |kind| self.enabled.contains(&kind);
+        let unhandled = !failure.caught;
+        let (kind, description) = match point {
+            StepPoint::ToolCall { tool, .. } if on(ExceptionKind::ToolError) => {
+                (ExceptionKind::ToolError, format!("tool '{tool}' failed: {}", failure.message))
+            }
+            StepPoint::ToolCall { .. } => return None,
+            StepPoint::ModelCall { .. } | StepPoint::ModelReply { .. } | StepPoint::ModelStreaming { .. }
+                if on(ExceptionKind::LlmError) || unhandled && on(ExceptionKind::Uncaught) =>
+            {
+                (ExceptionKind::LlmError, failure.message.to_string())
+            }
+            StepPoint::ModelCall { .. } | StepPoint::ModelReply { .. } | StepPoint::ModelStreaming { .. } => {
+                return None;
+            }
+            StepPoint::Statement { .. } if unhandled && on(ExceptionKind::Uncaught) => {
+                (ExceptionKind::Uncaught, failure.message.to_string())
+            }
+            StepPoint::Statement { .. } if failure.caught && on(ExceptionKind::Caught) => {
+                (ExceptionKind::Caught, failure.message.to_string())
+            }
+            StepPoint::Statement { .. } => return None,
+        };
+        Some(Exception { kind, description, unhandled })
     }
 }
 
 /// Whether a tool result is a failure: an error result, or a builtin tool's
 /// `{"result": "failure", "error": …}` answer.
-pub fn tool_failed(result: &Value, is_error: bool) -> bool {
-    is_error || result.get("result").and_then(Value::as_str) == Some("failure")
+pub fn tool_failed(result: &serde_json::Value, is_error: bool) -> bool {
+    is_error || result.get("result").and_then(serde_json::Value::as_str) == Some("failure")
 }
 
 /// The runtime thread an event comes from: its innermost `branch:N`.
@@ -144,62 +164,52 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn event(path: &[&str], payload: Payload) -> Event {
-        Event { seq: 1, invocation_id: "i".into(), path: path.iter().map(|s| s.to_string()).collect(), payload }
-    }
-
     fn watch(kinds: &[ExceptionKind]) -> Watch {
         Watch { enabled: kinds.iter().copied().collect(), ..Watch::default() }
     }
 
-    #[test]
-    fn tool_errors_are_pending_on_their_thread_when_enabled() {
-        let mut w = watch(&[ExceptionKind::ToolError]);
-        let failed =
-            Payload::ToolResult { call_id: "c".into(), tool: "t".into(), result: json!("boom"), is_error: true };
-        w.record(&event(&["flow:main", "branch:3", "agent:a"], failed.clone()));
-        assert_eq!(w.take(0, None), None);
-        assert_eq!(
-            w.take(3, None),
-            Some(Exception { kind: ExceptionKind::ToolError, description: "tool 't' failed: boom".into() })
-        );
-        assert_eq!(w.take(3, None), None, "taken once");
-        let mut off = watch(&[]);
-        off.record(&event(&[], failed));
-        assert_eq!(off.take(0, None), None);
+    fn kind_at(w: &Watch, point: &StepPoint<'_>, caught: bool) -> Option<ExceptionKind> {
+        w.failure(point, Failure { message: "boom", caught }).map(|e| e.kind)
     }
 
     #[test]
-    fn a_request_without_response_is_an_llm_error() {
-        let mut w = watch(&[ExceptionKind::LlmError]);
-        let request = Payload::ModelRequest { model: "m".into(), messages: 1, tools: vec![] };
-        w.record(&event(&[], request.clone()));
-        w.record(&event(
-            &[],
-            Payload::ModelResponse {
-                model: "m".into(),
-                text: "ok".into(),
-                tool_calls: vec![],
-                finish_reason: "stop".into(),
-                usage: Default::default(),
-            },
-        ));
-        assert_eq!(w.take(0, None), None);
-        w.record(&event(&[], request));
-        let e = w.take(0, Some(&json!("model m: 500"))).unwrap();
-        assert_eq!((e.kind, e.description.as_str()), (ExceptionKind::LlmError, "model m: model m: 500"));
+    fn failures_stop_by_filter_and_by_whether_anything_handles_them() {
+        let args = json!({});
+        let request = sr_llm::ChatRequest::new("m", vec![]);
+        let tool = StepPoint::ToolCall { tool: "t", args: &args };
+        let model = StepPoint::ModelCall { agent: "a", request: &request };
+        let default = Watch::default();
+        assert_eq!(kind_at(&default, &tool, true), None, "tool errors are the model's business by default");
+        assert_eq!(kind_at(&default, &model, true), None);
+        assert_eq!(kind_at(&default, &model, false), Some(ExceptionKind::LlmError), "uncaught");
+        let all = watch(&[ExceptionKind::ToolError, ExceptionKind::LlmError, ExceptionKind::Caught]);
+        assert_eq!(
+            all.failure(&tool, Failure { message: "boom", caught: true }),
+            Some(Exception {
+                kind: ExceptionKind::ToolError,
+                description: "tool 't' failed: boom".into(),
+                unhandled: false
+            })
+        );
+        assert_eq!(kind_at(&all, &model, true), Some(ExceptionKind::LlmError));
+        assert_eq!(kind_at(&watch(&[]), &model, false), None, "every filter off");
     }
 
     #[test]
-    fn escalations_and_the_run_ending_failure() {
-        let mut w = watch(&[ExceptionKind::Escalation, ExceptionKind::LlmError]);
-        w.record(&event(&["branch:2"], Payload::HumanInputRequested { message: "approve?".into() }));
-        assert_eq!(w.take_any().map(|(t, e)| (t, e.description)), Some((2, "escalate to human: approve?".into())));
-        w.record(&event(&[], Payload::ModelRequest { model: "m".into(), messages: 1, tools: vec![] }));
-        w.record(&event(&[], Payload::Error { message: "model m: refused".into(), location: None }));
-        assert_eq!(
-            w.take_any().map(|(t, e)| (t, e.kind, e.description)),
-            Some((0, ExceptionKind::LlmError, "model m: refused".into()))
-        );
+    fn escalations_wait_for_their_thread_and_filters_are_known_by_id() {
+        let mut w = watch(&[ExceptionKind::Escalation]);
+        let payload = Payload::Escalation {
+            agent_name: "a".into(),
+            result: json!("help"),
+            condition_op: "==".into(),
+            condition_value: "help".into(),
+        };
+        let path = ["flow:main", "branch:3", "agent:a"].map(String::from).to_vec();
+        w.record(&Event { seq: 1, invocation_id: "i".into(), path, payload });
+        assert_eq!(w.take(0), None);
+        assert_eq!(w.take(3).map(|e| e.description), Some("agent 'a' escalated: help == \"help\"".into()));
+        assert_eq!(w.take(3), None, "taken once");
+        assert_eq!(ExceptionKind::from_id("human"), None, "not a filter");
+        assert_eq!(ExceptionKind::filters().iter().filter(|f| f.default).count(), 1);
     }
 }

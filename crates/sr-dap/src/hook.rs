@@ -1,50 +1,111 @@
 //! The step hook: before every statement, model call and tool call it decides
 //! whether the thread goes on (breakpoints, logpoints, steps, pause, entry,
-//! exceptions) and, when it stops, parks it until the client resumes it.
+//! escalations) and, when it stops, parks it until the client resumes it.
+//! Failures stop where the runtime reports them, and `escalate to human`
+//! stops until the user answers.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::json;
 use sr_runtime::eval::Vars;
-use sr_runtime::hook::{Control, Frame, FrameKind, Step, StepHook, StepPoint};
+use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::breakpoints::Verdict;
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
-use crate::exceptions::Exception;
+use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, StoppedEvent};
-use crate::snapshot::{ScopeSpec, Shown, Snapshot};
+use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
-use crate::stepping;
+use crate::trigger::Verdict;
 use crate::variables::{Handle, Handles, Root};
+use crate::{prompts, stepping};
 
 pub struct DebugHook(pub Arc<Debugger>);
 
 impl StepHook for DebugHook {
-    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+    fn on_step<'a>(&'a self, mut step: Step<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
-            match self.0.check(&step) {
+            match self.0.check(&mut step) {
                 Check::Continue => Control::Continue,
                 Check::Terminate => Control::Terminate,
-                Check::Stop(reason) => {
-                    let depth = stepping::depth(step.frames.len(), &step.point);
-                    let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason);
-                    match parked.await {
-                        Ok(Resume { vars, terminate }) => {
-                            *step.vars = vars;
-                            if terminate { Control::Terminate } else { Control::Continue }
-                        }
-                        // The debugger is gone.
-                        Err(_) => Control::Terminate,
-                    }
-                }
+                Check::Stop(reason) => self.stop(step, reason, None).await.0,
             }
         })
     }
 
-    fn on_thread(&self, thread: u32, started: bool) {
-        self.0.thread_changed(thread, started);
+    /// Completes once `pause` is asked for, so that a model call stops at once.
+    fn interrupt(&self, _thread: u32) -> BoxFuture<'static, ()> {
+        let debugger = self.0.clone();
+        Box::pin(async move {
+            loop {
+                // Created before the check, so a pause between the two is not missed.
+                let paused = debugger.paused.notified();
+                if debugger.lock().run.pause {
+                    return;
+                }
+                paused.await;
+            }
+        })
+    }
+
+    fn on_thread(&self, thread: u32, parent: u32, started: bool) {
+        self.0.thread_changed(thread, parent, started);
+    }
+
+    fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(async move {
+            let exception = {
+                let st = self.0.lock();
+                if st.run.terminate {
+                    return Control::Terminate;
+                }
+                st.watch.failure(&step.point, failure)
+            };
+            match exception {
+                Some(exception) => self.stop(step, Reason::Exception(exception), None).await.0,
+                None => Control::Continue,
+            }
+        })
+    }
+
+    fn on_human<'a>(&'a self, step: Step<'a>, message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if self.0.lock().run.terminate {
+                return None;
+            }
+            let exception = Exception {
+                kind: ExceptionKind::Human,
+                description: format!(
+                    "escalate to human: {message} (answer by evaluating a string in the debug console, then continue)"
+                ),
+                unhandled: false,
+            };
+            self.stop(step, Reason::Exception(exception), Some(message.to_string())).await.1
+        })
+    }
+}
+
+impl DebugHook {
+    /// Parks the thread until the client resumes it; what the run does next,
+    /// and the answer to `question` if the user gave one.
+    async fn stop(&self, step: Step<'_>, reason: Reason, question: Option<String>) -> (Control, Option<String>) {
+        let depth = stepping::depth(step.frames.len(), &step.point);
+        let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
+        match parked.await {
+            Ok(Resume { vars, terminate, answer, edit }) => {
+                *step.vars = vars;
+                let control = match (terminate, edit) {
+                    (true, _) => Control::Terminate,
+                    (false, Some(Edit::Request(request))) => Control::Replace(request),
+                    (false, Some(Edit::Reply(reply))) => Control::Reply(reply),
+                    (false, None) => Control::Continue,
+                };
+                (control, answer)
+            }
+            // The debugger is gone.
+            Err(_) => (Control::Terminate, None),
+        }
     }
 }
 
@@ -59,26 +120,59 @@ pub enum Reason {
     Entry,
     Step,
     Pause,
-    Breakpoint { ids: Vec<i64>, function: bool },
+    Breakpoint {
+        ids: Vec<i64>,
+        function: bool,
+        /// What a prompt breakpoint's prompt rendered to.
+        text: Option<String>,
+    },
+    /// A watched variable was written.
+    Data(Vec<i64>),
+    /// Arrived where going back in time went, as a step or a breakpoint.
+    Travel(&'static str),
     Exception(Exception),
 }
 
 impl Debugger {
     /// Decides at a point. Conditions, hit counts and logpoints are handled
-    /// here, on the thread's live variables.
-    pub fn check(&self, step: &Step<'_>) -> Check {
+    /// here, on the thread's live variables. Going back in time, a point where
+    /// the user had set variables gets them again.
+    pub fn check(&self, step: &mut Step<'_>) -> Check {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.terminate {
             return Check::Terminate;
         }
         let thread = step.thread;
-        let vars: &Vars = step.vars;
         // A branch starts with its parent's frames: none of them is new.
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
         let before = st.run.seen.insert(thread, now).unwrap_or(first);
-        let exception = st.watch.take(thread, vars.get("error"));
+        // A pause inside a model call is not a point a replay reaches again:
+        // it keeps the call's position.
+        if !matches!(step.point, StepPoint::ModelStreaming { .. }) {
+            st.run.position += 1;
+            let position = st.run.position;
+            st.run.at.insert(thread, position);
+        }
+        let position = st.run.at.get(&thread).copied().unwrap_or_default();
+        // Where each frame of the thread's stack started, outermost first.
+        let entered = stepping::entered(&before, step.frames).len();
+        let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![position; step.frames.len()]);
+        starts.truncate(step.frames.len() - entered);
+        starts.resize(step.frames.len(), position);
+        if let (Some(_), Some(edited)) = (st.run.travel, st.edits.get(&position)) {
+            *step.vars = edited.clone();
+        }
+        let vars: &Vars = step.vars;
+        if let Some(travel) = st.run.travel {
+            if position < travel.to {
+                return Check::Continue;
+            }
+            st.run.travel = None;
+            return Check::Stop(Reason::Travel(travel.reason));
+        }
+        let exception = st.watch.take(thread);
 
         let mut ids = Vec::new();
         let mut messages = Vec::new();
@@ -98,7 +192,23 @@ impl Debugger {
                 }
             }
         }
+        let mut rendered_text = None;
+        if let StepPoint::ModelCall { agent, request } = step.point {
+            for (prompt, text) in prompts::rendered(step.program, agent, request) {
+                for bp in st.breakpoints.prompts.iter_mut().filter(|b| b.prompt == prompt) {
+                    match bp.trigger.check(vars) {
+                        Verdict::Stop | Verdict::StopFailed(_) => {
+                            ids.push(bp.id);
+                            rendered_text = Some(format!("prompt {prompt}:\n{text}"));
+                        }
+                        Verdict::Log(log) => messages.push((log, None, None)),
+                        Verdict::Skip => {}
+                    }
+                }
+            }
+        }
         let line_hit = !ids.is_empty();
+        let data = st.breakpoints.data.hits(thread, vars);
         for frame in stepping::entered(&before, step.frames) {
             if !matches!(frame.kind, FrameKind::Flow | FrameKind::Agent) {
                 continue;
@@ -124,16 +234,12 @@ impl Debugger {
         let entry = std::mem::take(&mut st.run.entry);
         let reason = match exception {
             Some(exception) => Reason::Exception(exception),
-            None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit },
+            None if !ids.is_empty() => Reason::Breakpoint { ids, function: !line_hit, text: rendered_text },
+            None if !data.is_empty() => Reason::Data(data),
             None if stepped => Reason::Step,
             None if st.run.pause => Reason::Pause,
             None if entry => Reason::Entry,
-            None => {
-                if !st.watch.enabled.is_empty() {
-                    st.run.last.insert(thread, Snapshot::capture(step));
-                }
-                return Check::Continue;
-            }
+            None => return Check::Continue,
         };
         st.run.stepping.remove(&thread);
         st.run.orphan = None;
@@ -141,53 +247,55 @@ impl Debugger {
     }
 
     /// Parks a thread: records what it shows and tells the client it stopped.
-    pub fn park(&self, thread: u32, snapshot: Snapshot, depth: usize, reason: Reason) -> oneshot::Receiver<Resume> {
+    pub fn park(
+        &self,
+        thread: u32,
+        snapshot: Snapshot,
+        depth: usize,
+        reason: Reason,
+        question: Option<String>,
+    ) -> oneshot::Receiver<Resume> {
         let (tx, rx) = oneshot::channel();
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.watch.enabled.is_empty() {
-            st.run.last.insert(thread, snapshot.clone());
-        }
         let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
         let (reason_text, description, ids, exception) = match reason {
             Reason::Entry => ("entry", None, Vec::new(), None),
             Reason::Step => ("step", None, Vec::new(), None),
             Reason::Pause => ("pause", None, Vec::new(), None),
-            Reason::Breakpoint { ids, function: false } => ("breakpoint", None, ids, None),
-            Reason::Breakpoint { ids, function: true } => ("function breakpoint", None, ids, None),
+            Reason::Breakpoint { ids, function: false, text } => ("breakpoint", text, ids, None),
+            Reason::Breakpoint { ids, function: true, text } => ("function breakpoint", text, ids, None),
+            Reason::Data(ids) => ("data breakpoint", None, ids, None),
+            Reason::Travel(reason) => (reason, None, Vec::new(), None),
             Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
         };
-        self.client.event(Event::new(
-            "stopped",
-            StoppedEvent {
-                reason: reason_text.to_string(),
-                description: description.clone(),
-                thread_id: dap_thread(thread),
-                text: description,
-                all_threads_stopped: false,
-                hit_breakpoint_ids: ids,
-            },
-        ));
-        st.run.stopped.insert(thread, Stopped { snapshot, frames, depth, exception, resume: tx });
-        rx
-    }
-
-    /// After the run: when a failure that exception breakpoints catch ended
-    /// it, the thread stops once more where it last was, until resumed.
-    pub async fn after_run(&self) {
-        let parked = {
-            let mut st = self.lock();
-            if st.run.terminate {
-                return;
-            }
-            st.watch.take_any().map(|(thread, exception)| {
-                let snapshot = st.run.last.remove(&thread).unwrap_or_default();
-                (thread, snapshot, exception)
-            })
-        };
-        if let Some((thread, snapshot, exception)) = parked {
-            let _ = self.park(thread, snapshot, 0, Reason::Exception(exception)).await;
+        self.client.event(Event::Stopped(StoppedEvent {
+            reason: reason_text.to_string(),
+            description: description.clone(),
+            thread_id: dap_thread(thread),
+            text: description,
+            all_threads_stopped: false,
+            hit_breakpoint_ids: ids,
+        }));
+        let position = st.run.at.get(&thread).copied().unwrap_or(st.run.position);
+        let frame_starts = st.run.frame_starts.get(&thread).cloned().unwrap_or_default();
+        if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {
+            st.breakpoint_stops.push(position);
         }
+        let stopped = Stopped {
+            snapshot,
+            frames,
+            depth,
+            position,
+            frame_starts,
+            edited: false,
+            exception,
+            question,
+            answer: None,
+            resume: tx,
+        };
+        st.run.stopped.insert(thread, stopped);
+        rx
     }
 }
 
@@ -224,7 +332,7 @@ fn shown(
     if let Some(call) = &snapshot.call {
         let (file, line, column) = out.first().map_or((None, 1, 1), |f| (f.file, f.line, f.column));
         let scopes = vec![
-            scope("Call", Some("arguments"), Root::Value(Arc::new(call.details.clone()))),
+            scope("Call", Some("arguments"), Root::Call),
             scope("Variables", Some("locals"), Root::Vars),
             scope("Run", None, run.clone()),
         ];

@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use sr_runtime::value::type_name;
+use serde_json::Value;
+use sr_runtime::value::{display, type_name};
 
 use crate::debugger::{Debugger, State, Stopped, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
-    EvaluateArguments, EvaluateResponse, ExceptionInfoResponse, Scope, SetVariableArguments, StackFrame,
-    StackTraceArguments, Variable, VariablesArguments,
+    DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
+    Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
+use crate::snapshot::Call;
+use crate::travel::{Back, Travel};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
@@ -48,6 +50,7 @@ impl Debugger {
         for spec in &frame.scopes {
             let (named, indexed) = match &spec.root {
                 Root::Vars => (Some(stopped.snapshot.vars.len() as i64), None),
+                Root::Call => stopped.snapshot.call.as_ref().map_or((None, None), |c| counts(&c.details)),
                 Root::Value(value) => counts(value),
             };
             let reference =
@@ -71,6 +74,7 @@ impl Debugger {
         let stopped = st.run.stopped.get(&node.thread).ok_or("the thread has moved on")?;
         let container = match &node.root {
             Root::Vars => Container::Vars(&stopped.snapshot.vars),
+            Root::Call => Container::Value(&stopped.snapshot.call.as_ref().ok_or("the call is gone")?.details),
             Root::Value(value) => Container::Value(value),
         };
         let container = container.walk(&node.path).ok_or("the value is gone")?;
@@ -83,19 +87,22 @@ impl Debugger {
                 let evaluate_name = match node.root {
                     Root::Vars if node.path.is_empty() => child_expression(None, &key),
                     Root::Vars => parent.as_deref().and_then(|p| child_expression(Some(p), &key)),
-                    Root::Value(_) => None,
+                    Root::Call | Root::Value(_) => None,
                 };
                 let mut path = node.path.clone();
                 path.push(key.clone());
                 let child = Node { thread: node.thread, root: node.root.clone(), path };
-                variables::variable(&key, value, evaluate_name, || handles.add(Handle::Node(child)))
+                variables::variable(&key, &value, evaluate_name, || handles.add(Handle::Node(child)))
             })
             .collect())
     }
 
     /// Evaluates a DSL expression against the variables of the frame's
     /// thread (all frames of a thread share one namespace); without a frame,
-    /// against the first stopped thread.
+    /// against the thread waiting for a human, else the first stopped one.
+    /// In `clipboard` context the result is the whole value, unabridged.
+    /// In the debug console (`repl`), a string answers the thread's
+    /// `escalate to human`; it goes to the run at the next `continue`.
     pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -104,18 +111,30 @@ impl Debugger {
                 Some(Handle::Frame { thread, .. }) => *thread,
                 _ => return Err(format!("there is no frame {id} (the thread has moved on)")),
             },
-            None => *st.run.stopped.keys().next().ok_or("evaluation needs a stopped thread")?,
+            None => {
+                let asking = st.run.stopped.iter().find(|(_, s)| s.question.is_some()).map(|(t, _)| *t);
+                asking.or(st.run.stopped.keys().next().copied()).ok_or("evaluation needs a stopped thread")?
+            }
         };
-        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
+        let stopped = st.run.stopped.get_mut(&thread).ok_or("evaluation needs a stopped thread")?;
         let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
+        if let (Some("repl"), Value::String(answer), Some(question)) =
+            (args.context.as_deref(), &value, &stopped.question)
+        {
+            stopped.answer = Some(answer.clone());
+            let text = format!("the answer to \"{question}\" is {}; continue to give it to the run", preview(&value));
+            self.client.output("console", text);
+        }
         let (named, indexed) = counts(&value);
         let reference = if is_container(&value) {
             st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
         } else {
             0
         };
+        // Copy Value (`clipboard`) gets the whole value; elsewhere long values are cut.
+        let result = if args.context.as_deref() == Some("clipboard") { display(&value) } else { preview(&value) };
         Ok(EvaluateResponse {
-            result: preview(&value),
+            result,
             kind: type_name(&value).to_string(),
             variables_reference: reference,
             named_variables: named,
@@ -123,20 +142,36 @@ impl Debugger {
         })
     }
 
-    /// Sets a variable (or a field or item of one) of a stopped thread; the
-    /// value is a DSL expression or JSON. The thread gets it when it resumes.
-    pub fn set_variable(&self, args: SetVariableArguments) -> Result<Value, String> {
+    /// Sets a variable (or a field or item of one) of a stopped thread, or a
+    /// part of the model call it is about to make (which must stay a valid
+    /// request); the value is a DSL expression or JSON. The thread gets it
+    /// when it resumes.
+    pub fn set_variable(&self, args: SetVariableArguments) -> Result<SetVariableBody, String> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let node = node(st, args.variables_reference)?;
-        if !matches!(node.root, Root::Vars) {
-            return Err("only the run's variables can be changed".to_string());
-        }
         let stopped = st.run.stopped.get_mut(&node.thread).ok_or("the thread has moved on")?;
-        let vars = &mut stopped.snapshot.vars;
-        let value = parse_value(&args.value, vars)?;
-        variables::set(vars, &node.path, &args.name, value.clone())?;
-        let key = match Container::Vars(vars).walk(&node.path) {
+        let snapshot = &mut stopped.snapshot;
+        let value = parse_value(&args.value, &snapshot.vars)?;
+        let container = match &node.root {
+            Root::Vars => {
+                variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())?;
+                stopped.edited = true;
+                Container::Vars(&snapshot.vars)
+            }
+            Root::Call => {
+                let call = snapshot.call.as_mut().and_then(|c| Some((c.editable?, c)));
+                let (kind, call) = call.ok_or("only a model call about to be sent, or its reply, can be changed")?;
+                let mut details = call.details.clone();
+                variables::set_in(&mut details, &node.path, &args.name, value.clone())?;
+                Call::parse(kind, &details)?;
+                call.details = details;
+                call.edited = true;
+                Container::Value(&call.details)
+            }
+            Root::Value(_) => return Err("only the run's variables and a model call can be changed".to_string()),
+        };
+        let key = match container.walk(&node.path) {
             Some(Container::Value(Value::Array(_))) => {
                 let index = args.name.trim_matches(['[', ']']).parse().map_err(|_| "not an index")?;
                 Key::Index(index)
@@ -147,17 +182,42 @@ impl Debugger {
         let reference = if is_container(&value) {
             let mut path = node.path.clone();
             path.push(key);
-            st.run.handles.add(Handle::Node(Node { thread: node.thread, root: Root::Vars, path }))
+            st.run.handles.add(Handle::Node(Node { thread: node.thread, root: node.root.clone(), path }))
         } else {
             0
         };
-        Ok(json!({
-            "value": preview(&value),
-            "type": type_name(&value),
-            "variablesReference": reference,
-            "namedVariables": named,
-            "indexedVariables": indexed,
-        }))
+        Ok(SetVariableBody {
+            value: preview(&value),
+            kind: type_name(&value).to_string(),
+            variables_reference: reference,
+            named_variables: named,
+            indexed_variables: indexed,
+        })
+    }
+
+    /// A data breakpoint can watch a variable of a *Variables* scope (not a
+    /// field of one, nor a value in another scope).
+    pub fn data_breakpoint_info(&self, args: DataBreakpointInfoArguments) -> DataBreakpointInfoBody {
+        let st = self.lock();
+        let on_variables = match args.variables_reference.and_then(|r| st.run.handles.get(r)) {
+            Some(Handle::Node(Node { root: Root::Vars, path, .. })) => path.is_empty(),
+            _ => false,
+        };
+        let name = args.name.trim_start_matches('$');
+        match on_variables {
+            true => DataBreakpointInfoBody {
+                data_id: Some(name.to_string()),
+                description: format!("${name} is assigned"),
+                access_types: Some(vec!["write".to_string()]),
+                can_persist: true,
+            },
+            false => DataBreakpointInfoBody {
+                data_id: None,
+                description: "only variables of the Variables scope can be watched".to_string(),
+                access_types: None,
+                can_persist: false,
+            },
+        }
     }
 
     pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, String> {
@@ -166,8 +226,46 @@ impl Debugger {
         Ok(ExceptionInfoResponse {
             exception_id: exception.kind.id().to_string(),
             description: exception.description.clone(),
-            break_mode: "always".to_string(),
+            break_mode: if exception.unhandled { "unhandled" } else { "always" }.to_string(),
         })
+    }
+}
+
+impl Debugger {
+    /// The position `back` goes to from where stopped thread `thread_id` is
+    /// (the frame's thread for [`Back::Frame`]).
+    pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
+        let st = self.lock();
+        let here = || -> Result<u64, String> {
+            let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
+            Ok(st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", thread + 1))?.position)
+        };
+        match back {
+            Back::Step => match here()? {
+                1 => Err("this is the first point of the run".to_string()),
+                here => Ok(Travel { to: here - 1, reason: "step" }),
+            },
+            Back::Continue => {
+                let here = here()?;
+                Ok(match st.breakpoint_stops.iter().copied().filter(|p| *p < here).max() {
+                    Some(to) => Travel { to, reason: "breakpoint" },
+                    None => Travel { to: 1, reason: "step" },
+                })
+            }
+            Back::Frame(id) => {
+                let Some(Handle::Frame { thread, index }) = st.run.handles.get(id) else {
+                    return Err(format!("there is no frame {id} (the thread has moved on)"));
+                };
+                let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
+                // Shown innermost first, a call above the frame that makes it.
+                let call = usize::from(stopped.snapshot.call.is_some());
+                let to = match index.checked_sub(call) {
+                    None => stopped.position,
+                    Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or("the thread has moved on")?,
+                };
+                Ok(Travel { to, reason: "restart" })
+            }
+        }
     }
 }
 

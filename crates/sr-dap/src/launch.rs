@@ -1,8 +1,9 @@
 //! `launch`: from the client's configuration to a compiled program and its
 //! run, assembled by the runtime's one composition root as `sr run` does
-//! (live providers, or everything served from a recording; MCP servers
-//! connect on first use). Compile errors come back as output lines that
-//! point at their source.
+//! (live providers, optionally recorded to a cassette, or everything served
+//! from a recording; MCP servers connect on first use, so launching never
+//! waits for one). Compile errors come back as output lines that point at
+//! their source.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,10 +11,11 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Launched, launch};
+use sr_runtime::launch::{LaunchSpec, Launched, launch, launch_continuing};
 use sr_syntax::LineIndex;
 
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
+use crate::travel::Travel;
 
 /// A program ready to run under the debugger.
 pub struct Launch {
@@ -21,6 +23,12 @@ pub struct Launch {
     pub launched: Launched,
     pub stop_on_entry: bool,
     pub no_debug: bool,
+    /// The run's recording, to go back in time in: the `record` or `replay`
+    /// file, else a temporary file (`temporary`) removed with the session.
+    pub timeline: Option<PathBuf>,
+    pub temporary: bool,
+    /// Going back in time: where this run (a replay of the timeline) stops.
+    pub travel: Option<Travel>,
 }
 
 /// Why a launch failed: a message, and the diagnostics to show.
@@ -39,6 +47,17 @@ impl LaunchError {
 /// Compiles the program and assembles its run the way `sr run` does
 /// (`sr_runtime::launch`), without a session: a debug run is not journaled.
 pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
+    prepare_with(args, None).await
+}
+
+/// Like [`prepare`], for a run that continues `recording` (going back in
+/// time): recorded exchanges are served first, then the run goes live,
+/// recorded to a new temporary timeline.
+pub async fn prepare_continuing(args: &LaunchArguments, recording: String) -> Result<Launch, LaunchError> {
+    prepare_with(args, Some(recording)).await
+}
+
+async fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<Launch, LaunchError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let program = args
         .program
@@ -52,12 +71,21 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     let mut db = RootDatabase::default();
     let program = sr_runtime::workload::load(&mut db, &path).map_err(|e| compile_error(&path, e.diagnostics))?;
     let defaults = RunOptions::default();
+    let no_debug = args.no_debug.unwrap_or(false);
+    // Every debugged run is recorded, so that it can go back in time.
+    let temporary = continuing.is_some() || args.record.is_none() && args.replay.is_none() && !no_debug;
+    let record = match &args.record {
+        Some(file) if continuing.is_none() => Some(cwd.join(file)),
+        _ if temporary => Some(timeline_file()),
+        _ => None,
+    };
+    let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
     let spec = LaunchSpec {
         program,
         message: args.prompt.clone().unwrap_or_default(),
         work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
         storage: None,
-        record: None,
+        record: record.clone(),
         replay: args.replay.as_deref().map(|file| cwd.join(file)),
         options: RunOptions {
             default_model: args.model.clone(),
@@ -70,12 +98,26 @@ pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
         },
         human: Arc::new(Unattended),
     };
-    let launched = launch(spec).map_err(LaunchError::new)?;
+    let launched = match continuing {
+        Some(recording) => launch_continuing(spec, recording),
+        None => launch(spec),
+    }
+    .map_err(LaunchError::new)?;
     Ok(Launch {
         launched,
         stop_on_entry: args.stop_on_entry.unwrap_or(false),
-        no_debug: args.no_debug.unwrap_or(false),
+        no_debug,
+        timeline,
+        temporary,
+        travel: None,
     })
+}
+
+/// A new temporary file for a run's recording.
+fn timeline_file() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("sr-dap-timeline-{}-{n}.jsonl", std::process::id()))
 }
 
 /// Diagnostics as `file:line:col: error[CODE]: message` lines on stderr.
@@ -123,13 +165,19 @@ mod tests {
             .unwrap();
         let base = serde_json::json!({"program": program, "workDir": dir});
         let args: LaunchArguments = serde_json::from_value(base.clone()).unwrap();
-        let options = prepare(&args).await.unwrap().launched.options;
+        let launch = prepare(&args).await.unwrap();
+        let timeline = launch.timeline.clone().unwrap();
+        assert!(launch.temporary && timeline.starts_with(std::env::temp_dir()), "recorded, to go back in time");
+        std::fs::remove_file(timeline).unwrap();
+        let options = launch.launched.options;
         assert!(!options.allow_host_tools && !options.allow_unsandboxed);
         let mut given = base;
         given["allowHostTools"] = true.into();
         given["allowUnsandboxed"] = true.into();
         let args: LaunchArguments = serde_json::from_value(given).unwrap();
-        let options = prepare(&args).await.unwrap().launched.options;
+        let launch = prepare(&args).await.unwrap();
+        std::fs::remove_file(launch.timeline.unwrap()).unwrap();
+        let options = launch.launched.options;
         assert!(options.allow_host_tools && options.allow_unsandboxed);
     }
 }

@@ -7,11 +7,12 @@
 //! - `debugger`: the state shared by requests and the run; `hook` decides
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
-//! - `breakpoints`, `exceptions`, `stepping`, `variables`, `evaluate`,
-//!   `source`, `output`: one concept each.
+//! - `breakpoints`, `data`, `prompts`, `exceptions`, `stepping`, `variables`, `evaluate`,
+//!   `source`, `output`, `travel`, `trigger`: one concept each.
 
 mod breakpoints;
 mod client;
+mod data;
 mod debugger;
 mod evaluate;
 mod exceptions;
@@ -19,12 +20,15 @@ mod hook;
 mod inspect;
 mod launch;
 mod output;
+mod prompts;
 pub mod protocol;
 mod run;
 mod server;
 mod snapshot;
 mod source;
 mod stepping;
+mod travel;
+mod trigger;
 mod variables;
 
 #[cfg(test)]

@@ -1,26 +1,85 @@
 //! The run's events in the debug console: model text as it streams
 //! (`stdout`), the lifecycle of flows, agents and calls (`console`), what
 //! needs attention (`important`) and failures (`stderr`). The same sink feeds
-//! the exception watch.
+//! the exception watch (agents' escalations) and data breakpoints (assignments).
+//!
+//! Streamed text goes out in batches, so that a long reply is a few output
+//! events, not one per delta: a batch is sent when it reaches [`BATCH`]
+//! bytes, [`LINGER`] after its first delta, or before any other event.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde_json::Value;
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::value::display;
 
 use crate::debugger::Debugger;
-use crate::exceptions::tool_failed;
+use crate::exceptions::{thread_of, tool_failed};
 
 /// Values in one-line messages are cut to this many characters.
 const SHORT: usize = 200;
 
-pub struct Events(pub Arc<Debugger>);
+/// The most streamed text one output event carries.
+pub const BATCH: usize = 16 * 1024;
+/// How long streamed text waits for more before it is sent.
+pub const LINGER: Duration = Duration::from_millis(20);
+
+pub struct Events {
+    debugger: Arc<Debugger>,
+    /// Streamed text not sent yet.
+    text: Arc<Mutex<String>>,
+}
+
+impl Events {
+    pub fn new(debugger: Arc<Debugger>) -> Events {
+        Events { debugger, text: Arc::default() }
+    }
+}
+
+fn lock(text: &Mutex<String>) -> MutexGuard<'_, String> {
+    text.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn flush(debugger: &Debugger, text: &mut String) {
+    if !text.is_empty() {
+        debugger.client.output("stdout", std::mem::take(text));
+    }
+}
 
 impl EventSink for Events {
     fn record(&self, event: &Event) {
-        let mut st = self.0.lock();
+        // Going back in time replays the run silently.
+        if self.debugger.lock().run.travel.is_some() {
+            return;
+        }
+        // Held while this event's output is queued, so that batches keep their order.
+        let mut text = lock(&self.text);
+        if let Payload::TextDelta { text: delta } = &event.payload {
+            let first = text.is_empty();
+            text.push_str(delta);
+            if text.len() >= BATCH {
+                flush(&self.debugger, &mut text);
+            } else if first {
+                let (debugger, pending) = (self.debugger.clone(), self.text.clone());
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => {
+                        runtime.spawn(async move {
+                            tokio::time::sleep(LINGER).await;
+                            flush(&debugger, &mut lock(&pending));
+                        });
+                    }
+                    Err(_) => flush(&self.debugger, &mut text),
+                }
+            }
+            return;
+        }
+        flush(&self.debugger, &mut text);
+        let mut st = self.debugger.lock();
         st.watch.record(event);
+        if let Payload::StateChange { variable, .. } = &event.payload {
+            st.breakpoints.data.written(thread_of(&event.path), variable);
+        }
         let (source, line) = match &event.payload {
             Payload::Error { location: Some(at), .. } => {
                 let file = st.loaded.as_ref().and_then(|l| {
@@ -32,7 +91,7 @@ impl EventSink for Events {
             _ => (None, None),
         };
         for (category, text) in describe(&event.payload) {
-            self.0.client.output_at(category, text, source.clone(), line);
+            self.debugger.client.output_at(category, text, source.clone(), line);
         }
     }
 }
@@ -43,7 +102,7 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
     match payload {
         Payload::RunStarted { workload, entry, .. } => line("console", format!("run {entry} of {workload}")),
         Payload::RunFinished { status: RunStatus::Completed, result, .. } => {
-            line("console", format!("run completed: {}", result.as_ref().map_or("nothing".into(), short)))
+            line("console", format!("run completed: {}", result.as_ref().map_or("nothing".into(), display)))
         }
         Payload::RunFinished { status: RunStatus::Paused, error, .. } => {
             line("important", format!("run paused: {}", error.as_deref().unwrap_or("waiting")))
@@ -68,7 +127,6 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
         Payload::ModelRequest { model, messages, tools } => {
             line("console", format!("request to {model}: {messages} messages, tools {}", tools.join(", ")))
         }
-        Payload::TextDelta { text } => line("stdout", text.clone()),
         Payload::ModelResponse { model, text, tool_calls, usage, .. } => {
             let mut out = Vec::new();
             if !text.is_empty() {
@@ -111,8 +169,8 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
             "console",
             format!("step {step}: {outcome}{}", message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default()),
         ),
-        // Shown by `run_finished` and the streamed text.
-        Payload::FlowResult { .. } | Payload::LlmResponse { .. } => Vec::new(),
+        // Shown by `run_finished` and the streamed text; deltas are batched by the sink.
+        Payload::FlowResult { .. } | Payload::LlmResponse { .. } | Payload::TextDelta { .. } => Vec::new(),
     }
 }
 
@@ -136,7 +194,7 @@ mod tests {
     #[test]
     fn categories_follow_the_kind_of_event() {
         let categories = |p: Payload| describe(&p).into_iter().map(|(c, _)| c).collect::<Vec<_>>();
-        assert_eq!(categories(Payload::TextDelta { text: "Hel".into() }), vec!["stdout"]);
+        assert!(categories(Payload::TextDelta { text: "Hel".into() }).is_empty(), "batched by the sink");
         assert_eq!(categories(Payload::FlowStarted { flow: "main".into() }), vec!["console"]);
         assert_eq!(categories(Payload::Warning { message: "w".into() }), vec!["important"]);
         assert_eq!(categories(Payload::Error { message: "e".into(), location: None }), vec!["stderr"]);

@@ -28,17 +28,16 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
         input: launched.message.clone(),
         invocation: invocation.clone(),
     };
-    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug);
+    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel);
     let hook: Arc<dyn StepHook> =
         if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
-    let emitter =
-        Emitter::new(invocation, vec![Arc::new(Events(debugger.clone()))]).with_redactor(launched.redactor.clone());
+    let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone()))])
+        .with_redactor(launched.redactor.clone());
     let runtime = Runtime::new(launched.program.clone(), launched.env(hook));
     let (prompt, mcp) = (launched.message, launched.mcp);
     let task = tokio::spawn(async move {
         let outcome = runtime.run(emitter, prompt, Vec::new()).await;
         mcp.close().await;
-        debugger.after_run().await;
         debugger.end_run(generation, Some(&outcome));
     });
     Running { generation, task }

@@ -4,11 +4,11 @@
 //! `initialize` → `launch` (the program compiles) → `initialized` event →
 //! breakpoints → `configurationDone` → the run starts.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::oneshot;
@@ -18,12 +18,14 @@ use crate::debugger::{Action, Debugger};
 use crate::exceptions::ExceptionKind;
 use crate::launch::{self, Launch, LaunchError};
 use crate::protocol::{
-    Capabilities, Event, ExceptionInfoArguments, InitializeArguments, LaunchArguments, NotARequest, Outgoing, Request,
-    Response, RestartArguments, ScopesArguments, ThreadArguments,
+    BreakpointLocationsBody, BreakpointsBody, Capabilities, Command, ContinueBody, Event, LaunchArguments, NotARequest,
+    Outgoing, Request, Response, RestartArguments, ScopesBody, StackTraceBody, ThreadArguments, ThreadsBody,
+    VariablesBody,
 };
 use crate::run::{self, Running};
 use crate::source::Positions;
 use crate::stepping::StepKind;
+use crate::travel::Back;
 use sr_wire::Incoming;
 
 /// How long a terminated run may take to reach its next point before it is aborted.
@@ -80,21 +82,28 @@ where
         }
     }
     session.stop_run(false).await;
+    for file in &session.temporary {
+        let _ = std::fs::remove_file(file);
+    }
     let _ = stop.send(());
     let _ = writer.await;
 }
 
 /// A message as it goes on the wire: `seq` and `type` first, then its fields.
 fn wire(seq: i64, message: Outgoing) -> Value {
-    let (kind, fields) = match message {
-        Outgoing::Response(r) => ("response", serde_json::to_value(r)),
-        Outgoing::Event(e) => ("event", serde_json::to_value(e)),
-    };
-    let mut value = json!({"seq": seq, "type": kind});
-    if let (Some(out), Ok(Value::Object(fields))) = (value.as_object_mut(), fields) {
-        out.extend(fields);
+    match message {
+        Outgoing::Response(r) => {
+            let mut value = json!({"seq": seq, "type": "response"});
+            if let (Some(out), Ok(Value::Object(fields))) = (value.as_object_mut(), serde_json::to_value(r)) {
+                out.extend(fields);
+            }
+            value
+        }
+        Outgoing::Event(event) => match event.body() {
+            Some(body) => json!({"seq": seq, "type": "event", "event": event.name(), "body": body}),
+            None => json!({"seq": seq, "type": "event", "event": event.name()}),
+        },
     }
-    value
 }
 
 struct Session {
@@ -106,6 +115,10 @@ struct Session {
     ready: Option<Launch>,
     configured: bool,
     running: Option<Running>,
+    /// The recording of the launch's runs, to go back in time in.
+    timeline: Option<PathBuf>,
+    /// Temporary recordings, removed when the session ends.
+    temporary: Vec<PathBuf>,
 }
 
 impl Session {
@@ -117,12 +130,14 @@ impl Session {
             ready: None,
             configured: false,
             running: None,
+            timeline: None,
+            temporary: Vec::new(),
         }
     }
 
     /// Handles one message; false when the session is over.
     async fn handle(&mut self, message: Value) -> bool {
-        let request = match Request::from_message(message) {
+        let mut request = match Request::from_message(message) {
             Ok(request) => request,
             Err(NotARequest::Skip(reason)) => {
                 eprintln!("sr-dap: skipped a message: {reason}");
@@ -140,96 +155,98 @@ impl Session {
                 return true;
             }
         };
-        match request.command.as_str() {
-            "initialize" => {
-                let result = arguments::<InitializeArguments>(&request).map(|args| {
-                    self.debugger.set_positions(Positions {
-                        line_base: if args.lines_start_at1.unwrap_or(true) { 1 } else { 0 },
-                        column_base: if args.columns_start_at1.unwrap_or(true) { 1 } else { 0 },
-                    });
-                    capabilities()
-                });
-                self.respond(&request, result);
+        let command = match Command::parse(&request.command, std::mem::take(&mut request.arguments)) {
+            Ok(command) => command,
+            Err(message) => {
+                self.respond(&request, Err::<(), _>(message));
+                return true;
             }
-            "launch" => self.launch(&request).await,
-            "attach" => self.respond(&request, Err::<(), _>("attach is not supported; use launch".to_string())),
-            "configurationDone" => {
+        };
+        match command {
+            Command::Initialize(args) => {
+                self.debugger.set_positions(Positions {
+                    line_base: if args.lines_start_at1.unwrap_or(true) { 1 } else { 0 },
+                    column_base: if args.columns_start_at1.unwrap_or(true) { 1 } else { 0 },
+                });
+                self.respond(&request, Ok(capabilities()));
+            }
+            Command::Launch(args) => self.launch(&request, args).await,
+            Command::Attach => self.respond(&request, Err::<(), _>("attach is not supported; use launch".to_string())),
+            Command::ConfigurationDone => {
                 self.configured = true;
                 self.respond(&request, Ok(()));
                 self.start();
             }
-            "setBreakpoints" => {
-                let result = arguments(&request)
-                    .and_then(|args| self.debugger.set_breakpoints(args))
-                    .map(|breakpoints| json!({"breakpoints": breakpoints}));
+            Command::SetBreakpoints(args) => {
+                let result = self.debugger.set_breakpoints(args).map(|breakpoints| BreakpointsBody { breakpoints });
                 self.respond(&request, result);
             }
-            "setFunctionBreakpoints" => {
-                let result = arguments(&request)
-                    .map(|args| json!({"breakpoints": self.debugger.set_function_breakpoints(args)}));
-                self.respond(&request, result);
+            Command::SetFunctionBreakpoints(args) => {
+                let breakpoints = self.debugger.set_function_breakpoints(args);
+                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
             }
-            "setExceptionBreakpoints" => {
-                let result = arguments(&request)
-                    .map(|args| json!({"breakpoints": self.debugger.set_exception_breakpoints(args)}));
-                self.respond(&request, result);
+            Command::SetExceptionBreakpoints(args) => {
+                let breakpoints = self.debugger.set_exception_breakpoints(args);
+                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
             }
-            "breakpointLocations" => {
-                let result =
-                    arguments(&request).map(|args| json!({"breakpoints": self.debugger.breakpoint_locations(args)}));
-                self.respond(&request, result);
+            Command::BreakpointLocations(args) => {
+                let breakpoints = self.debugger.breakpoint_locations(args);
+                self.respond(&request, Ok(BreakpointLocationsBody { breakpoints }));
             }
-            "continue" => self.resume(&request, Action::Continue),
-            "next" => self.resume(&request, Action::Step(StepKind::Over)),
-            "stepIn" => self.resume(&request, Action::Step(StepKind::In)),
-            "stepOut" => self.resume(&request, Action::Step(StepKind::Out)),
-            "pause" => {
+            Command::DataBreakpointInfo(args) => self.respond(&request, Ok(self.debugger.data_breakpoint_info(args))),
+            Command::SetDataBreakpoints(args) => {
+                let breakpoints = self.debugger.lock().breakpoints.set_data(args.breakpoints);
+                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
+            }
+            Command::Continue(args) => self.resume(&request, args, Action::Continue),
+            Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
+            Command::StepIn(args) => self.resume(&request, args, Action::Step(StepKind::In)),
+            Command::StepOut(args) => self.resume(&request, args, Action::Step(StepKind::Out)),
+            Command::StepBack(args) => self.travel(&request, args.thread_id, Back::Step).await,
+            Command::ReverseContinue(args) => self.travel(&request, args.thread_id, Back::Continue).await,
+            Command::RestartFrame(args) => self.travel(&request, None, Back::Frame(args.frame_id)).await,
+            Command::Pause(_) => {
                 self.debugger.pause();
                 self.respond(&request, Ok(()));
             }
-            "threads" => self.respond(&request, Ok(json!({"threads": self.debugger.threads()}))),
-            "stackTrace" => {
-                let result = arguments(&request)
-                    .and_then(|args| self.debugger.stack_trace(args))
-                    .map(|(frames, total)| json!({"stackFrames": frames, "totalFrames": total}));
+            Command::Threads => self.respond(&request, Ok(ThreadsBody { threads: self.debugger.threads() })),
+            Command::StackTrace(args) => {
+                let result = self
+                    .debugger
+                    .stack_trace(args)
+                    .map(|(stack_frames, total_frames)| StackTraceBody { stack_frames, total_frames });
                 self.respond(&request, result);
             }
-            "scopes" => {
-                let result = arguments::<ScopesArguments>(&request)
-                    .and_then(|args| self.debugger.scopes(args.frame_id))
-                    .map(|scopes| json!({"scopes": scopes}));
+            Command::Scopes(args) => {
+                let result = self.debugger.scopes(args.frame_id).map(|scopes| ScopesBody { scopes });
                 self.respond(&request, result);
             }
-            "variables" => {
-                let result = arguments(&request)
-                    .and_then(|args| self.debugger.variables(args))
-                    .map(|variables| json!({"variables": variables}));
+            Command::Variables(args) => {
+                let result = self.debugger.variables(args).map(|variables| VariablesBody { variables });
                 self.respond(&request, result);
             }
-            "evaluate" => {
-                let result = arguments(&request).and_then(|args| self.debugger.evaluate(args));
+            Command::Evaluate(args) => {
+                let result = self.debugger.evaluate(args);
                 self.respond(&request, result);
             }
-            "setVariable" => {
-                let result = arguments(&request).and_then(|args| self.debugger.set_variable(args));
+            Command::SetVariable(args) => {
+                let result = self.debugger.set_variable(args);
                 self.respond(&request, result);
             }
-            "exceptionInfo" => {
-                let result = arguments::<ExceptionInfoArguments>(&request)
-                    .and_then(|args| self.debugger.exception_info(args.thread_id));
+            Command::ExceptionInfo(args) => {
+                let result = self.debugger.exception_info(args.thread_id);
                 self.respond(&request, result);
             }
-            "terminate" => {
+            Command::Terminate => {
                 self.respond(&request, Ok(()));
                 self.stop_run(false).await;
             }
-            "restart" => self.restart(&request).await,
-            "disconnect" => {
+            Command::Restart(args) => self.restart(&request, args).await,
+            Command::Disconnect => {
                 self.stop_run(false).await;
                 self.respond(&request, Ok(()));
                 return false;
             }
-            other => self.respond(&request, Err::<(), _>(format!("sr-dap does not handle the request '{other}'"))),
         }
         true
     }
@@ -248,21 +265,18 @@ impl Session {
         });
     }
 
-    async fn launch(&mut self, request: &Request) {
+    async fn launch(&mut self, request: &Request, args: LaunchArguments) {
         if self.arguments.is_some() {
             return self.respond(request, Err::<(), _>("the program is already launched".to_string()));
         }
-        let args: LaunchArguments = match arguments(request) {
-            Ok(args) => args,
-            Err(e) => return self.respond(request, Err::<(), _>(e)),
-        };
         match launch::prepare(&args).await {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
+                self.keep_timeline(&launch);
                 self.ready = Some(launch);
                 self.respond(request, Ok(()));
-                self.client.event(Event::bare("initialized"));
+                self.client.event(Event::Initialized);
                 self.start();
             }
             Err(error) => self.fail(request, error),
@@ -279,15 +293,11 @@ impl Session {
         }
     }
 
-    fn resume(&mut self, request: &Request, action: Action) {
-        let args: ThreadArguments = match arguments(request) {
-            Ok(args) => args,
-            Err(e) => return self.respond(request, Err::<(), _>(e)),
-        };
+    fn resume(&mut self, request: &Request, args: ThreadArguments, action: Action) {
         let single = args.single_thread.unwrap_or(false);
         let body = match action {
-            Action::Continue => json!({"allThreadsContinued": !single}),
-            Action::Step(_) => Value::Null,
+            Action::Continue => serde_json::to_value(ContinueBody { all_threads_continued: !single }).ok(),
+            Action::Step(_) => None,
         };
         let client = self.client.clone();
         let ack = || {
@@ -296,7 +306,7 @@ impl Session {
                 success: true,
                 command: request.command.clone(),
                 message: None,
-                body: Some(body).filter(|b| !b.is_null()),
+                body,
             })
         };
         if let Err(e) = self.debugger.resume(args.thread_id, action, single, ack) {
@@ -306,8 +316,8 @@ impl Session {
 
     /// Runs the program again from the start (with the configuration the
     /// client sends, else the first one), keeping the breakpoints.
-    async fn restart(&mut self, request: &Request) {
-        let args = arguments::<RestartArguments>(request).ok().and_then(|a| a.arguments).or(self.arguments.clone());
+    async fn restart(&mut self, request: &Request, args: RestartArguments) {
+        let args = args.arguments.or(self.arguments.clone());
         let Some(args) = args else {
             return self.respond(request, Err::<(), _>("nothing was launched yet".to_string()));
         };
@@ -316,6 +326,46 @@ impl Session {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
+                self.keep_timeline(&launch);
+                self.respond(request, Ok(()));
+                self.running = Some(run::spawn(self.debugger.clone(), launch));
+            }
+            Err(error) => self.fail(request, error),
+        }
+    }
+
+    fn keep_timeline(&mut self, launch: &Launch) {
+        self.timeline = launch.timeline.clone();
+        if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
+            self.temporary.push(file.clone());
+        }
+    }
+
+    /// Goes back in time: the run is replaced by a silent replay of its
+    /// recording up to the position `back` leads to, where it stops. A
+    /// launch that replays a recording goes on replaying it; a live one
+    /// continues its recording, then goes live (a fork of the run).
+    async fn travel(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
+        let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
+            return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
+        };
+        let travel = match self.debugger.travel_target(thread_id, back) {
+            Ok(travel) => travel,
+            Err(e) => return self.respond(request, Err::<(), _>(e)),
+        };
+        let recording = match std::fs::read_to_string(&timeline) {
+            Ok(text) => text,
+            Err(e) => return self.respond(request, Err::<(), _>(format!("cannot read {}: {e}", timeline.display()))),
+        };
+        let offline = arguments.replay.is_some();
+        let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
+        self.stop_run(true).await;
+        let prepared =
+            if offline { launch::prepare(&again).await } else { launch::prepare_continuing(&again, recording).await };
+        match prepared {
+            Ok(mut launch) => {
+                launch.travel = Some(travel);
+                self.keep_timeline(&launch);
                 self.respond(request, Ok(()));
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }
@@ -330,11 +380,11 @@ impl Session {
         for mut diagnostic in error.diagnostics {
             diagnostic.line = diagnostic.line.map(|l| positions.line_out(l as u32));
             diagnostic.column = diagnostic.column.map(|c| positions.column_out(c as u32));
-            self.client.event(Event::new("output", diagnostic));
+            self.client.event(Event::Output(diagnostic));
         }
         self.client.output("stderr", error.message.clone());
         self.respond(request, Err::<(), _>(error.message));
-        self.client.event(Event::bare("terminated"));
+        self.client.event(Event::Terminated);
     }
 
     /// Ends the run, if any; `silently` (for a restart) the client hears
@@ -353,12 +403,6 @@ impl Session {
     }
 }
 
-/// The arguments of a request (absent arguments are empty ones).
-fn arguments<T: DeserializeOwned>(request: &Request) -> Result<T, String> {
-    let value = if request.arguments.is_null() { json!({}) } else { request.arguments.clone() };
-    serde_json::from_value(value).map_err(|e| format!("bad arguments for '{}': {e}", request.command))
-}
-
 fn capabilities() -> Capabilities {
     Capabilities {
         supports_configuration_done_request: true,
@@ -375,5 +419,8 @@ fn capabilities() -> Capabilities {
         supports_breakpoint_locations_request: true,
         supports_delayed_stack_trace_loading: true,
         supports_single_thread_execution_requests: true,
+        supports_data_breakpoints: true,
+        supports_step_back: true,
+        supports_restart_frame: true,
     }
 }

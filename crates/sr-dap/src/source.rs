@@ -84,7 +84,9 @@ fn bodies(program: &Compiled) -> impl Iterator<Item = &BodySpec> {
         .chain(program.agents.values().flat_map(|a| a.handlers.iter().map(|h| &h.body)))
 }
 
-fn canonical(path: &Path) -> PathBuf {
+/// A path with symlinks and `..` resolved, so one file has one spelling
+/// (made absolute, as written, when the file does not exist).
+pub fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
 }
 
@@ -104,12 +106,16 @@ pub struct BodySites {
     pub sites: Vec<Site>,
 }
 
-/// The statement a breakpoint on `line` stands on: the outermost statement
-/// starting on the line, else (on a blank line, a comment or a header inside
-/// a body) the next statement of the same body.
-pub fn resolve(bodies: &[BodySites], line: u32) -> Option<Site> {
-    let on_line = bodies.iter().flat_map(|b| &b.sites).filter(|s| s.line == line).min_by_key(|s| s.column);
-    on_line.copied().or_else(|| {
+/// The statement a breakpoint on `line` stands on: with a `column`, the
+/// statement starting on the line closest before or at the column (an inline
+/// statement after `if …:`); without one, the outermost statement starting on
+/// the line; else (on a blank line, a comment or a header inside a body) the
+/// next statement of the same body.
+pub fn resolve(bodies: &[BodySites], line: u32, column: Option<u32>) -> Option<Site> {
+    let mut on_line: Vec<Site> = bodies.iter().flat_map(|b| &b.sites).filter(|s| s.line == line).copied().collect();
+    on_line.sort_by_key(|s| s.column);
+    let at_column = column.and_then(|column| on_line.iter().rev().find(|s| s.column <= column));
+    at_column.or(on_line.first()).copied().or_else(|| {
         let body = bodies.iter().find(|b| b.first_line <= line && line <= b.last_line)?;
         body.sites.iter().find(|s| s.line > line).copied()
     })
@@ -141,6 +147,11 @@ impl Positions {
     pub fn line_in(self, line: i64) -> Option<u32> {
         u32::try_from(line - self.line_base + 1).ok().filter(|l| *l >= 1)
     }
+
+    /// A client's column as ours (1-based), if it is a column at all.
+    pub fn column_in(self, column: i64) -> Option<u32> {
+        u32::try_from(column - self.column_base + 1).ok().filter(|c| *c >= 1)
+    }
 }
 
 #[cfg(test)]
@@ -157,12 +168,16 @@ mod tests {
             BodySites { first_line: 3, last_line: 6, sites: vec![site(4, 5), site(6, 5), site(6, 12)] },
             BodySites { first_line: 9, last_line: 10, sites: vec![site(10, 5)] },
         ];
-        assert_eq!(resolve(&bodies, 4), Some(site(4, 5)));
-        assert_eq!(resolve(&bodies, 6), Some(site(6, 5)), "an inline `if` and its statement: the `if`");
-        assert_eq!(resolve(&bodies, 3), Some(site(4, 5)), "the header: the first statement");
-        assert_eq!(resolve(&bodies, 5), Some(site(6, 5)), "a blank line: the next statement");
-        assert_eq!(resolve(&bodies, 7), None, "between items");
-        assert_eq!(resolve(&bodies, 1), None);
+        assert_eq!(resolve(&bodies, 4, None), Some(site(4, 5)));
+        assert_eq!(resolve(&bodies, 6, None), Some(site(6, 5)), "an inline `if` and its statement: the `if`");
+        assert_eq!(resolve(&bodies, 6, Some(12)), Some(site(6, 12)), "at the inline statement's column: it");
+        assert_eq!(resolve(&bodies, 6, Some(30)), Some(site(6, 12)), "past it: still it");
+        assert_eq!(resolve(&bodies, 6, Some(8)), Some(site(6, 5)), "inside the `if` header: the `if`");
+        assert_eq!(resolve(&bodies, 6, Some(1)), Some(site(6, 5)), "before both: the first");
+        assert_eq!(resolve(&bodies, 3, Some(9)), Some(site(4, 5)), "the header: the first statement");
+        assert_eq!(resolve(&bodies, 5, None), Some(site(6, 5)), "a blank line: the next statement");
+        assert_eq!(resolve(&bodies, 7, None), None, "between items");
+        assert_eq!(resolve(&bodies, 1, None), None);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! makes it (a `call llm` statement, an agent's turn), so it counts one level
 //! deeper than that frame's statements: step over a `run agent` skips the
 //! agent's calls, step in stops at its first one, step out of a call stops
-//! at the caller's next statement.
+//! at the caller's next statement. A model call has two points at its depth,
+//! before the request goes and after the reply came (before the agent sees
+//! it), so step over or in at the first stops at the second.
 
 use sr_runtime::hook::{Frame, FrameKind, StepPoint};
 
@@ -35,7 +37,10 @@ impl Stepping {
 pub fn depth(frames: usize, point: &StepPoint<'_>) -> usize {
     match point {
         StepPoint::Statement { .. } => frames,
-        StepPoint::ModelCall { .. } | StepPoint::ToolCall { .. } => frames + 1,
+        StepPoint::ModelCall { .. }
+        | StepPoint::ModelReply { .. }
+        | StepPoint::ModelStreaming { .. }
+        | StepPoint::ToolCall { .. } => frames + 1,
     }
 }
 

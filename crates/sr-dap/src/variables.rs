@@ -1,7 +1,9 @@
 //! Values as DAP variables: handles (`variablesReference`, frame ids) that
 //! live until their thread resumes, previews, structured children with
-//! paging, and writes for setVariable.
+//! paging, and writes for setVariable. A string too long to preview whole
+//! expands into its text in pieces of [`MAX_STRING`] characters.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -11,8 +13,8 @@ use sr_runtime::value::type_name;
 
 use crate::protocol::Variable;
 
-/// Strings longer than this are cut in previews.
-const MAX_STRING: usize = 10_000;
+/// Strings longer than this are cut in previews (and expand into pieces this long).
+pub const MAX_STRING: usize = 10_000;
 /// A list or object whose JSON is at most this long is shown whole.
 const MAX_INLINE: usize = 80;
 
@@ -35,6 +37,8 @@ pub struct Node {
 pub enum Root {
     /// The run's variables (editable).
     Vars,
+    /// The call the thread is about to make (a model call's is editable).
+    Call,
     /// A value captured at the stop (an exchange, an evaluation result).
     Value(Arc<Value>),
 }
@@ -43,6 +47,8 @@ pub enum Root {
 pub enum Key {
     Field(String),
     Index(usize),
+    /// The `n`th piece of a long string's text.
+    Piece(usize),
 }
 
 impl Key {
@@ -50,6 +56,7 @@ impl Key {
         match self {
             Key::Field(name) => name.clone(),
             Key::Index(i) => format!("[{i}]"),
+            Key::Piece(n) => format!("[{}..{}]", n * MAX_STRING, (n + 1) * MAX_STRING),
         }
     }
 }
@@ -71,6 +78,11 @@ impl Handles {
 
     pub fn get(&self, id: i64) -> Option<&Handle> {
         self.map.get(&id)
+    }
+
+    /// None of the handles, numbering on (a new run of the session).
+    pub fn forget_all(&mut self) {
+        self.map.clear();
     }
 
     /// Forgets the handles of a thread that resumes.
@@ -108,19 +120,26 @@ impl<'a> Container<'a> {
     }
 
     /// The children, optionally only the indexed or the named ones.
-    pub fn entries(self, filter: Option<&str>) -> Vec<(Key, &'a Value)> {
+    pub fn entries(self, filter: Option<&str>) -> Vec<(Key, Cow<'a, Value>)> {
         let (named, indexed) = match filter {
             Some("indexed") => (false, true),
             Some("named") => (true, false),
             _ => (true, true),
         };
         match self {
-            Container::Vars(vars) if named => vars.iter().map(|(k, v)| (Key::Field(k.clone()), v)).collect(),
+            Container::Vars(vars) if named => {
+                vars.iter().map(|(k, v)| (Key::Field(k.clone()), Cow::Borrowed(v))).collect()
+            }
             Container::Value(Value::Object(map)) if named => {
-                map.iter().map(|(k, v)| (Key::Field(k.clone()), v)).collect()
+                map.iter().map(|(k, v)| (Key::Field(k.clone()), Cow::Borrowed(v))).collect()
             }
             Container::Value(Value::Array(items)) if indexed => {
-                items.iter().enumerate().map(|(i, v)| (Key::Index(i), v)).collect()
+                items.iter().enumerate().map(|(i, v)| (Key::Index(i), Cow::Borrowed(v))).collect()
+            }
+            Container::Value(Value::String(text)) if indexed => {
+                let chars: Vec<char> = text.chars().collect();
+                let pieces = chars.chunks(MAX_STRING).map(|piece| Cow::Owned(Value::String(piece.iter().collect())));
+                pieces.enumerate().map(|(n, piece)| (Key::Piece(n), piece)).collect()
             }
             _ => Vec::new(),
         }
@@ -167,12 +186,18 @@ pub fn counts(value: &Value) -> (Option<i64>, Option<i64>) {
     match value {
         Value::Object(map) => (Some(map.len() as i64), None),
         Value::Array(items) => (None, Some(items.len() as i64)),
+        Value::String(text) if is_container(value) => (None, Some(text.chars().count().div_ceil(MAX_STRING) as i64)),
         _ => (None, None),
     }
 }
 
+/// Whether a value expands: a list, an object, or a string too long to preview.
 pub fn is_container(value: &Value) -> bool {
-    matches!(value, Value::Object(_) | Value::Array(_))
+    match value {
+        Value::Object(_) | Value::Array(_) => true,
+        Value::String(text) => text.len() > MAX_STRING && text.chars().nth(MAX_STRING).is_some(),
+        _ => false,
+    }
 }
 
 /// The DSL expression that reads a child, when there is one (lists have no
@@ -211,8 +236,15 @@ pub fn set(vars: &mut Vars, path: &[Key], name: &str, new: Value) -> Result<(), 
         return Ok(());
     };
     let Key::Field(first) = first else { return Err(missing()) };
-    let mut current = vars.get_mut(first).ok_or_else(missing)?;
-    for key in rest {
+    set_in(vars.get_mut(first).ok_or_else(missing)?, rest, name, new)
+}
+
+/// Sets child `name` of the container at `path` in `root`. Only existing
+/// children can be set.
+pub fn set_in(root: &mut Value, path: &[Key], name: &str, new: Value) -> Result<(), String> {
+    let missing = || format!("there is no '{name}' here");
+    let mut current = root;
+    for key in path {
         current = match (current, key) {
             (Value::Object(map), Key::Field(field)) => map.get_mut(field),
             (Value::Array(items), Key::Index(i)) => items.get_mut(*i),
@@ -252,11 +284,24 @@ mod tests {
     }
 
     #[test]
+    fn long_strings_expand_into_their_whole_text() {
+        let text: String = "é".repeat(MAX_STRING) + "tail";
+        let value = json!(text);
+        assert!(is_container(&value) && !is_container(&json!("é".repeat(MAX_STRING))));
+        assert_eq!(counts(&value), (None, Some(2)));
+        let pieces = Container::Value(&value).entries(None);
+        let names: Vec<String> = pieces.iter().map(|(k, _)| k.name()).collect();
+        assert_eq!(names, ["[0..10000]", "[10000..20000]"]);
+        let whole: String = pieces.iter().map(|(_, v)| v.as_str().unwrap()).collect();
+        assert_eq!(whole, text);
+    }
+
+    #[test]
     fn containers_walk_filter_and_page() {
         let vars: Vars = [("r".to_string(), json!({"a": [10, 20, 30]}))].into_iter().collect();
         let list = Container::Vars(&vars).walk(&[Key::Field("r".into()), Key::Field("a".into())]).unwrap();
         let entries = list.entries(Some("indexed"));
-        assert_eq!(page(entries, Some(1), Some(1)), vec![(Key::Index(1), &json!(20))]);
+        assert_eq!(page(entries, Some(1), Some(1)), vec![(Key::Index(1), Cow::Borrowed(&json!(20)))]);
         assert!(list.entries(Some("named")).is_empty());
         assert!(Container::Vars(&vars).walk(&[Key::Field("nope".into())]).is_none());
     }

@@ -1,10 +1,13 @@
 //! The real `sr-dap` binary over stdio: the full configuration sequence on the
 //! fixture (replayed from its recording) as a JSON transcript, broken input,
-//! and a program that does not compile.
+//! a program that does not compile, failures and `escalate to human`,
+//! hostile expressions, recording and replaying, and a launch that does not
+//! wait for MCP servers.
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -21,7 +24,11 @@ struct Adapter {
 
 impl Adapter {
     fn start() -> Adapter {
-        Adapter { process: common::Process::spawn(Some(&fixtures())), seq: 0, transcript: Vec::new() }
+        Adapter::start_in(&fixtures(), &[])
+    }
+
+    fn start_in(dir: &Path, env: &[(&str, String)]) -> Adapter {
+        Adapter { process: common::Process::spawn(Some(dir), env), seq: 0, transcript: Vec::new() }
     }
 
     async fn write_raw(&mut self, bytes: &[u8]) {
@@ -126,7 +133,10 @@ async fn configuration_sequence_breakpoints_and_run_to_the_end() {
         .iter()
         .map(|f| f["filter"].as_str().unwrap())
         .collect();
-    assert_eq!(filters, ["tool-error", "llm-error", "escalation"]);
+    assert_eq!(filters, ["uncaught", "caught", "tool-error", "llm-error", "escalation"]);
+    let defaults: Vec<&Value> =
+        capabilities["exceptionBreakpointFilters"].as_array().unwrap().iter().map(|f| &f["default"]).collect();
+    assert_eq!(defaults, [true, false, false, false, false]);
 
     let launch = dap
         .request(
@@ -313,4 +323,544 @@ async fn restart_runs_again_and_terminate_ends_the_run() {
         ]
     );
     assert_eq!(dap.exit_code().await, Some(0));
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sr-dap-stdio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `escalate to human` stops; a string in the debug console answers it; an
+/// uncaught failure then stops where it happens, with its exception info,
+/// before the run ends.
+#[tokio::test]
+async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
+    let dir = temp("human");
+    let source = "streetrace v1\n\nflow main:\n    $x = {a: 1}\n    escalate to human \"ship it?\"\n    \
+                  log \"answer: ${human_input}\"\n    $y = $x.b\n    return $y\n";
+    std::fs::write(dir.join("ask.sr"), source).unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "ask.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("configurationDone", json!({})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(
+        (stopped["body"]["reason"].as_str(), stopped["body"]["threadId"].as_i64()),
+        (Some("exception"), Some(1))
+    );
+    let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
+    assert_eq!(info["body"]["exceptionId"], "human");
+    assert_eq!(info["body"]["breakMode"], "always");
+    let answer = dap.request("evaluate", json!({"expression": "\"yes\"", "context": "repl"})).await;
+    assert_eq!(answer["body"]["result"], "\"yes\"");
+    dap.request("continue", json!({"threadId": 1})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "exception");
+    assert_eq!(stopped["body"]["text"], "no field 'b' (fields: a)");
+    let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
+    assert_eq!(
+        (info["body"]["exceptionId"].as_str(), info["body"]["breakMode"].as_str()),
+        (Some("uncaught"), Some("unhandled"))
+    );
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 7);
+    let x = dap.request("evaluate", json!({"expression": "$x.a + 1", "context": "watch"})).await;
+    assert_eq!(x["body"]["result"], "2", "inspectable before the run ends");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    dap.event("terminated").await;
+    assert!(dap.output("stdout").contains("answer: yes\n"), "{}", dap.output("stdout"));
+    assert!(dap.output("console").contains("the answer to \"ship it?\" is \"yes\"; continue to give it to the run\n"));
+    assert!(dap.output("stderr").contains("run failed: no field 'b' (fields: a)"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(
+        dap.outline(),
+        [
+            "response initialize true",
+            "response launch true",
+            "event initialized",
+            "response configurationDone true",
+            "event stopped",
+            "response exceptionInfo true",
+            "response evaluate true",
+            "response continue true",
+            "event stopped",
+            "response exceptionInfo true",
+            "response stackTrace true",
+            "response evaluate true",
+            "response continue true",
+            "event exited",
+            "event terminated",
+            "response disconnect true",
+        ]
+    );
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Text from the client nested 20,000 levels deep (a condition, an
+/// evaluation, a new value) gets an error and the adapter goes on; nesting
+/// just under the limit evaluates on the adapter's own threads.
+#[tokio::test]
+async fn deeply_nested_expressions_get_errors_not_a_crash() {
+    let program = fixtures().join("debug.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start();
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "debug.sr", "replay": "debug.cassette.jsonl", "prompt": "Greet Ada"}))
+        .await;
+    dap.event("initialized").await;
+    let deep = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
+    let set = dap
+        .request(
+            "setBreakpoints",
+            json!({"source": {"path": program}, "breakpoints": [{"line": 24, "condition": deep}, {"line": 25}]}),
+        )
+        .await;
+    let breakpoints = &set["body"]["breakpoints"];
+    assert_eq!(breakpoints[0]["verified"], false);
+    assert!(breakpoints[0]["message"].as_str().unwrap().contains("nested more than 256 levels"), "{set}");
+    assert_eq!(breakpoints[1]["verified"], true);
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    for context in ["repl", "watch", "hover"] {
+        let answer = dap.request("evaluate", json!({"expression": deep, "frameId": frame, "context": context})).await;
+        assert_eq!(answer["success"], false);
+        assert!(answer["message"].as_str().unwrap().contains("nested more than 256 levels"), "{answer}");
+    }
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "count", "value": deep})).await;
+    assert_eq!(set["success"], false);
+    let near = format!("{}$count{}", "(".repeat(250), ")".repeat(250));
+    let answer = dap.request("evaluate", json!({"expression": near, "frameId": frame})).await;
+    assert_eq!(answer["body"]["result"], "1");
+    let negated = format!("{}$count", "-".repeat(250));
+    let answer = dap.request("evaluate", json!({"expression": negated, "frameId": frame})).await;
+    assert_eq!(answer["body"]["result"], "1", "an even number of minus signs");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// `record` writes a cassette of a live run (against the mock server);
+/// `replay` runs it again offline with the same result.
+#[tokio::test(flavor = "multi_thread")]
+async fn record_then_replay() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("record");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${input_prompt}.\"\"\"\n\n\
+                  flow main:\n    $greeting = call llm hi\n    return $greeting\n";
+    std::fs::write(dir.join("hi.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi Ada!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    let launch =
+        dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "record": "hi.cassette.jsonl"})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: Hi Ada!\n"), "{}", dap.output("console"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    dap.exit_code().await;
+    assert_eq!(server.requests().len(), 1);
+    let cassette = std::fs::read_to_string(dir.join("hi.cassette.jsonl")).unwrap();
+    assert!(cassette.contains("Hi Ada!") && !cassette.contains(MOCK_KEY), "{cassette}");
+
+    // Offline: no server in the environment, nothing sent to the old one.
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    let launch =
+        dap.request("launch", json!({"program": "hi.sr", "prompt": "Ada", "replay": "hi.cassette.jsonl"})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: Hi Ada!\n"), "{}", dap.output("console"));
+    assert_eq!(server.requests().len(), 1);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}
+
+/// Launching does not wait for MCP servers: one that never answers is only
+/// connected when an agent first uses it, so the launch answers at once and
+/// the run stops at its first statement.
+#[tokio::test]
+async fn launch_does_not_wait_for_mcp_servers() {
+    let dir = temp("mcp");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\ntool slow = mcp \"stdio:sleep 600\"\n\n\
+                  prompt use_it: \"\"\"Use it.\"\"\"\n\nagent helper:\n    instruction use_it\n    tools slow\n\n\
+                  flow main:\n    $x = 1\n    $y = run agent helper with \"go\"\n    return $y\n";
+    std::fs::write(dir.join("mcp.sr"), source).unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    let started = Instant::now();
+    let launch = dap.request("launch", json!({"program": "mcp.sr", "stopOnEntry": true})).await;
+    assert_eq!(launch["success"], true, "{launch}");
+    dap.event("initialized").await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "entry");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 14);
+    dap.request("terminate", json!({})).await;
+    dap.event("terminated").await;
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Parallel branches over the wire: step in at `parallel do` stops each
+/// branch on its own thread, a step on one leaves the other stopped, and a
+/// failing branch stops on its own thread.
+#[tokio::test]
+async fn parallel_branches_step_and_fail_on_their_own_threads() {
+    let dir = temp("parallel");
+    let source = "streetrace v1\n\nflow main:\n    $a = {x: 0}\n    parallel do\n        $a = {x: 1}\n        $b = 2\n    end\n    \
+                  parallel do\n        $c = 3\n        $d = $a.y\n    end\n    return $a\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
+    assert_eq!(dap.request("stepIn", json!({"threadId": 1})).await["success"], true);
+    let mut stops = Vec::new();
+    for _ in 0..2 {
+        let stopped = dap.event("stopped").await;
+        assert_eq!(
+            (&stopped["body"]["reason"], &stopped["body"]["allThreadsStopped"]),
+            (&json!("step"), &json!(false))
+        );
+        stops.push(stopped["body"]["threadId"].as_i64().unwrap());
+    }
+    stops.sort();
+    assert_eq!(stops, [2, 3]);
+    let threads = dap.request("threads", json!({})).await;
+    let names: Vec<&str> =
+        threads["body"]["threads"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["main", "branch 1", "branch 2"]);
+
+    // `next` on branch 1 (thread 2) ends it; branch 2 (thread 3) stays stopped.
+    let next = dap.request("next", json!({"threadId": 2})).await;
+    assert_eq!(next["body"], Value::Null, "a step has no allThreadsContinued");
+    let exited = dap.event("thread").await;
+    assert_eq!((&exited["body"]["reason"], &exited["body"]["threadId"]), (&json!("exited"), &json!(2)));
+    let trace = dap.request("stackTrace", json!({"threadId": 3})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 7, "still stopped where it was");
+    let single = dap.request("continue", json!({"threadId": 3, "singleThread": true})).await;
+    assert_eq!(single["body"]["allThreadsContinued"], false);
+    let stopped = dap.event("stopped").await;
+    assert_eq!((&stopped["body"]["reason"], &stopped["body"]["threadId"]), (&json!("step"), &json!(1)));
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9, "after the block");
+
+    // The second block's second branch fails: runtime thread 4, DAP thread 5.
+    let all = dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(all["body"]["allThreadsContinued"], true);
+    let stopped = dap.event("stopped").await;
+    assert_eq!((&stopped["body"]["reason"], &stopped["body"]["threadId"]), (&json!("exception"), &json!(5)));
+    assert_eq!(stopped["body"]["text"], "no field 'y' (fields: x)");
+    let trace = dap.request("stackTrace", json!({"threadId": 5})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
+    dap.request("continue", json!({"threadId": 5})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Over the wire: a 1 MB reply in 20,000 deltas is a few output events; a
+/// value over 10,000 characters expands and copies whole; a column
+/// breakpoint stands on the inline statement; two spellings of the file are
+/// one set of breakpoints.
+#[tokio::test(flavor = "multi_thread")]
+async fn long_replies_long_values_columns_and_path_spellings() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("long");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt talk: \"\"\"Talk.\"\"\"\n\n\
+                  flow main:\n    $reply = call llm talk\n    $seen = []\n    for $i in [1, 2] do\n        \
+                  if $i > 1: push len($reply) to $seen\n    end\n    return $seen\n";
+    std::fs::write(dir.join("long.sr"), source).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.join("long.sr"), dir.join("link.sr")).unwrap();
+    let chunk = "y".repeat(49) + " ";
+    let server = MockServer::start().await;
+    server.push(MockReply::chunks(std::iter::repeat_n(chunk.clone(), 20_000)));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "long.sr"})).await;
+    dap.event("initialized").await;
+    let link = dir.join("link.sr");
+    dap.request("setBreakpoints", json!({"source": {"path": link}, "breakpoints": [{"line": 9}]})).await;
+    let dotted = dir.join("sub/../long.sr");
+    let set = dap
+        .request("setBreakpoints", json!({"source": {"path": dotted}, "breakpoints": [{"line": 11, "column": 20}]}))
+        .await;
+    assert_eq!(
+        (&set["body"]["breakpoints"][0]["line"], &set["body"]["breakpoints"][0]["column"]),
+        (&json!(11), &json!(20))
+    );
+    dap.request("configurationDone", json!({})).await;
+
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11, "line 9 was replaced by the other spelling");
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let i = dap.request("evaluate", json!({"expression": "$i", "frameId": frame})).await;
+    assert_eq!(i["body"]["result"], "2", "the `if` ran for 1 without stopping");
+    let stdout = dap.output("stdout");
+    assert_eq!(stdout, chunk.repeat(20_000) + "\n");
+    let batches = dap.transcript.iter().filter(|m| m["event"] == "output" && m["body"]["category"] == "stdout").count();
+    assert!(batches < 1_000, "{batches} output events for 20,000 deltas");
+
+    let reply = dap.request("evaluate", json!({"expression": "$reply", "frameId": frame, "context": "watch"})).await;
+    assert_eq!(reply["body"]["result"].as_str().unwrap().chars().count(), 10_002);
+    assert_eq!(reply["body"]["indexedVariables"], 100);
+    let pieces = dap
+        .request(
+            "variables",
+            json!({"variablesReference": reply["body"]["variablesReference"], "start": 99, "count": 1}),
+        )
+        .await;
+    assert_eq!(pieces["body"]["variables"][0]["name"], "[990000..1000000]");
+    let copied =
+        dap.request("evaluate", json!({"expression": "$reply", "frameId": frame, "context": "clipboard"})).await;
+    assert_eq!(copied["body"]["result"].as_str().unwrap().len(), 1_000_000);
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: [1000000]\n"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}
+
+/// Going back in time replays the run's recording: no model is called again,
+/// and the variables are those of that moment.
+#[tokio::test(flavor = "multi_thread")]
+async fn step_back_and_reverse_continue_replay_the_run() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("travel");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
+                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
+    std::fs::write(dir.join("travel.sr"), source).unwrap();
+    let program = dir.join("travel.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsStepBack"], true);
+    dap.request("launch", json!({"program": "travel.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 8}, {"line": 11}]}))
+        .await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let where_ = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(where_["body"]["stackFrames"][0]["line"], 11);
+    assert_eq!(server.requests().len(), 1);
+
+    // Back one point: the statement before, `$n` not incremented yet.
+    assert_eq!(dap.request("stepBack", json!({"threadId": 1})).await["success"], true);
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "step");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 10);
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "1");
+    // Back three more: the model's reply, then the call, then `$n = 1`'s line... before it.
+    for line in [9, 9] {
+        dap.request("stepBack", json!({"threadId": 1})).await;
+        dap.event("stopped").await;
+        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+        assert_eq!(trace["body"]["stackFrames"][0]["line"], line);
+    }
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["name"], "model openai/gpt-4o-mini", "before the call");
+    // Reverse continue: the breakpoint on line 8.
+    dap.request("reverseContinue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 8);
+    let back = dap.request("stepBack", json!({"threadId": 1})).await;
+    assert_eq!(back["message"], "this is the first point of the run");
+
+    // Forward again from the recording, to the end.
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert_eq!(server.requests().len(), 1, "the model was called once, by the first run");
+    // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
+    // went on from line 8 to the end.
+    assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Stepping back over a parallel block: the branches' points, each on its
+/// own thread, in the order the run reached them.
+#[tokio::test]
+async fn step_back_over_a_parallel_block() {
+    let dir = temp("travel-parallel");
+    let source = "streetrace v1\n\nflow main:\n    $a = 0\n    parallel do\n        $a = 1\n        $b = 2\n    end\n    \
+                  return {a: $a, b: $b}\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
+    let mut path = Vec::new();
+    let mut thread = 1;
+    for _ in 0..3 {
+        dap.request("stepBack", json!({"threadId": thread})).await;
+        let stopped = dap.event("stopped").await;
+        thread = stopped["body"]["threadId"].as_i64().unwrap();
+        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
+        path.push((thread, trace["body"]["stackFrames"][0]["line"].as_i64().unwrap()));
+    }
+    assert_eq!(path, [(3, 7), (2, 6), (1, 5)], "branch 2, branch 1, then the `parallel do` itself");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let a = dap.request("evaluate", json!({"expression": "$a", "frameId": frame})).await;
+    assert_eq!(a["body"]["result"], "0", "before the block");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: {\"a\":1,\"b\":2}\n"), "{}", dap.output("console"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+}
+
+/// Going back in a live run, then changing what the model will be asked,
+/// forks the run: the recorded part is served again, the new request goes to
+/// the model, and the fork can itself be gone back in.
+#[tokio::test(flavor = "multi_thread")]
+async fn continuing_from_an_earlier_point_forks_the_run() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("fork");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${n}.\"\"\"\n\n\
+                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
+    std::fs::write(dir.join("fork.sr"), source).unwrap();
+    let program = dir.join("fork.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Hi 1!"));
+    server.push(MockReply::text("Hi 5!"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "fork.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}, {"line": 11}]}))
+        .await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    assert_eq!(server.requests().len(), 1);
+
+    // Back to line 9, before the call; ask about 5 instead of 1.
+    dap.request("reverseContinue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9);
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "n", "value": "5"})).await;
+    assert_eq!(set["success"], true, "{set}");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let greeting = dap.request("evaluate", json!({"expression": "$greeting", "frameId": frame})).await;
+    assert_eq!(greeting["body"]["result"], "\"Hi 5!\"", "a new answer from the model");
+    assert_eq!(server.requests().len(), 2);
+
+    // The fork is recorded too: going back in it calls nothing.
+    dap.request("stepBack", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "5");
+    dap.request("continue", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("stdout").ends_with("Hi 5! 6\n"), "{}", dap.output("stdout"));
+    assert_eq!(server.requests().len(), 2, "nothing was asked again");
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
+    assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// `restartFrame` goes back to the first point of a frame.
+#[tokio::test]
+async fn restart_frame_goes_back_to_where_the_frame_started() {
+    let dir = temp("restart-frame");
+    let source = "streetrace v1\n\nflow helper:\n    $n = $n + 1\n    $n = $n * 10\n    return $n\n\n\
+                  flow main:\n    $n = 1\n    $r = run helper\n    return $r\n";
+    std::fs::write(dir.join("frames.sr"), source).unwrap();
+    let program = dir.join("frames.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsRestartFrame"], true);
+    dap.request("launch", json!({"program": "frames.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let top = |trace: &Value| {
+        let frame = &trace["body"]["stackFrames"][0];
+        (frame["name"].as_str().unwrap().to_string(), frame["line"].as_i64().unwrap())
+    };
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow helper".to_string(), 5));
+    let helper = trace["body"]["stackFrames"][0]["id"].clone();
+    let main = trace["body"]["stackFrames"][1]["id"].clone();
+    assert_eq!(dap.request("restartFrame", json!({"frameId": helper})).await["success"], true);
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow helper".to_string(), 4));
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
+    assert_eq!(n["body"]["result"], "1");
+    let stale = dap.request("restartFrame", json!({"frameId": main})).await;
+    assert_eq!(stale["success"], false, "a frame id from before is gone");
+    let main = trace["body"]["stackFrames"][1]["id"].clone();
+    dap.request("restartFrame", json!({"frameId": main})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(top(&trace), ("flow main".to_string(), 9));
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: 20\n"));
+    let seq = dap.send("disconnect", None).await;
+    dap.response(seq).await;
 }

@@ -13,7 +13,7 @@ struct Adapter(common::Process);
 
 impl Adapter {
     fn start() -> Adapter {
-        Adapter(common::Process::spawn(None))
+        Adapter(common::Process::spawn(None, &[]))
     }
 
     async fn send_raw(&mut self, bytes: &[u8]) {

@@ -22,6 +22,19 @@ pub enum StepPoint<'a> {
         agent: &'a str,
         request: &'a sr_llm::ChatRequest,
     },
+    /// `agent`'s call got `response`, which the agent has not seen yet.
+    ModelReply {
+        agent: &'a str,
+        request: &'a sr_llm::ChatRequest,
+        response: &'a sr_llm::ChatResponse,
+    },
+    /// `agent`'s call is streaming its reply, `partial` so far (nothing yet
+    /// before the first byte): the hook interrupted it (see [`StepHook::interrupt`]).
+    ModelStreaming {
+        agent: &'a str,
+        request: &'a sr_llm::ChatRequest,
+        partial: &'a str,
+    },
     ToolCall {
         tool: &'a str,
         args: &'a Value,
@@ -62,12 +75,29 @@ pub struct Step<'a> {
     pub location: Option<Location>,
 }
 
+/// A failure, reported where it happened: at the failing statement (its
+/// innermost one), at the model call that failed for good, or at a tool call
+/// whose result is an error.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    pub message: &'a str,
+    /// Something handles it: an `on failure:` block around the statement, or
+    /// (for a tool's error) the model, which gets it as the tool's result.
+    pub caught: bool,
+}
+
 /// What the run does after the hook returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Control {
     Continue,
     /// Stop the run (the debugger's terminate).
     Terminate,
+    /// At a [`StepPoint::ModelCall`], send this request instead (a debugger's
+    /// edit of the call); elsewhere the same as `Continue`.
+    Replace(Box<sr_llm::ChatRequest>),
+    /// At a [`StepPoint::ModelReply`], the agent gets this reply instead;
+    /// elsewhere the same as `Continue`.
+    Reply(Box<sr_llm::ChatResponse>),
 }
 
 pub trait StepHook: Send + Sync {
@@ -75,8 +105,28 @@ pub trait StepHook: Send + Sync {
     /// debugger stopped at a breakpoint simply does not complete it yet).
     fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control>;
 
-    /// A new thread (parallel branch) started or ended.
-    fn on_thread(&self, _thread: u32, _started: bool) {}
+    /// Completes when the hook wants `thread` to stop in the middle of a
+    /// model call (a debugger's pause); the runtime then calls `on_step` with
+    /// [`StepPoint::ModelStreaming`] and keeps the call open until it returns.
+    /// Made anew for each wait; the default never completes.
+    fn interrupt(&self, _thread: u32) -> BoxFuture<'static, ()> {
+        Box::pin(std::future::pending())
+    }
+
+    /// A new thread (a `parallel do` branch of `parent`) started or ended.
+    fn on_thread(&self, _thread: u32, _parent: u32, _started: bool) {}
+
+    /// A failure on the thread, reported once, where it happened (see
+    /// [`Failure`]); `step` has the thread's frames and variables as they were.
+    fn on_failure<'a>(&'a self, _step: Step<'a>, _failure: Failure<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(std::future::ready(Control::Continue))
+    }
+
+    /// `escalate to human` at the statement of `step`: the hook's answer, or
+    /// `None` to leave the question to the run's [`crate::human::Human`].
+    fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(None))
+    }
 }
 
 /// The hook of an ordinary run.

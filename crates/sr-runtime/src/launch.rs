@@ -112,6 +112,18 @@ pub struct Finished {
 /// Assembles the run `spec` describes. Errors are one line each, for the
 /// user; nothing is left reserved when one is returned.
 pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
+    launch_with(spec, None)
+}
+
+/// Like [`launch`], for a run that continues `recording` (a debugger going
+/// back in time): the recorded model exchanges and tool results are served
+/// first, the first request the recording does not have and every one after
+/// it go live; `spec.record` gets the recording followed by what is new.
+pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, String> {
+    launch_with(spec, Some(recording))
+}
+
+fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, String> {
     let LaunchSpec { program, message, work_dir, storage, record, replay, options, human } = spec;
     let replay_text = match &replay {
         Some(file) => Some(std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
@@ -131,7 +143,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
         Some(resume) => (resume.message.clone(), resume.answers.clone()),
         None => (message, Vec::new()),
     };
-    let journal_text = resume.as_ref().map(|r| r.journal.clone());
+    let journal_text = resume.as_ref().map(|r| r.journal.clone()).or(continued);
     let invocation_id =
         replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {

@@ -145,6 +145,10 @@ pub struct Thread {
     pub(crate) last_result: Option<Value>,
     /// `exit_loop()` was called: the innermost loop ends after the statement.
     pub(crate) exit_loop: bool,
+    /// How many `on failure:` blocks guard what the thread runs now.
+    pub(crate) guarded: u32,
+    /// The failure being unwound was reported to the hook already.
+    pub(crate) failure_reported: bool,
     next_thread: Arc<AtomicU32>,
 }
 
@@ -160,6 +164,8 @@ impl Thread {
             last_conversation: None,
             last_result: None,
             exit_loop: false,
+            guarded: 0,
+            failure_reported: false,
             next_thread: Arc::new(AtomicU32::new(1)),
         }
     }
@@ -177,6 +183,8 @@ impl Thread {
             last_conversation: None,
             last_result: None,
             exit_loop: false,
+            guarded: self.guarded,
+            failure_reported: false,
             next_thread: self.next_thread.clone(),
         }
     }

@@ -2,13 +2,14 @@
 //! exception breakpoints.
 
 use serde_json::json;
-use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
+use sr_runtime::scripted::{Reply, ScriptedProvider, instruction_contains};
 
 use super::{Harness, MAIN, line};
 use crate::client::Client;
 use crate::debugger::Debugger;
 use crate::protocol::{
-    BreakpointLocationsArguments, Outgoing, SetBreakpointsArguments, Source, SourceBreakpoint, StackTraceArguments,
+    BreakpointLocationsArguments, DataBreakpoint, DataBreakpointInfoArguments, Outgoing, SetBreakpointsArguments,
+    Source, SourceBreakpoint, StackTraceArguments,
 };
 
 const LOOP: &str = "\
@@ -194,87 +195,11 @@ async fn breakpoints_set_before_the_program_loads_are_resolved_when_it_does() {
     let program = sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &path).unwrap();
     debugger.load(program);
     let Some(Outgoing::Event(event)) = queue.recv().await else { panic!("no event") };
-    assert_eq!(event.event, "breakpoint");
-    let body = event.body.unwrap();
+    assert_eq!(event.name(), "breakpoint");
+    let body = event.body().unwrap();
     assert_eq!(body["reason"], "changed");
     assert_eq!(body["breakpoint"]["id"], json!(set[0].id));
     assert_eq!((body["breakpoint"]["verified"].clone(), body["breakpoint"]["line"].clone()), (json!(true), json!(9)));
-}
-
-const READER: &str = "\
-streetrace v1
-
-model main = openai/test
-
-tool fs = builtin streetrace.fs_readonly
-
-prompt reader_instruction: \"\"\"Read files.\"\"\"
-
-agent reader:
-    instruction reader_instruction
-    tools fs
-
-flow main:
-    $answer = run agent reader with \"read it\"
-    return $answer
-";
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_errors_stop_at_the_next_point() {
-    let provider = ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("it is missing".into())]).on(
-        instruction_contains("Read files"),
-        vec![Reply::Calls(vec![("read_file".into(), json!({"path": "gone"}))])],
-    );
-    let mut h = Harness::new(READER, provider);
-    h.exceptions(&["tool-error"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    let info = h.debugger.exception_info(MAIN).unwrap();
-    assert_eq!(info.exception_id, "tool-error");
-    assert!(info.description.starts_with("tool 'read_file' failed: "), "{}", info.description);
-    assert!(info.description.contains("No such file"), "{}", info.description);
-    assert_eq!(h.frames(MAIN)[0].0, "model openai/test", "the model call after the failed tool");
-    h.cont();
-    assert_eq!(h.terminated().await, 0);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_llm_error_that_ends_the_run_stops_where_the_run_was() {
-    let provider =
-        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
-    let mut h = Harness::new(READER, provider);
-    h.exceptions(&["llm-error"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    let info = h.debugger.exception_info(MAIN).unwrap();
-    assert_eq!(info.exception_id, "llm-error");
-    assert!(info.description.contains("overloaded"), "{}", info.description);
-    assert_eq!(
-        h.frames(MAIN),
-        [("model openai/test".to_string(), 9), ("agent reader".to_string(), 9), ("flow main".to_string(), 14)]
-    );
-    h.cont();
-    assert_eq!(h.terminated().await, 1);
-
-    // Without the filter the run just fails.
-    let provider =
-        ScriptedProvider::new().on(instruction_contains("Read files"), vec![Reply::Error("overloaded".into())]);
-    let mut h = Harness::new(READER, provider);
-    h.start(false);
-    assert_eq!(h.terminated().await, 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn escalations_stop() {
-    let source = "streetrace v1\n\nflow main:\n    $x = 1\n    escalate to human \"approve?\"\n    return $x\n";
-    let mut h = Harness::new(source, no_model());
-    h.exceptions(&["escalation"]);
-    h.start(false);
-    assert_eq!(h.stopped().await.0, "exception");
-    assert_eq!(h.debugger.exception_info(MAIN).unwrap().description, "escalate to human: approve?");
-    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 5)]);
-    h.cont();
-    assert_eq!(h.terminated().await, 3, "the run is paused, waiting for a human");
 }
 
 #[tokio::test]
@@ -285,4 +210,160 @@ async fn breakpoint_locations_are_the_statements_between_two_lines() {
     let lines: Vec<(i64, i64)> =
         h.debugger.breakpoint_locations(args).into_iter().map(|l| (l.line, l.column)).collect();
     assert_eq!(lines, [(4, 5), (5, 5), (6, 9), (9, 5)]);
+}
+
+/// A column breakpoint on an inline statement stands on that statement, not
+/// on the `if` that starts the line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inline_column_breakpoint_stops_at_the_statement_at_that_column() {
+    let source = "\
+streetrace v1
+
+flow main:
+    $n = []
+    for $i in [1, 2, 3] do
+        if $i > 1: push $i to $n
+    end
+    return $n
+";
+    let mut h = Harness::new(source, no_model());
+    let set = h.lines(vec![SourceBreakpoint { line: 6, column: Some(20), ..Default::default() }]);
+    assert_eq!((set[0].verified, set[0].line, set[0].column), (true, Some(6), Some(20)));
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.var(MAIN, "i").unwrap().value, "2", "the `if` ran for 1 without reaching the statement");
+    h.cont();
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.var(MAIN, "i").unwrap().value, "3");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+
+    let h = Harness::new(source, no_model());
+    let set = h.lines(vec![SourceBreakpoint { line: 6, column: Some(9), ..Default::default() }]);
+    assert_eq!((set[0].line, set[0].column), (Some(6), Some(9)), "at the `if`: the `if`");
+}
+
+/// One file under two spellings (a symlink, `..`) has one set of
+/// breakpoints: the second request replaces the first, also when the
+/// program is loaded again (a restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_spellings_of_a_file_are_one_set_of_breakpoints() {
+    let mut h = Harness::new(LOOP, no_model());
+    let dir = h.path.parent().unwrap().to_path_buf();
+    let link = dir.join("link.sr");
+    std::os::unix::fs::symlink(&h.path, &link).unwrap();
+    let dotted = dir.join("..").join(dir.file_name().unwrap()).join("test.sr");
+    let set = |path: &std::path::Path, lines: Vec<SourceBreakpoint>| {
+        let source = Source { path: Some(path.display().to_string()), ..Source::default() };
+        let args = SetBreakpointsArguments { source, breakpoints: Some(lines), ..Default::default() };
+        h.debugger.set_breakpoints(args).unwrap()
+    };
+    assert!(set(&link, vec![line(4)])[0].verified);
+    let second = set(&dotted, vec![line(9)]);
+    assert_eq!((second[0].verified, second[0].line), (true, Some(9)));
+    assert_eq!(second[0].source.as_ref().unwrap().path, h.path.display().to_string(), "the program's own spelling");
+    h.debugger.load(h.program.clone());
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)], "line 4 was replaced");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// A data breakpoint on `$total` stops the thread after each write that
+/// meets its condition, at its next statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_breakpoint_stops_after_the_variable_is_written() {
+    let mut h = Harness::new(LOOP, no_model());
+    h.lines(vec![line(4)]);
+    h.start(false);
+    h.stopped().await;
+    let frame = h.frame_id(MAIN, 0);
+    let info = |reference| {
+        let args =
+            DataBreakpointInfoArguments { variables_reference: Some(reference), name: "total".into(), frame_id: None };
+        h.debugger.data_breakpoint_info(args)
+    };
+    let watchable = info(h.scope(frame, "Variables"));
+    assert_eq!((watchable.data_id.as_deref(), watchable.description.as_str()), (Some("total"), "$total is assigned"));
+    assert_eq!(info(h.scope(frame, "Run")).data_id, None, "not a flow variable");
+    let request =
+        DataBreakpoint { data_id: "total".into(), condition: Some("$total > 2".into()), ..Default::default() };
+    let set = h.debugger.lock().breakpoints.set_data(vec![request]);
+    assert!(set[0].verified);
+    h.lines(vec![]);
+    h.cont();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(h.stopped().await.0, "data breakpoint");
+        let (line, total) = (h.frames(MAIN)[0].1, h.var(MAIN, "total").unwrap().value);
+        seen.push((line, total));
+        h.cont();
+    }
+    assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// A breakpoint in a prompt's body stops before each model call that
+/// renders it, with the rendered text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_breakpoint_stops_before_each_call_that_renders_it() {
+    let source = "\
+streetrace v1
+
+model main = openai/test
+
+prompt greet: \"\"\"Say hi
+to ${name}.\"\"\"
+
+flow main:
+    $name = \"Ada\"
+    $a = call llm greet
+    $name = \"Grace\"
+    $b = call llm greet
+    return [$a, $b]
+";
+    let provider = ScriptedProvider::new().always(sr_runtime::scripted::user_says("Say hi"), Reply::Text("hi".into()));
+    let mut h = Harness::new(source, provider);
+    let set = h.lines(vec![line(6), line(3)]);
+    assert_eq!((set[0].verified, set[0].line), (true, Some(6)));
+    assert_eq!(set[1].message.as_deref(), Some("no flow or handler statement on this line"));
+    h.start(false);
+    for name in ["Ada", "Grace"] {
+        let stopped = h.stopped_body().await;
+        assert_eq!(stopped["reason"], "breakpoint");
+        assert_eq!(stopped["description"], format!("prompt greet:\nSay hi\nto {name}."));
+        assert_eq!(stopped["hitBreakpointIds"], json!([set[0].id]));
+        assert_eq!(h.frames(MAIN)[0].0, "model openai/test");
+        h.cont();
+    }
+    assert_eq!(h.terminated().await, 0);
+}
+
+/// An agent's instruction is rendered as the system text of each of its calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_in_an_instruction_stops_at_each_of_the_agents_calls() {
+    let source = "\
+streetrace v1
+
+model main = openai/test
+
+prompt helper: \"\"\"You help.\"\"\"
+
+agent aide:
+    instruction helper
+
+flow main:
+    $a = run agent aide with \"go\"
+    return $a
+";
+    let provider = ScriptedProvider::new().always(instruction_contains("You help"), Reply::Text("ok".into()));
+    let mut h = Harness::new(source, provider);
+    assert!(h.lines(vec![line(5)])[0].verified);
+    h.start(false);
+    let stopped = h.stopped_body().await;
+    assert_eq!(stopped["description"], "prompt helper:\nYou help.");
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
 }

@@ -91,6 +91,9 @@ async fn scopes_show_the_call_the_last_exchange_and_the_run() {
     assert!(tool_names.contains(&"\"read_file\"".to_string()), "{tool_names:?}");
     h.step(StepKind::In);
     h.stopped().await;
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test (replied)");
+    h.step(StepKind::In);
+    h.stopped().await;
     let names: Vec<String> = h.frames(MAIN).into_iter().map(|f| f.0).collect();
     assert_eq!(names, ["tool read_file", "agent reader", "flow main"]);
 
@@ -152,7 +155,7 @@ async fn set_variable_changes_what_the_run_sees() {
     h.stopped().await;
     let scope = h.scope(h.frame_id(MAIN, 0), "Variables");
     let set = h.set(scope, "count", "$count * 10").unwrap();
-    assert_eq!((set["value"].clone(), set["type"].clone()), (json!("20"), json!("int")));
+    assert_eq!((set.value.as_str(), set.kind.as_str()), ("20", "int"));
     let profile = h.var(MAIN, "profile").unwrap();
     h.set(profile.variables_reference, "name", "\"Grace\"").unwrap();
     let tags = h.children(profile.variables_reference)[1].variables_reference;
@@ -161,8 +164,88 @@ async fn set_variable_changes_what_the_run_sees() {
     assert!(h.set(scope, "nothing", "1").is_err());
     assert!(h.set(scope, "count", "$undefined +").unwrap_err().contains("not JSON either"));
     let run = h.scope(h.frame_id(MAIN, 0), "Run");
-    assert_eq!(h.set(run, "input", "\"x\""), Err("only the run's variables can be changed".to_string()));
+    assert_eq!(
+        h.set(run, "input", "\"x\""),
+        Err("only the run's variables and a model call can be changed".to_string())
+    );
     h.cont();
     h.terminated().await;
     assert!(h.output("console").contains(r#"run completed: {"count":20,"name":"Grace"}"#), "{}", h.output("console"));
+}
+
+/// Stopped before a model call, the *Call* scope is the request about to be
+/// sent, every setting present; `setVariable` changes what is sent, and an
+/// edit that would not be a request is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_model_call_is_what_the_model_gets() {
+    let provider =
+        std::sync::Arc::new(ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("done".into())]).on(
+            instruction_contains("Read files"),
+            vec![Reply::Calls(vec![("read_file".into(), json!({"path": "x"}))])],
+        ));
+    let mut h = Harness::new(PROGRAM, provider.clone());
+    h.functions(&["reader"]);
+    h.start(false);
+    h.stopped().await;
+    let call = h.scope(h.frame_id(MAIN, 0), "Call");
+    let names: Vec<String> = h.children(call).into_iter().map(|v| v.name).collect();
+    assert_eq!(
+        names,
+        ["model", "system", "messages", "tools", "response_schema", "temperature", "max_tokens", "caller"]
+    );
+    assert_eq!(h.set(call, "temperature", "0.5").unwrap().value, "0.5");
+    assert_eq!(h.set(call, "max_tokens", "99").unwrap().value, "99");
+    let refused = h.set(call, "model", "42").unwrap_err();
+    assert!(refused.starts_with("the call would not be a valid request: invalid type: integer `42`"), "{refused}");
+    assert_eq!(h.children(call).iter().find(|v| v.name == "model").unwrap().value, "\"openai/test\"", "unchanged");
+
+    // The tool call that follows cannot be edited.
+    h.step(StepKind::In);
+    h.stopped().await;
+    h.step(StepKind::In);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN)[0].0, "tool read_file");
+    let tool_call = h.scope(h.frame_id(MAIN, 0), "Call");
+    assert_eq!(
+        h.set(tool_call, "tool", "\"x\"").unwrap_err(),
+        "only a model call about to be sent, or its reply, can be changed"
+    );
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    let sent = provider.requests();
+    assert_eq!((sent[0].temperature, sent[0].max_tokens), (Some(0.5), Some(99)));
+    assert_eq!(sent[1].temperature, None, "the next call is the agent's own");
+}
+
+/// Stopped after a model call, its reply can be replaced before the agent
+/// sees it: here a tool call becomes a final answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_reply_is_what_the_agent_gets() {
+    let provider = std::sync::Arc::new(
+        ScriptedProvider::new().on(after_tool_results(), vec![Reply::Text("from the model".into())]).on(
+            instruction_contains("Read files"),
+            vec![Reply::Calls(vec![("read_file".into(), json!({"path": "x"}))])],
+        ),
+    );
+    let mut h = Harness::new(PROGRAM, provider.clone());
+    h.functions(&["reader"]);
+    h.start(false);
+    h.stopped().await;
+    h.step(StepKind::Over);
+    h.stopped().await;
+    assert_eq!(h.frames(MAIN)[0].0, "model openai/test (replied)");
+    let reply = h.scope(h.frame_id(MAIN, 0), "Call");
+    let fields = h.children(reply);
+    let names: Vec<&str> = fields.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["text", "tool_calls", "usage", "finish_reason", "caller"]);
+    assert_eq!(fields[1].indexed_variables, Some(1), "the model asked for read_file");
+    h.set(reply, "text", "\"injected\"").unwrap();
+    h.set(reply, "tool_calls", "[]").unwrap();
+    h.set(reply, "finish_reason", "\"stop\"").unwrap();
+    let refused = h.set(reply, "tool_calls", "3").unwrap_err();
+    assert!(refused.starts_with("the reply would not be a valid reply:"), "{refused}");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    assert_eq!(provider.requests().len(), 1, "no tool ran, no second call");
+    assert!(h.output("console").contains("$answer = injected\n"), "{}", h.output("console"));
 }

@@ -3,6 +3,9 @@
 //! through the debugger's requests (no transport), one feature at a time.
 
 mod breakpoints;
+mod console;
+mod failures;
+mod human;
 mod inspect;
 mod stepping;
 
@@ -27,8 +30,8 @@ use crate::debugger::{Action, Debugger};
 use crate::launch::Launch;
 use crate::protocol::{
     Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
-    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, Source, SourceBreakpoint,
-    StackTraceArguments, Variable, VariablesArguments,
+    SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SetVariableArguments, SetVariableBody, Source,
+    SourceBreakpoint, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::stepping::StepKind;
 
@@ -96,7 +99,8 @@ impl Harness {
             stored: None,
             warnings: Vec::new(),
         };
-        let launch = Launch { launched, stop_on_entry, no_debug: false };
+        let launch =
+            Launch { launched, stop_on_entry, no_debug: false, timeline: None, temporary: false, travel: None };
         crate::run::spawn(self.debugger.clone(), launch);
     }
 
@@ -108,16 +112,24 @@ impl Harness {
                 .expect("no event within 10 s")
                 .expect("the debugger is gone");
             if let Outgoing::Event(event) = message {
-                let body = event.body.unwrap_or_default();
-                match event.event.as_str() {
+                let body = event.body().unwrap_or_default();
+                match event.name() {
                     "output" => self.output.push((
                         body["category"].as_str().unwrap().to_string(),
                         body["output"].as_str().unwrap().to_string(),
                     )),
                     "thread" | "breakpoint" => {}
-                    _ => return (event.event, body),
+                    name => return (name.to_string(), body),
                 }
             }
+        }
+    }
+
+    /// The next stop's event body.
+    pub async fn stopped_body(&mut self) -> Value {
+        match self.event().await {
+            (name, body) if name == "stopped" => body,
+            (name, body) => panic!("expected a stop, got {name} {body}"),
         }
     }
 
@@ -143,6 +155,11 @@ impl Harness {
 
     pub fn resume(&self, thread: i64, action: Action) {
         self.debugger.resume(Some(thread), action, false, || {}).unwrap();
+    }
+
+    /// `continue` with `singleThread`.
+    pub fn resume_single(&self, thread: i64) {
+        self.debugger.resume(Some(thread), Action::Continue, true, || {}).unwrap();
     }
 
     pub fn cont(&self) {
@@ -185,11 +202,17 @@ impl Harness {
     }
 
     pub fn evaluate(&self, frame: Option<i64>, expression: &str) -> Result<String, String> {
-        let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context: None };
+        self.evaluate_in(frame, expression, None)
+    }
+
+    /// Evaluates in a context (`repl`, `watch`, `hover`, `clipboard`).
+    pub fn evaluate_in(&self, frame: Option<i64>, expression: &str, context: Option<&str>) -> Result<String, String> {
+        let context = context.map(str::to_string);
+        let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context };
         self.debugger.evaluate(args).map(|r| r.result)
     }
 
-    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<Value, String> {
+    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<SetVariableBody, String> {
         let args =
             SetVariableArguments { variables_reference: reference, name: name.to_string(), value: value.to_string() };
         self.debugger.set_variable(args)

@@ -16,12 +16,14 @@ pub struct Process {
 }
 
 impl Process {
-    /// Starts the adapter in `dir` (default: the test's own directory).
-    pub fn spawn(dir: Option<&Path>) -> Process {
+    /// Starts the adapter in `dir` (default: the test's own directory), with
+    /// more environment variables.
+    pub fn spawn(dir: Option<&Path>, env: &[(&str, String)]) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sr-dap"));
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
+        command.envs(env.iter().map(|(k, v)| (k, v)));
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec};
 
 use crate::event::{Payload, Usage};
-use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
 use crate::tools::{Tool, builtin_tools};
@@ -287,9 +287,11 @@ impl Runtime {
             point: StepPoint::ModelCall { agent, request: &request },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
-        if self.env.hook.on_step(step).await == Control::Terminate {
-            return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
-        }
+        let request = match self.env.hook.on_step(step).await {
+            Control::Continue | Control::Reply(_) => request,
+            Control::Replace(edited) => *edited,
+            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+        };
         th.emitter.emit(Payload::ModelRequest {
             model: request.model.clone(),
             messages: request.messages.len(),
@@ -299,7 +301,7 @@ impl Runtime {
         let policy = self.call_policy(th);
         let mut attempt = 0;
         let response = loop {
-            match self.stream_reply(th, &request).await {
+            match self.stream_reply(th, agent, &request).await? {
                 Ok(response) => break response,
                 Err(e) if e.is_retryable() && attempt < policy.retries() => {
                     attempt += 1;
@@ -307,8 +309,25 @@ impl Runtime {
                     let what = format!("model {}", request.model);
                     self.before_retry(th, &what, &e.to_string(), (attempt, policy.retries()), delay).await;
                 }
-                Err(e) => return Err(RunError::failed(format!("model {}: {e}", request.model), None)),
+                Err(e) => {
+                    let error = RunError::failed(format!("model {}: {e}", request.model), None);
+                    self.report_failure(th, StepPoint::ModelCall { agent, request: &request }, &error).await?;
+                    return Err(error);
+                }
             }
+        };
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::ModelReply { agent, request: &request, response: &response },
+            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+        };
+        let response = match self.env.hook.on_step(step).await {
+            Control::Reply(edited) => *edited,
+            Control::Continue | Control::Replace(_) => response,
+            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         };
         let usage = self.charge(th, &request.model, &response.usage);
         th.emitter.emit(Payload::ModelResponse {
@@ -326,14 +345,46 @@ impl Runtime {
         Ok(response)
     }
 
-    /// Sends `request`, streaming the reply's text as events.
-    async fn stream_reply(&self, th: &Thread, request: &ChatRequest) -> Result<ChatResponse, sr_llm::LlmError> {
+    /// Sends `request`, streaming the reply's text as events. When the hook
+    /// interrupts the call (a debugger's pause), the thread stops at once,
+    /// before the first byte or between two deltas, with the reply so far;
+    /// the same call goes on when the hook returns. `Err` when the hook ends the run.
+    async fn stream_reply(
+        &self,
+        th: &mut Thread,
+        agent: &str,
+        request: &ChatRequest,
+    ) -> Result<Result<ChatResponse, sr_llm::LlmError>, RunError> {
         let mut stream = self.env.provider.chat(request.clone());
         let mut events = Vec::new();
-        while let Some(item) = stream.next().await {
-            match item? {
+        let mut partial = String::new();
+        loop {
+            let item = match futures::future::select(stream.next(), self.env.hook.interrupt(th.id)).await {
+                futures::future::Either::Left((item, _)) => item,
+                futures::future::Either::Right(((), _)) => {
+                    let step = Step {
+                        program: &self.program,
+                        thread: th.id,
+                        frames: &th.frames,
+                        vars: &mut th.vars,
+                        point: StepPoint::ModelStreaming { agent, request, partial: &partial },
+                        location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+                    };
+                    if self.env.hook.on_step(step).await == Control::Terminate {
+                        return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+                    }
+                    continue;
+                }
+            };
+            let Some(item) = item else { break };
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => return Ok(Err(e)),
+            };
+            match item {
                 ChatEvent::TextDelta(text) => {
                     th.emitter.emit(Payload::TextDelta { text: text.clone() });
+                    partial.push_str(&text);
                     events.push(ChatEvent::TextDelta(text));
                 }
                 ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
@@ -346,7 +397,7 @@ impl Runtime {
                 other => events.push(other),
             }
         }
-        ChatResponse::from_events(events)
+        Ok(ChatResponse::from_events(events))
     }
 
     /// One tool call: hook, events, and the result the model sees. A tool's
@@ -407,6 +458,22 @@ impl Runtime {
             result: content.clone(),
             is_error,
         });
+        // An error result, or a builtin tool's `{"result": "failure"}`: the
+        // model handles it, the hook hears of it at the call.
+        if is_error || content.get("result").and_then(Value::as_str) == Some("failure") {
+            let message = display(content.get("error").unwrap_or(&content));
+            let step = Step {
+                program: &self.program,
+                thread: th.id,
+                frames: &th.frames,
+                vars: &mut th.vars,
+                point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
+                location: th.frames.iter().rev().find_map(|f| f.location.clone()),
+            };
+            if self.env.hook.on_failure(step, Failure { message: &message, caught: true }).await == Control::Terminate {
+                return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
+            }
+        }
         Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
     }
 

@@ -8,7 +8,7 @@ use sr_hir::{OnEscalate, Place, RunStmt, Stmt, StmtId};
 
 use crate::compile::BodySpec;
 use crate::event::Payload;
-use crate::hook::{Control, Frame, FrameKind, Step, StepPoint};
+use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
 use crate::run::conversation;
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::value::{self, display};
@@ -133,7 +133,10 @@ impl Runtime {
             for (guarded, failure) in segments(spec, stmts) {
                 let mut attempts = 0;
                 loop {
+                    let guard = u32::from(failure.is_some());
+                    th.guarded += guard;
                     let outcome = self.exec_seq(th, spec, &guarded).await;
+                    th.guarded -= guard;
                     let Some(failure) = &failure else {
                         match outcome? {
                             Signal::Next => break,
@@ -144,6 +147,7 @@ impl Runtime {
                         Ok(Signal::Next) => break,
                         Ok(other) => return Ok(other),
                         Err(error) if error.kind == ErrorKind::Failed => {
+                            th.failure_reported = false;
                             th.vars.insert("error".to_string(), Value::String(error.message.clone()));
                             match self.exec_block(th, spec, failure).await? {
                                 Signal::Retry(_) if attempts < MAX_RETRIES => attempts += 1,
@@ -184,6 +188,7 @@ impl Runtime {
             frame.stmt = Some(id);
             frame.location = Some(location.clone());
         }
+        th.failure_reported = false;
         let step = Step {
             program: &self.program,
             thread: th.id,
@@ -193,12 +198,56 @@ impl Runtime {
             location: Some(location),
         };
         match self.env.hook.on_step(step).await {
-            Control::Continue => Ok(()),
+            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
             Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
         }
     }
 
+    /// Runs a statement; a failure is reported to the hook at the innermost
+    /// statement it comes from.
     fn exec_stmt<'a>(
+        &'a self,
+        th: &'a mut Thread,
+        spec: &'a BodySpec,
+        id: StmtId,
+    ) -> BoxFuture<'a, Result<Signal, RunError>> {
+        async move {
+            let outcome = self.exec_stmt_here(th, spec, id).await;
+            if let Err(error) = &outcome {
+                self.report_failure(th, StepPoint::Statement { body: spec, stmt: id }, error).await?;
+            }
+            outcome
+        }
+        .boxed()
+    }
+
+    /// Tells the hook of a failure, once per failure (not again at each
+    /// statement it unwinds through); `Err` when the hook ends the run.
+    pub(crate) async fn report_failure(
+        &self,
+        th: &mut Thread,
+        point: StepPoint<'_>,
+        error: &RunError,
+    ) -> Result<(), RunError> {
+        if error.kind != ErrorKind::Failed || std::mem::replace(&mut th.failure_reported, true) {
+            return Ok(());
+        }
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point,
+            location: error.location.clone(),
+        };
+        let failure = Failure { message: &error.message, caught: th.guarded > 0 };
+        match self.env.hook.on_failure(step, failure).await {
+            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
+            Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+        }
+    }
+
+    fn exec_stmt_here<'a>(
         &'a self,
         th: &'a mut Thread,
         spec: &'a BodySpec,
@@ -298,7 +347,11 @@ impl Runtime {
                 }
                 Stmt::Escalate { message } => {
                     let message = message.clone().unwrap_or_else(|| "The workflow needs a human decision.".to_string());
-                    return self.escalate_to_human(th, message).await.map_err(|e| e.at(at())).map(|_| Signal::Next);
+                    return self
+                        .escalate_to_human(th, spec, id, message)
+                        .await
+                        .map_err(|e| e.at(at()))
+                        .map(|_| Signal::Next);
                 }
                 Stmt::Log(e) => {
                     let message = display(&self.eval_in_flow(th, spec, id, *e).await?);
@@ -460,16 +513,20 @@ impl Runtime {
         let before = th.vars.clone();
         let turns = conversation::len(&before);
         let mut branches: Vec<Thread> = body.iter().map(|_| th.branch()).collect();
+        let parent = th.id;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {
-                self.env.hook.on_thread(branch.id, true);
+                self.env.hook.on_thread(branch.id, parent, true);
                 let outcome = self.exec_stmt(branch, spec, stmt).await;
-                self.env.hook.on_thread(branch.id, false);
+                self.env.hook.on_thread(branch.id, parent, false);
                 outcome
             }
             .boxed()
         });
-        futures::future::try_join_all(futures).await?;
+        let joined = futures::future::try_join_all(futures).await;
+        // A branch's failure was reported on the branch.
+        th.failure_reported |= branches.iter().any(|b| b.failure_reported);
+        joined?;
         // Each branch's replies join the conversation, in branch order.
         let replies: Option<Vec<Vec<Value>>> =
             turns.map(|n| branches.iter().map(|b| conversation::added(&b.vars, n)).collect());

@@ -1,11 +1,15 @@
-//! `escalate to human`: the run asks a person and waits. In a terminal the
-//! person answers at a prompt; otherwise the run ends paused, and a later
+//! `escalate to human`: the run asks a person and waits. A debugger answers
+//! through the step hook; in a terminal the person answers at a prompt;
+//! otherwise the run ends paused, and a later
 //! `sr run --resume SESSION --input TEXT` supplies the answer.
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use sr_hir::StmtId;
 
+use crate::compile::BodySpec;
 use crate::event::Payload;
+use crate::hook::{Step, StepPoint};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 
 /// Where answers to `escalate to human` come from.
@@ -33,10 +37,29 @@ impl Human for Answers {
 }
 
 impl Runtime {
-    /// Asks a human; the answer is stored in `$human_input`.
-    pub(crate) async fn escalate_to_human(&self, th: &mut Thread, message: String) -> Result<(), RunError> {
+    /// Asks a human (the step hook first, a debugger, then the run's
+    /// `Human`); the answer is stored in `$human_input`.
+    pub(crate) async fn escalate_to_human(
+        &self,
+        th: &mut Thread,
+        spec: &BodySpec,
+        id: StmtId,
+        message: String,
+    ) -> Result<(), RunError> {
         th.emitter.emit(Payload::HumanInputRequested { message: message.clone() });
-        match self.env.human.ask(&message).await {
+        let step = Step {
+            program: &self.program,
+            thread: th.id,
+            frames: &th.frames,
+            vars: &mut th.vars,
+            point: StepPoint::Statement { body: spec, stmt: id },
+            location: Some(self.program.stmt_location(&spec.source, id)),
+        };
+        let answer = match self.env.hook.on_human(step, &message).await {
+            Some(answer) => Some(answer),
+            None => self.env.human.ask(&message).await,
+        };
+        match answer {
             Some(answer) => {
                 th.vars.insert("human_input".to_string(), Value::String(answer.clone()));
                 th.emitter

@@ -61,7 +61,7 @@ describe('sr-dap under DebugClient', function () {
     }
     assert.deepStrictEqual(
       caps.exceptionBreakpointFilters.map((f) => f.filter),
-      ['tool-error', 'llm-error', 'escalation'],
+      ['uncaught', 'caught', 'tool-error', 'llm-error', 'escalation'],
     );
   });
 
