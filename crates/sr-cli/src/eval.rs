@@ -302,22 +302,9 @@ fn merge(parts: &[PathBuf], out: &Path) -> ExitCode {
 /// `YYYYMMDD-HHMMSS` of the current UTC time.
 fn utc_stamp() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = civil((secs / 86_400) as i64);
+    let (year, month, day) = sr_runtime::stdlib::civil((secs / 86_400) as i64);
     let rest = secs % 86_400;
     format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", rest / 3600, rest % 3600 / 60, rest % 60)
-}
-
-/// The date `days` after 1970-01-01 (Howard Hinnant's days-to-civil).
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 #[cfg(test)]
@@ -340,11 +327,6 @@ mod tests {
 
     #[test]
     fn the_default_out_directory_is_a_utc_date_and_time() {
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(11_016), (2000, 2, 29));
-        assert_eq!(civil(11_017), (2000, 3, 1));
-        assert_eq!(civil(19_722), (2023, 12, 31));
-        assert_eq!(civil(-1), (1969, 12, 31));
         let stamp = utc_stamp();
         assert_eq!((stamp.len(), &stamp[8..9]), (15, "-"), "{stamp}");
     }

@@ -341,3 +341,13 @@ fn hostile_arguments_stay_bounded() {
     assert_eq!(display(&eval("len(regex_find_all($s, \"(a+)+b\"))").unwrap()), (1 << 17).to_string());
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
 }
+
+#[test]
+fn days_become_civil_dates() {
+    use sr_runtime::stdlib::civil;
+    assert_eq!(civil(0), (1970, 1, 1));
+    assert_eq!(civil(11_016), (2000, 2, 29));
+    assert_eq!(civil(11_017), (2000, 3, 1));
+    assert_eq!(civil(19_722), (2023, 12, 31));
+    assert_eq!(civil(-1), (1969, 12, 31));
+}
