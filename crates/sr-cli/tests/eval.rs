@@ -31,7 +31,7 @@ fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sr-eval-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("helper.sr"), HELPER).unwrap();
+    std::fs::write(dir.join("helper.sr"), sr_testing::HELPER_WORKLOAD).unwrap();
     dir
 }
 
@@ -53,24 +53,6 @@ fn scores(results: &Value) -> Vec<Value> {
     let cases = results["cases"].as_array().unwrap();
     cases.iter().map(|c| json!([c["id"], c["passed"], c["score"], c["scores"], c["output"], c["error"]])).collect()
 }
-
-const HELPER: &str = r#"streetrace v1
-
-model main = openai/gpt-4o-mini
-
-tool fs = builtin streetrace.fs
-
-prompt helper_instruction: """You answer questions and write files when asked."""
-
-agent helper:
-    instruction helper_instruction
-    tools fs
-    description "Answers questions"
-
-flow main:
-    $answer = run agent helper with $input_prompt
-    return $answer
-"#;
 
 const DATASET: &str = r#"{"id": "status", "prompt": "status of order 7?", "expect": [{"contains": "shipped"}, {"regex": "order\\s+7"}]}
 {"id": "report", "prompt": "write the report", "expect": [{"file": "out.txt", "contains": "7"}, {"tool_called": "write_file", "args": {"path": "out.txt"}}]}

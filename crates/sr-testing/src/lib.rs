@@ -6,6 +6,26 @@ pub mod random;
 
 use std::path::{Path, PathBuf};
 
+/// A workload of one file-tool agent run by `flow main`, for the evaluation
+/// harness's tests and `sr eval`'s.
+pub const HELPER_WORKLOAD: &str = r#"streetrace v1
+
+model main = openai/gpt-4o-mini
+
+tool fs = builtin streetrace.fs
+
+prompt helper_instruction: """You answer questions and write files when asked."""
+
+agent helper:
+    instruction helper_instruction
+    tools fs
+    description "Answers questions"
+
+flow main:
+    $answer = run agent helper with $input_prompt
+    return $answer
+"#;
+
 /// Whether a test that needs `what` (a program on the machine) can run: in CI
 /// a missing tool fails the test, elsewhere the test is skipped loudly.
 pub fn required(available: bool, what: &str) -> bool {

@@ -9,26 +9,8 @@ use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, conformi
 use super::*;
 use crate::dataset::parse_jsonl;
 
-const WORKLOAD: &str = r#"streetrace v1
-
-model main = openai/gpt-4o-mini
-
-tool fs = builtin streetrace.fs
-
-prompt helper_instruction: """You answer questions and write files when asked."""
-
-agent helper:
-    instruction helper_instruction
-    tools fs
-    description "Answers questions"
-
-flow main:
-    $answer = run agent helper with $input_prompt
-    return $answer
-"#;
-
 fn program(dir: &Path) -> Arc<Compiled> {
-    program_of(dir, "helper.sr", WORKLOAD)
+    program_of(dir, "helper.sr", sr_testing::HELPER_WORKLOAD)
 }
 
 fn program_of(dir: &Path, name: &str, text: &str) -> Arc<Compiled> {
