@@ -205,12 +205,15 @@ fn finish(raw: RawCase, base: &Path) -> Result<Case, String> {
             Files::Dir(dir)
         }
     };
-    for scorer in &raw.expect {
-        if let Scorer::File { path, .. } = scorer {
-            check_relative(path).map_err(|e| format!("expect: file {path:?} {e}"))?;
+    let mut expect = raw.expect;
+    for scorer in &mut expect {
+        match scorer {
+            Scorer::File { path, .. } => check_relative(path).map_err(|e| format!("expect: file {path:?} {e}"))?,
+            Scorer::Flow(flow) => flow.load(base)?,
+            _ => {}
         }
     }
-    Ok(Case { prompt: fill(&raw.prompt, &raw.input), id: raw.id.0, files, expect: raw.expect })
+    Ok(Case { prompt: fill(&raw.prompt, &raw.input), id: raw.id.0, files, expect })
 }
 
 /// Replaces `${name}` with the input `name` (strings as they are, other

@@ -204,10 +204,11 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
     }
 }
 
-/// Where a case's `judge` scorers send their calls: the case's provider
-/// (recorded to, or replayed from, `<model>.judge.jsonl` beside its cassette).
+/// Where a case's `judge` and `flow` scorers send their model calls: the
+/// case's provider (recorded to, or replayed from, `<model>.judge.jsonl`
+/// beside its cassette).
 fn judge_model(case: &Case, models: &Models) -> JudgeModel {
-    if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_))) {
+    if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_) | Scorer::Flow(_))) {
         return Err("the case has no judge".to_string());
     }
     let router = || -> Result<Arc<dyn Provider>, String> {

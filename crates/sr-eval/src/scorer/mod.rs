@@ -2,6 +2,7 @@
 //! whether it passed, with a one-line detail for the report.
 
 mod findings;
+mod flow;
 mod json_path;
 mod judge;
 mod parse;
@@ -14,6 +15,7 @@ use serde_json::Value;
 use sr_runtime::event::{Event, Payload};
 
 pub use findings::{Expected, Tally, tally};
+pub use flow::FlowScorer;
 pub use json_path::JsonPath;
 pub use judge::{Judge, JudgeModel};
 
@@ -40,6 +42,8 @@ pub enum Scorer {
     Findings { expected: Vec<Expected>, tolerance: u64, min_f1: f64 },
     /// A model grades the output against a rubric.
     Judge(Judge),
+    /// A `.sr` flow grades the run.
+    Flow(FlowScorer),
 }
 
 /// A test of one value.
@@ -87,6 +91,7 @@ impl Scorer {
             Scorer::ToolCalled { .. } => "tool_called",
             Scorer::Findings { .. } => "findings",
             Scorer::Judge(_) => "judge",
+            Scorer::Flow(_) => "flow",
         }
     }
 
@@ -130,6 +135,7 @@ impl Scorer {
                 Score { kind: kind.to_string(), passed: f1 >= *min_f1, score: f1, detail }
             }
             Scorer::Judge(judge) => judge.score(seen.judge, seen.prompt, output).await,
+            Scorer::Flow(flow) => flow.score(seen.judge, seen.prompt, output, seen.work_dir).await,
         }
     }
 }

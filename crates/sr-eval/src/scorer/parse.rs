@@ -8,12 +8,11 @@ use serde::Deserialize;
 use serde::de::Error as _;
 use serde_json::{Map, Value};
 
-use super::{Check, Expected, JsonPath, Judge, Scorer};
+use super::{Check, Expected, FlowScorer, JsonPath, Judge, Scorer};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
 /// alone test the output.
-const NAMED: [&str; 6] = ["json_path", "file", "tool_called", "findings", "schema", "judge"];
-const LATER: [&str; 1] = ["flow"];
+const NAMED: [&str; 7] = ["json_path", "file", "tool_called", "findings", "schema", "judge", "flow"];
 
 impl<'de> Deserialize<'de> for Scorer {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -26,9 +25,6 @@ fn parse(value: &Value) -> Result<Scorer, String> {
     let Value::Object(map) = value else {
         return Err(format!("expect: a scorer is an object keyed by its name, not {value}"));
     };
-    if let Some(later) = LATER.iter().find(|k| map.contains_key(**k)) {
-        return Err(format!("expect: the `{later}` scorer is not supported yet"));
-    }
     let named: Vec<&str> = NAMED.iter().copied().filter(|k| map.contains_key(*k)).collect();
     let scorer = match named.as_slice() {
         [] => {
@@ -109,6 +105,22 @@ fn parse(value: &Value) -> Result<Scorer, String> {
                     .ok_or_else(|| format!("expect: judge: `min_score` must be a number in 0..1, not {v}"))?,
             };
             Ok(Scorer::Judge(Judge { rubric, model, min_score }))
+        }
+        "flow" => {
+            only(map, scorer, &["flow", "entry", "min_score"])?;
+            let path = string(field("flow"), "flow").map_err(expect)?;
+            let entry = match map.get("entry") {
+                None => None,
+                Some(v) => Some(string(v, "entry").map_err(|e| format!("expect: flow: {e}"))?),
+            };
+            let min_score = match map.get("min_score") {
+                None => 0.5,
+                Some(v) => v
+                    .as_f64()
+                    .filter(|f| (0.0..=1.0).contains(f))
+                    .ok_or_else(|| format!("expect: flow: `min_score` must be a number in 0..1, not {v}"))?,
+            };
+            Ok(Scorer::Flow(FlowScorer { path: path.into(), entry, min_score, program: None }))
         }
         _ => {
             only(map, scorer, &["schema"])?;

@@ -163,7 +163,9 @@ fn bad_scorers_are_refused_with_the_field() {
         (json!({"judge": "is it polite?"}), "expect: judge: `model` must be a string, not null"),
         (json!({"judge": "polite?", "model": "m", "min_score": 2}), "`min_score` must be a number in 0..1, not 2"),
         (json!({"judge": "polite?", "model": "m", "rubric": "x"}), "judge: unknown key `rubric`"),
-        (json!({"flow": "score.sr"}), "the `flow` scorer is not supported yet"),
+        (json!({"flow": 3}), "`flow` must be a string, not 3"),
+        (json!({"flow": "score.sr", "min_score": -1}), "flow: `min_score` must be a number in 0..1, not -1"),
+        (json!({"flow": "score.sr", "judge": "x"}), "one scorer per entry, found judge and flow"),
     ] {
         let got = refused(spec.clone());
         assert!(got.contains(error), "{spec}: {got}");
@@ -209,4 +211,53 @@ fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
     let observed = Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "", judge: &none };
     let s = block_on(scorer(json!({"judge": "r", "model": "m"})).score(&observed));
     assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: no recording"));
+}
+
+/// A grading flow that reads the run's output and files and returns
+/// `{score, reason}`; a number alone; and a failure.
+const GRADER: &str = r#"flow main:
+    $seen = json_parse($input_prompt)
+    $words = len(split(trim(join(values($seen.files), "")), " "))
+    if $seen.output == "done":
+        return {score: 0.9, reason: "said done, notes have ${words} words"}
+    return {score: 0.1, reason: "output: ${seen.output}"}
+
+flow bare:
+    return 0.4
+
+flow broken:
+    return upper(3)
+"#;
+
+#[test]
+fn a_flow_grades_the_output_and_files_of_the_run() {
+    let dataset = tempfile::tempdir().unwrap();
+    std::fs::write(dataset.path().join("grade.sr"), GRADER).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "one two three\n").unwrap();
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let grade = |spec: Value, output: &str| {
+        let Scorer::Flow(mut flow) = scorer(spec) else { panic!("not a flow scorer") };
+        flow.load(dataset.path()).unwrap();
+        let scorer = Scorer::Flow(flow);
+        let output = json!(output);
+        tokio.block_on(scorer.score(&seen(Some(&output), work.path(), &[])))
+    };
+    let s = grade(json!({"flow": "grade.sr", "min_score": 0.8}), "done");
+    assert_eq!((s.kind.as_str(), s.passed, s.score), ("flow", true, 0.9));
+    assert_eq!(s.detail, "0.90 (pass at 0.80): said done, notes have 3 words");
+    let s = grade(json!({"flow": "grade.sr"}), "not yet");
+    assert_eq!((s.passed, s.score, s.detail.as_str()), (false, 0.1, "0.10 (pass at 0.50): output: not yet"));
+    let s = grade(json!({"flow": "grade.sr", "entry": "bare", "min_score": 0.3}), "x");
+    assert_eq!((s.passed, s.score), (true, 0.4));
+    let s = grade(json!({"flow": "grade.sr", "entry": "broken"}), "x");
+    assert!(!s.passed && s.detail.starts_with("the scoring flow failed: "), "{}", s.detail);
+
+    // A missing flow, file or entry is a dataset error before anything runs.
+    let load = |spec: Value| {
+        let Scorer::Flow(mut flow) = scorer(spec) else { panic!("not a flow scorer") };
+        flow.load(dataset.path()).unwrap_err()
+    };
+    assert!(load(json!({"flow": "nope.sr"})).starts_with("expect: flow: "), "{}", load(json!({"flow": "nope.sr"})));
+    assert!(load(json!({"flow": "grade.sr", "entry": "other"})).ends_with("has no flow named 'other'"));
 }

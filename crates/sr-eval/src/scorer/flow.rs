@@ -1,0 +1,148 @@
+//! The `flow` scorer: a `.sr` flow grades the run. It starts with the JSON
+//! text of `{case: {prompt}, output, files}` as its message (`files` maps
+//! each text file the run left in its work directory, up to 64 KiB each, to
+//! its content), reads it with `json_parse($input_prompt)`, and returns a
+//! score in 0..1, or `{score, reason}`. Its file tools work in the case's work
+//! directory; its model calls go where the case's judge calls go.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use sr_hir::RootDatabase;
+use sr_llm::{ChatRequest, ChatStream, LlmError, Provider};
+use sr_runtime::compile::{Compiled, compile_path};
+use sr_runtime::event::{Emitter, Event, RunStatus};
+use sr_runtime::hook::NoHook;
+use sr_runtime::human::Unattended;
+use sr_runtime::mcp::McpHub;
+use sr_runtime::record::LiveTools;
+use sr_runtime::tools::Jail;
+use sr_runtime::{Env, RunOptions, Runtime};
+
+use super::{JudgeModel, Score, text_of};
+
+/// Files the grading flow is shown, and the largest of each.
+const MAX_FILES: usize = 200;
+const MAX_FILE_BYTES: u64 = 64 << 10;
+
+#[derive(Debug)]
+pub struct FlowScorer {
+    /// As the dataset wrote it, until `load` resolves it.
+    pub path: PathBuf,
+    pub entry: Option<String>,
+    /// The lowest passing score.
+    pub min_score: f64,
+    pub program: Option<Arc<Compiled>>,
+}
+
+impl FlowScorer {
+    /// Resolves the path against the dataset's directory and compiles the
+    /// file, so a broken scorer is a dataset error before anything runs.
+    pub fn load(&mut self, base: &Path) -> Result<(), String> {
+        self.path = base.join(&self.path);
+        let program = compile_path(&mut RootDatabase::default(), &self.path).map_err(|e| {
+            let first = e.diagnostics.first().map(|(file, d)| format!("{}: {}", file.display(), d.message));
+            format!("expect: flow: {} does not compile: {}", self.path.display(), first.unwrap_or_default())
+        })?;
+        if let Some(entry) = &self.entry
+            && !program.flows.contains_key(entry.as_str())
+        {
+            return Err(format!("expect: flow: {} has no flow named '{entry}'", self.path.display()));
+        }
+        self.program = Some(program);
+        Ok(())
+    }
+
+    pub async fn score(&self, judge: &JudgeModel, prompt: &str, output: &Value, work_dir: &Path) -> Score {
+        let failed = |detail: String| Score { kind: "flow".to_string(), passed: false, score: 0.0, detail };
+        let Some(program) = &self.program else { return failed("the scorer's flow was not loaded".to_string()) };
+        let jail = match Jail::new(work_dir) {
+            Ok(jail) => jail,
+            Err(e) => return failed(format!("cannot open the work directory: {e}")),
+        };
+        let provider: Arc<dyn Provider> = match judge {
+            Ok(provider) => provider.clone(),
+            Err(why) => Arc::new(NoModel(why.clone())),
+        };
+        let env = Env {
+            provider,
+            hook: Arc::new(NoHook),
+            jail,
+            tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+            human: Arc::new(Unattended),
+            options: RunOptions { entry: self.entry.clone(), ..RunOptions::default() },
+        };
+        let input = json!({"case": {"prompt": prompt}, "output": output, "files": files(work_dir)});
+        let emitter = Emitter::new("flow-scorer", vec![Arc::new(|_: &Event| {})]);
+        let outcome = Runtime::new(program.clone(), env).run(emitter, input.to_string(), Vec::new()).await;
+        if outcome.status != RunStatus::Completed {
+            let why = outcome.error.map(|e| e.to_string()).unwrap_or_else(|| "it did not complete".to_string());
+            return failed(format!("the scoring flow failed: {why}"));
+        }
+        let result = outcome.result.unwrap_or(Value::Null);
+        let (score, reason) = match &result {
+            Value::Object(fields) => (fields.get("score").and_then(Value::as_f64), fields.get("reason").map(text_of)),
+            other => (other.as_f64(), None),
+        };
+        match score.filter(|s| (0.0..=1.0).contains(s)) {
+            Some(score) => Score {
+                kind: "flow".to_string(),
+                passed: score >= self.min_score,
+                score,
+                detail: format!(
+                    "{score:.2} (pass at {:.2}){}",
+                    self.min_score,
+                    reason.map(|r| format!(": {r}")).unwrap_or_default()
+                ),
+            },
+            None => failed(format!("the scoring flow returned no score in 0..1: {}", text_of(&result))),
+        }
+    }
+}
+
+/// The text files under `dir` (hidden ones left out), by relative path.
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else { continue };
+        for entry in entries.flatten() {
+            if out.len() >= MAX_FILES {
+                return out;
+            }
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            // Not followed: a symlink is neither a directory nor a file here.
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file()
+                && entry.metadata().is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
+                && let Ok(text) = std::fs::read_to_string(&path)
+                && let Ok(relative) = path.strip_prefix(dir)
+            {
+                out.insert(relative.to_string_lossy().into_owned(), text);
+            }
+        }
+    }
+    out
+}
+
+/// Model calls of a scoring flow when the case has no judge model.
+struct NoModel(String);
+
+impl Provider for NoModel {
+    fn chat(&self, _: ChatRequest) -> ChatStream {
+        let error = LlmError::Transport {
+            provider: "none".to_string(),
+            message: format!("the scoring flow has no model: {}", self.0),
+        };
+        futures::stream::once(async move { Err(error) }).boxed()
+    }
+}
