@@ -16,6 +16,7 @@ mod folding;
 mod goto;
 mod hover;
 mod inlay_hints;
+mod namespace;
 mod references;
 mod rename;
 mod selection;
