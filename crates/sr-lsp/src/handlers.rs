@@ -63,17 +63,34 @@ impl Snapshot {
         Ok(Some(lsp::Location { uri, range }))
     }
 
+    /// The edit as versioned `documentChanges` when the client takes them
+    /// (an open document carries its version, so a stale edit is refused by
+    /// the client), else as plain `changes`.
     fn workspace_edit(&self, change: SourceChange) -> Cancellable<lsp::WorkspaceEdit> {
-        let mut changes: HashMap<Uri, Vec<lsp::TextEdit>> = HashMap::new();
+        let mut files = Vec::new();
         for (path, edits) in change.edits {
             let (Some(uri), Some(index)) = (self.uri(&path), self.analysis.line_index(&path)?) else { continue };
-            let edits = edits
+            let edits: Vec<lsp::TextEdit> = edits
                 .into_iter()
                 .map(|e| lsp::TextEdit { range: convert::range(&index, e.range, self.encoding), new_text: e.new_text })
                 .collect();
-            changes.insert(uri, edits);
+            files.push((path, uri, edits));
         }
-        Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() })
+        if !self.document_changes {
+            let changes = files.into_iter().map(|(_, uri, edits)| (uri, edits)).collect();
+            return Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() });
+        }
+        let documents = files
+            .into_iter()
+            .map(|(path, uri, edits)| lsp::TextDocumentEdit {
+                text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                    uri,
+                    version: self.documents.get(&path).map(|d| d.version),
+                },
+                edits: edits.into_iter().map(OneOf::Left).collect(),
+            })
+            .collect();
+        Ok(lsp::WorkspaceEdit { document_changes: Some(lsp::DocumentChanges::Edits(documents)), ..Default::default() })
     }
 
     fn call_item(&self, target: &NavigationTarget) -> Cancellable<Option<lsp::CallHierarchyItem>> {

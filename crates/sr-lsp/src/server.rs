@@ -146,6 +146,14 @@ impl LanguageServer for Server {
             .unwrap_or(false);
         let pull_configuration = params.capabilities.workspace.as_ref().and_then(|w| w.configuration).unwrap_or(false);
         *self.shared.client_features.lock().unwrap() = (watch, pull_configuration);
+        let document_changes = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
+        self.shared.document_changes.store(document_changes, std::sync::atomic::Ordering::SeqCst);
         self.shared.send(Message::ScanFolders(workspace_folders(&params)));
         Ok(InitializeResult {
             capabilities: Server::capabilities(encoding),
