@@ -6,24 +6,20 @@
 //! joined by these links form one namespace; flows that never meet in a run
 //! keep their own (two unrelated flows may both use `$x`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sr_hir::graph::{EdgeKind, edges};
 use sr_hir::hir::ItemData;
-use sr_hir::resolve::Program;
 use sr_hir::{Db, File, Item, RootDatabase, item_data, program};
 
 /// The items that share variables with `item`: its namespace in every
 /// program (root file and imports) that contains it, `item` first.
 pub(crate) fn variable_scope<'db>(db: &'db RootDatabase, item: Item<'db>) -> Vec<Item<'db>> {
     let mut out = vec![item];
+    let mut seen = HashSet::from([item]);
     for file in db.files() {
         if program(db, file).items.contains(&item) {
-            for other in component(db, file, item) {
-                if !out.contains(&other) {
-                    out.push(other);
-                }
-            }
+            out.extend(component(db, file, item).into_iter().filter(|&other| seen.insert(other)));
         }
     }
     out
@@ -33,10 +29,16 @@ pub(crate) fn variable_scope<'db>(db: &'db RootDatabase, item: Item<'db>) -> Vec
 fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>> {
     let program = program(db, root);
     let mut sets = UnionFind::default();
+    // Every definition of a prompt, by each of them (`call llm` names the one with the body).
+    let definitions: HashMap<Item<'db>, &[Item<'db>]> =
+        program.prompts.values().flat_map(|p| p.definitions.iter().map(|&d| (d, &p.definitions[..]))).collect();
     for edge in edges(db, root) {
         match edge.kind {
             EdgeKind::RunFlow | EdgeKind::RunAgent => sets.union(edge.from, edge.to),
-            EdgeKind::CallLlm => prompt_definitions(program, edge.to).for_each(|p| sets.union(edge.from, p)),
+            EdgeKind::CallLlm => {
+                let parts = definitions.get(&edge.to).copied().unwrap_or(std::slice::from_ref(&edge.to));
+                parts.iter().for_each(|&p| sets.union(edge.from, p));
+            }
             // Instructions are evaluated with no variables; delegation and
             // tools run the other agent in a session of its own.
             EdgeKind::Instruction | EdgeKind::Delegate | EdgeKind::Use => {}
@@ -62,12 +64,6 @@ fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>
     }
     let root_of = sets.find(item);
     program.items.iter().copied().filter(|&i| i != item && sets.find(i) == root_of).collect()
-}
-
-/// Every definition of the prompt `item` is one of (its merged parts).
-fn prompt_definitions<'a, 'db>(program: &'a Program<'db>, item: Item<'db>) -> impl Iterator<Item = Item<'db>> + 'a {
-    let merged = program.prompts.values().find(|p| p.definitions.contains(&item));
-    merged.map_or_else(|| vec![item], |p| p.definitions.clone()).into_iter()
 }
 
 #[derive(Default)]

@@ -422,7 +422,10 @@ mod tests {
             "flow main:\n    $x = run agent mis$0sing\n",
             expect!["error: agent 'missing' is not defined, so there is nothing to rename"],
         );
-        check_prepare("flow main:\n    log le$0n([1])\n", expect!["error: 'len' is a function, not a name defined in the program"]);
+        check_prepare(
+            "flow main:\n    log le$0n([1])\n",
+            expect!["error: 'len' is a function, not a name defined in the program"],
+        );
         check_prepare("import ./li$0b.sr\n", expect!["error: an import path is not a name"]);
         check_prepare("flow main:\n    $ab$0c = 1\n", expect![[r#""abc""#]]);
     }
