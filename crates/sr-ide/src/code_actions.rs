@@ -64,7 +64,7 @@ fn define(db: &RootDatabase, file: File, kind: DefinitionKind, name: &str) -> (S
                 "agent {name}:\n    instruction {name}_instruction\n\nprompt {name}_instruction: \"\"\"TODO: instructions for {name}.\"\"\"\n"
             ),
         ),
-        DefinitionKind::Tool => ("tool", format!("tool {name} = mcp \"https://example.com/mcp\"\n")),
+        DefinitionKind::Tool => ("tool", format!("tool {name} = builtin streetrace.fs_readonly\n")),
         DefinitionKind::Prompt => ("prompt", format!("prompt {name}: \"\"\"TODO: describe {name}.\"\"\"\n")),
     };
     let text = file.text(db);
@@ -87,7 +87,15 @@ fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Opti
     let text = file.text(db);
     let range = item_range(db, item);
     let start = usize::from(range.start());
-    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    // The comment lines right above are its documentation: they go with it.
+    while start > 0 {
+        let above = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+        if !text[above..start].trim_start().starts_with('#') {
+            break;
+        }
+        start = above;
+    }
     let mut end = usize::from(range.end());
     end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
     // Take one blank line with it unless that would join two paragraphs.
@@ -182,7 +190,7 @@ mod tests {
                     instruction p
                     tools search
 
-                tool search = mcp "https://example.com/mcp"
+                tool search = builtin streetrace.fs_readonly
             "##]],
         );
     }
@@ -212,6 +220,8 @@ mod tests {
             r#"
             prompt p: """x"""
 
+            # Documents `unused`,
+            # over two lines.
             prompt un$0used: """y"""
 
             agent:

@@ -391,7 +391,7 @@ fn text_edits(doc: &Doc, s: &Snapshot, edits: Vec<sr_fmt::Edit>) -> Vec<lsp::Tex
         .collect()
 }
 
-/// `None` when the document does not parse (nothing to format safely).
+/// Refused, saying why, when the document does not parse (nothing to format safely).
 pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> Result<Option<Vec<lsp::TextEdit>>> {
     let Some(doc) = s.doc(uri)? else { return Ok(None) };
     let Some(text) = s.analysis.file_text(&doc.path)? else { return Ok(None) };
@@ -399,7 +399,14 @@ pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> 
         None => sr_fmt::format_edits(&text),
         Some(range) => sr_fmt::format_range(&text, convert::text_range(&doc.index, range, s.encoding)),
     };
-    Ok(edits.ok().map(|edits| text_edits(&doc, s, edits)))
+    match edits {
+        Ok(edits) => Ok(Some(text_edits(&doc, s, edits))),
+        Err(error @ sr_fmt::FormatError::Syntax(_)) => {
+            let sr_fmt::FormatError::Syntax(first) = &error;
+            let line = doc.index.line_col(first.range.start()).line + 1;
+            Err(Failure::Refused(format!("{error} (line {line})")))
+        }
+    }
 }
 
 pub(crate) fn code_action(s: &Snapshot, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>> {

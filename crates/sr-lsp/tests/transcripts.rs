@@ -60,3 +60,61 @@ fn rename_answers_versioned_edits_and_refuses_taken_names() {
     let prepared = request(&mut server, 5, "textDocument/prepareRename", at(MAIN, 2, 6));
     assert_eq!(prepared["result"], json!({"start": {"line": 2, "character": 5}, "end": {"line": 2, "character": 10}}));
 }
+
+#[test]
+fn execute_command_answers_graph_preview_and_launches() {
+    let mut server = start();
+    let text = "prompt tone: \"\"\"Be brief.\"\"\"\nprompt ask: \"\"\"${tone} About ${topic}\"\"\"\nagent helper:\n    instruction ask\nflow main:\n    $topic = \"x\"\n    $r = run agent helper\nflow side:\n    log 1\n";
+    open(&mut server, MAIN, 1, text);
+    let execute = |command: &str, arguments: Value| json!({"command": command, "arguments": arguments});
+
+    let graph = request(&mut server, 2, "workspace/executeCommand", execute("streetrace.showGraph", json!([MAIN])));
+    assert_eq!(
+        graph["result"],
+        "flowchart LR\n    n0(\"main\")\n    n1(\"side\")\n    n2[\"helper\"]\n    n0 -->|run| n2\n"
+    );
+    let preview =
+        request(&mut server, 3, "workspace/executeCommand", execute("streetrace.previewPrompt", json!([MAIN, "ask"])));
+    assert_eq!(preview["result"], "Be brief. About ${topic}");
+    let missing =
+        request(&mut server, 4, "workspace/executeCommand", execute("streetrace.previewPrompt", json!([MAIN, "nope"])));
+    assert_eq!(missing["error"]["message"], "no prompt 'nope' with a body in /transcripts/main.sr");
+
+    let lens = json!({"file": "/transcripts/main.sr", "target": "side", "entry": false});
+    let run = request(&mut server, 5, "workspace/executeCommand", execute("streetrace.run", json!([lens])));
+    assert_eq!(
+        run["result"],
+        json!({"command": "sr", "args": ["run", "/transcripts/main.sr", "--entry=side"], "cwd": "/transcripts"})
+    );
+    let debug = request(&mut server, 6, "workspace/executeCommand", execute("streetrace.debug", json!([lens])));
+    assert_eq!(debug["result"]["adapter"], json!({"command": "sr", "args": ["dap"]}));
+    assert_eq!(debug["result"]["configuration"]["program"], "/transcripts/main.sr");
+    assert_eq!(debug["result"]["configuration"]["entry"], "side");
+    let unknown = request(&mut server, 7, "workspace/executeCommand", execute("streetrace.nope", json!([])));
+    assert_eq!(
+        unknown["error"]["message"],
+        "unknown command 'streetrace.nope'; this server runs streetrace.showGraph, streetrace.previewPrompt, streetrace.run, streetrace.debug"
+    );
+}
+
+#[test]
+fn advertised_commands_leave_out_the_clients_own_and_formatting_a_broken_file_says_why() {
+    let options = json!({"streetrace": {"clientCommands": ["streetrace.run", "streetrace.debug"]}});
+    let own = Server::start(json!({"capabilities": {}, "processId": null, "initializationOptions": options}));
+    let commands = &own.initialized["result"]["capabilities"]["executeCommandProvider"]["commands"];
+    assert_eq!(*commands, json!(["streetrace.showGraph", "streetrace.previewPrompt"]));
+    let mut server = start();
+    let commands = &server.initialized["result"]["capabilities"]["executeCommandProvider"]["commands"];
+    assert_eq!(commands.as_array().unwrap().len(), 4);
+    open(&mut server, MAIN, 1, "agent a:\n    instruction p\nflow main:\n    $x = (\n");
+    let refused = request(
+        &mut server,
+        1,
+        "textDocument/formatting",
+        json!({
+        "textDocument": {"uri": MAIN}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("cannot format a file with syntax errors: E0007"), "{message}");
+    assert!(message.ends_with("(line 4)"), "{message}");
+}
