@@ -1,5 +1,5 @@
-//! Quick fixes for diagnostics under the cursor: create a missing prompt,
-//! agent or tool; apply a "did you mean"; remove an unused definition.
+//! Quick fixes for diagnostics under the cursor: import or create a missing
+//! prompt, agent or tool; apply a "did you mean"; remove an unused definition.
 
 use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
 use sr_syntax::{Code, DefinitionKind, Diagnostic, Fix, TextRange, TextSize};
@@ -30,7 +30,12 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
         for fix in &diagnostic.fixes {
             let action = match fix {
                 Fix::Replace(text) => replace(db, file, diagnostic, text),
-                Fix::Define(kind, name) => Some(define(db, file, *kind, name)),
+                Fix::Define(kind, name) => {
+                    for (path, edit) in crate::auto_import::imports_defining(db, file, *kind, name) {
+                        add(format!("Import '{name}' from {path}"), edit);
+                    }
+                    Some(define(db, file, *kind, name))
+                }
             };
             if let Some((title, edit)) = action {
                 add(title, edit);
@@ -191,6 +196,45 @@ mod tests {
                     tools search
 
                 tool search = builtin streetrace.fs_readonly
+            "##]],
+        );
+    }
+
+    #[test]
+    fn imports_a_name_another_workspace_file_defines() {
+        check(
+            r#"
+            //- /main.sr
+            streetrace v1
+            prompt p: """x"""
+            agent:
+                instruction p
+                delegate hel$0per
+            //- /agents/helpers.sr
+            agent helper:
+                instruction q
+            //- /other/../elsewhere.sr
+            prompt helper: """not an agent"""
+            "#,
+            expect![[r##"
+                # Import 'helper' from ./agents/helpers.sr [E0001]
+                streetrace v1
+                import ./agents/helpers.sr
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+                # Create agent 'helper' [E0001]
+                streetrace v1
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+
+                agent helper:
+                    instruction helper_instruction
+
+                prompt helper_instruction: """TODO: instructions for helper."""
             "##]],
         );
     }

@@ -6,6 +6,7 @@
 //! snapshot for reads on any thread. A change made while a snapshot computes
 //! cancels it: every read returns [`Cancellable`].
 
+mod auto_import;
 mod call_hierarchy;
 mod code_actions;
 mod code_lens;

@@ -118,3 +118,27 @@ fn advertised_commands_leave_out_the_clients_own_and_formatting_a_broken_file_sa
     assert!(message.starts_with("cannot format a file with syntax errors: E0007"), "{message}");
     assert!(message.ends_with("(line 4)"), "{message}");
 }
+
+#[test]
+fn auto_import_is_offered_as_a_quick_fix() {
+    let mut server = start();
+    open(
+        &mut server,
+        "file:///transcripts/lib/helpers.sr",
+        1,
+        "agent helper:\n    instruction q\nprompt q: \"\"\"x\"\"\"\n",
+    );
+    open(&mut server, MAIN, 4, "prompt p: \"\"\"x\"\"\"\nagent:\n    instruction p\n    delegate helper\n");
+    let range = json!({"start": {"line": 3, "character": 13}, "end": {"line": 3, "character": 13}});
+    let params = json!({"textDocument": {"uri": MAIN}, "range": range, "context": {"diagnostics": []}});
+    let actions = request(&mut server, 1, "textDocument/codeAction", params);
+    let first = &actions["result"][0];
+    assert_eq!(first["title"], "Import 'helper' from ./lib/helpers.sr");
+    let insert = json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+        "newText": "import ./lib/helpers.sr\n"});
+    assert_eq!(
+        first["edit"]["documentChanges"],
+        json!([{"textDocument": {"uri": MAIN, "version": 4}, "edits": [insert]}])
+    );
+    assert_eq!(actions["result"][1]["title"], "Create agent 'helper'");
+}
