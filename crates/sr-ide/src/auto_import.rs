@@ -10,6 +10,18 @@ use sr_syntax::{DefinitionKind, TextSize};
 
 use crate::TextEdit;
 
+/// Each local import path of `path` with the file it names (for document links).
+pub(crate) fn import_links(db: &RootDatabase, path: &Path) -> Vec<(sr_syntax::TextRange, std::path::PathBuf)> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    crate::defs::file_occurrences(db, file)
+        .into_iter()
+        .filter_map(|o| match o.symbol {
+            crate::defs::Symbol::Import(target) => Some((o.range, target)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// For each workspace file (other than `file` and what it imports already)
 /// defining `name` as `kind`: the `./relative.sr` path and the edit that
 /// imports it.
@@ -71,4 +83,34 @@ fn insertion_point(db: &RootDatabase, file: File) -> sr_syntax::TextRange {
         None => TextSize::from(0),
     };
     sr_syntax::TextRange::empty(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::tests::{analysis, show};
+
+    #[test]
+    fn import_paths_link_to_their_files() {
+        let (analysis, fixture) = analysis(
+            r#"
+            //- /app/main.sr
+            import ./lib/a.sr
+            import streetrace
+            import ./missing.sr
+            "#,
+        );
+        let path = std::path::Path::new("/app/main.sr");
+        let links: Vec<String> = analysis
+            .document_links(path)
+            .unwrap()
+            .into_iter()
+            .map(|(range, target)| format!("{} -> {}", show(&fixture, path, range), target.display()))
+            .collect();
+        expect![[r#"
+            /app/main.sr:7..17 "./lib/a.sr" -> /app/lib/a.sr
+            /app/main.sr:43..55 "./missing.sr" -> /app/missing.sr"#]]
+        .assert_eq(&links.join("\n"));
+    }
 }

@@ -266,6 +266,11 @@ impl Analysis {
         self.with_db(|db| inlay_hints::inlay_hints(db, path, range))
     }
 
+    /// Each local import path in `path` and the file it names.
+    pub fn document_links(&self, path: &Path) -> Cancellable<Vec<(TextRange, PathBuf)>> {
+        self.with_db(|db| auto_import::import_links(db, path))
+    }
+
     /// The program graph rooted at `path` as Mermaid text.
     pub fn graph_mermaid(&self, path: &Path) -> Cancellable<Option<String>> {
         self.with_db(|db| graph::mermaid(db, path))

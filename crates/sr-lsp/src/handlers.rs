@@ -520,3 +520,19 @@ pub(crate) fn outgoing_calls(
     }
     Ok(Some(out))
 }
+
+pub(crate) fn document_link(s: &Snapshot, params: lsp::DocumentLinkParams) -> Result<Option<Vec<lsp::DocumentLink>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    let links = s
+        .analysis
+        .document_links(&doc.path)?
+        .into_iter()
+        .map(|(range, target)| lsp::DocumentLink {
+            range: convert::range(&doc.index, range, s.encoding),
+            target: s.uri(&target),
+            tooltip: Some(target.display().to_string()),
+            data: None,
+        })
+        .collect();
+    Ok(Some(links))
+}

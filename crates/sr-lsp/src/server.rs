@@ -99,6 +99,10 @@ impl Server {
                 },
             )),
             inlay_hint_provider: Some(OneOf::Left(true)),
+            document_link_provider: Some(DocumentLinkOptions {
+                resolve_provider: Some(false),
+                work_done_progress_options: Default::default(),
+            }),
             execute_command_provider: Some(ExecuteCommandOptions { commands, ..Default::default() }),
             call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
             workspace: Some(WorkspaceServerCapabilities {
@@ -319,6 +323,10 @@ impl LanguageServer for Server {
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         self.run(move |s| handlers::inlay_hint(s, params)).await
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        self.run(move |s| handlers::document_link(s, params)).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -142,3 +142,15 @@ fn auto_import_is_offered_as_a_quick_fix() {
     );
     assert_eq!(actions["result"][1]["title"], "Create agent 'helper'");
 }
+
+#[test]
+fn import_paths_are_document_links() {
+    let mut server = start();
+    open(&mut server, MAIN, 1, "import ./lib/helpers.sr\n");
+    let links = request(&mut server, 1, "textDocument/documentLink", json!({"textDocument": {"uri": MAIN}}));
+    assert_eq!(links["result"][0]["target"], "file:///transcripts/lib/helpers.sr");
+    assert_eq!(
+        links["result"][0]["range"],
+        json!({"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 23}})
+    );
+}
