@@ -20,7 +20,7 @@ pub(crate) fn mermaid<'db>(db: &'db RootDatabase, path: &Path) -> Option<String>
         ids.entry(item)
             .or_insert_with(|| {
                 let id = format!("n{next}");
-                let label = escape(&item.name(db));
+                let label = escape(item.name(db));
                 let _ = match item.kind(db) {
                     ItemKind::Flow => writeln!(out, "    {id}(\"{label}\")"),
                     ItemKind::Agent => writeln!(out, "    {id}[\"{label}\"]"),
