@@ -1,5 +1,5 @@
-//! Quick fixes for diagnostics under the cursor: create a missing prompt,
-//! agent or tool; apply a "did you mean"; remove an unused definition.
+//! Quick fixes for diagnostics under the cursor: import or create a missing
+//! prompt, agent or tool; apply a "did you mean"; remove an unused definition.
 
 use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
 use sr_syntax::{Code, DefinitionKind, Diagnostic, Fix, TextRange, TextSize};
@@ -30,7 +30,12 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
         for fix in &diagnostic.fixes {
             let action = match fix {
                 Fix::Replace(text) => replace(db, file, diagnostic, text),
-                Fix::Define(kind, name) => Some(define(db, file, *kind, name)),
+                Fix::Define(kind, name) => {
+                    for (path, edit) in crate::auto_import::imports_defining(db, file, *kind, name) {
+                        add(format!("Import '{name}' from {path}"), edit);
+                    }
+                    Some(define(db, file, *kind, name))
+                }
             };
             if let Some((title, edit)) = action {
                 add(title, edit);
@@ -64,7 +69,7 @@ fn define(db: &RootDatabase, file: File, kind: DefinitionKind, name: &str) -> (S
                 "agent {name}:\n    instruction {name}_instruction\n\nprompt {name}_instruction: \"\"\"TODO: instructions for {name}.\"\"\"\n"
             ),
         ),
-        DefinitionKind::Tool => ("tool", format!("tool {name} = mcp \"https://example.com/mcp\"\n")),
+        DefinitionKind::Tool => ("tool", format!("tool {name} = builtin streetrace.fs_readonly\n")),
         DefinitionKind::Prompt => ("prompt", format!("prompt {name}: \"\"\"TODO: describe {name}.\"\"\"\n")),
     };
     let text = file.text(db);
@@ -87,7 +92,15 @@ fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Opti
     let text = file.text(db);
     let range = item_range(db, item);
     let start = usize::from(range.start());
-    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    // The comment lines right above are its documentation: they go with it.
+    while start > 0 {
+        let above = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+        if !text[above..start].trim_start().starts_with('#') {
+            break;
+        }
+        start = above;
+    }
     let mut end = usize::from(range.end());
     end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
     // Take one blank line with it unless that would join two paragraphs.
@@ -182,7 +195,46 @@ mod tests {
                     instruction p
                     tools search
 
-                tool search = mcp "https://example.com/mcp"
+                tool search = builtin streetrace.fs_readonly
+            "##]],
+        );
+    }
+
+    #[test]
+    fn imports_a_name_another_workspace_file_defines() {
+        check(
+            r#"
+            //- /main.sr
+            streetrace v1
+            prompt p: """x"""
+            agent:
+                instruction p
+                delegate hel$0per
+            //- /agents/helpers.sr
+            agent helper:
+                instruction q
+            //- /other/../elsewhere.sr
+            prompt helper: """not an agent"""
+            "#,
+            expect![[r##"
+                # Import 'helper' from ./agents/helpers.sr [E0001]
+                streetrace v1
+                import ./agents/helpers.sr
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+                # Create agent 'helper' [E0001]
+                streetrace v1
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+
+                agent helper:
+                    instruction helper_instruction
+
+                prompt helper_instruction: """TODO: instructions for helper."""
             "##]],
         );
     }
@@ -212,6 +264,8 @@ mod tests {
             r#"
             prompt p: """x"""
 
+            # Documents `unused`,
+            # over two lines.
             prompt un$0used: """y"""
 
             agent:

@@ -4,6 +4,8 @@
 //! in expressions and after `$`; names inside `${` in strings; otherwise the
 //! keywords that may start a line in the enclosing block.
 
+mod import_paths;
+
 use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
 use sr_hir::resolve::Program;
 use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse, program};
@@ -25,6 +27,8 @@ pub enum CompletionKind {
     Policy,
     Variable,
     Type,
+    /// A file path (`import ./…`).
+    File,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +121,9 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     let program = program(db, file);
     let line_start = text[..word_start].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..word_start];
+    if let Some(paths) = import_paths::complete(db, file, &text[line_start..at], line_start) {
+        return paths;
+    }
     let mut cx = Completions { db, program, prefix, line, replace_range, out: Vec::new() };
 
     if let Some(string) = string_at(db, file, offset) {

@@ -6,6 +6,7 @@
 //! snapshot for reads on any thread. A change made while a snapshot computes
 //! cancels it: every read returns [`Cancellable`].
 
+mod auto_import;
 mod call_hierarchy;
 mod code_actions;
 mod code_lens;
@@ -14,8 +15,11 @@ mod defs;
 mod diagnostics;
 mod folding;
 mod goto;
+mod graph;
 mod hover;
 mod inlay_hints;
+mod namespace;
+mod preview;
 mod references;
 mod rename;
 mod selection;
@@ -260,6 +264,22 @@ impl Analysis {
 
     pub fn inlay_hints(&self, path: &Path, range: Option<TextRange>) -> Cancellable<Vec<InlayHint>> {
         self.with_db(|db| inlay_hints::inlay_hints(db, path, range))
+    }
+
+    /// Each local import path in `path` and the file it names.
+    pub fn document_links(&self, path: &Path) -> Cancellable<Vec<(TextRange, PathBuf)>> {
+        self.with_db(|db| auto_import::import_links(db, path))
+    }
+
+    /// The program graph rooted at `path` as Mermaid text.
+    pub fn graph_mermaid(&self, path: &Path) -> Cancellable<Option<String>> {
+        self.with_db(|db| graph::mermaid(db, path))
+    }
+
+    /// Prompt `name`'s body with what is statically known of its `${…}`
+    /// resolved (composed prompts); `None` without such a prompt.
+    pub fn preview_prompt(&self, path: &Path, name: &str) -> Cancellable<Option<String>> {
+        self.with_db(|db| preview::preview_prompt(db, path, name))
     }
 
     pub fn runnables(&self, path: &Path) -> Cancellable<Vec<Runnable>> {

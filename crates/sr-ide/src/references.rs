@@ -2,12 +2,14 @@
 //!
 //! An item's references are searched in every file of the workspace: each file
 //! resolves names in its own program (itself and its imports), and a reference
-//! counts when it resolves to the same definition. Variables are references
-//! within one flow, handler, agent or prompt.
+//! counts when it resolves to the same definition. A variable's references
+//! are its spellings (`$x`, `x`, `${x}`) in every item of its namespace
+//! (`namespace`): the flows, prompts and agents that share one run's variables.
 
 use sr_hir::{Db, File, Item, RootDatabase, program};
 
-use crate::defs::{Occurrence, Symbol, file_occurrences, occurrence_at, resolve_item};
+use crate::defs::{Occurrence, Symbol, file_occurrences, occurrence_at, occurrences_of_item, resolve_item};
+use crate::namespace::variable_scope;
 use crate::{FilePosition, FileRange, TextRange};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,10 +52,10 @@ pub(crate) fn related_occurrences<'db>(
             }
             out
         }
-        Symbol::Variable(_) => occurrences
-            .iter()
-            .filter(|o| o.symbol == target.symbol && o.item == target.item)
-            .map(|o| (file, o.clone()))
+        Symbol::Variable(_) => variable_scope(db, target.item)
+            .into_iter()
+            .flat_map(|item| occurrences_of_item(db, item).into_iter().map(move |o| (item.file(db), o)))
+            .filter(|(_, o)| o.symbol == target.symbol)
             .collect(),
         Symbol::Import(_) => vec![(file, target.clone())],
     };
@@ -208,6 +210,66 @@ mod tests {
                 Write /main.sr:16..21 "count"
                 Write /main.sr:31..36 "count"
                 Read /main.sr:40..45 "count""#]],
+        );
+    }
+
+    #[test]
+    fn references_of_a_variable_follow_the_run_namespace() {
+        // `${topic}` in a prompt the flow calls, the sub-flow it runs, and
+        // the `produces`/`prompt` of the agent it runs share one `ctx.vars`;
+        // the unrelated flow `other` keeps its own `topic`.
+        check(
+            r#"
+            prompt ask: """Tell me about ${topic} and ${len(topic)}."""
+            prompt intro: """Intro: ${ask}"""
+            agent writer:
+                instruction ask
+                prompt topic
+                produces draft
+            flow main:
+                $top$0ic = "rust"
+                run prepare
+                $r = call llm intro
+                run agent writer
+                log "${topic}: ${draft}"
+            flow prepare:
+                $topic = "${topic}!"
+            flow other:
+                $topic = 1
+            "#,
+            expect![[r#"
+                /main.sr:31..36 "topic"
+                /main.sr:48..53 "topic"
+                /main.sr:139..144 "topic"
+                /main.sr:180..185 "topic"
+                /main.sr:267..272 "topic"
+                /main.sr:304..309 "topic"
+                /main.sr:315..320 "topic""#]],
+        );
+    }
+
+    #[test]
+    fn references_of_a_variable_cross_into_an_imported_prompt_and_back() {
+        let fixture = r#"
+            //- /lib.sr
+            prompt ask: """About ${to$0pic}"""
+            //- /main.sr
+            import ./lib.sr
+            flow main:
+                $topic = "rust"
+                $r = call llm ask
+            "#;
+        check(
+            fixture,
+            expect![[r#"
+                /lib.sr:23..28 "topic"
+                /main.sr:32..37 "topic""#]],
+        );
+        check(
+            &fixture.replace("${to$0pic}", "${topic}").replace("$topic = ", "$to$0pic = "),
+            expect![[r#"
+                /lib.sr:23..28 "topic"
+                /main.sr:32..37 "topic""#]],
         );
     }
 }

@@ -2,14 +2,16 @@
 //! it names, across files. Refuses names the grammar would not read back as
 //! the same name.
 
+mod conflict;
+
 use std::fmt;
 
-use sr_hir::{ItemKind, RootDatabase};
+use sr_hir::{ItemKind, RootDatabase, program};
 use sr_syntax::SyntaxKind;
 
-use crate::defs::{Symbol, file_occurrences, occurrence_at};
+use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item};
 use crate::references::related_occurrences;
-use crate::{FilePosition, SourceChange, TextEdit, TextRange};
+use crate::{FilePosition, SourceChange, TextEdit, TextRange, TextSize};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RenameError {
@@ -18,13 +20,17 @@ pub enum RenameError {
     /// A built-in variable or an import path.
     NotRenameable(String),
     InvalidName(String),
+    /// The new name is taken; the message names what has it.
+    Conflict(String),
 }
 
 impl fmt::Display for RenameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RenameError::NothingHere => f.write_str("no name to rename here"),
-            RenameError::NotRenameable(why) | RenameError::InvalidName(why) => f.write_str(why),
+            RenameError::NotRenameable(why) | RenameError::InvalidName(why) | RenameError::Conflict(why) => {
+                f.write_str(why)
+            }
         }
     }
 }
@@ -32,14 +38,46 @@ impl fmt::Display for RenameError {
 pub(crate) fn prepare_rename(db: &RootDatabase, position: &FilePosition) -> Result<TextRange, RenameError> {
     let file = db.file(&position.path).ok_or(RenameError::NothingHere)?;
     let occurrences = file_occurrences(db, file);
-    let occurrence = occurrence_at(&occurrences, position.offset).ok_or(RenameError::NothingHere)?;
+    let Some(occurrence) = occurrence_at(&occurrences, position.offset) else {
+        return Err(why_nothing_here(db, file, position.offset));
+    };
     match &occurrence.symbol {
         Symbol::Import(_) => Err(RenameError::NotRenameable("an import path is not a name".to_string())),
         Symbol::Variable(name) if is_builtin(name) => {
             Err(RenameError::NotRenameable(format!("'{name}' is a built-in variable")))
         }
+        Symbol::Item(kind, name) if resolve_item(program(db, file), *kind, name).is_none() => {
+            Err(RenameError::NotRenameable(format!(
+                "{} '{name}' is not defined, so there is nothing to rename",
+                kind.describe()
+            )))
+        }
         _ => Ok(occurrence.range),
     }
+}
+
+/// What is under the cursor when it is no name: said so that the editor can
+/// tell the user why rename is not offered.
+fn why_nothing_here(db: &RootDatabase, file: sr_hir::File, offset: TextSize) -> RenameError {
+    let root = sr_hir::parse(db, file).syntax();
+    let token =
+        root.token_at_offset(offset).find(|t| !t.kind().is_trivia()).or_else(|| root.token_at_offset(offset).next());
+    let Some(token) = token else { return RenameError::NothingHere };
+    let kind = token.kind();
+    let why = if kind.is_keyword() {
+        format!("'{}' is a keyword, not a name", token.text())
+    } else if kind == SyntaxKind::COMMENT {
+        "a comment holds no names to rename".to_string()
+    } else if matches!(kind, SyntaxKind::STRING | SyntaxKind::INTERP_STRING | SyntaxKind::TRIPLE_STRING) {
+        "only names inside `${…}` in a string can be renamed".to_string()
+    } else if kind == SyntaxKind::NAME
+        && token.parent().and_then(|p| p.parent()).is_some_and(|p| p.kind() == SyntaxKind::CALL_EXPR)
+    {
+        format!("'{}' is a function, not a name defined in the program", token.text())
+    } else {
+        return RenameError::NothingHere;
+    };
+    RenameError::NotRenameable(why)
 }
 
 pub(crate) fn rename(db: &RootDatabase, position: &FilePosition, new_name: &str) -> Result<SourceChange, RenameError> {
@@ -47,6 +85,7 @@ pub(crate) fn rename(db: &RootDatabase, position: &FilePosition, new_name: &str)
     let (target, found) = related_occurrences(db, position).ok_or(RenameError::NothingHere)?;
     let all_sheltered = found.iter().all(|(_, o)| o.sheltered);
     check_name(&target.symbol, new_name, all_sheltered)?;
+    conflict::check(db, &target, new_name)?;
     let mut change = SourceChange::default();
     for (file, occurrence) in found {
         change.insert(file.path(db), TextEdit { range: occurrence.range, new_text: new_name.to_string() });
@@ -270,5 +309,124 @@ mod tests {
             "other",
             expect!["error: 'input_prompt' is a built-in variable"],
         );
+    }
+
+    #[test]
+    fn renames_a_variable_in_prompts_and_sub_flows_of_its_run() {
+        check(
+            r#"
+            prompt ask: """About ${topic}"""
+            flow main:
+                $to$0pic = "rust"
+                run prepare
+                $r = call llm ask
+            flow prepare:
+                log topic
+            flow other:
+                $topic = 1
+            "#,
+            "subject",
+            expect![[r#"
+                //- /main.sr
+                prompt ask: """About ${subject}"""
+                flow main:
+                    $subject = "rust"
+                    run prepare
+                    $r = call llm ask
+                flow prepare:
+                    log subject
+                flow other:
+                    $topic = 1
+            "#]],
+        );
+    }
+
+    #[test]
+    fn refuses_a_name_that_is_taken() {
+        let agents = r#"
+            //- /lib.sr
+            agent writer:
+                instruction p
+            //- /main.sr
+            import ./lib.sr
+            agent hel$0per:
+                instruction p
+            prompt p: """x"""
+            flow main:
+                $draft = run agent helper
+                $r = call llm p
+            flow other:
+                $solo = 1
+            "#;
+        check(agents, "writer", expect!["error: 'writer' is already agent 'writer' (/lib.sr:1)"]);
+        // Another kind may share the name.
+        check(
+            agents,
+            "main",
+            expect![[r#"
+            //- /main.sr
+            import ./lib.sr
+            agent main:
+                instruction p
+            prompt p: """x"""
+            flow main:
+                $draft = run agent main
+                $r = call llm p
+            flow other:
+                $solo = 1
+        "#]],
+        );
+        let prompt = agents.replace("prompt p:", "prompt p$0:").replace("agent hel$0per", "agent helper");
+        check(&prompt, "draft", expect!["error: 'draft' is already a variable in flow 'main' (/main.sr:5)"]);
+        let variable = agents.replace("$draft", "$dr$0aft").replace("agent hel$0per", "agent helper");
+        check(&variable, "p", expect!["error: 'p' is already prompt 'p' (/main.sr:4)"]);
+        check(&variable, "r", expect!["error: 'r' is already a variable in flow 'main' (/main.sr:5)"]);
+        check(&variable, "input_prompt", expect!["error: 'input_prompt' is already a built-in variable"]);
+        // `solo` lives in a flow that never shares a run with `main`.
+        check(
+            &variable,
+            "solo",
+            expect![[r#"
+            //- /main.sr
+            import ./lib.sr
+            agent helper:
+                instruction p
+            prompt p: """x"""
+            flow main:
+                $solo = run agent helper
+                $r = call llm p
+            flow other:
+                $solo = 1
+        "#]],
+        );
+    }
+
+    fn check_prepare(fixture: &str, expect: Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let out = match analysis.prepare_rename(&position(&fixture)).unwrap() {
+            Ok(range) => format!("{:?}", &fixture.text(fixture.position().0)[range]),
+            Err(error) => format!("error: {error}"),
+        };
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn prepare_says_what_cannot_be_renamed() {
+        check_prepare("ag$0ent a:\n    instruction p\n", expect!["error: 'agent' is a keyword, not a name"]);
+        check_prepare("# a com$0ment\n", expect!["error: a comment holds no names to rename"]);
+        check_prepare(
+            "flow main:\n    log \"plain te$0xt\"\n",
+            expect!["error: only names inside `${…}` in a string can be renamed"],
+        );
+        check_prepare(
+            "flow main:\n    $x = run agent mis$0sing\n",
+            expect!["error: agent 'missing' is not defined, so there is nothing to rename"],
+        );
+        check_prepare(
+            "flow main:\n    log le$0n([1])\n",
+            expect!["error: 'len' is a function, not a name defined in the program"],
+        );
+        check_prepare("import ./li$0b.sr\n", expect!["error: an import path is not a name"]);
+        check_prepare("flow main:\n    $ab$0c = 1\n", expect![[r#""abc""#]]);
     }
 }

@@ -73,6 +73,7 @@ pub(crate) fn completion_kind(kind: sr_ide::CompletionKind) -> lsp::CompletionIt
         Policy => lsp::CompletionItemKind::MODULE,
         Variable => lsp::CompletionItemKind::VARIABLE,
         Type => lsp::CompletionItemKind::TYPE_PARAMETER,
+        File => lsp::CompletionItemKind::FILE,
     }
 }
 

@@ -63,17 +63,34 @@ impl Snapshot {
         Ok(Some(lsp::Location { uri, range }))
     }
 
+    /// The edit as versioned `documentChanges` when the client takes them
+    /// (an open document carries its version, so a stale edit is refused by
+    /// the client), else as plain `changes`.
     fn workspace_edit(&self, change: SourceChange) -> Cancellable<lsp::WorkspaceEdit> {
-        let mut changes: HashMap<Uri, Vec<lsp::TextEdit>> = HashMap::new();
+        let mut files = Vec::new();
         for (path, edits) in change.edits {
             let (Some(uri), Some(index)) = (self.uri(&path), self.analysis.line_index(&path)?) else { continue };
-            let edits = edits
+            let edits: Vec<lsp::TextEdit> = edits
                 .into_iter()
                 .map(|e| lsp::TextEdit { range: convert::range(&index, e.range, self.encoding), new_text: e.new_text })
                 .collect();
-            changes.insert(uri, edits);
+            files.push((path, uri, edits));
         }
-        Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() })
+        if !self.document_changes {
+            let changes = files.into_iter().map(|(_, uri, edits)| (uri, edits)).collect();
+            return Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() });
+        }
+        let documents = files
+            .into_iter()
+            .map(|(path, uri, edits)| lsp::TextDocumentEdit {
+                text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                    uri,
+                    version: self.documents.get(&path).map(|d| d.version),
+                },
+                edits: edits.into_iter().map(OneOf::Left).collect(),
+            })
+            .collect();
+        Ok(lsp::WorkspaceEdit { document_changes: Some(lsp::DocumentChanges::Edits(documents)), ..Default::default() })
     }
 
     fn call_item(&self, target: &NavigationTarget) -> Cancellable<Option<lsp::CallHierarchyItem>> {
@@ -374,7 +391,7 @@ fn text_edits(doc: &Doc, s: &Snapshot, edits: Vec<sr_fmt::Edit>) -> Vec<lsp::Tex
         .collect()
 }
 
-/// `None` when the document does not parse (nothing to format safely).
+/// Refused, saying why, when the document does not parse (nothing to format safely).
 pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> Result<Option<Vec<lsp::TextEdit>>> {
     let Some(doc) = s.doc(uri)? else { return Ok(None) };
     let Some(text) = s.analysis.file_text(&doc.path)? else { return Ok(None) };
@@ -382,7 +399,14 @@ pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> 
         None => sr_fmt::format_edits(&text),
         Some(range) => sr_fmt::format_range(&text, convert::text_range(&doc.index, range, s.encoding)),
     };
-    Ok(edits.ok().map(|edits| text_edits(&doc, s, edits)))
+    match edits {
+        Ok(edits) => Ok(Some(text_edits(&doc, s, edits))),
+        Err(error @ sr_fmt::FormatError::Syntax(_)) => {
+            let sr_fmt::FormatError::Syntax(first) = &error;
+            let line = doc.index.line_col(first.range.start()).line + 1;
+            Err(Failure::Refused(format!("{error} (line {line})")))
+        }
+    }
 }
 
 pub(crate) fn code_action(s: &Snapshot, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>> {
@@ -495,4 +519,20 @@ pub(crate) fn outgoing_calls(
         out.push(lsp::CallHierarchyOutgoingCall { to, from_ranges });
     }
     Ok(Some(out))
+}
+
+pub(crate) fn document_link(s: &Snapshot, params: lsp::DocumentLinkParams) -> Result<Option<Vec<lsp::DocumentLink>>> {
+    let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
+    let links = s
+        .analysis
+        .document_links(&doc.path)?
+        .into_iter()
+        .map(|(range, target)| lsp::DocumentLink {
+            range: convert::range(&doc.index, range, s.encoding),
+            target: s.uri(&target),
+            tooltip: Some(target.display().to_string()),
+            data: None,
+        })
+        .collect();
+    Ok(Some(links))
 }

@@ -7,6 +7,7 @@
 //! debounced task ([`publish`]).
 
 mod change;
+mod commands;
 mod config;
 mod convert;
 mod gate;

@@ -48,6 +48,9 @@ pub(crate) struct Snapshot {
     pub documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
     pub config: Config,
     pub encoding: Encoding,
+    /// The client takes `documentChanges` in workspace edits (set by the
+    /// server from the client's capabilities).
+    pub document_changes: bool,
 }
 
 pub(crate) struct Owner {
@@ -119,6 +122,7 @@ impl Owner {
             documents: self.documents.clone(),
             config: self.config.clone(),
             encoding: *self.encoding.lock().unwrap(),
+            document_changes: false,
         }
     }
 

@@ -60,7 +60,7 @@ impl Server {
         }
     }
 
-    fn capabilities(encoding: Encoding) -> ServerCapabilities {
+    fn capabilities(encoding: Encoding, commands: Vec<String>) -> ServerCapabilities {
         ServerCapabilities {
             position_encoding: Some(match encoding {
                 Encoding::Utf8 => PositionEncodingKind::UTF8,
@@ -99,6 +99,11 @@ impl Server {
                 },
             )),
             inlay_hint_provider: Some(OneOf::Left(true)),
+            document_link_provider: Some(DocumentLinkOptions {
+                resolve_provider: Some(false),
+                work_done_progress_options: Default::default(),
+            }),
+            execute_command_provider: Some(ExecuteCommandOptions { commands, ..Default::default() }),
             call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
             workspace: Some(WorkspaceServerCapabilities {
                 workspace_folders: Some(WorkspaceFoldersServerCapabilities {
@@ -146,9 +151,17 @@ impl LanguageServer for Server {
             .unwrap_or(false);
         let pull_configuration = params.capabilities.workspace.as_ref().and_then(|w| w.configuration).unwrap_or(false);
         *self.shared.client_features.lock().unwrap() = (watch, pull_configuration);
+        let document_changes = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
+        self.shared.document_changes.store(document_changes, std::sync::atomic::Ordering::SeqCst);
         self.shared.send(Message::ScanFolders(workspace_folders(&params)));
         Ok(InitializeResult {
-            capabilities: Server::capabilities(encoding),
+            capabilities: Server::capabilities(encoding, advertised_commands(params.initialization_options.as_ref())),
             server_info: Some(ServerInfo {
                 name: "sr-lsp".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
@@ -312,6 +325,14 @@ impl LanguageServer for Server {
         self.run(move |s| handlers::inlay_hint(s, params)).await
     }
 
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        self.run(move |s| handlers::document_link(s, params)).await
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        self.run(move |s| crate::commands::execute(s, params)).await
+    }
+
     async fn prepare_call_hierarchy(
         &self,
         params: CallHierarchyPrepareParams,
@@ -332,4 +353,17 @@ impl LanguageServer for Server {
     ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
         self.run(move |s| handlers::outgoing_calls(s, params)).await
     }
+}
+
+/// The commands to advertise: all of them but those the client registers
+/// itself (`initializationOptions.streetrace.clientCommands`; VS Code runs
+/// `streetrace.run`/`streetrace.debug` in the extension, and a client library
+/// that registers every advertised command would clash with them).
+fn advertised_commands(options: Option<&serde_json::Value>) -> Vec<String> {
+    let own = options.and_then(|o| o["streetrace"]["clientCommands"].as_array());
+    crate::commands::COMMANDS
+        .iter()
+        .filter(|c| !own.is_some_and(|own| own.iter().any(|o| o == **c)))
+        .map(|c| c.to_string())
+        .collect()
 }

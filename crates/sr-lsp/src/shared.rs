@@ -21,6 +21,8 @@ pub(crate) struct Shared {
     next_result_id: AtomicU64,
     /// What the client supports: (dynamic file watching, pulling configuration).
     pub client_features: Mutex<(bool, bool)>,
+    /// The client takes versioned `documentChanges` in workspace edits.
+    pub document_changes: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -32,6 +34,7 @@ impl Shared {
             semantic_tokens: Mutex::default(),
             next_result_id: AtomicU64::new(1),
             client_features: Mutex::default(),
+            document_changes: Default::default(),
         }
     }
 
@@ -52,7 +55,9 @@ impl Shared {
     pub(crate) async fn snapshot(&self) -> Option<Snapshot> {
         let (reply, receive) = oneshot::channel();
         self.send(Message::Snapshot(reply));
-        receive.await.ok()
+        let mut snapshot = receive.await.ok()?;
+        snapshot.document_changes = self.document_changes.load(Ordering::SeqCst);
+        Some(snapshot)
     }
 
     pub(crate) fn result_id(&self) -> String {

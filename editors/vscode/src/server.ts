@@ -31,7 +31,9 @@ export class LanguageServer implements vscode.Disposable {
     const serverOptions: ServerOptions = { command, args };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: 'streetrace' }],
-      initializationOptions: { streetrace: serverSettings() },
+      // The extension runs and debugs itself: the server must not advertise
+      // those commands, or the client would register them a second time.
+      initializationOptions: { streetrace: { ...serverSettings(), clientCommands: ['streetrace.run', 'streetrace.debug'] } },
       synchronize: { configurationSection: 'streetrace' },
       outputChannel: this.log,
     };

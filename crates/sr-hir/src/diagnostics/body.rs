@@ -40,7 +40,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             Upstream { cx: &cx, globals: upstream_globals(&cx), frames: vec![HashSet::new()], loop_depth: 0 };
         walk.stmts(&body.root, &mut out);
     }
-    let mut defined: HashSet<Name> = (*definition_names(db, item.file(db))).clone();
+    let mut defined = Names::over(definition_names(db, item.file(db)));
     defined.extend(vars.on_start_vars.iter().cloned());
     match item.kind(db) {
         ItemKind::Flow => defined.extend(vars.caller_vars.get(item.name(db)).into_iter().flatten().cloned()),
@@ -159,8 +159,8 @@ fn definition_names(db: &dyn Db, root: crate::File) -> std::sync::Arc<HashSet<Na
 
 /// Upstream's global scope for `cx.item`: definitions, builtins, and what the
 /// `on start` handlers before it assign at their top level.
-fn upstream_globals(cx: &Cx<'_, '_>) -> HashSet<Name> {
-    let mut globals = (*definition_names(cx.db, cx.item.file(cx.db))).clone();
+fn upstream_globals(cx: &Cx<'_, '_>) -> Names {
+    let mut globals = Names::over(definition_names(cx.db, cx.item.file(cx.db)));
     let position = cx.program.items.iter().position(|&i| i == cx.item).unwrap_or(usize::MAX);
     for (index, names) in on_start_globals(cx.db, cx.item.file(cx.db)) {
         if *index < position {
@@ -207,9 +207,43 @@ fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], o
     }
 }
 
+/// The program's definition names (shared by every body of the program,
+/// never copied: a program of 70k definitions has 12k flows) and what one
+/// body adds to them.
+struct Names {
+    shared: std::sync::Arc<HashSet<Name>>,
+    own: HashSet<Name>,
+}
+
+impl Names {
+    fn over(shared: std::sync::Arc<HashSet<Name>>) -> Names {
+        Names { shared, own: HashSet::new() }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.own.contains(name) || self.shared.contains(name)
+    }
+
+    /// Whether `name` was not there before.
+    fn insert(&mut self, name: Name) -> bool {
+        !self.shared.contains(&name) && self.own.insert(name)
+    }
+
+    /// Takes out a name [`Names::insert`] put in.
+    fn remove(&mut self, name: &Name) {
+        self.own.remove(name);
+    }
+
+    fn extend(&mut self, names: impl IntoIterator<Item = Name>) {
+        for name in names {
+            self.insert(name);
+        }
+    }
+}
+
 struct Upstream<'a, 'b, 'db> {
     cx: &'a Cx<'b, 'db>,
-    globals: HashSet<Name>,
+    globals: Names,
     frames: Vec<HashSet<Name>>,
     loop_depth: u32,
 }
@@ -359,7 +393,7 @@ enum Ty {
 struct Flat<'a, 'b, 'db> {
     cx: &'a Cx<'b, 'db>,
     vars: &'a ProgramVars,
-    defined: HashSet<Name>,
+    defined: Names,
     types: HashMap<Name, Ty>,
     loop_depth: u32,
     /// Whether a `break` here ends a loop of this body.

@@ -61,6 +61,8 @@ pub struct Server {
     pub child: std::process::Child,
     stdin: std::process::ChildStdin,
     messages: mpsc::Receiver<Value>,
+    /// The response to `initialize`.
+    pub initialized: Value,
 }
 
 impl Server {
@@ -74,9 +76,9 @@ impl Server {
             .expect("cannot start sr-lsp");
         let stdin = child.stdin.take().unwrap();
         let messages = read_messages(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin, messages };
+        let mut server = Server { child, stdin, messages, initialized: Value::Null };
         server.send(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}));
-        server.response(0);
+        server.initialized = server.response(0);
         server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
         server
     }

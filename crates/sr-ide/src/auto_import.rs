@@ -1,0 +1,116 @@
+//! Auto-import: a name this file's program lacks but another workspace file
+//! defines is fixed by importing that file. Local imports must read
+//! `./path.sr` (language.md §2.2), so only files under this file's directory
+//! are offered.
+
+use std::path::Path;
+
+use sr_hir::{File, ItemKind, RootDatabase, file_items, program};
+use sr_syntax::{DefinitionKind, TextSize};
+
+use crate::TextEdit;
+
+/// Each local import path of `path` with the file it names (for document links).
+pub(crate) fn import_links(db: &RootDatabase, path: &Path) -> Vec<(sr_syntax::TextRange, std::path::PathBuf)> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    crate::defs::file_occurrences(db, file)
+        .into_iter()
+        .filter_map(|o| match o.symbol {
+            crate::defs::Symbol::Import(target) => Some((o.range, target)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// For each workspace file (other than `file` and what it imports already)
+/// defining `name` as `kind`: the `./relative.sr` path and the edit that
+/// imports it.
+pub(crate) fn imports_defining(
+    db: &RootDatabase,
+    file: File,
+    kind: DefinitionKind,
+    name: &str,
+) -> Vec<(String, TextEdit)> {
+    let kind = match kind {
+        DefinitionKind::Prompt => ItemKind::Prompt,
+        DefinitionKind::Agent => ItemKind::Agent,
+        DefinitionKind::Tool => ItemKind::Tool,
+    };
+    let imported = &program(db, file).files;
+    let Some(dir) = file.path(db).parent() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut files = db.files();
+    files.sort_by_key(|f| f.path(db).clone());
+    for other in files {
+        if imported.contains(&other) || !defines(db, other, kind, name) {
+            continue;
+        }
+        let Some(relative) = local_path(dir, other.path(db)) else { continue };
+        out.push((
+            relative.clone(),
+            TextEdit { range: insertion_point(db, file), new_text: format!("import {relative}\n") },
+        ));
+    }
+    out
+}
+
+fn defines(db: &RootDatabase, file: File, kind: ItemKind, name: &str) -> bool {
+    file_items(db, file).iter().any(|i| i.kind(db) == kind && i.owner(db).is_none() && i.name(db).as_str() == name)
+}
+
+/// `./sub/x.sr` for a `.sr` file under `dir`.
+pub(crate) fn local_path(dir: &Path, target: &Path) -> Option<String> {
+    let relative = target.strip_prefix(dir).ok()?;
+    let text = relative.to_str()?.replace('\\', "/");
+    text.ends_with(".sr").then(|| format!("./{text}"))
+}
+
+/// After the last import, else after the version line, else at the start.
+fn insertion_point(db: &RootDatabase, file: File) -> sr_syntax::TextRange {
+    let text = file.text(db);
+    let items = file_items(db, file);
+    let after =
+        items.iter().filter(|i| i.kind(db) == ItemKind::Import).last().map(|&i| crate::defs::item_range(db, i).end());
+    let after = after.or_else(|| {
+        let first = text.lines().next()?;
+        first.trim_start().starts_with("streetrace").then(|| TextSize::of(first))
+    });
+    let at = match after {
+        // The start of the next line.
+        Some(end) => {
+            text[usize::from(end)..].find('\n').map_or(TextSize::of(&**text), |i| end + TextSize::from(i as u32 + 1))
+        }
+        None => TextSize::from(0),
+    };
+    sr_syntax::TextRange::empty(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::tests::{analysis, show};
+
+    #[test]
+    fn import_paths_link_to_their_files() {
+        let (analysis, fixture) = analysis(
+            r#"
+            //- /app/main.sr
+            import ./lib/a.sr
+            import streetrace
+            import ./missing.sr
+            "#,
+        );
+        let path = std::path::Path::new("/app/main.sr");
+        let links: Vec<String> = analysis
+            .document_links(path)
+            .unwrap()
+            .into_iter()
+            .map(|(range, target)| format!("{} -> {}", show(&fixture, path, range), target.display()))
+            .collect();
+        expect![[r#"
+            /app/main.sr:7..17 "./lib/a.sr" -> /app/lib/a.sr
+            /app/main.sr:43..55 "./missing.sr" -> /app/missing.sr"#]]
+        .assert_eq(&links.join("\n"));
+    }
+}

@@ -1,0 +1,100 @@
+//! Which items share flow variables. At run time a run has one flat
+//! `ctx.vars` (language.md §10.2): a sub-flow (`run F`) reads and writes its
+//! caller's variables, `call llm P` resolves P's `${x}` in it, `run agent A`
+//! assigns A's `produces` and reads A's `prompt` variable there, and a prompt
+//! composed into another (`${p}`) is evaluated in the same context. Items
+//! joined by these links form one namespace; flows that never meet in a run
+//! keep their own (two unrelated flows may both use `$x`).
+
+use std::collections::{HashMap, HashSet};
+
+use sr_hir::graph::{EdgeKind, edges};
+use sr_hir::hir::ItemData;
+use sr_hir::{Db, File, Item, RootDatabase, item_data, program};
+
+/// The items that share variables with `item`: its namespace in every
+/// program (root file and imports) that contains it, `item` first.
+pub(crate) fn variable_scope<'db>(db: &'db RootDatabase, item: Item<'db>) -> Vec<Item<'db>> {
+    let mut out = vec![item];
+    let mut seen = HashSet::from([item]);
+    for file in db.files() {
+        if program(db, file).items.contains(&item) {
+            out.extend(component(db, file, item).into_iter().filter(|&other| seen.insert(other)));
+        }
+    }
+    out
+}
+
+/// The items linked to `item` in the program rooted at `root`.
+fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>> {
+    let program = program(db, root);
+    let mut sets = UnionFind::default();
+    // Every definition of a prompt, by each of them (`call llm` names the one with the body).
+    let definitions: HashMap<Item<'db>, &[Item<'db>]> =
+        program.prompts.values().flat_map(|p| p.definitions.iter().map(|&d| (d, &p.definitions[..]))).collect();
+    for edge in edges(db, root) {
+        match edge.kind {
+            EdgeKind::RunFlow | EdgeKind::RunAgent => sets.union(edge.from, edge.to),
+            EdgeKind::CallLlm => {
+                let parts = definitions.get(&edge.to).copied().unwrap_or(std::slice::from_ref(&edge.to));
+                parts.iter().for_each(|&p| sets.union(edge.from, p));
+            }
+            // Instructions are evaluated with no variables; delegation and
+            // tools run the other agent in a session of its own.
+            EdgeKind::Instruction | EdgeKind::Delegate | EdgeKind::Use => {}
+        }
+    }
+    for &candidate in &program.items {
+        match &*item_data(db, candidate) {
+            ItemData::Agent(agent) => {
+                if let Some(prompt) = agent.prompt.as_ref().and_then(|p| program.prompts.get(&p.name)) {
+                    prompt.definitions.iter().for_each(|&p| sets.union(candidate, p));
+                }
+            }
+            ItemData::Prompt(prompt) => {
+                let composed = prompt.body.iter().flat_map(|b| b.template.interpolations());
+                for name in composed.filter_map(|i| i.path.first().cloned()) {
+                    if let Some(other) = program.prompts.get(&name) {
+                        other.definitions.iter().for_each(|&p| sets.union(candidate, p));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let root_of = sets.find(item);
+    program.items.iter().copied().filter(|&i| i != item && sets.find(i) == root_of).collect()
+}
+
+#[derive(Default)]
+struct UnionFind<'db> {
+    parent: HashMap<Item<'db>, Item<'db>>,
+}
+
+impl<'db> UnionFind<'db> {
+    fn find(&mut self, item: Item<'db>) -> Item<'db> {
+        let mut root = item;
+        while let Some(&parent) = self.parent.get(&root) {
+            root = parent;
+        }
+        // Path compression: point every visited item at the root.
+        let mut at = item;
+        while let Some(&parent) = self.parent.get(&at) {
+            self.parent.insert(at, root);
+            at = parent;
+        }
+        root
+    }
+
+    fn union(&mut self, a: Item<'db>, b: Item<'db>) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent.insert(a, b);
+        }
+    }
+}
+
+/// How an item is named in messages: `flow 'main'`.
+pub(crate) fn describe(db: &dyn Db, item: Item<'_>) -> String {
+    format!("{} '{}'", item.kind(db).describe(), item.name(db))
+}
