@@ -5,6 +5,7 @@
 //! keywords that may start a line in the enclosing block.
 
 mod import_paths;
+mod tool_members;
 
 use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
 use sr_hir::resolve::Program;
@@ -29,6 +30,8 @@ pub enum CompletionKind {
     Type,
     /// A file path (`import ./…`).
     File,
+    /// A function of a tool or executor (`fs.read_file`).
+    Function,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub struct CompletionItem {
     pub label: String,
     pub kind: CompletionKind,
     pub detail: Option<String>,
+    /// Markdown shown beside the item.
+    pub documentation: Option<String>,
     /// What replaces `replace_range` (the word typed so far).
     pub insert_text: String,
     pub replace_range: TextRange,
@@ -133,6 +138,9 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     let before: Vec<SyntaxKind> =
         sr_syntax::lexer::tokenize(line).iter().map(|t| t.kind).filter(|k| !k.is_trivia() && *k != NEWLINE).collect();
     let block = enclosing_block(&text, line_start, word_start);
+    if matches!(block, Block::Flow | Block::Handler) && tool_members::complete(&mut cx) {
+        return cx.out;
+    }
     cx.after(&before, block);
     cx.out
 }
@@ -149,15 +157,18 @@ struct Completions<'a, 'db> {
 
 impl<'a> Completions<'a, '_> {
     fn add(&mut self, label: &str, kind: CompletionKind, detail: Option<String>, insert_text: String) {
-        let matches = label.to_lowercase().starts_with(&self.prefix.to_lowercase());
-        if matches && !self.out.iter().any(|c| c.label == label && c.kind == kind) {
-            self.out.push(CompletionItem {
-                label: label.to_string(),
-                kind,
-                detail,
-                insert_text,
-                replace_range: self.replace_range,
-            });
+        let replace_range = self.replace_range;
+        let item =
+            CompletionItem { label: label.to_string(), kind, detail, documentation: None, insert_text, replace_range };
+        self.add_item(item);
+    }
+
+    /// Adds `item` when its label matches the word typed so far and no item
+    /// of the same label and kind is there yet.
+    fn add_item(&mut self, item: CompletionItem) {
+        let matches = item.label.to_lowercase().starts_with(&self.prefix.to_lowercase());
+        if matches && !self.out.iter().any(|c| c.label == item.label && c.kind == item.kind) {
+            self.out.push(item);
         }
     }
 
@@ -553,5 +564,54 @@ mod tests {
                 Keyword unsandboxed"#]],
         );
         check("exec$0", expect!["Keyword executor"]);
+    }
+
+    #[test]
+    fn functions_of_tools_and_executors_after_a_dot() {
+        let defs = "executor box:\n    backend: bubblewrap\ntool ro = builtin streetrace.fs_readonly\n";
+        check(
+            &with_defs("flow main:\n    $t = fs.$0\n"),
+            expect![[r#"
+            Function read_file
+            Function create_directory
+            Function write_file
+            Function append_to_file
+            Function list_directory
+            Function find_in_files"#]],
+        );
+        check(&with_defs("flow main:\n    $t = fs.wr$0\n"), expect!["Function write_file"]);
+        check(
+            &format!("{defs}flow main:\n    $t = ro.$0\n"),
+            expect![[r#"
+            Function read_file
+            Function list_directory
+            Function find_in_files"#]],
+        );
+        check(&format!("{defs}flow main:\n    $r = box.$0\n"), expect!["Function run"]);
+        check(&format!("{defs}agent a:\n    on output do\n        box.$0\n    end\n"), expect!["Function run"]);
+        // A tool that gives no functions, a name that is no tool, a variable's field.
+        check(&with_defs("flow main:\n    web.$0\n"), expect![[""]]);
+        check(&with_defs("flow main:\n    nothing.$0\n"), expect![[""]]);
+        check(&with_defs("flow main:\n    log $found.$0\n"), expect![[""]]);
+    }
+
+    #[test]
+    fn tool_function_items_carry_signature_and_doc() {
+        let (analysis, fixture) = analysis(&with_defs("flow main:\n    $t = fs.append$0\n"));
+        let items = analysis.completions(&position(&fixture)).unwrap();
+        let [item] = &items[..] else { panic!("{items:?}") };
+        expect![[r#"
+            Some("fs.append_to_file(path, content)")
+            ```streetrace
+            fs.append_to_file(path, content)
+            ```
+
+            Append text to a file.
+
+            - `path`: Path relative to the working directory.
+            - `content`: The text to append.
+
+            **gives** the message `wrote N bytes`"#]]
+        .assert_eq(&format!("{:?}\n{}", item.detail, item.documentation.as_deref().unwrap_or("")));
     }
 }

@@ -211,6 +211,9 @@ pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<
         .map(|c| lsp::CompletionItem {
             kind: Some(convert::completion_kind(c.kind)),
             detail: c.detail,
+            documentation: c.documentation.map(|value| {
+                lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value })
+            }),
             text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
                 range: convert::range(&doc.index, c.replace_range, s.encoding),
                 new_text: c.insert_text,
