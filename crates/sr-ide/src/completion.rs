@@ -129,7 +129,8 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     if let Some(paths) = import_paths::complete(db, file, &text[line_start..at], line_start) {
         return paths;
     }
-    let mut cx = Completions { db, program, prefix, line, replace_range, out: Vec::new() };
+    let agent = enclosing_agent(&text[..line_start]);
+    let mut cx = Completions { db, program, prefix, line, agent, replace_range, out: Vec::new() };
 
     if let Some(string) = string_at(db, file, offset) {
         cx.in_string(&text, string, at);
@@ -151,6 +152,8 @@ struct Completions<'a, 'db> {
     prefix: &'a str,
     /// The line up to the word being completed.
     line: &'a str,
+    /// The agent whose definition the line is in.
+    agent: Option<&'a str>,
     replace_range: TextRange,
     out: Vec<CompletionItem>,
 }
@@ -263,7 +266,12 @@ impl<'a> Completions<'a, '_> {
                 }
             }
             _ if block == Block::Agent && list_of(TOOLS_KW) => self.items(ItemKind::Tool),
-            _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => self.items(ItemKind::Agent),
+            _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => {
+                // An agent naming itself makes a cycle (error E0011): never offered.
+                self.items(ItemKind::Agent);
+                let own = self.agent;
+                self.out.retain(|c| Some(c.label.as_str()) != own);
+            }
             (None, Some(INSTRUCTION_KW | PROMPT_KW)) if block == Block::Agent => self.items(ItemKind::Prompt),
             (None, Some(RETRY_KW)) if block == Block::Agent => self.items(ItemKind::RetryPolicy),
             (None, Some(TIMEOUT_KW)) if block == Block::Agent => self.items(ItemKind::TimeoutPolicy),
@@ -375,6 +383,15 @@ fn string_at(db: &dyn Db, file: File, offset: TextSize) -> Option<(SyntaxKind, T
     }
     let owner = token.parent().and_then(|literal| literal.parent()).map(|n| n.kind());
     Some((token.kind(), range, owner))
+}
+
+/// The name of the `agent NAME:` definition `before` (the text up to a line)
+/// ends inside: its last unindented line, when that starts one.
+fn enclosing_agent(before: &str) -> Option<&str> {
+    let top = before.lines().rev().find(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#']))?;
+    let rest = top.strip_prefix("agent")?.strip_prefix([' ', '\t'])?.trim_start();
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|name| !name.is_empty())
 }
 
 /// The block of the line starting at `line_start`, from the nearest earlier
@@ -613,5 +630,25 @@ mod tests {
 
             **gives** the message `wrote N bytes`"#]]
         .assert_eq(&format!("{:?}\n{}", item.detail, item.documentation.as_deref().unwrap_or("")));
+    }
+
+    #[test]
+    fn an_agent_is_not_offered_in_its_own_delegate_or_use_list() {
+        check(
+            &with_defs("agent a:\n    instruction review\n    delegate $0\n"),
+            expect![[r#"
+                Agent reviewer
+                Agent fixer"#]],
+        );
+        check(&with_defs("agent fixer2:\n    use fi$0\n"), expect!["Agent fixer"]);
+        // The agent being defined is left out, wherever it is in the file.
+        check(
+            "agent first:\n    delegate $0\n\n# between\nagent second:\n    instruction p\n",
+            expect!["Agent second"],
+        );
+        check(
+            "agent first:\n    instruction p\nagent second:\n    # a comment\n\n    use $0, first\n",
+            expect!["Agent first"],
+        );
     }
 }
