@@ -2,8 +2,10 @@
 //! it works while the file does not parse) decides what fits: names of the
 //! right kind after `tools`, `delegate`, `run agent`, `call llm`, …; variables
 //! in expressions and after `$`; names inside `${` in strings; otherwise the
-//! keywords that may start a line in the enclosing block.
+//! keywords that may start a line in the enclosing block. Labels match the
+//! word typed so far fuzzily, prefix matches first.
 
+mod fuzzy;
 mod import_paths;
 mod tool_members;
 
@@ -134,16 +136,16 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
 
     if let Some(string) = string_at(db, file, offset) {
         cx.in_string(&text, string, at);
-        return cx.out;
+        return cx.finish();
     }
     let before: Vec<SyntaxKind> =
         sr_syntax::lexer::tokenize(line).iter().map(|t| t.kind).filter(|k| !k.is_trivia() && *k != NEWLINE).collect();
     let block = enclosing_block(&text, line_start, word_start);
     if matches!(block, Block::Flow | Block::Handler) && tool_members::complete(&mut cx) {
-        return cx.out;
+        return cx.finish();
     }
     cx.after(&before, block);
-    cx.out
+    cx.finish()
 }
 
 struct Completions<'a, 'db> {
@@ -166,13 +168,20 @@ impl<'a> Completions<'a, '_> {
         self.add_item(item);
     }
 
-    /// Adds `item` when its label matches the word typed so far and no item
-    /// of the same label and kind is there yet.
+    /// Adds `item` when its label matches the word typed so far (fuzzily) and
+    /// no item of the same label and kind is there yet.
     fn add_item(&mut self, item: CompletionItem) {
-        let matches = item.label.to_lowercase().starts_with(&self.prefix.to_lowercase());
+        let matches = fuzzy::rank(self.prefix, &item.label).is_some();
         if matches && !self.out.iter().any(|c| c.label == item.label && c.kind == item.kind) {
             self.out.push(item);
         }
+    }
+
+    /// The items, best matches first (`fuzzy::rank`).
+    fn finish(mut self) -> Vec<CompletionItem> {
+        let prefix = self.prefix;
+        self.out.sort_by_cached_key(|c| fuzzy::rank(prefix, &c.label));
+        self.out
     }
 
     fn keywords(&mut self, words: &[&str]) {
@@ -526,11 +535,17 @@ mod tests {
         check(
             &with_defs("flow main:\n    $count = 1\n    log $c$0\n"),
             expect![[r#"
-            Variable count
-            Variable conversation
+                Variable count
+                Variable conversation
+                Variable current_agent
+                Variable turn_count"#]],
+        );
+        check(
+            &with_defs("prompt p: \"\"\"Use ${re$0} now\"\"\"\n"),
+            expect![[r#"
+            Prompt review
             Variable current_agent"#]],
         );
-        check(&with_defs("prompt p: \"\"\"Use ${re$0} now\"\"\"\n"), expect!["Prompt review"]);
         check(&with_defs("flow main:\n    log \"${fo$0}\"\n"), expect!["Variable found"]);
     }
 
@@ -540,15 +555,19 @@ mod tests {
         check(
             "agent a:\n    instruction p\n    de$0\n",
             expect![[r#"
-            Keyword description
-            Keyword delegate"#]],
+                Keyword description
+                Keyword delegate
+                Keyword produces"#]],
         );
         check(
             "flow main:\n    for $i in [1] do\n        r$0\n    end\n",
             expect![[r#"
-            Keyword run
-            Keyword return
-            Keyword retry"#]],
+                Keyword run
+                Keyword return
+                Keyword retry
+                Keyword for
+                Keyword parallel
+                Keyword abort"#]],
         );
         check("agent a:\n    on input do\n        ma$0\n    end\n", expect!["Keyword mask"]);
         check(
@@ -650,5 +669,19 @@ mod tests {
             "agent first:\n    instruction p\nagent second:\n    # a comment\n\n    use $0, first\n",
             expect!["Agent first"],
         );
+    }
+
+    #[test]
+    fn labels_match_fuzzily_prefix_matches_first() {
+        // find_in_files is offered last but is the one prefix match.
+        check(
+            &with_defs("flow main:\n    $t = fs.fi$0\n"),
+            expect![[r#"
+            Function find_in_files
+            Function read_file
+            Function write_file
+            Function append_to_file"#]],
+        );
+        check(&with_defs("flow main:\n    $t = fs.xq$0\n"), expect![[""]]);
     }
 }

@@ -208,8 +208,11 @@ pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<
         .analysis
         .completions(&position)?
         .into_iter()
-        .map(|c| lsp::CompletionItem {
+        .enumerate()
+        .map(|(rank, c)| lsp::CompletionItem {
             kind: Some(convert::completion_kind(c.kind)),
+            // The analysis ranks the items; clients sort by this text.
+            sort_text: Some(format!("{rank:05}")),
             detail: c.detail,
             documentation: c.documentation.map(|value| {
                 lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value })
