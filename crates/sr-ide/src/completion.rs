@@ -34,6 +34,8 @@ pub enum CompletionKind {
     File,
     /// A function of a tool or executor (`fs.read_file`).
     Function,
+    /// A parameter of a tool function, as a key of its object argument.
+    Parameter,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -683,5 +685,26 @@ mod tests {
             Function append_to_file"#]],
         );
         check(&with_defs("flow main:\n    $t = fs.xq$0\n"), expect![[""]]);
+    }
+
+    #[test]
+    fn parameters_of_tool_functions_as_object_keys() {
+        check(
+            &with_defs("flow main:\n    fs.write_file({$0\n"),
+            expect![[r#"
+            Parameter path -> path: 
+            Parameter content -> content: "#]],
+        );
+        check(&with_defs("flow main:\n    fs.write_file({path: $p, c$0\n"), expect!["Parameter content -> content: "]);
+        check(
+            &with_defs("flow main:\n    $r = fs.find_in_files({ $0})\n"),
+            expect![[r#"
+            Parameter pattern -> pattern: 
+            Parameter search_string -> search_string: "#]],
+        );
+        // Not a key position, an unknown function, a nested object.
+        check(&with_defs("flow main:\n    fs.write_file({path: $0\n"), expect![[""]]);
+        check(&with_defs("flow main:\n    fs.nope({$0\n"), expect![[""]]);
+        check(&with_defs("flow main:\n    fs.write_file({path: [1, {$0\n"), expect![[""]]);
     }
 }

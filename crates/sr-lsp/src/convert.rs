@@ -75,6 +75,7 @@ pub(crate) fn completion_kind(kind: sr_ide::CompletionKind) -> lsp::CompletionIt
         Type => lsp::CompletionItemKind::TYPE_PARAMETER,
         File => lsp::CompletionItemKind::FILE,
         Function => lsp::CompletionItemKind::METHOD,
+        Parameter => lsp::CompletionItemKind::FIELD,
     }
 }
 
