@@ -2,9 +2,12 @@
 //! it works while the file does not parse) decides what fits: names of the
 //! right kind after `tools`, `delegate`, `run agent`, `call llm`, …; variables
 //! in expressions and after `$`; names inside `${` in strings; otherwise the
-//! keywords that may start a line in the enclosing block.
+//! keywords that may start a line in the enclosing block. Labels match the
+//! word typed so far fuzzily, prefix matches first.
 
+mod fuzzy;
 mod import_paths;
+mod tool_members;
 
 use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
 use sr_hir::resolve::Program;
@@ -29,6 +32,10 @@ pub enum CompletionKind {
     Type,
     /// A file path (`import ./…`).
     File,
+    /// A function of a tool or executor (`fs.read_file`).
+    Function,
+    /// A parameter of a tool function, as a key of its object argument.
+    Parameter,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +43,8 @@ pub struct CompletionItem {
     pub label: String,
     pub kind: CompletionKind,
     pub detail: Option<String>,
+    /// Markdown shown beside the item.
+    pub documentation: Option<String>,
     /// What replaces `replace_range` (the word typed so far).
     pub insert_text: String,
     pub replace_range: TextRange,
@@ -124,17 +133,21 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     if let Some(paths) = import_paths::complete(db, file, &text[line_start..at], line_start) {
         return paths;
     }
-    let mut cx = Completions { db, program, prefix, line, replace_range, out: Vec::new() };
+    let agent = enclosing_agent(&text[..line_start]);
+    let mut cx = Completions { db, program, prefix, line, agent, replace_range, out: Vec::new() };
 
     if let Some(string) = string_at(db, file, offset) {
         cx.in_string(&text, string, at);
-        return cx.out;
+        return cx.finish();
     }
     let before: Vec<SyntaxKind> =
         sr_syntax::lexer::tokenize(line).iter().map(|t| t.kind).filter(|k| !k.is_trivia() && *k != NEWLINE).collect();
     let block = enclosing_block(&text, line_start, word_start);
+    if matches!(block, Block::Flow | Block::Handler) && tool_members::complete(&mut cx) {
+        return cx.finish();
+    }
     cx.after(&before, block);
-    cx.out
+    cx.finish()
 }
 
 struct Completions<'a, 'db> {
@@ -143,22 +156,34 @@ struct Completions<'a, 'db> {
     prefix: &'a str,
     /// The line up to the word being completed.
     line: &'a str,
+    /// The agent whose definition the line is in.
+    agent: Option<&'a str>,
     replace_range: TextRange,
     out: Vec<CompletionItem>,
 }
 
 impl<'a> Completions<'a, '_> {
     fn add(&mut self, label: &str, kind: CompletionKind, detail: Option<String>, insert_text: String) {
-        let matches = label.to_lowercase().starts_with(&self.prefix.to_lowercase());
-        if matches && !self.out.iter().any(|c| c.label == label && c.kind == kind) {
-            self.out.push(CompletionItem {
-                label: label.to_string(),
-                kind,
-                detail,
-                insert_text,
-                replace_range: self.replace_range,
-            });
+        let replace_range = self.replace_range;
+        let item =
+            CompletionItem { label: label.to_string(), kind, detail, documentation: None, insert_text, replace_range };
+        self.add_item(item);
+    }
+
+    /// Adds `item` when its label matches the word typed so far (fuzzily) and
+    /// no item of the same label and kind is there yet.
+    fn add_item(&mut self, item: CompletionItem) {
+        let matches = fuzzy::rank(self.prefix, &item.label).is_some();
+        if matches && !self.out.iter().any(|c| c.label == item.label && c.kind == item.kind) {
+            self.out.push(item);
         }
+    }
+
+    /// The items, best matches first (`fuzzy::rank`).
+    fn finish(mut self) -> Vec<CompletionItem> {
+        let prefix = self.prefix;
+        self.out.sort_by_cached_key(|c| fuzzy::rank(prefix, &c.label));
+        self.out
     }
 
     fn keywords(&mut self, words: &[&str]) {
@@ -252,7 +277,12 @@ impl<'a> Completions<'a, '_> {
                 }
             }
             _ if block == Block::Agent && list_of(TOOLS_KW) => self.items(ItemKind::Tool),
-            _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => self.items(ItemKind::Agent),
+            _ if block == Block::Agent && (list_of(DELEGATE_KW) || list_of(USE_KW)) => {
+                // An agent naming itself makes a cycle (error E0011): never offered.
+                self.items(ItemKind::Agent);
+                let own = self.agent;
+                self.out.retain(|c| Some(c.label.as_str()) != own);
+            }
             (None, Some(INSTRUCTION_KW | PROMPT_KW)) if block == Block::Agent => self.items(ItemKind::Prompt),
             (None, Some(RETRY_KW)) if block == Block::Agent => self.items(ItemKind::RetryPolicy),
             (None, Some(TIMEOUT_KW)) if block == Block::Agent => self.items(ItemKind::TimeoutPolicy),
@@ -366,6 +396,15 @@ fn string_at(db: &dyn Db, file: File, offset: TextSize) -> Option<(SyntaxKind, T
     Some((token.kind(), range, owner))
 }
 
+/// The name of the `agent NAME:` definition `before` (the text up to a line)
+/// ends inside: its last unindented line, when that starts one.
+fn enclosing_agent(before: &str) -> Option<&str> {
+    let top = before.lines().rev().find(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#']))?;
+    let rest = top.strip_prefix("agent")?.strip_prefix([' ', '\t'])?.trim_start();
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|name| !name.is_empty())
+}
+
 /// The block of the line starting at `line_start`, from the nearest earlier
 /// line indented less than it (its first word names the block).
 fn enclosing_block(text: &str, line_start: usize, word_start: usize) -> Block {
@@ -405,153 +444,4 @@ fn enclosing_block(text: &str, line_start: usize, word_start: usize) -> Block {
 }
 
 #[cfg(test)]
-mod tests {
-    use expect_test::{Expect, expect};
-
-    use crate::tests::{analysis, position};
-
-    fn check(fixture: &str, expect: Expect) {
-        let (analysis, fixture) = analysis(fixture);
-        let items = analysis.completions(&position(&fixture)).unwrap();
-        let out: Vec<String> = items
-            .iter()
-            .map(|c| {
-                let insert = if c.insert_text == c.label { String::new() } else { format!(" -> {}", c.insert_text) };
-                format!("{:?} {}{insert}", c.kind, c.label)
-            })
-            .collect();
-        expect.assert_eq(&out.join("\n"));
-    }
-
-    const DEFS: &str = r#"
-        model main = anthropic/claude
-        model fast = anthropic/haiku
-        tool fs = builtin streetrace.fs
-        tool web = builtin streetrace.web
-        schema Finding:
-            note: string
-        prompt review: """Review"""
-        prompt summary: """Sum"""
-        agent reviewer:
-            instruction review
-        agent fixer:
-            instruction review
-        flow helper:
-            $found = 1
-            return $found
-        "#;
-
-    fn with_defs(rest: &str) -> String {
-        format!("{}\n{}", sr_testing::fixture::trim_indent(DEFS), sr_testing::fixture::trim_indent(rest))
-    }
-
-    #[test]
-    fn names_of_the_right_kind_after_agent_properties() {
-        check(
-            &with_defs("agent a:\n    tools fs, $0\n"),
-            expect![[r#"
-            Tool fs
-            Tool web"#]],
-        );
-        check(&with_defs("agent a:\n    delegate rev$0\n"), expect!["Agent reviewer"]);
-        check(
-            &with_defs("agent a:\n    instruction $0\n"),
-            expect![[r#"
-            Prompt review
-            Prompt summary"#]],
-        );
-    }
-
-    #[test]
-    fn names_after_run_call_expecting_and_using() {
-        check(
-            &with_defs("flow main:\n    $x = run agent $0\n"),
-            expect![[r#"
-            Agent reviewer
-            Agent fixer"#]],
-        );
-        check(
-            &with_defs("flow main:\n    $x = run $0\n"),
-            expect![[r#"
-            Keyword agent
-            Flow helper
-            Flow main"#]],
-        );
-        check(&with_defs("flow main:\n    $x = call llm s$0\n"), expect!["Prompt summary"]);
-        check(&with_defs("prompt p expecting $0: \"\"\"x\"\"\"\n"), expect!["Schema Finding"]);
-        check(
-            &with_defs("prompt p using model \"$0\": \"\"\"x\"\"\"\n"),
-            expect![[r#"
-            Model main
-            Model fast"#]],
-        );
-        check(
-            &with_defs("flow main:\n    $x = call llm review using model $0\n"),
-            expect![[r#"
-            Model main -> "main"
-            Model fast -> "fast""#]],
-        );
-    }
-
-    #[test]
-    fn variables_in_flows_and_names_in_interpolations() {
-        check(
-            &with_defs("flow main:\n    $count = 1\n    log $c$0\n"),
-            expect![[r#"
-            Variable count
-            Variable conversation
-            Variable current_agent"#]],
-        );
-        check(&with_defs("prompt p: \"\"\"Use ${re$0} now\"\"\"\n"), expect!["Prompt review"]);
-        check(&with_defs("flow main:\n    log \"${fo$0}\"\n"), expect!["Variable found"]);
-    }
-
-    #[test]
-    fn keywords_valid_at_the_start_of_a_line() {
-        check("ag$0", expect!["Keyword agent"]);
-        check(
-            "agent a:\n    instruction p\n    de$0\n",
-            expect![[r#"
-            Keyword description
-            Keyword delegate"#]],
-        );
-        check(
-            "flow main:\n    for $i in [1] do\n        r$0\n    end\n",
-            expect![[r#"
-            Keyword run
-            Keyword return
-            Keyword retry"#]],
-        );
-        check("agent a:\n    on input do\n        ma$0\n    end\n", expect!["Keyword mask"]);
-        check(
-            "schema S:\n    field: $0\n",
-            expect![[r#"
-            Type string
-            Type int
-            Type float
-            Type bool
-            Type list
-            Schema S"#]],
-        );
-    }
-
-    #[test]
-    fn executors_their_properties_and_backends() {
-        let defs = "executor box:\n    backend: bubblewrap\nprompt p: \"\"\"x\"\"\"\n";
-        check(&format!("{defs}agent a:\n    instruction p\n    executor $0"), expect!["Policy box"]);
-        check(
-            &format!("{defs}executor other:\n    max$0"),
-            expect![[r#"
-                Keyword max_steps -> max_steps: 
-                Keyword max_errors -> max_errors: "#]],
-        );
-        check(
-            &format!("{defs}executor other:\n    backend: $0"),
-            expect![[r#"
-                Keyword bubblewrap
-                Keyword container
-                Keyword unsandboxed"#]],
-        );
-        check("exec$0", expect!["Keyword executor"]);
-    }
-}
+mod tests;

@@ -63,7 +63,7 @@ fn item_occurrences<'db>(db: &'db dyn Db, program: &Program<'db>, item: Item<'db
     let text = item.file(db).text(db).clone();
     let map = source_map(db, item);
     let offset = item.offset(db);
-    let mut cx = Collect { text: &text, item, offset, out };
+    let mut cx = Collect { text: &text, program, item, offset, out };
     let kind = item.kind(db);
     if let Some(name) = map.name
         && !matches!(kind, ItemKind::Handler | ItemKind::Import)
@@ -145,6 +145,7 @@ fn item_occurrences<'db>(db: &'db dyn Db, program: &Program<'db>, item: Item<'db
 
 struct Collect<'a, 'db> {
     text: &'a str,
+    program: &'a Program<'db>,
     item: Item<'db>,
     offset: TextSize,
     out: &'a mut Vec<Occurrence<'db>>,
@@ -223,6 +224,18 @@ impl<'db> Collect<'_, 'db> {
                 body.walk_expr(expr, &mut |id, expr| match expr {
                     Expr::Var { name, .. } if !name.is_empty() => {
                         self.name_in(map.exprs[id], name, Symbol::Variable(name.clone()), false, false)
+                    }
+                    Expr::Call { function, .. } => {
+                        let tool = function.split_once('.').map(|(tool, _)| Name::from(tool));
+                        if let Some(tool) = tool.filter(|t| !t.is_empty()) {
+                            let kind = match self.program.tools.contains_key(&tool) {
+                                true => ItemKind::Tool,
+                                false => ItemKind::Executor,
+                            };
+                            if self.program.lookup(kind, &tool).is_some() {
+                                self.name_in(map.exprs[id], &tool, Symbol::Item(kind, tool.clone()), false, false);
+                            }
+                        }
                     }
                     Expr::Template(template) => {
                         for i in template.interpolations() {

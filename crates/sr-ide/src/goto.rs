@@ -287,4 +287,18 @@ mod tests {
             expect![[""]],
         );
     }
+
+    #[test]
+    fn tools_and_executors_from_calls_in_flows() {
+        let defs = "tool fs = builtin streetrace.fs\nexecutor box:\n    backend: bubblewrap\n";
+        check(
+            &format!("{defs}flow main:\n    $t = f$0s.read_file(\"a.txt\")\n"),
+            expect![[r#"Tool fs focus /main.sr:5..7 "fs""#]],
+        );
+        check(
+            &format!("{defs}flow main:\n    $r = b$0ox.run(\"print(1)\")\n"),
+            expect![[r#"Executor box focus /main.sr:41..44 "box""#]],
+        );
+        check(&format!("{defs}flow main:\n    $r = oth$0er.run(\"print(1)\")\n"), expect![[""]]);
+    }
 }

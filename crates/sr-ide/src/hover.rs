@@ -21,6 +21,9 @@ const PREVIEW_LINES: usize = 12;
 
 pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverResult> {
     let file = db.file(&position.path)?;
+    if let Some((range, markdown)) = crate::tool_functions::function_at(db, file, position.offset) {
+        return Some(HoverResult { range, markdown });
+    }
     let occurrences = file_occurrences(db, file);
     let occurrence = occurrence_at(&occurrences, position.offset)?;
     let program = program(db, file);
@@ -411,5 +414,42 @@ mod tests {
 
                 built-in variable"#]],
         );
+    }
+
+    #[test]
+    fn tool_function_shows_signature_doc_and_value() {
+        let defs = "tool fs = builtin streetrace.fs\nexecutor box:\n    backend: bubblewrap\n";
+        check(
+            &format!("{defs}flow main:\n    $t = fs.read_$0file(\"a.txt\")\n"),
+            expect![[r#"
+            93..102 "read_file"
+            ```streetrace
+            fs.read_file(path)
+            ```
+
+            Read the contents of a text file.
+
+            - `path`: Path relative to the working directory.
+
+            **gives** the file's text (`"<binary>"` when it is not UTF-8)"#]],
+        );
+        check(
+            &format!("{defs}flow main:\n    $r = box.r$0un(\"print(1)\")\n"),
+            expect![[r#"
+            94..97 "run"
+            ```streetrace
+            box.run(code, options?)
+            ```
+
+            Run Python code in the executor's sandbox.
+
+            - `code`: The Python code.
+            - `options` (optional): `{input, timeout}`: a value the code reads as `input`, and the step's time limit in seconds.
+
+            **gives** `{outcome, stdout, stderr, result, error}`: `outcome` is `"ok"`, `"error"` or `"timeout"`"#]],
+        );
+        // A function the tool does not have, and a name that is no tool.
+        check(&format!("{defs}flow main:\n    $t = fs.rea$0d(\"a\")\n"), expect!["no hover"]);
+        check(&format!("{defs}flow main:\n    $t = other.read_$0file(\"a\")\n"), expect!["no hover"]);
     }
 }

@@ -28,6 +28,7 @@ mod symbol_kind;
 mod symbols;
 #[cfg(test)]
 mod tests;
+mod tool_functions;
 mod types;
 
 use std::panic::AssertUnwindSafe;

@@ -74,6 +74,8 @@ pub(crate) fn completion_kind(kind: sr_ide::CompletionKind) -> lsp::CompletionIt
         Variable => lsp::CompletionItemKind::VARIABLE,
         Type => lsp::CompletionItemKind::TYPE_PARAMETER,
         File => lsp::CompletionItemKind::FILE,
+        Function => lsp::CompletionItemKind::METHOD,
+        Parameter => lsp::CompletionItemKind::FIELD,
     }
 }
 

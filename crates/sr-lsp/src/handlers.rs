@@ -208,9 +208,15 @@ pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<
         .analysis
         .completions(&position)?
         .into_iter()
-        .map(|c| lsp::CompletionItem {
+        .enumerate()
+        .map(|(rank, c)| lsp::CompletionItem {
             kind: Some(convert::completion_kind(c.kind)),
+            // The analysis ranks the items; clients sort by this text.
+            sort_text: Some(format!("{rank:05}")),
             detail: c.detail,
+            documentation: c.documentation.map(|value| {
+                lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value })
+            }),
             text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
                 range: convert::range(&doc.index, c.replace_range, s.encoding),
                 new_text: c.insert_text,

@@ -38,6 +38,7 @@ pub(super) fn complete(db: &RootDatabase, file: File, line: &str, line_start: us
                 label: path.clone(),
                 kind: CompletionKind::File,
                 detail: None,
+                documentation: None,
                 insert_text: path,
                 replace_range,
             })
