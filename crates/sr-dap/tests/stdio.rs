@@ -102,6 +102,13 @@ impl Adapter {
     async fn exit_code(self) -> Option<i32> {
         self.process.close().await.code()
     }
+
+    /// `disconnect`, answered, and the adapter exits with 0.
+    async fn disconnect(mut self) {
+        let seq = self.send("disconnect", None).await;
+        self.response(seq).await;
+        assert_eq!(self.exit_code().await, Some(0));
+    }
 }
 
 #[tokio::test]
@@ -446,9 +453,7 @@ async fn deeply_nested_expressions_get_errors_not_a_crash() {
     assert_eq!(answer["body"]["result"], "1", "an even number of minus signs");
     dap.request("continue", json!({"threadId": 1})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-    assert_eq!(dap.exit_code().await, Some(0));
+    dap.disconnect().await;
 }
 
 /// `record` writes a cassette of a live run (against the mock server);
@@ -515,9 +520,7 @@ async fn launch_does_not_wait_for_mcp_servers() {
     assert_eq!(trace["body"]["stackFrames"][0]["line"], 14);
     dap.request("terminate", json!({})).await;
     dap.event("terminated").await;
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-    assert_eq!(dap.exit_code().await, Some(0));
+    dap.disconnect().await;
 }
 
 /// Parallel branches over the wire: step in at `parallel do` stops each
@@ -578,9 +581,7 @@ async fn parallel_branches_step_and_fail_on_their_own_threads() {
     assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
     dap.request("continue", json!({"threadId": 5})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-    assert_eq!(dap.exit_code().await, Some(0));
+    dap.disconnect().await;
 }
 
 /// Over the wire: a 1 MB reply in 20,000 deltas is a few output events; a
@@ -711,9 +712,7 @@ async fn step_back_and_reverse_continue_replay_the_run() {
     // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
     // went on from line 8 to the end.
     assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-    assert_eq!(dap.exit_code().await, Some(0));
+    dap.disconnect().await;
 }
 
 /// Stepping back over a parallel block: the branches' points, each on its
@@ -813,9 +812,7 @@ async fn continuing_from_an_earlier_point_forks_the_run() {
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     assert!(dap.output("stdout").ends_with("Hi 5! 6\n"), "{}", dap.output("stdout"));
     assert_eq!(server.requests().len(), 2, "nothing was asked again");
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-    assert_eq!(dap.exit_code().await, Some(0));
+    dap.disconnect().await;
 }
 
 /// `restartFrame` goes back to the first point of a frame.

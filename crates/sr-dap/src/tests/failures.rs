@@ -8,23 +8,14 @@ use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruct
 use super::{Harness, MAIN};
 use crate::protocol::StackTraceArguments;
 
-const READER: &str = "\
-streetrace v1
-
-model main = openai/test
-
-tool fs = builtin streetrace.fs_readonly
-
-prompt reader_instruction: \"\"\"Read files.\"\"\"
-
-agent reader:
-    instruction reader_instruction
-    tools fs
-
+const READER: &str = concat!(
+    reader_header!(),
+    "\
 flow main:
     $answer = run agent reader with \"read it\"
     return $answer
-";
+"
+);
 
 fn frame(name: &str, line: i64) -> (String, i64) {
     (name.to_string(), line)

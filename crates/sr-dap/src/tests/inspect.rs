@@ -7,25 +7,16 @@ use super::{Harness, MAIN, line};
 use crate::protocol::{EvaluateArguments, VariablesArguments};
 use crate::stepping::StepKind;
 
-const PROGRAM: &str = "\
-streetrace v1
-
-model main = openai/test
-
-tool fs = builtin streetrace.fs_readonly
-
-prompt reader_instruction: \"\"\"Read files.\"\"\"
-
-agent reader:
-    instruction reader_instruction
-    tools fs
-
+const PROGRAM: &str = concat!(
+    reader_header!(),
+    "\
 flow main:
     $count = 2
     $profile = {name: \"Ada\", tags: [\"math\", \"engines\", \"chess\"]}
     $answer = run agent reader with \"read\"
     return {count: $count, name: $profile.name}
-";
+"
+);
 
 fn reader() -> ScriptedProvider {
     ScriptedProvider::new()

@@ -2,6 +2,28 @@
 //! the debugger as its step hook and event sink; each test plays the client
 //! through the debugger's requests (no transport), one feature at a time.
 
+/// The start of the test programs with a file-reading agent (`reader`): the
+/// lines before their flows, so that their line numbers stay where the tests
+/// expect them.
+macro_rules! reader_header {
+    () => {
+        "\
+streetrace v1
+
+model main = openai/test
+
+tool fs = builtin streetrace.fs_readonly
+
+prompt reader_instruction: \"\"\"Read files.\"\"\"
+
+agent reader:
+    instruction reader_instruction
+    tools fs
+
+"
+    };
+}
+
 mod breakpoints;
 mod console;
 mod failures;

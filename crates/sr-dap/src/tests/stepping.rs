@@ -11,19 +11,9 @@ use crate::debugger::Action;
 use crate::protocol::StackTraceArguments;
 use crate::stepping::StepKind;
 
-const PROGRAM: &str = "\
-streetrace v1
-
-model main = openai/test
-
-tool fs = builtin streetrace.fs_readonly
-
-prompt reader_instruction: \"\"\"Read files.\"\"\"
-
-agent reader:
-    instruction reader_instruction
-    tools fs
-
+const PROGRAM: &str = concat!(
+    reader_header!(),
+    "\
 flow helper:
     $n = $n + 1
     $n = $n * 10
@@ -35,7 +25,8 @@ flow main:
     $answer = run agent reader with \"read\"
     log \"done ${n}\"
     return $answer
-";
+"
+);
 
 fn reader() -> ScriptedProvider {
     ScriptedProvider::new()
