@@ -146,3 +146,32 @@ impl Provider for NoModel {
         futures::stream::once(async move { Err(error) }).boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the grading flow is shown: text files, also in subdirectories;
+    /// not hidden ones, not what a symlink points at (even outside the work
+    /// directory), not files over the cap or that are not text.
+    #[test]
+    fn files_are_the_runs_text_files_and_nothing_a_symlink_reaches() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "outside").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path();
+        std::fs::create_dir_all(dir.join("src/.cache")).unwrap();
+        std::fs::write(dir.join("a.txt"), "top").unwrap();
+        std::fs::write(dir.join("src/b.py"), "nested").unwrap();
+        std::fs::write(dir.join(".env"), "TOKEN=x").unwrap();
+        std::fs::write(dir.join("src/.cache/c"), "hidden dir").unwrap();
+        std::fs::write(dir.join("big.txt"), "x".repeat(MAX_FILE_BYTES as usize + 1)).unwrap();
+        std::fs::write(dir.join("bin.dat"), [0xff, 0xfe, 0x00]).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.join("linked_dir")).unwrap();
+        let seen = files(dir);
+        let names: Vec<&str> = seen.keys().map(String::as_str).collect();
+        assert_eq!(names, ["a.txt", "src/b.py"]);
+        assert_eq!(seen["src/b.py"], "nested");
+    }
+}
