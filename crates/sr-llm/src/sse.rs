@@ -188,6 +188,21 @@ mod tests {
         assert_eq!(first, Some((16, "an event's data is longer than 16 MiB".to_string())));
     }
 
+    /// A long line in small chunks is scanned once: rescanning the buffer on
+    /// every chunk would take 32,768 scans of up to 2 MiB here, minutes, not
+    /// milliseconds.
+    #[test]
+    fn a_long_line_in_small_chunks_is_scanned_once() {
+        let line = format!("data: {}\n\n", "z".repeat(2 << 20));
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        for chunk in line.as_bytes().chunks(64) {
+            parser.push(chunk, &mut out).unwrap();
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), 2 << 20);
+    }
+
     #[tokio::test]
     async fn a_byte_stream_becomes_events_then_its_error() {
         let chunks: Vec<Result<Bytes, String>> =
