@@ -240,7 +240,9 @@ impl Drop for Recording {
 /// Serves recorded exchanges by matching the normalized request: identical
 /// requests get their answers in recorded order, different ones in any order.
 /// A request that was not recorded fails with the nearest recorded request and
-/// where it differs.
+/// where it differs. An exchange the live run cancelled (a timeout, a failed
+/// sibling branch) sends what it had sent and then nothing, so the replay
+/// cancels it at the same point instead of seeing a reply cut short.
 pub struct Replayer {
     state: Mutex<Replay>,
 }
@@ -258,6 +260,7 @@ struct Recorded {
 struct Exchange {
     events: Vec<ChatEvent>,
     error: Option<LlmError>,
+    cancelled: bool,
 }
 
 impl Replayer {
@@ -271,6 +274,16 @@ impl Replayer {
     }
 
     pub fn parse(text: &str) -> Result<Replayer, LlmError> {
+        Replayer::parse_with(text, true)
+    }
+
+    /// A journal's completed exchanges only: a resumed run asks the model
+    /// again for what was cancelled, as it never reached the run.
+    pub fn parse_completed(text: &str) -> Result<Replayer, LlmError> {
+        Replayer::parse_with(text, false)
+    }
+
+    fn parse_with(text: &str, keep_cancelled: bool) -> Result<Replayer, LlmError> {
         let mut queues: HashMap<String, VecDeque<Exchange>> = HashMap::new();
         let mut recorded = Vec::new();
         for (line, mut entry) in cassette_entries(text, LLM_KIND)? {
@@ -290,8 +303,12 @@ impl Replayer {
                 Value::Null => None,
                 error => Some(serde_json::from_value(error).map_err(|err| invalid("error", err))?),
             };
+            let cancelled = entry["cancelled"] == json!(true);
+            if cancelled && !keep_cancelled {
+                continue;
+            }
             let request = normalize(&request);
-            queues.entry(request.to_string()).or_default().push_back(Exchange { events, error });
+            queues.entry(request.to_string()).or_default().push_back(Exchange { events, error, cancelled });
             recorded.push(Recorded { line, request });
         }
         Ok(Replayer { state: Mutex::new(Replay { queues, recorded }) })
@@ -308,8 +325,11 @@ impl Provider for Replayer {
         let request = normalize(&request);
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(exchange) = state.queues.get_mut(&request.to_string()).and_then(VecDeque::pop_front) {
-            let items = exchange.events.into_iter().map(Ok).chain(exchange.error.map(Err));
-            return stream::iter(items).boxed();
+            let items = stream::iter(exchange.events.into_iter().map(Ok).chain(exchange.error.map(Err)));
+            return match exchange.cancelled {
+                true => items.chain(stream::pending()).boxed(),
+                false => items.boxed(),
+            };
         }
         crate::provider::failed(LlmError::NotRecorded { message: state.miss(&request) })
     }
@@ -523,5 +543,27 @@ mod tests {
             "replay: no recorded answer for a request to `m`; the nearest recorded request (line 2) differs at:\n  \
              /messages/0/content/0/text: recorded \"two\", requested \"twx\""
         );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_exchange_stalls_in_a_replay_and_is_asked_again_on_resume() {
+        use futures::StreamExt;
+        let request = ChatRequest::new("m", vec![Message::user("slow")]);
+        let cancelled = json!({
+            "kind": "llm", "version": 1, "request": normalize(&request),
+            "events": [ChatEvent::TextDelta("half".into())], "cancelled": true,
+        });
+        let text = format!("{cancelled}\n{}", line(&request, "whole"));
+
+        let replayer = Replayer::parse(&text).unwrap();
+        let mut stream = replayer.chat(request.clone());
+        assert!(matches!(stream.next().await, Some(Ok(ChatEvent::TextDelta(t))) if t == "half"));
+        let rest = tokio::time::timeout(std::time::Duration::from_millis(50), stream.next()).await;
+        assert!(rest.is_err(), "the replayed exchange waits to be cancelled again: {rest:?}");
+        assert_eq!(crate::ChatResponse::collect(replayer.chat(request.clone())).await.unwrap().text, "whole");
+
+        let journal = Replayer::parse_completed(&text).unwrap();
+        assert_eq!(crate::ChatResponse::collect(journal.chat(request.clone())).await.unwrap().text, "whole");
+        assert_eq!(journal.remaining(), 0);
     }
 }

@@ -346,7 +346,7 @@ fn live(
     let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
     match journal_text {
         Some(text) => {
-            let journal = Replayer::parse(text).map_err(|e| format!("cannot read the journal: {e}"))?;
+            let journal = Replayer::parse_completed(text).map_err(|e| format!("cannot read the journal: {e}"))?;
             let replayed = ReplayedTools::from_cassette(text, mcp.clone())?;
             Ok((
                 Arc::new(Resumed { journal, live: recorder }),

@@ -1,0 +1,165 @@
+//! A replay tells the same story as the live run it was recorded from, also
+//! where the live run timed out, cancelled a branch or ran branches at once.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Options, run_file};
+use futures::StreamExt;
+use serde_json::json;
+use sr_llm::{Cassette, ChatEvent, ChatRequest, ChatStream, FinishReason, LlmError, Provider, Recorder, Replayer};
+use sr_runtime::event::{Event, Payload, RunStatus};
+use sr_runtime::scripted::{Reply, ScriptedProvider, user_says};
+
+/// The events without their sequence numbers, sorted: branches run at once
+/// interleave their events differently from run to run.
+fn story(events: &[Event]) -> Vec<String> {
+    let mut lines: Vec<String> =
+        events.iter().map(|e| format!("{} {}", e.path.join("/"), serde_json::to_string(&e.payload).unwrap())).collect();
+    lines.sort();
+    lines
+}
+
+/// Runs `source` live through a recorder, then `replays` times from the
+/// recording; every replay must end and tell the live run's story.
+async fn record_and_replay(name: &str, source: &str, model: Arc<dyn Provider>, replays: usize) -> common::Run {
+    let dir = common::work_dir(&format!("replay-{name}"));
+    let (workload, cassette) = (dir.join(format!("{name}.sr")), dir.join("run.cassette.jsonl"));
+    std::fs::write(&workload, source).unwrap();
+    let recorder = Arc::new(Recorder::new(model, Arc::new(Cassette::create(&cassette).unwrap())));
+    let live = run_file(&workload, "go", recorder, Options::default()).await;
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    for _ in 0..replays {
+        let replayer = Arc::new(Replayer::parse(&text).unwrap());
+        let replay = run_file(&workload, "go", replayer.clone(), Options::default()).await;
+        assert_eq!(replay.outcome.status, live.outcome.status, "{:?}", replay.outcome.error);
+        assert_eq!(replay.outcome.result, live.outcome.result);
+        assert_eq!(replay.outcome.error.map(|e| e.message), live.outcome.error.clone().map(|e| e.message));
+        assert_eq!(story(&replay.events), story(&live.events));
+        assert_eq!(replayer.remaining(), 0, "every recorded exchange is served");
+    }
+    live
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replay_times_out_where_the_live_run_timed_out() {
+    let source = r#"
+model main = openai/gpt-4o
+retry twice = 1 times, fixed backoff
+timeout short = 5 seconds
+prompt helper: """You help."""
+agent slow:
+    instruction helper
+    retry twice
+    timeout short
+
+flow main:
+    $answer = run agent slow with "go"
+    on failure:
+        return "gave up"
+    return $answer
+"#;
+    // The timeout strikes before the model's first word, and after it.
+    let silent = ScriptedProvider::new()
+        .always(|_| true, Reply::Text("a late answer".into()))
+        .with_delay(Duration::from_secs(60));
+    let live = record_and_replay("timeout", source, Arc::new(silent), 2).await;
+    assert_eq!(live.outcome.result, Some(json!("gave up")));
+    let live = record_and_replay("timeout-mid-reply", source, Arc::new(Stalling), 2).await;
+    assert_eq!(live.outcome.result, Some(json!("gave up")));
+}
+
+/// Says its first words at once, then nothing for an hour.
+struct Stalling;
+
+impl Provider for Stalling {
+    fn chat(&self, _: ChatRequest) -> ChatStream {
+        let first = futures::stream::iter([Ok(ChatEvent::TextDelta("a late ".into()))]);
+        let rest = futures::stream::once(tokio::time::sleep(Duration::from_secs(3600))).flat_map(|()| {
+            futures::stream::iter([
+                Ok(ChatEvent::TextDelta("answer".into())),
+                Ok(ChatEvent::Finished { reason: FinishReason::Stop }),
+            ])
+        });
+        first.chain(rest).boxed()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replay_cancels_the_branch_the_live_run_cancelled() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow main:
+    parallel do
+        $a = run agent echo with "slow"
+        $b = run agent echo with "broken"
+    end
+    return $a
+"#;
+    let slow = ScriptedProvider::new().always(user_says("slow"), Reply::Text("late".into()));
+    let model = FailFast { slow: slow.with_delay(Duration::from_secs(3600)) };
+    let live = record_and_replay("cancel", source, Arc::new(model), 2).await;
+    assert_eq!(live.outcome.status, RunStatus::Failed);
+    let cancelled = live
+        .payloads()
+        .into_iter()
+        .any(|p| matches!(p, Payload::AgentFinished { error: Some(e), .. } if e == "cancelled"));
+    assert!(cancelled, "the slow branch was cancelled");
+}
+
+/// Fails at once for "broken" (a client error: no retry); the slow script
+/// answers everything else.
+struct FailFast {
+    slow: ScriptedProvider,
+}
+
+impl Provider for FailFast {
+    fn chat(&self, request: ChatRequest) -> ChatStream {
+        if user_says("broken")(&request) {
+            let error = LlmError::Api {
+                provider: "test".into(),
+                status: Some(400),
+                code: None,
+                message: "broken model".into(),
+                retry_after_ms: None,
+            };
+            return futures::stream::once(async move { Err(error) }).boxed();
+        }
+        self.slow.chat(request)
+    }
+}
+
+#[tokio::test]
+async fn parallel_branches_replay_to_the_same_story_every_time() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow main:
+    parallel do
+        $a = run agent echo with "one"
+        $b = run agent echo with "two"
+        $c = run agent echo with "three"
+        $d = run agent echo with "three"
+    end
+    return [$a, $b, $c, $d]
+"#;
+    // Identical requests ("three" twice) get their answers in recorded order,
+    // whichever branch asks first; the answers differ so an exchange is
+    // served once.
+    let model = ScriptedProvider::new()
+        .on(user_says("one"), vec![Reply::Text("1".into())])
+        .on(user_says("two"), vec![Reply::Text("2".into())])
+        .on(user_says("three"), vec![Reply::Text("3".into()), Reply::Text("3".into())])
+        .with_delay(Duration::from_millis(5));
+    let live = record_and_replay("parallel", source, Arc::new(model), 5).await;
+    assert_eq!(live.outcome.result, Some(json!([1, 2, 3, 3])));
+}
