@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,13 +14,14 @@ use sr_llm::{Cassette, ChatEvent, ChatRequest, ChatStream, FinishReason, LlmErro
 use sr_runtime::event::{Event, Payload, RunStatus};
 use sr_runtime::scripted::{Reply, ScriptedProvider, user_says};
 
-/// The events without their sequence numbers, sorted: branches run at once
-/// interleave their events differently from run to run.
-fn story(events: &[Event]) -> Vec<String> {
-    let mut lines: Vec<String> =
-        events.iter().map(|e| format!("{} {}", e.path.join("/"), serde_json::to_string(&e.payload).unwrap())).collect();
-    lines.sort();
-    lines
+/// The events of each producer in order: branches run at once interleave
+/// their events differently from run to run, each branch's own order is fixed.
+fn story(events: &[Event]) -> BTreeMap<String, Vec<String>> {
+    let mut story: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for event in events {
+        story.entry(event.path.join("/")).or_default().push(serde_json::to_string(&event.payload).unwrap());
+    }
+    story
 }
 
 /// Runs `source` live through a recorder, then `replays` times from the
