@@ -7,12 +7,14 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use futures::stream::{self, Stream, StreamExt};
+use futures::stream::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
+use crate::turns::Turns;
 use crate::{ChatEvent, ChatRequest, ChatStream, LlmError, Provider};
 
 /// The `kind` of the lines this crate writes and reads.
@@ -149,18 +151,23 @@ fn cassette_error(path: &Path, message: &str) -> LlmError {
 pub struct Recorder {
     inner: Arc<dyn Provider>,
     cassette: Arc<Cassette>,
+    /// Requests made so far; each exchange records the count when it ends,
+    /// so a replay can serve it at the same point.
+    asked: Arc<AtomicUsize>,
 }
 
 impl Recorder {
     pub fn new(inner: Arc<dyn Provider>, cassette: Arc<Cassette>) -> Recorder {
-        Recorder { inner, cassette }
+        Recorder { inner, cassette, asked: Arc::default() }
     }
 }
 
 impl Provider for Recorder {
     fn chat(&self, request: ChatRequest) -> ChatStream {
+        self.asked.fetch_add(1, Ordering::SeqCst);
         let pending = Some((normalize(&request), self.cassette.clone()));
-        Box::pin(Recording { inner: self.inner.chat(request), pending, events: Vec::new(), ended: false })
+        let (inner, asked) = (self.inner.chat(request), self.asked.clone());
+        Box::pin(Recording { inner, pending, asked, events: Vec::new(), ended: false })
     }
 }
 
@@ -169,6 +176,7 @@ impl Provider for Recorder {
 struct Recording {
     inner: ChatStream,
     pending: Option<(Value, Arc<Cassette>)>,
+    asked: Arc<AtomicUsize>,
     events: Vec<ChatEvent>,
     ended: bool,
 }
@@ -181,6 +189,7 @@ impl Recording {
             "version": CASSETTE_VERSION,
             "request": request,
             "events": std::mem::take(&mut self.events),
+            "asked": self.asked.load(Ordering::SeqCst),
         });
         if let Some(error) = error {
             entry["error"] = serde_json::to_value(error).expect("errors always serialize");
@@ -242,9 +251,11 @@ impl Drop for Recording {
 /// A request that was not recorded fails with the nearest recorded request and
 /// where it differs. An exchange the live run cancelled (a timeout, a failed
 /// sibling branch) sends what it had sent and then nothing, so the replay
-/// cancels it at the same point instead of seeing a reply cut short.
+/// cancels it at the same point instead of seeing a reply cut short. Replies
+/// are served in the order the live run finished them (`turns.rs`).
 pub struct Replayer {
     state: Mutex<Replay>,
+    turns: Arc<Turns>,
 }
 
 struct Replay {
@@ -258,6 +269,10 @@ struct Recorded {
 }
 
 struct Exchange {
+    /// Its place in the recorded order.
+    position: usize,
+    /// Requests the live run had made when it finished.
+    after_asked: usize,
     events: Vec<ChatEvent>,
     error: Option<LlmError>,
     cancelled: bool,
@@ -308,10 +323,12 @@ impl Replayer {
                 continue;
             }
             let request = normalize(&request);
-            queues.entry(request.to_string()).or_default().push_back(Exchange { events, error, cancelled });
+            let (position, after_asked) = (recorded.len(), entry["asked"].as_u64().unwrap_or(0) as usize);
+            let exchange = Exchange { position, after_asked, events, error, cancelled };
+            queues.entry(request.to_string()).or_default().push_back(exchange);
             recorded.push(Recorded { line, request });
         }
-        Ok(Replayer { state: Mutex::new(Replay { queues, recorded }) })
+        Ok(Replayer { state: Mutex::new(Replay { queues, recorded }), turns: Arc::default() })
     }
 
     /// Exchanges not served yet; a complete replay leaves none.
@@ -322,14 +339,12 @@ impl Replayer {
 
 impl Provider for Replayer {
     fn chat(&self, request: ChatRequest) -> ChatStream {
+        self.turns.asked();
         let request = normalize(&request);
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(exchange) = state.queues.get_mut(&request.to_string()).and_then(VecDeque::pop_front) {
-            let items = stream::iter(exchange.events.into_iter().map(Ok).chain(exchange.error.map(Err)));
-            return match exchange.cancelled {
-                true => items.chain(stream::pending()).boxed(),
-                false => items.boxed(),
-            };
+            let items = exchange.events.into_iter().map(Ok).chain(exchange.error.map(Err)).collect();
+            return self.turns.serve(exchange.position, exchange.after_asked, items, exchange.cancelled).boxed();
         }
         crate::provider::failed(LlmError::NotRecorded { message: state.miss(&request) })
     }

@@ -77,11 +77,18 @@
 //! - `events` are the [`ChatEvent`]s delivered, in order.
 //! - `error`, when present, is the [`LlmError`] that ended the exchange
 //!   (tagged by `kind`, e.g. `{"kind":"api","provider":"openai","status":400,...}`).
-//! - `cancelled: true` marks an exchange the consumer dropped before it ended.
+//! - `cancelled: true` marks an exchange the consumer dropped before it ended
+//!   (a timeout, a cancelled branch); replayed, it sends its `events` and then
+//!   nothing, so the replay drops it at the same point.
+//! - `asked` is how many requests the run had made when the exchange ended.
 //! - `version` is the format version; the replayer refuses newer versions.
 //!
 //! [`Replayer`] serves each recorded answer once; identical requests get their
-//! answers in recorded order, different requests may come in any order. A
+//! answers in recorded order, different requests may come in any order, and
+//! each reply is held back until the replies recorded before it are out and
+//! `asked` requests were made, so branches that run at once get their replies
+//! where the live run got them. An answer whose predecessors nobody asks for
+//! (the replayed program took another path) waits at most a second. A
 //! request that was not recorded fails with [`LlmError::NotRecorded`], naming
 //! the nearest recorded request's line and the JSON paths where they differ.
 //! Wrap the [`Router`] in the [`Recorder`] so cassettes keep the full
@@ -104,6 +111,7 @@ mod retry;
 mod router;
 mod secret;
 pub mod sse;
+mod turns;
 mod types;
 
 pub use crate::anthropic::Anthropic;

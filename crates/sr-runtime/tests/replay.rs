@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::runtime::{Handle, RuntimeFlavor};
+
 use common::{Options, run_file};
 use futures::StreamExt;
 use serde_json::json;
@@ -24,6 +26,10 @@ fn story(events: &[Event]) -> BTreeMap<String, Vec<String>> {
     story
 }
 
+fn order(events: &[Event]) -> Vec<String> {
+    events.iter().map(|e| format!("{} {:?}", e.path.join("/"), e.payload)).collect()
+}
+
 /// Runs `source` live through a recorder, then `replays` times from the
 /// recording; every replay must end and tell the live run's story.
 async fn record_and_replay(name: &str, source: &str, model: Arc<dyn Provider>, replays: usize) -> common::Run {
@@ -38,8 +44,13 @@ async fn record_and_replay(name: &str, source: &str, model: Arc<dyn Provider>, r
         let replay = run_file(&workload, "go", replayer.clone(), Options::default()).await;
         assert_eq!(replay.outcome.status, live.outcome.status, "{:?}", replay.outcome.error);
         assert_eq!(replay.outcome.result, live.outcome.result);
-        assert_eq!(replay.outcome.error.map(|e| e.message), live.outcome.error.clone().map(|e| e.message));
+        assert_eq!(replay.outcome.error.as_ref().map(|e| &e.message), live.outcome.error.as_ref().map(|e| &e.message));
         assert_eq!(story(&replay.events), story(&live.events));
+        // Replies come back where they came in the live run; on one thread
+        // that fixes the order of every event.
+        if Handle::current().runtime_flavor() == RuntimeFlavor::CurrentThread {
+            assert_eq!(order(&replay.events), order(&live.events));
+        }
         assert_eq!(replayer.remaining(), 0, "every recorded exchange is served");
     }
     live
@@ -138,7 +149,16 @@ impl Provider for FailFast {
 }
 
 #[tokio::test]
-async fn parallel_branches_replay_to_the_same_story_every_time() {
+async fn parallel_branches_replay_in_the_live_order_every_time() {
+    parallel_branches("parallel").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_branches_on_threads_replay_to_the_same_story_every_time() {
+    parallel_branches("parallel-threads").await;
+}
+
+async fn parallel_branches(name: &str) {
     let source = r#"
 model main = openai/gpt-4o
 prompt echo: """Repeat the input."""
@@ -155,13 +175,12 @@ flow main:
     return [$a, $b, $c, $d]
 "#;
     // Identical requests ("three" twice) get their answers in recorded order,
-    // whichever branch asks first; the answers differ so an exchange is
-    // served once.
+    // whichever branch asks first.
     let model = ScriptedProvider::new()
         .on(user_says("one"), vec![Reply::Text("1".into())])
         .on(user_says("two"), vec![Reply::Text("2".into())])
         .on(user_says("three"), vec![Reply::Text("3".into()), Reply::Text("3".into())])
         .with_delay(Duration::from_millis(5));
-    let live = record_and_replay("parallel", source, Arc::new(model), 5).await;
+    let live = record_and_replay(name, source, Arc::new(model), 5).await;
     assert_eq!(live.outcome.result, Some(json!([1, 2, 3, 3])));
 }
