@@ -4,9 +4,12 @@
 //! - `strings`: `$s = upper(trim("  item ${i}  "))`, standard library calls;
 //! - `files`: `fs.write_file("out.txt", "line ${i}")`, a tool function step
 //!   (the jail, tool events, the tool gate) that writes a file;
+//! - `files_tool`: the same 10,000 writes through the `write_file` tool
+//!   alone (the jail's `openat2` beneath the work directory, no flow);
 //! - `files_bare`: the same 10,000 writes with `std::fs::write` and no
 //!   runtime. `files - files_bare` is the orchestration overhead beyond the
-//!   file system's own time. The files are on `/dev/shm` when it exists.
+//!   file system's own time, `files - files_tool` the flow's share of it.
+//!   The files are on `/dev/shm` when it exists.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use sr_runtime::human::Unattended;
 use sr_runtime::mcp::McpHub;
 use sr_runtime::record::LiveTools;
 use sr_runtime::scripted::ScriptedProvider;
-use sr_runtime::tools::Jail;
+use sr_runtime::tools::{Jail, builtin_tools};
 use sr_runtime::{Env, RunOptions, Runtime};
 
 fn main() {
@@ -91,6 +94,22 @@ fn strings(bencher: Bencher) {
 #[divan::bench(sample_count = 10)]
 fn files(bencher: Bencher) {
     run_flow(bencher, "files", FILES, "line 9999");
+}
+
+#[divan::bench(sample_count = 10)]
+fn files_tool(bencher: Bencher) {
+    let dir = dir("tool");
+    let tools = builtin_tools("streetrace.fs", None, &Jail::new(&dir).unwrap(), &RunOptions::default());
+    let write = tools.into_iter().find(|t| t.name() == "write_file").unwrap();
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    bencher.counter(ItemsCount::new(STEPS)).bench_local(|| {
+        tokio.block_on(async {
+            for i in 0..STEPS {
+                let args = serde_json::json!({"path": "out.txt", "content": format!("line {i}")});
+                assert_eq!(write.call(args).await.unwrap()["result"], "success");
+            }
+        })
+    });
 }
 
 #[divan::bench(sample_count = 10)]

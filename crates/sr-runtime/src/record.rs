@@ -43,21 +43,18 @@ pub struct LiveTools {
 impl ToolGate for LiveTools {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         async move {
-            let name = tool.spec().name;
-            if let Some(cassette) = &self.cassette
-                && let Err(e) = cassette.append(&json!({"kind": TOOL_START_KIND, "name": name, "args": args}))
-            {
+            let Some(cassette) = &self.cassette else { return tool.call(args).await };
+            let name = tool.name();
+            if let Err(e) = cassette.append(&json!({"kind": TOOL_START_KIND, "name": name, "args": args})) {
                 return Err(ToolError(format!("cannot record the tool call: {e}")));
             }
             let result = tool.call(args.clone()).await;
-            if let Some(cassette) = &self.cassette {
-                let entry = match &result {
-                    Ok(value) => json!({"kind": TOOL_KIND, "name": name, "args": args, "result": value}),
-                    Err(e) => json!({"kind": TOOL_KIND, "name": name, "args": args, "error": e.0}),
-                };
-                if let Err(e) = cassette.append(&entry) {
-                    return Err(ToolError(format!("cannot record the tool result: {e}")));
-                }
+            let entry = match &result {
+                Ok(value) => json!({"kind": TOOL_KIND, "name": name, "args": args, "result": value}),
+                Err(e) => json!({"kind": TOOL_KIND, "name": name, "args": args, "error": e.0}),
+            };
+            if let Err(e) = cassette.append(&entry) {
+                return Err(ToolError(format!("cannot record the tool result: {e}")));
             }
             result
         }
@@ -128,7 +125,7 @@ fn key(name: &str, args: &Value) -> String {
 
 impl ToolGate for ReplayedTools {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
-        let name = tool.spec().name;
+        let name = tool.name();
         let served = self.queues.lock().unwrap().get_mut(&key(&name, &args)).and_then(VecDeque::pop_front);
         let outcome = match served {
             Some(Ok(value)) => Ok(value),
@@ -201,7 +198,7 @@ pub struct ResumedTools {
 impl ToolGate for ResumedTools {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         async move {
-            let name = tool.spec().name;
+            let name = tool.name();
             let key = key(&name, &args);
             let served = self.journal.queues.lock().unwrap().get_mut(&key).and_then(VecDeque::pop_front);
             match served {

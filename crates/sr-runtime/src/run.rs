@@ -11,8 +11,9 @@ pub mod human;
 mod state_tool;
 mod usage;
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -78,7 +79,12 @@ pub struct Runtime {
     pub env: Env,
     next_thread: AtomicU32,
     pub(crate) accounts: usage::Accounts,
+    /// The tool functions flows called, by `tool.function` (`run::flow_tools`).
+    pub(crate) flow_functions: Mutex<HashMap<String, FlowFunction>>,
 }
+
+/// A tool function as a flow calls it: how it is declared, and what runs.
+pub(crate) type FlowFunction = (Arc<sr_llm::ToolSpec>, Arc<dyn crate::tools::Tool>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -235,7 +241,13 @@ pub struct RunOutcome {
 
 impl Runtime {
     pub fn new(program: Arc<Compiled>, env: Env) -> Runtime {
-        Runtime { program, env, next_thread: AtomicU32::new(1), accounts: Default::default() }
+        Runtime {
+            program,
+            env,
+            next_thread: AtomicU32::new(1),
+            accounts: Default::default(),
+            flow_functions: Default::default(),
+        }
     }
 
     /// Runs the workload's entry point with the user's message. `history` is

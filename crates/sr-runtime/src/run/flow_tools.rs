@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use sr_hir::tool_functions::{EXECUTOR, STATE, ToolFunction, ToolKind};
 use sr_hir::{ExprId, StmtId};
-use sr_llm::{ToolCall, ToolSpec};
+use sr_llm::ToolCall;
 
 use super::agent::Callable;
 use super::executor::CodeRun;
 use crate::compile::BodySpec;
 use crate::eval::{Evaluator, ToolArgs, ToolRequest, ToolTape};
 use crate::event::Payload;
-use crate::run::{RunError, Runtime, Thread};
+use crate::run::{FlowFunction, RunError, Runtime, Thread};
 use crate::tools::{Tool, builtin_tools, file_function, flow_value};
 use crate::value::display;
 
@@ -61,21 +61,23 @@ impl Runtime {
         let ToolRequest { tool, function, args } = request;
         let fail =
             |message: String| RunError::failed(format!("{tool}.{function}(): {message}"), Some(location.clone()));
-        let (kind, declared, callable) = match self.program.tools.get(tool.as_str()) {
-            Some(data) => {
-                let kind = ToolKind::of(&tool, Some(data));
-                let (declared, callable) = self.tool_callable(th, &tool, data, kind, &function).await.map_err(fail)?;
-                (Some(kind), declared, callable)
-            }
-            None => {
-                let (declared, callable) = self.executor_callable(&tool, &function).map_err(fail)?;
-                (None, declared, callable)
+        let kind = self.program.tools.get(tool.as_str()).map(|data| ToolKind::of(&tool, Some(data)));
+        let (declared, callable) = match kind {
+            Some(ToolKind::State) => match self.state_spec(th, &function) {
+                Some(declared) => (Arc::new(declared), Callable::State),
+                None => {
+                    return Err(fail(format!("tool '{tool}' has no function '{function}'; it has: {}", names(STATE))));
+                }
+            },
+            _ => {
+                let (declared, found) = self.flow_function(th, &tool, &function).await.map_err(fail)?;
+                (declared, Callable::Tool(found))
             }
         };
         let arguments = bind(&declared.parameters, args).map_err(fail)?;
         let id = format!("{}:{}:{}#{n}", spec.name, location.line, location.column);
         let call = ToolCall::new(id, declared.name.clone(), arguments);
-        let callables = [(declared.name, callable)];
+        let callables = [(declared.name.clone(), callable)];
         let result = self
             .tool_call(th, spec.name.as_str(), &call, &callables)
             .await
@@ -97,27 +99,25 @@ impl Runtime {
 }
 
 impl Runtime {
-    /// What the call runs, and how it is declared.
-    async fn tool_callable(
-        &self,
-        th: &Thread,
-        tool: &str,
-        data: &sr_hir::ToolData,
-        kind: ToolKind,
-        function: &str,
-    ) -> Result<(ToolSpec, Callable), String> {
-        if kind == ToolKind::State {
-            return match self.state_spec(th, function) {
-                Some(declared) => Ok((declared, Callable::State)),
-                None => Err(format!("tool '{tool}' has no function '{function}'; it has: {}", names(STATE))),
-            };
+    /// Function `function` of tool or executor `tool`, and how it is declared:
+    /// found and described once per run, as a loop may call it thousands of
+    /// times.
+    async fn flow_function(&self, th: &Thread, tool: &str, function: &str) -> Result<FlowFunction, String> {
+        let key = format!("{tool}.{function}");
+        if let Some(found) = self.flow_functions.lock().unwrap().get(&key) {
+            return Ok(found.clone());
         }
-        let found = self.tool_function(th, tool, data, kind, function).await?;
-        Ok((found.spec(), Callable::Tool(found)))
+        let found: Arc<dyn Tool> = match self.program.tools.get(tool) {
+            Some(data) => self.tool_function(th, tool, data, ToolKind::of(tool, Some(data)), function).await?,
+            None => self.executor_function(tool, function)?,
+        };
+        let found = (Arc::new(found.spec()), found);
+        self.flow_functions.lock().unwrap().insert(key, found.clone());
+        Ok(found)
     }
 
     /// `EXECUTOR.run`: code run in the executor's sandbox (`run::executor`).
-    fn executor_callable(&self, name: &str, function: &str) -> Result<(ToolSpec, Callable), String> {
+    fn executor_function(&self, name: &str, function: &str) -> Result<Arc<dyn Tool>, String> {
         let Some(executor) = self.program.executors.get(name) else {
             return Err(format!(
                 "there is no tool or executor named '{name}'; declare it, e.g. `tool {name} = builtin streetrace.fs`"
@@ -126,8 +126,7 @@ impl Runtime {
         if !EXECUTOR.iter().any(|f| f.name == function) {
             return Err(format!("executor '{name}' has no function '{function}'; it has: {}", names(EXECUTOR)));
         }
-        let run = CodeRun { executor: executor.clone(), allow_unsandboxed: self.env.options.allow_unsandboxed };
-        Ok((run.spec(), Callable::Tool(Arc::new(run))))
+        Ok(Arc::new(CodeRun { executor: executor.clone(), allow_unsandboxed: self.env.options.allow_unsandboxed }))
     }
 
     /// Function `function` of a builtin or MCP tool.

@@ -61,8 +61,12 @@ fn applies(handler: &HandlerSpec, point: Point) -> bool {
 
 impl Runtime {
     fn handlers_for(&self, agent: &str, point: Point) -> Vec<HandlerSpec> {
+        self.applicable(agent, point).cloned().collect()
+    }
+
+    fn applicable(&self, agent: &str, point: Point) -> impl Iterator<Item = &HandlerSpec> {
         let scoped = self.program.agents.get(agent).map(|a| a.handlers.as_slice()).unwrap_or_default();
-        self.program.handlers.iter().chain(scoped).filter(|h| applies(h, point)).cloned().collect()
+        self.program.handlers.iter().chain(scoped).filter(move |h| applies(h, point))
     }
 
     /// Runs the handlers for `point` on `message`; returns what they left.
@@ -158,6 +162,11 @@ impl Runtime {
         agent: &str,
         call: &sr_llm::ToolCall,
     ) -> Result<Result<Value, String>, RunError> {
+        // Most programs have no tool handlers: a flow's loop of tool calls
+        // does not pay for the handlers' `$event`.
+        if self.applicable(agent, Point::ToolCall).next().is_none() {
+            return Ok(Ok(call.arguments.clone()));
+        }
         let event = json!({"tool": call.name, "args": call.arguments, "agent": agent});
         let text = display(&call.arguments);
         let guard = self.guard(th, agent, Point::ToolCall, text.clone(), Some(event)).await?;
@@ -178,6 +187,9 @@ impl Runtime {
         tool: &str,
         result: Value,
     ) -> Result<Value, RunError> {
+        if self.applicable(agent, Point::ToolResult).next().is_none() {
+            return Ok(result);
+        }
         let event = json!({"tool": tool, "agent": agent, "result": result});
         let text = display(&result);
         let guard = self.guard(th, agent, Point::ToolResult, text.clone(), Some(event)).await?;

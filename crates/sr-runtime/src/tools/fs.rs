@@ -56,6 +56,10 @@ impl Tool for FsTool {
         }
     }
 
+    fn name(&self) -> String {
+        self.function.name.to_string()
+    }
+
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         async move {
             let name = self.function.name;

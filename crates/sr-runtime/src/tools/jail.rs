@@ -139,6 +139,8 @@ impl Jail {
             return Err(not_regular(relative));
         }
         let file = File::from(fd);
+        // Truncated only now: `O_TRUNC` would empty a forbidden file before
+        // `open` refuses it.
         if !append {
             file.set_len(0)?;
         }

@@ -27,6 +27,10 @@ pub struct ToolError(pub String);
 
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
+    /// The spec's name, without building the spec.
+    fn name(&self) -> String {
+        self.spec().name
+    }
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>>;
 }
 
