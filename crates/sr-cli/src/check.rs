@@ -101,7 +101,7 @@ fn report_for(db: &RootDatabase, file: sr_hir::File, path: &std::path::Path, ups
     let text = file.text(db).to_string();
     let mut diagnostics: Vec<Diagnostic> =
         file_diagnostics(db, file).iter().filter(|d| d.in_mode(upstream)).cloned().collect();
-    let syntax_error = diagnostics.iter().position(|d| d.code.is_syntax());
+    let syntax_error = diagnostics.iter().position(|d| d.code().is_syntax());
     let mut stats = stats(&parse(db, file).tree());
     if upstream && let Some(first) = syntax_error {
         // Upstream stops at its first syntax error and counts nothing.

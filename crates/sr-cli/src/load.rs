@@ -24,7 +24,7 @@ pub fn errors(error: &CompileError) -> Vec<String> {
                 }
                 Err(_) => String::new(),
             };
-            format!("{}{at}: error[{}]: {}", file.display(), d.code, d.message)
+            format!("{}{at}: error[{}]: {}", file.display(), d.code(), d.message())
         })
         .collect()
 }

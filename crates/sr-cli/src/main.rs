@@ -122,7 +122,7 @@ fn main() -> ExitCode {
                 let parse = sr_syntax::parse(&text);
                 print!("{}", sr_syntax::debug_tree(&parse.syntax()));
                 for error in parse.errors() {
-                    println!("error {:?}: {} ({})", error.range, error.message, error.help.as_deref().unwrap_or(""));
+                    println!("error {:?}: {} ({})", error.range, error.message(), error.help().unwrap_or_default());
                 }
                 ExitCode::SUCCESS
             }

@@ -94,9 +94,9 @@ fn snippet<'a>(report: &'a FileReport, index: &LineIndex, d: &'a Diagnostic) -> 
         source = source.annotation(AnnotationKind::Context.span(shift(span)).label(*message));
     }
     let elsewhere = d.related.iter().filter_map(|r| r.file.as_ref().map(|file| format!("{file}: {}", r.message)));
-    let mut group = level.primary_title(d.message.as_str()).id(d.code.as_str()).element(source);
-    if let Some(help) = &d.help {
-        group = group.element(Level::HELP.message(help.as_str()));
+    let mut group = level.primary_title(d.message()).id(d.code().as_str()).element(source);
+    if let Some(help) = d.help() {
+        group = group.element(Level::HELP.message(help));
     }
     for note in elsewhere {
         group = group.element(Level::NOTE.message(note));
@@ -160,11 +160,11 @@ fn diagnostic_json(d: &Diagnostic, file: &str, index: &LineIndex, upstream: bool
     };
     let mut value = json!({
         "severity": d.severity.as_str(),
-        "message": d.message,
+        "message": d.message(),
         "location": location,
-        "code": d.code.as_str(),
+        "code": d.code().as_str(),
     });
-    if let Some(help) = &d.help {
+    if let Some(help) = d.help() {
         value["help"] = json!(help);
     }
     value

@@ -29,7 +29,7 @@ impl Expression {
         }
         let source = format!("flow __eval__:\n    return {text}\n");
         if let Some(error) = sr_syntax::parse(&source).errors().first() {
-            return Err(format!("cannot read `{}`: {}", shortened(text), error.message));
+            return Err(format!("cannot read `{}`: {}", shortened(text), error.message()));
         }
         let mut db = RootDatabase::default();
         let file = db.set_file("/__eval__.sr", source);

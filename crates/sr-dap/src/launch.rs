@@ -130,7 +130,7 @@ fn compile_error(root: &Path, diagnostics: Vec<(PathBuf, sr_syntax::Diagnostic)>
             let (line, column) = (at.line + 1, at.col + 1);
             OutputEvent {
                 category: "stderr".to_string(),
-                output: format!("{}:{line}:{column}: error[{}]: {}\n", file.display(), d.code, d.message),
+                output: format!("{}:{line}:{column}: error[{}]: {}\n", file.display(), d.code(), d.message()),
                 source: Some(SourceBody {
                     name: file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                     path: file.display().to_string(),

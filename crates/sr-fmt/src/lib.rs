@@ -18,14 +18,16 @@ use sr_syntax::{Diagnostic, NodeOrToken, SyntaxKind, WalkEvent};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FormatError {
-    /// The file does not parse; the first error.
-    Syntax(Diagnostic),
+    /// The file does not parse; the first error (boxed: a diagnostic is large).
+    Syntax(Box<Diagnostic>),
 }
 
 impl std::fmt::Display for FormatError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FormatError::Syntax(d) => write!(f, "cannot format a file with syntax errors: {} {}", d.code, d.message),
+            FormatError::Syntax(d) => {
+                write!(f, "cannot format a file with syntax errors: {} {}", d.code(), d.message())
+            }
         }
     }
 }

@@ -91,7 +91,7 @@ enum Kind {
 pub(crate) fn format_lines(text: &str) -> Result<Lines<'_>, FormatError> {
     let parse = sr_syntax::parse(text);
     if let Some(error) = parse.errors().first() {
-        return Err(FormatError::Syntax(error.clone()));
+        return Err(FormatError::Syntax(Box::new(error.clone())));
     }
     let tokens: Vec<SyntaxToken> = parse.syntax().descendants_with_tokens().filter_map(|e| e.into_token()).collect();
     let ending = if text.find('\n').is_some_and(|i| text[..i].ends_with('\r')) { "\r\n" } else { "\n" };

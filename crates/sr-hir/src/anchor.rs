@@ -3,7 +3,7 @@
 //! only when a file's diagnostics are reported. Name resolution and the checks both
 //! produce them; neither depends on the other for it.
 
-use sr_syntax::{Code, Fix, Reported, Severity, TextRange, TextSize};
+use sr_syntax::{DiagnosticKind, Reported, TextRange, TextSize};
 
 use crate::hir::{ExprId, PartId, StmtId};
 use crate::items::{Item, item_syntax};
@@ -39,15 +39,24 @@ pub enum UpstreamAt<'db> {
 /// A diagnostic before its anchors are mapped to ranges.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct SemanticDiagnostic<'db> {
-    pub code: Code,
-    pub severity: Severity,
-    pub message: String,
-    pub help: Option<String>,
+    pub kind: DiagnosticKind,
     pub anchor: Anchor<'db>,
     pub related: Vec<(Anchor<'db>, String)>,
     pub reported: Reported,
     pub upstream_at: UpstreamAt<'db>,
-    pub fixes: Vec<Fix>,
+}
+
+impl<'db> SemanticDiagnostic<'db> {
+    /// Reported in every mode, where upstream reports it at the anchor.
+    pub fn new(kind: DiagnosticKind, anchor: Anchor<'db>) -> Self {
+        SemanticDiagnostic {
+            kind,
+            anchor,
+            related: Vec::new(),
+            reported: Reported::Always,
+            upstream_at: UpstreamAt::Anchor,
+        }
+    }
 }
 
 impl<'db> Anchor<'db> {

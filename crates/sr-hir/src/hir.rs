@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use la_arena::{Arena, ArenaMap, Idx};
 use sr_syntax::TextRange;
+use sr_syntax::diagnostic::ExecutorProblem;
 
 use crate::Name;
 
@@ -215,7 +216,7 @@ pub struct ExecutorData {
     /// `stateless: true`: a fresh interpreter for every step.
     pub stateless: bool,
     /// What is wrong with the properties (SR110), and where.
-    pub problems: Vec<(PartId, String)>,
+    pub problems: Vec<(PartId, ExecutorProblem)>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

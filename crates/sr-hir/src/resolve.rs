@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
-use sr_syntax::{Code, Reported, Severity};
+use sr_syntax::{DiagnosticKind, Reported};
 
 use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 use crate::hir::{ImportSource, ItemData, PromptData};
@@ -177,11 +177,9 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
     for (name, prompt) in &program.prompts {
         if prompt.body.is_none() {
             diagnostics.push(SemanticDiagnostic {
-                help: Some(format!("add a body definition: prompt {name}: \"\"\"...\"\"\"")),
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(prompt.position)),
                 ..SemanticDiagnostic::new(
-                    Code::E0013,
-                    format!("prompt '{name}' has no body after merging all definitions"),
+                    DiagnosticKind::PromptWithoutBody { prompt: name.to_string() },
                     Anchor::ItemName(prompt.position),
                 )
             });
@@ -217,14 +215,12 @@ fn duplicate<'db>(
         ItemKind::RetryPolicy | ItemKind::TimeoutPolicy => UpstreamAt::FileStart,
         _ => UpstreamAt::Other(Anchor::ItemStart(item)),
     };
-    let other_file = first.file(db) != item.file(db);
+    let first_file = (first.file(db) != item.file(db)).then(|| first.file(db).path(db).display().to_string());
     SemanticDiagnostic {
         related: vec![(Anchor::ItemName(first), format!("first definition of {} '{name}'", kind.describe()))],
-        help: other_file.then(|| format!("'{name}' is already defined in {}", first.file(db).path(db).display())),
         upstream_at,
         ..SemanticDiagnostic::new(
-            Code::E0003,
-            format!("duplicate definition of {} '{name}'", kind.describe()),
+            DiagnosticKind::DuplicateDefinition { kind, name: name.to_string(), first_file },
             Anchor::ItemName(item),
         )
     }
@@ -274,8 +270,7 @@ fn merge_prompt<'db>(
                 )],
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(item)),
                 ..SemanticDiagnostic::new(
-                    Code::E0014,
-                    format!("conflicting {modifier} for prompt '{name}': '{first}' vs '{second}'"),
+                    DiagnosticKind::ConflictingPromptModifier { modifier, prompt: name.to_string(), first, second },
                     Anchor::ItemName(item),
                 )
             });
@@ -329,18 +324,23 @@ impl<'db> Loader<'db> {
             let path = resolve_import(self.db, file, relative);
             match self.db.workspace().files(self.db).get(&path).copied() {
                 None => self.diagnostics.push(SemanticDiagnostic {
-                    help: Some(format!("looked for {}", path.display())),
                     reported: Reported::DefaultOnly,
-                    ..SemanticDiagnostic::new(Code::SR107, format!("cannot find imported file '{relative}'"), anchor)
+                    ..SemanticDiagnostic::new(
+                        DiagnosticKind::ImportNotFound {
+                            import: relative.to_string(),
+                            looked_for: path.display().to_string(),
+                        },
+                        anchor,
+                    )
                 }),
                 Some(target) if self.stack.contains(&target) => {
                     let start = self.stack.iter().position(|&f| f == target).unwrap();
-                    let cycle: Vec<String> =
+                    let files: Vec<String> =
                         self.stack[start..].iter().chain([&target]).map(|f| file_label(self.db, *f)).collect();
                     let at = self.root_import.clone().unwrap_or(anchor);
                     self.diagnostics.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
-                        ..SemanticDiagnostic::new(Code::SR108, format!("import cycle: {}", cycle.join(" -> ")), at)
+                        ..SemanticDiagnostic::new(DiagnosticKind::ImportCycle { files }, at)
                     });
                 }
                 Some(target) if self.files.contains(&target) => {}
@@ -360,25 +360,4 @@ pub fn resolve_import(db: &dyn Db, file: File, relative: &str) -> PathBuf {
 
 fn file_label(db: &dyn Db, file: File) -> String {
     file.path(db).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-impl<'db> SemanticDiagnostic<'db> {
-    /// An error; upstream's `check` reports even its warning W0002 as one.
-    pub fn new(code: Code, message: impl Into<String>, anchor: Anchor<'db>) -> Self {
-        SemanticDiagnostic {
-            code,
-            severity: Severity::Error,
-            message: message.into(),
-            help: None,
-            fixes: Vec::new(),
-            anchor,
-            related: Vec::new(),
-            reported: Reported::Always,
-            upstream_at: UpstreamAt::Anchor,
-        }
-    }
-
-    pub fn warning(code: Code, message: impl Into<String>, anchor: Anchor<'db>) -> Self {
-        SemanticDiagnostic { severity: Severity::Warning, ..SemanticDiagnostic::new(code, message, anchor) }
-    }
 }

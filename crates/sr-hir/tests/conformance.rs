@@ -71,12 +71,12 @@ fn ours(db: &mut RootDatabase, source: &str) -> BTreeSet<(String, i64)> {
     let file = db.set_file("/conformance/case.sr", source);
     let index = LineIndex::new(source);
     let diagnostics: Vec<_> = file_diagnostics(db, file).iter().filter(|d| d.in_mode(true)).cloned().collect();
-    if let Some(syntax) = diagnostics.iter().find(|d| d.code.is_syntax()) {
+    if let Some(syntax) = diagnostics.iter().find(|d| d.code().is_syntax()) {
         let line = match syntax.upstream_position {
             Some((line, _)) => line as i64,
             None => index.line_col(syntax.range.start()).line as i64 + 1,
         };
-        return BTreeSet::from([(syntax.code.to_string(), line)]);
+        return BTreeSet::from([(syntax.code().to_string(), line)]);
     }
     diagnostics
         .iter()
@@ -85,7 +85,7 @@ fn ours(db: &mut RootDatabase, source: &str) -> BTreeSet<(String, i64)> {
                 Some((line, _)) => line as i64,
                 None => index.line_col(d.range.start()).line as i64 + 1,
             };
-            (d.code.to_string(), line)
+            (d.code().to_string(), line)
         })
         .collect()
 }

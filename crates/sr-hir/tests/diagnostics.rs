@@ -66,7 +66,7 @@ fn check_fixture(path: &Path, upstream: bool) -> Result<(), String> {
             Some((line, _)) if upstream => line.max(1) as u32,
             _ => index.line_col(d.range.start()).line + 1,
         };
-        actual.insert(Expected { line, code: d.code.to_string(), message: Some(d.message.clone()) });
+        actual.insert(Expected { line, code: d.code().to_string(), message: Some(d.message()) });
     }
     let mut problems = Vec::new();
     for e in &expected {

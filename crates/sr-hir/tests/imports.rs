@@ -5,7 +5,7 @@ use sr_hir::{RootDatabase, file_diagnostics};
 use sr_syntax::Code;
 
 fn codes(db: &RootDatabase, file: sr_hir::File) -> Vec<(Code, String)> {
-    file_diagnostics(db, file).iter().filter(|d| d.in_mode(false)).map(|d| (d.code, d.message.clone())).collect()
+    file_diagnostics(db, file).iter().filter(|d| d.in_mode(false)).map(|d| (d.code(), d.message())).collect()
 }
 
 #[test]
@@ -21,10 +21,10 @@ fn a_missing_import_is_reported_at_its_path() {
     let mut db = RootDatabase::default();
     let main = db.set_file("/ws/main.sr", "import ./nope.sr\nprompt p: \"\"\"P.\"\"\"\nagent:\n    instruction p\n");
     let diagnostics = file_diagnostics(&db, main);
-    let d = diagnostics.iter().find(|d| d.code == Code::SR107).expect("SR107");
-    assert_eq!(d.message, "cannot find imported file './nope.sr'");
+    let d = diagnostics.iter().find(|d| d.code() == Code::SR107).expect("SR107");
+    assert_eq!(d.message(), "cannot find imported file './nope.sr'");
     assert_eq!(&db.file("/ws/main.sr").unwrap().text(&db)[d.range], "./nope.sr");
-    assert_eq!(d.help.as_deref(), Some("looked for /ws/nope.sr"));
+    assert_eq!(d.help().as_deref(), Some("looked for /ws/nope.sr"));
 }
 
 #[test]
@@ -46,11 +46,11 @@ fn a_duplicate_across_files_points_at_the_importer_with_the_first_definition() {
         "import ./lib.sr\nmodel main = anthropic/haiku\nprompt p: \"\"\"P.\"\"\"\nagent:\n    instruction p\n",
     );
     let diagnostics = file_diagnostics(&db, main);
-    let d = diagnostics.iter().find(|d| d.code == Code::E0003).expect("E0003");
-    assert_eq!(d.message, "duplicate definition of model 'main'");
+    let d = diagnostics.iter().find(|d| d.code() == Code::E0003).expect("E0003");
+    assert_eq!(d.message(), "duplicate definition of model 'main'");
     assert_eq!(d.related.len(), 1);
     assert_eq!(d.related[0].file.as_deref(), Some("/ws/lib.sr"));
-    assert_eq!(d.help.as_deref(), Some("'main' is already defined in /ws/lib.sr"));
+    assert_eq!(d.help().as_deref(), Some("'main' is already defined in /ws/lib.sr"));
 }
 
 #[test]
@@ -77,12 +77,12 @@ fn stdio_mcp_servers_of_imported_files_are_reported_at_the_import() {
         "import ./lib.sr\ntool local = mcp \"stdio:./server\"\nagent:\n    instruction p\n    tools gh, web, local\n",
     );
     let diagnostics = file_diagnostics(&db, main);
-    let found: Vec<_> = diagnostics.iter().filter(|d| d.code == Code::SR116).collect();
+    let found: Vec<_> = diagnostics.iter().filter(|d| d.code() == Code::SR116).collect();
     assert_eq!(found.len(), 1, "{diagnostics:#?}");
-    assert_eq!(found[0].message, "imported tool 'gh' starts a local program: npx -y @acme/gh-server");
+    assert_eq!(found[0].message(), "imported tool 'gh' starts a local program: npx -y @acme/gh-server");
     assert_eq!(&db.file("/ws/main.sr").unwrap().text(&db)[found[0].range], "./lib.sr");
     assert_eq!(found[0].related[0].file.as_deref(), Some("/ws/tools.sr"));
-    assert!(!file_diagnostics(&db, main).iter().any(|d| d.code == Code::SR116 && d.in_mode(true)));
+    assert!(!file_diagnostics(&db, main).iter().any(|d| d.code() == Code::SR116 && d.in_mode(true)));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Quick fixes for diagnostics under the cursor: import or create a missing
 //! prompt, agent or tool; apply a "did you mean"; remove an unused definition.
+//! They come from the diagnostic's kind (its data), never from its wording.
 
 use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
-use sr_syntax::{Code, DefinitionKind, Diagnostic, Fix, TextRange, TextSize};
+use sr_syntax::{DefinitionKind, Diagnostic, DiagnosticKind, Fix, TextRange, TextSize};
 
 use crate::defs::item_range;
 use crate::{FileRange, SourceChange, TextEdit};
@@ -27,7 +28,7 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
             change.insert(&frange.path, edit);
             out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change });
         };
-        for fix in &diagnostic.fixes {
+        for fix in &diagnostic.fixes() {
             let action = match fix {
                 Fix::Replace(text) => replace(db, file, diagnostic, text),
                 Fix::Define(kind, name) => {
@@ -41,10 +42,10 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
                 add(title, edit);
             }
         }
-        if diagnostic.code == Code::SR100
-            && let Some((title, edit)) = remove_unused(db, file, diagnostic)
+        if let DiagnosticKind::Unused { kind, name } = &diagnostic.kind
+            && let Some(edit) = remove_unused(db, file, diagnostic)
         {
-            add(title, edit);
+            add(format!("Remove unused {} '{name}'", kind.describe()), edit);
         }
     }
     out
@@ -87,7 +88,7 @@ fn define(db: &RootDatabase, file: File, kind: DefinitionKind, name: &str) -> (S
     )
 }
 
-fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<(String, TextEdit)> {
+fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<TextEdit> {
     let item = item_at(db, file, diagnostic.range.start())?;
     let text = file.text(db);
     let range = item_range(db, item);
@@ -108,14 +109,10 @@ fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Opti
     if blank_before && let Some(next) = text[end..].find('\n').filter(|&i| text[end..end + i].trim().is_empty()) {
         end += next + 1;
     }
-    let title = format!("Remove unused {} '{}'", item.kind(db).describe(), item.name(db));
-    Some((
-        title,
-        TextEdit {
-            range: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
-            new_text: String::new(),
-        },
-    ))
+    Some(TextEdit {
+        range: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
+        new_text: String::new(),
+    })
 }
 
 #[cfg(test)]
@@ -140,7 +137,7 @@ mod tests {
                     text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
                 }
             }
-            let code = action.diagnostic.map(|d| d.code.to_string()).unwrap_or_default();
+            let code = action.diagnostic.map(|d| d.code().to_string()).unwrap_or_default();
             out.push_str(&format!("# {} [{code}]\n{text}", action.title));
         }
         expect.assert_eq(&out);

@@ -36,7 +36,7 @@ mod tests {
             .map(|d| {
                 let related: Vec<String> =
                     d.related.iter().map(|r| format!(" [{} at {:?}]", r.message, &text[r.range])).collect();
-                format!("{} {:?} {:?}: {}{}", d.code, d.severity, &text[d.range], d.message, related.concat())
+                format!("{} {:?} {:?}: {}{}", d.code(), d.severity, &text[d.range], d.message(), related.concat())
             })
             .collect();
         expect.assert_eq(&out.join("\n"));

@@ -162,14 +162,14 @@ pub(crate) fn diagnostic(
             sr_ide::Severity::Error => lsp::DiagnosticSeverity::ERROR,
             sr_ide::Severity::Warning => lsp::DiagnosticSeverity::WARNING,
         }),
-        code: Some(lsp::NumberOrString::String(d.code.to_string())),
+        code: Some(lsp::NumberOrString::String(d.code().to_string())),
         source: Some("streetrace".to_string()),
-        message: match &d.help {
-            Some(help) => format!("{}\nhelp: {help}", d.message),
-            None => d.message.clone(),
+        message: match d.help() {
+            Some(help) => format!("{}\nhelp: {help}", d.message()),
+            None => d.message(),
         },
         related_information: (!related.is_empty()).then_some(related),
-        tags: (d.code == sr_ide::Code::SR100).then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        tags: matches!(d.kind, sr_ide::DiagnosticKind::Unused { .. }).then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
         ..Default::default()
     })
 }

@@ -14,7 +14,7 @@ use sr_hir::{
     PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData, body,
     file_diagnostics, item_data, program, source_map,
 };
-use sr_syntax::{Code, Diagnostic, LineIndex, Severity, TextRange, TextSize};
+use sr_syntax::{Code, Diagnostic, DiagnosticKind, LineIndex, Severity, TextRange, TextSize};
 
 use crate::event::Location;
 
@@ -141,7 +141,10 @@ pub fn compile_path(db: &mut RootDatabase, path: &Path) -> Result<Arc<Compiled>,
     let file = db.load_with_imports(path).map_err(|e| CompileError {
         diagnostics: vec![(
             path.to_path_buf(),
-            Diagnostic::error(Code::SR107, format!("cannot read {}: {e}", path.display()), TextRange::default()),
+            Diagnostic::new(
+                DiagnosticKind::Unreadable { path: path.display().to_string(), error: e.to_string() },
+                TextRange::default(),
+            ),
         )],
     })?;
     compile(db, file)
@@ -150,7 +153,7 @@ pub fn compile_path(db: &mut RootDatabase, path: &Path) -> Result<Arc<Compiled>,
 /// Whether a diagnostic stops a run: every error, except our heuristics about
 /// runtime state (they become warnings) and W0002 (upstream's loader ignores it).
 fn blocks_run(d: &Diagnostic) -> bool {
-    d.severity == Severity::Error && d.in_mode(false) && !matches!(d.code, Code::W0002 | Code::SR101 | Code::SR104)
+    d.severity == Severity::Error && d.in_mode(false) && !matches!(d.code(), Code::W0002 | Code::SR101 | Code::SR104)
 }
 
 pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {

@@ -271,7 +271,7 @@ impl Runtime {
         });
         for (path, warning) in &self.program.warnings {
             let file = crate::compile::display_path(path);
-            emitter.emit(Payload::Warning { message: format!("{file}: {} [{}]", warning.message, warning.code) });
+            emitter.emit(Payload::Warning { message: format!("{file}: {} [{}]", warning.message(), warning.code()) });
         }
         for message in self.env.tools.mcp_warnings() {
             emitter.emit(Payload::Warning { message });

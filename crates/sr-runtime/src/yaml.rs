@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use sr_hir::template::parse_template;
 use sr_hir::{AgentData, Named, PartId, PromptBody, PromptData, SourceMap, ToolData};
-use sr_syntax::{Code, Diagnostic, LineIndex, TextRange, TextSize};
+use sr_syntax::{Diagnostic, DiagnosticKind, LineIndex, TextRange, TextSize};
 
 use crate::compile::{AgentSpec, CompileError, Compiled, Entry, ModelSpec, Source, SourceRef, display_path};
 
@@ -84,7 +84,10 @@ enum Document {
 
 fn error(path: &Path, message: String) -> CompileError {
     CompileError {
-        diagnostics: vec![(path.to_path_buf(), Diagnostic::error(Code::E0007, message, TextRange::default()))],
+        diagnostics: vec![(
+            path.to_path_buf(),
+            Diagnostic::new(DiagnosticKind::InvalidYamlAgent { problem: message }, TextRange::default()),
+        )],
     }
 }
 

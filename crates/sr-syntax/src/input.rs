@@ -10,7 +10,7 @@
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::{self, *};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::lexer::Token;
 
 /// One token the parser sees.
@@ -147,16 +147,9 @@ fn change_level(
         let below = stack[stack.len() - 2].column;
         if below < column {
             // Between two levels: report it and keep the line in the inner block.
-            let levels: Vec<String> = stack.iter().map(|l| (l.column + 1).to_string()).collect();
-            errors.push(
-                Diagnostic::error(Code::E0008, "mismatched indentation", indent_range)
-                    .with_help(format!(
-                        "this line starts at column {}, but the enclosing blocks start at columns {}; align it with the lines of its block",
-                        column + 1,
-                        levels.join(", ")
-                    ))
-                    .at_upstream(1, 0),
-            );
+            let block_columns = stack.iter().map(|l| l.column + 1).collect();
+            let kind = DiagnosticKind::MismatchedIndentation { column: column + 1, block_columns };
+            errors.push(Diagnostic::new(kind, indent_range).at_upstream(1, 0));
             stack.last_mut().unwrap().aliases.push(column);
             return;
         }
@@ -207,7 +200,7 @@ mod tests {
             }
         }
         for e in &inputs.errors {
-            out.push_str(&format!("\nerror {:?}: {}", e.range, e.help.as_deref().unwrap_or("")));
+            out.push_str(&format!("\nerror {:?}: {}", e.range, e.help().unwrap_or_default()));
         }
         expect.assert_eq(out.trim_end());
     }

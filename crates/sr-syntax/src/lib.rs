@@ -10,6 +10,7 @@ mod build;
 pub mod diagnostic;
 mod grammar;
 mod input;
+mod item_kind;
 pub mod lexer;
 pub mod line_index;
 mod parser;
@@ -21,7 +22,8 @@ use std::sync::Arc;
 
 use rowan::GreenNode;
 
-pub use crate::diagnostic::{Code, DefinitionKind, Diagnostic, Fix, Related, Reported, Severity};
+pub use crate::diagnostic::{Code, DefinitionKind, Diagnostic, DiagnosticKind, Fix, Related, Reported, Severity};
+pub use crate::item_kind::ItemKind;
 pub use crate::line_index::{LineCol, LineIndex};
 pub use crate::parser::MAX_NESTING;
 pub use crate::syntax_kind::{KEYWORDS, SyntaxKind};

@@ -8,7 +8,7 @@ use text_size::TextRange;
 
 use crate::SyntaxKind::{self, *};
 use crate::T;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Found, SyntaxHelp};
 use crate::input::Input;
 use crate::token_set::TokenSet;
 
@@ -175,13 +175,13 @@ impl<'t> Parser<'t> {
 
     /// Reports an unexpected current token, saying what was expected instead.
     pub(crate) fn error_expected(&mut self, expected: &str) {
-        let diagnostic = self.unexpected_here().with_help(format!("expected {expected}"));
+        let diagnostic = self.unexpected_here(Some(SyntaxHelp::Expected(expected.to_string())));
         self.push_error(diagnostic);
     }
 
     /// Reports the current token with a custom explanation.
     pub(crate) fn error_here(&mut self, help: impl Into<String>) {
-        let diagnostic = self.unexpected_here().with_help(help);
+        let diagnostic = self.unexpected_here(Some(SyntaxHelp::Explain(help.into())));
         self.push_error(diagnostic);
     }
 
@@ -193,17 +193,17 @@ impl<'t> Parser<'t> {
         self.errors.push(diagnostic);
     }
 
-    fn unexpected_here(&self) -> Diagnostic {
+    fn unexpected_here(&self, help: Option<SyntaxHelp>) -> Diagnostic {
         let range = self.current_range();
-        let message = match self.current() {
-            EOF => "unexpected end of input".to_string(),
-            NEWLINE => "unexpected end of line".to_string(),
-            INDENT => "unexpected indentation".to_string(),
-            DEDENT => "unexpected end of block".to_string(),
-            ERROR_TOKEN => "invalid character".to_string(),
-            _ => format!("unexpected token '{}'", self.current_text()),
+        let found = match self.current() {
+            EOF => Found::EndOfInput,
+            NEWLINE => Found::EndOfLine,
+            INDENT => Found::Indentation,
+            DEDENT => Found::EndOfBlock,
+            ERROR_TOKEN => Found::InvalidCharacter,
+            _ => Found::Token(self.current_text().to_string()),
         };
-        let diagnostic = Diagnostic::error(Code::E0007, message, range);
+        let diagnostic = Diagnostic::new(DiagnosticKind::Syntax { found, help }, range);
         if self.at(EOF) { diagnostic.at_upstream(-1, -1) } else { diagnostic }
     }
 
@@ -364,9 +364,7 @@ impl<'t> Parser<'t> {
 
     /// Reports that nesting exceeds [`MAX_NESTING`] at the current token.
     pub(crate) fn error_too_deep(&mut self, what: &str) {
-        let message = format!("{what} nested more than {MAX_NESTING} levels deep");
-        let diagnostic = Diagnostic::error(Code::SR111, message, self.current_range())
-            .with_help("split it up, e.g. assign inner parts to variables or move inner blocks into flows");
+        let diagnostic = Diagnostic::new(DiagnosticKind::TooDeep { what: what.to_string() }, self.current_range());
         self.push_error(diagnostic);
     }
 }

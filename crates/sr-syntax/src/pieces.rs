@@ -15,7 +15,7 @@ use rowan::{GreenNode, GreenToken, NodeOrToken};
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::*;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::{Parse, build, grammar, input, lexer, parser};
 
 /// One piece of a file, parsed: the top-level elements it contributes to the
@@ -82,8 +82,7 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
 
     let mut token_errors = inputs.errors;
     token_errors.extend(tokens[..own].iter().filter(|t| t.kind == ERROR_TOKEN).map(|t| {
-        Diagnostic::error(Code::E0007, "invalid character", t.range)
-            .with_help(format!("unexpected character '{}'", &source[t.range]))
+        Diagnostic::new(DiagnosticKind::InvalidCharacter { character: source[t.range].to_string() }, t.range)
     }));
     let children = root.children().map(|c| c.to_owned()).collect();
     Some(Piece { children, token_errors, parser_errors: p.errors })
@@ -181,8 +180,8 @@ mod tests {
         let text = "model m = a/b\nx\ny = 1\n    z\nw\nflow f:\n    log 1\n";
         let parse = parse_pieces(text, parse_piece);
         assert_eq!(parse, crate::parse(text));
-        let messages: Vec<_> = parse.errors().iter().map(|e| (e.message.as_str(), &text[e.range])).collect();
-        assert_eq!(messages, [("unexpected token 'x'", "x")]);
+        let messages: Vec<_> = parse.errors().iter().map(|e| (e.message(), &text[e.range])).collect();
+        assert_eq!(messages, [("unexpected token 'x'".to_string(), "x")]);
     }
 
     #[test]
@@ -199,6 +198,6 @@ mod tests {
         let parse = parse_pieces(text, parse_piece);
         assert_eq!(parse, crate::parse(text));
         let error = &parse.errors()[0];
-        assert_eq!((error.message.as_str(), &text[error.range]), ("unexpected token 'flow'", "flow"));
+        assert_eq!((error.message().as_str(), &text[error.range]), ("unexpected token 'flow'", "flow"));
     }
 }

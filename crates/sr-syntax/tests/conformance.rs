@@ -79,24 +79,24 @@ fn corpus_parses_as_upstream() {
             (None, Some(e)) => failures.push(format!(
                 "{}: upstream accepts, we report {} at line {}: {} ({})",
                 case.id,
-                e.code,
+                e.code(),
                 index.line_col(e.range.start()).line + 1,
-                e.message,
-                e.help.as_deref().unwrap_or("")
+                e.message(),
+                e.help().unwrap_or_default()
             )),
             (Some(_), None) => failures.push(format!("{}: upstream rejects, we accept", case.id)),
             (Some(line), Some(e)) => {
                 let ours = index.line_col(e.range.start()).line as i64 + 1;
                 // Upstream reports E0008 at line 1 and end-of-input at line -1.
-                let same = match (e.code, line) {
+                let same = match (e.code(), line) {
                     (sr_syntax::Code::E0008, _) => true,
-                    (_, Some(-1)) | (_, None) => e.message == "unexpected end of input",
+                    (_, Some(-1)) | (_, None) => e.message() == "unexpected end of input",
                     (_, Some(l)) => *l == ours,
                 };
                 if same {
                     rejected += 1;
                 } else {
-                    failures.push(format!("{}: upstream line {:?}, ours {} ({})", case.id, line, ours, e.message));
+                    failures.push(format!("{}: upstream line {:?}, ours {} ({})", case.id, line, ours, e.message()));
                 }
             }
         }

@@ -25,11 +25,11 @@ fn check(g: &Generator, n: usize) {
     let text = (g.make)(n);
     let parse = parse(&text);
     assert_eq!(parse.syntax().text().to_string(), text, "{}", g.name);
-    let too_deep: Vec<_> = parse.errors().iter().filter(|e| e.code == Code::SR111).collect();
+    let too_deep: Vec<_> = parse.errors().iter().filter(|e| e.code() == Code::SR111).collect();
     // One error where the limit is exceeded; a construct whose header and
     // body both start past the limit (an `if` condition and its block) has two.
     assert!((1..=2).contains(&too_deep.len()), "{} at {n}: {:?}", g.name, parse.errors());
-    assert!(too_deep[0].message.contains("nested more than 256 levels"), "{}", too_deep[0].message);
+    assert!(too_deep[0].message().contains("nested more than 256 levels"), "{}", too_deep[0].message());
     let limit = MAX_NESTING as usize;
     let d = depth(&parse.syntax());
     assert!(d <= 4 * limit + 16, "{} at {n}: tree depth {d}", g.name);
@@ -57,12 +57,12 @@ fn nesting_at_the_limit_is_no_error() {
         // A chain of n terms has n - 1 operators; every other construct nests
         // once per level, and the statement around it adds none.
         let text = (g.make)(MAX_NESTING as usize - 8);
-        let errors: Vec<_> = parse(&text).errors().iter().filter(|e| e.code == Code::SR111).cloned().collect();
+        let errors: Vec<_> = parse(&text).errors().iter().filter(|e| e.code() == Code::SR111).cloned().collect();
         assert!(errors.is_empty(), "{}: {errors:?}", g.name);
     }
     for g in BLOCKS {
         let text = (g.make)(MAX_NESTING as usize - 8);
-        let errors: Vec<_> = parse(&text).errors().iter().filter(|e| e.code == Code::SR111).cloned().collect();
+        let errors: Vec<_> = parse(&text).errors().iter().filter(|e| e.code() == Code::SR111).cloned().collect();
         assert!(errors.is_empty(), "{}: {errors:?}", g.name);
     }
 }
@@ -74,7 +74,7 @@ fn the_rest_of_the_file_still_parses() {
     let parse = parse(&text);
     // The error in the agent after the deep flow is found too.
     assert!(
-        parse.errors().iter().any(|e| e.code == Code::E0007 && text[e.range].contains("bogus")),
+        parse.errors().iter().any(|e| e.code() == Code::E0007 && text[e.range].contains("bogus")),
         "{:?}",
         parse.errors()
     );

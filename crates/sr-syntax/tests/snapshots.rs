@@ -29,12 +29,12 @@ fn snapshot(dir: &str, expect_errors: bool) {
             writeln!(
                 out,
                 "{} {}:{} {:?}: {}{}",
-                e.code,
+                e.code(),
                 at.line + 1,
                 at.col + 1,
                 e.range,
-                e.message,
-                e.help.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+                e.message(),
+                e.help().map(|h| format!(" ({h})")).unwrap_or_default()
             )
             .unwrap();
         }

@@ -44,7 +44,7 @@ impl FlowScorer {
     pub fn load(&mut self, base: &Path) -> Result<(), String> {
         self.path = base.join(&self.path);
         let program = compile_path(&mut RootDatabase::default(), &self.path).map_err(|e| {
-            let first = e.diagnostics.first().map(|(file, d)| format!("{}: {}", file.display(), d.message));
+            let first = e.diagnostics.first().map(|(file, d)| format!("{}: {}", file.display(), d.message()));
             format!("expect: flow: {} does not compile: {}", self.path.display(), first.unwrap_or_default())
         })?;
         if let Some(entry) = &self.entry

@@ -2,9 +2,10 @@
 //! `delegate` with `use` (W0002), runtime variables in the instruction (E0016),
 //! and an instruction naming no prompt (SR102).
 
-use sr_syntax::{Code, Fix, Reported};
+use sr_syntax::diagnostic::Suggestion;
+use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, define, suggest};
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, suggest};
 use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};
@@ -19,11 +20,9 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
 
     if agent.instruction.is_none() {
         out.push(SemanticDiagnostic {
-            help: Some("add 'instruction <prompt_name>' to specify the agent's instruction prompt".to_string()),
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                Code::E0010,
-                format!("missing required property 'instruction' in agent '{name}'"),
+                DiagnosticKind::MissingInstruction { agent: name.to_string() },
                 Anchor::ItemName(item),
             )
         });
@@ -38,49 +37,36 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             candidates.extend(BUILTIN_VARIABLES.iter().map(|b| b.to_string()));
             candidates.extend(program.produces.values().map(|p| p.to_string()));
             let prefix: String = prompt.name.to_lowercase().chars().take(3).collect();
-            let found = candidates.iter().find(|c| c.to_lowercase().starts_with(&prefix));
-            let help = match found {
-                Some(found) => format!("did you mean '{found}'?"),
-                None => format!(
-                    "defined prompts are: {}",
-                    program.prompts.keys().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-                ),
+            let suggestion = match candidates.into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
+                Some(found) => Suggestion::DidYouMean(found),
+                None => Suggestion::Listed(program.prompts.keys().map(|k| k.to_string()).collect()),
             };
-            let mut fixes: Vec<Fix> = found.map(|f| Fix::Replace(f.clone())).into_iter().collect();
-            fixes.extend(define(ItemKind::Prompt, &prompt.name));
             out.push(SemanticDiagnostic {
-                help: Some(help),
-                fixes,
                 upstream_at: UpstreamAt::Other(property_anchor(item, agent, AgentProperty::Prompt)),
                 ..SemanticDiagnostic::new(
-                    Code::E0001,
-                    format!("undefined reference to prompt or variable '{}'", prompt.name),
+                    DiagnosticKind::UndefinedPromptOrVariable { name: prompt.name.to_string(), suggestion },
                     Anchor::Part(item, prompt.part),
                 )
             });
         }
     }
 
-    let mut reference = |kind: ItemKind, target: &Named, with_help: bool| {
+    let mut reference = |kind: ItemKind, target: &Named, suggesting: bool| {
         let Some(defs) = program.defs(kind) else { return };
         if defs.contains_key(&target.name) {
             return;
         }
-        let (help, mut fixes) = match with_help {
-            true => suggest(kind.describe(), &target.name, defs.keys().map(|k| k.as_str())),
-            false => (None, Vec::new()),
+        let suggestion = match suggesting {
+            true => suggest(&target.name, defs.keys().map(|k| k.as_str())),
+            false => Suggestion::None,
         };
-        fixes.extend(define(kind, &target.name));
         // Executors are our extension: upstream mode reports them as syntax.
         let reported = if kind == ItemKind::Executor { Reported::DefaultOnly } else { Reported::Always };
         out.push(SemanticDiagnostic {
-            help,
-            fixes,
             reported,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                Code::E0001,
-                format!("undefined reference to {} '{}'", kind.describe(), target.name),
+                DiagnosticKind::UndefinedReference { kind, name: target.name.to_string(), suggestion },
                 Anchor::Part(item, target.part),
             )
         });
@@ -108,8 +94,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             reported: Reported::UpstreamOnly,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                Code::E0001,
-                format!("undefined reference to retry policy '{}'", retry.name),
+                DiagnosticKind::UndefinedReference {
+                    kind: ItemKind::RetryPolicy,
+                    name: retry.name.to_string(),
+                    suggestion: Suggestion::None,
+                },
                 Anchor::Part(item, retry.part),
             )
         });
@@ -120,8 +109,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         out.push(SemanticDiagnostic {
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                Code::W0002,
-                format!("agent '{name}' has both delegate and use - this is unusual"),
+                DiagnosticKind::DelegateAndUse { agent: name.to_string() },
                 Anchor::ItemName(item),
             )
         });
@@ -130,16 +118,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(instruction) = &agent.instruction {
         match program.prompts.get(&instruction.name) {
             None => out.push({
-                let (help, mut fixes) =
-                    suggest("prompt", &instruction.name, program.prompts.keys().map(|k| k.as_str()));
-                fixes.extend(define(ItemKind::Prompt, &instruction.name));
+                let suggestion = suggest(&instruction.name, program.prompts.keys().map(|k| k.as_str()));
                 SemanticDiagnostic {
-                    help,
-                    fixes,
                     reported: Reported::DefaultOnly,
                     ..SemanticDiagnostic::new(
-                        Code::SR102,
-                        format!("instruction '{}' names no prompt", instruction.name),
+                        DiagnosticKind::UndefinedInstruction { name: instruction.name.to_string(), suggestion },
                         Anchor::Part(item, instruction.part),
                     )
                 }
@@ -179,15 +162,13 @@ fn instruction_variables<'db>(
             Anchor::Part(agent, instruction.part)
         };
         out.push(SemanticDiagnostic {
-            help: Some(format!("move '${var}' to a prompt field, or use prompt composition with other prompts")),
             upstream_at: UpstreamAt::PromptText { item: prompt.position, char_offset: interpolation.char_offset },
             ..SemanticDiagnostic::new(
-                Code::E0016,
-                format!(
-                    "instruction '{}' (used by agent '{}') references runtime variable '${var}'",
-                    instruction.name,
-                    agent.name(db)
-                ),
+                DiagnosticKind::InstructionRuntimeVariable {
+                    instruction: instruction.name.to_string(),
+                    agent: agent.name(db).to_string(),
+                    variable: var.to_string(),
+                },
                 anchor,
             )
         });

@@ -15,12 +15,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::diagnostic::Suggestion;
+use sr_syntax::{DiagnosticKind, Reported};
 
 use super::whole_program::{ProgramVars, program_vars};
 use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
-    UpstreamAt, define, suggest,
+    UpstreamAt, suggest,
 };
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
@@ -81,30 +82,19 @@ impl<'db> Cx<'_, 'db> {
                 && self.item.kind(self.db) == ItemKind::Flow
                 && target.name == *self.item.name(self.db)
             {
-                out.push(SemanticDiagnostic {
-                    help: Some("stop the recursion with a condition, or repeat with `loop`".to_string()),
-                    ..SemanticDiagnostic::warning(
-                        Code::SR115,
-                        format!(
-                            "flow '{}' runs itself: unless a condition stops it, the run fails when flows nest too deep",
-                            target.name
-                        ),
-                        Anchor::Part(self.item, target.part),
-                    )
-                });
+                out.push(SemanticDiagnostic::new(
+                    DiagnosticKind::RecursiveFlow { flow: target.name.to_string() },
+                    Anchor::Part(self.item, target.part),
+                ));
             }
             return;
         }
-        let (help, mut fixes) = suggest(kind.describe(), &target.name, known.iter().copied());
-        fixes.extend(define(kind, &target.name));
+        let suggestion = suggest(&target.name, known.iter().copied());
         out.push(SemanticDiagnostic {
-            help,
-            fixes,
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
             ..SemanticDiagnostic::new(
-                Code::E0001,
-                format!("undefined reference to {} '{}'", kind.describe(), target.name),
+                DiagnosticKind::UndefinedReference { kind, name: target.name.to_string(), suggestion },
                 Anchor::Part(self.item, target.part),
             )
         });
@@ -113,27 +103,18 @@ impl<'db> Cx<'_, 'db> {
     fn continue_outside_loop(&self, stmt: StmtId, reported: Reported, out: &mut Vec<SemanticDiagnostic<'db>>) {
         out.push(SemanticDiagnostic {
             reported,
-            ..SemanticDiagnostic::new(
-                Code::E0012,
-                "'on escalate continue' can only be used inside a loop",
-                Anchor::Stmt(self.item, stmt),
-            )
+            ..SemanticDiagnostic::new(DiagnosticKind::ContinueOutsideLoop, Anchor::Stmt(self.item, stmt))
         });
     }
 
-    fn undefined(
-        &self,
-        name: &Name,
-        anchor: Anchor<'db>,
-        code: Code,
-        upstream_at: UpstreamAt<'db>,
-        reported: Reported,
-    ) -> SemanticDiagnostic<'db> {
-        let message = match code {
-            Code::E0002 => format!("variable '${name}' used before definition"),
-            _ => format!("undefined variable '${name}'"),
+    /// E0002 where upstream checks variables (`upstream_checks`), SR101 elsewhere.
+    fn undefined(&self, name: &Name, anchor: Anchor<'db>, upstream_checks: bool) -> SemanticDiagnostic<'db> {
+        let name = name.to_string();
+        let (kind, reported) = match upstream_checks {
+            true => (DiagnosticKind::UsedBeforeDefinition { name }, Reported::DefaultOnly),
+            false => (DiagnosticKind::UndefinedVariable { name }, Reported::Always),
         };
-        SemanticDiagnostic { reported, upstream_at, ..SemanticDiagnostic::new(code, message, anchor) }
+        SemanticDiagnostic { reported, ..SemanticDiagnostic::new(kind, anchor) }
     }
 }
 
@@ -304,8 +285,11 @@ impl<'db> Upstream<'_, '_, 'db> {
                         reported: Reported::UpstreamOnly,
                         upstream_at: UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
                         ..SemanticDiagnostic::new(
-                            Code::E0001,
-                            "undefined reference to model 'using'",
+                            DiagnosticKind::UndefinedReference {
+                                kind: ItemKind::Model,
+                                name: "using".to_string(),
+                                suggestion: Suggestion::None,
+                            },
                             Anchor::Part(cx.item, model.part),
                         )
                     });
@@ -325,13 +309,14 @@ impl<'db> Upstream<'_, '_, 'db> {
                     .collect::<Vec<_>>()
                     .join(".");
                 if !self.lookup(&name) {
-                    out.push(cx.undefined(
-                        &Name::from(name),
-                        Anchor::Part(cx.item, target.part),
-                        Code::E0002,
-                        UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
-                        Reported::UpstreamOnly,
-                    ));
+                    out.push(SemanticDiagnostic {
+                        reported: Reported::UpstreamOnly,
+                        upstream_at: UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
+                        ..SemanticDiagnostic::new(
+                            DiagnosticKind::UsedBeforeDefinition { name },
+                            Anchor::Part(cx.item, target.part),
+                        )
+                    });
                 }
             }
             Stmt::For { var, iterable, body } => {
@@ -361,13 +346,14 @@ impl<'db> Upstream<'_, '_, 'db> {
                     VarOrigin::BareDotted => return,
                 };
                 if !self.lookup(name) {
-                    out.push(cx.undefined(
-                        name,
-                        Anchor::Expr(cx.item, id),
-                        Code::E0002,
+                    out.push(SemanticDiagnostic {
+                        reported: Reported::UpstreamOnly,
                         upstream_at,
-                        Reported::UpstreamOnly,
-                    ));
+                        ..SemanticDiagnostic::new(
+                            DiagnosticKind::UsedBeforeDefinition { name: name.to_string() },
+                            Anchor::Expr(cx.item, id),
+                        )
+                    });
                 }
             }
             Expr::Field { base, .. } => self.expr(*base, out),
@@ -409,10 +395,10 @@ impl<'db> Flat<'_, '_, 'db> {
             if let Some(keyword) = ended_by.take()
                 && !matches!(stmt, Stmt::OnFailure { .. })
             {
-                out.push(SemanticDiagnostic {
-                    help: Some(format!("it follows `{keyword}`, so it never runs")),
-                    ..SemanticDiagnostic::warning(Code::SR103, "unreachable statement", Anchor::Stmt(self.cx.item, id))
-                });
+                out.push(SemanticDiagnostic::new(
+                    DiagnosticKind::Unreachable { after: keyword },
+                    Anchor::Stmt(self.cx.item, id),
+                ));
             }
             self.stmt(id, visible, out);
             if ended_by.is_none() {
@@ -489,14 +475,15 @@ impl<'db> Flat<'_, '_, 'db> {
                 if let Some(model) = &call.model
                     && !cx.program.models.contains_key(&model.name)
                 {
-                    let (help, fixes) = suggest("model", &model.name, cx.program.models.keys().map(|k| k.as_str()));
+                    let suggestion = suggest(&model.name, cx.program.models.keys().map(|k| k.as_str()));
                     out.push(SemanticDiagnostic {
-                        help,
-                        fixes,
                         reported: Reported::DefaultOnly,
                         ..SemanticDiagnostic::new(
-                            Code::E0001,
-                            format!("undefined reference to model '{}'", model.name),
+                            DiagnosticKind::UndefinedReference {
+                                kind: ItemKind::Model,
+                                name: model.name.to_string(),
+                                suggestion,
+                            },
                             Anchor::Part(cx.item, model.part),
                         )
                     });
@@ -513,15 +500,7 @@ impl<'db> Flat<'_, '_, 'db> {
             Stmt::Push { value, target, .. } => {
                 self.expr(*value, visible, out);
                 if !self.defined.contains(&target.name) {
-                    let (code, reported) =
-                        if visible { (Code::E0002, Reported::DefaultOnly) } else { (Code::SR101, Reported::Always) };
-                    out.push(cx.undefined(
-                        &target.name,
-                        Anchor::Part(cx.item, target.part),
-                        code,
-                        UpstreamAt::Anchor,
-                        reported,
-                    ));
+                    out.push(cx.undefined(&target.name, Anchor::Part(cx.item, target.part), visible));
                 }
             }
             Stmt::For { var, iterable, body } => {
@@ -554,9 +533,8 @@ impl<'db> Flat<'_, '_, 'db> {
                 out.push(super::functions::break_not_upstream(cx.item, id));
                 if !self.breakable {
                     out.push(SemanticDiagnostic {
-                        help: Some("`break` ends the innermost `loop` or `for`, and only from its own body (not from a `parallel` branch)".into()),
                         reported: Reported::DefaultOnly,
-                        ..SemanticDiagnostic::new(Code::SR114, "`break` outside a loop", Anchor::Stmt(cx.item, id))
+                        ..SemanticDiagnostic::new(DiagnosticKind::BreakOutsideLoop, Anchor::Stmt(cx.item, id))
                     });
                 }
             }
@@ -601,31 +579,17 @@ impl<'db> Flat<'_, '_, 'db> {
     /// The variable a property assignment or `history` writes to must exist.
     fn place(&mut self, place: &Place, out: &mut Vec<SemanticDiagnostic<'db>>) {
         if !self.defined.contains(&place.name) {
-            out.push(self.cx.undefined(
-                &place.name,
-                Anchor::Part(self.cx.item, place.part),
-                Code::SR101,
-                UpstreamAt::Anchor,
-                Reported::Always,
-            ));
+            out.push(self.cx.undefined(&place.name, Anchor::Part(self.cx.item, place.part), false));
         }
     }
 
     fn guardrail(&self, name: &Name, anchor: Anchor<'db>, out: &mut Vec<SemanticDiagnostic<'db>>) {
         if name.as_str() == NOT_ENFORCED_GUARDRAIL {
-            out.push(SemanticDiagnostic {
-                help: Some(format!("enforced guardrails: {}", ENFORCED_GUARDRAILS.join(", "))),
-                ..SemanticDiagnostic::warning(
-                    Code::SR109,
-                    format!("guardrail '{name}' is not enforced by this runtime: it never triggers"),
-                    anchor,
-                )
-            });
+            let kind = DiagnosticKind::GuardrailNotEnforced { name: name.to_string(), enforced: &ENFORCED_GUARDRAILS };
+            out.push(SemanticDiagnostic::new(kind, anchor));
         } else if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
-            out.push(SemanticDiagnostic {
-                help: Some(format!("known guardrails: {}", KNOWN_GUARDRAILS.join(", "))),
-                ..SemanticDiagnostic::warning(Code::SR109, format!("unknown guardrail '{name}'"), anchor)
-            });
+            let kind = DiagnosticKind::UnknownGuardrail { name: name.to_string(), known: &KNOWN_GUARDRAILS };
+            out.push(SemanticDiagnostic::new(kind, anchor));
         }
     }
 
@@ -639,24 +603,13 @@ impl<'db> Flat<'_, '_, 'db> {
                     return;
                 }
                 let upstream_checks = primary && *origin != VarOrigin::BareDotted;
-                let (code, reported) = if upstream_checks {
-                    (Code::E0002, Reported::DefaultOnly)
-                } else {
-                    (Code::SR101, Reported::Always)
-                };
-                out.push(cx.undefined(name, Anchor::Expr(cx.item, id), code, UpstreamAt::Anchor, reported));
+                out.push(cx.undefined(name, Anchor::Expr(cx.item, id), upstream_checks));
             }
             Expr::Template(template) => {
                 for interpolation in template.interpolations() {
                     let Some(var) = interpolation.path.first() else { continue };
                     if !var.is_empty() && !self.defined.contains(var) {
-                        out.push(cx.undefined(
-                            var,
-                            Anchor::Part(cx.item, interpolation.part),
-                            Code::SR101,
-                            UpstreamAt::Anchor,
-                            Reported::Always,
-                        ));
+                        out.push(cx.undefined(var, Anchor::Part(cx.item, interpolation.part), false));
                     }
                 }
             }
@@ -691,15 +644,12 @@ impl<'db> Flat<'_, '_, 'db> {
         if fields.iter().any(|f| f.name.name == *field) {
             return;
         }
-        let names: Vec<&str> = fields.iter().map(|f| f.name.name.as_str()).collect();
-        out.push(SemanticDiagnostic {
-            help: Some(format!("fields of '{schema}': {}", names.join(", "))),
-            ..SemanticDiagnostic::new(
-                Code::SR104,
-                format!("schema '{schema}' has no field '{field}'"),
-                Anchor::Expr(self.cx.item, id),
-            )
-        });
+        let kind = DiagnosticKind::UnknownField {
+            schema: schema.to_string(),
+            field: field.to_string(),
+            fields: fields.iter().map(|f| f.name.name.to_string()).collect(),
+        };
+        out.push(SemanticDiagnostic::new(kind, Anchor::Expr(self.cx.item, id)));
     }
 
     fn schema_fields(&self, schema: &Name) -> Option<Vec<SchemaField>> {

@@ -1,9 +1,10 @@
 //! Checks of our `executor` extension: its properties (SR110), the agents that
 //! use one, and, in `--compat upstream` mode, that upstream rejects both.
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::diagnostic::{ExecutorProblem, Extension};
+use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, SemanticDiagnostic, UpstreamAt};
+use super::{Anchor, SemanticDiagnostic};
 use crate::hir::{AgentData, AgentProperty, ItemData};
 use crate::items::Item;
 use crate::{Db, item_data, program};
@@ -11,10 +12,8 @@ use crate::{Db, item_data, program};
 /// Upstream's parser has no `executor`: in upstream mode, a syntax error.
 fn not_upstream<'db>(anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
     SemanticDiagnostic {
-        help: Some("`executor` is a StreetRace-rs extension for coding agents".to_string()),
         reported: Reported::UpstreamOnly,
-        upstream_at: UpstreamAt::Anchor,
-        ..SemanticDiagnostic::new(Code::E0007, "unexpected token 'executor'", anchor)
+        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::Executor), anchor)
     }
 }
 
@@ -25,12 +24,12 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(examples) = &executor.examples
         && !program(db, item.file(db)).prompts.contains_key(&examples.name)
     {
-        problems.push((examples.part, format!("`examples` names no prompt: there is no prompt '{}'", examples.name)));
+        problems.push((examples.part, ExecutorProblem::NoExamplesPrompt { prompt: examples.name.to_string() }));
     }
-    for (part, message) in problems {
+    for (part, problem) in problems {
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
-            ..SemanticDiagnostic::new(Code::SR110, message, Anchor::Part(item, part))
+            ..SemanticDiagnostic::new(DiagnosticKind::InvalidExecutor(problem), Anchor::Part(item, part))
         });
     }
     out
@@ -46,11 +45,7 @@ pub(super) fn agent_property<'db>(item: Item<'db>, agent: &AgentData) -> Vec<Sem
         let part = executor.part;
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
-            ..SemanticDiagnostic::warning(
-                Code::SR110,
-                "a coding agent does not hand over the conversation: its `delegate` is ignored (`use` agents become functions its code can call)",
-                Anchor::Part(item, part),
-            )
+            ..SemanticDiagnostic::new(DiagnosticKind::DelegateIgnored, Anchor::Part(item, part))
         });
     }
     out

@@ -3,9 +3,10 @@
 //! mode, the syntax errors upstream reports for our extensions (`int(x)`,
 //! `float(x)`, `bool(x)`, `max(x)` and `break`).
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::diagnostic::Extension;
+use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, SemanticDiagnostic, UpstreamAt, similarity};
+use super::{Anchor, SemanticDiagnostic, similarity};
 use crate::Name;
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
@@ -50,11 +51,14 @@ fn call<'db>(function: &Name, count: usize, anchor: Anchor<'db>) -> Option<Seman
     if f.accepts(count) {
         return None;
     }
-    Some(SemanticDiagnostic {
-        help: Some(format!("`{}`: {}", f.signature(), f.doc)),
-        reported: Reported::DefaultOnly,
-        ..SemanticDiagnostic::new(Code::SR113, format!("{}() takes {}, {count} given", f.name, f.arity_text()), anchor)
-    })
+    let kind = DiagnosticKind::ArgumentCount {
+        function: f.name.to_string(),
+        takes: f.arity_text(),
+        given: count,
+        signature: f.signature(),
+        doc: f.doc.to_string(),
+    };
+    Some(SemanticDiagnostic { reported: Reported::DefaultOnly, ..SemanticDiagnostic::new(kind, anchor) })
 }
 
 /// SR112. Upstream's checker accepts every call and emits it into Python, where
@@ -62,53 +66,37 @@ fn call<'db>(function: &Name, count: usize, anchor: Anchor<'db>) -> Option<Seman
 /// builtin we lack is a warning (it ran upstream, it fails here), anything else
 /// an error (it fails in both).
 fn unknown<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
-    let diagnostic = if PYTHON_ONLY.contains(&function.as_str()) {
-        SemanticDiagnostic {
-            help: Some("upstream runs it as Python's builtin; here the call fails when it runs".into()),
-            ..SemanticDiagnostic::warning(
-                Code::SR112,
-                format!("'{function}' is a Python builtin that flows cannot call"),
-                anchor,
-            )
-        }
+    let function = function.to_string();
+    let kind = if PYTHON_ONLY.contains(&function.as_str()) {
+        DiagnosticKind::PythonBuiltin { function }
     } else {
         let closest = stdlib::FUNCTIONS
             .iter()
-            .map(|f| (similarity(function, f.name), f))
+            .map(|f| (similarity(&function, f.name), f))
             .filter(|(score, _)| *score >= 0.6)
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        let help = match closest {
-            Some((_, f)) => format!("did you mean `{}`?", f.signature()),
-            None => format!(
-                "the functions are: {}",
-                stdlib::FUNCTIONS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
-            ),
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, f)| f.signature());
+        let known = match closest {
+            Some(_) => Vec::new(),
+            None => stdlib::FUNCTIONS.iter().map(|f| f.name.to_string()).collect(),
         };
-        SemanticDiagnostic {
-            help: Some(help),
-            ..SemanticDiagnostic::new(Code::SR112, format!("unknown function '{function}'"), anchor)
-        }
+        DiagnosticKind::UnknownFunction { function, closest, known }
     };
-    SemanticDiagnostic { reported: Reported::DefaultOnly, ..diagnostic }
+    SemanticDiagnostic { reported: Reported::DefaultOnly, ..SemanticDiagnostic::new(kind, anchor) }
 }
 
 /// Upstream lexes `int`, `float`, `bool` and `max` as keywords: a call is a syntax error there.
 fn keyword_call_not_upstream<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
-    let token = if function == "max" { "(" } else { function.as_str() };
     SemanticDiagnostic {
-        help: Some(format!("calling `{function}` is a StreetRace-rs extension")),
         reported: Reported::UpstreamOnly,
-        upstream_at: UpstreamAt::Anchor,
-        ..SemanticDiagnostic::new(Code::E0007, format!("unexpected token '{token}'"), anchor)
+        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::KeywordCall(function.to_string())), anchor)
     }
 }
 
 /// Upstream reads `break` as a variable and fails at the end of its line.
 pub(super) fn break_not_upstream(item: Item<'_>, stmt: StmtId) -> SemanticDiagnostic<'_> {
     SemanticDiagnostic {
-        help: Some("`break` is a StreetRace-rs extension".into()),
         reported: Reported::UpstreamOnly,
-        upstream_at: UpstreamAt::Anchor,
-        ..SemanticDiagnostic::new(Code::E0007, "unexpected end of line", Anchor::Stmt(item, stmt))
+        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::Break), Anchor::Stmt(item, stmt))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use sr_syntax::Code;
+use sr_syntax::DiagnosticKind;
 
 use super::{Anchor, SemanticDiagnostic};
 use crate::hir::{ImportSource, ItemData, PartId, ToolData};
@@ -24,11 +24,9 @@ pub(super) fn check<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<Semanti
         let imports = imports.get_or_insert_with(|| root_imports(db, program.root));
         let Some((import, _)) = imports.iter().find(|(_, reached)| reached.contains(&file)) else { continue };
         out.push(SemanticDiagnostic {
-            help: Some("it runs with your rights the first time an agent uses the tool".to_string()),
             related: vec![(Anchor::ItemName(tool), format!("tool '{name}' is defined here"))],
-            ..SemanticDiagnostic::warning(
-                Code::SR116,
-                format!("imported tool '{name}' starts a local program: {command}"),
+            ..SemanticDiagnostic::new(
+                DiagnosticKind::ImportedLocalProgram { tool: name.to_string(), command },
                 import.clone(),
             )
         });

@@ -12,8 +12,9 @@ mod prompt;
 mod tool_calls;
 mod whole_program;
 
+use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::line_index::Encoding;
-use sr_syntax::{DefinitionKind, Diagnostic, Fix, LineIndex, Related, TextRange, TextSize};
+use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
 use crate::items::{Item, ItemKind, file_items, parse};
@@ -67,15 +68,10 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
             })
             .collect();
         out.push(Diagnostic {
-            code: d.code,
-            severity: d.severity,
-            message: d.message.clone(),
-            range,
-            help: d.help.clone(),
             related,
             reported: d.reported,
             upstream_position: upstream_position(db, &index, d, range),
-            fixes: d.fixes.clone(),
+            ..Diagnostic::new(d.kind.clone(), range)
         });
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end()));
@@ -129,32 +125,16 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDi
     }
 }
 
-/// Upstream's "did you mean" help: the first candidate (in definition order)
-/// whose lowercase form starts with the first three lowercase characters of
-/// `name`, else the list of defined names of the kind; with the fix that
-/// replaces the name by that candidate.
-pub(crate) fn suggest<'a>(
-    kind: &str,
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str> + Clone,
-) -> (Option<String>, Vec<Fix>) {
+/// Upstream's "did you mean": the first candidate (in definition order) whose
+/// lowercase form starts with the first three lowercase characters of `name`,
+/// else the candidates, if there are any.
+pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> Suggestion {
     let prefix: String = name.to_lowercase().chars().take(3).collect();
     if let Some(found) = candidates.clone().into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
-        return (Some(format!("did you mean '{found}'?")), vec![Fix::Replace(found.to_string())]);
+        return Suggestion::DidYouMean(found.to_string());
     }
-    let all: Vec<&str> = candidates.into_iter().collect();
-    ((!all.is_empty()).then(|| format!("defined {kind}s are: {}", all.join(", "))), Vec::new())
-}
-
-/// The definition a quick fix can add for an undefined name of `kind`.
-pub(crate) fn define(kind: ItemKind, name: &str) -> Option<Fix> {
-    let kind = match kind {
-        ItemKind::Prompt => DefinitionKind::Prompt,
-        ItemKind::Agent => DefinitionKind::Agent,
-        ItemKind::Tool => DefinitionKind::Tool,
-        _ => return None,
-    };
-    Some(Fix::Define(kind, name.to_string()))
+    let all: Vec<String> = candidates.into_iter().map(str::to_string).collect();
+    if all.is_empty() { Suggestion::None } else { Suggestion::Listed(all) }
 }
 
 /// Longest-common-subsequence similarity (0..=1), as upstream measures typos.

@@ -1,7 +1,8 @@
 //! Checks of one prompt definition: its model and schema (E0001) and the
 //! variables its body interpolates (E0015).
 
-use sr_syntax::{Code, Fix, Reported};
+use sr_syntax::diagnostic::Suggestion;
+use sr_syntax::{DiagnosticKind, ItemKind, Reported};
 
 use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, similarity, suggest};
@@ -22,14 +23,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(model) = &prompt.model
         && !program.models.contains_key(&model.name)
     {
-        let (help, fixes) = suggest("model", &model.name, program.models.keys().map(|k| k.as_str()));
+        let suggestion = suggest(&model.name, program.models.keys().map(|k| k.as_str()));
         out.push(SemanticDiagnostic {
-            help,
-            fixes,
             upstream_at: at_prompt.clone(),
             ..SemanticDiagnostic::new(
-                Code::E0001,
-                format!("undefined reference to model '{}'", model.name),
+                DiagnosticKind::UndefinedReference { kind: ItemKind::Model, name: model.name.to_string(), suggestion },
                 Anchor::Part(item, model.part),
             )
         });
@@ -40,8 +38,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         out.push(SemanticDiagnostic {
             upstream_at: at_prompt,
             ..SemanticDiagnostic::new(
-                Code::E0001,
-                format!("undefined reference to schema '{}'", expecting.schema.name),
+                DiagnosticKind::UndefinedReference {
+                    kind: ItemKind::Schema,
+                    name: expecting.schema.name.to_string(),
+                    suggestion: Suggestion::None,
+                },
                 Anchor::Part(item, expecting.schema.part),
             )
         });
@@ -78,15 +79,16 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
                 best = Some((score, candidate));
             }
         }
-        let best = best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| format!("${{{c}}}"));
+        let suggestion = best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| c);
         out.push(SemanticDiagnostic {
-            help: best.as_ref().map(|b| format!("did you mean '{b}'?")),
-            fixes: best.into_iter().map(Fix::Replace).collect(),
             reported,
             upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },
             ..SemanticDiagnostic::new(
-                Code::E0015,
-                format!("prompt '{name}' references undefined variable '${var}'"),
+                DiagnosticKind::UndefinedPromptVariable {
+                    prompt: name.to_string(),
+                    variable: var.to_string(),
+                    suggestion,
+                },
                 Anchor::Part(item, interpolation.part),
             )
         });

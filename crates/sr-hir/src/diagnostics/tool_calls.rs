@@ -5,7 +5,8 @@
 //! emits these calls verbatim into Python, so nothing is reported in
 //! `--compat upstream` mode.
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::diagnostic::ArgumentProblem;
+use sr_syntax::{DiagnosticKind, Reported};
 
 use super::{Anchor, SemanticDiagnostic, similarity};
 use crate::hir::{Body, Expr, ExprId, ItemData};
@@ -44,11 +45,8 @@ fn call<'db>(
     args: &[ExprId],
     anchor: Anchor<'db>,
 ) -> Option<SemanticDiagnostic<'db>> {
-    let error = |code, message: String, help: String| SemanticDiagnostic {
-        help: Some(help),
-        reported: Reported::DefaultOnly,
-        ..SemanticDiagnostic::new(code, message, anchor.clone())
-    };
+    let error =
+        |kind| SemanticDiagnostic { reported: Reported::DefaultOnly, ..SemanticDiagnostic::new(kind, anchor.clone()) };
     let functions = match (program.tools.get(tool), program.executors.contains_key(tool)) {
         (Some(&definition), _) => {
             let data = item_data(db, definition);
@@ -59,60 +57,60 @@ fn call<'db>(
             ToolKind::of(tool, data).functions()?
         }
         (None, true) => EXECUTOR.iter().collect(),
-        (None, false) => return Some(unknown_tool(program, tool, name, error)),
+        (None, false) => {
+            let declared = program.tools.keys().chain(program.executors.keys()).map(|k| k.to_string()).collect();
+            return Some(error(DiagnosticKind::UnknownTool {
+                tool: tool.to_string(),
+                function: name.to_string(),
+                declared,
+            }));
+        }
     };
     let Some(function) = functions.iter().find(|f| f.name == name) else {
         let closest = functions
             .iter()
             .map(|f| (similarity(name, f.name), f))
             .filter(|(score, _)| *score >= 0.6)
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        let help = match (closest, functions.is_empty()) {
-            (Some((_, f)), _) => format!("did you mean `{tool}.{}`?", f.signature()),
-            (None, true) => format!("tool '{tool}' gives no functions"),
-            (None, false) => format!(
-                "the functions of '{tool}' are: {}",
-                functions.iter().map(|f| f.signature()).collect::<Vec<_>>().join(", ")
-            ),
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, f)| f.signature());
+        let known = match closest {
+            Some(_) => Vec::new(),
+            None => functions.iter().map(|f| f.signature()).collect(),
         };
-        return Some(error(Code::SR117, format!("tool '{tool}' has no function '{name}'"), help));
+        return Some(error(DiagnosticKind::UnknownToolFunction {
+            tool: tool.to_string(),
+            function: name.to_string(),
+            closest,
+            known,
+        }));
     };
     let problem = arguments(function, body, args)?;
-    Some(error(Code::SR118, format!("{tool}.{name}(): {problem}"), format!("`{tool}.{}`", function.signature())))
-}
-
-fn unknown_tool<'db>(
-    program: &Program<'db>,
-    tool: &str,
-    name: &str,
-    error: impl Fn(Code, String, String) -> SemanticDiagnostic<'db>,
-) -> SemanticDiagnostic<'db> {
-    let known: Vec<&str> = program.tools.keys().chain(program.executors.keys()).map(|k| k.as_str()).collect();
-    let help = match known.is_empty() {
-        true => format!("declare it, e.g. `tool {tool} = builtin streetrace.fs`"),
-        false => format!("the declared tools and executors are: {}", known.join(", ")),
-    };
-    error(Code::SR117, format!("unknown tool '{tool}' in `{tool}.{name}(…)`"), help)
+    Some(error(DiagnosticKind::ToolArguments {
+        tool: tool.to_string(),
+        function: name.to_string(),
+        signature: function.signature(),
+        problem,
+    }))
 }
 
 /// What is wrong with the arguments, if anything: one object literal names
 /// them, anything else is positional.
-fn arguments(function: &ToolFunction, body: &Body, args: &[ExprId]) -> Option<String> {
+fn arguments(function: &ToolFunction, body: &Body, args: &[ExprId]) -> Option<ArgumentProblem> {
     if let [single] = args
         && let Expr::Object(entries) = &body.exprs[*single]
     {
         if let Some((key, _)) = entries.iter().find(|(key, _)| function.param(key).is_none()) {
-            return Some(format!("no parameter named '{key}'"));
+            return Some(ArgumentProblem::UnknownParameter(key.to_string()));
         }
-        let missing: Vec<&str> = function
+        let missing: Vec<String> = function
             .params
             .iter()
             .filter(|p| p.required && !entries.iter().any(|(key, _)| key == p.name))
-            .map(|p| p.name)
+            .map(|p| p.name.to_string())
             .collect();
-        return (!missing.is_empty()).then(|| format!("missing {}", missing.join(", ")));
+        return (!missing.is_empty()).then_some(ArgumentProblem::Missing(missing));
     }
     let count = args.len();
     (count < function.required() || count > function.params.len())
-        .then(|| format!("takes {}, {count} given", function.arity_text()))
+        .then(|| ArgumentProblem::Count { takes: function.arity_text(), given: count })
 }

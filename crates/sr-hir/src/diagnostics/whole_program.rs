@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sr_syntax::{Code, Reported};
+use sr_syntax::{DiagnosticKind, Reported};
 
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
 use crate::entry::entry_point;
@@ -161,7 +161,7 @@ fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
         .enumerate()
         .map(|(n, cycle)| {
             let head = program.agents[cycle[0]];
-            let path: Vec<&str> = cycle.iter().map(|&i| names[i].as_str()).collect();
+            let agents: Vec<String> = cycle.iter().map(|&i| names[i].to_string()).collect();
             let related = cycle
                 .windows(2)
                 .filter_map(|w| {
@@ -174,11 +174,7 @@ fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 related,
                 reported: if n == 0 && first.is_some() { Reported::Always } else { Reported::DefaultOnly },
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(head)),
-                ..SemanticDiagnostic::new(
-                    Code::E0011,
-                    format!("circular agent reference detected: {}", path.join(" -> ")),
-                    Anchor::ItemName(head),
-                )
+                ..SemanticDiagnostic::new(DiagnosticKind::CircularAgentReference { agents }, Anchor::ItemName(head))
             }
         })
         .collect()
@@ -255,14 +251,10 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
         if name.is_empty() || used.contains(&(kind, name.clone())) || !reported.insert((kind, name.clone())) {
             continue;
         }
-        out.push(SemanticDiagnostic {
-            help: Some("remove it, or refer to it from an agent or a flow".to_string()),
-            ..SemanticDiagnostic::warning(
-                Code::SR100,
-                format!("{} '{name}' is never used", kind.describe()),
-                Anchor::ItemName(item),
-            )
-        });
+        out.push(SemanticDiagnostic::new(
+            DiagnosticKind::Unused { kind, name: name.to_string() },
+            Anchor::ItemName(item),
+        ));
     }
     out
 }
@@ -283,21 +275,8 @@ fn missing_entry<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDi
     if !runnable || entry.is_some_and(|e| e.upstream) {
         return Vec::new();
     }
-    let help = match entry {
-        Some(e) => format!(
-            "upstream fails with \"No entry point found in workflow\"; `sr run` starts the first agent, '{}'. Name an agent or flow `main` to choose",
-            e.item.name(db)
-        ),
-        None => "add `flow main:` or an agent; upstream fails with \"No entry point found in workflow\"".to_string(),
-    };
-    vec![SemanticDiagnostic {
-        help: Some(help),
-        ..SemanticDiagnostic::warning(
-            Code::SR105,
-            "no entry point: define `flow main`, `flow default`, agent `main`, an unnamed agent, or a single agent",
-            Anchor::FileStart(program.root),
-        )
-    }]
+    let runs_instead = entry.map(|e| e.item.name(db).to_string());
+    vec![SemanticDiagnostic::new(DiagnosticKind::NoEntryPoint { runs_instead }, Anchor::FileStart(program.root))]
 }
 
 /// SR106: a field defined twice in one schema.
@@ -310,8 +289,10 @@ pub(super) fn schema<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagn
             out.push(SemanticDiagnostic {
                 related: vec![(Anchor::Part(item, first), "first defined here".to_string())],
                 ..SemanticDiagnostic::new(
-                    Code::SR106,
-                    format!("duplicate field '{}' in schema '{}'", field.name.name, item.name(db)),
+                    DiagnosticKind::DuplicateField {
+                        field: field.name.name.to_string(),
+                        schema: item.name(db).to_string(),
+                    },
                     Anchor::Part(item, field.name.part),
                 )
             });

@@ -3,6 +3,7 @@
 //! the part they concern.
 
 use sr_syntax::ast::{self, AstNode, LiteralValue};
+use sr_syntax::diagnostic::ExecutorProblem;
 
 use super::Lower;
 use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, Named, SandboxBackend};
@@ -15,19 +16,19 @@ impl Lower {
             let Some(value) = property.value() else { continue };
             let at = self.part(value.syntax().text_range());
             let key_part = self.part(key.text_range());
-            let mut problem = |message: String| data.problems.push((at, message));
+            let mut problem = |problem: ExecutorProblem| data.problems.push((at, problem));
             match key.text() {
                 "backend" => match word(&value).as_deref().map(SandboxBackend::named) {
                     Some(Some(backend)) => data.backend = backend,
-                    _ => problem(format!("the backend is one of {}", SandboxBackend::NAMES.join(", "))),
+                    _ => problem(ExecutorProblem::Backend { backends: &SandboxBackend::NAMES }),
                 },
                 "image" => match string(&value) {
                     Some(image) => data.image = Some(image),
-                    None => problem("the image is a string, e.g. \"localhost/sr-python:3.12\"".to_string()),
+                    None => problem(ExecutorProblem::ImageNotString),
                 },
                 "socket" => match string(&value) {
                     Some(socket) => data.socket = Some(socket),
-                    None => problem("the socket is a string, e.g. \"unix:///run/podman/podman.sock\"".to_string()),
+                    None => problem(ExecutorProblem::SocketNotString),
                 },
                 "allow" => match &value {
                     ast::Expr::ListExpr(list) => {
@@ -36,27 +37,26 @@ impl Lower {
                                 Some(module) => data.allow.push(module),
                                 None => {
                                     let at = self.part(item.syntax().text_range());
-                                    let text = item.syntax().text();
-                                    data.problems
-                                        .push((at, format!("`{text}` is not a module name or a `pkg.*` pattern")));
+                                    let text = item.syntax().text().to_string();
+                                    data.problems.push((at, ExecutorProblem::NotModule { text }));
                                 }
                             }
                         }
                     }
-                    _ => problem("`allow` takes a list of modules, e.g. [json, \"numpy.*\"]".to_string()),
+                    _ => problem(ExecutorProblem::AllowNotList),
                 },
                 "files" | "stateless" => match bool_value(&value) {
                     Some(flag) if key.text() == "files" => data.files = flag,
                     Some(flag) => data.stateless = flag,
-                    None => problem(format!("`{}` is `true` or `false`", key.text())),
+                    None => problem(ExecutorProblem::NotBool { key: key.text().to_string() }),
                 },
                 "examples" => match word(&value) {
                     Some(prompt) => data.examples = Some(Named { name: prompt.into(), part: at }),
-                    None => problem("`examples` names a prompt, e.g. `examples: worked_examples`".to_string()),
+                    None => problem(ExecutorProblem::ExamplesNotName),
                 },
                 "timeout" | "memory" | "cpu" | "max_steps" | "max_errors" => {
                     let Some(n) = int(&value).filter(|&n| n > 0) else {
-                        problem(format!("`{}` is a positive whole number", key.text()));
+                        problem(ExecutorProblem::NotPositive { key: key.text().to_string() });
                         continue;
                     };
                     let slot = match key.text() {
@@ -70,14 +70,13 @@ impl Lower {
                 }
                 other => {
                     let known: Vec<&str> = EXECUTOR_PROPERTIES.iter().map(|(k, _)| *k).collect();
-                    let message = format!("executors have no property `{other}`; they have {}", known.join(", "));
-                    data.problems.push((key_part, message));
+                    data.problems.push((key_part, ExecutorProblem::UnknownProperty { key: other.to_string(), known }));
                 }
             }
         }
         if data.backend == SandboxBackend::Container && data.image.is_none() {
             let at = self.map.name.map_or(self.part(self.map.item), |range| self.part(range));
-            data.problems.push((at, "the `container` backend needs an `image`".to_string()));
+            data.problems.push((at, ExecutorProblem::ContainerWithoutImage));
         }
         data
     }
