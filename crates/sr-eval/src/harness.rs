@@ -17,7 +17,7 @@ use sr_runtime::event::{Event, Payload, Usage};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::case::{CaseRun, CaseSpec, Models, run_case};
+use crate::case::{CaseRun, CaseSpec, Models, Sessions, run_case};
 use crate::dataset::Case;
 use crate::meter::Meter;
 use crate::results::{CaseResult, Results, Tokens};
@@ -125,16 +125,17 @@ pub async fn run(
     stop: impl Future<Output = ()>,
 ) -> Ran {
     let (variants, cases, options) = (Arc::new(variants), Arc::new(cases), Arc::new(options));
+    let sessions = Sessions::new().map(Arc::new);
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let total = variants.len() * cases.len();
     let mut tasks = JoinSet::new();
     for v in 0..variants.len() {
         for c in 0..cases.len() {
-            let (variants, cases, options, permits) =
-                (variants.clone(), cases.clone(), options.clone(), permits.clone());
+            let (variants, cases, options, permits, sessions) =
+                (variants.clone(), cases.clone(), options.clone(), permits.clone(), sessions.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                ((v, c), run_one(&variants[v], &cases[c], &options).await)
+                ((v, c), run_one(&variants[v], &cases[c], &options, &sessions).await)
             });
         }
     }
@@ -164,7 +165,12 @@ pub async fn run(
 }
 
 /// One case of one variant, with its retries.
-async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResult {
+async fn run_one(
+    variant: &Variant,
+    case: &Case,
+    options: &Options,
+    sessions: &Result<Arc<Sessions>, String>,
+) -> CaseResult {
     let model = model_label(variant.model.as_deref());
     let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
     let events_file = options.out.join(&events);
@@ -187,6 +193,7 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
             },
             models: models.clone(),
             events_file: events_file.clone(),
+            sessions: sessions.clone(),
         };
         let started = Instant::now();
         let run = match options.timeout {

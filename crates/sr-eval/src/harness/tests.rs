@@ -78,6 +78,26 @@ async fn each_case_runs_in_its_own_work_directory_and_is_scored() {
     assert!(kinds.iter().any(|k| k == "\"tool_call\""));
 }
 
+/// Cases share a session store but not a session: no case's model sees
+/// another case's conversation (an agent entry point continues its session's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_case_has_a_session_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> =
+        (0..3).map(|i| format!(r#"{{"id": "c{i}", "prompt": "question {i}", "expect": []}}"#)).collect();
+    let model = Arc::new(conforming("ok"));
+    let agent =
+        "model main = openai/gpt-4o-mini\nprompt answer: \"\"\"You answer.\"\"\"\nagent:\n    instruction answer\n";
+    let variants = variants(&[("answer.sr".to_string(), program_of(dir.path(), "answer.sr", agent))], &[], &[]);
+    let options = options(dir.path(), model.clone(), 1);
+    let ran = run(variants, cases(&lines.join("\n")), options, &|_| {}, std::future::pending()).await;
+    assert!(ran.results.cases.iter().all(|c| c.passed && c.error.is_none()), "{:?}", ran.results.cases);
+    let mut conversations: Vec<Vec<String>> =
+        model.requests().iter().map(|r| r.messages.iter().map(|m| m.text()).collect()).collect();
+    conversations.sort();
+    assert_eq!(conversations, [["question 0"], ["question 1"], ["question 2"]]);
+}
+
 /// Answers once `wanted` requests are in flight at the same time, and keeps
 /// the most it saw in flight.
 struct Gate {
