@@ -4,6 +4,7 @@ use crate::ci::step;
 
 /// Divan benches per crate, then the language server's latency and memory
 /// examples (they drive the real server, so they are programs, not benches),
+/// then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
 /// then the scaling check of `sr check` on hostile inputs.
 pub fn run(args: &[String]) -> Result<(), String> {
     let crates = ["sr-syntax", "sr-hir", "sr-ide", "sr-runtime", "sr-sandbox"];
@@ -16,6 +17,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for example in ["latency", "memory"] {
             step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
         }
+    }
+    if wanted("sr-eval") {
+        step("cargo", &["run", "--release", "-q", "-p", "sr-eval", "--example", "overhead", "1000"], &[])?;
     }
     if wanted("scaling") {
         crate::scaling::run()?;

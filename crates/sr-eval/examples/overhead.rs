@@ -1,11 +1,15 @@
-//! What the harness adds to each case: N runs of a one-agent workload against
-//! a scripted model, launched directly (a fresh work and state directory each,
-//! as a case has) and then as N cases of `harness::run` with `--jobs 1`
-//! (which adds the case's files, the events file, the work directory
-//! snapshot and the scoring). Prints both per run and the difference.
+//! What one case costs: N runs of a one-agent workload against a scripted
+//! model, launched directly in a fresh work directory with a session in one
+//! store kept open (as the harness keeps its cases' sessions), then as N cases
+//! of `harness::run` with `--jobs 1` (which adds the case's files, the events
+//! file, the work directory snapshot and the scoring). Prints both per run and
+//! the difference, and for comparison a run that creates a session store of
+//! its own (what the harness did per case before it shared one).
 //!
-//! `cargo run -p sr-eval --example overhead [N]` (debug unless `--release`);
-//! N runs of each kind, in five alternating rounds.
+//! `cargo run --release -p sr-eval --example overhead [N]` (`cargo xtask bench
+//! sr-eval` runs it with 1000); N runs of each kind, in five alternating
+//! rounds. Temporary directories go under `TMPDIR` (a tmpfs there shows what
+//! the disk's `fsync`s and deletes cost).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Storage, launch};
 use sr_runtime::scripted::conforming;
+use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
 
 const ROUNDS: usize = 5;
@@ -33,16 +38,27 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     let provider: Arc<dyn sr_llm::Provider> = Arc::new(conforming("ok"));
 
-    // Alternating rounds, so that a busy machine slows both alike.
-    let (mut direct_total, mut harness_total) = (0.0, 0.0);
-    let (mut direct_cpu, mut harness_cpu) = (0.0, 0.0);
+    let shared = dir.path().join("state");
+    let _held = SessionStore::open(&shared.join("sessions.db")).expect("a session store");
+    // Alternating rounds, so that a busy machine slows all alike.
+    let (mut direct_total, mut harness_total, mut own_total) = (0.0, 0.0, 0.0);
+    let (mut direct_cpu, mut harness_cpu, mut own_cpu) = (0.0, 0.0, 0.0);
     for round in 0..ROUNDS {
         let (started, cpu) = (Instant::now(), cpu_seconds());
         for i in 0..n {
-            runtime.block_on(direct(&program, provider.clone(), &dir.path().join(format!("direct-{round}-{i}"))));
+            let run = dir.path().join(format!("direct-{round}-{i}"));
+            runtime.block_on(direct(&program, provider.clone(), &run, &shared));
         }
         direct_total += started.elapsed().as_secs_f64();
         direct_cpu += cpu_seconds() - cpu;
+
+        let (started, cpu) = (Instant::now(), cpu_seconds());
+        for i in 0..n.div_ceil(10) {
+            let run = dir.path().join(format!("own-{round}-{i}"));
+            runtime.block_on(direct(&program, provider.clone(), &run, &run.join("state")));
+        }
+        own_total += started.elapsed().as_secs_f64() * 10.0;
+        own_cpu += (cpu_seconds() - cpu) * 10.0;
 
         let lines: Vec<String> =
             (0..n).map(|i| format!(r#"{{"id": "c{i}", "prompt": "p", "expect": [{{"equals": "ok"}}]}}"#)).collect();
@@ -64,21 +80,28 @@ fn main() {
         assert!(ran.results.cases.iter().all(|c| c.passed), "every case passes");
     }
     let runs = (n * ROUNDS) as f64;
-    let (direct_ms, harness_ms) = (direct_total * 1000.0 / runs, harness_total * 1000.0 / runs);
-    let (direct_cpu, harness_cpu) = (direct_cpu * 1000.0 / runs, harness_cpu * 1000.0 / runs);
+    let per_run = |total: f64| total * 1000.0 / runs;
+    let (direct_ms, harness_ms, own_ms) = (per_run(direct_total), per_run(harness_total), per_run(own_total));
+    let (direct_cpu, harness_cpu, own_cpu) = (per_run(direct_cpu), per_run(harness_cpu), per_run(own_cpu));
     println!("{runs} runs of each, per run (wall / CPU of the whole process):");
-    println!("  launched directly: {direct_ms:.2} ms / {direct_cpu:.2} ms");
-    println!("  as eval cases:     {harness_ms:.2} ms / {harness_cpu:.2} ms");
-    println!("  harness overhead:  {:.2} ms / {:.2} ms", harness_ms - direct_ms, harness_cpu - direct_cpu);
+    println!("  launched directly:       {direct_ms:.2} ms / {direct_cpu:.2} ms");
+    println!("  as eval cases:           {harness_ms:.2} ms / {harness_cpu:.2} ms");
+    println!("  harness overhead:        {:.2} ms / {:.2} ms", harness_ms - direct_ms, harness_cpu - direct_cpu);
+    println!("  with a store of its own: {own_ms:.2} ms / {own_cpu:.2} ms ({} runs)", n.div_ceil(10) * ROUNDS);
 }
 
-/// One run as `sr_eval::case` launches it, without the harness around it.
-async fn direct(program: &Arc<sr_runtime::compile::Compiled>, provider: Arc<dyn sr_llm::Provider>, dir: &Path) {
-    let (work, state) = (dir.join("work"), dir.join("state"));
+/// One run as `sr_eval::case` launches it, without the harness around it: a
+/// fresh work directory, and a new session in the store under `state`.
+async fn direct(
+    program: &Arc<sr_runtime::compile::Compiled>,
+    provider: Arc<dyn sr_llm::Provider>,
+    dir: &Path,
+    state: &Path,
+) {
+    let work = dir.join("work");
     std::fs::create_dir_all(&work).expect("work");
-    std::fs::create_dir_all(&state).expect("state");
     let storage = Storage {
-        state: StateDir { dir: state.clone() },
+        state: StateDir { dir: state.to_path_buf() },
         sessions: state.join("sessions.db"),
         session: None,
         resume: None,

@@ -1,5 +1,6 @@
 //! One run of one case: a fresh work directory holding the case's files, a
 //! session of its own, and the run launched through `sr_runtime::launch`.
+//! The sessions of one evaluation's cases share one store ([`Sessions`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -13,6 +14,7 @@ use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, EventSink, Payload};
 use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Storage, launch};
+use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
 
 use crate::dataset::Files;
@@ -32,6 +34,44 @@ pub enum Models {
     Provider(Arc<dyn Provider>),
 }
 
+/// Where the cases of one evaluation keep their sessions: one session store
+/// in a temporary directory, each case a session of its own in it. The store
+/// is held open while the evaluation lasts, so SQLite creates the database
+/// once and checkpoints and removes its write-ahead log once (each a few
+/// `fsync`s and deletes), not once per case; the directory goes when the
+/// evaluation's last case is done.
+pub struct Sessions {
+    _held: SessionStore,
+    dir: tempfile::TempDir,
+}
+
+impl Sessions {
+    pub fn new() -> Result<Sessions, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("sr-eval-sessions-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a directory for the sessions: {e}"))?;
+        let held = SessionStore::open(&Self::database(dir.path()))
+            .map_err(|e| format!("cannot create the session store: {e}"))?;
+        Ok(Sessions { _held: held, dir })
+    }
+
+    fn database(dir: &Path) -> PathBuf {
+        dir.join("sessions.db")
+    }
+
+    /// A new session in the store (the launch makes its id).
+    fn storage(&self) -> Storage {
+        let dir = self.dir.path();
+        Storage {
+            state: StateDir { dir: dir.to_path_buf() },
+            sessions: Self::database(dir),
+            session: None,
+            resume: None,
+        }
+    }
+}
+
 /// Everything one case run needs.
 pub struct CaseSpec {
     pub program: Arc<Compiled>,
@@ -41,6 +81,8 @@ pub struct CaseSpec {
     pub models: Models,
     /// The run's events, one JSON object a line.
     pub events_file: PathBuf,
+    /// Where the case's session goes, or why there is nowhere.
+    pub sessions: Result<Arc<Sessions>, String>,
 }
 
 /// What a case run produced. The work directory lives as long as this does.
@@ -48,32 +90,29 @@ pub struct CaseRun {
     pub events: Vec<Event>,
     pub result: Option<Value>,
     pub error: Option<String>,
-    /// Holds `work/` (the run's work directory) and `state/` (its session);
-    /// `None` when it could not be made.
+    /// The run's work directory; `None` when it could not be made.
     dir: Option<tempfile::TempDir>,
 }
 
 impl CaseRun {
     /// The run's work directory, as the run left it.
     pub fn work_dir(&self) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.path().join("work"))
+        self.dir.as_ref().map(|d| d.path().to_path_buf())
     }
 }
 
 /// Runs one case. Problems setting it up are the run's error, like a failed run's.
 pub async fn run_case(spec: CaseSpec) -> CaseRun {
+    let failed = |error: String| CaseRun { events: Vec::new(), result: None, error: Some(error), dir: None };
+    let sessions = match &spec.sessions {
+        Ok(sessions) => sessions.clone(),
+        Err(e) => return failed(e.clone()),
+    };
     let dir = match tempfile::Builder::new().prefix("sr-eval-").tempdir() {
         Ok(dir) => dir,
-        Err(e) => {
-            return CaseRun {
-                events: Vec::new(),
-                result: None,
-                error: Some(format!("cannot make a work directory: {e}")),
-                dir: None,
-            };
-        }
+        Err(e) => return failed(format!("cannot make a work directory: {e}")),
     };
-    let (events, result, error) = match launch_and_run(&spec, dir.path()).await {
+    let (events, result, error) = match launch_and_run(&spec, dir.path(), &sessions).await {
         Ok(done) => done,
         Err(e) => (Vec::new(), None, Some(e)),
     };
@@ -82,20 +121,11 @@ pub async fn run_case(spec: CaseSpec) -> CaseRun {
 
 type Outcome = (Vec<Event>, Option<Value>, Option<String>);
 
-async fn launch_and_run(spec: &CaseSpec, dir: &Path) -> Result<Outcome, String> {
-    let work = dir.join("work");
-    let state = dir.join("state");
-    for made in [&work, &state] {
-        std::fs::create_dir_all(made).map_err(|e| format!("cannot make {}: {e}", made.display()))?;
-    }
+async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Result<Outcome, String> {
+    let work = work.to_path_buf();
     write_files(&spec.files, &work)?;
     let before = snapshot(&work);
-    let storage = Storage {
-        state: StateDir { dir: state.clone() },
-        sessions: state.join("sessions.db"),
-        session: None,
-        resume: None,
-    };
+    let storage = sessions.storage();
     let (record, replay) = match &spec.models {
         Models::Record(cassette) => (Some(cassette.clone()), None),
         Models::Replay(cassette) => (None, Some(cassette.clone())),

@@ -13,12 +13,13 @@ use serde_json::Value;
 use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
-use sr_runtime::event::{Event, Payload};
+use sr_runtime::event::{Event, Payload, Usage};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::case::{CaseRun, CaseSpec, Models, run_case};
+use crate::case::{CaseRun, CaseSpec, Models, Sessions, run_case};
 use crate::dataset::Case;
+use crate::meter::Meter;
 use crate::results::{CaseResult, Results, Tokens};
 use crate::scorer::{JudgeModel, Observed, Score, Scorer};
 
@@ -124,16 +125,17 @@ pub async fn run(
     stop: impl Future<Output = ()>,
 ) -> Ran {
     let (variants, cases, options) = (Arc::new(variants), Arc::new(cases), Arc::new(options));
+    let sessions = Sessions::new().map(Arc::new);
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let total = variants.len() * cases.len();
     let mut tasks = JoinSet::new();
     for v in 0..variants.len() {
         for c in 0..cases.len() {
-            let (variants, cases, options, permits) =
-                (variants.clone(), cases.clone(), options.clone(), permits.clone());
+            let (variants, cases, options, permits, sessions) =
+                (variants.clone(), cases.clone(), options.clone(), permits.clone(), sessions.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                ((v, c), run_one(&variants[v], &cases[c], &options).await)
+                ((v, c), run_one(&variants[v], &cases[c], &options, &sessions).await)
             });
         }
     }
@@ -163,7 +165,12 @@ pub async fn run(
 }
 
 /// One case of one variant, with its retries.
-async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResult {
+async fn run_one(
+    variant: &Variant,
+    case: &Case,
+    options: &Options,
+    sessions: &Result<Arc<Sessions>, String>,
+) -> CaseResult {
     let model = model_label(variant.model.as_deref());
     let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
     let events_file = options.out.join(&events);
@@ -186,6 +193,7 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
             },
             models: models.clone(),
             events_file: events_file.clone(),
+            sessions: sessions.clone(),
         };
         let started = Instant::now();
         let run = match options.timeout {
@@ -195,8 +203,12 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            let judge = judge_model(case, &models);
+            let meter = judge_model(case, &models).map(|p| Arc::new(Meter::new(p, options.run.prices.clone())));
+            let judge = meter.clone().map(|m| m as Arc<dyn Provider>);
             let mut result = score(variant, case, run, latency_ms, &judge, options.timeout).await;
+            if let Ok(meter) = meter {
+                add_usage(&mut result, &meter.spent());
+            }
             result.events = Some(events);
             return result;
         }
@@ -206,7 +218,7 @@ async fn run_one(variant: &Variant, case: &Case, options: &Options) -> CaseResul
 
 /// Where a case's `judge` and `flow` scorers send their model calls: the
 /// case's provider (recorded to, or replayed from, `<model>.judge.jsonl`
-/// beside its cassette).
+/// beside its cassette). Their tokens and cost are added to the case's.
 fn judge_model(case: &Case, models: &Models) -> JudgeModel {
     if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_) | Scorer::Flow(_))) {
         return Err("the case has no judge".to_string());
@@ -291,16 +303,22 @@ async fn score(
     result
 }
 
+/// The run's model calls, and its tokens and cost.
 fn tally_usage(events: &[Event], result: &mut CaseResult) {
     for event in events {
         match &event.payload {
             Payload::ModelResponse { .. } => result.model_calls += 1,
-            Payload::RunFinished { usage, .. } => {
-                result.tokens = Tokens { input: usage.input_tokens, output: usage.output_tokens };
-                result.cost_usd = usage.cost_usd;
-            }
+            Payload::RunFinished { usage, .. } => add_usage(result, usage),
             _ => {}
         }
+    }
+}
+
+fn add_usage(result: &mut CaseResult, usage: &Usage) {
+    result.tokens.input += usage.input_tokens;
+    result.tokens.output += usage.output_tokens;
+    if let Some(cost) = usage.cost_usd {
+        *result.cost_usd.get_or_insert(0.0) += cost;
     }
 }
 

@@ -1,6 +1,9 @@
 //! `report.html`: one self-contained page (inline style and SVG, no script,
 //! nothing fetched) with the summary table, a chart of pass rate and cost per
 //! variant, and every case expandable to its scores, output and transcript.
+//! Its content security policy lets a browser load nothing but the inline
+//! style, so a page that reached for the network, or ran a script, would be
+//! blocked and say so in the browser's console (see sr-cli's `eval_report_html` test).
 
 use std::fmt::Write;
 use std::io::{BufRead, BufReader, Read};
@@ -24,10 +27,14 @@ td:first-child,th:first-child{text-align:left}details{margin:4px 0}summary{curso
 .pass summary{color:#176f2c}.fail summary{color:#b3261e}pre{background:#f6f6f6;padding:6px;white-space:pre-wrap}\
 ol{font:12px monospace}";
 
+/// Nothing but the page's inline style may load or run.
+const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
 /// The page for `results`; transcripts are read from the events files under `out`.
 pub fn report(results: &Results, out: &Path) -> String {
     let mut page = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Evaluation report</title>\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\"><title>Evaluation report</title>\
          <style>{STYLE}</style></head><body>\n<h1>Evaluation report</h1>\n"
     );
     summary_table(&mut page, &results.summary);

@@ -3,7 +3,7 @@
 //! A [`dataset`] holds cases (a prompt, files to start with, and scorers);
 //! [`harness`] runs every variant (workload, entry, model) on every case, each
 //! case in a fresh work directory and session, several at once; [`scorer`]
-//! judges each run; [`results`] is the machine-readable outcome, [`report`]
+//! judges each run ([`meter`] counts what its model calls spend); [`results`] is the machine-readable outcome, [`report`]
 //! the readable one ([`html`] the page), and [`compare`] gates one result
 //! set against another.
 
@@ -12,6 +12,7 @@ pub mod compare;
 pub mod dataset;
 pub mod harness;
 pub mod html;
+pub mod meter;
 pub mod report;
 pub mod results;
 pub mod scorer;

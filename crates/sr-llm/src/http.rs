@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -52,18 +52,27 @@ impl fmt::Debug for HttpOptions {
 /// A connection pool plus the options every request is sent with; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct HttpClient {
-    client: reqwest::Client,
+    /// Built by the first request (clones share it): building one loads the
+    /// system's TLS roots, milliseconds that a run which never reaches the
+    /// network (a scripted or replayed model) should not spend.
+    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
     options: Arc<HttpOptions>,
 }
 
 impl HttpClient {
     pub fn new(options: HttpOptions) -> Result<HttpClient, LlmError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(options.connect_timeout)
-            .user_agent(concat!("streetrace-rs/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| LlmError::Transport { provider: "http".into(), message: err.to_string() })?;
-        Ok(HttpClient { client, options: Arc::new(options) })
+        Ok(HttpClient { client: Arc::default(), options: Arc::new(options) })
+    }
+
+    fn client(&self) -> Result<reqwest::Client, LlmError> {
+        let built = self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(self.options.connect_timeout)
+                .user_agent(concat!("streetrace-rs/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|err| err.to_string())
+        });
+        built.clone().map_err(|message| LlmError::Transport { provider: "http".into(), message })
     }
 
     pub fn options(&self) -> &HttpOptions {
@@ -72,7 +81,10 @@ impl HttpClient {
 
     /// Sends `post` with retries and decodes the reply with a fresh `D` per attempt.
     pub(crate) fn send<D: Decoder + Default>(&self, post: Post) -> ChatStream {
-        let client = self.client.clone();
+        let client = match self.client() {
+            Ok(client) => client,
+            Err(err) => return crate::provider::failed(err),
+        };
         let options = self.options.clone();
         let post = Arc::new(post);
         with_retries(self.options.retry.clone(), self.options.sleeper.clone(), move || {

@@ -78,6 +78,26 @@ async fn each_case_runs_in_its_own_work_directory_and_is_scored() {
     assert!(kinds.iter().any(|k| k == "\"tool_call\""));
 }
 
+/// Cases share a session store but not a session: no case's model sees
+/// another case's conversation (an agent entry point continues its session's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_case_has_a_session_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> =
+        (0..3).map(|i| format!(r#"{{"id": "c{i}", "prompt": "question {i}", "expect": []}}"#)).collect();
+    let model = Arc::new(conforming("ok"));
+    let agent =
+        "model main = openai/gpt-4o-mini\nprompt answer: \"\"\"You answer.\"\"\"\nagent:\n    instruction answer\n";
+    let variants = variants(&[("answer.sr".to_string(), program_of(dir.path(), "answer.sr", agent))], &[], &[]);
+    let options = options(dir.path(), model.clone(), 1);
+    let ran = run(variants, cases(&lines.join("\n")), options, &|_| {}, std::future::pending()).await;
+    assert!(ran.results.cases.iter().all(|c| c.passed && c.error.is_none()), "{:?}", ran.results.cases);
+    let mut conversations: Vec<Vec<String>> =
+        model.requests().iter().map(|r| r.messages.iter().map(|m| m.text()).collect()).collect();
+    conversations.sort();
+    assert_eq!(conversations, [["question 0"], ["question 1"], ["question 2"]]);
+}
+
 /// Answers once `wanted` requests are in flight at the same time, and keeps
 /// the most it saw in flight.
 struct Gate {
@@ -213,6 +233,42 @@ async fn a_judge_that_does_not_answer_fails_its_scorer_at_the_timeout() {
     assert_eq!(verdicts[1], ("judge", false, "timeout"));
     assert_eq!((case.passed, case.score), (false, 0.5));
     assert_eq!(slow.calls.load(Ordering::SeqCst), 1);
+}
+
+/// A judge's model calls count in its case's tokens and cost (and so in its
+/// variant's), not in its model calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judges_tokens_and_cost_are_its_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = cases(
+        r#"{"id": "plain", "prompt": "status?", "expect": [{"contains": "ok"}]}
+{"id": "judged", "prompt": "status?", "expect": [{"contains": "ok"}, {"judge": "Is it ok?", "model": "openai/judge"}]}"#,
+    );
+    let verdict = r#"{"score": 0.8, "reason": "it says ok"}"#;
+    let provider = conforming("ok").always(|r: &ChatRequest| r.model == "openai/judge", Reply::Text(verdict.into()));
+    let mut options = options(dir.path(), Arc::new(provider), 1);
+    let mut prices = sr_llm::PriceTable::new();
+    let price = |usd| sr_llm::Price { input: usd, output: usd, cache_read: None, cache_write: None };
+    prices.insert("openai/gpt-4o-mini", price(1.0));
+    prices.insert("openai/judge", price(100.0));
+    options.run.prices = Some(Arc::new(prices));
+    let ran = run_all(dir.path(), set, options).await;
+    let [plain, judged] = &ran.results.cases[..] else { panic!("{:?}", ran.results.cases) };
+    assert!(judged.passed, "{:?}", judged.scores);
+    assert_eq!(judged.scores[1].detail, "0.80 (pass at 0.50): it says ok");
+    // The scripted model takes 10 input tokens and len / 4 + 1 output tokens.
+    let judge_tokens = Tokens { input: 10, output: verdict.len() as u64 / 4 + 1 };
+    assert_eq!(plain.tokens, Tokens { input: 10, output: 1 });
+    assert_eq!(judged.tokens, Tokens { input: 10 + judge_tokens.input, output: 1 + judge_tokens.output });
+    assert_eq!((plain.model_calls, judged.model_calls), (1, 1));
+    let run_cost = 11.0 / 1e6;
+    let judge_cost = 100.0 * (judge_tokens.input + judge_tokens.output) as f64 / 1e6;
+    let close = |got: Option<f64>, want: f64| got.is_some_and(|got| (got - want).abs() < 1e-12);
+    assert!(close(plain.cost_usd, run_cost), "{:?}", plain.cost_usd);
+    assert!(close(judged.cost_usd, run_cost + judge_cost), "{:?}", judged.cost_usd);
+    let summary = &ran.results.summary[0];
+    assert_eq!(summary.tokens, Tokens { input: 30, output: 2 + judge_tokens.output });
+    assert!(close(summary.cost_usd, 2.0 * run_cost + judge_cost), "{:?}", summary.cost_usd);
 }
 
 const HOST_SHELL: &str = r#"model main = openai/gpt-4o-mini

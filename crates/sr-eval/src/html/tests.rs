@@ -59,7 +59,10 @@ fn the_page_has_a_row_and_bars_per_variant_and_every_case_with_its_transcript() 
     assert!(!page.contains("<script") && page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(page.contains("✗ contains (0.00): the output &lt;b&gt;"));
     assert!(!page.contains(" src=") && !page.contains(" href=") && !page.contains("@import"));
-    assert_eq!(page.matches("http").count(), 1, "only the SVG namespace");
+    assert_eq!(page.matches("://").count(), 1, "no address but the SVG namespace");
+    assert!(page.contains(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+    ));
 
     let transcript = &page[page.find("<ol class=\"transcript\">").unwrap()..];
     let transcript = &transcript[..transcript.find("</ol>").unwrap()];
