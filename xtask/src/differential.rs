@@ -186,9 +186,9 @@ fn ours(source: &str) -> Ours {
             Ours {
                 ok: false,
                 line: index.line_col(e.range.start()).line as i64 + 1,
-                eof: e.message == "unexpected end of input",
-                e0008: e.code == Code::E0008,
-                message: format!("{}: {}", e.message, e.help.clone().unwrap_or_default()),
+                eof: e.message() == "unexpected end of input",
+                e0008: e.code() == Code::E0008,
+                message: format!("{}: {}", e.message(), e.help().unwrap_or_default()),
             }
         }
     }

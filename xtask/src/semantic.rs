@@ -194,8 +194,8 @@ pub fn compat_pairs(db: &mut RootDatabase, source: &str) -> BTreeSet<(String, i6
         Some((line, _)) => line as i64,
         None => index.line_col(d.range.start()).line as i64 + 1,
     };
-    if let Some(syntax) = diagnostics.iter().find(|d| d.code.is_syntax()) {
-        return BTreeSet::from([(syntax.code.to_string(), line(syntax))]);
+    if let Some(syntax) = diagnostics.iter().find(|d| d.code().is_syntax()) {
+        return BTreeSet::from([(syntax.code().to_string(), line(syntax))]);
     }
-    diagnostics.iter().map(|d| (d.code.to_string(), line(d))).collect()
+    diagnostics.iter().map(|d| (d.code().to_string(), line(d))).collect()
 }
