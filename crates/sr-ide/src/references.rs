@@ -169,6 +169,29 @@ mod tests {
     }
 
     #[test]
+    fn references_of_a_tool_include_its_function_calls_in_flows() {
+        check(
+            r#"
+            tool f$0s = builtin streetrace.fs
+            agent a:
+                instruction p
+                tools fs
+            prompt p: """x"""
+            flow main:
+                $t = fs.read_file("a.txt")
+                fs.write_file({path: "b.txt", content: upper($t)})
+                return len(fs.list_directory("."))
+            "#,
+            expect![[r#"
+                /main.sr:5..7 "fs"
+                /main.sr:69..71 "fs"
+                /main.sr:110..112 "fs"
+                /main.sr:136..138 "fs"
+                /main.sr:202..204 "fs""#]],
+        );
+    }
+
+    #[test]
     fn references_of_a_variable_stay_in_its_flow() {
         check(
             r#"

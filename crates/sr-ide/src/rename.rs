@@ -160,6 +160,34 @@ mod tests {
     }
 
     #[test]
+    fn renaming_a_tool_renames_its_function_calls_in_flows() {
+        check(
+            r#"
+            tool fs = builtin streetrace.fs
+            agent a:
+                instruction p
+                tools fs
+            prompt p: """x"""
+            flow main:
+                $t = f$0s.read_file("a.txt")
+                fs.write_file({path: "b.txt", content: $t})
+            "#,
+            "files",
+            expect![[r#"
+                //- /main.sr
+                tool files = builtin streetrace.fs
+                agent a:
+                    instruction p
+                    tools files
+                prompt p: """x"""
+                flow main:
+                    $t = files.read_file("a.txt")
+                    files.write_file({path: "b.txt", content: $t})
+            "#]],
+        );
+    }
+
+    #[test]
     fn renames_an_agent_in_every_file() {
         check(
             r#"
