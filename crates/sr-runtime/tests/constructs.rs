@@ -230,22 +230,7 @@ agent:
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_policy_bounds_each_agent_run_and_the_retry_policy_restarts_it() {
-    let source = r#"
-model main = openai/gpt-4o
-retry twice = 1 times, fixed backoff
-timeout short = 5 seconds
-prompt helper: """You help."""
-agent slow:
-    instruction helper
-    retry twice
-    timeout short
-
-flow main:
-    $answer = run agent slow with "go"
-    on failure:
-        return "gave up"
-    return $answer
-"#;
+    let source = common::TIMED_OUT_AND_RETRIED;
     let provider = Arc::new(
         ScriptedProvider::new().always(|_| true, Reply::Text("late".into())).with_delay(Duration::from_secs(60)),
     );
@@ -412,21 +397,9 @@ flow other:
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_branch_fails_the_parallel_block_and_cancels_the_others() {
-    let source = r#"
-model main = openai/gpt-4o
-prompt echo: """Repeat the input."""
-agent echo:
-    instruction echo
-
-flow main:
-    parallel do
-        $a = run agent echo with "slow"
-        $b = run agent echo with "broken"
-    end
-    return $a
-"#;
+    let source = common::FAILING_BRANCH;
     let slow = ScriptedProvider::new().always(common_user_says("slow"), Reply::Text("late".into()));
-    let provider = Arc::new(FailFast { slow: slow.with_delay(Duration::from_secs(3600)) });
+    let provider = Arc::new(common::FailFast { slow: slow.with_delay(Duration::from_secs(3600)) });
     let started = tokio::time::Instant::now();
     let run = run_source("parallel-fail", source, "go", provider, Options::default()).await;
     assert_eq!(run.outcome.status, RunStatus::Failed);
@@ -447,25 +420,4 @@ flow main:
         .collect();
     assert_eq!((started, finished.len()), (2, 2), "{finished:?}");
     assert!(finished.contains(&Some("cancelled".to_string())), "{finished:?}");
-}
-
-/// Fails at once for "broken"; the slow script answers everything else.
-struct FailFast {
-    slow: ScriptedProvider,
-}
-
-impl sr_llm::Provider for FailFast {
-    fn chat(&self, request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
-        if common_user_says("broken")(&request) {
-            let error = sr_llm::LlmError::Api {
-                provider: "test".into(),
-                status: Some(400),
-                code: None,
-                message: "broken model".into(),
-                retry_after_ms: None,
-            };
-            return Box::pin(futures::stream::once(async move { Err(error) }));
-        }
-        self.slow.chat(request)
-    }
 }

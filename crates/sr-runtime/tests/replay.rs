@@ -12,7 +12,7 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use common::{Options, run_file};
 use futures::StreamExt;
 use serde_json::json;
-use sr_llm::{Cassette, ChatEvent, ChatRequest, ChatStream, FinishReason, LlmError, Provider, Recorder, Replayer};
+use sr_llm::{Cassette, ChatEvent, ChatRequest, ChatStream, FinishReason, Provider, Recorder, Replayer};
 use sr_runtime::event::{Event, Payload, RunStatus};
 use sr_runtime::scripted::{Reply, ScriptedProvider, user_says};
 
@@ -58,22 +58,7 @@ async fn record_and_replay(name: &str, source: &str, model: Arc<dyn Provider>, r
 
 #[tokio::test(start_paused = true)]
 async fn a_replay_times_out_where_the_live_run_timed_out() {
-    let source = r#"
-model main = openai/gpt-4o
-retry twice = 1 times, fixed backoff
-timeout short = 5 seconds
-prompt helper: """You help."""
-agent slow:
-    instruction helper
-    retry twice
-    timeout short
-
-flow main:
-    $answer = run agent slow with "go"
-    on failure:
-        return "gave up"
-    return $answer
-"#;
+    let source = common::TIMED_OUT_AND_RETRIED;
     // The timeout strikes before the model's first word, and after it.
     let silent = ScriptedProvider::new()
         .always(|_| true, Reply::Text("a late answer".into()))
@@ -102,21 +87,9 @@ impl Provider for Stalling {
 
 #[tokio::test(start_paused = true)]
 async fn a_replay_cancels_the_branch_the_live_run_cancelled() {
-    let source = r#"
-model main = openai/gpt-4o
-prompt echo: """Repeat the input."""
-agent echo:
-    instruction echo
-
-flow main:
-    parallel do
-        $a = run agent echo with "slow"
-        $b = run agent echo with "broken"
-    end
-    return $a
-"#;
+    let source = common::FAILING_BRANCH;
     let slow = ScriptedProvider::new().always(user_says("slow"), Reply::Text("late".into()));
-    let model = FailFast { slow: slow.with_delay(Duration::from_secs(3600)) };
+    let model = common::FailFast { slow: slow.with_delay(Duration::from_secs(3600)) };
     let live = record_and_replay("cancel", source, Arc::new(model), 2).await;
     assert_eq!(live.outcome.status, RunStatus::Failed);
     let cancelled = live
@@ -124,28 +97,6 @@ flow main:
         .into_iter()
         .any(|p| matches!(p, Payload::AgentFinished { error: Some(e), .. } if e == "cancelled"));
     assert!(cancelled, "the slow branch was cancelled");
-}
-
-/// Fails at once for "broken" (a client error: no retry); the slow script
-/// answers everything else.
-struct FailFast {
-    slow: ScriptedProvider,
-}
-
-impl Provider for FailFast {
-    fn chat(&self, request: ChatRequest) -> ChatStream {
-        if user_says("broken")(&request) {
-            let error = LlmError::Api {
-                provider: "test".into(),
-                status: Some(400),
-                code: None,
-                message: "broken model".into(),
-                retry_after_ms: None,
-            };
-            return futures::stream::once(async move { Err(error) }).boxed();
-        }
-        self.slow.chat(request)
-    }
 }
 
 #[tokio::test]

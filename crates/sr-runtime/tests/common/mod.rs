@@ -152,3 +152,63 @@ pub async fn run_with_tools(path: &Path, dir: &Path, tools: Arc<dyn sr_runtime::
     let emitter = Emitter::new("inv", vec![Arc::new(|_: &Event| {})]);
     Runtime::new(program, env).run(emitter, "go".to_string(), Vec::new()).await
 }
+
+/// An agent with a 5 s timeout and one retry, run by a flow that returns
+/// "gave up" when it fails.
+#[allow(dead_code)]
+pub const TIMED_OUT_AND_RETRIED: &str = r#"
+model main = openai/gpt-4o
+retry twice = 1 times, fixed backoff
+timeout short = 5 seconds
+prompt helper: """You help."""
+agent slow:
+    instruction helper
+    retry twice
+    timeout short
+
+flow main:
+    $answer = run agent slow with "go"
+    on failure:
+        return "gave up"
+    return $answer
+"#;
+
+/// Two parallel branches: "slow" and "broken" (see [`FailFast`]).
+#[allow(dead_code)]
+pub const FAILING_BRANCH: &str = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow main:
+    parallel do
+        $a = run agent echo with "slow"
+        $b = run agent echo with "broken"
+    end
+    return $a
+"#;
+
+/// Fails at once for "broken" (a client error: no retry); the slow script
+/// answers everything else.
+#[allow(dead_code)]
+pub struct FailFast {
+    pub slow: sr_runtime::scripted::ScriptedProvider,
+}
+
+impl Provider for FailFast {
+    fn chat(&self, request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
+        use futures::StreamExt;
+        if sr_runtime::scripted::user_says("broken")(&request) {
+            let error = sr_llm::LlmError::Api {
+                provider: "test".into(),
+                status: Some(400),
+                code: None,
+                message: "broken model".into(),
+                retry_after_ms: None,
+            };
+            return futures::stream::once(async move { Err(error) }).boxed();
+        }
+        self.slow.chat(request)
+    }
+}
