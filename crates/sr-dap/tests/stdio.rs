@@ -754,6 +754,65 @@ async fn step_back_over_a_parallel_block() {
     dap.response(seq).await;
 }
 
+/// Stepping back over model calls made at once by parallel branches: going
+/// back replays the replies in the order the live run got them, so walking
+/// back from the end twice (continuing to the end in between) visits the
+/// same points with the same values, and no model is asked again.
+#[tokio::test(flavor = "multi_thread")]
+async fn step_back_over_parallel_model_calls_retraces_the_live_run() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("travel-parallel-calls");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt echo: \"\"\"Repeat it.\"\"\"\n\n\
+                  flow main:\n    parallel do\n        $a = call llm echo with \"one\"\n        \
+                  $b = call llm echo with \"two\"\n    end\n    return [$a, $b]\n";
+    std::fs::write(dir.join("calls.sr"), source).unwrap();
+    let program = dir.join("calls.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("first answer"));
+    server.push(MockReply::text("second answer"));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "calls.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 12}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
+    let end = walk_back(&mut dap).await;
+    assert_eq!(end.last().map(|(thread, line, _)| (*thread, *line)), Some((1, 8)), "back to `parallel do`: {end:?}");
+    let lines: std::collections::BTreeSet<i64> = end.iter().map(|(_, line, _)| *line).collect();
+    assert!(lines.contains(&9) && lines.contains(&10), "both branches' points: {end:?}");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    assert_eq!(walk_back(&mut dap).await, end, "the same points, in the same order, with the same values");
+    assert_eq!(server.requests().len(), 2, "nothing was asked again");
+    dap.request("continue", json!({"threadId": 1})).await;
+    dap.event("stopped").await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    dap.disconnect().await;
+}
+
+/// Steps back from where thread 1 is stopped until it stops at the first
+/// point of the run: each stop's thread, line, and top frame's name.
+async fn walk_back(dap: &mut Adapter) -> Vec<(i64, i64, String)> {
+    let mut points = Vec::new();
+    let mut thread = 1;
+    for _ in 0..12 {
+        dap.request("stepBack", json!({"threadId": thread})).await;
+        let stopped = dap.event("stopped").await;
+        thread = stopped["body"]["threadId"].as_i64().unwrap();
+        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
+        let frame = &trace["body"]["stackFrames"][0];
+        let line = frame["line"].as_i64().unwrap();
+        points.push((thread, line, frame["name"].as_str().unwrap().to_string()));
+        if (thread, line) == (1, 8) {
+            break;
+        }
+    }
+    points
+}
+
 /// Going back in a live run, then changing what the model will be asked,
 /// forks the run: the recorded part is served again, the new request goes to
 /// the model, and the fork can itself be gone back in.
