@@ -124,10 +124,20 @@ impl Compiled {
     }
 
     pub fn location(&self, source: &SourceRef, relative: TextRange) -> Location {
-        let file = &self.sources[source.file];
-        let at = file.index.line_col(relative.start() + source.offset);
-        let column = file.index.col_in(relative.start() + source.offset, sr_syntax::line_index::Encoding::Char);
-        Location { file: file.display.clone(), line: at.line + 1, column: column + 1 }
+        let (line, column) = self.line_column(source, relative);
+        Location { file: self.sources[source.file].display.clone(), line, column }
+    }
+
+    /// A statement's line and column (1-based, the column in characters),
+    /// without the rest of its location.
+    pub fn stmt_line_column(&self, source: &SourceRef, stmt: StmtId) -> (u32, u32) {
+        self.line_column(source, source.map.stmts[stmt])
+    }
+
+    fn line_column(&self, source: &SourceRef, relative: TextRange) -> (u32, u32) {
+        let index = &self.sources[source.file].index;
+        let at = relative.start() + source.offset;
+        (index.line_col(at).line + 1, index.col_in(at, sr_syntax::line_index::Encoding::Char) + 1)
     }
 
     /// The absolute range of a statement in its file.

@@ -57,10 +57,10 @@ impl Runtime {
         request: ToolRequest,
         n: usize,
     ) -> Result<Value, RunError> {
-        let location = self.program.stmt_location(&spec.source, stmt);
+        // Only failures need the whole location; a loop of calls does not pay for it.
+        let location = || Some(self.program.stmt_location(&spec.source, stmt));
         let ToolRequest { tool, function, args } = request;
-        let fail =
-            |message: String| RunError::failed(format!("{tool}.{function}(): {message}"), Some(location.clone()));
+        let fail = |message: String| RunError::failed(format!("{tool}.{function}(): {message}"), location());
         let kind = self.program.tools.get(tool.as_str()).map(|data| ToolKind::of(&tool, Some(data)));
         let (declared, callable) = match kind {
             Some(ToolKind::State) => match self.state_spec(th, &function) {
@@ -75,17 +75,14 @@ impl Runtime {
             }
         };
         let arguments = bind(&declared.parameters, args).map_err(fail)?;
-        let id = format!("{}:{}:{}#{n}", spec.name, location.line, location.column);
+        let (line, column) = self.program.stmt_line_column(&spec.source, stmt);
+        let id = format!("{}:{line}:{column}#{n}", spec.name);
         let call = ToolCall::new(id, declared.name.clone(), arguments);
         let callables = [(declared.name.clone(), callable)];
-        let result = self
-            .tool_call(th, spec.name.as_str(), &call, &callables)
-            .await
-            .map_err(|e| e.at(Some(location.clone())))?;
+        let result = self.tool_call(th, spec.name.as_str(), &call, &callables).await.map_err(|e| e.at(location()))?;
         // A failure names the arguments it was given.
-        let failed = |message: String| {
-            RunError::failed(format!("{tool}.{function}({}): {message}", call.arguments), Some(location.clone()))
-        };
+        let failed =
+            |message: String| RunError::failed(format!("{tool}.{function}({}): {message}", call.arguments), location());
         if result.is_error {
             return Err(failed(display(&result.content)));
         }
