@@ -281,15 +281,17 @@ impl Emitter {
             }
             other => {
                 // The run's end flushes every path; other events their own.
-                let paths: Vec<Vec<String>> = match other {
-                    Payload::RunFinished { .. } => shared.held.keys().cloned().collect(),
-                    _ => vec![self.path.clone()],
-                };
-                for path in paths {
-                    if let Some(text) = shared.held.remove(&path).filter(|t| !t.is_empty()) {
-                        let emitter = Emitter { path, ..self.clone() };
-                        emitter.dispatch(&mut shared, Payload::TextDelta { text });
+                if matches!(other, Payload::RunFinished { .. }) {
+                    for (path, text) in std::mem::take(&mut shared.held) {
+                        if !text.is_empty() {
+                            let emitter = Emitter { path, ..self.clone() };
+                            emitter.dispatch(&mut shared, Payload::TextDelta { text });
+                        }
                     }
+                } else if !shared.held.is_empty()
+                    && let Some(text) = shared.held.remove(&self.path).filter(|t| !t.is_empty())
+                {
+                    self.dispatch(&mut shared, Payload::TextDelta { text });
                 }
                 other
             }

@@ -391,10 +391,11 @@ impl Runtime {
             let fields: Vec<String> = target.fields.iter().map(|f| f.to_string()).collect();
             value::set_path(base, &fields, value.clone()).map_err(|e| e.0)?;
         }
-        let variable = std::iter::once(target.name.as_str())
-            .chain(target.fields.iter().map(|f| f.as_str()))
-            .collect::<Vec<_>>()
-            .join(".");
+        let mut variable = target.name.to_string();
+        for field in &target.fields {
+            variable.push('.');
+            variable.push_str(field.as_str());
+        }
         th.emitter.emit(Payload::StateChange { variable, value });
         Ok(())
     }
