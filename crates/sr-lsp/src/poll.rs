@@ -10,9 +10,9 @@
 //! modification stamp of each closed file the database holds (workspace files
 //! and imports from elsewhere), and every [`WALK_EVERY`] it walks the
 //! workspace folders for new files; when a pass takes longer than a tenth of
-//! its period, the period grows to ten times the pass, so polling never takes
-//! more than about a tenth of a core. Stats, walks and reads run on a blocking
-//! thread; the owner only receives the texts that changed.
+//! its period, the period grows to ten times the pass, so comparing and
+//! walking each take at most about a tenth of a core. Stats, walks and reads
+//! run on a blocking thread; the owner only receives the texts that changed.
 //!
 //! A file first seen is stamped, then read: the owner ignores a text equal to
 //! the one it has, and a write since the server's own read is not missed.
