@@ -58,6 +58,11 @@ mod tests {
             matches!(Change::read("textDocument/didOpen", open), Some(Ok(Change::Open(p))) if p.text_document.text == "x")
         );
         assert!(matches!(Change::read("textDocument/didOpen", json!({"textDocument": 3})), Some(Err(_))));
+        let save = json!({"textDocument": {"uri": "file:///a.sr"}});
+        assert!(matches!(
+            Change::read("textDocument/didSave", save),
+            Some(Ok(Change::Save(p))) if p.text_document.uri.as_str() == "file:///a.sr"
+        ));
         let settings = json!({"settings": {"streetrace": {"compat": "upstream"}}});
         assert!(matches!(
             Change::read("workspace/didChangeConfiguration", settings),
