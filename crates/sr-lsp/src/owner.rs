@@ -126,6 +126,9 @@ impl Owner {
                 for (path, text) in files {
                     changed |= self.set_from_disk(&path, text);
                 }
+                if changed {
+                    self.load_imports_of_open();
+                }
                 changed
             }
             Message::Change(change) => self.apply(change),
@@ -177,9 +180,9 @@ impl Owner {
                     };
                     changed |= self.set_from_disk(&path, text);
                 }
-                // A file that appeared may be one an open document imports.
-                let open: Vec<PathBuf> = self.documents.keys().cloned().collect();
-                open.iter().for_each(|path| self.host.load_missing_imports(path));
+                if changed {
+                    self.load_imports_of_open();
+                }
                 changed
             }
             Change::WorkspaceFolders(p) => {
@@ -228,6 +231,14 @@ impl Owner {
         };
         self.disk_changed |= changed;
         changed
+    }
+
+    /// Loads what the open documents now import that the database lacks: a
+    /// file that appeared or changed on disk may import files from outside
+    /// the workspace.
+    fn load_imports_of_open(&mut self) {
+        let open: Vec<PathBuf> = self.documents.keys().cloned().collect();
+        open.iter().for_each(|path| self.host.load_missing_imports(path));
     }
 
     /// After a save: re-reads the closed files `path` imports, transitively
