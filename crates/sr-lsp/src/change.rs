@@ -5,17 +5,18 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower_lsp_server::ls_types::notification::{
     DidChangeConfiguration, DidChangeTextDocument, DidChangeWatchedFiles, DidChangeWorkspaceFolders,
-    DidCloseTextDocument, DidOpenTextDocument, Notification,
+    DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument, Notification,
 };
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
 };
 
 pub(crate) enum Change {
     Open(DidOpenTextDocumentParams),
     Edit(DidChangeTextDocumentParams),
     Close(DidCloseTextDocumentParams),
+    Save(DidSaveTextDocumentParams),
     WatchedFiles(DidChangeWatchedFilesParams),
     WorkspaceFolders(DidChangeWorkspaceFoldersParams),
     /// The `settings` of `workspace/didChangeConfiguration`.
@@ -33,6 +34,7 @@ impl Change {
             DidOpenTextDocument::METHOD => typed(params, Change::Open),
             DidChangeTextDocument::METHOD => typed(params, Change::Edit),
             DidCloseTextDocument::METHOD => typed(params, Change::Close),
+            DidSaveTextDocument::METHOD => typed(params, Change::Save),
             DidChangeWatchedFiles::METHOD => typed(params, Change::WatchedFiles),
             DidChangeWorkspaceFolders::METHOD => typed(params, Change::WorkspaceFolders),
             DidChangeConfiguration::METHOD => {
@@ -56,6 +58,11 @@ mod tests {
             matches!(Change::read("textDocument/didOpen", open), Some(Ok(Change::Open(p))) if p.text_document.text == "x")
         );
         assert!(matches!(Change::read("textDocument/didOpen", json!({"textDocument": 3})), Some(Err(_))));
+        let save = json!({"textDocument": {"uri": "file:///a.sr"}});
+        assert!(matches!(
+            Change::read("textDocument/didSave", save),
+            Some(Ok(Change::Save(p))) if p.text_document.uri.as_str() == "file:///a.sr"
+        ));
         let settings = json!({"settings": {"streetrace": {"compat": "upstream"}}});
         assert!(matches!(
             Change::read("workspace/didChangeConfiguration", settings),

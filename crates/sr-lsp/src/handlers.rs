@@ -47,7 +47,7 @@ impl Snapshot {
     }
 
     /// The URI of a path: the open document's own URI when it is open.
-    fn uri(&self, path: &Path) -> Option<Uri> {
+    pub(crate) fn uri(&self, path: &Path) -> Option<Uri> {
         match self.documents.get(path) {
             Some(document) => Some(document.uri.clone()),
             None => convert::uri_of(path),
@@ -174,20 +174,16 @@ pub(crate) fn diagnostic(
     })
 }
 
-/// The diagnostics of every open document, with its version.
-pub(crate) fn open_diagnostics(s: &Snapshot) -> Cancellable<Vec<(Uri, i32, Vec<lsp::Diagnostic>)>> {
-    let mut out = Vec::new();
-    let mut indexes = Indexes::default();
-    for (path, document) in s.documents.iter() {
-        let Some(index) = s.analysis.line_index(path)? else { continue };
-        let diagnostics = s.analysis.diagnostics(path, s.config.mode)?;
-        let converted = diagnostics
-            .iter()
-            .map(|d| diagnostic(s, path, &index, &mut indexes, d))
-            .collect::<Cancellable<Vec<_>>>()?;
-        out.push((document.uri.clone(), document.version, converted));
-    }
-    Ok(out)
+/// The converted diagnostics of one file; `None` when the database lacks it.
+pub(crate) fn file_diagnostics(
+    s: &Snapshot,
+    path: &Path,
+    indexes: &mut Indexes,
+) -> Cancellable<Option<Vec<lsp::Diagnostic>>> {
+    let Some(index) = s.analysis.line_index(path)? else { return Ok(None) };
+    let diagnostics = s.analysis.diagnostics(path, s.config.mode)?;
+    let converted = diagnostics.iter().map(|d| diagnostic(s, path, &index, indexes, d)).collect::<Cancellable<_>>()?;
+    Ok(Some(converted))
 }
 
 pub(crate) fn hover(s: &Snapshot, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {

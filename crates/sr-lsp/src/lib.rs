@@ -4,16 +4,20 @@
 //! Concurrency: [`ordered::Ordered`] sees messages in wire order and sends
 //! every document change to the owner thread ([`owner`]); requests read
 //! snapshots from the owner on blocking threads; diagnostics are pushed by a
-//! debounced task ([`publish`]).
+//! debounced task ([`publish`]) and pulled through [`diagnostics`]; files
+//! changed on disk come from the client's watcher or, for clients without
+//! one, from [`poll`].
 
 mod change;
 mod commands;
 mod config;
 mod convert;
+mod diagnostics;
 mod gate;
 mod handlers;
 mod ordered;
 mod owner;
+mod poll;
 mod publish;
 mod semantic;
 mod server;
@@ -38,12 +42,12 @@ pub fn service() -> (Ordered<LspService<Server>>, ClientSocket) {
     let encoding = Arc::new(Mutex::new(Encoding::Utf16));
     let (owner_tx, owner_rx) = std::sync::mpsc::channel();
     let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-    let owner = owner::Owner::new(encoding.clone(), events_tx);
+    let owner = owner::Owner::new(encoding.clone(), events_tx.clone());
     std::thread::Builder::new()
         .name("sr-lsp-owner".to_string())
         .spawn(move || owner.run(owner_rx))
         .expect("cannot start the owner thread");
-    let shared = Arc::new(shared::Shared::new(owner_tx, encoding));
+    let shared = Arc::new(shared::Shared::new(owner_tx, encoding, events_tx));
     let for_service = shared.clone();
     let (service, socket) = LspService::new(move |client| {
         tokio::spawn(publish::run(client.clone(), for_service.clone(), events_rx));

@@ -5,7 +5,7 @@
 //! cancels those still computing), which is why the owner is a thread of its
 //! own and never a task on the async runtime.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -26,13 +26,17 @@ pub(crate) enum Message {
     /// Settings from `initializationOptions` or `workspace/configuration`.
     Settings(Value),
     ScanFolders(Vec<PathBuf>),
+    /// Files the server-side watcher ([`crate::poll`]) found changed on
+    /// disk, read off the owner: the new text, or `None` when gone or
+    /// unreadable.
+    Disk(Vec<(PathBuf, Option<String>)>),
     Snapshot(oneshot::Sender<Snapshot>),
 }
 
-/// What the diagnostics publisher needs to hear.
+/// What the diagnostics publisher needs to hear: the analysis changed, and
+/// whether files on disk did (pull clients are then asked to refresh).
 pub(crate) enum Event {
-    Changed,
-    Closed(Uri),
+    Changed { disk: bool },
 }
 
 /// A document the editor has open.
@@ -46,6 +50,8 @@ pub(crate) struct OpenDocument {
 pub(crate) struct Snapshot {
     pub analysis: Analysis,
     pub documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
+    /// The workspace folders.
+    pub roots: Arc<Vec<PathBuf>>,
     pub config: Config,
     pub encoding: Encoding,
     /// The client takes `documentChanges` in workspace edits (set by the
@@ -57,9 +63,12 @@ pub(crate) struct Owner {
     host: AnalysisHost,
     texts: BTreeMap<PathBuf, String>,
     documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
+    roots: Arc<Vec<PathBuf>>,
     config: Config,
     encoding: Arc<Mutex<Encoding>>,
     events: mpsc::UnboundedSender<Event>,
+    /// A file on disk changed since the last event.
+    disk_changed: bool,
 }
 
 impl Owner {
@@ -68,9 +77,11 @@ impl Owner {
             host: AnalysisHost::new(),
             texts: BTreeMap::new(),
             documents: Arc::default(),
+            roots: Arc::default(),
             config: Config::default(),
             encoding,
             events,
+            disk_changed: false,
         }
     }
 
@@ -87,7 +98,8 @@ impl Owner {
                 }
             }
             if changed {
-                let _ = self.events.send(Event::Changed);
+                let disk = std::mem::take(&mut self.disk_changed);
+                let _ = self.events.send(Event::Changed { disk });
             }
         }
     }
@@ -106,7 +118,18 @@ impl Owner {
             }
             Message::ScanFolders(folders) => {
                 folders.iter().for_each(|f| self.scan(f));
+                Arc::make_mut(&mut self.roots).extend(folders);
                 true
+            }
+            Message::Disk(files) => {
+                let mut changed = false;
+                for (path, text) in files {
+                    changed |= self.set_from_disk(&path, text);
+                }
+                if changed {
+                    self.load_imports_of_open();
+                }
+                changed
             }
             Message::Change(change) => self.apply(change),
         }));
@@ -120,6 +143,7 @@ impl Owner {
         Snapshot {
             analysis: self.host.analysis(),
             documents: self.documents.clone(),
+            roots: self.roots.clone(),
             config: self.config.clone(),
             encoding: *self.encoding.lock().unwrap(),
             document_changes: false,
@@ -143,21 +167,23 @@ impl Owner {
                     Ok(text) => self.host.set_file(&path, text),
                     Err(_) => self.host.remove_file(&path),
                 }
-                let _ = self.events.send(Event::Closed(p.text_document.uri));
                 true
             }
+            Change::Save(p) => self.reload_imports(&convert::path_of(&p.text_document.uri)),
             Change::WatchedFiles(p) => {
+                let mut changed = false;
                 for event in p.changes {
                     let path = convert::path_of(&event.uri);
-                    if self.documents.contains_key(&path) {
-                        continue;
-                    }
-                    match (event.typ, sr_files::read_source(&path)) {
-                        (FileChangeType::DELETED, _) | (_, Err(_)) => self.host.remove_file(&path),
-                        (_, Ok(text)) => self.host.set_file(&path, text),
-                    }
+                    let text = match event.typ {
+                        FileChangeType::DELETED => None,
+                        _ => sr_files::read_source(&path).ok(),
+                    };
+                    changed |= self.set_from_disk(&path, text);
                 }
-                true
+                if changed {
+                    self.load_imports_of_open();
+                }
+                changed
             }
             Change::WorkspaceFolders(p) => {
                 // The file list is read into a local first: a snapshot kept
@@ -165,6 +191,7 @@ impl Owner {
                 let files = self.host.analysis().files().unwrap_or_default();
                 for folder in p.event.removed {
                     let root = convert::path_of(&folder.uri);
+                    Arc::make_mut(&mut self.roots).retain(|r| *r != root);
                     for path in &files {
                         if path.starts_with(&root) && !self.documents.contains_key(path) {
                             self.host.remove_file(path);
@@ -172,12 +199,68 @@ impl Owner {
                     }
                 }
                 for folder in p.event.added {
-                    self.scan(&convert::path_of(&folder.uri));
+                    let root = convert::path_of(&folder.uri);
+                    self.scan(&root);
+                    Arc::make_mut(&mut self.roots).push(root);
                 }
+                self.disk_changed = true;
                 true
             }
             Change::Configuration(settings) => self.handle(Message::Settings(settings)),
         }
+    }
+
+    /// Applies what is on disk to a file the editor does not have open;
+    /// `true` when the database changed.
+    fn set_from_disk(&mut self, path: &Path, text: Option<String>) -> bool {
+        if self.documents.contains_key(path) {
+            return false;
+        }
+        // The snapshot is a temporary: dropped before the write below.
+        let current = self.host.analysis().file_text(path).ok().flatten();
+        let changed = match text {
+            Some(text) if current.as_deref() != Some(text.as_str()) => {
+                self.host.set_file(path, text);
+                true
+            }
+            None if current.is_some() => {
+                self.host.remove_file(path);
+                true
+            }
+            _ => false,
+        };
+        self.disk_changed |= changed;
+        changed
+    }
+
+    /// Loads what the open documents now import that the database lacks: a
+    /// file that appeared or changed on disk may import files from outside
+    /// the workspace.
+    fn load_imports_of_open(&mut self) {
+        let open: Vec<PathBuf> = self.documents.keys().cloned().collect();
+        open.iter().for_each(|path| self.host.load_missing_imports(path));
+    }
+
+    /// After a save: re-reads the closed files `path` imports, transitively
+    /// (another program may have changed them, or created or deleted them).
+    fn reload_imports(&mut self, path: &Path) -> bool {
+        let mut changed = false;
+        let mut seen = BTreeSet::new();
+        let mut pending = vec![path.to_path_buf()];
+        while let Some(file) = pending.pop() {
+            let imports = self.host.analysis().document_links(&file).unwrap_or_default();
+            for (_, target) in imports {
+                if !seen.insert(target.clone()) {
+                    continue;
+                }
+                if !self.documents.contains_key(&target) {
+                    let text = sr_files::read_source(&target).ok();
+                    changed |= self.set_from_disk(&target, text);
+                }
+                pending.push(target);
+            }
+        }
+        changed
     }
 
     fn set_document(&mut self, path: &Path, uri: Uri, version: i32, text: String) {

@@ -1,29 +1,39 @@
-//! Diagnostics pushed per document version: after a change and a quiet
-//! time (debounce), computed on a snapshot, sent only when they differ from
-//! what the editor has; empty when a document closes.
+//! Diagnostics pushed after a change and a quiet time (debounce), computed on
+//! a snapshot, sent only when they differ from what the editor has:
+//! - for open documents, with their version, unless the client pulls them
+//!   (it declared `textDocument.diagnostic`);
+//! - for closed files under the workspace folders, without a version, until
+//!   the client's first `workspace/diagnostic` (from then on it pulls them);
+//! - an empty list for a file whose diagnostics are no longer pushed (closed
+//!   outside the workspace, deleted, or now pulled), so nothing shows twice.
+//!
+//! Open documents go first: an edit's diagnostics do not wait for the
+//! workspace's. After a change on disk, a client that pulls and takes
+//! `workspace/diagnostic/refresh` is asked to pull again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::Diagnostic;
 
 use crate::config::Config;
-use crate::handlers;
+use crate::diagnostics::{FileReport, Files, reports};
 use crate::owner::Event;
 use crate::shared::Shared;
 
 pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
-    let mut published: HashMap<String, (i32, Vec<Diagnostic>)> = HashMap::new();
+    let mut published: HashMap<PathBuf, FileReport> = HashMap::new();
     let mut debounce = Config::default().debounce;
-    while let Some(event) = events.recv().await {
-        let mut closed = Vec::new();
+    'events: while let Some(event) = events.recv().await {
+        let mut disk = false;
         let mut event = Some(event);
         // Wait for a quiet time; every new event restarts it.
         loop {
-            if let Some(Event::Closed(uri)) = event.take() {
-                closed.push(uri);
+            if let Some(Event::Changed { disk: changed }) = event.take() {
+                disk |= changed;
             }
             match tokio::time::timeout(debounce, events.recv()).await {
                 Ok(Some(next)) => event = Some(next),
@@ -31,29 +41,51 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::U
                 Err(_) => break,
             }
         }
-        for uri in closed {
-            published.remove(uri.as_str());
-            client.publish_diagnostics(uri, Vec::new(), None).await;
+        let features = shared.features();
+        if disk && features.pull_diagnostics && features.diagnostic_refresh {
+            let client = client.clone();
+            // A request to the client waits for its answer: not in this loop.
+            tokio::spawn(async move { client.workspace_diagnostic_refresh().await });
         }
-        let Some(snapshot) = shared.snapshot().await else { return };
-        debounce = snapshot.config.debounce;
-        let computed = tokio::task::spawn_blocking(move || handlers::open_diagnostics(&snapshot)).await;
-        let documents = match computed {
-            Ok(Ok(documents)) => documents,
-            // A newer change cancelled us; its event is on its way.
-            Ok(Err(_)) => continue,
-            Err(panic) => {
-                eprintln!("sr-lsp: computing diagnostics panicked: {panic}");
-                continue;
+        let mut phases = Vec::new();
+        if !features.pull_diagnostics {
+            phases.push(Files::Open);
+        }
+        if !shared.pulls_workspace.load(Ordering::SeqCst) {
+            phases.push(Files::ClosedInWorkspace);
+        }
+        let mut current = HashSet::new();
+        for files in phases {
+            let Some(snapshot) = shared.snapshot().await else { return };
+            debounce = snapshot.config.debounce;
+            let computed = tokio::task::spawn_blocking(move || reports(&snapshot, files)).await;
+            let computed = match computed {
+                Ok(Ok(computed)) => computed,
+                // A newer change cancelled us; its event is on its way.
+                Ok(Err(_)) => continue 'events,
+                Err(panic) => {
+                    eprintln!("sr-lsp: computing diagnostics panicked: {panic}");
+                    continue 'events;
+                }
+            };
+            for (path, report) in computed {
+                current.insert(path.clone());
+                match published.get(&path) {
+                    Some(old) if *old == report => continue,
+                    Some(old) if old.uri != report.uri => {
+                        client.publish_diagnostics(old.uri.clone(), Vec::new(), None).await
+                    }
+                    _ => {}
+                }
+                client.publish_diagnostics(report.uri.clone(), report.items.clone(), report.version).await;
+                published.insert(path, report);
             }
-        };
-        for (uri, version, diagnostics) in documents {
-            let entry = (version, diagnostics);
-            if published.get(uri.as_str()) == Some(&entry) {
-                continue;
+        }
+        let withdrawn: Vec<PathBuf> = published.keys().filter(|p| !current.contains(*p)).cloned().collect();
+        for path in withdrawn {
+            if let Some(old) = published.remove(&path) {
+                client.publish_diagnostics(old.uri, Vec::new(), None).await;
             }
-            published.insert(uri.as_str().to_string(), entry.clone());
-            client.publish_diagnostics(uri, entry.1, Some(entry.0)).await;
         }
     }
 }

@@ -15,7 +15,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use crate::handlers::{self, Failure};
 use crate::owner::{Message, Snapshot, workspace_folders};
 use crate::semantic;
-use crate::shared::Shared;
+use crate::shared::{ClientFeatures, Shared};
 
 pub struct Server {
     client: Client,
@@ -66,7 +66,19 @@ impl Server {
                 Encoding::Utf8 => PositionEncodingKind::UTF8,
                 _ => PositionEncodingKind::UTF16,
             }),
-            text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                // Saves re-read the closed files the saved document imports.
+                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                ..Default::default()
+            })),
+            diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some("streetrace".to_string()),
+                inter_file_dependencies: true,
+                workspace_diagnostics: true,
+                work_done_progress_options: Default::default(),
+            })),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
             completion_provider: Some(CompletionOptions {
                 trigger_characters: Some(vec!["$".to_string(), "{".to_string(), "\"".to_string()]),
@@ -142,15 +154,7 @@ impl LanguageServer for Server {
         if let Some(options) = params.initialization_options.clone() {
             self.shared.send(Message::Settings(options));
         }
-        let watch = params
-            .capabilities
-            .workspace
-            .as_ref()
-            .and_then(|w| w.did_change_watched_files.as_ref())
-            .and_then(|w| w.dynamic_registration)
-            .unwrap_or(false);
-        let pull_configuration = params.capabilities.workspace.as_ref().and_then(|w| w.configuration).unwrap_or(false);
-        *self.shared.client_features.lock().unwrap() = (watch, pull_configuration);
+        *self.shared.client_features.lock().unwrap() = client_features(&params.capabilities);
         let document_changes = params
             .capabilities
             .workspace
@@ -171,12 +175,15 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let (watch, pull_configuration) = *self.shared.client_features.lock().unwrap();
+        let features = self.shared.features();
+        if !features.watch {
+            tokio::spawn(crate::poll::run(Arc::downgrade(&self.shared)));
+        }
         let client = self.client.clone();
         let shared = self.shared.clone();
         // Requests to the client wait for its answer: never inside a handler.
         tokio::spawn(async move {
-            if watch {
+            if features.watch {
                 let registration = Registration {
                     id: "streetrace-watch".to_string(),
                     method: <DidChangeWatchedFiles as Notification>::METHOD.to_string(),
@@ -184,7 +191,7 @@ impl LanguageServer for Server {
                 };
                 let _ = client.register_capability(vec![registration]).await;
             }
-            if pull_configuration {
+            if features.pull_configuration {
                 let item = ConfigurationItem { scope_uri: None, section: Some("streetrace".to_string()) };
                 if let Ok(values) = client.configuration(vec![item]).await
                     && let Some(value) = values.into_iter().next().filter(|v| !v.is_null())
@@ -203,13 +210,13 @@ impl LanguageServer for Server {
     async fn did_open(&self, _: DidOpenTextDocumentParams) {}
     async fn did_change(&self, _: DidChangeTextDocumentParams) {}
     async fn did_close(&self, _: DidCloseTextDocumentParams) {}
+    async fn did_save(&self, _: DidSaveTextDocumentParams) {}
     async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {}
     async fn did_change_workspace_folders(&self, _: DidChangeWorkspaceFoldersParams) {}
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         // Clients that push nothing expect the server to pull.
-        let (_, pull) = *self.shared.client_features.lock().unwrap();
-        if pull && params.settings.get("streetrace").is_none() {
+        if self.shared.features().pull_configuration && params.settings.get("streetrace").is_none() {
             let item = ConfigurationItem { scope_uri: None, section: Some("streetrace".to_string()) };
             let (client, shared) = (self.client.clone(), self.shared.clone());
             tokio::spawn(async move {
@@ -220,6 +227,15 @@ impl LanguageServer for Server {
                 }
             });
         }
+    }
+
+    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
+        self.run(move |s| Ok(crate::diagnostics::document_report(s, params)?)).await
+    }
+
+    async fn workspace_diagnostic(&self, params: WorkspaceDiagnosticParams) -> Result<WorkspaceDiagnosticReportResult> {
+        self.shared.workspace_pulled();
+        self.run(move |s| Ok(crate::diagnostics::workspace_report(s, params)?)).await
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
@@ -352,6 +368,23 @@ impl LanguageServer for Server {
         params: CallHierarchyOutgoingCallsParams,
     ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
         self.run(move |s| handlers::outgoing_calls(s, params)).await
+    }
+}
+
+/// What the client supports, from its capabilities.
+fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
+    let workspace = capabilities.workspace.as_ref();
+    ClientFeatures {
+        watch: workspace
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false),
+        pull_configuration: workspace.and_then(|w| w.configuration).unwrap_or(false),
+        pull_diagnostics: capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some()),
+        diagnostic_refresh: workspace
+            .and_then(|w| w.diagnostics.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false),
     }
 }
 

@@ -2,14 +2,27 @@
 //! generation, the negotiated encoding and the semantic-token baselines.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use sr_ide::Encoding;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc as async_mpsc, oneshot};
 use tower_lsp_server::ls_types::SemanticToken;
 
-use crate::owner::{Message, Snapshot};
+use crate::owner::{Event, Message, Snapshot};
+
+/// What the client said it supports, from `initialize`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClientFeatures {
+    /// Registers file watchers on request (`didChangeWatchedFiles.dynamicRegistration`).
+    pub watch: bool,
+    /// Answers `workspace/configuration`.
+    pub pull_configuration: bool,
+    /// Pulls the diagnostics of open documents (`textDocument.diagnostic`).
+    pub pull_diagnostics: bool,
+    /// Takes `workspace/diagnostic/refresh`.
+    pub diagnostic_refresh: bool,
+}
 
 pub(crate) struct Shared {
     owner: Mutex<mpsc::Sender<Message>>,
@@ -19,14 +32,22 @@ pub(crate) struct Shared {
     /// Per document URI: the last full semantic tokens sent and their id.
     pub semantic_tokens: Mutex<HashMap<String, (String, Vec<SemanticToken>)>>,
     next_result_id: AtomicU64,
-    /// What the client supports: (dynamic file watching, pulling configuration).
-    pub client_features: Mutex<(bool, bool)>,
+    pub client_features: Mutex<ClientFeatures>,
+    /// Set at the client's first `workspace/diagnostic`: from then on it has
+    /// the diagnostics of closed files and the server stops pushing them.
+    pub pulls_workspace: AtomicBool,
+    /// Wakes the diagnostics publisher.
+    events: async_mpsc::UnboundedSender<Event>,
     /// The client takes versioned `documentChanges` in workspace edits.
     pub document_changes: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
-    pub(crate) fn new(owner: mpsc::Sender<Message>, encoding: Arc<Mutex<Encoding>>) -> Shared {
+    pub(crate) fn new(
+        owner: mpsc::Sender<Message>,
+        encoding: Arc<Mutex<Encoding>>,
+        events: async_mpsc::UnboundedSender<Event>,
+    ) -> Shared {
         Shared {
             owner: Mutex::new(owner),
             generation: AtomicU64::new(0),
@@ -34,6 +55,8 @@ impl Shared {
             semantic_tokens: Mutex::default(),
             next_result_id: AtomicU64::new(1),
             client_features: Mutex::default(),
+            pulls_workspace: AtomicBool::new(false),
+            events,
             document_changes: Default::default(),
         }
     }
@@ -58,6 +81,18 @@ impl Shared {
         let mut snapshot = receive.await.ok()?;
         snapshot.document_changes = self.document_changes.load(Ordering::SeqCst);
         Some(snapshot)
+    }
+
+    pub(crate) fn features(&self) -> ClientFeatures {
+        *self.client_features.lock().unwrap()
+    }
+
+    /// The client pulls workspace diagnostics: the publisher withdraws what
+    /// it pushed for closed files.
+    pub(crate) fn workspace_pulled(&self) {
+        if !self.pulls_workspace.swap(true, Ordering::SeqCst) {
+            let _ = self.events.send(Event::Changed { disk: false });
+        }
     }
 
     pub(crate) fn result_id(&self) -> String {

@@ -1,6 +1,7 @@
 //! A real editor: headless Neovim (0.7's `vim.lsp.start_client`) attached to
 //! the built `sr-lsp`, checking diagnostics, definition, completion,
-//! formatting and rename. Skipped, loudly, when `nvim` is missing outside
+//! formatting, rename, the diagnostics of a closed file and an import changed
+//! on disk. Skipped, loudly, when `nvim` is missing outside
 //! CI; in CI (`CI` set) a missing `nvim` fails.
 
 use std::path::PathBuf;
@@ -19,6 +20,10 @@ fn neovim_session() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("main.sr"), FIXTURE).unwrap();
+    std::fs::write(dir.join("broken.sr"), "prompt p \"\"\"x\"\"\"\n").unwrap();
+    std::fs::write(dir.join("lib.sr"), "agent helper:\n    instruction q\nprompt q: \"\"\"x\"\"\"\n").unwrap();
+    let uses = "import ./lib.sr\nprompt p: \"\"\"x\"\"\"\nagent:\n    instruction p\n    delegate helper\n";
+    std::fs::write(dir.join("uses.sr"), uses).unwrap();
     let out = dir.join("out.txt");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/neovim/session.lua");
     let mut child = Command::new("nvim")
@@ -44,7 +49,10 @@ fn neovim_session() {
          formatted=    log $r\n\
          renamed_0=prompt welcome: \"\"\"Hello\"\"\"\n\
          renamed_2=    instruction welcome\n\
-         definition_after=0\n"
+         definition_after=0\n\
+         closed_file=3\n\
+         uses_before=0\n\
+         uses_after_disk_change=E0001 undefined reference to agent 'helper'\n"
     );
 }
 

@@ -99,7 +99,11 @@ async fn initialize_negotiates_encoding_and_publishes_version_metadata() {
     let capabilities = &result["capabilities"];
     assert_eq!(capabilities["positionEncoding"], "utf-16");
     assert_eq!(capabilities["experimental"]["streetrace"]["serverVersion"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(capabilities["textDocumentSync"], 2);
+    assert_eq!(capabilities["textDocumentSync"], json!({"openClose": true, "change": 2, "save": true}));
+    assert_eq!(
+        capabilities["diagnosticProvider"],
+        json!({"identifier": "streetrace", "interFileDependencies": true, "workspaceDiagnostics": true})
+    );
     assert_eq!(capabilities["semanticTokensProvider"]["full"]["delta"], true);
     assert_eq!(capabilities["semanticTokensProvider"]["range"], true);
     assert_eq!(capabilities["renameProvider"]["prepareProvider"], true);

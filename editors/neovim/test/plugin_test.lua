@@ -1,7 +1,8 @@
 -- Runs inside `nvim --headless --clean` with the plugin on 'runtimepath' (see
 -- run.sh): filetype, syntax, indentation, nvim-dap registration, and the
--- language server attached with diagnostics and go-to-definition. Writes one
--- `check=value` line per check to $SR_REPORT, then quits.
+-- language server attached with diagnostics, go-to-definition and an import
+-- changed on disk. Writes one `check=value` line per check to $SR_REPORT, then
+-- quits.
 local sr, project, report_path = os.getenv('SR_BIN'), os.getenv('SR_PROJECT'), os.getenv('SR_REPORT')
 local results = {}
 local function report(check, value) table.insert(results, check .. '=' .. tostring(value)) end
@@ -75,6 +76,24 @@ local function checks()
   vim.cmd('edit ' .. project .. '/other.sr')
   vim.wait(5000, function() return #clients(0) == 1 end, 20)
   report('same_client', #clients(0) == 1 and clients(0)[1].id == client.id)
+
+  -- Another program changes a file that an open one imports (Neovim 0.7 watches
+  -- no files for the server, which polls the disk); then a save of the importer.
+  vim.cmd('edit ' .. project .. '/uses.sr')
+  local uses = vim.api.nvim_get_current_buf()
+  vim.wait(5000, function() return #clients(uses) == 1 end, 20)
+  local lib = io.open(project .. '/lib.sr', 'w')
+  lib:write('prompt q: """x"""\n')
+  lib:close()
+  vim.wait(10000, function() return #vim.diagnostic.get(uses) > 0 end, 20)
+  local missing = vim.diagnostic.get(uses)[1]
+  report('import_changed_on_disk', missing and missing.code .. ' ' .. missing.message:match('[^\n]*'))
+  lib = io.open(project .. '/lib.sr', 'w')
+  lib:write('agent helper:\n    instruction q\nprompt q: """x"""\n')
+  lib:close()
+  vim.cmd('write')
+  vim.wait(10000, function() return #vim.diagnostic.get(uses) == 0 end, 20)
+  report('import_restored_and_saved', #vim.diagnostic.get(uses))
 
   vim.cmd('enew')
   vim.bo.filetype = 'streetrace'

@@ -8,7 +8,7 @@ sr=$(realpath "${SR_BIN:?set SR_BIN to the sr binary}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/project/.git"
-cp "$here/main.sr" "$here/other.sr" "$work/project/"
+cp "$here/main.sr" "$here/other.sr" "$here/lib.sr" "$here/uses.sr" "$work/project/"
 
 SR_BIN="$sr" SR_PROJECT="$work/project" SR_REPORT="$work/report.txt" \
   XDG_STATE_HOME="$work/state" XDG_CACHE_HOME="$work/cache" XDG_CONFIG_HOME="$work/config" \

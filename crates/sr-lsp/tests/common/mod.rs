@@ -103,6 +103,12 @@ impl Server {
         }
     }
 
+    /// Everything the server writes within `quiet` of its last message.
+    #[allow(dead_code)] // Not every test binary that includes `common` drains.
+    pub fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        std::iter::from_fn(|| self.messages.recv_timeout(quiet).ok()).collect()
+    }
+
     /// The response with `id`.
     pub fn response(&mut self, id: impl Into<Value>) -> Value {
         let id = id.into();

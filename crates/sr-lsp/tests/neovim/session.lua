@@ -1,6 +1,8 @@
 -- Drives sr-lsp from headless Neovim (0.7 API): diagnostics, definition,
--- completion, formatting and rename on a fixture; writes what it saw to
--- $SR_OUT, one `key=value` per line, then quits.
+-- completion, formatting and rename on a fixture, the diagnostics of a file
+-- never opened, and an import changed on disk by another program (0.7 watches
+-- no files for the server: the server polls); writes what it saw to $SR_OUT,
+-- one `key=value` per line, then quits.
 local bin, root, out_path = os.getenv('SR_LSP'), os.getenv('SR_ROOT'), os.getenv('SR_OUT')
 local results = {}
 local function log(key, value) table.insert(results, key .. '=' .. tostring(value)) end
@@ -12,14 +14,14 @@ local function finish()
 end
 
 local function session()
-  local published = nil
+  local published = {} -- by URI, the last diagnostics the server pushed
   local client_id = vim.lsp.start_client({
     cmd = { bin },
     root_dir = root,
     init_options = { streetrace = { debounceMs = 0 } },
     handlers = {
       ['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
-        published = result
+        published[result.uri] = result
         return vim.lsp.handlers['textDocument/publishDiagnostics'](err, result, ctx, config)
       end,
     },
@@ -28,10 +30,11 @@ local function session()
   local buf = vim.api.nvim_get_current_buf()
   vim.lsp.buf_attach_client(buf, client_id)
 
-  local ok = vim.wait(15000, function() return published ~= nil and #published.diagnostics > 0 end, 20)
+  local main_uri = vim.uri_from_bufnr(buf)
+  local ok = vim.wait(15000, function() return published[main_uri] and #published[main_uri].diagnostics > 0 end, 20)
   if not ok then error('no diagnostics') end
   local codes = {}
-  for _, d in ipairs(published.diagnostics) do table.insert(codes, d.code .. '@' .. d.range.start.line) end
+  for _, d in ipairs(published[main_uri].diagnostics) do table.insert(codes, d.code .. '@' .. d.range.start.line) end
   log('diagnostics', table.concat(codes, ','))
   log('vim_diagnostics', #vim.diagnostic.get(buf))
 
@@ -64,6 +67,25 @@ local function session()
   -- The edits reached the server: a definition at the new name still resolves.
   local again = client.request_sync('textDocument/definition', at(2, 17), 5000, buf)
   log('definition_after', again.result and again.result[1].range.start.line or 'none')
+
+  -- A file never opened: its diagnostics are pushed too.
+  local closed = vim.uri_to_bufnr(vim.uri_from_fname(root .. '/broken.sr'))
+  vim.wait(10000, function() return #vim.diagnostic.get(closed) > 0 end, 20)
+  log('closed_file', #vim.diagnostic.get(closed))
+
+  -- Another program changes a file that an open one imports.
+  vim.cmd('edit ' .. root .. '/uses.sr')
+  local uses = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(uses, client_id)
+  local uses_uri = vim.uri_from_bufnr(uses)
+  vim.wait(10000, function() return published[uses_uri] ~= nil end, 20)
+  log('uses_before', #published[uses_uri].diagnostics)
+  local lib = io.open(root .. '/lib.sr', 'w')
+  lib:write('prompt q: """x"""\n')
+  lib:close()
+  vim.wait(10000, function() return #vim.diagnostic.get(uses) > 0 end, 20)
+  local after = vim.diagnostic.get(uses)[1]
+  log('uses_after_disk_change', after and after.code .. ' ' .. after.message:match('[^\n]*') or 'none')
 end
 
 -- Whatever happens, report and quit: a headless Neovim left open would hang the test.

@@ -1,0 +1,259 @@
+//! Workspace-wide diagnostics over stdio: pull (`textDocument/diagnostic`,
+//! `workspace/diagnostic`) with result ids, pushes for closed files, and files
+//! changed on disk (watched files, saves, the server's own polling).
+
+#[allow(dead_code)] // `common` also serves the torture tests.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::Server;
+use serde_json::{Value, json};
+
+const BROKEN: &str = "prompt p \"\"\"x\"\"\"\n";
+/// What `BROKEN` reports: no agent, an unused prompt, the missing `:`.
+const BROKEN_CODES: [&str; 3] = ["E0013", "SR100", "E0007"];
+const LIB: &str = "agent helper:\n    instruction q\nprompt q: \"\"\"x\"\"\"\n";
+const MAIN: &str = "import ./lib.sr\nprompt p: \"\"\"x\"\"\"\nagent:\n    instruction p\n    delegate helper\n";
+/// `lib.sr` without `helper`.
+const LIB_RENAMED: &str = "prompt q: \"\"\"x\"\"\"\n";
+
+/// A workspace folder on disk, removed at the end.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str, files: &[(&str, &str)]) -> Folder {
+        let dir = std::env::temp_dir().join(format!("sr-lsp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let folder = Folder(dir);
+        files.iter().for_each(|(name, text)| folder.write(name, text));
+        folder
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn uri(&self, name: &str) -> String {
+        format!("file://{}", self.path(name).display())
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path(name), text).unwrap();
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start(capabilities: Value, root: Option<&Path>) -> Server {
+    let mut params = json!({
+        "capabilities": capabilities,
+        "processId": null,
+        "initializationOptions": {"streetrace": {"debounceMs": 0}},
+    });
+    if let Some(root) = root {
+        params["rootUri"] = json!(format!("file://{}", root.display()));
+    }
+    Server::start(params)
+}
+
+fn pull_capabilities() -> Value {
+    json!({"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}})
+}
+
+fn watch_capabilities() -> Value {
+    json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}})
+}
+
+fn notify(server: &mut Server, method: &str, params: Value) {
+    server.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+}
+
+fn request(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    let response = server.response(id);
+    assert!(response.get("error").is_none(), "{method}: {response}");
+    response["result"].clone()
+}
+
+fn open(server: &mut Server, uri: &str, version: i32, text: &str) {
+    let document = json!({"uri": uri, "languageId": "streetrace", "version": version, "text": text});
+    notify(server, "textDocument/didOpen", json!({"textDocument": document}));
+}
+
+/// The next diagnostics published for `uri` that `matches`.
+fn published(server: &mut Server, uri: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    let message = server.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && matches(&m["params"])
+    });
+    message["params"].clone()
+}
+
+fn codes(diagnostics: &Value) -> Vec<&str> {
+    diagnostics.as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect()
+}
+
+/// `MAIN`'s diagnostics once `lib.sr` lost `helper`.
+fn helper_is_missing(params: &Value) -> bool {
+    let diagnostics = params["diagnostics"].as_array().unwrap();
+    diagnostics.len() == 1
+        && diagnostics[0]["message"].as_str().unwrap().starts_with("undefined reference to agent 'helper'")
+}
+
+#[test]
+fn document_pulls_carry_result_ids_and_unchanged_reports() {
+    let uri = "file:///pull/main.sr";
+    let mut server = start(pull_capabilities(), None);
+    open(&mut server, uri, 1, BROKEN);
+    let document = json!({"uri": uri});
+    let first = request(&mut server, 1, "textDocument/diagnostic", json!({"textDocument": document}));
+    assert_eq!(first["kind"], "full");
+    assert_eq!(codes(&first["items"]), BROKEN_CODES);
+    let id = first["resultId"].as_str().unwrap().to_string();
+
+    let again =
+        request(&mut server, 2, "textDocument/diagnostic", json!({"textDocument": document, "previousResultId": id}));
+    assert_eq!(again, json!({"kind": "unchanged", "resultId": id}));
+
+    let fixed = "prompt p: \"\"\"x\"\"\"\nagent:\n    instruction p\n";
+    let change = json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]});
+    notify(&mut server, "textDocument/didChange", change);
+    let after =
+        request(&mut server, 3, "textDocument/diagnostic", json!({"textDocument": document, "previousResultId": id}));
+    assert_eq!(after["kind"], "full");
+    assert_eq!(after["items"], json!([]));
+    assert_ne!(after["resultId"], json!(id));
+
+    // A client that pulls gets no pushes for its open documents.
+    let pushed: Vec<Value> = server
+        .drain(Duration::from_millis(500))
+        .into_iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .collect();
+    assert_eq!(pushed, Vec::<Value>::new());
+}
+
+#[test]
+fn workspace_pulls_cover_closed_files_and_honour_previous_ids() {
+    let folder = Folder::new("ws-pull", &[("broken.sr", BROKEN), ("ok.sr", "flow main:\n    log 1\n")]);
+    let (broken, ok) = (folder.uri("broken.sr"), folder.uri("ok.sr"));
+    let mut server = start(pull_capabilities(), Some(&folder.0));
+    open(&mut server, &ok, 3, "flow main:\n    log 2\n");
+
+    let report = request(&mut server, 1, "workspace/diagnostic", json!({"previousResultIds": []}));
+    let items = report["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{report}");
+    let item = |uri: &str| items.iter().find(|i| i["uri"] == uri).unwrap().clone();
+    let (closed, open) = (item(&broken), item(&ok));
+    assert_eq!((&closed["kind"], &closed["version"]), (&json!("full"), &Value::Null));
+    assert_eq!(codes(&closed["items"]), BROKEN_CODES);
+    assert_eq!((&open["kind"], &open["version"], &open["items"]), (&json!("full"), &json!(3), &json!([])));
+
+    let previous: Vec<Value> = items.iter().map(|i| json!({"uri": i["uri"], "value": i["resultId"]})).collect();
+    let again = request(&mut server, 2, "workspace/diagnostic", json!({"previousResultIds": previous}));
+    let kinds: Vec<&Value> = again["items"].as_array().unwrap().iter().map(|i| &i["kind"]).collect();
+    assert_eq!(kinds, [&json!("unchanged"), &json!("unchanged")], "{again}");
+
+    // A deleted file gets an empty report.
+    std::fs::remove_file(folder.path("broken.sr")).unwrap();
+    notify(&mut server, "workspace/didChangeWatchedFiles", json!({"changes": [{"uri": broken, "type": 3}]}));
+    // A change on disk: the client is asked to pull again.
+    let refresh = server.wait_for(|m| m["method"] == "workspace/diagnostic/refresh");
+    server.send(&json!({"jsonrpc": "2.0", "id": refresh["id"], "result": null}));
+    let after = request(&mut server, 3, "workspace/diagnostic", json!({"previousResultIds": previous}));
+    let items = after["items"].as_array().unwrap();
+    let gone = items.iter().find(|i| i["uri"] == broken).unwrap();
+    assert_eq!((&gone["kind"], &gone["items"]), (&json!("full"), &json!([])), "{after}");
+    assert_eq!(items.iter().find(|i| i["uri"] == ok).unwrap()["kind"], "unchanged");
+}
+
+#[test]
+fn closed_files_are_pushed_until_the_client_pulls_the_workspace() {
+    let folder = Folder::new("ws-push", &[("broken.sr", BROKEN)]);
+    let broken = folder.uri("broken.sr");
+    let mut server = start(pull_capabilities(), Some(&folder.0));
+    let pushed = published(&mut server, &broken, |p| !p["diagnostics"].as_array().unwrap().is_empty());
+    assert_eq!(codes(&pushed["diagnostics"]), BROKEN_CODES);
+    assert!(pushed.get("version").is_none(), "{pushed}");
+    request(&mut server, 1, "workspace/diagnostic", json!({"previousResultIds": []}));
+    // Withdrawn: the client has them from its pull now.
+    published(&mut server, &broken, |p| p["diagnostics"] == json!([]));
+}
+
+#[test]
+fn closed_files_are_pushed_and_follow_open_close_and_delete() {
+    let folder = Folder::new("ws-closed", &[("broken.sr", BROKEN)]);
+    let broken = folder.uri("broken.sr");
+    let mut server = start(watch_capabilities(), Some(&folder.0));
+    let pushed = published(&mut server, &broken, |_| true);
+    assert_eq!(codes(&pushed["diagnostics"]), BROKEN_CODES);
+    assert!(pushed.get("version").is_none(), "{pushed}");
+
+    open(&mut server, &broken, 1, "flow main:\n    log 1\n");
+    published(&mut server, &broken, |p| p["version"] == 1 && p["diagnostics"] == json!([]));
+    // Closed again: what is on disk.
+    notify(&mut server, "textDocument/didClose", json!({"textDocument": {"uri": broken}}));
+    let closed = published(&mut server, &broken, |p| p.get("version").is_none());
+    assert_eq!(codes(&closed["diagnostics"]), BROKEN_CODES);
+
+    std::fs::remove_file(folder.path("broken.sr")).unwrap();
+    notify(&mut server, "workspace/didChangeWatchedFiles", json!({"changes": [{"uri": broken, "type": 3}]}));
+    published(&mut server, &broken, |p| p["diagnostics"] == json!([]));
+}
+
+#[test]
+fn a_watched_change_to_an_import_updates_the_open_importer() {
+    let folder = Folder::new("ws-watch", &[("lib.sr", LIB), ("main.sr", MAIN)]);
+    let (lib, main) = (folder.uri("lib.sr"), folder.uri("main.sr"));
+    let mut server = start(watch_capabilities(), Some(&folder.0));
+    let registration = server.wait_for(|m| m["method"] == "client/registerCapability");
+    let watcher = &registration["params"]["registrations"][0];
+    assert_eq!(watcher["method"], "workspace/didChangeWatchedFiles");
+    assert_eq!(watcher["registerOptions"]["watchers"], json!([{"globPattern": "**/*.sr"}]));
+    server.send(&json!({"jsonrpc": "2.0", "id": registration["id"], "result": null}));
+
+    open(&mut server, &main, 1, MAIN);
+    published(&mut server, &main, |p| p["version"] == 1 && p["diagnostics"] == json!([]));
+    folder.write("lib.sr", LIB_RENAMED);
+    notify(&mut server, "workspace/didChangeWatchedFiles", json!({"changes": [{"uri": lib, "type": 2}]}));
+    published(&mut server, &main, helper_is_missing);
+}
+
+#[test]
+fn a_save_rereads_the_closed_imports() {
+    let folder = Folder::new("ws-save", &[("lib.sr", LIB), ("main.sr", MAIN)]);
+    let main = folder.uri("main.sr");
+    // The client watches files, so the server does not poll: only the save
+    // can tell it that lib.sr changed.
+    let mut server = start(watch_capabilities(), Some(&folder.0));
+    open(&mut server, &main, 1, MAIN);
+    published(&mut server, &main, |p| p["version"] == 1 && p["diagnostics"] == json!([]));
+    folder.write("lib.sr", LIB_RENAMED);
+    notify(&mut server, "textDocument/didSave", json!({"textDocument": {"uri": main}}));
+    published(&mut server, &main, helper_is_missing);
+}
+
+#[test]
+fn without_client_watching_the_server_polls_the_disk() {
+    let folder = Folder::new("ws-poll", &[("lib.sr", LIB), ("main.sr", MAIN)]);
+    let main = folder.uri("main.sr");
+    let mut server = start(json!({}), Some(&folder.0));
+    open(&mut server, &main, 1, MAIN);
+    published(&mut server, &main, |p| p["version"] == 1 && p["diagnostics"] == json!([]));
+    let started = std::time::Instant::now();
+    folder.write("lib.sr", LIB_RENAMED);
+    published(&mut server, &main, helper_is_missing);
+    eprintln!("a change on disk reached the importer's diagnostics in {:?}", started.elapsed());
+
+    // A new file is found by the walk of the workspace folder.
+    folder.write("new.sr", BROKEN);
+    let pushed = published(&mut server, &folder.uri("new.sr"), |_| true);
+    assert_eq!(codes(&pushed["diagnostics"]), BROKEN_CODES);
+    eprintln!("a new file's diagnostics were pushed after {:?}", started.elapsed());
+}
