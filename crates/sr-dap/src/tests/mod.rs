@@ -30,6 +30,7 @@ mod failures;
 mod human;
 mod inspect;
 mod stepping;
+mod tool_steps;
 
 use std::path::PathBuf;
 use std::sync::Arc;
