@@ -1,4 +1,6 @@
 //! `sr`: the StreetRace toolchain's command line.
+// Printing results is this binary's job (`sr lsp` and `sr dap` serve from their crates).
+#![allow(clippy::print_stdout)]
 
 mod check;
 mod eval;

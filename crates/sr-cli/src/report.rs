@@ -142,7 +142,7 @@ pub fn json(report: &FileReport, upstream: bool) -> String {
             "handlers": report.stats.handlers,
         },
     });
-    serde_json::to_string_pretty(&document).unwrap()
+    format!("{document:#}")
 }
 
 fn diagnostic_json(d: &Diagnostic, file: &str, index: &LineIndex, upstream: bool) -> Value {
@@ -180,5 +180,5 @@ pub fn json_file_error(path: &Path, message: &str) -> String {
         "warnings": [],
         "stats": { "error": message },
     });
-    serde_json::to_string_pretty(&document).unwrap()
+    format!("{document:#}")
 }

@@ -80,7 +80,7 @@ impl State {
 
 impl EventSink for Terminal {
     fn record(&self, event: &Event) {
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut out = std::io::stderr().lock();
         let depth = event.path.len();
         match &event.payload {
@@ -96,7 +96,9 @@ impl EventSink for Terminal {
                 state.streamed = false;
                 if state.interactive {
                     let spinner = ProgressBar::new_spinner();
-                    spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
+                    spinner.set_style(
+                        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"),
+                    );
                     spinner.set_message(format!("{}waiting for {model}", "  ".repeat(depth)));
                     spinner.enable_steady_tick(Duration::from_millis(120));
                     state.spinner = Some(spinner);

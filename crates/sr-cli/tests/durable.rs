@@ -3,6 +3,7 @@
 //! `--resume` completes it with every completed model call and tool call
 //! served from the journal (side effects exactly once); six concurrent runs
 //! of one session keep all their events.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

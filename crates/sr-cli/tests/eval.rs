@@ -1,6 +1,7 @@
 //! `sr eval` end to end, offline: a mock model server for live and recorded
 //! runs, cassettes for replays; results.json, exit codes, the compare gate,
 //! shards and merge, dataset errors, timeouts and Ctrl-C.
+#![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! dataset replayed offline. `record` (ignored) re-records
 //! the cassettes against a scripted model on the mock server:
 //! `cargo test -p sr-cli --test eval_bench -- --ignored record`.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,6 +3,7 @@
 //! cases) as the browser parsed it, and nothing in the browser's console. A
 //! control page, the bench's shipped report with a throwing script and a
 //! remote image added, shows that the console is really read.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

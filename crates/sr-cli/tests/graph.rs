@@ -1,6 +1,7 @@
 //! `sr graph` end to end: Mermaid and dot output of a fixture with every edge
 //! kind, names with `-` and an imported file; both formats checked for
 //! well-formedness (dot by Graphviz itself); errors reported as `sr check` does.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -4,6 +4,7 @@
 //! bytes, mixed line endings, an 8,000-agent ring, 20,000 prompts. Each run must end by itself with exit
 //! code 0, 1 or 2 (never a signal), in bounded memory, and `check` must still report
 //! the error in the well-formed flow after the hostile part.
+#![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)] // `common` also serves tests that use more of it.
 mod common;

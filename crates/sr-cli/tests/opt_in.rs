@@ -1,6 +1,7 @@
 //! `sr run`'s opt-in flags: `--allow-host-tools` lets `streetrace.cli.host` tools
 //! run commands on the host, `--allow-unsandboxed` lets coding agents use
 //! `backend: unsandboxed`; without them both fail with an error naming the flag.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

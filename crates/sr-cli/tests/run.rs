@@ -1,5 +1,6 @@
 //! `sr run` end to end: replaying the shipped recording, sessions, and a run
 //! paused for a human and resumed in a second process.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

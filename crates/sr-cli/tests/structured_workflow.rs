@@ -2,6 +2,7 @@
 //! offline with model calls only where the workflow needs a model, and a live
 //! run (a local mock model, the real sandbox) leaves the answers behind and
 //! removes its scratch workspace.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,5 +1,7 @@
 //! `sr-dap`: the StreetRace debug adapter over stdio (also `sr dap`).
 //! `--stdio`, the transport clients often pass, is the only one and may be omitted.
+// `--version` and `--help` answer on stdout before anything is served.
+#![allow(clippy::print_stdout)]
 
 use std::process::ExitCode;
 

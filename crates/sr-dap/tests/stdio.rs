@@ -3,6 +3,7 @@
 //! a program that does not compile, failures and `escalate to human`,
 //! hostile expressions, recording and replaying, and a launch that does not
 //! wait for MCP servers.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

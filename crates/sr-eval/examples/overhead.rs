@@ -10,6 +10,7 @@
 //! sr-eval` runs it with 1000); N runs of each kind, in five alternating
 //! rounds. Temporary directories go under `TMPDIR` (a tmpfs there shows what
 //! the disk's `fsync`s and deletes cost).
+#![allow(clippy::print_stdout)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -181,11 +181,15 @@ impl Collect {
     }
 
     fn take(&self) -> Result<Vec<Event>, String> {
-        if let Some(e) = self.failed.lock().unwrap().take() {
+        if let Some(e) = self.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
             return Err(e);
         }
-        self.file.lock().unwrap().flush().map_err(|e| format!("cannot write the events: {e}"))?;
-        Ok(std::mem::take(&mut *self.events.lock().unwrap()))
+        self.file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .flush()
+            .map_err(|e| format!("cannot write the events: {e}"))?;
+        Ok(std::mem::take(&mut *self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner())))
     }
 }
 
@@ -196,10 +200,13 @@ impl EventSink for Collect {
             return;
         }
         let line = serde_json::to_string(event).unwrap_or_default();
-        if let Err(e) = writeln!(self.file.lock().unwrap(), "{line}") {
-            self.failed.lock().unwrap().get_or_insert(format!("cannot write the events: {e}"));
+        if let Err(e) = writeln!(self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner()), "{line}") {
+            self.failed
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .get_or_insert(format!("cannot write the events: {e}"));
         }
-        self.events.lock().unwrap().push(event.clone());
+        self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(event.clone());
     }
 }
 

@@ -22,7 +22,7 @@ impl Meter {
 
     /// The tokens so far, and their cost when the price table priced a call.
     pub fn spent(&self) -> Usage {
-        self.spent.lock().unwrap().clone()
+        self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }
 
@@ -36,7 +36,7 @@ impl Provider for Meter {
                     let cost_usd = prices.as_deref().and_then(|p| p.cost(usage, &model));
                     let charged =
                         Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cost_usd };
-                    spent.lock().unwrap().add(&charged);
+                    spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(&charged);
                 }
             })
             .boxed()

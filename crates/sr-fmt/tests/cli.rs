@@ -1,4 +1,5 @@
 //! `sr fmt [--check]` over a directory: exit codes, messages, files written.
+#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 

@@ -2,6 +2,7 @@
 //! upstream snippets, the differential cases and the parser fixtures. Each
 //! formatted text must parse to the same tree (whitespace aside, comments
 //! included) and format to itself.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 

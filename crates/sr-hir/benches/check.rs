@@ -1,6 +1,7 @@
 //! Full semantic check speed: `cargo bench -p sr-hir`.
 //! `cold`: a fresh database; `edit`: one character changed inside a flow body
 //! of an already checked file.
+#![allow(clippy::unwrap_used)]
 
 use divan::Bencher;
 use sr_hir::{RootDatabase, file_diagnostics};

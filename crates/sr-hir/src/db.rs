@@ -50,7 +50,7 @@ impl salsa::Database for RootDatabase {}
 #[salsa::db]
 impl Db for RootDatabase {
     fn workspace(&self) -> Workspace {
-        self.workspace.unwrap()
+        self.workspace.expect("RootDatabase::new sets the workspace")
     }
 }
 
@@ -68,7 +68,7 @@ impl RootDatabase {
         let log = executed.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind
-                && let Some(log) = log.lock().unwrap().as_mut()
+                && let Some(log) = log.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_mut()
             {
                 log.push(format!("{database_key:?}"));
             }
@@ -139,12 +139,17 @@ impl RootDatabase {
 
     /// Starts recording which queries execute (see [`RootDatabase::take_executed`]).
     pub fn log_executions(&self) {
-        *self.executed.lock().unwrap() = Some(Vec::new());
+        *self.executed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Vec::new());
     }
 
     /// The queries executed since the last call, as `query(id)` strings.
     pub fn take_executed(&self) -> Vec<String> {
-        self.executed.lock().unwrap().as_mut().map(std::mem::take).unwrap_or_default()
+        self.executed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 

@@ -27,7 +27,7 @@ pub fn entry_point(db: &dyn Db, root: File) -> Option<EntryPoint<'_>> {
         .or_else(|| program.flows.get("default"))
         .or_else(|| program.agents.get("main"))
         .or_else(|| program.agents.get("default"))
-        .or_else(|| (program.agents.len() == 1).then(|| program.agents.values().next().unwrap()));
+        .or_else(|| if program.agents.len() == 1 { program.agents.values().next() } else { None });
     if let Some(&item) = upstream {
         return Some(EntryPoint { item, upstream: true });
     }

@@ -137,14 +137,14 @@ fn item_name(node: &SyntaxNode, kind: ItemKind) -> Name {
             if n.is_empty() { Name::new_static("default") } else { n }
         }
         ItemKind::Handler => {
-            let handler = ast::EventHandler::cast(node.clone()).unwrap();
-            let timing = handler.timing().map(|t| t.text().to_string()).unwrap_or_default();
-            let event = handler.event().map(|t| t.text().to_string()).unwrap_or_default();
+            let handler = ast::EventHandler::cast(node.clone());
+            let timing = handler.as_ref().and_then(|h| h.timing()).map(|t| t.text().to_string()).unwrap_or_default();
+            let event = handler.as_ref().and_then(|h| h.event()).map(|t| t.text().to_string()).unwrap_or_default();
             Name::from(format!("{timing} {event}"))
         }
         ItemKind::Import => {
-            let import = ast::Import::cast(node.clone()).unwrap();
-            import.source_token().map(|t| Name::from(t.text())).unwrap_or_default()
+            let source = ast::Import::cast(node.clone()).and_then(|import| import.source_token());
+            source.map(|t| Name::from(t.text())).unwrap_or_default()
         }
         _ => name(node.children().find_map(ast::NameDef::cast)),
     }

@@ -21,6 +21,11 @@ pub struct Lowered {
     source_map: Arc<SourceMap>,
 }
 
+/// The typed node of an item: its kind was read off the node's kind, so the cast holds.
+fn item_node<N: AstNode>(root: SyntaxNode) -> N {
+    N::cast(root).expect("an item's kind matches its syntax node")
+}
+
 #[salsa::tracked(returns(ref))]
 fn lower_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Lowered {
     let root = item_syntax(db, item);
@@ -28,25 +33,25 @@ fn lower_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Lowered {
     cx.map.item = root.text_range();
     cx.map.name = root.children().find_map(ast::NameDef::cast).map(|n| n.syntax().text_range());
     let data = match item.kind(db) {
-        ItemKind::Import => ItemData::Import(cx.import(ast::Import::cast(root).unwrap())),
-        ItemKind::Model => ItemData::Model(cx.model(ast::ModelDef::cast(root).unwrap())),
-        ItemKind::Schema => ItemData::Schema(cx.schema(ast::SchemaDef::cast(root).unwrap())),
-        ItemKind::Tool => ItemData::Tool(cx.tool(ast::ToolDef::cast(root).unwrap())),
-        ItemKind::RetryPolicy => ItemData::RetryPolicy(cx.retry_policy(ast::RetryPolicyDef::cast(root).unwrap())),
+        ItemKind::Import => ItemData::Import(cx.import(item_node::<ast::Import>(root))),
+        ItemKind::Model => ItemData::Model(cx.model(item_node::<ast::ModelDef>(root))),
+        ItemKind::Schema => ItemData::Schema(cx.schema(item_node::<ast::SchemaDef>(root))),
+        ItemKind::Tool => ItemData::Tool(cx.tool(item_node::<ast::ToolDef>(root))),
+        ItemKind::RetryPolicy => ItemData::RetryPolicy(cx.retry_policy(item_node::<ast::RetryPolicyDef>(root))),
         ItemKind::TimeoutPolicy => ItemData::TimeoutPolicy(TimeoutPolicyData {
-            seconds: ast::TimeoutPolicyDef::cast(root).unwrap().span().and_then(|s| s.seconds()),
+            seconds: item_node::<ast::TimeoutPolicyDef>(root).span().and_then(|s| s.seconds()),
         }),
-        ItemKind::Policy => ItemData::Policy(cx.policy(ast::PolicyDef::cast(root).unwrap())),
-        ItemKind::Executor => ItemData::Executor(cx.executor(ast::ExecutorDef::cast(root).unwrap())),
-        ItemKind::Prompt => ItemData::Prompt(cx.prompt(ast::PromptDef::cast(root).unwrap())),
-        ItemKind::Agent => ItemData::Agent(cx.agent(ast::AgentDef::cast(root).unwrap())),
+        ItemKind::Policy => ItemData::Policy(cx.policy(item_node::<ast::PolicyDef>(root))),
+        ItemKind::Executor => ItemData::Executor(cx.executor(item_node::<ast::ExecutorDef>(root))),
+        ItemKind::Prompt => ItemData::Prompt(cx.prompt(item_node::<ast::PromptDef>(root))),
+        ItemKind::Agent => ItemData::Agent(cx.agent(item_node::<ast::AgentDef>(root))),
         ItemKind::Flow => {
-            let flow = ast::FlowDef::cast(root).unwrap();
+            let flow = item_node::<ast::FlowDef>(root);
             cx.body.root = cx.block(flow.body());
             ItemData::Flow
         }
         ItemKind::Handler => {
-            let handler = ast::EventHandler::cast(root).unwrap();
+            let handler = item_node::<ast::EventHandler>(root);
             cx.body.root = cx.block(handler.body());
             ItemData::Handler(handler_data(&handler))
         }
@@ -260,19 +265,19 @@ impl Lower {
                 SyntaxKind::USE_KW if property.model().is_some() => {
                     data.use_model = property.model().and_then(|m| m.string());
                 }
-                SyntaxKind::PRESERVE_KW if property.preserve().is_some() => {
-                    for item in property.preserve().unwrap().items() {
+                SyntaxKind::PRESERVE_KW if let Some(preserve) = property.preserve() => {
+                    for item in preserve.items() {
                         let preserved = match item.keyword().map(|k| k.kind()) {
-                            Some(SyntaxKind::LAST_KW) if item.count().is_some() => {
-                                PreserveItem::LastMessages(item.count().unwrap())
+                            Some(SyntaxKind::LAST_KW) if let Some(count) = item.count() => {
+                                PreserveItem::LastMessages(count)
                             }
                             Some(SyntaxKind::TOOL_KW) if item.expr().is_none() => PreserveItem::ToolResults,
                             _ => match item.expr() {
                                 Some(ast::Expr::Var(var)) if var.fields().is_empty() => {
                                     PreserveItem::Variable(Name::from(var.name().unwrap_or_default()))
                                 }
-                                Some(ast::Expr::Literal(lit)) if lit.string().is_some() => {
-                                    PreserveItem::Text(lit.string().unwrap())
+                                Some(ast::Expr::Literal(lit)) if let Some(text) = lit.string() => {
+                                    PreserveItem::Text(text)
                                 }
                                 Some(expr) => PreserveItem::Expr(self.expr(expr)),
                                 None => continue,

@@ -333,8 +333,7 @@ impl<'db> Loader<'db> {
                         anchor,
                     )
                 }),
-                Some(target) if self.stack.contains(&target) => {
-                    let start = self.stack.iter().position(|&f| f == target).unwrap();
+                Some(target) if let Some(start) = self.stack.iter().position(|&f| f == target) => {
                     let files: Vec<String> =
                         self.stack[start..].iter().chain([&target]).map(|f| file_label(self.db, *f)).collect();
                     let at = self.root_import.clone().unwrap_or(anchor);

@@ -1,6 +1,7 @@
 //! `--compat upstream` conformance: for every upstream snippet and `.sr` file,
 //! the set of (code, line) pairs we report equals upstream's, except for the
 //! cases listed with a reason in `fixtures/upstream/allowed-deviations.txt`.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,7 @@
 //! Edit → diagnostics on a generated 10k-line file: `cargo bench -p sr-ide`.
 //! One character toggles inside the last flow; each sample applies the edit
 //! and computes the file's diagnostics on a fresh snapshot (no debounce).
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 

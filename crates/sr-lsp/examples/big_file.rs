@@ -3,6 +3,7 @@
 //! of a variable whose namespace spans every flow, and document symbols.
 //! `cargo run --release -p sr-lsp --example big_file` (the bar is
 //! under 1 s each in release).
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::time::Instant;
 

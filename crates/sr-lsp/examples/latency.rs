@@ -1,6 +1,7 @@
 //! Edit → published diagnostics through the whole server (in process, no
 //! debounce) on a generated 10k-line file, with percentiles:
 //! `cargo run --release -p sr-lsp --example latency`.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::time::{Duration, Instant};
 

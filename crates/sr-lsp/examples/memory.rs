@@ -1,5 +1,6 @@
 //! Resident memory for a 50k-line workspace (5 generated files of 10k lines,
 //! every file checked): `cargo run --release -p sr-lsp --example memory`.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::path::PathBuf;
 

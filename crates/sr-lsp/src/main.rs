@@ -1,5 +1,7 @@
 //! `sr-lsp`: the StreetRace language server over stdio (also `sr lsp`).
 //! `--stdio`, the transport clients often pass, is the only one and may be omitted.
+// `--version` and `--help` answer on stdout before anything is served.
+#![allow(clippy::print_stdout)]
 
 fn main() {
     let code = match std::env::args().nth(1).as_deref() {

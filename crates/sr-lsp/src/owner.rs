@@ -145,7 +145,7 @@ impl Owner {
             documents: self.documents.clone(),
             roots: self.roots.clone(),
             config: self.config.clone(),
-            encoding: *self.encoding.lock().unwrap(),
+            encoding: *self.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
             document_changes: false,
         }
     }
@@ -276,7 +276,7 @@ impl Owner {
             eprintln!("sr-lsp: change to a document that is not open: {}", uri.as_str());
             return false;
         };
-        let encoding = *self.encoding.lock().unwrap();
+        let encoding = *self.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         for change in params.content_changes {
             match change.range {
                 None => text = change.text,

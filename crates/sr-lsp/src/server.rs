@@ -136,7 +136,7 @@ impl Server {
         self.shared
             .semantic_tokens
             .lock()
-            .unwrap()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
             .insert(uri.as_str().to_string(), (result_id.clone(), tokens.clone()));
         SemanticTokens { result_id: Some(result_id), data: tokens }
     }
@@ -150,11 +150,12 @@ impl LanguageServer for Server {
         } else {
             Encoding::Utf16
         };
-        *self.shared.encoding.lock().unwrap() = encoding;
+        *self.shared.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = encoding;
         if let Some(options) = params.initialization_options.clone() {
             self.shared.send(Message::Settings(options));
         }
-        *self.shared.client_features.lock().unwrap() = client_features(&params.capabilities);
+        *self.shared.client_features.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
+            client_features(&params.capabilities);
         let document_changes = params
             .capabilities
             .workspace
@@ -290,7 +291,13 @@ impl LanguageServer for Server {
         let Some(tokens) = self.run(move |s| handlers::semantic_tokens(s, &for_handler, None)).await? else {
             return Ok(None);
         };
-        let previous = self.shared.semantic_tokens.lock().unwrap().get(uri.as_str()).cloned();
+        let previous = self
+            .shared
+            .semantic_tokens
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(uri.as_str())
+            .cloned();
         match previous {
             Some((id, old)) if id == params.previous_result_id => {
                 let edits = semantic::diff(&old, &tokens);

@@ -62,7 +62,7 @@ impl Shared {
     }
 
     pub(crate) fn send(&self, message: Message) {
-        let _ = self.owner.lock().unwrap().send(message);
+        let _ = self.owner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).send(message);
     }
 
     /// A change arrived: requests in flight may now answer for stale text.
@@ -84,7 +84,7 @@ impl Shared {
     }
 
     pub(crate) fn features(&self) -> ClientFeatures {
-        *self.client_features.lock().unwrap()
+        *self.client_features.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The client pulls workspace diagnostics: the publisher withdraws what

@@ -3,6 +3,7 @@
 //! formatting, rename, the diagnostics of a closed file and an import changed
 //! on disk. Skipped, loudly, when `nvim` is missing outside
 //! CI; in CI (`CI` set) a missing `nvim` fails.
+#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,6 +2,7 @@
 //! would: lifecycle, versioned diagnostics, navigation in both position
 //! encodings, ordering and races, semantic-token deltas, workspace files and
 //! configuration.
+#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! Protocol torture: every kind of malformed input an editor, a proxy or an
 //! attacker can send, each followed by a valid request that must still be
 //! answered; the lifecycle's exit codes; stdin EOF.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

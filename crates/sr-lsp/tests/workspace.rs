@@ -1,6 +1,7 @@
 //! Workspace-wide diagnostics over stdio: pull (`textDocument/diagnostic`,
 //! `workspace/diagnostic`) with result ids, pushes for closed files, and files
 //! changed on disk (watched files, saves, the server's own polling).
+#![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)] // `common` also serves the torture tests.
 mod common;

@@ -10,6 +10,7 @@
 //!   runtime. `files - files_bare` is the orchestration overhead beyond the
 //!   file system's own time, `files - files_tool` the flow's share of it.
 //!   The files are on `/dev/shm` when it exists.
+#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

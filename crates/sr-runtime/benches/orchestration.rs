@@ -14,6 +14,7 @@
 //! - `as_sr_run`: the scripted provider dressed as `sr run` dresses a live
 //!   run: events stored in a SQLite session on disk, exchanges and tool results
 //!   journaled to a cassette.
+#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

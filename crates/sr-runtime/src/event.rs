@@ -240,13 +240,13 @@ impl Emitter {
     /// Every event (and every tool result, see [`Emitter::redactor`]) is
     /// redacted by `redactor` before it is emitted.
     pub fn with_redactor(self, redactor: Arc<sr_llm::Redactor>) -> Emitter {
-        self.shared.lock().unwrap().redactor = redactor;
+        self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).redactor = redactor;
         self
     }
 
     /// The run's secrets.
     pub fn redactor(&self) -> Arc<sr_llm::Redactor> {
-        self.shared.lock().unwrap().redactor.clone()
+        self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).redactor.clone()
     }
 
     pub fn child(&self, segment: impl Into<String>) -> Emitter {
@@ -264,7 +264,7 @@ impl Emitter {
     }
 
     pub fn emit(&self, payload: Payload) {
-        let mut shared = self.shared.lock().unwrap();
+        let mut shared = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let payload = match payload {
             // A secret split over two deltas is redacted whole: the text that
             // may begin one waits for the next delta.

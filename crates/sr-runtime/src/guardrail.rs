@@ -35,8 +35,11 @@ fn luhn(candidate: &str) -> bool {
 /// In order: longer, more specific patterns first, so that a card number is not
 /// masked as a phone number.
 static PII: LazyLock<Vec<Detector>> = LazyLock::new(|| {
-    let detector =
-        |placeholder, pattern: &str, accept| Detector { placeholder, pattern: Regex::new(pattern).unwrap(), accept };
+    let detector = |placeholder, pattern: &str, accept| Detector {
+        placeholder,
+        pattern: Regex::new(pattern).expect("a valid pattern"),
+        accept,
+    };
     vec![
         detector("[MASKED_EMAIL_ADDRESS]", r"(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b", any),
         detector("[MASKED_IBAN_CODE]", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", any),
@@ -84,7 +87,7 @@ static OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(reveal|print|show|repeat)\b.{0,30}\b(system\s+prompt|hidden\s+instructions?)\b
         | \bact\s+as\s+if\s+you\s+(have|had)\s+no\s+(rules|restrictions)\b",
     )
-    .unwrap()
+    .expect("a valid pattern")
 });
 
 /// Instructions smuggled into tool output, aimed at the model reading it.
@@ -96,7 +99,7 @@ static INJECTION: LazyLock<Regex> = LazyLock::new(|| {
         | \bnew\s+instructions?\s*:
         | \bimportant\s*:\s*(ignore|disregard)\b",
     )
-    .unwrap()
+    .expect("a valid pattern")
 });
 
 /// Whether guardrail `name` flags `text`; `None` for a guardrail this runtime

@@ -202,7 +202,7 @@ impl McpHub {
                 cassette.append(&listing_entry(server, listing))?;
             }
         }
-        *self.recording.lock().unwrap() = Some(cassette);
+        *self.recording.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(cassette);
         Ok(())
     }
 
@@ -231,7 +231,7 @@ impl McpHub {
             Ok(server) => (server.url.clone(), open(server, &self.options).await),
             Err((url, e)) => (url.clone(), Listing::failed(name, &url, &e)),
         };
-        let recording = self.recording.lock().unwrap().clone();
+        let recording = self.recording.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         *state = State::Ready(match recording.map(|cassette| cassette.append(&listing_entry(name, &listing))) {
             // Without its listing the recording would replay without these tools.
             Some(Err(e)) => Listing::failed(name, &url, &format!("cannot record its tools: {e}")),

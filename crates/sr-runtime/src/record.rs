@@ -106,7 +106,7 @@ impl ReplayedTools {
 impl ReplayedTools {
     /// Whether a call with `key` was cut off; the first time it is asked, yes.
     fn take_in_doubt(&self, key: &str) -> bool {
-        let mut in_doubt = self.in_doubt.lock().unwrap();
+        let mut in_doubt = self.in_doubt.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match in_doubt.get_mut(key) {
             Some(n) if *n > 0 => {
                 *n -= 1;
@@ -126,7 +126,12 @@ fn key(name: &str, args: &Value) -> String {
 impl ToolGate for ReplayedTools {
     fn call<'a>(&'a self, tool: &'a dyn Tool, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         let name = tool.name();
-        let served = self.queues.lock().unwrap().get_mut(&key(&name, &args)).and_then(VecDeque::pop_front);
+        let served = self
+            .queues
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get_mut(&key(&name, &args))
+            .and_then(VecDeque::pop_front);
         let outcome = match served {
             Some(Ok(value)) => Ok(value),
             Some(Err(error)) => Err(ToolError(error)),
@@ -200,7 +205,13 @@ impl ToolGate for ResumedTools {
         async move {
             let name = tool.name();
             let key = key(&name, &args);
-            let served = self.journal.queues.lock().unwrap().get_mut(&key).and_then(VecDeque::pop_front);
+            let served = self
+                .journal
+                .queues
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .get_mut(&key)
+                .and_then(VecDeque::pop_front);
             match served {
                 Some(Ok(value)) => Ok(value),
                 Some(Err(error)) => Err(ToolError(error)),

@@ -59,7 +59,12 @@ impl ScriptedProvider {
         matcher: impl Fn(&ChatRequest) -> bool + Send + Sync + 'static,
         replies: Vec<Reply>,
     ) -> ScriptedProvider {
-        self.rules.lock().unwrap().push(Rule { matcher: Box::new(matcher), replies, repeat: false, used: 0 });
+        self.rules.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Rule {
+            matcher: Box::new(matcher),
+            replies,
+            repeat: false,
+            used: 0,
+        });
         self
     }
 
@@ -69,7 +74,7 @@ impl ScriptedProvider {
         matcher: impl Fn(&ChatRequest) -> bool + Send + Sync + 'static,
         reply: Reply,
     ) -> ScriptedProvider {
-        self.rules.lock().unwrap().push(Rule {
+        self.rules.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Rule {
             matcher: Box::new(matcher),
             replies: vec![reply],
             repeat: true,
@@ -80,16 +85,16 @@ impl ScriptedProvider {
 
     /// How many requests were answered.
     pub fn calls(&self) -> u64 {
-        *self.calls.lock().unwrap()
+        *self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<ChatRequest> {
-        self.requests.lock().unwrap().clone()
+        self.requests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
     fn answer(&self, request: &ChatRequest) -> Result<Reply, String> {
-        let mut rules = self.rules.lock().unwrap();
+        let mut rules = self.rules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         for rule in rules.iter_mut() {
             if rule.used < rule.replies.len() || rule.repeat {
                 if !(rule.matcher)(request) {
@@ -97,12 +102,12 @@ impl ScriptedProvider {
                 }
                 let reply = rule.replies[rule.used.min(rule.replies.len() - 1)].clone();
                 rule.used += 1;
-                *self.calls.lock().unwrap() += 1;
+                *self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
                 return Ok(reply);
             }
         }
         if let Some(responder) = &self.responder {
-            *self.calls.lock().unwrap() += 1;
+            *self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
             return Ok(responder(request));
         }
         Err(format!(
@@ -181,7 +186,7 @@ pub fn after_tool_results() -> impl Fn(&ChatRequest) -> bool + Send + Sync + 'st
 
 impl Provider for ScriptedProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
-        self.requests.lock().unwrap().push(request.clone());
+        self.requests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(request.clone());
         let events: Vec<Result<ChatEvent, LlmError>> = match self.answer(&request) {
             Ok(Reply::Text(text)) => {
                 // Split into a few deltas, as a streaming model would send them.

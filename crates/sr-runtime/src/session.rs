@@ -129,7 +129,7 @@ impl SessionStore {
 
     pub fn create(&self, id: &str, workload: &str) -> rusqlite::Result<()> {
         let now = now_ms();
-        self.conn.lock().unwrap().execute(
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).execute(
             "INSERT INTO sessions (id, workload, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
             params![id, workload, now],
         )?;
@@ -140,7 +140,7 @@ impl SessionStore {
     /// creates it at the same time).
     pub fn ensure(&self, id: &str, workload: &str) -> rusqlite::Result<()> {
         let now = now_ms();
-        self.conn.lock().unwrap().execute(
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).execute(
             "INSERT OR IGNORE INTO sessions (id, workload, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
             params![id, workload, now],
         )?;
@@ -152,7 +152,7 @@ impl SessionStore {
     /// number twice), as `running`. `lease` is the lock file the live run
     /// holds, by which [`SessionStore::recover`] tells a dead run.
     pub fn reserve_run(&self, session: &str, lease: Option<&Path>) -> rusqlite::Result<i64> {
-        let mut conn = self.conn.lock().unwrap();
+        let mut conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let run: i64 = tx.query_row(
             "SELECT MAX(COALESCE((SELECT MAX(run) FROM runs WHERE session_id = ?1), 0),
@@ -171,14 +171,14 @@ impl SessionStore {
     pub fn set_run_status(&self, session: &str, run: i64, status: &str) -> rusqlite::Result<()> {
         self.conn
             .lock()
-            .unwrap()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
             .execute("UPDATE runs SET status = ?3 WHERE session_id = ?1 AND run = ?2", params![session, run, status])?;
         Ok(())
     }
 
     /// The session's runs and their status, in order.
     pub fn runs(&self, session: &str) -> rusqlite::Result<Vec<(i64, String)>> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut statement = conn.prepare("SELECT run, status FROM runs WHERE session_id = ?1 ORDER BY run")?;
         let rows = statement.query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect()
@@ -189,7 +189,7 @@ impl SessionStore {
     /// Runs without a lease are left alone. Returns the runs marked.
     pub fn recover(&self) -> rusqlite::Result<Vec<(String, i64)>> {
         let running: Vec<(String, i64, String)> = {
-            let conn = self.conn.lock().unwrap();
+            let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let mut statement =
                 conn.prepare("SELECT session_id, run, lease FROM runs WHERE status = 'running' AND lease IS NOT NULL")?;
             let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
@@ -200,7 +200,7 @@ impl SessionStore {
             if crate::lease::is_held(Path::new(&lease)) {
                 continue;
             }
-            let conn = self.conn.lock().unwrap();
+            let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let changed = conn.execute(
                 "UPDATE runs SET status = 'interrupted' WHERE session_id = ?1 AND run = ?2 AND status = 'running'",
                 params![session, run],
@@ -225,7 +225,7 @@ impl SessionStore {
         }
         let json = serde_json::to_string(event)
             .map_err(|e| StoreError::Undecodable { what: format!("event {}", event.seq), error: e.to_string() })?;
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut insert = conn
             .prepare_cached("INSERT INTO events (session_id, run, seq, version, event) VALUES (?1, ?2, ?3, ?4, ?5)")?;
         insert.execute(params![session, run, event.seq as i64, EVENT_FORMAT, json])?;
@@ -234,7 +234,7 @@ impl SessionStore {
 
     /// Every event of a session, run by run.
     pub fn events(&self, session: &str) -> Result<Vec<(i64, Event)>, StoreError> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut statement =
             conn.prepare("SELECT run, seq, event FROM events WHERE session_id = ?1 ORDER BY run, seq")?;
         let rows = statement
@@ -253,7 +253,7 @@ impl SessionStore {
 
     /// Appends conversation messages (as JSON) after the existing ones.
     pub fn append_messages(&self, session: &str, messages: &[Value]) -> rusqlite::Result<()> {
-        let mut conn = self.conn.lock().unwrap();
+        let mut conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // Immediate: a deferred transaction that reads, then writes, fails at
         // once when another process wrote in between.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -273,7 +273,7 @@ impl SessionStore {
 
     /// The session's conversation, oldest first.
     pub fn messages(&self, session: &str) -> Result<Vec<Value>, StoreError> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut statement =
             conn.prepare("SELECT position, message FROM messages WHERE session_id = ?1 ORDER BY position")?;
         let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
@@ -289,7 +289,7 @@ impl SessionStore {
     }
 
     pub fn set_status(&self, session: &str, status: &str) -> rusqlite::Result<()> {
-        self.conn.lock().unwrap().execute(
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).execute(
             "UPDATE sessions SET status = ?2, updated_ms = ?3 WHERE id = ?1",
             params![session, status, now_ms()],
         )?;
@@ -298,7 +298,7 @@ impl SessionStore {
 
     /// Saves (or clears, with `None`) the state of a run paused for a human.
     pub fn set_pause(&self, session: &str, state: Option<&PausedRun>) -> Result<(), StoreError> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match state {
             Some(state) => conn.execute(
                 "INSERT INTO pauses (session_id, state) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET state = ?2",
@@ -311,7 +311,7 @@ impl SessionStore {
 
     /// The state of the session's run paused for a human, if there is one.
     pub fn pause(&self, session: &str) -> Result<Option<PausedRun>, StoreError> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let state: Option<String> =
             conn.query_row("SELECT state FROM pauses WHERE session_id = ?1", [session], |r| r.get(0)).optional()?;
         state.map(|s| serde_json::from_str(&s)).transpose().map_err(|e| StoreError::Undecodable {
@@ -322,7 +322,7 @@ impl SessionStore {
 
     /// Sessions, most recently updated first.
     pub fn list(&self) -> rusqlite::Result<Vec<SessionSummary>> {
-        let conn = self.conn.lock().unwrap();
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut statement = conn.prepare(
             "SELECT s.id, s.workload, s.created_ms, s.updated_ms, s.status,
                     (SELECT COUNT(DISTINCT run) FROM events e WHERE e.session_id = s.id)
@@ -349,14 +349,14 @@ impl SessionStore {
         Arc::new(move |event: &Event| {
             if let Err(e) = store.append_event(&session, run, event) {
                 let lost = format!("cannot save event {} of run {run} of session {session}: {e}", event.seq);
-                store.lost.lock().unwrap().push(lost);
+                store.lost.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(lost);
             }
         })
     }
 
     /// Why the sinks could not save events, since the last call.
     pub fn take_lost(&self) -> Vec<String> {
-        std::mem::take(&mut *self.lost.lock().unwrap())
+        std::mem::take(&mut *self.lost.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 }
 

@@ -156,8 +156,9 @@ fn arithmetic(
     int: impl Fn(i64, i64) -> Option<i64>,
     float: impl Fn(f64, f64) -> f64,
 ) -> Result<Value> {
-    let both_int = matches!((a, b), (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64());
-    if both_int && let Some(v) = int(a.as_i64().unwrap(), b.as_i64().unwrap()) {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64())
+        && let Some(v) = int(x, y)
+    {
         return Ok(Value::from(v));
     }
     match (as_float(a), as_float(b)) {

@@ -167,7 +167,10 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
 fn refused(message: String) -> BoxStream<'static, Event> {
     let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = events.clone();
-    let emitter = Emitter::new("refused", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))]);
+    let emitter = Emitter::new(
+        "refused",
+        vec![Arc::new(move |e: &Event| sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(e.clone()))],
+    );
     emitter.emit(Payload::Error { message: message.clone(), location: None });
     emitter.emit(Payload::RunFinished {
         status: crate::event::RunStatus::Failed,
@@ -175,7 +178,7 @@ fn refused(message: String) -> BoxStream<'static, Event> {
         error: Some(message),
         usage: Default::default(),
     });
-    let events = std::mem::take(&mut *events.lock().unwrap());
+    let events = std::mem::take(&mut *events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
     futures::stream::iter(events).boxed()
 }
 

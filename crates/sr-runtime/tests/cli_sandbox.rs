@@ -2,6 +2,7 @@
 //! read a secret, leave the work directory, reach the network, outlive its time
 //! cap, flood the runtime with output, exhaust processes or memory, or run on the
 //! host without the run's consent.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Tool functions in flows (`fs.read_file(path)`): every builtin file function
 //! with its value, failures that `on failure` catches, the step hook, tool
 //! handlers, the jail, and a replay that serves results from the recording.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

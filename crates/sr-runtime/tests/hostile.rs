@@ -1,5 +1,6 @@
 //! A hostile model against the file tools: every call below tries to leave the
 //! work directory, hang the run, exhaust memory or reach the runtime's state.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! local server that shows the headers it got, and a recorded run replayed
 //! without any server. Without npm or its registry the tests against
 //! `server-everything` are skipped loudly, except in CI, where they fail.
+#![allow(clippy::unwrap_used)]
 
 #[path = "mcp/servers.rs"]
 mod servers;

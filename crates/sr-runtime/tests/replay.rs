@@ -1,5 +1,6 @@
 //! A replay tells the same story as the live run it was recorded from, also
 //! where the live run timed out, cancelled a branch or ran branches at once.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

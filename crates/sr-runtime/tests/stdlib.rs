@@ -1,6 +1,7 @@
 //! The standard library of flow expressions, evaluated from DSL text: every
 //! documented example gives its documented result, each function's values and
 //! errors (a data-driven table), and hostile arguments stay bounded.
+#![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,5 @@
 //! The coding loop end to end, in the default sandbox, under a scripted model.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -116,7 +116,7 @@ pub fn inputs(text: &str, tokens: &[Token]) -> Inputs {
                 .rev()
                 .take_while(|&i| matches!(tokens[i].kind, NEWLINE | WHITESPACE | COMMENT))
                 .last()
-                .unwrap();
+                .unwrap_or(last);
             let first_newline = (first..=last).find(|&i| tokens[i].kind == NEWLINE).unwrap_or(last);
             newline_position(tokens, first_newline)
         }
@@ -129,6 +129,9 @@ pub fn inputs(text: &str, tokens: &[Token]) -> Inputs {
     Inputs { tokens: out, errors }
 }
 
+/// The level of column 0 is never popped: a line at column 0 is held by it.
+const BASE_LEVEL: &str = "the base level stays on the stack";
+
 fn change_level(
     stack: &mut Vec<Level>,
     column: u32,
@@ -137,20 +140,20 @@ fn change_level(
     out: &mut Vec<Input>,
     errors: &mut Vec<Diagnostic>,
 ) {
-    let top = stack.last().unwrap();
+    let top = stack.last().expect(BASE_LEVEL);
     if column > top.column && !top.holds(column) {
         stack.push(Level::at(column));
         out.push(Input { kind: INDENT, raw: None, range: at });
         return;
     }
-    while !stack.last().unwrap().holds(column) {
+    while !stack.last().expect(BASE_LEVEL).holds(column) {
         let below = stack[stack.len() - 2].column;
         if below < column {
             // Between two levels: report it and keep the line in the inner block.
             let block_columns = stack.iter().map(|l| l.column + 1).collect();
             let kind = DiagnosticKind::MismatchedIndentation { column: column + 1, block_columns };
             errors.push(Diagnostic::new(kind, indent_range).at_upstream(1, 0));
-            stack.last_mut().unwrap().aliases.push(column);
+            stack.last_mut().expect(BASE_LEVEL).aliases.push(column);
             return;
         }
         stack.pop();

@@ -191,7 +191,7 @@ impl Raw {
 /// Upstream's `INTERPOLATED_STRING` (`"[^"]*\$\{[^}]+\}[^"]*"`), anchored. The
 /// `regex` crate has the same leftmost-first semantics as Python's `re` here.
 static INTERPOLATED: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r#"\A"[^"]*\$\{[^}]+\}[^"]*""#).unwrap());
+    LazyLock::new(|| regex::Regex::new(r#"\A"[^"]*\$\{[^}]+\}[^"]*""#).expect("a valid pattern"));
 
 /// `"` starts, in order: a triple-quoted string (ending at the first `"""`), an
 /// interpolated string, or a plain string. None matching is an invalid character.

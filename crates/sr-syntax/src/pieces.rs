@@ -109,7 +109,7 @@ pub fn parse_pieces<P: Borrow<Option<Piece>>>(text: &str, mut piece: impl FnMut(
                 break (end, parsed);
             }
         };
-        assembly.push(parsed.borrow().as_ref().unwrap(), start);
+        assembly.push(parsed.borrow().as_ref().expect("the loop above ends on a parsed piece"), start);
         if end == TextSize::of(text) {
             return assembly.finish();
         }

@@ -2,6 +2,7 @@
 //! [`Code`] (run `UPDATE_EXPECT=1 cargo test -p sr-syntax --test codes` to
 //! rewrite it, as expect-test does for snapshots), and every code has one
 //! documented entry with the anchor the table links to.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
 

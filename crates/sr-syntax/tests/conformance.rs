@@ -2,6 +2,7 @@
 //! regression set (`fixtures/differential`): every input upstream parses must
 //! parse without syntax errors here, and every one upstream rejects with a syntax
 //! error must be rejected on the same line.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 

@@ -2,6 +2,7 @@
 //! tree and errors compared with the `.rast` file beside it
 //! (`UPDATE_EXPECT=1 cargo test` rewrites them). `ok` files must parse cleanly,
 //! `err` files must report at least one error; both must round-trip.
+#![allow(clippy::unwrap_used)]
 
 use std::fmt::Write;
 use std::path::Path;

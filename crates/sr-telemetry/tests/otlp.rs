@@ -1,7 +1,7 @@
 //! OTLP export to a collector on this machine: spans arrive as OTLP/HTTP
 //! protobuf when the guard is dropped. Its own test binary: `init_otlp`
 //! installs the process's global subscriber.
-
+#![allow(clippy::unwrap_used)]
 #![cfg(feature = "otlp")]
 
 mod common;

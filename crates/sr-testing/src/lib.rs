@@ -1,4 +1,6 @@
 //! Helpers shared by tests and benchmarks of several crates. Not shipped.
+// Test support: a missing corpus file should fail the test that asked for it.
+#![allow(clippy::unwrap_used)]
 
 pub mod fixture;
 pub mod hostile;

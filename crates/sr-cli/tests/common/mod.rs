@@ -1,4 +1,5 @@
 //! Running the built `sr` in a scratch directory.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

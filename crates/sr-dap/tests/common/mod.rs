@@ -1,4 +1,5 @@
 //! The real `sr-dap` binary over pipes, for the stdio and torture tests.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};

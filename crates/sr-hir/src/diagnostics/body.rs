@@ -75,7 +75,7 @@ impl<'db> Cx<'_, 'db> {
         };
         let known: Vec<&str> = match kind {
             ItemKind::Prompt => self.program.prompts.keys().map(|k| k.as_str()).collect(),
-            _ => self.program.defs(kind).unwrap().keys().map(|k| k.as_str()).collect(),
+            _ => self.program.defs(kind).into_iter().flat_map(|defs| defs.keys()).map(|k| k.as_str()).collect(),
         };
         if known.contains(&target.name.as_str()) {
             if kind == ItemKind::Flow
@@ -235,7 +235,9 @@ impl<'db> Upstream<'_, '_, 'db> {
     }
 
     fn define(&mut self, name: &Name) {
-        self.frames.last_mut().unwrap().insert(name.clone());
+        if let Some(frame) = self.frames.last_mut() {
+            frame.insert(name.clone());
+        }
     }
 
     fn stmts(&mut self, ids: &[StmtId], out: &mut Vec<SemanticDiagnostic<'db>>) {

@@ -1,4 +1,5 @@
 //! End-to-end tests of the real HTTP clients against the mock server.
+#![allow(clippy::unwrap_used)]
 
 mod anthropic;
 mod gemini;

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! Driving the real `sr-lsp` binary: framing, reading what it writes, waiting
 //! for it to exit.
+#![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;

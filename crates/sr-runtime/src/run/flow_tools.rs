@@ -101,7 +101,7 @@ impl Runtime {
     /// times.
     async fn flow_function(&self, th: &Thread, tool: &str, function: &str) -> Result<FlowFunction, String> {
         let key = format!("{tool}.{function}");
-        if let Some(found) = self.flow_functions.lock().unwrap().get(&key) {
+        if let Some(found) = self.flow_functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key) {
             return Ok(found.clone());
         }
         let found: Arc<dyn Tool> = match self.program.tools.get(tool) {
@@ -109,7 +109,7 @@ impl Runtime {
             None => self.executor_function(tool, function)?,
         };
         let found = (Arc::new(found.spec()), found);
-        self.flow_functions.lock().unwrap().insert(key, found.clone());
+        self.flow_functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(key, found.clone());
         Ok(found)
     }
 

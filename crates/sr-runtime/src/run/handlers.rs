@@ -202,7 +202,8 @@ impl Runtime {
         Ok(serde_json::from_str(&guard.message).unwrap_or(Value::String(guard.message)))
     }
 
-    /// `mask`, `block`, `warn` and `retry with` in a handler body.
+    /// `mask`, `block`, `warn` and `retry with` in a handler body. Refuses to
+    /// run without a guard, so below it `th.guard` is set ([`GUARDED`]).
     pub(crate) async fn exec_guardrail(
         &self,
         th: &mut Thread,
@@ -226,7 +227,7 @@ impl Runtime {
             if let Expr::Var { name, origin: VarOrigin::Bare } = &spec.body.exprs[e]
                 && !th.vars.contains_key(name.as_str())
             {
-                let message = th.guard.as_ref().unwrap().message.clone();
+                let message = th.guard.as_ref().expect(GUARDED).message.clone();
                 return Ok(match guardrail::check(name, &message) {
                     Some(flagged) => flagged,
                     None => {
@@ -241,11 +242,11 @@ impl Runtime {
         };
         match &spec.body.stmts[id] {
             Stmt::Mask { guardrail: name } => {
-                let message = th.guard.as_ref().unwrap().message.clone();
+                let message = th.guard.as_ref().expect(GUARDED).message.clone();
                 match guardrail::mask(&name.name, &message) {
                     Some(masked) => {
                         th.vars.insert("message".to_string(), Value::String(masked.clone()));
-                        th.guard.as_mut().unwrap().message = masked;
+                        th.guard.as_mut().expect(GUARDED).message = masked;
                     }
                     None => {
                         th.emitter.emit(Payload::Warning { message: format!("guardrail '{}' cannot mask", name.name) })
@@ -253,7 +254,7 @@ impl Runtime {
                 }
             }
             Stmt::Block { condition: c } if condition(th, *c)? => {
-                th.guard.as_mut().unwrap().blocked = true;
+                th.guard.as_mut().expect(GUARDED).blocked = true;
                 return Ok(Signal::Return(Value::Null));
             }
             Stmt::Warn { condition: c, message } => {
@@ -268,7 +269,7 @@ impl Runtime {
             }
             Stmt::RetryWith { message, condition: c } if condition(th, *c)? => {
                 let feedback = display(&eval(th, *message)?);
-                th.guard.as_mut().unwrap().retry = Some(feedback);
+                th.guard.as_mut().expect(GUARDED).retry = Some(feedback);
             }
             _ => {}
         }
@@ -295,3 +296,6 @@ fn canned(text: &str) -> ChatResponse {
         finish_reason: sr_llm::FinishReason::Stop,
     }
 }
+
+/// Why `th.guard` is set in `exec_guardrail` after its first check.
+const GUARDED: &str = "exec_guardrail returned early without a guard";

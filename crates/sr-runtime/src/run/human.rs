@@ -32,7 +32,7 @@ pub struct Answers(pub std::sync::Mutex<std::collections::VecDeque<String>>);
 
 impl Human for Answers {
     fn ask<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(std::future::ready(self.0.lock().unwrap().pop_front()))
+        Box::pin(std::future::ready(self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop_front()))
     }
 }
 

@@ -17,7 +17,7 @@ pub(crate) struct Accounts {
 
 impl Accounts {
     pub(crate) fn total(&self) -> Usage {
-        self.total.lock().unwrap().clone()
+        self.total.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }
 
@@ -26,13 +26,16 @@ impl Runtime {
     pub(crate) fn charge(&self, th: &mut Thread, model: &str, usage: &sr_llm::Usage) -> Usage {
         let prices = self.env.options.prices.as_deref();
         let cost_usd = prices.and_then(|p| p.cost(usage, model));
-        if prices.is_some() && cost_usd.is_none() && self.accounts.unpriced.lock().unwrap().insert(model.to_string()) {
+        if prices.is_some()
+            && cost_usd.is_none()
+            && self.accounts.unpriced.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(model.to_string())
+        {
             th.emitter.emit(Payload::Warning {
                 message: format!("the price table has no price for model '{model}'; costs leave it out"),
             });
         }
         let charged = Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cost_usd };
-        self.accounts.total.lock().unwrap().add(&charged);
+        self.accounts.total.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(&charged);
         for open in &mut th.agent_usage {
             open.add(&charged);
         }

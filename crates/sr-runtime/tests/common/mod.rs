@@ -1,5 +1,5 @@
 //! Running workloads under a scripted provider and collecting their events.
-
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! MCP servers for the tests: the reference `server-everything` from npm (over
 //! stdio, streamable HTTP and SSE), and a small local server that shows which
 //! headers a client sent.
+#![allow(clippy::unwrap_used)]
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,6 +1,6 @@
 //! Shared helpers: a recording tool host, sessions, and the skip rule for missing
 //! sandboxes (loud outside CI, a failure in CI).
-
+#![allow(clippy::unwrap_used)]
 // Each test binary uses part of this.
 #![allow(dead_code, unused_macros)]
 

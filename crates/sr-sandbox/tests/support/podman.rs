@@ -4,6 +4,7 @@
 //! The service runs rootful with runc and cgroupfs on a socket in a private
 //! directory; a shell watchdog stops it when this test process exits (its stdin, a
 //! pipe held here, closes).
+#![allow(clippy::unwrap_used)]
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;

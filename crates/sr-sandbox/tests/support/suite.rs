@@ -1,4 +1,5 @@
 //! Scenarios every backend must pass; `tests/<backend>.rs` run them.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

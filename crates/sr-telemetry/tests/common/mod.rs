@@ -1,6 +1,6 @@
 //! Running a workload under a scripted model with telemetry whose spans go to
 //! an in-memory OpenTelemetry exporter, through the same bridge as OTLP export.
-
+#![allow(clippy::unwrap_used)]
 // Each test binary uses part of this.
 #![allow(dead_code)]
 
