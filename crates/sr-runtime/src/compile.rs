@@ -46,7 +46,7 @@ pub struct Source {
     pub path: PathBuf,
     /// How events and messages name the file: relative to the current
     /// directory when inside it, so that recordings replay the same anywhere.
-    pub display: String,
+    pub display: Arc<str>,
     pub index: LineIndex,
 }
 
@@ -185,7 +185,7 @@ pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
         .iter()
         .map(|&f| Source {
             path: f.path(db).clone(),
-            display: display_path(f.path(db)),
+            display: display_path(f.path(db)).into(),
             index: LineIndex::new(f.text(db)),
         })
         .collect();

@@ -22,7 +22,8 @@ pub struct Event {
 /// A 1-based position in a source file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
-    pub file: String,
+    /// Shared with the compiled program: every statement's step carries one.
+    pub file: Arc<str>,
     pub line: u32,
     pub column: u32,
 }

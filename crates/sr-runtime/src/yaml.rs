@@ -102,7 +102,7 @@ pub fn load(path: &Path) -> Result<Arc<Compiled>, CompileError> {
             root: path.to_path_buf(),
             sources: vec![Source {
                 path: path.to_path_buf(),
-                display: display_path(path),
+                display: display_path(path).into(),
                 index: LineIndex::new(&text),
             }],
             models: IndexMap::new(),

@@ -230,7 +230,7 @@ impl State {
             }
             Payload::Error { message: _, location } => {
                 if let (Some(span), Some(at)) = (self.spans.node(event), location) {
-                    span.record("code.file.path", at.file.as_str());
+                    span.record("code.file.path", &*at.file);
                     span.record("code.line.number", at.line);
                     span.record("code.column.number", at.column);
                 }

@@ -123,51 +123,55 @@ impl Runtime {
         outcome
     }
 
-    pub(crate) fn exec_block<'a>(
-        &'a self,
-        th: &'a mut Thread,
-        spec: &'a BodySpec,
-        stmts: &'a [StmtId],
-    ) -> BoxFuture<'a, Result<Signal, RunError>> {
-        async move {
-            for (guarded, failure) in segments(spec, stmts) {
-                let mut attempts = 0;
-                loop {
-                    let guard = u32::from(failure.is_some());
-                    th.guarded += guard;
-                    let outcome = self.exec_seq(th, spec, &guarded).await;
-                    th.guarded -= guard;
-                    let Some(failure) = &failure else {
-                        match outcome? {
+    /// Runs a block. Not boxed: the recursion through nested blocks is boxed
+    /// once per statement, in `exec_stmt_here`.
+    pub(crate) async fn exec_block(
+        &self,
+        th: &mut Thread,
+        spec: &BodySpec,
+        stmts: &[StmtId],
+    ) -> Result<Signal, RunError> {
+        // Most blocks have no `on failure`: they run as they are, without
+        // splitting them into guarded segments.
+        if !stmts.iter().any(|&id| matches!(spec.body.stmts[id], Stmt::OnFailure { .. })) {
+            return self.exec_seq(th, spec, stmts).await;
+        }
+        for (guarded, failure) in segments(spec, stmts) {
+            let mut attempts = 0;
+            loop {
+                let guard = u32::from(failure.is_some());
+                th.guarded += guard;
+                let outcome = self.exec_seq(th, spec, &guarded).await;
+                th.guarded -= guard;
+                let Some(failure) = &failure else {
+                    match outcome? {
+                        Signal::Next => break,
+                        other => return Ok(other),
+                    }
+                };
+                match outcome {
+                    Ok(Signal::Next) => break,
+                    Ok(other) => return Ok(other),
+                    Err(error) if error.kind == ErrorKind::Failed => {
+                        th.failure_reported = false;
+                        th.vars.insert("error".to_string(), Value::String(error.message.clone()));
+                        match Box::pin(self.exec_block(th, spec, failure)).await? {
+                            Signal::Retry(_) if attempts < MAX_RETRIES => attempts += 1,
+                            Signal::Retry(message) => {
+                                return Err(RunError::failed(
+                                    format!("gave up after {MAX_RETRIES} retries: {message}"),
+                                    error.location,
+                                ));
+                            }
                             Signal::Next => break,
                             other => return Ok(other),
                         }
-                    };
-                    match outcome {
-                        Ok(Signal::Next) => break,
-                        Ok(other) => return Ok(other),
-                        Err(error) if error.kind == ErrorKind::Failed => {
-                            th.failure_reported = false;
-                            th.vars.insert("error".to_string(), Value::String(error.message.clone()));
-                            match self.exec_block(th, spec, failure).await? {
-                                Signal::Retry(_) if attempts < MAX_RETRIES => attempts += 1,
-                                Signal::Retry(message) => {
-                                    return Err(RunError::failed(
-                                        format!("gave up after {MAX_RETRIES} retries: {message}"),
-                                        error.location,
-                                    ));
-                                }
-                                Signal::Next => break,
-                                other => return Ok(other),
-                            }
-                        }
-                        Err(error) => return Err(error),
                     }
+                    Err(error) => return Err(error),
                 }
             }
-            Ok(Signal::Next)
         }
-        .boxed()
+        Ok(Signal::Next)
     }
 
     async fn exec_seq(&self, th: &mut Thread, spec: &BodySpec, stmts: &[StmtId]) -> Result<Signal, RunError> {
@@ -205,20 +209,12 @@ impl Runtime {
 
     /// Runs a statement; a failure is reported to the hook at the innermost
     /// statement it comes from.
-    fn exec_stmt<'a>(
-        &'a self,
-        th: &'a mut Thread,
-        spec: &'a BodySpec,
-        id: StmtId,
-    ) -> BoxFuture<'a, Result<Signal, RunError>> {
-        async move {
-            let outcome = self.exec_stmt_here(th, spec, id).await;
-            if let Err(error) = &outcome {
-                self.report_failure(th, StepPoint::Statement { body: spec, stmt: id }, error).await?;
-            }
-            outcome
+    async fn exec_stmt(&self, th: &mut Thread, spec: &BodySpec, id: StmtId) -> Result<Signal, RunError> {
+        let outcome = self.exec_stmt_here(th, spec, id).await;
+        if let Err(error) = &outcome {
+            self.report_failure(th, StepPoint::Statement { body: spec, stmt: id }, error).await?;
         }
-        .boxed()
+        outcome
     }
 
     /// Tells the hook of a failure, once per failure (not again at each
