@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Editor integrations, as CI runs them (.ci/run, after `cargo build`):
 #   SR_BIN=target/debug/sr editors/ci.sh
-# VS Code: npm ci, type-check, bundle, grammar tests, .vsix (offline).
+# VS Code: npm ci, type-check, bundle, grammar and unit tests, .vsix (offline).
 # Neovim: the plugin's headless test against SR_BIN (needs nvim 0.7+:
 # apt-get install neovim). Needs node 20+ and npm.
 set -euo pipefail
@@ -26,6 +26,8 @@ step "vscode: type-check"
 npm run --silent typecheck
 step "vscode: grammar tests"
 npm run --silent test:grammar
+step "vscode: unit tests"
+npm run --silent test:unit
 step "vscode: package (bundles first)"
 rm -f ./*.vsix
 npm run --silent package -- --out "streetrace-$extension.vsix" | tail -n 1

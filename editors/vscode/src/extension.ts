@@ -1,9 +1,12 @@
-// The StreetRace extension: language server, run, debug and syntax tree.
+// The StreetRace extension: language server, run, debug, syntax tree, graph
+// view and prompt preview.
 
 import * as vscode from 'vscode';
 
 import { Binaries } from './binaries';
 import { debugWorkload, registerDebugger } from './debug';
+import { registerGraphView } from './graphView';
+import { registerPromptPreview } from './preview';
 import { Runner } from './run';
 import { LanguageServer } from './server';
 import { registerSyntaxTree } from './syntaxTree';
@@ -21,6 +24,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('streetrace.debug', (runnable) => debugWorkload(runnable)),
     registerSyntaxTree(binaries),
     registerDebugger(binaries),
+    registerGraphView(server),
+    registerPromptPreview(server),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('streetrace.path') || event.affectsConfiguration('streetrace.server.path')) {
         void server.restart();

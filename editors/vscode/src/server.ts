@@ -3,13 +3,22 @@
 // another version of the extension.
 
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
 
 import { Binaries } from './binaries';
 import { StatusItem } from './status';
 
 /** The `experimental.streetrace.protocolVersion` this extension speaks. */
 const PROTOCOL_VERSION = 1;
+
+/** Server commands the extension registers under the same names. */
+const CLIENT_COMMANDS = ['streetrace.run', 'streetrace.debug', 'streetrace.showGraph', 'streetrace.previewPrompt'];
 
 export class LanguageServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -31,9 +40,10 @@ export class LanguageServer implements vscode.Disposable {
     const serverOptions: ServerOptions = { command, args };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: 'streetrace' }],
-      // The extension runs and debugs itself: the server must not advertise
-      // those commands, or the client would register them a second time.
-      initializationOptions: { streetrace: { ...serverSettings(), clientCommands: ['streetrace.run', 'streetrace.debug'] } },
+      // The extension registers these commands itself (running, debugging,
+      // webviews): the server must not advertise them, or the client would
+      // register them a second time.
+      initializationOptions: { streetrace: { ...serverSettings(), clientCommands: CLIENT_COMMANDS } },
       synchronize: { configurationSection: 'streetrace' },
       outputChannel: this.log,
     };
@@ -62,6 +72,15 @@ export class LanguageServer implements vscode.Disposable {
   async restart(): Promise<void> {
     await this.stop();
     await this.start();
+  }
+
+  /** Runs a server command (`workspace/executeCommand`) and returns its result. */
+  async execute(command: string, args: unknown[]): Promise<unknown> {
+    const client = this.client;
+    if (!client?.isRunning()) {
+      throw new Error('the StreetRace language server is not running');
+    }
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
   }
 
   showLog(): void {

@@ -1,9 +1,12 @@
 // End-to-end smoke test of the packaged extension in code-server, driven by
 // headless Chromium: install the .vsix, open a broken .sr file, see the
 // diagnostic in the Problems panel, fix the file, see the panel empty, open
-// the syntax tree, then run the debugger's fixture workload from its "Run"
-// code lens and debug it from a launch.json (both replayed from its recording). Run by `cargo xtask e2e-vscode`, which builds `sr`
-// and the .vsix and installs this folder's dependencies.
+// the syntax tree, open a prompt's preview from its "Preview" code lens (and
+// see it follow an edit) and the graph view, then run the debugger's fixture
+// workload from its "Run" code lens and debug it from a launch.json (both
+// replayed from its recording): stop at a breakpoint, step back with the debug
+// toolbar's Step Back, continue to the end. Run by `cargo xtask e2e-vscode`,
+// which builds `sr` and the .vsix and installs this folder's dependencies.
 //
 //   node smoke.mjs --vsix FILE --screenshots DIR [--work DIR]
 
@@ -65,7 +68,9 @@ function prepare() {
       'window.commandCenter': false,
     }),
   );
-  fs.copyFileSync(path.join(here, 'broken.sr'), path.join(dirs.project, 'broken.sr'));
+  for (const file of ['broken.sr', 'preview.sr']) {
+    fs.copyFileSync(path.join(here, file), path.join(dirs.project, file));
+  }
   fs.mkdirSync(path.join(dirs.project, 'debug'));
   for (const file of ['debug.sr', 'debug.cassette.jsonl', 'notes.txt']) {
     fs.copyFileSync(path.join(dapFixtures, file), path.join(dirs.project, 'debug', file));
@@ -209,42 +214,149 @@ async function scenario(page, url, project) {
   step('syntax tree shown');
   await command(page, 'View: Close All Editors');
 
+  // The preview of the last prompt, from its "Preview" code lens: the composed
+  // prompt resolved, the variable left as written.
+  await openFile(page, 'preview.sr', 'prompt outline');
+  const previewLenses = page.locator('.codelens-decoration a', { hasText: 'Preview' }).filter({ visible: true });
+  await previewLenses.nth(3).waitFor();
+  await lowest(previewLenses).then((lens) => lens.click());
+  const preview = await webview(page, 'pre', 'Outline ${topic} for the writer. Answer in one short sentence.');
+  await preview.locator('.unresolved', { hasText: '${topic}' }).waitFor();
+  step('prompt preview shown with ${tone} resolved');
+  // It follows an edit of the composed prompt (unsaved).
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('8');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowLeft');
+  await page.keyboard.type(' Be kind.');
+  // Each update is a new page in a new frame.
+  await webview(page, 'pre', 'for the writer. Answer in one short sentence. Be kind.');
+  step('prompt preview updated after an edit');
+  await page.keyboard.press('Home');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-preview.png') });
+  await page.keyboard.press('Control+S');
+
+  // The graph view: the file's agents, flows and called prompt and how they call each other.
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await command(page, 'StreetRace: Show Graph');
+  const graph = await webview(page, 'svg .node');
+  const expected = [['flow', 'main'], ['flow', 'polish'], ['agent', 'writer'], ['agent', 'reviewer'], ['prompt', 'outline']];
+  for (const [kind, name] of expected) {
+    await graph.locator(`.node.${kind}[data-name="${name}"]`).waitFor();
+  }
+  const nodes = await graph.locator('.node').count();
+  if (nodes !== expected.length) throw new Error(`the graph shows ${nodes} nodes, not ${expected.length}`);
+  const edges = (await graph.locator('.edge text').allTextContents()).sort();
+  if (edges.join() !== 'call llm,delegate,run,run,run') throw new Error(`the graph's edges are ${edges.join()}`);
+  step('graph view shows 2 flows, 2 agents, a prompt, 3 runs, a delegation and a call');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-graph.png') });
+  await command(page, 'View: Close All Editors');
+
   // Run the fixture workload from the code lens of its entry point (the lowest
   // one: `flow count_up` above it is not the entry).
-  await page.keyboard.press('Control+P');
-  await page.keyboard.type('debug.sr');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'debug.sr' }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.view-lines', { hasText: 'flow count_up' }).first().waitFor();
+  await openFile(page, 'debug.sr', 'flow count_up');
   await page.keyboard.press('Control+G');
   await page.keyboard.type('30');
   await page.keyboard.press('Enter');
   const runLenses = page.locator('.codelens-decoration a', { hasText: 'Run' }).filter({ visible: true });
   await runLenses.first().waitFor();
-  const boxes = await Promise.all((await runLenses.all()).map((lens) => lens.boundingBox()));
-  await runLenses.nth(boxes.indexOf(boxes.reduce((a, b) => (b.y > a.y ? b : a)))).click();
+  await lowest(runLenses).then((lens) => lens.click());
   await page.locator('.quick-input-widget input').waitFor();
   await page.keyboard.type('Greet Ada');
   await page.keyboard.press('Enter');
   const output = page.locator('.panel .view-lines');
-  await output.getByText('log: count is 2').waitFor();
   await output.getByText('[exit 0: done]').waitFor();
   await page.locator('.notification-toast', { hasText: 'Running debug.sr' }).waitFor({ state: 'hidden' });
-  step('"Run" code lens ran the workload; transcript in the output channel');
   await page.screenshot({ path: path.join(options.screenshots, 'vscode-run.png') });
+  // The whole transcript fits in the maximized panel (the editor shows only the lines in view).
+  await command(page, 'View: Toggle Maximized Panel');
+  await output.getByText('log: count is 2').waitFor();
+  await command(page, 'View: Toggle Maximized Panel');
+  step('"Run" code lens ran the workload; transcript in the output channel');
 
-  // Debug it: stop on entry, inspect, continue to the end.
+  // Debug it: stop on entry, continue to a breakpoint, step back, continue to the end.
   await page.keyboard.press('Control+Shift+D');
   await page.keyboard.press('F5');
   const callStack = page.locator('.debug-call-stack');
   await callStack.getByText('flow main').first().waitFor();
   await page.locator('.debug-top-stack-frame-line').first().waitFor();
+  await topFrame(page, 'flow main', 24);
   step('stopped on entry in flow main');
   await page.screenshot({ path: path.join(options.screenshots, 'vscode-debug.png') });
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('28');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('F9');
+  await page.keyboard.press('F5');
+  await topFrame(page, 'flow main', 28);
+  await variable(page, 'count', '2');
+  step('stopped at the breakpoint on line 28 with count = 2');
+  const stepBack = page.locator('.debug-toolbar .action-item a.codicon-debug-step-back');
+  await stepBack.click();
+  await topFrame(page, 'flow count_up', 21);
+  await stepBack.click();
+  await topFrame(page, 'flow count_up', 20);
+  await variable(page, 'count', '1');
+  step('Step Back twice: line 20 of flow count_up, count = 1 again');
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-step-back.png') });
+  await page.keyboard.press('F5');
+  await topFrame(page, 'flow main', 28);
   await page.keyboard.press('F5');
   await page.locator('.repl', { hasText: 'count is 2' }).first().waitFor();
   await page.locator('.debug-toolbar').waitFor({ state: 'hidden' });
   step('debug session ran to the end');
+}
+
+/** Opens `file` with Quick Open and waits for a line with `text`. */
+async function openFile(page, file, text) {
+  await page.keyboard.press('Control+P');
+  await page.keyboard.type(file);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: file }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.view-lines', { hasText: text }).first().waitFor();
+}
+
+/** The lowest on screen of the code lenses `lenses` finds. */
+async function lowest(lenses) {
+  const boxes = await Promise.all((await lenses.all()).map((lens) => lens.boundingBox()));
+  return lenses.nth(boxes.indexOf(boxes.reduce((a, b) => (b.y > a.y ? b : a))));
+}
+
+/**
+ * The frame of the webview whose page has `selector` (containing `text`, if
+ * given); each webview is an iframe in an iframe.
+ */
+async function webview(page, selector, text) {
+  for (let i = 0; i < 600; i++) {
+    for (const frame of page.frames()) {
+      const found = frame.locator(selector, text === undefined ? {} : { hasText: text });
+      if (frame !== page.mainFrame() && (await found.count().catch(() => 0)) > 0) return frame;
+    }
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`no webview shows ${selector}${text === undefined ? '' : ` with ${JSON.stringify(text)}`}`);
+}
+
+/** Waits until the debugger's top stack frame is `name` at `line`. */
+async function topFrame(page, name, line) {
+  const frame = page.locator('.debug-call-stack .monaco-list-row', { hasText: name }).first();
+  await frame.locator('.line-number', { hasText: new RegExp(`^${line}(:|$)`) }).waitFor();
+  const top = page.locator('.debug-call-stack .monaco-list-row').filter({ has: page.locator('.stack-frame') }).first();
+  const text = await top.textContent();
+  if (!text.includes(name)) throw new Error(`the top stack frame is ${text}, not ${name}`);
+}
+
+/** Waits until the Variables view shows `name` with `value` (a row `name = value`). */
+async function variable(page, name, value) {
+  const rows = page.locator('.monaco-list-row');
+  await rows
+    .filter({ hasText: new RegExp(`^\\s*${name}\\s*[=:]\\s*${value}\\s*$`) })
+    .or(rows.and(page.locator(`[aria-label="${name}, value ${value}"]`)))
+    .first()
+    .waitFor();
 }
 
 /** Runs a command from the command palette. */

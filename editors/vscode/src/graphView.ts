@@ -1,0 +1,72 @@
+// "Show Graph": the agents and flows of a file's program and how they call
+// each other (`streetrace.showGraph` of the language server, the data of
+// `sr graph`), drawn in a webview beside the editor and redrawn as the
+// program changes.
+
+import * as path from 'path';
+import * as vscode from 'vscode';
+
+import { parseMermaid, renderSvg } from './graphLayout';
+import { LanguageServer } from './server';
+import { failure, onStreetRaceChange, page, sourceUri } from './webview';
+
+const CSS = `
+svg { margin: 8px 0 60px; overflow: visible; }
+.node rect, .node polygon { stroke: var(--vscode-foreground); stroke-width: 1.2; fill: var(--vscode-editor-background); }
+.node.flow rect { fill: var(--vscode-charts-blue); fill-opacity: 0.25; }
+.node.agent rect { fill: var(--vscode-charts-green); fill-opacity: 0.25; }
+.node.handler polygon { fill: var(--vscode-charts-orange); fill-opacity: 0.25; }
+.node.prompt polygon { fill: var(--vscode-charts-purple); fill-opacity: 0.25; }
+.node text { fill: var(--vscode-foreground); text-anchor: middle; dominant-baseline: central; font-size: 13px; }
+.edge path { stroke: var(--vscode-descriptionForeground); stroke-width: 1.2; fill: none; }
+.edge text { fill: var(--vscode-descriptionForeground); text-anchor: middle; font-size: 11px; }
+.arrow { fill: var(--vscode-descriptionForeground); }
+.legend span { margin-right: 12px; }
+`;
+
+const LEGEND =
+  '<p class="legend source"><span>( ) flow</span><span>[ ] agent</span><span>{ } handler</span><span>/ / prompt</span></p>';
+
+export function registerGraphView(server: LanguageServer): vscode.Disposable {
+  const panels = new Map<string, vscode.WebviewPanel>();
+  return vscode.commands.registerCommand('streetrace.showGraph', async (arg?: unknown) => {
+    const uri = sourceUri(arg);
+    if (!uri) {
+      void vscode.window.showErrorMessage('Open a StreetRace (.sr) file to show its graph.');
+      return;
+    }
+    const key = uri.toString();
+    const open = panels.get(key);
+    if (open) {
+      open.reveal(vscode.ViewColumn.Beside, true);
+      return;
+    }
+    const title = `Graph: ${path.basename(uri.path)}`;
+    const panel = vscode.window.createWebviewPanel(
+      'streetrace.graph',
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: false, localResourceRoots: [] },
+    );
+    panels.set(key, panel);
+    const draw = async (): Promise<void> => {
+      let body: string;
+      try {
+        const mermaid = await server.execute('streetrace.showGraph', [key]);
+        if (typeof mermaid !== 'string') {
+          throw new Error(`the server answered ${JSON.stringify(mermaid)} instead of the graph`);
+        }
+        body = renderSvg(parseMermaid(mermaid)) + LEGEND;
+      } catch (error) {
+        body = failure(error);
+      }
+      panel.webview.html = page(title, CSS, body);
+    };
+    const changes = onStreetRaceChange(() => void draw());
+    panel.onDidDispose(() => {
+      changes.dispose();
+      panels.delete(key);
+    });
+    await draw();
+  });
+}

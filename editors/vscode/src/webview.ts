@@ -1,0 +1,70 @@
+// What the prompt preview and the graph view share: the file a command is
+// about, a page with a strict Content-Security-Policy (no scripts, no
+// network; styles only with the page's nonce), refreshed while the .sr files
+// it shows change.
+
+import { randomBytes } from 'crypto';
+import * as vscode from 'vscode';
+
+/** A complete HTML page around `body` (already escaped), styled by `css`. */
+export function page(title: string, css: string, body: string): string {
+  const nonce = randomBytes(16).toString('base64');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 16px; }
+.error { color: var(--vscode-errorForeground); white-space: pre-wrap; }
+.source { color: var(--vscode-descriptionForeground); }
+${css}
+</style>
+</head>
+<body>
+${body}
+</body>
+</html>`;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A message for a failed server command. */
+export function failure(error: unknown): string {
+  return `<p class="error">${escapeHtml(error instanceof Error ? error.message : String(error))}</p>`;
+}
+
+/**
+ * Calls `refresh` once the StreetRace documents have been quiet for 300 ms
+ * after a change (an imported file changes what a prompt or graph shows).
+ */
+export function onStreetRaceChange(refresh: () => void): vscode.Disposable {
+  let timer: NodeJS.Timeout | undefined;
+  const changed = vscode.workspace.onDidChangeTextDocument((event) => {
+    if (event.document.languageId !== 'streetrace' || event.contentChanges.length === 0) {
+      return;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(refresh, 300);
+  });
+  return new vscode.Disposable(() => {
+    clearTimeout(timer);
+    changed.dispose();
+  });
+}
+
+/** The file a command is about: its URI argument, else the active StreetRace editor's. */
+export function sourceUri(arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) {
+    return arg;
+  }
+  if (typeof arg === 'string') {
+    return vscode.Uri.parse(arg);
+  }
+  const editor = vscode.window.activeTextEditor;
+  return editor?.document.languageId === 'streetrace' ? editor.document.uri : undefined;
+}
