@@ -27,13 +27,16 @@ pub const LINGER: Duration = Duration::from_millis(20);
 
 pub struct Events {
     debugger: Arc<Debugger>,
+    /// The run these events are of: once another run replaces it (going back
+    /// in time, a restart), its last events are not the client's business.
+    generation: u64,
     /// Streamed text not sent yet.
     text: Arc<Mutex<String>>,
 }
 
 impl Events {
-    pub fn new(debugger: Arc<Debugger>) -> Events {
-        Events { debugger, text: Arc::default() }
+    pub fn new(debugger: Arc<Debugger>, generation: u64) -> Events {
+        Events { debugger, generation, text: Arc::default() }
     }
 }
 
@@ -49,8 +52,13 @@ fn flush(debugger: &Debugger, text: &mut String) {
 
 impl EventSink for Events {
     fn record(&self, event: &Event) {
-        // Going back in time replays the run silently.
-        if self.debugger.lock().run.travel.is_some() {
+        // Going back in time replays the run silently, and the run it
+        // replaces ends silently.
+        let silent = {
+            let run = &self.debugger.lock().run;
+            run.travel.is_some() || run.generation != self.generation
+        };
+        if silent {
             return;
         }
         // Held while this event's output is queued, so that batches keep their order.

@@ -31,7 +31,7 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
     let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel);
     let hook: Arc<dyn StepHook> =
         if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
-    let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone()))])
+    let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone(), generation))])
         .with_redactor(launched.redactor.clone());
     let runtime = Runtime::new(launched.program.clone(), launched.env(hook));
     let (prompt, mcp) = (launched.message, launched.mcp);

@@ -713,6 +713,8 @@ async fn step_back_and_reverse_continue_replay_the_run() {
     // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
     // went on from line 8 to the end.
     assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
+    // The runs that going back replaced ended silently: no "the run was terminated".
+    assert_eq!(dap.output("stderr"), "");
     dap.disconnect().await;
 }
 
