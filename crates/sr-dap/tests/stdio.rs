@@ -923,3 +923,59 @@ async fn restart_frame_goes_back_to_where_the_frame_started() {
     let seq = dap.send("disconnect", None).await;
     dap.response(seq).await;
 }
+
+/// A data breakpoint over the wire: `dataBreakpointInfo` on a flow variable
+/// gives its data id (and none for a run-scope name), `setDataBreakpoints`
+/// with a condition verifies it, and the thread stops (reason `data
+/// breakpoint`) after each write that meets the condition, at the next
+/// statement, with the new value.
+#[tokio::test]
+async fn data_breakpoints_as_a_transcript() {
+    let dir = temp("data");
+    let source = "streetrace v1\n\nflow main:\n    $total = 0\n    for $i in [1, 2, 3, 4] do\n        \
+                  $total = $total + $i\n    end\n\n    log \"total ${total}\"\n    return $total\n";
+    std::fs::write(dir.join("data.sr"), source).unwrap();
+    let program = dir.join("data.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsDataBreakpoints"], true);
+    dap.request("launch", json!({"program": "data.sr"})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 4}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let scope = |name: &str| {
+        scopes["body"]["scopes"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap()["variablesReference"]
+            .clone()
+    };
+    let (variables, run) = (scope("Variables"), scope("Run"));
+    let info = dap.request("dataBreakpointInfo", json!({"variablesReference": variables, "name": "total"})).await;
+    assert_eq!(info["body"]["dataId"], "total");
+    assert_eq!(info["body"]["description"], "$total is assigned");
+    let not_a_variable = dap.request("dataBreakpointInfo", json!({"variablesReference": run, "name": "total"})).await;
+    assert_eq!(not_a_variable["body"]["dataId"], Value::Null);
+
+    let set = dap
+        .request("setDataBreakpoints", json!({"breakpoints": [{"dataId": "total", "condition": "$total > 2"}]}))
+        .await;
+    assert_eq!(set["body"]["breakpoints"][0]["verified"], true);
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": []})).await;
+    dap.request("continue", json!({"threadId": 1})).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(dap.event("stopped").await["body"]["reason"], "data breakpoint");
+        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+        let top = &trace["body"]["stackFrames"][0];
+        let total = dap.request("evaluate", json!({"expression": "$total", "frameId": top["id"]})).await;
+        seen.push((top["line"].as_i64().unwrap(), total["body"]["result"].as_str().unwrap().to_string()));
+        dap.request("continue", json!({"threadId": 1})).await;
+    }
+    assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert_eq!(dap.output("stdout"), "total 10\n");
+    dap.disconnect().await;
+}
