@@ -42,6 +42,6 @@ fn completion_after_edit(bencher: Bencher) {
         i += 1;
         host.set_file(path, variants[i % 2].as_str());
         let position = sr_ide::FilePosition { path: path.to_path_buf(), offset: (at as u32).into() };
-        host.analysis().completions(&position).unwrap().len()
+        host.analysis().completions(&position, sr_ide::CompletionConfig::default()).unwrap().len()
     });
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use sr_hir::{File, ItemKind, RootDatabase, file_items, program};
+use sr_hir::{File, ItemKind, Name, RootDatabase, file_items, program};
 use sr_syntax::{DefinitionKind, TextSize};
 
 use crate::TextEdit;
@@ -36,26 +36,43 @@ pub(crate) fn imports_defining(
         DefinitionKind::Agent => ItemKind::Agent,
         DefinitionKind::Tool => ItemKind::Tool,
     };
+    importable(db, file, kind).into_iter().filter(|i| i.name.as_str() == name).map(|i| (i.path, i.edit)).collect()
+}
+
+/// A top-level definition in a workspace file `file` does not import yet.
+pub(crate) struct Importable {
+    pub name: Name,
+    /// `./relative.sr`, as the import names it.
+    pub path: String,
+    /// Adds the import to `file`.
+    pub edit: TextEdit,
+}
+
+/// Every definition of `kind` that importing another workspace file (under
+/// `file`'s directory, not imported yet) would bring in, by file path.
+pub(crate) fn importable(db: &RootDatabase, file: File, kind: ItemKind) -> Vec<Importable> {
     let imported = &program(db, file).files;
     let Some(dir) = file.path(db).parent() else { return Vec::new() };
+    let at = insertion_point(db, file);
     let mut out = Vec::new();
     let mut files = db.files();
     files.sort_by_key(|f| f.path(db).clone());
     for other in files {
-        if imported.contains(&other) || !defines(db, other, kind, name) {
+        if imported.contains(&other) {
             continue;
         }
         let Some(relative) = local_path(dir, other.path(db)) else { continue };
-        out.push((
-            relative.clone(),
-            TextEdit { range: insertion_point(db, file), new_text: format!("import {relative}\n") },
-        ));
+        let defined = file_items(db, other).iter().filter(|i| i.kind(db) == kind && i.owner(db).is_none());
+        for item in defined {
+            let name = item.name(db).clone();
+            if out.iter().any(|i: &Importable| i.name == name && i.path == relative) {
+                continue;
+            }
+            let edit = TextEdit { range: at, new_text: format!("import {relative}\n") };
+            out.push(Importable { name, path: relative.clone(), edit });
+        }
     }
     out
-}
-
-fn defines(db: &RootDatabase, file: File, kind: ItemKind, name: &str) -> bool {
-    file_items(db, file).iter().any(|i| i.kind(db) == kind && i.owner(db).is_none() && i.name(db).as_str() == name)
 }
 
 /// `./sub/x.sr` for a `.sr` file under `dir`.

@@ -2,11 +2,16 @@
 //! it works while the file does not parse) decides what fits: names of the
 //! right kind after `tools`, `delegate`, `run agent`, `call llm`, …; variables
 //! in expressions and after `$`; names inside `${` in strings; otherwise the
-//! keywords that may start a line in the enclosing block. Labels match the
-//! word typed so far fuzzily, prefix matches first.
+//! keywords that may start a line in the enclosing block, and the snippets of
+//! the block constructs valid there (for clients that take snippets); the
+//! fields of a variable's schema after `$x.` (`var_types`). Names another
+//! workspace file defines come with the edit that imports it. Labels match
+//! the word typed so far fuzzily, prefix matches first.
 
+mod fields;
 mod fuzzy;
 mod import_paths;
+mod snippets;
 mod tool_members;
 
 use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
@@ -15,8 +20,8 @@ use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse, program};
 use sr_syntax::SyntaxKind::{self, *};
 use sr_syntax::{TextRange, TextSize};
 
-use crate::FilePosition;
 use crate::defs::{Symbol, occurrences_of_item};
+use crate::{FilePosition, TextEdit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CompletionKind {
@@ -36,6 +41,18 @@ pub enum CompletionKind {
     Function,
     /// A parameter of a tool function, as a key of its object argument.
     Parameter,
+    /// A field of a schema (`$x.field`).
+    Field,
+    /// A block construct with placeholders to fill in.
+    Snippet,
+}
+
+/// What the client can take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompletionConfig {
+    /// Snippet syntax (`${1:name}`, `$0`) in `insert_text`; without it no
+    /// snippet items are offered.
+    pub snippets: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +62,14 @@ pub struct CompletionItem {
     pub detail: Option<String>,
     /// Markdown shown beside the item.
     pub documentation: Option<String>,
-    /// What replaces `replace_range` (the word typed so far).
+    /// What replaces `replace_range` (the word typed so far); in snippet
+    /// syntax when `snippet` is set.
     pub insert_text: String,
     pub replace_range: TextRange,
+    /// `insert_text` has tab stops and placeholders.
+    pub snippet: bool,
+    /// Edits elsewhere in the file made with the item (an `import`).
+    pub additional_edits: Vec<TextEdit>,
 }
 
 const TOP_LEVEL: &[&str] = &[
@@ -112,7 +134,7 @@ enum Block {
     Executor,
 }
 
-pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<CompletionItem> {
+pub(crate) fn completions(db: &RootDatabase, position: &FilePosition, config: CompletionConfig) -> Vec<CompletionItem> {
     let Some(file) = db.file(&position.path) else { return Vec::new() };
     let text = file.text(db).clone();
     let offset = position.offset.min(TextSize::of(&*text));
@@ -134,7 +156,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         return paths;
     }
     let agent = enclosing_agent(&text[..line_start]);
-    let mut cx = Completions { db, program, prefix, line, agent, replace_range, out: Vec::new() };
+    let mut cx = Completions { db, file, config, program, prefix, line, agent, replace_range, out: Vec::new() };
 
     if let Some(string) = string_at(db, file, offset) {
         cx.in_string(&text, string, at);
@@ -143,7 +165,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     let before: Vec<SyntaxKind> =
         sr_syntax::lexer::tokenize(line).iter().map(|t| t.kind).filter(|k| !k.is_trivia() && *k != NEWLINE).collect();
     let block = enclosing_block(&text, line_start, word_start);
-    if matches!(block, Block::Flow | Block::Handler) && tool_members::complete(&mut cx) {
+    if matches!(block, Block::Flow | Block::Handler) && (fields::complete(&mut cx) || tool_members::complete(&mut cx)) {
         return cx.finish();
     }
     cx.after(&before, block);
@@ -151,7 +173,9 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
 }
 
 struct Completions<'a, 'db> {
-    db: &'db dyn Db,
+    db: &'db RootDatabase,
+    file: File,
+    config: CompletionConfig,
     program: &'a Program<'db>,
     prefix: &'a str,
     /// The line up to the word being completed.
@@ -165,16 +189,26 @@ struct Completions<'a, 'db> {
 impl<'a> Completions<'a, '_> {
     fn add(&mut self, label: &str, kind: CompletionKind, detail: Option<String>, insert_text: String) {
         let replace_range = self.replace_range;
-        let item =
-            CompletionItem { label: label.to_string(), kind, detail, documentation: None, insert_text, replace_range };
-        self.add_item(item);
+        self.add_item(CompletionItem {
+            label: label.to_string(),
+            kind,
+            detail,
+            documentation: None,
+            insert_text,
+            replace_range,
+            snippet: false,
+            additional_edits: Vec::new(),
+        });
     }
 
     /// Adds `item` when its label matches the word typed so far (fuzzily) and
-    /// no item of the same label and kind is there yet.
+    /// no item of the same label, kind and edits is there yet.
     fn add_item(&mut self, item: CompletionItem) {
         let matches = fuzzy::rank(self.prefix, &item.label).is_some();
-        if matches && !self.out.iter().any(|c| c.label == item.label && c.kind == item.kind) {
+        let same = |c: &CompletionItem| {
+            c.label == item.label && c.kind == item.kind && c.additional_edits == item.additional_edits
+        };
+        if matches && !self.out.iter().any(same) {
             self.out.push(item);
         }
     }
@@ -206,8 +240,24 @@ impl<'a> Completions<'a, '_> {
             ItemKind::Flow => CompletionKind::Flow,
             _ => CompletionKind::Policy,
         };
-        for name in names {
-            self.add(&name, completion_kind, Some(kind.describe().to_string()), name.to_string());
+        for name in &names {
+            self.add(name, completion_kind, Some(kind.describe().to_string()), name.to_string());
+        }
+        // Names other workspace files define come with their import.
+        for import in crate::auto_import::importable(self.db, self.file, kind) {
+            if names.contains(&import.name) {
+                continue;
+            }
+            self.add_item(CompletionItem {
+                label: import.name.to_string(),
+                kind: completion_kind,
+                detail: Some(format!("{} (import {})", kind.describe(), import.path)),
+                documentation: None,
+                insert_text: import.name.to_string(),
+                replace_range: self.replace_range,
+                snippet: false,
+                additional_edits: vec![import.edit],
+            });
         }
     }
 
@@ -240,6 +290,13 @@ impl<'a> Completions<'a, '_> {
         {
             let name_start = usize::from(range.start()) + open + 2;
             let name_start = if text[name_start..at].starts_with('$') { name_start + 1 } else { name_start };
+            if let Some(dot) = text[name_start..at].rfind('.') {
+                let word_start = name_start + dot + 1;
+                self.prefix = &text[word_start..at];
+                self.replace_range = TextRange::new(TextSize::from(word_start as u32), TextSize::from(at as u32));
+                fields::offer(self, &text[name_start..word_start - 1]);
+                return;
+            }
             self.prefix = &text[name_start..at];
             if !self.prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                 return;
@@ -322,16 +379,21 @@ impl<'a> Completions<'a, '_> {
                 self.variables();
                 self.keywords(EXPRESSION_KEYWORDS);
             }
-            (_, None) => self.keywords(match block {
-                Block::TopLevel => TOP_LEVEL,
-                Block::Agent => AGENT_BODY,
-                Block::Flow => FLOW_BODY,
-                Block::Handler => HANDLER_BODY,
-                Block::Model => MODEL_BODY,
-                Block::Tool => TOOL_BODY,
-                Block::Policy => POLICY_BODY,
-                Block::Schema | Block::Executor => &[],
-            }),
+            (_, None) => {
+                if self.config.snippets {
+                    snippets::add(self, block);
+                }
+                self.keywords(match block {
+                    Block::TopLevel => TOP_LEVEL,
+                    Block::Agent => AGENT_BODY,
+                    Block::Flow => FLOW_BODY,
+                    Block::Handler => HANDLER_BODY,
+                    Block::Model => MODEL_BODY,
+                    Block::Tool => TOOL_BODY,
+                    Block::Policy => POLICY_BODY,
+                    Block::Schema | Block::Executor => &[],
+                })
+            }
             _ => {}
         }
     }

@@ -234,6 +234,9 @@ fn variable_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>, name: &Nam
         out.push_str("\nbuilt-in variable");
         return out;
     }
+    if let Some(ty) = crate::var_types::VarTypes::new(db, program).of(name) {
+        let _ = write!(out, "\n**type** `{}`  ", ty.text());
+    }
     match variable_definition(db, program, item, name) {
         Some(def) => {
             let owner = def.item;
@@ -399,6 +402,7 @@ mod tests {
                 $n
                 ```
 
+                **type** `int`  
                 first assigned in flow `main`"#]],
         );
         check(
@@ -413,6 +417,47 @@ mod tests {
                 ```
 
                 built-in variable"#]],
+        );
+    }
+
+    #[test]
+    fn variable_shows_its_type_where_known() {
+        let defs = "schema Finding:\n    note: string\nschema Report:\n    findings: list[Finding]\n\
+            prompt review expecting Report: \"\"\"Review\"\"\"\nprompt plain: \"\"\"Plain\"\"\"\n\
+            agent reviewer:\n    instruction review\nagent loose:\n    instruction plain\n";
+        check(
+            &format!(
+                "{defs}flow main:\n    $r = run agent reviewer\n    for $f in $r.findings do\n        log $f$0\n    end\n"
+            ),
+            expect![[r#"
+                302..303 "f"
+                ```streetrace
+                $f
+                ```
+
+                **type** `Finding`  
+                first assigned in flow `main`"#]],
+        );
+        check(
+            &format!("{defs}flow main:\n    $r$0 = run agent reviewer\nflow other:\n    $n = $r.findings\n"),
+            expect![[r#"
+                237..238 "r"
+                ```streetrace
+                $r
+                ```
+
+                **type** `Report`  
+                first assigned in flow `main`"#]],
+        );
+        check(
+            &format!("{defs}flow main:\n    $r = run agent loose\n    log $r$0\n"),
+            expect![[r#"
+            266..267 "r"
+            ```streetrace
+            $r
+            ```
+
+            first assigned in flow `main`"#]],
         );
     }
 

@@ -30,6 +30,7 @@ mod symbols;
 mod tests;
 mod tool_functions;
 mod types;
+mod var_types;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ use sr_hir::{ItemKind, RootDatabase};
 pub use crate::call_hierarchy::CallHierarchyItem;
 pub use crate::code_actions::CodeAction;
 pub use crate::code_lens::Runnable;
-pub use crate::completion::{CompletionItem, CompletionKind};
+pub use crate::completion::{CompletionConfig, CompletionItem, CompletionKind};
 pub use crate::diagnostics::DiagnosticsMode;
 pub use crate::folding::{Fold, FoldKind};
 pub use crate::hover::HoverResult;
@@ -233,8 +234,8 @@ impl Analysis {
         self.with_db(|db| hover::hover(db, position))
     }
 
-    pub fn completions(&self, position: &FilePosition) -> Cancellable<Vec<CompletionItem>> {
-        self.with_db(|db| completion::completions(db, position))
+    pub fn completions(&self, position: &FilePosition, config: CompletionConfig) -> Cancellable<Vec<CompletionItem>> {
+        self.with_db(|db| completion::completions(db, position, config))
     }
 
     pub fn document_symbols(&self, path: &Path) -> Cancellable<Vec<DocumentSymbol>> {

@@ -75,7 +75,8 @@ pub(crate) fn completion_kind(kind: sr_ide::CompletionKind) -> lsp::CompletionIt
         Type => lsp::CompletionItemKind::TYPE_PARAMETER,
         File => lsp::CompletionItemKind::FILE,
         Function => lsp::CompletionItemKind::METHOD,
-        Parameter => lsp::CompletionItemKind::FIELD,
+        Parameter | Field => lsp::CompletionItemKind::FIELD,
+        Snippet => lsp::CompletionItemKind::SNIPPET,
     }
 }
 

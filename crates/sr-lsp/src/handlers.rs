@@ -198,11 +198,19 @@ pub(crate) fn hover(s: &Snapshot, params: lsp::HoverParams) -> Result<Option<lsp
     }))
 }
 
-pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<Option<lsp::CompletionResponse>> {
+pub(crate) fn completion(
+    s: &Snapshot,
+    params: lsp::CompletionParams,
+    config: sr_ide::CompletionConfig,
+) -> Result<Option<lsp::CompletionResponse>> {
     let Some((doc, position)) = s.position(&params.text_document_position)? else { return Ok(None) };
+    let edit = |e: sr_ide::TextEdit| lsp::TextEdit {
+        range: convert::range(&doc.index, e.range, s.encoding),
+        new_text: e.new_text,
+    };
     let items = s
         .analysis
-        .completions(&position)?
+        .completions(&position, config)?
         .into_iter()
         .enumerate()
         .map(|(rank, c)| lsp::CompletionItem {
@@ -213,10 +221,15 @@ pub(crate) fn completion(s: &Snapshot, params: lsp::CompletionParams) -> Result<
             documentation: c.documentation.map(|value| {
                 lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value })
             }),
-            text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
-                range: convert::range(&doc.index, c.replace_range, s.encoding),
+            text_edit: Some(lsp::CompletionTextEdit::Edit(edit(sr_ide::TextEdit {
+                range: c.replace_range,
                 new_text: c.insert_text,
-            })),
+            }))),
+            additional_text_edits: (!c.additional_edits.is_empty())
+                .then(|| c.additional_edits.into_iter().map(edit).collect()),
+            // Snippets carry the indentation of their line already.
+            insert_text_format: c.snippet.then_some(lsp::InsertTextFormat::SNIPPET),
+            insert_text_mode: c.snippet.then_some(lsp::InsertTextMode::AS_IS),
             label: c.label,
             ..Default::default()
         })

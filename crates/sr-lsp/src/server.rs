@@ -244,7 +244,8 @@ impl LanguageServer for Server {
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
-        self.run(move |s| handlers::completion(s, params)).await
+        let config = sr_ide::CompletionConfig { snippets: self.shared.features().snippets };
+        self.run(move |s| handlers::completion(s, params, config)).await
     }
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
@@ -391,6 +392,13 @@ fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
         diagnostic_refresh: workspace
             .and_then(|w| w.diagnostics.as_ref())
             .and_then(|d| d.refresh_support)
+            .unwrap_or(false),
+        snippets: capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.snippet_support)
             .unwrap_or(false),
     }
 }

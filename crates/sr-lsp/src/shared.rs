@@ -22,6 +22,8 @@ pub(crate) struct ClientFeatures {
     pub pull_diagnostics: bool,
     /// Takes `workspace/diagnostic/refresh`.
     pub diagnostic_refresh: bool,
+    /// Takes snippet syntax in completion items (`completionItem.snippetSupport`).
+    pub snippets: bool,
 }
 
 pub(crate) struct Shared {

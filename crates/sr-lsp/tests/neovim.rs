@@ -46,7 +46,7 @@ fn neovim_session() {
         "diagnostics=E0001@3\n\
          vim_diagnostics=1\n\
          definition=0:7\n\
-         completion=default\n\
+         completion=default,helper\n\
          formatted=    log $r\n\
          renamed_0=prompt welcome: \"\"\"Hello\"\"\"\n\
          renamed_2=    instruction welcome\n\

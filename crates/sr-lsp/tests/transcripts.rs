@@ -1,6 +1,7 @@
 //! Stdio transcripts of the real `sr-lsp` binary for the features editors
 //! reach through requests of their own: rename (versioned edits, conflicts,
-//! refusals), `workspace/executeCommand`, auto-import and pull diagnostics.
+//! refusals), `workspace/executeCommand`, auto-import (quick fix and
+//! completion), snippets by client capability and pull diagnostics.
 
 #[allow(dead_code)] // `common` also serves the torture tests.
 mod common;
@@ -153,4 +154,52 @@ fn import_paths_are_document_links() {
         links["result"][0]["range"],
         json!({"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 23}})
     );
+}
+
+#[test]
+fn completion_of_a_name_from_another_file_adds_its_import() {
+    let mut server = start();
+    open(
+        &mut server,
+        "file:///transcripts/lib/helpers.sr",
+        1,
+        "agent helper:\n    instruction q\nprompt q: \"\"\"x\"\"\"\n",
+    );
+    open(&mut server, MAIN, 2, "streetrace v1\nflow main:\n    $x = run agent hel\n");
+    let items = request(&mut server, 1, "textDocument/completion", at(MAIN, 2, 22));
+    let expected = json!([{
+        "label": "helper",
+        "kind": 7,
+        "detail": "agent (import ./lib/helpers.sr)",
+        "sortText": "00000",
+        "textEdit": {"range": {"start": {"line": 2, "character": 19}, "end": {"line": 2, "character": 22}}, "newText": "helper"},
+        "additionalTextEdits": [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
+            "newText": "import ./lib/helpers.sr\n"}],
+    }]);
+    assert_eq!(items["result"], expected);
+}
+
+#[test]
+fn snippets_only_for_a_client_that_takes_them() {
+    let text = "flow main:\n    lo\n";
+    let mut plain = start();
+    open(&mut plain, MAIN, 1, text);
+    let items = request(&mut plain, 1, "textDocument/completion", at(MAIN, 1, 6));
+    let kinds: Vec<(&str, i64)> = items["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["label"].as_str().unwrap(), i["kind"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("loop", 14), ("log", 14)]);
+
+    let capabilities = json!({"textDocument": {"completion": {"completionItem": {"snippetSupport": true}}}});
+    let mut server = Server::start(json!({"capabilities": capabilities, "processId": null}));
+    open(&mut server, MAIN, 1, text);
+    let items = request(&mut server, 1, "textDocument/completion", at(MAIN, 1, 6));
+    let snippet = items["result"].as_array().unwrap().iter().find(|i| i["kind"] == 15).expect("a snippet item");
+    assert_eq!(snippet["label"], "loop");
+    assert_eq!(snippet["insertTextFormat"], 2);
+    assert_eq!(snippet["insertTextMode"], 1);
+    assert_eq!(snippet["textEdit"]["newText"], "loop max ${1:3} do\n        $0\n    end");
 }

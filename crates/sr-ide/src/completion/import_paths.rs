@@ -41,6 +41,8 @@ pub(super) fn complete(db: &RootDatabase, file: File, line: &str, line_start: us
                 documentation: None,
                 insert_text: path,
                 replace_range,
+                snippet: false,
+                additional_edits: Vec::new(),
             })
             .collect(),
     )
@@ -54,7 +56,7 @@ mod tests {
 
     fn check(fixture: &str, expect: Expect) {
         let (analysis, fixture) = analysis(fixture);
-        let items = analysis.completions(&position(&fixture)).unwrap();
+        let items = analysis.completions(&position(&fixture), crate::CompletionConfig::default()).unwrap();
         let out: Vec<String> =
             items.iter().map(|c| format!("{:?} {} @{:?}", c.kind, c.label, c.replace_range)).collect();
         expect.assert_eq(&out.join("\n"));

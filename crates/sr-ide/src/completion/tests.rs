@@ -2,16 +2,25 @@
 
 use expect_test::{Expect, expect};
 
+use crate::CompletionConfig;
 use crate::tests::{analysis, position};
 
 fn check(fixture: &str, expect: Expect) {
+    check_with(fixture, CompletionConfig::default(), expect)
+}
+
+/// As `check`, for a client that takes `config`; an item's edits elsewhere
+/// follow it as `+ "text"@range`.
+pub(super) fn check_with(fixture: &str, config: CompletionConfig, expect: Expect) {
     let (analysis, fixture) = analysis(fixture);
-    let items = analysis.completions(&position(&fixture)).unwrap();
+    let items = analysis.completions(&position(&fixture), config).unwrap();
     let out: Vec<String> = items
         .iter()
         .map(|c| {
             let insert = if c.insert_text == c.label { String::new() } else { format!(" -> {}", c.insert_text) };
-            format!("{:?} {}{insert}", c.kind, c.label)
+            let edits: String =
+                c.additional_edits.iter().map(|e| format!(" + {:?}@{:?}", e.new_text, e.range)).collect();
+            format!("{:?} {}{insert}{edits}", c.kind, c.label)
         })
         .collect();
     expect.assert_eq(&out.join("\n"));
@@ -191,7 +200,7 @@ fn functions_of_tools_and_executors_after_a_dot() {
 #[test]
 fn tool_function_items_carry_signature_and_doc() {
     let (analysis, fixture) = analysis(&with_defs("flow main:\n    $t = fs.append$0\n"));
-    let items = analysis.completions(&position(&fixture)).unwrap();
+    let items = analysis.completions(&position(&fixture), CompletionConfig::default()).unwrap();
     let [item] = &items[..] else { panic!("{items:?}") };
     expect![[r#"
         Some("fs.append_to_file(path, content)")
@@ -258,4 +267,46 @@ fn parameters_of_tool_functions_as_object_keys() {
     check(&with_defs("flow main:\n    fs.write_file({path: $0\n"), expect![[""]]);
     check(&with_defs("flow main:\n    fs.nope({$0\n"), expect![[""]]);
     check(&with_defs("flow main:\n    fs.write_file({path: [1, {$0\n"), expect![[""]]);
+}
+
+#[test]
+fn names_from_other_workspace_files_come_with_their_import() {
+    let workspace = r#"
+        //- /app/main.sr
+        streetrace v1
+        import ./shared.sr
+        prompt p: """x"""
+        agent local_agent:
+            instruction p
+        flow main:
+            $x = run agent $0
+        //- /app/shared.sr
+        agent shared_agent:
+            instruction p
+        //- /app/lib/helpers.sr
+        agent helper:
+            instruction q
+        prompt q: """y"""
+        //- /elsewhere/outside.sr
+        agent outside:
+            instruction q
+    "#;
+    check(
+        workspace,
+        expect![[r#"
+            Agent shared_agent
+            Agent local_agent
+            Agent helper + "import ./lib/helpers.sr\n"@33..33"#]],
+    );
+    // A file imported already gives its names without an edit.
+    check(
+        &workspace
+            .replace("$x = run agent $0", "$x = run agent help$0")
+            .replace("import ./shared.sr", "import ./lib/helpers.sr"),
+        expect!["Agent helper"],
+    );
+    check(
+        "//- /app/main.sr\nagent a:\n    instruction q$0\n//- /app/lib.sr\nprompt quick: \"\"\"x\"\"\"\n",
+        expect![[r#"Prompt quick + "import ./lib.sr\n"@0..0"#]],
+    );
 }

@@ -27,6 +27,8 @@ fn functions(cx: &mut Completions<'_, '_>) -> bool {
             documentation: Some(markdown(tool, function)),
             insert_text: function.name.to_string(),
             replace_range: cx.replace_range,
+            snippet: false,
+            additional_edits: Vec::new(),
         });
     }
     true
@@ -59,6 +61,8 @@ fn parameters(cx: &mut Completions<'_, '_>) -> bool {
             documentation: Some(param.doc.to_string()),
             insert_text: format!("{}: ", param.name),
             replace_range: cx.replace_range,
+            snippet: false,
+            additional_edits: Vec::new(),
         });
     }
     true

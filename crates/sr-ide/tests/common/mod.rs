@@ -87,7 +87,7 @@ pub fn check_all(text: &str, cursors: &[TextSize], what: String) {
         if let Some(hover) = analysis.hover(&position).unwrap() {
             check.range(hover.range, "hover");
         }
-        for item in analysis.completions(&position).unwrap() {
+        for item in analysis.completions(&position, sr_ide::CompletionConfig { snippets: true }).unwrap() {
             check.name(&item.label, "completion");
             check.range(item.replace_range, "completion");
         }
