@@ -131,16 +131,7 @@ pub fn sr_files(root: &Path) -> Scan {
         scan.files.push(root.to_path_buf());
         return scan;
     }
-    let walk = ignore::WalkBuilder::new(root)
-        .follow_links(true)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .filter_entry(|entry| !matches!(entry.file_name().to_str(), Some("target" | "node_modules")))
-        .build();
-    for entry in walk {
+    for entry in walker(root).build() {
         match entry {
             Ok(entry) => {
                 let is_file = entry.file_type().is_some_and(|t| t.is_file());
@@ -153,6 +144,47 @@ pub fn sr_files(root: &Path) -> Scan {
     }
     scan.files.sort();
     scan
+}
+
+/// Whether a scan of `root` lists `path`: for a file a watcher reports, as
+/// watchers know nothing of these rules. Reads each directory from `root`
+/// down to `path` (one level each), so the same rules decide as in a scan.
+pub fn scanned(root: &Path, path: &Path) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else { return false };
+    if path.extension().is_none_or(|e| e != "sr") {
+        return false;
+    }
+    let mut dir = root.to_path_buf();
+    let mut components = relative.components().peekable();
+    while let Some(component) = components.next() {
+        let next = dir.join(component);
+        let last = components.peek().is_none();
+        let listed = walker(&dir).max_depth(Some(1)).build().flatten().any(|entry| {
+            entry.depth() == 1
+                && entry.path() == next
+                && entry.file_type().is_some_and(|t| if last { t.is_file() } else { t.is_dir() })
+        });
+        if !listed {
+            return false;
+        }
+        dir = next;
+    }
+    true
+}
+
+/// Directories every scan skips (besides hidden ones).
+const SKIPPED_DIRS: [&str; 2] = ["target", "node_modules"];
+
+fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.follow_links(true)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .filter_entry(|entry| !entry.file_name().to_str().is_some_and(|name| SKIPPED_DIRS.contains(&name)));
+    walk
 }
 
 fn problem(err: &ignore::Error) -> String {
@@ -245,5 +277,38 @@ mod tests {
 
         // A file root is itself, whatever its name.
         assert_eq!(sr_files(&root.join("sub/notes.txt")).files, [root.join("sub/notes.txt")]);
+    }
+
+    /// A file a watcher reports counts as the scan would count it.
+    #[test]
+    fn a_single_path_is_judged_as_a_scan_judges_it() {
+        let d = dir();
+        let root = d.path();
+        let paths = [
+            "a.sr",
+            "sub/b.sr",
+            "sub/deep/c.sr",
+            "sub/deep/generated.sr",
+            "sub/notes.txt",
+            ".hidden/c.sr",
+            ".h.sr",
+            "target/d.sr",
+            "sub/node_modules/e.sr",
+            "skip/f.sr",
+            "skip/inner/g.sr",
+        ];
+        for path in paths {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        std::fs::write(root.join(".gitignore"), "skip/\n").unwrap();
+        std::fs::write(root.join("sub/.gitignore"), "deep/generated.sr\n").unwrap();
+        let scan = sr_files(root);
+        for path in paths.iter().map(|p| root.join(p)).chain([root.join("missing.sr"), root.join("sub")]) {
+            assert_eq!(scanned(root, &path), scan.files.contains(&path), "{}", path.display());
+        }
+        assert_eq!(scan.files.len(), 3, "{:?}", scan.files);
+        assert!(!scanned(&root.join("sub"), &root.join("a.sr")), "outside the root");
     }
 }

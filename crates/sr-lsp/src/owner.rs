@@ -174,6 +174,13 @@ impl Owner {
                 let mut changed = false;
                 for event in p.changes {
                     let path = convert::path_of(&event.uri);
+                    // A file the database lacks is loaded only where a
+                    // workspace scan would list it (the client's watcher
+                    // reports ignored and hidden files too).
+                    let known = self.host.analysis().file_text(&path).ok().flatten().is_some();
+                    if !known && !self.roots.iter().any(|root| sr_files::scanned(root, &path)) {
+                        continue;
+                    }
                     let text = match event.typ {
                         FileChangeType::DELETED => None,
                         _ => sr_files::read_source(&path).ok(),

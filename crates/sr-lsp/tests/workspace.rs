@@ -258,3 +258,26 @@ fn without_client_watching_the_server_polls_the_disk() {
     assert_eq!(codes(&pushed["diagnostics"]), BROKEN_CODES);
     eprintln!("a new file's diagnostics were pushed after {:?}", started.elapsed());
 }
+
+/// A watcher reports every `.sr` file; one the workspace scan would skip (an
+/// ignored directory, a hidden one) is not loaded, a new one elsewhere is.
+#[test]
+fn watched_files_follow_the_workspace_ignore_rules() {
+    let folder = Folder::new("ws-ignore", &[(".gitignore", "generated/\n"), ("ok.sr", "flow main:\n    log 1\n")]);
+    let mut server = start(pull_capabilities(), Some(&folder.0));
+    for dir in ["generated", ".cache", "fresh"] {
+        std::fs::create_dir_all(folder.path(dir)).unwrap();
+        folder.write(&format!("{dir}/broken.sr"), BROKEN);
+    }
+    let changes: Vec<Value> = ["generated", ".cache", "fresh"]
+        .iter()
+        .map(|d| json!({"uri": folder.uri(&format!("{d}/broken.sr")), "type": 1}))
+        .collect();
+    notify(&mut server, "workspace/didChangeWatchedFiles", json!({"changes": changes}));
+    let refresh = server.wait_for(|m| m["method"] == "workspace/diagnostic/refresh");
+    server.send(&json!({"jsonrpc": "2.0", "id": refresh["id"], "result": null}));
+    let report = request(&mut server, 1, "workspace/diagnostic", json!({"previousResultIds": []}));
+    let mut uris: Vec<&str> = report["items"].as_array().unwrap().iter().map(|i| i["uri"].as_str().unwrap()).collect();
+    uris.sort();
+    assert_eq!(uris, [folder.uri("fresh/broken.sr"), folder.uri("ok.sr")], "{report}");
+}
