@@ -5,9 +5,10 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Options, run_source};
+use expect_test::expect;
 use serde_json::json;
 use sr_llm::Role;
 use sr_runtime::RunOptions;
@@ -22,7 +23,7 @@ fn warnings(run: &common::Run) -> Vec<String> {
     warnings.collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn parallel_branches_run_concurrently_each_with_its_own_input() {
     let source = r#"
 model main = openai/gpt-4o
@@ -43,18 +44,39 @@ flow main:
         .on(common_user_says("two"), vec![Reply::Text("2".into())])
         .on(common_user_says("three"), vec![Reply::Text("3".into())])
         .with_delay(Duration::from_millis(300));
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let run = run_source("parallel", source, "go", Arc::new(provider), Options::default()).await;
-    let elapsed = started.elapsed();
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!([1, 2, 3])));
-    // Three 300 ms model calls: about 300 ms together, 900 ms one after another.
-    assert!(elapsed < Duration::from_millis(650), "took {elapsed:?}");
-    // Each branch's events carry its branch in their path.
-    let branches: std::collections::BTreeSet<String> =
-        run.of_type("agent_started").iter().map(|e| e.path.join("/")).collect();
-    assert_eq!(branches.len(), 3, "{branches:?}");
-    assert!(branches.iter().all(|p| p.starts_with("flow:main/branch:")), "{branches:?}");
+    // Three 300 ms model calls on tokio's paused clock: 300 ms together, 900 ms one after another.
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    // All three branches start before any model answers; each branch's events carry its branch.
+    expect![[r#"
+        - run_started parallel.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/branch:1/agent:echo agent_started echo model=openai/gpt-4o input="one"
+        flow:main/branch:1/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_started echo model=openai/gpt-4o input="two"
+        flow:main/branch:2/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:3/agent:echo agent_started echo model=openai/gpt-4o input="three"
+        flow:main/branch:3/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:1/agent:echo text_delta "1"
+        flow:main/branch:1/agent:echo model_response openai/gpt-4o stop text="1" calls=[] tokens=10/1
+        flow:main/branch:1/agent:echo agent_finished echo output="1" tokens=10/1
+        flow:main/branch:1 state_change a = 1
+        flow:main/branch:2/agent:echo text_delta "2"
+        flow:main/branch:2/agent:echo model_response openai/gpt-4o stop text="2" calls=[] tokens=10/1
+        flow:main/branch:2/agent:echo agent_finished echo output="2" tokens=10/1
+        flow:main/branch:2 state_change b = 2
+        flow:main/branch:3/agent:echo text_delta "3"
+        flow:main/branch:3/agent:echo model_response openai/gpt-4o stop text="3" calls=[] tokens=10/1
+        flow:main/branch:3/agent:echo agent_finished echo output="3" tokens=10/1
+        flow:main/branch:3 state_change c = 3
+        flow:main flow_finished main result=[1,2,3]
+        - flow_result [1,2,3]
+        - run_finished completed result=[1,2,3] tokens=30/3
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 fn common_user_says(text: &str) -> impl Fn(&sr_llm::ChatRequest) -> bool + Send + Sync + 'static {
@@ -206,10 +228,18 @@ agent:
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!("Done.")));
     assert_eq!(provider.calls(), 3);
-    let retries = warnings(&run);
-    assert_eq!(retries.len(), 2, "{retries:?}");
-    assert!(retries[0].contains("retry 1 of 3 in 1.0s"), "{retries:?}");
-    assert!(retries[1].contains("retry 2 of 3 in 2.0s"), "{retries:?}");
+    expect![[r#"
+        - run_started retry.sr entry=agent default input="go"
+        agent:default agent_started default model=openai/gpt-4o input="go"
+        agent:default model_request openai/gpt-4o messages=1 tools=[]
+        agent:default warning "model openai/gpt-4o failed (scripted: HTTP 500: overloaded); retry 1 of 3 in 1.0s"
+        agent:default warning "model openai/gpt-4o failed (scripted: HTTP 500: overloaded); retry 2 of 3 in 2.0s"
+        agent:default text_delta "Done."
+        agent:default model_response openai/gpt-4o stop text="Done." calls=[] tokens=10/2
+        agent:default agent_finished default output="Done." tokens=10/2
+        - run_finished completed result="Done." tokens=10/2
+    "#]]
+    .assert_eq(&run.trace());
     // Exponential: 1 s, then 2 s (the clock is tokio's paused one).
     assert_eq!(started.elapsed().as_secs(), 3);
 }
@@ -238,10 +268,20 @@ async fn a_timeout_policy_bounds_each_agent_run_and_the_retry_policy_restarts_it
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!("gave up")));
     assert_eq!(provider.calls(), 2);
-    let retries = warnings(&run);
-    assert_eq!(retries, ["agent 'slow' failed (timed out); retry 1 of 1 in 1.0s"]);
-    // The failed runs still end: every agent start has its finish.
-    assert_eq!(run.of_type("agent_started").len(), run.of_type("agent_finished").len());
+    // The timed-out run still ends (every agent start has its finish), then is retried.
+    expect![[r#"
+        - run_started timeout.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:slow agent_started slow model=openai/gpt-4o input="go"
+        flow:main/agent:slow model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:slow warning "agent 'slow' failed (timed out); retry 1 of 1 in 1.0s"
+        flow:main/agent:slow model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:slow agent_finished slow output=null error="agent 'slow' did not finish within 5s, its timeout"
+        flow:main flow_finished main result="gave up"
+        - flow_result "gave up"
+        - run_finished completed result="gave up"
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 #[tokio::test]
@@ -405,19 +445,21 @@ async fn a_failing_branch_fails_the_parallel_block_and_cancels_the_others() {
     assert_eq!(run.outcome.status, RunStatus::Failed);
     let error = run.outcome.error.clone().unwrap().message;
     assert!(error.contains("model openai/gpt-4o") && error.contains("broken model"), "{error}");
-    // The slow branch was cancelled, not waited for.
-    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
-    assert!(!run.payloads().iter().any(|p| matches!(p, Payload::AgentFinished { output, .. } if output == "late")));
+    // The slow branch was cancelled at once (the clock is tokio's paused one), not waited for.
+    assert_eq!(started.elapsed(), Duration::ZERO);
     // Every agent that started finished, the cancelled one as such.
-    let started = run.of_type("agent_started").len();
-    let finished: Vec<Option<String>> = run
-        .payloads()
-        .into_iter()
-        .filter_map(|p| match p {
-            Payload::AgentFinished { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!((started, finished.len()), (2, 2), "{finished:?}");
-    assert!(finished.contains(&Some("cancelled".to_string())), "{finished:?}");
+    expect![[r#"
+        - run_started parallel-fail.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/branch:1/agent:echo agent_started echo model=openai/gpt-4o input="slow"
+        flow:main/branch:1/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_started echo model=openai/gpt-4o input="broken"
+        flow:main/branch:2/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_finished echo output=null error="model openai/gpt-4o: test: HTTP 400: broken model"
+        flow:main/branch:1/agent:echo agent_finished echo output=null error="cancelled"
+        flow:main flow_finished main result=null error="model openai/gpt-4o: test: HTTP 400: broken model (parallel-fail.sr:10:9)"
+        - error "model openai/gpt-4o: test: HTTP 400: broken model" at parallel-fail.sr:10:9
+        - run_finished failed error="model openai/gpt-4o: test: HTTP 400: broken model (parallel-fail.sr:10:9)"
+    "#]]
+    .assert_eq(&run.trace());
 }
