@@ -93,11 +93,11 @@ fn line(payload: &Payload) -> String {
     }
 }
 
-/// `text` with the directories of absolute paths left out: an absolute path
-/// starts a word or follows a quote or a parenthesis (so URLs keep theirs).
+/// `text` with the directories of absolute (Unix) paths left out: an absolute
+/// path starts a word or follows a quote or a parenthesis (so URLs keep
+/// theirs), and no segment holds a backslash (so escapes stay whole).
 fn without_dirs(text: &str) -> std::borrow::Cow<'_, str> {
-    static DIRS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"(^|[\s'"(])(?:[A-Za-z]:)?[/\\](?:[^\s/\\:'"]+[/\\])+"#).unwrap());
+    static DIRS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"(^|[\s'"(])/(?:[^\s/\\:'"]+/)+"#).unwrap());
     DIRS.replace_all(text, "$1")
 }
 
@@ -173,6 +173,7 @@ mod tests {
             ),
             event(&["flow:main"], Payload::Log { message: "é".repeat(120) }),
             event(&["flow:main"], Payload::Warning { message: "/tmp/x/a.sr: see http://h/v1/sse ('/b/c.sr')".into() }),
+            event(&["flow:main"], Payload::Notify { message: "\"x\"\n/n/a\n".into() }),
             event(
                 &[],
                 Payload::RunFinished {
@@ -189,6 +190,7 @@ mod tests {
             flow:main error "no\nway" at a.sr:3:5
             flow:main log "ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé…
             flow:main warning "a.sr: see http://h/v1/sse ('c.sr')"
+            flow:main notify "\"x\"\n/n/a\n"
             - run_finished failed error="boom" tokens=3/4 cost=0.500000
         "#]]
         .assert_eq(&trace(&events));

@@ -15,14 +15,6 @@ use sr_runtime::RunOptions;
 use sr_runtime::event::{Payload, RunStatus};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
-fn warnings(run: &common::Run) -> Vec<String> {
-    let warnings = run.payloads().into_iter().filter_map(|p| match p {
-        Payload::Warning { message } => Some(message.clone()),
-        _ => None,
-    });
-    warnings.collect()
-}
-
 #[tokio::test(start_paused = true)]
 async fn parallel_branches_run_concurrently_each_with_its_own_input() {
     let source = r#"
@@ -148,7 +140,34 @@ flow main:
     // Each repair told the model what was wrong.
     let repairs: Vec<String> = requests[1..].iter().map(|r| r.messages.last().unwrap().text()).collect();
     assert!(repairs[1].contains("line"), "{repairs:?}");
-    assert_eq!(warnings(&run).len(), 2, "{:?}", warnings(&run));
+    // Each reply that does not fit is a warning, then asked again.
+    expect![[r#"
+        - run_started structured.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="src/calc.py"
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:reviewer text_delta "The worst bug is "
+        flow:main/agent:reviewer text_delta "in calc.py"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="The worst bug is in calc.py" calls=[] tokens=10/7
+        flow:main/agent:reviewer agent_finished reviewer output="The worst bug is in calc.py" tokens=10/7
+        flow:main warning "agent 'reviewer': the reply does not fit schema 'Finding': the reply contains no JSON value"
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="Error: Your response could not be parsed. the reply contains no JSON value\n\nPlease respond with v…
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=3 tools=[]
+        flow:main/agent:reviewer text_delta "```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```" calls=[] tokens=10/13
+        flow:main/agent:reviewer agent_finished reviewer output="```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```" tokens=10/13
+        flow:main warning "agent 'reviewer': the reply does not fit schema 'Finding': at /line: \"five\" is not of type \"inte…
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="Error: Your response could not be parsed. at /line: \"five\" is not of type \"integer\"\n\nPlease r…
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=5 tools=[]
+        flow:main/agent:reviewer text_delta "{\"file\": \"src/calc.py\", \"line\": 5}"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="{\"file\": \"src/calc.py\", \"line\": 5}" calls=[] tokens=10/9
+        flow:main/agent:reviewer agent_finished reviewer output="{\"file\": \"src/calc.py\", \"line\": 5}" tokens=10/9
+        flow:main state_change finding = {"file":"src/calc.py","line":5}
+        flow:main flow_finished main result=5
+        - flow_result 5
+        - run_finished completed result=5 tokens=30/29
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 #[tokio::test]
@@ -319,15 +338,29 @@ agent:
     )
     .await;
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    let compactions = run.of_type("history_compaction");
-    assert_eq!(compactions.len(), 1);
-    let Payload::HistoryCompaction { strategy, original_tokens, compacted_tokens, messages_removed } =
-        &compactions[0].payload
-    else {
-        unreachable!()
-    };
-    assert_eq!((strategy.as_str(), *messages_removed), ("summarize", 2));
-    assert!(compacted_tokens < original_tokens);
+    // One compaction, before the third model request: two messages summarized, fewer tokens.
+    expect![[r#"
+        - run_started compaction.sr entry=agent default input="read the notes"
+        agent:default agent_started default model=openai/gpt-4o input="read the notes"
+        agent:default model_request openai/gpt-4o messages=1 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default model_response openai/gpt-4o tool_calls text="" calls=[read_file] tokens=10/5
+        agent:default tool_call read_file {"path":"notes.txt"}
+        agent:default tool_result read_file {"tool_name":"read_file","result":"success","output":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
+        agent:default model_request openai/gpt-4o messages=3 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default model_response openai/gpt-4o tool_calls text="" calls=[read_file] tokens=10/5
+        agent:default tool_call read_file {"path":"notes.txt"}
+        agent:default tool_result read_file {"tool_name":"read_file","result":"success","output":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
+        agent:default model_request openai/gpt-4o messages=1 tools=[]
+        agent:default text_delta "SUMMARY: read notes.txt twice"
+        agent:default model_response openai/gpt-4o stop text="SUMMARY: read notes.txt twice" calls=[] tokens=10/8
+        agent:default history_compaction summarize tokens=266->153 removed=2
+        agent:default model_request openai/gpt-4o messages=4 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default text_delta "All read."
+        agent:default model_response openai/gpt-4o stop text="All read." calls=[] tokens=10/3
+        agent:default agent_finished default output="All read." tokens=40/21
+        - run_finished completed result="All read." tokens=40/21
+    "#]]
+    .assert_eq(&run.trace());
     // The last request: the task, the summary, then the last two messages.
     let last = provider.requests().pop().unwrap();
     let texts: Vec<String> = last.messages.iter().map(|m| m.text()).collect();
@@ -397,19 +430,29 @@ flow main:
     let options = RunOptions { prices: Some(Arc::new(prices)), ..RunOptions::default() };
     let run = run_source("usage", source, "go", provider, Options { options, ..Default::default() }).await;
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    let per_agent: Vec<&sr_runtime::event::Usage> = run
-        .payloads()
-        .into_iter()
-        .filter_map(|p| match p {
-            Payload::AgentFinished { usage, .. } => Some(usage),
-            _ => None,
-        })
-        .collect();
-    // The scripted model reports 10 tokens in and 3 out per call.
-    assert_eq!(per_agent.len(), 2);
-    assert_eq!((per_agent[0].input_tokens, per_agent[0].output_tokens), (10, 3));
+    // The scripted model reports 10 tokens in and 3 out per call: each agent's total, then
+    // the run's, priced at $2.5 and $10 per million tokens in and out.
+    expect![[r#"
+        - run_started usage.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:helper agent_started helper model=openai/gpt-4o input="one"
+        flow:main/agent:helper model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:helper text_delta "ok ok ok ok"
+        flow:main/agent:helper model_response openai/gpt-4o stop text="ok ok ok ok" calls=[] tokens=10/3 cost=0.000055
+        flow:main/agent:helper agent_finished helper output="ok ok ok ok" tokens=10/3 cost=0.000055
+        flow:main state_change a = "ok ok ok ok"
+        flow:main/agent:helper agent_started helper model=openai/gpt-4o input="two"
+        flow:main/agent:helper model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:helper text_delta "ok ok ok ok"
+        flow:main/agent:helper model_response openai/gpt-4o stop text="ok ok ok ok" calls=[] tokens=10/3 cost=0.000055
+        flow:main/agent:helper agent_finished helper output="ok ok ok ok" tokens=10/3 cost=0.000055
+        flow:main state_change b = "ok ok ok ok"
+        flow:main flow_finished main result="ok ok ok ok"
+        - flow_result "ok ok ok ok"
+        - run_finished completed result="ok ok ok ok" tokens=20/6 cost=0.000110
+    "#]]
+    .assert_eq(&run.trace());
     let Some(Payload::RunFinished { usage, .. }) = run.payloads().last().copied() else { panic!() };
-    assert_eq!((usage.input_tokens, usage.output_tokens), (20, 6));
     let cost = usage.cost_usd.unwrap();
     assert!((cost - (20.0 * 2.5 + 6.0 * 10.0) / 1e6).abs() < 1e-12, "{cost}");
 }
