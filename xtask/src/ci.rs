@@ -9,6 +9,10 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     step("cargo", &["xtask", "cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "--workspace"], &[])?;
+    // The workspace build has every default feature; sr-mcp without its client also builds
+    // (what `sr` without its `mcp` feature links) and reads recordings.
+    step("cargo", &["clippy", "-p", "sr-mcp", "--no-default-features", "--all-targets", "--", "-D", "warnings"], &[])?;
+    step("cargo", &["test", "-p", "sr-mcp", "--no-default-features"], &[])?;
     // The editor-side tests drive the binaries `cargo test` just built.
     step("cargo", &["build", "-p", "sr-cli", "-p", "sr-lsp", "--bins"], &[])?;
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);

@@ -21,6 +21,8 @@ pub mod state;
 pub mod stdlib;
 pub mod structured;
 pub mod tools;
+#[cfg(feature = "testing")]
+pub mod trace;
 pub mod value;
 pub mod workload;
 mod yaml;

@@ -5,24 +5,17 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Options, run_source};
+use expect_test::expect;
 use serde_json::json;
 use sr_llm::Role;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Payload, RunStatus};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
-fn warnings(run: &common::Run) -> Vec<String> {
-    let warnings = run.payloads().into_iter().filter_map(|p| match p {
-        Payload::Warning { message } => Some(message.clone()),
-        _ => None,
-    });
-    warnings.collect()
-}
-
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn parallel_branches_run_concurrently_each_with_its_own_input() {
     let source = r#"
 model main = openai/gpt-4o
@@ -43,18 +36,39 @@ flow main:
         .on(common_user_says("two"), vec![Reply::Text("2".into())])
         .on(common_user_says("three"), vec![Reply::Text("3".into())])
         .with_delay(Duration::from_millis(300));
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let run = run_source("parallel", source, "go", Arc::new(provider), Options::default()).await;
-    let elapsed = started.elapsed();
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!([1, 2, 3])));
-    // Three 300 ms model calls: about 300 ms together, 900 ms one after another.
-    assert!(elapsed < Duration::from_millis(650), "took {elapsed:?}");
-    // Each branch's events carry its branch in their path.
-    let branches: std::collections::BTreeSet<String> =
-        run.of_type("agent_started").iter().map(|e| e.path.join("/")).collect();
-    assert_eq!(branches.len(), 3, "{branches:?}");
-    assert!(branches.iter().all(|p| p.starts_with("flow:main/branch:")), "{branches:?}");
+    // Three 300 ms model calls on tokio's paused clock: 300 ms together, 900 ms one after another.
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    // All three branches start before any model answers; each branch's events carry its branch.
+    expect![[r#"
+        - run_started parallel.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/branch:1/agent:echo agent_started echo model=openai/gpt-4o input="one"
+        flow:main/branch:1/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_started echo model=openai/gpt-4o input="two"
+        flow:main/branch:2/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:3/agent:echo agent_started echo model=openai/gpt-4o input="three"
+        flow:main/branch:3/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:1/agent:echo text_delta "1"
+        flow:main/branch:1/agent:echo model_response openai/gpt-4o stop text="1" calls=[] tokens=10/1
+        flow:main/branch:1/agent:echo agent_finished echo output="1" tokens=10/1
+        flow:main/branch:1 state_change a = 1
+        flow:main/branch:2/agent:echo text_delta "2"
+        flow:main/branch:2/agent:echo model_response openai/gpt-4o stop text="2" calls=[] tokens=10/1
+        flow:main/branch:2/agent:echo agent_finished echo output="2" tokens=10/1
+        flow:main/branch:2 state_change b = 2
+        flow:main/branch:3/agent:echo text_delta "3"
+        flow:main/branch:3/agent:echo model_response openai/gpt-4o stop text="3" calls=[] tokens=10/1
+        flow:main/branch:3/agent:echo agent_finished echo output="3" tokens=10/1
+        flow:main/branch:3 state_change c = 3
+        flow:main flow_finished main result=[1,2,3]
+        - flow_result [1,2,3]
+        - run_finished completed result=[1,2,3] tokens=30/3
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 fn common_user_says(text: &str) -> impl Fn(&sr_llm::ChatRequest) -> bool + Send + Sync + 'static {
@@ -126,7 +140,34 @@ flow main:
     // Each repair told the model what was wrong.
     let repairs: Vec<String> = requests[1..].iter().map(|r| r.messages.last().unwrap().text()).collect();
     assert!(repairs[1].contains("line"), "{repairs:?}");
-    assert_eq!(warnings(&run).len(), 2, "{:?}", warnings(&run));
+    // Each reply that does not fit is a warning, then asked again.
+    expect![[r#"
+        - run_started structured.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="src/calc.py"
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:reviewer text_delta "The worst bug is "
+        flow:main/agent:reviewer text_delta "in calc.py"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="The worst bug is in calc.py" calls=[] tokens=10/7
+        flow:main/agent:reviewer agent_finished reviewer output="The worst bug is in calc.py" tokens=10/7
+        flow:main warning "agent 'reviewer': the reply does not fit schema 'Finding': the reply contains no JSON value"
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="Error: Your response could not be parsed. the reply contains no JSON value\n\nPlease respond with v…
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=3 tools=[]
+        flow:main/agent:reviewer text_delta "```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```" calls=[] tokens=10/13
+        flow:main/agent:reviewer agent_finished reviewer output="```json\n{\"file\": \"src/calc.py\", \"line\": \"five\"}\n```" tokens=10/13
+        flow:main warning "agent 'reviewer': the reply does not fit schema 'Finding': at /line: \"five\" is not of type \"inte…
+        flow:main/agent:reviewer agent_started reviewer model=openai/gpt-4o input="Error: Your response could not be parsed. at /line: \"five\" is not of type \"integer\"\n\nPlease r…
+        flow:main/agent:reviewer model_request openai/gpt-4o messages=5 tools=[]
+        flow:main/agent:reviewer text_delta "{\"file\": \"src/calc.py\", \"line\": 5}"
+        flow:main/agent:reviewer model_response openai/gpt-4o stop text="{\"file\": \"src/calc.py\", \"line\": 5}" calls=[] tokens=10/9
+        flow:main/agent:reviewer agent_finished reviewer output="{\"file\": \"src/calc.py\", \"line\": 5}" tokens=10/9
+        flow:main state_change finding = {"file":"src/calc.py","line":5}
+        flow:main flow_finished main result=5
+        - flow_result 5
+        - run_finished completed result=5 tokens=30/29
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 #[tokio::test]
@@ -206,10 +247,18 @@ agent:
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!("Done.")));
     assert_eq!(provider.calls(), 3);
-    let retries = warnings(&run);
-    assert_eq!(retries.len(), 2, "{retries:?}");
-    assert!(retries[0].contains("retry 1 of 3 in 1.0s"), "{retries:?}");
-    assert!(retries[1].contains("retry 2 of 3 in 2.0s"), "{retries:?}");
+    expect![[r#"
+        - run_started retry.sr entry=agent default input="go"
+        agent:default agent_started default model=openai/gpt-4o input="go"
+        agent:default model_request openai/gpt-4o messages=1 tools=[]
+        agent:default warning "model openai/gpt-4o failed (scripted: HTTP 500: overloaded); retry 1 of 3 in 1.0s"
+        agent:default warning "model openai/gpt-4o failed (scripted: HTTP 500: overloaded); retry 2 of 3 in 2.0s"
+        agent:default text_delta "Done."
+        agent:default model_response openai/gpt-4o stop text="Done." calls=[] tokens=10/2
+        agent:default agent_finished default output="Done." tokens=10/2
+        - run_finished completed result="Done." tokens=10/2
+    "#]]
+    .assert_eq(&run.trace());
     // Exponential: 1 s, then 2 s (the clock is tokio's paused one).
     assert_eq!(started.elapsed().as_secs(), 3);
 }
@@ -238,10 +287,20 @@ async fn a_timeout_policy_bounds_each_agent_run_and_the_retry_policy_restarts_it
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
     assert_eq!(run.outcome.result, Some(json!("gave up")));
     assert_eq!(provider.calls(), 2);
-    let retries = warnings(&run);
-    assert_eq!(retries, ["agent 'slow' failed (timed out); retry 1 of 1 in 1.0s"]);
-    // The failed runs still end: every agent start has its finish.
-    assert_eq!(run.of_type("agent_started").len(), run.of_type("agent_finished").len());
+    // The timed-out run still ends (every agent start has its finish), then is retried.
+    expect![[r#"
+        - run_started timeout.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:slow agent_started slow model=openai/gpt-4o input="go"
+        flow:main/agent:slow model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:slow warning "agent 'slow' failed (timed out); retry 1 of 1 in 1.0s"
+        flow:main/agent:slow model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:slow agent_finished slow output=null error="agent 'slow' did not finish within 5s, its timeout"
+        flow:main flow_finished main result="gave up"
+        - flow_result "gave up"
+        - run_finished completed result="gave up"
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 #[tokio::test]
@@ -279,15 +338,29 @@ agent:
     )
     .await;
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    let compactions = run.of_type("history_compaction");
-    assert_eq!(compactions.len(), 1);
-    let Payload::HistoryCompaction { strategy, original_tokens, compacted_tokens, messages_removed } =
-        &compactions[0].payload
-    else {
-        unreachable!()
-    };
-    assert_eq!((strategy.as_str(), *messages_removed), ("summarize", 2));
-    assert!(compacted_tokens < original_tokens);
+    // One compaction, before the third model request: two messages summarized, fewer tokens.
+    expect![[r#"
+        - run_started compaction.sr entry=agent default input="read the notes"
+        agent:default agent_started default model=openai/gpt-4o input="read the notes"
+        agent:default model_request openai/gpt-4o messages=1 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default model_response openai/gpt-4o tool_calls text="" calls=[read_file] tokens=10/5
+        agent:default tool_call read_file {"path":"notes.txt"}
+        agent:default tool_result read_file {"tool_name":"read_file","result":"success","output":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
+        agent:default model_request openai/gpt-4o messages=3 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default model_response openai/gpt-4o tool_calls text="" calls=[read_file] tokens=10/5
+        agent:default tool_call read_file {"path":"notes.txt"}
+        agent:default tool_result read_file {"tool_name":"read_file","result":"success","output":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
+        agent:default model_request openai/gpt-4o messages=1 tools=[]
+        agent:default text_delta "SUMMARY: read notes.txt twice"
+        agent:default model_response openai/gpt-4o stop text="SUMMARY: read notes.txt twice" calls=[] tokens=10/8
+        agent:default history_compaction summarize tokens=266->153 removed=2
+        agent:default model_request openai/gpt-4o messages=4 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        agent:default text_delta "All read."
+        agent:default model_response openai/gpt-4o stop text="All read." calls=[] tokens=10/3
+        agent:default agent_finished default output="All read." tokens=40/21
+        - run_finished completed result="All read." tokens=40/21
+    "#]]
+    .assert_eq(&run.trace());
     // The last request: the task, the summary, then the last two messages.
     let last = provider.requests().pop().unwrap();
     let texts: Vec<String> = last.messages.iter().map(|m| m.text()).collect();
@@ -357,19 +430,29 @@ flow main:
     let options = RunOptions { prices: Some(Arc::new(prices)), ..RunOptions::default() };
     let run = run_source("usage", source, "go", provider, Options { options, ..Default::default() }).await;
     assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
-    let per_agent: Vec<&sr_runtime::event::Usage> = run
-        .payloads()
-        .into_iter()
-        .filter_map(|p| match p {
-            Payload::AgentFinished { usage, .. } => Some(usage),
-            _ => None,
-        })
-        .collect();
-    // The scripted model reports 10 tokens in and 3 out per call.
-    assert_eq!(per_agent.len(), 2);
-    assert_eq!((per_agent[0].input_tokens, per_agent[0].output_tokens), (10, 3));
+    // The scripted model reports 10 tokens in and 3 out per call: each agent's total, then
+    // the run's, priced at $2.5 and $10 per million tokens in and out.
+    expect![[r#"
+        - run_started usage.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:helper agent_started helper model=openai/gpt-4o input="one"
+        flow:main/agent:helper model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:helper text_delta "ok ok ok ok"
+        flow:main/agent:helper model_response openai/gpt-4o stop text="ok ok ok ok" calls=[] tokens=10/3 cost=0.000055
+        flow:main/agent:helper agent_finished helper output="ok ok ok ok" tokens=10/3 cost=0.000055
+        flow:main state_change a = "ok ok ok ok"
+        flow:main/agent:helper agent_started helper model=openai/gpt-4o input="two"
+        flow:main/agent:helper model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/agent:helper text_delta "ok ok ok ok"
+        flow:main/agent:helper model_response openai/gpt-4o stop text="ok ok ok ok" calls=[] tokens=10/3 cost=0.000055
+        flow:main/agent:helper agent_finished helper output="ok ok ok ok" tokens=10/3 cost=0.000055
+        flow:main state_change b = "ok ok ok ok"
+        flow:main flow_finished main result="ok ok ok ok"
+        - flow_result "ok ok ok ok"
+        - run_finished completed result="ok ok ok ok" tokens=20/6 cost=0.000110
+    "#]]
+    .assert_eq(&run.trace());
     let Some(Payload::RunFinished { usage, .. }) = run.payloads().last().copied() else { panic!() };
-    assert_eq!((usage.input_tokens, usage.output_tokens), (20, 6));
     let cost = usage.cost_usd.unwrap();
     assert!((cost - (20.0 * 2.5 + 6.0 * 10.0) / 1e6).abs() < 1e-12, "{cost}");
 }
@@ -405,19 +488,21 @@ async fn a_failing_branch_fails_the_parallel_block_and_cancels_the_others() {
     assert_eq!(run.outcome.status, RunStatus::Failed);
     let error = run.outcome.error.clone().unwrap().message;
     assert!(error.contains("model openai/gpt-4o") && error.contains("broken model"), "{error}");
-    // The slow branch was cancelled, not waited for.
-    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
-    assert!(!run.payloads().iter().any(|p| matches!(p, Payload::AgentFinished { output, .. } if output == "late")));
+    // The slow branch was cancelled at once (the clock is tokio's paused one), not waited for.
+    assert_eq!(started.elapsed(), Duration::ZERO);
     // Every agent that started finished, the cancelled one as such.
-    let started = run.of_type("agent_started").len();
-    let finished: Vec<Option<String>> = run
-        .payloads()
-        .into_iter()
-        .filter_map(|p| match p {
-            Payload::AgentFinished { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!((started, finished.len()), (2, 2), "{finished:?}");
-    assert!(finished.contains(&Some("cancelled".to_string())), "{finished:?}");
+    expect![[r#"
+        - run_started parallel-fail.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/branch:1/agent:echo agent_started echo model=openai/gpt-4o input="slow"
+        flow:main/branch:1/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_started echo model=openai/gpt-4o input="broken"
+        flow:main/branch:2/agent:echo model_request openai/gpt-4o messages=1 tools=[]
+        flow:main/branch:2/agent:echo agent_finished echo output=null error="model openai/gpt-4o: test: HTTP 400: broken model"
+        flow:main/branch:1/agent:echo agent_finished echo output=null error="cancelled"
+        flow:main flow_finished main result=null error="model openai/gpt-4o: test: HTTP 400: broken model (parallel-fail.sr:10:9)"
+        - error "model openai/gpt-4o: test: HTTP 400: broken model" at parallel-fail.sr:10:9
+        - run_finished failed error="model openai/gpt-4o: test: HTTP 400: broken model (parallel-fail.sr:10:9)"
+    "#]]
+    .assert_eq(&run.trace());
 }

@@ -228,6 +228,19 @@ async fn a_failure_marks_every_span_it_ends() {
     let provider =
         ScriptedProvider::new().on(instruction_contains("You work"), vec![Reply::Error("overloaded".into())]);
     let run = run(ONE_AGENT, "go", provider, TelemetryConfig::default()).await;
+    // The failed model call ends the agent, the flow and the run, each with the error…
+    expect![[r#"
+        - run_started workload.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:worker agent_started worker model=openai/gpt-4o input="go"
+        flow:main/agent:worker model_request openai/gpt-4o messages=1 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        flow:main/agent:worker agent_finished worker output=null error="model openai/gpt-4o: scripted: HTTP 500: overloaded"
+        flow:main flow_finished main result=null error="model openai/gpt-4o: scripted: HTTP 500: overloaded (workload.sr:13:5)"
+        - error "model openai/gpt-4o: scripted: HTTP 500: overloaded" at workload.sr:13:5
+        - run_finished failed error="model openai/gpt-4o: scripted: HTTP 500: overloaded (workload.sr:13:5)"
+    "#]]
+    .assert_eq(&sr_runtime::trace::trace(&run.events));
+    // …and so marks each of their spans.
     expect![[r#"
         invoke_workflow workload [error.type=_OTHER]
           invoke_workflow main [error.type=_OTHER]
@@ -257,6 +270,26 @@ async fn a_failed_tool_call_marks_its_span_only() {
         .on(after_tool_results(), vec![Reply::Text("It failed.".into())])
         .on(instruction_contains("You work"), vec![Reply::Calls(vec![("no_such_tool".into(), json!({}))])]);
     let run = run(ONE_AGENT, "go", provider, TelemetryConfig::default()).await;
+    // The tool's error is its result, and the agent goes on to a second model call…
+    expect![[r#"
+        - run_started workload.sr entry=flow main input="go"
+        flow:main flow_started main
+        flow:main/agent:worker agent_started worker model=openai/gpt-4o input="go"
+        flow:main/agent:worker model_request openai/gpt-4o messages=1 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        flow:main/agent:worker model_response openai/gpt-4o tool_calls text="" calls=[no_such_tool] tokens=10/5
+        flow:main/agent:worker tool_call no_such_tool {}
+        flow:main/agent:worker tool_result no_such_tool error "there is no tool named 'no_such_tool'"
+        flow:main/agent:worker model_request openai/gpt-4o messages=3 tools=[read_file,create_directory,write_file,append_to_file,list_directory,find_in_files]
+        flow:main/agent:worker text_delta "It failed."
+        flow:main/agent:worker model_response openai/gpt-4o stop text="It failed." calls=[] tokens=10/3
+        flow:main/agent:worker agent_finished worker output="It failed." tokens=20/8
+        flow:main state_change x = "It failed."
+        flow:main flow_finished main result="It failed."
+        - flow_result "It failed."
+        - run_finished completed result="It failed." tokens=20/8
+    "#]]
+    .assert_eq(&sr_runtime::trace::trace(&run.events));
+    // …so only the tool's span is marked.
     expect![[r#"
         invoke_workflow workload
           invoke_workflow main

@@ -39,6 +39,11 @@ impl Run {
         self.events.iter().map(|e| &e.payload).collect()
     }
 
+    /// The events as a text trace, for `expect!` snapshots.
+    pub fn trace(&self) -> String {
+        sr_runtime::trace::trace(&self.events)
+    }
+
     /// Events whose type (upstream's spelling) is `kind`.
     pub fn of_type(&self, kind: &str) -> Vec<&Event> {
         self.events.iter().filter(|e| serde_json::to_value(e).unwrap()["type"] == kind).collect()

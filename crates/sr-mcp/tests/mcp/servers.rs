@@ -25,12 +25,13 @@ pub fn everything() -> Option<&'static Path> {
 }
 
 fn install() -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dest = std::env::var_os("SR_MCP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../target/mcp-servers"));
+    // sr-runtime's tests include this file too: paths start from crates/.
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dest =
+        std::env::var_os("SR_MCP_SERVERS").map(PathBuf::from).unwrap_or_else(|| crates.join("../target/mcp-servers"));
     let entry = dest.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let setup = Command::new("bash").arg(manifest.join("tests/mcp/setup.sh")).env("SR_MCP_SERVERS", &dest).output();
+    let setup =
+        Command::new("bash").arg(crates.join("sr-mcp/tests/mcp/setup.sh")).env("SR_MCP_SERVERS", &dest).output();
     let problem = match setup {
         Ok(out) if out.status.success() && entry.exists() && node_runs() => return Some(entry),
         Ok(out) if out.status.success() => "node is not installed".to_string(),

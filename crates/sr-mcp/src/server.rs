@@ -1,10 +1,10 @@
-//! Where an MCP `tool` definition's server is and how to authenticate to it
-//! (the syntax is documented on the `mcp` module).
+//! Where a definition's server is and how to authenticate to it (the syntax
+//! is documented on the crate).
 
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
-use sr_hir::{AuthKind, Name, ToolAuth, ToolData};
 
-use super::secret::{Secrets, substitute};
+use crate::secret::{Secrets, substitute};
+use crate::{AuthKind, Definition};
 
 /// One server to connect to, secrets resolved.
 #[derive(Debug)]
@@ -42,32 +42,11 @@ impl std::fmt::Debug for Target {
     }
 }
 
-/// What an MCP definition says: `tool x = mcp "URL" with …`, or the long form
-/// with `type: mcp` (upstream never reads it, but its intent is plain).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Definition<'a> {
-    pub(crate) url: &'a str,
-    pub(crate) auth: Option<&'a ToolAuth>,
-    pub(crate) options: &'a [(Name, String)],
-}
-
-impl Definition<'_> {
-    pub(crate) fn of(data: &ToolData) -> Option<Definition<'_>> {
-        match data {
-            ToolData::Mcp { url, auth, options } => Some(Definition { url, auth: auth.as_ref(), options }),
-            ToolData::Long { ty: Some(ty), url: Some(url), headers } if ty.as_str() == "mcp" => {
-                Some(Definition { url, auth: None, options: headers })
-            }
-            _ => None,
-        }
-    }
-}
-
 impl Server {
     /// Reads the definition `name`; `lookup` reads the environment.
     pub(crate) fn resolve(
         name: &str,
-        definition: Definition<'_>,
+        definition: &Definition,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Server, String> {
         let Definition { url, auth, options } = definition;
@@ -86,6 +65,7 @@ impl Server {
                 .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))
         };
         let auth = auth
+            .as_ref()
             .map(|auth| {
                 let scheme = match auth.kind {
                     AuthKind::Bearer => "Bearer",
@@ -141,28 +121,16 @@ fn header_value(value: &str, what: &str) -> Result<HeaderValue, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Auth;
 
     fn env(name: &str) -> Option<String> {
         (name == "TOKEN").then(|| "tok-123".to_string())
     }
 
     fn resolve(url: &str, auth: Option<(AuthKind, &str)>, options: &[(&str, &str)]) -> Result<Server, String> {
-        let auth = auth.map(|(kind, value)| ToolAuth { kind, value: value.into() });
-        let options: Vec<(Name, String)> = options.iter().map(|(k, v)| (Name::from(*k), v.to_string())).collect();
-        Server::resolve("srv", Definition { url, auth: auth.as_ref(), options: &options }, &env)
-    }
-
-    #[test]
-    fn the_long_form_with_type_mcp_is_a_definition_with_its_headers() {
-        let long = ToolData::Long {
-            ty: Some("mcp".into()),
-            url: Some("http://h/mcp".into()),
-            headers: vec![("X-Key".into(), "v".into())],
-        };
-        let definition = Definition::of(&long).unwrap();
-        assert_eq!((definition.url, definition.auth, definition.options.len()), ("http://h/mcp", None, 1));
-        assert!(Definition::of(&ToolData::Long { ty: Some("mcp".into()), url: None, headers: vec![] }).is_none());
-        assert!(Definition::of(&ToolData::Builtin("streetrace.fs".into())).is_none());
+        let auth = auth.map(|(kind, value)| Auth { kind, value: value.into() });
+        let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Server::resolve("srv", &Definition { url: url.into(), auth, options }, &env)
     }
 
     #[test]

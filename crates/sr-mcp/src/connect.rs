@@ -14,8 +14,8 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 
-use super::server::{Server, Target};
-use super::sse::SseTransport;
+use crate::server::{Server, Target};
+use crate::sse::SseTransport;
 
 /// What a stdio server inherits of the environment, as with the MCP reference
 /// SDKs: enough to run, and none of the caller's secrets such as API keys.

@@ -1,17 +1,47 @@
-//! An MCP server's tool as the runtime's `Tool`: its name, the call with its
+//! A connected server's tool: the name a model sees, the call with its
 //! timeout, and the result as JSON.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
-use super::connect::Client;
-use super::secret::Secrets;
-use crate::tools::{Tool, ToolError, ToolSpec};
+use crate::Spec;
+use crate::connect::Client;
+use crate::secret::Secrets;
+
+/// A tool of a connected server.
+pub(crate) struct Live {
+    /// The server's own name for the tool.
+    pub(crate) remote: String,
+    pub(crate) server: String,
+    pub(crate) client: Arc<Client>,
+    pub(crate) timeout: Duration,
+    pub(crate) secrets: Secrets,
+}
+
+impl Live {
+    pub(crate) async fn call(&self, args: Value) -> Result<Value, String> {
+        let mut params = CallToolRequestParams::new(self.remote.clone());
+        match args {
+            Value::Object(arguments) => params = params.with_arguments(arguments),
+            Value::Null => {}
+            other => return Err(format!("the arguments must be a JSON object, got {other}")),
+        }
+        // On timeout the request future is dropped, which tells the server to cancel it.
+        match tokio::time::timeout(self.timeout, self.client.call_tool(params)).await {
+            Err(_) => Err(format!(
+                "MCP tool '{}' of server '{}' did not answer within {}s",
+                self.remote,
+                self.server,
+                self.timeout.as_secs_f64()
+            )),
+            Ok(Err(e)) => Err(self.secrets.redact(&format!("MCP server '{}': {e}", self.server))),
+            Ok(Ok(result)) => outcome(result),
+        }
+    }
+}
 
 /// Providers accept tool names of at most 64 characters of `[A-Za-z0-9_-]`.
 const MAX_NAME: usize = 64;
@@ -32,80 +62,22 @@ pub(crate) fn tool_name(server: &str, tool: &str) -> String {
 }
 
 /// What the model sees of a listed tool.
-pub(crate) fn spec(server: &str, tool: &rmcp::model::Tool) -> ToolSpec {
+pub(crate) fn spec(server: &str, tool: &rmcp::model::Tool) -> Spec {
     let mut parameters = Value::Object((*tool.input_schema).clone());
     // Some providers reject an object schema without `properties`.
     if parameters["type"] == "object" && parameters.get("properties").is_none() {
         parameters["properties"] = Value::Object(Default::default());
     }
-    ToolSpec {
+    Spec {
         name: tool_name(server, &tool.name),
         description: tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default().to_string(),
         parameters,
     }
 }
 
-/// A tool of a connected server.
-pub(crate) struct McpTool {
-    pub(crate) spec: ToolSpec,
-    /// The server's own name for the tool.
-    pub(crate) remote: String,
-    pub(crate) server: String,
-    pub(crate) client: Arc<Client>,
-    pub(crate) timeout: Duration,
-    pub(crate) secrets: Secrets,
-}
-
-impl Tool for McpTool {
-    fn spec(&self) -> ToolSpec {
-        self.spec.clone()
-    }
-
-    fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
-        async move {
-            let mut params = CallToolRequestParams::new(self.remote.clone());
-            match args {
-                Value::Object(arguments) => params = params.with_arguments(arguments),
-                Value::Null => {}
-                other => return Err(ToolError(format!("the arguments must be a JSON object, got {other}"))),
-            }
-            // On timeout the request future is dropped, which tells the server to cancel it.
-            match tokio::time::timeout(self.timeout, self.client.call_tool(params)).await {
-                Err(_) => Err(ToolError(format!(
-                    "MCP tool '{}' of server '{}' did not answer within {}s",
-                    self.remote,
-                    self.server,
-                    self.timeout.as_secs_f64()
-                ))),
-                Ok(Err(e)) => Err(ToolError(self.secrets.redact(&format!("MCP server '{}': {e}", self.server)))),
-                Ok(Ok(result)) => outcome(result),
-            }
-        }
-        .boxed()
-    }
-}
-
-/// A tool listed in a recording: a replay serves its results from the
-/// cassette and never calls it.
-pub(crate) struct ListedTool {
-    pub(crate) spec: ToolSpec,
-}
-
-impl Tool for ListedTool {
-    fn spec(&self) -> ToolSpec {
-        self.spec.clone()
-    }
-
-    fn call(&self, _args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
-        let message =
-            format!("MCP tool '{}' is only listed in the recording; its server is not contacted", self.spec.name);
-        std::future::ready(Err(ToolError(message))).boxed()
-    }
-}
-
 /// The structured content when the server gives it, else the text of the
 /// content blocks; a result flagged as an error is a tool error.
-pub(crate) fn outcome(result: CallToolResult) -> Result<Value, ToolError> {
+fn outcome(result: CallToolResult) -> Result<Value, String> {
     let text = result.content.iter().map(block_text).collect::<Vec<_>>().join("\n");
     if result.is_error == Some(true) {
         let message = match (text.is_empty(), &result.structured_content) {
@@ -113,7 +85,7 @@ pub(crate) fn outcome(result: CallToolResult) -> Result<Value, ToolError> {
             (true, Some(value)) => value.to_string(),
             (true, None) => "the tool reported an error without saying what".to_string(),
         };
-        return Err(ToolError(message));
+        return Err(message);
     }
     Ok(result.structured_content.unwrap_or(Value::String(text)))
 }
@@ -185,8 +157,8 @@ mod tests {
     #[test]
     fn flagged_results_are_tool_errors() {
         let failed = result(json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}));
-        assert_eq!(outcome(failed), Err(ToolError("bad input".into())));
+        assert_eq!(outcome(failed), Err("bad input".into()));
         let bare = result(json!({"content": [], "isError": true}));
-        assert_eq!(outcome(bare), Err(ToolError("the tool reported an error without saying what".into())));
+        assert_eq!(outcome(bare), Err("the tool reported an error without saying what".into()));
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the third-party MCP servers that crates/sr-runtime/tests/mcp.rs
-# connects to, pinned by package-lock.json beside this script, into
+# Installs the third-party MCP servers that crates/sr-mcp/tests/client.rs
+# and crates/sr-runtime/tests/mcp.rs connect to, pinned by package-lock.json beside this script, into
 # $SR_MCP_SERVERS (default: target/mcp-servers at the repository root).
 # Does nothing when that lock file is already installed there.
 set -euo pipefail

@@ -1,0 +1,41 @@
+//! A server's tool as callers see it: what a model sees of it, and the call.
+
+use serde_json::Value;
+
+use crate::Spec;
+#[cfg(feature = "client")]
+use crate::live::Live;
+
+/// A tool of a connected server, or one listed in a recording.
+pub struct McpTool {
+    pub(crate) spec: Spec,
+    pub(crate) source: Source,
+}
+
+pub(crate) enum Source {
+    #[cfg(feature = "client")]
+    Live(Live),
+    /// Listed in a recording: a replay serves its results from the cassette
+    /// and never calls it.
+    Listed,
+}
+
+impl McpTool {
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Calls the tool with `args` (a JSON object, or null for none); the error
+    /// is a message for the model, free of secrets.
+    #[cfg_attr(not(feature = "client"), allow(unused_variables))]
+    pub async fn call(&self, args: Value) -> Result<Value, String> {
+        match &self.source {
+            #[cfg(feature = "client")]
+            Source::Live(live) => live.call(args).await,
+            Source::Listed => Err(format!(
+                "MCP tool '{}' is only listed in the recording; its server is not contacted",
+                self.spec.name
+            )),
+        }
+    }
+}
