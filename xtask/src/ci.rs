@@ -9,9 +9,12 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     step("cargo", &["xtask", "cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "--workspace"], &[])?;
-    // The workspace build has every default feature; sr-mcp without its client also builds
-    // (what `sr` without its `mcp` feature links) and reads recordings.
-    step("cargo", &["clippy", "-p", "sr-mcp", "--no-default-features", "--all-targets", "--", "-D", "warnings"], &[])?;
+    // The workspace build has every default feature; `sr` without them (no MCP client,
+    // container backend or OTLP export) also builds, and sr-mcp without its client reads
+    // recordings.
+    let no_defaults = ["clippy", "--no-default-features", "--all-targets", "-p", "sr-mcp", "-p", "sr-sandbox"];
+    step("cargo", &[&no_defaults[..], &["--", "-D", "warnings"]].concat(), &[])?;
+    step("cargo", &["clippy", "-p", "sr-cli", "--no-default-features", "--bins", "--", "-D", "warnings"], &[])?;
     step("cargo", &["test", "-p", "sr-mcp", "--no-default-features"], &[])?;
     // The editor-side tests drive the binaries `cargo test` just built.
     step("cargo", &["build", "-p", "sr-cli", "-p", "sr-lsp", "--bins"], &[])?;

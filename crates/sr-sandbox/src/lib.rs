@@ -26,7 +26,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use agent::{AgentError, Answer, CodeAgent, CodeModel, Message, ModelError, Role};
-pub use backend::{Backend, Bubblewrap, Container, Limits, Unsandboxed};
+#[cfg(feature = "container")]
+pub use backend::Container;
+pub use backend::{Backend, Bubblewrap, Limits, Unsandboxed};
 pub use bridge::SocketAccess;
 pub use event::{Event, Stream};
 pub use outcome::{Outcome, StepReport, ToolCall};

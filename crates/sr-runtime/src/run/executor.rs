@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use sr_hir::tool_functions::EXECUTOR;
 use sr_hir::{ExecutorData, SandboxBackend};
 use sr_llm::ToolSpec;
-use sr_sandbox::{Backend, Bubblewrap, Container, ImportPolicy, Limits, Outcome, Session, SessionConfig, Unsandboxed};
+#[cfg(feature = "container")]
+use sr_sandbox::Container;
+use sr_sandbox::{Backend, Bubblewrap, ImportPolicy, Limits, Outcome, Session, SessionConfig, Unsandboxed};
 
 use futures::future::BoxFuture;
 
@@ -28,6 +30,13 @@ pub(crate) async fn backend(executor: &ExecutorData, allow_unsandboxed: bool) ->
             }
             Arc::new(Bubblewrap::default())
         }
+        #[cfg(not(feature = "container"))]
+        SandboxBackend::Container => {
+            return Err("this `sr` was built without the container backend (cargo feature `container`); \
+                 use `backend: bubblewrap`, or an `sr` built with it"
+                .into());
+        }
+        #[cfg(feature = "container")]
         SandboxBackend::Container => {
             let image = executor.image.clone().ok_or("the `container` backend needs an `image`")?;
             let socket = executor

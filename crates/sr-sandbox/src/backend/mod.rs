@@ -4,6 +4,7 @@
 
 pub(crate) mod bubblewrap;
 mod child;
+#[cfg(feature = "container")]
 mod container;
 mod unsandboxed;
 
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub use bubblewrap::Bubblewrap;
+#[cfg(feature = "container")]
 pub use container::{Container, LABEL};
 pub use unsandboxed::Unsandboxed;
 

@@ -4,6 +4,7 @@
 // Each test binary uses part of this.
 #![allow(dead_code, unused_macros)]
 
+#[cfg(feature = "container")]
 pub mod podman;
 pub mod suite;
 
