@@ -6,7 +6,8 @@
 //! `sr check --compat upstream`); `@N` names another line (inside a prompt
 //! body no comment can be written); the message after the code is optional.
 //! Lines count from upstream's position in upstream mode. Every diagnostic must
-//! be expected and every expectation met.
+//! be expected and every expectation met. Each diagnostic's range, with the text
+//! it covers, is in `NAME.ranges` beside the fixture.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -94,12 +95,43 @@ fn check_fixture(path: &Path, upstream: bool) -> Result<(), String> {
     }
 }
 
+/// Each fixture's diagnostics with their ranges and the text they cover, in
+/// `NAME.ranges` beside it (`UPDATE_EXPECT=1` rewrites them): where an error
+/// points is part of what it says.
+fn ranges(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut db = RootDatabase::default();
+    let file = db.set_file(path, text.as_str());
+    let index = LineIndex::new(&text);
+    let mut out = String::new();
+    for d in file_diagnostics(&db, file).iter().filter(|d| d.in_mode(false)) {
+        let (start, end) = (index.line_col(d.range.start()), index.line_col(d.range.end()));
+        let covered: String = text[d.range].chars().take(48).collect::<String>().replace('\n', "⏎");
+        out.push_str(&format!(
+            "{}:{}-{}:{} {} `{covered}`\n",
+            start.line + 1,
+            start.col + 1,
+            end.line + 1,
+            end.col + 1,
+            d.code()
+        ));
+    }
+    out
+}
+
 #[test]
 fn diagnostic_fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/diagnostics");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sr"))
+        .collect();
     files.sort();
     assert!(!files.is_empty());
+    for path in &files {
+        expect_test::expect_file![path.with_extension("ranges")].assert_eq(&ranges(path));
+    }
     let failures: Vec<String> = files
         .iter()
         .flat_map(|path| [check_fixture(path, false), check_fixture(path, true)])
