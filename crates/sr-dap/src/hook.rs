@@ -162,7 +162,7 @@ impl Debugger {
         starts.truncate(step.frames.len() - entered);
         starts.resize(step.frames.len(), position);
         if let (Some(_), Some(edited)) = (st.run.travel, st.edits.get(&position)) {
-            *step.vars = edited.clone();
+            step.vars.clone_from(edited);
         }
         let vars: &Vars = step.vars;
         if let Some(travel) = st.run.travel {

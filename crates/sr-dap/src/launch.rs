@@ -46,18 +46,18 @@ impl LaunchError {
 
 /// Compiles the program and assembles its run the way `sr run` does
 /// (`sr_runtime::launch`), without a session: a debug run is not journaled.
-pub async fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
-    prepare_with(args, None).await
+pub fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
+    prepare_with(args, None)
 }
 
 /// Like [`prepare`], for a run that continues `recording` (going back in
 /// time): recorded exchanges are served first, then the run goes live,
 /// recorded to a new temporary timeline.
-pub async fn prepare_continuing(args: &LaunchArguments, recording: String) -> Result<Launch, LaunchError> {
-    prepare_with(args, Some(recording)).await
+pub fn prepare_continuing(args: &LaunchArguments, recording: String) -> Result<Launch, LaunchError> {
+    prepare_with(args, Some(recording))
 }
 
-async fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<Launch, LaunchError> {
+fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<Launch, LaunchError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let program = args
         .program
@@ -165,7 +165,7 @@ mod tests {
             .unwrap();
         let base = serde_json::json!({"program": program, "workDir": dir});
         let args: LaunchArguments = serde_json::from_value(base.clone()).unwrap();
-        let launch = prepare(&args).await.unwrap();
+        let launch = prepare(&args).unwrap();
         let timeline = launch.timeline.clone().unwrap();
         assert!(launch.temporary && timeline.starts_with(std::env::temp_dir()), "recorded, to go back in time");
         std::fs::remove_file(timeline).unwrap();
@@ -175,7 +175,7 @@ mod tests {
         given["allowHostTools"] = true.into();
         given["allowUnsandboxed"] = true.into();
         let args: LaunchArguments = serde_json::from_value(given).unwrap();
-        let launch = prepare(&args).await.unwrap();
+        let launch = prepare(&args).unwrap();
         std::fs::remove_file(launch.timeline.unwrap()).unwrap();
         let options = launch.launched.options;
         assert!(options.allow_host_tools && options.allow_unsandboxed);

@@ -170,7 +170,7 @@ impl Session {
                 });
                 self.respond(&request, Ok(capabilities()));
             }
-            Command::Launch(args) => self.launch(&request, args).await,
+            Command::Launch(args) => self.launch(&request, args),
             Command::Attach => self.respond(&request, Err::<(), _>("attach is not supported; use launch".to_string())),
             Command::ConfigurationDone => {
                 self.configured = true;
@@ -265,11 +265,11 @@ impl Session {
         });
     }
 
-    async fn launch(&mut self, request: &Request, args: LaunchArguments) {
+    fn launch(&mut self, request: &Request, args: LaunchArguments) {
         if self.arguments.is_some() {
             return self.respond(request, Err::<(), _>("the program is already launched".to_string()));
         }
-        match launch::prepare(&args).await {
+        match launch::prepare(&args) {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
@@ -322,7 +322,7 @@ impl Session {
             return self.respond(request, Err::<(), _>("nothing was launched yet".to_string()));
         };
         self.stop_run(true).await;
-        match launch::prepare(&args).await {
+        match launch::prepare(&args) {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
                 self.arguments = Some(args);
@@ -335,7 +335,7 @@ impl Session {
     }
 
     fn keep_timeline(&mut self, launch: &Launch) {
-        self.timeline = launch.timeline.clone();
+        self.timeline.clone_from(&launch.timeline);
         if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
             self.temporary.push(file.clone());
         }
@@ -360,8 +360,7 @@ impl Session {
         let offline = arguments.replay.is_some();
         let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
         self.stop_run(true).await;
-        let prepared =
-            if offline { launch::prepare(&again).await } else { launch::prepare_continuing(&again, recording).await };
+        let prepared = if offline { launch::prepare(&again) } else { launch::prepare_continuing(&again, recording) };
         match prepared {
             Ok(mut launch) => {
                 launch.travel = Some(travel);

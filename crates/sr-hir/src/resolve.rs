@@ -327,7 +327,7 @@ impl<'db> Loader<'db> {
                     reported: Reported::DefaultOnly,
                     ..SemanticDiagnostic::new(
                         DiagnosticKind::ImportNotFound {
-                            import: relative.to_string(),
+                            import: relative.clone(),
                             looked_for: path.display().to_string(),
                         },
                         anchor,

@@ -408,7 +408,7 @@ impl Difference {
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = if self.path.is_empty() { "/" } else { self.path.as_str() };
-        write!(f, "{at}: recorded {}, requested {}", shown(&self.recorded), shown(&self.requested))
+        write!(f, "{at}: recorded {}, requested {}", shown(self.recorded.as_ref()), shown(self.requested.as_ref()))
     }
 }
 
@@ -446,7 +446,7 @@ fn diff(recorded: Option<&Value>, requested: Option<&Value>, path: &mut String, 
     }
 }
 
-fn shown(value: &Option<Value>) -> String {
+fn shown(value: Option<&Value>) -> String {
     const LIMIT: usize = 60;
     let Some(value) = value else { return "(nothing)".to_owned() };
     let text = value.to_string();

@@ -207,13 +207,13 @@ impl Reply {
             }
         };
         if let Some(id) = id {
-            call.id = id.to_owned();
+            id.clone_into(&mut call.id);
         }
         let function = delta.get("function").unwrap_or(&Value::Null);
         if let Some(name) = function.get("name").and_then(Value::as_str)
             && call.name.is_empty()
         {
-            call.name = name.to_owned();
+            name.clone_into(&mut call.name);
         }
         match function.get("arguments") {
             Some(Value::String(fragment)) => call.arguments.push_str(fragment),

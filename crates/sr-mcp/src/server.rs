@@ -76,7 +76,7 @@ impl Server {
             .transpose()?;
         let options = options
             .iter()
-            .map(|(key, value)| Ok((key.to_string(), resolve(&format!("option '{key}'"), value)?)))
+            .map(|(key, value)| Ok((key.clone(), resolve(&format!("option '{key}'"), value)?)))
             .collect::<Result<Vec<_>, String>>()?;
 
         let target = if let Some(command) = url.strip_prefix("stdio:") {
@@ -98,7 +98,7 @@ impl Server {
                     .map_err(|_| format!("option '{key}' is not a valid HTTP header name"))?;
                 headers.push((name, header_value(value, &format!("option '{key}'"))?));
             }
-            let url = url.to_string();
+            let url = url.clone();
             if url.to_lowercase().contains("/sse") {
                 Target::Sse { url, headers }
             } else {
@@ -107,7 +107,7 @@ impl Server {
         } else {
             return Err("the URL must start with http://, https:// or stdio:".into());
         };
-        Ok(Server { name: name.to_string(), url: url.to_string(), target, secrets: secrets.into_inner() })
+        Ok(Server { name: name.to_string(), url: url.clone(), target, secrets: secrets.into_inner() })
     }
 }
 

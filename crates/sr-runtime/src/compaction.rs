@@ -97,7 +97,7 @@ impl Runtime {
                 PreserveItem::Expr(_) => {}
             }
         }
-        policy.model = data.use_model.clone();
+        policy.model.clone_from(&data.use_model);
         policy
     }
 

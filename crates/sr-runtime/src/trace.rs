@@ -37,19 +37,19 @@ fn line(payload: &Payload) -> String {
                 "run_finished {}{}{}{}",
                 status.as_str().unwrap_or_default(),
                 result.as_ref().map(|r| format!(" result={}", json(r))).unwrap_or_default(),
-                failure(error),
+                failure(error.as_ref()),
                 tokens(usage)
             )
         }
         Payload::FlowStarted { flow } => format!("flow_started {flow}"),
         Payload::FlowFinished { flow, result, error } => {
-            format!("flow_finished {flow} result={}{}", json(result), failure(error))
+            format!("flow_finished {flow} result={}{}", json(result), failure(error.as_ref()))
         }
         Payload::AgentStarted { agent, model, input } => {
             format!("agent_started {agent} model={model} input={}", text(input))
         }
         Payload::AgentFinished { agent, output, usage, error } => {
-            format!("agent_finished {agent} output={}{}{}", json(output), failure(error), tokens(usage))
+            format!("agent_finished {agent} output={}{}{}", json(output), failure(error.as_ref()), tokens(usage))
         }
         Payload::ModelRequest { model, messages, tools } => {
             format!("model_request {model} messages={messages} tools=[{}]", tools.join(","))
@@ -120,8 +120,8 @@ fn cut(shown: &str) -> String {
     }
 }
 
-fn failure(error: &Option<String>) -> String {
-    error.as_ref().map(|e| format!(" error={}", text(e))).unwrap_or_default()
+fn failure(error: Option<&String>) -> String {
+    error.map(|e| format!(" error={}", text(e))).unwrap_or_default()
 }
 
 /// Tokens when a model was called, and the cost when it is known.

@@ -296,7 +296,7 @@ async fn a_resumed_run_does_not_repeat_calls_it_made() {
     // The run "died" after its first call: the journal ends there.
     let text = std::fs::read_to_string(&journal_path).unwrap();
     let first_result = text.lines().position(|l| l.contains(r#""kind":"tool""#)).unwrap();
-    let journal: String = text.lines().take(first_result + 1).map(|l| format!("{l}\n")).collect();
+    let journal: String = text.lines().take(first_result + 1).flat_map(|l| [l, "\n"]).collect();
     assert!(!journal.contains("write_file"));
     std::fs::remove_file(dir.join("a.txt")).unwrap();
     std::fs::remove_file(dir.join("b.txt")).unwrap();

@@ -3,6 +3,7 @@
 //! given on its stdin; any other connection is refused. At most one driver is
 //! connected at a time, and only while the session is waiting for one.
 
+use std::fmt::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -149,7 +150,10 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 fn random_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(bytes.iter().fold(String::with_capacity(64), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    }))
 }
 
 /// An authenticated driver connection.

@@ -70,7 +70,7 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
         out.push(Diagnostic {
             related,
             reported: d.reported,
-            upstream_position: upstream_position(db, &index, d, range),
+            upstream_position: Some(upstream_position(db, &index, d, range)),
             ..Diagnostic::new(d.kind.clone(), range)
         });
     }
@@ -79,20 +79,15 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
 }
 
 /// Upstream's (line, column): 1-based line, its stored 1-based character column.
-fn upstream_position(
-    db: &dyn Db,
-    index: &LineIndex,
-    d: &SemanticDiagnostic<'_>,
-    range: TextRange,
-) -> Option<(i32, i32)> {
+fn upstream_position(db: &dyn Db, index: &LineIndex, d: &SemanticDiagnostic<'_>, range: TextRange) -> (i32, i32) {
     let at = |offset: TextSize| {
         let line = index.line_col(offset).line as i32 + 1;
         (line, index.col_in(offset, Encoding::Char) as i32 + 1)
     };
     match &d.upstream_at {
-        UpstreamAt::Anchor => Some(at(range.start())),
-        UpstreamAt::Other(anchor) => Some(at(anchor.range(db).start())),
-        UpstreamAt::FileStart => Some((1, 0)),
+        UpstreamAt::Anchor => at(range.start()),
+        UpstreamAt::Other(anchor) => at(anchor.range(db).start()),
+        UpstreamAt::FileStart => (1, 0),
         UpstreamAt::PromptText { item, char_offset } => {
             let (mut line, mut column) = at(item.offset(db));
             if let ItemData::Prompt(prompt) = &*item_data(db, *item)
@@ -107,7 +102,7 @@ fn upstream_position(
                     }
                 }
             }
-            Some((line, column))
+            (line, column)
         }
     }
 }

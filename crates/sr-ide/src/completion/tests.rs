@@ -18,8 +18,9 @@ pub(super) fn check_with(fixture: &str, config: CompletionConfig, expect: Expect
         .iter()
         .map(|c| {
             let insert = if c.insert_text == c.label { String::new() } else { format!(" -> {}", c.insert_text) };
-            let edits: String =
+            let edits: Vec<String> =
                 c.additional_edits.iter().map(|e| format!(" + {:?}@{:?}", e.new_text, e.range)).collect();
+            let edits = edits.concat();
             format!("{:?} {}{insert}{edits}", c.kind, c.label)
         })
         .collect();

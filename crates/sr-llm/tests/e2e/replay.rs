@@ -27,7 +27,7 @@ fn second_turn(first: &ChatRequest, reply: &sr_llm::ChatResponse, call_id: &str)
     let mut messages = first.messages.clone();
     let mut assistant = reply.message();
     if let sr_llm::Part::ToolCall(call) = &mut assistant.content[0] {
-        call.id = call_id.to_owned();
+        call_id.clone_into(&mut call.id);
     }
     messages.push(assistant);
     messages.push(Message::tool_results(vec![ToolResult {

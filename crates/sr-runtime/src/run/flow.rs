@@ -365,7 +365,7 @@ impl Runtime {
                 Stmt::Abort => return Err(RunError::new(ErrorKind::Aborted, "Flow aborted", at())),
                 Stmt::RetryStep(e) => return Ok(Signal::Retry(display(&self.eval_in_flow(th, spec, id, *e).await?))),
                 Stmt::Mask { .. } | Stmt::Block { .. } | Stmt::Warn { .. } | Stmt::RetryWith { .. } => {
-                    return self.exec_guardrail(th, spec, id).await;
+                    return self.exec_guardrail(th, spec, id);
                 }
                 Stmt::OnFailure { .. } => {}
                 Stmt::Missing => return Err(RunError::failed("this statement has a syntax error", at())),

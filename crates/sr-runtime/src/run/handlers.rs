@@ -204,12 +204,7 @@ impl Runtime {
 
     /// `mask`, `block`, `warn` and `retry with` in a handler body. Refuses to
     /// run without a guard, so below it `th.guard` is set ([`GUARDED`]).
-    pub(crate) async fn exec_guardrail(
-        &self,
-        th: &mut Thread,
-        spec: &BodySpec,
-        id: StmtId,
-    ) -> Result<Signal, RunError> {
+    pub(crate) fn exec_guardrail(&self, th: &mut Thread, spec: &BodySpec, id: StmtId) -> Result<Signal, RunError> {
         let location = Some(self.program.stmt_location(&spec.source, id));
         if th.guard.is_none() {
             return Err(RunError::failed(

@@ -87,9 +87,8 @@ pub(super) async fn execute(
     }
     let mut deadline = tokio::time::Instant::now() + cx.config.step_timeout + cx.config.kill_grace;
     run.ending = loop {
-        let received = match tokio::time::timeout_at(deadline, live.connection.recv()).await {
-            Ok(received) => received,
-            Err(_) => break Ending::HardTimeout,
+        let Ok(received) = tokio::time::timeout_at(deadline, live.connection.recv()).await else {
+            break Ending::HardTimeout;
         };
         let message = match received {
             Received::Message(message) => message,
