@@ -40,7 +40,7 @@ use sr_hir::{ItemKind, RootDatabase};
 
 pub use crate::call_hierarchy::CallHierarchyItem;
 pub use crate::code_actions::CodeAction;
-pub use crate::code_lens::Runnable;
+pub use crate::code_lens::{PreviewablePrompt, Runnable};
 pub use crate::completion::{CompletionConfig, CompletionItem, CompletionKind};
 pub use crate::diagnostics::DiagnosticsMode;
 pub use crate::folding::{Fold, FoldKind};
@@ -286,6 +286,10 @@ impl Analysis {
 
     pub fn runnables(&self, path: &Path) -> Cancellable<Vec<Runnable>> {
         self.with_db(|db| code_lens::runnables(db, path))
+    }
+
+    pub fn previewable_prompts(&self, path: &Path) -> Cancellable<Vec<PreviewablePrompt>> {
+        self.with_db(|db| code_lens::previewable_prompts(db, path))
     }
 
     pub fn prepare_call_hierarchy(&self, position: &FilePosition) -> Cancellable<Option<CallHierarchyItem>> {

@@ -466,6 +466,17 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
             });
         }
     }
+    for prompt in s.analysis.previewable_prompts(&doc.path)? {
+        out.push(lsp::CodeLens {
+            range: convert::range(&doc.index, prompt.range, s.encoding),
+            command: Some(lsp::Command {
+                title: "Preview".to_string(),
+                command: "streetrace.previewPrompt".to_string(),
+                arguments: Some(vec![json!(params.text_document.uri.as_str()), json!(prompt.name)]),
+            }),
+            data: None,
+        });
+    }
     Ok(Some(out))
 }
 

@@ -1,7 +1,7 @@
 -- Runs inside `nvim --headless --clean` with the plugin on 'runtimepath' (see
 -- run.sh): filetype, syntax, indentation, nvim-dap registration, and the
--- language server attached with diagnostics, go-to-definition and an import
--- changed on disk. Writes one `check=value` line per check to $SR_REPORT, then
+-- language server attached with diagnostics, go-to-definition, code lenses,
+-- omni completion, :checkhealth and an import changed on disk. Writes one `check=value` line per check to $SR_REPORT, then
 -- quits.
 local sr, project, report_path = os.getenv('SR_BIN'), os.getenv('SR_PROJECT'), os.getenv('SR_REPORT')
 local results = {}
@@ -43,6 +43,24 @@ local function checks()
   vim.wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == 1 end, 20)
   local cursor = vim.api.nvim_win_get_cursor(0)
   report('definition', cursor[1] .. ':' .. cursor[2])
+
+  -- Code lenses: Run and Debug on the entry point and the flow, Preview on the
+  -- prompt, which opens the rendered prompt in a split.
+  local responses = vim.lsp.buf_request_sync(buf, 'textDocument/codeLens',
+    { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 5000) or {}
+  local lenses = (responses[client.id] or {}).result or {}
+  local titles = vim.tbl_map(function(l) return l.range.start.line .. ':' .. l.command.title end, lenses)
+  table.sort(titles)
+  report('lenses', table.concat(titles, ','))
+  local preview = vim.tbl_filter(function(l) return l.command.title == 'Preview' end, lenses)[1]
+  if preview then
+    vim.lsp.commands[preview.command.command](preview.command, { client_id = client.id, bufnr = buf })
+    vim.wait(5000, function() return vim.api.nvim_buf_get_name(0):find('Prompt: greet', 1, true) ~= nil end, 20)
+    report('lens_preview', vim.api.nvim_buf_get_name(0):match('Prompt: %w+') .. ' | '
+      .. table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '|'))
+    vim.cmd('bwipeout')
+    vim.cmd('buffer ' .. buf)
+  end
 
   report('omnifunc', vim.bo[buf].omnifunc)
   -- Omni completion after `    instruction gr`: the server offers `greet`. The

@@ -1,7 +1,7 @@
 // "Preview Prompt": a prompt's body with every `${…}` that is statically
 // known resolved (`streetrace.previewPrompt` of the language server), in a
-// webview beside the editor that follows the program's changes; a "Preview"
-// code lens on every prompt opens it.
+// webview beside the editor that follows the program's changes; the language
+// server's "Preview" code lens on every prompt opens it.
 
 import * as vscode from 'vscode';
 
@@ -60,7 +60,6 @@ export function registerPromptPreview(server: LanguageServer): vscode.Disposable
       });
       await draw();
     }),
-    vscode.languages.registerCodeLensProvider({ language: 'streetrace' }, { provideCodeLenses }),
   );
 }
 
@@ -101,16 +100,3 @@ async function choosePrompt(uri: vscode.Uri): Promise<string | undefined> {
   );
 }
 
-async function provideCodeLenses(document: vscode.TextDocument): Promise<vscode.CodeLens[]> {
-  if (!vscode.workspace.getConfiguration('streetrace').get<boolean>('codeLens', true)) {
-    return [];
-  }
-  return (await prompts(document.uri)).map(
-    (p) =>
-      new vscode.CodeLens(p.selectionRange, {
-        title: 'Preview',
-        command: 'streetrace.previewPrompt',
-        arguments: [document.uri.toString(), p.name],
-      }),
-  );
-}

@@ -58,6 +58,61 @@ local function client_config(root)
   }
 end
 
+-- The code lenses' commands, carried out here with what the server answers for
+-- them (`workspace/executeCommand`, crates/sr-lsp/src/commands.rs).
+local function server_command(command, ctx, on_result)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return
+  end
+  client.request('workspace/executeCommand', { command = command.command, arguments = command.arguments },
+    function(err, result)
+      if err then
+        vim.notify('StreetRace: ' .. err.message, vim.log.levels.ERROR)
+      elseif result ~= nil then
+        on_result(result)
+      end
+    end, ctx.bufnr)
+end
+
+--- A read-only scratch buffer in a split below, named `name`, showing `text`.
+local function show(name, text, filetype)
+  vim.cmd('botright new')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = 'nofile', 'wipe', false
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  vim.bo[buf].modifiable = false
+  if filetype then
+    vim.bo[buf].filetype = filetype
+  end
+  return buf
+end
+M.show = show
+
+vim.lsp.commands['streetrace.previewPrompt'] = function(command, ctx)
+  server_command(command, ctx, function(text) show('Prompt: ' .. tostring(command.arguments[2]), text) end)
+end
+vim.lsp.commands['streetrace.showGraph'] = function(command, ctx)
+  server_command(command, ctx, function(mermaid) show('StreetRace graph', mermaid, 'mermaid') end)
+end
+vim.lsp.commands['streetrace.run'] = function(command, ctx)
+  server_command(command, ctx, function(run)
+    vim.cmd('botright new')
+    vim.fn.termopen(vim.list_extend({ M.config.sr }, run.args), { cwd = run.cwd })
+  end)
+end
+vim.lsp.commands['streetrace.debug'] = function(command, ctx)
+  server_command(command, ctx, function(debug)
+    local has_dap, dap = pcall(require, 'dap')
+    if has_dap then
+      dap.run(debug.configuration)
+    else
+      vim.notify('StreetRace: debugging needs nvim-dap', vim.log.levels.WARN)
+    end
+  end)
+end
+
 --- Attaches the language server to a buffer, starting it for the buffer's root if needed.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
