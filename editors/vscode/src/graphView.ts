@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 
 import { parseMermaid, renderSvg } from './graphLayout';
 import { LanguageServer } from './server';
-import { failure, onStreetRaceChange, page, sourceUri } from './webview';
+import { LivePanels, sourceUri } from './webview';
 
 const CSS = `
 svg { margin: 8px 0 60px; overflow: visible; }
@@ -28,7 +28,7 @@ const LEGEND =
   '<p class="legend source"><span>( ) flow</span><span>[ ] agent</span><span>{ } handler</span><span>/ / prompt</span></p>';
 
 export function registerGraphView(server: LanguageServer): vscode.Disposable {
-  const panels = new Map<string, vscode.WebviewPanel>();
+  const panels = new LivePanels('streetrace.graph', CSS);
   return vscode.commands.registerCommand('streetrace.showGraph', async (arg?: unknown) => {
     const uri = sourceUri(arg);
     if (!uri) {
@@ -36,37 +36,12 @@ export function registerGraphView(server: LanguageServer): vscode.Disposable {
       return;
     }
     const key = uri.toString();
-    const open = panels.get(key);
-    if (open) {
-      open.reveal(vscode.ViewColumn.Beside, true);
-      return;
-    }
-    const title = `Graph: ${path.basename(uri.path)}`;
-    const panel = vscode.window.createWebviewPanel(
-      'streetrace.graph',
-      title,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: false, localResourceRoots: [] },
-    );
-    panels.set(key, panel);
-    const draw = async (): Promise<void> => {
-      let body: string;
-      try {
-        const mermaid = await server.execute('streetrace.showGraph', [key]);
-        if (typeof mermaid !== 'string') {
-          throw new Error(`the server answered ${JSON.stringify(mermaid)} instead of the graph`);
-        }
-        body = renderSvg(parseMermaid(mermaid)) + LEGEND;
-      } catch (error) {
-        body = failure(error);
+    await panels.show(key, `Graph: ${path.basename(uri.path)}`, async () => {
+      const mermaid = await server.execute('streetrace.showGraph', [key]);
+      if (typeof mermaid !== 'string') {
+        throw new Error(`the server answered ${JSON.stringify(mermaid)} instead of the graph`);
       }
-      panel.webview.html = page(title, CSS, body);
-    };
-    const changes = onStreetRaceChange(() => void draw());
-    panel.onDidDispose(() => {
-      changes.dispose();
-      panels.delete(key);
+      return renderSvg(parseMermaid(mermaid)) + LEGEND;
     });
-    await draw();
   });
 }

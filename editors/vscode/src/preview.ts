@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 
 import { LanguageServer } from './server';
-import { escapeHtml, failure, onStreetRaceChange, page, sourceUri } from './webview';
+import { LivePanels, escapeHtml, sourceUri } from './webview';
 
 const CSS = `
 pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); white-space: pre-wrap; }
@@ -14,7 +14,7 @@ pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-edi
 `;
 
 export function registerPromptPreview(server: LanguageServer): vscode.Disposable {
-  const panels = new Map<string, vscode.WebviewPanel>();
+  const panels = new LivePanels('streetrace.promptPreview', CSS);
   return vscode.Disposable.from(
     vscode.commands.registerCommand('streetrace.previewPrompt', async (uriArg?: unknown, nameArg?: unknown) => {
       const uri = sourceUri(uriArg);
@@ -26,39 +26,13 @@ export function registerPromptPreview(server: LanguageServer): vscode.Disposable
       if (!name) {
         return;
       }
-      const key = `${uri.toString()}#${name}`;
-      const open = panels.get(key);
-      if (open) {
-        open.reveal(vscode.ViewColumn.Beside, true);
-        return;
-      }
-      const title = `Prompt: ${name}`;
-      const panel = vscode.window.createWebviewPanel(
-        'streetrace.promptPreview',
-        title,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-        { enableScripts: false, localResourceRoots: [] },
-      );
-      panels.set(key, panel);
-      const draw = async (): Promise<void> => {
-        let body: string;
-        try {
-          const text = await server.execute('streetrace.previewPrompt', [uri.toString(), name]);
-          if (typeof text !== 'string') {
-            throw new Error(`the server answered ${JSON.stringify(text)} instead of the prompt`);
-          }
-          body = `<p class="source">prompt ${escapeHtml(name)}, \${…} resolved where statically known</p><pre>${highlight(text)}</pre>`;
-        } catch (error) {
-          body = failure(error);
+      await panels.show(`${uri.toString()}#${name}`, `Prompt: ${name}`, async () => {
+        const text = await server.execute('streetrace.previewPrompt', [uri.toString(), name]);
+        if (typeof text !== 'string') {
+          throw new Error(`the server answered ${JSON.stringify(text)} instead of the prompt`);
         }
-        panel.webview.html = page(title, CSS, body);
-      };
-      const changes = onStreetRaceChange(() => void draw());
-      panel.onDidDispose(() => {
-        changes.dispose();
-        panels.delete(key);
+        return `<p class="source">prompt ${escapeHtml(name)}, \${…} resolved where statically known</p><pre>${highlight(text)}</pre>`;
       });
-      await draw();
     }),
   );
 }

@@ -57,6 +57,50 @@ export function onStreetRaceChange(refresh: () => void): vscode.Disposable {
   });
 }
 
+/**
+ * Webview panels beside the editor, one per key, each showing what `render`
+ * gives (a failure as a message) and rendered again while the program changes.
+ */
+export class LivePanels {
+  private readonly panels = new Map<string, vscode.WebviewPanel>();
+
+  constructor(
+    private readonly viewType: string,
+    private readonly css: string,
+  ) {}
+
+  /** Shows the panel of `key`: the open one, else a new one. */
+  async show(key: string, title: string, render: () => Promise<string>): Promise<void> {
+    const open = this.panels.get(key);
+    if (open) {
+      open.reveal(vscode.ViewColumn.Beside, true);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      this.viewType,
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: false, localResourceRoots: [] },
+    );
+    this.panels.set(key, panel);
+    const draw = async (): Promise<void> => {
+      let body: string;
+      try {
+        body = await render();
+      } catch (error) {
+        body = failure(error);
+      }
+      panel.webview.html = page(title, this.css, body);
+    };
+    const changes = onStreetRaceChange(() => void draw());
+    panel.onDidDispose(() => {
+      changes.dispose();
+      this.panels.delete(key);
+    });
+    await draw();
+  }
+}
+
 /** The file a command is about: its URI argument, else the active StreetRace editor's. */
 export function sourceUri(arg: unknown): vscode.Uri | undefined {
   if (arg instanceof vscode.Uri) {
