@@ -48,10 +48,52 @@ pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
 /// only the piece it touched (see `sr_syntax::pieces`). Never backdated: the
 /// text changed, so the tree did, and comparing trees costs a walk.
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: File) -> Parse {
-    sr_syntax::pieces::parse_pieces(file.text(db), |text, lookahead, first| {
-        parse_piece(db, PieceText::new(db, text, lookahead, first))
-    })
+pub fn parse(db: &dyn Db, file: File) -> FileParse {
+    let mut seeds = Vec::new();
+    let mut start = TextSize::from(0);
+    let parse = sr_syntax::pieces::parse_pieces(file.text(db), |text, lookahead, first| {
+        let parsed = parse_piece(db, PieceText::new(db, text, lookahead, first)).as_ref()?;
+        // Every piece returned is the file's next one.
+        seeds.extend(parsed.seeds.iter().map(|seed| (start + seed.offset, seed)));
+        start += TextSize::of(text);
+        Some(&parsed.piece)
+    });
+    let seeds = seeds.into_iter().map(|(offset, seed)| ItemSeed { offset, ..seed.clone() }).collect();
+    FileParse { parse, seeds }
+}
+
+/// A file's parse and the items in it, found once per piece: an edit finds
+/// the items of the piece it touched only.
+#[derive(Debug)]
+pub struct FileParse {
+    parse: Parse,
+    /// In source order, an agent's handlers after the agent; offsets are the file's.
+    seeds: Vec<ItemSeed>,
+}
+
+impl std::ops::Deref for FileParse {
+    type Target = Parse;
+
+    fn deref(&self) -> &Parse {
+        &self.parse
+    }
+}
+
+/// An item as the parse finds it: what [`Item`] has but its file and occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ItemSeed {
+    kind: ItemKind,
+    name: Name,
+    owner: Option<Name>,
+    green: GreenNode,
+    offset: TextSize,
+}
+
+/// A parsed piece and its items (offsets relative to the piece).
+#[derive(Debug, PartialEq, Eq)]
+struct ParsedPiece {
+    piece: Piece,
+    seeds: Vec<ItemSeed>,
 }
 
 /// A top-level piece of some file's text, with its lookahead. Collected once
@@ -69,8 +111,32 @@ struct PieceText<'db> {
 }
 
 #[salsa::tracked(returns(ref), lru = 65536)]
-fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Piece> {
-    sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))
+fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<ParsedPiece> {
+    let piece = sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))?;
+    let mut seeds = Vec::new();
+    let mut offset = TextSize::from(0);
+    for child in piece.children() {
+        let start = offset;
+        offset += child.text_len();
+        let Some(green) = child.as_node() else { continue };
+        let node = SyntaxNode::new_root(green.clone());
+        let Some(kind) = ItemKind::of(node.kind()) else { continue };
+        let name = item_name(&node, kind);
+        seeds.push(ItemSeed { kind, name: name.clone(), owner: None, green: green.clone(), offset: start });
+        if let Some(agent) = ast::AgentDef::cast(node) {
+            for handler in agent.handlers() {
+                let node = handler.syntax();
+                seeds.push(ItemSeed {
+                    kind: ItemKind::Handler,
+                    name: item_name(node, ItemKind::Handler),
+                    owner: Some(name.clone()),
+                    green: node.green().to_owned(),
+                    offset: start + node.text_range().start(),
+                });
+            }
+        }
+    }
+    Some(ParsedPiece { piece, seeds })
 }
 
 /// An item's green tree. Equal trees are usually the same node (an edit
@@ -95,34 +161,23 @@ impl std::ops::Deref for ItemGreen {
 /// The items of a file in source order; an agent's handlers follow the agent.
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
-    let root = parse(db, file).syntax();
-    let mut items = Vec::new();
-    let mut occurrences: HashMap<(ItemKind, Name, Option<Name>), u32> = HashMap::new();
-    let mut push = |node: &SyntaxNode, kind: ItemKind, owner: Option<Name>| {
-        let name = item_name(node, kind);
-        let count = occurrences.entry((kind, name.clone(), owner.clone())).or_default();
+    let seeds = &parse(db, file).seeds;
+    let mut items = Vec::with_capacity(seeds.len());
+    let mut occurrences: HashMap<(ItemKind, &Name, Option<&Name>), u32> = HashMap::with_capacity(seeds.len());
+    for seed in seeds {
+        let count = occurrences.entry((seed.kind, &seed.name, seed.owner.as_ref())).or_default();
         let occurrence = *count;
         *count += 1;
         items.push(Item::new(
             db,
             file,
-            kind,
-            name,
-            owner,
+            seed.kind,
+            seed.name.clone(),
+            seed.owner.clone(),
             occurrence,
-            ItemGreen(node.green().to_owned()),
-            node.text_range().start(),
+            ItemGreen(seed.green.clone()),
+            seed.offset,
         ));
-    };
-    for node in root.children() {
-        let Some(kind) = ItemKind::of(node.kind()) else { continue };
-        push(&node, kind, None);
-        if let Some(agent) = ast::AgentDef::cast(node.clone()) {
-            let owner = item_name(&node, ItemKind::Agent);
-            for handler in agent.handlers() {
-                push(handler.syntax(), ItemKind::Handler, Some(owner.clone()));
-            }
-        }
     }
     items
 }
