@@ -1,12 +1,14 @@
 //! Files split into items: the unit of incremental analysis.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rowan::{GreenNode, GreenNodeData};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::Piece;
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
 
+use crate::last_pieces::{Key, Pieces, Reuse};
 use crate::{Db, File, Name};
 
 pub use sr_syntax::ItemKind;
@@ -49,17 +51,35 @@ pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
 /// text changed, so the tree did, and comparing trees costs a walk.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn Db, file: File) -> FileParse {
-    let mut seeds = Vec::new();
+    let text = file.text(db);
+    let last = db.last_pieces().get(file);
+    let reuse = last.as_deref().map(|last| Reuse::new(last, text));
+    let mut pieces = Vec::new();
     let mut start = TextSize::from(0);
-    let parse = sr_syntax::pieces::parse_pieces(file.text(db), |text, lookahead, first| {
-        let parsed = parse_piece(db, PieceText::new(db, text, lookahead, first)).as_ref()?;
+    let parse = sr_syntax::pieces::parse_pieces(text, |piece_text, lookahead, first| {
+        let range = TextRange::at(start, TextSize::of(piece_text));
+        let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
+        let parsed = match reuse.as_ref().and_then(|r| r.find(key)) {
+            Some(parsed) => parsed,
+            None => parse_piece(db, PieceText::new(db, piece_text, lookahead, first)).clone()?,
+        };
         // Every piece returned is the file's next one.
-        seeds.extend(parsed.seeds.iter().map(|seed| (start + seed.offset, seed)));
-        start += TextSize::of(text);
-        Some(&parsed.piece)
+        start = range.end();
+        pieces.push((key, parsed.clone()));
+        Some(ParsedPieceRef(parsed))
     });
-    let seeds = seeds.into_iter().map(|(offset, seed)| ItemSeed { offset, ..seed.clone() }).collect();
-    FileParse { parse, seeds }
+    let starts = pieces.iter().map(|(key, parsed)| (key.range.start(), parsed.clone())).collect();
+    db.last_pieces().set(file, Pieces::new(text.clone(), pieces));
+    FileParse { parse, pieces: starts }
+}
+
+/// A parsed piece as `parse_pieces` takes it.
+struct ParsedPieceRef(Arc<ParsedPiece>);
+
+impl std::borrow::Borrow<Piece> for ParsedPieceRef {
+    fn borrow(&self) -> &Piece {
+        &self.0.piece
+    }
 }
 
 /// A file's parse and the items in it, found once per piece: an edit finds
@@ -67,8 +87,16 @@ pub fn parse(db: &dyn Db, file: File) -> FileParse {
 #[derive(Debug)]
 pub struct FileParse {
     parse: Parse,
-    /// In source order, an agent's handlers after the agent; offsets are the file's.
-    seeds: Vec<ItemSeed>,
+    /// The pieces in order, with where each starts.
+    pieces: Vec<(TextSize, Arc<ParsedPiece>)>,
+}
+
+impl FileParse {
+    /// The items in source order, an agent's handlers after the agent, with
+    /// their offsets in the file.
+    fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
+        self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (*start + seed.offset, seed)))
+    }
 }
 
 impl std::ops::Deref for FileParse {
@@ -91,7 +119,7 @@ struct ItemSeed {
 
 /// A parsed piece and its items (offsets relative to the piece).
 #[derive(Debug, PartialEq, Eq)]
-struct ParsedPiece {
+pub(crate) struct ParsedPiece {
     piece: Piece,
     seeds: Vec<ItemSeed>,
 }
@@ -110,8 +138,8 @@ struct PieceText<'db> {
     first: bool,
 }
 
-#[salsa::tracked(returns(ref), lru = 65536)]
-fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<ParsedPiece> {
+#[salsa::tracked(lru = 65536)]
+fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Arc<ParsedPiece>> {
     let piece = sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))?;
     let mut seeds = Vec::new();
     let mut offset = TextSize::from(0);
@@ -136,7 +164,7 @@ fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<ParsedPiec
             }
         }
     }
-    Some(ParsedPiece { piece, seeds })
+    Some(Arc::new(ParsedPiece { piece, seeds }))
 }
 
 /// An item's green tree. Equal trees are usually the same node (an edit
@@ -161,10 +189,10 @@ impl std::ops::Deref for ItemGreen {
 /// The items of a file in source order; an agent's handlers follow the agent.
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
-    let seeds = &parse(db, file).seeds;
-    let mut items = Vec::with_capacity(seeds.len());
-    let mut occurrences: HashMap<(ItemKind, &Name, Option<&Name>), u32> = HashMap::with_capacity(seeds.len());
-    for seed in seeds {
+    let parse = parse(db, file);
+    let mut items = Vec::new();
+    let mut occurrences: HashMap<(ItemKind, &Name, Option<&Name>), u32> = HashMap::new();
+    for (offset, seed) in parse.seeds() {
         let count = occurrences.entry((seed.kind, &seed.name, seed.owner.as_ref())).or_default();
         let occurrence = *count;
         *count += 1;
@@ -176,7 +204,7 @@ pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
             seed.owner.clone(),
             occurrence,
             ItemGreen(seed.green.clone()),
-            seed.offset,
+            offset,
         ));
     }
     items
