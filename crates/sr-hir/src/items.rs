@@ -43,7 +43,7 @@ pub struct Item<'db> {
 /// ranges asks for it).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
-    sr_syntax::LineIndex::new(file.text(db))
+    sr_syntax::LineIndex::shared(file.text(db).clone())
 }
 
 /// The file's parse, assembled from memoized pieces so that an edit reparses
@@ -68,9 +68,9 @@ pub fn parse(db: &dyn Db, file: File) -> FileParse {
         pieces.push((key, parsed.clone()));
         Some(ParsedPieceRef(parsed))
     });
-    let starts = pieces.iter().map(|(key, parsed)| (key.range.start(), parsed.clone())).collect();
-    db.last_pieces().set(file, Pieces::new(text.clone(), pieces));
-    FileParse { parse, pieces: starts }
+    let pieces = Arc::new(Pieces::new(text.clone(), pieces));
+    db.last_pieces().set(file, pieces.clone());
+    FileParse { parse, pieces }
 }
 
 /// A parsed piece as `parse_pieces` takes it.
@@ -87,15 +87,15 @@ impl std::borrow::Borrow<Piece> for ParsedPieceRef {
 #[derive(Debug)]
 pub struct FileParse {
     parse: Parse,
-    /// The pieces in order, with where each starts.
-    pieces: Vec<(TextSize, Arc<ParsedPiece>)>,
+    /// The pieces in order, with where each starts (shared with [`LastPieces`](crate::LastPieces)).
+    pieces: Arc<Pieces>,
 }
 
 impl FileParse {
     /// The items in source order, an agent's handlers after the agent, with
     /// their offsets in the file.
     fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
-        self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (*start + seed.offset, seed)))
+        self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (start + seed.offset, seed)))
     }
 }
 

@@ -18,6 +18,7 @@ use crate::items::ParsedPiece;
 pub struct LastPieces(Mutex<HashMap<File, Arc<Pieces>>>);
 
 /// A text and the pieces its parse used, in order.
+#[derive(Debug)]
 pub(crate) struct Pieces {
     text: Arc<str>,
     pieces: Vec<(Key, Arc<ParsedPiece>)>,
@@ -36,14 +37,19 @@ impl LastPieces {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&file).cloned()
     }
 
-    pub(crate) fn set(&self, file: File, pieces: Pieces) {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(file, Arc::new(pieces));
+    pub(crate) fn set(&self, file: File, pieces: Arc<Pieces>) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(file, pieces);
     }
 }
 
 impl Pieces {
     pub(crate) fn new(text: Arc<str>, pieces: Vec<(Key, Arc<ParsedPiece>)>) -> Pieces {
         Pieces { text, pieces }
+    }
+
+    /// The pieces in order, with where each starts.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TextSize, &Arc<ParsedPiece>)> {
+        self.pieces.iter().map(|(key, parsed)| (key.range.start(), parsed))
     }
 }
 
