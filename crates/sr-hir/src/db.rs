@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use salsa::Setter;
 
+use crate::LastPieces;
+
 /// A source file. `path` is absolute and lexically normalised.
 #[salsa::input(debug)]
 pub struct File {
@@ -25,6 +27,8 @@ pub struct Workspace {
 #[salsa::db]
 pub trait Db: salsa::Database {
     fn workspace(&self) -> Workspace;
+    /// The pieces of each file's last parse (a cache; see [`LastPieces`]).
+    fn last_pieces(&self) -> &LastPieces;
 }
 
 /// The database. Cloning it gives a snapshot that shares the storage (for
@@ -34,6 +38,7 @@ pub trait Db: salsa::Database {
 pub struct RootDatabase {
     storage: salsa::Storage<Self>,
     workspace: Option<Workspace>,
+    last_pieces: Arc<LastPieces>,
     /// Names of the queries executed since the log was last taken (for tests).
     executed: Arc<Mutex<Option<Vec<String>>>>,
 }
@@ -52,11 +57,15 @@ impl Db for RootDatabase {
     fn workspace(&self) -> Workspace {
         self.workspace.expect("RootDatabase::new sets the workspace")
     }
+
+    fn last_pieces(&self) -> &LastPieces {
+        &self.last_pieces
+    }
 }
 
 impl RootDatabase {
     fn new(storage: salsa::Storage<Self>, executed: Arc<Mutex<Option<Vec<String>>>>) -> Self {
-        let mut db = RootDatabase { storage, workspace: None, executed };
+        let mut db = RootDatabase { storage, workspace: None, last_pieces: Arc::default(), executed };
         db.workspace = Some(Workspace::new(&db, BTreeMap::new()));
         db
     }

@@ -1,12 +1,14 @@
 //! Files split into items: the unit of incremental analysis.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rowan::{GreenNode, GreenNodeData};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::Piece;
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
 
+use crate::last_pieces::{Key, Pieces, Reuse};
 use crate::{Db, File, Name};
 
 pub use sr_syntax::ItemKind;
@@ -41,17 +43,85 @@ pub struct Item<'db> {
 /// ranges asks for it).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
-    sr_syntax::LineIndex::new(file.text(db))
+    sr_syntax::LineIndex::shared(file.text(db).clone())
 }
 
 /// The file's parse, assembled from memoized pieces so that an edit reparses
 /// only the piece it touched (see `sr_syntax::pieces`). Never backdated: the
 /// text changed, so the tree did, and comparing trees costs a walk.
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: File) -> Parse {
-    sr_syntax::pieces::parse_pieces(file.text(db), |text, lookahead, first| {
-        parse_piece(db, PieceText::new(db, text, lookahead, first))
-    })
+pub fn parse(db: &dyn Db, file: File) -> FileParse {
+    let text = file.text(db);
+    let last = db.last_pieces().get(file);
+    let reuse = last.as_deref().map(|last| Reuse::new(last, text));
+    let mut pieces = Vec::new();
+    let mut start = TextSize::from(0);
+    let parse = sr_syntax::pieces::parse_pieces(text, |piece_text, lookahead, first| {
+        let range = TextRange::at(start, TextSize::of(piece_text));
+        let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
+        let parsed = match reuse.as_ref().and_then(|r| r.find(key)) {
+            Some(parsed) => parsed,
+            None => parse_piece(db, PieceText::new(db, piece_text, lookahead, first)).clone()?,
+        };
+        // Every piece returned is the file's next one.
+        start = range.end();
+        pieces.push((key, parsed.clone()));
+        Some(ParsedPieceRef(parsed))
+    });
+    let pieces = Arc::new(Pieces::new(text.clone(), pieces));
+    db.last_pieces().set(file, pieces.clone());
+    FileParse { parse, pieces }
+}
+
+/// A parsed piece as `parse_pieces` takes it.
+struct ParsedPieceRef(Arc<ParsedPiece>);
+
+impl std::borrow::Borrow<Piece> for ParsedPieceRef {
+    fn borrow(&self) -> &Piece {
+        &self.0.piece
+    }
+}
+
+/// A file's parse and the items in it, found once per piece: an edit finds
+/// the items of the piece it touched only.
+#[derive(Debug)]
+pub struct FileParse {
+    parse: Parse,
+    /// The pieces in order, with where each starts (shared with [`LastPieces`](crate::LastPieces)).
+    pieces: Arc<Pieces>,
+}
+
+impl FileParse {
+    /// The items in source order, an agent's handlers after the agent, with
+    /// their offsets in the file.
+    fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
+        self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (start + seed.offset, seed)))
+    }
+}
+
+impl std::ops::Deref for FileParse {
+    type Target = Parse;
+
+    fn deref(&self) -> &Parse {
+        &self.parse
+    }
+}
+
+/// An item as the parse finds it: what [`Item`] has but its file and occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ItemSeed {
+    kind: ItemKind,
+    name: Name,
+    owner: Option<Name>,
+    green: GreenNode,
+    offset: TextSize,
+}
+
+/// A parsed piece and its items (offsets relative to the piece).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ParsedPiece {
+    piece: Piece,
+    seeds: Vec<ItemSeed>,
 }
 
 /// A top-level piece of some file's text, with its lookahead. Collected once
@@ -68,9 +138,33 @@ struct PieceText<'db> {
     first: bool,
 }
 
-#[salsa::tracked(returns(ref), lru = 65536)]
-fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Piece> {
-    sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))
+#[salsa::tracked(lru = 65536)]
+fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Arc<ParsedPiece>> {
+    let piece = sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))?;
+    let mut seeds = Vec::new();
+    let mut offset = TextSize::from(0);
+    for child in piece.children() {
+        let start = offset;
+        offset += child.text_len();
+        let Some(green) = child.as_node() else { continue };
+        let node = SyntaxNode::new_root(green.clone());
+        let Some(kind) = ItemKind::of(node.kind()) else { continue };
+        let name = item_name(&node, kind);
+        seeds.push(ItemSeed { kind, name: name.clone(), owner: None, green: green.clone(), offset: start });
+        if let Some(agent) = ast::AgentDef::cast(node) {
+            for handler in agent.handlers() {
+                let node = handler.syntax();
+                seeds.push(ItemSeed {
+                    kind: ItemKind::Handler,
+                    name: item_name(node, ItemKind::Handler),
+                    owner: Some(name.clone()),
+                    green: node.green().to_owned(),
+                    offset: start + node.text_range().start(),
+                });
+            }
+        }
+    }
+    Some(Arc::new(ParsedPiece { piece, seeds }))
 }
 
 /// An item's green tree. Equal trees are usually the same node (an edit
@@ -95,34 +189,23 @@ impl std::ops::Deref for ItemGreen {
 /// The items of a file in source order; an agent's handlers follow the agent.
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
-    let root = parse(db, file).syntax();
+    let parse = parse(db, file);
     let mut items = Vec::new();
-    let mut occurrences: HashMap<(ItemKind, Name, Option<Name>), u32> = HashMap::new();
-    let mut push = |node: &SyntaxNode, kind: ItemKind, owner: Option<Name>| {
-        let name = item_name(node, kind);
-        let count = occurrences.entry((kind, name.clone(), owner.clone())).or_default();
+    let mut occurrences: HashMap<(ItemKind, &Name, Option<&Name>), u32> = HashMap::new();
+    for (offset, seed) in parse.seeds() {
+        let count = occurrences.entry((seed.kind, &seed.name, seed.owner.as_ref())).or_default();
         let occurrence = *count;
         *count += 1;
         items.push(Item::new(
             db,
             file,
-            kind,
-            name,
-            owner,
+            seed.kind,
+            seed.name.clone(),
+            seed.owner.clone(),
             occurrence,
-            ItemGreen(node.green().to_owned()),
-            node.text_range().start(),
+            ItemGreen(seed.green.clone()),
+            offset,
         ));
-    };
-    for node in root.children() {
-        let Some(kind) = ItemKind::of(node.kind()) else { continue };
-        push(&node, kind, None);
-        if let Some(agent) = ast::AgentDef::cast(node.clone()) {
-            let owner = item_name(&node, ItemKind::Agent);
-            for handler in agent.handlers() {
-                push(handler.syntax(), ItemKind::Handler, Some(owner.clone()));
-            }
-        }
     }
     items
 }

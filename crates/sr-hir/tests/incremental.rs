@@ -81,6 +81,7 @@ fn editing_inside_one_flow_touches_no_other_item() {
             "file_items(file)",
             "item_data[main]",
             "item_diagnostics[main]",
+            "line_index(file)",
             "lower_item[main]",
             "parse(file)",
             "parse_piece(piece)",
@@ -101,6 +102,7 @@ fn editing_a_comment_runs_no_semantic_query() {
             "file_diagnostics(file)",
             "file_items(file)",
             "item_data[other]",
+            "line_index(file)",
             "lower_item[other]",
             "parse(file)",
             "parse_piece(piece)",
@@ -119,6 +121,7 @@ fn editing_whitespace_between_items_runs_only_parse_and_mapping() {
         [
             "file_diagnostics(file)",
             "file_items(file)",
+            "line_index(file)",
             "parse(file)",
             "parse_piece(piece)",
         ]

@@ -284,15 +284,19 @@ impl Owner {
             return false;
         };
         let encoding = *self.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The database's index of the text before this notification (built
+        // once per version and usually already there: diagnostics used it).
+        let mut index = self.host.analysis().line_index(&path).ok().flatten();
         for change in params.content_changes {
             match change.range {
                 None => text = change.text,
                 Some(range) => {
-                    let index = LineIndex::new(&text);
+                    let index = index.take().unwrap_or_else(|| LineIndex::new(&text));
                     let range = convert::text_range(&index, range, encoding);
                     text.replace_range(std::ops::Range::<usize>::from(range), &change.text);
                 }
             }
+            index = None;
         }
         self.set_document(&path, uri, params.text_document.version, text);
         self.host.load_missing_imports(&path);

@@ -63,6 +63,8 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::U
                 Ok(Ok(computed)) => computed,
                 // A newer change cancelled us; its event is on its way.
                 Ok(Err(_)) => continue 'events,
+                // The runtime is shutting down: nothing more to publish.
+                Err(join) if join.is_cancelled() => return,
                 Err(panic) => {
                     eprintln!("sr-lsp: computing diagnostics panicked: {panic}");
                     continue 'events;

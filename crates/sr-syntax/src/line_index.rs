@@ -42,11 +42,18 @@ pub enum Encoding {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
+        LineIndex::shared(text.into())
+    }
+
+    /// The index of a text already shared (kept, not copied).
+    pub fn shared(text: Arc<str>) -> LineIndex {
         let mut line_starts = vec![TextSize::from(0)];
-        line_starts
-            .extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| TextSize::from(i as u32 + 1)));
+        // `match_indices` of a `char` searches with `memchr`.
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| TextSize::from(i as u32 + 1)));
         let (mut utf16_fewer, mut chars_fewer) = (0, 0);
-        let wide: Vec<WideChar> = text
+        // Checking for ASCII first is much faster than decoding every character.
+        let non_ascii = if text.is_ascii() { "" } else { &text };
+        let wide: Vec<WideChar> = non_ascii
             .char_indices()
             .filter(|(_, c)| !c.is_ascii())
             .map(|(i, c)| {
@@ -55,7 +62,7 @@ impl LineIndex {
                 WideChar { offset: TextSize::from(i as u32), utf16_fewer, chars_fewer }
             })
             .collect();
-        LineIndex { text: text.into(), line_starts: line_starts.into(), wide: wide.into() }
+        LineIndex { text, line_starts: line_starts.into(), wide: wide.into() }
     }
 
     /// How many fewer `encoding` units than bytes the text before `offset` has.

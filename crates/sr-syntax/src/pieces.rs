@@ -28,6 +28,13 @@ pub struct Piece {
     parser_errors: Vec<Diagnostic>,
 }
 
+impl Piece {
+    /// The top-level elements the piece contributes to the file's root.
+    pub fn children(&self) -> &[NodeOrToken<GreenNode, GreenToken>] {
+        &self.children
+    }
+}
+
 /// Where pieces after the first may start: the range of each line's first token
 /// at column 1 outside brackets that can begin an item, except the file's first
 /// token (the first piece holds the version declaration). Other lines at column
@@ -89,8 +96,10 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
 }
 
 /// Parses `text` piece by piece, taking each piece from `piece` (`parse_piece`
-/// or a memoized version of it). The result equals [`crate::parse`]'s.
-pub fn parse_pieces<P: Borrow<Option<Piece>>>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> P) -> Parse {
+/// or a memoized version of it). The result equals [`crate::parse`]'s. The
+/// pieces `piece` returns (`Some`) are the file's, in order: each starts where
+/// the one before it ends.
+pub fn parse_pieces<P: Borrow<Piece>>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
     let starts = piece_starts(text);
     let mut assembly = Assembly::default();
     let mut start = TextSize::from(0);
@@ -104,12 +113,11 @@ pub fn parse_pieces<P: Borrow<Option<Piece>>>(text: &str, mut piece: impl FnMut(
                 None => (TextSize::of(text), ""),
             };
             next += 1;
-            let parsed = piece(&text[TextRange::new(start, end)], lookahead, start == 0.into());
-            if parsed.borrow().is_some() {
+            if let Some(parsed) = piece(&text[TextRange::new(start, end)], lookahead, start == 0.into()) {
                 break (end, parsed);
             }
         };
-        assembly.push(parsed.borrow().as_ref().expect("the loop above ends on a parsed piece"), start);
+        assembly.push(parsed.borrow(), start);
         if end == TextSize::of(text) {
             return assembly.finish();
         }

@@ -17,7 +17,7 @@ use sr_syntax::line_index::Encoding;
 use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
-use crate::items::{Item, ItemKind, file_items, parse};
+use crate::items::{Item, ItemKind, file_items, line_index, parse};
 use crate::{Db, File, item_data, program};
 
 pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
@@ -42,8 +42,7 @@ pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 /// is analysed as the root of its own imports.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
-    let text = file.text(db);
-    let index = LineIndex::new(text);
+    let index = line_index(db, file);
     let mut out: Vec<Diagnostic> = parse(db, file).errors().to_vec();
     let mut semantic: Vec<&SemanticDiagnostic<'_>> = program(db, file).diagnostics.iter().collect();
     semantic.extend(program_checks(db, file));
@@ -70,7 +69,7 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
         out.push(Diagnostic {
             related,
             reported: d.reported,
-            upstream_position: Some(upstream_position(db, &index, d, range)),
+            upstream_position: Some(upstream_position(db, index, d, range)),
             ..Diagnostic::new(d.kind.clone(), range)
         });
     }

@@ -1,0 +1,131 @@
+//! The pieces of each file's last parse, by position. Interning a piece's text
+//! (to find its memoized parse) hashes and compares the whole text, piece by
+//! piece; after an edit, the pieces before and after the edited span are known
+//! to be the same text at known positions, so [`parse`](crate::parse) takes
+//! them from here instead. A cache only: a piece found here is the one
+//! interning would find, so the parse does not depend on what is here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sr_syntax::{TextRange, TextSize};
+
+use crate::File;
+use crate::items::ParsedPiece;
+
+/// The last parse's pieces of every file parsed.
+#[derive(Default)]
+pub struct LastPieces(Mutex<HashMap<File, Arc<Pieces>>>);
+
+/// A text and the pieces its parse used, in order.
+#[derive(Debug)]
+pub(crate) struct Pieces {
+    text: Arc<str>,
+    pieces: Vec<(Key, Arc<ParsedPiece>)>,
+}
+
+/// A piece's place: its range, where its lookahead ends, and whether it is
+/// the file's first (its parse depends on those and on the text only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub range: TextRange,
+    pub lookahead_end: TextSize,
+}
+
+impl LastPieces {
+    pub(crate) fn get(&self, file: File) -> Option<Arc<Pieces>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&file).cloned()
+    }
+
+    pub(crate) fn set(&self, file: File, pieces: Arc<Pieces>) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(file, pieces);
+    }
+}
+
+impl Pieces {
+    pub(crate) fn new(text: Arc<str>, pieces: Vec<(Key, Arc<ParsedPiece>)>) -> Pieces {
+        Pieces { text, pieces }
+    }
+
+    /// The pieces in order, with where each starts.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TextSize, &Arc<ParsedPiece>)> {
+        self.pieces.iter().map(|(key, parsed)| (key.range.start(), parsed))
+    }
+}
+
+/// Finds, for a piece of a new text, the last parse's piece with the same
+/// text, lookahead and firstness.
+pub(crate) struct Reuse<'a> {
+    last: &'a Pieces,
+    /// Bytes at the start that the old and new texts share.
+    prefix: usize,
+    /// Where the shared suffix starts in the new text.
+    suffix_start: usize,
+    /// New text length minus old.
+    delta: i64,
+}
+
+impl<'a> Reuse<'a> {
+    pub(crate) fn new(last: &'a Pieces, text: &str) -> Reuse<'a> {
+        let (old, new) = (last.text.as_bytes(), text.as_bytes());
+        let prefix = common_prefix(old, new);
+        // The suffix is looked for after the prefix: they do not overlap.
+        let suffix = common_suffix(&old[prefix..], &new[prefix..]);
+        Reuse { last, prefix, suffix_start: new.len() - suffix, delta: new.len() as i64 - old.len() as i64 }
+    }
+
+    /// The old piece for the new `key`, if its text and lookahead lie in the
+    /// shared prefix or the shared suffix.
+    pub(crate) fn find(&self, key: Key) -> Option<Arc<ParsedPiece>> {
+        let (start, end) = (usize::from(key.range.start()), usize::from(key.lookahead_end));
+        let old = if end <= self.prefix {
+            key
+        } else if start >= self.suffix_start {
+            let shift = |offset: TextSize| TextSize::from((i64::from(u32::from(offset)) - self.delta) as u32);
+            Key {
+                range: TextRange::new(shift(key.range.start()), shift(key.range.end())),
+                lookahead_end: shift(key.lookahead_end),
+            }
+        } else {
+            return None;
+        };
+        // The first piece's parse differs from the same text's elsewhere.
+        if (old.range.start() == 0.into()) != (key.range.start() == 0.into()) {
+            return None;
+        }
+        let i = self.last.pieces.binary_search_by_key(&old.range.start(), |(k, _)| k.range.start()).ok()?;
+        let (found, parsed) = &self.last.pieces[i];
+        (*found == old).then(|| parsed.clone())
+    }
+}
+
+/// Sequences are compared by blocks (`memcmp`), then byte by byte.
+const BLOCK: usize = 4096;
+
+/// How many bytes at the start `a` and `b` share.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.chunks_exact(BLOCK).zip(b.chunks_exact(BLOCK)).take_while(|(x, y)| x == y).count() * BLOCK;
+    n + a[n..].iter().zip(&b[n..]).take_while(|(x, y)| x == y).count()
+}
+
+/// How many bytes at the end `a` and `b` share.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.rchunks_exact(BLOCK).zip(b.rchunks_exact(BLOCK)).take_while(|(x, y)| x == y).count() * BLOCK;
+    n + a[..a.len() - n].iter().rev().zip(b[..b.len() - n].iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_ends_are_found_across_blocks() {
+        let old = format!("{}abc{}", "x".repeat(10_000), "y".repeat(9_000));
+        let new = format!("{}aXbc{}", "x".repeat(10_000), "y".repeat(9_000));
+        let prefix = common_prefix(old.as_bytes(), new.as_bytes());
+        assert_eq!(prefix, 10_001);
+        assert_eq!(common_suffix(&old.as_bytes()[prefix..], &new.as_bytes()[prefix..]), 9_002);
+        // The suffix never reaches into the prefix.
+        assert_eq!(common_suffix(&b"aa"[1..], &b"aaa"[1..]), 1);
+    }
+}
