@@ -88,7 +88,7 @@ impl std::borrow::Borrow<Piece> for ParsedPieceRef {
 pub struct FileParse {
     parse: Parse,
     /// The pieces in order, with where each starts (shared with [`LastPieces`](crate::LastPieces)).
-    pieces: Arc<Pieces>,
+    pieces: Arc<Pieces<ParsedPiece>>,
 }
 
 impl FileParse {

@@ -5,23 +5,24 @@
 //! them from here instead. A cache only: a piece found here is the one
 //! interning would find, so the parse does not depend on what is here.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use sr_syntax::{TextRange, TextSize};
 
 use crate::File;
-use crate::items::ParsedPiece;
 
-/// The last parse's pieces of every file parsed.
+/// The last parse's pieces of every file parsed, as [`Pieces`] of the parse's
+/// piece type (opaque here: this module knows positions, not parses).
 #[derive(Default)]
-pub struct LastPieces(Mutex<HashMap<File, Arc<Pieces>>>);
+pub struct LastPieces(Mutex<HashMap<File, Arc<dyn Any + Send + Sync>>>);
 
 /// A text and the pieces its parse used, in order.
 #[derive(Debug)]
-pub(crate) struct Pieces {
+pub(crate) struct Pieces<P> {
     text: Arc<str>,
-    pieces: Vec<(Key, Arc<ParsedPiece>)>,
+    pieces: Vec<(Key, Arc<P>)>,
 }
 
 /// A piece's place: its range, where its lookahead ends, and whether it is
@@ -33,30 +34,32 @@ pub(crate) struct Key {
 }
 
 impl LastPieces {
-    pub(crate) fn get(&self, file: File) -> Option<Arc<Pieces>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&file).cloned()
+    /// The pieces of `file`'s last parse, when they are of type `P`.
+    pub(crate) fn get<P: Send + Sync + 'static>(&self, file: File) -> Option<Arc<Pieces<P>>> {
+        let last = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&file).cloned()?;
+        last.downcast().ok()
     }
 
-    pub(crate) fn set(&self, file: File, pieces: Arc<Pieces>) {
+    pub(crate) fn set<P: Send + Sync + 'static>(&self, file: File, pieces: Arc<Pieces<P>>) {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(file, pieces);
     }
 }
 
-impl Pieces {
-    pub(crate) fn new(text: Arc<str>, pieces: Vec<(Key, Arc<ParsedPiece>)>) -> Pieces {
+impl<P> Pieces<P> {
+    pub(crate) fn new(text: Arc<str>, pieces: Vec<(Key, Arc<P>)>) -> Pieces<P> {
         Pieces { text, pieces }
     }
 
     /// The pieces in order, with where each starts.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (TextSize, &Arc<ParsedPiece>)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TextSize, &Arc<P>)> {
         self.pieces.iter().map(|(key, parsed)| (key.range.start(), parsed))
     }
 }
 
 /// Finds, for a piece of a new text, the last parse's piece with the same
 /// text, lookahead and firstness.
-pub(crate) struct Reuse<'a> {
-    last: &'a Pieces,
+pub(crate) struct Reuse<'a, P> {
+    last: &'a Pieces<P>,
     /// Bytes at the start that the old and new texts share.
     prefix: usize,
     /// Where the shared suffix starts in the new text.
@@ -65,8 +68,8 @@ pub(crate) struct Reuse<'a> {
     delta: i64,
 }
 
-impl<'a> Reuse<'a> {
-    pub(crate) fn new(last: &'a Pieces, text: &str) -> Reuse<'a> {
+impl<'a, P> Reuse<'a, P> {
+    pub(crate) fn new(last: &'a Pieces<P>, text: &str) -> Reuse<'a, P> {
         let (old, new) = (last.text.as_bytes(), text.as_bytes());
         let prefix = common_prefix(old, new);
         // The suffix is looked for after the prefix: they do not overlap.
@@ -76,7 +79,7 @@ impl<'a> Reuse<'a> {
 
     /// The old piece for the new `key`, if its text and lookahead lie in the
     /// shared prefix or the shared suffix.
-    pub(crate) fn find(&self, key: Key) -> Option<Arc<ParsedPiece>> {
+    pub(crate) fn find(&self, key: Key) -> Option<Arc<P>> {
         let (start, end) = (usize::from(key.range.start()), usize::from(key.lookahead_end));
         let old = if end <= self.prefix {
             key
