@@ -203,7 +203,9 @@ impl Hub {
     }
 
     /// Without a client every server is ready (and unavailable) from the start.
+    /// Async as the client build's is.
     #[cfg(not(feature = "client"))]
+    #[allow(clippy::unused_async)]
     async fn ensure(&self, _name: &str) {}
 
     /// The tools of the server defined as `name`, if it is connected.
@@ -319,7 +321,9 @@ impl Listing {
         }
     }
 
+    /// Async as the client build's is.
     #[cfg(not(feature = "client"))]
+    #[allow(clippy::unused_async)]
     async fn close(self, _timeout: Duration) {}
 }
 
