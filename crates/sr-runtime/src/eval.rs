@@ -33,6 +33,8 @@ pub struct Evaluator<'a> {
 /// A tool function call an expression makes: `TOOL.FUNCTION(args)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRequest {
+    /// The call expression.
+    pub expr: ExprId,
     pub tool: String,
     pub function: String,
     pub args: ToolArgs,
@@ -130,7 +132,7 @@ impl Evaluator<'_> {
                     },
                     _ => ToolArgs::Positional(args.iter().map(|&a| self.eval(a)).collect::<EvalResult<_>>()?),
                 };
-                tape.serve(ToolRequest { tool: tool.to_string(), function: name.to_string(), args })
+                tape.serve(ToolRequest { expr: id, tool: tool.to_string(), function: name.to_string(), args })
             }
             Expr::Call { function, args } => {
                 let args = args.iter().map(|&a| self.eval(a)).collect::<EvalResult<Vec<_>>>()?;

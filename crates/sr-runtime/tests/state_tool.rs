@@ -143,3 +143,21 @@ flow main:
     );
     assert_eq!(error.location.unwrap().line, 6);
 }
+
+/// A statement that is one tool call is evaluated once: its arguments are not
+/// evaluated again after the call changed the variables they read (here
+/// `len` of a number, after the write).
+#[tokio::test]
+async fn a_tool_call_statement_is_evaluated_once() {
+    let source = r#"
+tool state = builtin streetrace.state
+
+flow main:
+    $d = "abc"
+    state.set_state("d", len($d))
+    return $d
+"#;
+    let run = run_source("state-once", source, "go", Arc::new(ScriptedProvider::new()), Options::default()).await;
+    assert_eq!(run.outcome.status, RunStatus::Completed, "{:?}", run.outcome.error);
+    assert_eq!(run.outcome.result, Some(json!(3)));
+}

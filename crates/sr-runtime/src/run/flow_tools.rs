@@ -42,7 +42,14 @@ impl Runtime {
             };
             // Boxed: the call's future (handlers, agents) stays out of every
             // statement's future, which recursive flows nest deeply.
+            // The expression's own call (`fs.write_file(…)`) gives its value:
+            // it is not evaluated again (its arguments would be, for nothing,
+            // after the call changed the variables).
+            let whole = request.expr == e;
             let value = Box::pin(self.flow_tool_call(th, spec, stmt, request, results.len())).await?;
+            if whole {
+                return Ok(value);
+            }
             results.push(value);
         }
     }
@@ -59,7 +66,7 @@ impl Runtime {
     ) -> Result<Value, RunError> {
         // Only failures need the whole location; a loop of calls does not pay for it.
         let location = || Some(self.program.stmt_location(&spec.source, stmt));
-        let ToolRequest { tool, function, args } = request;
+        let ToolRequest { tool, function, args, .. } = request;
         let fail = |message: String| RunError::failed(format!("{tool}.{function}(): {message}"), location());
         let kind = self.program.tools.get(tool.as_str()).map(|data| ToolKind::of(&tool, Some(data)));
         let (declared, callable) = match kind {
