@@ -111,6 +111,7 @@ impl RootDatabase {
         let workspace = self.workspace();
         let mut files = workspace.files(self).clone();
         if let Some(file) = files.remove(&path) {
+            self.last_pieces.forget(file);
             file.set_text(self).to(Arc::from(""));
             workspace.set_files(self).to(files);
         }

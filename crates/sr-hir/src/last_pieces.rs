@@ -40,6 +40,11 @@ impl LastPieces {
         last.downcast().ok()
     }
 
+    /// Drops `file`'s pieces (and the text they hold): it left the workspace.
+    pub(crate) fn forget(&self, file: File) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&file);
+    }
+
     pub(crate) fn set<P: Send + Sync + 'static>(&self, file: File, pieces: Arc<Pieces<P>>) {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(file, pieces);
     }
@@ -130,5 +135,18 @@ mod tests {
         assert_eq!(common_suffix(&old.as_bytes()[prefix..], &new.as_bytes()[prefix..]), 9_002);
         // The suffix never reaches into the prefix.
         assert_eq!(common_suffix(&b"aa"[1..], &b"aaa"[1..]), 1);
+    }
+
+    /// A file that leaves the workspace does not keep its last text alive here.
+    #[test]
+    fn a_removed_file_is_forgotten() {
+        use crate::items::ParsedPiece;
+        use crate::{Db, RootDatabase};
+        let mut db = RootDatabase::default();
+        let file = db.set_file("/w/a.sr", "flow main:\n    return 1\n");
+        let _ = crate::items::parse(&db, file);
+        assert!(db.last_pieces().get::<ParsedPiece>(file).is_some());
+        db.remove_file("/w/a.sr");
+        assert!(db.last_pieces().get::<ParsedPiece>(file).is_none());
     }
 }
