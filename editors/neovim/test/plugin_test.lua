@@ -12,7 +12,11 @@ local function syntax_at(line, col) return vim.fn.synIDattr(vim.fn.synID(line, c
 local function clients(bufnr) return vim.tbl_values(vim.lsp.buf_get_clients(bufnr)) end
 
 local function checks()
-  package.loaded.dap = { adapters = {}, configurations = {}, defaults = { streetrace = {} } } -- stands in for nvim-dap
+  local launched -- what the Debug lens asks nvim-dap to run
+  package.loaded.dap = { -- stands in for nvim-dap
+    adapters = {}, configurations = {}, defaults = { streetrace = {} },
+    run = function(configuration) launched = configuration end,
+  }
   require('streetrace').setup({ sr = sr, settings = { debounceMs = 0 } })
   local dap = package.loaded.dap
   report('dap_adapter', dap.adapters.streetrace.command == sr and table.concat(dap.adapters.streetrace.args, ' '))
@@ -58,6 +62,25 @@ local function checks()
     vim.wait(5000, function() return vim.api.nvim_buf_get_name(0):find('Prompt: greet', 1, true) ~= nil end, 20)
     report('lens_preview', vim.api.nvim_buf_get_name(0):match('Prompt: %w+') .. ' | '
       .. table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '|'))
+    vim.cmd('bwipeout')
+    vim.cmd('buffer ' .. buf)
+  end
+  -- Debug: the server's launch configuration goes to nvim-dap.
+  local debug = vim.tbl_filter(function(l) return l.command.title == 'Debug' end, lenses)[1]
+  if debug then
+    vim.lsp.commands[debug.command.command](debug.command, { client_id = client.id, bufnr = buf })
+    vim.wait(5000, function() return launched ~= nil end, 20)
+    report('lens_debug', launched and launched.type .. ' ' .. launched.request .. ' '
+      .. vim.fn.fnamemodify(launched.program, ':t'))
+  end
+  -- The graph (a command, no lens): its Mermaid text in a split.
+  local graph = { command = 'streetrace.showGraph', arguments = { vim.uri_from_bufnr(buf) } }
+  vim.lsp.commands[graph.command](graph, { client_id = client.id, bufnr = buf })
+  vim.wait(5000, function() return vim.api.nvim_buf_get_name(0):find('StreetRace graph', 1, true) ~= nil end, 20)
+  local graph_lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  report('graph', vim.bo.filetype .. ' ' .. tostring(graph_lines[1]) .. ' '
+    .. tostring(#vim.tbl_filter(function(l) return l:find('-->', 1, true) ~= nil end, graph_lines) > 0))
+  if vim.api.nvim_get_current_buf() ~= buf then
     vim.cmd('bwipeout')
     vim.cmd('buffer ' .. buf)
   end

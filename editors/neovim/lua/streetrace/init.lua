@@ -88,7 +88,6 @@ local function show(name, text, filetype)
   end
   return buf
 end
-M.show = show
 
 vim.lsp.commands['streetrace.previewPrompt'] = function(command, ctx)
   server_command(command, ctx, function(text) show('Prompt: ' .. tostring(command.arguments[2]), text) end)
