@@ -58,3 +58,46 @@ fn every_parse_after_an_edit_equals_a_parse_from_scratch() {
         assert_eq!(items(&db, file), items(&fresh_db, fresh), "after replacing {from:?} by {to:?}");
     }
 }
+
+/// Random edits of a real workload, as a user makes them mid-typing (spans
+/// deleted or duplicated, quotes, brackets and blocks put in, the rest cut
+/// off): after each, the reusing parse equals a parse from scratch.
+#[test]
+fn random_edits_reparse_as_from_scratch() {
+    let original = sr_testing::v2_parallel();
+    let inserts = ["\"\"\"", "\"", "\n", "\n    ", "(", ")", "${x}", "flow f:\n    return 1\n", "end\n", "\t", "é"];
+    let mut rng = sr_testing::random::Rng::new(20261126);
+    let mut db = RootDatabase::default();
+    let mut text = original.clone();
+    let file = db.set_file("/reparse/random.sr", text.clone());
+    let _ = parse(&db, file);
+    for step in 0..600 {
+        text = if text.len() < 200 {
+            original.clone()
+        } else if step % 2 == 0 {
+            sr_testing::random::mutate(&text, &mut rng, &inserts)
+        } else {
+            // One character in, out or replaced, as typing does.
+            let mut at = rng.below(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let mut edited = text.clone();
+            let typed = ['x', '\n', '"', ':', ' ', '('][rng.below(6)];
+            match rng.below(3) {
+                0 => edited.insert(at, typed),
+                // Same length: the old piece has the same place, not the same text.
+                1 if text[at..].starts_with(|c: char| c.is_ascii()) => {
+                    edited.replace_range(at..at + 1, &typed.to_string())
+                }
+                _ if at < text.len() => {
+                    edited.remove(at);
+                }
+                _ => {}
+            }
+            edited
+        };
+        db.set_file("/reparse/random.sr", text.clone());
+        assert!(**parse(&db, file) == sr_syntax::parse(&text), "step {step}: the reused parse differs on {text:?}");
+    }
+}
