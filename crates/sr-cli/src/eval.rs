@@ -138,7 +138,7 @@ pub fn run(args: Args) -> ExitCode {
         Some(Command::Compare { base, new, max_drop }) => compare(&base, &new, max_drop),
         Some(Command::Merge { parts, out }) => merge(&parts, &out),
         None => {
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            let runtime = match sr_runtime::async_runtime() {
                 Ok(runtime) => runtime,
                 Err(e) => return fail(format!("cannot start the async runtime: {e}"), 2),
             };

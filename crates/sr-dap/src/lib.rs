@@ -39,7 +39,7 @@ use std::process::ExitCode;
 /// Serves one debug session on stdin/stdout (what `sr dap` runs). Logs go
 /// to stderr; stdout carries only protocol messages.
 pub fn run_stdio() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match sr_runtime::async_runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("sr-dap: cannot start the async runtime: {e}");

@@ -169,3 +169,38 @@ async fn a_recursive_flow_fails_cleanly_instead_of_overflowing_the_stack() {
         assert!(error.contains("main → "), "{error}");
     }
 }
+
+/// Blocks nested near the parser's limit (`if` and `for`, 249 levels) run
+/// on the runtime `sr run` uses ([`sr_runtime::async_runtime`]); on tokio's
+/// default 2 MiB worker stacks a debug build overflowed at about 60.
+#[test]
+fn blocks_nested_to_the_parser_limit_run() {
+    let depth = 250;
+    let mut source = String::from("flow main:\n    $n = 0\n");
+    for level in 1..depth {
+        let indent = "    ".repeat(level);
+        source.push_str(&if level % 2 == 0 {
+            format!("{indent}if true:\n")
+        } else {
+            format!("{indent}for $i in [1] do\n")
+        });
+    }
+    source.push_str(&format!("{}$n = $n + 1\n", "    ".repeat(depth)));
+    for level in (1..depth).rev().filter(|level| level % 2 == 1) {
+        source.push_str(&format!("{}end\n", "    ".repeat(level)));
+    }
+    source.push_str("    return $n\n");
+    let runtime = sr_runtime::async_runtime().unwrap();
+    let outcome = runtime
+        .block_on(async {
+            // On a worker thread, as `sr run` polls a run.
+            tokio::spawn(async move {
+                let provider = Arc::new(ScriptedProvider::new());
+                run_source("deep-blocks", &source, "go", provider, Options::default()).await.outcome
+            })
+            .await
+        })
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    assert_eq!(outcome.result, Some(json!(1)));
+}
