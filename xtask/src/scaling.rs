@@ -22,6 +22,7 @@ const CASES: &[(&str, usize)] = &[
     ("dotted-name", 4_000_000),
     ("delegate-ring", 4_000),
     ("prompts", 10_000),
+    ("flow-fan-out", 4_000),
     ("mixed-line-endings", 100_000),
     ("many-errors", 50_000),
 ];

@@ -118,6 +118,7 @@ fn huge_and_odd_inputs() {
         ("delegate-ring", 8_000),
         ("nested-if-statements", 3_000),
         ("prompts", 20_000),
+        ("flow-fan-out", 8_000),
         ("mixed-line-endings", 100_000),
         ("many-errors", 100_000),
     ] {

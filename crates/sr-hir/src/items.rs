@@ -246,6 +246,16 @@ fn def_name(name: &ast::NameDef) -> Name {
     }
 }
 
+/// The range of the item's declared name, relative to the item; read from its
+/// syntax, so symbol lists need no lowering.
+pub fn item_name_range(db: &dyn Db, item: Item<'_>) -> Option<TextRange> {
+    name_range(&item_syntax(db, item))
+}
+
+pub(crate) fn name_range(root: &SyntaxNode) -> Option<TextRange> {
+    root.children().find_map(ast::NameDef::cast).map(|n| n.syntax().text_range())
+}
+
 /// The item's syntax tree; its ranges are relative to the item's offset.
 pub fn item_syntax(db: &dyn Db, item: Item<'_>) -> SyntaxNode {
     SyntaxNode::new_root(item.green(db).0.clone())

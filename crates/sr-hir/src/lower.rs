@@ -31,7 +31,7 @@ fn lower_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Lowered {
     let root = item_syntax(db, item);
     let mut cx = Lower::default();
     cx.map.item = root.text_range();
-    cx.map.name = root.children().find_map(ast::NameDef::cast).map(|n| n.syntax().text_range());
+    cx.map.name = crate::items::name_range(&root);
     let data = match item.kind(db) {
         ItemKind::Import => ItemData::Import(cx.import(item_node::<ast::Import>(root))),
         ItemKind::Model => ItemData::Model(cx.model(item_node::<ast::ModelDef>(root))),

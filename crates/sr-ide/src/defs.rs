@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use sr_hir::hir::{Body, Expr, ItemData, ModelData, Named, Place, Stmt, TypeRef};
 use sr_hir::resolve::{Program, resolve_import};
-use sr_hir::{Db, File, Item, ItemKind, Name, body, file_items, item_data, item_syntax, program, source_map};
+use sr_hir::{
+    Db, File, Item, ItemKind, Name, body, file_items, item_data, item_name_range, item_syntax, program, source_map,
+};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
@@ -316,18 +318,19 @@ pub(crate) fn occurrences_of_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<
 /// The item's range without trailing trivia and line breaks.
 pub(crate) fn item_range(db: &dyn Db, item: Item<'_>) -> TextRange {
     let node = item_syntax(db, item);
-    let end = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .filter(|t| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE)
-        .last()
+    // Backwards from the last token: only the trailing trivia is walked, not
+    // the whole item.
+    let start = node.text_range().start();
+    let end = std::iter::successors(node.last_token(), |t| t.prev_token())
+        .take_while(|t| t.text_range().start() >= start)
+        .find(|t| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE)
         .map_or(node.text_range().end(), |t| t.text_range().end());
     TextRange::new(TextSize::from(0), end) + item.offset(db)
 }
 
 /// The item's name, or its first token when it has none.
 pub(crate) fn item_focus(db: &dyn Db, item: Item<'_>) -> TextRange {
-    let relative = source_map(db, item).name.unwrap_or_else(|| {
+    let relative = item_name_range(db, item).unwrap_or_else(|| {
         item_syntax(db, item).first_token().map_or(TextRange::empty(TextSize::from(0)), |t| t.text_range())
     });
     relative + item.offset(db)

@@ -62,12 +62,11 @@ fn item_symbol(db: &RootDatabase, item: Item<'_>) -> DocumentSymbol {
         _ => None,
     };
     if matches!(kind, ItemKind::Flow | ItemKind::Handler) {
-        let mut seen = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for occurrence in occurrences_of_item(db, item) {
             if let (true, Symbol::Variable(name)) = (occurrence.def, &occurrence.symbol)
-                && !seen.contains(name)
+                && seen.insert(name.clone())
             {
-                seen.push(name.clone());
                 children.push(DocumentSymbol {
                     name: format!("${name}"),
                     detail: None,

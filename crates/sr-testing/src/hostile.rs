@@ -66,6 +66,7 @@ pub const OTHERS: &[Generator] = &[
     Generator { name: "delegate-ring", unit: "agents", make: delegate_ring },
     Generator { name: "nested-if-statements", unit: "levels", make: |n| blocks(n, "if $x > 1:", None) },
     Generator { name: "prompts", unit: "prompts", make: prompts },
+    Generator { name: "flow-fan-out", unit: "flows", make: flow_fan_out },
     Generator { name: "mixed-line-endings", unit: "lines", make: mixed_line_endings },
     Generator { name: "many-errors", unit: "lines", make: |n| "flow main:\n".to_string() + &"    ) ] } ,\n".repeat(n) },
 ];
@@ -153,6 +154,19 @@ fn prompts(n: usize) -> String {
         out.push_str(&format!("prompt p{i}: \"\"\"Prompt {i} says ${{input_prompt}}\"\"\"\n"));
     }
     out.push_str("agent main:\n    instruction p0\n");
+    out
+}
+
+/// A `main` that runs `n` flows, keeping each result in a variable of its
+/// own: every flow is run by one that assigns `n` variables.
+fn flow_fan_out(n: usize) -> String {
+    let mut out = String::from("flow main:\n");
+    for i in 0..n {
+        out.push_str(&format!("    $r{i} = run f{i}\n"));
+    }
+    for i in 0..n {
+        out.push_str(&format!("flow f{i}:\n    $x{i} = {i}\n    return $x{i}\n"));
+    }
     out
 }
 

@@ -14,6 +14,7 @@
 //! the upstream walk where upstream looks and by the flat walk elsewhere.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::{DiagnosticKind, Reported};
@@ -42,10 +43,14 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         walk.stmts(&body.root, &mut out);
     }
     let mut defined = Names::over(definition_names(db, item.file(db)));
-    defined.extend(vars.on_start_vars.iter().cloned());
+    defined.add(&vars.on_start_vars);
     match item.kind(db) {
-        ItemKind::Flow => defined.extend(vars.caller_vars.get(item.name(db)).into_iter().flatten().cloned()),
-        _ => defined.extend(vars.all_vars.iter().cloned()),
+        ItemKind::Flow => {
+            for closure in vars.caller_vars.get(item.name(db)).into_iter().flatten() {
+                defined.add(closure);
+            }
+        }
+        _ => defined.add(&vars.all_vars),
     }
     let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0, breakable: false };
     flat.block(&body.root, upstream_looks, &mut out);
@@ -73,11 +78,11 @@ impl<'db> Cx<'_, 'db> {
             Stmt::Call(call) => (ItemKind::Prompt, &call.prompt),
             _ => return,
         };
-        let known: Vec<&str> = match kind {
-            ItemKind::Prompt => self.program.prompts.keys().map(|k| k.as_str()).collect(),
-            _ => self.program.defs(kind).into_iter().flat_map(|defs| defs.keys()).map(|k| k.as_str()).collect(),
+        let known = match kind {
+            ItemKind::Prompt => self.program.prompts.contains_key(&target.name),
+            _ => self.program.defs(kind).is_some_and(|defs| defs.contains_key(&target.name)),
         };
-        if known.contains(&target.name.as_str()) {
+        if known {
             if kind == ItemKind::Flow
                 && self.item.kind(self.db) == ItemKind::Flow
                 && target.name == *self.item.name(self.db)
@@ -89,7 +94,13 @@ impl<'db> Cx<'_, 'db> {
             }
             return;
         }
-        let suggestion = suggest(&target.name, known.iter().copied());
+        let suggestion = match kind {
+            ItemKind::Prompt => suggest(&target.name, self.program.prompts.keys().map(|k| k.as_str())),
+            _ => suggest(
+                &target.name,
+                self.program.defs(kind).into_iter().flat_map(|defs| defs.keys()).map(|k| k.as_str()),
+            ),
+        };
         out.push(SemanticDiagnostic {
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
@@ -120,7 +131,7 @@ impl<'db> Cx<'_, 'db> {
 
 /// Names of definitions: upstream's global scope holds them beside variables.
 #[salsa::tracked(returns(clone))]
-fn definition_names(db: &dyn Db, root: crate::File) -> std::sync::Arc<HashSet<Name>> {
+fn definition_names(db: &dyn Db, root: crate::File) -> Arc<HashSet<Name>> {
     let program = program(db, root);
     let mut names: HashSet<Name> = BUILTIN_VARIABLES.iter().map(|b| Name::from(*b)).collect();
     for defs in [
@@ -135,20 +146,31 @@ fn definition_names(db: &dyn Db, root: crate::File) -> std::sync::Arc<HashSet<Na
         names.extend(defs.keys().cloned());
     }
     names.extend(program.prompts.keys().cloned());
-    std::sync::Arc::new(names)
+    Arc::new(names)
 }
 
 /// Upstream's global scope for `cx.item`: definitions, builtins, and what the
 /// `on start` handlers before it assign at their top level.
 fn upstream_globals(cx: &Cx<'_, '_>) -> Names {
     let mut globals = Names::over(definition_names(cx.db, cx.item.file(cx.db)));
-    let position = cx.program.items.iter().position(|&i| i == cx.item).unwrap_or(usize::MAX);
-    for (index, names) in on_start_globals(cx.db, cx.item.file(cx.db)) {
+    let handlers = on_start_globals(cx.db, cx.item.file(cx.db));
+    if handlers.is_empty() {
+        return globals;
+    }
+    let position = item_positions(cx.db, cx.item.file(cx.db)).get(&cx.item).copied().unwrap_or(usize::MAX);
+    for (index, names) in handlers {
         if *index < position {
             globals.extend(names.iter().cloned());
         }
     }
     globals
+}
+
+/// Each item's position in its program's items (one lookup per body instead
+/// of a scan).
+#[salsa::tracked(returns(ref))]
+fn item_positions<'db>(db: &'db dyn Db, root: crate::File) -> HashMap<Item<'db>, usize> {
+    program(db, root).items.iter().enumerate().map(|(index, &item)| (item, index)).collect()
 }
 
 /// For each top-level `on start` handler (by position in the program's items),
@@ -188,31 +210,47 @@ fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], o
     }
 }
 
-/// The program's definition names (shared by every body of the program,
-/// never copied: a program of 70k definitions has 12k flows) and what one
-/// body adds to them.
+/// A body's names: sets shared with the rest of the program (its definition
+/// names, the variables of the flows that run it: a `main` that runs 12k flows
+/// has one closure those flows all share, never copied) and what the body
+/// adds itself.
 struct Names {
-    shared: std::sync::Arc<HashSet<Name>>,
+    shared: Vec<Arc<HashSet<Name>>>,
     own: HashSet<Name>,
 }
 
 impl Names {
-    fn over(shared: std::sync::Arc<HashSet<Name>>) -> Names {
-        Names { shared, own: HashSet::new() }
+    /// A set this small is copied into the body's own names rather than kept
+    /// as one more set every lookup has to ask.
+    const COPIED: usize = 64;
+
+    fn over(shared: Arc<HashSet<Name>>) -> Names {
+        Names { shared: vec![shared], own: HashSet::new() }
     }
 
     fn contains(&self, name: &str) -> bool {
-        self.own.contains(name) || self.shared.contains(name)
+        self.own.contains(name) || self.shared.iter().any(|set| set.contains(name))
     }
 
     /// Whether `name` was not there before.
     fn insert(&mut self, name: Name) -> bool {
-        !self.shared.contains(&name) && self.own.insert(name)
+        !self.shared.iter().any(|set| set.contains(&name)) && self.own.insert(name)
     }
 
     /// Takes out a name [`Names::insert`] put in.
     fn remove(&mut self, name: &Name) {
         self.own.remove(name);
+    }
+
+    /// Makes every name of `set` known.
+    fn add(&mut self, set: &Arc<HashSet<Name>>) {
+        if set.len() <= Self::COPIED {
+            for name in set.iter() {
+                self.insert(name.clone());
+            }
+        } else if !self.shared.iter().any(|known| Arc::ptr_eq(known, set)) {
+            self.shared.push(Arc::clone(set));
+        }
     }
 
     fn extend(&mut self, names: impl IntoIterator<Item = Name>) {
@@ -460,8 +498,10 @@ impl<'db> Flat<'_, '_, 'db> {
                     }
                     None => {}
                 }
-                if !run.agent {
-                    self.defined.extend(self.vars.flow_closure.get(&run.callee.name).into_iter().flatten().cloned());
+                if !run.agent
+                    && let Some(closure) = self.vars.flow_closure.get(&run.callee.name)
+                {
+                    self.defined.add(closure);
                 }
                 if matches!(run.on_escalate, Some(OnEscalate::Continue))
                     && self.loop_depth == 0

@@ -51,13 +51,17 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     let Some(body) = &prompt.body else { return out };
     out.extend(super::functions::template_calls(item, &body.template));
     let vars = program_vars(db, item.file(db));
+    let mut interpolations = body.template.interpolations().filter(|i| i.plain).peekable();
+    if interpolations.peek().is_none() {
+        return out;
+    }
     let produces: Vec<crate::Name> = program.produces.values().cloned().collect();
-    for interpolation in body.template.interpolations().filter(|i| i.plain) {
+    for interpolation in interpolations {
         let var = &interpolation.path[0];
         let known = BUILTIN_VARIABLES.contains(&var.as_str())
             || program.prompts.contains_key(var)
             || produces.contains(var)
-            || vars.upstream_flow_vars.contains(var);
+            || vars.upstream_flow_var_set.contains(var);
         if known {
             continue;
         }
