@@ -1,9 +1,9 @@
 //! Files split into items: the unit of incremental analysis.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rowan::{GreenNode, GreenNodeData};
+use rustc_hash::FxHashMap;
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::Piece;
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
@@ -94,6 +94,10 @@ pub struct FileParse {
 impl FileParse {
     /// The items in source order, an agent's handlers after the agent, with
     /// their offsets in the file.
+    fn seed_count(&self) -> usize {
+        self.pieces.iter().map(|(_, piece)| piece.seeds.len()).sum()
+    }
+
     fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
         self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (start + seed.offset, seed)))
     }
@@ -190,8 +194,9 @@ impl std::ops::Deref for ItemGreen {
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
     let parse = parse(db, file);
-    let mut items = Vec::new();
-    let mut occurrences: HashMap<(ItemKind, &Name, Option<&Name>), u32> = HashMap::new();
+    let mut items = Vec::with_capacity(parse.seed_count());
+    let mut occurrences: FxHashMap<(ItemKind, &Name, Option<&Name>), u32> =
+        FxHashMap::with_capacity_and_hasher(items.capacity(), Default::default());
     for (offset, seed) in parse.seeds() {
         let count = occurrences.entry((seed.kind, &seed.name, seed.owner.as_ref())).or_default();
         let occurrence = *count;

@@ -25,29 +25,38 @@ pub struct Token {
 /// token accepts become `ERROR_TOKEN`s of one character.
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(text.len() / 3);
+    for token in spans(text) {
+        // Logos may report an error spanning several characters; upstream stops at
+        // the first, and one token per character keeps messages precise.
+        if token.kind == SyntaxKind::ERROR_TOKEN {
+            let mut offset = token.range.start();
+            for ch in text[token.range].chars() {
+                let len = TextSize::of(ch);
+                tokens.push(Token { kind: token.kind, range: TextRange::at(offset, len) });
+                offset += len;
+            }
+            continue;
+        }
+        tokens.push(token);
+    }
+    tokens
+}
+
+/// The tokens of `text` as logos finds them, one at a time (nothing is
+/// collected): [`tokenize`]'s, except that characters no token accepts come
+/// as one `ERROR_TOKEN` per run.
+pub(crate) fn spans(text: &str) -> impl Iterator<Item = Token> + '_ {
     let mut lexer = Raw::lexer(text);
-    while let Some(raw) = lexer.next() {
+    std::iter::from_fn(move || {
+        let raw = lexer.next()?;
         let span = lexer.span();
         let range = TextRange::new(TextSize::from(span.start as u32), TextSize::from(span.end as u32));
         let kind = match raw {
             Ok(raw) => raw.kind(lexer.slice()),
             Err(()) => SyntaxKind::ERROR_TOKEN,
         };
-        // Logos may report an error spanning several characters; upstream stops at
-        // the first, and one token per character keeps messages precise.
-        if kind == SyntaxKind::ERROR_TOKEN {
-            let slice = lexer.slice();
-            let mut offset = range.start();
-            for ch in slice.chars() {
-                let len = TextSize::of(ch);
-                tokens.push(Token { kind, range: TextRange::at(offset, len) });
-                offset += len;
-            }
-            continue;
-        }
-        tokens.push(Token { kind, range });
-    }
-    tokens
+        Some(Token { kind, range })
+    })
 }
 
 /// The quoted-string terminal that matched, in upstream's order of preference.

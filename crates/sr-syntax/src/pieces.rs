@@ -43,7 +43,8 @@ pub fn piece_starts(text: &str) -> Vec<TextRange> {
     let mut starts = Vec::new();
     let mut depth: u32 = 0;
     let mut first = true;
-    for token in lexer::tokenize(text) {
+    // Runs of invalid characters as one token each: none starts an item.
+    for token in lexer::spans(text) {
         if matches!(token.kind, WHITESPACE | COMMENT | NEWLINE) {
             continue;
         }
