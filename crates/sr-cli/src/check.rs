@@ -1,5 +1,6 @@
 //! `sr check`: report every problem in `.sr` files.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -75,7 +76,14 @@ pub fn run(args: Args) -> ExitCode {
                 let report = report_for(&db, file, path, upstream);
                 failed |= report.diagnostics.iter().any(|d| d.severity == Severity::Error || args.strict);
                 match args.format {
-                    Format::Json => println!("{}", report::json(&report, upstream)),
+                    Format::Json => {
+                        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                        let written = report::write_json(&report, upstream, &mut out).and_then(|()| out.flush());
+                        if let Err(e) = written {
+                            eprintln!("error: cannot write the report: {e}");
+                            file_errors = true;
+                        }
+                    }
                     Format::Text => anstream::print!("{}", report::text(&report, args.verbose || many)),
                 }
             }
