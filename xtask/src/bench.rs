@@ -2,8 +2,9 @@
 
 use crate::ci::step;
 
-/// Divan benches per crate, then the language server's latency and memory
-/// examples (they drive the real server, so they are programs, not benches),
+/// Divan benches per crate, then the language server's latency, memory and
+/// 10 MB-file examples (they drive the real server, so they are programs, not
+/// benches),
 /// then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
 /// then the scaling check of `sr check` on hostile inputs.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -14,7 +15,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         step("cargo", &["bench", "-p", name], &[])?;
     }
     if wanted("sr-lsp") {
-        for example in ["latency", "memory"] {
+        for example in ["latency", "memory", "big_file"] {
             step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
         }
     }
