@@ -46,17 +46,17 @@ pub fn line_index(db: &dyn Db, file: File) -> sr_syntax::LineIndex {
     sr_syntax::LineIndex::shared(file.text(db).clone())
 }
 
-/// The file's parse, assembled from memoized pieces so that an edit reparses
-/// only the piece it touched (see `sr_syntax::pieces`). Never backdated: the
-/// text changed, so the tree did, and comparing trees costs a walk.
+/// The file's pieces, parsed (memoized by text, so that an edit reparses only
+/// the piece it touched; see `sr_syntax::pieces`). Items and syntax errors are
+/// read from here; the file's tree is assembled only when asked for
+/// ([`parse`]). Never backdated: the text changed, so the pieces did.
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: File) -> FileParse {
+pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
     let text = file.text(db);
     let last = db.last_pieces().get(file);
     let reuse = last.as_deref().map(|last| Reuse::new(last, text));
-    let mut pieces = Vec::new();
     let mut start = TextSize::from(0);
-    let parse = sr_syntax::pieces::parse_pieces(text, |piece_text, lookahead, first| {
+    let pieces = sr_syntax::pieces::select_pieces(text, |piece_text, lookahead, first| {
         let range = TextRange::at(start, TextSize::of(piece_text));
         let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
         let parsed = match reuse.as_ref().and_then(|r| r.find(key)) {
@@ -65,49 +65,46 @@ pub fn parse(db: &dyn Db, file: File) -> FileParse {
         };
         // Every piece returned is the file's next one.
         start = range.end();
-        pieces.push((key, parsed.clone()));
-        Some(ParsedPieceRef(parsed))
+        Some((key, parsed))
     });
-    let pieces = Arc::new(Pieces::new(text.clone(), pieces));
+    let pieces = Arc::new(Pieces::new(text.clone(), pieces.into_iter().map(|(_, keyed)| keyed).collect()));
     db.last_pieces().set(file, pieces.clone());
-    FileParse { parse, pieces }
+    FilePieces { pieces }
 }
 
-/// A parsed piece as `parse_pieces` takes it.
-struct ParsedPieceRef(Arc<ParsedPiece>);
-
-impl std::borrow::Borrow<Piece> for ParsedPieceRef {
-    fn borrow(&self) -> &Piece {
-        &self.0.piece
-    }
+/// The file's parse. Never backdated: comparing trees costs a walk.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn parse(db: &dyn Db, file: File) -> Parse {
+    sr_syntax::pieces::assemble(file_pieces(db, file).pieces())
 }
 
-/// A file's parse and the items in it, found once per piece: an edit finds
-/// the items of the piece it touched only.
+/// The syntax errors of [`parse`], without assembling the tree.
+#[salsa::tracked(returns(ref))]
+pub fn syntax_errors(db: &dyn Db, file: File) -> Vec<sr_syntax::Diagnostic> {
+    sr_syntax::pieces::errors(file_pieces(db, file).pieces())
+}
+
+/// A file's parsed pieces and the items in them, found once per piece: an
+/// edit finds the items of the piece it touched only.
 #[derive(Debug)]
-pub struct FileParse {
-    parse: Parse,
-    /// The pieces in order, with where each starts (shared with [`LastPieces`](crate::LastPieces)).
+pub(crate) struct FilePieces {
+    /// In order, with where each starts (shared with [`LastPieces`](crate::LastPieces)).
     pieces: Arc<Pieces<ParsedPiece>>,
 }
 
-impl FileParse {
-    /// The items in source order, an agent's handlers after the agent, with
-    /// their offsets in the file.
+impl FilePieces {
+    fn pieces(&self) -> impl Iterator<Item = (TextSize, &Piece)> {
+        self.pieces.iter().map(|(start, parsed)| (start, &parsed.piece))
+    }
+
     fn seed_count(&self) -> usize {
         self.pieces.iter().map(|(_, piece)| piece.seeds.len()).sum()
     }
 
+    /// The items in source order, an agent's handlers after the agent, with
+    /// their offsets in the file.
     fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
         self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (start + seed.offset, seed)))
-    }
-}
-
-impl std::ops::Deref for FileParse {
-    type Target = Parse;
-
-    fn deref(&self) -> &Parse {
-        &self.parse
     }
 }
 
@@ -193,7 +190,7 @@ impl std::ops::Deref for ItemGreen {
 /// The items of a file in source order; an agent's handlers follow the agent.
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
-    let parse = parse(db, file);
+    let parse = file_pieces(db, file);
     let mut items = Vec::with_capacity(parse.seed_count());
     let mut occurrences: FxHashMap<(ItemKind, &Name, Option<&Name>), u32> =
         FxHashMap::with_capacity_and_hasher(items.capacity(), Default::default());

@@ -34,7 +34,9 @@ pub mod tool_functions;
 pub use crate::db::{Db, File, RootDatabase, Workspace};
 pub use crate::diagnostics::file_diagnostics;
 pub use crate::hir::*;
-pub use crate::items::{Item, ItemKind, file_items, item_at, item_name_range, item_syntax, line_index, parse};
+pub use crate::items::{
+    Item, ItemKind, file_items, item_at, item_name_range, item_syntax, line_index, parse, syntax_errors,
+};
 pub use crate::last_pieces::LastPieces;
 pub use crate::lower::{body, item_data, source_map};
 pub use crate::name::Name;

@@ -79,12 +79,13 @@ fn editing_inside_one_flow_touches_no_other_item() {
             "body_summary[main]",
             "file_diagnostics(file)",
             "file_items(file)",
+            "file_pieces(file)",
             "item_data[main]",
             "item_diagnostics[main]",
             "line_index(file)",
             "lower_item[main]",
-            "parse(file)",
             "parse_piece(piece)",
+            "syntax_errors(file)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -101,12 +102,13 @@ fn editing_a_comment_runs_no_semantic_query() {
             "body[other]",
             "file_diagnostics(file)",
             "file_items(file)",
+            "file_pieces(file)",
             "item_data[other]",
             "line_index(file)",
             "lower_item[other]",
-            "parse(file)",
             "parse_piece(piece)",
             "source_map[other]",
+            "syntax_errors(file)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -121,9 +123,10 @@ fn editing_whitespace_between_items_runs_only_parse_and_mapping() {
         [
             "file_diagnostics(file)",
             "file_items(file)",
+            "file_pieces(file)",
             "line_index(file)",
-            "parse(file)",
             "parse_piece(piece)",
+            "syntax_errors(file)",
         ]
     "#]]
     .assert_debug_eq(&executed(&db, file));

@@ -1,7 +1,7 @@
 //! A parse after edits reuses the last parse's pieces; it must equal the
 //! parse of the new text from scratch.
 
-use sr_hir::{RootDatabase, file_items, parse};
+use sr_hir::{RootDatabase, file_items, parse, syntax_errors};
 
 const SOURCE: &str = r#"streetrace v1
 model main = anthropic/claude
@@ -48,7 +48,9 @@ fn every_parse_after_an_edit_equals_a_parse_from_scratch() {
     for (from, to) in EDITS {
         text = text.replacen(from, to, 1);
         db.set_file("/reparse/main.sr", text.clone());
-        assert_eq!(**parse(&db, file), sr_syntax::parse(&text), "after replacing {from:?} by {to:?}");
+        let scratch = sr_syntax::parse(&text);
+        assert_eq!(syntax_errors(&db, file)[..], scratch.errors()[..], "after replacing {from:?} by {to:?}");
+        assert_eq!(*parse(&db, file), scratch, "after replacing {from:?} by {to:?}");
 
         let mut fresh_db = RootDatabase::default();
         let fresh = fresh_db.set_file("/reparse/main.sr", text.clone());
@@ -98,6 +100,9 @@ fn random_edits_reparse_as_from_scratch() {
             edited
         };
         db.set_file("/reparse/random.sr", text.clone());
-        assert!(**parse(&db, file) == sr_syntax::parse(&text), "step {step}: the reused parse differs on {text:?}");
+        // The errors first: they come from the pieces without the tree.
+        let scratch = sr_syntax::parse(&text);
+        assert!(syntax_errors(&db, file)[..] == scratch.errors()[..], "step {step}: the errors differ on {text:?}");
+        assert!(*parse(&db, file) == scratch, "step {step}: the reused parse differs on {text:?}");
     }
 }

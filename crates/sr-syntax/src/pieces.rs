@@ -97,12 +97,19 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
 }
 
 /// Parses `text` piece by piece, taking each piece from `piece` (`parse_piece`
-/// or a memoized version of it). The result equals [`crate::parse`]'s. The
-/// pieces `piece` returns (`Some`) are the file's, in order: each starts where
-/// the one before it ends.
-pub fn parse_pieces<P: Borrow<Piece>>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
+/// or a memoized version of it). The result equals [`crate::parse`]'s.
+pub fn parse_pieces<P: Borrow<Piece>>(text: &str, piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
+    let pieces = select_pieces(text, piece);
+    assemble(pieces.iter().map(|(start, piece)| (*start, piece.borrow())))
+}
+
+/// The pieces of `text`, with where each starts, taken from `piece`: each
+/// starts where the one before it ends, and the pieces `piece` returns
+/// (`Some`) are exactly these, in order. [`assemble`] makes them the file's
+/// parse; [`errors`] its errors alone, without building the file's tree.
+pub fn select_pieces<P>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Vec<(TextSize, P)> {
     let starts = piece_starts(text);
-    let mut assembly = Assembly::default();
+    let mut pieces = Vec::new();
     let mut start = TextSize::from(0);
     let mut next = 0;
     loop {
@@ -118,32 +125,49 @@ pub fn parse_pieces<P: Borrow<Piece>>(text: &str, mut piece: impl FnMut(&str, &s
                 break (end, parsed);
             }
         };
-        assembly.push(parsed.borrow(), start);
+        pieces.push((start, parsed));
         if end == TextSize::of(text) {
-            return assembly.finish();
+            return pieces;
         }
         start = end;
     }
 }
 
-/// The whole file as one piece.
-pub(crate) fn parse_whole(text: &str) -> Parse {
-    let mut assembly = Assembly::default();
-    assembly.push(&parse_piece(text, "", true).expect("a piece without lookahead always parses"), 0.into());
-    assembly.finish()
+/// The file's parse from its pieces (as [`select_pieces`] gives them).
+pub fn assemble<'a>(pieces: impl IntoIterator<Item = (TextSize, &'a Piece)>) -> Parse {
+    let mut children = Vec::new();
+    let mut errors = Errors::default();
+    for (start, piece) in pieces {
+        children.extend(piece.children.iter().cloned());
+        errors.push(piece, start);
+    }
+    Parse::new(GreenNode::new(SOURCE_FILE.into(), children), errors.finish())
 }
 
-/// The pieces of a file put together.
+/// The errors of [`assemble`]'s parse, without the tree.
+pub fn errors<'a>(pieces: impl IntoIterator<Item = (TextSize, &'a Piece)>) -> Vec<Diagnostic> {
+    let mut errors = Errors::default();
+    for (start, piece) in pieces {
+        errors.push(piece, start);
+    }
+    errors.finish()
+}
+
+/// The whole file as one piece.
+pub(crate) fn parse_whole(text: &str) -> Parse {
+    let whole = parse_piece(text, "", true).expect("a piece without lookahead always parses");
+    assemble([(0.into(), &whole)])
+}
+
+/// The errors of a file's pieces put together.
 #[derive(Default)]
-struct Assembly {
-    children: Vec<NodeOrToken<GreenNode, GreenToken>>,
+struct Errors {
     token_errors: Vec<Diagnostic>,
     parser_errors: Vec<Diagnostic>,
 }
 
-impl Assembly {
+impl Errors {
     fn push(&mut self, piece: &Piece, start: TextSize) {
-        self.children.extend(piece.children.iter().cloned());
         self.token_errors.extend(piece.token_errors.iter().map(|e| shifted(e, start)));
         for error in &piece.parser_errors {
             // The parser reports one error per position, across pieces too.
@@ -154,13 +178,13 @@ impl Assembly {
         }
     }
 
-    fn finish(self) -> Parse {
+    fn finish(self) -> Vec<Diagnostic> {
         // The lexer already explained invalid characters.
         let explained: std::collections::HashSet<TextRange> = self.token_errors.iter().map(|e| e.range).collect();
         let mut errors = self.token_errors;
         errors.extend(self.parser_errors.into_iter().filter(|e| !explained.contains(&e.range)));
         errors.sort_by_key(|e| (e.range.start(), e.range.end()));
-        Parse::new(GreenNode::new(SOURCE_FILE.into(), self.children), errors)
+        errors
     }
 }
 

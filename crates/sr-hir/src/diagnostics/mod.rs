@@ -17,7 +17,7 @@ use sr_syntax::line_index::Encoding;
 use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
-use crate::items::{Item, ItemKind, file_items, line_index, parse};
+use crate::items::{Item, ItemKind, file_items, line_index, syntax_errors};
 use crate::{Db, File, item_data, program};
 
 pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
@@ -43,7 +43,7 @@ pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
     let index = line_index(db, file);
-    let mut out: Vec<Diagnostic> = parse(db, file).errors().to_vec();
+    let mut out: Vec<Diagnostic> = syntax_errors(db, file).clone();
     let mut semantic: Vec<&SemanticDiagnostic<'_>> = program(db, file).diagnostics.iter().collect();
     semantic.extend(program_checks(db, file));
     for &item in file_items(db, file) {
