@@ -69,6 +69,18 @@ fn source_lines(text: &str) -> Vec<SourceLine> {
     out
 }
 
+/// A line's formatted text: `composed` up to its first line break when the
+/// line's last token runs on past the line (a string that spans lines; the
+/// lines after are kept as they are), else without trailing blanks.
+fn up_to_line_end(composed: String, pieces: &[&SyntaxToken], line: &SourceLine) -> String {
+    if pieces.last().is_some_and(|t| t.text_range().end() > line.content.end()) {
+        let first_line = composed.split('\n').next().unwrap_or_default();
+        first_line.strip_suffix('\r').unwrap_or(first_line).to_string()
+    } else {
+        composed.trim_end().to_string()
+    }
+}
+
 fn range(start: usize, end: usize) -> TextRange {
     TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32))
 }
@@ -134,7 +146,7 @@ pub(crate) fn format_lines(text: &str) -> Result<Lines<'_>, FormatError> {
                     _ => "",
                 };
                 track_brackets(&mut brackets, &pieces, 0, index);
-                Kind::Verbatim(format!("{prefix}{gap}{}", compose(text, &pieces)).trim_end().to_string())
+                Kind::Verbatim(up_to_line_end(format!("{prefix}{gap}{}", compose(text, &pieces)), &pieces, line))
             }
             None if pieces.is_empty() => Kind::Blank,
             None if pieces[0].kind() == SyntaxKind::COMMENT => {
@@ -153,14 +165,7 @@ pub(crate) fn format_lines(text: &str) -> Result<Lines<'_>, FormatError> {
                     None => block_level(first),
                 };
                 track_brackets(&mut brackets, &pieces, level, index);
-                let composed = compose(text, &pieces);
-                let open_string = pieces.last().is_some_and(|t| t.text_range().end() > line.content.end());
-                let line_text = if open_string {
-                    let first_line = composed.split('\n').next().unwrap_or_default();
-                    first_line.strip_suffix('\r').unwrap_or(first_line).to_string()
-                } else {
-                    composed.trim_end().to_string()
-                };
+                let line_text = up_to_line_end(compose(text, &pieces), &pieces, line);
                 Kind::Code(level, format!("{}{line_text}", INDENT.repeat(level as usize)))
             }
         };

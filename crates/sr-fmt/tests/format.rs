@@ -114,3 +114,37 @@ fn crlf_is_kept_and_range_formatting_picks_lines() {
     "#]]
     .assert_debug_eq(&edits);
 }
+
+/// A line that starts inside one string spanning lines and ends inside
+/// another: its text stops at its own end (it used to take the second
+/// string's following line along, which then appeared twice). Found by the
+/// format fuzz target.
+#[test]
+fn a_line_between_two_strings_that_span_lines() {
+    let input = "\nflow test:\n YES\":s\n        log \"C\":s\n        log \"Co\n";
+    check(
+        input,
+        expect![[r#"
+            flow test:
+                YES ":s
+                    log "C ":s
+                    log "Co
+        "#]],
+    );
+    let formatted = sr_fmt::format(input).unwrap();
+    assert_eq!(sr_syntax::parse(&formatted).errors(), &[]);
+    assert_eq!(sr_fmt::shape(&formatted), sr_fmt::shape(input));
+    assert_eq!(sr_fmt::format(&formatted).as_ref(), Ok(&formatted));
+}
+
+/// A comment after the last statement of a file without a final line break
+/// stays in that statement when formatting adds the break (the parser used to
+/// leave it at the file's top level there, and in the statement once the break
+/// was added). Found by the format fuzz target.
+#[test]
+fn a_trailing_comment_at_the_end_of_the_file_stays_in_its_statement() {
+    let input = "model main = a/b\r\n\r\nflow main:\r\n\t$x = 1  # com  returngetfa";
+    let formatted = sr_fmt::format(input).unwrap();
+    assert_eq!(formatted, "model main = a/b\r\n\r\nflow main:\r\n    $x = 1  # com  returngetfa\r\n");
+    assert_eq!(sr_fmt::shape(&formatted), sr_fmt::shape(input));
+}

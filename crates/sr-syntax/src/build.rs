@@ -1,6 +1,7 @@
 //! Turns the parser's events into a rowan green tree. Trivia (whitespace,
 //! comments, insignificant line breaks) is attached to the innermost open node
-//! when the next real token is consumed; a node never starts with trivia.
+//! when the next real token (or the line break added at the end of the file) is
+//! consumed; a node never starts with trivia.
 
 use rowan::{GreenNode, GreenNodeBuilder};
 
@@ -41,11 +42,14 @@ pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events
                 }
             }
             Event::Finish => sink.finish(),
-            Event::Token { input } => {
-                if let Some(r) = inputs[input as usize].raw {
-                    sink.token_through(r as usize);
-                }
-            }
+            Event::Token { input } => match inputs[input as usize] {
+                Input { raw: Some(r), .. } => sink.token_through(r as usize),
+                // The line break added at the end of a file without one takes
+                // what trails the last token, as a real one would: a comment
+                // there stays in its statement when a formatter adds the break.
+                Input { kind: SyntaxKind::NEWLINE, raw: None, .. } => sink.trivia(),
+                Input { raw: None, .. } => {}
+            },
             Event::Tombstone => {}
         }
     }
