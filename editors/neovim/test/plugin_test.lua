@@ -73,6 +73,26 @@ local function checks()
     report('lens_debug', launched and launched.type .. ' ' .. launched.request .. ' '
       .. vim.fn.fnamemodify(launched.program, ':t'))
   end
+  -- Run: `sr run` in a terminal split, with the arguments and directory the
+  -- server gives. The file has errors, so sr refuses to run it, naming them.
+  local run = vim.tbl_filter(function(l) return l.command.title == '▶ Run' end, lenses)[1]
+  if run then
+    vim.lsp.commands[run.command.command](run.command, { client_id = client.id, bufnr = buf })
+    vim.wait(5000, function() return vim.bo.buftype == 'terminal' end, 20)
+    local term = vim.api.nvim_get_current_buf()
+    local ok, job = pcall(vim.api.nvim_buf_get_var, term, 'terminal_job_id')
+    local code = ok and vim.fn.jobwait({ job }, 20000)[1] or 'no job'
+    local output = ''
+    vim.wait(5000, function()
+      -- Long lines wrap at the window's width: join them back.
+      output = table.concat(vim.api.nvim_buf_get_lines(term, 0, -1, false), '')
+      return output:find("missing_tool'", 1, true) ~= nil
+    end, 20)
+    report('lens_run', vim.bo[term].buftype .. ' exit ' .. tostring(code) .. ' '
+      .. tostring(output:find("undefined reference to tool 'missing_tool'", 1, true) ~= nil))
+    vim.cmd('bwipeout!')
+    vim.cmd('buffer ' .. buf)
+  end
   -- The graph (a command, no lens): its Mermaid text in a split.
   local graph = { command = 'streetrace.showGraph', arguments = { vim.uri_from_bufnr(buf) } }
   vim.lsp.commands[graph.command](graph, { client_id = client.id, bufnr = buf })
