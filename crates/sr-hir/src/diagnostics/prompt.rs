@@ -55,12 +55,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if interpolations.peek().is_none() {
         return out;
     }
-    let produces: Vec<crate::Name> = program.produces.values().cloned().collect();
     for interpolation in interpolations {
         let var = &interpolation.path[0];
         let known = BUILTIN_VARIABLES.contains(&var.as_str())
             || program.prompts.contains_key(var)
-            || produces.contains(var)
+            || program.produces.values().any(|p| p == var)
             || vars.upstream_flow_var_set.contains(var);
         if known {
             continue;
@@ -73,7 +72,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             .iter()
             .map(|b| b.to_string())
             .chain(program.prompts.keys().map(|k| k.to_string()))
-            .chain(produces.iter().map(|p| p.to_string()))
+            .chain(program.produces.values().map(|p| p.to_string()))
             .chain(vars.upstream_flow_vars.iter().map(|v| v.to_string()));
         let lower = var.to_lowercase();
         let mut best: Option<(f64, String)> = None;

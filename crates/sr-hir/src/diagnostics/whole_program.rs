@@ -24,7 +24,8 @@ use crate::{Db, File, Name, item_data, program};
 pub struct ProgramVars {
     /// What upstream's checker counts as flow variables, in flow order.
     pub upstream_flow_vars: Vec<Name>,
-    /// The same names, for lookups.
+    /// The same names, for lookups. (Not one `IndexSet`: its equality ignores
+    /// order, and salsa would then keep a stale order when flows move.)
     pub upstream_flow_var_set: HashSet<Name>,
     /// Assigned in any handler.
     pub handler_vars: HashSet<Name>,
