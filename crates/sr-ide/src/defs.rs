@@ -319,10 +319,8 @@ pub(crate) fn occurrences_of_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<
 pub(crate) fn item_range(db: &dyn Db, item: Item<'_>) -> TextRange {
     let node = item_syntax(db, item);
     // Backwards from the last token: only the trailing trivia is walked, not
-    // the whole item.
-    let start = node.text_range().start();
+    // the whole item (a root of its own: the walk stops at its first token).
     let end = std::iter::successors(node.last_token(), |t| t.prev_token())
-        .take_while(|t| t.text_range().start() >= start)
         .find(|t| !t.kind().is_trivia() && t.kind() != SyntaxKind::NEWLINE)
         .map_or(node.text_range().end(), |t| t.text_range().end());
     TextRange::new(TextSize::from(0), end) + item.offset(db)
