@@ -449,33 +449,26 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
     if !s.config.code_lens {
         return Ok(Some(Vec::new()));
     }
+    let lens = |range, title: &str, command: &str, arguments| lsp::CodeLens {
+        range: convert::range(&doc.index, range, s.encoding),
+        command: Some(lsp::Command {
+            title: title.to_string(),
+            command: command.to_string(),
+            arguments: Some(arguments),
+        }),
+        data: None,
+    };
     let mut out = Vec::new();
     for runnable in s.analysis.runnables(&doc.path)? {
-        let range = convert::range(&doc.index, runnable.range, s.encoding);
         let args =
             json!({ "file": runnable.path.display().to_string(), "target": runnable.target, "entry": runnable.entry });
         for (title, command) in [("▶ Run", "streetrace.run"), ("Debug", "streetrace.debug")] {
-            out.push(lsp::CodeLens {
-                range,
-                command: Some(lsp::Command {
-                    title: title.to_string(),
-                    command: command.to_string(),
-                    arguments: Some(vec![args.clone()]),
-                }),
-                data: None,
-            });
+            out.push(lens(runnable.range, title, command, vec![args.clone()]));
         }
     }
     for prompt in s.analysis.previewable_prompts(&doc.path)? {
-        out.push(lsp::CodeLens {
-            range: convert::range(&doc.index, prompt.range, s.encoding),
-            command: Some(lsp::Command {
-                title: "Preview".to_string(),
-                command: "streetrace.previewPrompt".to_string(),
-                arguments: Some(vec![json!(params.text_document.uri.as_str()), json!(prompt.name)]),
-            }),
-            data: None,
-        });
+        let arguments = vec![json!(params.text_document.uri.as_str()), json!(prompt.name)];
+        out.push(lens(prompt.range, "Preview", "streetrace.previewPrompt", arguments));
     }
     Ok(Some(out))
 }
