@@ -35,6 +35,16 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::U
             if let Some(Event::Changed { disk: changed }) = event.take() {
                 disk |= changed;
             }
+            if debounce.is_zero() {
+                // No quiet time: take what is queued, without a timer (tokio
+                // rounds even a zero timeout up to its next millisecond tick).
+                match events.try_recv() {
+                    Ok(next) => event = Some(next),
+                    Err(mpsc::error::TryRecvError::Disconnected) => return,
+                    Err(mpsc::error::TryRecvError::Empty) => break,
+                }
+                continue;
+            }
             match tokio::time::timeout(debounce, events.recv()).await {
                 Ok(Some(next)) => event = Some(next),
                 Ok(None) => return,
