@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rowan::{GreenNode, GreenNodeData};
 use rustc_hash::FxHashMap;
 use sr_syntax::ast::{self, AstNode};
-use sr_syntax::pieces::Piece;
+use sr_syntax::pieces::{Piece, PieceStarts};
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
 
 use crate::last_pieces::{Key, Pieces, Reuse};
@@ -55,8 +55,12 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
     let text = file.text(db);
     let last = db.last_pieces().get(file);
     let reuse = last.as_deref().map(|last| Reuse::new(last, text));
+    let starts = match &reuse {
+        Some(reuse) => reuse.starts(text),
+        None => PieceStarts::new(text),
+    };
     let mut start = TextSize::from(0);
-    let pieces = sr_syntax::pieces::select_pieces(text, |piece_text, lookahead, first| {
+    let pieces = sr_syntax::pieces::select_pieces(text, &starts, |piece_text, lookahead, first| {
         let range = TextRange::at(start, TextSize::of(piece_text));
         let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
         let parsed = match reuse.as_ref().and_then(|r| r.find(key)) {
@@ -67,7 +71,7 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
         start = range.end();
         Some((key, parsed))
     });
-    let pieces = Arc::new(Pieces::new(text.clone(), pieces.into_iter().map(|(_, keyed)| keyed).collect()));
+    let pieces = Arc::new(Pieces::new(text.clone(), starts, pieces.into_iter().map(|(_, keyed)| keyed).collect()));
     db.last_pieces().set(file, pieces.clone());
     FilePieces { pieces }
 }

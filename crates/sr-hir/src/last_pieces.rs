@@ -9,6 +9,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use sr_syntax::pieces::{PieceStarts, SharedEnds};
 use sr_syntax::{TextRange, TextSize};
 
 use crate::File;
@@ -18,10 +19,11 @@ use crate::File;
 #[derive(Default)]
 pub struct LastPieces(Mutex<HashMap<File, Arc<dyn Any + Send + Sync>>>);
 
-/// A text and the pieces its parse used, in order.
+/// A text, where its pieces may start, and the pieces its parse used, in order.
 #[derive(Debug)]
 pub(crate) struct Pieces<P> {
     text: Arc<str>,
+    starts: PieceStarts,
     pieces: Vec<(Key, Arc<P>)>,
 }
 
@@ -51,8 +53,8 @@ impl LastPieces {
 }
 
 impl<P> Pieces<P> {
-    pub(crate) fn new(text: Arc<str>, pieces: Vec<(Key, Arc<P>)>) -> Pieces<P> {
-        Pieces { text, pieces }
+    pub(crate) fn new(text: Arc<str>, starts: PieceStarts, pieces: Vec<(Key, Arc<P>)>) -> Pieces<P> {
+        Pieces { text, starts, pieces }
     }
 
     /// The pieces in order, with where each starts.
@@ -62,9 +64,11 @@ impl<P> Pieces<P> {
 }
 
 /// Finds, for a piece of a new text, the last parse's piece with the same
-/// text, lookahead and firstness.
+/// text, lookahead and firstness; and the new text's piece starts from the
+/// last text's.
 pub(crate) struct Reuse<'a, P> {
     last: &'a Pieces<P>,
+    shared: SharedEnds,
     /// Bytes at the start that the old and new texts share.
     prefix: usize,
     /// Where the shared suffix starts in the new text.
@@ -75,11 +79,19 @@ pub(crate) struct Reuse<'a, P> {
 
 impl<'a, P> Reuse<'a, P> {
     pub(crate) fn new(last: &'a Pieces<P>, text: &str) -> Reuse<'a, P> {
-        let (old, new) = (last.text.as_bytes(), text.as_bytes());
-        let prefix = common_prefix(old, new);
-        // The suffix is looked for after the prefix: they do not overlap.
-        let suffix = common_suffix(&old[prefix..], &new[prefix..]);
-        Reuse { last, prefix, suffix_start: new.len() - suffix, delta: new.len() as i64 - old.len() as i64 }
+        let shared = SharedEnds::between(&last.text, text);
+        Reuse {
+            last,
+            shared,
+            prefix: shared.prefix,
+            suffix_start: text.len() - shared.suffix,
+            delta: text.len() as i64 - last.text.len() as i64,
+        }
+    }
+
+    /// Where the pieces of `text` (the new text) may start.
+    pub(crate) fn starts(&self, text: &str) -> PieceStarts {
+        self.last.starts.edited(&self.last.text, text, self.shared)
     }
 
     /// The old piece for the new `key`, if its text and lookahead lie in the
@@ -107,36 +119,8 @@ impl<'a, P> Reuse<'a, P> {
     }
 }
 
-/// Sequences are compared by blocks (`memcmp`), then byte by byte.
-const BLOCK: usize = 4096;
-
-/// How many bytes at the start `a` and `b` share.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.chunks_exact(BLOCK).zip(b.chunks_exact(BLOCK)).take_while(|(x, y)| x == y).count() * BLOCK;
-    n + a[n..].iter().zip(&b[n..]).take_while(|(x, y)| x == y).count()
-}
-
-/// How many bytes at the end `a` and `b` share.
-fn common_suffix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.rchunks_exact(BLOCK).zip(b.rchunks_exact(BLOCK)).take_while(|(x, y)| x == y).count() * BLOCK;
-    n + a[..a.len() - n].iter().rev().zip(b[..b.len() - n].iter().rev()).take_while(|(x, y)| x == y).count()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn shared_ends_are_found_across_blocks() {
-        let old = format!("{}abc{}", "x".repeat(10_000), "y".repeat(9_000));
-        let new = format!("{}aXbc{}", "x".repeat(10_000), "y".repeat(9_000));
-        let prefix = common_prefix(old.as_bytes(), new.as_bytes());
-        assert_eq!(prefix, 10_001);
-        assert_eq!(common_suffix(&old.as_bytes()[prefix..], &new.as_bytes()[prefix..]), 9_002);
-        // The suffix never reaches into the prefix.
-        assert_eq!(common_suffix(&b"aa"[1..], &b"aaa"[1..]), 1);
-    }
-
     /// A file that leaves the workspace does not keep its last text alive here.
     #[test]
     fn a_removed_file_is_forgotten() {

@@ -46,17 +46,41 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 /// collected): [`tokenize`]'s, except that characters no token accepts come
 /// as one `ERROR_TOKEN` per run.
 pub(crate) fn spans(text: &str) -> impl Iterator<Item = Token> + '_ {
-    let mut lexer = Raw::lexer(text);
-    std::iter::from_fn(move || {
-        let raw = lexer.next()?;
-        let span = lexer.span();
+    let mut lexer = Spans::new(text);
+    std::iter::from_fn(move || lexer.next())
+}
+
+/// [`spans`] as a lexer that also tells how far into the text its tokens so
+/// far depend ([`Spans::read`]).
+pub(crate) struct Spans<'a>(logos::Lexer<'a, Raw>);
+
+impl<'a> Spans<'a> {
+    pub(crate) fn new(text: &'a str) -> Spans<'a> {
+        Spans(Raw::lexer(text))
+    }
+
+    pub(crate) fn next(&mut self) -> Option<Token> {
+        let raw = self.0.next()?;
+        let span = self.0.span();
         let range = TextRange::new(TextSize::from(span.start as u32), TextSize::from(span.end as u32));
         let kind = match raw {
-            Ok(raw) => raw.kind(lexer.slice()),
+            Ok(raw) => raw.kind(self.0.slice()),
             Err(()) => SyntaxKind::ERROR_TOKEN,
         };
         Some(Token { kind, range })
-    })
+    }
+
+    /// Takes the furthest offset (exclusive) of text that decided a quoted
+    /// token since the last call, `u32::MAX` for the end of the text (more text
+    /// there could change a token), 0 when no quote was lexed.
+    ///
+    /// Every other token depends on no more than the rest of its line: no
+    /// pattern but `\r?\n` matches a line break, and that one ends there. So
+    /// the tokens before a line start are the same in any text that agrees
+    /// with this one up to that line start and up to what this reports.
+    pub(crate) fn take_read(&mut self) -> u32 {
+        std::mem::take(&mut self.0.extras)
+    }
 }
 
 /// The quoted-string terminal that matched, in upstream's order of preference.
@@ -68,6 +92,7 @@ enum Quoted {
 }
 
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
+#[logos(extras = u32)]
 enum Raw {
     #[regex(r"[a-zA-Z][a-zA-Z0-9_-]*/[a-zA-Z][a-zA-Z0-9_.-]*")]
     ProviderModel,
@@ -202,37 +227,66 @@ impl Raw {
 static INTERPOLATED: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r#"\A"[^"]*\$\{[^}]+\}[^"]*""#).expect("a valid pattern"));
 
+/// Notes that a quoted token was decided by the text up to `end`
+/// (exclusive; `None`: all of the rest), for [`Spans::take_read`].
+fn decided_by(lex: &mut logos::Lexer<Raw>, end: Option<usize>) {
+    let end = end.map_or(u32::MAX, |end| end as u32);
+    lex.extras = lex.extras.max(end);
+}
+
 /// `"` starts, in order: a triple-quoted string (ending at the first `"""`), an
 /// interpolated string, or a plain string. None matching is an invalid character.
 fn double_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
     let rest = lex.remainder();
-    if let Some(body) = rest.strip_prefix("\"\"")
-        && let Some(end) = body.find("\"\"\"")
-    {
-        lex.bump(2 + end + 3);
-        return Some(Quoted::Triple);
+    let after = lex.span().end;
+    if let Some(body) = rest.strip_prefix("\"\"") {
+        let end = body.find("\"\"\"");
+        decided_by(lex, end.map(|end| after + 2 + end + 3));
+        if let Some(end) = end {
+            lex.bump(2 + end + 3);
+            return Some(Quoted::Triple);
+        }
     }
+    let close = rest.find('"');
+    decided_by(lex, interpolated_decided_by(rest, close).map(|end| after + end));
     let quoted = &lex.source()[lex.span().start..];
     if let Some(m) = INTERPOLATED.find(quoted) {
         lex.bump(m.end() - 1);
         return Some(Quoted::Interpolated);
     }
-    let end = rest.find('"')?;
+    let end = close?;
     lex.bump(end + 1);
     Some(Quoted::Plain)
+}
+
+/// How much of `rest` (the text after an opening `"`; `close` is its first
+/// `"`) decides whether the interpolated pattern matches and where: the
+/// pattern's first `[^"]*` stops at `close`, and a `${` before `close` reads
+/// on to the first `}` and then to the next `"`; the last such `${` reads
+/// furthest. `None`: the rest to its end.
+fn interpolated_decided_by(rest: &str, close: Option<usize>) -> Option<usize> {
+    let close = close?;
+    let Some(open) = rest[..close].rfind("${") else { return Some(close + 1) };
+    let brace = open + 2 + rest[open + 2..].find('}')?;
+    let quote = brace + 1 + rest[brace + 1..].find('"')?;
+    Some(quote.max(close) + 1)
 }
 
 /// `'` starts a triple-quoted string (ending at the first `'''`) or a plain string.
 fn single_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
     let rest = lex.remainder();
-    if let Some(body) = rest.strip_prefix("''")
-        && let Some(end) = body.find("'''")
-    {
-        lex.bump(2 + end + 3);
-        return Some(Quoted::Triple);
+    let after = lex.span().end;
+    if let Some(body) = rest.strip_prefix("''") {
+        let end = body.find("'''");
+        decided_by(lex, end.map(|end| after + 2 + end + 3));
+        if let Some(end) = end {
+            lex.bump(2 + end + 3);
+            return Some(Quoted::Triple);
+        }
     }
-    let end = rest.find('\'')?;
-    lex.bump(end + 1);
+    let end = rest.find('\'');
+    decided_by(lex, end.map(|end| after + end + 1));
+    lex.bump(end? + 1);
     Some(Quoted::Plain)
 }
 

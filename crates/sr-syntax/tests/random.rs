@@ -87,3 +87,21 @@ fn mutated_corpus_files_never_panic() {
         check(&mutate(&files[round % files.len()].1, &mut rng, PIECES));
     }
 }
+
+/// An editing session: each mutation's piece starts, found again from the
+/// last text's, equal a fresh scan of the new text.
+#[test]
+fn piece_starts_found_again_after_edits_equal_a_fresh_scan() {
+    let files = sr_testing::upstream_files();
+    let mut rng = Rng::new(0x57A27);
+    for session in 0..300 {
+        let mut text = files[session % files.len()].1.clone();
+        let mut starts = pieces::PieceStarts::new(&text);
+        for _ in 0..10 {
+            let new = mutate(&text, &mut rng, PIECES);
+            let edited = starts.edited(&text, &new, pieces::SharedEnds::between(&text, &new));
+            assert_eq!(edited, pieces::PieceStarts::new(&new), "{text:?} -> {new:?}");
+            (text, starts) = (new, edited);
+        }
+    }
+}

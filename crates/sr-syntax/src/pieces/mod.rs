@@ -18,6 +18,12 @@ use crate::SyntaxKind::*;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::{Parse, build, grammar, input, lexer, parser};
 
+mod shared;
+mod starts;
+
+pub use shared::SharedEnds;
+pub use starts::PieceStarts;
+
 /// One piece of a file, parsed: the top-level elements it contributes to the
 /// file's root and its errors, with ranges relative to the piece's start.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -33,34 +39,6 @@ impl Piece {
     pub fn children(&self) -> &[NodeOrToken<GreenNode, GreenToken>] {
         &self.children
     }
-}
-
-/// Where pieces after the first may start: the range of each line's first token
-/// at column 1 outside brackets that can begin an item, except the file's first
-/// token (the first piece holds the version declaration). Other lines at column
-/// 1 (`end`, or text that is no definition) stay with the piece before them.
-pub fn piece_starts(text: &str) -> Vec<TextRange> {
-    let mut starts = Vec::new();
-    let mut depth: u32 = 0;
-    let mut first = true;
-    // Runs of invalid characters as one token each: none starts an item.
-    for token in lexer::spans(text) {
-        if matches!(token.kind, WHITESPACE | COMMENT | NEWLINE) {
-            continue;
-        }
-        let start = usize::from(token.range.start());
-        let line_start = start > 0 && text.as_bytes()[start - 1] == b'\n';
-        if depth == 0 && line_start && !first && grammar::starts_item(token.kind, &text[token.range]) {
-            starts.push(token.range);
-        }
-        first = false;
-        match token.kind {
-            L_PAREN | L_BRACK | L_BRACE => depth += 1,
-            R_PAREN | R_BRACK | R_BRACE => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    starts
 }
 
 /// Parses one piece followed by `lookahead`, the next piece's first token (empty
@@ -99,16 +77,20 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
 /// Parses `text` piece by piece, taking each piece from `piece` (`parse_piece`
 /// or a memoized version of it). The result equals [`crate::parse`]'s.
 pub fn parse_pieces<P: Borrow<Piece>>(text: &str, piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
-    let pieces = select_pieces(text, piece);
+    let pieces = select_pieces(text, &PieceStarts::new(text), piece);
     assemble(pieces.iter().map(|(start, piece)| (*start, piece.borrow())))
 }
 
-/// The pieces of `text`, with where each starts, taken from `piece`: each
+/// The pieces of `text` (whose starts are `starts`), with where each starts, taken from `piece`: each
 /// starts where the one before it ends, and the pieces `piece` returns
 /// (`Some`) are exactly these, in order. [`assemble`] makes them the file's
 /// parse; [`errors`] its errors alone, without building the file's tree.
-pub fn select_pieces<P>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Vec<(TextSize, P)> {
-    let starts = piece_starts(text);
+pub fn select_pieces<P>(
+    text: &str,
+    starts: &PieceStarts,
+    mut piece: impl FnMut(&str, &str, bool) -> Option<P>,
+) -> Vec<(TextSize, P)> {
+    let starts = starts.ranges();
     let mut pieces = Vec::new();
     let mut start = TextSize::from(0);
     let mut next = 0;
@@ -200,13 +182,6 @@ fn shifted(error: &Diagnostic, offset: TextSize) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_start_at_items_at_column_one_outside_brackets() {
-        let text = "streetrace v1\n# c\nmodel m = a/b\nx = [\nagent]\nflow f:\n    y\nend\n  agent\nexecutor e\n";
-        let starts: Vec<&str> = piece_starts(text).into_iter().map(|r| &text[r]).collect();
-        assert_eq!(starts, ["model", "flow", "executor"]);
-    }
 
     #[test]
     fn lines_that_are_no_definition_are_one_error() {
