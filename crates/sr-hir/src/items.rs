@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use rowan::{GreenNode, GreenNodeData};
-use rustc_hash::FxHashMap;
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::{Piece, PieceStarts};
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
@@ -14,9 +13,10 @@ use crate::{Db, File, Name};
 pub use sr_syntax::ItemKind;
 
 /// A top-level definition (or an agent's handler). Its identity is its file,
-/// kind, name, owner and occurrence among items with the same key; its syntax
-/// and position are tracked fields, so queries that read only one item's syntax
-/// are not invalidated by edits elsewhere in the file.
+/// kind, name and owner, and for items that share those, its place among them
+/// (salsa tells equal identities apart by creation order, which is source
+/// order); its syntax and position are tracked fields, so queries that read
+/// only one item's syntax are not invalidated by edits elsewhere in the file.
 #[salsa::tracked(debug)]
 pub struct Item<'db> {
     #[returns(copy)]
@@ -28,8 +28,6 @@ pub struct Item<'db> {
     /// The agent of an agent-scoped handler.
     #[returns(ref)]
     pub owner: Option<Name>,
-    #[returns(copy)]
-    pub occurrence: u32,
     #[tracked]
     #[returns(ref)]
     pub green: ItemGreen,
@@ -104,15 +102,9 @@ impl FilePieces {
     fn seed_count(&self) -> usize {
         self.pieces.iter().map(|(_, piece)| piece.seeds.len()).sum()
     }
-
-    /// The items in source order, an agent's handlers after the agent, with
-    /// their offsets in the file.
-    fn seeds(&self) -> impl Iterator<Item = (TextSize, &ItemSeed)> {
-        self.pieces.iter().flat_map(|(start, piece)| piece.seeds.iter().map(move |seed| (start + seed.offset, seed)))
-    }
 }
 
-/// An item as the parse finds it: what [`Item`] has but its file and occurrence.
+/// An item as the parse finds it: what [`Item`] has but its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ItemSeed {
     kind: ItemKind,
@@ -172,14 +164,26 @@ fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Arc<Parsed
     Some(Arc::new(ParsedPiece { piece, seeds }))
 }
 
-/// An item's green tree. Equal trees are usually the same node (an edit
-/// elsewhere leaves a piece's nodes shared), which makes comparing them cheap.
-#[derive(Debug, Clone, Eq)]
-pub struct ItemGreen(GreenNode);
+/// An item's green tree, as the item's parsed piece holds it. After an edit
+/// elsewhere the piece is the same one, which makes comparing cheap: neither
+/// tree is touched.
+#[derive(Clone, Eq)]
+pub struct ItemGreen {
+    piece: Arc<ParsedPiece>,
+    seed: u32,
+}
 
 impl PartialEq for ItemGreen {
     fn eq(&self, other: &ItemGreen) -> bool {
-        std::ptr::eq::<GreenNodeData>(&*self.0, &*other.0) || self.0 == other.0
+        (Arc::ptr_eq(&self.piece, &other.piece) && self.seed == other.seed)
+            || std::ptr::eq::<GreenNodeData>(&***self, &***other)
+            || **self == **other
+    }
+}
+
+impl std::fmt::Debug for ItemGreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ItemGreen").field(&**self).finish()
     }
 }
 
@@ -187,7 +191,7 @@ impl std::ops::Deref for ItemGreen {
     type Target = GreenNode;
 
     fn deref(&self) -> &GreenNode {
-        &self.0
+        &self.piece.seeds[self.seed as usize].green
     }
 }
 
@@ -196,22 +200,12 @@ impl std::ops::Deref for ItemGreen {
 pub fn file_items(db: &dyn Db, file: File) -> Vec<Item<'_>> {
     let parse = file_pieces(db, file);
     let mut items = Vec::with_capacity(parse.seed_count());
-    let mut occurrences: FxHashMap<(ItemKind, &Name, Option<&Name>), u32> =
-        FxHashMap::with_capacity_and_hasher(items.capacity(), Default::default());
-    for (offset, seed) in parse.seeds() {
-        let count = occurrences.entry((seed.kind, &seed.name, seed.owner.as_ref())).or_default();
-        let occurrence = *count;
-        *count += 1;
-        items.push(Item::new(
-            db,
-            file,
-            seed.kind,
-            seed.name.clone(),
-            seed.owner.clone(),
-            occurrence,
-            ItemGreen(seed.green.clone()),
-            offset,
-        ));
+    for (start, piece) in parse.pieces.iter() {
+        for (i, seed) in piece.seeds.iter().enumerate() {
+            let green = ItemGreen { piece: piece.clone(), seed: i as u32 };
+            let (name, owner) = (seed.name.clone(), seed.owner.clone());
+            items.push(Item::new(db, file, seed.kind, name, owner, green, start + seed.offset));
+        }
     }
     items
 }
@@ -264,7 +258,7 @@ pub(crate) fn name_range(root: &SyntaxNode) -> Option<TextRange> {
 
 /// The item's syntax tree; its ranges are relative to the item's offset.
 pub fn item_syntax(db: &dyn Db, item: Item<'_>) -> SyntaxNode {
-    SyntaxNode::new_root(item.green(db).0.clone())
+    SyntaxNode::new_root((**item.green(db)).clone())
 }
 
 /// The innermost item containing `offset` (an agent's handler rather than the agent).

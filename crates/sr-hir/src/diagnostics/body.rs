@@ -13,7 +13,7 @@
 //! References (E0001) and `on escalate continue` (E0012) are reported once, by
 //! the upstream walk where upstream looks and by the flat walk elsewhere.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use sr_syntax::diagnostic::Suggestion;
@@ -169,7 +169,7 @@ fn upstream_globals(cx: &Cx<'_, '_>) -> Names {
 /// Each item's position in its program's items (one lookup per body instead
 /// of a scan).
 #[salsa::tracked(returns(ref))]
-fn item_positions<'db>(db: &'db dyn Db, root: crate::File) -> HashMap<Item<'db>, usize> {
+fn item_positions<'db>(db: &'db dyn Db, root: crate::File) -> std::collections::HashMap<Item<'db>, usize> {
     program(db, root).items.iter().enumerate().map(|(index, &item)| (item, index)).collect()
 }
 

@@ -3,7 +3,9 @@
 //! servers from imported files (SR116); the variable
 //! tables other checks share; and schema fields (SR106).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -92,7 +94,7 @@ pub fn program_vars(db: &dyn Db, root: File) -> Arc<ProgramVars> {
 /// `start` and every flow it runs, transitively.
 fn reachable(start: &Name, runs: &HashMap<Name, Vec<Name>>) -> Vec<Name> {
     let mut seen = vec![start.clone()];
-    let mut known: HashSet<&Name> = HashSet::from([start]);
+    let mut known: HashSet<&Name> = HashSet::from_iter([start]);
     let mut i = 0;
     while i < seen.len() {
         for next in runs.get(&seen[i]).into_iter().flatten() {
