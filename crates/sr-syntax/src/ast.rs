@@ -1,8 +1,10 @@
 //! Typed views over the untyped tree. Every accessor returns `Option` or an
 //! iterator: the tree may be incomplete after a syntax error.
 
+use text_size::TextRange;
+
 use crate::SyntaxKind::{self, *};
-use crate::{SyntaxNode, SyntaxToken};
+use crate::{SyntaxElement, SyntaxNode, SyntaxToken};
 
 pub trait AstNode: Sized {
     fn can_cast(kind: SyntaxKind) -> bool;
@@ -11,25 +13,57 @@ pub trait AstNode: Sized {
 }
 
 fn child<N: AstNode>(node: &SyntaxNode) -> Option<N> {
-    node.children().find_map(N::cast)
+    children(node).next()
 }
 
 fn children<N: AstNode>(node: &SyntaxNode) -> impl Iterator<Item = N> + use<N> {
-    node.children().filter_map(N::cast)
+    direct(node, |kind, is_node| is_node && N::can_cast(kind)).filter_map(|e| e.into_node().and_then(N::cast))
 }
 
 fn token(node: &SyntaxNode, kind: SyntaxKind) -> Option<SyntaxToken> {
-    node.children_with_tokens().filter_map(|e| e.into_token()).find(|t| t.kind() == kind)
+    direct(node, |k, is_node| !is_node && k == kind).find_map(|e| e.into_token())
 }
 
 /// The first non-trivia token directly under `node`.
 fn first_token(node: &SyntaxNode) -> Option<SyntaxToken> {
-    node.children_with_tokens().filter_map(|e| e.into_token()).find(|t| !t.kind().is_trivia())
+    direct(node, |kind, is_node| !is_node && !kind.is_trivia()).find_map(|e| e.into_token())
 }
 
 /// Direct tokens of `node` that are not trivia or line breaks.
 fn tokens(node: &SyntaxNode) -> impl Iterator<Item = SyntaxToken> + use<> {
-    node.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| !t.kind().is_trivia() && t.kind() != NEWLINE)
+    direct(node, |kind, is_node| !is_node && !kind.is_trivia() && kind != NEWLINE).filter_map(|e| e.into_token())
+}
+
+/// The direct children and tokens of `node` that `wanted(kind, is_node)`
+/// picks. The green children are scanned as they are, and a cursor is made
+/// only for a picked one: making one per child, as rowan's iterators do,
+/// costs an allocation each.
+fn direct<F: Fn(SyntaxKind, bool) -> bool>(
+    node: &SyntaxNode,
+    wanted: F,
+) -> impl Iterator<Item = SyntaxElement> + use<F> {
+    let node = node.clone();
+    let mut index = 0;
+    let mut offset = node.text_range().start();
+    std::iter::from_fn(move || {
+        let green = node.green();
+        loop {
+            let child = green.children().nth(index)?;
+            let (at, len) = (offset, child.text_len());
+            index += 1;
+            offset += len;
+            let kind = <crate::StreetRace as rowan::Language>::kind_from_raw(child.kind());
+            if !wanted(kind, child.as_node().is_some()) {
+                continue;
+            }
+            // A zero-width element's range does not tell it from its neighbours.
+            return if len > 0.into() {
+                node.child_or_token_at_range(TextRange::at(at, len))
+            } else {
+                node.children_with_tokens().nth(index - 1)
+            };
+        }
+    })
 }
 
 macro_rules! ast_node {
