@@ -1112,3 +1112,33 @@ impl CallExpr {
         children::<ArgList>(&self.syntax).flat_map(|list| children(&list.syntax).collect::<Vec<_>>())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element `direct` picks is the one rowan's iterator gives at the
+    /// same place, zero-width ones included (an unclosed list at the end of a
+    /// line leaves an empty node).
+    #[test]
+    fn direct_children_are_rowans_children() {
+        let mut texts: Vec<String> = sr_testing::upstream_files().into_iter().map(|(_, text)| text).collect();
+        texts.push("agent a:\n    tools [\n".to_string());
+        texts.push("agent a:\n    instruction p\nflow".to_string());
+        let mut zero_width = 0;
+        for text in &texts {
+            let root = crate::parse(text).syntax();
+            for node in root.descendants() {
+                let all: Vec<_> = direct(&node, |_, _| true).map(|e| (e.kind(), e.text_range())).collect();
+                let expected: Vec<_> = node.children_with_tokens().map(|e| (e.kind(), e.text_range())).collect();
+                assert_eq!(all, expected, "children of {node:?} in {text:?}");
+                zero_width += expected.iter().filter(|(_, range)| range.is_empty()).count();
+                let nodes: Vec<_> = children::<Expr>(&node).map(|e| e.syntax().text_range()).collect();
+                let expected: Vec<_> =
+                    node.children().filter_map(Expr::cast).map(|e| e.syntax().text_range()).collect();
+                assert_eq!(nodes, expected);
+            }
+        }
+        assert!(zero_width > 0, "no zero-width element was checked");
+    }
+}
