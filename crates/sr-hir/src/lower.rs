@@ -1,6 +1,6 @@
 //! Lowering an item's syntax into span-free data, a body HIR and a source map.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use sr_syntax::ast::{self, AstNode, LiteralValue};
 use sr_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
@@ -12,8 +12,9 @@ use crate::template::{has_interpolation, parse_template};
 mod executor;
 use crate::{Db, Name};
 
-/// Everything lowered from one item. Queries read the three parts separately so
-/// that a change in ranges alone does not invalidate users of the data.
+/// Everything lowered from one item. `body` and `source_map` are queries of
+/// their own so that a change in ranges alone does not invalidate users of the
+/// body.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Lowered {
     data: Arc<ItemData>,
@@ -26,14 +27,8 @@ fn item_node<N: AstNode>(root: SyntaxNode) -> N {
     N::cast(root).expect("an item's kind matches its syntax node")
 }
 
-/// The body and source map of an item (and its data, which [`item_data`]
-/// lowers on its own).
 #[salsa::tracked(returns(ref))]
 fn lower_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Lowered {
-    lower(db, item)
-}
-
-fn lower(db: &dyn Db, item: Item<'_>) -> Lowered {
     let root = item_syntax(db, item);
     let mut cx = Lower::default();
     cx.map.item = root.text_range();
@@ -65,17 +60,16 @@ fn lower(db: &dyn Db, item: Item<'_>) -> Lowered {
     Lowered { data: Arc::new(data), body: Arc::new(cx.body), source_map: Arc::new(cx.map) }
 }
 
-/// The span-free data of an item. Lowered apart from [`lower_item`]: every
-/// check reads every item's data, and after an edit salsa re-validates each
-/// memo a query read, so one memo per item is cheaper than two. A flow's or
-/// handler's data is read without lowering its body.
-#[salsa::tracked(returns(clone))]
+/// The span-free data of an item. Not a query of its own: every check reads
+/// every item's data, and after an edit salsa re-validates each memo a query
+/// read, so one memo per item ([`lower_item`]'s) is what an edit costs there.
+/// A flow's data says only that it is one, so reading it reads nothing.
 pub fn item_data<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<ItemData> {
-    Arc::new(match item.kind(db) {
-        ItemKind::Flow => ItemData::Flow,
-        ItemKind::Handler => ItemData::Handler(handler_data(&item_node(item_syntax(db, item)))),
-        _ => return lower(db, item).data,
-    })
+    static FLOW: LazyLock<Arc<ItemData>> = LazyLock::new(|| Arc::new(ItemData::Flow));
+    match item.kind(db) {
+        ItemKind::Flow => FLOW.clone(),
+        _ => lower_item(db, item).data.clone(),
+    }
 }
 
 /// The HIR of a flow or handler body (empty for other items, except the
