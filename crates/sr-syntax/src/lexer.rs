@@ -59,6 +59,7 @@ impl<'a> Spans<'a> {
         Spans(Raw::lexer(text))
     }
 
+    #[inline]
     pub(crate) fn next(&mut self) -> Option<Token> {
         let raw = self.0.next()?;
         let span = self.0.span();
@@ -266,7 +267,17 @@ fn double_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
 /// furthest. `None`: the rest to its end.
 fn interpolated_decided_by(rest: &str, close: Option<usize>) -> Option<usize> {
     let close = close?;
-    let Some(open) = rest[..close].rfind("${") else { return Some(close + 1) };
+    // `memrchr` for the `$`: `rfind` of a two-byte pattern sets up a searcher
+    // per call, which costs more than most strings take to lex.
+    let bytes = &rest.as_bytes()[..close];
+    let mut end = bytes.len();
+    let open = loop {
+        let Some(dollar) = memchr::memrchr(b'$', &bytes[..end]) else { return Some(close + 1) };
+        if bytes.get(dollar + 1) == Some(&b'{') {
+            break dollar;
+        }
+        end = dollar;
+    };
     let brace = open + 2 + rest[open + 2..].find('}')?;
     let quote = brace + 1 + rest[brace + 1..].find('"')?;
     Some(quote.max(close) + 1)
