@@ -19,6 +19,7 @@ const CASES: &[(&str, usize)] = &[
     ("nested-if-statements", 1_000),
     ("long-line", 4_000_000),
     ("unterminated-triple", 2_000_000),
+    ("unclosed-interpolations", 50_000),
     ("dotted-name", 4_000_000),
     ("delegate-ring", 4_000),
     ("prompts", 10_000),

@@ -18,6 +18,10 @@ use sr_testing::hostile;
 /// Peak resident memory any one run may reach.
 const MAX_RSS_KIB: u64 = 1024 * 1024;
 
+/// How long one run may take (the slowest case takes about 7 s in a debug
+/// build): past it a run is a hang, or work growing faster than its input.
+const MAX_SECONDS: u32 = 120;
+
 struct Outcome {
     code: i32,
     stdout: String,
@@ -25,7 +29,8 @@ struct Outcome {
     seconds: f64,
 }
 
-/// Runs `sr ARGS` under GNU time for its peak resident memory.
+/// Runs `sr ARGS` under GNU time for its peak resident memory, and under
+/// coreutils' `timeout` (which exits 124 when it stops a run).
 fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
     let time = std::path::Path::new("/usr/bin/time");
     assert!(time.exists(), "GNU time is needed for peak memory (apt-get install time)");
@@ -36,6 +41,8 @@ fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
         .arg("%M")
         .arg("-o")
         .arg(&report)
+        .arg("timeout")
+        .arg(MAX_SECONDS.to_string())
         .arg(env!("CARGO_BIN_EXE_sr"))
         .args(args)
         .current_dir(dir)
@@ -47,6 +54,7 @@ fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
     // GNU time writes "Command terminated by signal N" before the figure when killed.
     assert!(!report.contains("signal"), "sr {args:?} was killed: {report}");
     let max_rss_kib = report.lines().last().and_then(|l| l.trim().parse().ok()).unwrap();
+    assert_ne!(out.status.code(), Some(124), "sr {args:?} ran over {MAX_SECONDS} s");
     Outcome {
         code: out.status.code().unwrap(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -112,6 +120,7 @@ fn huge_and_odd_inputs() {
         ("long-line", 10_000_000),
         ("unterminated-string", 10_000_000),
         ("unterminated-triple", 2_000_000),
+        ("unclosed-interpolations", 100_000),
         ("dotted-name", 10_000_000),
         ("nul-bytes", 1_000_000),
         ("nul-lines", 100_000),

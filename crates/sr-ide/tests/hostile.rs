@@ -45,6 +45,7 @@ fn other_hostile_input() {
         ("long-line", 1_000_000),
         ("unterminated-string", 1_000_000),
         ("unterminated-triple", 200_000),
+        ("unclosed-interpolations", 5_000),
         ("dotted-name", 200_000),
         ("nul-bytes", 100_000),
         ("nul-lines", 10_000),

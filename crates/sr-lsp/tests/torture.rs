@@ -172,6 +172,7 @@ fn hostile_documents_are_served() {
         ("long-line", 10_000_000),
         ("unterminated-string", 10_000_000),
         ("unterminated-triple", 2_000_000),
+        ("unclosed-interpolations", 100_000),
         ("dotted-name", 10_000_000),
         ("nul-bytes", 1_000_000),
         ("delegate-ring", 8_000),

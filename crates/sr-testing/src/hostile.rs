@@ -1,6 +1,6 @@
 //! Generated hostile inputs of a chosen size: deep nesting of every expression
-//! and block construct, long lines, NUL bytes, an unterminated string, a
-//! delegate ring, many prompts, mixed line endings. The hostile-input suite and
+//! and block construct, long lines, NUL bytes, an unterminated string, quotes
+//! with unclosed interpolations, a delegate ring, many prompts, mixed line endings. The hostile-input suite and
 //! the scaling benchmark share them, so a name means the same text everywhere.
 
 /// One generator: a name and a function from a size to a source text.
@@ -59,6 +59,13 @@ pub const OTHERS: &[Generator] = &[
         name: "unterminated-triple",
         unit: "bytes",
         make: |n| format!("prompt p: \"\"\"{}", "a\n".repeat(n / 2)),
+    },
+    // Each quote's `${` looks for a `}` that never comes: the interpolated
+    // pattern would read to the end of the file from every line.
+    Generator {
+        name: "unclosed-interpolations",
+        unit: "lines",
+        make: |n| "flow main:\n".to_string() + &"    log \"${a\"\n".repeat(n),
     },
     Generator { name: "dotted-name", unit: "bytes", make: |n| assign(&format!("$input{}", ".a".repeat(n / 2))) },
     Generator { name: "nul-bytes", unit: "bytes", make: |n| format!("flow main:\n    log \"{}\"\n", "\0".repeat(n)) },

@@ -6,13 +6,16 @@
 //! - `VERSION` (`v1`, `v1.2`) wins over names even when a name would be longer
 //!   (`v1x` is `v1` + `x`), so the name patterns exclude a leading `v<digit>`;
 //! - quoted strings (`"""…"""` lazily, then `"…${…}…"`, then `"…"`) are decided by a
-//!   callback that applies upstream's order exactly.
+//!   callback that applies upstream's order exactly ([`quoted`]).
 
 use logos::Logos;
-use std::sync::LazyLock;
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind;
+
+mod quoted;
+
+use quoted::{Quoted, Scans, double_quoted, single_quoted};
 
 /// A token of the source text. Every byte of the input belongs to exactly one token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,20 +83,12 @@ impl<'a> Spans<'a> {
     /// the tokens before a line start are the same in any text that agrees
     /// with this one up to that line start and up to what this reports.
     pub(crate) fn take_read(&mut self) -> u32 {
-        std::mem::take(&mut self.0.extras)
+        self.0.extras.take_decided()
     }
 }
 
-/// The quoted-string terminal that matched, in upstream's order of preference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Quoted {
-    Triple,
-    Interpolated,
-    Plain,
-}
-
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
-#[logos(extras = u32)]
+#[logos(extras = Scans)]
 enum Raw {
     #[regex(r"[a-zA-Z][a-zA-Z0-9_-]*/[a-zA-Z][a-zA-Z0-9_.-]*")]
     ProviderModel,
@@ -221,84 +216,6 @@ impl Raw {
             Raw::Tilde => TILDE,
         }
     }
-}
-
-/// Upstream's `INTERPOLATED_STRING` (`"[^"]*\$\{[^}]+\}[^"]*"`), anchored. The
-/// `regex` crate has the same leftmost-first semantics as Python's `re` here.
-static INTERPOLATED: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r#"\A"[^"]*\$\{[^}]+\}[^"]*""#).expect("a valid pattern"));
-
-/// Notes that a quoted token was decided by the text up to `end`
-/// (exclusive; `None`: all of the rest), for [`Spans::take_read`].
-fn decided_by(lex: &mut logos::Lexer<Raw>, end: Option<usize>) {
-    let end = end.map_or(u32::MAX, |end| end as u32);
-    lex.extras = lex.extras.max(end);
-}
-
-/// `"` starts, in order: a triple-quoted string (ending at the first `"""`), an
-/// interpolated string, or a plain string. None matching is an invalid character.
-fn double_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
-    let rest = lex.remainder();
-    let after = lex.span().end;
-    if let Some(body) = rest.strip_prefix("\"\"") {
-        let end = body.find("\"\"\"");
-        decided_by(lex, end.map(|end| after + 2 + end + 3));
-        if let Some(end) = end {
-            lex.bump(2 + end + 3);
-            return Some(Quoted::Triple);
-        }
-    }
-    let close = rest.find('"');
-    decided_by(lex, interpolated_decided_by(rest, close).map(|end| after + end));
-    let quoted = &lex.source()[lex.span().start..];
-    if let Some(m) = INTERPOLATED.find(quoted) {
-        lex.bump(m.end() - 1);
-        return Some(Quoted::Interpolated);
-    }
-    let end = close?;
-    lex.bump(end + 1);
-    Some(Quoted::Plain)
-}
-
-/// How much of `rest` (the text after an opening `"`; `close` is its first
-/// `"`) decides whether the interpolated pattern matches and where: the
-/// pattern's first `[^"]*` stops at `close`, and a `${` before `close` reads
-/// on to the first `}` and then to the next `"`; the last such `${` reads
-/// furthest. `None`: the rest to its end.
-fn interpolated_decided_by(rest: &str, close: Option<usize>) -> Option<usize> {
-    let close = close?;
-    // `memrchr` for the `$`: `rfind` of a two-byte pattern sets up a searcher
-    // per call, which costs more than most strings take to lex.
-    let bytes = &rest.as_bytes()[..close];
-    let mut end = bytes.len();
-    let open = loop {
-        let Some(dollar) = memchr::memrchr(b'$', &bytes[..end]) else { return Some(close + 1) };
-        if bytes.get(dollar + 1) == Some(&b'{') {
-            break dollar;
-        }
-        end = dollar;
-    };
-    let brace = open + 2 + rest[open + 2..].find('}')?;
-    let quote = brace + 1 + rest[brace + 1..].find('"')?;
-    Some(quote.max(close) + 1)
-}
-
-/// `'` starts a triple-quoted string (ending at the first `'''`) or a plain string.
-fn single_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
-    let rest = lex.remainder();
-    let after = lex.span().end;
-    if let Some(body) = rest.strip_prefix("''") {
-        let end = body.find("'''");
-        decided_by(lex, end.map(|end| after + 2 + end + 3));
-        if let Some(end) = end {
-            lex.bump(2 + end + 3);
-            return Some(Quoted::Triple);
-        }
-    }
-    let end = rest.find('\'');
-    decided_by(lex, end.map(|end| after + end + 1));
-    lex.bump(end? + 1);
-    Some(Quoted::Plain)
 }
 
 #[cfg(test)]
