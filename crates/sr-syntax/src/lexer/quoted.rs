@@ -77,16 +77,11 @@ impl NextByte {
 /// `"` starts, in order: a triple-quoted string (ending at the first `"""`), an
 /// interpolated string, or a plain string.
 pub(super) fn double_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
+    if triple(lex, "\"\"\"") {
+        return Some(Quoted::Triple);
+    }
     let (start, after) = (lex.span().start, lex.span().end);
     let text = lex.source().as_bytes();
-    if let Some(body) = lex.remainder().strip_prefix("\"\"") {
-        let end = body.find("\"\"\"");
-        lex.extras.decided_by(end.map(|end| after + 2 + end + 3));
-        if let Some(end) = end {
-            lex.bump(2 + end + 3);
-            return Some(Quoted::Triple);
-        }
-    }
     let close = memchr(b'"', &text[after..]).map(|i| after + i);
     let (interpolated, read) = interpolated(text, start, close, &mut lex.extras);
     lex.extras.decided_by(read);
@@ -133,17 +128,22 @@ fn interpolated(text: &[u8], start: usize, close: Option<usize>, scans: &mut Sca
     (None, read)
 }
 
+/// Whether the token's quote opens a triple-quoted string, which ends at the
+/// first `delimiter` (three of that quote) after it; if so, the token is it.
+fn triple(lex: &mut logos::Lexer<Raw>, delimiter: &str) -> bool {
+    let after = lex.span().end;
+    let Some(body) = lex.remainder().strip_prefix(&delimiter[1..]) else { return false };
+    let end = body.find(delimiter).map(|end| 2 + end + 3);
+    lex.extras.decided_by(end.map(|end| after + end));
+    end.inspect(|&end| lex.bump(end)).is_some()
+}
+
 /// `'` starts a triple-quoted string (ending at the first `'''`) or a plain string.
 pub(super) fn single_quoted(lex: &mut logos::Lexer<Raw>) -> Option<Quoted> {
-    let after = lex.span().end;
-    if let Some(body) = lex.remainder().strip_prefix("''") {
-        let end = body.find("'''");
-        lex.extras.decided_by(end.map(|end| after + 2 + end + 3));
-        if let Some(end) = end {
-            lex.bump(2 + end + 3);
-            return Some(Quoted::Triple);
-        }
+    if triple(lex, "'''") {
+        return Some(Quoted::Triple);
     }
+    let after = lex.span().end;
     let end = memchr(b'\'', lex.remainder().as_bytes());
     lex.extras.decided_by(end.map(|end| after + end + 1));
     lex.bump(end? + 1);
