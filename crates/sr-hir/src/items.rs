@@ -54,7 +54,7 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
     let last = db.last_pieces().get(file);
     let reuse = last.as_deref().map(|last| Reuse::new(last, text));
     let starts = match &reuse {
-        Some(reuse) => reuse.starts(text),
+        Some(reuse) => reuse.starts(),
         None => PieceStarts::new(text),
     };
     let mut start = TextSize::from(0);

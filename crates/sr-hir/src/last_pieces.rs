@@ -68,40 +68,30 @@ impl<P> Pieces<P> {
 /// last text's.
 pub(crate) struct Reuse<'a, P> {
     last: &'a Pieces<P>,
+    /// The new text.
+    text: &'a str,
     shared: SharedEnds,
-    /// Bytes at the start that the old and new texts share.
-    prefix: usize,
-    /// Where the shared suffix starts in the new text.
-    suffix_start: usize,
-    /// New text length minus old.
-    delta: i64,
 }
 
 impl<'a, P> Reuse<'a, P> {
-    pub(crate) fn new(last: &'a Pieces<P>, text: &str) -> Reuse<'a, P> {
-        let shared = SharedEnds::between(&last.text, text);
-        Reuse {
-            last,
-            shared,
-            prefix: shared.prefix,
-            suffix_start: text.len() - shared.suffix,
-            delta: text.len() as i64 - last.text.len() as i64,
-        }
+    pub(crate) fn new(last: &'a Pieces<P>, text: &'a str) -> Reuse<'a, P> {
+        Reuse { last, text, shared: SharedEnds::between(&last.text, text) }
     }
 
-    /// Where the pieces of `text` (the new text) may start.
-    pub(crate) fn starts(&self, text: &str) -> PieceStarts {
-        self.last.starts.edited(&self.last.text, text, self.shared)
+    /// Where the pieces of the new text may start.
+    pub(crate) fn starts(&self) -> PieceStarts {
+        self.last.starts.edited(&self.last.text, self.text, self.shared)
     }
 
     /// The old piece for the new `key`, if its text and lookahead lie in the
     /// shared prefix or the shared suffix.
     pub(crate) fn find(&self, key: Key) -> Option<Arc<P>> {
         let (start, end) = (usize::from(key.range.start()), usize::from(key.lookahead_end));
-        let old = if end <= self.prefix {
+        let old = if end <= self.shared.prefix {
             key
-        } else if start >= self.suffix_start {
-            let shift = |offset: TextSize| TextSize::from((i64::from(u32::from(offset)) - self.delta) as u32);
+        } else if start >= self.text.len() - self.shared.suffix {
+            let delta = self.text.len() as i64 - self.last.text.len() as i64;
+            let shift = |offset: TextSize| TextSize::from((i64::from(u32::from(offset)) - delta) as u32);
             Key {
                 range: TextRange::new(shift(key.range.start()), shift(key.range.end())),
                 lookahead_end: shift(key.lookahead_end),

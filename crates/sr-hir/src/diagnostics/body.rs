@@ -13,9 +13,9 @@
 //! References (E0001) and `on escalate continue` (E0012) are reported once, by
 //! the upstream walk where upstream looks and by the flat walk elsewhere.
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::{DiagnosticKind, Reported};
 

@@ -4,10 +4,10 @@
 //! tables other checks share; and schema fields (SR106).
 
 use std::collections::BTreeSet;
-
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use sr_syntax::{DiagnosticKind, Reported};
 
