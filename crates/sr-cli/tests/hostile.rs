@@ -34,6 +34,8 @@ struct Outcome {
 fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
     let time = std::path::Path::new("/usr/bin/time");
     assert!(time.exists(), "GNU time is needed for peak memory (apt-get install time)");
+    let timeout = Command::new("timeout").arg("--version").output();
+    assert!(timeout.is_ok_and(|o| o.status.success()), "coreutils' timeout is needed to stop a hang");
     let report = dir.join("time.txt");
     let started = Instant::now();
     let out = Command::new(time)

@@ -153,6 +153,35 @@ async fn diagnostics_follow_versions_and_clear_when_fixed() {
     assert_eq!(published["diagnostics"], json!([]));
 }
 
+/// A burst of edits, sent faster than the debounce, is published once, for the
+/// last version; with no debounce, what is published follows the versions and
+/// ends with the last.
+#[tokio::test]
+async fn a_burst_of_edits_publishes_the_last_version() {
+    for debounce_ms in [0, 1_000] {
+        let options = json!({"initializationOptions": {"streetrace": {"debounceMs": debounce_ms}}});
+        let (mut client, _) = Client::start(json!({}), options).await;
+        client.open(MAIN, 1, "prompt p: \"\"\"x\"\"\"\n").await;
+        assert_eq!(client.diagnostics().await["version"], 1);
+        for version in 2..=6 {
+            client
+                .replace(MAIN, version, &format!("prompt p: \"\"\"x\"\"\"\n{}", "x\n".repeat(version as usize)))
+                .await;
+        }
+        let mut versions = Vec::new();
+        while versions.last() != Some(&6) {
+            let published = client.diagnostics().await;
+            versions.push(published["version"].as_i64().unwrap());
+            assert!(!codes(&published).is_empty(), "the lines of `x` are errors: {published}");
+        }
+        if debounce_ms > 0 {
+            assert_eq!(versions, [6], "debounce {debounce_ms} ms");
+        } else {
+            assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn configuration_switches_to_upstream_mode() {
     let (mut client, _) = Client::start(json!({}), json!({})).await;

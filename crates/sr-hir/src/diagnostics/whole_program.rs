@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-
 use sr_syntax::{DiagnosticKind, Reported};
 
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
