@@ -28,7 +28,7 @@ pub struct Token {
 /// token accepts become `ERROR_TOKEN`s of one character.
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(text.len() / 3);
-    for token in spans(text) {
+    for token in Spans::new(text) {
         // Logos may report an error spanning several characters; upstream stops at
         // the first, and one token per character keeps messages precise.
         if token.kind == SyntaxKind::ERROR_TOKEN {
@@ -47,31 +47,13 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 
 /// The tokens of `text` as logos finds them, one at a time (nothing is
 /// collected): [`tokenize`]'s, except that characters no token accepts come
-/// as one `ERROR_TOKEN` per run.
-pub(crate) fn spans(text: &str) -> impl Iterator<Item = Token> + '_ {
-    let mut lexer = Spans::new(text);
-    std::iter::from_fn(move || lexer.next())
-}
-
-/// [`spans`] as a lexer that also tells how far into the text its tokens so
-/// far depend ([`Spans::read`]).
+/// as one `ERROR_TOKEN` per run. It also tells how far into the text its
+/// tokens so far depend ([`Spans::take_read`]).
 pub(crate) struct Spans<'a>(logos::Lexer<'a, Raw>);
 
 impl<'a> Spans<'a> {
     pub(crate) fn new(text: &'a str) -> Spans<'a> {
         Spans(Raw::lexer(text))
-    }
-
-    #[inline]
-    pub(crate) fn next(&mut self) -> Option<Token> {
-        let raw = self.0.next()?;
-        let span = self.0.span();
-        let range = TextRange::new(TextSize::from(span.start as u32), TextSize::from(span.end as u32));
-        let kind = match raw {
-            Ok(raw) => raw.kind(self.0.slice()),
-            Err(()) => SyntaxKind::ERROR_TOKEN,
-        };
-        Some(Token { kind, range })
     }
 
     /// Takes the furthest offset (exclusive) of text that decided a quoted
@@ -84,6 +66,22 @@ impl<'a> Spans<'a> {
     /// with this one up to that line start and up to what this reports.
     pub(crate) fn take_read(&mut self) -> u32 {
         self.0.extras.take_decided()
+    }
+}
+
+impl Iterator for Spans<'_> {
+    type Item = Token;
+
+    #[inline]
+    fn next(&mut self) -> Option<Token> {
+        let raw = self.0.next()?;
+        let span = self.0.span();
+        let range = TextRange::new(TextSize::from(span.start as u32), TextSize::from(span.end as u32));
+        let kind = match raw {
+            Ok(raw) => raw.kind(self.0.slice()),
+            Err(()) => SyntaxKind::ERROR_TOKEN,
+        };
+        Some(Token { kind, range })
     }
 }
 
