@@ -81,10 +81,11 @@ pub fn parse_pieces<P: Borrow<Piece>>(text: &str, piece: impl FnMut(&str, &str, 
     assemble(pieces.iter().map(|(start, piece)| (*start, piece.borrow())))
 }
 
-/// The pieces of `text` (whose starts are `starts`), with where each starts, taken from `piece`: each
-/// starts where the one before it ends, and the pieces `piece` returns
-/// (`Some`) are exactly these, in order. [`assemble`] makes them the file's
-/// parse; [`errors`] its errors alone, without building the file's tree.
+/// The pieces of `text` (whose starts are `starts`), with where each starts,
+/// taken from `piece`: each starts where the one before it ends, and the
+/// pieces `piece` returns (`Some`) are exactly these, in order. [`assemble`]
+/// makes them the file's parse; [`errors`] its errors alone, without building
+/// the file's tree.
 pub fn select_pieces<P>(
     text: &str,
     starts: &PieceStarts,
