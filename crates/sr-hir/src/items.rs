@@ -57,16 +57,16 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
         Some(reuse) => reuse.starts(),
         None => PieceStarts::new(text),
     };
-    let mut start = TextSize::from(0);
-    let pieces = sr_syntax::pieces::select_pieces(text, &starts, |piece_text, lookahead, first| {
+    let pieces = sr_syntax::pieces::select_pieces(text, &starts, |start, piece_text, lookahead| {
         let range = TextRange::at(start, TextSize::of(piece_text));
         let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
         let parsed = match reuse.as_ref().and_then(|r| r.find(key)) {
             Some(parsed) => parsed,
-            None => parse_piece(db, PieceText::new(db, piece_text, lookahead, first)).clone()?,
+            None => {
+                let first = start == TextSize::from(0);
+                parse_piece(db, PieceText::new(db, piece_text, lookahead, first)).clone()?
+            }
         };
-        // Every piece returned is the file's next one.
-        start = range.end();
         Some((key, parsed))
     });
     let pieces = Arc::new(Pieces::new(text.clone(), starts, pieces.into_iter().map(|(_, keyed)| keyed).collect()));

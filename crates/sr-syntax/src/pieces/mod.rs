@@ -76,20 +76,23 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
 
 /// Parses `text` piece by piece, taking each piece from `piece` (`parse_piece`
 /// or a memoized version of it). The result equals [`crate::parse`]'s.
-pub fn parse_pieces<P: Borrow<Piece>>(text: &str, piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
-    let pieces = select_pieces(text, &PieceStarts::new(text), piece);
+pub fn parse_pieces<P: Borrow<Piece>>(text: &str, mut piece: impl FnMut(&str, &str, bool) -> Option<P>) -> Parse {
+    let pieces = select_pieces(text, &PieceStarts::new(text), |start, piece_text, lookahead| {
+        piece(piece_text, lookahead, start == 0.into())
+    });
     assemble(pieces.iter().map(|(start, piece)| (*start, piece.borrow())))
 }
 
 /// The pieces of `text` (whose starts are `starts`), with where each starts,
-/// taken from `piece`: each starts where the one before it ends, and the
-/// pieces `piece` returns (`Some`) are exactly these, in order. [`assemble`]
-/// makes them the file's parse; [`errors`] its errors alone, without building
-/// the file's tree.
+/// taken from `piece` (given a piece's start, text and lookahead; the piece
+/// at 0 is the file's first): each starts where the one before it ends, and
+/// the pieces `piece` returns (`Some`) are exactly these, in order.
+/// [`assemble`] makes them the file's parse; [`errors`] its errors alone,
+/// without building the file's tree.
 pub fn select_pieces<P>(
     text: &str,
     starts: &PieceStarts,
-    mut piece: impl FnMut(&str, &str, bool) -> Option<P>,
+    mut piece: impl FnMut(TextSize, &str, &str) -> Option<P>,
 ) -> Vec<(TextSize, P)> {
     let starts = starts.ranges();
     let mut pieces = Vec::new();
@@ -104,7 +107,7 @@ pub fn select_pieces<P>(
                 None => (TextSize::of(text), ""),
             };
             next += 1;
-            if let Some(parsed) = piece(&text[TextRange::new(start, end)], lookahead, start == 0.into()) {
+            if let Some(parsed) = piece(start, &text[TextRange::new(start, end)], lookahead) {
                 break (end, parsed);
             }
         };
