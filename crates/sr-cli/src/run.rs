@@ -8,8 +8,9 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, RunStatus};
+use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
-use sr_runtime::launch::{Finished, LaunchSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, ResumeSpec, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -37,13 +38,21 @@ pub struct Args {
     #[arg(long)]
     session: Option<String>,
     /// Continue the last run of this session: one paused by `escalate to human`
-    /// (answer it with --input) or one whose process died. Model calls and tool
-    /// calls it completed are served from its journal, never made again.
+    /// (answer it with --input) or one whose process died. What it did is
+    /// served from its journal (model replies, tool results, `uuid()` and
+    /// other values), never made again, and it continues at the flow or agent
+    /// it started at.
     #[arg(long, value_name = "SESSION_ID")]
     resume: Option<String>,
     /// The answer given to a run paused for a human.
     #[arg(long, requires = "resume")]
     input: Option<String>,
+    /// With --resume: go live from this step of the run's journal on (steps
+    /// are listed by `sr sessions show ID --steps`): what the run did from
+    /// there is done again, for real, e.g. a tool retried after fixing its
+    /// cause. Works on a run that completed or failed too.
+    #[arg(long, value_name = "STEP", requires = "resume")]
+    from: Option<u64>,
     /// Also record every model exchange and tool result to this file (the run's
     /// journal is kept either way).
     #[arg(long, conflicts_with = "replay")]
@@ -160,7 +169,8 @@ async fn run_async(args: Args) -> ExitCode {
         Err(e) => return fail(e, 2),
     };
     storage.session = args.session.clone();
-    storage.resume = args.resume.clone().map(|id| (id, args.input.clone()));
+    storage.resume =
+        args.resume.clone().map(|session| ResumeSpec { session, input: args.input.clone(), from: args.from });
     let prices = match args.prices.as_deref().map(crate::load::prices).transpose() {
         Ok(prices) => prices,
         Err(e) => return fail(e, 2),
@@ -176,6 +186,7 @@ async fn run_async(args: Args) -> ExitCode {
         storage: Some(storage),
         record: args.record.clone(),
         replay: args.replay.clone(),
+        provider: None,
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),
@@ -207,7 +218,7 @@ async fn run_async(args: Args) -> ExitCode {
         let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
         sinks.push(Arc::new(sr_telemetry::Telemetry::new(config)));
     }
-    match launched.run(sinks).await {
+    match launched.run(Arc::new(NoHook), sinks).await {
         Ok(Finished { status: Some(RunStatus::Completed), result, .. }) => {
             if args.events == EventsFormat::Text {
                 match result {
@@ -219,10 +230,24 @@ async fn run_async(args: Args) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Finished { status: Some(RunStatus::Paused), .. }) => {
-            eprintln!("paused: resume with `sr run {} --resume {session_id} --input \"…\"`", args.workload);
+            // A resumed run continues at the entry it started at (its
+            // journal says which): the hint needs no `--entry`.
+            eprintln!(
+                "paused: resume with `sr run {} --resume {session_id} --input \"…\"`",
+                shell_quoted(&args.workload)
+            );
             ExitCode::from(3)
         }
         Ok(_) => ExitCode::from(1),
         Err(e) => fail(e, 1),
     }
+}
+
+/// `text` as one word of a POSIX shell command.
+fn shell_quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }

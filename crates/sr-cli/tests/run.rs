@@ -73,8 +73,8 @@ fn a_replay_fails_loudly_on_a_request_that_was_not_recorded() {
     let out = sr(&args, &root, &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no recorded answer"), "{stderr}");
-    assert!(stderr.contains("Review something else"), "{stderr}");
+    assert!(stderr.contains("the run diverged from its journal"), "{stderr}");
+    assert!(stderr.contains(r#"recorded "Review src/calc.py", requested "Review something else""#), "{stderr}");
 }
 
 const PAUSING: &str = r#"model main = openai/gpt-4o-mini

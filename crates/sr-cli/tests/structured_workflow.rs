@@ -46,8 +46,12 @@ const RESULT: &str = r#"{"structured": {"passed": true, "attempts": 2}, "baselin
 #[test]
 fn the_recording_replays_offline_with_model_calls_only_where_needed() {
     let sessions = temp("replay").join("sessions.db");
+    // An empty work directory: the replay reads nothing from it, and leaves
+    // what the recorded run left.
+    let work = temp("replay-work");
     let cassette = format!("{EXAMPLE}/workflow.cassette.jsonl");
-    let args = ["run", &format!("{EXAMPLE}/workflow.sr"), "--replay", &cassette, "--work-dir", EXAMPLE];
+    let work_dir = work.to_str().unwrap();
+    let args = ["run", &format!("{EXAMPLE}/workflow.sr"), "--replay", &cassette, "--work-dir", work_dir];
     let out = sr(
         &[&args[..], &["--events", "jsonl", "--sessions", sessions.to_str().unwrap(), "--prompt", "word_frequencies"]]
             .concat(),
@@ -81,7 +85,13 @@ fn the_recording_replays_offline_with_model_calls_only_where_needed() {
         "write_file", "execute_cli_command",
     ];
     assert_eq!(steps(&out.stdout), expected);
-    // A replay touches no file.
+    // The files the recorded run wrote are written again, its scratch
+    // workspace made and removed again; nothing else appears.
+    let mut left: Vec<String> =
+        std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["baseline_agent.py", "my_agent.py"]);
+    assert!(std::fs::read_to_string(work.join("my_agent.py")).unwrap().contains("def solve"));
     assert!(!Path::new(&sr_testing::workspace_root().join(EXAMPLE).join("my_agent.py")).exists());
 }
 

@@ -111,6 +111,8 @@ pub struct Resume {
     pub answer: Option<String>,
     /// The model call's request or reply as the user edited it.
     pub edit: Option<Edit>,
+    /// The user set variables while the thread was stopped.
+    pub edited: bool,
 }
 
 /// What the client asked a stopped thread to do.
@@ -330,7 +332,9 @@ impl Debugger {
                     st.edits.insert(stopped.position, stopped.snapshot.vars.clone());
                 }
                 let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
-                let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit };
+                let edited = stopped.edited;
+                let resume =
+                    Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit, edited };
                 let _ = stopped.resume.send(resume);
             }
         }
@@ -350,7 +354,8 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
-            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None };
+            let resume =
+                Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None, edited: false };
             let _ = stopped.resume.send(resume);
         }
     }

@@ -93,12 +93,16 @@ impl DebugHook {
         let depth = stepping::depth(step.frames.len(), &step.point);
         let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
         match parked.await {
-            Ok(Resume { vars, terminate, answer, edit }) => {
+            Ok(Resume { vars, terminate, answer, edit, edited }) => {
                 *step.vars = vars;
                 let control = match (terminate, edit) {
                     (true, _) => Control::Terminate,
                     (false, Some(Edit::Request(request))) => Control::Replace(request),
                     (false, Some(Edit::Reply(reply))) => Control::Reply(reply),
+                    // The user changed variables: what follows is a fork. (An
+                    // edit set again when going back in time is not: the
+                    // recording went on from it already.)
+                    (false, None) if edited => Control::Fork,
                     (false, None) => Control::Continue,
                 };
                 (control, answer)

@@ -87,6 +87,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
         storage: None,
         record: record.clone(),
         replay: args.replay.as_deref().map(|file| cwd.join(file)),
+        provider: None,
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),

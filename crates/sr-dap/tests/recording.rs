@@ -11,12 +11,12 @@ use expect_test::expect;
 
 use serde_json::json;
 use sr_hir::RootDatabase;
-use sr_llm::{Cassette, Recorder};
+use sr_llm::Cassette;
 use sr_runtime::event::{Emitter, Event, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::{Journal, Meta};
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, meta_entry};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains, user_says};
 use sr_runtime::tools::Jail;
 use sr_runtime::trace::trace;
@@ -34,7 +34,8 @@ async fn the_fixture_recording_is_current() {
     let dir = fixtures();
     let recorded = std::env::temp_dir().join(format!("sr-dap-recording-{}.jsonl", std::process::id()));
     let cassette = Arc::new(Cassette::create(&recorded).unwrap());
-    cassette.append(&meta_entry(INVOCATION, "debug.sr", PROMPT)).unwrap();
+    let meta = Meta { invocation_id: INVOCATION.into(), ..Meta::new("debug.sr", PROMPT) };
+    let journal = Journal::recording(cassette, &meta, None).unwrap();
     let model = ScriptedProvider::new()
         .on(after_tool_results(), vec![Reply::Text("Hello Ada, engine lover!".into())])
         .on(
@@ -43,10 +44,11 @@ async fn the_fixture_recording_is_current() {
         )
         .on(user_says("Say it shorter"), vec![Reply::Text("Hi Ada!".into())]);
     let env = Env {
-        provider: Arc::new(Recorder::new(Arc::new(model), cassette.clone())),
+        provider: Arc::new(model),
         hook: Arc::new(NoHook),
         jail: Jail::new(&dir).unwrap(),
-        tools: Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) }),
+        mcp: Arc::new(McpHub::default()),
+        journal: Arc::new(journal),
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };

@@ -107,19 +107,19 @@ async fn direct(
         session: None,
         resume: None,
     };
-    let mut launched = launch(LaunchSpec {
+    let launched = launch(LaunchSpec {
         program: program.clone(),
         message: "p".to_string(),
         work_dir: work,
         storage: Some(storage),
         record: None,
         replay: None,
+        provider: Some(provider),
         options: RunOptions::default(),
         human: Arc::new(Unattended),
     })
     .expect("it launches");
-    launched.provider = provider;
-    let finished = launched.run(vec![]).await.expect("it runs");
+    let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![]).await.expect("it runs");
     assert!(finished.error.is_none());
     std::fs::remove_dir_all(dir).expect("cleaning up");
 }

@@ -131,21 +131,22 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
         Models::Replay(cassette) => (None, Some(cassette.clone())),
         Models::Live | Models::Provider(_) => (None, None),
     };
-    let mut launched = launch(LaunchSpec {
+    let launched = launch(LaunchSpec {
         program: spec.program.clone(),
         message: spec.prompt.clone(),
         work_dir: work.clone(),
         storage: Some(storage),
         record,
         replay,
+        provider: match &spec.models {
+            Models::Provider(provider) => Some(provider.clone()),
+            _ => None,
+        },
         options: spec.options.clone(),
         human: Arc::new(Unattended),
     })?;
-    if let Models::Provider(provider) = &spec.models {
-        launched.provider = provider.clone();
-    }
     let sink = Arc::new(Collect::create(&spec.events_file)?);
-    let finished = launched.run(vec![sink.clone()]).await?;
+    let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;
     let events = sink.take()?;
     match &spec.models {
         Models::Record(cassette) => save_files(&files_beside(cassette), &before, &snapshot(&work))?,

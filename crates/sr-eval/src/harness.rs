@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde_json::Value;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Replayer, Router};
+use sr_llm::{HttpClient, HttpOptions, Provider, Router};
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, Payload, Usage};
+use sr_runtime::journal::{Journal, JournaledProvider, Mode};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -232,14 +233,13 @@ fn judge_model(case: &Case, models: &Models) -> JudgeModel {
         Models::Live => router(),
         Models::Provider(provider) => Ok(provider.clone()),
         Models::Record(cassette) => {
-            let file = Cassette::create(beside(cassette)).map_err(|e| e.to_string())?;
-            Ok(Arc::new(Recorder::new(router()?, Arc::new(file))))
+            let journal = Journal::of_exchanges(Mode::Live, &beside(cassette))?;
+            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
         }
         Models::Replay(cassette) => {
-            let path = beside(cassette);
-            Replayer::open(&path)
-                .map(|r| Arc::new(r) as Arc<dyn Provider>)
-                .map_err(|e| format!("{}: {e}", path.display()))
+            // A replay never asks the router: what is not recorded is an error.
+            let journal = Journal::of_exchanges(Mode::Replay, &beside(cassette))?;
+            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
         }
     }
 }

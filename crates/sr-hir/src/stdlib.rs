@@ -97,6 +97,8 @@ pub const FUNCTIONS: &[Function] = &[
     f("round", "x, digits?", 1, Some(2), "the number rounded to an integer, or to `digits` decimals; halves go to the even neighbour, as Python's", "round(3.14159, 2)", "3.14"),
     f("uuid", "", 0, Some(0), "a new random UUID (version 4)", "uuid()", r#""a 36-character string such as 1b4e28ba-2fa1-41d2-883f-0016d3cca427""#),
     f("now", "", 0, Some(0), "the current UTC time in RFC 3339 form", "now()", r#""a string such as 2025-01-31T12:00:00.123Z""#),
+    f("random", "", 0, Some(0), "a random number from 0 (included) to 1 (excluded)", "random()", "a number such as 0.4170220047"),
+    f("random_int", "low, high", 2, Some(2), "a random integer from `low` to `high`, both included", "random_int(1, 6)", "an integer such as 4"),
     f("process", "x", 1, Some(1), "its argument (upstream's `process x`)", "process(7)", "7"),
 ];
 
@@ -106,8 +108,9 @@ pub fn function(name: &str) -> Option<&'static Function> {
 }
 
 /// Functions whose value differs from call to call (random, or the clock): their
-/// `result` describes a value instead of giving one.
-pub const NONDETERMINISTIC: [&str; 2] = ["uuid", "now"];
+/// `result` describes a value instead of giving one, and a run journals each
+/// value they give, so that a replay or a resumed run gets the same one.
+pub const NONDETERMINISTIC: [&str; 4] = ["uuid", "now", "random", "random_int"];
 
 /// Python's builtin functions that are not in [`FUNCTIONS`]: upstream emits calls
 /// verbatim into Python, so these run there, and the checker warns rather than

@@ -13,7 +13,7 @@
 //!   (generateContent), with retries and timeouts from [`HttpOptions`];
 //! - [`Router`], which picks one of those from the model string's prefix and
 //!   the environment;
-//! - [`Recorder`] and [`Replayer`], which write and serve cassettes;
+//! - [`Cassette`], the JSON-lines file the runtime's journal is written to;
 //! - with the `mock` feature, `mock::MockServer` is a local HTTP server that
 //!   speaks the three wire protocols with scripted answers, for tests.
 //!
@@ -54,45 +54,16 @@
 //!
 //! # Cassettes
 //!
-//! A cassette is a JSON-lines file. This crate writes and reads lines whose
-//! `kind` is `"llm"` and skips lines of any other kind, so the runtime can keep
-//! tool results and its own entries in the same file: share the [`Cassette`]
-//! handle ([`Cassette::create`] starts a file, [`Cassette::append_to`] adds to
-//! one, [`Cassette::append`] writes a line) and read entries back with
-//! [`cassette_entries`]. One line per exchange, appended and flushed when the
-//! reply finishes:
-//!
-//! ```text
-//! {"kind":"llm","version":1,
-//!  "request":{"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"}],"model":"openai/gpt-4o"},
-//!  "events":[{"type":"text_delta","data":"Hello"},
-//!            {"type":"tool_call","data":{"id":"call_9","name":"read","arguments":{"path":"a"}}},
-//!            {"type":"usage","data":{"input_tokens":9,"output_tokens":3}},
-//!            {"type":"finished","data":{"reason":"tool_calls"}}]}
-//! ```
-//!
-//! - `request` is the [`ChatRequest`] as [`normalize`] makes it: object keys
-//!   sorted, tool-call ids renamed `call_0`, `call_1`, ... by first appearance
-//!   (providers invent new ids on every run). Exchanges are matched on it.
-//! - `events` are the [`ChatEvent`]s delivered, in order.
-//! - `error`, when present, is the [`LlmError`] that ended the exchange
-//!   (tagged by `kind`, e.g. `{"kind":"api","provider":"openai","status":400,...}`).
-//! - `cancelled: true` marks an exchange the consumer dropped before it ended
-//!   (a timeout, a cancelled branch); replayed, it sends its `events` and then
-//!   nothing, so the replay drops it at the same point.
-//! - `asked` is how many requests the run had made when the exchange ended.
-//! - `version` is the format version; the replayer refuses newer versions.
-//!
-//! [`Replayer`] serves each recorded answer once; identical requests get their
-//! answers in recorded order, different requests may come in any order, and
-//! each reply is held back until the replies recorded before it are out and
-//! `asked` requests were made, so branches that run at once get their replies
-//! where the live run got them. An answer whose predecessors nobody asks for
-//! (the replayed program took another path) waits at most a second. A
-//! request that was not recorded fails with [`LlmError::NotRecorded`], naming
-//! the nearest recorded request's line and the JSON paths where they differ.
-//! Wrap the [`Router`] in the [`Recorder`] so cassettes keep the full
-//! `provider/model` strings and replay needs no keys.
+//! A cassette is an append-only JSON-lines file ([`Cassette::create`] starts
+//! one, [`Cassette::append_to`] adds to one, [`Cassette::append`] writes and
+//! flushes a line, redacted and mirrored as the handle says) read back with
+//! [`cassette_entries`]. The runtime's journal is one: model exchanges are
+//! its lines of kind `"llm"` ([`LLM_KIND`]), whose `request` is the
+//! [`ChatRequest`] as [`normalize`] makes it (object keys sorted, tool-call ids
+//! renamed `call_0`, `call_1`, ... by first appearance, since providers invent
+//! new ids on every run) and whose `events` are the [`ChatEvent`]s delivered.
+//! [`differences`] says where a request differs from a recorded one, leaf by
+//! leaf, for the runtime's divergence errors.
 
 mod anthropic;
 mod cassette;
@@ -111,11 +82,10 @@ mod retry;
 mod router;
 mod secret;
 pub mod sse;
-mod turns;
 mod types;
 
 pub use crate::anthropic::Anthropic;
-pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, Recorder, Replayer, cassette_entries, normalize};
+pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, cassette_entries, differences, normalize};
 pub use crate::error::LlmError;
 pub use crate::gemini::Gemini;
 pub use crate::http::{HttpClient, HttpOptions};

@@ -9,8 +9,9 @@ use crate::{ApiKey, ChatEvent, ChatRequest, LlmError};
 /// A streamed reply. Dropping it cancels the request.
 pub type ChatStream = BoxStream<'static, Result<ChatEvent, LlmError>>;
 
-/// Something that answers chat requests: a real protocol client, a [`Router`](crate::Router)
-/// over several, a [`Recorder`](crate::Recorder) or a [`Replayer`](crate::Replayer).
+/// Something that answers chat requests: a real protocol client, or a
+/// [`Router`](crate::Router) over several (the runtime's journal records and
+/// serves what they answer).
 ///
 /// `chat` returns at once; all I/O happens as the stream is polled, so the caller
 /// can show deltas live and cancel by dropping the stream.

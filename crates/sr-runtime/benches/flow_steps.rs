@@ -22,8 +22,8 @@ use sr_runtime::compile::{Compiled, compile_path};
 use sr_runtime::event::{Emitter, Event, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::Journal;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::LiveTools;
 use sr_runtime::scripted::ScriptedProvider;
 use sr_runtime::tools::{Jail, builtin_tools};
 use sr_runtime::{Env, RunOptions, Runtime};
@@ -69,7 +69,8 @@ fn runtime(name: &str, source: &str) -> (Runtime, PathBuf) {
         provider: Arc::new(ScriptedProvider::new()),
         hook: Arc::new(NoHook),
         jail: Jail::new(&dir).unwrap(),
-        tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+        mcp: Arc::new(McpHub::default()),
+        journal: Arc::new(Journal::unrecorded()),
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };

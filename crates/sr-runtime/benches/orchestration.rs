@@ -26,13 +26,13 @@ use futures::StreamExt;
 use serde_json::json;
 use sr_hir::RootDatabase;
 use sr_llm::mock::{MockReply, MockServer};
-use sr_llm::{Cassette, ChatRequest, ChatResponse, ChatStream, HttpClient, HttpOptions, Provider, Recorder, Router};
+use sr_llm::{Cassette, ChatRequest, ChatResponse, ChatStream, HttpClient, HttpOptions, Provider, Router};
 use sr_runtime::compile::{Compiled, compile_path};
 use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::{Journal, Meta};
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, ToolGate};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
 use sr_runtime::session::SessionStore;
 use sr_runtime::tools::Jail;
@@ -126,20 +126,20 @@ impl Case {
         self.replies().into_iter().for_each(|reply| server.push(reply));
     }
 
-    fn env(&self, provider: Arc<dyn Provider>, tools: Arc<dyn ToolGate>) -> Env {
+    fn env(&self, provider: Arc<dyn Provider>, journal: Arc<Journal>) -> Env {
         Env {
             provider,
             hook: Arc::new(NoHook),
             jail: Jail::new(&self.dir).unwrap(),
-            tools,
+            mcp: Arc::new(McpHub::default()),
+            journal,
             human: Arc::new(Unattended),
             options: RunOptions::default(),
         }
     }
 
     fn runtime(&self, provider: Arc<dyn Provider>) -> Runtime {
-        let tools = Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) });
-        Runtime::new(self.program.clone(), self.env(provider, tools))
+        Runtime::new(self.program.clone(), self.env(provider, Arc::new(Journal::unrecorded())))
     }
 }
 
@@ -265,13 +265,13 @@ fn as_sr_run(bencher: Bencher, name: &str) {
     let case = Arc::new(Case::new(name));
     let store = SessionStore::open(&case.dir.join("sessions.db")).unwrap();
     let cassette = Arc::new(Cassette::create(case.dir.join("journal.jsonl")).unwrap());
-    let provider: Arc<dyn Provider> = Arc::new(Recorder::new(Arc::new(case.script()), cassette.clone()));
-    let tools: Arc<dyn ToolGate> = Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) });
+    let journal = Arc::new(Journal::recording(cassette, &Meta::new(name, case.input), None).unwrap());
+    let provider: Arc<dyn Provider> = Arc::new(case.script());
     let env_case = case.clone();
     let workload = ProgramWorkload {
         name: name.to_string(),
         program: case.program.clone(),
-        env: Arc::new(move || env_case.env(provider.clone(), tools.clone())),
+        env: Arc::new(move || env_case.env(provider.clone(), journal.clone())),
         sinks: Vec::new(),
         invocation_id: Arc::new(|| "bench".to_string()),
         redactor: Default::default(),

@@ -26,8 +26,10 @@ pub struct Evaluator<'a> {
     pub vars: &'a Vars,
     /// The current item inside `filter … where` (what `.field` reads).
     pub item: Option<&'a Value>,
-    /// Results of tool function calls; without a tape they cannot be called.
-    pub tools: Option<&'a ToolTape>,
+    /// Results of tool function calls and nondeterministic values; without
+    /// a tape tools cannot be called, and `uuid()` and friends are computed
+    /// afresh (a debugger's console).
+    pub tools: Option<&'a ToolTape<'a>>,
 }
 
 /// A tool function call an expression makes: `TOOL.FUNCTION(args)`.
@@ -49,17 +51,33 @@ pub enum ToolArgs {
 
 /// The results of an expression's tool calls so far, in the order evaluation
 /// reaches them (arguments before the call they are passed to), which is the
-/// same in every evaluation that is served the same results.
-#[derive(Debug, Default)]
-pub struct ToolTape {
+/// same in every evaluation that is served the same results; and where the
+/// values of its nondeterministic functions (`uuid()`, `now()`, …) come from.
+#[derive(Default)]
+pub struct ToolTape<'a> {
     results: Vec<Value>,
     next: Cell<usize>,
     request: RefCell<Option<ToolRequest>>,
+    values: Option<&'a dyn Values>,
+    /// Tool functions cannot be called here (a guardrail's condition).
+    no_tools: bool,
 }
 
-impl ToolTape {
-    pub fn new(results: Vec<Value>) -> ToolTape {
-        ToolTape { results, ..ToolTape::default() }
+/// Gives the values of `sr_hir::stdlib::NONDETERMINISTIC` functions: a run
+/// takes them from its journal, the same value each time one statement's
+/// expression is evaluated again.
+pub trait Values {
+    fn value(&self, function: &str, args: &[Value]) -> EvalResult<Value>;
+}
+
+impl<'a> ToolTape<'a> {
+    pub fn new(results: Vec<Value>, values: &'a dyn Values) -> ToolTape<'a> {
+        ToolTape { results, values: Some(values), ..ToolTape::default() }
+    }
+
+    /// Values only: a tool function call is an error.
+    pub fn values_only(values: &'a dyn Values) -> ToolTape<'a> {
+        ToolTape { values: Some(values), no_tools: true, ..ToolTape::default() }
     }
 
     /// The call evaluation stopped at, and the results so far.
@@ -68,6 +86,12 @@ impl ToolTape {
     }
 
     fn serve(&self, request: ToolRequest) -> EvalResult<Value> {
+        if self.no_tools {
+            return Err(ValueError(format!(
+                "{}.{}() calls a tool: tool functions are called by flow statements only",
+                request.tool, request.function
+            )));
+        }
         let n = self.next.get();
         self.next.set(n + 1);
         if let Some(value) = self.results.get(n) {
@@ -136,7 +160,12 @@ impl Evaluator<'_> {
             }
             Expr::Call { function, args } => {
                 let args = args.iter().map(|&a| self.eval(a)).collect::<EvalResult<Vec<_>>>()?;
-                crate::stdlib::call(function, &args)
+                match self.tools.and_then(|tape| tape.values) {
+                    Some(values) if sr_hir::stdlib::NONDETERMINISTIC.contains(&function.as_str()) => {
+                        values.value(function, &args)
+                    }
+                    _ => crate::stdlib::call(function, &args),
+                }
             }
             Expr::MethodCall { method, .. } => {
                 Err(ValueError(format!("methods cannot be called on values (`.{method}(…)`)")))

@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::journal::Gate;
+use crate::journal::interleave::{GateLink, Pending};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub seq: u64,
@@ -227,6 +230,9 @@ pub struct Emitter {
     shared: Arc<Mutex<Shared>>,
     invocation_id: Arc<str>,
     path: Vec<String>,
+    /// The `parallel` block gate (and the blocks around it) this emitter's
+    /// events pass before they are numbered (`journal::interleave`).
+    gate: Option<Arc<GateLink>>,
 }
 
 impl Emitter {
@@ -235,6 +241,7 @@ impl Emitter {
             shared: Arc::new(Mutex::new(Shared { seq: 0, sinks, redactor: Default::default(), held: HashMap::new() })),
             invocation_id: invocation_id.into(),
             path: Vec::new(),
+            gate: None,
         }
     }
 
@@ -256,6 +263,12 @@ impl Emitter {
         child
     }
 
+    /// The emitter of branch `index` of a `parallel` block whose events pass `gate`.
+    pub(crate) fn gated(mut self, gate: Arc<Gate>, index: u32) -> Emitter {
+        self.gate = Some(Arc::new(GateLink { gate, index, outer: self.gate.take() }));
+        self
+    }
+
     pub fn path(&self) -> &[String] {
         &self.path
     }
@@ -265,7 +278,17 @@ impl Emitter {
     }
 
     pub fn emit(&self, payload: Payload) {
-        let mut shared = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let ready = {
+            let mut shared = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.ready(&mut shared, payload)
+        };
+        self.release(ready);
+    }
+
+    /// What emitting `payload` sends out: a streamed delta may be held back
+    /// (or not yet complete), and held text goes out before the next event.
+    fn ready(&self, shared: &mut Shared, payload: Payload) -> Vec<Pending> {
+        let mut out = Vec::new();
         let payload = match payload {
             // A secret split over two deltas is redacted whole: the text that
             // may begin one waits for the next delta.
@@ -276,7 +299,7 @@ impl Emitter {
                 let ready = pending.len() - redactor.held_back(pending);
                 let text: String = pending.drain(..ready).collect();
                 if text.is_empty() {
-                    return;
+                    return out;
                 }
                 Payload::TextDelta { text }
             }
@@ -285,26 +308,45 @@ impl Emitter {
                 if matches!(other, Payload::RunFinished { .. }) {
                     for (path, text) in std::mem::take(&mut shared.held) {
                         if !text.is_empty() {
-                            let emitter = Emitter { path, ..self.clone() };
-                            emitter.dispatch(&mut shared, Payload::TextDelta { text });
+                            out.push((path, Payload::TextDelta { text }));
                         }
                     }
                 } else if !shared.held.is_empty()
                     && let Some(text) = shared.held.remove(&self.path).filter(|t| !t.is_empty())
                 {
-                    self.dispatch(&mut shared, Payload::TextDelta { text });
+                    out.push((self.path.clone(), Payload::TextDelta { text }));
                 }
                 other
             }
         };
-        self.dispatch(&mut shared, payload);
+        out.push((self.path.clone(), payload));
+        out
     }
 
-    fn dispatch(&self, shared: &mut Shared, payload: Payload) {
+    /// Sends events out through this emitter's gates: those the gates let
+    /// through now get their numbers and reach the sinks.
+    pub(crate) fn release(&self, mut items: Vec<Pending>) {
+        let mut link = self.gate.as_deref();
+        while let Some(current) = link {
+            if items.is_empty() {
+                return;
+            }
+            items = current.gate.pass(current.index, items);
+            link = current.outer.as_deref();
+        }
+        if items.is_empty() {
+            return;
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (path, payload) in items {
+            self.dispatch(&mut shared, path, payload);
+        }
+    }
+
+    fn dispatch(&self, shared: &mut Shared, path: Vec<String>, payload: Payload) {
         let payload = redacted(&shared.redactor, payload);
         shared.seq += 1;
-        let event =
-            Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path: self.path.clone(), payload };
+        let event = Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path, payload };
         for sink in &shared.sinks {
             sink.record(&event);
         }

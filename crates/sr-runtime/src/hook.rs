@@ -98,6 +98,11 @@ pub enum Control {
     /// At a [`StepPoint::ModelReply`], the agent gets this reply instead;
     /// elsewhere the same as `Continue`.
     Reply(Box<sr_llm::ChatResponse>),
+    /// Continue, and from this step on the thread's effects are live: the
+    /// hook changed what the run knows (a debugger's edit of a variable), so
+    /// its journal no longer tells what comes next. `Replace` and `Reply`
+    /// fork too.
+    Fork,
 }
 
 pub trait StepHook: Send + Sync {

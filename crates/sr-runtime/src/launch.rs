@@ -1,4 +1,4 @@
-//! The one composition root for runs. `sr run` and the debugger
+//! The one composition root for runs. `sr run`, `sr eval` and the debugger
 //! describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
 //! the outside world (providers, MCP servers, tools, the jail, the session,
 //! its journal and lease, the recording) as a [`Launched`], so every front end
@@ -11,20 +11,20 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::Value;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Recorder, Redactor, Replayer, Router};
+use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Redactor, Router};
 
 use crate::compile::Compiled;
-use crate::event::{EventSink, Payload, RunStatus};
+use crate::event::{Emitter, EventSink, Payload, RunStatus};
 use crate::hook::StepHook;
 use crate::human::{Answers, Human};
+use crate::journal::{Journal, Meta, Mode, Recorded, Workspace};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
-use crate::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
 use crate::session::{PausedRun, SessionStore};
 use crate::state::StateDir;
 use crate::tools::Jail;
 use crate::workload::{ProgramWorkload, SessionRef, Workload};
-use crate::{Env, RunOptions};
+use crate::{Env, RunOptions, Runtime};
 
 pub use resume::Resume;
 
@@ -36,12 +36,15 @@ pub struct LaunchSpec {
     /// The directory file tools work in.
     pub work_dir: PathBuf,
     /// Where sessions, journals and leases live; `None` runs without a
-    /// session (the debugger), so nothing is journaled.
+    /// session (the debugger), journaled only to `record`.
     pub storage: Option<Storage>,
-    /// Mirror every model exchange and tool result to this file.
+    /// Mirror the run's journal to this file.
     pub record: Option<PathBuf>,
-    /// Serve model exchanges and tool results from this recording (offline).
+    /// Serve every model exchange, tool result and value from this recording (offline).
     pub replay: Option<PathBuf>,
+    /// Answers the model requests the journal does not serve; `None` for the
+    /// providers the environment configures (`sr_llm::Router`).
+    pub provider: Option<Arc<dyn Provider>>,
     pub options: RunOptions,
     /// Answers `escalate to human` when no recorded answer is left.
     pub human: Arc<dyn Human>,
@@ -54,9 +57,20 @@ pub struct Storage {
     pub sessions: PathBuf,
     /// Continue this session (default: a new one).
     pub session: Option<String>,
-    /// Continue the last run of this session, with this answer when it is
-    /// paused for a human.
-    pub resume: Option<(String, Option<String>)>,
+    /// Continue the last run of this session.
+    pub resume: Option<ResumeSpec>,
+}
+
+/// How to continue a session's last run (`sr run --resume ID`).
+#[derive(Debug, Clone, Default)]
+pub struct ResumeSpec {
+    pub session: String,
+    /// The answer to the question a paused run is waiting on.
+    pub input: Option<String>,
+    /// Go live from this step of the journal on (`--from STEP`): what the run
+    /// did from there is done again, for real (a tool retried after fixing
+    /// its cause).
+    pub from: Option<u64>,
 }
 
 impl Storage {
@@ -78,7 +92,7 @@ pub struct Launched {
     pub answers: Vec<String>,
     pub invocation_id: String,
     pub provider: Arc<dyn Provider>,
-    pub tools: Arc<dyn ToolGate>,
+    pub journal: Arc<Journal>,
     pub jail: Jail,
     pub human: Arc<dyn Human>,
     pub options: RunOptions,
@@ -115,16 +129,19 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
     launch_with(spec, None)
 }
 
-/// Like [`launch`], for a run that continues `recording` (a debugger going
-/// back in time): the recorded model exchanges and tool results are served
-/// first, the first request the recording does not have and every one after
-/// it go live; `spec.record` gets the recording followed by what is new.
+/// Like [`launch`], for a run that goes back in time in `recording` (its own
+/// journal, for a debugger): the work directory is first put back as it was
+/// when the recorded run started, the recorded effects are served (and their
+/// file changes made again) where the run makes the same ones, a thread goes
+/// live where its recording ends or where it forks (an edit), and a differing
+/// effect stops the run with a divergence. `spec.record` gets the recording
+/// followed by what is new.
 pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, String> {
     launch_with(spec, Some(recording))
 }
 
 fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, String> {
-    let LaunchSpec { program, message, work_dir, storage, record, replay, options, human } = spec;
+    let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human } = spec;
     let replay_text = match &replay {
         Some(file) => Some(std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
         None => None,
@@ -134,18 +151,37 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
         None => None,
     };
     let resume = match (&storage, &opened) {
-        (Some(Storage { resume: Some((id, input)), state, .. }), Some(store)) => {
-            Some(resume::find(store, state, id, input.as_deref())?)
-        }
+        (Some(Storage { resume: Some(spec), state, .. }), Some(store)) => Some(resume::find(store, state, spec)?),
         _ => None,
+    };
+    // What the run is served from, and how.
+    let (mode, served) = match (&replay_text, &resume, &continued) {
+        (Some(text), _, _) => (Mode::Replay, text.clone()),
+        (None, Some(resume), _) => (Mode::Resume, resume.journal.clone()),
+        (None, None, Some(text)) => (Mode::Travel, text.clone()),
+        (None, None, None) => (Mode::Live, String::new()),
+    };
+    let recorded = match mode {
+        Mode::Live => Recorded::default(),
+        _ => Recorded::parse(&served).map_err(|e| format!("cannot read the recording: {e}"))?,
     };
     let (message, answers) = match &resume {
         Some(resume) => (resume.message.clone(), resume.answers.clone()),
         None => (message, Vec::new()),
     };
-    let journal_text = resume.as_ref().map(|r| r.journal.clone()).or(continued);
-    let invocation_id =
-        replay_text.as_deref().or(journal_text.as_deref()).and_then(recorded_invocation).unwrap_or_else(new_id);
+    // A continued run starts where the recorded one did.
+    if let (Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {
+        match (&options.entry, &meta.entry) {
+            (Some(given), recorded) if Some(given) != recorded.as_ref() => {
+                let started = recorded.as_deref().map_or("at its default entry".to_string(), |e| format!("at '{e}'"));
+                return Err(format!(
+                    "the run being continued started {started}: --entry {given} cannot change that (leave it out)"
+                ));
+            }
+            _ => options.entry.clone_from(&meta.entry),
+        }
+    }
+    let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
         Some(text) => McpHub::from_recording(text).map_err(|e| format!("cannot read the recording: {e}"))?,
         // Servers connect when an agent first uses them.
@@ -162,27 +198,29 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     let redactor = secrets(&mcp, &mut warnings);
     let stored = match (storage, opened) {
         (Some(storage), Some(store)) => {
-            let session = storage.resume.map(|(id, _)| id).or(storage.session).unwrap_or_else(new_id);
+            let session = storage.resume.map(|r| r.session).or(storage.session).unwrap_or_else(new_id);
             Some(reserve(store, &storage.state, session, &program)?)
         }
         _ => None,
     };
-    let seams = match &replay_text {
-        Some(text) => replayed(text, mcp.clone()),
-        None => {
-            let meta = Meta { invocation_id: &invocation_id, program: &program, message: &message, answers: &answers };
-            live(
-                stored.as_ref().map(|s| s.journal.as_path()),
-                record.as_deref(),
-                journal_text.as_deref(),
-                meta,
-                &mcp,
-                &redactor,
-            )
+    let meta = Meta {
+        invocation_id: invocation_id.clone(),
+        workload: crate::compile::display_path(&program.root),
+        input: message.clone(),
+        entry: options.entry.clone(),
+        answers: answers.clone(),
+    };
+    let files = Workspace::new(jail.clone());
+    let journaled = match mode {
+        Mode::Replay => Ok(Journal::new(mode, recorded, None, Some(files))),
+        _ => {
+            let paths = (stored.as_ref().map(|s| s.journal.as_path()), record.as_deref());
+            open_journal(paths, &served, &redactor, &meta, &mcp)
+                .map(|cassette| Journal::new(mode, recorded, cassette, Some(files)))
         }
     };
-    let (provider, tools) = match seams {
-        Ok(seams) => seams,
+    let journal = match journaled.and_then(|journal| journal.rewind_files().map(|()| journal)) {
+        Ok(journal) => Arc::new(journal),
         Err(e) => {
             if let Some(stored) = stored {
                 let _ = stored.store.set_run_status(&stored.session, stored.run, "failed");
@@ -191,13 +229,20 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
             return Err(e);
         }
     };
+    let provider = match provider {
+        Some(provider) => provider,
+        None => {
+            let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
+            Arc::new(Router::from_env(http))
+        }
+    };
     Ok(Launched {
         program,
         message,
         answers,
         invocation_id,
         provider,
-        tools,
+        journal,
         jail,
         human,
         options,
@@ -215,31 +260,53 @@ impl Launched {
             provider: self.provider.clone(),
             hook,
             jail: self.jail.clone(),
-            tools: self.tools.clone(),
+            mcp: self.mcp.clone(),
+            journal: self.journal.clone(),
             human: self.human.clone(),
             options: self.options.clone(),
         }
     }
 
-    /// Runs in the stored session, every event also going to `sinks`; then
-    /// closes the MCP servers, keeps what a paused run needs to resume, and
-    /// releases the run's lease.
-    pub async fn run(self, sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, String> {
+    /// Runs, stepping through `hook`, every event going to `sinks` (and to the
+    /// session, when the spec had storage); then closes the MCP servers and,
+    /// in a session, keeps what a paused run needs to resume and releases
+    /// the run's lease.
+    pub async fn run(self, hook: Arc<dyn StepHook>, sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, String> {
         let Some(stored) = self.stored else {
-            return Err("a run without storage cannot run in a session".to_string());
+            let runtime = Runtime::new(
+                self.program.clone(),
+                Env {
+                    provider: self.provider,
+                    hook,
+                    jail: self.jail,
+                    mcp: self.mcp.clone(),
+                    journal: self.journal,
+                    human: self.human,
+                    options: self.options,
+                },
+            );
+            let emitter = Emitter::new(self.invocation_id, sinks).with_redactor(self.redactor);
+            let outcome = runtime.run(emitter, self.message, Vec::new()).await;
+            self.mcp.close().await;
+            return Ok(Finished {
+                status: Some(outcome.status),
+                result: outcome.result,
+                error: outcome.error.map(|e| e.to_string()),
+            });
         };
         let invocation_id = self.invocation_id.clone();
-        let env_parts = (self.provider, self.tools, self.human, self.jail, self.options);
+        let env_parts = (self.provider, self.mcp.clone(), self.journal, self.human, self.jail, self.options);
         let workload = ProgramWorkload {
             name: self.program.root.display().to_string(),
             program: self.program,
             env: Arc::new(move || Env {
                 provider: env_parts.0.clone(),
-                hook: Arc::new(crate::hook::NoHook),
-                jail: env_parts.3.clone(),
-                tools: env_parts.1.clone(),
-                human: env_parts.2.clone(),
-                options: env_parts.4.clone(),
+                hook: hook.clone(),
+                jail: env_parts.4.clone(),
+                mcp: env_parts.1.clone(),
+                journal: env_parts.2.clone(),
+                human: env_parts.3.clone(),
+                options: env_parts.5.clone(),
             }),
             sinks,
             invocation_id: Arc::new(move || invocation_id.clone()),
@@ -298,63 +365,26 @@ fn reserve(store: SessionStore, state: &StateDir, session: String, program: &Com
     Ok(StoredRun { store, session, run, journal, lease })
 }
 
-type Seams = (Arc<dyn Provider>, Arc<dyn ToolGate>);
-
-/// How the run started, written first in its journal and recording.
-struct Meta<'a> {
-    invocation_id: &'a str,
-    program: &'a Compiled,
-    message: &'a str,
-    answers: &'a [String],
-}
-
-/// Everything served from a recording.
-fn replayed(text: &str, mcp: Arc<McpHub>) -> Result<Seams, String> {
-    let provider = Replayer::parse(text).map_err(|e| format!("cannot read the recording: {e}"))?;
-    let tools = ReplayedTools::from_cassette(text, mcp).map_err(|e| format!("cannot read the recording: {e}"))?;
-    Ok((Arc::new(provider), Arc::new(tools)))
-}
-
-/// Real providers and tools, recorded to the run's journal and mirrored to
-/// `record`; a resumed run's journal starts as a copy of its predecessor's,
-/// whose model exchanges and tool results are served first.
-fn live(
-    journal: Option<&Path>,
-    record: Option<&Path>,
-    journal_text: Option<&str>,
-    meta: Meta,
-    mcp: &Arc<McpHub>,
+/// The run's journal file (in the session's state) mirrored to `record`,
+/// each starting with `inherited` (the journal a resumed run or a run going
+/// back in time continues) and the run's `meta`; the MCP listings are
+/// recorded there too. `None` when the run has neither.
+fn open_journal(
+    (journal, record): (Option<&Path>, Option<&Path>),
+    inherited: &str,
     redactor: &Arc<Redactor>,
-) -> Result<Seams, String> {
-    let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
-    let router: Arc<dyn Provider> = Arc::new(Router::from_env(http));
-    let inherited = journal_text.unwrap_or_default();
+    meta: &Meta,
+    mcp: &Arc<McpHub>,
+) -> Result<Option<Arc<Cassette>>, String> {
     let mut cassettes = journal.into_iter().chain(record).map(|path| open_cassette(path, inherited, redactor.clone()));
     let cassette = match (cassettes.next().transpose()?, cassettes.next().transpose()?) {
         (Some(first), Some(mirror)) => Some(first.mirrored_to(Arc::new(mirror))),
         (first, _) => first,
     };
-    let Some(cassette) = cassette.map(Arc::new) else {
-        return Ok((router, Arc::new(LiveTools { cassette: None, mcp: mcp.clone() })));
-    };
-    let workload = crate::compile::display_path(&meta.program.root);
-    let mut entry = meta_entry(meta.invocation_id, &workload, meta.message);
-    entry["answers"] = serde_json::json!(meta.answers);
-    cassette.append(&entry).map_err(|e| e.to_string())?;
+    let Some(cassette) = cassette.map(Arc::new) else { return Ok(None) };
+    cassette.append(&meta.to_entry()).map_err(|e| e.to_string())?;
     mcp.record(cassette.clone()).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
-    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(router, cassette.clone()));
-    let live_tools = LiveTools { cassette: Some(cassette), mcp: mcp.clone() };
-    match journal_text {
-        Some(text) => {
-            let journal = Replayer::parse_completed(text).map_err(|e| format!("cannot read the journal: {e}"))?;
-            let replayed = ReplayedTools::from_cassette(text, mcp.clone())?;
-            Ok((
-                Arc::new(Resumed { journal, live: recorder }),
-                Arc::new(ResumedTools { journal: replayed, live: live_tools }),
-            ))
-        }
-        None => Ok((recorder, Arc::new(live_tools))),
-    }
+    Ok(Some(cassette))
 }
 
 /// A new cassette at `path` holding `inherited` (already redacted lines).

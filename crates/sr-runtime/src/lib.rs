@@ -7,12 +7,12 @@ pub mod eval;
 pub mod event;
 pub mod guardrail;
 pub mod hook;
+pub mod journal;
 pub mod launch;
 pub mod lease;
 mod llm;
 pub mod mcp;
 mod policy;
-pub mod record;
 pub mod run;
 #[cfg(feature = "testing")]
 pub mod scripted;

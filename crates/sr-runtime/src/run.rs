@@ -10,6 +10,7 @@ mod handlers;
 pub mod human;
 mod state_tool;
 mod usage;
+mod values;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -21,6 +22,7 @@ use crate::compile::{Compiled, Entry};
 use crate::eval::Vars;
 use crate::event::{Emitter, Location, Payload, RunStatus};
 use crate::hook::{Frame, StepHook};
+use crate::journal::EffectAt;
 use crate::tools::Jail;
 
 /// Knobs of a run.
@@ -62,13 +64,18 @@ impl Default for RunOptions {
     }
 }
 
-/// What a run needs from the outside world. Every side effect goes through
-/// these seams, which have real and recording/replaying implementations.
+/// What a run needs from the outside world. Every value the run observes
+/// from outside its program goes through the journal, which serves it from
+/// a recording or gets it live (from the provider, a tool, the clock) and
+/// records it.
 pub struct Env {
+    /// Answers model requests the journal does not serve.
     pub provider: Arc<dyn sr_llm::Provider>,
     pub hook: Arc<dyn StepHook>,
     pub jail: Jail,
-    pub tools: Arc<dyn crate::record::ToolGate>,
+    /// The program's MCP servers, connected on first use (or their recorded listings).
+    pub mcp: Arc<crate::mcp::McpHub>,
+    pub journal: Arc<crate::journal::Journal>,
     pub human: Arc<dyn human::Human>,
     pub options: RunOptions,
 }
@@ -96,6 +103,9 @@ pub enum ErrorKind {
     Terminated,
     /// `escalate to human` without an interactive answer: the run can resume.
     Paused,
+    /// A served run asked for something other than its journal recorded
+    /// (`journal::Divergence`): no `on failure:` handles it.
+    Diverged,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +146,11 @@ impl std::fmt::Display for RunError {
 /// call stack and (a copy of) the run's variables.
 pub struct Thread {
     pub id: u32,
+    /// The thread's name in the journal: `main`, or `PARENT/N.I` for branch
+    /// `I` of the `parallel` block that was effect `N` of thread `PARENT`.
+    pub(crate) key: Arc<str>,
+    /// How many effects the thread has had (its next effect's number).
+    pub(crate) effects: std::sync::atomic::AtomicU32,
     pub vars: Vars,
     pub frames: Vec<Frame>,
     pub emitter: Emitter,
@@ -162,6 +177,8 @@ impl Thread {
     pub fn new(vars: Vars, emitter: Emitter) -> Thread {
         Thread {
             id: 0,
+            key: "main".into(),
+            effects: Default::default(),
             vars,
             frames: Vec::new(),
             emitter,
@@ -176,14 +193,18 @@ impl Thread {
         }
     }
 
-    /// A parallel branch: a new thread id, the same stack, a copy of the variables.
-    pub fn branch(&self) -> Thread {
+    /// Branch `index` of the parallel block at `block` (an effect of this
+    /// thread): a new thread id, the same stack, a copy of the variables, its
+    /// events passing through the block's `gate`.
+    pub(crate) fn branch(&self, block: &EffectAt, index: u32, gate: &Arc<crate::journal::Gate>) -> Thread {
         let id = self.next_thread.fetch_add(1, Ordering::Relaxed);
         Thread {
             id,
+            key: format!("{}/{}.{index}", block.thread, block.n).into(),
+            effects: Default::default(),
             vars: self.vars.clone(),
             frames: self.frames.clone(),
-            emitter: self.emitter.child(format!("branch:{id}")),
+            emitter: self.emitter.child(format!("branch:{id}")).gated(gate.clone(), index),
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,
@@ -193,6 +214,11 @@ impl Thread {
             failure_reported: false,
             next_thread: self.next_thread.clone(),
         }
+    }
+
+    /// The place of the thread's next effect in the journal.
+    pub(crate) fn next_effect(&self) -> EffectAt {
+        EffectAt { thread: self.key.clone(), n: self.effects.fetch_add(1, Ordering::Relaxed) }
     }
 
     /// Where the thread is, so that work cancelled half-way (a timeout) can be
@@ -273,7 +299,7 @@ impl Runtime {
             let file = crate::compile::display_path(path);
             emitter.emit(Payload::Warning { message: format!("{file}: {} [{}]", warning.message(), warning.code()) });
         }
-        for message in self.env.tools.mcp_warnings() {
+        for message in self.env.mcp.notices() {
             emitter.emit(Payload::Warning { message });
         }
         let mut vars = Vars::new();
@@ -307,6 +333,9 @@ impl Runtime {
                 RunOutcome { status: RunStatus::Failed, result: None, error: Some(error) }
             }
         };
+        if let Err(e) = self.env.journal.finish(outcome.status) {
+            emitter.emit(Payload::Warning { message: e });
+        }
         emitter.emit(Payload::RunFinished {
             status: outcome.status,
             result: outcome.result.clone(),

@@ -2,7 +2,9 @@
 //! `sr_hir::stdlib::FUNCTIONS`, the table the checker uses: a call the table
 //! does not allow fails here with the same words as `sr check`.
 //!
-//! Every function is pure but `uuid` and `now`, and bounded: strings the
+//! Every function is pure but those of `sr_hir::stdlib::NONDETERMINISTIC`
+//! (`uuid`, `now`, `random`, `random_int`), whose values a run journals
+//! (`run::flow_tools`), and bounded: strings the
 //! functions build stay under [`MAX_TEXT`] bytes, `range` under [`MAX_RANGE`]
 //! items, and regular expressions under the `regex` crate's size limits.
 
@@ -109,6 +111,18 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value> {
         }
         "uuid" => Value::String(uuid::Uuid::new_v4().to_string()),
         "now" => Value::String(now()),
+        "random" => number(fastrand::f64())?,
+        "random_int" => {
+            let bound = |v: &Value| match v {
+                Value::Number(n) if let Some(i) = n.as_i64() => Ok(i),
+                other => wrong(name, "two integers", other),
+            };
+            let (low, high) = (bound(arg(0))?, bound(arg(1))?);
+            if low > high {
+                return err(format!("random_int() needs low <= high, got {low} and {high}"));
+            }
+            Value::from(fastrand::i64(low..=high))
+        }
         "process" => arg(0).clone(),
         other => unreachable!("`{other}` is in the table but has no implementation"),
     })

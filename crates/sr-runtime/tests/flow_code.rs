@@ -6,12 +6,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Options, bubblewrap_or_skip, run_source, run_with_tools, work_dir};
+use common::{Options, bubblewrap_or_skip, recording, run_source, run_with_journal, serving, work_dir};
 use serde_json::json;
-use sr_llm::Cassette;
 use sr_runtime::event::{Payload, RunStatus};
-use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, ReplayedTools};
+use sr_runtime::journal::Mode;
 use sr_runtime::scripted::ScriptedProvider;
 
 const EXECUTOR: &str = "executor box:\n    backend: bubblewrap\n    timeout: 20\n\n";
@@ -103,15 +101,12 @@ async fn a_replay_serves_the_recorded_outcome_without_running_the_code() {
     std::fs::write(&path, format!("{EXECUTOR}flow main:\n    return box.run(\"import random\nrandom.random()\")\n"))
         .unwrap();
     let cassette_path = work_dir("flow-code-cassette").join("run.jsonl");
-    let cassette = Arc::new(Cassette::create(&cassette_path).unwrap());
-    let live = Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) });
-    let recorded = run_with_tools(&path, &dir, live).await;
+    let recorded = run_with_journal(&path, &dir, recording(&cassette_path, &dir)).await;
     assert_eq!(recorded.status, RunStatus::Completed, "{:?}", recorded.error);
     let number = recorded.result.clone().unwrap()["result"].as_str().unwrap().parse::<f64>().unwrap();
     assert!((0.0..1.0).contains(&number));
 
     let text = std::fs::read_to_string(&cassette_path).unwrap();
-    let replayed = Arc::new(ReplayedTools::from_cassette(&text, Arc::new(McpHub::default())).unwrap());
-    let replay = run_with_tools(&path, &dir, replayed).await;
+    let replay = run_with_journal(&path, &dir, serving(Mode::Replay, &text, &dir, None)).await;
     assert_eq!(replay.result, recorded.result, "a second run would draw another number");
 }

@@ -7,15 +7,13 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{Options, run_source, run_with_tools, work_dir};
+use common::{Options, recording, run_source, run_with_journal, serving, work_dir};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use sr_llm::Cassette;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Payload, RunStatus};
 use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
-use sr_runtime::mcp::McpHub;
-use sr_runtime::record::{LiveTools, ReplayedTools, ResumedTools};
+use sr_runtime::journal::Mode;
 use sr_runtime::scripted::ScriptedProvider;
 
 fn no_model() -> Arc<ScriptedProvider> {
@@ -241,30 +239,35 @@ flow main:
     let path = dir.join("replay.sr");
     std::fs::write(&path, source).unwrap();
     let cassette_path = work_dir("flow-fs-replay-cassette").join("run.jsonl");
-    let cassette = Arc::new(Cassette::create(&cassette_path).unwrap());
-    let live = Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) });
-    let recorded = run_with_tools(&path, &dir, live).await;
+    let recorded = run_with_journal(&path, &dir, recording(&cassette_path, &dir)).await;
     assert_eq!(recorded.status, RunStatus::Completed, "{:?}", recorded.error);
     let expected =
         json!({"text": "recorded text", "listing": ["copy.txt", "input.txt", "replay.sr"], "wrote": "wrote 13 bytes"});
     assert_eq!(recorded.result, Some(expected.clone()));
 
-    // The files are gone: a replay reads and writes nothing.
+    // The files are gone: a replay reads nothing, and writes what the
+    // recorded run wrote.
     std::fs::remove_file(dir.join("input.txt")).unwrap();
     std::fs::remove_file(dir.join("copy.txt")).unwrap();
     let text = std::fs::read_to_string(&cassette_path).unwrap();
-    let replayed = Arc::new(ReplayedTools::from_cassette(&text, Arc::new(McpHub::default())).unwrap());
-    let replay = run_with_tools(&path, &dir, replayed).await;
+    let replay = run_with_journal(&path, &dir, serving(Mode::Replay, &text, &dir, None)).await;
     assert_eq!(replay.status, RunStatus::Completed, "{:?}", replay.error);
     assert_eq!(replay.result, Some(expected));
-    assert!(!dir.join("copy.txt").exists(), "the replay wrote the file");
+    assert_eq!(std::fs::read_to_string(dir.join("copy.txt")).unwrap(), "RECORDED TEXT");
+    assert!(!dir.join("input.txt").exists(), "a read changes no file");
 
-    // A flow that asks for something the recording lacks fails loudly.
+    // A flow that asks for something the recording lacks stops, naming the difference.
     std::fs::write(&path, source.replace("input.txt", "other.txt")).unwrap();
-    let replayed = Arc::new(ReplayedTools::from_cassette(&text, Arc::new(McpHub::default())).unwrap());
-    let replay = run_with_tools(&path, &dir, replayed).await;
+    let replay = run_with_journal(&path, &dir, serving(Mode::Replay, &text, &dir, None)).await;
     assert_eq!(replay.status, RunStatus::Failed);
-    assert!(replay.error.unwrap().message.contains("replay: no recorded result for tool 'read_file'"));
+    let error = replay.error.unwrap();
+    assert_eq!(error.kind, sr_runtime::ErrorKind::Diverged);
+    assert_eq!(
+        error.message,
+        "the run diverged from its journal: the arguments of tool 'read_file' differ from the journal's at:\n  \
+         /path: recorded \"input.txt\", requested \"other.txt\""
+    );
+    assert!(error.location.is_some(), "the divergence names its statement");
 }
 
 #[tokio::test]
@@ -289,9 +292,7 @@ async fn a_resumed_run_does_not_repeat_calls_it_made() {
     )
     .unwrap();
     let journal_path = work_dir("flow-fs-resume-journal").join("journal.jsonl");
-    let cassette = Arc::new(Cassette::create(&journal_path).unwrap());
-    let live = Arc::new(LiveTools { cassette: Some(cassette), mcp: Arc::new(McpHub::default()) });
-    assert_eq!(run_with_tools(&path, &dir, live).await.status, RunStatus::Completed);
+    assert_eq!(run_with_journal(&path, &dir, recording(&journal_path, &dir)).await.status, RunStatus::Completed);
 
     // The run "died" after its first call: the journal ends there.
     let text = std::fs::read_to_string(&journal_path).unwrap();
@@ -302,14 +303,7 @@ async fn a_resumed_run_does_not_repeat_calls_it_made() {
     std::fs::remove_file(dir.join("b.txt")).unwrap();
 
     let resumed_path = journal_path.with_file_name("resumed.jsonl");
-    let tools = Arc::new(ResumedTools {
-        journal: ReplayedTools::from_cassette(&journal, Arc::new(McpHub::default())).unwrap(),
-        live: LiveTools {
-            cassette: Some(Arc::new(Cassette::create(&resumed_path).unwrap())),
-            mcp: Arc::new(McpHub::default()),
-        },
-    });
-    let resumed = run_with_tools(&path, &dir, tools).await;
+    let resumed = run_with_journal(&path, &dir, serving(Mode::Resume, &journal, &dir, Some(&resumed_path))).await;
     assert_eq!(resumed.status, RunStatus::Completed, "{:?}", resumed.error);
     // The read came from the journal (the file is gone); the write ran.
     assert_eq!(resumed.result, Some(json!("from the first run")));

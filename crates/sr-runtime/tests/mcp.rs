@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sr_hir::{RootDatabase, ToolData};
-use sr_llm::{Cassette, Provider, Recorder, Replayer};
+use sr_llm::{Cassette, Provider};
 use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::{Journal, Meta, Mode, Recorded};
 use sr_runtime::mcp::{McpHub, McpOptions};
-use sr_runtime::record::{LiveTools, ReplayedTools, ToolGate};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 use sr_runtime::tools::{Jail, Tool, ToolError};
 use sr_runtime::{Env, RunOptions, Runtime};
@@ -56,13 +56,15 @@ fn compile(path: &Path, source: &str) -> Arc<sr_runtime::compile::Compiled> {
 async fn run(
     program: &Arc<sr_runtime::compile::Compiled>,
     provider: Arc<dyn Provider>,
-    tools: Arc<dyn ToolGate>,
+    mcp: Arc<McpHub>,
+    journal: Journal,
 ) -> Vec<Event> {
     let env = Env {
         provider,
         hook: Arc::new(NoHook),
         jail: Jail::new(work_dir("jail")).unwrap(),
-        tools,
+        mcp,
+        journal: Arc::new(journal),
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };
@@ -95,8 +97,8 @@ async fn a_recorded_run_replays_without_any_server() {
         instruction_contains("echo tool"),
         vec![Reply::Calls(vec![("everything__echo".into(), json!({"message": "hello"}))])],
     );
-    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(Arc::new(model), cassette.clone()));
-    let live = run(&program, recorder, Arc::new(LiveTools { cassette: Some(cassette), mcp: hub.clone() })).await;
+    let journal = Journal::recording(cassette, &Meta::new("agent.sr", "greet me"), None).unwrap();
+    let live = run(&program, Arc::new(model), hub.clone(), journal).await;
     let result = live.iter().find_map(|e| match &e.payload {
         Payload::ToolResult { tool, result, is_error, .. } => Some((tool.clone(), result.clone(), *is_error)),
         _ => None,
@@ -111,9 +113,8 @@ async fn a_recorded_run_replays_without_any_server() {
     let specs = |hub: &McpHub| hub.tools("everything").iter().map(|t| t.spec()).collect::<Vec<_>>();
     assert_eq!(specs(&replay_hub), specs(&hub));
     assert!(!specs(&hub).is_empty());
-    let provider = Arc::new(Replayer::parse(&text).unwrap());
-    let tools = Arc::new(ReplayedTools::from_cassette(&text, replay_hub.clone()).unwrap());
-    let replayed = run(&gone, provider, tools).await;
+    let journal = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
+    let replayed = run(&gone, Arc::new(ScriptedProvider::new()), replay_hub.clone(), journal).await;
     assert_eq!(replayed, live);
 
     // A listed tool is never called for real.
@@ -152,7 +153,7 @@ async fn secrets_echoed_by_a_server_or_the_model_are_redacted_everywhere() {
     );
     let cassette_path = dir.join("run.jsonl");
     let cassette = Arc::new(Cassette::create(&cassette_path).unwrap().redacting(redactor.clone()));
-    let recorder: Arc<dyn Provider> = Arc::new(Recorder::new(model.clone(), cassette.clone()));
+    let journal = Journal::recording(cassette, &Meta::new("agent.sr", "who am I?"), None).unwrap();
     let store = sr_runtime::session::SessionStore::in_memory().unwrap();
     store.create("s", "agent.sr").unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -163,10 +164,11 @@ async fn secrets_echoed_by_a_server_or_the_model_are_redacted_everywhere() {
     )
     .with_redactor(redactor);
     let env = Env {
-        provider: recorder,
+        provider: model.clone(),
         hook: Arc::new(NoHook),
         jail: Jail::new(work_dir("redact-jail")).unwrap(),
-        tools: Arc::new(LiveTools { cassette: Some(cassette), mcp: hub.clone() }),
+        mcp: hub.clone(),
+        journal: Arc::new(journal),
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };
@@ -230,8 +232,7 @@ async fn a_flow_calls_mcp_tools_and_gets_structured_content_else_text() {
     let dir = work_dir("flow");
     let program = compile(&dir.join("flow.sr"), &source);
     let hub = Arc::new(McpHub::connect(&program.tools, &McpOptions::default()).await);
-    let events =
-        run(&program, Arc::new(ScriptedProvider::new()), Arc::new(LiveTools { cassette: None, mcp: hub })).await;
+    let events = run(&program, Arc::new(ScriptedProvider::new()), hub, Journal::unrecorded()).await;
     let result = events.iter().find_map(|e| match &e.payload {
         Payload::RunFinished { result, .. } => Some(result.clone()),
         _ => None,

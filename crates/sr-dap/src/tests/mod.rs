@@ -42,9 +42,9 @@ use sr_llm::Provider;
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::Journal;
 use sr_runtime::launch::Launched;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::LiveTools;
 use sr_runtime::tools::Jail;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -113,7 +113,7 @@ impl Harness {
             answers: Vec::new(),
             invocation_id: "test".to_string(),
             provider: self.provider.clone(),
-            tools: Arc::new(LiveTools { cassette: None, mcp: mcp.clone() }),
+            journal: Arc::new(Journal::unrecorded()),
             jail: Jail::new(&self.dir).unwrap(),
             human: Arc::new(Unattended),
             options: RunOptions::default(),

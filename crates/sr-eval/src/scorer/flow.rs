@@ -17,8 +17,8 @@ use sr_runtime::compile::{Compiled, compile_path};
 use sr_runtime::event::{Emitter, Event, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::Journal;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::LiveTools;
 use sr_runtime::tools::Jail;
 use sr_runtime::{Env, RunOptions, Runtime};
 
@@ -71,7 +71,8 @@ impl FlowScorer {
             provider,
             hook: Arc::new(NoHook),
             jail,
-            tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+            mcp: Arc::new(McpHub::default()),
+            journal: Arc::new(Journal::unrecorded()),
             human: Arc::new(Unattended),
             options: RunOptions { entry: self.entry.clone(), ..RunOptions::default() },
         };

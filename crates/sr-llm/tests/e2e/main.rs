@@ -4,7 +4,6 @@
 mod anthropic;
 mod gemini;
 mod openai;
-mod replay;
 mod retry;
 mod router;
 

@@ -1,7 +1,10 @@
 //! `sr run --resume SESSION`: which run of the session continues, with what
 //! message, answers and journal.
 
-use crate::record::recorded_input;
+use serde_json::json;
+
+use super::ResumeSpec;
+use crate::journal::Recorded;
 use crate::session::SessionStore;
 use crate::state::StateDir;
 
@@ -11,13 +14,16 @@ pub struct Resume {
     pub message: String,
     /// Answers to its `escalate to human`s, in order.
     pub answers: Vec<String>,
-    /// Its journal: completed model calls and tool calls are served from it.
+    /// Its journal: what it completed is served from it. With `--from`, it
+    /// ends with a line that voids what was recorded from that step on.
     pub journal: String,
 }
 
-/// The last run of `session`, if it can be continued: paused for a human
-/// (`input` is the answer) or interrupted (its process died; no `input`).
-pub fn find(store: &SessionStore, state: &StateDir, session: &str, input: Option<&str>) -> Result<Resume, String> {
+/// The last run of the session, if it can be continued: paused for a human
+/// (`input` is the answer), interrupted (its process died; no `input`), or —
+/// with `from` — any run that ended, to do again from that step on.
+pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, String> {
+    let ResumeSpec { session, input, from } = spec;
     let runs = store.runs(session).map_err(|e| format!("cannot read session {session}: {e}"))?;
     let Some((run, status)) = runs.last() else {
         return Err(format!("session {session} has no run to resume"));
@@ -27,31 +33,53 @@ pub fn find(store: &SessionStore, state: &StateDir, session: &str, input: Option
         std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read the journal of run {run} ({}): {e}", path.display()))
     };
-    match status.as_str() {
-        "paused" => {
-            let input = input.ok_or_else(|| {
-                format!("run {run} of session {session} is paused for a human: answer it with --input TEXT")
-            })?;
+    let recorded_start = |journal: &str| -> Result<(String, Vec<String>), String> {
+        let recorded = Recorded::parse(journal).map_err(|e| format!("the journal of run {run}: {e}"))?;
+        let meta = recorded
+            .meta
+            .ok_or_else(|| format!("the journal of run {run} of session {session} does not say how it started"))?;
+        Ok((meta.input, meta.answers))
+    };
+    let with_from = |mut journal: String| {
+        if let Some(from) = from {
+            if !journal.is_empty() && !journal.ends_with('\n') {
+                journal.push('\n');
+            }
+            journal.push_str(&json!({"kind": "fork", "from_step": from}).to_string());
+            journal.push('\n');
+        }
+        journal
+    };
+    match (status.as_str(), input) {
+        ("running", _) => Err(format!("run {run} of session {session} is still running")),
+        ("paused", Some(input)) => {
             let pause = store
                 .pause(session)
                 .map_err(|e| format!("cannot read session {session}: {e}"))?
                 .ok_or_else(|| format!("run {run} of session {session} is paused but its state is missing"))?;
             let mut answers = pause.answers;
-            answers.push(input.to_string());
-            Ok(Resume { message: pause.input, answers, journal: read_journal()? })
+            answers.push(input.clone());
+            Ok(Resume { message: pause.input, answers, journal: with_from(read_journal()?) })
         }
-        "interrupted" => {
-            if input.is_some() {
-                return Err(format!(
-                    "run {run} of session {session} was interrupted, not paused for a human: resume it without --input"
-                ));
-            }
+        ("paused", None) if from.is_none() => {
+            Err(format!("run {run} of session {session} is paused for a human: answer it with --input TEXT"))
+        }
+        (_, Some(_)) => Err(format!(
+            "run {run} of session {session} is {status}, not paused for a human: resume it without --input"
+        )),
+        ("interrupted", None) => {
             let journal = read_journal()?;
-            let (message, answers) = recorded_input(&journal)
-                .ok_or_else(|| format!("the journal of run {run} of session {session} does not say how it started"))?;
-            Ok(Resume { message, answers, journal })
+            let (message, answers) = recorded_start(&journal)?;
+            Ok(Resume { message, answers, journal: with_from(journal) })
         }
-        "running" => Err(format!("run {run} of session {session} is still running")),
-        other => Err(format!("session {session} has nothing to resume: its last run ({run}) is {other}")),
+        (_, None) if from.is_some() => {
+            let journal = read_journal()?;
+            let (message, answers) = recorded_start(&journal)?;
+            Ok(Resume { message, answers, journal: with_from(journal) })
+        }
+        (other, None) => Err(format!(
+            "session {session} has nothing to resume: its last run ({run}) is {other}; \
+             `--from STEP` runs it again from a step of its journal"
+        )),
     }
 }

@@ -12,6 +12,7 @@ use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall
 
 use crate::event::{Payload, Usage};
 use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
+use crate::journal::{Divergence, EffectAt};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
 use crate::tools::{Tool, builtin_tools};
@@ -287,10 +288,10 @@ impl Runtime {
             point: StepPoint::ModelCall { agent, request: &request },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
-        let request = match self.env.hook.on_step(step).await {
-            Control::Continue | Control::Reply(_) => request,
+        let control = self.env.hook.on_step(step).await;
+        let request = match self.obey(th, control)? {
             Control::Replace(edited) => *edited,
-            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+            _ => request,
         };
         th.emitter.emit(Payload::ModelRequest {
             model: request.model.clone(),
@@ -300,9 +301,10 @@ impl Runtime {
         let request_json = serde_json::to_value(&request).unwrap_or(Value::Null);
         let policy = self.call_policy(th);
         let mut attempt = 0;
-        let response = loop {
-            match self.stream_reply(th, agent, &request).await? {
-                Ok(response) => break response,
+        let (at, response) = loop {
+            let at = th.next_effect();
+            match self.stream_reply(th, agent, &at, &request).await? {
+                Ok(response) => break (at, response),
                 Err(e) if e.is_retryable() && attempt < policy.retries() => {
                     attempt += 1;
                     let delay = policy.delay(attempt, e.retry_after());
@@ -324,10 +326,17 @@ impl Runtime {
             point: StepPoint::ModelReply { agent, request: &request, response: &response },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
-        let response = match self.env.hook.on_step(step).await {
-            Control::Reply(edited) => *edited,
-            Control::Continue | Control::Replace(_) => response,
-            Control::Terminate => return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+        let control = self.env.hook.on_step(step).await;
+        let response = match self.obey(th, control)? {
+            Control::Reply(edited) => {
+                // The thread's journal goes on from the reply it was given,
+                // so that going back and forth keeps it.
+                if let Err(message) = self.env.journal.replace_reply(&at, &request, &edited) {
+                    th.emitter.emit(Payload::Warning { message });
+                }
+                *edited
+            }
+            _ => response,
         };
         let usage = self.charge(th, &request.model, &response.usage);
         th.emitter.emit(Payload::ModelResponse {
@@ -353,9 +362,11 @@ impl Runtime {
         &self,
         th: &mut Thread,
         agent: &str,
+        at: &EffectAt,
         request: &ChatRequest,
     ) -> Result<Result<ChatResponse, sr_llm::LlmError>, RunError> {
-        let mut stream = self.env.provider.chat(request.clone());
+        let mut stream =
+            self.env.journal.chat(at, request, self.env.provider.as_ref()).map_err(|d| self.diverged(th, d))?;
         let mut events = Vec::new();
         let mut partial = String::new();
         loop {
@@ -370,9 +381,8 @@ impl Runtime {
                         point: StepPoint::ModelStreaming { agent, request, partial: &partial },
                         location: th.frames.iter().rev().find_map(|f| f.location.clone()),
                     };
-                    if self.env.hook.on_step(step).await == Control::Terminate {
-                        return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
-                    }
+                    let control = self.env.hook.on_step(step).await;
+                    self.obey(th, control)?;
                     continue;
                 }
             };
@@ -417,9 +427,8 @@ impl Runtime {
             point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
             location: th.frames.iter().rev().find_map(|f| f.location.clone()),
         };
-        if self.env.hook.on_step(step).await == Control::Terminate {
-            return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
-        }
+        let control = self.env.hook.on_step(step).await;
+        self.obey(th, control)?;
         th.emitter.emit(Payload::ToolCall {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -432,10 +441,13 @@ impl Runtime {
             match (args, callables.iter().find(|(n, _)| n == &call.name).map(|(_, c)| c)) {
                 (Err(blocked), _) => (json!(blocked), true),
                 (Ok(_), None) => (json!(format!("there is no tool named '{}'", call.name)), true),
-                (Ok(args), Some(Callable::Tool(tool))) => match self.env.tools.call(tool.as_ref(), args).await {
-                    Ok(value) => (value, false),
-                    Err(e) => (json!(e.0), true),
-                },
+                (Ok(args), Some(Callable::Tool(tool))) => {
+                    let at = th.next_effect();
+                    match self.env.journal.tool(&at, tool.as_ref(), args).await.map_err(|d| self.diverged(th, d))? {
+                        Ok(value) => (value, false),
+                        Err(e) => (json!(e.0), true),
+                    }
+                }
                 (Ok(args), Some(Callable::Agent(sub))) => {
                     let request = args.get("request").map(display).unwrap_or_else(|| display(&args));
                     let answer = self.agent_turns(th, sub, request, Vec::new()).await?;
@@ -470,9 +482,8 @@ impl Runtime {
                 point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
                 location: th.frames.iter().rev().find_map(|f| f.location.clone()),
             };
-            if self.env.hook.on_failure(step, Failure { message: &message, caught: true }).await == Control::Terminate {
-                return Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None));
-            }
+            let control = self.env.hook.on_failure(step, Failure { message: &message, caught: true }).await;
+            self.obey(th, control)?;
         }
         Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
     }
@@ -495,7 +506,7 @@ impl Runtime {
             }
             let mut tools = match data {
                 Some(data) if crate::mcp::is_mcp(data) => {
-                    let (tools, warning) = self.env.tools.mcp_tools(&tool_ref.name).await;
+                    let (tools, warning) = self.env.mcp.use_tools(&tool_ref.name).await;
                     if let Some(message) = warning {
                         th.emitter.emit(Payload::Warning { message });
                     }
@@ -631,5 +642,14 @@ impl Runtime {
             }
         }
         unreachable!()
+    }
+}
+
+impl Runtime {
+    /// A served run asked for something other than its journal recorded:
+    /// the run stops where it is (no `on failure:` handles it).
+    pub(crate) fn diverged(&self, th: &Thread, divergence: Divergence) -> RunError {
+        let location = th.frames.iter().rev().find_map(|f| f.location.clone());
+        RunError::new(ErrorKind::Diverged, format!("the run diverged from its journal: {divergence}"), location)
     }
 }

@@ -201,10 +201,8 @@ impl Runtime {
             point: StepPoint::Statement { body: spec, stmt: id },
             location: Some(location),
         };
-        match self.env.hook.on_step(step).await {
-            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
-            Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
-        }
+        let control = self.env.hook.on_step(step).await;
+        self.obey(th, control).map(drop)
     }
 
     /// Runs a statement; a failure is reported to the hook at the innermost
@@ -225,7 +223,8 @@ impl Runtime {
         point: StepPoint<'_>,
         error: &RunError,
     ) -> Result<(), RunError> {
-        if error.kind != ErrorKind::Failed || std::mem::replace(&mut th.failure_reported, true) {
+        let reported = matches!(error.kind, ErrorKind::Failed | ErrorKind::Diverged);
+        if !reported || std::mem::replace(&mut th.failure_reported, true) {
             return Ok(());
         }
         let step = Step {
@@ -236,10 +235,24 @@ impl Runtime {
             point,
             location: error.location.clone(),
         };
-        let failure = Failure { message: &error.message, caught: th.guarded > 0 };
-        match self.env.hook.on_failure(step, failure).await {
-            Control::Continue | Control::Replace(_) | Control::Reply(_) => Ok(()),
+        let failure = Failure { message: &error.message, caught: th.guarded > 0 && error.kind == ErrorKind::Failed };
+        let control = self.env.hook.on_failure(step, failure).await;
+        self.obey(th, control).map(drop)
+    }
+
+    /// What the hook's answer means for the thread: `Err` when it ends the
+    /// run; a fork (an edit) makes the thread's later effects live.
+    pub(crate) fn obey(&self, th: &Thread, control: Control) -> Result<Control, RunError> {
+        match control {
             Control::Terminate => Err(RunError::new(ErrorKind::Terminated, "the run was terminated", None)),
+            Control::Fork | Control::Replace(_) => {
+                let n = th.effects.load(std::sync::atomic::Ordering::Relaxed);
+                if let Err(message) = self.env.journal.fork(&th.key, n) {
+                    th.emitter.emit(Payload::Warning { message });
+                }
+                Ok(control)
+            }
+            other => Ok(other),
         }
     }
 
@@ -506,10 +519,17 @@ impl Runtime {
     /// `parallel do`: every statement is a branch on its own thread with a copy
     /// of the variables; branches run concurrently, their assignments are merged
     /// in branch order, and the first failure cancels the others.
+    ///
+    /// The block is an effect of the thread: its branches are named after it
+    /// in the journal, which also keeps the order their events came in (a
+    /// replay emits them in that order, and makes their file changes again in
+    /// the order the recorded run made them).
     async fn exec_parallel(&self, th: &mut Thread, spec: &BodySpec, body: &[StmtId]) -> Result<(), RunError> {
         let before = th.vars.clone();
         let turns = conversation::len(&before);
-        let mut branches: Vec<Thread> = body.iter().map(|_| th.branch()).collect();
+        let block = th.next_effect();
+        let gate = crate::journal::Gate::new(body.len(), self.env.journal.interleaving(&block));
+        let mut branches: Vec<Thread> = (0..body.len()).map(|index| th.branch(&block, index as u32, &gate)).collect();
         let parent = th.id;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {
@@ -521,9 +541,13 @@ impl Runtime {
             .boxed()
         });
         let joined = futures::future::try_join_all(futures).await;
+        th.emitter.release(gate.finish());
+        let settled = self.env.journal.record_interleaving(&block, &gate.order());
+        let settled = settled.and_then(|()| self.env.journal.settle_block(&block));
         // A branch's failure was reported on the branch.
         th.failure_reported |= branches.iter().any(|b| b.failure_reported);
         joined?;
+        settled.map_err(|e| RunError::failed(e, None))?;
         // Each branch's replies join the conversation, in branch order.
         let replies: Option<Vec<Vec<Value>>> =
             turns.map(|n| branches.iter().map(|b| conversation::added(&b.vars, n)).collect());

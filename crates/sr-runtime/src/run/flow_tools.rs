@@ -16,7 +16,7 @@ use super::executor::CodeRun;
 use crate::compile::BodySpec;
 use crate::eval::{Evaluator, ToolArgs, ToolRequest, ToolTape};
 use crate::event::Payload;
-use crate::run::{FlowFunction, RunError, Runtime, Thread};
+use crate::run::{ErrorKind, FlowFunction, RunError, Runtime, Thread};
 use crate::tools::{Tool, builtin_tools, file_function, flow_value};
 use crate::value::display;
 
@@ -31,11 +31,25 @@ impl Runtime {
         e: ExprId,
     ) -> Result<Value, RunError> {
         let mut results = Vec::new();
+        let mut values = Vec::new();
         loop {
-            let tape = ToolTape::new(results);
-            let outcome = Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: Some(&tape) }.eval(e);
-            let (request, served) = tape.into_parts();
-            results = served;
+            // In a block of its own: the tape refers to the values, and
+            // neither lives across the tool call below.
+            let (outcome, request) = {
+                let journaled = super::values::StatementValues::new(self, th, values);
+                let tape = ToolTape::new(results, &journaled);
+                let outcome = Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: Some(&tape) }.eval(e);
+                let (request, served) = tape.into_parts();
+                results = served;
+                values = journaled.into_values().map_err(|d| {
+                    RunError::new(
+                        ErrorKind::Diverged,
+                        format!("the run diverged from its journal: {d}"),
+                        Some(self.program.stmt_location(&spec.source, stmt)),
+                    )
+                })?;
+                (outcome, request)
+            };
             let Some(request) = request else {
                 return outcome
                     .map_err(|e| RunError::failed(e.0, Some(self.program.stmt_location(&spec.source, stmt))));
@@ -147,7 +161,7 @@ impl Runtime {
         }
         let tools = match kind {
             ToolKind::Mcp => {
-                let (tools, warning) = self.env.tools.mcp_tools(tool).await;
+                let (tools, warning) = self.env.mcp.use_tools(tool).await;
                 if let Some(message) = warning {
                     th.emitter.emit(Payload::Warning { message });
                 }

@@ -19,10 +19,10 @@ use sr_llm::{ChatRequest, ChatResponse, Message, Role};
 
 use super::flow::Signal;
 use crate::compile::{BodySpec, HandlerSpec};
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, ToolTape};
 use crate::event::Payload;
 use crate::guardrail;
-use crate::run::{RunError, Runtime, Thread};
+use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::value::{display, truthy};
 
 pub const BLOCKED_INPUT: &str = "Request blocked by guardrail policy.";
@@ -213,9 +213,13 @@ impl Runtime {
             ));
         }
         let eval = |th: &Thread, e| {
-            Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: None }
-                .eval(e)
-                .map_err(|e| RunError::failed(e.0, location.clone()))
+            let values = super::values::StatementValues::new(self, th, Vec::new());
+            let tape = ToolTape::values_only(&values);
+            let value = Evaluator { body: &spec.body, vars: &th.vars, item: None, tools: Some(&tape) }.eval(e);
+            values.into_values().map_err(|d| {
+                RunError::new(ErrorKind::Diverged, format!("the run diverged from its journal: {d}"), location.clone())
+            })?;
+            value.map_err(|e| RunError::failed(e.0, location.clone()))
         };
         // `block if jailbreak`: a bare name is a guardrail check on the message.
         let condition = |th: &mut Thread, e: sr_hir::ExprId| -> Result<bool, RunError> {

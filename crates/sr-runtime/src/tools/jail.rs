@@ -167,6 +167,15 @@ impl Jail {
         self.open(relative, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).map(drop)
     }
 
+    /// Removes a file, or an empty directory, beneath the root (a symlink
+    /// named by the last component is removed, not followed).
+    pub fn remove(&self, relative: &Path, dir: bool) -> io::Result<()> {
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+        let flags = if dir { rustix::fs::AtFlags::REMOVEDIR } else { rustix::fs::AtFlags::empty() };
+        rustix::fs::unlinkat(&parent, name, flags).map_err(|e| self.explain(relative, e))
+    }
+
     /// `openat2` beneath the root, then the forbidden directories.
     fn open(&self, relative: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
         let fd = openat2(self.dir.as_fd(), relative, flags | OFlags::CLOEXEC, mode, RESOLVE)

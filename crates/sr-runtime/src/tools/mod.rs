@@ -16,7 +16,7 @@ use sr_hir::tool_functions::{Param, ToolKind};
 
 use crate::RunOptions;
 
-pub use jail::Jail;
+pub use jail::{Jail, Opened};
 
 /// What a model sees of a tool: the providers' own declaration.
 pub use sr_llm::ToolSpec;

@@ -10,8 +10,8 @@ use sr_llm::Provider;
 use sr_runtime::event::{Emitter, Event, Payload};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::{Human, Unattended};
+use sr_runtime::journal::{Journal, Meta, Mode, Recorded, Workspace};
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::LiveTools;
 use sr_runtime::tools::Jail;
 use sr_runtime::{Env, RunOptions, RunOutcome, Runtime};
 
@@ -59,6 +59,8 @@ pub struct Options {
     pub forbidden: Vec<PathBuf>,
     /// The session's conversation before this run.
     pub history: Vec<sr_llm::Message>,
+    /// What the run records to or is served from (nothing, by default).
+    pub journal: Arc<Journal>,
 }
 
 impl Default for Options {
@@ -70,6 +72,7 @@ impl Default for Options {
             options: RunOptions::default(),
             forbidden: Vec::new(),
             history: Vec::new(),
+            journal: Arc::new(Journal::unrecorded()),
         }
     }
 }
@@ -84,7 +87,8 @@ pub async fn run_file(path: &Path, input: &str, provider: Arc<dyn Provider>, opt
         provider,
         hook: options.hook,
         jail: options.forbidden.iter().fold(Jail::new(&options.work_dir).unwrap(), |jail, path| jail.forbid(path)),
-        tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+        mcp: Arc::new(McpHub::default()),
+        journal: options.journal,
         human: options.human,
         options: options.options,
     };
@@ -142,20 +146,48 @@ pub async fn tool_results(
 }
 
 /// Runs the file at `path` in `dir` with no model, its tool calls going
-/// through `tools` (live with a cassette, replayed or resumed).
-pub async fn run_with_tools(path: &Path, dir: &Path, tools: Arc<dyn sr_runtime::record::ToolGate>) -> RunOutcome {
+/// through `journal` (recording, replaying or resuming).
+pub async fn run_with_journal(path: &Path, dir: &Path, journal: Arc<Journal>) -> RunOutcome {
     let mut db = RootDatabase::default();
     let program = sr_runtime::compile::compile_path(&mut db, path).unwrap();
     let env = Env {
         provider: Arc::new(sr_runtime::scripted::ScriptedProvider::new()),
         hook: Arc::new(NoHook),
         jail: Jail::new(dir).unwrap(),
-        tools,
+        mcp: Arc::new(McpHub::default()),
+        journal,
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };
     let emitter = Emitter::new("inv", vec![Arc::new(|_: &Event| {})]);
     Runtime::new(program, env).run(emitter, "go".to_string(), Vec::new()).await
+}
+
+/// A live run's journal, recorded to a new file at `path`, its files those of `dir`.
+pub fn recording(path: &Path, dir: &Path) -> Arc<Journal> {
+    let cassette = Arc::new(sr_llm::Cassette::create(path).unwrap());
+    let workspace = Workspace::new(Jail::new(dir).unwrap());
+    Arc::new(Journal::recording(cassette, &Meta::new("test.sr", "go"), Some(workspace)).unwrap())
+}
+
+/// A provider for runs that must make no live model call.
+pub struct Offline;
+
+impl Provider for Offline {
+    fn chat(&self, request: sr_llm::ChatRequest) -> sr_llm::ChatStream {
+        panic!("a served run asked the model: {request:?}")
+    }
+}
+
+/// A journal that serves `text` in `mode`; new entries (a resumed run's) go
+/// to `to`, which starts as a copy of `text`.
+pub fn serving(mode: Mode, text: &str, dir: &Path, to: Option<&Path>) -> Arc<Journal> {
+    let cassette = to.map(|path| {
+        std::fs::write(path, text).unwrap();
+        Arc::new(sr_llm::Cassette::append_to(path).unwrap())
+    });
+    let workspace = Workspace::new(Jail::new(dir).unwrap());
+    Arc::new(Journal::new(mode, Recorded::parse(text).unwrap(), cassette, Some(workspace)))
 }
 
 /// An agent with a 5 s timeout and one retry, run by a flow that returns

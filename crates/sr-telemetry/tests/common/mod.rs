@@ -13,8 +13,8 @@ use sr_hir::RootDatabase;
 use sr_runtime::event::{Emitter, Event, EventSink};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
+use sr_runtime::journal::Journal;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::record::LiveTools;
 use sr_runtime::scripted::ScriptedProvider;
 use sr_runtime::tools::Jail;
 use sr_runtime::{Env, RunOptions, Runtime};
@@ -72,7 +72,8 @@ pub async fn run_with(source: &str, input: &str, provider: ScriptedProvider, sin
         provider: Arc::new(provider),
         hook: Arc::new(NoHook),
         jail: Jail::new(&dir).unwrap(),
-        tools: Arc::new(LiveTools { cassette: None, mcp: Arc::new(McpHub::default()) }),
+        mcp: Arc::new(McpHub::default()),
+        journal: Arc::new(Journal::unrecorded()),
         human: Arc::new(Unattended),
         options: RunOptions::default(),
     };

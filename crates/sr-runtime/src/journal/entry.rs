@@ -1,0 +1,405 @@
+//! The lines of a journal, read into what a run is served from.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sr_llm::{ChatEvent, ChatRequest, LlmError};
+
+use super::EffectAt;
+use super::workspace::Change;
+
+/// The journal format this program writes and reads; a journal without it
+/// (or with an older one) was made by an earlier `sr` and must be recorded again.
+pub const JOURNAL_FORMAT: u64 = 2;
+
+pub(crate) const META_KIND: &str = "meta";
+pub(crate) const TOOL_START_KIND: &str = "tool_start";
+pub(crate) const TOOL_KIND: &str = "tool";
+pub(crate) const VALUE_KIND: &str = "value";
+pub(crate) const INTERLEAVE_KIND: &str = "interleave";
+pub(crate) const BLOB_KIND: &str = "blob";
+pub(crate) const FORK_KIND: &str = "fork";
+pub(crate) const END_KIND: &str = "end";
+
+/// How a recorded run started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub invocation_id: String,
+    pub workload: String,
+    /// The message the run started with.
+    pub input: String,
+    /// The flow or agent it started at (`--entry`), when not the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// Answers to its `escalate to human`s, in order (a resumed run's).
+    #[serde(default)]
+    pub answers: Vec<String>,
+}
+
+impl Meta {
+    /// A meta for a run of `workload` with `input`, under a new invocation id.
+    pub fn new(workload: impl Into<String>, input: impl Into<String>) -> Meta {
+        Meta {
+            invocation_id: uuid::Uuid::new_v4().to_string(),
+            workload: workload.into(),
+            input: input.into(),
+            entry: None,
+            answers: Vec::new(),
+        }
+    }
+
+    /// The journal's first line.
+    pub fn to_entry(&self) -> Value {
+        let mut entry = serde_json::to_value(self).expect("a meta line always serializes");
+        entry["kind"] = json!(META_KIND);
+        entry["format"] = json!(JOURNAL_FORMAT);
+        entry
+    }
+}
+
+/// One recorded effect.
+#[derive(Debug)]
+pub(crate) enum Effect {
+    Model {
+        step: u64,
+        /// The request, normalized (`sr_llm::normalize`).
+        request: Value,
+        events: Vec<ChatEvent>,
+        error: Option<LlmError>,
+        /// The live run dropped the exchange before it finished (a timeout,
+        /// a failed sibling branch, an interruption).
+        cancelled: bool,
+    },
+    Tool {
+        step: u64,
+        name: String,
+        args: Value,
+        /// `None`: the call started and the run ended before it returned.
+        outcome: Option<Result<Value, String>>,
+        changes: Vec<Change>,
+    },
+    Value {
+        step: u64,
+        source: String,
+        args: Value,
+        value: Value,
+    },
+}
+
+impl Effect {
+    pub(crate) fn step(&self) -> u64 {
+        match self {
+            Effect::Model { step, .. } | Effect::Tool { step, .. } | Effect::Value { step, .. } => *step,
+        }
+    }
+
+    /// What was recorded, for a divergence's message.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Effect::Model { request, .. } => {
+                format!("a request to model `{}`", request["model"].as_str().unwrap_or("?"))
+            }
+            Effect::Tool { name, args, .. } => format!("a call of tool '{name}' with {}", shown(args)),
+            Effect::Value { source, args, .. } => format!("{source}({})", shown_args(args)),
+        }
+    }
+}
+
+/// A journal read into what it serves.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub(crate) meta: Option<Meta>,
+    effects: HashMap<(Arc<str>, u32), Effect>,
+    interleavings: HashMap<(Arc<str>, u32), Vec<u32>>,
+    /// Every file change in the file, void or not, in the order they were
+    /// made: undoing them all in reverse gives the files the run started with.
+    pub(crate) all_changes: Vec<Change>,
+    /// Blob hash → its bytes.
+    pub(crate) blobs: HashMap<String, Arc<[u8]>>,
+    max_step: u64,
+    effects_per_thread: HashMap<Arc<str>, u32>,
+    /// The recorded run reached its end (an `end` line): what it left
+    /// unfinished was cancelled by the run itself, not cut off by a crash.
+    ended: bool,
+}
+
+impl Recorded {
+    /// Reads journal `text`. Lines it does not know are skipped (MCP listings
+    /// are read by the MCP hub); a line that is not JSON, or a journal of an
+    /// older format, is an error naming the line.
+    pub fn parse(text: &str) -> Result<Recorded, String> {
+        let mut recorded = Recorded::default();
+        let mut threads: HashSet<Arc<str>> = HashSet::new();
+        let mut intern = |name: &str| -> Arc<str> {
+            match threads.get(name) {
+                Some(thread) => thread.clone(),
+                None => {
+                    let thread: Arc<str> = name.into();
+                    threads.insert(thread.clone());
+                    thread
+                }
+            }
+        };
+        let mut format_checked = false;
+        for (index, line) in text.lines().enumerate() {
+            let number = index + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut entry: Value =
+                serde_json::from_str(line).map_err(|e| format!("line {number} of the journal is not JSON: {e}"))?;
+            let kind = entry["kind"].as_str().unwrap_or_default().to_string();
+            let bad = |what: &str| format!("line {number} of the journal: {what}");
+            if !format_checked && kind != sr_mcp::MCP_TOOLS_KIND && kind != sr_mcp::MCP_NOTICE_KIND {
+                format_checked = true;
+                let format = entry["format"].as_u64().unwrap_or(1);
+                if kind != META_KIND || format < JOURNAL_FORMAT {
+                    return Err(format!(
+                        "this recording was made by an earlier version of sr (journal format {}): record it again",
+                        if kind == META_KIND { format } else { 1 }
+                    ));
+                }
+                if format > JOURNAL_FORMAT {
+                    return Err(format!("this recording has journal format {format}, newer than this program's"));
+                }
+            }
+            let step = entry["step"].as_u64().unwrap_or(0);
+            recorded.max_step = recorded.max_step.max(step);
+            let at = || -> Result<(Arc<str>, u32), String> {
+                let thread = entry["at"].as_str().ok_or_else(|| bad("no `at`"))?;
+                let n = entry["n"].as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad("no `n`"))?;
+                Ok((thread.into(), n))
+            };
+            match kind.as_str() {
+                META_KIND => {
+                    // A resumed run's journal starts with its predecessor's
+                    // meta and adds its own: the last one says how it started.
+                    recorded.meta = Some(serde_json::from_value(entry).map_err(|e| bad(&e.to_string()))?);
+                }
+                sr_llm::LLM_KIND => {
+                    let (thread, n) = at()?;
+                    let request: ChatRequest =
+                        serde_json::from_value(entry["request"].take()).map_err(|e| bad(&format!("request: {e}")))?;
+                    let events =
+                        serde_json::from_value(entry["events"].take()).map_err(|e| bad(&format!("events: {e}")))?;
+                    let error = match entry["error"].take() {
+                        Value::Null => None,
+                        error => Some(serde_json::from_value(error).map_err(|e| bad(&format!("error: {e}")))?),
+                    };
+                    let cancelled = entry["cancelled"] == json!(true);
+                    let request = sr_llm::normalize(&request);
+                    recorded.insert(intern(&thread), n, Effect::Model { step, request, events, error, cancelled });
+                }
+                TOOL_START_KIND | TOOL_KIND => {
+                    let (thread, n) = at()?;
+                    let name = entry["name"].as_str().unwrap_or_default().to_string();
+                    let args = entry["args"].take();
+                    let outcome = match (kind.as_str(), entry.get("error").and_then(Value::as_str)) {
+                        (TOOL_START_KIND, _) => None,
+                        (_, Some(error)) => Some(Err(error.to_string())),
+                        _ => Some(Ok(entry["result"].take())),
+                    };
+                    let changes: Vec<Change> = match entry["files"].take() {
+                        Value::Null => Vec::new(),
+                        files => serde_json::from_value(files).map_err(|e| bad(&format!("files: {e}")))?,
+                    };
+                    recorded.all_changes.extend(changes.iter().cloned());
+                    recorded.insert(intern(&thread), n, Effect::Tool { step, name, args, outcome, changes });
+                }
+                VALUE_KIND => {
+                    let (thread, n) = at()?;
+                    let source = entry["source"].as_str().unwrap_or_default().to_string();
+                    let effect =
+                        Effect::Value { step, source, args: entry["args"].take(), value: entry["value"].take() };
+                    recorded.insert(intern(&thread), n, effect);
+                }
+                INTERLEAVE_KIND => {
+                    let (thread, n) = at()?;
+                    let order = super::interleave::expand(&entry["order"]).ok_or_else(|| bad("a bad `order`"))?;
+                    recorded.interleavings.insert((intern(&thread), n), order);
+                }
+                BLOB_KIND => {
+                    let hash = entry["sha256"].as_str().ok_or_else(|| bad("a blob without `sha256`"))?.to_string();
+                    let bytes = super::workspace::blob_bytes(&entry).ok_or_else(|| bad("a blob without content"))?;
+                    recorded.blobs.insert(hash, bytes.into());
+                }
+                END_KIND => recorded.ended = true,
+                FORK_KIND => match entry["from_step"].as_u64() {
+                    Some(from) => recorded.void_from_step(from),
+                    None => {
+                        let (thread, n) = at()?;
+                        recorded.void_fork(&thread, n);
+                    }
+                },
+                _ => {}
+            }
+        }
+        Ok(recorded)
+    }
+
+    fn insert(&mut self, thread: Arc<str>, n: u32, effect: Effect) {
+        let count = self.effects_per_thread.entry(thread.clone()).or_default();
+        *count = (*count).max(n + 1);
+        self.effects.insert((thread, n), effect);
+    }
+
+    /// Forgets what `thread` recorded from effect `n` on, and what the
+    /// branches it started from there recorded.
+    fn void_fork(&mut self, thread: &str, n: u32) {
+        let gone = |t: &str, m: u32| (t == thread && m >= n) || descends(t, thread, n);
+        self.effects.retain(|(t, m), _| !gone(t, *m));
+        self.interleavings.retain(|(t, m), _| !gone(t, *m));
+        self.recount();
+    }
+
+    /// Forgets every effect recorded at step `from` or later.
+    fn void_from_step(&mut self, from: u64) {
+        self.effects.retain(|_, effect| effect.step() < from);
+        self.recount();
+    }
+
+    fn recount(&mut self) {
+        self.effects_per_thread.clear();
+        for (thread, n) in self.effects.keys() {
+            let count = self.effects_per_thread.entry(thread.clone()).or_default();
+            *count = (*count).max(n + 1);
+        }
+    }
+
+    pub(crate) fn effect(&self, at: &EffectAt) -> Option<&Effect> {
+        self.effects.get(&(at.thread.clone(), at.n))
+    }
+
+    /// How many effects `thread` recorded.
+    pub(crate) fn effects_of(&self, thread: &Arc<str>) -> u32 {
+        self.effects_per_thread.get(thread).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn interleaving(&self, at: &EffectAt) -> Option<&[u32]> {
+        self.interleavings.get(&(at.thread.clone(), at.n)).map(Vec::as_slice)
+    }
+
+    /// The recorded tool effects with file changes, of `block`'s branches (the
+    /// threads it started and theirs), in the order they were made.
+    pub(crate) fn changes_under(&self, block: &EffectAt) -> Vec<(u64, &[Change])> {
+        let mut found: Vec<(u64, &[Change])> = self
+            .effects
+            .iter()
+            .filter(|((thread, _), _)| in_block(thread, &block.thread, block.n))
+            .filter_map(|(_, effect)| match effect {
+                Effect::Tool { step, changes, .. } if !changes.is_empty() => Some((*step, changes.as_slice())),
+                _ => None,
+            })
+            .collect();
+        found.sort_by_key(|(step, _)| *step);
+        found
+    }
+
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    pub(crate) fn max_step(&self) -> u64 {
+        self.max_step
+    }
+
+    pub(crate) fn blob_hashes(&self) -> HashSet<String> {
+        self.blobs.keys().cloned().collect()
+    }
+}
+
+/// Whether `thread` is a branch that `ancestor` started at its effect `from`
+/// or later (`main/3.1/0.2` descends from `main` at 3 and from `main/3.1` at 0).
+pub(crate) fn descends(thread: &str, ancestor: &str, from: u32) -> bool {
+    let Some(rest) = thread.strip_prefix(ancestor).and_then(|rest| rest.strip_prefix('/')) else { return false };
+    let block = rest.split('/').next().unwrap_or_default();
+    let n = block.split('.').next().and_then(|n| n.parse::<u32>().ok());
+    n.is_some_and(|n| n >= from)
+}
+
+/// Whether `thread` is a branch of the block `parent` started as its effect
+/// `n`, or a branch of one of those.
+pub(crate) fn in_block(thread: &str, parent: &str, n: u32) -> bool {
+    let Some(rest) = thread.strip_prefix(parent).and_then(|rest| rest.strip_prefix('/')) else { return false };
+    let block = rest.split('/').next().unwrap_or_default();
+    block.split('.').next().and_then(|m| m.parse::<u32>().ok()) == Some(n)
+}
+
+/// A value as a divergence shows it: JSON, cut after 200 characters.
+pub(crate) fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(200) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
+/// Arguments as a call shows them: `1, "a"`.
+pub(crate) fn shown_args(args: &Value) -> String {
+    match args {
+        Value::Array(items) => items.iter().map(shown).collect::<Vec<_>>().join(", "),
+        other => shown(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branches_descend_from_the_block_that_started_them() {
+        assert!(descends("main/3.1", "main", 3));
+        assert!(descends("main/3.1/0.2", "main", 3));
+        assert!(descends("main/3.1/0.2", "main/3.1", 0));
+        assert!(!descends("main/2.1", "main", 3), "started before the fork point");
+        assert!(!descends("main", "main", 0), "a thread is not its own branch");
+        assert!(!descends("main2/3.1", "main", 0), "a prefix of the name is not an ancestor");
+    }
+
+    fn meta() -> String {
+        Meta { invocation_id: "i".into(), workload: "w.sr".into(), input: "go".into(), entry: None, answers: vec![] }
+            .to_entry()
+            .to_string()
+    }
+
+    #[test]
+    fn later_lines_replace_earlier_ones_and_forks_void_what_followed() {
+        let value = |at: &str, n: u32, step: u64, v: &str| {
+            json!({"kind": "value", "at": at, "n": n, "step": step, "source": "uuid", "args": [], "value": v})
+                .to_string()
+        };
+        let text = [
+            meta(),
+            value("main", 0, 1, "a"),
+            value("main", 1, 2, "b"),
+            value("main/1.0", 0, 3, "c"),
+            value("main", 0, 4, "a2"),
+            json!({"kind": "fork", "at": "main", "n": 1}).to_string(),
+        ]
+        .join("\n");
+        let recorded = Recorded::parse(&text).unwrap();
+        let at = |thread: &str, n| EffectAt { thread: thread.into(), n };
+        let served = |thread: &str, n| match recorded.effect(&at(thread, n)) {
+            Some(Effect::Value { value, .. }) => Some(value.clone()),
+            _ => None,
+        };
+        assert_eq!(served("main", 0), Some(json!("a2")));
+        assert_eq!(served("main", 1), None, "voided by the fork");
+        assert_eq!(served("main/1.0", 0), None, "a branch started at the fork point");
+        assert_eq!(recorded.effects_of(&"main".into()), 1);
+        assert_eq!(recorded.max_step(), 4);
+    }
+
+    #[test]
+    fn old_formats_and_broken_lines_are_refused_with_their_line() {
+        let old = r#"{"kind":"meta","invocation_id":"i","workload":"w","input":""}"#;
+        let error = Recorded::parse(old).unwrap_err();
+        assert!(error.contains("earlier version of sr"), "{error}");
+        let error = Recorded::parse(&format!("{}\nnot json", meta())).unwrap_err();
+        assert!(error.starts_with("line 2 of the journal is not JSON"), "{error}");
+        let error = Recorded::parse(&format!("{}\n{{\"kind\":\"value\",\"n\":0}}", meta())).unwrap_err();
+        assert_eq!(error, "line 2 of the journal: no `at`");
+    }
+}

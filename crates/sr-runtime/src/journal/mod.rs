@@ -1,0 +1,326 @@
+//! The journal: every value a run observes from outside its program — model
+//! replies, tool results, `uuid()`, `now()` and random values, the order in
+//! which parallel branches' events interleave, the files its tools change —
+//! recorded under a key the program's own control flow decides: the thread
+//! (`main`, or `main/3.1` for branch 1 of the `parallel` block that was
+//! effect 3 of `main`) and the effect's number on that thread. Since a thread
+//! runs its statements in order, a run that is served the same values makes
+//! the same effects under the same keys, whatever the timing of its branches.
+//!
+//! A journal is one JSON-lines file (the cassette format of `sr-llm`, whose
+//! `llm` lines this module writes with its own keys): `meta` first, then
+//! `llm`, `tool_start`/`tool`, `value`, `interleave`, `blob` and `fork` lines
+//! in the order they happened. A later line with the same key replaces an
+//! earlier one (a resumed run's journal is its predecessor's followed by what
+//! is new), and a `fork` line voids what the forked thread, and the branches
+//! it started, recorded from the fork point on.
+//!
+//! How a run uses its journal is its [`Mode`]: a live run records; a replay
+//! serves everything and fails at the first effect the journal does not have;
+//! a resumed run and a run going back in time serve what the journal has and
+//! go live where a thread's journal ends. In every serving mode an effect that
+//! differs from the recorded one stops the run with a [`Divergence`] naming
+//! the first difference: a run never goes live by accident. Going live on
+//! purpose is a fork: [`Journal::fork`] for a thread, or a `fork` line with a
+//! `from_step` for a whole run (`sr run --resume ID --from STEP`).
+
+mod entry;
+pub(crate) mod interleave;
+mod model;
+mod tool;
+mod workspace;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use sr_llm::Cassette;
+
+pub(crate) use entry::Effect;
+pub use entry::Recorded;
+pub use entry::{JOURNAL_FORMAT, Meta};
+pub use interleave::Gate;
+pub use model::JournaledProvider;
+pub use workspace::Workspace;
+
+/// What the journal is for in this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Everything is live; the journal records (when it has a file).
+    Live,
+    /// Everything is served; an effect the journal lacks is a divergence.
+    /// Files the recorded tools changed are changed again.
+    Replay,
+    /// A run continued after it was interrupted or paused: what the journal
+    /// has is served, and a thread goes live where its journal ends. The work
+    /// directory is live already: files are not touched.
+    Resume,
+    /// A run going back in time in its own recording (the debugger): served
+    /// like a resumed run, and the work directory is first put back as it
+    /// was when the run started, then moved forward with each served tool.
+    Travel,
+}
+
+/// Where an effect happens: a thread and the effect's number on it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EffectAt {
+    pub thread: Arc<str>,
+    pub n: u32,
+}
+
+impl std::fmt::Display for EffectAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.thread, self.n)
+    }
+}
+
+/// The run asked for something other than what its journal recorded at that
+/// point, while the journal still had the recorded answer to give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence(pub String);
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A run's journal: what it was served from, and where it records.
+pub struct Journal {
+    mode: Mode,
+    recorded: Recorded,
+    writer: Option<Writer>,
+    /// The step number of the next new entry: one more than any recorded.
+    next_step: AtomicU64,
+    /// Threads that went live on purpose, and from which effect on.
+    forks: Mutex<HashMap<Arc<str>, u32>>,
+    /// The work directory, for capturing and restoring the files tools change.
+    workspace: Option<Workspace>,
+}
+
+/// Where new entries go: the journal file (and its mirror, `--record`).
+struct Writer {
+    cassette: Arc<Cassette>,
+    /// Blobs already in the file, by hash, so each is written once.
+    blobs: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Journal {
+    /// A journal that records nothing: every effect is live.
+    pub fn unrecorded() -> Journal {
+        Journal::new(Mode::Live, Recorded::default(), None, None)
+    }
+
+    /// A journal of model exchanges made outside any run (an evaluation's
+    /// judge), in a file of its own: recorded to `path` (`Live`) or served
+    /// from it (`Replay`).
+    pub fn of_exchanges(mode: Mode, path: &std::path::Path) -> Result<Journal, String> {
+        let cannot = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        match mode {
+            Mode::Replay => {
+                let text = std::fs::read_to_string(path).map_err(|e| cannot(&e))?;
+                Ok(Journal::new(mode, Recorded::parse(&text).map_err(|e| cannot(&e))?, None, None))
+            }
+            _ => {
+                let cassette = Cassette::create(path).map_err(|e| cannot(&e))?;
+                Journal::recording(Arc::new(cassette), &Meta::new("", ""), None)
+            }
+        }
+    }
+
+    /// A live run recorded to `cassette`, which gets `meta` as its first line.
+    pub fn recording(cassette: Arc<Cassette>, meta: &Meta, workspace: Option<Workspace>) -> Result<Journal, String> {
+        cassette.append(&meta.to_entry()).map_err(|e| format!("cannot write the journal: {e}"))?;
+        Ok(Journal::new(Mode::Live, Recorded::default(), Some(cassette), workspace))
+    }
+
+    /// A journal in `mode` that serves `recorded` and appends to `cassette`.
+    pub fn new(
+        mode: Mode,
+        recorded: Recorded,
+        cassette: Option<Arc<Cassette>>,
+        workspace: Option<Workspace>,
+    ) -> Journal {
+        let writer = cassette.map(|cassette| Writer { blobs: Mutex::new(recorded.blob_hashes()), cassette });
+        Journal {
+            mode,
+            next_step: AtomicU64::new(recorded.max_step() + 1),
+            recorded,
+            writer,
+            forks: Mutex::new(HashMap::new()),
+            workspace,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// How the recorded run started, if the journal says.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.recorded.meta.as_ref()
+    }
+
+    /// The run ended with `status`: what it left unfinished it cancelled.
+    pub fn finish(&self, status: crate::event::RunStatus) -> Result<(), String> {
+        self.write(&json!({"kind": entry::END_KIND, "status": status}))
+    }
+
+    /// `thread` goes live from effect `n` on (its recorded entries from there,
+    /// and those of branches it started from there, are void), and the
+    /// journal says so. A debugger's edit makes a fork.
+    pub fn fork(&self, thread: &Arc<str>, n: u32) -> Result<(), String> {
+        let mut forks = self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if forks.get(thread).is_some_and(|&at| at <= n) || self.mode == Mode::Live {
+            return Ok(());
+        }
+        forks.insert(thread.clone(), n);
+        drop(forks);
+        self.write(&json!({"kind": entry::FORK_KIND, "at": &**thread, "n": n}))
+    }
+
+    /// Whether the effect at `at` is served from the journal, and with what.
+    fn decide(&self, at: &EffectAt) -> Decision<'_> {
+        if self.mode == Mode::Live || self.forked(at) {
+            return Decision::Live;
+        }
+        match self.recorded.effect(at) {
+            Some(effect) => Decision::Serve(effect),
+            _ if self.mode == Mode::Replay => Decision::Missing,
+            _ => Decision::Live,
+        }
+    }
+
+    /// Whether `at`'s thread, or a thread that started it, forked at or before it.
+    fn forked(&self, at: &EffectAt) -> bool {
+        let forks = self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if forks.is_empty() {
+            return false;
+        }
+        if forks.get(&at.thread).is_some_and(|&from| at.n >= from) {
+            return true;
+        }
+        forks.iter().any(|(thread, &from)| entry::descends(&at.thread, thread, from))
+    }
+
+    /// The number the next new entry gets.
+    fn take_step(&self) -> u64 {
+        self.next_step.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn write(&self, entry: &Value) -> Result<(), String> {
+        match &self.writer {
+            Some(writer) => writer.cassette.append(entry).map_err(|e| format!("cannot write the journal: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    fn writes(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// A value only the world knows (`uuid()`, `now()`, a random number):
+    /// served from the journal, or computed by `live` and recorded.
+    pub fn value(
+        &self,
+        at: &EffectAt,
+        source: &str,
+        args: &[Value],
+        live: impl FnOnce() -> Result<Value, String>,
+    ) -> Result<Result<Value, String>, Divergence> {
+        let args = Value::Array(args.to_vec());
+        match self.decide(at) {
+            Decision::Serve(Effect::Value { source: recorded, args: recorded_args, value, .. })
+                if recorded == source && *recorded_args == args =>
+            {
+                Ok(Ok(value.clone()))
+            }
+            Decision::Serve(other) => Err(Divergence(format!(
+                "{source}({}) was called where the journal recorded {}",
+                entry::shown_args(&args),
+                other.describe()
+            ))),
+            Decision::Missing => Err(self.missing(at, &format!("{source}()"))),
+            Decision::Live => {
+                let value = live();
+                if let Ok(value) = &value
+                    && self.writes()
+                {
+                    let entry = json!({
+                        "kind": entry::VALUE_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
+                        "source": source, "args": args, "value": value,
+                    });
+                    if let Err(e) = self.write(&entry) {
+                        return Ok(Err(e));
+                    }
+                }
+                Ok(value)
+            }
+        }
+    }
+
+    /// The divergence of a replay that reached an effect its recording lacks.
+    fn missing(&self, at: &EffectAt, what: &str) -> Divergence {
+        let recorded = self.recorded.effects_of(&at.thread);
+        match recorded {
+            0 => Divergence(format!(
+                "the recording has nothing for {what} here: it recorded no effect of thread {}",
+                at.thread
+            )),
+            n => Divergence(format!(
+                "the recording has nothing for {what} here: thread {} recorded {n} effect(s) and this is its effect {}",
+                at.thread,
+                at.n + 1
+            )),
+        }
+    }
+
+    /// The order in which the branches of the parallel block at `at` emitted
+    /// their events, to emit them in again (replays only).
+    pub fn interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
+        if self.mode != Mode::Replay {
+            return None;
+        }
+        self.recorded.interleaving(at).map(<[u32]>::to_vec)
+    }
+
+    /// Records the order in which the block's branches emitted their events.
+    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32]) -> Result<(), String> {
+        if !self.writes() || order.is_empty() || self.mode == Mode::Replay {
+            return Ok(());
+        }
+        let entry = json!({
+            "kind": entry::INTERLEAVE_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
+            "order": interleave::compress(order),
+        });
+        self.write(&entry)
+    }
+
+    /// After a parallel block of a replay, its branches' file changes are made
+    /// again in the order the recorded run made them, so that two branches
+    /// writing one file leave what they left then.
+    pub fn settle_block(&self, at: &EffectAt) -> Result<(), String> {
+        match (&self.workspace, self.mode) {
+            (Some(workspace), Mode::Replay) => workspace.settle(&self.recorded, at),
+            _ => Ok(()),
+        }
+    }
+
+    /// Puts the work directory back as it was when the recorded run started
+    /// (a run going back in time starts there).
+    pub fn rewind_files(&self) -> Result<(), String> {
+        match (&self.workspace, self.mode) {
+            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where the journal said an effect comes from.
+enum Decision<'a> {
+    Serve(&'a Effect),
+    Live,
+    /// A replay reached an effect its recording does not have.
+    Missing,
+}
