@@ -17,7 +17,7 @@ use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
 use crate::protocol::{
-    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent,
+    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent, QuestionEvent,
     SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
     Thread, ThreadEvent,
 };
@@ -329,12 +329,21 @@ impl Debugger {
                 if stopped.edited {
                     st.edits.insert(stopped.position, stopped.snapshot.vars.clone());
                 }
+                self.no_longer_asks(t, &stopped);
                 let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
                 let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit };
                 let _ = stopped.resume.send(resume);
             }
         }
         Ok(())
+    }
+
+    /// Tells the client a thread that waited for an answer goes on.
+    fn no_longer_asks(&self, thread: u32, stopped: &Stopped) {
+        if stopped.question.is_some() {
+            let event = QuestionEvent { thread_id: dap_thread(thread), question: None };
+            self.client.event(Event::Question(event));
+        }
     }
 
     /// Every thread stops at its next point (statement, model or tool call),
@@ -350,6 +359,7 @@ impl Debugger {
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
+            self.no_longer_asks(thread, &stopped);
             let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None };
             let _ = stopped.resume.send(resume);
         }

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
-use crate::protocol::{Event, StoppedEvent};
+use crate::protocol::{Event, QuestionEvent, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
 use crate::trigger::Verdict;
@@ -77,7 +77,7 @@ impl StepHook for DebugHook {
             let exception = Exception {
                 kind: ExceptionKind::Human,
                 description: format!(
-                    "escalate to human: {message} (answer by evaluating a string in the debug console, then continue)"
+                    "escalate to human: {message} (answer with `:answer TEXT` in the debug console, then continue)"
                 ),
                 unhandled: false,
             };
@@ -276,7 +276,12 @@ impl Debugger {
             text: description,
             all_threads_stopped: false,
             hit_breakpoint_ids: ids,
+            preserve_focus_hint: false,
         }));
+        if let Some(question) = &question {
+            let question = Some(question.clone());
+            self.client.event(Event::Question(QuestionEvent { thread_id: dap_thread(thread), question }));
+        }
         let position = st.run.at.get(&thread).copied().unwrap_or(st.run.position);
         let frame_starts = st.run.frame_starts.get(&thread).cloned().unwrap_or_default();
         if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {

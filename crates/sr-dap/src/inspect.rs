@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use sr_runtime::value::{display, type_name};
 
-use crate::debugger::{Debugger, State, Stopped, runtime_thread};
+use crate::answer::Console;
+use crate::debugger::{Debugger, State, Stopped, dap_thread, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
@@ -101,9 +102,20 @@ impl Debugger {
     /// thread (all frames of a thread share one namespace); without a frame,
     /// against the thread waiting for a human, else the first stopped one.
     /// In `clipboard` context the result is the whole value, unabridged.
-    /// In the debug console (`repl`), a string answers the thread's
-    /// `escalate to human`; it goes to the run at the next `continue`.
+    /// Evaluating never answers `escalate to human`: in the debug console
+    /// (`repl`), `:answer TEXT` does (see `answer`).
     pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
+        if args.context.as_deref() == Some("repl") {
+            let line = Console::read(&args.expression);
+            if !matches!(line, Console::Expression(_)) {
+                let thread = match args.frame_id {
+                    Some(id) => Some(self.frame_thread(id)?),
+                    None => None,
+                };
+                let asking = thread.filter(|t| self.lock().run.stopped.get(t).is_some_and(|s| s.question.is_some()));
+                return self.console_command(asking.map(dap_thread), line);
+            }
+        }
         let mut guard = self.lock();
         let st = &mut *guard;
         let thread = match args.frame_id {
@@ -116,15 +128,8 @@ impl Debugger {
                 asking.or(st.run.stopped.keys().next().copied()).ok_or("evaluation needs a stopped thread")?
             }
         };
-        let stopped = st.run.stopped.get_mut(&thread).ok_or("evaluation needs a stopped thread")?;
+        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
         let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
-        if let (Some("repl"), Value::String(answer), Some(question)) =
-            (args.context.as_deref(), &value, &stopped.question)
-        {
-            stopped.answer = Some(answer.clone());
-            let text = format!("the answer to \"{question}\" is {}; continue to give it to the run", preview(&value));
-            self.client.output("console", text);
-        }
         let (named, indexed) = counts(&value);
         let reference = if is_container(&value) {
             st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
@@ -232,6 +237,14 @@ impl Debugger {
 }
 
 impl Debugger {
+    /// The runtime thread of a frame id.
+    fn frame_thread(&self, id: i64) -> Result<u32, String> {
+        match self.lock().run.handles.get(id) {
+            Some(Handle::Frame { thread, .. }) => Ok(*thread),
+            _ => Err(format!("there is no frame {id} (the thread has moved on)")),
+        }
+    }
+
     /// The position `back` goes to from where stopped thread `thread_id` is
     /// (the frame's thread for [`Back::Frame`]).
     pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {

@@ -233,6 +233,10 @@ impl Session {
                 let result = self.debugger.set_variable(args);
                 self.respond(&request, result);
             }
+            Command::Answer(args) => {
+                let result = self.debugger.answer(args.thread_id, &args.text);
+                self.respond(&request, result);
+            }
             Command::ExceptionInfo(args) => {
                 let result = self.debugger.exception_info(args.thread_id);
                 self.respond(&request, result);
@@ -421,5 +425,6 @@ fn capabilities() -> Capabilities {
         supports_data_breakpoints: true,
         supports_step_back: true,
         supports_restart_frame: true,
+        supports_clipboard_context: true,
     }
 }

@@ -132,6 +132,7 @@ async fn configuration_sequence_breakpoints_and_run_to_the_end() {
         "supportsRestartRequest",
         "supportsTerminateRequest",
         "supportsEvaluateForHovers",
+        "supportsClipboardContext",
     ] {
         assert_eq!(capabilities[capability], true, "{capability}");
     }
@@ -340,7 +341,7 @@ fn temp(name: &str) -> PathBuf {
     dir
 }
 
-/// `escalate to human` stops; a string in the debug console answers it; an
+/// `escalate to human` stops; `:answer` in the debug console answers it; an
 /// uncaught failure then stops where it happens, with its exception info,
 /// before the run ends.
 #[tokio::test]
@@ -363,8 +364,8 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
     let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
     assert_eq!(info["body"]["exceptionId"], "human");
     assert_eq!(info["body"]["breakMode"], "always");
-    let answer = dap.request("evaluate", json!({"expression": "\"yes\"", "context": "repl"})).await;
-    assert_eq!(answer["body"]["result"], "\"yes\"");
+    let answer = dap.request("evaluate", json!({"expression": ":answer yes", "context": "repl"})).await;
+    assert_eq!(answer["body"]["result"], "answered thread 1: \"ship it?\"");
     dap.request("continue", json!({"threadId": 1})).await;
 
     let stopped = dap.event("stopped").await;
@@ -395,9 +396,11 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
             "event initialized",
             "response configurationDone true",
             "event stopped",
+            "event streetraceQuestion",
             "response exceptionInfo true",
             "response evaluate true",
             "response continue true",
+            "event streetraceQuestion",
             "event stopped",
             "response exceptionInfo true",
             "response stackTrace true",
@@ -409,6 +412,53 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
         ]
     );
     assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Looking at a value in the debug console while a question is pending
+/// leaves it pending: `$draft` shows the draft, and a run continued without
+/// an answer ends paused. The answer is the `streetraceAnswer` request.
+#[tokio::test]
+async fn evaluating_never_answers_a_human_question() {
+    let dir = temp("draft");
+    let source = "streetrace v1\n\nflow main:\n    $draft = \"Dear team, we ship today.\"\n    \
+                  escalate to human \"send the draft?\"\n    return $human_input\n";
+    std::fs::write(dir.join("draft.sr"), source).unwrap();
+    for answer in [None, Some("send it")] {
+        let mut dap = Adapter::start_in(&dir, &[]);
+        dap.request("initialize", json!({})).await;
+        dap.request("launch", json!({"program": "draft.sr"})).await;
+        dap.request("configurationDone", json!({})).await;
+        assert_eq!(dap.event("stopped").await["body"]["reason"], "exception");
+        let shown = dap.request("evaluate", json!({"expression": "$draft", "context": "repl"})).await;
+        assert_eq!(shown["body"]["result"], "\"Dear team, we ship today.\"");
+        assert_eq!(
+            dap.output("console"),
+            "run flow main of draft.sr\nflow main started\n$draft = Dear team, we ship today.\n"
+        );
+        if let Some(text) = answer {
+            let answered = dap.request("streetraceAnswer", json!({"threadId": 1, "text": text})).await;
+            assert_eq!(answered["body"], json!({"threadId": 1, "question": "send the draft?"}));
+            let again = dap.request("streetraceAnswer", json!({"threadId": 2, "text": text})).await;
+            assert_eq!(again["message"], "thread 2 is not stopped");
+        }
+        dap.request("continue", json!({"threadId": 1})).await;
+        let code = dap.event("exited").await["body"]["exitCode"].as_i64();
+        let questions: Vec<&Value> =
+            dap.transcript.iter().filter(|m| m["event"] == "streetraceQuestion").map(|m| &m["body"]).collect();
+        let waits = json!({"threadId": 1, "question": "send the draft?"});
+        assert_eq!(questions, [&waits, &json!({"threadId": 1, "question": null})], "it waits, then no longer");
+        match answer {
+            None => {
+                assert_eq!(code, Some(3), "paused: the question is still open");
+                assert!(dap.output("important").contains("run paused: waiting for a human"));
+            }
+            Some(text) => {
+                assert_eq!(code, Some(0));
+                assert!(dap.output("console").contains(&format!("run completed: {text}\n")));
+            }
+        }
+        dap.disconnect().await;
+    }
 }
 
 /// Text from the client nested 20,000 levels deep (a condition, an
@@ -582,6 +632,42 @@ async fn parallel_branches_step_and_fail_on_their_own_threads() {
     assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
     dap.request("continue", json!({"threadId": 5})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+    dap.disconnect().await;
+}
+
+/// Copy Value: the adapter advertises the `clipboard` context, so VS Code
+/// evaluates the variable's `evaluateName` there and copies all of it;
+/// the *Variables* view and every other context keep the preview.
+#[tokio::test]
+async fn copy_value_copies_the_whole_value() {
+    let dir = temp("clipboard");
+    let source = "streetrace v1\n\nflow main:\n    $long = \"x\" * 23889\n    return len($long)\n";
+    std::fs::write(dir.join("copy.sr"), source).unwrap();
+    let program = dir.join("copy.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsClipboardContext"], true);
+    dap.request("launch", json!({"program": "copy.sr"})).await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let variables = dap.request("variables", json!({"variablesReference": locals})).await;
+    let long = variables["body"]["variables"].as_array().unwrap().iter().find(|v| v["name"] == "long").unwrap();
+    assert_eq!(long["value"].as_str().unwrap().chars().count(), 10_002, "a preview");
+    let name = long["evaluateName"].clone();
+    assert_eq!(name, "$long");
+    let copied = dap.request("evaluate", json!({"expression": name, "frameId": frame, "context": "clipboard"})).await;
+    assert_eq!(copied["body"]["result"].as_str().unwrap(), "x".repeat(23_889));
+    for context in ["watch", "repl", "hover", "variables"] {
+        let shown = dap.request("evaluate", json!({"expression": name, "frameId": frame, "context": context})).await;
+        assert_eq!(shown["body"]["result"].as_str().unwrap().chars().count(), 10_002, "{context}");
+    }
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     dap.disconnect().await;
 }
 

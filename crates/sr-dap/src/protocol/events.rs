@@ -14,6 +14,8 @@ pub enum Event {
     Breakpoint(BreakpointEvent),
     Exited(ExitedEvent),
     Terminated,
+    /// Ours: a thread waits for an answer to `escalate to human`, or no longer does.
+    Question(QuestionEvent),
 }
 
 impl Event {
@@ -27,6 +29,7 @@ impl Event {
             Event::Breakpoint(_) => "breakpoint",
             Event::Exited(_) => "exited",
             Event::Terminated => "terminated",
+            Event::Question(_) => "streetraceQuestion",
         }
     }
 
@@ -39,6 +42,7 @@ impl Event {
             Event::Thread(body) => serde_json::to_value(body),
             Event::Breakpoint(body) => serde_json::to_value(body),
             Event::Exited(body) => serde_json::to_value(body),
+            Event::Question(body) => serde_json::to_value(body),
         };
         body.ok()
     }
@@ -56,6 +60,10 @@ pub struct StoppedEvent {
     pub all_threads_stopped: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hit_breakpoint_ids: Vec<i64>,
+    /// A thread stopped again where it was (going back in time on another
+    /// thread): the client keeps its focus where it is.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preserve_focus_hint: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,4 +100,13 @@ pub struct BreakpointEvent {
 #[serde(rename_all = "camelCase")]
 pub struct ExitedEvent {
     pub exit_code: i64,
+}
+
+/// `streetraceQuestion`: `question` is what thread `threadId` waits for an
+/// answer to (`streetraceAnswer`), or `null` once it no longer waits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionEvent {
+    pub thread_id: i64,
+    pub question: Option<String>,
 }
