@@ -12,9 +12,9 @@ use sr_runtime::eval::Vars;
 use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
+use crate::debugger::{Debugger, Resume, RunInfo, State, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
-use crate::protocol::{Event, QuestionEvent, StoppedEvent};
+use crate::protocol::{Event, OutputEvent, QuestionEvent, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::Loaded;
 use crate::trigger::Verdict;
@@ -60,6 +60,10 @@ impl StepHook for DebugHook {
                 if st.run.terminate {
                     return Control::Terminate;
                 }
+                if st.run.travel.is_some() {
+                    return Control::Continue;
+                }
+                self.0.report_failure(&st, &step, failure);
                 st.watch.failure(&step.point, failure)
             };
             match exception {
@@ -106,6 +110,20 @@ impl DebugHook {
             // The debugger is gone.
             Err(_) => (Control::Terminate, None),
         }
+    }
+}
+
+/// The hook of a `noDebug` run: nothing stops, failures still show.
+pub struct ReportHook(pub Arc<Debugger>);
+
+impl StepHook for ReportHook {
+    fn on_step<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(std::future::ready(Control::Continue))
+    }
+
+    fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
+        self.0.report_failure(&self.0.lock(), &step, failure);
+        Box::pin(std::future::ready(Control::Continue))
     }
 }
 
@@ -244,6 +262,37 @@ impl Debugger {
         st.run.stepping.remove(&thread);
         st.run.orphan = None;
         Check::Stop(reason)
+    }
+
+    /// Shows a failure in the debug console where it happens, caught or not
+    /// (`stderr` when nothing handles it, else `console`), at the statement
+    /// it comes from: a model or tool call's is the statement that made it.
+    pub fn report_failure(&self, st: &State, step: &Step<'_>, failure: Failure<'_>) {
+        let loaded = st.loaded.as_ref();
+        let at = match step.point {
+            StepPoint::Statement { body, stmt } => loaded.map(|l| {
+                let at = l.program.stmt_location(&body.source, stmt);
+                (Some(body.source.file), at.line, at.column)
+            }),
+            _ => step.frames.last().map(|frame| position(loaded, frame)),
+        };
+        let (category, handled) = match (step.point, failure.caught) {
+            (_, false) => ("stderr", ""),
+            (StepPoint::ToolCall { .. }, true) => ("console", " (the model gets the error)"),
+            (_, true) => ("console", " (handled by `on failure:`)"),
+        };
+        let (source, line, column, place) = match at {
+            Some((file, line, column)) => {
+                let source = file.and_then(|f| loaded?.source(f));
+                let name = source.as_ref().map_or("", |s| s.name.as_str());
+                let place = format!(" at {name}:{line}:{column}");
+                (source, Some(st.positions.line_out(line)), Some(st.positions.column_out(column)), place)
+            }
+            None => (None, None, None, String::new()),
+        };
+        let output = format!("failure{place}{handled}: {}\n", failure.message);
+        let category = category.to_string();
+        self.client.event(Event::Output(OutputEvent { category, output, source, line, column }));
     }
 
     /// Parks a thread: records what it shows and tells the client it stopped.

@@ -461,6 +461,61 @@ async fn evaluating_never_answers_a_human_question() {
     }
 }
 
+/// A model's HTTP 400 handled by `on failure:` does not stop the thread
+/// (the `caught` filter is off) but shows in the debug console, naming the
+/// statement that made the call; an uncaught failure shows where it happens
+/// too. With `noDebug` the same lines show.
+#[tokio::test(flavor = "multi_thread")]
+async fn caught_failures_show_in_the_debug_console() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("caught");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
+                  flow main:\n    $greeting = call llm hi\n    on failure:\n        $greeting = \"fallback\"\n    \
+                  log $greeting\n    $n = $greeting.size\n    return $n\n";
+    std::fs::write(dir.join("caught.sr"), source).unwrap();
+    let path = dir.join("caught.sr").display().to_string();
+    for no_debug in [false, true] {
+        let server = MockServer::start().await;
+        server.push(MockReply::error(400, "Unsupported value: 'temperature'"));
+        let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+        let mut dap = Adapter::start_in(&dir, &env);
+        dap.request("initialize", json!({})).await;
+        dap.request("launch", json!({"program": "caught.sr", "noDebug": no_debug})).await;
+        dap.request("configurationDone", json!({})).await;
+        if !no_debug {
+            // Only the uncaught failure stops.
+            let stopped = dap.event("stopped").await;
+            assert_eq!(stopped["body"]["text"], "cannot read field 'size' of a string", "{stopped}");
+            dap.request("continue", json!({"threadId": 1})).await;
+        }
+        assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+        let failures: Vec<&Value> = dap
+            .transcript
+            .iter()
+            .filter(|m| m["event"] == "output" && m["body"]["output"].as_str().unwrap().starts_with("failure"))
+            .map(|m| &m["body"])
+            .collect();
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        let caught = failures[0];
+        assert_eq!(caught["category"], "console");
+        assert_eq!(
+            (&caught["line"], &caught["column"], &caught["source"]["path"]),
+            (&json!(8), &json!(5), &json!(path))
+        );
+        assert_eq!(
+            caught["output"],
+            "failure at caught.sr:8:5 (handled by `on failure:`): model openai/gpt-4o-mini: openai: HTTP 400: \
+             mock_error: Unsupported value: 'temperature'\n"
+        );
+        let uncaught = failures[1];
+        assert_eq!(uncaught["category"], "stderr");
+        assert_eq!(uncaught["output"], "failure at caught.sr:12:5: cannot read field 'size' of a string\n");
+        assert_eq!(uncaught["line"], 12);
+        assert_eq!(dap.output("stdout"), "fallback\n");
+        dap.disconnect().await;
+    }
+}
+
 /// Text from the client nested 20,000 levels deep (a condition, an
 /// evaluation, a new value) gets an error and the adapter goes on; nesting
 /// just under the limit evaluates on the adapter's own threads.
