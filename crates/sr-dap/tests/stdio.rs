@@ -728,10 +728,10 @@ async fn copy_value_copies_the_whole_value() {
 
 /// Over the wire: a 1 MB reply in 20,000 deltas is a few output events; a
 /// value over 10,000 characters expands and copies whole; a column
-/// breakpoint stands on the inline statement; two spellings of the file are
-/// one set of breakpoints.
+/// breakpoint (set on a `sub/../` spelling of the file) stands on the inline
+/// statement.
 #[tokio::test(flavor = "multi_thread")]
-async fn long_replies_long_values_columns_and_path_spellings() {
+async fn long_replies_long_values_and_columns() {
     use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
     let dir = temp("long");
     let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt talk: \"\"\"Talk.\"\"\"\n\n\
@@ -739,7 +739,6 @@ async fn long_replies_long_values_columns_and_path_spellings() {
                   if $i > 1: push len($reply) to $seen\n    end\n    return $seen\n";
     std::fs::write(dir.join("long.sr"), source).unwrap();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::os::unix::fs::symlink(dir.join("long.sr"), dir.join("link.sr")).unwrap();
     let chunk = "y".repeat(49) + " ";
     let server = MockServer::start().await;
     server.push(MockReply::chunks(std::iter::repeat_n(chunk.clone(), 20_000)));
@@ -748,8 +747,6 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     dap.request("initialize", json!({})).await;
     dap.request("launch", json!({"program": "long.sr"})).await;
     dap.event("initialized").await;
-    let link = dir.join("link.sr");
-    dap.request("setBreakpoints", json!({"source": {"path": link}, "breakpoints": [{"line": 9}]})).await;
     let dotted = dir.join("sub/../long.sr");
     let set = dap
         .request("setBreakpoints", json!({"source": {"path": dotted}, "breakpoints": [{"line": 11, "column": 20}]}))
@@ -763,7 +760,7 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     let stopped = dap.event("stopped").await;
     assert_eq!(stopped["body"]["reason"], "breakpoint");
     let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11, "line 9 was replaced by the other spelling");
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
     let frame = trace["body"]["stackFrames"][0]["id"].clone();
     let i = dap.request("evaluate", json!({"expression": "$i", "frameId": frame})).await;
     assert_eq!(i["body"]["result"], "2", "the `if` ran for 1 without stopping");
@@ -790,6 +787,71 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     assert!(dap.output("console").contains("run completed: [1000000]\n"));
     let seq = dap.send("disconnect", None).await;
     dap.response(seq).await;
+}
+
+/// One file under every spelling a client may use (absolute, relative,
+/// `./`, `sub/../`, a symlink) is one file: each spelling's breakpoints hit,
+/// and setting one spelling's leaves the others'. A breakpoint in a file the
+/// program does not load is unverified, with a message.
+#[tokio::test]
+async fn every_spelling_of_a_file_hits() {
+    let dir = temp("spellings");
+    let source = "streetrace v1\n\nflow main:\n    $a = 1\n    $b = 2\n    $c = 3\n    $d = 4\n    $e = 5\n    \
+                  return $a + $b + $c + $d + $e\n";
+    std::fs::write(dir.join("x.sr"), source).unwrap();
+    std::fs::write(dir.join("other.sr"), source).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.join("x.sr"), dir.join("link.sr")).unwrap();
+    let absolute = dir.join("x.sr").display().to_string();
+    let spellings = [
+        absolute.clone(),
+        "x.sr".to_string(),
+        "./x.sr".to_string(),
+        "sub/../x.sr".to_string(),
+        dir.join("link.sr").display().to_string(),
+    ];
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "./x.sr"})).await;
+    let mut ids = Vec::new();
+    for (line, path) in (4..).zip(&spellings) {
+        let set =
+            dap.request("setBreakpoints", json!({"source": {"path": path}, "breakpoints": [{"line": line}]})).await;
+        let breakpoint = &set["body"]["breakpoints"][0];
+        assert_eq!((&breakpoint["verified"], &breakpoint["line"]), (&json!(true), &json!(line)), "{path}: {set}");
+        ids.push(breakpoint["id"].clone());
+    }
+    for path in [dir.join("other.sr").display().to_string(), "gone/x.sr".to_string()] {
+        let set = dap.request("setBreakpoints", json!({"source": {"path": path}, "breakpoints": [{"line": 4}]})).await;
+        let breakpoint = &set["body"]["breakpoints"][0];
+        assert_eq!(breakpoint["verified"], false);
+        assert_eq!(breakpoint["message"], format!("{path} is not part of the program"));
+    }
+    dap.request("configurationDone", json!({})).await;
+    let mut hits = Vec::new();
+    loop {
+        let stopped = dap.next().await;
+        match stopped["event"].as_str() {
+            Some("exited") => break,
+            Some("stopped") => {}
+            _ => continue,
+        }
+        assert_eq!(stopped["body"]["reason"], "breakpoint");
+        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+        assert_eq!(trace["body"]["stackFrames"][0]["source"]["path"], absolute);
+        hits.push((
+            trace["body"]["stackFrames"][0]["line"].as_i64().unwrap(),
+            stopped["body"]["hitBreakpointIds"][0].clone(),
+        ));
+        if hits.len() == 1 {
+            // The relative spelling's breakpoints go; the others' stay.
+            dap.request("setBreakpoints", json!({"source": {"path": "x.sr"}, "breakpoints": []})).await;
+        }
+        dap.request("continue", json!({"threadId": 1})).await;
+    }
+    let expected: Vec<(i64, Value)> = [(4, 0), (6, 2), (7, 3), (8, 4)].map(|(line, i)| (line, ids[i].clone())).to_vec();
+    assert_eq!(hits, expected);
+    dap.disconnect().await;
 }
 
 /// Going back in time replays the run's recording: no model is called again,
