@@ -6,111 +6,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod transcript;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// The adapter, and every message it sent.
-struct Adapter {
-    process: common::Process,
-    seq: i64,
-    transcript: Vec<Value>,
-}
-
-impl Adapter {
-    fn start() -> Adapter {
-        Adapter::start_in(&fixtures(), &[])
-    }
-
-    fn start_in(dir: &Path, env: &[(&str, String)]) -> Adapter {
-        Adapter { process: common::Process::spawn(Some(dir), env), seq: 0, transcript: Vec::new() }
-    }
-
-    async fn write_raw(&mut self, bytes: &[u8]) {
-        self.process.write_raw(bytes).await;
-    }
-
-    /// Sends a request; `arguments: None` leaves the field out.
-    async fn send(&mut self, command: &str, arguments: Option<Value>) -> i64 {
-        self.seq += 1;
-        let mut request = json!({"seq": self.seq, "type": "request", "command": command});
-        if let Some(arguments) = arguments {
-            request["arguments"] = arguments;
-        }
-        let mut frame = Vec::new();
-        sr_wire::write(&mut frame, &request).await.unwrap();
-        self.write_raw(&frame).await;
-        self.seq
-    }
-
-    async fn next(&mut self) -> Value {
-        let message = self.process.next().await;
-        self.transcript.push(message.clone());
-        message
-    }
-
-    /// Messages up to the response to `seq`, which is returned.
-    async fn response(&mut self, seq: i64) -> Value {
-        loop {
-            let message = self.next().await;
-            if message["type"] == "response" && message["request_seq"] == seq {
-                return message;
-            }
-        }
-    }
-
-    async fn request(&mut self, command: &str, arguments: Value) -> Value {
-        let seq = self.send(command, Some(arguments)).await;
-        self.response(seq).await
-    }
-
-    /// Messages up to the event `name`, which is returned.
-    async fn event(&mut self, name: &str) -> Value {
-        loop {
-            let message = self.next().await;
-            if message["type"] == "event" && message["event"] == name {
-                return message;
-            }
-        }
-    }
-
-    /// The transcript without output events, as `response command` / `event name`.
-    fn outline(&self) -> Vec<String> {
-        self.transcript
-            .iter()
-            .filter(|m| m["event"] != "output")
-            .map(|m| match m["type"].as_str() {
-                Some("response") => format!("response {} {}", m["command"].as_str().unwrap(), m["success"]),
-                _ => format!("event {}", m["event"].as_str().unwrap()),
-            })
-            .collect()
-    }
-
-    fn output(&self, category: &str) -> String {
-        self.transcript
-            .iter()
-            .filter(|m| m["event"] == "output" && m["body"]["category"] == category)
-            .map(|m| m["body"]["output"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    async fn exit_code(self) -> Option<i32> {
-        self.process.close().await.code()
-    }
-
-    /// `disconnect`, answered, and the adapter exits with 0.
-    async fn disconnect(mut self) {
-        let seq = self.send("disconnect", None).await;
-        self.response(seq).await;
-        assert_eq!(self.exit_code().await, Some(0));
-    }
-}
+use transcript::{Adapter, fixtures, temp};
 
 #[tokio::test]
 async fn configuration_sequence_breakpoints_and_run_to_the_end() {
@@ -332,13 +233,6 @@ async fn restart_runs_again_and_terminate_ends_the_run() {
         ]
     );
     assert_eq!(dap.exit_code().await, Some(0));
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sr-dap-stdio-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// `escalate to human` stops; `:answer` in the debug console answers it; an
@@ -854,279 +748,6 @@ async fn every_spelling_of_a_file_hits() {
     dap.disconnect().await;
 }
 
-/// Going back in time replays the run's recording: no model is called again,
-/// and the variables are those of that moment.
-#[tokio::test(flavor = "multi_thread")]
-async fn step_back_and_reverse_continue_replay_the_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("travel");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
-                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
-    std::fs::write(dir.join("travel.sr"), source).unwrap();
-    let program = dir.join("travel.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("Hi!"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    let init = dap.request("initialize", json!({})).await;
-    assert_eq!(init["body"]["supportsStepBack"], true);
-    dap.request("launch", json!({"program": "travel.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 8}, {"line": 11}]}))
-        .await;
-    dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let where_ = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(where_["body"]["stackFrames"][0]["line"], 11);
-    assert_eq!(server.requests().len(), 1);
-
-    // Back one point: the statement before, `$n` not incremented yet.
-    assert_eq!(dap.request("stepBack", json!({"threadId": 1})).await["success"], true);
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "step");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 10);
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "1");
-    // Back three more: the model's reply, then the call, then `$n = 1`'s line... before it.
-    for line in [9, 9] {
-        dap.request("stepBack", json!({"threadId": 1})).await;
-        dap.event("stopped").await;
-        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-        assert_eq!(trace["body"]["stackFrames"][0]["line"], line);
-    }
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["name"], "model openai/gpt-4o-mini", "before the call");
-    // Reverse continue: the breakpoint on line 8.
-    dap.request("reverseContinue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 8);
-    let back = dap.request("stepBack", json!({"threadId": 1})).await;
-    assert_eq!(back["message"], "this is the first point of the run");
-
-    // Forward again from the recording, to the end.
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert_eq!(server.requests().len(), 1, "the model was called once, by the first run");
-    // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
-    // went on from line 8 to the end.
-    assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
-    // The runs that going back replaced ended silently: no "the run was terminated".
-    assert_eq!(dap.output("stderr"), "");
-    dap.disconnect().await;
-}
-
-/// Stepping back over a parallel block: the branches' points, each on its
-/// own thread, in the order the run reached them.
-#[tokio::test]
-async fn step_back_over_a_parallel_block() {
-    let dir = temp("travel-parallel");
-    let source = "streetrace v1\n\nflow main:\n    $a = 0\n    parallel do\n        $a = 1\n        $b = 2\n    end\n    \
-                  return {a: $a, b: $b}\n";
-    std::fs::write(dir.join("par.sr"), source).unwrap();
-    let program = dir.join("par.sr").canonicalize().unwrap();
-    let mut dap = Adapter::start_in(&dir, &[]);
-    dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "par.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}]})).await;
-    dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
-    let mut path = Vec::new();
-    let mut thread = 1;
-    for _ in 0..3 {
-        dap.request("stepBack", json!({"threadId": thread})).await;
-        let stopped = dap.event("stopped").await;
-        thread = stopped["body"]["threadId"].as_i64().unwrap();
-        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
-        path.push((thread, trace["body"]["stackFrames"][0]["line"].as_i64().unwrap()));
-    }
-    assert_eq!(path, [(3, 7), (2, 6), (1, 5)], "branch 2, branch 1, then the `parallel do` itself");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let a = dap.request("evaluate", json!({"expression": "$a", "frameId": frame})).await;
-    assert_eq!(a["body"]["result"], "0", "before the block");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("console").contains("run completed: {\"a\":1,\"b\":2}\n"), "{}", dap.output("console"));
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-}
-
-/// Stepping back over model calls made at once by parallel branches: going
-/// back replays the replies in the order the live run got them, so walking
-/// back from the end twice (continuing to the end in between) visits the
-/// same points with the same values, and no model is asked again.
-#[tokio::test(flavor = "multi_thread")]
-async fn step_back_over_parallel_model_calls_retraces_the_live_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("travel-parallel-calls");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt echo: \"\"\"Repeat it.\"\"\"\n\n\
-                  flow main:\n    parallel do\n        $a = call llm echo with \"one\"\n        \
-                  $b = call llm echo with \"two\"\n    end\n    return [$a, $b]\n";
-    std::fs::write(dir.join("calls.sr"), source).unwrap();
-    let program = dir.join("calls.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("first answer"));
-    server.push(MockReply::text("second answer"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "calls.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 12}]})).await;
-    dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
-    let end = walk_back(&mut dap).await;
-    assert_eq!(end.last().map(|(thread, line, _)| (*thread, *line)), Some((1, 8)), "back to `parallel do`: {end:?}");
-    let lines: std::collections::BTreeSet<i64> = end.iter().map(|(_, line, _)| *line).collect();
-    assert!(lines.contains(&9) && lines.contains(&10), "both branches' points: {end:?}");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    assert_eq!(walk_back(&mut dap).await, end, "the same points, in the same order, with the same values");
-    assert_eq!(server.requests().len(), 2, "nothing was asked again");
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    dap.disconnect().await;
-}
-
-/// Steps back from where thread 1 is stopped until it stops at the first
-/// point of the run: each stop's thread, line, and top frame's name.
-async fn walk_back(dap: &mut Adapter) -> Vec<(i64, i64, String)> {
-    let mut points = Vec::new();
-    let mut thread = 1;
-    for _ in 0..12 {
-        dap.request("stepBack", json!({"threadId": thread})).await;
-        let stopped = dap.event("stopped").await;
-        thread = stopped["body"]["threadId"].as_i64().unwrap();
-        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
-        let frame = &trace["body"]["stackFrames"][0];
-        let line = frame["line"].as_i64().unwrap();
-        points.push((thread, line, frame["name"].as_str().unwrap().to_string()));
-        if (thread, line) == (1, 8) {
-            break;
-        }
-    }
-    points
-}
-
-/// Going back in a live run, then changing what the model will be asked,
-/// forks the run: the recorded part is served again, the new request goes to
-/// the model, and the fork can itself be gone back in.
-#[tokio::test(flavor = "multi_thread")]
-async fn continuing_from_an_earlier_point_forks_the_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("fork");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${n}.\"\"\"\n\n\
-                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
-    std::fs::write(dir.join("fork.sr"), source).unwrap();
-    let program = dir.join("fork.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("Hi 1!"));
-    server.push(MockReply::text("Hi 5!"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "fork.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}, {"line": 11}]}))
-        .await;
-    dap.request("configurationDone", json!({})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    assert_eq!(server.requests().len(), 1);
-
-    // Back to line 9, before the call; ask about 5 instead of 1.
-    dap.request("reverseContinue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9);
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
-    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
-    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "n", "value": "5"})).await;
-    assert_eq!(set["success"], true, "{set}");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let greeting = dap.request("evaluate", json!({"expression": "$greeting", "frameId": frame})).await;
-    assert_eq!(greeting["body"]["result"], "\"Hi 5!\"", "a new answer from the model");
-    assert_eq!(server.requests().len(), 2);
-
-    // The fork is recorded too: going back in it calls nothing.
-    dap.request("stepBack", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "5");
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("stdout").ends_with("Hi 5! 6\n"), "{}", dap.output("stdout"));
-    assert_eq!(server.requests().len(), 2, "nothing was asked again");
-    dap.disconnect().await;
-}
-
-/// `restartFrame` goes back to the first point of a frame.
-#[tokio::test]
-async fn restart_frame_goes_back_to_where_the_frame_started() {
-    let dir = temp("restart-frame");
-    let source = "streetrace v1\n\nflow helper:\n    $n = $n + 1\n    $n = $n * 10\n    return $n\n\n\
-                  flow main:\n    $n = 1\n    $r = run helper\n    return $r\n";
-    std::fs::write(dir.join("frames.sr"), source).unwrap();
-    let program = dir.join("frames.sr").canonicalize().unwrap();
-    let mut dap = Adapter::start_in(&dir, &[]);
-    let init = dap.request("initialize", json!({})).await;
-    assert_eq!(init["body"]["supportsRestartFrame"], true);
-    dap.request("launch", json!({"program": "frames.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
-    dap.request("configurationDone", json!({})).await;
-    dap.event("stopped").await;
-    let top = |trace: &Value| {
-        let frame = &trace["body"]["stackFrames"][0];
-        (frame["name"].as_str().unwrap().to_string(), frame["line"].as_i64().unwrap())
-    };
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow helper".to_string(), 5));
-    let helper = trace["body"]["stackFrames"][0]["id"].clone();
-    let main = trace["body"]["stackFrames"][1]["id"].clone();
-    assert_eq!(dap.request("restartFrame", json!({"frameId": helper})).await["success"], true);
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow helper".to_string(), 4));
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "1");
-    let stale = dap.request("restartFrame", json!({"frameId": main})).await;
-    assert_eq!(stale["success"], false, "a frame id from before is gone");
-    let main = trace["body"]["stackFrames"][1]["id"].clone();
-    dap.request("restartFrame", json!({"frameId": main})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow main".to_string(), 9));
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("console").contains("run completed: 20\n"));
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-}
-
 /// A data breakpoint over the wire: `dataBreakpointInfo` on a flow variable
 /// gives its data id (and none for a run-scope name), `setDataBreakpoints`
 /// with a condition verifies it, and the thread stops (reason `data
@@ -1180,5 +801,56 @@ async fn data_breakpoints_as_a_transcript() {
     assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     assert_eq!(dap.output("stdout"), "total 10\n");
+    dap.disconnect().await;
+}
+
+/// A data breakpoint on a variable a `parallel do` branch writes: the branch
+/// is that one assignment and ends with it, so its parent stops after the
+/// block (the writes of every branch are there), once.
+#[tokio::test]
+async fn a_write_in_a_parallel_branch_fires_its_data_breakpoint() {
+    let dir = temp("data-parallel");
+    let source = "streetrace v1\n\nflow bump:\n    $b = $b + 1\n    $b = $b * 10\n    return $b\n\nflow main:\n    \
+                  $a = 0\n    $b = 0\n    parallel do\n        $a = 1\n        $c = run bump\n    end\n    \
+                  log \"a is ${a}\"\n    return [$a, $b, $c]\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 11}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let set = dap.request("setDataBreakpoints", json!({"breakpoints": [{"dataId": "a"}, {"dataId": "b"}]})).await;
+    let ids: Vec<Value> = set["body"]["breakpoints"].as_array().unwrap().iter().map(|b| b["id"].clone()).collect();
+    dap.request("continue", json!({"threadId": 1})).await;
+    let mut stops = Vec::new();
+    loop {
+        let message = dap.next().await;
+        match message["event"].as_str() {
+            Some("stopped") => {}
+            Some("exited") => break,
+            _ => continue,
+        }
+        let thread = message["body"]["threadId"].as_i64().unwrap();
+        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
+        let top = &trace["body"]["stackFrames"][0];
+        let value = |name: &str| json!({"expression": name, "frameId": top["id"], "context": "watch"});
+        let a = dap.request("evaluate", value("$a")).await["body"]["result"].clone();
+        let b = dap.request("evaluate", value("$b")).await["body"]["result"].clone();
+        stops.push((thread, top["line"].clone(), message["body"]["hitBreakpointIds"].clone(), a, b));
+        dap.request("continue", json!({"threadId": thread})).await;
+    }
+    // `$b` in `bump` (branch 2, thread 3): after each write, at the branch's
+    // next point; its last write and `$a = 1` (branch 1) stop main after the block.
+    assert_eq!(
+        stops,
+        [
+            (3, json!(5), json!([ids[1]]), json!("0"), json!("1")),
+            (3, json!(6), json!([ids[1]]), json!("0"), json!("10")),
+            (1, json!(15), json!([ids[0]]), json!("1"), json!("10")),
+        ]
+    );
+    assert!(dap.output("console").contains("run completed: [1,10,10]\n"), "{}", dap.output("console"));
     dap.disconnect().await;
 }

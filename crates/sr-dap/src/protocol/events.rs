@@ -9,6 +9,7 @@ use super::{Breakpoint, SourceBody};
 pub enum Event {
     Initialized,
     Stopped(StoppedEvent),
+    Continued(ContinuedEvent),
     Output(OutputEvent),
     Thread(ThreadEvent),
     Breakpoint(BreakpointEvent),
@@ -24,6 +25,7 @@ impl Event {
         match self {
             Event::Initialized => "initialized",
             Event::Stopped(_) => "stopped",
+            Event::Continued(_) => "continued",
             Event::Output(_) => "output",
             Event::Thread(_) => "thread",
             Event::Breakpoint(_) => "breakpoint",
@@ -38,6 +40,7 @@ impl Event {
         let body = match self {
             Event::Initialized | Event::Terminated => return None,
             Event::Stopped(body) => serde_json::to_value(body),
+            Event::Continued(body) => serde_json::to_value(body),
             Event::Output(body) => serde_json::to_value(body),
             Event::Thread(body) => serde_json::to_value(body),
             Event::Breakpoint(body) => serde_json::to_value(body),
@@ -64,6 +67,14 @@ pub struct StoppedEvent {
     /// thread): the client keeps its focus where it is.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub preserve_focus_hint: bool,
+}
+
+/// A thread runs on that the request resuming it did not name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuedEvent {
+    pub thread_id: i64,
+    pub all_threads_continued: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

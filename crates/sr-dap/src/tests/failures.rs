@@ -117,6 +117,7 @@ flow main:
     assert_eq!(h.debugger.stack_trace(main).unwrap_err(), "thread 1 is not stopped");
     h.cont();
     assert_eq!(h.terminated().await, 1);
+    assert_eq!(h.continued, [3], "continuing names thread 1; thread 3 is told it runs on");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

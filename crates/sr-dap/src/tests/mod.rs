@@ -71,6 +71,8 @@ pub struct Harness {
     pub output: Vec<(String, String)>,
     /// `streetraceQuestion` events seen so far: (thread, question).
     pub questions: Vec<(i64, Option<String>)>,
+    /// The threads of `continued` events seen so far.
+    pub continued: Vec<i64>,
 }
 
 impl Harness {
@@ -97,6 +99,7 @@ impl Harness {
             provider: Arc::new(provider),
             output: Vec::new(),
             questions: Vec::new(),
+            continued: Vec::new(),
         }
     }
 
@@ -155,6 +158,7 @@ impl Harness {
                     "streetraceQuestion" => self
                         .questions
                         .push((body["threadId"].as_i64().unwrap(), body["question"].as_str().map(str::to_string))),
+                    "continued" => self.continued.push(body["threadId"].as_i64().unwrap()),
                     "thread" | "breakpoint" => {}
                     name => return (name.to_string(), body),
                 }
