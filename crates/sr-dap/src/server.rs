@@ -235,7 +235,10 @@ impl Session {
                 self.respond(&request, result);
             }
             Command::Answer(args) => {
-                let result = self.debugger.answer(args.thread_id, &args.text);
+                let result = match &args.text {
+                    Some(text) => self.debugger.answer(args.thread_id, text),
+                    None => Err("streetraceAnswer needs `text`, the answer".to_string()),
+                };
                 self.respond(&request, result);
             }
             Command::ExceptionInfo(args) => {

@@ -330,6 +330,10 @@ async fn evaluating_never_answers_a_human_question() {
             "run flow main of draft.sr\nflow main started\n$draft = Dear team, we ship today.\n"
         );
         if let Some(text) = answer {
+            let bad = dap.request("streetraceAnswer", json!({"threadId": 1})).await;
+            assert_eq!(bad["message"], "streetraceAnswer needs `text`, the answer");
+            let bad = dap.request("streetraceAnswer", json!({"text": ["no"]})).await;
+            assert!(bad["message"].as_str().unwrap().starts_with("bad arguments for 'streetraceAnswer'"), "{bad}");
             let answered = dap.request("streetraceAnswer", json!({"threadId": 1, "text": text})).await;
             assert_eq!(answered["body"], json!({"threadId": 1, "question": "send the draft?"}));
             let again = dap.request("streetraceAnswer", json!({"threadId": 2, "text": text})).await;

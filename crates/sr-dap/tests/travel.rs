@@ -449,3 +449,47 @@ async fn branches_stopped_on_a_question_or_a_failure_stay_stopped_on_it() {
     assert_eq!(console.matches("failure at inside.sr:10:5").count(), 1, "shown once: {console}");
     dap.disconnect().await;
 }
+
+/// A thread waiting for an answer that steps back goes to before the
+/// question: the client hears it no longer waits, the answer it was given
+/// is gone, and going on asks again. An answer given and taken before the
+/// point gone back to is given again.
+#[tokio::test]
+async fn stepping_back_from_a_question_asks_it_again() {
+    let dir = temp("travel-question");
+    let source = "streetrace v1\n\nflow main:\n    escalate to human \"first?\"\n    $one = $human_input\n    \
+                  escalate to human \"second?\"\n    return [$one, $human_input]\n";
+    std::fs::write(dir.join("ask.sr"), source).unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "ask.sr"})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    dap.request("evaluate", json!({"expression": ":answer yes", "context": "repl"})).await;
+    let seq = dap.send("continue", Some(json!({"threadId": 1}))).await;
+    dap.response(seq).await;
+    dap.event("stopped").await;
+    assert_eq!(top(&mut dap, 1).await, Ok(("flow main".to_string(), 6)));
+    dap.request("streetraceAnswer", json!({"text": "dropped"})).await;
+    let asked = dap.transcript.iter().filter(|m| m["event"] == "streetraceQuestion").count();
+    let events = moved(&mut dap, "stepBack", 1, 1).await;
+    assert_eq!(events.iter().map(fact).collect::<Vec<_>>(), [("stopped", 1, "step", false)]);
+    assert_eq!(top(&mut dap, 1).await, Ok(("flow main".to_string(), 6)), "before the question");
+    let questions: Vec<&Value> =
+        dap.transcript.iter().filter(|m| m["event"] == "streetraceQuestion").skip(asked).map(|m| &m["body"]).collect();
+    assert_eq!(questions, [&json!({"threadId": 1, "question": null})]);
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let one = dap.request("evaluate", json!({"expression": "$one", "frameId": frame})).await;
+    assert_eq!(one["body"]["result"], "\"yes\"", "the first answer, given again");
+    let seq = dap.send("continue", Some(json!({"threadId": 1}))).await;
+    dap.response(seq).await;
+    let stopped = dap.event("stopped").await;
+    assert_eq!(stopped["body"]["reason"], "exception", "asked again");
+    dap.request("evaluate", json!({"expression": ":answer again", "context": "repl"})).await;
+    let seq = dap.send("continue", Some(json!({"threadId": 1}))).await;
+    dap.response(seq).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: [\"yes\",\"again\"]\n"), "{}", dap.output("console"));
+    dap.disconnect().await;
+}

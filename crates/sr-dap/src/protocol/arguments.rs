@@ -206,5 +206,6 @@ pub struct ExceptionInfoArguments {
 #[serde(rename_all = "camelCase", default)]
 pub struct AnswerArguments {
     pub thread_id: Option<i64>,
-    pub text: String,
+    /// Required: a missing answer is not an empty one.
+    pub text: Option<String>,
 }
