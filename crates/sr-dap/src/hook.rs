@@ -9,14 +9,14 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::json;
 use sr_runtime::eval::Vars;
-use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
+use sr_runtime::hook::{Control, Failure, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::debugger::{Debugger, Resume, Run, RunInfo, State, Stopped, dap_thread};
+use crate::debugger::{Debugger, Resume, Run, RunInfo, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
-use crate::protocol::{Event, OutputEvent, QuestionEvent, StoppedEvent};
+use crate::protocol::{Event, QuestionEvent, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
-use crate::source::Loaded;
+use crate::source::{Loaded, frame_position};
 use crate::travel::{At, Quiet};
 use crate::trigger::Verdict;
 use crate::variables::{Handle, Handles, Root};
@@ -142,20 +142,6 @@ impl DebugHook {
             // The debugger is gone.
             Err(_) => (Control::Terminate, None),
         }
-    }
-}
-
-/// The hook of a `noDebug` run: nothing stops, failures still show.
-pub struct ReportHook(pub Arc<Debugger>);
-
-impl StepHook for ReportHook {
-    fn on_step<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, Control> {
-        Box::pin(std::future::ready(Control::Continue))
-    }
-
-    fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
-        self.0.report_failure(&self.0.lock(), &step, failure);
-        Box::pin(std::future::ready(Control::Continue))
     }
 }
 
@@ -314,37 +300,6 @@ impl Debugger {
         Check::Stop(reason)
     }
 
-    /// Shows a failure in the debug console where it happens, caught or not
-    /// (`stderr` when nothing handles it, else `console`), at the statement
-    /// it comes from: a model or tool call's is the statement that made it.
-    pub fn report_failure(&self, st: &State, step: &Step<'_>, failure: Failure<'_>) {
-        let loaded = st.loaded.as_ref();
-        let at = match step.point {
-            StepPoint::Statement { body, stmt } => loaded.map(|l| {
-                let at = l.program.stmt_location(&body.source, stmt);
-                (Some(body.source.file), at.line, at.column)
-            }),
-            _ => step.frames.last().map(|frame| position(loaded, frame)),
-        };
-        let (category, handled) = match (step.point, failure.caught) {
-            (_, false) => ("stderr", ""),
-            (StepPoint::ToolCall { .. }, true) => ("console", " (the model gets the error)"),
-            (_, true) => ("console", " (handled by `on failure:`)"),
-        };
-        let (source, line, column, place) = match at {
-            Some((file, line, column)) => {
-                let source = file.and_then(|f| loaded?.source(f));
-                let name = source.as_ref().map_or("", |s| s.name.as_str());
-                let place = format!(" at {name}:{line}:{column}");
-                (source, Some(st.positions.line_out(line)), Some(st.positions.column_out(column)), place)
-            }
-            None => (None, None, None, String::new()),
-        };
-        let output = format!("failure{place}{handled}: {}\n", failure.message);
-        let category = category.to_string();
-        self.client.event(Event::Output(OutputEvent { category, output, source, line, column }));
-    }
-
     /// Parks a thread: records what it shows and tells the client it stopped
     /// (`inside`: on a failure or a question met while running its point).
     pub fn park(
@@ -441,7 +396,7 @@ fn shown(
     let scope = |name, hint, root| ScopeSpec { name, hint, root };
     let mut out = Vec::new();
     for frame in snapshot.frames.iter().rev() {
-        let (file, line, column) = position(loaded, frame);
+        let (file, line, column) = frame_position(loaded, frame);
         let mut scopes = vec![scope("Variables", Some("locals"), Root::Vars)];
         if let Some(exchange) = &frame.last_exchange {
             scopes.push(scope("Last model exchange", None, Root::Value(Arc::new(exchange.clone()))));
@@ -467,26 +422,4 @@ fn shown(
         frame.id = handles.add(Handle::Frame { thread, index });
     }
     out
-}
-
-/// Where a frame is: the statement a flow or handler is at, an agent's name.
-fn position(loaded: Option<&Loaded>, frame: &Frame) -> (Option<usize>, u32, u32) {
-    let Some(loaded) = loaded else { return (None, 1, 1) };
-    match (&frame.body, frame.stmt) {
-        (Some(body), Some(stmt)) => {
-            let at = loaded.program.stmt_location(&body.source, stmt);
-            (Some(body.source.file), at.line, at.column)
-        }
-        (Some(body), None) => {
-            let (line, column) = loaded.item_position(&body.source);
-            (Some(body.source.file), line, column)
-        }
-        (None, _) => match loaded.program.agents.get(frame.name.as_str()) {
-            Some(agent) => {
-                let (line, column) = loaded.item_position(&agent.source);
-                (Some(agent.source.file), line, column)
-            }
-            None => (None, 1, 1),
-        },
-    }
 }

@@ -10,7 +10,8 @@ use sr_runtime::hook::StepHook;
 use tokio::task::JoinHandle;
 
 use crate::debugger::{Debugger, RunInfo};
-use crate::hook::{DebugHook, ReportHook};
+use crate::failures::ReportHook;
+use crate::hook::DebugHook;
 use crate::launch::Launch;
 use crate::output::Events;
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sr_runtime::compile::{BodySpec, Compiled, SourceRef};
+use sr_runtime::hook::Frame;
 use sr_syntax::TextSize;
 
 use crate::protocol::SourceBody;
@@ -94,6 +95,28 @@ fn bodies(program: &Compiled) -> impl Iterator<Item = &BodySpec> {
 /// canonicalised (no such file) keeps its spelling.
 pub fn identity(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Where a frame is: the statement a flow or handler is at, an agent's name.
+pub fn frame_position(loaded: Option<&Loaded>, frame: &Frame) -> (Option<usize>, u32, u32) {
+    let Some(loaded) = loaded else { return (None, 1, 1) };
+    match (&frame.body, frame.stmt) {
+        (Some(body), Some(stmt)) => {
+            let at = loaded.program.stmt_location(&body.source, stmt);
+            (Some(body.source.file), at.line, at.column)
+        }
+        (Some(body), None) => {
+            let (line, column) = loaded.item_position(&body.source);
+            (Some(body.source.file), line, column)
+        }
+        (None, _) => match loaded.program.agents.get(frame.name.as_str()) {
+            Some(agent) => {
+                let (line, column) = loaded.item_position(&agent.source);
+                (Some(agent.source.file), line, column)
+            }
+            None => (None, 1, 1),
+        },
+    }
 }
 
 /// A statement a breakpoint can stand on; `offset` identifies it at run time.
