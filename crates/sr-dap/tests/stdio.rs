@@ -1,8 +1,11 @@
 //! The real `sr-dap` binary over stdio: the full configuration sequence on the
 //! fixture (replayed from its recording) as a JSON transcript, broken input,
-//! a program that does not compile, failures and `escalate to human`,
-//! hostile expressions, recording and replaying, and a launch that does not
-//! wait for MCP servers.
+//! a program that does not compile, failures (shown where they happen, caught
+//! or not) and `escalate to human` (answered only on purpose), hostile
+//! expressions, recording and replaying, a launch that does not wait for MCP
+//! servers, parallel branches, Copy Value, breakpoints under every spelling of
+//! a file, and data breakpoints (in branches too). Going back in time is
+//! `tests/travel.rs`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
