@@ -12,7 +12,7 @@ use crate::data::{DataBreakpoints, Watched};
 use crate::exceptions::ExceptionKind;
 use crate::prompts::{PromptBreakpoint, prompt_at};
 use crate::protocol::{Breakpoint, DataBreakpoint, FunctionBreakpoint, SourceBreakpoint};
-use crate::source::{Loaded, Positions, canonical, resolve};
+use crate::source::{Loaded, Positions, identity, resolve};
 use crate::trigger::Trigger;
 
 /// A verified line breakpoint: a statement, by file and offset.
@@ -33,17 +33,16 @@ pub struct NamedBreakpoint {
     pub trigger: Trigger,
 }
 
-/// The breakpoints of one source as requested, and their ids.
-#[derive(Debug, Clone)]
-struct Requested {
-    path: String,
-    breakpoints: Vec<(i64, SourceBreakpoint)>,
-}
+/// The breakpoints of one spelling of a source as requested, with their ids.
+type Requested = Vec<(i64, SourceBreakpoint)>;
 
 #[derive(Debug, Default)]
 pub struct Breakpoints {
     last_id: i64,
-    sources: BTreeMap<PathBuf, Requested>,
+    /// By the file's identity (see [`identity`]), then by the spelling the
+    /// client used: a file open under two spellings (a symlink, `./x.sr`,
+    /// `a/../x.sr`) has the breakpoints of both.
+    sources: BTreeMap<PathBuf, BTreeMap<String, Requested>>,
     functions: Vec<(i64, FunctionBreakpoint)>,
     pub lines: Vec<LineBreakpoint>,
     pub named: Vec<NamedBreakpoint>,
@@ -57,7 +56,8 @@ impl Breakpoints {
         self.last_id
     }
 
-    /// Replaces the breakpoints of a source.
+    /// Replaces the breakpoints of a source as the client spells it; those
+    /// set under its other spellings stay.
     pub fn set_source(
         &mut self,
         loaded: Option<&Loaded>,
@@ -65,11 +65,11 @@ impl Breakpoints {
         requested: Vec<SourceBreakpoint>,
         positions: Positions,
     ) -> Vec<Breakpoint> {
-        // One file under two spellings (a symlink, `..`) is one set of breakpoints.
-        let key = canonical(Path::new(path));
+        let key = identity(Path::new(path));
         let breakpoints = requested.into_iter().map(|b| (self.next_id(), b)).collect();
-        self.sources.insert(key.clone(), Requested { path: path.to_string(), breakpoints });
-        self.resolve_source(loaded, &key, positions)
+        self.sources.entry(key.clone()).or_default().insert(path.to_string(), breakpoints);
+        let mut resolved = self.resolve_source(loaded, &key, positions);
+        resolved.remove(path).unwrap_or_default()
     }
 
     pub fn set_functions(
@@ -88,7 +88,7 @@ impl Breakpoints {
         let keys: Vec<PathBuf> = self.sources.keys().cloned().collect();
         let mut out = Vec::new();
         for key in keys {
-            out.extend(self.resolve_source(Some(loaded), &key, positions));
+            out.extend(self.resolve_source(Some(loaded), &key, positions).into_values().flatten());
         }
         out.extend(self.resolve_functions(Some(loaded), positions));
         out
@@ -124,74 +124,90 @@ impl Breakpoints {
         self.data.clear_writes();
     }
 
-    fn resolve_source(&mut self, loaded: Option<&Loaded>, key: &Path, positions: Positions) -> Vec<Breakpoint> {
-        let Some(requested) = self.sources.get(key).cloned() else { return Vec::new() };
-        let file = loaded.and_then(|l| l.file_of(Path::new(&requested.path)));
-        if let Some(file) = file {
-            self.lines.retain(|b| b.file != file);
-            self.prompts.retain(|b| b.file != file);
-        }
-        let sites = match (loaded, file) {
-            (Some(loaded), Some(file)) => loaded.sites(file),
-            _ => Vec::new(),
-        };
-        let mut out = Vec::new();
-        for (id, request) in requested.breakpoints {
-            let unverified = |reason: &str, message: String| Breakpoint {
-                id: Some(id),
-                verified: false,
-                message: Some(message),
-                line: Some(request.line),
-                reason: Some(reason.to_string()),
-                ..Breakpoint::default()
-            };
-            let (Some(loaded), Some(file)) = (loaded, file) else {
-                out.push(match loaded {
-                    None => unverified("pending", "the program is not loaded yet".to_string()),
-                    Some(_) => unverified("failed", format!("{} is not part of the program", requested.path)),
-                });
-                continue;
-            };
-            let trigger = match Trigger::new(
-                request.condition.as_deref(),
-                request.hit_condition.as_deref(),
-                request.log_message.as_deref(),
-            ) {
-                Ok(trigger) => trigger,
-                Err(e) => {
-                    out.push(unverified("failed", e));
-                    continue;
-                }
-            };
-            let column = request.column.and_then(|c| positions.column_in(c));
-            let line = positions.line_in(request.line);
-            let Some(site) = line.and_then(|line| resolve(&sites, line, column)) else {
-                match line.and_then(|line| prompt_at(&loaded.program, file, line)) {
-                    Some(prompt) => {
-                        self.prompts.push(PromptBreakpoint { id, file, prompt, trigger });
-                        out.push(Breakpoint {
-                            id: Some(id),
-                            verified: true,
-                            source: loaded.source(file),
-                            line: Some(request.line),
-                            ..Breakpoint::default()
-                        });
-                    }
-                    None => out.push(unverified("failed", "no flow or handler statement on this line".to_string())),
-                }
-                continue;
-            };
-            self.lines.push(LineBreakpoint { id, file, offset: site.offset, line: site.line, trigger });
-            out.push(Breakpoint {
-                id: Some(id),
-                verified: true,
-                source: loaded.source(file),
-                line: Some(positions.line_out(site.line)),
-                column: Some(positions.column_out(site.column)),
-                ..Breakpoint::default()
-            });
+    /// Resolves every spelling's breakpoints of the file `key` names, on
+    /// each of the program's files that is it; the answers by spelling.
+    fn resolve_source(
+        &mut self,
+        loaded: Option<&Loaded>,
+        key: &Path,
+        positions: Positions,
+    ) -> BTreeMap<String, Vec<Breakpoint>> {
+        let Some(spellings) = self.sources.get(key).cloned() else { return BTreeMap::new() };
+        let files = loaded.map(|l| l.files_of(key)).unwrap_or_default();
+        self.lines.retain(|b| !files.contains(&b.file));
+        self.prompts.retain(|b| !files.contains(&b.file));
+        let mut out = BTreeMap::new();
+        for (path, requested) in spellings {
+            let answers = requested
+                .into_iter()
+                .map(|(id, request)| self.resolve_line(loaded, &files, &path, id, request, positions));
+            out.insert(path.clone(), answers.collect());
         }
         out
+    }
+
+    /// One line breakpoint, on every file in `files` (one file loaded
+    /// under two spellings is two files of the program).
+    fn resolve_line(
+        &mut self,
+        loaded: Option<&Loaded>,
+        files: &[usize],
+        path: &str,
+        id: i64,
+        request: SourceBreakpoint,
+        positions: Positions,
+    ) -> Breakpoint {
+        let unverified = |reason: &str, message: String| Breakpoint {
+            id: Some(id),
+            verified: false,
+            message: Some(message),
+            line: Some(request.line),
+            reason: Some(reason.to_string()),
+            ..Breakpoint::default()
+        };
+        let loaded = match (loaded, files) {
+            (None, _) => return unverified("pending", "the program is not loaded yet".to_string()),
+            (Some(_), []) => {
+                return unverified("failed", format!("{path} is not part of the program"));
+            }
+            (Some(loaded), _) => loaded,
+        };
+        let trigger = match Trigger::new(
+            request.condition.as_deref(),
+            request.hit_condition.as_deref(),
+            request.log_message.as_deref(),
+        ) {
+            Ok(trigger) => trigger,
+            Err(e) => return unverified("failed", e),
+        };
+        let column = request.column.and_then(|c| positions.column_in(c));
+        let line = positions.line_in(request.line);
+        let mut answer = None;
+        for &file in files {
+            let sites = loaded.sites(file);
+            if let Some(site) = line.and_then(|line| resolve(&sites, line, column)) {
+                let trigger = trigger.clone();
+                self.lines.push(LineBreakpoint { id, file, offset: site.offset, line: site.line, trigger });
+                answer.get_or_insert(Breakpoint {
+                    id: Some(id),
+                    verified: true,
+                    source: loaded.source(file),
+                    line: Some(positions.line_out(site.line)),
+                    column: Some(positions.column_out(site.column)),
+                    ..Breakpoint::default()
+                });
+            } else if let Some(prompt) = line.and_then(|line| prompt_at(&loaded.program, file, line)) {
+                self.prompts.push(PromptBreakpoint { id, file, prompt, trigger: trigger.clone() });
+                answer.get_or_insert(Breakpoint {
+                    id: Some(id),
+                    verified: true,
+                    source: loaded.source(file),
+                    line: Some(request.line),
+                    ..Breakpoint::default()
+                });
+            }
+        }
+        answer.unwrap_or_else(|| unverified("failed", "no flow or handler statement on this line".to_string()))
     }
 
     fn resolve_functions(&mut self, loaded: Option<&Loaded>, positions: Positions) -> Vec<Breakpoint> {

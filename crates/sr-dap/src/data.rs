@@ -1,8 +1,9 @@
 //! Data breakpoints on flow variables: `dataBreakpointInfo` offers one for
 //! each variable of a thread's *Variables* scope; the thread that assigns
 //! the variable (or a field of it) stops at its next point, after the write,
-//! with reason `data breakpoint`. Assignments are read from the run's
-//! `state_change` events.
+//! with reason `data breakpoint`; a branch that ends after its write (a
+//! `parallel do` branch is one statement) hands it to its parent, which stops
+//! after the block. Assignments are read from the run's `state_change` events.
 
 use std::collections::HashMap;
 
@@ -51,6 +52,18 @@ impl DataBreakpoints {
         hits
     }
 
+    /// A branch ended: its writes since its last point (a branch that is
+    /// one assignment makes its write as it ends) stop its parent at the
+    /// parent's next point, after the block, where the branches' values are.
+    pub fn hand_over(&mut self, branch: u32, parent: u32) {
+        for id in self.written.remove(&branch).unwrap_or_default() {
+            let ids = self.written.entry(parent).or_default();
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+
     pub fn clear_writes(&mut self) {
         self.written.clear();
     }
@@ -86,5 +99,11 @@ mod tests {
         assert!(data.hits(2, &at(9)).is_empty(), "taken once");
         data.written(1, "total");
         assert!(data.hits(2, &at(9)).is_empty(), "the writing thread only");
+        data.written(3, "total");
+        data.written(4, "total");
+        data.hand_over(3, 0);
+        data.hand_over(4, 0);
+        assert!(data.hits(3, &at(9)).is_empty(), "handed over");
+        assert_eq!(data.hits(0, &at(9)), [set[0].id.unwrap()], "to the parent, once");
     }
 }

@@ -17,14 +17,14 @@ use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
 use crate::protocol::{
-    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, Event, ExitedEvent,
-    SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments, SourceBreakpoint,
-    Thread, ThreadEvent,
+    Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, ContinuedEvent, Event, ExitedEvent,
+    QuestionEvent, SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments,
+    SourceBreakpoint, StoppedEvent, Thread, ThreadEvent,
 };
 use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
-use crate::travel::Travel;
+use crate::travel::{At, Quiet, Travel};
 use crate::variables::Handles;
 
 pub struct Debugger {
@@ -40,12 +40,15 @@ pub struct State {
     pub breakpoints: Breakpoints,
     pub watch: Watch,
     pub run: Run,
-    /// Positions where a breakpoint stopped a run of this launch (kept when
-    /// going back in time, for reverse continue).
-    pub breakpoint_stops: Vec<u64>,
-    /// The variables a thread resumed with after `setVariable`, by position:
-    /// going back in time sets them again there, as the run had them.
-    pub edits: BTreeMap<u64, Vars>,
+    /// The points (thread, point) where a breakpoint stopped a run of this
+    /// launch (kept when going back in time, for reverse continue).
+    pub breakpoint_stops: BTreeSet<(u32, u64)>,
+    /// The variables a thread resumed with after `setVariable`, by (thread,
+    /// point): going back in time sets them again there, as the run had them.
+    pub edits: BTreeMap<(u32, u64), Vars>,
+    /// The answers to `escalate to human` threads resumed with, by (thread,
+    /// point): going back in time gives them again.
+    pub answers: BTreeMap<(u32, u64), String>,
 }
 
 /// What one run of the program has going on.
@@ -67,13 +70,19 @@ pub struct Run {
     pub seen: HashMap<u32, Seen>,
     pub stopped: BTreeMap<u32, Stopped>,
     pub handles: Handles,
-    /// Points reached so far (see `travel`), and each thread's last one.
-    pub position: u64,
-    pub at: HashMap<u32, u64>,
-    /// Each thread's stack: the position where each frame started, outermost first.
+    /// The points each thread reached so far (see `travel`).
+    pub points: HashMap<u32, u64>,
+    /// Each branch's parent, and the parent's point when it started.
+    pub born: HashMap<u32, (u32, u64)>,
+    /// Branches that ended.
+    pub ended: BTreeSet<u32>,
+    /// Each thread's stack: the point where each frame started, outermost first.
     pub frame_starts: HashMap<u32, Vec<u64>>,
-    /// Going back in time: run silently up to this position and stop there.
-    pub travel: Option<Travel>,
+    /// Going back in time: the threads the replay brings back to where they
+    /// were, silently (see `travel`); each leaves it when it gets there.
+    pub quiet: HashMap<u32, Quiet>,
+    /// Going back in time: the threads the client knew of before.
+    pub known: BTreeSet<u32>,
 }
 
 /// Facts about the run shown in the "Run" scope.
@@ -90,10 +99,13 @@ pub struct Stopped {
     /// Innermost first, as the client shows them.
     pub frames: Vec<Shown>,
     pub depth: usize,
-    /// The point's position in the run.
-    pub position: u64,
-    /// The position where each frame of the stack started, outermost first.
+    /// The thread's point, and whether it stopped inside it (on a failure
+    /// or a question) rather than before it.
+    pub at: At,
+    /// The point where each frame of the stack started, outermost first.
     pub frame_starts: Vec<u64>,
+    /// The `stopped` event the client got.
+    pub event: StoppedEvent,
     /// `setVariable` changed the variables.
     pub edited: bool,
     pub exception: Option<Exception>,
@@ -140,8 +152,9 @@ impl Debugger {
                 breakpoints: Breakpoints::default(),
                 watch: Watch::default(),
                 run: Run::default(),
-                breakpoint_stops: Vec::new(),
+                breakpoint_stops: BTreeSet::new(),
                 edits: BTreeMap::new(),
+                answers: BTreeMap::new(),
             }),
             client,
             paused: Notify::new(),
@@ -229,16 +242,22 @@ impl Debugger {
         let generation = st.run.generation + 1;
         let mut handles = std::mem::take(&mut st.run.handles);
         handles.forget_all();
-        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), travel, handles, ..Run::default() };
+        st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), handles, ..Run::default() };
         match travel {
             None => {
                 st.breakpoint_stops.clear();
                 st.edits.clear();
+                st.answers.clear();
             }
-            // What happened after the point gone back to is another future's.
+            // What happened after the points gone back to is another future's.
             Some(travel) => {
-                st.breakpoint_stops.retain(|p| *p <= travel.to);
-                st.edits.retain(|p, _| *p <= travel.to);
+                st.breakpoint_stops.retain(|(t, p)| travel.keeps(*t, *p));
+                st.edits.retain(|(t, p), _| travel.keeps(*t, *p));
+                st.answers.retain(|(t, p), _| travel.keeps(*t, *p));
+                st.edits.extend(travel.edits);
+                st.run.quiet = travel.plan;
+                st.run.known = travel.known;
+                st.run.stepping = travel.stepping;
             }
         }
         st.breakpoints.reset_hits();
@@ -275,30 +294,47 @@ impl Debugger {
             .collect()
     }
 
-    /// A parallel branch of `parent` started or ended. A branch starts with
-    /// its parent's step in, so stepping into `parallel do` enters every branch.
-    pub fn thread_changed(&self, thread: u32, parent: u32, started: bool) {
-        let mut st = self.lock();
-        if started {
+    /// A parallel branch of `parent` started or ended (in the run of
+    /// `generation`: a run being replaced is not the client's business). A
+    /// branch starts with its parent's step in, so stepping into `parallel
+    /// do` enters every branch; writes to watched variables it made after its
+    /// last point are its parent's to stop at. Going back in time, the
+    /// client does not hear again of threads it knows.
+    pub fn thread_changed(&self, generation: u64, thread: u32, parent: u32, started: bool) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if st.run.generation != generation {
+            return;
+        }
+        let heard = if started {
+            let at = st.run.points.get(&parent).copied().unwrap_or_default();
+            st.run.born.insert(thread, (parent, at));
             st.run.threads.insert(thread);
             if let Some(step) = st.run.stepping.get(&parent).copied().filter(|s| s.kind == StepKind::In) {
                 st.run.stepping.insert(thread, step);
             }
+            !st.run.known.contains(&thread)
         } else {
             st.run.threads.remove(&thread);
+            st.run.ended.insert(thread);
             st.run.seen.remove(&thread);
             if let Some(step) = st.run.stepping.remove(&thread) {
                 st.run.orphan = Some(step);
             }
+            st.breakpoints.data.hand_over(thread, parent);
+            !matches!(st.run.quiet.remove(&thread), Some(Quiet::Ended))
+        };
+        if heard {
+            let reason = if started { "started" } else { "exited" };
+            self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
         }
-        let reason = if started { "started" } else { "exited" };
-        self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
     }
 
     /// Resumes. A step moves only `thread`, whatever `single` says: the
     /// other threads stay where they are, stopped or running. `continue`
     /// resumes every stopped thread and cancels every step and the pause, or
-    /// with `single` resumes only `thread` and cancels only its step.
+    /// with `single` resumes only `thread` and cancels only its step. Every
+    /// thread resumed other than `thread` gets a `continued` event.
     /// `ack` runs once the request is known to be valid, before any thread
     /// moves, so that the response precedes the events the move causes.
     pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
@@ -328,9 +364,18 @@ impl Debugger {
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
+                let here = (t, stopped.at.point);
                 if stopped.edited {
-                    st.edits.insert(stopped.position, stopped.snapshot.vars.clone());
+                    st.edits.insert(here, stopped.snapshot.vars.clone());
                 }
+                if let (Some(_), Some(answer)) = (&stopped.question, &stopped.answer) {
+                    st.answers.insert(here, answer.clone());
+                }
+                if Some(t) != thread {
+                    let event = ContinuedEvent { thread_id: dap_thread(t), all_threads_continued: false };
+                    self.client.event(Event::Continued(event));
+                }
+                self.no_longer_asks(t, &stopped);
                 let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
                 let edited = stopped.edited;
                 let resume =
@@ -341,6 +386,14 @@ impl Debugger {
         Ok(())
     }
 
+    /// Tells the client a thread that waited for an answer goes on.
+    fn no_longer_asks(&self, thread: u32, stopped: &Stopped) {
+        if stopped.question.is_some() {
+            let event = QuestionEvent { thread_id: dap_thread(thread), question: None };
+            self.client.event(Event::Question(event));
+        }
+    }
+
     /// Every thread stops at its next point (statement, model or tool call),
     /// and a thread waiting for a model's reply stops at once.
     pub fn pause(&self) {
@@ -348,12 +401,17 @@ impl Debugger {
         self.paused.notify_waiters();
     }
 
-    /// Stops the run: parked threads end now, running ones at their next point.
-    pub fn terminate(&self) {
+    /// Stops the run: parked threads end now, running ones at their next
+    /// point. The client hears that threads that waited for an answer no
+    /// longer do, except those going back in time stops again (`held`).
+    pub fn terminate(&self, held: &BTreeSet<u32>) {
         let mut st = self.lock();
         st.run.terminate = true;
         for (thread, stopped) in std::mem::take(&mut st.run.stopped) {
             st.run.handles.release(thread);
+            if !held.contains(&thread) {
+                self.no_longer_asks(thread, &stopped);
+            }
             let resume =
                 Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None, edited: false };
             let _ = stopped.resume.send(resume);

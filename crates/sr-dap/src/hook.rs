@@ -9,34 +9,39 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::json;
 use sr_runtime::eval::Vars;
-use sr_runtime::hook::{Control, Failure, Frame, FrameKind, Step, StepHook, StepPoint};
+use sr_runtime::hook::{Control, Failure, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::debugger::{Debugger, Resume, RunInfo, Stopped, dap_thread};
+use crate::debugger::{Debugger, Resume, Run, RunInfo, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
-use crate::protocol::{Event, StoppedEvent};
+use crate::protocol::{Event, QuestionEvent, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
-use crate::source::Loaded;
+use crate::source::{Loaded, frame_position};
+use crate::travel::{At, Quiet};
 use crate::trigger::Verdict;
 use crate::variables::{Handle, Handles, Root};
 use crate::{prompts, stepping};
 
-pub struct DebugHook(pub Arc<Debugger>);
+/// The debugger as the step hook of the run of `generation`.
+pub struct DebugHook {
+    pub debugger: Arc<Debugger>,
+    pub generation: u64,
+}
 
 impl StepHook for DebugHook {
     fn on_step<'a>(&'a self, mut step: Step<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
-            match self.0.check(&mut step) {
+            match self.debugger.check(&mut step) {
                 Check::Continue => Control::Continue,
                 Check::Terminate => Control::Terminate,
-                Check::Stop(reason) => self.stop(step, reason, None).await.0,
+                Check::Stop(reason) => self.stop(step, reason, None, false).await.0,
             }
         })
     }
 
     /// Completes once `pause` is asked for, so that a model call stops at once.
     fn interrupt(&self, _thread: u32) -> BoxFuture<'static, ()> {
-        let debugger = self.0.clone();
+        let debugger = self.debugger.clone();
         Box::pin(async move {
             loop {
                 // Created before the check, so a pause between the two is not missed.
@@ -50,48 +55,79 @@ impl StepHook for DebugHook {
     }
 
     fn on_thread(&self, thread: u32, parent: u32, started: bool) {
-        self.0.thread_changed(thread, parent, started);
+        self.debugger.thread_changed(self.generation, thread, parent, started);
     }
 
+    /// Shows the failure and stops if a filter asks to; going back in time,
+    /// a thread on its way back stays silent, and one that had stopped on
+    /// this failure stops on it again.
     fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
-            let exception = {
-                let st = self.0.lock();
+            let reason = {
+                let mut guard = self.debugger.lock();
+                let st = &mut *guard;
                 if st.run.terminate {
                     return Control::Terminate;
                 }
-                st.watch.failure(&step.point, failure)
+                match arrived_inside(&mut st.run, step.thread) {
+                    Some(held) => Some(held),
+                    None if st.run.quiet.contains_key(&step.thread) => return Control::Continue,
+                    None => {
+                        self.debugger.report_failure(st, &step, failure);
+                        st.watch.failure(&step.point, failure).map(Reason::Exception)
+                    }
+                }
             };
-            match exception {
-                Some(exception) => self.stop(step, Reason::Exception(exception), None).await.0,
+            match reason {
+                Some(reason) => self.stop(step, reason, None, true).await.0,
                 None => Control::Continue,
             }
         })
     }
 
+    /// Stops until the user answers (`answer`); going back in time, a thread
+    /// on its way back gets the answer it was given before.
     fn on_human<'a>(&'a self, step: Step<'a>, message: &'a str) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            if self.0.lock().run.terminate {
-                return None;
-            }
-            let exception = Exception {
-                kind: ExceptionKind::Human,
-                description: format!(
-                    "escalate to human: {message} (answer by evaluating a string in the debug console, then continue)"
-                ),
-                unhandled: false,
+            let reason = {
+                let mut guard = self.debugger.lock();
+                let st = &mut *guard;
+                if st.run.terminate {
+                    return None;
+                }
+                match arrived_inside(&mut st.run, step.thread) {
+                    Some(held) => held,
+                    None if st.run.quiet.contains_key(&step.thread) => {
+                        let point = st.run.points.get(&step.thread).copied().unwrap_or_default();
+                        return st.answers.get(&(step.thread, point)).cloned();
+                    }
+                    None => Reason::Exception(Exception {
+                        kind: ExceptionKind::Human,
+                        description: format!(
+                            "escalate to human: {message} (answer with `:answer TEXT` in the debug console, then continue)"
+                        ),
+                        unhandled: false,
+                    }),
+                }
             };
-            self.stop(step, Reason::Exception(exception), Some(message.to_string())).await.1
+            self.stop(step, reason, Some(message.to_string()), true).await.1
         })
     }
 }
 
 impl DebugHook {
     /// Parks the thread until the client resumes it; what the run does next,
-    /// and the answer to `question` if the user gave one.
-    async fn stop(&self, step: Step<'_>, reason: Reason, question: Option<String>) -> (Control, Option<String>) {
+    /// and the answer to `question` if the user gave one. `inside`: the stop
+    /// is a failure or a question met while running the thread's point.
+    async fn stop(
+        &self,
+        step: Step<'_>,
+        reason: Reason,
+        question: Option<String>,
+        inside: bool,
+    ) -> (Control, Option<String>) {
         let depth = stepping::depth(step.frames.len(), &step.point);
-        let parked = self.0.park(step.thread, Snapshot::capture(&step), depth, reason, question);
+        let parked = self.debugger.park(step.thread, Snapshot::capture(&step), depth, reason, question, inside);
         match parked.await {
             Ok(Resume { vars, terminate, answer, edit, edited }) => {
                 *step.vars = vars;
@@ -134,13 +170,24 @@ pub enum Reason {
     Data(Vec<i64>),
     /// Arrived where going back in time went, as a step or a breakpoint.
     Travel(&'static str),
+    /// Going back in time on another thread: stopped again where it was.
+    Again(Box<Held>),
     Exception(Exception),
+}
+
+/// How a thread had stopped, to stop it again the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub stopped: StoppedEvent,
+    pub exception: Option<Exception>,
+    pub answer: Option<String>,
 }
 
 impl Debugger {
     /// Decides at a point. Conditions, hit counts and logpoints are handled
-    /// here, on the thread's live variables. Going back in time, a point where
-    /// the user had set variables gets them again.
+    /// here, on the thread's live variables. Going back in time, a thread on
+    /// its way back goes on silently (a point where the user had set
+    /// variables gets them again) and stops where the plan says.
     pub fn check(&self, step: &mut Step<'_>) -> Check {
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -153,29 +200,36 @@ impl Debugger {
         let first = if thread == 0 { Vec::new() } else { now.clone() };
         let before = st.run.seen.insert(thread, now).unwrap_or(first);
         // A pause inside a model call is not a point a replay reaches again:
-        // it keeps the call's position.
+        // it keeps the call's point.
+        let points = st.run.points.entry(thread).or_default();
         if !matches!(step.point, StepPoint::ModelStreaming { .. }) {
-            st.run.position += 1;
-            let position = st.run.position;
-            st.run.at.insert(thread, position);
+            *points += 1;
         }
-        let position = st.run.at.get(&thread).copied().unwrap_or_default();
+        let point = *points;
         // Where each frame of the thread's stack started, outermost first.
         let entered = stepping::entered(&before, step.frames).len();
-        let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![position; step.frames.len()]);
+        let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![point; step.frames.len()]);
         starts.truncate(step.frames.len() - entered);
-        starts.resize(step.frames.len(), position);
-        if let (Some(_), Some(edited)) = (st.run.travel, st.edits.get(&position)) {
-            step.vars.clone_from(edited);
+        starts.resize(step.frames.len(), point);
+        if let Some(quiet) = st.run.quiet.get(&thread) {
+            if let Some(edited) = st.edits.get(&(thread, point)) {
+                step.vars.clone_from(edited);
+            }
+            let arrived = point >= quiet.limit();
+            let reason = match quiet {
+                Quiet::Stop { reason, .. } if arrived => Some(Reason::Travel(reason)),
+                Quiet::Hold { at, stopped, exception, answer } if arrived && !at.inside => {
+                    let held = Held { stopped: stopped.clone(), exception: exception.clone(), answer: answer.clone() };
+                    Some(Reason::Again(Box::new(held)))
+                }
+                // It had gone past this point: it runs on from here.
+                Quiet::Run { .. } if arrived => None,
+                _ => return Check::Continue,
+            };
+            st.run.quiet.remove(&thread);
+            return reason.map_or(Check::Continue, Check::Stop);
         }
         let vars: &Vars = step.vars;
-        if let Some(travel) = st.run.travel {
-            if position < travel.to {
-                return Check::Continue;
-            }
-            st.run.travel = None;
-            return Check::Stop(Reason::Travel(travel.reason));
-        }
         let exception = st.watch.take(thread);
 
         let mut ids = Vec::new();
@@ -250,7 +304,8 @@ impl Debugger {
         Check::Stop(reason)
     }
 
-    /// Parks a thread: records what it shows and tells the client it stopped.
+    /// Parks a thread: records what it shows and tells the client it stopped
+    /// (`inside`: on a failure or a question met while running its point).
     pub fn park(
         &self,
         thread: u32,
@@ -258,49 +313,74 @@ impl Debugger {
         depth: usize,
         reason: Reason,
         question: Option<String>,
+        inside: bool,
     ) -> oneshot::Receiver<Resume> {
         let (tx, rx) = oneshot::channel();
         let mut guard = self.lock();
         let st = &mut *guard;
         let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
-        let (reason_text, description, ids, exception) = match reason {
-            Reason::Entry => ("entry", None, Vec::new(), None),
-            Reason::Step => ("step", None, Vec::new(), None),
-            Reason::Pause => ("pause", None, Vec::new(), None),
-            Reason::Breakpoint { ids, function: false, text } => ("breakpoint", text, ids, None),
-            Reason::Breakpoint { ids, function: true, text } => ("function breakpoint", text, ids, None),
-            Reason::Data(ids) => ("data breakpoint", None, ids, None),
-            Reason::Travel(reason) => (reason, None, Vec::new(), None),
-            Reason::Exception(e) => ("exception", Some(e.description.clone()), Vec::new(), Some(e)),
-        };
-        self.client.event(Event::Stopped(StoppedEvent {
-            reason: reason_text.to_string(),
+        let stop = |reason: &str, description: Option<String>, ids| StoppedEvent {
+            reason: reason.to_string(),
             description: description.clone(),
             thread_id: dap_thread(thread),
             text: description,
             all_threads_stopped: false,
             hit_breakpoint_ids: ids,
-        }));
-        let position = st.run.at.get(&thread).copied().unwrap_or(st.run.position);
-        let frame_starts = st.run.frame_starts.get(&thread).cloned().unwrap_or_default();
-        if reason_text == "breakpoint" && !st.breakpoint_stops.contains(&position) {
-            st.breakpoint_stops.push(position);
+            preserve_focus_hint: false,
+        };
+        let (event, exception, answer) = match reason {
+            Reason::Entry => (stop("entry", None, Vec::new()), None, None),
+            Reason::Step => (stop("step", None, Vec::new()), None, None),
+            Reason::Pause => (stop("pause", None, Vec::new()), None, None),
+            Reason::Breakpoint { ids, function: false, text } => (stop("breakpoint", text, ids), None, None),
+            Reason::Breakpoint { ids, function: true, text } => (stop("function breakpoint", text, ids), None, None),
+            Reason::Data(ids) => (stop("data breakpoint", None, ids), None, None),
+            Reason::Travel(reason) => (stop(reason, None, Vec::new()), None, None),
+            Reason::Again(held) => {
+                let Held { stopped, exception, answer } = *held;
+                (StoppedEvent { preserve_focus_hint: true, ..stopped }, exception, answer)
+            }
+            Reason::Exception(e) => (stop("exception", Some(e.description.clone()), Vec::new()), Some(e), None),
+        };
+        self.client.event(Event::Stopped(event.clone()));
+        if let Some(question) = &question {
+            let question = Some(question.clone());
+            self.client.event(Event::Question(QuestionEvent { thread_id: dap_thread(thread), question }));
         }
+        let at = At { point: st.run.points.get(&thread).copied().unwrap_or_default(), inside };
+        let frame_starts = st.run.frame_starts.get(&thread).cloned().unwrap_or_default();
+        if event.reason == "breakpoint" {
+            st.breakpoint_stops.insert((thread, at.point));
+        }
+        let event = StoppedEvent { preserve_focus_hint: false, ..event };
         let stopped = Stopped {
             snapshot,
             frames,
             depth,
-            position,
+            at,
             frame_starts,
+            event,
             edited: false,
             exception,
             question,
-            answer: None,
+            answer,
             resume: tx,
         };
         st.run.stopped.insert(thread, stopped);
         rx
     }
+}
+
+/// Going back in time: the stop of a thread held inside its point (on a
+/// failure or a question), once it gets there again.
+fn arrived_inside(run: &mut Run, thread: u32) -> Option<Reason> {
+    let point = run.points.get(&thread).copied().unwrap_or_default();
+    match run.quiet.get(&thread)? {
+        Quiet::Hold { at, .. } if at.inside && point >= at.point => {}
+        _ => return None,
+    }
+    let Some(Quiet::Hold { stopped, exception, answer, .. }) = run.quiet.remove(&thread) else { return None };
+    Some(Reason::Again(Box::new(Held { stopped, exception, answer })))
 }
 
 /// The frames of a snapshot as the client sees them, innermost first, with ids.
@@ -320,7 +400,7 @@ fn shown(
     let scope = |name, hint, root| ScopeSpec { name, hint, root };
     let mut out = Vec::new();
     for frame in snapshot.frames.iter().rev() {
-        let (file, line, column) = position(loaded, frame);
+        let (file, line, column) = frame_position(loaded, frame);
         let mut scopes = vec![scope("Variables", Some("locals"), Root::Vars)];
         if let Some(exchange) = &frame.last_exchange {
             scopes.push(scope("Last model exchange", None, Root::Value(Arc::new(exchange.clone()))));
@@ -346,26 +426,4 @@ fn shown(
         frame.id = handles.add(Handle::Frame { thread, index });
     }
     out
-}
-
-/// Where a frame is: the statement a flow or handler is at, an agent's name.
-fn position(loaded: Option<&Loaded>, frame: &Frame) -> (Option<usize>, u32, u32) {
-    let Some(loaded) = loaded else { return (None, 1, 1) };
-    match (&frame.body, frame.stmt) {
-        (Some(body), Some(stmt)) => {
-            let at = loaded.program.stmt_location(&body.source, stmt);
-            (Some(body.source.file), at.line, at.column)
-        }
-        (Some(body), None) => {
-            let (line, column) = loaded.item_position(&body.source);
-            (Some(body.source.file), line, column)
-        }
-        (None, _) => match loaded.program.agents.get(frame.name.as_str()) {
-            Some(agent) => {
-                let (line, column) = loaded.item_position(&agent.source);
-                (Some(agent.source.file), line, column)
-            }
-            None => (None, 1, 1),
-        },
-    }
 }

@@ -1,19 +1,21 @@
 //! Requests that look at (and setVariable, change) a stopped thread: stack
 //! trace, scopes, variables, evaluate, exception info.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use sr_runtime::value::{display, type_name};
 
-use crate::debugger::{Debugger, State, Stopped, runtime_thread};
+use crate::answer::Console;
+use crate::debugger::{Debugger, State, Stopped, dap_thread, runtime_thread};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::snapshot::Call;
-use crate::travel::{Back, Travel};
+use crate::travel::{At, Back, Quiet, Travel, is_future};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
@@ -101,9 +103,20 @@ impl Debugger {
     /// thread (all frames of a thread share one namespace); without a frame,
     /// against the thread waiting for a human, else the first stopped one.
     /// In `clipboard` context the result is the whole value, unabridged.
-    /// In the debug console (`repl`), a string answers the thread's
-    /// `escalate to human`; it goes to the run at the next `continue`.
+    /// Evaluating never answers `escalate to human`: in the debug console
+    /// (`repl`), `:answer TEXT` does (see `answer`).
     pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
+        if args.context.as_deref() == Some("repl") {
+            let line = Console::read(&args.expression);
+            if !matches!(line, Console::Expression(_)) {
+                let thread = match args.frame_id {
+                    Some(id) => Some(self.frame_thread(id)?),
+                    None => None,
+                };
+                let asking = thread.filter(|t| self.lock().run.stopped.get(t).is_some_and(|s| s.question.is_some()));
+                return self.console_command(asking.map(dap_thread), line);
+            }
+        }
         let mut guard = self.lock();
         let st = &mut *guard;
         let thread = match args.frame_id {
@@ -116,15 +129,8 @@ impl Debugger {
                 asking.or(st.run.stopped.keys().next().copied()).ok_or("evaluation needs a stopped thread")?
             }
         };
-        let stopped = st.run.stopped.get_mut(&thread).ok_or("evaluation needs a stopped thread")?;
+        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
         let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
-        if let (Some("repl"), Value::String(answer), Some(question)) =
-            (args.context.as_deref(), &value, &stopped.question)
-        {
-            stopped.answer = Some(answer.clone());
-            let text = format!("the answer to \"{question}\" is {}; continue to give it to the run", preview(&value));
-            self.client.output("console", text);
-        }
         let (named, indexed) = counts(&value);
         let reference = if is_container(&value) {
             st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
@@ -232,39 +238,98 @@ impl Debugger {
 }
 
 impl Debugger {
-    /// The position `back` goes to from where stopped thread `thread_id` is
-    /// (the frame's thread for [`Back::Frame`]).
+    /// The runtime thread of a frame id.
+    fn frame_thread(&self, id: i64) -> Result<u32, String> {
+        match self.lock().run.handles.get(id) {
+            Some(Handle::Frame { thread, .. }) => Ok(*thread),
+            _ => Err(format!("there is no frame {id} (the thread has moved on)")),
+        }
+    }
+
+    /// The plan to go back from where stopped thread `thread_id` is (the
+    /// frame's thread for [`Back::Frame`]): that thread to the point `back`
+    /// leads to, every other thread to where it is.
     pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
         let st = self.lock();
-        let here = || -> Result<u64, String> {
-            let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
-            Ok(st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", thread + 1))?.position)
-        };
-        match back {
-            Back::Step => match here()? {
-                1 => Err("this is the first point of the run".to_string()),
-                here => Ok(Travel { to: here - 1, reason: "step" }),
-            },
-            Back::Continue => {
-                let here = here()?;
-                Ok(match st.breakpoint_stops.iter().copied().filter(|p| *p < here).max() {
-                    Some(to) => Travel { to, reason: "breakpoint" },
-                    None => Travel { to: 1, reason: "step" },
-                })
+        let (thread, to, reason) = destination(&st, thread_id, back)?;
+        let mut travel = Travel::default();
+        let mut targets = HashMap::from([(thread, At { point: to, inside: false })]);
+        targets.extend(st.run.stopped.iter().filter(|(t, _)| **t != thread).map(|(t, s)| (*t, s.at)));
+        let known = std::iter::once(0).chain(st.run.threads.iter().copied()).chain(st.run.ended.iter().copied());
+        for t in known.filter(|t| !is_future(*t, &st.run.born, &targets)) {
+            travel.known.insert(t);
+            let quiet = match st.run.stopped.get(&t) {
+                _ if t == thread => Quiet::Stop { point: to, reason },
+                Some(stopped) => {
+                    if stopped.edited {
+                        travel.edits.push(((t, stopped.at.point), stopped.snapshot.vars.clone()));
+                    }
+                    Quiet::Hold {
+                        at: stopped.at,
+                        stopped: stopped.event.clone(),
+                        exception: stopped.exception.clone(),
+                        answer: stopped.answer.clone(),
+                    }
+                }
+                None if st.run.ended.contains(&t) => Quiet::Ended,
+                None => match st.run.points.get(&t) {
+                    Some(&point) => {
+                        if let Some(step) = st.run.stepping.get(&t) {
+                            travel.stepping.insert(t, *step);
+                        }
+                        Quiet::Run { point }
+                    }
+                    // Before its first point: nothing to bring back.
+                    None => continue,
+                },
+            };
+            travel.plan.insert(t, quiet);
+        }
+        Ok(travel)
+    }
+}
+
+/// The thread that goes back, the point it goes to and the reason it stops there.
+fn destination(st: &State, thread_id: Option<i64>, back: Back) -> Result<(u32, u64, &'static str), String> {
+    let here = || -> Result<(u32, &Stopped), String> {
+        let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
+        let stopped =
+            st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", dap_thread(thread)))?;
+        Ok((thread, stopped))
+    };
+    match back {
+        Back::Step => {
+            let (thread, stopped) = here()?;
+            // Stopped inside a point (a failure, a question): back to before it.
+            match stopped.at.point - u64::from(!stopped.at.inside) {
+                0 if thread == 0 => Err("this is the first point of the run".to_string()),
+                0 => Err(format!(
+                    "this is the first point of branch {thread}: the branch has no earlier point of its own"
+                )),
+                to => Ok((thread, to, "step")),
             }
-            Back::Frame(id) => {
-                let Some(Handle::Frame { thread, index }) = st.run.handles.get(id) else {
-                    return Err(format!("there is no frame {id} (the thread has moved on)"));
-                };
-                let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
-                // Shown innermost first, a call above the frame that makes it.
-                let call = usize::from(stopped.snapshot.call.is_some());
-                let to = match index.checked_sub(call) {
-                    None => stopped.position,
-                    Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or("the thread has moved on")?,
-                };
-                Ok(Travel { to, reason: "restart" })
-            }
+        }
+        Back::Continue => {
+            let (thread, stopped) = here()?;
+            let at = stopped.at;
+            let earlier = |(t, p): &&(u32, u64)| *t == thread && (*p < at.point || at.inside && *p == at.point);
+            Ok(match st.breakpoint_stops.iter().filter(earlier).map(|(_, p)| *p).max() {
+                Some(to) => (thread, to, "breakpoint"),
+                None => (thread, 1, "step"),
+            })
+        }
+        Back::Frame(id) => {
+            let Some(Handle::Frame { thread, index }) = st.run.handles.get(id) else {
+                return Err(format!("there is no frame {id} (the thread has moved on)"));
+            };
+            let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
+            // Shown innermost first, a call above the frame that makes it.
+            let call = usize::from(stopped.snapshot.call.is_some());
+            let to = match index.checked_sub(call) {
+                None => stopped.at.point,
+                Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or("the thread has moved on")?,
+            };
+            Ok((*thread, to, "restart"))
         }
     }
 }

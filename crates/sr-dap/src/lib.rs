@@ -7,15 +7,17 @@
 //! - `debugger`: the state shared by requests and the run; `hook` decides
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
-//! - `breakpoints`, `data`, `prompts`, `exceptions`, `stepping`, `variables`, `evaluate`,
+//! - `answer`, `breakpoints`, `data`, `prompts`, `exceptions`, `failures`, `stepping`, `variables`, `evaluate`,
 //!   `source`, `output`, `travel`, `trigger`: one concept each.
 
+mod answer;
 mod breakpoints;
 mod client;
 mod data;
 mod debugger;
 mod evaluate;
 mod exceptions;
+mod failures;
 mod hook;
 mod inspect;
 mod launch;

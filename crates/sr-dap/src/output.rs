@@ -52,11 +52,11 @@ fn flush(debugger: &Debugger, text: &mut String) {
 
 impl EventSink for Events {
     fn record(&self, event: &Event) {
-        // Going back in time replays the run silently, and the run it
-        // replaces ends silently.
+        // Going back in time replays each thread silently up to where it
+        // goes back to, and the run it replaces ends silently.
         let silent = {
             let run = &self.debugger.lock().run;
-            run.travel.is_some() || run.generation != self.generation
+            run.generation != self.generation || run.quiet.contains_key(&thread_of(&event.path))
         };
         if silent {
             return;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use sr_runtime::Runtime;
 use sr_runtime::event::Emitter;
-use sr_runtime::hook::{NoHook, StepHook};
+use sr_runtime::hook::StepHook;
 use tokio::task::JoinHandle;
 
 use crate::debugger::{Debugger, RunInfo};
+use crate::failures::ReportHook;
 use crate::hook::DebugHook;
 use crate::launch::Launch;
 use crate::output::Events;
@@ -29,8 +30,10 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
         invocation: invocation.clone(),
     };
     let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel);
-    let hook: Arc<dyn StepHook> =
-        if launch.no_debug { Arc::new(NoHook) } else { Arc::new(DebugHook(debugger.clone())) };
+    let hook: Arc<dyn StepHook> = match launch.no_debug {
+        true => Arc::new(ReportHook(debugger.clone())),
+        false => Arc::new(DebugHook { debugger: debugger.clone(), generation }),
+    };
     let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone(), generation))])
         .with_redactor(launched.redactor.clone());
     let runtime = Runtime::new(launched.program.clone(), launched.env(hook));

@@ -4,6 +4,7 @@
 //! `initialize` → `launch` (the program compiles) → `initialized` event →
 //! breakpoints → `configurationDone` → the run starts.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,7 +82,7 @@ where
             }
         }
     }
-    session.stop_run(false).await;
+    session.stop_run(Ending::Heard).await;
     for file in &session.temporary {
         let _ = std::fs::remove_file(file);
     }
@@ -233,17 +234,24 @@ impl Session {
                 let result = self.debugger.set_variable(args);
                 self.respond(&request, result);
             }
+            Command::Answer(args) => {
+                let result = match &args.text {
+                    Some(text) => self.debugger.answer(args.thread_id, text),
+                    None => Err("streetraceAnswer needs `text`, the answer".to_string()),
+                };
+                self.respond(&request, result);
+            }
             Command::ExceptionInfo(args) => {
                 let result = self.debugger.exception_info(args.thread_id);
                 self.respond(&request, result);
             }
             Command::Terminate => {
                 self.respond(&request, Ok(()));
-                self.stop_run(false).await;
+                self.stop_run(Ending::Heard).await;
             }
             Command::Restart(args) => self.restart(&request, args).await,
             Command::Disconnect => {
-                self.stop_run(false).await;
+                self.stop_run(Ending::Heard).await;
                 self.respond(&request, Ok(()));
                 return false;
             }
@@ -321,7 +329,7 @@ impl Session {
         let Some(args) = args else {
             return self.respond(request, Err::<(), _>("nothing was launched yet".to_string()));
         };
-        self.stop_run(true).await;
+        self.stop_run(Ending::Replaced).await;
         match launch::prepare(&args) {
             Ok(launch) => {
                 self.debugger.load(launch.launched.program.clone());
@@ -342,9 +350,10 @@ impl Session {
     }
 
     /// Goes back in time: the run is replaced by a silent replay of its
-    /// recording up to the position `back` leads to, where it stops. A
-    /// launch that replays a recording goes on replaying it; a live one
-    /// continues its recording, then goes live (a fork of the run).
+    /// recording that brings the thread to the point `back` leads to and
+    /// every other thread to where it is (see `travel`). A launch that
+    /// replays a recording goes on replaying it; a live one continues its
+    /// recording, then goes live (a fork of the run).
     async fn travel(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
         let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
             return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
@@ -359,7 +368,7 @@ impl Session {
         };
         let offline = arguments.replay.is_some();
         let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
-        self.stop_run(true).await;
+        self.stop_run(Ending::WentBack(travel.held())).await;
         let prepared = if offline { launch::prepare(&again) } else { launch::prepare_continuing(&again, recording) };
         match prepared {
             Ok(mut launch) => {
@@ -386,20 +395,35 @@ impl Session {
         self.client.event(Event::Terminated);
     }
 
-    /// Ends the run, if any; `silently` (for a restart) the client hears
-    /// nothing of it.
-    async fn stop_run(&mut self, silently: bool) {
+    /// Ends the run, if any, as `ending` says.
+    async fn stop_run(&mut self, ending: Ending) {
         let Some(mut running) = self.running.take() else { return };
-        if silently {
+        if ending != Ending::Heard {
             self.debugger.supersede();
         }
-        self.debugger.terminate();
+        let held = match ending {
+            Ending::WentBack(held) => held,
+            Ending::Heard | Ending::Replaced => BTreeSet::new(),
+        };
+        self.debugger.terminate(&held);
         if tokio::time::timeout(TERMINATE_GRACE, &mut running.task).await.is_err() {
             running.task.abort();
             let _ = running.task.await;
             self.debugger.end_run(running.generation, None);
         }
     }
+}
+
+/// How a run ends, and what the client hears of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ending {
+    /// Terminated: `exited` and `terminated`.
+    Heard,
+    /// Replaced by a restart: nothing of its end.
+    Replaced,
+    /// Replaced by a replay going back in time, which stops these threads
+    /// again: nothing, not even that they no longer wait for an answer.
+    WentBack(BTreeSet<u32>),
 }
 
 fn capabilities() -> Capabilities {
@@ -421,5 +445,6 @@ fn capabilities() -> Capabilities {
         supports_data_breakpoints: true,
         supports_step_back: true,
         supports_restart_frame: true,
+        supports_clipboard_context: true,
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sr_runtime::compile::{BodySpec, Compiled, SourceRef};
+use sr_runtime::hook::Frame;
 use sr_syntax::TextSize;
 
 use crate::protocol::SourceBody;
@@ -13,20 +14,25 @@ use crate::protocol::SourceBody;
 /// A program being debugged, with its files as the client names them.
 pub struct Loaded {
     pub program: Arc<Compiled>,
-    /// `program.sources[i]`, canonicalized, to compare with the client's paths.
+    /// The identity of each of `program.sources`, to compare with the client's paths.
     paths: Vec<PathBuf>,
 }
 
 impl Loaded {
     pub fn new(program: Arc<Compiled>) -> Loaded {
-        let paths = program.sources.iter().map(|s| canonical(&s.path)).collect();
+        let paths = program.sources.iter().map(|s| identity(&s.path)).collect();
         Loaded { program, paths }
     }
 
-    /// The index of a file of the program.
+    /// The index of a file of the program, however the client spells it.
     pub fn file_of(&self, path: &Path) -> Option<usize> {
-        let path = canonical(path);
-        self.paths.iter().position(|p| *p == path)
+        self.files_of(&identity(path)).first().copied()
+    }
+
+    /// The files of the program that are the file of identity `key`: more
+    /// than one when imports reach it under two spellings.
+    pub fn files_of(&self, key: &Path) -> Vec<usize> {
+        (0..self.paths.len()).filter(|i| self.paths[*i] == key).collect()
     }
 
     pub fn source(&self, file: usize) -> Option<SourceBody> {
@@ -84,10 +90,33 @@ fn bodies(program: &Compiled) -> impl Iterator<Item = &BodySpec> {
         .chain(program.agents.values().flat_map(|a| a.handlers.iter().map(|h| &h.body)))
 }
 
-/// A path with symlinks and `..` resolved, so one file has one spelling
-/// (made absolute, as written, when the file does not exist).
-pub fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
+/// What identifies a file however it is spelled: its canonical path
+/// (absolute, symlinks and `..` resolved); a path that cannot be
+/// canonicalised (no such file) keeps its spelling.
+pub fn identity(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Where a frame is: the statement a flow or handler is at, an agent's name.
+pub fn frame_position(loaded: Option<&Loaded>, frame: &Frame) -> (Option<usize>, u32, u32) {
+    let Some(loaded) = loaded else { return (None, 1, 1) };
+    match (&frame.body, frame.stmt) {
+        (Some(body), Some(stmt)) => {
+            let at = loaded.program.stmt_location(&body.source, stmt);
+            (Some(body.source.file), at.line, at.column)
+        }
+        (Some(body), None) => {
+            let (line, column) = loaded.item_position(&body.source);
+            (Some(body.source.file), line, column)
+        }
+        (None, _) => match loaded.program.agents.get(frame.name.as_str()) {
+            Some(agent) => {
+                let (line, column) = loaded.item_position(&agent.source);
+                (Some(agent.source.file), line, column)
+            }
+            None => (None, 1, 1),
+        },
+    }
 }
 
 /// A statement a breakpoint can stand on; `offset` identifies it at run time.
@@ -178,6 +207,31 @@ mod tests {
         assert_eq!(resolve(&bodies, 5, None), Some(site(6, 5)), "a blank line: the next statement");
         assert_eq!(resolve(&bodies, 7, None), None, "between items");
         assert_eq!(resolve(&bodies, 1, None), None);
+    }
+
+    /// A file imported under two spellings is two files of the program,
+    /// both of which a breakpoint in it stands on.
+    #[test]
+    fn a_file_imported_twice_is_found_under_every_spelling() {
+        let dir = std::env::temp_dir().join(format!("sr-dap-source-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("lib.sr"), "streetrace v1\n\nflow helper:\n    return 1\n").unwrap();
+        std::os::unix::fs::symlink(dir.join("lib.sr"), dir.join("link.sr")).unwrap();
+        let main =
+            "streetrace v1\n\nimport ./lib.sr\nimport ./link.sr\n\nflow main:\n    $r = run helper\n    return $r\n";
+        std::fs::write(dir.join("main.sr"), main).unwrap();
+        let program =
+            sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.join("main.sr")).unwrap();
+        let loaded = Loaded::new(program);
+        assert_eq!(loaded.program.sources.len(), 3);
+        let lib = loaded.files_of(&identity(&dir.join("link.sr")));
+        assert_eq!(lib.len(), 2, "{:?}", loaded.paths);
+        let missing = dir.join("sub/../lib.sr");
+        assert_eq!(identity(&missing), missing, "no `sub`: it cannot be canonicalised and keeps its spelling");
+        assert!(loaded.files_of(&identity(&missing)).is_empty());
+        assert_eq!(loaded.file_of(&dir.join("./lib.sr")), Some(lib[0]));
+        assert_eq!(loaded.file_of(&dir.join("other.sr")), None);
     }
 
     #[test]

@@ -1,116 +1,20 @@
 //! The real `sr-dap` binary over stdio: the full configuration sequence on the
 //! fixture (replayed from its recording) as a JSON transcript, broken input,
-//! a program that does not compile, failures and `escalate to human`,
-//! hostile expressions, recording and replaying, and a launch that does not
-//! wait for MCP servers.
+//! a program that does not compile, failures (shown where they happen, caught
+//! or not) and `escalate to human` (answered only on purpose), hostile
+//! expressions, recording and replaying, a launch that does not wait for MCP
+//! servers, parallel branches, Copy Value, breakpoints under every spelling of
+//! a file, and data breakpoints (in branches too). Going back in time is
+//! `tests/travel.rs`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod transcript;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// The adapter, and every message it sent.
-struct Adapter {
-    process: common::Process,
-    seq: i64,
-    transcript: Vec<Value>,
-}
-
-impl Adapter {
-    fn start() -> Adapter {
-        Adapter::start_in(&fixtures(), &[])
-    }
-
-    fn start_in(dir: &Path, env: &[(&str, String)]) -> Adapter {
-        Adapter { process: common::Process::spawn(Some(dir), env), seq: 0, transcript: Vec::new() }
-    }
-
-    async fn write_raw(&mut self, bytes: &[u8]) {
-        self.process.write_raw(bytes).await;
-    }
-
-    /// Sends a request; `arguments: None` leaves the field out.
-    async fn send(&mut self, command: &str, arguments: Option<Value>) -> i64 {
-        self.seq += 1;
-        let mut request = json!({"seq": self.seq, "type": "request", "command": command});
-        if let Some(arguments) = arguments {
-            request["arguments"] = arguments;
-        }
-        let mut frame = Vec::new();
-        sr_wire::write(&mut frame, &request).await.unwrap();
-        self.write_raw(&frame).await;
-        self.seq
-    }
-
-    async fn next(&mut self) -> Value {
-        let message = self.process.next().await;
-        self.transcript.push(message.clone());
-        message
-    }
-
-    /// Messages up to the response to `seq`, which is returned.
-    async fn response(&mut self, seq: i64) -> Value {
-        loop {
-            let message = self.next().await;
-            if message["type"] == "response" && message["request_seq"] == seq {
-                return message;
-            }
-        }
-    }
-
-    async fn request(&mut self, command: &str, arguments: Value) -> Value {
-        let seq = self.send(command, Some(arguments)).await;
-        self.response(seq).await
-    }
-
-    /// Messages up to the event `name`, which is returned.
-    async fn event(&mut self, name: &str) -> Value {
-        loop {
-            let message = self.next().await;
-            if message["type"] == "event" && message["event"] == name {
-                return message;
-            }
-        }
-    }
-
-    /// The transcript without output events, as `response command` / `event name`.
-    fn outline(&self) -> Vec<String> {
-        self.transcript
-            .iter()
-            .filter(|m| m["event"] != "output")
-            .map(|m| match m["type"].as_str() {
-                Some("response") => format!("response {} {}", m["command"].as_str().unwrap(), m["success"]),
-                _ => format!("event {}", m["event"].as_str().unwrap()),
-            })
-            .collect()
-    }
-
-    fn output(&self, category: &str) -> String {
-        self.transcript
-            .iter()
-            .filter(|m| m["event"] == "output" && m["body"]["category"] == category)
-            .map(|m| m["body"]["output"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    async fn exit_code(self) -> Option<i32> {
-        self.process.close().await.code()
-    }
-
-    /// `disconnect`, answered, and the adapter exits with 0.
-    async fn disconnect(mut self) {
-        let seq = self.send("disconnect", None).await;
-        self.response(seq).await;
-        assert_eq!(self.exit_code().await, Some(0));
-    }
-}
+use transcript::{Adapter, fixtures, temp};
 
 #[tokio::test]
 async fn configuration_sequence_breakpoints_and_run_to_the_end() {
@@ -132,6 +36,7 @@ async fn configuration_sequence_breakpoints_and_run_to_the_end() {
         "supportsRestartRequest",
         "supportsTerminateRequest",
         "supportsEvaluateForHovers",
+        "supportsClipboardContext",
     ] {
         assert_eq!(capabilities[capability], true, "{capability}");
     }
@@ -333,14 +238,7 @@ async fn restart_runs_again_and_terminate_ends_the_run() {
     assert_eq!(dap.exit_code().await, Some(0));
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sr-dap-stdio-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// `escalate to human` stops; a string in the debug console answers it; an
+/// `escalate to human` stops; `:answer` in the debug console answers it; an
 /// uncaught failure then stops where it happens, with its exception info,
 /// before the run ends.
 #[tokio::test]
@@ -363,8 +261,8 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
     let info = dap.request("exceptionInfo", json!({"threadId": 1})).await;
     assert_eq!(info["body"]["exceptionId"], "human");
     assert_eq!(info["body"]["breakMode"], "always");
-    let answer = dap.request("evaluate", json!({"expression": "\"yes\"", "context": "repl"})).await;
-    assert_eq!(answer["body"]["result"], "\"yes\"");
+    let answer = dap.request("evaluate", json!({"expression": ":answer yes", "context": "repl"})).await;
+    assert_eq!(answer["body"]["result"], "answered thread 1: \"ship it?\"");
     dap.request("continue", json!({"threadId": 1})).await;
 
     let stopped = dap.event("stopped").await;
@@ -395,9 +293,11 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
             "event initialized",
             "response configurationDone true",
             "event stopped",
+            "event streetraceQuestion",
             "response exceptionInfo true",
             "response evaluate true",
             "response continue true",
+            "event streetraceQuestion",
             "event stopped",
             "response exceptionInfo true",
             "response stackTrace true",
@@ -409,6 +309,112 @@ async fn a_human_question_and_an_uncaught_failure_as_a_transcript() {
         ]
     );
     assert_eq!(dap.exit_code().await, Some(0));
+}
+
+/// Looking at a value in the debug console while a question is pending
+/// leaves it pending: `$draft` shows the draft, and a run continued without
+/// an answer ends paused. The answer is the `streetraceAnswer` request.
+#[tokio::test]
+async fn evaluating_never_answers_a_human_question() {
+    let dir = temp("draft");
+    let source = "streetrace v1\n\nflow main:\n    $draft = \"Dear team, we ship today.\"\n    \
+                  escalate to human \"send the draft?\"\n    return $human_input\n";
+    std::fs::write(dir.join("draft.sr"), source).unwrap();
+    for answer in [None, Some("send it")] {
+        let mut dap = Adapter::start_in(&dir, &[]);
+        dap.request("initialize", json!({})).await;
+        dap.request("launch", json!({"program": "draft.sr"})).await;
+        dap.request("configurationDone", json!({})).await;
+        assert_eq!(dap.event("stopped").await["body"]["reason"], "exception");
+        let shown = dap.request("evaluate", json!({"expression": "$draft", "context": "repl"})).await;
+        assert_eq!(shown["body"]["result"], "\"Dear team, we ship today.\"");
+        assert_eq!(
+            dap.output("console"),
+            "run flow main of draft.sr\nflow main started\n$draft = Dear team, we ship today.\n"
+        );
+        if let Some(text) = answer {
+            let bad = dap.request("streetraceAnswer", json!({"threadId": 1})).await;
+            assert_eq!(bad["message"], "streetraceAnswer needs `text`, the answer");
+            let bad = dap.request("streetraceAnswer", json!({"text": ["no"]})).await;
+            assert!(bad["message"].as_str().unwrap().starts_with("bad arguments for 'streetraceAnswer'"), "{bad}");
+            let answered = dap.request("streetraceAnswer", json!({"threadId": 1, "text": text})).await;
+            assert_eq!(answered["body"], json!({"threadId": 1, "question": "send the draft?"}));
+            let again = dap.request("streetraceAnswer", json!({"threadId": 2, "text": text})).await;
+            assert_eq!(again["message"], "thread 2 is not stopped");
+        }
+        dap.request("continue", json!({"threadId": 1})).await;
+        let code = dap.event("exited").await["body"]["exitCode"].as_i64();
+        let questions: Vec<&Value> =
+            dap.transcript.iter().filter(|m| m["event"] == "streetraceQuestion").map(|m| &m["body"]).collect();
+        let waits = json!({"threadId": 1, "question": "send the draft?"});
+        assert_eq!(questions, [&waits, &json!({"threadId": 1, "question": null})], "it waits, then no longer");
+        match answer {
+            None => {
+                assert_eq!(code, Some(3), "paused: the question is still open");
+                assert!(dap.output("important").contains("run paused: waiting for a human"));
+            }
+            Some(text) => {
+                assert_eq!(code, Some(0));
+                assert!(dap.output("console").contains(&format!("run completed: {text}\n")));
+            }
+        }
+        dap.disconnect().await;
+    }
+}
+
+/// A model's HTTP 400 handled by `on failure:` does not stop the thread
+/// (the `caught` filter is off) but shows in the debug console, naming the
+/// statement that made the call; an uncaught failure shows where it happens
+/// too. With `noDebug` the same lines show.
+#[tokio::test(flavor = "multi_thread")]
+async fn caught_failures_show_in_the_debug_console() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("caught");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
+                  flow main:\n    $greeting = call llm hi\n    on failure:\n        $greeting = \"fallback\"\n    \
+                  log $greeting\n    $n = $greeting.size\n    return $n\n";
+    std::fs::write(dir.join("caught.sr"), source).unwrap();
+    let path = dir.join("caught.sr").display().to_string();
+    for no_debug in [false, true] {
+        let server = MockServer::start().await;
+        server.push(MockReply::error(400, "Unsupported value: 'temperature'"));
+        let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+        let mut dap = Adapter::start_in(&dir, &env);
+        dap.request("initialize", json!({})).await;
+        dap.request("launch", json!({"program": "caught.sr", "noDebug": no_debug})).await;
+        dap.request("configurationDone", json!({})).await;
+        if !no_debug {
+            // Only the uncaught failure stops.
+            let stopped = dap.event("stopped").await;
+            assert_eq!(stopped["body"]["text"], "cannot read field 'size' of a string", "{stopped}");
+            dap.request("continue", json!({"threadId": 1})).await;
+        }
+        assert_eq!(dap.event("exited").await["body"]["exitCode"], 1);
+        let failures: Vec<&Value> = dap
+            .transcript
+            .iter()
+            .filter(|m| m["event"] == "output" && m["body"]["output"].as_str().unwrap().starts_with("failure"))
+            .map(|m| &m["body"])
+            .collect();
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        let caught = failures[0];
+        assert_eq!(caught["category"], "console");
+        assert_eq!(
+            (&caught["line"], &caught["column"], &caught["source"]["path"]),
+            (&json!(8), &json!(5), &json!(path))
+        );
+        assert_eq!(
+            caught["output"],
+            "failure at caught.sr:8:5 (handled by `on failure:`): model openai/gpt-4o-mini: openai: HTTP 400: \
+             mock_error: Unsupported value: 'temperature'\n"
+        );
+        let uncaught = failures[1];
+        assert_eq!(uncaught["category"], "stderr");
+        assert_eq!(uncaught["output"], "failure at caught.sr:12:5: cannot read field 'size' of a string\n");
+        assert_eq!(uncaught["line"], 12);
+        assert_eq!(dap.output("stdout"), "fallback\n");
+        dap.disconnect().await;
+    }
 }
 
 /// Text from the client nested 20,000 levels deep (a condition, an
@@ -585,12 +591,48 @@ async fn parallel_branches_step_and_fail_on_their_own_threads() {
     dap.disconnect().await;
 }
 
+/// Copy Value: the adapter advertises the `clipboard` context, so VS Code
+/// evaluates the variable's `evaluateName` there and copies all of it;
+/// the *Variables* view and every other context keep the preview.
+#[tokio::test]
+async fn copy_value_copies_the_whole_value() {
+    let dir = temp("clipboard");
+    let source = "streetrace v1\n\nflow main:\n    $long = \"x\" * 23889\n    return len($long)\n";
+    std::fs::write(dir.join("copy.sr"), source).unwrap();
+    let program = dir.join("copy.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    let init = dap.request("initialize", json!({})).await;
+    assert_eq!(init["body"]["supportsClipboardContext"], true);
+    dap.request("launch", json!({"program": "copy.sr"})).await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    let variables = dap.request("variables", json!({"variablesReference": locals})).await;
+    let long = variables["body"]["variables"].as_array().unwrap().iter().find(|v| v["name"] == "long").unwrap();
+    assert_eq!(long["value"].as_str().unwrap().chars().count(), 10_002, "a preview");
+    let name = long["evaluateName"].clone();
+    assert_eq!(name, "$long");
+    let copied = dap.request("evaluate", json!({"expression": name, "frameId": frame, "context": "clipboard"})).await;
+    assert_eq!(copied["body"]["result"].as_str().unwrap(), "x".repeat(23_889));
+    for context in ["watch", "repl", "hover", "variables"] {
+        let shown = dap.request("evaluate", json!({"expression": name, "frameId": frame, "context": context})).await;
+        assert_eq!(shown["body"]["result"].as_str().unwrap().chars().count(), 10_002, "{context}");
+    }
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    dap.disconnect().await;
+}
+
 /// Over the wire: a 1 MB reply in 20,000 deltas is a few output events; a
 /// value over 10,000 characters expands and copies whole; a column
-/// breakpoint stands on the inline statement; two spellings of the file are
-/// one set of breakpoints.
+/// breakpoint (set on a `sub/../` spelling of the file) stands on the inline
+/// statement.
 #[tokio::test(flavor = "multi_thread")]
-async fn long_replies_long_values_columns_and_path_spellings() {
+async fn long_replies_long_values_and_columns() {
     use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
     let dir = temp("long");
     let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt talk: \"\"\"Talk.\"\"\"\n\n\
@@ -598,7 +640,6 @@ async fn long_replies_long_values_columns_and_path_spellings() {
                   if $i > 1: push len($reply) to $seen\n    end\n    return $seen\n";
     std::fs::write(dir.join("long.sr"), source).unwrap();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::os::unix::fs::symlink(dir.join("long.sr"), dir.join("link.sr")).unwrap();
     let chunk = "y".repeat(49) + " ";
     let server = MockServer::start().await;
     server.push(MockReply::chunks(std::iter::repeat_n(chunk.clone(), 20_000)));
@@ -607,8 +648,6 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     dap.request("initialize", json!({})).await;
     dap.request("launch", json!({"program": "long.sr"})).await;
     dap.event("initialized").await;
-    let link = dir.join("link.sr");
-    dap.request("setBreakpoints", json!({"source": {"path": link}, "breakpoints": [{"line": 9}]})).await;
     let dotted = dir.join("sub/../long.sr");
     let set = dap
         .request("setBreakpoints", json!({"source": {"path": dotted}, "breakpoints": [{"line": 11, "column": 20}]}))
@@ -622,7 +661,7 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     let stopped = dap.event("stopped").await;
     assert_eq!(stopped["body"]["reason"], "breakpoint");
     let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11, "line 9 was replaced by the other spelling");
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 11);
     let frame = trace["body"]["stackFrames"][0]["id"].clone();
     let i = dap.request("evaluate", json!({"expression": "$i", "frameId": frame})).await;
     assert_eq!(i["body"]["result"], "2", "the `if` ran for 1 without stopping");
@@ -651,277 +690,69 @@ async fn long_replies_long_values_columns_and_path_spellings() {
     dap.response(seq).await;
 }
 
-/// Going back in time replays the run's recording: no model is called again,
-/// and the variables are those of that moment.
-#[tokio::test(flavor = "multi_thread")]
-async fn step_back_and_reverse_continue_replay_the_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("travel");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
-                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
-    std::fs::write(dir.join("travel.sr"), source).unwrap();
-    let program = dir.join("travel.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("Hi!"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    let init = dap.request("initialize", json!({})).await;
-    assert_eq!(init["body"]["supportsStepBack"], true);
-    dap.request("launch", json!({"program": "travel.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 8}, {"line": 11}]}))
-        .await;
-    dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let where_ = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(where_["body"]["stackFrames"][0]["line"], 11);
-    assert_eq!(server.requests().len(), 1);
-
-    // Back one point: the statement before, `$n` not incremented yet.
-    assert_eq!(dap.request("stepBack", json!({"threadId": 1})).await["success"], true);
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "step");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 10);
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "1");
-    // Back three more: the model's reply, then the call, then `$n = 1`'s line... before it.
-    for line in [9, 9] {
-        dap.request("stepBack", json!({"threadId": 1})).await;
-        dap.event("stopped").await;
-        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-        assert_eq!(trace["body"]["stackFrames"][0]["line"], line);
-    }
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["name"], "model openai/gpt-4o-mini", "before the call");
-    // Reverse continue: the breakpoint on line 8.
-    dap.request("reverseContinue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 8);
-    let back = dap.request("stepBack", json!({"threadId": 1})).await;
-    assert_eq!(back["message"], "this is the first point of the run");
-
-    // Forward again from the recording, to the end.
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert_eq!(server.requests().len(), 1, "the model was called once, by the first run");
-    // The first run streamed "Hi!"; the replays up to a point said nothing; the last one
-    // went on from line 8 to the end.
-    assert_eq!(dap.output("stdout"), "Hi!\nHi!\nHi! 2\n");
-    // The runs that going back replaced ended silently: no "the run was terminated".
-    assert_eq!(dap.output("stderr"), "");
-    dap.disconnect().await;
-}
-
-/// Stepping back over a parallel block: the branches' points, each on its
-/// own thread, in the order the run reached them.
+/// One file under every spelling a client may use (absolute, relative,
+/// `./`, `sub/../`, a symlink) is one file: each spelling's breakpoints hit,
+/// and setting one spelling's leaves the others'. A breakpoint in a file the
+/// program does not load is unverified, with a message.
 #[tokio::test]
-async fn step_back_over_a_parallel_block() {
-    let dir = temp("travel-parallel");
-    let source = "streetrace v1\n\nflow main:\n    $a = 0\n    parallel do\n        $a = 1\n        $b = 2\n    end\n    \
-                  return {a: $a, b: $b}\n";
-    std::fs::write(dir.join("par.sr"), source).unwrap();
-    let program = dir.join("par.sr").canonicalize().unwrap();
+async fn every_spelling_of_a_file_hits() {
+    let dir = temp("spellings");
+    let source = "streetrace v1\n\nflow main:\n    $a = 1\n    $b = 2\n    $c = 3\n    $d = 4\n    $e = 5\n    \
+                  return $a + $b + $c + $d + $e\n";
+    std::fs::write(dir.join("x.sr"), source).unwrap();
+    std::fs::write(dir.join("other.sr"), source).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.join("x.sr"), dir.join("link.sr")).unwrap();
+    let absolute = dir.join("x.sr").display().to_string();
+    let spellings = [
+        absolute.clone(),
+        "x.sr".to_string(),
+        "./x.sr".to_string(),
+        "sub/../x.sr".to_string(),
+        dir.join("link.sr").display().to_string(),
+    ];
     let mut dap = Adapter::start_in(&dir, &[]);
     dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "par.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}]})).await;
-    dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
-    let mut path = Vec::new();
-    let mut thread = 1;
-    for _ in 0..3 {
-        dap.request("stepBack", json!({"threadId": thread})).await;
-        let stopped = dap.event("stopped").await;
-        thread = stopped["body"]["threadId"].as_i64().unwrap();
-        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
-        path.push((thread, trace["body"]["stackFrames"][0]["line"].as_i64().unwrap()));
+    dap.request("launch", json!({"program": "./x.sr"})).await;
+    let mut ids = Vec::new();
+    for (line, path) in (4..).zip(&spellings) {
+        let set =
+            dap.request("setBreakpoints", json!({"source": {"path": path}, "breakpoints": [{"line": line}]})).await;
+        let breakpoint = &set["body"]["breakpoints"][0];
+        assert_eq!((&breakpoint["verified"], &breakpoint["line"]), (&json!(true), &json!(line)), "{path}: {set}");
+        ids.push(breakpoint["id"].clone());
     }
-    assert_eq!(path, [(3, 7), (2, 6), (1, 5)], "branch 2, branch 1, then the `parallel do` itself");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let a = dap.request("evaluate", json!({"expression": "$a", "frameId": frame})).await;
-    assert_eq!(a["body"]["result"], "0", "before the block");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("console").contains("run completed: {\"a\":1,\"b\":2}\n"), "{}", dap.output("console"));
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
-}
-
-/// Stepping back over model calls made at once by parallel branches: going
-/// back replays the replies in the order the live run got them, so walking
-/// back from the end twice (continuing to the end in between) visits the
-/// same points with the same values, and no model is asked again.
-#[tokio::test(flavor = "multi_thread")]
-async fn step_back_over_parallel_model_calls_retraces_the_live_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("travel-parallel-calls");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt echo: \"\"\"Repeat it.\"\"\"\n\n\
-                  flow main:\n    parallel do\n        $a = call llm echo with \"one\"\n        \
-                  $b = call llm echo with \"two\"\n    end\n    return [$a, $b]\n";
-    std::fs::write(dir.join("calls.sr"), source).unwrap();
-    let program = dir.join("calls.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("first answer"));
-    server.push(MockReply::text("second answer"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "calls.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 12}]})).await;
+    for path in [dir.join("other.sr").display().to_string(), "gone/x.sr".to_string()] {
+        let set = dap.request("setBreakpoints", json!({"source": {"path": path}, "breakpoints": [{"line": 4}]})).await;
+        let breakpoint = &set["body"]["breakpoints"][0];
+        assert_eq!(breakpoint["verified"], false);
+        assert_eq!(breakpoint["message"], format!("{path} is not part of the program"));
+    }
     dap.request("configurationDone", json!({})).await;
-    assert_eq!(dap.event("stopped").await["body"]["threadId"], 1);
-    let end = walk_back(&mut dap).await;
-    assert_eq!(end.last().map(|(thread, line, _)| (*thread, *line)), Some((1, 8)), "back to `parallel do`: {end:?}");
-    let lines: std::collections::BTreeSet<i64> = end.iter().map(|(_, line, _)| *line).collect();
-    assert!(lines.contains(&9) && lines.contains(&10), "both branches' points: {end:?}");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    assert_eq!(walk_back(&mut dap).await, end, "the same points, in the same order, with the same values");
-    assert_eq!(server.requests().len(), 2, "nothing was asked again");
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    dap.disconnect().await;
-}
-
-/// Steps back from where thread 1 is stopped until it stops at the first
-/// point of the run: each stop's thread, line, and top frame's name.
-async fn walk_back(dap: &mut Adapter) -> Vec<(i64, i64, String)> {
-    let mut points = Vec::new();
-    let mut thread = 1;
-    for _ in 0..12 {
-        dap.request("stepBack", json!({"threadId": thread})).await;
-        let stopped = dap.event("stopped").await;
-        thread = stopped["body"]["threadId"].as_i64().unwrap();
-        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
-        let frame = &trace["body"]["stackFrames"][0];
-        let line = frame["line"].as_i64().unwrap();
-        points.push((thread, line, frame["name"].as_str().unwrap().to_string()));
-        if (thread, line) == (1, 8) {
-            break;
+    let mut hits = Vec::new();
+    loop {
+        let stopped = dap.next().await;
+        match stopped["event"].as_str() {
+            Some("exited") => break,
+            Some("stopped") => {}
+            _ => continue,
         }
+        assert_eq!(stopped["body"]["reason"], "breakpoint");
+        let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+        assert_eq!(trace["body"]["stackFrames"][0]["source"]["path"], absolute);
+        hits.push((
+            trace["body"]["stackFrames"][0]["line"].as_i64().unwrap(),
+            stopped["body"]["hitBreakpointIds"][0].clone(),
+        ));
+        if hits.len() == 1 {
+            // The relative spelling's breakpoints go; the others' stay.
+            dap.request("setBreakpoints", json!({"source": {"path": "x.sr"}, "breakpoints": []})).await;
+        }
+        dap.request("continue", json!({"threadId": 1})).await;
     }
-    points
-}
-
-/// Going back in a live run, then changing what the model will be asked,
-/// forks the run: the recorded part is served again, the new request goes to
-/// the model, and the fork can itself be gone back in.
-#[tokio::test(flavor = "multi_thread")]
-async fn continuing_from_an_earlier_point_forks_the_run() {
-    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
-    let dir = temp("fork");
-    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi to ${n}.\"\"\"\n\n\
-                  flow main:\n    $n = 1\n    $greeting = call llm hi\n    $n = $n + 1\n    log \"${greeting} ${n}\"\n    return $n\n";
-    std::fs::write(dir.join("fork.sr"), source).unwrap();
-    let program = dir.join("fork.sr").canonicalize().unwrap();
-    let server = MockServer::start().await;
-    server.push(MockReply::text("Hi 1!"));
-    server.push(MockReply::text("Hi 5!"));
-    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
-    let mut dap = Adapter::start_in(&dir, &env);
-    dap.request("initialize", json!({})).await;
-    dap.request("launch", json!({"program": "fork.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 9}, {"line": 11}]}))
-        .await;
-    dap.request("configurationDone", json!({})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    assert_eq!(server.requests().len(), 1);
-
-    // Back to line 9, before the call; ask about 5 instead of 1.
-    dap.request("reverseContinue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(trace["body"]["stackFrames"][0]["line"], 9);
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
-    let locals = scopes["body"]["scopes"][0]["variablesReference"].clone();
-    let set = dap.request("setVariable", json!({"variablesReference": locals, "name": "n", "value": "5"})).await;
-    assert_eq!(set["success"], true, "{set}");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let greeting = dap.request("evaluate", json!({"expression": "$greeting", "frameId": frame})).await;
-    assert_eq!(greeting["body"]["result"], "\"Hi 5!\"", "a new answer from the model");
-    assert_eq!(server.requests().len(), 2);
-
-    // The fork is recorded too: going back in it calls nothing.
-    dap.request("stepBack", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "5");
-    dap.request("continue", json!({"threadId": 1})).await;
-    dap.event("stopped").await;
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("stdout").ends_with("Hi 5! 6\n"), "{}", dap.output("stdout"));
-    assert_eq!(server.requests().len(), 2, "nothing was asked again");
+    let expected: Vec<(i64, Value)> = [(4, 0), (6, 2), (7, 3), (8, 4)].map(|(line, i)| (line, ids[i].clone())).to_vec();
+    assert_eq!(hits, expected);
     dap.disconnect().await;
-}
-
-/// `restartFrame` goes back to the first point of a frame.
-#[tokio::test]
-async fn restart_frame_goes_back_to_where_the_frame_started() {
-    let dir = temp("restart-frame");
-    let source = "streetrace v1\n\nflow helper:\n    $n = $n + 1\n    $n = $n * 10\n    return $n\n\n\
-                  flow main:\n    $n = 1\n    $r = run helper\n    return $r\n";
-    std::fs::write(dir.join("frames.sr"), source).unwrap();
-    let program = dir.join("frames.sr").canonicalize().unwrap();
-    let mut dap = Adapter::start_in(&dir, &[]);
-    let init = dap.request("initialize", json!({})).await;
-    assert_eq!(init["body"]["supportsRestartFrame"], true);
-    dap.request("launch", json!({"program": "frames.sr"})).await;
-    dap.event("initialized").await;
-    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 5}]})).await;
-    dap.request("configurationDone", json!({})).await;
-    dap.event("stopped").await;
-    let top = |trace: &Value| {
-        let frame = &trace["body"]["stackFrames"][0];
-        (frame["name"].as_str().unwrap().to_string(), frame["line"].as_i64().unwrap())
-    };
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow helper".to_string(), 5));
-    let helper = trace["body"]["stackFrames"][0]["id"].clone();
-    let main = trace["body"]["stackFrames"][1]["id"].clone();
-    assert_eq!(dap.request("restartFrame", json!({"frameId": helper})).await["success"], true);
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow helper".to_string(), 4));
-    let frame = trace["body"]["stackFrames"][0]["id"].clone();
-    let n = dap.request("evaluate", json!({"expression": "$n", "frameId": frame})).await;
-    assert_eq!(n["body"]["result"], "1");
-    let stale = dap.request("restartFrame", json!({"frameId": main})).await;
-    assert_eq!(stale["success"], false, "a frame id from before is gone");
-    let main = trace["body"]["stackFrames"][1]["id"].clone();
-    dap.request("restartFrame", json!({"frameId": main})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "restart");
-    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
-    assert_eq!(top(&trace), ("flow main".to_string(), 9));
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
-    dap.request("continue", json!({"threadId": 1})).await;
-    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
-    assert!(dap.output("console").contains("run completed: 20\n"));
-    let seq = dap.send("disconnect", None).await;
-    dap.response(seq).await;
 }
 
 /// A data breakpoint over the wire: `dataBreakpointInfo` on a flow variable
@@ -977,5 +808,56 @@ async fn data_breakpoints_as_a_transcript() {
     assert_eq!(seen, [(6, "3".to_string()), (6, "6".to_string()), (9, "10".to_string())]);
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     assert_eq!(dap.output("stdout"), "total 10\n");
+    dap.disconnect().await;
+}
+
+/// A data breakpoint on a variable a `parallel do` branch writes: the branch
+/// is that one assignment and ends with it, so its parent stops after the
+/// block (the writes of every branch are there), once.
+#[tokio::test]
+async fn a_write_in_a_parallel_branch_fires_its_data_breakpoint() {
+    let dir = temp("data-parallel");
+    let source = "streetrace v1\n\nflow bump:\n    $b = $b + 1\n    $b = $b * 10\n    return $b\n\nflow main:\n    \
+                  $a = 0\n    $b = 0\n    parallel do\n        $a = 1\n        $c = run bump\n    end\n    \
+                  log \"a is ${a}\"\n    return [$a, $b, $c]\n";
+    std::fs::write(dir.join("par.sr"), source).unwrap();
+    let program = dir.join("par.sr").canonicalize().unwrap();
+    let mut dap = Adapter::start_in(&dir, &[]);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "par.sr"})).await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 11}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await;
+    let set = dap.request("setDataBreakpoints", json!({"breakpoints": [{"dataId": "a"}, {"dataId": "b"}]})).await;
+    let ids: Vec<Value> = set["body"]["breakpoints"].as_array().unwrap().iter().map(|b| b["id"].clone()).collect();
+    dap.request("continue", json!({"threadId": 1})).await;
+    let mut stops = Vec::new();
+    loop {
+        let message = dap.next().await;
+        match message["event"].as_str() {
+            Some("stopped") => {}
+            Some("exited") => break,
+            _ => continue,
+        }
+        let thread = message["body"]["threadId"].as_i64().unwrap();
+        let trace = dap.request("stackTrace", json!({"threadId": thread})).await;
+        let top = &trace["body"]["stackFrames"][0];
+        let value = |name: &str| json!({"expression": name, "frameId": top["id"], "context": "watch"});
+        let a = dap.request("evaluate", value("$a")).await["body"]["result"].clone();
+        let b = dap.request("evaluate", value("$b")).await["body"]["result"].clone();
+        stops.push((thread, top["line"].clone(), message["body"]["hitBreakpointIds"].clone(), a, b));
+        dap.request("continue", json!({"threadId": thread})).await;
+    }
+    // `$b` in `bump` (branch 2, thread 3): after each write, at the branch's
+    // next point; its last write and `$a = 1` (branch 1) stop main after the block.
+    assert_eq!(
+        stops,
+        [
+            (3, json!(5), json!([ids[1]]), json!("0"), json!("1")),
+            (3, json!(6), json!([ids[1]]), json!("0"), json!("10")),
+            (1, json!(15), json!([ids[0]]), json!("1"), json!("10")),
+        ]
+    );
+    assert!(dap.output("console").contains("run completed: [1,10,10]\n"), "{}", dap.output("console"));
     dap.disconnect().await;
 }

@@ -13,15 +13,32 @@ local function clients(bufnr) return vim.tbl_values(vim.lsp.buf_get_clients(bufn
 
 local function checks()
   local launched -- what the Debug lens asks nvim-dap to run
+  local asked -- what :StreetraceAnswer asked the debug session
+  local notified = {}
+  local notify = vim.notify
+  vim.notify = function(message, ...) table.insert(notified, message) return notify(message, ...) end
+  local session = {
+    request = function(_, command, arguments, callback)
+      asked = command .. ' ' .. arguments.text
+      callback(nil, { threadId = 1, question = 'ship it?' })
+    end,
+  }
   package.loaded.dap = { -- stands in for nvim-dap
     adapters = {}, configurations = {}, defaults = { streetrace = {} },
     run = function(configuration) launched = configuration end,
+    session = function() return session end,
+    listeners = { after = setmetatable({}, { __index = function(t, k) t[k] = {} return t[k] end }) },
   }
   require('streetrace').setup({ sr = sr, settings = { debounceMs = 0 } })
   local dap = package.loaded.dap
   report('dap_adapter', dap.adapters.streetrace.command == sr and table.concat(dap.adapters.streetrace.args, ' '))
   report('dap_auto_continue', dap.defaults.streetrace.auto_continue_if_many_stopped)
   report('dap_configuration', dap.configurations.streetrace[1].request .. ' ' .. dap.configurations.streetrace[1].program)
+  dap.listeners.after.event_streetraceQuestion.streetrace(session, { threadId = 2, question = 'ship it?' })
+  vim.cmd('StreetraceAnswer yes, ship it')
+  report('dap_answer', asked)
+  report('dap_answer_notes', table.concat(notified, ' | '))
+  vim.notify = notify
 
   vim.cmd('edit ' .. project .. '/main.sr')
   local buf = vim.api.nvim_get_current_buf()

@@ -199,3 +199,13 @@ pub struct DataBreakpoint {
 pub struct ExceptionInfoArguments {
     pub thread_id: i64,
 }
+
+/// `streetraceAnswer`: the answer to the `escalate to human` that thread
+/// `threadId` (default: the one waiting) waits on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnswerArguments {
+    pub thread_id: Option<i64>,
+    /// Required: a missing answer is not an empty one.
+    pub text: Option<String>,
+}

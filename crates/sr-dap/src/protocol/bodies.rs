@@ -22,6 +22,8 @@ pub struct Capabilities {
     pub supports_data_breakpoints: bool,
     pub supports_step_back: bool,
     pub supports_restart_frame: bool,
+    /// `evaluate` in the `clipboard` context (VS Code's Copy Value) gives the whole value.
+    pub supports_clipboard_context: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -218,4 +220,12 @@ pub struct SetVariableBody {
     pub named_variables: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub indexed_variables: Option<i64>,
+}
+
+/// `streetraceAnswer`: whose question was answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerBody {
+    pub thread_id: i64,
+    pub question: String,
 }

@@ -67,6 +67,7 @@ commands! {
     "terminate" => Terminate,
     "restart" => Restart(RestartArguments),
     "disconnect" => Disconnect,
+    "streetraceAnswer" => Answer(AnswerArguments),
 }
 
 fn read<T: DeserializeOwned>(command: &str, arguments: Value) -> Result<T, String> {

@@ -9,11 +9,14 @@ use super::{Breakpoint, SourceBody};
 pub enum Event {
     Initialized,
     Stopped(StoppedEvent),
+    Continued(ContinuedEvent),
     Output(OutputEvent),
     Thread(ThreadEvent),
     Breakpoint(BreakpointEvent),
     Exited(ExitedEvent),
     Terminated,
+    /// Ours: a thread waits for an answer to `escalate to human`, or no longer does.
+    Question(QuestionEvent),
 }
 
 impl Event {
@@ -22,11 +25,13 @@ impl Event {
         match self {
             Event::Initialized => "initialized",
             Event::Stopped(_) => "stopped",
+            Event::Continued(_) => "continued",
             Event::Output(_) => "output",
             Event::Thread(_) => "thread",
             Event::Breakpoint(_) => "breakpoint",
             Event::Exited(_) => "exited",
             Event::Terminated => "terminated",
+            Event::Question(_) => "streetraceQuestion",
         }
     }
 
@@ -35,10 +40,12 @@ impl Event {
         let body = match self {
             Event::Initialized | Event::Terminated => return None,
             Event::Stopped(body) => serde_json::to_value(body),
+            Event::Continued(body) => serde_json::to_value(body),
             Event::Output(body) => serde_json::to_value(body),
             Event::Thread(body) => serde_json::to_value(body),
             Event::Breakpoint(body) => serde_json::to_value(body),
             Event::Exited(body) => serde_json::to_value(body),
+            Event::Question(body) => serde_json::to_value(body),
         };
         body.ok()
     }
@@ -56,6 +63,18 @@ pub struct StoppedEvent {
     pub all_threads_stopped: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hit_breakpoint_ids: Vec<i64>,
+    /// A thread stopped again where it was (going back in time on another
+    /// thread): the client keeps its focus where it is.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preserve_focus_hint: bool,
+}
+
+/// A thread runs on that the request resuming it did not name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuedEvent {
+    pub thread_id: i64,
+    pub all_threads_continued: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,4 +111,13 @@ pub struct BreakpointEvent {
 #[serde(rename_all = "camelCase")]
 pub struct ExitedEvent {
     pub exit_code: i64,
+}
+
+/// `streetraceQuestion`: `question` is what thread `threadId` waits for an
+/// answer to (`streetraceAnswer`), or `null` once it no longer waits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionEvent {
+    pub thread_id: i64,
+    pub question: Option<String>,
 }

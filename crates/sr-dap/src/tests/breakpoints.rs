@@ -243,31 +243,41 @@ flow main:
     assert_eq!((set[0].line, set[0].column), (Some(6), Some(9)), "at the `if`: the `if`");
 }
 
-/// One file under two spellings (a symlink, `..`) has one set of
-/// breakpoints: the second request replaces the first, also when the
-/// program is loaded again (a restart).
+/// One file under two spellings (a symlink, `..`) is one file: each
+/// spelling's breakpoints hit, also when the program is loaded again (a
+/// restart), and setting one spelling's leaves the other's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_spellings_of_a_file_are_one_set_of_breakpoints() {
+async fn each_spelling_of_a_file_has_its_breakpoints() {
     let mut h = Harness::new(LOOP, no_model());
     let dir = h.path.parent().unwrap().to_path_buf();
     let link = dir.join("link.sr");
     std::os::unix::fs::symlink(&h.path, &link).unwrap();
     let dotted = dir.join("..").join(dir.file_name().unwrap()).join("test.sr");
+    let debugger = h.debugger.clone();
     let set = |path: &std::path::Path, lines: Vec<SourceBreakpoint>| {
         let source = Source { path: Some(path.display().to_string()), ..Source::default() };
         let args = SetBreakpointsArguments { source, breakpoints: Some(lines), ..Default::default() };
-        h.debugger.set_breakpoints(args).unwrap()
+        debugger.set_breakpoints(args).unwrap()
     };
     assert!(set(&link, vec![line(4)])[0].verified);
-    let second = set(&dotted, vec![line(9)]);
-    assert_eq!((second[0].verified, second[0].line), (true, Some(9)));
+    let second = set(&dotted, vec![line(6), line(9)]);
+    assert_eq!((second[0].verified, second[0].line), (true, Some(6)));
     assert_eq!(second[0].source.as_ref().unwrap().path, h.path.display().to_string(), "the program's own spelling");
     h.debugger.load(h.program.clone());
     h.start(false);
     assert_eq!(h.stopped().await.0, "breakpoint");
-    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)], "line 4 was replaced");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 4)], "the link's");
     h.cont();
-    assert_eq!(h.terminated().await, 0);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 6)], "the dotted spelling's");
+    set(&dotted, vec![line(9)]);
+    h.cont();
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.frames(MAIN), [("flow main".to_string(), 9)], "line 6 went, line 9 stayed");
+    set(&link, vec![line(6)]);
+    assert_eq!(set(&dotted, vec![]).len(), 0);
+    h.cont();
+    assert_eq!(h.terminated().await, 0, "line 6 is past");
 }
 
 /// A data breakpoint on `$total` stops the thread after each write that

@@ -117,6 +117,7 @@ flow main:
     assert_eq!(h.debugger.stack_trace(main).unwrap_err(), "thread 1 is not stopped");
     h.cont();
     assert_eq!(h.terminated().await, 1);
+    assert_eq!(h.continued, [3], "continuing names thread 1; thread 3 is told it runs on");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -138,6 +139,11 @@ async fn tool_errors_stop_at_the_failing_call() {
     assert_eq!(h.frames(MAIN), [frame("tool read_file", 9), frame("agent reader", 9), frame("flow main", 14)]);
     h.cont();
     assert_eq!(h.terminated().await, 0, "the model got the error and answered");
+    let console = h.output("console");
+    // Shown at the statement that ran the agent, once.
+    let shown = "failure at test.sr:14:5 (the model gets the error): No such file or directory (os error 2)\n";
+    assert_eq!(console.matches("failure at").collect::<Vec<_>>().len(), 1, "{console}");
+    assert!(console.contains(shown), "{console}");
 
     let mut h = Harness::new(READER, provider());
     h.start(false);

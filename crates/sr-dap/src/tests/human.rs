@@ -1,5 +1,6 @@
-//! `escalate to human` is a stop; a string evaluated in the debug console
-//! answers it and the run goes on at `continue`.
+//! `escalate to human` is a stop; `:answer TEXT` in the debug console (or
+//! the `streetraceAnswer` request) answers it and the run goes on at
+//! `continue`. Evaluating an expression never answers.
 
 use super::{Harness, MAIN};
 
@@ -13,7 +14,7 @@ flow main:
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_string_in_the_debug_console_answers_and_continue_goes_on() {
+async fn the_answer_command_answers_and_evaluating_does_not() {
     let mut h = Harness::new(ASK, sr_runtime::scripted::ScriptedProvider::new());
     h.start(false);
     assert_eq!(h.stopped().await, ("exception".to_string(), MAIN));
@@ -22,21 +23,56 @@ async fn a_string_in_the_debug_console_answers_and_continue_goes_on() {
     assert_eq!(info.exception_id, "human");
     assert_eq!(
         info.description,
-        "escalate to human: approve? (answer by evaluating a string in the debug console, then continue)"
+        "escalate to human: approve? (answer with `:answer TEXT` in the debug console, then continue)"
     );
-    // Only the debug console answers, and only with a string.
-    assert_eq!(h.evaluate_in(None, "\"watched\"", Some("watch")), Ok("\"watched\"".to_string()));
-    assert_eq!(h.evaluate_in(None, "$x + 1", Some("repl")), Ok("2".to_string()));
-    assert_eq!(h.evaluate_in(None, "\"approved\"", Some("repl")), Ok("\"approved\"".to_string()));
-    assert!(h.output("console").is_empty() || !h.output("console").contains("watched"));
+    // Looking at values, in any context, leaves the question pending.
+    for context in ["watch", "repl", "hover"] {
+        assert_eq!(h.evaluate_in(None, "\"approved\"", Some(context)), Ok("\"approved\"".to_string()));
+        assert_eq!(h.evaluate_in(None, "$x", Some(context)), Ok("1".to_string()));
+    }
+    assert_eq!(h.evaluate_in(None, "\"approved\"", Some("clipboard")), Ok("approved".to_string()));
+    assert!(h.debugger.lock().run.stopped[&0].answer.is_none(), "evaluating answered");
+    // Only the debug console runs commands.
+    assert!(h.evaluate_in(None, ":answer no", Some("watch")).unwrap_err().starts_with("cannot read"));
+    let unknown = h.evaluate_in(None, ":anwser yes", Some("repl")).unwrap_err();
+    assert_eq!(unknown, "`:anwser` is not a console command; `:answer TEXT` answers the pending `escalate to human`");
+    let frame = Some(h.frame_id(MAIN, 0));
+    assert_eq!(
+        h.evaluate_in(frame, ":answer approved, ship it", Some("repl")),
+        Ok("answered thread 1: \"approve?\"".to_string())
+    );
     h.cont();
     assert_eq!(h.terminated().await, 0);
+    let waits = [(MAIN, Some("approve?".to_string())), (MAIN, None)];
+    assert_eq!(h.questions, waits, "the client hears that the thread waits, then that it no longer does");
     let console = h.output("console");
     assert!(
-        console.contains("the answer to \"approve?\" is \"approved\"; continue to give it to the run\n"),
+        console.contains("the answer to \"approve?\" is \"approved, ship it\"; continue to give it to the run\n"),
         "{console}"
     );
-    assert!(console.contains("run completed: {\"x\":1,\"answer\":\"approved\"}\n"), "{console}");
+    assert!(console.contains("run completed: {\"x\":1,\"answer\":\"approved, ship it\"}\n"), "{console}");
+}
+
+/// The `streetraceAnswer` request answers the thread it names, or the one
+/// waiting; a thread that does not wait cannot be answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_request_answers_the_waiting_thread() {
+    let mut h = Harness::new(ASK, sr_runtime::scripted::ScriptedProvider::new());
+    assert_eq!(h.debugger.answer(None, "early").unwrap_err(), "no thread is waiting for an answer");
+    h.lines(vec![super::line(4)]);
+    h.start(false);
+    assert_eq!(h.stopped().await.0, "breakpoint");
+    assert_eq!(h.debugger.answer(Some(MAIN), "yes").unwrap_err(), "thread 1 is not waiting for an answer");
+    assert_eq!(h.debugger.answer(Some(7), "yes").unwrap_err(), "thread 7 is not stopped");
+    h.cont();
+    assert_eq!(h.stopped().await.0, "exception");
+    let body = h.debugger.answer(None, "sure").unwrap();
+    assert_eq!((body.thread_id, body.question.as_str()), (MAIN, "approve?"));
+    let body = h.debugger.answer(Some(MAIN), "yes, really").unwrap();
+    assert_eq!(body.thread_id, MAIN, "a second answer replaces the first");
+    h.cont();
+    assert_eq!(h.terminated().await, 0);
+    assert!(h.output("console").contains("run completed: {\"x\":1,\"answer\":\"yes, really\"}\n"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,6 +69,10 @@ pub struct Harness {
     provider: Arc<dyn Provider>,
     /// Output events seen so far: (category, text).
     pub output: Vec<(String, String)>,
+    /// `streetraceQuestion` events seen so far: (thread, question).
+    pub questions: Vec<(i64, Option<String>)>,
+    /// The threads of `continued` events seen so far.
+    pub continued: Vec<i64>,
 }
 
 impl Harness {
@@ -86,7 +90,17 @@ impl Harness {
         let (client, queue) = Client::channel();
         let debugger = Debugger::new(client);
         debugger.load(program.clone());
-        Harness { debugger, queue, path, dir, program, provider: Arc::new(provider), output: Vec::new() }
+        Harness {
+            debugger,
+            queue,
+            path,
+            dir,
+            program,
+            provider: Arc::new(provider),
+            output: Vec::new(),
+            questions: Vec::new(),
+            continued: Vec::new(),
+        }
     }
 
     pub fn lines(&self, breakpoints: Vec<SourceBreakpoint>) -> Vec<Breakpoint> {
@@ -141,6 +155,10 @@ impl Harness {
                         body["category"].as_str().unwrap().to_string(),
                         body["output"].as_str().unwrap().to_string(),
                     )),
+                    "streetraceQuestion" => self
+                        .questions
+                        .push((body["threadId"].as_i64().unwrap(), body["question"].as_str().map(str::to_string))),
+                    "continued" => self.continued.push(body["threadId"].as_i64().unwrap()),
                     "thread" | "breakpoint" => {}
                     name => return (name.to_string(), body),
                 }

@@ -135,7 +135,7 @@ async fn stop_on_entry_and_terminate() {
     h.start(true);
     assert_eq!(h.stopped().await.0, "entry");
     assert_eq!(h.frames(MAIN), [frame("flow main", 19)]);
-    h.debugger.terminate();
+    h.debugger.terminate(&Default::default());
     assert_eq!(h.terminated().await, 1);
     assert!(!h.output("stdout").contains("done"), "nothing ran after the terminate");
 }
@@ -156,7 +156,7 @@ async fn pause_stops_a_running_flow() {
     // It stays paused until resumed.
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(h.var(MAIN, "n").unwrap().value, n.to_string());
-    h.debugger.terminate();
+    h.debugger.terminate(&Default::default());
     assert_eq!(h.terminated().await, 1);
 }
 

@@ -169,10 +169,13 @@ impl Journal {
 
     /// `thread` goes live from effect `n` on (its recorded entries from there,
     /// and those of branches it started from there, are void), and the
-    /// journal says so. A debugger's edit makes a fork.
+    /// journal says so. A debugger's edit makes a fork. A live run has nothing
+    /// to fork from, and a replay never goes live: there an edit that changes
+    /// what the run asks for is a divergence.
     pub fn fork(&self, thread: &Arc<str>, n: u32) -> Result<(), String> {
         let mut forks = self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if forks.get(thread).is_some_and(|&at| at <= n) || self.mode == Mode::Live {
+        let already = forks.get(thread).is_some_and(|&at| at <= n);
+        if already || matches!(self.mode, Mode::Live | Mode::Replay) {
             return Ok(());
         }
         forks.insert(thread.clone(), n);

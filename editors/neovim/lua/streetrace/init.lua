@@ -130,6 +130,28 @@ function M.attach(bufnr)
   return id
 end
 
+--- Answers the `escalate to human` the debugged run waits on (`:StreetraceAnswer TEXT`):
+--- the adapter's `streetraceAnswer` request; the run gets the answer at the next continue.
+--- Evaluating an expression in the REPL never answers (`:answer TEXT` there does).
+function M.answer(text, thread_id)
+  local dap = require('dap')
+  local session = dap.session()
+  if not session then
+    vim.notify('StreetRace: no debug session', vim.log.levels.WARN)
+    return
+  end
+  if text == nil or text == '' then
+    text = vim.fn.input('Answer: ')
+  end
+  session:request('streetraceAnswer', { text = text, threadId = thread_id }, function(err, body)
+    if err then
+      vim.notify('StreetRace: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
+    else
+      vim.notify(('StreetRace: answered "%s"; continue to give it to the run'):format(body.question))
+    end
+  end)
+end
+
 --- Registers the `streetrace` adapter and launch configurations with nvim-dap.
 function M.setup_dap(dap)
   dap.adapters.streetrace = { type = 'executable', command = M.config.sr, args = { 'dap' } }
@@ -138,6 +160,17 @@ function M.setup_dap(dap)
   if dap.defaults and dap.defaults.streetrace then
     dap.defaults.streetrace.auto_continue_if_many_stopped = false
   end
+  -- A thread waits for an answer to `escalate to human`: say how to give one.
+  if dap.listeners then
+    dap.listeners.after.event_streetraceQuestion.streetrace = function(_, body)
+      if body and body.question then
+        vim.notify(('StreetRace: the run asks "%s" (thread %d): :StreetraceAnswer TEXT, then continue')
+          :format(body.question, body.threadId))
+      end
+    end
+  end
+  vim.api.nvim_create_user_command('StreetraceAnswer', function(args) M.answer(args.args) end,
+    { nargs = '?', desc = 'Answer the escalate to human the debugged StreetRace run waits on' })
   local function prompt()
     return vim.fn.input('Prompt ($input_prompt): ')
   end

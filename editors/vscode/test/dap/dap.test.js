@@ -4,6 +4,8 @@
 'use strict';
 
 const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
@@ -56,6 +58,7 @@ describe('sr-dap under DebugClient', function () {
       'supportsEvaluateForHovers',
       'supportsRestartRequest',
       'supportsTerminateRequest',
+      'supportsClipboardContext',
     ]) {
       assert.strictEqual(caps[cap], true, cap);
     }
@@ -124,6 +127,51 @@ describe('sr-dap under DebugClient', function () {
     assert.deepStrictEqual(stack.body.stackFrames.map((f) => [f.name, f.line]), [['flow count_up', 20], ['flow main', 27]]);
     await Promise.all([dc.stepOutRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { path: PROGRAM, line: 28 })]);
     await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+  });
+
+  /** A program of its own in a fresh directory (no model: these need none). */
+  function program(name, source) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-dap-client-'));
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, source);
+    return file;
+  }
+
+  it('copies a whole value with Copy Value (the clipboard context)', async function () {
+    const file = program('copy.sr', 'streetrace v1\n\nflow main:\n    $long = "x" * 23889\n    return len($long)\n');
+    const init = await dc.initializeRequest();
+    assert.strictEqual(init.body.supportsClipboardContext, true);
+    await dc.hitBreakpoint({ program: file, workDir: path.dirname(file), prompt: '' }, { path: file, line: 5 });
+    const frame = await topFrame(1);
+    const long = (await variables(frame.id)).long;
+    assert.strictEqual(long.value.length, 10002, 'the Variables view shows a preview');
+    // What VS Code's Copy Value sends when the adapter supports the clipboard context.
+    const copied = await dc.evaluateRequest({ expression: long.evaluateName, frameId: frame.id, context: 'clipboard' });
+    assert.strictEqual(copied.body.result, 'x'.repeat(23889));
+    const watched = await dc.evaluateRequest({ expression: long.evaluateName, frameId: frame.id, context: 'watch' });
+    assert.strictEqual(watched.body.result.length, 10002);
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+  });
+
+  it('answers escalate to human with the streetraceAnswer request, never by evaluating', async function () {
+    const source = 'streetrace v1\n\nflow main:\n    $draft = "Dear team"\n    escalate to human "send it?"\n    return $human_input\n';
+    const file = program('ask.sr', source);
+    const question = dc.waitForEvent('streetraceQuestion');
+    const stopped = dc.waitForEvent('stopped');
+    await Promise.all([
+      dc.launch({ program: file, workDir: path.dirname(file), prompt: '' }),
+      dc.configurationSequence(),
+    ]);
+    assert.strictEqual((await stopped).body.reason, 'exception');
+    assert.deepStrictEqual((await question).body, { threadId: 1, question: 'send it?' });
+    const draft = await dc.evaluateRequest({ expression: '$draft', context: 'repl' });
+    assert.strictEqual(draft.body.result, '"Dear team"');
+    const answered = await dc.customRequest('streetraceAnswer', { threadId: 1, text: 'send it now' });
+    assert.deepStrictEqual(answered.body, { threadId: 1, question: 'send it?' });
+    const console = [];
+    dc.on('output', (event) => event.body.category === 'console' && console.push(event.body.output));
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+    assert.ok(console.includes('run completed: send it now\n'), console.join(''));
   });
 
   it('reports a program that does not compile', async function () {
