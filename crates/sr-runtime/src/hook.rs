@@ -68,6 +68,10 @@ pub struct Step<'a> {
     pub program: &'a Compiled,
     /// 0 for the main thread; each `parallel` branch has its own.
     pub thread: u32,
+    /// The thread's name in the journal (`main`, `main/3.1`): the same in
+    /// every run served the same values, where `thread` counts branches in
+    /// the order they started.
+    pub thread_key: &'a str,
     /// Outermost first; the last is where the step happens.
     pub frames: &'a [Frame],
     pub vars: &'a mut Vars,

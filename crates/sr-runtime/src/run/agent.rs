@@ -283,6 +283,7 @@ impl Runtime {
         let step = Step {
             program: &self.program,
             thread: th.id,
+            thread_key: &th.key,
             frames: &th.frames,
             vars: &mut th.vars,
             point: StepPoint::ModelCall { agent, request: &request },
@@ -321,6 +322,7 @@ impl Runtime {
         let step = Step {
             program: &self.program,
             thread: th.id,
+            thread_key: &th.key,
             frames: &th.frames,
             vars: &mut th.vars,
             point: StepPoint::ModelReply { agent, request: &request, response: &response },
@@ -376,6 +378,7 @@ impl Runtime {
                     let step = Step {
                         program: &self.program,
                         thread: th.id,
+                        thread_key: &th.key,
                         frames: &th.frames,
                         vars: &mut th.vars,
                         point: StepPoint::ModelStreaming { agent, request, partial: &partial },
@@ -422,6 +425,7 @@ impl Runtime {
         let step = Step {
             program: &self.program,
             thread: th.id,
+            thread_key: &th.key,
             frames: &th.frames,
             vars: &mut th.vars,
             point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
@@ -477,6 +481,7 @@ impl Runtime {
             let step = Step {
                 program: &self.program,
                 thread: th.id,
+                thread_key: &th.key,
                 frames: &th.frames,
                 vars: &mut th.vars,
                 point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },

@@ -50,6 +50,7 @@ impl Runtime {
         let step = Step {
             program: &self.program,
             thread: th.id,
+            thread_key: &th.key,
             frames: &th.frames,
             vars: &mut th.vars,
             point: StepPoint::Statement { body: spec, stmt: id },
