@@ -45,7 +45,7 @@ impl Backend for Unsandboxed {
             command.current_dir(&work).env_clear();
             command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
             command.env("HOME", &work).env("LANG", "C.UTF-8");
-            child::spawn(command, launch, false).await
+            child::spawn(command, launch, child::Spawn { shell_codes: false, watch_memory: false }).await
         })
     }
 }
