@@ -1,7 +1,7 @@
 //! Code execution for the CodingAgent: the model writes Python, which runs in a
 //! sandbox and calls the agent's tools as functions.
 //!
-//! - [`policy`]: the static import policy on the Python AST (defence in depth).
+//! - [`policy`]: the static import policy on the Python AST (a lint, not a boundary).
 //! - [`backend`]: where code runs: [`Bubblewrap`] (the default), [`Container`] (Docker
 //!   Engine API), [`Unsandboxed`] (trusted local use only).
 //! - [`command`]: one program run for a tool, in the same sandbox with the work
