@@ -322,6 +322,40 @@ async fn a_process_tree_over_the_memory_limit_is_stopped_near_it() {
     assert!(mib < 2 * 512, "the tree reached {mib} MiB under a 512 MiB limit");
 }
 
+/// A parent holding 200 MiB forks five children that only read it: their
+/// resident memory adds up to 1200 MiB, but the pages are the same ones.
+#[tokio::test]
+async fn forked_copies_of_shared_memory_count_once() {
+    if !bubblewrap() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let placement = Placement::Sandbox {
+        work_dir: work.path().to_path_buf(),
+        read_only: Vec::new(),
+        hidden: Vec::new(),
+        network: false,
+        limits: Limits { memory_bytes: 512 << 20, ..Limits::default() },
+    };
+    let script = "import os, time\nblock = b'x' * (200 << 20)\npids = []\nfor _ in range(5):\n\
+                  \x20   pid = os.fork()\n    if pid == 0:\n        time.sleep(1.5)\n        os._exit(len(block) & 1)\n\
+                  \x20   pids.append(pid)\nprint(sum(os.waitpid(pid, 0)[1] for pid in pids))\n";
+    let caps = Caps { timeout: Duration::from_secs(60), output_bytes: 1 << 16 };
+    let args = ["-c".to_string(), script.to_string()];
+    let command = run_command(&placement, "python3", &args, caps);
+    tokio::pin!(command);
+    let mut peak = 0;
+    let output = loop {
+        tokio::select! {
+            output = &mut command => break output.unwrap(),
+            () = tokio::time::sleep(Duration::from_millis(20)) => peak = peak.max(descendants_memory()),
+        }
+    };
+    assert_eq!(output.status, Status::Exited(0), "{output:?}");
+    assert_eq!(output.stdout.text, "0\n");
+    assert!(peak >> 20 > 1000, "the children did not share the parent's pages: {} MiB", peak >> 20);
+}
+
 #[tokio::test]
 async fn a_tree_within_the_memory_limit_is_left_alone() {
     if !bubblewrap() {

@@ -2,25 +2,32 @@
 //! process; sr makes no cgroup, so the sum is bounded by measuring it: every
 //! [`INTERVAL`] a thread lists the processes in the sandbox's own `/proc`
 //! (`/proc/<its init>/root/proc` on the host: exactly the sandbox's pid
-//! namespace, however its processes fork, exit or reparent), adds up their
+//! namespace, however its processes fork, exit or reparent) and adds up their
 //! resident anonymous and shared memory (`RssAnon` + `RssShmem`, so a mapped file
-//! the kernel can drop again is not counted) and kills the sandbox when the sum
-//! passes the limit. Memory the kernel holds without mapping it into a process
-//! (pipe and socket buffers, an unmapped memfd) is not seen, and what a sandbox
-//! allocates within one interval can go past the limit before it is stopped.
+//! the kernel can drop again is not counted). That sum counts a page that forked
+//! processes share once in each, so when it passes the limit the watcher counts
+//! again with each page shared out between its processes (`Pss_Anon` +
+//! `Pss_Shmem`, which the kernel takes longer to add up: at most every
+//! [`PROPORTIONAL_INTERVAL`]) and kills the sandbox only if that sum passes the
+//! limit too. Memory the kernel holds without mapping it into a process (pipe
+//! and socket buffers, an unmapped memfd) is not seen, and what a sandbox
+//! allocates between two measurements can go past the limit before it is stopped.
 
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use rustix::fs::{Dir, Mode, OFlags, openat};
 use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, pidfd_send_signal};
 
-/// How often the sandbox's memory is measured.
+/// How often the sandbox's resident memory is added up.
 pub const INTERVAL: Duration = Duration::from_millis(10);
+/// How often, at most, it is added up again with shared pages shared out.
+pub const PROPORTIONAL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What the sandbox is told when it was stopped for its memory.
 pub fn over_memory(limit_bytes: u64) -> String {
@@ -94,25 +101,31 @@ struct Watcher {
 
 impl Watcher {
     fn run(self) {
-        let (mut procfs, mut init) = (None, None);
+        let mut sandbox: Option<(OwnedFd, Option<OwnedFd>)> = None;
+        let mut proportional_at: Option<Instant> = None;
         while !self.stop.load(Ordering::SeqCst) {
             std::thread::sleep(INTERVAL);
-            if procfs.is_none() {
-                if let Some((pid, dir)) = sandbox_proc(self.bwrap) {
+            if sandbox.is_none() {
+                if let Some((pid, procfs)) = sandbox_proc(self.bwrap) {
                     self.init.store(pid, Ordering::SeqCst);
-                    init = Pid::from_raw(pid as i32).and_then(|pid| pidfd_open(pid, PidfdFlags::empty()).ok());
-                    procfs = Some(dir);
+                    let init = Pid::from_raw(pid as i32).and_then(|pid| pidfd_open(pid, PidfdFlags::empty()).ok());
+                    sandbox = Some((procfs, init));
                 } else if !alive(self.bwrap) {
                     return;
                 }
             }
-            let Some(dir) = &procfs else { continue };
-            let Some(used) = resident(dir) else { return };
+            let Some((procfs, init)) = &sandbox else { continue };
+            let Some(resident) = total(procfs, "status", &["RssAnon:", "RssShmem:"]) else { return };
+            if resident <= self.limit_bytes || proportional_at.is_some_and(|at| at.elapsed() < PROPORTIONAL_INTERVAL) {
+                continue;
+            }
+            proportional_at = Some(Instant::now());
+            let Some(used) = total(procfs, "smaps_rollup", &["Pss_Anon:", "Pss_Shmem:"]) else { return };
             if used > self.limit_bytes {
                 self.used.store(used, Ordering::SeqCst);
                 // The init first: its death ends the pid namespace at once, while
                 // bwrap's would reach it only through bwrap's parent-death signal.
-                if let Some(init) = &init {
+                if let Some(init) = init {
                     let _ = pidfd_send_signal(init, Signal::KILL);
                 }
                 let _ = pidfd_send_signal(&self.pidfd, Signal::KILL);
@@ -122,23 +135,37 @@ impl Watcher {
     }
 }
 
-/// The sandbox's own `/proc`, once bubblewrap has mounted it: as seen through
-/// the root of bwrap's child (the sandbox's init), when that is another procfs
-/// than ours.
-fn sandbox_proc(bwrap: u32) -> Option<(u32, PathBuf)> {
-    let init = children(bwrap).into_iter().next()?;
-    let dir = PathBuf::from(format!("/proc/{init}/root/proc"));
+/// The sandbox's own `/proc`, once bubblewrap has mounted it, and the host pid
+/// of the process it was reached through: the first of bwrap's descendants
+/// whose root holds another procfs than ours (the sandbox's init).
+fn sandbox_proc(bwrap: u32) -> Option<(u32, OwnedFd)> {
     let ours = std::fs::metadata("/proc").ok()?.dev();
-    (std::fs::metadata(&dir).ok()?.dev() != ours).then_some((init, dir))
+    let parents = parents();
+    let mut level = vec![bwrap];
+    // bwrap's child is the init; a deeper one is only looked for in case that changes.
+    for _ in 0..3 {
+        level = parents.iter().filter(|(_, parent)| level.contains(parent)).map(|(pid, _)| *pid).collect();
+        for &pid in &level {
+            let dir = format!("/proc/{pid}/root/proc");
+            if std::fs::metadata(&dir).is_ok_and(|meta| meta.dev() != ours) {
+                let fd =
+                    rustix::fs::open(dir.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty());
+                return Some((pid, fd.ok()?));
+            }
+        }
+    }
+    None
 }
 
-/// The processes whose parent is `parent`.
-fn children(parent: u32) -> Vec<u32> {
+/// Every process on the host with its parent.
+fn parents() -> Vec<(u32, u32)> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| stat(Path::new(&format!("/proc/{pid}"))).is_some_and(|(_, ppid)| ppid == parent))
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((pid, stat(&entry.path())?.1))
+        })
         .collect()
 }
 
@@ -155,26 +182,33 @@ fn alive(pid: u32) -> bool {
     stat(Path::new(&format!("/proc/{pid}"))).is_some_and(|(state, _)| state != 'Z' && state != 'X')
 }
 
-/// Resident anonymous and shared memory of every process in the `/proc` at
-/// `dir`; `None` once it is gone.
-fn resident(dir: &Path) -> Option<u64> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    let mut total = 0;
-    for pid in entries.flatten().filter(|entry| entry.file_name().to_str().is_some_and(is_pid)) {
-        // A process that exited meanwhile holds nothing.
-        let Ok(status) = std::fs::read_to_string(pid.path().join("status")) else { continue };
-        for line in status.lines() {
-            if let Some(value) = line.strip_prefix("RssAnon:").or_else(|| line.strip_prefix("RssShmem:")) {
-                let kib: u64 = value.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
-                total += kib << 10;
-            }
+/// The sum over every process in the `/proc` at `procfs` of the `fields` (in
+/// kB) of its file `name`; `None` once that `/proc` is gone.
+fn total(procfs: &OwnedFd, name: &str, fields: &[&str]) -> Option<u64> {
+    let mut sum = 0;
+    for entry in Dir::read_from(procfs).ok()?.flatten() {
+        let pid = entry.file_name().to_bytes();
+        if pid.is_empty() || !pid.iter().all(u8::is_ascii_digit) {
+            continue;
         }
+        let path = [pid, b"/", name.as_bytes()].concat();
+        // A process that exited meanwhile holds nothing.
+        let Ok(fd) = openat(procfs, path.as_slice(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else { continue };
+        let mut text = String::new();
+        if std::fs::File::from(fd).read_to_string(&mut text).is_err() {
+            continue;
+        }
+        sum += kibibytes(&text, fields) << 10;
     }
-    Some(total)
+    Some(sum)
 }
 
-fn is_pid(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
+/// The sum of the `fields` of a `/proc` file of lines like `RssAnon:   1234 kB`.
+fn kibibytes(text: &str, fields: &[&str]) -> u64 {
+    text.lines()
+        .filter_map(|line| fields.iter().find_map(|field| line.strip_prefix(field)))
+        .filter_map(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .sum()
 }
 
 #[cfg(test)]
@@ -184,6 +218,13 @@ mod tests {
     #[test]
     fn the_message_names_the_limit_in_mebibytes() {
         assert_eq!(over_memory(512 << 20), "the sandbox used more than 512 MiB in all; it was stopped");
+    }
+
+    #[test]
+    fn fields_are_added_up_in_bytes() {
+        let status = "Name:\tpython3\nRssAnon:\t    2764 kB\nRssFile:\t    3352 kB\nRssShmem:\t       4 kB\n";
+        assert_eq!(kibibytes(status, &["RssAnon:", "RssShmem:"]), 2768);
+        assert_eq!(kibibytes("Pss_Anon: x kB\nPss_Shmem:\n", &["Pss_Anon:", "Pss_Shmem:"]), 0);
     }
 
     #[test]
