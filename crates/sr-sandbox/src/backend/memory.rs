@@ -9,7 +9,9 @@
 //! again with each page shared out between its processes (`Pss_Anon` +
 //! `Pss_Shmem`, which the kernel takes longer to add up: at most every
 //! [`PROPORTIONAL_INTERVAL`]) and kills the sandbox only if that sum passes the
-//! limit too. Memory the kernel holds without mapping it into a process (pipe
+//! limit too (when much is shared, in both orders of the processes: one read while
+//! processes fork or exit adds up shares taken at different moments, which can
+//! run high). Memory the kernel holds without mapping it into a process (pipe
 //! and socket buffers, an unmapped memfd) is not seen, and what a sandbox
 //! allocates between two measurements can go past the limit before it is stopped.
 
@@ -115,12 +117,22 @@ impl Watcher {
                 }
             }
             let Some((procfs, init)) = &sandbox else { continue };
-            let Some(resident) = total(procfs, "status", &["RssAnon:", "RssShmem:"]) else { return };
+            let Some(resident) = total(procfs, "status", &["RssAnon:", "RssShmem:"], Order::Forward) else { return };
             if resident <= self.limit_bytes || proportional_at.is_some_and(|at| at.elapsed() < PROPORTIONAL_INTERVAL) {
                 continue;
             }
             proportional_at = Some(Instant::now());
-            let Some(used) = total(procfs, "smaps_rollup", &["Pss_Anon:", "Pss_Shmem:"]) else { return };
+            let pss = ["Pss_Anon:", "Pss_Shmem:"];
+            let Some(mut used) = total(procfs, "smaps_rollup", &pss, Order::Forward) else { return };
+            // The processes are read one after another: while they fork or exit,
+            // the ones read first count their shared pages with fewer sharers than
+            // the later ones, and the sum runs high. When much is shared, read
+            // again the other way round: a sandbox that really holds too much does
+            // in both orders.
+            if used > self.limit_bytes && resident.saturating_sub(used) > self.limit_bytes / 8 {
+                let Some(backward) = total(procfs, "smaps_rollup", &pss, Order::Backward) else { return };
+                used = used.min(backward);
+            }
             if used > self.limit_bytes {
                 self.used.store(used, Ordering::SeqCst);
                 // The init first: its death ends the pid namespace at once, while
@@ -182,18 +194,30 @@ fn alive(pid: u32) -> bool {
     stat(Path::new(&format!("/proc/{pid}"))).is_some_and(|(state, _)| state != 'Z' && state != 'X')
 }
 
+/// The order processes are read in, by pid.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Forward,
+    Backward,
+}
+
 /// The sum over every process in the `/proc` at `procfs` of the `fields` (in
 /// kB) of its file `name`; `None` once that `/proc` is gone.
-fn total(procfs: &OwnedFd, name: &str, fields: &[&str]) -> Option<u64> {
+fn total(procfs: &OwnedFd, name: &str, fields: &[&str], order: Order) -> Option<u64> {
+    let mut pids: Vec<u32> = Dir::read_from(procfs)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().ok()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    if order == Order::Backward {
+        pids.reverse();
+    }
     let mut sum = 0;
-    for entry in Dir::read_from(procfs).ok()?.flatten() {
-        let pid = entry.file_name().to_bytes();
-        if pid.is_empty() || !pid.iter().all(u8::is_ascii_digit) {
-            continue;
-        }
-        let path = [pid, b"/", name.as_bytes()].concat();
+    for pid in pids {
         // A process that exited meanwhile holds nothing.
-        let Ok(fd) = openat(procfs, path.as_slice(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else { continue };
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+        let Ok(fd) = openat(procfs, format!("{pid}/{name}").as_str(), flags, Mode::empty()) else { continue };
         let mut text = String::new();
         if std::fs::File::from(fd).read_to_string(&mut text).is_err() {
             continue;
