@@ -141,6 +141,34 @@ async fn a_protected_symlink_protects_its_target() {
     assert_eq!(std::fs::read_to_string(root.join("src/real.sr")).unwrap(), "original");
 }
 
+/// In a work directory nobody may write to (here: immutable, which binds root
+/// too), a missing protected path needs no placeholder: commands still run, and
+/// cannot create it either.
+#[tokio::test]
+async fn a_missing_path_nobody_can_create_needs_no_placeholder() {
+    if !bubblewrap() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    std::fs::write(root.join("notes.txt"), "notes").unwrap();
+    let immutable = std::process::Command::new("chattr").arg("+i").arg(root).status().is_ok_and(|s| s.success());
+    if !immutable {
+        eprintln!(
+            "\n!!! SKIPPED: chattr +i is not possible here (needs root and a file system that supports it) !!!\n"
+        );
+        return;
+    }
+    let placement = sandbox(root, &[".streetrace"], &[root.join("recording.jsonl")]);
+    let listing = sh(&placement, "ls -A").await;
+    let create = sh(&placement, "mkdir .streetrace").await;
+    std::process::Command::new("chattr").arg("-i").arg(root).status().unwrap();
+    assert_eq!(listing.status, Status::Exited(0), "{listing:?}");
+    assert_eq!(listing.stdout.text, "notes.txt\n");
+    assert_ne!(create.status, Status::Exited(0), "{create:?}");
+    assert!(!root.join(".streetrace").exists());
+}
+
 /// The state directory where `sr run` in `~` puts it, with the files the runtime
 /// keeps there, and a recording not written yet.
 fn state_inside(root: &Path) -> (PathBuf, Vec<PathBuf>) {

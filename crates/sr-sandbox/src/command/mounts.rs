@@ -62,7 +62,16 @@ pub(super) fn plan(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) -> io
         // A missing directory on the way is covered as what it leads to.
         let strongest = covers.range(relative.clone()..).take_while(|(path, _)| path.starts_with(relative));
         let effective = strongest.map(|(_, c)| *c).max().unwrap_or(cover);
-        let placeholder = Placeholder::claim(&host, cover != Cover::Hidden)?;
+        let placeholder = match Placeholder::claim(&host, cover != Cover::Hidden) {
+            Ok(placeholder) => placeholder,
+            // What sr cannot create there, the command cannot either: it runs with
+            // sr's rights or fewer, and its view of the directory is no more writable.
+            Err(error) if uncreatable(&error) => {
+                covered.push((relative, Cover::Hidden));
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         let meta = host.symlink_metadata()?;
         if meta.is_symlink() {
             return Err(io::Error::other(format!("{} turned into a symbolic link", host.display())));
@@ -86,6 +95,12 @@ pub(super) fn plan(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) -> io
         }
     }
     Ok(mounts)
+}
+
+/// The error of a directory sr may not write to.
+fn uncreatable(error: &io::Error) -> bool {
+    use rustix::io::Errno;
+    Errno::from_io_error(error).is_some_and(|errno| [Errno::ACCESS, Errno::PERM, Errno::ROFS].contains(&errno))
 }
 
 /// `path` (absolute, or relative to `root`) relative to `root`, with the symlinks
