@@ -99,6 +99,13 @@ fn die_quietly_on_closed_pipe() {
 }
 
 fn main() -> ExitCode {
+    // Before any secret is read: the commands and code a run starts as this user
+    // cannot read our environment or memory.
+    if let Err(error) = sr_sandbox::harden_process() {
+        eprintln!(
+            "sr: warning: cannot make this process non-dumpable ({error}); the programs it runs as you can read its memory"
+        );
+    }
     let cli = Cli::parse();
     if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap) {
         die_quietly_on_closed_pipe();

@@ -6,6 +6,13 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any secret is read: the commands and code a run starts as this user
+    // cannot read our environment or memory.
+    if let Err(error) = sr_sandbox::harden_process() {
+        eprintln!(
+            "sr-dap: warning: cannot make this process non-dumpable ({error}); the programs it runs as you can read its memory"
+        );
+    }
     match std::env::args().nth(1).as_deref() {
         None | Some("--stdio") => sr_dap::run_stdio(),
         Some("--version") => {

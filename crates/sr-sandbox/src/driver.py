@@ -285,23 +285,34 @@ class Driver:
     def install_audit_hook(self):
         """Refuses processes, sockets and ctypes unless their modules are allowed.
 
-        Installed after the driver's own socket exists; audit hooks cannot be removed.
+        The events are refused whatever code raises them: the agent's own, or the
+        standard library's when the agent got it to do its bidding. Without
+        `subprocess`, `_posixsubprocess` cannot be imported either: its `fork_exec`
+        starts a process and raises no event of its own. Installed after the
+        driver's own socket exists; audit hooks cannot be removed.
         """
         events = set()
+        modules = set()
         if not self.allow.allows("subprocess"):
             events.update(
                 ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
             )
+            modules.add("_posixsubprocess")
+            # Imported again, it raises the import event.
+            sys.modules.pop("_posixsubprocess", None)
         if not self.allow.allows("socket"):
             events.add("socket.__new__")
         if not self.allow.allows("ctypes"):
             events.update(("ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "ctypes.call_function"))
-        # Immutable: code that reaches the set (gc.get_referents) cannot empty it.
+        # Immutable: code that reaches the sets (gc.get_referents) cannot empty them.
         events = frozenset(events)
+        modules = frozenset(modules)
 
         def hook(event, args):
             if event in events:
                 raise PolicyViolation(f"{event} is not allowed in the sandbox")
+            if event == "import" and args[0] in modules:
+                raise PolicyViolation(f"import of '{args[0]}' is not allowed in the sandbox")
 
         sys.addaudithook(hook)
 

@@ -1,7 +1,7 @@
 //! Code execution for the CodingAgent: the model writes Python, which runs in a
 //! sandbox and calls the agent's tools as functions.
 //!
-//! - [`policy`]: the static import policy on the Python AST (defence in depth).
+//! - [`policy`]: the static import policy on the Python AST (a lint, not a boundary).
 //! - [`backend`]: where code runs: [`Bubblewrap`] (the default), [`Container`] (Docker
 //!   Engine API), [`Unsandboxed`] (trusted local use only).
 //! - [`command`]: one program run for a tool, in the same sandbox with the work
@@ -9,12 +9,15 @@
 //! - [`Session`]: one persistent interpreter per agent run, the tool bridge, replay
 //!   after crashes.
 //! - [`CodeAgent`]: the ReAct-over-code loop over an abstract [`CodeModel`].
+//! - [`harden_process`]: what `sr` and `sr-dap` do first, so that the commands
+//!   they run as the same user cannot read their memory or environment.
 
 mod agent;
 pub mod backend;
 mod bridge;
 pub mod command;
 mod event;
+mod harden;
 mod outcome;
 pub mod policy;
 mod protocol;
@@ -31,6 +34,7 @@ pub use backend::Container;
 pub use backend::{Backend, Bubblewrap, Limits, Unsandboxed};
 pub use bridge::SocketAccess;
 pub use event::{Event, Stream};
+pub use harden::harden_process;
 pub use outcome::{Outcome, StepReport, ToolCall};
 pub use policy::ImportPolicy;
 pub use session::{Session, SessionConfig};

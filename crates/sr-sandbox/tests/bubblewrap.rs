@@ -20,6 +20,7 @@ scenarios!(
     timeout_kills_and_recovers,
     crash_recovers,
     memory_limit,
+    tree_memory,
     network_unreachable,
     root_read_only,
     unprivileged,

@@ -1,7 +1,7 @@
 //! The static import policy on real Python source.
 
 use expect_test::{Expect, expect};
-use sr_sandbox::policy::{ImportPolicy, Rejection};
+use sr_sandbox::policy::{ImportPolicy, Rejection, ViolationKind};
 
 fn check_with(policy: &ImportPolicy, source: &str, expect: Expect) {
     let actual = match policy.check(source) {
@@ -16,6 +16,15 @@ fn check_with(policy: &ImportPolicy, source: &str, expect: Expect) {
 
 fn check(source: &str, expect: Expect) {
     check_with(&ImportPolicy::default(), source, expect);
+}
+
+/// The kinds of violation the default policy finds in `source`.
+fn violations(source: &str) -> Vec<ViolationKind> {
+    match ImportPolicy::default().check(source) {
+        Ok(()) => Vec::new(),
+        Err(Rejection::Syntax(error)) => panic!("{error}\n{source}"),
+        Err(Rejection::Policy(violations)) => violations.into_iter().map(|violation| violation.kind).collect(),
+    }
 }
 
 #[test]
@@ -192,4 +201,103 @@ fn module_attribute_walks_and_computed_names_are_escapes() {
             1:8: import of 'sys' is not allowed
             2:8: import of 'gc' is not allowed"#]],
     );
+}
+
+#[test]
+fn aliases_and_attribute_lookups_are_escapes() {
+    // The five routes a red team took past the first policy, one per line.
+    check(
+        "import random, operator, string\nr = random; r._os\ng = getattr; g(print, '__se' + 'lf__')\n\
+         operator.attrgetter('_' + 'os')(random)\nstring.Formatter().get_field('0._os', [random], {})\n\
+         from string import Formatter\n",
+        expect![[r#"
+            2:15: private attribute '_os' of module 'r' is not allowed
+            3:5: 'getattr' can only be called directly, not stored or passed
+            4:21: operator.attrgetter() with an attribute name computed at run time is not allowed; use a literal name or a dict
+            4:33: module 'random' is used as a value; use its attributes directly (random.name)
+            5:8: 'string.Formatter' is not allowed: it looks up any attribute a format string names
+            5:40: module 'random' is used as a value; use its attributes directly (random.name)
+            6:20: 'string.Formatter' is not allowed: it looks up any attribute a format string names"#]],
+    );
+    check(
+        "import operator as op, json\nfrom operator import attrgetter as ag, methodcaller\nx = op.attrgetter('seed._os')\n\
+         y = ag('a', '__class__'), methodcaller('_private', 1), methodcaller('upper', '_fine')\n\
+         f, h = op.attrgetter, ag\nz = getattr(json, '_default_decoder'), getattr(json, 'os'), hasattr(json, 'x')\n",
+        expect![[r#"
+            3:19: op.attrgetter() with the private name '_os' is not allowed
+            4:13: string '__class__' names a forbidden attribute
+            4:40: methodcaller() with the private name '_private' is not allowed
+            5:11: 'op.attrgetter' can only be called directly, not stored or passed
+            5:23: 'ag' can only be called directly, not stored or passed
+            6:19: private attribute '_default_decoder' of module 'json' is not allowed
+            6:54: 'json.os' is the module 'os', which is not allowed"#]],
+    );
+}
+
+#[test]
+fn modules_are_used_through_their_attributes() {
+    check(
+        "import json, math\nfrom collections import abc\nfrom uuid import os\n\
+         print(json, repr(math), isinstance(json, type(math)), dir(json))\n\
+         alias = json\ndata = alias.dumps({})\nmods = [json, math]\ndef f(m=math):\n    return m\n\
+         f(json)\nkeep = abc\nx: object = math\n",
+        expect![[r#"
+            3:18: 'uuid.os' is the module 'os', which is not allowed
+            7:9: module 'json' is used as a value; use its attributes directly (json.name)
+            7:15: module 'math' is used as a value; use its attributes directly (math.name)
+            8:9: module 'math' is used as a value; use its attributes directly (math.name)
+            10:3: module 'json' is used as a value; use its attributes directly (json.name)"#]],
+    );
+}
+
+/// Every way of naming a module again, for every module allowed by default: the
+/// private attribute reached through the new name is still refused.
+#[test]
+fn no_alias_of_an_allowed_module_reaches_its_private_attributes() {
+    let forms: &[&str] = &[
+        "a = {m}",
+        "a: object = {m}",
+        "(a := {m})",
+        "a, b = {m}, 1",
+        "[a, b] = ({m}, 1)",
+        "a = b = {m}",
+        "a = c\nc = {m}",
+        "a = [{m}][0]",
+        "a = {{'k': {m}}}['k']",
+        "a = (lambda: {m})()",
+        "def f(a={m}):\n    return a",
+        "def g(a):\n    return a._secret\ng({m})",
+        "a = next(iter(({m},)))",
+    ];
+    for module in sr_sandbox::policy::DEFAULT_MODULES {
+        let name = module.trim_end_matches(".*");
+        for form in forms {
+            let source = format!(
+                "import {name}\n{}\na._secret\n",
+                form.replace("{m}", name).replace("{{", "{").replace("}}", "}")
+            );
+            let caught = |kind: &ViolationKind| {
+                matches!(kind, ViolationKind::ModuleValue { .. })
+                    || matches!(kind, ViolationKind::PrivateAttribute { attribute, .. } if attribute == "_secret")
+            };
+            assert!(violations(&source).iter().any(caught), "passed the policy:\n{source}");
+        }
+    }
+}
+
+/// Every way of handing `getattr` and its kin to code that calls them later.
+#[test]
+fn attribute_lookups_are_only_called_directly() {
+    let functions =
+        ["getattr", "setattr", "delattr", "hasattr", "vars", "operator.attrgetter", "operator.methodcaller"];
+    let forms: &[&str] =
+        &["g = {f}", "g, h = {f}, 1", "(g := {f})", "fs = [{f}]", "list(map({f}, [1], ['x']))", "d = {{'f': {f}}}"];
+    for function in functions {
+        for form in forms {
+            let source =
+                format!("import operator\n{}\n", form.replace("{f}", function).replace("{{", "{").replace("}}", "}"));
+            let caught = |kind: &ViolationKind| matches!(kind, ViolationKind::IndirectCall { .. });
+            assert!(violations(&source).iter().any(caught), "passed the policy:\n{source}");
+        }
+    }
 }

@@ -50,7 +50,8 @@ pub(crate) async fn backend(executor: &ExecutorData, allow_unsandboxed: bool) ->
         SandboxBackend::Unsandboxed if allow_unsandboxed => Arc::new(Unsandboxed::default()),
         SandboxBackend::Unsandboxed => {
             return Err("its executor says `backend: unsandboxed`, which runs the code as you, outside \
-                 any sandbox, and needs `sr run --allow-unsandboxed`; nothing was run"
+                 any sandbox, where it can do anything you can (the import policy is a lint, not a \
+                 boundary), and needs `sr run --allow-unsandboxed`; nothing was run"
                 .into());
         }
     })

@@ -1,7 +1,8 @@
 //! The default backend: bubblewrap. New user, pid, network, ipc, uts and cgroup
 //! namespaces (so no network at all), the host's `/usr` read-only, a read-only root,
 //! a read-only `/dev` with a bounded `/dev/shm`, tmpfs `/work` and `/tmp`, an
-//! unprivileged uid, and rlimits set by `prlimit` inside the sandbox.
+//! unprivileged uid, rlimits set by `prlimit` inside the sandbox, and the
+//! memory of all its processes together watched from outside (`memory`).
 //! Run as root, it first drops to `uid`/`gid` on the host too, so the sandbox's
 //! user is unprivileged outside its namespace as well.
 
@@ -129,7 +130,7 @@ impl Backend for Bubblewrap {
     fn launch<'a>(&'a self, launch: &'a Launch) -> BoxFuture<'a, Result<Box<dyn Sandbox>, SandboxError>> {
         Box::pin(async move {
             let command = self.command(launch, running_as_root());
-            child::spawn(command, launch, true).await
+            child::spawn(command, launch, child::Spawn { shell_codes: true, watch_memory: true }).await
         })
     }
 }

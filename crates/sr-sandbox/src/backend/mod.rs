@@ -6,6 +6,7 @@ pub(crate) mod bubblewrap;
 mod child;
 #[cfg(feature = "container")]
 mod container;
+pub(crate) mod memory;
 mod unsandboxed;
 
 use std::path::PathBuf;
@@ -25,7 +26,10 @@ pub const MOUNT_POINT: &str = "/run/sr";
 /// The sandbox's resource limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Address space (bubblewrap, unsandboxed) or memory cgroup (containers).
+    /// Memory. Each process's address space (`RLIMIT_AS`: bubblewrap,
+    /// unsandboxed), and the resident memory of a bubblewrap sandbox's processes
+    /// together (measured every few milliseconds, see `memory`), or the memory
+    /// cgroup (containers).
     pub memory_bytes: u64,
     /// CPU time of the interpreter over its whole life (it is restarted when spent).
     pub cpu_seconds: u64,

@@ -1,9 +1,14 @@
 //! The static import policy: a check of the model's Python on its AST before it runs.
 //!
-//! It is defence in depth. The driver enforces the same allowlist again at run time
-//! (static checks are bypassable), and the sandbox is the boundary.
+//! It is a lint that tells the model at once what the sandbox will not let it do,
+//! not a boundary: Python offers more ways to reach an object than a check on
+//! names can follow. The driver enforces the same allowlist again at run time
+//! and refuses processes, sockets and ctypes by audit events; the sandbox is the
+//! boundary, and under the unsandboxed backend there is none.
 
 mod allowlist;
+mod names;
+mod tables;
 mod walk;
 
 use std::fmt;
@@ -129,6 +134,18 @@ pub enum ViolationKind {
     ModuleAttribute { module: String, attribute: String },
     /// `getattr(x, name)` with a name computed at run time.
     ComputedAttribute { function: String },
+    /// A module (`import random`, or a name assigned one) anywhere but before
+    /// a dot or as the argument of a read-only builtin: passed or stored, it
+    /// reaches code where its attributes go unchecked.
+    ModuleValue { module: String },
+    /// `getattr` and its kin, `vars`, or `operator.attrgetter`/`methodcaller`
+    /// not called but stored or passed (`g = getattr`).
+    IndirectCall { function: String },
+    /// `attrgetter('_os')`: a private name given to a function that looks it up.
+    PrivateName { function: String, name: String },
+    /// `string.Formatter`, whose `get_field` looks up any attribute a format
+    /// string names and returns the object.
+    Formatter,
 }
 
 impl fmt::Display for Violation {
@@ -151,6 +168,18 @@ impl fmt::Display for Violation {
                     f,
                     "{function}() with an attribute name computed at run time is not allowed; use a literal name or a dict"
                 )
+            }
+            ViolationKind::ModuleValue { module } => {
+                write!(f, "module '{module}' is used as a value; use its attributes directly ({module}.name)")
+            }
+            ViolationKind::IndirectCall { function } => {
+                write!(f, "'{function}' can only be called directly, not stored or passed")
+            }
+            ViolationKind::PrivateName { function, name } => {
+                write!(f, "{function}() with the private name '{name}' is not allowed")
+            }
+            ViolationKind::Formatter => {
+                f.write_str("'string.Formatter' is not allowed: it looks up any attribute a format string names")
             }
         }
     }

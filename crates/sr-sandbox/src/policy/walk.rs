@@ -3,114 +3,19 @@
 use std::collections::HashSet;
 
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, ExprContext, InterpolatedStringElement, Stmt};
-use ruff_text_size::{Ranged, TextSize};
+use ruff_python_ast::{Expr, ExprCall, ExprContext, InterpolatedStringElement, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 
+use super::names::Names;
+use super::tables::{
+    ATTRIBUTE_BUILTINS, ATTRIBUTE_GETTERS, DYNAMIC_BUILTINS, FORBIDDEN_NAMES, READ_ONLY_BUILTINS, SYSTEM_MODULES,
+    TRAVERSAL_ATTRIBUTES,
+};
 use super::{ImportPolicy, ViolationKind};
 
-/// Builtins that run or import code from strings, or stop in a debugger.
-const DYNAMIC_BUILTINS: &[&str] = &["__import__", "exec", "eval", "compile", "breakpoint"];
-
-/// Names that hand out the builtins or the import machinery.
-const FORBIDDEN_NAMES: &[&str] = &["__builtins__", "__loader__", "__spec__"];
-
-/// Attributes that lead from any object to classes, globals, builtins or frames, the
-/// steps of `().__class__.__bases__[0].__subclasses__()` and its relatives.
-const TRAVERSAL_ATTRIBUTES: &[&str] = &[
-    "__base__",
-    "__bases__",
-    "__builtins__",
-    "__closure__",
-    "__code__",
-    "__func__",
-    "__getattribute__",
-    "__globals__",
-    "__import__",
-    "__loader__",
-    "__mro__",
-    "__reduce__",
-    "__reduce_ex__",
-    "__self__",
-    "__spec__",
-    "__subclasses__",
-    "ag_code",
-    "ag_frame",
-    "cr_code",
-    "cr_frame",
-    "f_back",
-    "f_builtins",
-    "f_code",
-    "f_globals",
-    "f_locals",
-    "gi_code",
-    "gi_frame",
-    "tb_frame",
-];
-
-/// Builtins whose second argument is an attribute name.
-const ATTRIBUTE_BUILTINS: &[&str] = &["getattr", "setattr", "delattr", "hasattr"];
-
-/// Standard-library modules that reach files, processes, the network, the
-/// interpreter or the import machinery. Allowed modules import some of them
-/// (`uuid.os`, `typing.sys`): reaching one as an attribute of a module is
-/// importing it.
-const SYSTEM_MODULES: &[&str] = &[
-    "_io",
-    "_thread",
-    "asyncio",
-    "builtins",
-    "code",
-    "codeop",
-    "concurrent",
-    "ctypes",
-    "dbm",
-    "fcntl",
-    "ftplib",
-    "gc",
-    "glob",
-    "http",
-    "importlib",
-    "inspect",
-    "io",
-    "linecache",
-    "marshal",
-    "mmap",
-    "multiprocessing",
-    "nt",
-    "os",
-    "pathlib",
-    "pdb",
-    "pickle",
-    "pkgutil",
-    "platform",
-    "posix",
-    "pty",
-    "resource",
-    "runpy",
-    "select",
-    "selectors",
-    "shelve",
-    "shutil",
-    "signal",
-    "smtplib",
-    "socket",
-    "sqlite3",
-    "ssl",
-    "subprocess",
-    "sys",
-    "sysconfig",
-    "tempfile",
-    "threading",
-    "trace",
-    "traceback",
-    "types",
-    "urllib",
-    "webbrowser",
-    "zipimport",
-];
-
 pub(super) fn violations(policy: &ImportPolicy, suite: &[Stmt]) -> Vec<(TextSize, ViolationKind)> {
-    let mut walk = Walk { policy, modules: HashSet::new(), found: Vec::new() };
+    let names = Names::of(suite);
+    let mut walk = Walk { policy, names, used: HashSet::new(), found: Vec::new() };
     walk.visit_body(suite);
     walk.found.sort_by_key(|(offset, _)| *offset);
     walk.found
@@ -118,8 +23,12 @@ pub(super) fn violations(policy: &ImportPolicy, suite: &[Stmt]) -> Vec<(TextSize
 
 struct Walk<'p> {
     policy: &'p ImportPolicy,
-    /// Names bound by imports, for the private-attribute check.
-    modules: HashSet<String>,
+    names: Names,
+    /// Module names and attribute look-ups seen where they are used as meant:
+    /// a module as the base of an attribute or the argument of a read-only
+    /// builtin, `getattr` and its kin as the function of a call. Marked by the
+    /// enclosing expression, which the walk visits first.
+    used: HashSet<TextRange>,
     found: Vec<(TextSize, ViolationKind)>,
 }
 
@@ -142,14 +51,78 @@ impl Walk<'_> {
     }
 
     /// A dunder string where an attribute name or a namespace key is expected.
-    fn check_dunder_key(&mut self, expr: &Expr) {
-        if let Expr::StringLiteral(literal) = expr {
-            let value = literal.value.to_str();
-            let already = TRAVERSAL_ATTRIBUTES.iter().any(|name| name.starts_with("__") && value.contains(name));
-            if is_dunder(value) && !already {
-                self.report(expr.start(), ViolationKind::DunderString { value: value.to_string() });
+    fn check_dunder_key(&mut self, at: TextSize, value: &str) {
+        let already = TRAVERSAL_ATTRIBUTES.iter().any(|name| name.starts_with("__") && value.contains(name));
+        if is_dunder(value) && !already {
+            self.report(at, ViolationKind::DunderString { value: value.to_string() });
+        }
+    }
+
+    /// `module.attribute`, however it is spelled: a private attribute, or a
+    /// system module the policy does not allow.
+    fn check_module_attribute(&mut self, at: TextSize, module: &str, attribute: &str) {
+        if SYSTEM_MODULES.contains(&attribute) && !self.policy.allows(attribute) {
+            let kind = ViolationKind::ModuleAttribute { module: module.to_string(), attribute: attribute.to_string() };
+            self.report(at, kind);
+        } else if attribute.starts_with('_') && !is_dunder(attribute) {
+            let kind = ViolationKind::PrivateAttribute { module: module.to_string(), attribute: attribute.to_string() };
+            self.report(at, kind);
+        }
+    }
+
+    /// `getattr(object, name)` and its kin: the name must be a literal, and
+    /// neither a dunder nor, on a module, what `module.name` may not be.
+    fn check_attribute_builtin(&mut self, function: &str, call: &ExprCall) {
+        let object = call.arguments.find_positional(0);
+        if let Some(Expr::Name(base)) = object
+            && self.names.is_module(&base.id)
+        {
+            self.used.insert(base.range());
+        }
+        let Some(name) = call.arguments.find_positional(1) else { return };
+        // `getattr(print, "__se" + "lf__")`: a name built at run time escapes
+        // every check on names.
+        let Expr::StringLiteral(literal) = name else {
+            let kind = ViolationKind::ComputedAttribute { function: function.to_string() };
+            return self.report(name.start(), kind);
+        };
+        let value = literal.value.to_str();
+        self.check_dunder_key(name.start(), value);
+        if let Some(Expr::Name(base)) = object
+            && self.names.is_module(&base.id)
+        {
+            self.check_module_attribute(name.start(), &base.id, value);
+        }
+    }
+
+    /// `operator.attrgetter(names…)` and `methodcaller(name, …)`: literal names,
+    /// none of them private or a dunder (attrgetter's may be dotted).
+    fn check_attribute_getter(&mut self, function: &str, call: &ExprCall) {
+        // methodcaller's further arguments are the method's.
+        let count = if function.ends_with("methodcaller") { 1 } else { usize::MAX };
+        for name in call.arguments.args.iter().take(count) {
+            let Expr::StringLiteral(literal) = name else {
+                let kind = ViolationKind::ComputedAttribute { function: function.to_string() };
+                self.report(name.start(), kind);
+                continue;
+            };
+            for part in literal.value.to_str().split('.') {
+                if is_dunder(part) {
+                    self.check_dunder_key(name.start(), part);
+                } else if part.starts_with('_') {
+                    let kind = ViolationKind::PrivateName { function: function.to_string(), name: part.to_string() };
+                    self.report(name.start(), kind);
+                }
             }
         }
+    }
+
+    /// `module.attrgetter` or `module.methodcaller` (for `operator` under any name).
+    fn attribute_getter(&self, expr: &Expr) -> Option<String> {
+        let Expr::Attribute(attribute) = expr else { return None };
+        let Expr::Name(base) = attribute.value.as_ref() else { return None };
+        (self.names.is_module(&base.id) && ATTRIBUTE_GETTERS.contains(&attribute.attr.as_str()))
+            .then(|| format!("{}.{}", base.id, attribute.attr))
     }
 }
 
@@ -172,7 +145,6 @@ impl<'a> Visitor<'a> for Walk<'_> {
                         // `import a.b` binds `a`.
                         self.check_module(alias.start(), bound);
                     }
-                    self.modules.insert(bound.to_string());
                 }
             }
             Stmt::ImportFrom(import) => {
@@ -188,14 +160,12 @@ impl<'a> Visitor<'a> for Walk<'_> {
                     }
                     for alias in &import.names {
                         let name = alias.name.as_str();
-                        if name.starts_with('_') {
-                            let kind = ViolationKind::PrivateAttribute {
-                                module: module.to_string(),
-                                attribute: name.to_string(),
-                            };
-                            self.report(alias.start(), kind);
+                        if module == "string" && name == "Formatter" {
+                            self.report(alias.start(), ViolationKind::Formatter);
+                        } else if name.starts_with('_') || !self.policy.allows(&format!("{module}.{name}")) {
+                            // `from uuid import os` is `uuid.os`.
+                            self.check_module_attribute(alias.start(), module, name);
                         }
-                        self.modules.insert(alias.asname.as_ref().map_or(name, |asname| asname.as_str()).to_string());
                     }
                 }
             }
@@ -209,59 +179,79 @@ impl<'a> Visitor<'a> for Walk<'_> {
             Expr::Name(name) if name.ctx == ExprContext::Load => {
                 let id = name.id.as_str();
                 let dynamic = DYNAMIC_BUILTINS.contains(&id) || (id == "open" && !self.policy.allows_open());
+                let looks_up = ATTRIBUTE_BUILTINS.contains(&id) || id == "vars" || self.names.getters.contains(id);
                 if dynamic || FORBIDDEN_NAMES.contains(&id) {
                     self.report(expr.start(), ViolationKind::Builtin { name: id.to_string() });
+                } else if looks_up && !self.used.contains(&name.range) {
+                    self.report(expr.start(), ViolationKind::IndirectCall { function: id.to_string() });
+                } else if self.names.modules.contains(id)
+                    && !self.used.contains(&name.range)
+                    && !self.names.alias_sources.contains(&name.range)
+                {
+                    self.report(expr.start(), ViolationKind::ModuleValue { module: id.to_string() });
                 }
             }
             Expr::Attribute(attribute) => {
                 let attr = attribute.attr.as_str();
                 let module = match attribute.value.as_ref() {
-                    Expr::Name(base) if self.modules.contains(base.id.as_str()) => Some(base.id.as_str()),
+                    Expr::Name(base) if self.names.is_module(&base.id) => {
+                        self.used.insert(base.range());
+                        Some(base.id.as_str())
+                    }
                     _ => None,
                 };
                 if TRAVERSAL_ATTRIBUTES.contains(&attr) || (attr == "__dict__" && module.is_some()) {
                     self.report(attribute.attr.start(), ViolationKind::Traversal { attribute: attr.to_string() });
-                } else if let Some(module) = module
-                    && SYSTEM_MODULES.contains(&attr)
-                    && !self.policy.allows(attr)
-                {
-                    let kind =
-                        ViolationKind::ModuleAttribute { module: module.to_string(), attribute: attr.to_string() };
-                    self.report(attribute.attr.start(), kind);
-                } else if attr.starts_with('_')
-                    && !is_dunder(attr)
-                    && let Expr::Name(base) = attribute.value.as_ref()
-                    && self.modules.contains(base.id.as_str())
-                {
-                    let kind =
-                        ViolationKind::PrivateAttribute { module: base.id.to_string(), attribute: attr.to_string() };
-                    self.report(attribute.attr.start(), kind);
+                } else if let Some(module) = module {
+                    if attr == "Formatter" {
+                        self.report(attribute.attr.start(), ViolationKind::Formatter);
+                    } else if let Some(function) = self.attribute_getter(expr)
+                        && !self.used.contains(&attribute.range)
+                    {
+                        self.report(attribute.attr.start(), ViolationKind::IndirectCall { function });
+                    } else {
+                        self.check_module_attribute(attribute.attr.start(), module, attr);
+                    }
                 }
             }
-            Expr::Call(call) => {
-                if let Expr::Name(func) = call.func.as_ref() {
+            Expr::Call(call) => match call.func.as_ref() {
+                Expr::Name(func) => {
                     let function = func.id.as_str();
-                    if ATTRIBUTE_BUILTINS.contains(&function)
-                        && let Some(name) = call.arguments.find_positional(1)
-                    {
-                        // `getattr(print, "__se" + "lf__")`: a name built at run time
-                        // escapes every check on names.
-                        if !matches!(name, Expr::StringLiteral(_)) {
-                            let kind = ViolationKind::ComputedAttribute { function: function.to_string() };
-                            self.report(name.start(), kind);
+                    if ATTRIBUTE_BUILTINS.contains(&function) {
+                        self.used.insert(func.range());
+                        self.check_attribute_builtin(function, call);
+                    } else if function == "vars" {
+                        self.used.insert(func.range());
+                        if let Some(Expr::Name(argument)) = call.arguments.find_positional(0)
+                            && self.names.is_module(&argument.id)
+                        {
+                            self.used.insert(argument.range());
+                            let kind = ViolationKind::Traversal { attribute: format!("vars({})", argument.id) };
+                            self.report(call.start(), kind);
                         }
-                        self.check_dunder_key(name);
-                    }
-                    if function == "vars"
-                        && let Some(Expr::Name(argument)) = call.arguments.find_positional(0)
-                        && self.modules.contains(argument.id.as_str())
-                    {
-                        let kind = ViolationKind::Traversal { attribute: format!("vars({})", argument.id) };
-                        self.report(call.start(), kind);
+                    } else if self.names.getters.contains(function) {
+                        self.used.insert(func.range());
+                        self.check_attribute_getter(function, call);
+                    } else if READ_ONLY_BUILTINS.contains(&function) {
+                        for argument in &call.arguments.args {
+                            if let Expr::Name(name) = argument {
+                                self.used.insert(name.range());
+                            }
+                        }
                     }
                 }
+                func => {
+                    if let Some(function) = self.attribute_getter(func) {
+                        self.used.insert(func.range());
+                        self.check_attribute_getter(&function, call);
+                    }
+                }
+            },
+            Expr::Subscript(subscript) => {
+                if let Expr::StringLiteral(literal) = subscript.slice.as_ref() {
+                    self.check_dunder_key(literal.start(), literal.value.to_str());
+                }
             }
-            Expr::Subscript(subscript) => self.check_dunder_key(&subscript.slice),
             Expr::StringLiteral(literal) => self.check_string(expr.start(), literal.value.to_str()),
             _ => {}
         }

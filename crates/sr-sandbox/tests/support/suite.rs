@@ -133,6 +133,40 @@ pub async fn memory_limit(backend: Arc<dyn Backend>) {
     session.close().await;
 }
 
+/// The memory limit bounds the sandbox's processes together, not only each
+/// one: six children of 300 MiB each under 512 MiB stop the sandbox with a
+/// message saying so, and the session goes on in a new one. A step within the
+/// limit, children included, is left alone. The policy allows processes here,
+/// as code that got past it would have them.
+pub async fn tree_memory(backend: Arc<dyn Backend>) {
+    let config = SessionConfig {
+        policy: ImportPolicy::default().allow("os").unwrap().allow("subprocess").unwrap(),
+        limits: Limits { memory_bytes: 512 << 20, ..Limits::default() },
+        step_timeout: Duration::from_secs(30),
+        ..SessionConfig::default()
+    };
+    let (mut session, _) = session(backend, config).await;
+    step(&mut session, "kept = 'still here'").await;
+    let children = |count: u32, mib: u32| {
+        format!(
+            "import os, time\npids = []\nfor _ in range({count}):\n    pid = os.fork()\n    if pid == 0:\n\
+             \x20       block = b'x' * ({mib} << 20)\n        time.sleep(2)\n        os.kill(os.getpid(), 9)\n    pids.append(pid)\n\
+             for pid in pids:\n    os.waitpid(pid, 0)\nprint('all', len(pids))"
+        )
+    };
+    let (report, _) = step(&mut session, &children(3, 100)).await;
+    assert_eq!(report.outcome, Outcome::Success { result: None }, "{report:?}");
+    assert_eq!(report.stdout, "all 3\n");
+
+    let (report, _) = step(&mut session, &children(6, 300)).await;
+    let Outcome::Crashed { reason } = &report.outcome else { panic!("{report:?}") };
+    assert!(reason.contains("the sandbox used more than 512 MiB in all; it was stopped"), "{reason}");
+    assert!(report.duration < Duration::from_secs(20), "{:?}", report.duration);
+    let (report, _) = step(&mut session, "kept").await;
+    assert_eq!(report.outcome, Outcome::Success { result: Some("'still here'".into()) }, "{report:?}");
+    session.close().await;
+}
+
 /// The network is unreachable: a listener on the host's loopback cannot be reached,
 /// and the sandbox sees no interface but a loopback.
 pub async fn network_unreachable(backend: Arc<dyn Backend>) {

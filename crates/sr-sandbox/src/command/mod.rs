@@ -1,11 +1,16 @@
 //! One program run to completion for a tool (the builtin cli tool): in the same
 //! bubblewrap sandbox as coding agents, but with the work directory bound
-//! read-write at `/work`; or, when the caller has opted in, on the host. Either
-//! way the environment is an allowlist (`PATH`, `HOME`, `LANG`), stdin is empty,
-//! output is captured up to a cap (the rest is read and counted, never kept) and
-//! the program and everything it started are killed at the time cap; what it
-//! leaves running when it exits is killed too.
+//! read-write at `/work` (less the read-only and hidden paths, `mounts`); or,
+//! when the caller has opted in, on the host. Either way the environment is an
+//! allowlist (`PATH`, `HOME`, `LANG`), stdin is empty, output is captured up to
+//! a cap (the rest is read and counted, never kept) and the program and
+//! everything it started are killed at the time cap; what it leaves running when
+//! it exits is killed too. In the sandbox, the memory of all its processes
+//! together is bounded as well.
 
+mod mounts;
+
+use std::fmt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -17,6 +22,7 @@ use tokio::process::Command;
 
 use crate::SandboxError;
 use crate::backend::bubblewrap::{confine, isolate};
+use crate::backend::memory::{MemoryWatch, over_memory};
 use crate::backend::{Bubblewrap, Limits};
 
 /// Where the work directory is inside the sandbox.
@@ -43,8 +49,14 @@ pub enum Placement {
     /// read-write at [`WORK_DIR`], nothing else of the host.
     Sandbox {
         work_dir: PathBuf,
-        /// Paths inside the work directory the command must not see (the
-        /// runtime's state): directories become empty, anything else unreadable.
+        /// Paths inside the work directory (absolute, or relative to it) the
+        /// command may read but not change, nor create while they do not exist
+        /// (the workload's files, `.git`, `.streetrace`). A directory's whole tree
+        /// is read-only.
+        read_only: Vec<PathBuf>,
+        /// Paths inside the work directory (absolute, or relative to it) the
+        /// command must not see (the runtime's state): a directory shows empty,
+        /// anything else is unreadable, and what does not exist cannot be created.
         hidden: Vec<PathBuf>,
         /// Share the host's network (and the `/etc` files it needs).
         network: bool,
@@ -78,6 +90,22 @@ pub enum Status {
     Signalled(i32),
     /// Killed at the time cap.
     TimedOut,
+    /// Killed, with everything it started, when the sandbox's processes together
+    /// held more than this much memory.
+    MemoryExceeded {
+        limit_bytes: u64,
+    },
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Exited(code) => write!(f, "exit status {code}"),
+            Status::Signalled(signal) => write!(f, "killed by signal {signal}"),
+            Status::TimedOut => f.write_str("timed out"),
+            Status::MemoryExceeded { limit_bytes } => f.write_str(&over_memory(*limit_bytes)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,8 +122,9 @@ pub async fn run_command(
     args: &[String],
     caps: Caps,
 ) -> Result<CommandOutput, SandboxError> {
-    let mut command = match placement {
-        Placement::Sandbox { work_dir, hidden, network, limits } => {
+    // `mounts` holds the placeholders the sandbox's mounts need until it has ended.
+    let (mut command, mounts) = match placement {
+        Placement::Sandbox { work_dir, read_only, hidden, network, limits } => {
             if !Bubblewrap::available() {
                 return Err(SandboxError::Start(
                     "commands run in a bubblewrap sandbox, which needs `bwrap` and `prlimit` \
@@ -103,7 +132,8 @@ pub async fn run_command(
                         .into(),
                 ));
             }
-            sandboxed(work_dir, hidden, *network, limits)?
+            let (command, mounts) = sandboxed(work_dir, read_only, hidden, *network, limits)?;
+            (command, Some(mounts))
         }
         Placement::Host { work_dir } => {
             let mut command = Command::new(program);
@@ -113,7 +143,7 @@ pub async fn run_command(
             command.env("LANG", "C.UTF-8");
             // Its own process group, so that the time cap reaches its children.
             command.process_group(0);
-            command
+            (command, None)
         }
     };
     if matches!(placement, Placement::Sandbox { .. }) {
@@ -125,6 +155,13 @@ pub async fn run_command(
         SandboxError::Start(format!("cannot run {what}: {error}"))
     })?;
     let group = child.id();
+    let memory = match (placement, group) {
+        (Placement::Sandbox { limits, .. }, Some(pid)) => Some(
+            MemoryWatch::start(pid, limits.memory_bytes)
+                .map_err(|error| SandboxError::Start(format!("cannot watch the sandbox's memory: {error}")))?,
+        ),
+        _ => None,
+    };
     // Dropped before the command ends (its run abandoned), the guard kills the
     // host command's group; `kill_on_drop` only reaches the direct child.
     let mut guard = GroupGuard(group.filter(|_| matches!(placement, Placement::Host { .. })));
@@ -134,6 +171,9 @@ pub async fn run_command(
         tokio::spawn(capture(child.stderr.take(), stderr.clone(), caps.output_bytes)),
     ];
     let status = match tokio::time::timeout(caps.timeout, child.wait()).await {
+        Ok(Ok(_)) if memory.as_ref().is_some_and(MemoryWatch::tripped) => {
+            Status::MemoryExceeded { limit_bytes: memory.as_ref().map_or(0, |memory| memory.limit_bytes) }
+        }
         Ok(Ok(status)) => match (status.code(), status.signal()) {
             (Some(code), _) => Status::Exited(code),
             (None, Some(signal)) => Status::Signalled(signal),
@@ -152,6 +192,11 @@ pub async fn run_command(
         kill_group(group).await;
         guard.0 = None;
     }
+    // Once nothing runs in the sandbox, its placeholders may go.
+    if let Some(memory) = &memory {
+        memory.ended().await;
+    }
+    drop(mounts);
     // A process that left the group may still hold a pipe: what it writes later is
     // not waited for.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
@@ -164,7 +209,13 @@ pub async fn run_command(
     Ok(CommandOutput { status, stdout: stdout.take(), stderr: stderr.take() })
 }
 
-fn sandboxed(work_dir: &Path, hidden: &[PathBuf], network: bool, limits: &Limits) -> Result<Command, SandboxError> {
+fn sandboxed(
+    work_dir: &Path,
+    read_only: &[PathBuf],
+    hidden: &[PathBuf],
+    network: bool,
+    limits: &Limits,
+) -> Result<(Command, mounts::Mounts), SandboxError> {
     use std::os::unix::fs::MetadataExt;
     let root = std::fs::canonicalize(work_dir)
         .map_err(|error| SandboxError::Start(format!("bad work directory {}: {error}", work_dir.display())))?;
@@ -184,23 +235,15 @@ fn sandboxed(work_dir: &Path, hidden: &[PathBuf], network: bool, limits: &Limits
         }
     }
     command.arg("--bind").arg(&root).arg(WORK_DIR);
-    for path in hidden {
-        let Ok(relative) = path.strip_prefix(&root).or_else(|_| path.strip_prefix(work_dir)) else { continue };
-        let inside = PathBuf::from(WORK_DIR).join(relative);
-        if path.is_dir() {
-            command.args(["--size", "4096", "--tmpfs"]).arg(&inside).args(["--remount-ro"]).arg(&inside);
-        } else {
-            // Also when it does not exist yet (a recording written at the end): the
-            // mount point bwrap creates keeps the command from putting a link there.
-            command.arg("--ro-bind").arg("/dev/null").arg(&inside);
-        }
-    }
+    let mounts = mounts::plan(&root, read_only, hidden)
+        .map_err(|error| SandboxError::Start(format!("cannot protect paths in the work directory: {error}")))?;
+    command.args(&mounts.args);
     command.args(["--remount-ro", "/", "--chdir", WORK_DIR, "--clearenv"]);
     command.args(["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp"]);
     command.args(["--setenv", "LANG", "C.UTF-8", "--"]);
     confine(&mut command, limits, false);
     command.env_clear().env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-    Ok(command)
+    Ok((command, mounts))
 }
 
 /// Kills the host command's process group, again while any member is left (a
