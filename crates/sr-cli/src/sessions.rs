@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use sr_runtime::event::EventSink;
 use sr_runtime::launch::Storage;
-use sr_runtime::session::SessionStore;
+use sr_runtime::session::{RunLineage, SessionStore};
+use sr_runtime::state::StateDir;
 
 use crate::transcript::Terminal;
 
@@ -16,11 +17,16 @@ pub enum Command {
         #[command(flatten)]
         store: Store,
     },
-    /// The transcript of a session's runs (`--jsonl` for the raw events).
+    /// The transcript of a session's runs (`--jsonl` for the raw events), each
+    /// run headed by its status and the run it resumed.
     Show {
         id: String,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "steps")]
         jsonl: bool,
+        /// The steps of each run's journal instead: what `sr run --resume ID
+        /// --from STEP` can go live from.
+        #[arg(long)]
+        steps: bool,
         #[command(flatten)]
         store: Store,
     },
@@ -43,8 +49,8 @@ pub struct Store {
 pub fn run(command: Command) -> ExitCode {
     let (Command::List { store } | Command::Show { store, .. }) = &command;
     let work_dir = store.work_dir.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
-    let path = match Storage::resolve(store.state_dir.as_deref(), store.sessions.as_deref(), &work_dir) {
-        Ok(storage) => storage.sessions,
+    let (path, state) = match Storage::resolve(store.state_dir.as_deref(), store.sessions.as_deref(), &work_dir) {
+        Ok(storage) => (storage.sessions, storage.state),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -71,6 +77,7 @@ pub fn run(command: Command) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Show { id, steps: true, .. } => show_steps(&store, &state, &id),
         Command::Show { id, jsonl, .. } => {
             let events = match store.events(&id) {
                 Ok(events) if !events.is_empty() => events,
@@ -83,15 +90,62 @@ pub fn run(command: Command) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let lineage = store.run_lineage(&id).unwrap_or_default();
             let terminal = Terminal::stored();
+            let mut shown_run = None;
             for (run, event) in events {
                 if jsonl {
                     println!("{}", serde_json::json!({"run": run, "event": event}));
-                } else {
-                    terminal.record(&event);
+                    continue;
                 }
+                if shown_run != Some(run) {
+                    shown_run = Some(run);
+                    eprintln!("{}", header(run, lineage.iter().find(|l| l.run == run)));
+                }
+                terminal.record(&event);
             }
             ExitCode::SUCCESS
         }
     }
+}
+
+/// `── run 2 · completed · resumes run 1 from step 4`.
+fn header(run: i64, lineage: Option<&RunLineage>) -> String {
+    let mut text = format!("── run {run}");
+    if let Some(lineage) = lineage {
+        text.push_str(&format!(" · {}", lineage.status));
+        match (lineage.parent, lineage.from_step) {
+            (Some(parent), Some(step)) => text.push_str(&format!(" · resumes run {parent}, live from step {step}")),
+            (Some(parent), None) => text.push_str(&format!(" · resumes run {parent}")),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Each run's journal, step by step.
+fn show_steps(store: &SessionStore, state: &StateDir, id: &str) -> ExitCode {
+    let lineage = match store.run_lineage(id) {
+        Ok(lineage) if !lineage.is_empty() => lineage,
+        Ok(_) => {
+            eprintln!("error: no session {id}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: cannot read session {id}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for run in &lineage {
+        println!("{}", header(run.run, Some(run)));
+        let path = state.journal(id, run.run);
+        let steps = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .and_then(|text| sr_runtime::journal::steps(&text));
+        match steps {
+            Ok(steps) => steps.iter().for_each(|line| println!("{line}")),
+            Err(e) => println!("      ({e})"),
+        }
+    }
+    ExitCode::SUCCESS
 }

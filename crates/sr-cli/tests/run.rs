@@ -267,3 +267,79 @@ fn bad_model_flags_load_errors_and_the_agent_list_are_reported_before_running() 
     );
     assert!(!dir.join("state").exists(), "listing agents started a run");
 }
+
+const TWO_ENTRIES: &str = r#"model main = openai/gpt-4o-mini
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+flow main:
+    log "main ran"
+    return "main"
+flow approve:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    return "approved: " + $human_input + " for " + $draft
+"#;
+
+/// A run paused under `--entry approve` prints a resume hint without
+/// `--entry` that works as printed: the resumed run continues `approve`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_run_resumes_at_the_entry_it_started_at() {
+    let dir = temp("entry");
+    std::fs::write(dir.join("w.sr"), TWO_ENTRIES).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("a draft"));
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let first = sr(&["run", "w.sr", "--entry", "approve", "--prompt", "mail"], &dir, &env);
+    assert_eq!(first.status.code(), Some(3), "{}", String::from_utf8_lossy(&first.stderr));
+    let stderr = String::from_utf8(first.stderr).unwrap();
+    let hint = stderr.lines().find_map(|l| l.strip_prefix("paused: resume with `")).unwrap();
+    let hint = hint.strip_suffix('`').unwrap();
+    assert!(!hint.contains("--entry"), "{hint}");
+    let session = hint.split_whitespace().skip_while(|w| *w != "--resume").nth(1).unwrap().to_string();
+
+    // A conflicting --entry is refused, naming the entry the run started at.
+    let conflicting = sr(&["run", "w.sr", "--resume", &session, "--input", "ok", "--entry", "main"], &dir, &env);
+    assert_eq!(conflicting.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&conflicting.stderr).contains("started at 'approve'"));
+
+    // The hint, as printed (the answer in place of the ellipsis).
+    let words: Vec<String> =
+        hint.replace('…', "yes").split_whitespace().map(|w| w.trim_matches('"').to_string()).collect();
+    assert_eq!(words[..2], ["sr", "run"]);
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let second = sr(&args, &dir, &env);
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(String::from_utf8(second.stdout).unwrap().trim(), "approved: yes for a draft");
+    assert_eq!(server.requests().len(), 1, "the draft came from the journal");
+}
+
+/// `--resume ID --from STEP` retries a failed tool after its cause is fixed:
+/// the steps before it are served, the tool runs again for real.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_goes_live_again_from_a_step_to_retry_a_tool() {
+    let dir = temp("from");
+    let source = "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\n\
+                  prompt ask: \"\"\"Say something about ${notes}.\"\"\"\n\
+                  flow main:\n    $id = uuid()\n    $notes = fs.read_file(\"notes.txt\")\n    \
+                  $said = call llm ask\n    return $id + \" \" + $said\n";
+    std::fs::write(dir.join("w.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let failed = sr(&["run", "w.sr", "--session", "s1"], &dir, &env);
+    assert_eq!(failed.status.code(), Some(1), "notes.txt is missing");
+
+    let steps = String::from_utf8(sr(&["sessions", "show", "s1", "--steps"], &dir, &env).stdout).unwrap();
+    let read = steps.lines().find(|l| l.contains("tool read_file")).unwrap();
+    assert!(read.contains("→ failure"), "{steps}");
+    let step: u64 = read.split_whitespace().next().unwrap().parse().unwrap();
+    let id = steps.lines().find(|l| l.contains("uuid()")).unwrap().rsplit('"').nth(1).unwrap().to_string();
+
+    // Replaying the recorded failure changes nothing; going live from it does.
+    std::fs::write(dir.join("notes.txt"), "the notes").unwrap();
+    server.push(MockReply::text("nice notes"));
+    let retried = sr(&["run", "w.sr", "--resume", "s1", "--from", &step.to_string()], &dir, &env);
+    assert!(retried.status.success(), "{}", String::from_utf8_lossy(&retried.stderr));
+    assert_eq!(String::from_utf8(retried.stdout).unwrap().trim(), format!("{id} nice notes"), "uuid() was served");
+    let steps = String::from_utf8(sr(&["sessions", "show", "s1", "--steps"], &dir, &env).stdout).unwrap();
+    assert!(steps.contains(&format!("── run 2 · completed · resumes run 1, live from step {step}")), "{steps}");
+    assert!(steps.contains("tool read_file {\"path\":\"notes.txt\"} → ok"), "{steps}");
+}

@@ -198,8 +198,9 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     let redactor = secrets(&mcp, &mut warnings);
     let stored = match (storage, opened) {
         (Some(storage), Some(store)) => {
+            let origin = resume.as_ref().map(|r| (r.run, storage.resume.as_ref().and_then(|spec| spec.from)));
             let session = storage.resume.map(|r| r.session).or(storage.session).unwrap_or_else(new_id);
-            Some(reserve(store, &storage.state, session, &program)?)
+            Some(reserve(store, &storage.state, session, &program, origin)?)
         }
         _ => None,
     };
@@ -347,14 +348,21 @@ fn open_store(storage: &Storage) -> Result<SessionStore, String> {
     Ok(store)
 }
 
-/// Reserves the next run of `session`, held by a new lease.
-fn reserve(store: SessionStore, state: &StateDir, session: String, program: &Compiled) -> Result<StoredRun, String> {
+/// Reserves the next run of `session`, held by a new lease; `origin` is the
+/// run it continues and the step it goes live from.
+fn reserve(
+    store: SessionStore,
+    state: &StateDir,
+    session: String,
+    program: &Compiled,
+    origin: Option<(i64, Option<u64>)>,
+) -> Result<StoredRun, String> {
     store
         .ensure(&session, &program.root.display().to_string())
         .map_err(|e| format!("cannot create session {session}: {e}"))?;
     // Held until the run ends or its process dies: while it is held, the run is alive.
     let lease = Lease::take(&state.leases(), &new_id()).map_err(|e| format!("cannot take the run's lease: {e}"))?;
-    let run = match store.reserve_run(&session, Some(lease.path())) {
+    let run = match store.reserve_continuing(&session, Some(lease.path()), origin) {
         Ok(run) => run,
         Err(e) => {
             lease.release();

@@ -56,6 +56,17 @@ pub struct PausedRun {
     pub answers: Vec<String>,
 }
 
+/// A run of a session, and the run it continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLineage {
+    pub run: i64,
+    pub status: String,
+    /// The run this one resumed.
+    pub parent: Option<i64>,
+    /// The step of the parent's journal from which this run went live (`--from`).
+    pub from_step: Option<u64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub id: String,
@@ -124,6 +135,18 @@ impl SessionStore {
                  PRIMARY KEY (session_id, run)
              );",
         )?;
+        // Which run a run continues, and from which step of its journal
+        // (added after the table: older stores get the columns now).
+        for column in ["parent INTEGER", "from_step INTEGER"] {
+            let name = column.split(' ').next().unwrap_or_default();
+            let present: bool =
+                conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('runs') WHERE name = ?1", [name], |r| {
+                    r.get(0)
+                })?;
+            if !present {
+                conn.execute_batch(&format!("ALTER TABLE runs ADD COLUMN {column}"))?;
+            }
+        }
         Ok(SessionStore { conn: Arc::new(Mutex::new(conn)), lost: Arc::default() })
     }
 
@@ -152,6 +175,18 @@ impl SessionStore {
     /// number twice), as `running`. `lease` is the lock file the live run
     /// holds, by which [`SessionStore::recover`] tells a dead run.
     pub fn reserve_run(&self, session: &str, lease: Option<&Path>) -> rusqlite::Result<i64> {
+        self.reserve_continuing(session, lease, None)
+    }
+
+    /// Like [`SessionStore::reserve_run`], for a run that continues run
+    /// `origin.0` of the session (a resume), from step `origin.1` of its
+    /// journal when it goes live there (`--from`).
+    pub fn reserve_continuing(
+        &self,
+        session: &str,
+        lease: Option<&Path>,
+        origin: Option<(i64, Option<u64>)>,
+    ) -> rusqlite::Result<i64> {
         let mut conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let run: i64 = tx.query_row(
@@ -160,9 +195,10 @@ impl SessionStore {
             [session],
             |r| r.get(0),
         )?;
+        let (parent, from) = origin.map_or((None, None), |(parent, from)| (Some(parent), from.map(|s| s as i64)));
         tx.execute(
-            "INSERT INTO runs (session_id, run, status, lease) VALUES (?1, ?2, 'running', ?3)",
-            params![session, run, lease.map(|p| p.display().to_string())],
+            "INSERT INTO runs (session_id, run, status, lease, parent, from_step) VALUES (?1, ?2, 'running', ?3, ?4, ?5)",
+            params![session, run, lease.map(|p| p.display().to_string()), parent, from],
         )?;
         tx.commit()?;
         Ok(run)
@@ -174,6 +210,23 @@ impl SessionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .execute("UPDATE runs SET status = ?3 WHERE session_id = ?1 AND run = ?2", params![session, run, status])?;
         Ok(())
+    }
+
+    /// The session's runs, in order: number, status, and the run (and step)
+    /// each continues.
+    pub fn run_lineage(&self, session: &str) -> rusqlite::Result<Vec<RunLineage>> {
+        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut statement =
+            conn.prepare("SELECT run, status, parent, from_step FROM runs WHERE session_id = ?1 ORDER BY run")?;
+        let rows = statement.query_map([session], |r| {
+            Ok(RunLineage {
+                run: r.get(0)?,
+                status: r.get(1)?,
+                parent: r.get(2)?,
+                from_step: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
+            })
+        })?;
+        rows.collect()
     }
 
     /// The session's runs and their status, in order.

@@ -26,6 +26,7 @@
 
 mod entry;
 pub(crate) mod interleave;
+mod listing;
 mod model;
 mod tool;
 mod workspace;
@@ -41,6 +42,7 @@ pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
 pub use interleave::Gate;
+pub use listing::steps;
 pub use model::JournaledProvider;
 pub use workspace::Workspace;
 

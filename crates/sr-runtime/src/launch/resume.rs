@@ -17,6 +17,8 @@ pub struct Resume {
     /// Its journal: what it completed is served from it. With `--from`, it
     /// ends with a line that voids what was recorded from that step on.
     pub journal: String,
+    /// The run it continues.
+    pub run: i64,
 }
 
 /// The last run of the session, if it can be continued: paused for a human
@@ -59,7 +61,7 @@ pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
                 .ok_or_else(|| format!("run {run} of session {session} is paused but its state is missing"))?;
             let mut answers = pause.answers;
             answers.push(input.clone());
-            Ok(Resume { message: pause.input, answers, journal: with_from(read_journal()?) })
+            Ok(Resume { message: pause.input, answers, journal: with_from(read_journal()?), run: *run })
         }
         ("paused", None) if from.is_none() => {
             Err(format!("run {run} of session {session} is paused for a human: answer it with --input TEXT"))
@@ -70,12 +72,12 @@ pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         ("interrupted", None) => {
             let journal = read_journal()?;
             let (message, answers) = recorded_start(&journal)?;
-            Ok(Resume { message, answers, journal: with_from(journal) })
+            Ok(Resume { message, answers, journal: with_from(journal), run: *run })
         }
         (_, None) if from.is_some() => {
             let journal = read_journal()?;
             let (message, answers) = recorded_start(&journal)?;
-            Ok(Resume { message, answers, journal: with_from(journal) })
+            Ok(Resume { message, answers, journal: with_from(journal), run: *run })
         }
         (other, None) => Err(format!(
             "session {session} has nothing to resume: its last run ({run}) is {other}; \
