@@ -343,3 +343,60 @@ async fn a_run_goes_live_again_from_a_step_to_retry_a_tool() {
     assert!(steps.contains(&format!("── run 2 · completed · resumes run 1, live from step {step}")), "{steps}");
     assert!(steps.contains("tool read_file {\"path\":\"notes.txt\"} → ok"), "{steps}");
 }
+
+/// A model that streams 64 MiB of tool-call arguments gets an error it can act
+/// on; `sr` holds no more than the 4 MiB limit of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_tool_call_argument_is_refused_in_bounded_memory() {
+    let dir = temp("huge-arguments");
+    let source = "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\n\
+                  prompt helper: \"\"\"You write files.\"\"\"\nagent:\n    instruction helper\n    tools fs\n";
+    std::fs::write(dir.join("w.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    // OpenAI's stream: the arguments come in fragments of 64 KiB.
+    let fragment = "x".repeat(64 << 10);
+    let delta = |arguments: &str, first: bool| {
+        let call = match first {
+            true => {
+                json!({"index": 0, "id": "c1", "type": "function", "function": {"name": "write_file", "arguments": arguments}})
+            }
+            false => json!({"index": 0, "function": {"arguments": arguments}}),
+        };
+        format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}))
+    };
+    let mut body = delta(r#"{"path": "big.txt", "content": ""#, true);
+    for _ in 0..1024 {
+        body.push_str(&delta(&fragment, false));
+    }
+    body.push_str(&delta(r#""}"#, false));
+    body.push_str(&format!(
+        "data: {}\n\ndata: [DONE]\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    ));
+    server.push(MockReply::raw(200, "text/event-stream", body));
+    server.push(MockReply::text("I will write it in parts."));
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let sr_bin = env!("CARGO_BIN_EXE_sr");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "peak %M KiB", sr_bin, "run", "w.sr", "--prompt", "write", "--events", "jsonl"])
+        .current_dir(&dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output();
+    let Ok(out) = out else {
+        sr_testing::required(false, "GNU time (/usr/bin/time)");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["is_error"], true);
+    assert!(result["result"].as_str().unwrap().contains("longer than 4 MiB"), "{result}");
+    assert!(!dir.join("big.txt").exists());
+    let told = server.requests()[1].body["messages"].to_string();
+    assert!(told.contains("longer than 4 MiB") && told.len() < 1 << 20, "{} bytes", told.len());
+    let peak: u64 = stderr.lines().find_map(|l| l.strip_prefix("peak ")?.strip_suffix(" KiB")?.parse().ok()).unwrap();
+    eprintln!("peak memory with 64 MiB of arguments: {} MiB", peak >> 10);
+    assert!(peak < 200 << 10, "peak {} MiB", peak >> 10);
+}

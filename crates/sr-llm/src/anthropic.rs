@@ -183,7 +183,7 @@ impl Decoder for Reply {
                     Some("input_json_delta") => {
                         let fragment = delta["partial_json"].as_str().unwrap_or_default();
                         match self.open.iter_mut().find(|tool| Some(tool.index) == index) {
-                            Some(tool) => tool.json.push_str(fragment),
+                            Some(tool) => crate::types::push_arguments(&mut tool.json, fragment),
                             None => return Err(format!("input_json_delta for block {index:?}, which is no tool use")),
                         }
                     }

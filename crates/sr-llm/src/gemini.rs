@@ -177,7 +177,7 @@ impl Reply {
                 };
                 let name = function_call["name"].as_str().unwrap_or_default();
                 let arguments = if function_call["args"].is_null() { json!({}) } else { function_call["args"].clone() };
-                let mut call = ToolCall::new(id, name, arguments);
+                let mut call = ToolCall::from_object(id, name.to_owned(), arguments);
                 call.signature = part["thoughtSignature"].as_str().map(str::to_owned);
                 self.calls += 1;
                 out.push(ChatEvent::ToolCall(call));

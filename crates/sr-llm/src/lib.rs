@@ -97,5 +97,6 @@ pub use crate::retry::{RetryPolicy, Sleeper, TokioSleeper};
 pub use crate::router::{Route, Router, bare_model_prefix};
 pub use crate::secret::ApiKey;
 pub use crate::types::{
-    ChatEvent, ChatRequest, ChatResponse, FinishReason, Message, Part, Role, ToolCall, ToolResult, ToolSpec, Usage,
+    ChatEvent, ChatRequest, ChatResponse, FinishReason, MAX_TOOL_ARGUMENTS, Message, Part, Role, ToolCall, ToolResult,
+    ToolSpec, Usage,
 };

@@ -142,7 +142,7 @@ impl Decoder for Reply {
         for (n, call) in self.calls.drain(..).enumerate() {
             let id = if call.id.is_empty() { format!("{SYNTHETIC_ID_PREFIX}{n}") } else { call.id };
             let call = match call.object {
-                Some(arguments) => ToolCall::new(id, call.name, arguments),
+                Some(arguments) => ToolCall::from_object(id, call.name, arguments),
                 None => ToolCall::from_raw(id, call.name, &call.arguments),
             };
             out.push(ChatEvent::ToolCall(call));
@@ -216,7 +216,7 @@ impl Reply {
             name.clone_into(&mut call.name);
         }
         match function.get("arguments") {
-            Some(Value::String(fragment)) => call.arguments.push_str(fragment),
+            Some(Value::String(fragment)) => crate::types::push_arguments(&mut call.arguments, fragment),
             Some(object @ Value::Object(_)) => call.object = Some(object.clone()),
             _ => {}
         }

@@ -120,6 +120,29 @@ pub struct ToolCall {
     pub signature: Option<String>,
 }
 
+/// The longest tool-call arguments a reply may carry, as JSON text: a model
+/// that sends more gets an error it can act on, and no more than this is held.
+pub const MAX_TOOL_ARGUMENTS: usize = 4 << 20;
+
+/// Appends a fragment of streamed arguments, keeping at most one byte past
+/// [`MAX_TOOL_ARGUMENTS`]: enough to tell that they were too long.
+pub(crate) fn push_arguments(raw: &mut String, fragment: &str) {
+    let room = (MAX_TOOL_ARGUMENTS + 1).saturating_sub(raw.len());
+    if fragment.len() <= room {
+        raw.push_str(fragment);
+        return;
+    }
+    let mut end = room;
+    while end > 0 && !fragment.is_char_boundary(end) {
+        end -= 1;
+    }
+    raw.push_str(&fragment[..end]);
+    // A multi-byte character straddled the limit: still mark the overflow.
+    if raw.len() <= MAX_TOOL_ARGUMENTS {
+        raw.push(' ');
+    }
+}
+
 impl ToolCall {
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> ToolCall {
         ToolCall { id: id.into(), name: name.into(), arguments, arguments_error: None, signature: None }
@@ -129,6 +152,9 @@ impl ToolCall {
     /// verbatim with the parse error otherwise.
     pub(crate) fn from_raw(id: String, name: String, raw: &str) -> ToolCall {
         let mut call = ToolCall::new(id, name, Value::Object(Default::default()));
+        if raw.len() > MAX_TOOL_ARGUMENTS {
+            return call.too_long();
+        }
         if raw.trim().is_empty() {
             return call;
         }
@@ -140,6 +166,28 @@ impl ToolCall {
             }
         }
         call
+    }
+
+    /// The call with arguments that arrived whole (an object), refused when
+    /// they are longer than [`MAX_TOOL_ARGUMENTS`] as JSON text.
+    pub(crate) fn from_object(id: String, name: String, arguments: Value) -> ToolCall {
+        let call = ToolCall::new(id, name, Value::Object(Default::default()));
+        match serde_json::to_string(&arguments) {
+            Ok(text) if text.len() <= MAX_TOOL_ARGUMENTS => ToolCall { arguments, ..call },
+            _ => call.too_long(),
+        }
+    }
+
+    /// The call without its arguments, and an error the model is told.
+    fn too_long(mut self) -> ToolCall {
+        self.arguments = Value::Object(Default::default());
+        self.arguments_error = Some(format!(
+            "the arguments of `{}` are longer than {} MiB, so the call was not made: pass less at once \
+             (write a large file in parts with append_to_file)",
+            self.name,
+            MAX_TOOL_ARGUMENTS >> 20
+        ));
+        self
     }
 
     /// The arguments as JSON text, as OpenAI-style protocols want them back.
@@ -377,6 +425,27 @@ mod tests {
         let empty = ToolCall::from_raw("c".into(), "f".into(), " ");
         assert_eq!(empty.arguments, json!({}));
         assert_eq!(empty.arguments_error, None);
+    }
+
+    #[test]
+    fn arguments_past_the_limit_are_refused_and_not_held() {
+        let mut raw = String::from("{\"content\": \"");
+        let chunk = "é".repeat(4096);
+        for _ in 0..(64 << 20) / chunk.len() {
+            push_arguments(&mut raw, &chunk);
+        }
+        assert!(raw.len() <= MAX_TOOL_ARGUMENTS + 1, "{} bytes held", raw.len());
+        let call = ToolCall::from_raw("c".into(), "write_file".into(), &raw);
+        assert_eq!(call.arguments, json!({}));
+        assert!(call.arguments_error.as_deref().unwrap().contains("longer than 4 MiB"), "{call:?}");
+        let big = json!({"content": "x".repeat(MAX_TOOL_ARGUMENTS)});
+        assert!(ToolCall::from_object("c".into(), "f".into(), big).arguments_error.is_some());
+        let small = ToolCall::from_object("c".into(), "f".into(), json!({"a": 1}));
+        assert_eq!((small.arguments, small.arguments_error), (json!({"a": 1}), None));
+        // Right at the limit is allowed.
+        let mut exact = String::new();
+        push_arguments(&mut exact, &format!("\"{}\"", "y".repeat(MAX_TOOL_ARGUMENTS - 2)));
+        assert_eq!(ToolCall::from_raw("c".into(), "f".into(), &exact).arguments_error, None);
     }
 
     #[test]
