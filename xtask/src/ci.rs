@@ -4,7 +4,58 @@ use std::process::Command;
 
 use crate::root;
 
+/// What the tests need beyond Rust, Node.js and Python: each program, and
+/// what it is for. `.ci/setup` installs them all.
+const PROGRAMS: &[(&str, &str)] = &[
+    ("bwrap", "the bubblewrap sandbox (bubblewrap)"),
+    ("prlimit", "the sandbox's limits (util-linux)"),
+    ("setpriv", "the hardening tests' unprivileged user (util-linux)"),
+    ("podman", "the container backend's tests (podman, runc)"),
+    ("python3", "the sandboxed interpreter"),
+    ("nvim", "the Neovim plugin and language server tests (neovim)"),
+    ("dot", "`sr graph --format dot` (graphviz)"),
+    ("time", "peak memory in the hostile suites (GNU time, at /usr/bin/time)"),
+    ("chromium", "the HTML reports and the studio in a browser (chromium)"),
+    ("node", "the editor and MCP tests (Node.js)"),
+    ("npm", "the editor and MCP tests (npm)"),
+];
+
+/// Everything the tests need is here, or an error naming what is missing and
+/// the one command that installs it.
+fn prerequisites() -> Result<(), String> {
+    let on_path = |program: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    let mut missing: Vec<String> = PROGRAMS
+        .iter()
+        .filter(|(program, _)| !on_path(program) && !(*program == "time" && root_file("/usr/bin/time")))
+        .map(|(program, what)| format!("{program}: {what}"))
+        .collect();
+    let fuzz = Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !fuzz {
+        missing.push("cargo fuzz: the fuzz targets (cargo-fuzz)".to_string());
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
+    let servers = std::env::var_os("SR_MCP_SERVERS").map_or_else(|| target.join("mcp-servers"), Into::into);
+    if !servers.join("installed-package-lock.json").is_file() {
+        missing.push(format!("the MCP test servers in {}", servers.display()));
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the tests need what this machine lacks:\n  {}\ninstall it with `sudo bash .ci/setup` (Debian), then run `cargo xtask ci` again",
+        missing.join("\n  ")
+    ))
+}
+
+fn root_file(path: &str) -> bool {
+    std::path::Path::new(path).is_file()
+}
+
 pub fn run(_args: &[String]) -> Result<(), String> {
+    prerequisites()?;
     step("cargo", &["fmt", "--all", "--", "--check"], &[])?;
     step("cargo", &["xtask", "cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
