@@ -1,7 +1,6 @@
 //! The StreetRace runtime: runs `.sr` workloads (flows and agents) against real
 //! LLM providers and tools, streaming typed events.
 
-mod compaction;
 pub mod compile;
 pub mod eval;
 pub mod event;
@@ -10,9 +9,7 @@ pub mod hook;
 pub mod journal;
 pub mod launch;
 pub mod lease;
-mod llm;
 pub mod mcp;
-mod policy;
 pub mod run;
 #[cfg(feature = "testing")]
 pub mod scripted;

@@ -2,12 +2,15 @@
 //! threads that execute it, and how runs fail.
 
 mod agent;
+mod compaction;
 mod conversation;
 mod executor;
 mod flow;
 mod flow_tools;
 mod handlers;
 pub mod human;
+mod llm;
+mod policy;
 mod state_tool;
 mod usage;
 mod values;
