@@ -17,6 +17,7 @@ use crate::compile::Compiled;
 use crate::event::{EventSink, Payload, RunStatus};
 use crate::hook::StepHook;
 use crate::human::{Answers, Human};
+use crate::ids::{self, IdKind};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
 use crate::record::{LiveTools, ReplayedTools, Resumed, ResumedTools, ToolGate, meta_entry, recorded_invocation};
@@ -125,6 +126,11 @@ pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched
 
 fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, String> {
     let LaunchSpec { program, message, work_dir, storage, record, replay, options, human } = spec;
+    if let Some(storage) = &storage {
+        for id in storage.session.iter().chain(storage.resume.as_ref().map(|(id, _)| id)) {
+            ids::check(IdKind::Session, id).map_err(|e| e.to_string())?;
+        }
+    }
     let replay_text = match &replay {
         Some(file) => Some(std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
         None => None,
@@ -294,7 +300,14 @@ fn reserve(store: SessionStore, state: &StateDir, session: String, program: &Com
             return Err(format!("cannot start a run of session {session}: {e}"));
         }
     };
-    let journal = state.journal(&session, run);
+    let journal = match state.journal(&session, run) {
+        Ok(journal) => journal,
+        Err(e) => {
+            let _ = store.set_run_status(&session, run, "failed");
+            lease.release();
+            return Err(e.to_string());
+        }
+    };
     Ok(StoredRun { store, session, run, journal, lease })
 }
 
