@@ -162,6 +162,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     for path in storage.iter().flat_map(|s| [&s.state.dir, &s.sessions]).chain(record.as_ref()) {
         jail = jail.forbid(&cwd.join(path));
     }
+    // The workload and its imports are read-only to the tools a model drives.
+    for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
+        jail = jail.protect(&cwd.join(source));
+    }
     let human: Arc<dyn Human> =
         if answers.is_empty() { human } else { Arc::new(Answers(std::sync::Mutex::new(answers.clone().into()))) };
     let mut warnings = Vec::new();
