@@ -9,7 +9,7 @@ use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, RunStatus};
 use sr_runtime::human::{Human, Unattended};
-use sr_runtime::launch::{Finished, LaunchSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, Recording, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -175,7 +175,7 @@ async fn run_async(args: Args) -> ExitCode {
         work_dir,
         storage: Some(storage),
         record: args.record.clone(),
-        replay: args.replay.clone(),
+        replay: args.replay.clone().map(Recording::File),
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),

@@ -42,10 +42,19 @@ pub struct LaunchSpec {
     /// Mirror every model exchange and tool result to this file.
     pub record: Option<PathBuf>,
     /// Serve model exchanges and tool results from this recording (offline).
-    pub replay: Option<PathBuf>,
+    pub replay: Option<Recording>,
     pub options: RunOptions,
     /// Answers `escalate to human` when no recorded answer is left.
     pub human: Arc<dyn Human>,
+}
+
+/// A recording a run is served from.
+pub enum Recording {
+    /// A file the user named.
+    File(PathBuf),
+    /// A recording already read (`sr eval` reads cassettes through a jail on
+    /// their directory).
+    Text(String),
 }
 
 /// The session a run belongs to.
@@ -131,8 +140,11 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
             ids::check(IdKind::Session, id).map_err(|e| e.to_string())?;
         }
     }
-    let replay_text = match &replay {
-        Some(file) => Some(std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
+    let replay_text = match replay {
+        Some(Recording::File(file)) => {
+            Some(std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?)
+        }
+        Some(Recording::Text(text)) => Some(text),
         None => None,
     };
     let opened = match &storage {
