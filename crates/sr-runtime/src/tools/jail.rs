@@ -6,8 +6,10 @@
 //! target leaves the directory fails the open itself, so there is no window
 //! between a check and the use of a path.
 //!
-//! What is decided after that is decided on the real path of the opened
-//! handle (`/proc/self/fd`), never on the text given:
+//! What is decided after that is decided on where the opened handle is,
+//! never on the text given: the path itself when it was opened crossing no
+//! symlink and no `..` (`RESOLVE_NO_SYMLINKS`), else the real path the kernel
+//! reports (`/proc/self/fd`):
 //! - forbidden paths (the runtime's state, when it lies inside) are invisible:
 //!   opening one is "no such file", listings leave them out;
 //! - protected paths are read-only: the workload and every file it imports,
@@ -17,6 +19,7 @@
 //!   protected);
 //! - a read-only jail refuses every write.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read};
@@ -158,10 +161,14 @@ impl Jail {
     /// Opens an existing regular file or directory for reading, without
     /// blocking (a FIFO or a device is refused, never waited on).
     pub fn open_read(&self, relative: &Path) -> io::Result<Opened> {
-        let fd = self.open(relative, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?;
+        self.open_readable(relative).map(|(opened, _)| opened)
+    }
+
+    fn open_readable(&self, relative: &Path) -> io::Result<(Opened, Option<PathBuf>)> {
+        let Handle { fd, known } = self.open(relative, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?;
         match FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) {
-            FileType::Directory => Ok(Opened::Dir(fd)),
-            FileType::RegularFile => Ok(Opened::File(File::from(fd))),
+            FileType::Directory => Ok((Opened::Dir(fd), known)),
+            FileType::RegularFile => Ok((Opened::File(File::from(fd)), known)),
             _ => Err(not_regular(relative)),
         }
     }
@@ -178,10 +185,14 @@ impl Jail {
     /// The entries of a directory, sorted by name, without `.`, `..` and the
     /// forbidden paths.
     pub fn entries(&self, relative: &Path) -> io::Result<Vec<Entry>> {
-        let Opened::Dir(fd) = self.open_read(relative)? else {
+        let (Opened::Dir(fd), known) = self.open_readable(relative)? else {
             return Err(io::Error::other(format!("'{}' is not a directory", relative.display())));
         };
-        let real = if self.forbidden.is_empty() { None } else { Some(real_path(fd.as_fd())?) };
+        let real = match known {
+            _ if self.forbidden.is_empty() => None,
+            Some(known) => Some(known),
+            None => Some(real_path(fd.as_fd())?),
+        };
         let mut out = Vec::new();
         for entry in rustix::fs::Dir::new(fd)? {
             let entry = entry?;
@@ -209,17 +220,17 @@ impl Jail {
         self.check_writable(relative)?;
         let flags =
             OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY | if append { OFlags::APPEND } else { OFlags::empty() };
-        let fd = match self.open(relative, flags) {
-            Ok(fd) => fd,
+        let handle = match self.open(relative, flags) {
+            Ok(handle) => handle,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let (parent, name) = split(relative)?;
                 self.create_dir_all(parent)?;
                 let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
-                self.check_new(parent.as_fd(), name, relative)?;
+                self.check_new(&parent, name, relative)?;
                 // O_EXCL does not follow a symlink in the last component: a
                 // dangling one is EEXIST, never a file created at its target.
-                openat2(
-                    &parent,
+                let fd = openat2(
+                    &parent.fd,
                     name,
                     flags | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
                     Mode::from(0o644),
@@ -234,15 +245,16 @@ impl Jail {
                         ),
                     ),
                     e => self.explain(relative, e),
-                })?
+                })?;
+                Handle { fd, known: parent.known.map(|dir| dir.join(name)) }
             }
             Err(e) => return Err(e),
         };
-        let stat = rustix::fs::fstat(&fd)?;
+        let stat = rustix::fs::fstat(&handle.fd)?;
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(not_regular(relative));
         }
-        if let Some(rule) = self.rule(&real_path(fd.as_fd())?) {
+        if let Some(rule) = self.rule(&handle.real()?) {
             return Err(self.refusal(relative, rule));
         }
         if stat.st_nlink > 1 {
@@ -255,7 +267,7 @@ impl Jail {
                 ),
             ));
         }
-        let file = File::from(fd);
+        let file = File::from(handle.fd);
         // Truncated only now: `O_TRUNC` would empty a protected file before
         // it is refused.
         if !append {
@@ -277,15 +289,15 @@ impl Jail {
                 OFlags::PATH | OFlags::DIRECTORY,
             )?;
             done.push(name);
-            self.check_new(parent.as_fd(), name, &done)?;
-            match rustix::fs::mkdirat(&parent, name, Mode::from(0o755)) {
+            self.check_new(&parent, name, &done)?;
+            match rustix::fs::mkdirat(&parent.fd, name, Mode::from(0o755)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(self.explain(&done, e)),
             }
         }
         // A symlink to a protected directory "exists" without any mkdir.
         let made = self.open(relative, OFlags::PATH | OFlags::DIRECTORY)?;
-        match self.rule(&real_path(made.as_fd())?) {
+        match self.rule(&made.real()?) {
             Some(rule) => Err(self.refusal(relative, rule)),
             None => Ok(()),
         }
@@ -297,18 +309,33 @@ impl Jail {
         self.check_writable(relative)?;
         let (parent, name) = split(relative)?;
         let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
-        self.check_new(parent.as_fd(), name, relative)?;
-        rustix::fs::unlinkat(&parent, name, AtFlags::empty()).map_err(|e| self.explain(relative, e))
+        self.check_new(&parent, name, relative)?;
+        rustix::fs::unlinkat(&parent.fd, name, AtFlags::empty()).map_err(|e| self.explain(relative, e))
     }
 
-    /// `openat2` beneath the root; a forbidden path is not found.
-    fn open(&self, relative: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-        let fd = openat2(self.dir.as_fd(), relative, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE)
-            .map_err(|e| self.explain(relative, e))?;
-        if !self.forbidden.is_empty() && self.is_forbidden(&real_path(fd.as_fd())?) {
+    /// `openat2` beneath the root; a forbidden path is not found. A path
+    /// without `..` is first opened crossing no symlink (`RESOLVE_NO_SYMLINKS`):
+    /// then it is where the path says, and its real path needs no
+    /// `/proc/self/fd` lookup (which costs more than the open). When a symlink
+    /// is on the way (`ELOOP`) it is opened again following it.
+    fn open(&self, relative: &Path, flags: OFlags) -> io::Result<Handle> {
+        let flags = flags | OFlags::CLOEXEC;
+        let plain = relative.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let direct = plain
+            .then(|| openat2(self.dir.as_fd(), relative, flags, Mode::empty(), RESOLVE | ResolveFlags::NO_SYMLINKS));
+        let handle = match direct {
+            Some(Ok(fd)) => Handle { fd, known: Some(self.root.join(relative)) },
+            Some(Err(Errno::LOOP)) | None => {
+                let fd = openat2(self.dir.as_fd(), relative, flags, Mode::empty(), RESOLVE)
+                    .map_err(|e| self.explain(relative, e))?;
+                Handle { fd, known: None }
+            }
+            Some(Err(e)) => return Err(self.explain(relative, e)),
+        };
+        if !self.forbidden.is_empty() && self.is_forbidden(&handle.real()?) {
             return Err(io::Error::from(Errno::NOENT));
         }
-        Ok(fd)
+        Ok(handle)
     }
 
     fn check_writable(&self, relative: &Path) -> io::Result<()> {
@@ -323,8 +350,8 @@ impl Jail {
 
     /// Refuses `name` in the opened directory `parent` if it is (or would be)
     /// protected or forbidden.
-    fn check_new(&self, parent: BorrowedFd<'_>, name: &OsStr, relative: &Path) -> io::Result<()> {
-        match self.rule(&real_path(parent)?.join(name)) {
+    fn check_new(&self, parent: &Handle, name: &OsStr, relative: &Path) -> io::Result<()> {
+        match self.rule(&parent.real()?.join(name)) {
             Some(rule) => Err(self.refusal(relative, rule)),
             None => Ok(()),
         }
@@ -372,6 +399,22 @@ impl Jail {
                 io::Error::other("file tools need Linux 5.6 or later (openat2) to keep paths inside the work directory")
             }
             e => io::Error::from(e),
+        }
+    }
+}
+
+/// An opened path, and where it is when the open crossed no symlink.
+struct Handle {
+    fd: OwnedFd,
+    known: Option<PathBuf>,
+}
+
+impl Handle {
+    /// Where the handle is: known, else as the kernel reports it.
+    fn real(&self) -> io::Result<Cow<'_, Path>> {
+        match &self.known {
+            Some(known) => Ok(Cow::Borrowed(known)),
+            None => real_path(self.fd.as_fd()).map(Cow::Owned),
         }
     }
 }
