@@ -24,8 +24,7 @@ const PROGRAMS: &[(&str, &str)] = &[
 /// the one command that installs it.
 fn prerequisites() -> Result<(), String> {
     let on_path = |program: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
     };
     let mut missing: Vec<String> = PROGRAMS
         .iter()

@@ -67,9 +67,11 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     })
 }
 
-/// `examples/structured-workflow/workflow.cassette.jsonl`, made by running the
-/// workflow on a scratch copy of its directory with the replies of
-/// `model-script.json`.
+/// The structured workflow's cassette, made by running the workflow on a
+/// scratch copy of its directory with the replies of `model-script.json`. It
+/// lives where `sr eval --replay-from cassettes` reads it (which refuses a
+/// symlink out of that directory); `workflow.cassette.jsonl`, which
+/// `sr run --replay` is shown, links to it.
 async fn record_workflow() -> Result<(), String> {
     let example = root().join("examples/structured-workflow");
     let script = std::fs::read_to_string(example.join("model-script.json")).map_err(|e| e.to_string())?;
@@ -83,7 +85,7 @@ async fn record_workflow() -> Result<(), String> {
     if !status.success() {
         return Err(format!("cannot copy {}", example.display()));
     }
-    let cassette = example.join("workflow.cassette.jsonl");
+    let cassette = example.join("cassettes/word_frequencies/workflow/default.jsonl");
     let _ = std::fs::remove_file(&cassette);
     // Outside the work directory, which file tools must be able to reach.
     let sessions = std::env::temp_dir().join(format!("sr-record-workflow-{}.db", std::process::id()));

@@ -10,7 +10,8 @@ use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
-use sr_runtime::launch::{Finished, LaunchSpec, ResumeSpec, Storage, launch};
+use sr_runtime::ids::{self, IdKind};
+use sr_runtime::launch::{Finished, LaunchSpec, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -34,15 +35,16 @@ pub struct Args {
     /// How to show events.
     #[arg(long, value_enum, default_value_t = EventsFormat::Text)]
     events: EventsFormat,
-    /// Continue this session (default: a new one).
-    #[arg(long)]
+    /// Continue this session (default: a new one). Ids are 1 to 128 of A-Z,
+    /// a-z, 0-9, '.', '_' and '-', not starting with '.'.
+    #[arg(long, value_parser = session_id)]
     session: Option<String>,
     /// Continue the last run of this session: one paused by `escalate to human`
     /// (answer it with --input) or one whose process died. What it did is
     /// served from its journal (model replies, tool results, `uuid()` and
     /// other values), never made again, and it continues at the flow or agent
     /// it started at.
-    #[arg(long, value_name = "SESSION_ID")]
+    #[arg(long, value_name = "SESSION_ID", value_parser = session_id)]
     resume: Option<String>,
     /// The answer given to a run paused for a human.
     #[arg(long, requires = "resume")]
@@ -111,6 +113,11 @@ pub enum EventsFormat {
     Text,
     /// One JSON event per line on stdout.
     Jsonl,
+}
+
+/// A session id names the session's directory in the state directory.
+fn session_id(id: &str) -> Result<String, String> {
+    ids::check(IdKind::Session, id).map(|()| id.to_string()).map_err(|e| e.to_string())
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
@@ -185,7 +192,7 @@ async fn run_async(args: Args) -> ExitCode {
         work_dir,
         storage: Some(storage),
         record: args.record.clone(),
-        replay: args.replay.clone(),
+        replay: args.replay.clone().map(Recording::File),
         provider: None,
         options: RunOptions {
             default_model: args.model.clone(),

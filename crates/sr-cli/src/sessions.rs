@@ -138,10 +138,11 @@ fn show_steps(store: &SessionStore, state: &StateDir, id: &str) -> ExitCode {
     };
     for run in &lineage {
         println!("{}", header(run.run, Some(run)));
-        let path = state.journal(id, run.run);
-        let steps = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))
-            .and_then(|text| sr_runtime::journal::steps(&text));
+        let steps = state.journal(id, run.run).map_err(|e| e.to_string()).and_then(|path| {
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+                .and_then(|text| sr_runtime::journal::steps(&text))
+        });
         match steps {
             Ok(steps) => steps.iter().for_each(|line| println!("{line}")),
             Err(e) => println!("      ({e})"),

@@ -208,6 +208,40 @@ fn a_malformed_dataset_line_is_reported_with_file_line_and_column() {
     assert!(stderr(&out).contains("ok.jsonl:1:"), "{}", stderr(&out));
 }
 
+/// A case's `files` directory outside the dataset's directory (`..`,
+/// absolute, or a symlink out) is a dataset error: nothing runs, so no key
+/// next to the dataset reaches a case or its model.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_files_directory_outside_the_dataset_is_refused_before_anything_runs() {
+    let dir = temp("files-outside");
+    std::fs::create_dir_all(dir.join("keys")).unwrap();
+    std::fs::write(dir.join("keys/id_rsa"), "-----BEGIN PRIVATE KEY-----").unwrap();
+    std::fs::create_dir_all(dir.join("set")).unwrap();
+    std::os::unix::fs::symlink(dir.join("keys"), dir.join("set/linked")).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::tool_call("r1", "read_file", json!({"path": "id_rsa"})));
+    server.push(MockReply::text("done"));
+    let keys = dir.join("keys").display().to_string();
+    for (files, place) in [("../keys", "data.jsonl:1:51"), (keys.as_str(), "data.jsonl:1:"), ("linked", "data.jsonl:1")]
+    {
+        let line = json!({"id": "c1", "prompt": "read id_rsa", "files": files, "expect": []});
+        std::fs::write(dir.join("set/data.jsonl"), line.to_string()).unwrap();
+        let out = sr(
+            &["eval", "data.jsonl", "--workload", "../helper.sr", "--out", "o"],
+            &dir.join("set"),
+            &mock_env(&server),
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with(&format!("error: {place}")) && stderr(&out).contains("files: "),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!dir.join("set/o").exists());
+    }
+    assert!(server.requests().is_empty(), "no case ran");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_case_that_times_out_fails_with_its_reason_after_its_retries() {
     let dir = temp("timeout");

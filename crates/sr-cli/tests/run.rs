@@ -174,7 +174,8 @@ async fn the_runtime_state_lives_outside_the_work_dir_and_file_tools_cannot_reac
     let listing = String::from_utf8(sr(&["sessions", "list"], &dir, &env(&xdg)).stdout).unwrap();
     assert!(listing.contains("1 run(s)"), "{listing}");
 
-    // Configured inside the work dir, the state is still out of the tools' reach.
+    // Configured inside the work dir, the state is still out of the tools' reach:
+    // not found, like a path that does not exist.
     server.push(MockReply::tool_call("c1", "read_file", json!({"path": "state/sessions.db"})));
     server.push(MockReply::text("could not"));
     let out = sr(&["run", "reader.sr", "--state-dir", "state", "--prompt", "read the db"], &dir, &env(&xdg));
@@ -182,7 +183,7 @@ async fn the_runtime_state_lives_outside_the_work_dir_and_file_tools_cannot_reac
     assert!(dir.join("state/sessions.db").is_file());
     let requests = server.requests();
     let tool_reply = requests.last().unwrap().body["messages"].to_string();
-    assert!(tool_reply.contains("the runtime's own state"), "{tool_reply}");
+    assert!(tool_reply.contains("No such file or directory") && !tool_reply.contains("SQLite"), "{tool_reply}");
 }
 
 const GREETER: &str = r#"model main = openai/gpt-4o-mini
@@ -399,4 +400,27 @@ async fn a_huge_tool_call_argument_is_refused_in_bounded_memory() {
     let peak: u64 = stderr.lines().find_map(|l| l.strip_prefix("peak ")?.strip_suffix(" KiB")?.parse().ok()).unwrap();
     eprintln!("peak memory with 64 MiB of arguments: {} MiB", peak >> 10);
     assert!(peak < 200 << 10, "peak {} MiB", peak >> 10);
+}
+
+/// The sandboxed cli tool cannot rewrite the workload it runs in (which would
+/// start whatever the model wrote at the user's next `sr run`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cli_command_cannot_rewrite_the_workload() {
+    if !sr_testing::required(Command::new("bwrap").arg("--version").output().is_ok(), "bubblewrap (bwrap)") {
+        return;
+    }
+    let dir = temp("cli-workload");
+    let source = "model main = openai/gpt-4o-mini\ntool cli = builtin streetrace.cli\n\
+                  prompt helper: \"\"\"You run commands.\"\"\"\nagent:\n    instruction helper\n    tools cli\n";
+    std::fs::write(dir.join("w.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    let attack = "echo 'tool x = mcp \"stdio:touch pwned\"' >> w.sr; rm -f w.sr; echo x > w.sr";
+    server.push(MockReply::tool_call("c1", "execute_cli_command", json!({"command": ["sh", "-c", attack]})));
+    server.push(MockReply::text("done"));
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    let out = sr(&["run", "w.sr", "--prompt", "go", "--events", "jsonl"], &dir, &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("w.sr")).unwrap(), source);
+    let result = String::from_utf8(out.stdout).unwrap();
+    assert!(result.contains("Read-only file system") || result.contains("Device or resource busy"), "{result}");
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Launched, launch, launch_continuing};
+use sr_runtime::launch::{LaunchSpec, Launched, Recording, launch, launch_continuing};
 use sr_syntax::LineIndex;
 
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
@@ -86,7 +86,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
         work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
         storage: None,
         record: record.clone(),
-        replay: args.replay.as_deref().map(|file| cwd.join(file)),
+        replay: args.replay.as_deref().map(|file| Recording::File(cwd.join(file))),
         provider: None,
         options: RunOptions {
             default_model: args.model.clone(),

@@ -13,9 +13,10 @@ use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, EventSink, Payload};
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Storage, launch};
+use sr_runtime::launch::{LaunchSpec, Recording, Storage, launch};
 use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
+use sr_runtime::tools::{Entry, Jail, Opened, PROTECTED_NAMES};
 
 use crate::dataset::Files;
 
@@ -24,11 +25,13 @@ use crate::dataset::Files;
 pub enum Models {
     /// Real providers, configured by the environment.
     Live,
-    /// Real providers, every exchange and tool result kept in this cassette,
-    /// with the files the run left in the work directory beside it.
+    /// Real providers, every exchange and tool result kept in the case's
+    /// cassette in this directory, with the files the run left in the work
+    /// directory beside it.
     Record(PathBuf),
-    /// Served from a cassette `Record` wrote (offline); the recorded files
-    /// are restored in the work directory after the run.
+    /// Served from the case's cassette in this directory, as `Record` wrote
+    /// it (offline); the recorded files are restored in the work directory
+    /// after the run. Both are read through a jail on the directory.
     Replay(PathBuf),
     /// This provider (a scripted model, or one a program brings).
     Provider(Arc<dyn Provider>),
@@ -79,6 +82,8 @@ pub struct CaseSpec {
     pub files: Files,
     pub options: RunOptions,
     pub models: Models,
+    /// The case's cassette, relative to the `Record` or `Replay` directory.
+    pub cassette: PathBuf,
     /// The run's events, one JSON object a line.
     pub events_file: PathBuf,
     /// Where the case's session goes, or why there is nowhere.
@@ -127,8 +132,12 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
     let before = snapshot(&work);
     let storage = sessions.storage();
     let (record, replay) = match &spec.models {
-        Models::Record(cassette) => (Some(cassette.clone()), None),
-        Models::Replay(cassette) => (None, Some(cassette.clone())),
+        Models::Record(dir) => (Some(dir.join(&spec.cassette)), None),
+        Models::Replay(dir) => {
+            let text = read_text(dir, &spec.cassette)?
+                .ok_or_else(|| format!("cannot read {}: no such file", dir.join(&spec.cassette).display()))?;
+            (None, Some(Recording::Text(text)))
+        }
         Models::Live | Models::Provider(_) => (None, None),
     };
     let launched = launch(LaunchSpec {
@@ -148,9 +157,10 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
     let sink = Arc::new(Collect::create(&spec.events_file)?);
     let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;
     let events = sink.take()?;
+    let files = files_beside(&spec.cassette);
     match &spec.models {
-        Models::Record(cassette) => save_files(&files_beside(cassette), &before, &snapshot(&work))?,
-        Models::Replay(cassette) => restore_files(&files_beside(cassette), &work)?,
+        Models::Record(dir) => save_files(&dir.join(files), &before, &snapshot(&work))?,
+        Models::Replay(dir) => restore_files(dir, &files, &work)?,
         Models::Live | Models::Provider(_) => {}
     }
     let error = finished.error.or_else(|| {
@@ -219,10 +229,12 @@ fn write_files(files: &Files, work: &Path) -> Result<(), String> {
             }
             Ok(())
         }
-        Files::Dir(dir) => copy_dir(dir, work),
+        Files::Dir { base, relative } => copy_dir(base, relative, work),
     }
 }
 
+/// Writes into the case's fresh work directory, which holds only what the
+/// dataset put there (no symlinks): the dataset's own paths, `.git/` included.
 fn write_file(path: &Path, text: &str) -> Result<(), String> {
     let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     if let Some(parent) = path.parent() {
@@ -231,18 +243,25 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(cannot)
 }
 
-/// Copies regular files and directories; symbolic links are not followed.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    let cannot = |e: std::io::Error| format!("cannot copy {}: {e}", from.display());
-    std::fs::create_dir_all(to).map_err(cannot)?;
-    for entry in std::fs::read_dir(from).map_err(cannot)? {
-        let entry = entry.map_err(cannot)?;
-        let kind = entry.file_type().map_err(cannot)?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target).map_err(cannot)?;
+/// Copies the regular files and directories under `relative`, read through a
+/// jail on the dataset's directory `base`: symbolic links are not followed,
+/// FIFOs and devices not read.
+fn copy_dir(base: &Path, relative: &Path, to: &Path) -> Result<(), String> {
+    let cannot = |at: &Path, e: std::io::Error| format!("cannot copy {}: {e}", base.join(at).display());
+    let jail = Jail::read_only(base).map_err(|e| cannot(Path::new("."), e))?;
+    let mut pending = vec![(relative.to_path_buf(), to.to_path_buf())];
+    while let Some((from, into)) = pending.pop() {
+        std::fs::create_dir_all(&into).map_err(|e| cannot(&from, e))?;
+        for Entry { name, is_dir, is_file } in jail.entries(&from).map_err(|e| cannot(&from, e))? {
+            let (source, target) = (from.join(&name), into.join(&name));
+            if is_dir {
+                pending.push((source, target));
+            } else if is_file {
+                // Whatever it became since it was listed, only a regular file is copied.
+                let Opened::File(mut file) = jail.open_read(&source).map_err(|e| cannot(&source, e))? else { continue };
+                let mut out = std::fs::File::create(&target).map_err(|e| cannot(&source, e))?;
+                std::io::copy(&mut file, &mut out).map_err(|e| cannot(&source, e))?;
+            }
         }
     }
     Ok(())
@@ -250,24 +269,30 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
 
 /// Text files a snapshot keeps; larger or binary files are left out.
 const MAX_SNAPSHOT_FILE: u64 = 1 << 20;
+/// The largest cassette or files record read.
+const MAX_CASSETTE: u64 = 256 << 20;
 
-/// The text files under `dir`, by relative path (with `/`).
+/// The text files under `dir`, by relative path (with `/`), read through a
+/// jail on it; protected paths (`.git/`, `.streetrace/`), which no tool
+/// changes, are left out.
 fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
+    let Ok(jail) = Jail::read_only(dir) else { return files };
+    let mut pending = vec![PathBuf::from(".")];
     while let Some(at) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&at) else { continue };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
-            let path = entry.path();
-            if kind.is_dir() {
+        let Ok(entries) = jail.entries(&at) else { continue };
+        for Entry { name, is_dir, is_file } in entries {
+            if PROTECTED_NAMES.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
+                continue;
+            }
+            let path = if at == Path::new(".") { PathBuf::from(&name) } else { at.join(&name) };
+            if is_dir {
                 pending.push(path);
-            } else if kind.is_file()
-                && entry.metadata().is_ok_and(|m| m.len() <= MAX_SNAPSHOT_FILE)
-                && let Ok(text) = std::fs::read_to_string(&path)
-                && let Ok(relative) = path.strip_prefix(dir)
+            } else if is_file
+                && let Ok(bytes) = jail.read(&path, MAX_SNAPSHOT_FILE)
+                && let Ok(text) = String::from_utf8(bytes)
             {
-                let key = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                let key = path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
                 files.insert(key, text);
             }
         }
@@ -281,6 +306,19 @@ fn files_beside(cassette: &Path) -> PathBuf {
     cassette.with_file_name(format!("{stem}.files.json"))
 }
 
+/// The text of `relative` in `dir`, read through a jail on `dir` (beneath
+/// it, no symlink out, a regular file of at most [`MAX_CASSETTE`]); `None`
+/// when there is no such file.
+pub(crate) fn read_text(dir: &Path, relative: &Path) -> Result<Option<String>, String> {
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", dir.join(relative).display());
+    let jail = Jail::read_only(dir).map_err(|e| cannot(&e))?;
+    match jail.read(relative, MAX_CASSETTE) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| cannot(&e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(cannot(&e)),
+    }
+}
+
 /// Keeps the files a run wrote or changed, and the ones it removed.
 fn save_files(path: &Path, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Result<(), String> {
     let written: BTreeMap<&String, &String> = after.iter().filter(|(k, v)| before.get(*k) != Some(*v)).collect();
@@ -290,29 +328,41 @@ fn save_files(path: &Path, before: &BTreeMap<String, String>, after: &BTreeMap<S
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Puts back what a recorded run left in its work directory.
-fn restore_files(path: &Path, work: &Path) -> Result<(), String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        // A recording made without one changed no files.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let bad = |what: &str| format!("{}: {what}", path.display());
+/// Puts back what a recorded run left in its work directory, read from
+/// `relative` in the replay directory `dir` and written through the work
+/// directory's jail (as the run's file tools would have).
+fn restore_files(dir: &Path, relative: &Path, work: &Path) -> Result<(), String> {
+    // A recording made without one changed no files.
+    let Some(text) = read_text(dir, relative)? else { return Ok(()) };
+    let shown = dir.join(relative);
+    let bad = |what: &str| format!("{}: {what}", shown.display());
     let saved: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    let jail = Jail::new(work).map_err(|e| bad(&format!("cannot open the work directory: {e}")))?;
     let inside = |key: &str| {
         let relative = Path::new(key);
         if relative.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
-            Ok(work.join(relative))
+            Ok(relative.to_path_buf())
         } else {
             Err(bad(&format!("{key:?} is not inside the work directory")))
         }
     };
     for (key, content) in saved["written"].as_object().into_iter().flatten() {
-        write_file(&inside(key)?, content.as_str().ok_or_else(|| bad("a written file is not text"))?)?;
+        let content = content.as_str().ok_or_else(|| bad("a written file is not text"))?;
+        jail.open_write(&inside(key)?, false)
+            .and_then(|mut file| file.write_all(content.as_bytes()))
+            .map_err(|e| bad(&format!("cannot restore {key:?}: {e}")))?;
     }
     for key in saved["removed"].as_array().into_iter().flatten() {
-        let _ = std::fs::remove_file(inside(key.as_str().unwrap_or_default())?);
+        let key = key.as_str().unwrap_or_default();
+        match jail.remove_file(&inside(key)?) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(bad(&format!("cannot remove {key:?}: {e}")));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

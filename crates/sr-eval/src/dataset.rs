@@ -8,6 +8,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use sr_runtime::ids::{self, IdKind};
+use sr_runtime::tools::{Jail, Opened};
 
 use crate::scorer::Scorer;
 
@@ -26,8 +28,9 @@ pub struct Case {
 pub enum Files {
     /// Relative path → content.
     Map(BTreeMap<String, String>),
-    /// A directory (resolved against the dataset's directory) copied in.
-    Dir(PathBuf),
+    /// A directory inside the dataset's directory (`base`, canonical) copied
+    /// in; it is read through a jail on `base`.
+    Dir { base: PathBuf, relative: PathBuf },
 }
 
 /// A dataset problem: where, and what.
@@ -66,25 +69,49 @@ struct RawCase {
     expect: Vec<Scorer>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// `files` as written: its paths are checked as they are read, so a bad one
+/// is reported at its line and column.
 enum RawFiles {
     Map(BTreeMap<String, String>),
     Dir(String),
 }
 
-/// A case id: it names directories, so it is a non-empty path-safe word.
+impl<'de> Deserialize<'de> for RawFiles {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawFiles;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of relative path to content, or a directory relative to the dataset's")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, dir: &str) -> Result<RawFiles, E> {
+                check_relative(dir, DATASET_DIR).map_err(|e| E::custom(format!("files: {dir:?} {e}")))?;
+                Ok(RawFiles::Dir(dir.to_string()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawFiles, A::Error> {
+                let mut files = BTreeMap::new();
+                while let Some((path, text)) = map.next_entry::<String, String>()? {
+                    check_relative(&path, WORK_DIR)
+                        .map_err(|e| serde::de::Error::custom(format!("files: {path:?} {e}")))?;
+                    files.insert(path, text);
+                }
+                Ok(RawFiles::Map(files))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A case id: it names directories, so it follows the id rule.
 struct CaseId(String);
 
 impl<'de> Deserialize<'de> for CaseId {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let id = String::deserialize(deserializer)?;
-        let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-        if id.is_empty() || id.starts_with('.') || !id.chars().all(safe) {
-            return Err(serde::de::Error::custom(format!(
-                "id: {id:?} is not a case id (letters, digits, '-', '_' and '.', not first)"
-            )));
-        }
+        ids::check(IdKind::Case, &id).map_err(|e| serde::de::Error::custom(format!("id: {e}")))?;
         Ok(CaseId(id))
     }
 }
@@ -101,7 +128,7 @@ pub fn load(path: &Path) -> Result<Vec<Case>, DatasetError> {
         _ => return Err(whole("a dataset is a .jsonl or .yaml file".to_string())),
     };
     let text = read(path).map_err(whole)?;
-    parse(&text, path, path.parent().unwrap_or(Path::new(".")))
+    parse(&text, path, path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
 }
 
 /// A regular file of at most [`MAX_DATASET_BYTES`] as text; FIFOs and devices
@@ -191,26 +218,24 @@ fn clean(message: &str) -> String {
 fn finish(raw: RawCase, base: &Path) -> Result<Case, String> {
     let files = match raw.files {
         None => Files::Map(BTreeMap::new()),
-        Some(RawFiles::Map(map)) => {
-            for path in map.keys() {
-                check_relative(path).map_err(|e| format!("files: {path:?} {e}"))?;
-            }
-            Files::Map(map)
-        }
+        Some(RawFiles::Map(map)) => Files::Map(map),
         Some(RawFiles::Dir(dir)) => {
-            let dir = base.join(dir);
-            if !dir.is_dir() {
-                return Err(format!("files: {} is not a directory", dir.display()));
+            // Opened as a copy will open it: beneath the dataset's directory,
+            // through no symlink that leaves it.
+            let jail = Jail::read_only(base)
+                .map_err(|e| format!("files: cannot open the dataset's directory {}: {e}", base.display()))?;
+            let relative = PathBuf::from(&dir);
+            match jail.open_read(&relative) {
+                Ok(Opened::Dir(_)) => Files::Dir { base: jail.root().to_path_buf(), relative },
+                Ok(Opened::File(_)) => return Err(format!("files: {dir:?} is not a directory")),
+                Err(e) => return Err(format!("files: {dir:?} is not a directory inside {DATASET_DIR}: {e}")),
             }
-            Files::Dir(dir)
         }
     };
     let mut expect = raw.expect;
     for scorer in &mut expect {
-        match scorer {
-            Scorer::File { path, .. } => check_relative(path).map_err(|e| format!("expect: file {path:?} {e}"))?,
-            Scorer::Flow(flow) => flow.load(base)?,
-            _ => {}
+        if let Scorer::Flow(flow) = scorer {
+            flow.load(base)?;
         }
     }
     Ok(Case { prompt: fill(&raw.prompt, &raw.input), id: raw.id.0, files, expect })
@@ -240,16 +265,20 @@ fn fill(prompt: &str, input: &BTreeMap<String, Value>) -> String {
     out
 }
 
-/// Paths in a case stay inside its work directory.
-fn check_relative(path: &str) -> Result<(), &'static str> {
+pub(crate) const WORK_DIR: &str = "the work directory";
+pub(crate) const DATASET_DIR: &str = "the dataset's directory";
+
+/// A path stays inside the directory it is relative to (`within` names it):
+/// not empty, not absolute, no `..`.
+pub(crate) fn check_relative(path: &str, within: &str) -> Result<(), String> {
     let path = Path::new(path);
     if path.as_os_str().is_empty() {
-        return Err("is empty");
+        return Err("is empty".to_string());
     }
     if path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
         Ok(())
     } else {
-        Err("must be a relative path inside the work directory")
+        Err(format!("must be a relative path inside {within}"))
     }
 }
 

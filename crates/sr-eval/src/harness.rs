@@ -14,11 +14,12 @@ use sr_llm::{HttpClient, HttpOptions, Provider, Router};
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, Payload, Usage};
-use sr_runtime::journal::{Journal, JournaledProvider, Mode};
+use sr_runtime::ids::safe_name;
+use sr_runtime::journal::{Journal, JournaledProvider, Mode, Recorded};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::case::{CaseRun, CaseSpec, Models, Sessions, run_case};
+use crate::case::{CaseRun, CaseSpec, Models, Sessions, read_text, run_case};
 use crate::dataset::Case;
 use crate::meter::Meter;
 use crate::results::{CaseResult, Results, Tokens};
@@ -44,7 +45,7 @@ pub fn variants(workloads: &[(String, Arc<Compiled>)], entries: &[String], model
     let mut used: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for (workload, program) in workloads {
-        let stem = Path::new(workload).file_stem().map_or("workload".into(), |s| safe(&s.to_string_lossy()));
+        let stem = Path::new(workload).file_stem().map_or("workload".into(), |s| safe_name(&s.to_string_lossy()));
         let n = used.entry(stem.clone()).or_default();
         *n += 1;
         let stem = if *n == 1 { stem } else { format!("{stem}-{n}") };
@@ -52,7 +53,7 @@ pub fn variants(workloads: &[(String, Arc<Compiled>)], entries: &[String], model
             for model in &models {
                 out.push(Variant {
                     workload: workload.clone(),
-                    label: entry.map_or(stem.clone(), |e| format!("{stem}@{}", safe(e))),
+                    label: entry.map_or(stem.clone(), |e| format!("{stem}@{}", safe_name(e))),
                     program: program.clone(),
                     entry: entry.cloned(),
                     model: model.cloned(),
@@ -63,13 +64,8 @@ pub fn variants(workloads: &[(String, Arc<Compiled>)], entries: &[String], model
     out
 }
 
-/// A name fit for one path component.
-fn safe(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
-}
-
 fn model_label(model: Option<&str>) -> String {
-    model.map_or("default".to_string(), safe)
+    model.map_or("default".to_string(), safe_name)
 }
 
 /// Which cases run: ids matching `filter`, then shard `index` (1-based) of
@@ -175,12 +171,8 @@ async fn run_one(
     let model = model_label(variant.model.as_deref());
     let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
     let events_file = options.out.join(&events);
-    let cassette = |dir: &Path| dir.join(&case.id).join(&variant.label).join(format!("{model}.jsonl"));
-    let models = match &options.models {
-        Models::Record(dir) => Models::Record(cassette(dir)),
-        Models::Replay(dir) => Models::Replay(cassette(dir)),
-        other => other.clone(),
-    };
+    let cassette = Path::new(&case.id).join(&variant.label).join(format!("{model}.jsonl"));
+    let models = options.models.clone();
     let mut attempt = 0;
     loop {
         let spec = CaseSpec {
@@ -193,6 +185,7 @@ async fn run_one(
                 ..options.run.clone()
             },
             models: models.clone(),
+            cassette: cassette.clone(),
             events_file: events_file.clone(),
             sessions: sessions.clone(),
         };
@@ -204,7 +197,8 @@ async fn run_one(
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            let meter = judge_model(case, &models).map(|p| Arc::new(Meter::new(p, options.run.prices.clone())));
+            let meter =
+                judge_model(case, &models, &cassette).map(|p| Arc::new(Meter::new(p, options.run.prices.clone())));
             let judge = meter.clone().map(|m| m as Arc<dyn Provider>);
             let mut result = score(variant, case, run, latency_ms, &judge, options.timeout).await;
             if let Ok(meter) = meter {
@@ -219,8 +213,9 @@ async fn run_one(
 
 /// Where a case's `judge` and `flow` scorers send their model calls: the
 /// case's provider (recorded to, or replayed from, `<model>.judge.jsonl`
-/// beside its cassette). Their tokens and cost are added to the case's.
-fn judge_model(case: &Case, models: &Models) -> JudgeModel {
+/// beside its cassette, read through a jail on the replay directory). Their
+/// tokens and cost are added to the case's.
+fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
     if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_) | Scorer::Flow(_))) {
         return Err("the case has no judge".to_string());
     }
@@ -228,17 +223,21 @@ fn judge_model(case: &Case, models: &Models) -> JudgeModel {
         let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
         Ok(Arc::new(Router::from_env(http)))
     };
-    let beside = |cassette: &Path| cassette.with_extension("judge.jsonl");
+    let beside = cassette.with_extension("judge.jsonl");
     match models {
         Models::Live => router(),
         Models::Provider(provider) => Ok(provider.clone()),
-        Models::Record(cassette) => {
-            let journal = Journal::of_exchanges(Mode::Live, &beside(cassette))?;
+        Models::Record(dir) => {
+            let journal = Journal::recording_exchanges(&dir.join(beside))?;
             Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
         }
-        Models::Replay(cassette) => {
+        Models::Replay(dir) => {
+            let shown = dir.join(&beside);
+            let text =
+                read_text(dir, &beside)?.ok_or_else(|| format!("cannot read {}: no such file", shown.display()))?;
+            let recorded = Recorded::parse(&text).map_err(|e| format!("{}: {e}", shown.display()))?;
             // A replay never asks the router: what is not recorded is an error.
-            let journal = Journal::of_exchanges(Mode::Replay, &beside(cassette))?;
+            let journal = Journal::new(Mode::Replay, recorded, None, None);
             Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
         }
     }

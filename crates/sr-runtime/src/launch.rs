@@ -17,6 +17,7 @@ use crate::compile::Compiled;
 use crate::event::{Emitter, EventSink, Payload, RunStatus};
 use crate::hook::StepHook;
 use crate::human::{Answers, Human};
+use crate::ids::{self, IdKind};
 use crate::journal::{Journal, Meta, Mode, Recorded, Workspace};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
@@ -41,13 +42,22 @@ pub struct LaunchSpec {
     /// Mirror the run's journal to this file.
     pub record: Option<PathBuf>,
     /// Serve every model exchange, tool result and value from this recording (offline).
-    pub replay: Option<PathBuf>,
+    pub replay: Option<Recording>,
     /// Answers the model requests the journal does not serve; `None` for the
     /// providers the environment configures (`sr_llm::Router`).
     pub provider: Option<Arc<dyn Provider>>,
     pub options: RunOptions,
     /// Answers `escalate to human` when no recorded answer is left.
     pub human: Arc<dyn Human>,
+}
+
+/// A recording a run is served from.
+pub enum Recording {
+    /// A file the user named.
+    File(PathBuf),
+    /// A recording already read (`sr eval` reads cassettes through a jail on
+    /// their directory).
+    Text(String),
 }
 
 /// The session a run belongs to.
@@ -142,8 +152,16 @@ pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched
 
 fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, String> {
     let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human } = spec;
-    let replay_text = match &replay {
-        Some(file) => Some(std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
+    if let Some(storage) = &storage {
+        for id in storage.session.iter().chain(storage.resume.as_ref().map(|r| &r.session)) {
+            ids::check(IdKind::Session, id).map_err(|e| e.to_string())?;
+        }
+    }
+    let replay_text = match replay {
+        Some(Recording::File(file)) => {
+            Some(std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?)
+        }
+        Some(Recording::Text(text)) => Some(text),
         None => None,
     };
     let opened = match &storage {
@@ -191,6 +209,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     let cwd = std::env::current_dir().unwrap_or_default();
     for path in storage.iter().flat_map(|s| [&s.state.dir, &s.sessions]).chain(record.as_ref()) {
         jail = jail.forbid(&cwd.join(path));
+    }
+    // The workload and its imports are read-only to the tools a model drives.
+    for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
+        jail = jail.protect(&cwd.join(source));
     }
     let human: Arc<dyn Human> =
         if answers.is_empty() { human } else { Arc::new(Answers(std::sync::Mutex::new(answers.clone().into()))) };
@@ -369,7 +391,14 @@ fn reserve(
             return Err(format!("cannot start a run of session {session}: {e}"));
         }
     };
-    let journal = state.journal(&session, run);
+    let journal = match state.journal(&session, run) {
+        Ok(journal) => journal,
+        Err(e) => {
+            let _ = store.set_run_status(&session, run, "failed");
+            lease.release();
+            return Err(e.to_string());
+        }
+    };
     Ok(StoredRun { store, session, run, journal, lease })
 }
 

@@ -6,6 +6,7 @@ pub mod eval;
 pub mod event;
 pub mod guardrail;
 pub mod hook;
+pub mod ids;
 pub mod journal;
 pub mod launch;
 pub mod lease;

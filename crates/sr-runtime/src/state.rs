@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ids::{self, BadId, IdKind};
+
 /// The variable that overrides the state directory (as `--state-dir` does).
 pub const STATE_DIR_VAR: &str = "STREETRACE_STATE_DIR";
 
@@ -43,9 +45,11 @@ impl StateDir {
         self.dir.join("sessions.db")
     }
 
-    /// The journal of a run's model exchanges and tool results.
-    pub fn journal(&self, session: &str, run: i64) -> PathBuf {
-        self.dir.join("journal").join(session).join(format!("{run}.jsonl"))
+    /// The journal of a run's model exchanges and tool results, inside the
+    /// state directory: a session id that breaks the id rule is refused.
+    pub fn journal(&self, session: &str, run: i64) -> Result<PathBuf, BadId> {
+        ids::check(IdKind::Session, session)?;
+        Ok(self.dir.join("journal").join(session).join(format!("{run}.jsonl")))
     }
 
     /// Where live runs keep their leases (see [`crate::lease`]).
@@ -86,6 +90,17 @@ mod tests {
         assert_ne!(a, project_key(Path::new("/srv/other/app")));
         assert_eq!(a, project_key(Path::new("/srv/app")));
         let explicit = StateDir::resolve(Some(Path::new("/tmp/st")), Path::new("/srv/app")).unwrap();
-        assert_eq!(explicit.journal("s1", 2), Path::new("/tmp/st/journal/s1/2.jsonl"));
+        assert_eq!(explicit.journal("s1", 2).unwrap(), Path::new("/tmp/st/journal/s1/2.jsonl"));
+    }
+
+    /// A journal is always a file of its own session's directory: a hostile
+    /// session id is an error naming the rule, never a path.
+    #[test]
+    fn journals_of_hostile_session_ids_are_refused() {
+        let state = StateDir { dir: PathBuf::from("/tmp/st") };
+        for id in ids::hostile() {
+            let error = state.journal(&id, 1).expect_err(&id).to_string();
+            assert!(error.starts_with("session id ") && error.ends_with(ids::RULE), "{error}");
+        }
     }
 }

@@ -148,8 +148,15 @@ async fn the_runtime_state_is_unreachable_even_inside_the_work_dir() {
         Options { work_dir: work.clone(), forbidden: vec![state.clone()], ..Options::default() },
     )
     .await;
-    for result in &results {
-        assert!(result.to_string().contains("runtime's own state") || result["output"] == json!([]), "{result}");
+    // Not found when read, listed or searched; not found or refused when written.
+    for (n, result) in results.iter().enumerate() {
+        let shown = result.to_string();
+        let hidden = match n {
+            4 => result["output"] == json!([]),
+            0 | 3 => shown.contains("No such file"),
+            _ => shown.contains("No such file") || shown.contains("reserved for the runtime's state"),
+        };
+        assert!(hidden && !shown.contains("DB"), "{shown}");
     }
     assert_eq!(std::fs::read_to_string(state.join("sessions.db")).unwrap(), "DB");
     assert!(!Path::new(&state.join("journal/x.jsonl")).exists());

@@ -1,4 +1,4 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -41,18 +41,18 @@ fn jsonl_problems_name_the_line_and_field() {
         (r#"{"id": "c2", "expect": []}"#, "set.jsonl:3:26: missing field `prompt`"),
         (r#"{"id": "c2", "prompt": "p", "expect": [], "extra": 1}"#, "set.jsonl:3:49: unknown field `extra`"),
         (r#"{"id": "c2", "prompt": "p", "expect": [{"regex": "("}]}"#, "set.jsonl:3:54: expect: bad regex"),
-        (r#"{"id": "../x", "prompt": "p", "expect": []}"#, "set.jsonl:3:13: id: \"../x\" is not a case id"),
+        (r#"{"id": "../x", "prompt": "p", "expect": []}"#, "set.jsonl:3:13: id: case id \"../x\" is not an id: "),
         (
             r#"{"id": "c2", "prompt": "p", "files": {"../x": ""}, "expect": []}"#,
-            "set.jsonl:3: files: \"../x\" must be a relative path",
+            "set.jsonl:3:49: files: \"../x\" must be a relative path inside the work directory",
         ),
         (
             r#"{"id": "c2", "prompt": "p", "expect": [{"file": "/etc/passwd"}]}"#,
-            "set.jsonl:3: expect: file \"/etc/passwd\" must be a relative path",
+            "set.jsonl:3:63: expect: file \"/etc/passwd\" must be a relative path inside the work directory",
         ),
         (
             r#"{"id": "c2", "prompt": "p", "files": "no-such-dir", "expect": []}"#,
-            "set.jsonl:3: files: ./no-such-dir is not a directory",
+            "set.jsonl:3: files: \"no-such-dir\" is not a directory inside the dataset's directory",
         ),
         (
             r#"{"id": "c1", "prompt": "p", "expect": []}"#,
@@ -74,7 +74,7 @@ fn yaml_problems_name_the_location_and_field() {
         ("- id: c2\n  prompt: p\n  expect:\n    - regex: '('\n", "set.yaml:7:5: .[1].expect: expect: bad regex"),
         (
             "- id: c2\n  prompt: p\n  files: {/abs: x}\n  expect: []\n",
-            "set.yaml:4: case \"c2\": files: \"/abs\" must be a relative path",
+            "set.yaml:6:10: .[1].files: files: \"/abs\" must be a relative path inside the work directory",
         ),
         ("- id: c1\n  prompt: p\n  expect: []\n", "set.yaml:4: id: \"c1\" is already the id of the case at line 1"),
         ("- id: c2\n  prompt: [\n", "set.yaml:5:11: .[1].prompt: invalid type: sequence"),
@@ -96,7 +96,9 @@ fn a_dataset_must_be_jsonl_or_yaml_and_readable() {
     std::fs::create_dir(&copied).unwrap();
     let set = dir.path().join("set.jsonl");
     std::fs::write(&set, r#"{"id": "c", "prompt": "p", "files": "files", "expect": []}"#).unwrap();
-    assert_eq!(load(&set).unwrap()[0].files, Files::Dir(copied));
+    let relative = PathBuf::from("files");
+    assert_eq!(load(&set).unwrap()[0].files, Files::Dir { base: dir.path().canonicalize().unwrap(), relative });
+    assert!(copied.is_dir());
 }
 
 #[test]
@@ -117,4 +119,67 @@ fn only_regular_files_within_the_size_limit_are_read() {
     let binary = dir.path().join("binary.jsonl");
     std::fs::write(&binary, b"{\"id\": \"\xff\"}").unwrap();
     assert!(error(&binary).ends_with("binary.jsonl: not UTF-8 text (byte 8)"), "{}", error(&binary));
+}
+
+/// Every id the id rule refuses is a dataset error at its line and column,
+/// naming the rule.
+#[test]
+fn hostile_case_ids_are_refused_where_they_are_written() {
+    for id in sr_runtime::ids::hostile() {
+        let line = serde_json::json!({"id": id, "prompt": "p", "expect": []}).to_string();
+        let got = jsonl(&format!("\n{line}")).unwrap_err();
+        assert!(got.starts_with("set.jsonl:2:") && got.contains(": id: case id "), "{got}");
+        assert!(got.ends_with(sr_runtime::ids::RULE), "{got}");
+    }
+}
+
+/// Paths a dataset gives stay inside the directory they are relative to:
+/// each field with each way out is a dataset error at its line and column.
+#[test]
+fn dataset_paths_stay_inside_their_directories() {
+    type Place = fn(&str) -> serde_json::Value;
+    let fields: [(&str, Place, &str); 4] = [
+        ("files", |p| serde_json::json!(p), "the dataset's directory"),
+        ("files", |p| serde_json::json!({p: "x"}), "the work directory"),
+        ("expect", |p| serde_json::json!([{"file": p}]), "the work directory"),
+        ("expect", |p| serde_json::json!([{"flow": p}]), "the dataset's directory"),
+    ];
+    for (field, value, within) in fields {
+        for path in ["../secret", "/etc", "/", "a/../../b", "./../x", "..", ""] {
+            let mut case = serde_json::json!({"id": "c", "prompt": "p", "expect": []});
+            case[field] = value(path);
+            let got = jsonl(&case.to_string()).unwrap_err();
+            let (place, message) = got.split_once(": ").unwrap();
+            assert!(place.starts_with("set.jsonl:1:") && place.len() > "set.jsonl:1:".len(), "{got}");
+            let said =
+                if path.is_empty() { "is empty".to_string() } else { format!("a relative path inside {within}") };
+            assert!(message.contains(&format!("{path:?}")) && message.contains(&said), "{got}");
+        }
+    }
+    let got = yaml("- id: c\n  prompt: p\n  files: ../keys\n  expect: []\n").unwrap_err();
+    assert!(got.starts_with("set.yaml:3:10: .[0].files: files: \"../keys\" must be"), "{got}");
+}
+
+/// A `files` directory or a flow reached through a symlink that leaves the
+/// dataset's directory is a dataset error; a symlink inside a copied
+/// directory is not followed.
+#[test]
+fn symlinks_out_of_the_dataset_directory_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("grade.sr"), "flow main:\n    return 1\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("data")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("grade.sr"), dir.path().join("grade.sr")).unwrap();
+    let set = dir.path().join("set.jsonl");
+    for (line, said) in [
+        (r#"{"id": "c", "prompt": "p", "files": "data", "expect": []}"#, "files: \"data\" is not a directory inside"),
+        (
+            r#"{"id": "c", "prompt": "p", "expect": [{"flow": "grade.sr"}]}"#,
+            "expect: flow: grade.sr is not a file inside",
+        ),
+    ] {
+        std::fs::write(&set, line).unwrap();
+        let got = load(&set).unwrap_err().to_string();
+        assert!(got.contains(":1: ") && got.contains(said) && got.contains("leads outside"), "{got}");
+    }
 }

@@ -359,3 +359,76 @@ fn filter_and_shard_pick_cases_and_variants_multiply() {
     assert_eq!(labels[0], ("review@main".to_string(), "openai_x".to_string()));
     assert_eq!(labels[7], ("review-2@helper".to_string(), "m".to_string()));
 }
+
+/// A model that links a host file (and a host directory) into its work
+/// directory, here through a host command, gets none of it into the results:
+/// the `file` scorer and the grading flow's input read through a jail on the
+/// work directory. The links are there: the scorers say where they lead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scorers_never_read_through_a_symlink_the_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = tempfile::tempdir().unwrap();
+    let secret = "root:$6$host-secret-hash:19000";
+    std::fs::write(host.path().join("shadow"), format!("{secret}\n")).unwrap();
+    let link = |target: &Path, name: &str| {
+        let command = json!({"command": ["ln", "-s", target, name]});
+        Reply::Calls(vec![("execute_cli_command".to_string(), command)])
+    };
+    let first = |r: &ChatRequest| !after_tool_results()(r);
+    let provider = ScriptedProvider::new()
+        .on(first, vec![link(&host.path().join("shadow"), "report.txt")])
+        .on(after_tool_results(), vec![link(host.path(), "hostdir"), Reply::Text("done".into())]);
+    std::fs::write(
+        dir.path().join("grade.sr"),
+        "flow main:\n    $seen = json_parse($input_prompt)\n    return {score: 1, reason: \"files: ${seen.files}\"}\n",
+    )
+    .unwrap();
+    let line = r#"{"id": "leak", "prompt": "go", "expect": [{"file": "report.txt", "equals": "x"}, {"file": "hostdir/shadow", "contains": "root"}, {"flow": "grade.sr"}]}"#;
+    let set = parse_jsonl(line, Path::new("t.jsonl"), dir.path()).unwrap();
+    let out = dir.path().join("out");
+    let mut options = options(&out, Arc::new(provider), 1);
+    options.run.allow_host_tools = true;
+    let variants = variants(&[("sh.sr".to_string(), program_of(dir.path(), "sh.sr", HOST_SHELL))], &[], &[]);
+    let ran = run(variants, set, options, &|_| {}, std::future::pending()).await;
+    let case = &ran.results.cases[0];
+    assert_eq!(case.error, None);
+    let details: Vec<&str> = case.scores.iter().map(|s| s.detail.as_str()).collect();
+    assert!(details[0].starts_with("report.txt: path 'report.txt' leads outside the work directory"), "{details:?}");
+    assert!(details[1].starts_with("hostdir/shadow: path 'hostdir/shadow' leads outside"), "{details:?}");
+    assert_eq!(details[2], "1.00 (pass at 0.50): files: {}");
+    let written = [
+        serde_json::to_string(&ran.results).unwrap(),
+        crate::report::markdown(&ran.results),
+        crate::html::report(&ran.results, &out),
+    ];
+    for text in written {
+        assert!(!text.contains("host-secret-hash"), "{text}");
+    }
+}
+
+/// A replayed case's cassette is read through a jail on the replay
+/// directory: one that is a symlink out of it fails the case, and nothing of
+/// the file it points at reaches the results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cassettes_are_read_inside_the_replay_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(host.path().join("secret.jsonl"), "{\"host-secret-line\": 1}\n").unwrap();
+    let cassettes = dir.path().join("cassettes");
+    std::fs::create_dir_all(cassettes.join("c1/helper")).unwrap();
+    std::os::unix::fs::symlink(host.path().join("secret.jsonl"), cassettes.join("c1/helper/default.jsonl")).unwrap();
+    std::os::unix::fs::symlink(host.path(), cassettes.join("c2")).unwrap();
+    let out = dir.path().join("out");
+    let mut options = options(&out, Arc::new(ScriptedProvider::new()), 1);
+    options.models = Models::Replay(cassettes);
+    let set = cases(
+        "{\"id\": \"c1\", \"prompt\": \"p\", \"expect\": []}\n{\"id\": \"c2\", \"prompt\": \"p\", \"expect\": []}",
+    );
+    let ran = run_all(dir.path(), set, options).await;
+    for case in &ran.results.cases {
+        let error = case.error.as_deref().unwrap_or_default();
+        assert!(error.contains("leads outside"), "{error}");
+    }
+    let text = serde_json::to_string(&ran.results).unwrap();
+    assert!(!text.contains("host-secret-line"), "{text}");
+}

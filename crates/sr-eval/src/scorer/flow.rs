@@ -2,8 +2,8 @@
 //! text of `{case: {prompt}, output, files}` as its message (`files` maps
 //! each text file the run left in its work directory, up to 64 KiB each, to
 //! its content), reads it with `json_parse($input_prompt)`, and returns a
-//! score in 0..1, or `{score, reason}`. Its file tools work in the case's work
-//! directory; its model calls go where the case's judge calls go.
+//! score in 0..1, or `{score, reason}`. Its file tools read the case's work
+//! directory (read-only); its model calls go where the case's judge calls go.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,10 +19,11 @@ use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
 use sr_runtime::journal::Journal;
 use sr_runtime::mcp::McpHub;
-use sr_runtime::tools::Jail;
+use sr_runtime::tools::{Entry, Jail, Opened};
 use sr_runtime::{Env, RunOptions, Runtime};
 
 use super::{JudgeModel, Score, text_of};
+use crate::dataset::DATASET_DIR;
 
 /// Files the grading flow is shown, and the largest of each.
 const MAX_FILES: usize = 200;
@@ -42,7 +43,16 @@ impl FlowScorer {
     /// Resolves the path against the dataset's directory and compiles the
     /// file, so a broken scorer is a dataset error before anything runs.
     pub fn load(&mut self, base: &Path) -> Result<(), String> {
-        self.path = base.join(&self.path);
+        let jail = Jail::read_only(base)
+            .map_err(|e| format!("expect: flow: cannot open the dataset's directory {}: {e}", base.display()))?;
+        match jail.open_read(&self.path) {
+            Ok(Opened::File(_)) => {}
+            Ok(Opened::Dir(_)) => return Err(format!("expect: flow: {} is a directory", self.path.display())),
+            Err(e) => {
+                return Err(format!("expect: flow: {} is not a file inside {DATASET_DIR}: {e}", self.path.display()));
+            }
+        }
+        self.path = jail.root().join(&self.path);
         let program = compile_path(&mut RootDatabase::default(), &self.path).map_err(|e| {
             let first = e.diagnostics.first().map(|(file, d)| format!("{}: {}", file.display(), d.message()));
             format!("expect: flow: {} does not compile: {}", self.path.display(), first.unwrap_or_default())
@@ -59,7 +69,7 @@ impl FlowScorer {
     pub async fn score(&self, judge: &JudgeModel, prompt: &str, output: &Value, work_dir: &Path) -> Score {
         let failed = |detail: String| Score { kind: "flow".to_string(), passed: false, score: 0.0, detail };
         let Some(program) = &self.program else { return failed("the scorer's flow was not loaded".to_string()) };
-        let jail = match Jail::new(work_dir) {
+        let jail = match Jail::read_only(work_dir) {
             Ok(jail) => jail,
             Err(e) => return failed(format!("cannot open the work directory: {e}")),
         };
@@ -70,13 +80,13 @@ impl FlowScorer {
         let env = Env {
             provider,
             hook: Arc::new(NoHook),
-            jail,
+            jail: jail.clone(),
             mcp: Arc::new(McpHub::default()),
             journal: Arc::new(Journal::unrecorded()),
             human: Arc::new(Unattended),
             options: RunOptions { entry: self.entry.clone(), ..RunOptions::default() },
         };
-        let input = json!({"case": {"prompt": prompt}, "output": output, "files": files(work_dir)});
+        let input = json!({"case": {"prompt": prompt}, "output": output, "files": files(&jail)});
         let emitter = Emitter::new("flow-scorer", vec![Arc::new(|_: &Event| {})]);
         let outcome = Runtime::new(program.clone(), env).run(emitter, input.to_string(), Vec::new()).await;
         if outcome.status != RunStatus::Completed {
@@ -104,31 +114,28 @@ impl FlowScorer {
     }
 }
 
-/// The text files under `dir` (hidden ones left out), by relative path.
-fn files(dir: &Path) -> BTreeMap<String, String> {
+/// The text files in the jail (hidden ones left out), by relative path, read
+/// through it: symlinks are not followed, only regular files are read.
+fn files(jail: &Jail) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else { continue };
-        for entry in entries.flatten() {
+    let mut pending = vec![PathBuf::from(".")];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = jail.entries(&dir) else { continue };
+        for Entry { name, is_dir, is_file } in entries {
             if out.len() >= MAX_FILES {
                 return out;
             }
-            let name = entry.file_name();
-            if name.to_string_lossy().starts_with('.') {
+            if name.starts_with('.') {
                 continue;
             }
-            // Not followed: a symlink is neither a directory nor a file here.
-            let Ok(kind) = entry.file_type() else { continue };
-            let path = entry.path();
-            if kind.is_dir() {
+            let path = if dir == Path::new(".") { PathBuf::from(&name) } else { dir.join(&name) };
+            if is_dir {
                 pending.push(path);
-            } else if kind.is_file()
-                && entry.metadata().is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
-                && let Ok(text) = std::fs::read_to_string(&path)
-                && let Ok(relative) = path.strip_prefix(dir)
+            } else if is_file
+                && let Ok(bytes) = jail.read(&path, MAX_FILE_BYTES)
+                && let Ok(text) = String::from_utf8(bytes)
             {
-                out.insert(relative.to_string_lossy().into_owned(), text);
+                out.insert(path.to_string_lossy().into_owned(), text);
             }
         }
     }
@@ -170,7 +177,7 @@ mod tests {
         std::fs::write(dir.join("bin.dat"), [0xff, 0xfe, 0x00]).unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link.txt")).unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.join("linked_dir")).unwrap();
-        let seen = files(dir);
+        let seen = files(&Jail::read_only(dir).unwrap());
         let names: Vec<&str> = seen.keys().map(String::as_str).collect();
         assert_eq!(names, ["a.txt", "src/b.py"]);
         assert_eq!(seen["src/b.py"], "nested");

@@ -13,6 +13,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 use sr_runtime::event::{Event, Payload};
+use sr_runtime::tools::{Jail, Opened};
 
 pub use findings::{Expected, Tally, tally};
 pub use flow::FlowScorer;
@@ -201,20 +202,29 @@ fn check_value(kind: &str, check: &Check, value: &Value, what: &str) -> Score {
 /// Files larger than this are not read by the `file` scorer.
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
+/// Reads the file through a read-only jail on the work directory, as the
+/// file tools would: a symlink the run left that leads out of it, a FIFO or a
+/// device is not read.
 fn score_file(kind: &str, work_dir: &Path, path: &str, check: Option<&Check>) -> Score {
-    let full = work_dir.join(path);
-    let meta = match std::fs::metadata(&full) {
-        Ok(meta) if meta.is_file() => meta,
-        _ => return Score::new(kind, false, format!("{path}: no such file")),
+    let opened = Jail::read_only(work_dir).map_err(|e| e.to_string()).and_then(|jail| {
+        let relative = jail.relative_path(path).map_err(|e| e.0)?;
+        match jail.open_read(&relative) {
+            Ok(Opened::File(_)) => Ok((jail, relative)),
+            Ok(Opened::Dir(_)) => Err("a directory".to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("no such file".to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    let (jail, relative) = match opened {
+        Ok(found) => found,
+        Err(why) => return Score::new(kind, false, format!("{path}: {why}")),
     };
     let Some(check) = check else {
         return Score::new(kind, true, format!("{path}: present"));
     };
-    if meta.len() > MAX_FILE_BYTES {
-        return Score::new(kind, false, format!("{path}: larger than {MAX_FILE_BYTES} bytes"));
-    }
-    match std::fs::read_to_string(&full) {
-        Ok(text) => check_value(kind, check, &Value::String(text), path),
+    match jail.read(&relative, MAX_FILE_BYTES).map(String::from_utf8) {
+        Ok(Ok(text)) => check_value(kind, check, &Value::String(text), path),
+        Ok(Err(_)) => Score::new(kind, false, format!("{path}: not UTF-8 text")),
         Err(e) => Score::new(kind, false, format!("{path}: cannot read: {e}")),
     }
 }

@@ -9,6 +9,7 @@ use serde::de::Error as _;
 use serde_json::{Map, Value};
 
 use super::{Check, Expected, FlowScorer, JsonPath, Judge, Scorer};
+use crate::dataset::{DATASET_DIR, WORK_DIR, check_relative};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
 /// alone test the output.
@@ -58,7 +59,9 @@ fn parse(value: &Value) -> Result<Scorer, String> {
         }
         "file" => {
             only(map, scorer, &["file", "equals", "contains", "regex"])?;
-            Ok(Scorer::File { path: string(field("file"), "file").map_err(expect)?, check: check(map, "file: ")? })
+            let path = string(field("file"), "file").map_err(expect)?;
+            check_relative(&path, WORK_DIR).map_err(|e| format!("expect: file {path:?} {e}"))?;
+            Ok(Scorer::File { path, check: check(map, "file: ")? })
         }
         "tool_called" => {
             only(map, scorer, &["tool_called", "called", "args"])?;
@@ -109,6 +112,7 @@ fn parse(value: &Value) -> Result<Scorer, String> {
         "flow" => {
             only(map, scorer, &["flow", "entry", "min_score"])?;
             let path = string(field("flow"), "flow").map_err(expect)?;
+            check_relative(&path, DATASET_DIR).map_err(|e| format!("expect: flow {path:?} {e}"))?;
             let entry = match map.get("entry") {
                 None => None,
                 Some(v) => Some(string(v, "entry").map_err(|e| format!("expect: flow: {e}"))?),

@@ -129,12 +129,12 @@ mod tests {
         ]
         .join("\n");
         expect_test::expect![[r#"
-                1  main#0  uuid() → "u-1"
-                2  main#1  tool write_file {"path":"a"} → ok, 1 file changed
-                3  main/2.0#0  model m → "hi"
-                4  main/2.1#0  tool slow {} → cut off
-                  live from step 3 on: what follows was done again
-                  end: failed"#]]
-        .assert_eq(&steps(&text).unwrap().join("\n"));
+            1  main#0  uuid() → "u-1"
+            2  main#1  tool write_file {"path":"a"} → ok, 1 file changed
+            3  main/2.0#0  model m → "hi"
+            4  main/2.1#0  tool slow {} → cut off
+            live from step 3 on: what follows was done again
+            end: failed"#]]
+        .assert_eq(&steps(&text).unwrap().iter().map(|l| l.trim()).collect::<Vec<_>>().join("\n"));
     }
 }

@@ -115,20 +115,10 @@ impl Journal {
     }
 
     /// A journal of model exchanges made outside any run (an evaluation's
-    /// judge), in a file of its own: recorded to `path` (`Live`) or served
-    /// from it (`Replay`).
-    pub fn of_exchanges(mode: Mode, path: &std::path::Path) -> Result<Journal, String> {
-        let cannot = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        match mode {
-            Mode::Replay => {
-                let text = std::fs::read_to_string(path).map_err(|e| cannot(&e))?;
-                Ok(Journal::new(mode, Recorded::parse(&text).map_err(|e| cannot(&e))?, None, None))
-            }
-            _ => {
-                let cassette = Cassette::create(path).map_err(|e| cannot(&e))?;
-                Journal::recording(Arc::new(cassette), &Meta::new("", ""), None)
-            }
-        }
+    /// judge), recorded to a new file of its own at `path`.
+    pub fn recording_exchanges(path: &std::path::Path) -> Result<Journal, String> {
+        let cassette = Cassette::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Journal::recording(Arc::new(cassette), &Meta::new("", ""), None)
     }
 
     /// A live run recorded to `cassette`, which gets `meta` as its first line.

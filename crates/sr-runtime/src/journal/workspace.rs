@@ -273,12 +273,12 @@ impl Workspace {
         let failed = |e: std::io::Error| format!("cannot restore {path}: {e}");
         match state {
             State::Absent => match self.jail.open_read(&relative) {
-                Ok(Opened::Dir(_)) => self.jail.remove(&relative, true).or_else(|e| match e.raw_os_error() {
+                Ok(Opened::Dir(_)) => self.jail.remove_dir(&relative).or_else(|e| match e.raw_os_error() {
                     // Not empty: what is left in it is not the journal's to remove.
                     Some(code) if code == rustix::io::Errno::NOTEMPTY.raw_os_error() => Ok(()),
                     _ => Err(failed(e)),
                 }),
-                Ok(Opened::File(_)) => self.jail.remove(&relative, false).map_err(failed),
+                Ok(Opened::File(_)) => self.jail.remove_file(&relative).map_err(failed),
                 Err(_) => Ok(()),
             },
             State::Dir => self.jail.create_dir_all(&relative).map_err(failed),

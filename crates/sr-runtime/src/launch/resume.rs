@@ -31,7 +31,7 @@ pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         return Err(format!("session {session} has no run to resume"));
     };
     let read_journal = || {
-        let path = state.journal(session, *run);
+        let path = state.journal(session, *run).map_err(|e| e.to_string())?;
         std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read the journal of run {run} ({}): {e}", path.display()))
     };

@@ -1,7 +1,8 @@
 //! Upstream's `execute_cli_command`: runs a program (no shell) with the work
 //! directory as its current directory, in the bubblewrap sandbox coding agents
-//! use (`sr_sandbox::command`): the work directory read-write but for `.git` and
-//! `.streetrace` (read-only, and not creatable) and the runtime's state (hidden),
+//! use (`sr_sandbox::command`): the work directory read-write but for the
+//! workload's own files, `.git` and `.streetrace` (read-only, and not creatable:
+//! the jail's protected paths) and the runtime's state (hidden),
 //! the host's programs read-only, nothing else of the host, no network unless the tool is
 //! declared `streetrace.cli.network`, an environment of `PATH`, `HOME` and `LANG`
 //! only, and caps on time and output. A tool declared `streetrace.cli.host` runs
@@ -25,10 +26,6 @@ const MAX_OUTPUT: usize = 64 * 1024;
 /// processes together: more than the coding agents' interpreter gets, since
 /// compilers and runtimes reserve large ranges.
 const MEMORY_BYTES: u64 = 4 << 30;
-/// Directories of the work directory commands may read but not change or
-/// create: git's (its hooks run at the user's next commit) and StreetRace's own.
-const PROTECTED: &[&str] = &[".git", ".streetrace"];
-
 /// Where a cli tool's commands run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -52,7 +49,9 @@ impl ExecuteCli {
         let work_dir = self.jail.root().to_path_buf();
         match self.place {
             Place::Sandbox { network } => Ok(Placement::Sandbox {
-                read_only: PROTECTED.iter().map(|name| work_dir.join(name)).collect(),
+                // The workload and its imports, git's directory (its hooks run
+                // at the user's next commit) and StreetRace's own.
+                read_only: self.jail.protected(),
                 work_dir,
                 hidden: self.jail.forbidden().to_vec(),
                 network,

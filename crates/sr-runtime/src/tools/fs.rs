@@ -1,8 +1,6 @@
 //! Upstream's file tools: `read_file`, `write_file`, `append_to_file`,
 //! `create_directory`, `list_directory`, `find_in_files`.
 
-use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +8,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::jail::Opened;
+use super::jail::{Entry, Opened, read_capped};
 use sr_hir::tool_functions::{ToolFunction, ToolKind};
 
 use super::{Jail, Tool, ToolError, ToolSpec, failure, object_schema, string_arg, success};
@@ -102,29 +100,11 @@ pub(super) fn listing_names(output: Value) -> Value {
 }
 
 fn read(jail: &Jail, path: &Path) -> std::io::Result<Value> {
-    let Opened::File(file) = jail.open_read(path)? else {
-        return Err(std::io::Error::other(format!("'{}' is a directory", path.display())));
-    };
-    let bytes = read_capped(file, path)?;
+    let bytes = jail.read(path, MAX_FILE)?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Value::String(text),
         Err(_) => Value::String("<binary>".to_string()),
     })
-}
-
-/// The whole file, or an error naming the cap if it is larger (also if it grows
-/// while being read).
-fn read_capped(file: std::fs::File, path: &Path) -> std::io::Result<Vec<u8>> {
-    let too_large = || std::io::Error::other(format!("'{}' is larger than {} MiB", path.display(), MAX_FILE >> 20));
-    if file.metadata()?.len() > MAX_FILE {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(too_large());
-    }
-    Ok(bytes)
 }
 
 fn write(jail: &Jail, path: &Path, content: &str, append: bool) -> std::io::Result<Value> {
@@ -133,30 +113,10 @@ fn write(jail: &Jail, path: &Path, content: &str, append: bool) -> std::io::Resu
     Ok(json!(format!("wrote {} bytes", content.len())))
 }
 
-/// The entries of a directory: (name, is a directory, is a regular file).
-/// Symlinks are neither: they are listed as files and never followed.
-fn entries(dir: OwnedFd) -> std::io::Result<Vec<(String, bool, bool)>> {
-    let mut out = Vec::new();
-    for entry in rustix::fs::Dir::new(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == "." || name == ".." {
-            continue;
-        }
-        let kind = entry.file_type();
-        out.push((name, kind == rustix::fs::FileType::Directory, kind == rustix::fs::FileType::RegularFile));
-    }
-    out.sort();
-    Ok(out)
-}
-
 fn list(jail: &Jail, path: &Path) -> std::io::Result<Value> {
-    let Opened::Dir(dir) = jail.open_read(path)? else {
-        return Err(std::io::Error::other(format!("'{}' is not a directory", path.display())));
-    };
     let mut dirs = Vec::new();
     let mut files = Vec::new();
-    for (name, is_dir, _) in entries(dir)? {
+    for Entry { name, is_dir, .. } in jail.entries(path)? {
         if name == ".git" {
             continue;
         }
@@ -176,9 +136,9 @@ fn find(jail: &Jail, pattern: &str, needle: &str) -> std::io::Result<Value> {
     let mut visited = 0usize;
     let mut stack = vec![PathBuf::from(".")];
     while let Some(dir) = stack.pop() {
-        // A directory that is forbidden (the runtime's state) is passed over.
-        let Ok(Opened::Dir(fd)) = jail.open_read(&dir) else { continue };
-        for (name, is_dir, is_file) in entries(fd)? {
+        // A directory that vanished or turned into something else is passed over.
+        let Ok(entries) = jail.entries(&dir) else { continue };
+        for Entry { name, is_dir, is_file } in entries {
             visited += 1;
             if visited > MAX_ENTRIES {
                 return Err(std::io::Error::other(format!(
@@ -210,7 +170,7 @@ fn find(jail: &Jail, pattern: &str, needle: &str) -> std::io::Result<Value> {
                     MAX_SCANNED >> 20
                 )));
             }
-            let Ok(bytes) = read_capped(file, &path) else { continue };
+            let Ok(bytes) = read_capped(file, &path, MAX_FILE) else { continue };
             let Ok(text) = String::from_utf8(bytes) else { continue };
             for (n, line) in text.lines().enumerate() {
                 if line.to_lowercase().contains(&needle) {

@@ -1,30 +1,53 @@
-//! Confines file tools to the work directory. Every path a model gives is
-//! opened by the kernel relative to a handle on the work directory with
-//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: a `..`, an absolute
-//! symlink or a symlink whose target leaves the directory fails the open
-//! itself, so there is no window between a check and the use of a path.
-//! Paths inside a forbidden directory (the runtime's own state, when it was
-//! configured inside the work directory) are refused by the real path of the
-//! opened file.
+//! One directory that file access on a run's behalf stays inside: the file
+//! tools a model drives, and what the runtime reads for it (eval scorers,
+//! recorded and dataset files, cassettes). Every path is opened by the kernel
+//! relative to a handle on the directory with `openat2(RESOLVE_BENEATH |
+//! RESOLVE_NO_MAGICLINKS)`: a `..`, an absolute symlink or a symlink whose
+//! target leaves the directory fails the open itself, so there is no window
+//! between a check and the use of a path.
+//!
+//! What is decided after that is decided on where the opened handle is,
+//! never on the text given: the path itself when it was opened crossing no
+//! symlink and no `..` (`RESOLVE_NO_SYMLINKS`), else the real path the kernel
+//! reports (`/proc/self/fd`):
+//! - forbidden paths (the runtime's state, when it lies inside) are invisible:
+//!   opening one is "no such file", listings leave them out;
+//! - protected paths are read-only: the workload and every file it imports,
+//!   and anything named `.git` or `.streetrace` at any depth. Writing one,
+//!   creating one, or creating anything inside one is refused, and so is
+//!   writing a file with several hard links (another of its names could be
+//!   protected);
+//! - a read-only jail refuses every write.
 
+use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fs::File;
-use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, openat2};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, openat2};
+use rustix::io::Errno;
 
 use super::ToolError;
 
-/// A directory that paths given by a model must stay inside (symlinks
-/// included), minus the forbidden directories inside it.
+/// Names that are read-only wherever they appear under the root (compared
+/// ignoring ASCII case, for case-insensitive file systems).
+pub const PROTECTED_NAMES: [&str; 2] = [".git", ".streetrace"];
+
+/// A directory that paths stay inside (symlinks included), minus its
+/// forbidden paths, with its protected paths read-only.
 #[derive(Debug, Clone)]
 pub struct Jail {
     root: PathBuf,
     dir: Arc<OwnedFd>,
-    /// Canonical paths file tools never open, inside the root.
+    /// Canonical paths inside the root that are never opened or listed.
     forbidden: Vec<PathBuf>,
+    /// Canonical paths of files inside the root that are never written.
+    protected: Vec<PathBuf>,
+    writable: bool,
 }
 
 /// What an opened path turned out to be.
@@ -33,13 +56,42 @@ pub enum Opened {
     Dir(OwnedFd),
 }
 
+/// One entry of a directory. A symlink is neither a directory nor a file: it
+/// is listed, never followed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub name: String,
+    pub is_dir: bool,
+    pub is_file: bool,
+}
+
+/// Why a path cannot be written.
+enum Rule {
+    Forbidden,
+    Name(&'static str),
+    Program,
+    /// The real path is not under the root (the root moved while open).
+    Outside,
+}
+
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
 impl Jail {
+    /// A jail whose files the tools may change (except the protected ones).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Jail> {
-        let root = root.as_ref().canonicalize()?;
+        Jail::open_root(root.as_ref(), true)
+    }
+
+    /// A jail that refuses every write: what the runtime reads on a run's
+    /// behalf (scorers, dataset files, cassettes) is read through one.
+    pub fn read_only(root: impl AsRef<Path>) -> io::Result<Jail> {
+        Jail::open_root(root.as_ref(), false)
+    }
+
+    fn open_root(root: &Path, writable: bool) -> io::Result<Jail> {
+        let root = root.canonicalize()?;
         let dir = rustix::fs::open(&root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
-        Ok(Jail { root, dir: Arc::new(dir), forbidden: Vec::new() })
+        Ok(Jail { root, dir: Arc::new(dir), forbidden: Vec::new(), protected: Vec::new(), writable })
     }
 
     /// The jail without `path` (a directory or a file) and everything under it.
@@ -52,6 +104,17 @@ impl Jail {
         self
     }
 
+    /// The jail with the file `path` read-only. Only a path inside the root
+    /// needs this; a hard link to it inside the root is refused as every
+    /// multiply linked file is.
+    pub fn protect(mut self, path: &Path) -> Jail {
+        let path = canonical_prefix(path);
+        if path.starts_with(&self.root) && !self.protected.contains(&path) {
+            self.protected.push(path);
+        }
+        self
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -59,6 +122,14 @@ impl Jail {
     /// The forbidden paths inside the root, canonical.
     pub fn forbidden(&self) -> &[PathBuf] {
         &self.forbidden
+    }
+
+    /// What a sandbox sharing the root must keep read-only: the protected
+    /// files, and `.git` and `.streetrace` at the root (which may not exist
+    /// yet). The file tools also protect those names deeper down.
+    pub fn protected(&self) -> Vec<PathBuf> {
+        let names = PROTECTED_NAMES.iter().map(|name| self.root.join(name));
+        self.protected.iter().cloned().chain(names).collect()
     }
 
     /// `path` (relative to the root, or absolute inside it) as a path relative
@@ -84,46 +155,89 @@ impl Jail {
         if relative.as_os_str().is_empty() {
             relative.push(".");
         }
-        if self.forbidden.iter().any(|f| self.root.join(&relative).starts_with(f)) {
-            return Err(self.forbidden_error(&relative));
-        }
         Ok(relative)
     }
 
     /// Opens an existing regular file or directory for reading, without
     /// blocking (a FIFO or a device is refused, never waited on).
     pub fn open_read(&self, relative: &Path) -> io::Result<Opened> {
-        let fd = self.open(relative, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, Mode::empty())?;
-        match rustix::fs::fstat(&fd)?.st_mode {
-            mode if FileType::from_raw_mode(mode) == FileType::Directory => Ok(Opened::Dir(fd)),
-            mode if FileType::from_raw_mode(mode) == FileType::RegularFile => Ok(Opened::File(File::from(fd))),
+        self.open_readable(relative).map(|(opened, _)| opened)
+    }
+
+    fn open_readable(&self, relative: &Path) -> io::Result<(Opened, Option<PathBuf>)> {
+        let Handle { fd, known } = self.open(relative, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?;
+        match FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) {
+            FileType::Directory => Ok((Opened::Dir(fd), known)),
+            FileType::RegularFile => Ok((Opened::File(File::from(fd)), known)),
             _ => Err(not_regular(relative)),
         }
+    }
+
+    /// The bytes of a regular file, or an error naming `cap` if it is larger
+    /// (also if it grows past it while being read).
+    pub fn read(&self, relative: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        match self.open_read(relative)? {
+            Opened::File(file) => read_capped(file, relative, cap),
+            Opened::Dir(_) => Err(io::Error::other(format!("'{}' is a directory", relative.display()))),
+        }
+    }
+
+    /// The entries of a directory, sorted by name, without `.`, `..` and the
+    /// forbidden paths.
+    pub fn entries(&self, relative: &Path) -> io::Result<Vec<Entry>> {
+        let (Opened::Dir(fd), known) = self.open_readable(relative)? else {
+            return Err(io::Error::other(format!("'{}' is not a directory", relative.display())));
+        };
+        let real = match known {
+            _ if self.forbidden.is_empty() => None,
+            Some(known) => Some(known),
+            None => Some(real_path(fd.as_fd())?),
+        };
+        let mut out = Vec::new();
+        for entry in rustix::fs::Dir::new(fd)? {
+            let entry = entry?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let name = String::from_utf8_lossy(bytes).into_owned();
+            if let Some(real) = &real
+                && self.is_forbidden(&real.join(OsStr::from_bytes(bytes)))
+            {
+                continue;
+            }
+            let kind = entry.file_type();
+            out.push(Entry { name, is_dir: kind == FileType::Directory, is_file: kind == FileType::RegularFile });
+        }
+        out.sort();
+        Ok(out)
     }
 
     /// Opens a regular file for writing, creating it (and its missing parent
     /// directories) if needed; `append` or truncated. A symlink that does not
     /// lead to an existing file inside the root is refused, also a dangling one.
     pub fn open_write(&self, relative: &Path, append: bool) -> io::Result<File> {
+        self.check_writable(relative)?;
         let flags =
             OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY | if append { OFlags::APPEND } else { OFlags::empty() };
-        let fd = match self.open(relative, flags, Mode::empty()) {
-            Ok(fd) => fd,
+        let handle = match self.open(relative, flags) {
+            Ok(handle) => handle,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let (parent, name) = split(relative)?;
                 self.create_dir_all(parent)?;
-                let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+                let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+                self.check_new(&parent, name, relative)?;
                 // O_EXCL does not follow a symlink in the last component: a
                 // dangling one is EEXIST, never a file created at its target.
-                openat2(
-                    &parent,
+                let fd = openat2(
+                    &parent.fd,
                     name,
                     flags | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
                     Mode::from(0o644),
                     RESOLVE,
                 )
                 .map_err(|e| match e {
-                    rustix::io::Errno::EXIST => io::Error::new(
+                    Errno::EXIST => io::Error::new(
                         io::ErrorKind::PermissionDenied,
                         format!(
                             "'{}' is a symlink to a missing file; file tools do not create files through symlinks",
@@ -131,16 +245,31 @@ impl Jail {
                         ),
                     ),
                     e => self.explain(relative, e),
-                })?
+                })?;
+                Handle { fd, known: parent.known.map(|dir| dir.join(name)) }
             }
             Err(e) => return Err(e),
         };
-        if FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) != FileType::RegularFile {
+        let stat = rustix::fs::fstat(&handle.fd)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(not_regular(relative));
         }
-        let file = File::from(fd);
-        // Truncated only now: `O_TRUNC` would empty a forbidden file before
-        // `open` refuses it.
+        if let Some(rule) = self.rule(&handle.real()?) {
+            return Err(self.refusal(relative, rule));
+        }
+        if stat.st_nlink > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "'{}' has {} hard links: file tools do not write a file that has other names (one could be protected)",
+                    relative.display(),
+                    stat.st_nlink
+                ),
+            ));
+        }
+        let file = File::from(handle.fd);
+        // Truncated only now: `O_TRUNC` would empty a protected file before
+        // it is refused.
         if !append {
             file.set_len(0)?;
         }
@@ -148,70 +277,192 @@ impl Jail {
     }
 
     /// Creates a directory and its missing parents, one component at a time,
-    /// each beneath the root.
+    /// each beneath the root; a protected or forbidden one is refused, also
+    /// when it exists.
     pub fn create_dir_all(&self, relative: &Path) -> io::Result<()> {
+        self.check_writable(relative)?;
         let mut done = PathBuf::new();
         for component in relative.components() {
             let Component::Normal(name) = component else { continue };
             let parent = self.open(
                 if done.as_os_str().is_empty() { Path::new(".") } else { &done },
                 OFlags::PATH | OFlags::DIRECTORY,
-                Mode::empty(),
             )?;
             done.push(name);
-            match rustix::fs::mkdirat(&parent, name, Mode::from(0o755)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            self.check_new(&parent, name, &done)?;
+            match rustix::fs::mkdirat(&parent.fd, name, Mode::from(0o755)) {
+                Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(self.explain(&done, e)),
             }
         }
-        self.open(relative, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).map(drop)
-    }
-
-    /// Removes a file, or an empty directory, beneath the root (a symlink
-    /// named by the last component is removed, not followed).
-    pub fn remove(&self, relative: &Path, dir: bool) -> io::Result<()> {
-        let (parent, name) = split(relative)?;
-        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
-        let flags = if dir { rustix::fs::AtFlags::REMOVEDIR } else { rustix::fs::AtFlags::empty() };
-        rustix::fs::unlinkat(&parent, name, flags).map_err(|e| self.explain(relative, e))
-    }
-
-    /// `openat2` beneath the root, then the forbidden directories.
-    fn open(&self, relative: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-        let fd = openat2(self.dir.as_fd(), relative, flags | OFlags::CLOEXEC, mode, RESOLVE)
-            .map_err(|e| self.explain(relative, e))?;
-        if !self.forbidden.is_empty() {
-            let real = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)))?;
-            if self.forbidden.iter().any(|f| real.starts_with(f)) {
-                return Err(io::Error::new(io::ErrorKind::PermissionDenied, self.forbidden_error(relative).0));
-            }
+        // A symlink to a protected directory "exists" without any mkdir.
+        let made = self.open(relative, OFlags::PATH | OFlags::DIRECTORY)?;
+        match self.rule(&made.real()?) {
+            Some(rule) => Err(self.refusal(relative, rule)),
+            None => Ok(()),
         }
-        Ok(fd)
     }
 
-    fn explain(&self, relative: &Path, errno: rustix::io::Errno) -> io::Error {
+    /// Removes a file (a symlink itself, never its target); protected and
+    /// forbidden paths are refused.
+    pub fn remove_file(&self, relative: &Path) -> io::Result<()> {
+        self.check_writable(relative)?;
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        self.check_new(&parent, name, relative)?;
+        rustix::fs::unlinkat(&parent.fd, name, AtFlags::empty()).map_err(|e| self.explain(relative, e))
+    }
+
+    /// Removes an empty directory (the journal undoing a directory a tool
+    /// made); protected and forbidden paths are refused.
+    pub fn remove_dir(&self, relative: &Path) -> io::Result<()> {
+        self.check_writable(relative)?;
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        self.check_new(&parent, name, relative)?;
+        rustix::fs::unlinkat(&parent.fd, name, AtFlags::REMOVEDIR).map_err(|e| self.explain(relative, e))
+    }
+
+    /// `openat2` beneath the root; a forbidden path is not found. A path
+    /// without `..` is first opened crossing no symlink (`RESOLVE_NO_SYMLINKS`):
+    /// then it is where the path says, and its real path needs no
+    /// `/proc/self/fd` lookup (which costs more than the open). When a symlink
+    /// is on the way (`ELOOP`) it is opened again following it.
+    fn open(&self, relative: &Path, flags: OFlags) -> io::Result<Handle> {
+        let flags = flags | OFlags::CLOEXEC;
+        let plain = relative.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let direct = plain
+            .then(|| openat2(self.dir.as_fd(), relative, flags, Mode::empty(), RESOLVE | ResolveFlags::NO_SYMLINKS));
+        let handle = match direct {
+            Some(Ok(fd)) => Handle { fd, known: Some(self.root.join(relative)) },
+            Some(Err(Errno::LOOP)) | None => {
+                let fd = openat2(self.dir.as_fd(), relative, flags, Mode::empty(), RESOLVE)
+                    .map_err(|e| self.explain(relative, e))?;
+                Handle { fd, known: None }
+            }
+            Some(Err(e)) => return Err(self.explain(relative, e)),
+        };
+        if !self.forbidden.is_empty() && self.is_forbidden(&handle.real()?) {
+            return Err(io::Error::from(Errno::NOENT));
+        }
+        Ok(handle)
+    }
+
+    fn check_writable(&self, relative: &Path) -> io::Result<()> {
+        if self.writable {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("'{}': {} is read-only here", relative.display(), self.root.display()),
+        ))
+    }
+
+    /// Refuses `name` in the opened directory `parent` if it is (or would be)
+    /// protected or forbidden.
+    fn check_new(&self, parent: &Handle, name: &OsStr, relative: &Path) -> io::Result<()> {
+        match self.rule(&parent.real()?.join(name)) {
+            Some(rule) => Err(self.refusal(relative, rule)),
+            None => Ok(()),
+        }
+    }
+
+    fn is_forbidden(&self, real: &Path) -> bool {
+        self.forbidden.iter().any(|f| real.starts_with(f))
+    }
+
+    /// Why the real path `real` cannot be written, if it cannot.
+    fn rule(&self, real: &Path) -> Option<Rule> {
+        if self.is_forbidden(real) {
+            return Some(Rule::Forbidden);
+        }
+        if self.protected.iter().any(|p| p == real) {
+            return Some(Rule::Program);
+        }
+        let Ok(inside) = real.strip_prefix(&self.root) else { return Some(Rule::Outside) };
+        inside.components().find_map(|c| {
+            let name = c.as_os_str().to_str()?;
+            PROTECTED_NAMES.into_iter().find(|p| p.eq_ignore_ascii_case(name)).map(Rule::Name)
+        })
+    }
+
+    fn refusal(&self, relative: &Path, rule: Rule) -> io::Error {
+        let shown = relative.display();
+        let message = match rule {
+            Rule::Name(name) => format!("'{shown}': `{name}/` is protected: tools cannot change it"),
+            Rule::Program => {
+                format!("'{shown}' is the workload or a file it imports: tools cannot change it")
+            }
+            Rule::Forbidden => format!("'{shown}' is reserved for the runtime's state: tools cannot write it"),
+            Rule::Outside => format!("path '{shown}' leads outside the work directory {}", self.root.display()),
+        };
+        io::Error::new(io::ErrorKind::PermissionDenied, message)
+    }
+
+    fn explain(&self, relative: &Path, errno: Errno) -> io::Error {
         match errno {
-            rustix::io::Errno::XDEV => io::Error::new(
+            Errno::XDEV => io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!("path '{}' leads outside the work directory {}", relative.display(), self.root.display()),
             ),
-            rustix::io::Errno::NOSYS => {
+            Errno::NOSYS => {
                 io::Error::other("file tools need Linux 5.6 or later (openat2) to keep paths inside the work directory")
             }
             e => io::Error::from(e),
         }
     }
+}
 
-    fn forbidden_error(&self, relative: &Path) -> ToolError {
-        ToolError(format!("path '{}' is the runtime's own state; file tools cannot reach it", relative.display()))
+/// An opened path, and where it is when the open crossed no symlink.
+struct Handle {
+    fd: OwnedFd,
+    known: Option<PathBuf>,
+}
+
+impl Handle {
+    /// Where the handle is: known, else as the kernel reports it.
+    fn real(&self) -> io::Result<Cow<'_, Path>> {
+        match &self.known {
+            Some(known) => Ok(Cow::Borrowed(known)),
+            None => real_path(self.fd.as_fd()).map(Cow::Owned),
+        }
     }
+}
+
+/// Where the opened `fd` is now, as the kernel resolves it.
+fn real_path(fd: BorrowedFd<'_>) -> io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// The bytes of an opened file, or an error naming `cap` if it is larger
+/// (also if it grows past it while being read).
+pub(super) fn read_capped(file: File, relative: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let too_large = || io::Error::other(format!("'{}' is larger than {}", relative.display(), size(cap)));
+    if file.metadata()?.len() > cap {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 fn not_regular(relative: &Path) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("'{}' is not a regular file or directory", relative.display()))
 }
 
-fn split(relative: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+/// A size for messages: whole MiB or KiB when it is one, else bytes.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
+fn split(relative: &Path) -> io::Result<(&Path, &OsStr)> {
     match (relative.parent(), relative.file_name()) {
         (Some(parent), Some(name)) => Ok((if parent.as_os_str().is_empty() { Path::new(".") } else { parent }, name)),
         _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("'{}' is not a file name", relative.display()))),
@@ -239,23 +490,4 @@ fn canonical_prefix(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_outside_the_root_are_refused() {
-        let dir = std::env::temp_dir().join(format!("sr-jail-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("inside")).unwrap();
-        let jail = Jail::new(&dir).unwrap();
-        assert_eq!(jail.relative_path("inside/new.txt").unwrap(), Path::new("inside/new.txt"));
-        assert_eq!(jail.relative_path(&dir.canonicalize().unwrap().display().to_string()).unwrap(), Path::new("."));
-        assert!(jail.relative_path("../escape").is_err());
-        assert!(jail.relative_path("inside/../../escape").is_err());
-        assert!(jail.relative_path("/etc/passwd").is_err());
-        let link = dir.join("link");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink("/etc", &link).unwrap();
-        let error = jail.open_read(Path::new("link/passwd")).err().unwrap();
-        assert!(error.to_string().contains("outside the work directory"), "{error}");
-    }
-}
+mod tests;

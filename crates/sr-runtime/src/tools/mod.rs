@@ -1,5 +1,5 @@
 //! Tools agents can call: upstream's builtin file tools (jailed to the work
-//! directory) and CLI tool (sandboxed, see `cli`), agents used as tools, and MCP
+//! directory, see `jail`) and CLI tool (sandboxed, see `cli`), agents used as tools, and MCP
 //! servers' tools.
 
 mod cli;
@@ -16,7 +16,7 @@ use sr_hir::tool_functions::{Param, ToolKind};
 
 use crate::RunOptions;
 
-pub use jail::{Jail, Opened};
+pub use jail::{Entry, Jail, Opened, PROTECTED_NAMES};
 
 /// What a model sees of a tool: the providers' own declaration.
 pub use sr_llm::ToolSpec;
