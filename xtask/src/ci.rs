@@ -28,7 +28,7 @@ fn prerequisites() -> Result<(), String> {
     };
     let mut missing: Vec<String> = PROGRAMS
         .iter()
-        .filter(|(program, _)| !on_path(program) && !(*program == "time" && root_file("/usr/bin/time")))
+        .filter(|(program, _)| !(on_path(program) || *program == "time" && root_file("/usr/bin/time")))
         .map(|(program, what)| format!("{program}: {what}"))
         .collect();
     let fuzz = Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
