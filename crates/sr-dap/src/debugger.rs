@@ -184,7 +184,7 @@ pub fn dap_thread(thread: u32) -> i64 {
 }
 
 pub fn thread_number(id: i64) -> Option<u32> {
-    u32::try_from(id - 1).ok()
+    u32::try_from(id.checked_sub(1)?).ok()
 }
 
 impl Debugger {
@@ -488,7 +488,8 @@ impl Debugger {
             }
         }
         if stopped.edited {
-            st.forks.current_mut().edits.insert(here, stopped.snapshot.vars.clone());
+            let at = (thread, stopped.at.point, stopped.at.inside);
+            st.forks.current_mut().edits.insert(at, stopped.snapshot.vars.clone());
         }
         if let Some(answer) = answered {
             st.forks.current_mut().answers.insert(here, answer.clone());
@@ -574,5 +575,7 @@ mod tests {
         assert_eq!(dap_thread(0), 1);
         assert_eq!(thread_number(1), Some(0));
         assert_eq!(thread_number(0), None);
+        assert_eq!(thread_number(i64::MIN), None);
+        assert_eq!(thread_number(i64::MAX), None);
     }
 }

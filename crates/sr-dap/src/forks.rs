@@ -92,8 +92,10 @@ pub struct Branch {
     pub parent: Option<usize>,
     /// `None` for the original run.
     pub point: Option<ForkPoint>,
-    /// The variables threads resumed with after `setVariable`, by (thread, point).
-    pub edits: BTreeMap<(u32, u64), Vars>,
+    /// The variables threads resumed with after `setVariable`, by thread,
+    /// point and whether they were stopped inside it (on a failure or a
+    /// question) rather than before it.
+    pub edits: BTreeMap<(u32, u64, bool), Vars>,
     /// The answers to `escalate to human` threads resumed with, by (thread, point).
     pub answers: BTreeMap<(u32, u64), String>,
     /// The furthest point each thread reached, and whether it went on from
@@ -155,15 +157,22 @@ impl Forks {
         let parent = self.current;
         let from = &self.branches[parent];
         let targets = HashMap::from([(point.thread, point.at)]);
-        let gone = |thread: u32, at: u64| {
-            (thread == point.thread && at > point.at.point) || is_future(thread, &from.born, &targets)
+        let gone_inside = |thread: u32, at: u64, inside: bool| {
+            let after = at > point.at.point || at == point.at.point && inside && !point.at.inside;
+            (thread == point.thread && after) || is_future(thread, &from.born, &targets)
         };
+        let gone = |thread: u32, at: u64| gone_inside(thread, at, false);
         let mut reached: HashMap<u32, (u64, bool)> =
             from.reached.iter().filter(|(t, _)| !gone(**t, 0)).map(|(t, r)| (*t, *r)).collect();
         reached.insert(point.thread, (point.at.point, point.at.inside));
         let branch = Branch {
             parent: Some(parent),
-            edits: from.edits.iter().filter(|((t, p), _)| !gone(*t, *p)).map(|(k, v)| (*k, v.clone())).collect(),
+            edits: from
+                .edits
+                .iter()
+                .filter(|((t, p, i), _)| !gone_inside(*t, *p, *i))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect(),
             answers: from.answers.iter().filter(|((t, p), _)| !gone(*t, *p)).map(|(k, v)| (*k, v.clone())).collect(),
             reached,
             born: from.born.iter().filter(|(t, _)| !gone(**t, 0)).map(|(t, b)| (*t, *b)).collect(),
@@ -291,7 +300,8 @@ impl Debugger {
     pub fn switch_plan(&self, id: i64) -> Result<(usize, Travel), String> {
         let (to, back) = {
             let st = self.lock();
-            let to = usize::try_from(id - 1).map_err(|_| format!("there is no fork {id}"))?;
+            let to = id.checked_sub(1).and_then(|to| usize::try_from(to).ok());
+            let to = to.ok_or_else(|| format!("there is no fork {id}"))?;
             let (thread, at) = st.forks.destination(to)?;
             let lineage = st.forks.lineage(to, thread);
             (to, Back::To { thread, point: at.point, lineage })
@@ -323,8 +333,8 @@ mod tests {
         // Main (0) reached 9, started 1 at its point 3 and 2 at its point 7.
         original.reached = HashMap::from([(0, (9, false)), (1, (4, false)), (2, (5, true))]);
         original.born = HashMap::from([(1, (0, 3)), (2, (0, 7))]);
-        for (thread, at) in [(0, 2), (0, 6), (1, 2), (2, 3)] {
-            original.edits.insert((thread, at), Vars::default());
+        for (thread, at, inside) in [(0, 2, false), (0, 6, false), (0, 6, true), (1, 2, false), (2, 3, false)] {
+            original.edits.insert((thread, at, inside), Vars::default());
         }
         assert!(forks.went_past(0, At { point: 6, inside: false }));
         assert!(!forks.went_past(0, At { point: 9, inside: false }), "at its frontier");
@@ -333,11 +343,15 @@ mod tests {
         assert_eq!(forks.fork(point(0, 6), None), 1);
         let fork = forks.current();
         let edits: Vec<_> = fork.edits.keys().copied().collect();
-        assert_eq!(edits, [(0, 2), (0, 6), (1, 2)], "main's later edits and branch 2's, started later, are gone");
+        assert_eq!(
+            edits,
+            [(0, 2, false), (0, 6, false), (1, 2, false)],
+            "main's later edits (inside its point 6 too) and branch 2's, started later, are gone"
+        );
         assert_eq!(fork.reached.get(&0), Some(&(6, false)));
         assert_eq!(fork.reached.get(&2), None);
         assert_eq!(fork.born.get(&1), Some(&(0, 3)));
-        assert_eq!(forks.branches[0].edits.len(), 4, "the parent keeps its own");
+        assert_eq!(forks.branches[0].edits.len(), 5, "the parent keeps its own");
         forks.current_mut().born.insert(3, (1, 2));
         assert_eq!(forks.lineage(1, 3), [(1, 2), (0, 3)]);
         assert_eq!(forks.lineage(1, 0), []);

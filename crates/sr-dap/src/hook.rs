@@ -75,6 +75,7 @@ impl StepHook for DebugHook {
                 }
                 let thread = self.debugger.enter(st, step.thread, step.thread_key);
                 self.debugger.went_on(st, thread);
+                self.debugger.edited_inside(st, thread, step.vars);
                 let reason = match arrived_inside(&mut st.run, thread) {
                     Some(held) => Some(held),
                     None if st.run.quiet.contains_key(&thread) => return Control::Continue,
@@ -105,6 +106,7 @@ impl StepHook for DebugHook {
                 }
                 let thread = self.debugger.enter(st, step.thread, step.thread_key);
                 self.debugger.went_on(st, thread);
+                self.debugger.edited_inside(st, thread, step.vars);
                 let point = st.run.points.get(&thread).copied().unwrap_or_default();
                 let before = st.forks.current().answers.get(&(thread, point)).cloned();
                 let reason = match arrived_inside(&mut st.run, thread) {
@@ -255,7 +257,7 @@ impl Debugger {
         let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![point; step.frames.len()]);
         starts.truncate(step.frames.len() - entered);
         starts.resize(step.frames.len(), point);
-        if let Some(edited) = st.forks.current().edits.get(&(thread, point)) {
+        if let Some(edited) = st.forks.current().edits.get(&(thread, point, false)) {
             step.vars.clone_from(edited);
         }
         let fork = st.run.fork_next.contains(&thread);
@@ -349,6 +351,15 @@ impl Debugger {
         st.run.stepping.remove(&thread);
         st.run.orphan = None;
         Check::Stop(thread, reason)
+    }
+
+    /// Inside a point (a failure, a question), the variables the fork's
+    /// thread was given there, as at its point before it.
+    pub fn edited_inside(&self, st: &State, thread: u32, vars: &mut Vars) {
+        let point = st.run.points.get(&thread).copied().unwrap_or_default();
+        if let Some(edited) = st.forks.current().edits.get(&(thread, point, true)) {
+            vars.clone_from(edited);
+        }
     }
 
     /// A thread that owes a fork goes on without stopping: it forks now.

@@ -239,3 +239,86 @@ async fn another_answer_is_a_fork_and_each_fork_keeps_its_answer() {
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     dap.disconnect().await;
 }
+
+/// Every argument shape for the fork requests, at a stop: each is answered
+/// (refused unless it names the stopped thread), nothing moves, and the
+/// session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_arguments_to_the_fork_requests_are_refused() {
+    let dir = temp("forks-hostile");
+    let source = "streetrace v1\n\nflow main:\n    $n = 1\n    return $n\n";
+    let program = program(&dir, "h.sr", source);
+    let server = MockServer::start().await;
+    let mut dap = adapter(&dir, &server);
+    start(&mut dap, json!({"program": "h.sr", "stopOnEntry": true}), &program, &[]).await;
+    let values = [
+        json!(null),
+        json!(-1),
+        json!(0),
+        json!(1),
+        json!(2),
+        json!(i64::MAX),
+        json!(i64::MIN),
+        json!(u64::MAX),
+        json!(1.5),
+        json!("1"),
+        json!([1]),
+        json!({"id": 1}),
+    ];
+    let mut accepted = Vec::new();
+    for (command, field) in
+        [("streetraceRunLiveFrom", "threadId"), ("streetraceSwitchFork", "id"), ("streetraceForks", "id")]
+    {
+        for value in &values {
+            let answer = dap.request(command, json!({ field: value })).await;
+            if answer["success"] == true {
+                accepted.push(format!("{command} {value}"));
+            } else {
+                assert!(answer["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
+            }
+        }
+        let answer = dap.request(command, json!("not an object")).await;
+        assert_eq!(answer["success"], command == "streetraceForks", "{answer}");
+    }
+    // Forks takes no arguments; run-live-from takes the stopped thread, named or not.
+    let mut expected = vec!["streetraceRunLiveFrom null".to_string(), "streetraceRunLiveFrom 1".to_string()];
+    expected.extend(values.iter().map(|v| format!("streetraceForks {v}")));
+    assert_eq!(accepted, expected);
+    assert_eq!(top(&mut dap).await, ("flow main".to_string(), 4), "still stopped where it was");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    dap.disconnect().await;
+}
+
+/// Variables set at a stop inside a statement (on its failure) are set
+/// again there when the run passes it again, not before the statement:
+/// set before, the statement would not fail, and the run would diverge.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_made_on_a_failure_is_made_again_on_it() {
+    let dir = temp("forks-inside");
+    let source = "streetrace v1\n\ntool fs = builtin streetrace.fs\n\nflow main:\n    $n = 1\n    $x = $n.b\n    \
+                  on failure:\n        $x = \"failed with ${n}\"\n    fs.write_file(\"x.txt\", $x)\n    return $x\n";
+    let program = program(&dir, "inside.sr", source);
+    let server = MockServer::start().await;
+    let mut dap = adapter(&dir, &server);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "inside.sr"})).await;
+    dap.request("setExceptionBreakpoints", json!({"filters": ["caught"]})).await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 11}]})).await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "exception");
+    set(&mut dap, "n", "{b: 2}").await;
+    go(&mut dap, "continue").await;
+    assert_eq!(files(&dir), [file("x.txt", "failed with {\"b\":2}")]);
+
+    go(&mut dap, "reverseContinue").await;
+    assert_eq!(top(&mut dap).await, ("flow main".to_string(), 6));
+    assert_eq!(go(&mut dap, "continue").await["body"]["reason"], "exception", "the failure again");
+    assert_eq!(eval(&mut dap, "$n").await, json!("{\"b\":2}"), "with the variables set on it");
+    assert_eq!(go(&mut dap, "continue").await["body"]["reason"], "breakpoint");
+    assert_eq!(eval(&mut dap, "$x").await, json!("\"failed with {\\\"b\\\":2}\""));
+    assert_eq!(dap.output("stderr"), "", "no divergence");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    dap.disconnect().await;
+}
