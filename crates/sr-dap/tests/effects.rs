@@ -207,6 +207,8 @@ async fn an_injected_reply_survives_going_back_and_forth_in_its_fork() {
     assert_eq!(set["success"], true, "{set}");
     go(&mut dap, "continue").await;
     assert_eq!(eval(&mut dap, "$loud").await, json!("\"Hello!\""));
+    let fork = "fork 2: the model's reply replaced at reply.sr:8 (main), leaving fork 1";
+    assert!(dap.output("console").contains(fork), "{}", dap.output("console"));
 
     for back in ["stepBack", "reverseContinue", "stepBack"] {
         go(&mut dap, back).await;

@@ -512,7 +512,7 @@ async fn nested_branches_keep_their_ids_whatever_order_a_replay_starts_them_in()
     std::fs::write(dir.join("nested.sr"), source).unwrap();
     let program = dir.join("nested.sr").canonicalize().unwrap();
     let server = MockServer::start().await;
-    server.push(MockReply::text("hi").delay(std::time::Duration::from_millis(300)));
+    server.push(MockReply::text("hi").delay(std::time::Duration::from_secs(1)));
     let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
     let mut dap = Adapter::start_in(&dir, &env);
     dap.request("initialize", json!({})).await;
