@@ -322,3 +322,55 @@ async fn an_edit_made_on_a_failure_is_made_again_on_it() {
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     dap.disconnect().await;
 }
+
+/// `$l` on thread 2's top frame.
+async fn left(dap: &mut Adapter) -> Value {
+    let trace = dap.request("stackTrace", json!({"threadId": 2})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    dap.request("evaluate", json!({"expression": "$l", "frameId": frame})).await["body"]["result"].clone()
+}
+
+/// A fork made in a `parallel` branch: going to another fork brings that
+/// branch (started anew by its parent) to where it parts, with the other
+/// fork's variables, and the run ends with that fork's result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_made_in_a_parallel_branch_is_gone_to_in_that_branch() {
+    let dir = temp("forks-branch");
+    let source = "streetrace v1\n\nflow left:\n    $l = 1\n    $l = $l + 10\n    return $l\n\n\
+                  flow right:\n    $r = 2\n    return $r * 10\n\n\
+                  flow main:\n    parallel do\n        $x = run left\n        $y = run right\n    end\n    return [$x, $y]\n";
+    let program = program(&dir, "branch.sr", source);
+    let server = MockServer::start().await;
+    let mut dap = adapter(&dir, &server);
+    let stopped = start(&mut dap, json!({"program": "branch.sr"}), &program, &[6]).await;
+    assert_eq!(stopped["body"]["threadId"], 2);
+    let back = dap.request("stepBack", json!({"threadId": 2})).await;
+    assert_eq!(back["success"], true, "{back}");
+    dap.event("stopped").await;
+    let edit = |value: &str| json!({"name": "l", "value": value});
+    let trace = dap.request("stackTrace", json!({"threadId": 2})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let mut arguments = edit("100");
+    arguments["variablesReference"] = scopes["body"]["scopes"][0]["variablesReference"].clone();
+    assert_eq!(dap.request("setVariable", arguments).await["success"], true);
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": []})).await;
+    dap.request("continue", json!({"threadId": 2})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: [110,20]\n"), "{}", dap.output("console"));
+    assert_eq!(forks(&mut dap).await[1], fork(2, Some(1), Some("edit"), "$l edited at branch.sr:5 (branch 1)", true));
+
+    let stopped = switch(&mut dap, 1).await;
+    assert_eq!((&stopped["body"]["threadId"], &stopped["body"]["reason"]), (&json!(2), &json!("goto")));
+    assert_eq!(left(&mut dap).await, json!("1"));
+    dap.request("continue", json!({"threadId": 2})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert!(dap.output("console").contains("run completed: [11,20]\n"), "{}", dap.output("console"));
+
+    switch(&mut dap, 2).await;
+    assert_eq!(left(&mut dap).await, json!("100"), "fork 2's edit, made again");
+    dap.request("continue", json!({"threadId": 2})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert_eq!(dap.output("console").matches("run completed: [110,20]\n").count(), 2);
+    dap.disconnect().await;
+}
