@@ -433,6 +433,7 @@ impl Session {
                     launch.piece = launch.timeline.clone().map(|file| Piece { file, skip });
                 }
                 self.timeline.clone_from(&launch.timeline);
+                self.prune();
                 if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
                     self.temporary.push(file.clone());
                 }
@@ -442,6 +443,23 @@ impl Session {
             }
             Err(error) => self.fail(request, error),
         }
+    }
+
+    /// Removes the temporary recordings no fork's journal is in any more
+    /// (each travel writes the journal it serves anew; the archive keeps
+    /// their file changes).
+    fn prune(&mut self) {
+        let kept: BTreeSet<PathBuf> = {
+            let st = self.debugger.lock();
+            st.forks.branches.iter().filter_map(|b| Some(b.journal.as_ref()?.file.clone())).collect()
+        };
+        self.temporary.retain(|file| {
+            let keep = kept.contains(file);
+            if !keep {
+                let _ = std::fs::remove_file(file);
+            }
+            keep
+        });
     }
 
     /// A launch that failed: diagnostics in the console, an error response,

@@ -5,17 +5,18 @@
 //! wherever the last run left it, possibly in another branch; the runtime
 //! puts it back as it was when the recorded run started by undoing every file
 //! change the served journal holds, so a travel serves the changes of every
-//! run of the session first (the archive: their `tool` lines with files and
-//! their `blob` lines), then a `fork` line with `from_step: 0`, which voids
-//! every effect before it, then the branch's journal. The runtime undoes the
-//! archive's changes and the branch's, last first, and serves only the
-//! branch's effects.
+//! run of the session first (the archive: each `tool` line's changed files,
+//! without its arguments and result, and the `blob` lines), then a `fork`
+//! line with `from_step: 0`, which voids every effect before it, then the
+//! branch's journal. The runtime undoes the archive's changes and the
+//! branch's, last first, and serves only the branch's effects. A run's file
+//! that no branch's journal is in any more is removed (`Session::prune`).
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 
 use crate::forks::Piece;
 
@@ -39,6 +40,18 @@ struct Line {
     files: Option<IgnoredAny>,
 }
 
+/// A tool line as the archive keeps it: where it was and the files it
+/// changed, without its arguments and result (a rewind needs neither).
+#[derive(Deserialize, Serialize)]
+struct Change {
+    kind: String,
+    at: serde_json::Value,
+    n: serde_json::Value,
+    #[serde(default)]
+    step: serde_json::Value,
+    files: serde_json::Value,
+}
+
 impl Archive {
     /// The archive's file, for removal with the session's temporary files.
     pub fn file(&self) -> Option<&Path> {
@@ -58,13 +71,17 @@ impl Archive {
             let Ok(read) = serde_json::from_str::<Line>(line) else { continue };
             match read.kind.as_str() {
                 "meta" if self.meta.is_none() => self.meta = Some(line.to_string()),
-                "blob" => {}
-                "tool" if read.files.is_some() => {}
-                _ => continue,
-            }
-            if read.kind != "meta" {
-                kept.push_str(line);
-                kept.push('\n');
+                "blob" => {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+                "tool" if read.files.is_some() => {
+                    let Ok(change) = serde_json::from_str::<Change>(line) else { continue };
+                    let Ok(slim) = serde_json::to_string(&change) else { continue };
+                    kept.push_str(&slim);
+                    kept.push('\n');
+                }
+                _ => {}
             }
         }
         if kept.is_empty() {
@@ -115,7 +132,7 @@ mod tests {
             r#"{"kind":"meta","format":2,"invocation_id":"i","workload":"w.sr","input":""}"#,
             r#"{"at":"main","n":0,"step":1,"name":"write_file","args":{},"kind":"tool_start"}"#,
             r#"{"kind":"blob","sha256":"ab","text":"x"}"#,
-            r#"{"at":"main","n":0,"step":1,"name":"write_file","args":{},"kind":"tool","files":[]}"#,
+            r#"{"at":"main","n":0,"step":1,"name":"write_file","args":{"content":"x"},"kind":"tool","files":[]}"#,
             r#"{"at":"main","n":1,"step":2,"name":"read_file","args":{},"kind":"tool","result":"x"}"#,
             r#"{"kind":"llm","at":"main","n":2,"step":3}"#,
             "not json",
@@ -124,7 +141,8 @@ mod tests {
         let mut archive = Archive::default();
         archive.absorb(&run, 0).unwrap();
         let kept = std::fs::read_to_string(archive.file().unwrap()).unwrap();
-        assert_eq!(kept, format!("{}\n{}\n", lines[2], lines[3]));
+        let change = r#"{"kind":"tool","at":"main","n":0,"step":1,"files":[]}"#;
+        assert_eq!(kept, format!("{}\n{change}\n", lines[2]), "the changes, without arguments or results");
         // What a run was served is not kept twice.
         let served = std::fs::metadata(&run).unwrap().len();
         let mut more = std::fs::OpenOptions::new().append(true).open(&run).unwrap();

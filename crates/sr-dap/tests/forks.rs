@@ -374,3 +374,33 @@ async fn a_fork_made_in_a_parallel_branch_is_gone_to_in_that_branch() {
     assert_eq!(dap.output("console").matches("run completed: [110,20]\n").count(), 2);
     dap.disconnect().await;
 }
+
+/// Each travel writes the journal it serves anew: the session keeps only
+/// the files a fork's journal is in (and the archive of file changes), and
+/// removes them all when it ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn going_back_often_keeps_only_the_recordings_forks_use() {
+    let dir = temp("forks-files");
+    let scratch = temp("forks-files-tmp");
+    let source = "streetrace v1\n\ntool fs = builtin streetrace.fs\n\nflow main:\n    $v = 1\n    \
+                  fs.write_file(\"v.txt\", \"${v}\")\n    return $v\n";
+    let program = program(&dir, "files.sr", source);
+    let mut dap = Adapter::start_in(&dir, &[("TMPDIR", scratch.display().to_string())]);
+    start(&mut dap, json!({"program": "files.sr"}), &program, &[8]).await;
+    let kept = |scratch: &std::path::Path| std::fs::read_dir(scratch).unwrap().count();
+    assert_eq!(kept(&scratch), 1, "the run's recording");
+    for _ in 0..10 {
+        go(&mut dap, "reverseContinue").await;
+        go(&mut dap, "continue").await;
+    }
+    assert_eq!(kept(&scratch), 3, "the archive, the journal of fork 1, and the run's");
+    go(&mut dap, "stepBack").await;
+    go(&mut dap, "stepBack").await;
+    set(&mut dap, "v", "2").await;
+    go(&mut dap, "continue").await;
+    assert_eq!(files(&dir), [file("v.txt", "2")]);
+    go(&mut dap, "reverseContinue").await;
+    assert_eq!(kept(&scratch), 4, "fork 2's journal as well");
+    dap.disconnect().await;
+    assert_eq!(kept(&scratch), 0, "all removed with the session");
+}
