@@ -49,7 +49,7 @@ impl LaunchError {
 }
 
 /// Compiles the program and assembles its run the way `sr run` does
-/// (`sr_runtime::launch`), without a session: a debug run is not journaled.
+/// (`sr_runtime::launch`), without a session: its journal is its recording.
 pub fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     prepare_with(args, None)
 }
