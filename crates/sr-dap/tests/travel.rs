@@ -1,7 +1,8 @@
 //! Going back in time over stdio (`stepBack`, `reverseContinue`,
 //! `restartFrame`): the run is replayed from its recording, no model is asked
 //! again, and in `parallel` blocks only the thread that goes back moves: the
-//! others are brought back to where they were and held there.
+//! others are brought back to where they were and held there, each known by
+//! where it starts (its journal name), whatever order the replay starts them in.
 #![allow(clippy::unwrap_used)]
 
 mod common;
