@@ -6,7 +6,7 @@
 //! `streetraceQuestion` events tell the client when a thread starts and
 //! stops waiting, so that an editor can offer to answer.
 
-use crate::debugger::{Debugger, dap_thread, runtime_thread};
+use crate::debugger::{Debugger, dap_thread, thread_number};
 use crate::protocol::{AnswerBody, EvaluateResponse};
 
 /// The console command that answers.
@@ -42,7 +42,7 @@ impl Debugger {
     pub fn answer(&self, thread_id: Option<i64>, text: &str) -> Result<AnswerBody, String> {
         let mut st = self.lock();
         let thread = match thread_id {
-            Some(id) => runtime_thread(id).ok_or_else(|| format!("there is no thread {id}"))?,
+            Some(id) => thread_number(id).ok_or_else(|| format!("there is no thread {id}"))?,
             None => {
                 let asking = st.run.stopped.iter().find(|(_, s)| s.question.is_some()).map(|(t, _)| *t);
                 asking.ok_or("no thread is waiting for an answer")?

@@ -2,7 +2,12 @@
 //! (the step hook, the event sink). A stopped thread is parked in the hook on
 //! a oneshot channel, with a snapshot of its frames and variables that
 //! requests read and setVariable edits; resuming hands back the variables,
-//! the answer to an `escalate to human` and an edited model call or reply.
+//! the answer to an `escalate to human`, an edited model call or reply, and
+//! whether the thread forks there (see `forks`).
+//!
+//! Threads are the session's (`threads`): numbered by their journal name,
+//! the same in every run of the session; runtime thread ids are mapped to
+//! them as each thread reaches its first point.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,11 +16,13 @@ use sr_runtime::RunOutcome;
 use sr_runtime::compile::Compiled;
 use sr_runtime::eval::Vars;
 use sr_runtime::event::RunStatus;
+use sr_runtime::journal::Mode;
 use tokio::sync::{Notify, oneshot};
 
 use crate::breakpoints::{Breakpoints, exception_filters};
 use crate::client::Client;
 use crate::exceptions::{Exception, Watch};
+use crate::forks::{ForkPoint, Forks, Piece, Why};
 use crate::protocol::{
     Breakpoint, BreakpointEvent, BreakpointLocation, BreakpointLocationsArguments, ContinuedEvent, Event, ExitedEvent,
     QuestionEvent, SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments,
@@ -24,6 +31,7 @@ use crate::protocol::{
 use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
+use crate::threads::{Names, display};
 use crate::travel::{At, Quiet, Travel};
 use crate::variables::Handles;
 
@@ -43,12 +51,10 @@ pub struct State {
     /// The points (thread, point) where a breakpoint stopped a run of this
     /// launch (kept when going back in time, for reverse continue).
     pub breakpoint_stops: BTreeSet<(u32, u64)>,
-    /// The variables a thread resumed with after `setVariable`, by (thread,
-    /// point): going back in time sets them again there, as the run had them.
-    pub edits: BTreeMap<(u32, u64), Vars>,
-    /// The answers to `escalate to human` threads resumed with, by (thread,
-    /// point): going back in time gives them again.
-    pub answers: BTreeMap<(u32, u64), String>,
+    /// The session's threads, by journal name.
+    pub names: Names,
+    /// The launch's branches: the edits and answers each was given, and its journal.
+    pub forks: Forks,
 }
 
 /// What one run of the program has going on.
@@ -83,6 +89,39 @@ pub struct Run {
     pub quiet: HashMap<u32, Quiet>,
     /// Going back in time: the threads the client knew of before.
     pub known: BTreeSet<u32>,
+    /// The runtime's thread ids of this run's threads, and the threads the
+    /// runtime started whose first point has not come yet.
+    pub runtime: HashMap<u32, u32>,
+    pub births: HashMap<u32, Birth>,
+    /// How the run's journal serves it: a travel (`Mode::Travel`) can fork.
+    pub mode: Option<Mode>,
+    /// The run's journal, and the current branch's before the run took it on.
+    pub piece: Option<Piece>,
+    pub previous: Option<Piece>,
+    /// The run made a new branch (a run makes at most one).
+    pub forked: bool,
+    /// Threads that fork at their next point (given another answer).
+    pub fork_next: BTreeSet<u32>,
+    /// The thread that stopped last (the client's focus).
+    pub focus: Option<u32>,
+}
+
+/// A thread the runtime started, until its first point names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Birth {
+    pub parent: u32,
+    /// The parent's point when it started the thread.
+    pub at: u64,
+    /// The parent's step in, which the thread takes over.
+    pub step: Option<Stepping>,
+}
+
+/// How a run is served (`run::spawn`).
+#[derive(Debug, Clone, Default)]
+pub struct Serving {
+    pub mode: Option<Mode>,
+    /// The run's journal (a replay's is the recording it serves: `None`).
+    pub piece: Option<Piece>,
 }
 
 /// Facts about the run shown in the "Run" scope.
@@ -106,8 +145,11 @@ pub struct Stopped {
     pub frame_starts: Vec<u64>,
     /// The `stopped` event the client got.
     pub event: StoppedEvent,
-    /// `setVariable` changed the variables.
+    /// `setVariable` changed the variables (these ones).
     pub edited: bool,
+    pub edited_names: BTreeSet<String>,
+    /// `streetraceRunLiveFrom`: the thread forks here when it resumes.
+    pub live: bool,
     pub exception: Option<Exception>,
     /// The `escalate to human` message the thread waits on, and the answer
     /// the user gave so far.
@@ -123,8 +165,9 @@ pub struct Resume {
     pub answer: Option<String>,
     /// The model call's request or reply as the user edited it.
     pub edit: Option<Edit>,
-    /// The user set variables while the thread was stopped.
-    pub edited: bool,
+    /// The thread's effects are live from here: the user set variables or
+    /// asked for it (`Control::Fork`).
+    pub fork: bool,
 }
 
 /// What the client asked a stopped thread to do.
@@ -134,13 +177,14 @@ pub enum Action {
     Step(StepKind),
 }
 
-/// DAP thread ids start at 1 (some clients take 0 for "none"); runtime ids at 0.
+/// DAP thread ids start at 1 (some clients take 0 for "none"); the
+/// session's thread numbers (`threads`) at 0.
 pub fn dap_thread(thread: u32) -> i64 {
     thread as i64 + 1
 }
 
-pub fn runtime_thread(id: i64) -> Option<u32> {
-    u32::try_from(id - 1).ok()
+pub fn thread_number(id: i64) -> Option<u32> {
+    u32::try_from(id.checked_sub(1)?).ok()
 }
 
 impl Debugger {
@@ -153,8 +197,8 @@ impl Debugger {
                 watch: Watch::default(),
                 run: Run::default(),
                 breakpoint_stops: BTreeSet::new(),
-                edits: BTreeMap::new(),
-                answers: BTreeMap::new(),
+                names: Names::default(),
+                forks: Forks::default(),
             }),
             client,
             paused: Notify::new(),
@@ -236,33 +280,67 @@ impl Debugger {
     }
 
     /// A new run starts: everything about the previous one is forgotten,
-    /// unless it travels back in the previous one's recording.
-    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool, travel: Option<Travel>) -> u64 {
+    /// unless it travels in the launch's recordings (in the current branch:
+    /// the run takes its journal on, and gives it back if it forks).
+    pub fn begin_run(&self, info: RunInfo, stop_on_entry: bool, travel: Option<Travel>, serving: Serving) -> u64 {
         let mut st = self.lock();
         let generation = st.run.generation + 1;
         let mut handles = std::mem::take(&mut st.run.handles);
         handles.forget_all();
         st.run = Run { generation, info, entry: stop_on_entry && travel.is_none(), handles, ..Run::default() };
+        st.run.mode = serving.mode;
+        st.run.piece.clone_from(&serving.piece);
         match travel {
             None => {
                 st.breakpoint_stops.clear();
-                st.edits.clear();
-                st.answers.clear();
+                st.forks = Forks::new(serving.piece);
             }
-            // What happened after the points gone back to is another future's.
             Some(travel) => {
                 st.breakpoint_stops.retain(|(t, p)| travel.keeps(*t, *p));
-                st.edits.retain(|(t, p), _| travel.keeps(*t, *p));
-                st.answers.retain(|(t, p), _| travel.keeps(*t, *p));
-                st.edits.extend(travel.edits);
                 st.run.quiet = travel.plan;
                 st.run.known = travel.known;
                 st.run.stepping = travel.stepping;
+                if serving.piece.is_some() {
+                    st.run.previous = std::mem::replace(&mut st.forks.current_mut().journal, serving.piece);
+                }
             }
         }
         st.breakpoints.reset_hits();
         st.watch.clear();
         generation
+    }
+
+    /// Records that a thread went on from its last point (into it, or to
+    /// its end), unless the run is being stopped.
+    pub fn went_on(&self, st: &mut State, thread: u32) {
+        if let (false, Some(&point)) = (st.run.terminate, st.run.points.get(&thread)) {
+            st.forks.reach(thread, point, true);
+        }
+    }
+
+    /// The session's number of the runtime's thread `runtime`, named `key`
+    /// in the journal. At a thread's first point the debugger learns it: the
+    /// client hears that a branch started (unless it knows it already), and
+    /// the branch takes over its parent's step in.
+    pub fn enter(&self, st: &mut State, runtime: u32, key: &str) -> u32 {
+        if let Some(&thread) = st.run.runtime.get(&runtime) {
+            return thread;
+        }
+        let thread = st.names.of(key);
+        st.run.runtime.insert(runtime, thread);
+        if let Some(birth) = st.run.births.remove(&runtime) {
+            st.run.born.insert(thread, (birth.parent, birth.at));
+            st.forks.current_mut().born.insert(thread, (birth.parent, birth.at));
+            st.run.threads.insert(thread);
+            if let Some(step) = birth.step {
+                st.run.stepping.insert(thread, step);
+            }
+            if !st.run.known.contains(&thread) {
+                let started = ThreadEvent { reason: "started", thread_id: dap_thread(thread) };
+                self.client.event(Event::Thread(started));
+            }
+        }
+        thread
     }
 
     /// Makes the current run's end silent (it is being replaced).
@@ -273,10 +351,12 @@ impl Debugger {
     /// The run of `generation` ended (`None`: it had to be aborted); the
     /// client hears of it unless a restart replaced it.
     pub fn end_run(&self, generation: u64, outcome: Option<&RunOutcome>) {
-        let st = self.lock();
+        let mut guard = self.lock();
+        let st = &mut *guard;
         if st.run.generation != generation {
             return;
         }
+        self.went_on(st, 0);
         let code = match outcome.map(|o| o.status) {
             Some(RunStatus::Completed) => 0,
             Some(RunStatus::Paused) => 3,
@@ -290,43 +370,47 @@ impl Debugger {
         let st = self.lock();
         std::iter::once(0)
             .chain(st.run.threads.iter().copied())
-            .map(|t| Thread { id: dap_thread(t), name: if t == 0 { "main".into() } else { format!("branch {t}") } })
+            .map(|t| Thread { id: dap_thread(t), name: display(t) })
             .collect()
     }
 
-    /// A parallel branch of `parent` started or ended (in the run of
-    /// `generation`: a run being replaced is not the client's business). A
-    /// branch starts with its parent's step in, so stepping into `parallel
-    /// do` enters every branch; writes to watched variables it made after its
-    /// last point are its parent's to stop at. Going back in time, the
-    /// client does not hear again of threads it knows.
-    pub fn thread_changed(&self, generation: u64, thread: u32, parent: u32, started: bool) {
+    /// A parallel branch of `parent` started or ended (runtime thread ids,
+    /// in the run of `generation`: a run being replaced is not the client's
+    /// business). A branch is announced at its first point (see `enter`),
+    /// where its journal name is known; it takes over its parent's step in
+    /// as it was when it started, so stepping into `parallel do` enters
+    /// every branch. Writes to watched variables it made after its last
+    /// point are its parent's to stop at. Going back in time, the client
+    /// does not hear again of threads it knows.
+    pub fn thread_changed(&self, generation: u64, runtime: u32, parent: u32, started: bool) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.generation != generation {
             return;
         }
-        let heard = if started {
+        if started {
+            let parent = st.run.runtime.get(&parent).copied().unwrap_or(0);
             let at = st.run.points.get(&parent).copied().unwrap_or_default();
-            st.run.born.insert(thread, (parent, at));
-            st.run.threads.insert(thread);
-            if let Some(step) = st.run.stepping.get(&parent).copied().filter(|s| s.kind == StepKind::In) {
-                st.run.stepping.insert(thread, step);
-            }
-            !st.run.known.contains(&thread)
-        } else {
-            st.run.threads.remove(&thread);
-            st.run.ended.insert(thread);
-            st.run.seen.remove(&thread);
-            if let Some(step) = st.run.stepping.remove(&thread) {
-                st.run.orphan = Some(step);
-            }
-            st.breakpoints.data.hand_over(thread, parent);
-            !matches!(st.run.quiet.remove(&thread), Some(Quiet::Ended))
+            let step = st.run.stepping.get(&parent).copied().filter(|s| s.kind == StepKind::In);
+            st.run.births.insert(runtime, Birth { parent, at, step });
+            return;
+        }
+        st.breakpoints.data.hand_over(runtime, parent);
+        // A branch that never reached a point was never announced.
+        let Some(thread) = st.run.runtime.get(&runtime).copied() else {
+            st.run.births.remove(&runtime);
+            return;
         };
-        if heard {
-            let reason = if started { "started" } else { "exited" };
-            self.client.event(Event::Thread(ThreadEvent { reason, thread_id: dap_thread(thread) }));
+        self.went_on(st, thread);
+        st.run.threads.remove(&thread);
+        st.run.ended.insert(thread);
+        st.run.seen.remove(&thread);
+        if let Some(step) = st.run.stepping.remove(&thread) {
+            st.run.orphan = Some(step);
+        }
+        if !matches!(st.run.quiet.remove(&thread), Some(Quiet::Ended)) {
+            let exited = ThreadEvent { reason: "exited", thread_id: dap_thread(thread) };
+            self.client.event(Event::Thread(exited));
         }
     }
 
@@ -338,8 +422,9 @@ impl Debugger {
     /// `ack` runs once the request is known to be valid, before any thread
     /// moves, so that the response precedes the events the move causes.
     pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
-        let mut st = self.lock();
-        let thread = thread.and_then(runtime_thread);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let thread = thread.and_then(thread_number);
         let targets: Vec<u32> = match (action, thread) {
             (Action::Step(kind), Some(t)) => {
                 let stopped =
@@ -364,26 +449,89 @@ impl Debugger {
         for t in targets {
             if let Some(stopped) = st.run.stopped.remove(&t) {
                 st.run.handles.release(t);
-                let here = (t, stopped.at.point);
-                if stopped.edited {
-                    st.edits.insert(here, stopped.snapshot.vars.clone());
-                }
-                if let (Some(_), Some(answer)) = (&stopped.question, &stopped.answer) {
-                    st.answers.insert(here, answer.clone());
-                }
                 if Some(t) != thread {
                     let event = ContinuedEvent { thread_id: dap_thread(t), all_threads_continued: false };
                     self.client.event(Event::Continued(event));
                 }
                 self.no_longer_asks(t, &stopped);
-                let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
-                let edited = stopped.edited;
-                let resume =
-                    Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit, edited };
-                let _ = stopped.resume.send(resume);
+                let (sender, resume) = self.resumed(st, t, stopped);
+                let _ = sender.send(resume);
             }
         }
         Ok(())
+    }
+
+    /// What a thread resumes with: its variables, answer and edited call,
+    /// and whether it forks (a new choice; a new branch when the current one
+    /// had gone further). The current branch keeps its edits and answers.
+    fn resumed(&self, st: &mut State, thread: u32, stopped: Stopped) -> (oneshot::Sender<Resume>, Resume) {
+        let here = (thread, stopped.at.point);
+        let edit = stopped.snapshot.call.as_ref().and_then(Call::edit);
+        let answered = stopped.question.as_ref().and(stopped.answer.as_ref());
+        let why = match (&edit, answered) {
+            (Some(Edit::Request(_)), _) => Some(Why::Request),
+            (Some(Edit::Reply(_)), _) => Some(Why::Reply),
+            (None, _) if stopped.edited => Some(Why::Edit(stopped.edited_names.iter().cloned().collect())),
+            (None, _) if stopped.live => Some(Why::Live),
+            (None, Some(answer)) if st.forks.current().answers.get(&here) != Some(answer) => {
+                Some(Why::Answer(answer.clone()))
+            }
+            _ => None,
+        };
+        let fork = why.is_some();
+        if let Some(why) = why {
+            self.fork(st, thread, &stopped, why);
+            // An answer is given from the hook that asked, which cannot fork:
+            // the thread forks at its next point, before any effect.
+            if stopped.question.is_some() {
+                st.run.fork_next.insert(thread);
+            }
+        }
+        if stopped.edited {
+            let at = (thread, stopped.at.point, stopped.at.inside);
+            st.forks.current_mut().edits.insert(at, stopped.snapshot.vars.clone());
+        }
+        if let Some(answer) = answered {
+            st.forks.current_mut().answers.insert(here, answer.clone());
+        }
+        let resume = Resume { vars: stopped.snapshot.vars, terminate: false, answer: stopped.answer, edit, fork };
+        (stopped.resume, resume)
+    }
+
+    /// A thread chose differently at its stop: where the current branch
+    /// went further in a run going back in time, the run goes on in a new
+    /// branch (its first such choice; later ones are that branch's), which
+    /// takes the run's journal on; the branch it leaves keeps the one it had.
+    fn fork(&self, st: &mut State, thread: u32, stopped: &Stopped, why: Why) {
+        if st.run.mode != Some(Mode::Travel) || st.run.forked || !st.forks.went_past(thread, stopped.at) {
+            return;
+        }
+        let top = stopped.frames.first();
+        let point = ForkPoint {
+            thread,
+            at: stopped.at,
+            why,
+            frame: top.map(|f| f.name.clone()).unwrap_or_default(),
+            file: top.and_then(|f| f.file),
+            line: top.map_or(1, |f| f.line),
+            column: top.map_or(1, |f| f.column),
+        };
+        let described = point.why.describe();
+        let place = self.place(st, &point);
+        let left = st.forks.current + 1;
+        st.forks.current_mut().journal.clone_from(&st.run.previous);
+        let id = st.forks.fork(point, st.run.piece.clone()) + 1;
+        st.run.forked = true;
+        self.client.output(
+            "console",
+            format!("fork {id}: {described} at {place}, leaving fork {left}; the run goes on in fork {id}"),
+        );
+    }
+
+    /// A fork point as the console shows it: `file:line (thread)`.
+    pub fn place(&self, st: &State, point: &ForkPoint) -> String {
+        let file = point.file.and_then(|f| st.loaded.as_ref()?.source(f)).map(|s| s.name).unwrap_or_default();
+        format!("{file}:{} ({})", st.positions.line_out(point.line), display(point.thread))
     }
 
     /// Tells the client a thread that waited for an answer goes on.
@@ -412,8 +560,7 @@ impl Debugger {
             if !held.contains(&thread) {
                 self.no_longer_asks(thread, &stopped);
             }
-            let resume =
-                Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None, edited: false };
+            let resume = Resume { vars: stopped.snapshot.vars, terminate: true, answer: None, edit: None, fork: false };
             let _ = stopped.resume.send(resume);
         }
     }
@@ -426,7 +573,9 @@ mod tests {
     #[test]
     fn thread_ids_are_shifted_for_clients() {
         assert_eq!(dap_thread(0), 1);
-        assert_eq!(runtime_thread(1), Some(0));
-        assert_eq!(runtime_thread(0), None);
+        assert_eq!(thread_number(1), Some(0));
+        assert_eq!(thread_number(0), None);
+        assert_eq!(thread_number(i64::MIN), None);
+        assert_eq!(thread_number(i64::MAX), None);
     }
 }

@@ -1,6 +1,9 @@
 //! Failures in the debug console: every failure the step hook hears of
 //! (`on_failure`, once per failure, with whether something handles it) shows
-//! where it happens, whether or not an exception filter stops the thread.
+//! where it happens, whether or not an exception filter stops the thread. A
+//! divergence (a run served from its recording asked for something else
+//! than the recording has there) also shows the statement's text: its
+//! message says what differs, the statement what asked for it.
 
 use std::sync::Arc;
 
@@ -10,6 +13,11 @@ use sr_runtime::hook::{Control, Failure, Step, StepHook, StepPoint};
 use crate::debugger::{Debugger, State};
 use crate::protocol::{Event, OutputEvent};
 use crate::source::frame_position;
+
+/// How the runtime's divergences begin (`Runtime::diverged`).
+const DIVERGED: &str = "the run diverged from its journal: ";
+/// The most of a statement's text a divergence shows.
+const STATEMENT: usize = 120;
 
 /// The hook of a `noDebug` run: nothing stops, failures still show.
 pub struct ReportHook(pub Arc<Debugger>);
@@ -31,20 +39,30 @@ impl Debugger {
     /// it comes from: a model or tool call's is the statement that made it.
     pub fn report_failure(&self, st: &State, step: &Step<'_>, failure: Failure<'_>) {
         let loaded = st.loaded.as_ref();
+        // The flow statement that made a call (an agent's frame has none).
+        let caller = || step.frames.iter().rev().find(|f| f.body.is_some() && f.stmt.is_some());
         let at = match step.point {
             StepPoint::Statement { body, stmt } => loaded.map(|l| {
                 let at = l.program.stmt_location(&body.source, stmt);
                 (Some(body.source.file), at.line, at.column)
             }),
-            // The flow statement that made the call (an agent's frame has none).
-            _ => step
-                .frames
-                .iter()
-                .rev()
-                .find(|f| f.body.is_some() && f.stmt.is_some())
-                .or(step.frames.last())
-                .map(|frame| frame_position(loaded, frame)),
+            _ => caller().or(step.frames.last()).map(|frame| frame_position(loaded, frame)),
         };
+        let statement = match step.point {
+            StepPoint::Statement { body, stmt } => Some((&body.source, stmt)),
+            _ => caller().and_then(|f| Some((&f.body.as_ref()?.source, f.stmt?))),
+        };
+        let statement = statement
+            .filter(|_| failure.message.starts_with(DIVERGED))
+            .and_then(|(source, stmt)| {
+                let program = &loaded?.program;
+                let text = program.sources.get(source.file)?.index.text();
+                let range = program.stmt_range(source, stmt);
+                let text = text.get(usize::from(range.start())..usize::from(range.end()))?;
+                Some(first_line(text))
+            })
+            .map(|text| format!(" in `{text}`"))
+            .unwrap_or_default();
         let (category, handled) = match (step.point, failure.caught) {
             (_, false) => ("stderr", ""),
             (StepPoint::ToolCall { .. }, true) => ("console", " (the model gets the error)"),
@@ -59,8 +77,17 @@ impl Debugger {
             }
             None => (None, None, None, String::new()),
         };
-        let output = format!("failure{place}{handled}: {}\n", failure.message);
+        let output = format!("failure{place}{statement}{handled}: {}\n", failure.message);
         let category = category.to_string();
         self.client.event(Event::Output(OutputEvent { category, output, source, line, column }));
+    }
+}
+
+/// A statement's first line, cut to [`STATEMENT`] characters.
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default().trim_end();
+    match line.char_indices().nth(STATEMENT) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.to_string(),
     }
 }

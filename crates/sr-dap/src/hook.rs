@@ -2,8 +2,10 @@
 //! whether the thread goes on (breakpoints, logpoints, steps, pause, entry,
 //! escalations) and, when it stops, parks it until the client resumes it.
 //! Failures stop where the runtime reports them, and `escalate to human`
-//! stops until the user answers.
+//! stops until the user answers. The runtime's thread ids become the
+//! session's thread numbers here (`Debugger::enter`).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -12,12 +14,13 @@ use sr_runtime::eval::Vars;
 use sr_runtime::hook::{Control, Failure, FrameKind, Step, StepHook, StepPoint};
 use tokio::sync::oneshot;
 
-use crate::debugger::{Debugger, Resume, Run, RunInfo, Stopped, dap_thread};
+use crate::debugger::{Debugger, Resume, Run, RunInfo, State, Stopped, dap_thread};
 use crate::exceptions::{Exception, ExceptionKind};
 use crate::protocol::{Event, QuestionEvent, StoppedEvent};
 use crate::snapshot::{Edit, ScopeSpec, Shown, Snapshot};
 use crate::source::{Loaded, frame_position};
-use crate::travel::{At, Quiet};
+use crate::threads::display;
+use crate::travel::{At, Held, Quiet};
 use crate::trigger::Verdict;
 use crate::variables::{Handle, Handles, Root};
 use crate::{prompts, stepping};
@@ -33,8 +36,9 @@ impl StepHook for DebugHook {
         Box::pin(async move {
             match self.debugger.check(&mut step) {
                 Check::Continue => Control::Continue,
+                Check::Fork => Control::Fork,
                 Check::Terminate => Control::Terminate,
-                Check::Stop(reason) => self.stop(step, reason, None, false).await.0,
+                Check::Stop(thread, reason) => self.stop(step, thread, reason, None, false).await.0,
             }
         })
     }
@@ -63,54 +67,75 @@ impl StepHook for DebugHook {
     /// this failure stops on it again.
     fn on_failure<'a>(&'a self, step: Step<'a>, failure: Failure<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
-            let reason = {
+            let (thread, reason) = {
                 let mut guard = self.debugger.lock();
                 let st = &mut *guard;
                 if st.run.terminate {
                     return Control::Terminate;
                 }
-                match arrived_inside(&mut st.run, step.thread) {
+                let thread = self.debugger.enter(st, step.thread, step.thread_key);
+                self.debugger.went_on(st, thread);
+                self.debugger.edited_inside(st, thread, step.vars);
+                let reason = match arrived_inside(&mut st.run, thread) {
                     Some(held) => Some(held),
-                    None if st.run.quiet.contains_key(&step.thread) => return Control::Continue,
+                    None if st.run.quiet.contains_key(&thread) => return Control::Continue,
                     None => {
                         self.debugger.report_failure(st, &step, failure);
                         st.watch.failure(&step.point, failure).map(Reason::Exception)
                     }
-                }
+                };
+                (thread, reason)
             };
             match reason {
-                Some(reason) => self.stop(step, reason, None, true).await.0,
+                Some(reason) => self.stop(step, thread, reason, None, true).await.0,
                 None => Control::Continue,
             }
         })
     }
 
     /// Stops until the user answers (`answer`); going back in time, a thread
-    /// on its way back gets the answer it was given before.
+    /// on its way back gets the answer it was given before. Met again in
+    /// the branch, the question stops with the branch's answer given already.
     fn on_human<'a>(&'a self, step: Step<'a>, message: &'a str) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            let reason = {
+            let (thread, reason) = {
                 let mut guard = self.debugger.lock();
                 let st = &mut *guard;
                 if st.run.terminate {
                     return None;
                 }
-                match arrived_inside(&mut st.run, step.thread) {
+                let thread = self.debugger.enter(st, step.thread, step.thread_key);
+                self.debugger.went_on(st, thread);
+                self.debugger.edited_inside(st, thread, step.vars);
+                let point = st.run.points.get(&thread).copied().unwrap_or_default();
+                let before = st.forks.current().answers.get(&(thread, point)).cloned();
+                let reason = match arrived_inside(&mut st.run, thread) {
                     Some(held) => held,
-                    None if st.run.quiet.contains_key(&step.thread) => {
-                        let point = st.run.points.get(&step.thread).copied().unwrap_or_default();
-                        return st.answers.get(&(step.thread, point)).cloned();
+                    None if st.run.quiet.contains_key(&thread) => return before,
+                    None => {
+                        if let Some(answer) = &before {
+                            let quoted = serde_json::Value::String(answer.clone());
+                            self.debugger.client.output(
+                                "console",
+                                format!(
+                                    "\"{message}\" was answered {quoted} here before: continue gives it again, \
+                                     `:answer TEXT` another (a fork)"
+                                ),
+                            );
+                        }
+                        Reason::Exception(Exception {
+                            kind: ExceptionKind::Human,
+                            description: format!(
+                                "escalate to human: {message} (answer with `:answer TEXT` in the debug console, then continue)"
+                            ),
+                            unhandled: false,
+                        })
+                        .answered(before)
                     }
-                    None => Reason::Exception(Exception {
-                        kind: ExceptionKind::Human,
-                        description: format!(
-                            "escalate to human: {message} (answer with `:answer TEXT` in the debug console, then continue)"
-                        ),
-                        unhandled: false,
-                    }),
-                }
+                };
+                (thread, reason)
             };
-            self.stop(step, reason, Some(message.to_string()), true).await.1
+            self.stop(step, thread, reason, Some(message.to_string()), true).await.1
         })
     }
 }
@@ -122,23 +147,34 @@ impl DebugHook {
     async fn stop(
         &self,
         step: Step<'_>,
+        thread: u32,
         reason: Reason,
         question: Option<String>,
         inside: bool,
     ) -> (Control, Option<String>) {
+        // A held thread stops again with the edits it had not resumed with.
+        if let Reason::Again(held) = &reason
+            && let Some((vars, _)) = &held.edited
+        {
+            step.vars.clone_from(vars);
+        }
         let depth = stepping::depth(step.frames.len(), &step.point);
-        let parked = self.debugger.park(step.thread, Snapshot::capture(&step), depth, reason, question, inside);
+        let asks = question.is_some();
+        let parked = self.debugger.park(thread, Snapshot::capture(&step), depth, reason, question, inside);
         match parked.await {
-            Ok(Resume { vars, terminate, answer, edit, edited }) => {
+            Ok(Resume { vars, terminate, answer, edit, fork }) => {
                 *step.vars = vars;
+                // A fork the thread owes since an answer (not at the question
+                // itself, which cannot fork: see `Debugger::resumed`).
+                let owed = !asks && self.debugger.lock().run.fork_next.remove(&thread);
                 let control = match (terminate, edit) {
                     (true, _) => Control::Terminate,
                     (false, Some(Edit::Request(request))) => Control::Replace(request),
                     (false, Some(Edit::Reply(reply))) => Control::Reply(reply),
-                    // The user changed variables: what follows is a fork. (An
-                    // edit set again when going back in time is not: the
-                    // recording went on from it already.)
-                    (false, None) if edited => Control::Fork,
+                    // A new choice (an edit, running live, another answer):
+                    // what follows is a fork. (An edit made again when going
+                    // back in time is not: the recording went on from it.)
+                    (false, None) if fork || owed => Control::Fork,
                     (false, None) => Control::Continue,
                 };
                 (control, answer)
@@ -151,8 +187,11 @@ impl DebugHook {
 
 pub enum Check {
     Continue,
+    /// Go on, forking here (owed since an answer).
+    Fork,
     Terminate,
-    Stop(Reason),
+    /// Stop the session's thread.
+    Stop(u32, Reason),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -173,28 +212,34 @@ pub enum Reason {
     /// Going back in time on another thread: stopped again where it was.
     Again(Box<Held>),
     Exception(Exception),
+    /// An `escalate to human` the branch answered before, with that answer.
+    Answered(Exception, String),
 }
 
-/// How a thread had stopped, to stop it again the same way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Held {
-    pub stopped: StoppedEvent,
-    pub exception: Option<Exception>,
-    pub answer: Option<String>,
+impl Reason {
+    /// A question's stop with an answer given already (the branch's).
+    fn answered(self, answer: Option<String>) -> Reason {
+        match (self, answer) {
+            (Reason::Exception(exception), Some(answer)) => Reason::Answered(exception, answer),
+            (reason, _) => reason,
+        }
+    }
 }
 
 impl Debugger {
     /// Decides at a point. Conditions, hit counts and logpoints are handled
-    /// here, on the thread's live variables. Going back in time, a thread on
-    /// its way back goes on silently (a point where the user had set
-    /// variables gets them again) and stops where the plan says.
+    /// here, on the thread's live variables. A point where the branch's
+    /// thread had been given variables (`setVariable`) gets them again. Going
+    /// back in time, a thread on its way back goes on silently and stops
+    /// where the plan says.
     pub fn check(&self, step: &mut Step<'_>) -> Check {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.terminate {
             return Check::Terminate;
         }
-        let thread = step.thread;
+        let runtime = step.thread;
+        let thread = self.enter(st, runtime, step.thread_key);
         // A branch starts with its parent's frames: none of them is new.
         let now = stepping::seen(step.frames);
         let first = if thread == 0 { Vec::new() } else { now.clone() };
@@ -206,31 +251,34 @@ impl Debugger {
             *points += 1;
         }
         let point = *points;
+        st.forks.reach(thread, point, false);
         // Where each frame of the thread's stack started, outermost first.
         let entered = stepping::entered(&before, step.frames).len();
         let starts = st.run.frame_starts.entry(thread).or_insert_with(|| vec![point; step.frames.len()]);
         starts.truncate(step.frames.len() - entered);
         starts.resize(step.frames.len(), point);
+        if let Some(edited) = st.forks.current().edits.get(&(thread, point, false)) {
+            step.vars.clone_from(edited);
+        }
+        let fork = st.run.fork_next.contains(&thread);
         if let Some(quiet) = st.run.quiet.get(&thread) {
-            if let Some(edited) = st.edits.get(&(thread, point)) {
-                step.vars.clone_from(edited);
-            }
             let arrived = point >= quiet.limit();
             let reason = match quiet {
                 Quiet::Stop { reason, .. } if arrived => Some(Reason::Travel(reason)),
-                Quiet::Hold { at, stopped, exception, answer } if arrived && !at.inside => {
-                    let held = Held { stopped: stopped.clone(), exception: exception.clone(), answer: answer.clone() };
-                    Some(Reason::Again(Box::new(held)))
-                }
+                Quiet::Hold { at, held } if arrived && !at.inside => Some(Reason::Again(held.clone())),
                 // It had gone past this point: it runs on from here.
                 Quiet::Run { .. } if arrived => None,
                 _ => return Check::Continue,
             };
             st.run.quiet.remove(&thread);
-            return reason.map_or(Check::Continue, Check::Stop);
+            return match reason {
+                Some(reason) => Check::Stop(thread, reason),
+                None if fork => self.go_on_forking(st, thread),
+                None => Check::Continue,
+            };
         }
         let vars: &Vars = step.vars;
-        let exception = st.watch.take(thread);
+        let exception = st.watch.take(runtime);
 
         let mut ids = Vec::new();
         let mut messages = Vec::new();
@@ -266,7 +314,7 @@ impl Debugger {
             }
         }
         let line_hit = !ids.is_empty();
-        let data = st.breakpoints.data.hits(thread, vars);
+        let data = st.breakpoints.data.hits(runtime, vars);
         for frame in stepping::entered(&before, step.frames) {
             if !matches!(frame.kind, FrameKind::Flow | FrameKind::Agent) {
                 continue;
@@ -297,11 +345,27 @@ impl Debugger {
             None if stepped => Reason::Step,
             None if st.run.pause => Reason::Pause,
             None if entry => Reason::Entry,
+            None if fork => return self.go_on_forking(st, thread),
             None => return Check::Continue,
         };
         st.run.stepping.remove(&thread);
         st.run.orphan = None;
-        Check::Stop(reason)
+        Check::Stop(thread, reason)
+    }
+
+    /// Inside a point (a failure, a question), the variables the fork's
+    /// thread was given there, as at its point before it.
+    pub fn edited_inside(&self, st: &State, thread: u32, vars: &mut Vars) {
+        let point = st.run.points.get(&thread).copied().unwrap_or_default();
+        if let Some(edited) = st.forks.current().edits.get(&(thread, point, true)) {
+            vars.clone_from(edited);
+        }
+    }
+
+    /// A thread that owes a fork goes on without stopping: it forks now.
+    fn go_on_forking(&self, st: &mut State, thread: u32) -> Check {
+        st.run.fork_next.remove(&thread);
+        Check::Fork
     }
 
     /// Parks a thread: records what it shows and tells the client it stopped
@@ -319,6 +383,7 @@ impl Debugger {
         let mut guard = self.lock();
         let st = &mut *guard;
         let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
+        let (mut live, mut edited_names) = (false, None::<BTreeSet<String>>);
         let stop = |reason: &str, description: Option<String>, ids| StoppedEvent {
             reason: reason.to_string(),
             description: description.clone(),
@@ -337,12 +402,20 @@ impl Debugger {
             Reason::Data(ids) => (stop("data breakpoint", None, ids), None, None),
             Reason::Travel(reason) => (stop(reason, None, Vec::new()), None, None),
             Reason::Again(held) => {
-                let Held { stopped, exception, answer } = *held;
+                let Held { stopped, exception, answer, edited, live: was_live } = *held;
+                live = was_live;
+                edited_names = edited.map(|(_, names)| names.into_iter().collect());
                 (StoppedEvent { preserve_focus_hint: true, ..stopped }, exception, answer)
             }
             Reason::Exception(e) => (stop("exception", Some(e.description.clone()), Vec::new()), Some(e), None),
+            Reason::Answered(e, answer) => {
+                (stop("exception", Some(e.description.clone()), Vec::new()), Some(e), Some(answer))
+            }
         };
         self.client.event(Event::Stopped(event.clone()));
+        if !event.preserve_focus_hint {
+            st.run.focus = Some(thread);
+        }
         if let Some(question) = &question {
             let question = Some(question.clone());
             self.client.event(Event::Question(QuestionEvent { thread_id: dap_thread(thread), question }));
@@ -360,7 +433,9 @@ impl Debugger {
             at,
             frame_starts,
             event,
-            edited: false,
+            edited: edited_names.is_some(),
+            edited_names: edited_names.unwrap_or_default(),
+            live,
             exception,
             question,
             answer,
@@ -379,8 +454,8 @@ fn arrived_inside(run: &mut Run, thread: u32) -> Option<Reason> {
         Quiet::Hold { at, .. } if at.inside && point >= at.point => {}
         _ => return None,
     }
-    let Some(Quiet::Hold { stopped, exception, answer, .. }) = run.quiet.remove(&thread) else { return None };
-    Some(Reason::Again(Box::new(Held { stopped, exception, answer })))
+    let Some(Quiet::Hold { held, .. }) = run.quiet.remove(&thread) else { return None };
+    Some(Reason::Again(held))
 }
 
 /// The frames of a snapshot as the client sees them, innermost first, with ids.
@@ -395,7 +470,7 @@ fn shown(
         "workload": info.workload,
         "input": info.input,
         "invocation": info.invocation,
-        "thread": if thread == 0 { "main".to_string() } else { format!("branch {thread}") },
+        "thread": display(thread),
     })));
     let scope = |name, hint, root| ScopeSpec { name, hint, root };
     let mut out = Vec::new();

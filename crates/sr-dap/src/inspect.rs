@@ -8,14 +8,14 @@ use serde_json::Value;
 use sr_runtime::value::{display, type_name};
 
 use crate::answer::Console;
-use crate::debugger::{Debugger, State, Stopped, dap_thread, runtime_thread};
+use crate::debugger::{Debugger, State, Stopped, dap_thread, thread_number};
 use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
 use crate::snapshot::Call;
-use crate::travel::{At, Back, Quiet, Travel, is_future};
+use crate::travel::{At, Back, Held, Quiet, Travel, is_future};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
@@ -163,6 +163,11 @@ impl Debugger {
             Root::Vars => {
                 variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())?;
                 stopped.edited = true;
+                let name = match node.path.first() {
+                    Some(Key::Field(name)) => name.clone(),
+                    _ => args.name.clone(),
+                };
+                stopped.edited_names.insert(name);
                 Container::Vars(&snapshot.vars)
             }
             Root::Call => {
@@ -251,26 +256,34 @@ impl Debugger {
     /// leads to, every other thread to where it is.
     pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
         let st = self.lock();
-        let (thread, to, reason) = destination(&st, thread_id, back)?;
+        let (thread, to, reason) = destination(&st, thread_id, &back)?;
+        let lineage: HashMap<u32, u64> = match back {
+            Back::To { lineage, .. } => lineage.into_iter().collect(),
+            _ => HashMap::new(),
+        };
         let mut travel = Travel::default();
         let mut targets = HashMap::from([(thread, At { point: to, inside: false })]);
-        targets.extend(st.run.stopped.iter().filter(|(t, _)| **t != thread).map(|(t, s)| (*t, s.at)));
+        let others = st.run.stopped.iter().filter(|(t, _)| **t != thread && !lineage.contains_key(t));
+        targets.extend(others.map(|(t, s)| (*t, s.at)));
+        targets.extend(lineage.iter().map(|(t, point)| (*t, At { point: *point, inside: true })));
         let known = std::iter::once(0).chain(st.run.threads.iter().copied()).chain(st.run.ended.iter().copied());
         for t in known.filter(|t| !is_future(*t, &st.run.born, &targets)) {
             travel.known.insert(t);
             let quiet = match st.run.stopped.get(&t) {
                 _ if t == thread => Quiet::Stop { point: to, reason },
-                Some(stopped) => {
-                    if stopped.edited {
-                        travel.edits.push(((t, stopped.at.point), stopped.snapshot.vars.clone()));
-                    }
-                    Quiet::Hold {
-                        at: stopped.at,
+                _ if lineage.contains_key(&t) => Quiet::Run { point: lineage[&t] },
+                Some(stopped) => Quiet::Hold {
+                    at: stopped.at,
+                    held: Box::new(Held {
                         stopped: stopped.event.clone(),
                         exception: stopped.exception.clone(),
                         answer: stopped.answer.clone(),
-                    }
-                }
+                        edited: stopped
+                            .edited
+                            .then(|| (stopped.snapshot.vars.clone(), stopped.edited_names.iter().cloned().collect())),
+                        live: stopped.live,
+                    }),
+                },
                 None if st.run.ended.contains(&t) => Quiet::Ended,
                 None => match st.run.points.get(&t) {
                     Some(&point) => {
@@ -285,14 +298,20 @@ impl Debugger {
             };
             travel.plan.insert(t, quiet);
         }
+        // Going to a fork, the thread and its ancestors may be ones the run
+        // has not started.
+        travel.plan.entry(thread).or_insert(Quiet::Stop { point: to, reason });
+        for (t, point) in lineage {
+            travel.plan.entry(t).or_insert(Quiet::Run { point });
+        }
         Ok(travel)
     }
 }
 
 /// The thread that goes back, the point it goes to and the reason it stops there.
-fn destination(st: &State, thread_id: Option<i64>, back: Back) -> Result<(u32, u64, &'static str), String> {
+fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, u64, &'static str), String> {
     let here = || -> Result<(u32, &Stopped), String> {
-        let thread = thread_id.and_then(runtime_thread).ok_or("going back needs a threadId")?;
+        let thread = thread_id.and_then(thread_number).ok_or("going back needs a threadId")?;
         let stopped =
             st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", dap_thread(thread)))?;
         Ok((thread, stopped))
@@ -319,7 +338,7 @@ fn destination(st: &State, thread_id: Option<i64>, back: Back) -> Result<(u32, u
             })
         }
         Back::Frame(id) => {
-            let Some(Handle::Frame { thread, index }) = st.run.handles.get(id) else {
+            let Some(Handle::Frame { thread, index }) = st.run.handles.get(*id) else {
                 return Err(format!("there is no frame {id} (the thread has moved on)"));
             };
             let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
@@ -331,11 +350,12 @@ fn destination(st: &State, thread_id: Option<i64>, back: Back) -> Result<(u32, u
             };
             Ok((*thread, to, "restart"))
         }
+        Back::To { thread, point, .. } => Ok((*thread, *point, "goto")),
     }
 }
 
 fn stopped(st: &State, thread_id: i64) -> Result<&Stopped, String> {
-    runtime_thread(thread_id)
+    thread_number(thread_id)
         .and_then(|t| st.run.stopped.get(&t))
         .ok_or_else(|| format!("thread {thread_id} is not stopped"))
 }

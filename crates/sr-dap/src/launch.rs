@@ -14,6 +14,7 @@ use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Launched, Recording, launch, launch_continuing};
 use sr_syntax::LineIndex;
 
+use crate::forks::Piece;
 use crate::protocol::{LaunchArguments, OutputEvent, SourceBody};
 use crate::travel::Travel;
 
@@ -29,6 +30,9 @@ pub struct Launch {
     pub temporary: bool,
     /// Going back in time: where this run (a replay of the timeline) stops.
     pub travel: Option<Travel>,
+    /// The run's journal as a branch's (see `forks`): the file it records
+    /// to, from where the branch's own part starts.
+    pub piece: Option<Piece>,
 }
 
 /// Why a launch failed: a message, and the diagnostics to show.
@@ -39,20 +43,21 @@ pub struct LaunchError {
 }
 
 impl LaunchError {
-    fn new(message: impl Into<String>) -> LaunchError {
+    pub fn new(message: impl Into<String>) -> LaunchError {
         LaunchError { message: message.into(), diagnostics: Vec::new() }
     }
 }
 
 /// Compiles the program and assembles its run the way `sr run` does
-/// (`sr_runtime::launch`), without a session: a debug run is not journaled.
+/// (`sr_runtime::launch`), without a session: its journal is its recording.
 pub fn prepare(args: &LaunchArguments) -> Result<Launch, LaunchError> {
     prepare_with(args, None)
 }
 
 /// Like [`prepare`], for a run that continues `recording` (going back in
-/// time): recorded exchanges are served first, then the run goes live,
-/// recorded to a new temporary timeline.
+/// time): what it recorded is served, and the run goes live only where a
+/// thread's recording ends or it forks, recorded to a new temporary file
+/// that starts with `recording`.
 pub fn prepare_continuing(args: &LaunchArguments, recording: String) -> Result<Launch, LaunchError> {
     prepare_with(args, Some(recording))
 }
@@ -76,7 +81,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
     let temporary = continuing.is_some() || args.record.is_none() && args.replay.is_none() && !no_debug;
     let record = match &args.record {
         Some(file) if continuing.is_none() => Some(cwd.join(file)),
-        _ if temporary => Some(timeline_file()),
+        _ if temporary => Some(crate::timeline::temporary("timeline")),
         _ => None,
     };
     let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
@@ -111,14 +116,8 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
         timeline,
         temporary,
         travel: None,
+        piece: record.map(|file| Piece { file, skip: 0 }),
     })
-}
-
-/// A new temporary file for a run's recording.
-fn timeline_file() -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir().join(format!("sr-dap-timeline-{}-{n}.jsonl", std::process::id()))
 }
 
 /// Diagnostics as `file:line:col: error[CODE]: message` lines on stderr.

@@ -8,7 +8,7 @@
 //!   at each point and parks stopped threads with a `snapshot` of them; `inspect` answers stack,
 //!   scope, variable and evaluation requests on a parked thread's snapshot;
 //! - `answer`, `breakpoints`, `data`, `prompts`, `exceptions`, `failures`, `stepping`, `variables`, `evaluate`,
-//!   `source`, `output`, `travel`, `trigger`: one concept each.
+//!   `source`, `output`, `travel`, `forks` (and `fork_requests`), `timeline`, `threads`, `trigger`: one concept each.
 
 mod answer;
 mod breakpoints;
@@ -18,6 +18,8 @@ mod debugger;
 mod evaluate;
 mod exceptions;
 mod failures;
+mod fork_requests;
+mod forks;
 mod hook;
 mod inspect;
 mod launch;
@@ -29,6 +31,8 @@ mod server;
 mod snapshot;
 mod source;
 mod stepping;
+mod threads;
+mod timeline;
 mod travel;
 mod trigger;
 mod variables;

@@ -56,7 +56,8 @@ impl EventSink for Events {
         // goes back to, and the run it replaces ends silently.
         let silent = {
             let run = &self.debugger.lock().run;
-            run.generation != self.generation || run.quiet.contains_key(&thread_of(&event.path))
+            let thread = run.runtime.get(&thread_of(&event.path));
+            run.generation != self.generation || thread.is_some_and(|t| run.quiet.contains_key(t))
         };
         if silent {
             return;

@@ -9,7 +9,7 @@ use sr_runtime::event::Emitter;
 use sr_runtime::hook::StepHook;
 use tokio::task::JoinHandle;
 
-use crate::debugger::{Debugger, RunInfo};
+use crate::debugger::{Debugger, RunInfo, Serving};
 use crate::failures::ReportHook;
 use crate::hook::DebugHook;
 use crate::launch::Launch;
@@ -29,7 +29,8 @@ pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
         input: launched.message.clone(),
         invocation: invocation.clone(),
     };
-    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel);
+    let serving = Serving { mode: Some(launched.journal.mode()), piece: launch.piece };
+    let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel, serving);
     let hook: Arc<dyn StepHook> = match launch.no_debug {
         true => Arc::new(ReportHook(debugger.clone())),
         false => Arc::new(DebugHook { debugger: debugger.clone(), generation }),

@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use crate::client::Client;
 use crate::debugger::{Action, Debugger};
 use crate::exceptions::ExceptionKind;
+use crate::forks::Piece;
 use crate::launch::{self, Launch, LaunchError};
 use crate::protocol::{
     BreakpointLocationsBody, BreakpointsBody, Capabilities, Command, ContinueBody, Event, LaunchArguments, NotARequest,
@@ -26,7 +27,8 @@ use crate::protocol::{
 use crate::run::{self, Running};
 use crate::source::Positions;
 use crate::stepping::StepKind;
-use crate::travel::Back;
+use crate::timeline::Archive;
+use crate::travel::{Back, Travel};
 use sr_wire::Incoming;
 
 /// How long a terminated run may take to reach its next point before it is aborted.
@@ -83,7 +85,7 @@ where
         }
     }
     session.stop_run(Ending::Heard).await;
-    for file in &session.temporary {
+    for file in session.temporary.iter().map(PathBuf::as_path).chain(session.archive.file()) {
         let _ = std::fs::remove_file(file);
     }
     let _ = stop.send(());
@@ -120,6 +122,11 @@ struct Session {
     timeline: Option<PathBuf>,
     /// Temporary recordings, removed when the session ends.
     temporary: Vec<PathBuf>,
+    /// The journal the current run records to, and how much of it it was
+    /// served (the rest goes to the archive when it ends).
+    recording: Option<(PathBuf, u64)>,
+    /// The file changes of every run of the launch (see `timeline`).
+    archive: Archive,
 }
 
 impl Session {
@@ -133,6 +140,8 @@ impl Session {
             running: None,
             timeline: None,
             temporary: Vec::new(),
+            recording: None,
+            archive: Archive::default(),
         }
     }
 
@@ -203,9 +212,24 @@ impl Session {
             Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
             Command::StepIn(args) => self.resume(&request, args, Action::Step(StepKind::In)),
             Command::StepOut(args) => self.resume(&request, args, Action::Step(StepKind::Out)),
-            Command::StepBack(args) => self.travel(&request, args.thread_id, Back::Step).await,
-            Command::ReverseContinue(args) => self.travel(&request, args.thread_id, Back::Continue).await,
-            Command::RestartFrame(args) => self.travel(&request, None, Back::Frame(args.frame_id)).await,
+            Command::StepBack(args) => self.go_back(&request, args.thread_id, Back::Step).await,
+            Command::ReverseContinue(args) => self.go_back(&request, args.thread_id, Back::Continue).await,
+            Command::RestartFrame(args) => self.go_back(&request, None, Back::Frame(args.frame_id)).await,
+            Command::RunLiveFrom(args) => {
+                let result = self.debugger.run_live_from(args.thread_id);
+                self.respond(&request, result);
+            }
+            Command::Forks => self.respond(&request, Ok(self.debugger.forks())),
+            Command::SwitchFork(args) => {
+                let planned = args
+                    .id
+                    .ok_or_else(|| "streetraceSwitchFork needs `id`, a fork of streetraceForks".to_string())
+                    .and_then(|id| self.debugger.switch_plan(id));
+                match planned {
+                    Ok((to, travel)) => self.travel(&request, travel, Some(to)).await,
+                    Err(e) => self.respond(&request, Err::<(), _>(e)),
+                }
+            }
             Command::Pause(_) => {
                 self.debugger.pause();
                 self.respond(&request, Ok(()));
@@ -342,43 +366,100 @@ impl Session {
         }
     }
 
+    /// Keeps a new launch's (or restart's) recording; the archive of the
+    /// runs before it is forgotten.
     fn keep_timeline(&mut self, launch: &Launch) {
         self.timeline.clone_from(&launch.timeline);
         if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
             self.temporary.push(file.clone());
         }
+        if let Some(file) = std::mem::take(&mut self.archive).file() {
+            let _ = std::fs::remove_file(file);
+        }
+        self.recording = launch.piece.as_ref().map(|piece| (piece.file.clone(), 0));
     }
 
     /// Goes back in time: the run is replaced by a silent replay of its
     /// recording that brings the thread to the point `back` leads to and
-    /// every other thread to where it is (see `travel`). A launch that
-    /// replays a recording goes on replaying it; a live one continues its
-    /// recording, then goes live (a fork of the run).
-    async fn travel(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
-        let (Some(arguments), Some(timeline)) = (self.arguments.clone(), self.timeline.clone()) else {
+    /// every other thread to where it is (see `travel`).
+    async fn go_back(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
+        if self.arguments.is_none() || self.timeline.is_none() {
             return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
-        };
-        let travel = match self.debugger.travel_target(thread_id, back) {
-            Ok(travel) => travel,
-            Err(e) => return self.respond(request, Err::<(), _>(e)),
-        };
-        let recording = match std::fs::read_to_string(&timeline) {
-            Ok(text) => text,
-            Err(e) => return self.respond(request, Err::<(), _>(format!("cannot read {}: {e}", timeline.display()))),
+        }
+        match self.debugger.travel_target(thread_id, back) {
+            Ok(travel) => self.travel(request, travel, None).await,
+            Err(e) => self.respond(request, Err::<(), _>(e)),
+        }
+    }
+
+    /// Replaces the run by one that travels as `travel` plans, in branch
+    /// `to` (default: the current one). A launch that replays a recording
+    /// replays it again; a live one is served its branch's journal after
+    /// the archive of every run's file changes (see `timeline`), and goes
+    /// live only where the branch's recording ends or it forks.
+    async fn travel(&mut self, request: &Request, travel: Travel, to: Option<usize>) {
+        let (Some(arguments), Some(_)) = (self.arguments.clone(), &self.timeline) else {
+            return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
         };
         let offline = arguments.replay.is_some();
         let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
         self.stop_run(Ending::WentBack(travel.held())).await;
-        let prepared = if offline { launch::prepare(&again) } else { launch::prepare_continuing(&again, recording) };
+        if let Some((file, served)) = self.recording.take()
+            && let Err(e) = self.archive.absorb(&file, served)
+        {
+            return self.fail(request, LaunchError::new(e));
+        }
+        let branch = {
+            let mut st = self.debugger.lock();
+            if let Some(to) = to {
+                st.forks.current = to;
+            }
+            st.forks.current().journal.clone()
+        };
+        let prepared = match (offline, branch) {
+            (true, _) => launch::prepare(&again).map(|launch| (launch, 0, 0)),
+            (false, None) => Err(LaunchError::new("this run has no recording to go back in")),
+            (false, Some(branch)) => {
+                self.archive.compose(&branch).map_err(LaunchError::new).and_then(|(text, skip)| {
+                    let served = text.len() as u64;
+                    launch::prepare_continuing(&again, text).map(|launch| (launch, skip, served))
+                })
+            }
+        };
         match prepared {
-            Ok(mut launch) => {
+            Ok((mut launch, skip, served)) => {
                 launch.travel = Some(travel);
-                self.keep_timeline(&launch);
+                if !offline {
+                    launch.piece = launch.timeline.clone().map(|file| Piece { file, skip });
+                }
+                self.timeline.clone_from(&launch.timeline);
+                self.prune();
+                if let (true, Some(file)) = (launch.temporary, &launch.timeline) {
+                    self.temporary.push(file.clone());
+                }
+                self.recording = launch.piece.as_ref().map(|piece| (piece.file.clone(), served));
                 self.respond(request, Ok(()));
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }
             Err(error) => self.fail(request, error),
         }
+    }
+
+    /// Removes the temporary recordings no fork's journal is in any more
+    /// (each travel writes the journal it serves anew; the archive keeps
+    /// their file changes).
+    fn prune(&mut self) {
+        let kept: BTreeSet<PathBuf> = {
+            let st = self.debugger.lock();
+            st.forks.branches.iter().filter_map(|b| Some(b.journal.as_ref()?.file.clone())).collect()
+        };
+        self.temporary.retain(|file| {
+            let keep = kept.contains(file);
+            if !keep {
+                let _ = std::fs::remove_file(file);
+            }
+            keep
+        });
     }
 
     /// A launch that failed: diagnostics in the console, an error response,

@@ -6,13 +6,14 @@
 //! without stopping, and each thread is brought back to where it was (a
 //! stopped thread is stopped there again, a running one runs on from there,
 //! one that had ended ends again), with the variables of that moment
-//! (`setVariable` edits and answers to `escalate to human` given before it
-//! included). Threads are told apart by their runtime ids, which a replay
-//! gives out in the same order. Going forward from there serves what the
-//! recording has; the first request it does not have goes to the model (a
-//! fork of a live run, recorded in turn) or, when the launch replays a
-//! recording, fails naming the request. `Debugger::travel_target` (in
-//! `inspect`) makes the plan.
+//! (`setVariable` edits and answers to `escalate to human` of the branch
+//! made again). Threads are told apart by their journal names (`threads`).
+//! Going forward from there serves what the recording has, and goes live
+//! only where a thread's recording ends or where the user chooses
+//! differently (a fork, see `forks`); a run that asks for something else
+//! than its recording has there stops with a divergence. Going to another
+//! fork is the same travel in that fork's journal. `Debugger::travel_target`
+//! (in `inspect`) makes the plan.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -23,7 +24,7 @@ use crate::protocol::StoppedEvent;
 use crate::stepping::Stepping;
 
 /// Where to go back to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Back {
     /// The thread's point before the one it is at (the point itself when it
     /// stopped inside it, on a failure or a question).
@@ -34,6 +35,10 @@ pub enum Back {
     /// The first point of a frame of a stopped thread (`restartFrame`); a
     /// model or tool call's frame is its point.
     Frame(i64),
+    /// A thread's point, stopped or not (going to a fork), with the
+    /// threads that start it: each ancestor and its point that started the
+    /// next one (they go there silently and on, into their `parallel do`).
+    To { thread: u32, point: u64, lineage: Vec<(u32, u64)> },
 }
 
 /// A point of a thread: its `point`-th, or (`inside`) the failure or
@@ -50,9 +55,10 @@ pub enum Quiet {
     /// The thread going back: it stops at its `point`-th point (as `reason`).
     Stop { point: u64, reason: &'static str },
     /// A thread that was stopped: it stops again where it was, the client
-    /// hears `stopped` again (keeping its focus), and an answer it was given
-    /// is kept.
-    Hold { at: At, stopped: StoppedEvent, exception: Option<Exception>, answer: Option<String> },
+    /// hears `stopped` again (keeping its focus), and what it was given and
+    /// had not resumed with is kept: an answer, the variables the user set
+    /// (and which), a `streetraceRunLiveFrom`.
+    Hold { at: At, held: Box<Held> },
     /// A thread that was running: silent up to its `point`-th point, where
     /// it runs on as before.
     Run { point: u64 },
@@ -71,6 +77,18 @@ impl Quiet {
     }
 }
 
+/// How a thread had stopped, to stop it again the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub stopped: StoppedEvent,
+    pub exception: Option<Exception>,
+    pub answer: Option<String>,
+    /// The variables the user had set there, and which.
+    pub edited: Option<(Vars, Vec<String>)>,
+    /// `streetraceRunLiveFrom` had been asked there.
+    pub live: bool,
+}
+
 /// A travel under way.
 #[derive(Debug, Clone, Default)]
 pub struct Travel {
@@ -82,8 +100,6 @@ pub struct Travel {
     pub known: BTreeSet<u32>,
     /// The steps of running threads, which go on.
     pub stepping: HashMap<u32, Stepping>,
-    /// `setVariable` edits of stopped threads not resumed yet.
-    pub edits: Vec<((u32, u64), Vars)>,
 }
 
 impl Travel {

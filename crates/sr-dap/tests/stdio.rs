@@ -5,7 +5,8 @@
 //! expressions, recording and replaying, a launch that does not wait for MCP
 //! servers, parallel branches, Copy Value, breakpoints under every spelling of
 //! a file, and data breakpoints (in branches too). Going back in time is
-//! `tests/travel.rs`.
+//! `tests/travel.rs`, what it does to files and model requests
+//! `tests/effects.rs`, forks `tests/forks.rs`.
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,7 +1,8 @@
 //! Going back in time over stdio (`stepBack`, `reverseContinue`,
 //! `restartFrame`): the run is replayed from its recording, no model is asked
 //! again, and in `parallel` blocks only the thread that goes back moves: the
-//! others are brought back to where they were and held there.
+//! others are brought back to where they were and held there, each known by
+//! where it starts (its journal name), whatever order the replay starts them in.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -491,5 +492,67 @@ async fn stepping_back_from_a_question_asks_it_again() {
     dap.response(seq).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     assert!(dap.output("console").contains("run completed: [\"yes\",\"again\"]\n"), "{}", dap.output("console"));
+    dap.disconnect().await;
+}
+
+/// Nested `parallel` blocks in concurrent branches start in another order
+/// when the run goes back in time: live, `left` waits for the model while
+/// `right` starts its block first; replayed, the reply is served at once and
+/// `left`'s block starts first. Threads are known by where they start (their
+/// journal name), so stepping back in `left`'s nested branch moves that
+/// branch, under the id the client knows, and holds `right`'s where it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn nested_branches_keep_their_ids_whatever_order_a_replay_starts_them_in() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("travel-nested");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nprompt hi: \"\"\"Say hi.\"\"\"\n\n\
+                  flow steps:\n    $s = 1\n    $s = $s + 1\n    return $s\n\n\
+                  flow left:\n    $g = call llm hi\n    parallel do\n        $a = run steps\n        $b = 2\n    end\n    return $a\n\n\
+                  flow right:\n    parallel do\n        $c = 3\n        $d = 4\n    end\n    return $c\n\n\
+                  flow main:\n    parallel do\n        $x = run left\n        $y = run right\n    end\n    return [$x, $y]\n";
+    std::fs::write(dir.join("nested.sr"), source).unwrap();
+    let program = dir.join("nested.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("hi").delay(std::time::Duration::from_secs(1)));
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "nested.sr"})).await;
+    // `$s = $s + 1` in `steps` (left's nested branch), `$d = 4` (right's).
+    let lines = [json!({"line": 9}), json!({"line": 23})];
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": lines})).await;
+    dap.request("configurationDone", json!({})).await;
+    let mut stops = Vec::new();
+    for _ in 0..2 {
+        let stopped = dap.event("stopped").await;
+        stops.push(stopped["body"]["threadId"].as_i64().unwrap());
+    }
+    // Right's block started first: its branches are threads 4 and 5, left's 6 and 7.
+    assert_eq!(stops, [5, 6], "right's second branch, then left's first");
+    assert_eq!(top(&mut dap, 6).await, Ok(("flow steps".to_string(), 9)));
+    assert_eq!(top(&mut dap, 5).await, Ok(("flow right".to_string(), 23)));
+
+    let events = moved(&mut dap, "stepBack", 6, 2).await;
+    let facts: Vec<_> = events.iter().map(fact).collect();
+    assert_eq!(facts, [("stopped", 5, "breakpoint", true), ("stopped", 6, "step", false)], "{events:?}");
+    assert_eq!(top(&mut dap, 6).await, Ok(("flow steps".to_string(), 8)), "left's branch, one point back");
+    assert_eq!(top(&mut dap, 5).await, Ok(("flow right".to_string(), 23)), "right's, held where it was");
+    let threads = dap.request("threads", json!({})).await;
+    let ids: Vec<i64> =
+        threads["body"]["threads"].as_array().unwrap().iter().map(|t| t["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [1, 2, 3, 5, 6], "the branches that ran one statement ended");
+    let thread_events = dap.transcript.iter().filter(|m| m["event"] == "thread").count();
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": []})).await;
+    let seq = dap.send("continue", Some(json!({"threadId": 6}))).await;
+    dap.response(seq).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    let console = dap.output("console");
+    assert!(console.contains("run completed: [2,3]\n"), "{console}");
+    for flow in ["left", "right", "steps"] {
+        assert_eq!(console.matches(&format!("flow {flow} started")).count(), 1, "replayed silently: {console}");
+    }
+    assert_eq!(server.requests().len(), 1);
+    let started_again = dap.transcript.iter().filter(|m| m["event"] == "thread").skip(thread_events);
+    assert!(started_again.clone().all(|m| m["body"]["reason"] == "exited"), "no thread the client knows started again");
     dap.disconnect().await;
 }

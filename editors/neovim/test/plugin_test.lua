@@ -17,10 +17,22 @@ local function checks()
   local notified = {}
   local notify = vim.notify
   vim.notify = function(message, ...) table.insert(notified, message) return notify(message, ...) end
+  local requests = {} -- what :StreetraceRunLive and :StreetraceForks asked
+  local forks = { { id = 1, label = 'the original run', current = false },
+    { id = 2, parent = 1, label = '$v edited at main.sr:4 (main)', current = true } }
   local session = {
+    stopped_thread_id = 3,
     request = function(_, command, arguments, callback)
-      asked = command .. ' ' .. arguments.text
-      callback(nil, { threadId = 1, question = 'ship it?' })
+      if command == 'streetraceAnswer' then
+        asked = command .. ' ' .. arguments.text
+        callback(nil, { threadId = 1, question = 'ship it?' })
+      elseif command == 'streetraceForks' then
+        table.insert(requests, command)
+        callback(nil, { forks = forks, current = 2 })
+      else
+        table.insert(requests, command .. ' ' .. vim.inspect(arguments, { newline = '' }))
+        callback(nil, { threadId = arguments.threadId })
+      end
     end,
   }
   package.loaded.dap = { -- stands in for nvim-dap
@@ -38,6 +50,19 @@ local function checks()
   vim.cmd('StreetraceAnswer yes, ship it')
   report('dap_answer', asked)
   report('dap_answer_notes', table.concat(notified, ' | '))
+  notified = {}
+  vim.cmd('StreetraceRunLive')
+  local ui_select = vim.ui.select
+  local offered
+  vim.ui.select = function(items, options, on_choice)
+    offered = table.concat(vim.tbl_map(options.format_item, items), ' | ')
+    on_choice(items[1])
+  end
+  vim.cmd('StreetraceForks')
+  vim.ui.select = ui_select
+  report('dap_forks_offered', offered)
+  report('dap_fork_requests', table.concat(requests, ' | '))
+  report('dap_fork_notes', table.concat(notified, ' | '))
   vim.notify = notify
 
   vim.cmd('edit ' .. project .. '/main.sr')

@@ -1,6 +1,7 @@
 // The `streetrace` debugger: `sr dap` over stdio, a default configuration for
-// F5 without a launch.json, "Debug workload", and "Answer the Run's Question"
-// for a run stopped on `escalate to human`.
+// F5 without a launch.json, "Debug workload", "Answer the Run's Question" for a
+// run stopped on `escalate to human`, "Run Live from Here" and "Go to a Fork…"
+// for the forks going back in time makes.
 
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -19,7 +20,78 @@ export function registerDebugger(binaries: Binaries): vscode.Disposable {
     vscode.debug.onDidReceiveDebugSessionCustomEvent((event) => questions.heard(event)),
     vscode.debug.onDidTerminateDebugSession((session) => questions.forget(session)),
     vscode.commands.registerCommand('streetrace.answer', () => questions.answer()),
+    vscode.commands.registerCommand('streetrace.runLiveFrom', () => runLiveFrom()),
+    vscode.commands.registerCommand('streetrace.forks', () => goToFork()),
   );
+}
+
+/** The active StreetRace debug session, or undefined with a message. */
+function streetraceSession(): vscode.DebugSession | undefined {
+  const session = vscode.debug.activeDebugSession;
+  if (session?.type !== 'streetrace') {
+    void vscode.window.showInformationMessage('No StreetRace run is being debugged.');
+    return undefined;
+  }
+  return session;
+}
+
+function showError(error: unknown): void {
+  void vscode.window.showErrorMessage(`StreetRace: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/**
+ * `streetraceRunLiveFrom`: the thread that stopped last goes live where it
+ * is, so that its next model and tool calls are made for real when it
+ * resumes (a tool retried after fixing its cause) instead of served from the
+ * recording; where the run had gone further, that is a new fork.
+ */
+async function runLiveFrom(): Promise<void> {
+  const session = streetraceSession();
+  if (!session) {
+    return;
+  }
+  try {
+    const body = (await session.customRequest('streetraceRunLiveFrom', {})) as { threadId: number };
+    void vscode.window.showInformationMessage(
+      `Thread ${body.threadId} goes live when it resumes: continue or step.`,
+    );
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** One fork as `streetraceForks` lists it. */
+interface Fork {
+  id: number;
+  label: string;
+  parent?: number;
+  current: boolean;
+}
+
+/** A quick pick of the run's forks; the one chosen is gone to (`streetraceSwitchFork`). */
+async function goToFork(): Promise<void> {
+  const session = streetraceSession();
+  if (!session) {
+    return;
+  }
+  try {
+    const body = (await session.customRequest('streetraceForks', {})) as { forks: Fork[] };
+    const items = body.forks.map((fork) => ({
+      label: `${fork.current ? '$(check) ' : ''}Fork ${fork.id}`,
+      description: fork.label,
+      detail: fork.parent === undefined ? undefined : `from fork ${fork.parent}`,
+      fork,
+    }));
+    const choice = await vscode.window.showQuickPick(items, {
+      title: 'Go to a fork of the run',
+      placeHolder: 'The run stops where the fork parts from the one it is in, with that fork\'s files',
+    });
+    if (choice && !choice.fork.current) {
+      await session.customRequest('streetraceSwitchFork', { id: choice.fork.id });
+    }
+  } catch (error) {
+    showError(error);
+  }
 }
 
 /** A thread waiting for an answer to `escalate to human`. */
@@ -79,7 +151,7 @@ class Questions {
     try {
       await target.session.customRequest('streetraceAnswer', { threadId: target.threadId, text });
     } catch (error) {
-      void vscode.window.showErrorMessage(`StreetRace: ${error instanceof Error ? error.message : String(error)}`);
+      showError(error);
     }
   }
 

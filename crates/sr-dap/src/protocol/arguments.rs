@@ -209,3 +209,18 @@ pub struct AnswerArguments {
     /// Required: a missing answer is not an empty one.
     pub text: Option<String>,
 }
+
+/// `streetraceRunLiveFrom`: thread `threadId` (default: the one that stopped
+/// last) forks where it is stopped: its next effects are live.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RunLiveFromArguments {
+    pub thread_id: Option<i64>,
+}
+
+/// `streetraceSwitchFork`: go to fork `id` (of `streetraceForks`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SwitchForkArguments {
+    pub id: Option<i64>,
+}

@@ -229,3 +229,44 @@ pub struct AnswerBody {
     pub thread_id: i64,
     pub question: String,
 }
+
+/// `streetraceRunLiveFrom`: the thread that goes live when it resumes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLiveFromBody {
+    pub thread_id: i64,
+}
+
+/// `streetraceForks`: the launch's forks, the original run first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForksBody {
+    pub forks: Vec<Fork>,
+    /// The fork the run is in.
+    pub current: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fork {
+    pub id: i64,
+    /// What made it and where: `$v edited at fork.sr:11 (main)`.
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<i64>,
+    /// `edit`, `request`, `reply`, `live` or `answer`; absent for the original run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// The thread that forked, and its top frame there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<i64>,
+    pub current: bool,
+}

@@ -68,6 +68,9 @@ commands! {
     "restart" => Restart(RestartArguments),
     "disconnect" => Disconnect,
     "streetraceAnswer" => Answer(AnswerArguments),
+    "streetraceRunLiveFrom" => RunLiveFrom(RunLiveFromArguments),
+    "streetraceForks" => Forks,
+    "streetraceSwitchFork" => SwitchFork(SwitchForkArguments),
 }
 
 fn read<T: DeserializeOwned>(command: &str, arguments: Value) -> Result<T, String> {

@@ -136,8 +136,15 @@ impl Harness {
             stored: None,
             warnings: Vec::new(),
         };
-        let launch =
-            Launch { launched, stop_on_entry, no_debug: false, timeline: None, temporary: false, travel: None };
+        let launch = Launch {
+            launched,
+            stop_on_entry,
+            no_debug: false,
+            timeline: None,
+            temporary: false,
+            travel: None,
+            piece: None,
+        };
         crate::run::spawn(self.debugger.clone(), launch);
     }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use sr_llm::mock::{MOCK_KEY, MockServer};
 
 use super::common;
 
@@ -113,4 +114,101 @@ pub fn temp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The adapter in `dir`, its models answered by `server`.
+pub fn adapter(dir: &Path, server: &MockServer) -> Adapter {
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    Adapter::start_in(dir, &env)
+}
+
+/// Writes `source` as `name` in `dir`; its canonical path.
+pub fn program(dir: &Path, name: &str, source: &str) -> PathBuf {
+    std::fs::write(dir.join(name), source).unwrap();
+    dir.join(name).canonicalize().unwrap()
+}
+
+/// Launches `launch` with breakpoints on `lines` of `program` and waits for the first stop.
+pub async fn start(dap: &mut Adapter, launch: Value, program: &Path, lines: &[i64]) -> Value {
+    dap.request("initialize", json!({})).await;
+    let launched = dap.request("launch", launch).await;
+    assert_eq!(launched["success"], true, "{launched}: {}", dap.output("stderr"));
+    let breakpoints: Vec<Value> = lines.iter().map(|line| json!({"line": line})).collect();
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": breakpoints})).await;
+    dap.request("configurationDone", json!({})).await;
+    dap.event("stopped").await
+}
+
+/// Sends `command` for thread 1 and waits for the thread to stop again.
+pub async fn go(dap: &mut Adapter, command: &str) -> Value {
+    let answer = dap.request(command, json!({"threadId": 1})).await;
+    assert_eq!(answer["success"], true, "{command}: {answer}");
+    dap.event("stopped").await
+}
+
+/// Thread 1's top frame: its name and line.
+pub async fn top(dap: &mut Adapter) -> (String, i64) {
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = &trace["body"]["stackFrames"][0];
+    (frame["name"].as_str().unwrap().to_string(), frame["line"].as_i64().unwrap())
+}
+
+/// `expression` evaluated on thread 1's top frame.
+pub async fn eval(dap: &mut Adapter, expression: &str) -> Value {
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let result = dap.request("evaluate", json!({"expression": expression, "frameId": frame})).await;
+    match result["success"].as_bool() {
+        Some(true) => result["body"]["result"].clone(),
+        _ => json!(null),
+    }
+}
+
+/// Sets `name` in the *Variables* scope of thread 1's top frame.
+pub async fn set(dap: &mut Adapter, name: &str, value: &str) {
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let scopes = dap.request("scopes", json!({"frameId": frame})).await;
+    let scope = scopes["body"]["scopes"].as_array().unwrap().iter().find(|s| s["name"] == "Variables").unwrap();
+    let reference = scope["variablesReference"].clone();
+    let set = dap.request("setVariable", json!({"variablesReference": reference, "name": name, "value": value})).await;
+    assert_eq!(set["success"], true, "{set}");
+}
+
+/// The files under `dir` (not the program), each with its text, sorted.
+pub fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_none_or(|e| e != "sr" && e != "jsonl") {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                found.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+pub fn file(name: &str, text: &str) -> (String, String) {
+    (name.to_string(), text.to_string())
+}
+
+/// A flow that writes `$v` to a file named after it, reads it back and asks
+/// the model about it (`$v` is set on line 10, written on line 11; line 14
+/// returns).
+pub const READS_ITS_WRITES: &str = "streetrace v1\n\ntool fs = builtin streetrace.fs\n\nmodel main = openai/gpt-4o-mini\n\n\
+                                prompt about: \"\"\"What is ${seen}?\"\"\"\n\nflow main:\n    $v = \"apple\"\n    \
+                                fs.write_file(\"${v}.txt\", $v)\n    $seen = fs.read_file(\"${v}.txt\")\n    \
+                                $answer = call llm about\n    return $answer\n";
+
+/// The user message of the model server's `index`th request.
+pub fn asked(server: &MockServer, index: usize) -> String {
+    let body = &server.requests()[index].body;
+    let messages = body["messages"].as_array().unwrap();
+    messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_string()
 }

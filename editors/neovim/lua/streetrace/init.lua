@@ -152,6 +152,64 @@ function M.answer(text, thread_id)
   end)
 end
 
+--- The debug session, or nil with a warning.
+local function dap_session()
+  local session = require('dap').session()
+  if not session then
+    vim.notify('StreetRace: no debug session', vim.log.levels.WARN)
+  end
+  return session
+end
+
+--- Makes the stopped thread go live where it is (`:StreetraceRunLive`): the adapter's
+--- `streetraceRunLiveFrom`. When it resumes, its model and tool calls are made for real
+--- instead of served from the recording (to retry a tool after fixing its cause), in a
+--- new fork where the run had gone further.
+function M.run_live(thread_id)
+  local session = dap_session()
+  if not session then
+    return
+  end
+  thread_id = thread_id or session.stopped_thread_id
+  session:request('streetraceRunLiveFrom', { threadId = thread_id }, function(err, body)
+    if err then
+      vim.notify('StreetRace: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
+    else
+      vim.notify(('StreetRace: thread %d goes live when it resumes (continue or step)'):format(body.threadId))
+    end
+  end)
+end
+
+--- Lists the run's forks and goes to the one chosen (`:StreetraceForks`): the adapter's
+--- `streetraceForks` and `streetraceSwitchFork`. The run stops where that fork parts
+--- from the current one, with its files.
+function M.forks()
+  local session = dap_session()
+  if not session then
+    return
+  end
+  session:request('streetraceForks', {}, function(err, body)
+    if err then
+      vim.notify('StreetRace: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
+      return
+    end
+    local function shown(fork)
+      local from = fork.parent and (' (from fork %d)'):format(fork.parent) or ''
+      return ('%s fork %d: %s%s'):format(fork.current and '*' or ' ', fork.id, fork.label, from)
+    end
+    vim.ui.select(body.forks, { prompt = 'Go to a fork of the run:', format_item = shown }, function(fork)
+      if not fork or fork.current then
+        return
+      end
+      session:request('streetraceSwitchFork', { id = fork.id }, function(switch_err)
+        if switch_err then
+          vim.notify('StreetRace: ' .. (switch_err.message or tostring(switch_err)), vim.log.levels.ERROR)
+        end
+      end)
+    end)
+  end)
+end
+
 --- Registers the `streetrace` adapter and launch configurations with nvim-dap.
 function M.setup_dap(dap)
   dap.adapters.streetrace = { type = 'executable', command = M.config.sr, args = { 'dap' } }
@@ -171,6 +229,10 @@ function M.setup_dap(dap)
   end
   vim.api.nvim_create_user_command('StreetraceAnswer', function(args) M.answer(args.args) end,
     { nargs = '?', desc = 'Answer the escalate to human the debugged StreetRace run waits on' })
+  vim.api.nvim_create_user_command('StreetraceRunLive', function() M.run_live() end,
+    { desc = 'Make the stopped thread of the debugged StreetRace run go live where it is' })
+  vim.api.nvim_create_user_command('StreetraceForks', function() M.forks() end,
+    { desc = 'Go to a fork of the debugged StreetRace run' })
   local function prompt()
     return vim.fn.input('Prompt ($input_prompt): ')
   end

@@ -174,6 +174,56 @@ describe('sr-dap under DebugClient', function () {
     assert.ok(console.includes('run completed: send it now\n'), console.join(''));
   });
 
+  it('forks after going back, lists the forks and goes to the original run with its files', async function () {
+    const source =
+      'streetrace v1\n\ntool fs = builtin streetrace.fs\n\nflow main:\n    $v = "apple"\n' +
+      '    fs.write_file("${v}.txt", $v)\n    return $v\n';
+    const file = program('fork.sr', source);
+    const dir = path.dirname(file);
+    await dc.hitBreakpoint({ program: file, workDir: dir, prompt: '' }, { path: file, line: 8 });
+    assert.ok(fs.existsSync(path.join(dir, 'apple.txt')));
+    // Back before the write, another value, on: fork 2.
+    await Promise.all([dc.stepBackRequest({ threadId: 1 }), dc.waitForEvent('stopped')]);
+    await Promise.all([dc.stepBackRequest({ threadId: 1 }), dc.waitForEvent('stopped')]);
+    assert.strictEqual((await topFrame(1)).line, 7);
+    assert.ok(!fs.existsSync(path.join(dir, 'apple.txt')), 'undone');
+    const frame = await topFrame(1);
+    const scopes = await dc.scopesRequest({ frameId: frame.id });
+    const locals = scopes.body.scopes.find((s) => s.name === 'Variables').variablesReference;
+    await dc.setVariableRequest({ variablesReference: locals, name: 'v', value: '"pear"' });
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('stopped')]);
+    assert.strictEqual(fs.readFileSync(path.join(dir, 'pear.txt'), 'utf8'), 'pear');
+    assert.ok(!fs.existsSync(path.join(dir, 'apple.txt')));
+    const listed = await dc.customRequest('streetraceForks', {});
+    assert.deepStrictEqual(
+      listed.body.forks.map((f) => [f.id, f.parent, f.reason, f.label, f.current]),
+      [
+        [1, undefined, undefined, 'the original run', false],
+        [2, 1, 'edit', '$v edited at fork.sr:7 (main)', true],
+      ],
+    );
+    // The original run, where fork 2 left it; on to its end, with its file.
+    const goto = dc.waitForEvent('stopped');
+    await dc.customRequest('streetraceSwitchFork', { id: 1 });
+    assert.strictEqual((await goto).body.reason, 'goto');
+    assert.ok(!fs.existsSync(path.join(dir, 'pear.txt')), "fork 2's file is gone");
+    const live = await dc.customRequest('streetraceRunLiveFrom', { threadId: 1 });
+    assert.strictEqual(live.body.threadId, 1);
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('stopped')]);
+    assert.strictEqual(fs.readFileSync(path.join(dir, 'apple.txt'), 'utf8'), 'apple');
+    const forks = (await dc.customRequest('streetraceForks', {})).body.forks;
+    assert.deepStrictEqual(
+      forks.map((f) => [f.id, f.parent, f.reason]),
+      [
+        [1, undefined, undefined],
+        [2, 1, 'edit'],
+        [3, 1, 'live'],
+      ],
+    );
+    await assert.rejects(dc.customRequest('streetraceSwitchFork', { id: 3 }), /fork 3 is the one the run is in/);
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
+  });
+
   it('reports a program that does not compile', async function () {
     const broken = path.join(FIXTURES, 'broken.sr');
     const terminated = dc.waitForEvent('terminated');

@@ -1,0 +1,59 @@
+//! Threads by their journal name. The runtime numbers a run's threads in the
+//! order they start, which differs between runs when nested `parallel`
+//! blocks start in concurrent branches; the journal names them after where
+//! they start (`main`, `main/3.1`: branch 1 of the block that was effect 3
+//! of `main`), the same in every run served the same values. The debugger
+//! numbers threads by that name, once per session, so that going back in
+//! time or to another fork finds the threads the client knows under the ids
+//! it knows them by; runtime ids only tell a run's own threads apart.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The session's thread numbers: `main` is 0, every other name gets the
+/// next number when first seen. Numbers are never reused.
+#[derive(Debug)]
+pub struct Names {
+    by_key: HashMap<Arc<str>, u32>,
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names { by_key: HashMap::from([("main".into(), 0)]) }
+    }
+}
+
+impl Names {
+    /// The number of the thread named `key`.
+    pub fn of(&mut self, key: &str) -> u32 {
+        if let Some(&thread) = self.by_key.get(key) {
+            return thread;
+        }
+        let thread = u32::try_from(self.by_key.len()).unwrap_or(u32::MAX);
+        self.by_key.insert(key.into(), thread);
+        thread
+    }
+}
+
+/// How the client names a thread.
+pub fn display(thread: u32) -> String {
+    match thread {
+        0 => "main".to_string(),
+        n => format!("branch {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_their_numbers_whatever_order_they_come_in() {
+        let mut names = Names::default();
+        assert_eq!(names.of("main"), 0);
+        assert_eq!(names.of("main/2.1"), 1);
+        assert_eq!(names.of("main/2.0"), 2);
+        assert_eq!(names.of("main/2.1"), 1, "seen again, in another run");
+        assert_eq!(names.of("main/2.1/0.0"), 3);
+    }
+}
