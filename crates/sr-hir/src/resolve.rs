@@ -79,11 +79,6 @@ impl<'db> Program<'db> {
             _ => self.defs(kind)?.get(name).copied(),
         }
     }
-
-    /// Whether some agent `produces` this variable.
-    pub fn is_produced(&self, name: &str) -> bool {
-        self.produces.values().any(|p| p == name)
-    }
 }
 
 impl<'db> MergedPrompt<'db> {
