@@ -21,6 +21,10 @@ pub enum DiagnosticKind {
     Syntax { found: Found, help: Option<SyntaxHelp> },
     /// E0007, from the lexer: a character no token starts with.
     InvalidCharacter { character: String },
+    /// E0007, from the lexer: a triple-quoted string that is never closed
+    /// (reported at its third quote, where upstream's lexer fails); it runs to
+    /// the next line that starts a definition.
+    UnclosedString { delimiter: &'static str },
     /// E0007 in `--compat upstream` only: our language extension, which upstream cannot parse.
     Extension(Extension),
     /// E0007: a YAML agent file that cannot be loaded; `problem` is the loader's explanation.
@@ -219,7 +223,11 @@ impl DiagnosticKind {
             UndefinedReference { .. } | UndefinedPromptOrVariable { .. } => Code::E0001,
             UsedBeforeDefinition { .. } => Code::E0002,
             DuplicateDefinition { .. } => Code::E0003,
-            Syntax { .. } | InvalidCharacter { .. } | Extension(_) | InvalidYamlAgent { .. } => Code::E0007,
+            Syntax { .. }
+            | InvalidCharacter { .. }
+            | UnclosedString { .. }
+            | Extension(_)
+            | InvalidYamlAgent { .. } => Code::E0007,
             MismatchedIndentation { .. } => Code::E0008,
             MissingInstruction { .. } => Code::E0010,
             CircularAgentReference { .. } => Code::E0011,

@@ -22,7 +22,7 @@ impl DiagnosticKind {
                 Found::InvalidCharacter => "invalid character".to_string(),
                 Found::Token(text) => format!("unexpected token '{text}'"),
             },
-            InvalidCharacter { .. } => "invalid character".to_string(),
+            InvalidCharacter { .. } | UnclosedString { .. } => "invalid character".to_string(),
             Extension(extension) => match extension {
                 self::Extension::Executor => "unexpected token 'executor'".to_string(),
                 self::Extension::KeywordCall(function) => {
@@ -105,6 +105,9 @@ impl DiagnosticKind {
                 SyntaxHelp::Explain(text) => text.clone(),
             },
             InvalidCharacter { character } => format!("unexpected character '{character}'"),
+            UnclosedString { delimiter } => {
+                format!("this `{delimiter}` is never closed: the string runs to the next line that starts a definition")
+            }
             Extension(extension) => match extension {
                 self::Extension::Executor => "`executor` is a StreetRace-rs extension for coding agents".to_string(),
                 self::Extension::KeywordCall(function) => format!("calling `{function}` is a StreetRace-rs extension"),
