@@ -118,16 +118,15 @@ impl RootDatabase {
     }
 
     /// Reads a file and, transitively, the local files it imports, from disk.
-    /// Imports that cannot be read are left out (and reported as SR107).
+    /// Imports that cannot be read are left out (and reported as SR107). The
+    /// imports are read from the database's own parse, which checking reuses.
     pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> Result<File, sr_files::ReadError> {
         let path = normalize(path.as_ref());
         let text = sr_files::read_source(&path)?;
         let file = self.set_file(&path, text);
         let mut pending = vec![file];
         while let Some(file) = pending.pop() {
-            let dir = file.path(self).parent().map(Path::to_path_buf).unwrap_or_default();
-            for relative in local_imports(file.text(self)) {
-                let target = normalize(&dir.join(relative));
+            for target in local_imports(self, file) {
                 if self.file(&target).is_some() {
                     continue;
                 }
@@ -181,17 +180,15 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The `./path.sr` sources of a file's imports.
-fn local_imports(text: &str) -> Vec<String> {
-    use sr_syntax::ast::{ImportSource, Item};
-    sr_syntax::parse(text)
-        .tree()
-        .items()
-        .filter_map(|item| match item {
-            Item::Import(import) => match import.source() {
-                Some(ImportSource::Local(path)) => Some(path),
-                _ => None,
-            },
+/// The paths of a file's `import ./path.sr`s.
+fn local_imports(db: &RootDatabase, file: File) -> Vec<PathBuf> {
+    let imports = crate::file_items(db, file).iter().filter(|item| item.kind(db) == crate::ItemKind::Import);
+    imports
+        .filter_map(|&item| match &*crate::item_data(db, item) {
+            crate::ItemData::Import(crate::hir::ImportData {
+                source: crate::hir::ImportSource::Local(relative),
+                ..
+            }) => Some(crate::resolve::resolve_import(db, file, relative)),
             _ => None,
         })
         .collect()
