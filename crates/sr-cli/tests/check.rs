@@ -152,19 +152,38 @@ fn warnings_do_not_fail_unless_strict() {
 
 #[test]
 fn special_files_are_refused_without_hanging() {
-    let dir = temp_dir("special", &[("main.sr", "import ./pipe.sr\nimport ./zero.sr\nmodel m = openai/gpt-4o\n")]);
+    let main = "import ./pipe.sr\nimport ./zero.sr\nimport ./loop.sr\nmodel main = openai/gpt-4o\n";
+    let dir = temp_dir("special", &[("main.sr", main)]);
     let status = std::process::Command::new("mkfifo").arg(dir.join("pipe.sr")).status().unwrap();
     assert!(status.success());
     std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop2.sr"), dir.join("loop.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop.sr"), dir.join("loop2.sr")).unwrap();
     // Named on the command line: refused with the reason, exit 2.
     let (code, _, stderr) = sr(&["check", "pipe.sr"], &dir);
     assert_eq!((code, stderr.as_str()), (2, "error: cannot read pipe.sr: a FIFO (named pipe), not a regular file\n"));
     let (code, _, stderr) = sr(&["check", "zero.sr"], &dir);
     assert_eq!((code, stderr.as_str()), (2, "error: cannot read zero.sr: a device, not a regular file\n"));
-    // Imported: the importing file is still checked, and the imports are unreadable (SR107).
-    let (code, stdout, _) = sr(&["check", "main.sr"], &dir);
+    // Imported: the importing file is still checked, and each import says why
+    // it cannot be read (SR107).
+    let (code, stdout, _) = sr(&["check", "--format", "json", "main.sr"], &dir);
     assert_eq!(code, 1, "{stdout}");
-    assert_eq!(stdout.matches("SR107").count(), 2, "{stdout}");
+    let messages: Vec<&str> = stdout.lines().filter_map(|l| l.trim().strip_prefix("\"message\": ")).collect();
+    assert_eq!(
+        messages,
+        [
+            "\"cannot read ./pipe.sr: a FIFO (named pipe), not a regular file\",",
+            "\"cannot read ./zero.sr: a device, not a regular file\",",
+            "\"cannot read ./loop.sr: too many levels of symbolic links (a symlink loop)\","
+        ],
+        "{stdout}"
+    );
+    // `sr graph` refuses the broken program with the same errors.
+    let (code, stdout, stderr) = sr(&["graph", "main.sr"], &dir);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(stderr.matches("error[SR107]: cannot read ./").count(), 3, "{stderr}");
+    let (code, _, stderr) = sr(&["graph", "pipe.sr"], &dir);
+    assert_eq!((code, stderr.as_str()), (2, "error: cannot read pipe.sr: a FIFO (named pipe), not a regular file\n"));
 }
 
 /// A long line is shown as a window around the span, with `…` where the line

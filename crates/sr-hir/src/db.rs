@@ -22,6 +22,11 @@ pub struct File {
 pub struct Workspace {
     #[returns(ref)]
     pub files: BTreeMap<PathBuf, File>,
+    /// Why files an import names could not be read, by path (a FIFO, a
+    /// device, a symlink loop, over the size limit): the import says so
+    /// rather than that the file is missing.
+    #[returns(ref)]
+    pub unreadable: BTreeMap<PathBuf, String>,
 }
 
 #[salsa::db]
@@ -66,7 +71,7 @@ impl Db for RootDatabase {
 impl RootDatabase {
     fn new(storage: salsa::Storage<Self>, executed: Arc<Mutex<Option<Vec<String>>>>) -> Self {
         let mut db = RootDatabase { storage, workspace: None, last_pieces: Arc::default(), executed };
-        db.workspace = Some(Workspace::new(&db, BTreeMap::new()));
+        db.workspace = Some(Workspace::new(&db, BTreeMap::new(), BTreeMap::new()));
         db
     }
 
@@ -127,15 +132,34 @@ impl RootDatabase {
         let mut pending = vec![file];
         while let Some(file) = pending.pop() {
             for target in local_imports(self, file) {
-                if self.file(&target).is_some() {
-                    continue;
-                }
-                if let Ok(text) = sr_files::read_source(&target) {
-                    pending.push(self.set_file(&target, text));
+                if self.file(&target).is_none() {
+                    pending.extend(self.read_import(&target));
                 }
             }
         }
         Ok(file)
+    }
+
+    /// Reads a file an import names from disk into the database; when it
+    /// cannot be read (and is not simply missing), records why, for the
+    /// import's SR107.
+    pub fn read_import(&mut self, path: &Path) -> Option<File> {
+        let (file, reason) = match sr_files::read_source(path) {
+            Ok(text) => (Some(self.set_file(path, text)), None),
+            Err(sr_files::ReadError::NotFound) => (None, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let path = normalize(path);
+        let workspace = self.workspace();
+        if workspace.unreadable(self).get(&path) != reason.as_ref() {
+            let mut unreadable = workspace.unreadable(self).clone();
+            match reason {
+                Some(reason) => unreadable.insert(path, reason),
+                None => unreadable.remove(&path),
+            };
+            workspace.set_unreadable(self).to(unreadable);
+        }
+        file
     }
 
     pub fn file(&self, path: impl AsRef<Path>) -> Option<File> {

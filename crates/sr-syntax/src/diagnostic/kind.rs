@@ -63,7 +63,9 @@ pub enum DiagnosticKind {
     DuplicateField { field: String, schema: String },
     /// SR107: `import` as written, `looked_for` the path it resolved to.
     ImportNotFound { import: String, looked_for: String },
-    /// SR107, when a workload's own file cannot be read.
+    /// SR107: a file that exists but cannot be read (a FIFO, a device, a
+    /// symlink loop, over the size limit): a workload's own, or an import's
+    /// (`path` as the import writes it).
     Unreadable { path: String, error: String },
     /// SR108: the files of the cycle, the first repeated at the end.
     ImportCycle { files: Vec<String> },
