@@ -79,11 +79,6 @@ impl<'db> Program<'db> {
             _ => self.defs(kind)?.get(name).copied(),
         }
     }
-
-    /// Whether some agent `produces` this variable.
-    pub fn is_produced(&self, name: &str) -> bool {
-        self.produces.values().any(|p| p == name)
-    }
 }
 
 impl<'db> MergedPrompt<'db> {
@@ -323,16 +318,19 @@ impl<'db> Loader<'db> {
             }
             let path = resolve_import(self.db, file, relative);
             match self.db.workspace().files(self.db).get(&path).copied() {
-                None => self.diagnostics.push(SemanticDiagnostic {
-                    reported: Reported::DefaultOnly,
-                    ..SemanticDiagnostic::new(
-                        DiagnosticKind::ImportNotFound {
+                None => {
+                    let kind = match self.db.workspace().unreadable(self.db).get(&path) {
+                        Some(reason) => DiagnosticKind::Unreadable { path: relative.clone(), error: reason.clone() },
+                        None => DiagnosticKind::ImportNotFound {
                             import: relative.clone(),
                             looked_for: path.display().to_string(),
                         },
-                        anchor,
-                    )
-                }),
+                    };
+                    self.diagnostics.push(SemanticDiagnostic {
+                        reported: Reported::DefaultOnly,
+                        ..SemanticDiagnostic::new(kind, anchor)
+                    })
+                }
                 Some(target) if let Some(start) = self.stack.iter().position(|&f| f == target) => {
                     let files: Vec<String> =
                         self.stack[start..].iter().chain([&target]).map(|f| file_label(self.db, *f)).collect();

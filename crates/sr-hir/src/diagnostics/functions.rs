@@ -6,7 +6,8 @@
 use sr_syntax::diagnostic::Extension;
 use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, SemanticDiagnostic, similarity};
+use super::suggest::similarity;
+use super::{Anchor, SemanticDiagnostic};
 use crate::Name;
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
