@@ -200,7 +200,29 @@ fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], o
             },
             Stmt::Call(call) => out.extend(call.target.iter().map(|t| t.name.clone())),
             Stmt::Parallel { body: inner } => top_scope_definitions(program, body, inner, out),
-            _ => {}
+            // Only the top scope (and `parallel do`'s, which is the same): not
+            // loops' or conditions' bodies, nor `for` variables.
+            Stmt::Assign { .. }
+            | Stmt::Return(_)
+            | Stmt::For { .. }
+            | Stmt::Loop { .. }
+            | Stmt::Match { .. }
+            | Stmt::If { .. }
+            | Stmt::Push { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::OnFailure { .. }
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Mask { .. }
+            | Stmt::Block { .. }
+            | Stmt::Warn { .. }
+            | Stmt::RetryWith { .. }
+            | Stmt::Missing => {}
         }
     }
 }
@@ -365,7 +387,23 @@ impl<'db> Upstream<'_, '_, 'db> {
             Stmt::Match { scrutinee, .. } => self.expr(*scrutinee, out),
             Stmt::Parallel { body } => self.stmts(body, out),
             Stmt::Loop { body, .. } => self.block(body, None, true, out),
-            _ => {}
+            // Upstream's checker looks at nothing else: not at a field's
+            // assignment, nor inside `on failure:`, nor at guardrail actions.
+            Stmt::Assign { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::OnFailure { .. }
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Mask { .. }
+            | Stmt::Block { .. }
+            | Stmt::Warn { .. }
+            | Stmt::RetryWith { .. }
+            | Stmt::Missing => {}
         }
     }
 
@@ -399,7 +437,14 @@ impl<'db> Upstream<'_, '_, 'db> {
             }
             Expr::Call { args, .. } | Expr::List(args) => args.iter().for_each(|&a| self.expr(a, out)),
             Expr::Object(entries) => entries.iter().for_each(|(_, v)| self.expr(*v, out)),
-            _ => {}
+            // Upstream's checker does not look into these.
+            Expr::Missing
+            | Expr::Literal(_)
+            | Expr::Template(_)
+            | Expr::ItemField(_)
+            | Expr::Filter { .. }
+            | Expr::MethodCall { .. }
+            | Expr::InitialPrompt => {}
         }
     }
 }
@@ -442,7 +487,26 @@ impl<'db> Flat<'_, '_, 'db> {
                     Stmt::Abort => Some("abort"),
                     Stmt::Continue => Some("continue"),
                     Stmt::Break => Some("break"),
-                    _ => None,
+                    Stmt::Assign { .. }
+                    | Stmt::Run(_)
+                    | Stmt::Call(_)
+                    | Stmt::For { .. }
+                    | Stmt::Parallel { .. }
+                    | Stmt::Loop { .. }
+                    | Stmt::Match { .. }
+                    | Stmt::If { .. }
+                    | Stmt::Push { .. }
+                    | Stmt::Escalate { .. }
+                    | Stmt::Log(_)
+                    | Stmt::Notify(_)
+                    | Stmt::Expr(_)
+                    | Stmt::OnFailure { .. }
+                    | Stmt::RetryStep(_)
+                    | Stmt::Mask { .. }
+                    | Stmt::Block { .. }
+                    | Stmt::Warn { .. }
+                    | Stmt::RetryWith { .. }
+                    | Stmt::Missing => None,
                 };
             }
         }
@@ -602,7 +666,7 @@ impl<'db> Flat<'_, '_, 'db> {
                     _ => self.expr(*condition, false, out),
                 }
             }
-            _ => {}
+            Stmt::Warn { condition: None, .. } | Stmt::Continue | Stmt::Abort | Stmt::Missing => {}
         }
     }
 
@@ -672,7 +736,7 @@ impl<'db> Flat<'_, '_, 'db> {
                 self.expr(*receiver, false, out);
                 args.iter().for_each(|&a| self.expr(a, false, out));
             }
-            _ => {}
+            Expr::Missing | Expr::Literal(_) | Expr::ItemField(_) | Expr::InitialPrompt => {}
         }
     }
 

@@ -24,7 +24,7 @@ pub(super) fn check<'db>(
 ) -> Vec<SemanticDiagnostic<'db>> {
     let mut out = Vec::new();
     body.walk_stmts(&mut |_, stmt| {
-        for root in body.stmt_exprs(stmt) {
+        for root in stmt.exprs() {
             body.walk_expr(root, &mut |id, expr| {
                 if let Expr::Call { function, args } = expr
                     && let Some((tool, name)) = function.split_once('.')
