@@ -120,7 +120,7 @@ pub fn write_debug_tree(node: &SyntaxNode, out: &mut impl std::fmt::Write) -> st
     for event in node.preorder_with_tokens() {
         match event {
             WalkEvent::Enter(element) => {
-                write!(out, "{:width$}", "", width = 2 * indent)?;
+                write_indent(out, 2 * indent)?;
                 match &element {
                     NodeOrToken::Node(n) => writeln!(out, "{:?}@{:?}", n.kind(), n.text_range())?,
                     NodeOrToken::Token(t) => writeln!(out, "{:?}@{:?} {:?}", t.kind(), t.text_range(), t.text())?,
@@ -129,6 +129,19 @@ pub fn write_debug_tree(node: &SyntaxNode, out: &mut impl std::fmt::Write) -> st
             }
             WalkEvent::Leave(_) => indent -= 1,
         }
+    }
+    Ok(())
+}
+
+/// `width` spaces, a slice at a time: at the depths of hostile input the
+/// indentation is most of the dump, and padding through `{:width$}` writes
+/// it one character at a time.
+fn write_indent(out: &mut impl std::fmt::Write, mut width: usize) -> std::fmt::Result {
+    const SPACES: &str = "                                                                ";
+    while width > 0 {
+        let n = width.min(SPACES.len());
+        out.write_str(&SPACES[..n])?;
+        width -= n;
     }
     Ok(())
 }
