@@ -23,7 +23,7 @@ use crate::{Db, File, item_data, program};
 
 pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 
-pub(crate) use whole_program::{imported_paths, program_checks};
+pub(crate) use whole_program::program_checks;
 
 /// The variables upstream's checker knows in every scope (only `input_prompt`
 /// exists at run time).
