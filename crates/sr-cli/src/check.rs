@@ -1,10 +1,11 @@
 //! `sr check`: report every problem in `.sr` files.
 
+use std::collections::HashSet;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use sr_hir::{RootDatabase, file_diagnostics, line_index, parse};
+use sr_hir::{RootDatabase, file_diagnostics, file_diagnostics_alone, line_index, parse, program};
 use sr_syntax::{Diagnostic, Severity, ast};
 
 use crate::report::{self, FileReport, Stats};
@@ -71,13 +72,31 @@ pub fn run(args: Args) -> ExitCode {
                 .and_then(|_| db.load_with_imports(path).map_err(|e| format!("cannot read {}: {e}", path.display())))
         })
         .collect();
-    let many = targets.len() > 1;
+    // By default a file is judged as part of the programs that import it, and
+    // checking a file reports the errors of the files it imports (those with
+    // something to report), after it.
+    let mut units: Vec<(PathBuf, Result<sr_hir::File, String>)> = Vec::new();
+    let mut reported: HashSet<sr_hir::File> = loaded.iter().filter_map(|l| l.as_ref().ok().copied()).collect();
+    for (path, loaded) in targets.iter().zip(loaded) {
+        let imported = match &loaded {
+            Ok(file) if !upstream => program(&db, *file).files.clone(),
+            _ => Vec::new(),
+        };
+        units.push((path.clone(), loaded));
+        for file in imported {
+            let has_findings = file_diagnostics(&db, file).iter().any(|d| d.in_mode(false));
+            if has_findings && reported.insert(file) {
+                units.push((display_path(file.path(&db)), Ok(file)));
+            }
+        }
+    }
+    let many = units.len() > 1;
     let mut failed = false;
     let mut file_errors = false;
-    for (path, loaded) in targets.iter().zip(loaded) {
+    for (path, loaded) in units {
         match loaded {
             Ok(file) => {
-                let report = report_for(&db, file, path, upstream);
+                let report = report_for(&db, file, &path, upstream);
                 failed |= report.diagnostics.iter().any(|d| d.severity == Severity::Error || args.strict);
                 match args.format {
                     Format::Json => {
@@ -96,7 +115,7 @@ pub fn run(args: Args) -> ExitCode {
             Err(message) => {
                 file_errors = true;
                 match args.format {
-                    Format::Json => println!("{}", report::json_file_error(path, &message)),
+                    Format::Json => println!("{}", report::json_file_error(&path, &message)),
                     Format::Text => eprintln!("error: {message}"),
                 }
             }
@@ -111,9 +130,18 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn report_for(db: &RootDatabase, file: sr_hir::File, path: &std::path::Path, upstream: bool) -> FileReport {
-    let mut diagnostics: Vec<Diagnostic> =
-        file_diagnostics(db, file).iter().filter(|d| d.in_mode(upstream)).cloned().collect();
+/// A path as the user would write it: relative to the current directory when
+/// under it.
+fn display_path(path: &Path) -> PathBuf {
+    let relative = std::env::current_dir().ok().and_then(|dir| path.strip_prefix(dir).ok().map(Path::to_path_buf));
+    relative.unwrap_or_else(|| path.to_path_buf())
+}
+
+/// The file's report: as the programs that import it judge it, or with
+/// `--compat upstream` alone, as upstream's checker judges each file.
+fn report_for(db: &RootDatabase, file: sr_hir::File, path: &Path, upstream: bool) -> FileReport {
+    let all = if upstream { file_diagnostics_alone(db, file) } else { file_diagnostics(db, file) };
+    let mut diagnostics: Vec<Diagnostic> = all.iter().filter(|d| d.in_mode(upstream)).cloned().collect();
     let syntax_error = diagnostics.iter().position(|d| d.code().is_syntax());
     let mut stats = stats(&parse(db, file).tree());
     if upstream && let Some(first) = syntax_error {

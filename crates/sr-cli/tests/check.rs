@@ -243,3 +243,31 @@ fn at_most_a_hundred_diagnostics_are_drawn_unless_asked() {
     assert_eq!(count, 150);
     assert!(!stdout.contains("more errors"), "{stdout}");
 }
+
+const PROMPTS: &str = "prompt greet expecting Nope: \"\"\"Greet ${name}.\"\"\"\n";
+const MAIN: &str = "import ./prompts.sr\nmodel main = anthropic/claude\nflow main:\n    $name = \"world\"\n    $r = call llm greet\n    return $r\n";
+
+#[test]
+fn checking_an_entry_reports_the_errors_of_the_files_it_imports() {
+    let dir = temp_dir("entry_imports", &[("main.sr", MAIN), ("prompts.sr", PROMPTS)]);
+    let (code, stdout, _) = sr(&["check", "--color", "never", "main.sr"], &dir);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.starts_with("main.sr: valid (1 model, 1 flow)\n"), "{stdout}");
+    assert!(stdout.contains("undefined reference to schema 'Nope'"), "{stdout}");
+    assert!(stdout.contains("Found 1 error in prompts.sr"), "{stdout}");
+    // `$name` is assigned by the program's flow: no false error.
+    assert!(!stdout.contains("'$name'"), "{stdout}");
+}
+
+#[test]
+fn a_folder_judges_each_file_as_part_of_the_programs_that_import_it() {
+    let dir = temp_dir("folder_programs", &[("main.sr", MAIN), ("prompts.sr", PROMPTS)]);
+    let (code, stdout, _) = sr(&["check", "--color", "never", "."], &dir);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(stdout.matches("undefined reference to schema 'Nope'").count(), 1, "{stdout}");
+    assert!(!stdout.contains("'$name'"), "{stdout}");
+    // Upstream's checker judges each file alone: its verdict is kept.
+    let (code, stdout, _) = sr(&["check", "--compat", "upstream", "--format", "json", "."], &dir);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("prompt 'greet' references undefined variable '$name'"), "{stdout}");
+}

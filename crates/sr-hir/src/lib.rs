@@ -12,8 +12,10 @@
 //!   the ranges of its parts relative to the item;
 //! - [`program`]: name resolution over a file and its imports, with prompt
 //!   declarations merged;
+//! - [`programs_of`]: the programs a file belongs to (the roots that import it);
 //! - diagnostics: span-free per item and per program, mapped to byte ranges last
-//!   by [`file_diagnostics`].
+//!   by [`file_diagnostics`] (a file as its programs judge it) and
+//!   [`file_diagnostics_alone`] (a file as its own root, as upstream checks it).
 
 mod anchor;
 mod db;
@@ -24,6 +26,7 @@ pub mod hir;
 mod items;
 mod last_pieces;
 mod lower;
+pub mod membership;
 mod name;
 pub mod resolve;
 pub mod stdlib;
@@ -32,12 +35,13 @@ pub mod template;
 pub mod tool_functions;
 
 pub use crate::db::{Db, File, RootDatabase, Workspace};
-pub use crate::diagnostics::file_diagnostics;
+pub use crate::diagnostics::{file_diagnostics, file_diagnostics_alone};
 pub use crate::hir::*;
 pub use crate::items::{
     Item, ItemKind, file_items, item_at, item_name_range, item_syntax, line_index, parse, syntax_errors,
 };
 pub use crate::last_pieces::LastPieces;
 pub use crate::lower::{body, item_data, source_map};
+pub use crate::membership::programs_of;
 pub use crate::name::Name;
 pub use crate::resolve::{Program, program};

@@ -16,7 +16,7 @@ mod tool_members;
 
 use sr_hir::hir::{EXECUTOR_PROPERTIES, SandboxBackend};
 use sr_hir::resolve::Program;
-use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse, program};
+use sr_hir::{Db, File, ItemKind, Name, RootDatabase, parse};
 use sr_syntax::SyntaxKind::{self, *};
 use sr_syntax::{TextRange, TextSize};
 
@@ -149,7 +149,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition, config: Co
         .map_or(0, |(i, c)| i + c.len_utf8());
     let prefix = &text[word_start..at];
     let replace_range = TextRange::new(TextSize::from(word_start as u32), offset);
-    let program = program(db, file);
+    let program = crate::namespace::analysis_program(db, file);
     let line_start = text[..word_start].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..word_start];
     if let Some(paths) = import_paths::complete(db, file, &text[line_start..at], line_start) {

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 
 use sr_hir::hir::{Body, Expr, ItemData, ModelData, Named, Place, Stmt, TypeRef};
 use sr_hir::resolve::{Program, resolve_import};
-use sr_hir::{
-    Db, File, Item, ItemKind, Name, body, file_items, item_data, item_name_range, item_syntax, program, source_map,
-};
+use sr_hir::{Db, File, Item, ItemKind, Name, body, file_items, item_data, item_name_range, item_syntax, source_map};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
@@ -41,7 +39,7 @@ pub(crate) struct Occurrence<'db> {
 
 /// Every occurrence in `file`, in source order.
 pub(crate) fn file_occurrences<'db>(db: &'db dyn Db, file: File) -> Vec<Occurrence<'db>> {
-    let program = program(db, file);
+    let program = crate::namespace::analysis_program(db, file);
     let mut out = Vec::new();
     for &item in file_items(db, file) {
         item_occurrences(db, program, item, &mut out);
@@ -309,7 +307,7 @@ pub(crate) fn variable_definition<'db>(
 /// The occurrences of `item` in its own file (computed for that item only).
 pub(crate) fn occurrences_of_item<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Occurrence<'db>> {
     let mut out = Vec::new();
-    item_occurrences(db, program(db, item.file(db)), item, &mut out);
+    item_occurrences(db, crate::namespace::analysis_program(db, item.file(db)), item, &mut out);
     out
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sr_hir::{RootDatabase, file_diagnostics};
+use sr_hir::{RootDatabase, file_diagnostics, file_diagnostics_alone};
 use sr_syntax::Diagnostic;
 
 /// Which findings to show: ours and upstream's (the default), or exactly
@@ -16,8 +16,11 @@ pub enum DiagnosticsMode {
 
 pub(crate) fn diagnostics(db: &RootDatabase, path: &Path, mode: DiagnosticsMode) -> Vec<Diagnostic> {
     let Some(file) = db.file(path) else { return Vec::new() };
+    // Upstream's checker judges each file alone; by default a file is judged
+    // as part of the programs that import it.
     let upstream = mode == DiagnosticsMode::Upstream;
-    file_diagnostics(db, file).iter().filter(|d| d.in_mode(upstream)).cloned().collect()
+    let all = if upstream { file_diagnostics_alone(db, file) } else { file_diagnostics(db, file) };
+    all.iter().filter(|d| d.in_mode(upstream)).cloned().collect()
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Go to definition: from any name to the item (or first assignment) it names.
 
-use sr_hir::{RootDatabase, program};
+use sr_hir::RootDatabase;
 use sr_syntax::{TextRange, TextSize};
 
 use crate::defs::{Symbol, file_occurrences, navigation_target, occurrence_at, resolve_item, variable_definition};
+use crate::namespace::{analysis_program, analysis_programs};
 use crate::symbol_kind::SymbolKind;
 use crate::{FilePosition, NavigationTarget};
 
@@ -11,12 +12,13 @@ pub(crate) fn goto_definition(db: &RootDatabase, position: &FilePosition) -> Vec
     let Some(file) = db.file(&position.path) else { return Vec::new() };
     let occurrences = file_occurrences(db, file);
     let Some(occurrence) = occurrence_at(&occurrences, position.offset) else { return Vec::new() };
-    let program = program(db, file);
+    let program = analysis_program(db, file);
     match &occurrence.symbol {
         Symbol::Item(kind, name) => {
             resolve_item(program, *kind, name).map(|item| navigation_target(db, item)).into_iter().collect()
         }
-        Symbol::Variable(name) => variable_definition(db, program, occurrence.item, name)
+        Symbol::Variable(name) => analysis_programs(db, file)
+            .find_map(|program| variable_definition(db, program, occurrence.item, name))
             .map(|def| NavigationTarget {
                 path: def.item.file(db).path(db).clone(),
                 name: name.to_string(),

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, SandboxBackend, ToolData};
 use sr_hir::resolve::Program;
-use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data, program};
+use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data};
 
 use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item, variable_definition};
 use crate::{FilePosition, TextRange};
@@ -26,10 +26,10 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
     }
     let occurrences = file_occurrences(db, file);
     let occurrence = occurrence_at(&occurrences, position.offset)?;
-    let program = program(db, file);
+    let program = crate::namespace::analysis_program(db, file);
     let markdown = match &occurrence.symbol {
         Symbol::Item(kind, name) => item_hover(db, program, resolve_item(program, *kind, name)?),
-        Symbol::Variable(name) => variable_hover(db, program, occurrence.item, name),
+        Symbol::Variable(name) => variable_hover(db, file, occurrence.item, name),
         Symbol::Import(path) => format!("imports `{}`", path.display()),
     };
     Some(HoverResult { range: occurrence.range, markdown })
@@ -228,16 +228,20 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
     out.trim_end().to_string()
 }
 
-fn variable_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>, name: &Name) -> String {
+fn variable_hover(db: &dyn Db, file: sr_hir::File, item: Item<'_>, name: &Name) -> String {
     let mut out = format!("```streetrace\n${name}\n```\n");
     if sr_hir::diagnostics::BUILTIN_VARIABLES.contains(&name.as_str()) {
         out.push_str("\nbuilt-in variable");
         return out;
     }
+    // The first program the file is judged in that assigns it.
+    let programs = || crate::namespace::analysis_programs(db, file);
+    let found = programs().find_map(|program| Some((program, variable_definition(db, program, item, name)?)));
+    let program = found.as_ref().map_or_else(|| crate::namespace::analysis_program(db, file), |(program, _)| *program);
     if let Some(ty) = crate::var_types::VarTypes::new(db, program).of(name) {
         let _ = write!(out, "\n**type** `{}`  ", ty.text());
     }
-    match variable_definition(db, program, item, name) {
+    match found.map(|(_, def)| def) {
         Some(def) => {
             let owner = def.item;
             let _ = write!(out, "\nfirst assigned in {} `{}`", owner.kind(db).describe(), owner.name(db));

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sr_hir::{ItemKind, RootDatabase, file_items, item_syntax, program};
+use sr_hir::{ItemKind, RootDatabase, file_items, item_syntax};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
 use crate::hover::{agent_model, model_value};
@@ -24,7 +24,7 @@ pub struct InlayHint {
 
 pub(crate) fn inlay_hints(db: &RootDatabase, path: &Path, range: Option<TextRange>) -> Vec<InlayHint> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    let program = program(db, file);
+    let program = crate::namespace::analysis_program(db, file);
     let entry = sr_hir::entry::entry_point(db, file).filter(|e| e.item.file(db) == file);
     let mut out = Vec::new();
     for &item in file_items(db, file) {

@@ -20,6 +20,8 @@ mod hover;
 mod inlay_hints;
 mod namespace;
 mod preview;
+#[cfg(test)]
+mod program_tests;
 mod references;
 mod rename;
 mod selection;

@@ -10,7 +10,21 @@ use std::collections::{HashMap, HashSet};
 
 use sr_hir::graph::{EdgeKind, edges};
 use sr_hir::hir::ItemData;
-use sr_hir::{Db, File, Item, RootDatabase, item_data, program};
+use sr_hir::resolve::Program;
+use sr_hir::summary::body_summary;
+use sr_hir::{Db, File, Item, ItemKind, Name, RootDatabase, item_data, program, programs_of};
+
+/// The program a file's names are read in: the first program that imports
+/// it (so an imported file sees its importer's definitions and variables, as
+/// the checker judges it), or its own.
+pub(crate) fn analysis_program(db: &dyn Db, file: File) -> &Program<'_> {
+    program(db, programs_of(db, file).first().copied().unwrap_or(file))
+}
+
+/// Every program a file is judged in ([`sr_hir::programs_of`]).
+pub(crate) fn analysis_programs(db: &dyn Db, file: File) -> impl Iterator<Item = &Program<'_>> {
+    programs_of(db, file).iter().map(move |&root| program(db, root))
+}
 
 /// The items that share variables with `item`: its namespace in every
 /// program (root file and imports) that contains it, `item` first.
@@ -60,6 +74,31 @@ fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>
                 }
             }
             _ => {}
+        }
+    }
+    // A prompt no flow reaches may be called from any of them (the checker
+    // accepts its `${x}` when any flow assigns `x`): it shares variables with
+    // every flow or handler that assigns one of them.
+    let bodies: Vec<Item<'db>> =
+        program.items.iter().copied().filter(|i| matches!(i.kind(db), ItemKind::Flow | ItemKind::Handler)).collect();
+    let reached: HashSet<Item<'db>> = bodies.iter().map(|&b| sets.find(b)).collect();
+    for prompt in program.prompts.values() {
+        let Some(body) = prompt.body else { continue };
+        if reached.contains(&sets.find(body)) {
+            continue;
+        }
+        let ItemData::Prompt(data) = &*item_data(db, body) else { continue };
+        let variables: Vec<&Name> = data
+            .body
+            .iter()
+            .flat_map(|b| b.template.interpolations())
+            .filter_map(|i| i.path.first())
+            .filter(|name| !program.prompts.contains_key(*name))
+            .collect();
+        for &flow in &bodies {
+            if body_summary(db, flow).assigned.iter().any(|v| variables.contains(&v)) {
+                sets.union(body, flow);
+            }
         }
     }
     let root_of = sets.find(item);

@@ -1,7 +1,10 @@
 //! Diagnostics pushed after a change and a quiet time (debounce), computed on
 //! a snapshot, sent only when they differ from what the editor has:
 //! - for open documents, with their version, unless the client pulls them
-//!   (it declared `textDocument.diagnostic`);
+//!   (it declared `textDocument.diagnostic` and takes
+//!   `workspace/diagnostic/refresh`; a client that pulls but cannot be asked
+//!   to pull again is offered no pull and pushed, so a change to a file an
+//!   open document imports never leaves it stale);
 //! - for closed files under the workspace folders, without a version, until
 //!   the client's first `workspace/diagnostic` (from then on it pulls them);
 //! - an empty list for a file whose diagnostics are no longer pushed (closed

@@ -60,7 +60,9 @@ impl Server {
         }
     }
 
-    fn capabilities(encoding: Encoding, commands: Vec<String>) -> ServerCapabilities {
+    /// What the server offers. Pull diagnostics only to a client that pulls
+    /// and can be asked to pull again: any other is pushed them.
+    fn capabilities(encoding: Encoding, commands: Vec<String>, pull: bool) -> ServerCapabilities {
         ServerCapabilities {
             position_encoding: Some(match encoding {
                 Encoding::Utf8 => PositionEncodingKind::UTF8,
@@ -73,12 +75,14 @@ impl Server {
                 save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                 ..Default::default()
             })),
-            diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
-                identifier: Some("streetrace".to_string()),
-                inter_file_dependencies: true,
-                workspace_diagnostics: true,
-                work_done_progress_options: Default::default(),
-            })),
+            diagnostic_provider: pull.then(|| {
+                DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                    identifier: Some("streetrace".to_string()),
+                    inter_file_dependencies: true,
+                    workspace_diagnostics: true,
+                    work_done_progress_options: Default::default(),
+                })
+            }),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
             completion_provider: Some(CompletionOptions {
                 trigger_characters: Some(vec!["$".to_string(), "{".to_string(), "\"".to_string()]),
@@ -154,8 +158,8 @@ impl LanguageServer for Server {
         if let Some(options) = params.initialization_options.clone() {
             self.shared.send(Message::Settings(options));
         }
-        *self.shared.client_features.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            client_features(&params.capabilities);
+        let features = client_features(&params.capabilities);
+        *self.shared.client_features.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = features;
         let document_changes = params
             .capabilities
             .workspace
@@ -166,7 +170,11 @@ impl LanguageServer for Server {
         self.shared.document_changes.store(document_changes, std::sync::atomic::Ordering::SeqCst);
         self.shared.send(Message::ScanFolders(workspace_folders(&params)));
         Ok(InitializeResult {
-            capabilities: Server::capabilities(encoding, advertised_commands(params.initialization_options.as_ref())),
+            capabilities: Server::capabilities(
+                encoding,
+                advertised_commands(params.initialization_options.as_ref()),
+                features.pull_diagnostics,
+            ),
             server_info: Some(ServerInfo {
                 name: "sr-lsp".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
@@ -382,17 +390,18 @@ impl LanguageServer for Server {
 /// What the client supports, from its capabilities.
 fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
     let workspace = capabilities.workspace.as_ref();
+    let refresh = workspace.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false);
     ClientFeatures {
         watch: workspace
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|w| w.dynamic_registration)
             .unwrap_or(false),
         pull_configuration: workspace.and_then(|w| w.configuration).unwrap_or(false),
-        pull_diagnostics: capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some()),
-        diagnostic_refresh: workspace
-            .and_then(|w| w.diagnostics.as_ref())
-            .and_then(|d| d.refresh_support)
-            .unwrap_or(false),
+        // A client that pulls but cannot be asked to pull again (Neovim 0.11)
+        // would keep a stale result when a file it imports changes: it is
+        // offered no pull and pushed instead.
+        pull_diagnostics: capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some()) && refresh,
+        diagnostic_refresh: refresh,
         snippets: capabilities
             .text_document
             .as_ref()

@@ -18,7 +18,8 @@ pub(crate) struct ClientFeatures {
     pub watch: bool,
     /// Answers `workspace/configuration`.
     pub pull_configuration: bool,
-    /// Pulls the diagnostics of open documents (`textDocument.diagnostic`).
+    /// Pulls the diagnostics of open documents (`textDocument.diagnostic`) and
+    /// takes `workspace/diagnostic/refresh`: it is offered pull diagnostics.
     pub pull_diagnostics: bool,
     /// Takes `workspace/diagnostic/refresh`.
     pub diagnostic_refresh: bool,

@@ -101,10 +101,17 @@ async fn initialize_negotiates_encoding_and_publishes_version_metadata() {
     assert_eq!(capabilities["positionEncoding"], "utf-16");
     assert_eq!(capabilities["experimental"]["streetrace"]["serverVersion"], env!("CARGO_PKG_VERSION"));
     assert_eq!(capabilities["textDocumentSync"], json!({"openClose": true, "change": 2, "save": true}));
+    // Pull diagnostics are offered only to a client that pulls and takes a
+    // refresh; this one is pushed.
+    assert_eq!(capabilities["diagnosticProvider"], Value::Null);
+    let pulls = json!({"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}});
+    let (_, pulling) = Client::start(pulls, json!({})).await;
     assert_eq!(
-        capabilities["diagnosticProvider"],
+        pulling["capabilities"]["diagnosticProvider"],
         json!({"identifier": "streetrace", "interFileDependencies": true, "workspaceDiagnostics": true})
     );
+    let (_, no_refresh) = Client::start(json!({"textDocument": {"diagnostic": {}}}), json!({})).await;
+    assert_eq!(no_refresh["capabilities"]["diagnosticProvider"], Value::Null);
     assert_eq!(capabilities["semanticTokensProvider"]["full"]["delta"], true);
     assert_eq!(capabilities["semanticTokensProvider"]["range"], true);
     assert_eq!(capabilities["renameProvider"]["prepareProvider"], true);

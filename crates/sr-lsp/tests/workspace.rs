@@ -325,3 +325,48 @@ fn watched_files_follow_the_workspace_ignore_rules() {
     uris.sort();
     assert_eq!(uris, [folder.uri("fresh/broken.sr"), folder.uri("ok.sr")], "{report}");
 }
+
+/// A client that pulls but cannot be asked to pull again (Neovim 0.11):
+/// offered no pull, it is pushed every open document's diagnostics, and a
+/// change to a file an open document imports reaches that document. The
+/// transcript is each message the client needs, in order.
+#[test]
+fn a_client_that_pulls_without_refresh_is_pushed_and_never_stale() {
+    const PROMPTS: &str = "prompt greet: \"\"\"Greet ${target}.\"\"\"\nprompt bye: \"\"\"Bye.\"\"\"\n";
+    const MAIN: &str = "import ./prompts.sr\nmodel main = anthropic/claude\nflow main:\n    $target = \"world\"\n    $r = call llm greet\n    return $r\n";
+    let folder = Folder::new("pull-no-refresh", &[("prompts.sr", PROMPTS), ("main.sr", MAIN)]);
+    let (main, prompts) = (folder.uri("main.sr"), folder.uri("prompts.sr"));
+    let mut server = start(json!({"textDocument": {"diagnostic": {}}}), Some(&folder.0));
+    let mut transcript = vec![format!(
+        "initialize: diagnosticProvider {}",
+        server.initialized["capabilities"].get("diagnosticProvider").unwrap_or(&Value::Null)
+    )];
+    let mut step = |server: &mut Server, uri: &str, matches: &dyn Fn(&Value) -> bool| {
+        let params = published(server, uri, matches);
+        let messages: Vec<&str> =
+            params["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+        let name = uri.rsplit('/').next().unwrap();
+        transcript.push(format!("publish {name} v{}: {messages:?}", params["version"]));
+    };
+    open(&mut server, &main, 1, MAIN);
+    step(&mut server, &main, &|p| p["version"] == 1);
+    open(&mut server, &prompts, 1, PROMPTS);
+    // The imported file sees `$target`, which main.sr assigns.
+    step(&mut server, &prompts, &|p| p["version"] == 1);
+    // prompts.sr drops `greet`, which main.sr calls; main.sr is not edited.
+    let change = json!({"textDocument": {"uri": prompts, "version": 2},
+        "contentChanges": [{"text": "prompt bye: \"\"\"Bye.\"\"\"\n"}]});
+    notify(&mut server, "textDocument/didChange", change);
+    step(&mut server, &main, &|p| !p["diagnostics"].as_array().unwrap().is_empty());
+    // And back: the error goes.
+    let change = json!({"textDocument": {"uri": prompts, "version": 3}, "contentChanges": [{"text": PROMPTS}]});
+    notify(&mut server, "textDocument/didChange", change);
+    step(&mut server, &main, &|p| p["diagnostics"].as_array().unwrap().is_empty());
+    expect_test::expect![[r#"
+        initialize: diagnosticProvider null
+        publish main.sr v1: []
+        publish prompts.sr v1: []
+        publish main.sr v1: ["undefined reference to prompt 'greet'\nhelp: defined prompts are: bye"]
+        publish main.sr v1: []"#]]
+    .assert_eq(&transcript.join("\n"));
+}

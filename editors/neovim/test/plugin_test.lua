@@ -152,8 +152,10 @@ local function checks()
   -- omnifunc hands its matches to complete() only in Insert mode, which a headless
   -- script cannot hold while waiting: stand in for mode() and capture the matches.
   local items = {}
-  local complete, mode = vim.fn.complete, vim.fn.mode
+  -- (0.7 asks vim.fn.mode(), 0.11 vim.api.nvim_get_mode().)
+  local complete, mode, get_mode = vim.fn.complete, vim.fn.mode, vim.api.nvim_get_mode
   vim.fn.mode = function() return 'i' end
+  vim.api.nvim_get_mode = function() return { mode = 'i', blocking = false } end
   vim.fn.complete = function(_, matches)
     items = vim.tbl_map(function(item) return type(item) == 'table' and item.word or item end, matches)
   end
@@ -163,7 +165,7 @@ local function checks()
   local start = omnifunc(1, '')
   if start >= 0 then omnifunc(0, 'gr') end
   vim.wait(5000, function() return #items > 0 end, 20)
-  vim.fn.complete, vim.fn.mode = complete, mode
+  vim.fn.complete, vim.fn.mode, vim.api.nvim_get_mode = complete, mode, get_mode
   report('omnifunc_items', vim.tbl_contains(items, 'greet'))
   vim.api.nvim_buf_set_lines(buf, 2, 3, false, { '    instruction greet' })
 

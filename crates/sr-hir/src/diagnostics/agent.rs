@@ -11,9 +11,9 @@ use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};
 
-pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let ItemData::Agent(agent) = &*item_data(db, item) else { return Vec::new() };
-    let program = program(db, item.file(db));
+    let program = program(db, root);
     let name = item.name(db);
     // Upstream reports most agent problems at the agent's first token.
     let at_agent = UpstreamAt::Other(Anchor::ItemStart(item));
@@ -29,7 +29,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         });
     }
 
-    let names = || program_names(db, item.file(db));
+    let names = || program_names(db, root);
     if let Some(prompt) = &agent.prompt {
         let known = program.prompts.contains_key(&prompt.name)
             || BUILTIN_VARIABLES.contains(&prompt.name.as_str())

@@ -30,11 +30,11 @@ use crate::items::{Item, ItemKind};
 use crate::resolve::Program;
 use crate::{Db, Name, body, item_data, program};
 
-pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let body = body(db, item);
-    let program = program(db, item.file(db));
-    let vars = program_vars(db, item.file(db));
-    let cx = Cx { db, item, body: &body, program };
+    let program = program(db, root);
+    let vars = program_vars(db, root);
+    let cx = Cx { db, root, item, body: &body, program };
     let mut out = Vec::new();
     // Upstream checks flows and top-level handlers, not agents' handlers.
     let upstream_looks = item.owner(db).is_none();
@@ -43,7 +43,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             Upstream { cx: &cx, globals: upstream_globals(&cx), frames: vec![HashSet::new()], loop_depth: 0 };
         walk.stmts(&body.root, &mut out);
     }
-    let mut defined = Names::over(definition_names(db, item.file(db)));
+    let mut defined = Names::over(definition_names(db, root));
     defined.add(&vars.on_start_vars);
     match item.kind(db) {
         ItemKind::Flow => {
@@ -62,6 +62,8 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
 
 struct Cx<'a, 'db> {
     db: &'db dyn Db,
+    /// The program the item is checked as part of.
+    root: crate::File,
     item: Item<'db>,
     body: &'a Body,
     program: &'a Program<'db>,
@@ -95,7 +97,7 @@ impl<'db> Cx<'_, 'db> {
             }
             return;
         }
-        let suggestion = program_names(self.db, self.item.file(self.db)).of(kind).suggest(&target.name);
+        let suggestion = program_names(self.db, self.root).of(kind).suggest(&target.name);
         out.push(SemanticDiagnostic {
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
@@ -147,12 +149,12 @@ fn definition_names(db: &dyn Db, root: crate::File) -> Arc<HashSet<Name>> {
 /// Upstream's global scope for `cx.item`: definitions, builtins, and what the
 /// `on start` handlers before it assign at their top level.
 fn upstream_globals(cx: &Cx<'_, '_>) -> Names {
-    let mut globals = Names::over(definition_names(cx.db, cx.item.file(cx.db)));
-    let handlers = on_start_globals(cx.db, cx.item.file(cx.db));
+    let mut globals = Names::over(definition_names(cx.db, cx.root));
+    let handlers = on_start_globals(cx.db, cx.root);
     if handlers.is_empty() {
         return globals;
     }
-    let position = item_positions(cx.db, cx.item.file(cx.db)).get(&cx.item).copied().unwrap_or(usize::MAX);
+    let position = item_positions(cx.db, cx.root).get(&cx.item).copied().unwrap_or(usize::MAX);
     for (index, names) in handlers {
         if *index < position {
             globals.extend(names.iter().cloned());
@@ -576,7 +578,7 @@ impl<'db> Flat<'_, '_, 'db> {
                 if let Some(model) = &call.model
                     && !cx.program.models.contains_key(&model.name)
                 {
-                    let names = program_names(cx.db, cx.item.file(cx.db));
+                    let names = program_names(cx.db, cx.root);
                     let suggestion = names.of(ItemKind::Model).suggest(&model.name);
                     out.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,

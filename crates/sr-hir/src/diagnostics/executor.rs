@@ -17,12 +17,12 @@ fn not_upstream<'db>(anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
     }
 }
 
-pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let ItemData::Executor(executor) = &*item_data(db, item) else { return Vec::new() };
     let mut out = vec![not_upstream(Anchor::ItemStart(item))];
     let mut problems = executor.problems.clone();
     if let Some(examples) = &executor.examples
-        && !program(db, item.file(db)).prompts.contains_key(&examples.name)
+        && !program(db, root).prompts.contains_key(&examples.name)
     {
         problems.push((examples.part, ExecutorProblem::NoExamplesPrompt { prompt: examples.name.to_string() }));
     }

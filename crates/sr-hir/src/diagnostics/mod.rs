@@ -18,6 +18,7 @@ use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
 use crate::items::{Item, ItemKind, file_items, line_index, syntax_errors};
+use crate::membership::programs_of;
 use crate::{Db, File, item_data, program};
 
 pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
@@ -38,17 +39,64 @@ pub const ENFORCED_GUARDRAILS: [&str; 3] = ["pii", "jailbreak", "mcp_guard"];
 /// triggered by this runtime, and warned about where it is used.
 pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 
-/// Every diagnostic of a file, syntax and semantic, in source order. The file
-/// is analysed as the root of its own imports.
+/// Every diagnostic of a file, syntax and semantic, in source order, as the
+/// programs it belongs to judge it ([`programs_of`]): a file no program
+/// imports is its own program; an imported file gets what each program that
+/// imports it finds in it. A finding only some of those programs make names
+/// the program ([`Diagnostic::program`]).
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
-    let index = line_index(db, file);
+    let roots = programs_of(db, file);
     let mut out: Vec<Diagnostic> = syntax_errors(db, file).clone();
-    let mut semantic: Vec<&SemanticDiagnostic<'_>> = program(db, file).diagnostics.iter().collect();
-    semantic.extend(program_checks(db, file));
-    for &item in file_items(db, file) {
-        semantic.extend(item_diagnostics(db, item));
+    if let [root] = roots[..] {
+        out.extend(in_program(db, root, file).iter().cloned());
+    } else {
+        let judged: Vec<&Vec<Diagnostic>> = roots.iter().map(|&root| in_program(db, root, file)).collect();
+        let mut seen: Vec<&Diagnostic> = Vec::new();
+        for (i, diagnostics) in judged.iter().enumerate() {
+            for d in diagnostics.iter() {
+                if seen.contains(&d) {
+                    continue;
+                }
+                seen.push(d);
+                if judged.iter().all(|other| other.contains(d)) {
+                    out.push(d.clone());
+                } else {
+                    // Each program that makes it, once.
+                    for (root, others) in roots.iter().zip(&judged).skip(i) {
+                        if others.contains(d) {
+                            out.push(Diagnostic { program: Some(file_label(db, *root).into()), ..d.clone() });
+                        }
+                    }
+                }
+            }
+        }
     }
+    out.sort_by_key(|d| (d.range.start(), d.range.end()));
+    out
+}
+
+/// Every diagnostic of a file analysed alone, as the root of its own imports
+/// (what upstream's checker does with each file it is given).
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics_alone(db: &dyn Db, file: File) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = syntax_errors(db, file).clone();
+    out.extend(in_program(db, file, file).iter().cloned());
+    out.sort_by_key(|d| (d.range.start(), d.range.end()));
+    out
+}
+
+/// The semantic diagnostics of `file` as part of the program rooted at
+/// `root`, with byte ranges.
+#[salsa::tracked(returns(ref))]
+pub fn in_program(db: &dyn Db, root: File, file: File) -> Vec<Diagnostic> {
+    let index = line_index(db, file);
+    let mut semantic: Vec<&SemanticDiagnostic<'_>> = program(db, root).diagnostics.iter().collect();
+    semantic.extend(program_checks(db, root));
+    for &item in file_items(db, file) {
+        semantic.extend(item_diagnostics(db, root, item));
+    }
+    let mut out = Vec::new();
     for d in semantic {
         if d.anchor.file(db) != file {
             continue;
@@ -73,8 +121,11 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
             ..Diagnostic::new(d.kind.clone(), range)
         });
     }
-    out.sort_by_key(|d| (d.range.start(), d.range.end()));
     out
+}
+
+fn file_label(db: &dyn Db, file: File) -> String {
+    file.path(db).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Upstream's (line, column): 1-based line, its stored 1-based character column.
@@ -106,15 +157,15 @@ fn upstream_position(db: &dyn Db, index: &LineIndex, d: &SemanticDiagnostic<'_>,
     }
 }
 
-/// The checks of one item.
+/// The checks of one item as part of the program rooted at `root`.
 #[salsa::tracked(returns(ref))]
-pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub fn item_diagnostics<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     match item.kind(db) {
-        ItemKind::Agent => agent::check(db, item),
-        ItemKind::Prompt => prompt::check(db, item),
-        ItemKind::Flow | ItemKind::Handler => body::check(db, item),
+        ItemKind::Agent => agent::check(db, root, item),
+        ItemKind::Prompt => prompt::check(db, root, item),
+        ItemKind::Flow | ItemKind::Handler => body::check(db, root, item),
         ItemKind::Schema => whole_program::schema(db, item),
-        ItemKind::Executor => executor::check(db, item),
+        ItemKind::Executor => executor::check(db, root, item),
         _ => Vec::new(),
     }
 }

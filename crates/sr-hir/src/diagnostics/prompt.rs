@@ -9,14 +9,14 @@ use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
 use crate::hir::ItemData;
 use crate::items::Item;
-use crate::{Db, item_data, program};
+use crate::{Db, File, item_data, program};
 
 /// Upstream's threshold for "did you mean" on prompt variables.
 const TYPO_SIMILARITY: f64 = 0.85;
 
-pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let ItemData::Prompt(prompt) = &*item_data(db, item) else { return Vec::new() };
-    let program = program(db, item.file(db));
+    let program = program(db, root);
     let name = item.name(db);
     let at_prompt = UpstreamAt::Other(Anchor::ItemStart(item));
     let mut out = Vec::new();
@@ -24,7 +24,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(model) = &prompt.model
         && !program.models.contains_key(&model.name)
     {
-        let suggestion = program_names(db, item.file(db)).of(ItemKind::Model).suggest(&model.name);
+        let suggestion = program_names(db, root).of(ItemKind::Model).suggest(&model.name);
         out.push(SemanticDiagnostic {
             upstream_at: at_prompt.clone(),
             ..SemanticDiagnostic::new(
@@ -51,7 +51,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
 
     let Some(body) = &prompt.body else { return out };
     out.extend(super::functions::template_calls(item, &body.template));
-    let vars = program_vars(db, item.file(db));
+    let vars = program_vars(db, root);
     let mut interpolations = body.template.interpolations().filter(|i| i.plain).peekable();
     if interpolations.peek().is_none() {
         return out;
@@ -60,7 +60,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         let var = &interpolation.path[0];
         let known = BUILTIN_VARIABLES.contains(&var.as_str())
             || program.prompts.contains_key(var)
-            || program_names(db, item.file(db)).produced.contains(var)
+            || program_names(db, root).produced.contains(var)
             || vars.upstream_flow_var_set.contains(var);
         if known {
             continue;
@@ -69,7 +69,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         // also sees handlers', match arms', `on failure` blocks' and the answer
         // of `escalate to human`.
         let reported = if vars.all_vars.contains(var) { Reported::UpstreamOnly } else { Reported::Always };
-        let suggestion = variable_typos(db, item.file(db)).closest(var, TYPO_SIMILARITY).map(|c| c.to_string());
+        let suggestion = variable_typos(db, root).closest(var, TYPO_SIMILARITY).map(|c| c.to_string());
         out.push(SemanticDiagnostic {
             reported,
             upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },

@@ -3,8 +3,6 @@
 //! servers from imported files (SR116); the variable
 //! tables other checks share; and schema fields (SR106).
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -12,9 +10,10 @@ use sr_syntax::{DiagnosticKind, Reported};
 
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
 use crate::entry::entry_point;
-use crate::hir::{Event, ImportSource, ItemData, Timing, TypeRef};
+use crate::hir::{Event, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
-use crate::resolve::{Program, resolve_import};
+use crate::membership::imported_paths;
+use crate::resolve::Program;
 use crate::summary::body_summary;
 use crate::{Db, File, Name, item_data, program};
 
@@ -104,25 +103,6 @@ fn reachable(start: &Name, runs: &HashMap<Name, Vec<Name>>) -> Vec<Name> {
         i += 1;
     }
     seen
-}
-
-/// Files some other workspace file imports: libraries, not workloads.
-#[salsa::tracked(returns(ref))]
-pub fn imported_paths(db: &dyn Db) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    for &file in db.workspace().files(db).values() {
-        for &item in file_items(db, file) {
-            if item.kind(db) != ItemKind::Import {
-                continue;
-            }
-            if let ItemData::Import(import) = &*item_data(db, item)
-                && let ImportSource::Local(relative) = &import.source
-            {
-                out.insert(resolve_import(db, file, relative));
-            }
-        }
-    }
-    out
 }
 
 #[salsa::tracked(returns(ref))]

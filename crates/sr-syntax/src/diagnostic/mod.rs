@@ -77,6 +77,9 @@ pub struct Diagnostic {
     /// when that differs from `range` (e.g. at the agent rather than the name, or
     /// at line 1 column 0). Used in `--compat upstream` output.
     pub upstream_position: Option<(i32, i32)>,
+    /// The program (its root file's name) this finding belongs to, when the
+    /// file is part of several programs that judge it differently.
+    pub program: Option<Arc<str>>,
 }
 
 impl Diagnostic {
@@ -89,6 +92,7 @@ impl Diagnostic {
             related: Vec::new(),
             reported: Reported::Always,
             upstream_position: None,
+            program: None,
         }
     }
 
@@ -97,7 +101,10 @@ impl Diagnostic {
     }
 
     pub fn message(&self) -> String {
-        self.kind.message()
+        match &self.program {
+            Some(program) => format!("{} (in program {program})", self.kind.message()),
+            None => self.kind.message(),
+        }
     }
 
     pub fn help(&self) -> Option<String> {

@@ -29,9 +29,11 @@ function M.check()
   end
 
   start('streetrace: language server')
-  local clients = vim.tbl_filter(function(client) return client.name == 'sr-lsp' end, (vim.lsp.get_clients or vim.lsp.get_active_clients)())
+  -- `sr-lsp` from `setup()`, `streetrace` from the native config (lsp/streetrace.lua).
+  local clients = vim.tbl_filter(function(client) return client.name == 'sr-lsp' or client.name == 'streetrace' end,
+    (vim.lsp.get_clients or vim.lsp.get_active_clients)())
   if #clients == 0 then
-    warn('no `sr-lsp` client is running (open a .sr file to start one)')
+    warn('no StreetRace language server client (`sr-lsp` or `streetrace`) is running (open a .sr file to start one)')
   end
   for _, client in ipairs(clients) do
     local buffers = vim.tbl_count(client.attached_buffers or {})
