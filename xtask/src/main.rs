@@ -23,8 +23,9 @@ tasks:
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
       sr-sandbox; the language server's latency and memory examples; the
       scaling check), or those named; `scaling` runs sr check (release) on
-      hostile inputs at a size and twice it and fails when the time per byte
-      grows more than 1.25x
+      every generated hostile input (one per diagnostic code, one per
+      construct, the hand-written ones) at a size and twice it and fails when
+      twice the input takes more than 2.5x the time
   cycles
       no module cycle inside any crate: sibling modules must form a DAG
       (a path from a::b::… to a::c::… is an edge b → c)

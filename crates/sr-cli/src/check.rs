@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sr_hir::{RootDatabase, file_diagnostics, parse};
+use sr_hir::{RootDatabase, file_diagnostics, line_index, parse};
 use sr_syntax::{Diagnostic, Severity, ast};
 
 use crate::report::{self, FileReport, Stats};
@@ -27,6 +27,10 @@ pub struct Args {
     /// Treat warnings as errors.
     #[arg(long)]
     strict: bool,
+    /// Text output: draw at most N diagnostics per file (and 5 per line); the
+    /// others are counted. JSON lists every one.
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_DRAWN)]
+    max_diagnostics: usize,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
 }
@@ -84,7 +88,9 @@ pub fn run(args: Args) -> ExitCode {
                             file_errors = true;
                         }
                     }
-                    Format::Text => anstream::print!("{}", report::text(&report, args.verbose || many)),
+                    Format::Text => {
+                        anstream::print!("{}", report::text(&report, args.verbose || many, args.max_diagnostics))
+                    }
                 }
             }
             Err(message) => {
@@ -106,7 +112,6 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn report_for(db: &RootDatabase, file: sr_hir::File, path: &std::path::Path, upstream: bool) -> FileReport {
-    let text = file.text(db).to_string();
     let mut diagnostics: Vec<Diagnostic> =
         file_diagnostics(db, file).iter().filter(|d| d.in_mode(upstream)).cloned().collect();
     let syntax_error = diagnostics.iter().position(|d| d.code().is_syntax());
@@ -116,7 +121,7 @@ fn report_for(db: &RootDatabase, file: sr_hir::File, path: &std::path::Path, ups
         diagnostics = vec![diagnostics.swap_remove(first)];
         stats = Stats::default();
     }
-    FileReport { path: path.display().to_string(), text, diagnostics, stats }
+    FileReport { path: path.display().to_string(), index: line_index(db, file).clone(), diagnostics, stats }
 }
 
 /// Counts as upstream prints them: handlers include agent-scoped ones.

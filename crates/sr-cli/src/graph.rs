@@ -56,7 +56,7 @@ pub fn run(args: Args) -> ExitCode {
     let reports = error_reports(&db, root, &args.file);
     if !reports.is_empty() {
         for report in &reports {
-            anstream::eprint!("{}", report::text(report, reports.len() > 1));
+            anstream::eprint!("{}", report::text(report, reports.len() > 1, report::DEFAULT_MAX_DRAWN));
         }
         return ExitCode::from(1);
     }
@@ -82,7 +82,7 @@ fn error_reports(db: &RootDatabase, root: File, root_path: &Path) -> Vec<FileRep
             let path = if file == root { root_path.display().to_string() } else { file.path(db).display().to_string() };
             (!diagnostics.is_empty()).then(|| FileReport {
                 path,
-                text: file.text(db).to_string(),
+                index: sr_hir::line_index(db, file).clone(),
                 diagnostics,
                 stats: Stats::default(),
             })

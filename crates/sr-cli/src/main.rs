@@ -129,7 +129,15 @@ fn main() -> ExitCode {
         Command::Dump { what: Dump::Syntax { file } } => match files::read(&file) {
             Ok(text) => {
                 let parse = sr_syntax::parse(&text);
-                print!("{}", sr_syntax::debug_tree(&parse.syntax()));
+                // Streamed: the dump is the tokens times the tree's depth.
+                let mut out = Stdout(std::io::BufWriter::new(std::io::stdout().lock()));
+                if sr_syntax::write_debug_tree(&parse.syntax(), &mut out).is_err()
+                    || std::io::Write::flush(&mut out.0).is_err()
+                {
+                    eprintln!("error: cannot write the dump");
+                    return ExitCode::from(2);
+                }
+                drop(out);
                 for error in parse.errors() {
                     println!("error {:?}: {} ({})", error.range, error.message(), error.help().unwrap_or_default());
                 }
@@ -140,5 +148,14 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+    }
+}
+
+/// `fmt::Write` over buffered standard output.
+struct Stdout<'a>(std::io::BufWriter<std::io::StdoutLock<'a>>);
+
+impl std::fmt::Write for Stdout<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        std::io::Write::write_all(&mut self.0, s.as_bytes()).map_err(|_| std::fmt::Error)
     }
 }

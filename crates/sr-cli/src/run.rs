@@ -210,10 +210,10 @@ async fn run_async(args: Args) -> ExitCode {
         Ok(launched) => launched,
         Err(e) => return fail(e, 2),
     };
-    for warning in &launched.warnings {
+    for warning in launched.warnings() {
         eprintln!("warning: {warning}");
     }
-    let session_id = launched.stored.as_ref().map(|s| s.session.clone()).unwrap_or_default();
+    let session_id = launched.session().unwrap_or_default().to_string();
     let terminal: Arc<dyn EventSink> = match args.events {
         EventsFormat::Text => Arc::new(Terminal::new()),
         EventsFormat::Jsonl => Arc::new(|e: &Event| println!("{}", serde_json::to_string(e).unwrap_or_default())),

@@ -152,17 +152,94 @@ fn warnings_do_not_fail_unless_strict() {
 
 #[test]
 fn special_files_are_refused_without_hanging() {
-    let dir = temp_dir("special", &[("main.sr", "import ./pipe.sr\nimport ./zero.sr\nmodel m = openai/gpt-4o\n")]);
+    let main = "import ./pipe.sr\nimport ./zero.sr\nimport ./loop.sr\nmodel main = openai/gpt-4o\n";
+    let dir = temp_dir("special", &[("main.sr", main)]);
     let status = std::process::Command::new("mkfifo").arg(dir.join("pipe.sr")).status().unwrap();
     assert!(status.success());
     std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop2.sr"), dir.join("loop.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop.sr"), dir.join("loop2.sr")).unwrap();
     // Named on the command line: refused with the reason, exit 2.
     let (code, _, stderr) = sr(&["check", "pipe.sr"], &dir);
     assert_eq!((code, stderr.as_str()), (2, "error: cannot read pipe.sr: a FIFO (named pipe), not a regular file\n"));
     let (code, _, stderr) = sr(&["check", "zero.sr"], &dir);
     assert_eq!((code, stderr.as_str()), (2, "error: cannot read zero.sr: a device, not a regular file\n"));
-    // Imported: the importing file is still checked, and the imports are unreadable (SR107).
-    let (code, stdout, _) = sr(&["check", "main.sr"], &dir);
+    // Imported: the importing file is still checked, and each import says why
+    // it cannot be read (SR107).
+    let (code, stdout, _) = sr(&["check", "--format", "json", "main.sr"], &dir);
     assert_eq!(code, 1, "{stdout}");
-    assert_eq!(stdout.matches("SR107").count(), 2, "{stdout}");
+    let messages: Vec<&str> = stdout.lines().filter_map(|l| l.trim().strip_prefix("\"message\": ")).collect();
+    assert_eq!(
+        messages,
+        [
+            "\"cannot read ./pipe.sr: a FIFO (named pipe), not a regular file\",",
+            "\"cannot read ./zero.sr: a device, not a regular file\",",
+            "\"cannot read ./loop.sr: too many levels of symbolic links (a symlink loop)\","
+        ],
+        "{stdout}"
+    );
+    // `sr graph` refuses the broken program with the same errors.
+    let (code, stdout, stderr) = sr(&["graph", "main.sr"], &dir);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(stderr.matches("error[SR107]: cannot read ./").count(), 3, "{stderr}");
+    let (code, _, stderr) = sr(&["graph", "pipe.sr"], &dir);
+    assert_eq!((code, stderr.as_str()), (2, "error: cannot read pipe.sr: a FIFO (named pipe), not a regular file\n"));
+}
+
+/// A long line is shown as a window around the span, with `…` where the line
+/// goes on; the location is the span's own line and column.
+#[test]
+fn a_long_line_is_shown_as_a_window_around_the_span() {
+    let text = format!("flow main:\n    log \"{}\" + $nope + \"{}\"\n", "a".repeat(5_000), "b".repeat(5_000));
+    let dir = temp_dir("long-line", &[("l.sr", &text)]);
+    let (code, stdout, _) = sr(&["check", "l.sr"], &dir);
+    assert_eq!(code, 1);
+    expect![[r#"
+        error[SR101]: undefined variable '$nope'
+         --> l.sr:2:5014
+          |
+        2 | …aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" + $nope + "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb…
+          |                                                              ^^^^^
+
+        Found 1 error in l.sr
+    "#]]
+    .assert_eq(&stdout);
+    let (_, json, _) = sr(&["check", "--format", "json", "l.sr"], &dir);
+    assert!(json.contains("\"column\": 5014"), "{json}");
+}
+
+/// 40,000 invalid characters on one line: five are drawn and the rest
+/// counted; JSON lists every one.
+#[test]
+fn diagnostics_past_the_limits_are_counted_not_drawn() {
+    let dir = temp_dir("nul-line", &[("n.sr", &format!("{}\n", "\0".repeat(40_000)))]);
+    let (code, stdout, _) = sr(&["check", "n.sr"], &dir);
+    assert_eq!(code, 1);
+    assert_eq!(stdout.matches("error[E0007]").count(), 5, "{stdout}");
+    assert!(stdout.len() < 4_000, "{} bytes", stdout.len());
+    assert!(stdout.contains("… and 39995 more errors in this file"), "{stdout}");
+    assert!(stdout.ends_with("Found 40000 errors in n.sr\n"), "{stdout}");
+    let (_, json, _) = sr(&["check", "--format", "json", "n.sr"], &dir);
+    assert_eq!(json.matches("\"code\": \"E0007\"").count(), 40_000);
+}
+
+/// Past 100 diagnostics a file's are counted; `--max-diagnostics` draws more
+/// or fewer.
+#[test]
+fn at_most_a_hundred_diagnostics_are_drawn_unless_asked() {
+    let text = sr_testing::hostile::generator("SR101").files(150).remove(0).1;
+    let dir = temp_dir("many", &[("m.sr", &text)]);
+    let drawn = |args: &[&str]| {
+        let (code, stdout, _) = sr(args, &dir);
+        assert_eq!(code, 1);
+        assert!(stdout.ends_with("Found 150 errors in m.sr\n"), "{stdout}");
+        (stdout.matches("error[SR101]").count(), stdout)
+    };
+    let (count, stdout) = drawn(&["check", "m.sr"]);
+    assert_eq!(count, 100);
+    assert!(stdout.contains("… and 50 more errors in this file (at most 100 diagnostics are drawn"), "{stdout}");
+    assert_eq!(drawn(&["check", "--max-diagnostics", "3", "m.sr"]).0, 3);
+    let (count, stdout) = drawn(&["check", "--max-diagnostics", "1000", "m.sr"]);
+    assert_eq!(count, 150);
+    assert!(!stdout.contains("more errors"), "{stdout}");
 }

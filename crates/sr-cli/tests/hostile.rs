@@ -1,9 +1,12 @@
-//! Hostile input through `sr check`, `sr fmt --check` and `sr dump syntax`: every
-//! expression construct nested 20,000 deep, every block construct nested as deep as
-//! the 16 MiB source cap allows, 10 MB lines, names and unterminated strings, NUL
-//! bytes, mixed line endings, an 8,000-agent ring, 20,000 prompts. Each run must end by itself with exit
-//! code 0, 1 or 2 (never a signal), in bounded memory, and `check` must still report
-//! the error in the well-formed flow after the hostile part.
+//! Hostile input through `sr check` (JSON and text), `sr fmt --check` and `sr dump
+//! syntax`: every expression construct nested 20,000 deep, every block construct
+//! nested as deep as the 16 MiB source cap allows, 10 MB lines, names and
+//! unterminated strings, NUL bytes, mixed line endings, an 8,000-agent ring,
+//! 20,000 prompts, and every diagnostic code and every construct repeated
+//! thousands of times. Each run must end by itself with exit code 0, 1 or 2
+//! (never a signal), in bounded memory; `check` must still report the error in
+//! the well-formed flow after the hostile part, and its text output stays small
+//! however many diagnostics there are.
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)] // `common` also serves tests that use more of it.
@@ -49,6 +52,8 @@ fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        // Only `check`'s output is looked at; a dump is the tokens times the tree's depth.
+        .stdout(if args[0] == "check" { std::process::Stdio::piped() } else { std::process::Stdio::null() })
         .output()
         .unwrap();
     let seconds = started.elapsed().as_secs_f64();
@@ -68,22 +73,38 @@ fn run(args: &[&str], dir: &std::path::Path) -> Outcome {
 /// A flow after the hostile part with an error `check` must still report.
 const TAIL: &str = "\nflow tail:\n    log $nope\n";
 
+/// The most `sr check` may print as text: a hundred diagnostics, each cut to
+/// a window of its line.
+const MAX_TEXT_BYTES: usize = 512 * 1024;
+
 fn survive(g: &hostile::Generator, n: usize) {
-    let text = (g.make)(n) + TAIL;
+    let mut files = g.files(n);
+    files[0].1.push_str(TAIL);
     let name = g.name;
-    let dir = temp_dir(&format!("hostile-{name}"), &[("case.sr", &text)]);
-    let too_big = text.len() as u64 > sr_files::MAX_SOURCE_BYTES;
-    for args in
-        [&["check", "--format", "json", "case.sr"][..], &["fmt", "--check", "case.sr"], &["dump", "syntax", "case.sr"]]
-    {
+    let named: Vec<(&str, &str)> = files.iter().map(|(name, text)| (*name, text.as_str())).collect();
+    let dir = temp_dir(&format!("hostile-{name}"), &named);
+    let too_big = files[0].1.len() as u64 > sr_files::MAX_SOURCE_BYTES;
+    for args in [
+        &["check", "--format", "json", "case.sr"][..],
+        &["check", "case.sr"],
+        &["fmt", "--check", "case.sr"],
+        &["dump", "syntax", "case.sr"],
+    ] {
         let outcome = run(args, &dir);
         eprintln!(
-            "{name:24} {n:>9} {:8} sr {:5}: exit {}, {:6.2} s, {:7} KiB",
-            g.unit, args[0], outcome.code, outcome.seconds, outcome.max_rss_kib
+            "{name:24} {n:>9} {:8} sr {:19}: exit {}, {:6.2} s, {:7} KiB",
+            g.unit,
+            args[..args.len() - 1].join(" "),
+            outcome.code,
+            outcome.seconds,
+            outcome.max_rss_kib
         );
         assert!([0, 1, 2].contains(&outcome.code), "{name}: sr {args:?} exited {}", outcome.code);
         assert!(outcome.max_rss_kib < MAX_RSS_KIB, "{name}: sr {args:?} used {} KiB", outcome.max_rss_kib);
-        if args[0] == "check" {
+        if args == ["check", "case.sr"] {
+            assert!(outcome.stdout.len() < MAX_TEXT_BYTES, "{name}: {} bytes of text", outcome.stdout.len());
+            assert!(too_big || outcome.stdout.contains("case.sr"), "{name}: {}", outcome.stdout);
+        } else if args[0] == "check" {
             if too_big {
                 assert_eq!(outcome.code, 2, "{name}: a file over the source cap is refused");
             } else {
@@ -126,6 +147,8 @@ fn huge_and_odd_inputs() {
         ("dotted-name", 10_000_000),
         ("nul-bytes", 1_000_000),
         ("nul-lines", 100_000),
+        // Each invalid character is a diagnostic: about 1.1 KB apiece (docs/limits.md).
+        ("nul-line", 200_000),
         ("delegate-ring", 8_000),
         ("nested-if-statements", 3_000),
         ("prompts", 20_000),
@@ -134,6 +157,30 @@ fn huge_and_odd_inputs() {
         ("many-errors", 100_000),
     ] {
         survive(hostile::generator(name), n);
+    }
+}
+
+/// A 10 MB `"""` that is never closed is checked in at most ten times its
+/// size, beyond what checking an empty file takes (the program itself); it
+/// took 1.0 GB when the text after the quote was lexed as code.
+#[test]
+fn an_unclosed_triple_quote_is_checked_in_ten_times_its_size() {
+    let text = (hostile::generator("unterminated-triple").make)(10_000_000) + TAIL;
+    let dir = temp_dir("hostile-unclosed-memory", &[("case.sr", &text), ("empty.sr", "")]);
+    let base = run(&["check", "--format", "json", "empty.sr"], &dir).max_rss_kib;
+    let outcome = run(&["check", "--format", "json", "case.sr"], &dir);
+    let used = (outcome.max_rss_kib - base) * 1024;
+    eprintln!("unclosed \"\"\": {used} bytes beyond the {base} KiB of an empty check, {:.2} s", outcome.seconds);
+    assert!(used <= 10 * text.len() as u64, "{used} bytes for {} bytes of text", text.len());
+    assert!(outcome.stdout.contains("'$nope'"), "the flow after the quote was not checked");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every diagnostic code and every construct, 2,000 times over.
+#[test]
+fn every_code_and_construct_repeated() {
+    for g in hostile::codes::CODES.iter().chain(hostile::constructs::CONSTRUCTS) {
+        survive(g, 2_000);
     }
 }
 

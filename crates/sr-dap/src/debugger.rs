@@ -12,7 +12,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sr_runtime::RunOutcome;
 use sr_runtime::compile::Compiled;
 use sr_runtime::eval::Vars;
 use sr_runtime::event::RunStatus;
@@ -350,14 +349,14 @@ impl Debugger {
 
     /// The run of `generation` ended (`None`: it had to be aborted); the
     /// client hears of it unless a restart replaced it.
-    pub fn end_run(&self, generation: u64, outcome: Option<&RunOutcome>) {
+    pub fn end_run(&self, generation: u64, status: Option<RunStatus>) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.generation != generation {
             return;
         }
         self.went_on(st, 0);
-        let code = match outcome.map(|o| o.status) {
+        let code = match status {
             Some(RunStatus::Completed) => 0,
             Some(RunStatus::Paused) => 3,
             Some(RunStatus::Failed) | None => 1,

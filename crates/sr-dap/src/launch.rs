@@ -169,7 +169,7 @@ mod tests {
         let timeline = launch.timeline.clone().unwrap();
         assert!(launch.temporary && timeline.starts_with(std::env::temp_dir()), "recorded, to go back in time");
         std::fs::remove_file(timeline).unwrap();
-        let options = launch.launched.options;
+        let options = launch.launched.options().clone();
         assert!(!options.allow_host_tools && !options.allow_unsandboxed);
         let mut given = base;
         given["allowHostTools"] = true.into();
@@ -177,7 +177,7 @@ mod tests {
         let args: LaunchArguments = serde_json::from_value(given).unwrap();
         let launch = prepare(&args).unwrap();
         std::fs::remove_file(launch.timeline.unwrap()).unwrap();
-        let options = launch.launched.options;
+        let options = launch.launched.options().clone();
         assert!(options.allow_host_tools && options.allow_unsandboxed);
     }
 }

@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use sr_runtime::Runtime;
-use sr_runtime::event::Emitter;
+use sr_runtime::event::EventSink;
 use sr_runtime::hook::StepHook;
 use tokio::task::JoinHandle;
 
@@ -23,26 +22,21 @@ pub struct Running {
 
 pub fn spawn(debugger: Arc<Debugger>, launch: Launch) -> Running {
     let launched = launch.launched;
-    let invocation = launched.invocation_id.clone();
     let info = RunInfo {
-        workload: sr_runtime::compile::display_path(&launched.program.root),
-        input: launched.message.clone(),
-        invocation: invocation.clone(),
+        workload: sr_runtime::compile::display_path(&launched.program().root),
+        input: launched.message().to_string(),
+        invocation: launched.invocation_id().to_string(),
     };
-    let serving = Serving { mode: Some(launched.journal.mode()), piece: launch.piece };
+    let serving = Serving { mode: Some(launched.journal_mode()), piece: launch.piece };
     let generation = debugger.begin_run(info, launch.stop_on_entry && !launch.no_debug, launch.travel, serving);
     let hook: Arc<dyn StepHook> = match launch.no_debug {
         true => Arc::new(ReportHook(debugger.clone())),
         false => Arc::new(DebugHook { debugger: debugger.clone(), generation }),
     };
-    let emitter = Emitter::new(invocation, vec![Arc::new(Events::new(debugger.clone(), generation))])
-        .with_redactor(launched.redactor.clone());
-    let runtime = Runtime::new(launched.program.clone(), launched.env(hook));
-    let (prompt, mcp) = (launched.message, launched.mcp);
+    let events: Arc<dyn EventSink> = Arc::new(Events::new(debugger.clone(), generation));
     let task = tokio::spawn(async move {
-        let outcome = runtime.run(emitter, prompt, Vec::new()).await;
-        mcp.close().await;
-        debugger.end_run(generation, Some(&outcome));
+        let finished = launched.run(hook, vec![events]).await;
+        debugger.end_run(generation, finished.ok().and_then(|f| f.status));
     });
     Running { generation, task }
 }

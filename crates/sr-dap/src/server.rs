@@ -303,7 +303,7 @@ impl Session {
         }
         match launch::prepare(&args) {
             Ok(launch) => {
-                self.debugger.load(launch.launched.program.clone());
+                self.debugger.load(launch.launched.program().clone());
                 self.arguments = Some(args);
                 self.keep_timeline(&launch);
                 self.ready = Some(launch);
@@ -356,7 +356,7 @@ impl Session {
         self.stop_run(Ending::Replaced).await;
         match launch::prepare(&args) {
             Ok(launch) => {
-                self.debugger.load(launch.launched.program.clone());
+                self.debugger.load(launch.launched.program().clone());
                 self.arguments = Some(args);
                 self.keep_timeline(&launch);
                 self.respond(request, Ok(()));

@@ -22,6 +22,11 @@ pub struct File {
 pub struct Workspace {
     #[returns(ref)]
     pub files: BTreeMap<PathBuf, File>,
+    /// Why files an import names could not be read, by path (a FIFO, a
+    /// device, a symlink loop, over the size limit): the import says so
+    /// rather than that the file is missing.
+    #[returns(ref)]
+    pub unreadable: BTreeMap<PathBuf, String>,
 }
 
 #[salsa::db]
@@ -66,7 +71,7 @@ impl Db for RootDatabase {
 impl RootDatabase {
     fn new(storage: salsa::Storage<Self>, executed: Arc<Mutex<Option<Vec<String>>>>) -> Self {
         let mut db = RootDatabase { storage, workspace: None, last_pieces: Arc::default(), executed };
-        db.workspace = Some(Workspace::new(&db, BTreeMap::new()));
+        db.workspace = Some(Workspace::new(&db, BTreeMap::new(), BTreeMap::new()));
         db
     }
 
@@ -118,25 +123,43 @@ impl RootDatabase {
     }
 
     /// Reads a file and, transitively, the local files it imports, from disk.
-    /// Imports that cannot be read are left out (and reported as SR107).
+    /// Imports that cannot be read are left out (and reported as SR107). The
+    /// imports are read from the database's own parse, which checking reuses.
     pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> Result<File, sr_files::ReadError> {
         let path = normalize(path.as_ref());
         let text = sr_files::read_source(&path)?;
         let file = self.set_file(&path, text);
         let mut pending = vec![file];
         while let Some(file) = pending.pop() {
-            let dir = file.path(self).parent().map(Path::to_path_buf).unwrap_or_default();
-            for relative in local_imports(file.text(self)) {
-                let target = normalize(&dir.join(relative));
-                if self.file(&target).is_some() {
-                    continue;
-                }
-                if let Ok(text) = sr_files::read_source(&target) {
-                    pending.push(self.set_file(&target, text));
+            for target in local_imports(self, file) {
+                if self.file(&target).is_none() {
+                    pending.extend(self.read_import(&target));
                 }
             }
         }
         Ok(file)
+    }
+
+    /// Reads a file an import names from disk into the database; when it
+    /// cannot be read (and is not simply missing), records why, for the
+    /// import's SR107.
+    pub fn read_import(&mut self, path: &Path) -> Option<File> {
+        let (file, reason) = match sr_files::read_source(path) {
+            Ok(text) => (Some(self.set_file(path, text)), None),
+            Err(sr_files::ReadError::NotFound) => (None, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let path = normalize(path);
+        let workspace = self.workspace();
+        if workspace.unreadable(self).get(&path) != reason.as_ref() {
+            let mut unreadable = workspace.unreadable(self).clone();
+            match reason {
+                Some(reason) => unreadable.insert(path, reason),
+                None => unreadable.remove(&path),
+            };
+            workspace.set_unreadable(self).to(unreadable);
+        }
+        file
     }
 
     pub fn file(&self, path: impl AsRef<Path>) -> Option<File> {
@@ -181,17 +204,21 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The `./path.sr` sources of a file's imports.
-fn local_imports(text: &str) -> Vec<String> {
-    use sr_syntax::ast::{ImportSource, Item};
-    sr_syntax::parse(text)
-        .tree()
-        .items()
-        .filter_map(|item| match item {
-            Item::Import(import) => match import.source() {
-                Some(ImportSource::Local(path)) => Some(path),
-                _ => None,
-            },
+/// The path an `import ./x.sr` in `file` names.
+pub fn resolve_import(db: &dyn Db, file: File, relative: &str) -> PathBuf {
+    let dir = file.path(db).parent().map(|p| p.to_path_buf()).unwrap_or_default();
+    normalize(&dir.join(relative))
+}
+
+/// The paths of a file's `import ./path.sr`s.
+fn local_imports(db: &RootDatabase, file: File) -> Vec<PathBuf> {
+    let imports = crate::file_items(db, file).iter().filter(|item| item.kind(db) == crate::ItemKind::Import);
+    imports
+        .filter_map(|&item| match &*crate::item_data(db, item) {
+            crate::ItemData::Import(crate::hir::ImportData {
+                source: crate::hir::ImportSource::Local(relative),
+                ..
+            }) => Some(resolve_import(db, file, relative)),
             _ => None,
         })
         .collect()

@@ -1,12 +1,11 @@
 //! Name resolution: a file and the files it imports form a program whose
 //! definitions are visible everywhere in it (forward references included).
 
-use std::path::PathBuf;
-
 use indexmap::IndexMap;
 use sr_syntax::{DiagnosticKind, Reported};
 
 use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
+pub use crate::db::resolve_import;
 use crate::hir::{ImportSource, ItemData, PromptData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::{Db, File, Name, item_data};
@@ -78,11 +77,6 @@ impl<'db> Program<'db> {
             ItemKind::Prompt => self.prompts.get(name).map(|p| p.body.unwrap_or(p.position)),
             _ => self.defs(kind)?.get(name).copied(),
         }
-    }
-
-    /// Whether some agent `produces` this variable.
-    pub fn is_produced(&self, name: &str) -> bool {
-        self.produces.values().any(|p| p == name)
     }
 }
 
@@ -323,16 +317,19 @@ impl<'db> Loader<'db> {
             }
             let path = resolve_import(self.db, file, relative);
             match self.db.workspace().files(self.db).get(&path).copied() {
-                None => self.diagnostics.push(SemanticDiagnostic {
-                    reported: Reported::DefaultOnly,
-                    ..SemanticDiagnostic::new(
-                        DiagnosticKind::ImportNotFound {
+                None => {
+                    let kind = match self.db.workspace().unreadable(self.db).get(&path) {
+                        Some(reason) => DiagnosticKind::Unreadable { path: relative.clone(), error: reason.clone() },
+                        None => DiagnosticKind::ImportNotFound {
                             import: relative.clone(),
                             looked_for: path.display().to_string(),
                         },
-                        anchor,
-                    )
-                }),
+                    };
+                    self.diagnostics.push(SemanticDiagnostic {
+                        reported: Reported::DefaultOnly,
+                        ..SemanticDiagnostic::new(kind, anchor)
+                    })
+                }
                 Some(target) if let Some(start) = self.stack.iter().position(|&f| f == target) => {
                     let files: Vec<String> =
                         self.stack[start..].iter().chain([&target]).map(|f| file_label(self.db, *f)).collect();
@@ -349,12 +346,6 @@ impl<'db> Loader<'db> {
         self.stack.pop();
         self.files.push(file);
     }
-}
-
-/// The path an `import ./x.sr` in `file` names.
-pub fn resolve_import(db: &dyn Db, file: File, relative: &str) -> PathBuf {
-    let dir = file.path(db).parent().map(|p| p.to_path_buf()).unwrap_or_default();
-    crate::db::normalize(&dir.join(relative))
 }
 
 fn file_label(db: &dyn Db, file: File) -> String {

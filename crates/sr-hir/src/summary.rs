@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::hir::{Body, Stmt};
+use crate::hir::{Binding, Body, Stmt};
 use crate::items::Item;
 use crate::{Db, Name, body};
 
@@ -37,31 +37,25 @@ pub fn body_summary<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<BodySummary> {
     let body = body(db, item);
     let mut summary = BodySummary::default();
     upstream_walk(&body, &body.root, &mut summary.upstream_assigned);
-    body.walk_stmts(&mut |_, stmt| match stmt {
-        Stmt::Assign { target, .. } if target.fields.is_empty() => summary.assigned.push(target.name.clone()),
-        Stmt::For { var, .. } => summary.assigned.push(var.name.clone()),
-        Stmt::Escalate { .. } => summary.assigned.push(Name::new_static(HUMAN_INPUT)),
-        Stmt::Run(run) => {
-            if let Some(target) = &run.target {
-                summary.assigned.push(target.name.clone());
-            }
-            if run.agent {
-                summary.runs_agents.push(run.callee.name.clone());
-            } else {
-                summary.runs_flows.push(run.callee.name.clone());
+    body.walk_stmts(&mut |_, stmt| {
+        match stmt.binds() {
+            Some(Binding::Assign(place) | Binding::Loop(place)) => summary.assigned.push(place.name.clone()),
+            Some(Binding::HumanInput) => summary.assigned.push(Name::new_static(HUMAN_INPUT)),
+            None => {}
+        }
+        if let Stmt::Run(run) = stmt {
+            match run.agent {
+                true => summary.runs_agents.push(run.callee.name.clone()),
+                false => summary.runs_flows.push(run.callee.name.clone()),
             }
         }
-        Stmt::Call(call) => {
-            if let Some(target) = &call.target {
-                summary.assigned.push(target.name.clone());
-            }
+        if let Stmt::Call(call) = stmt {
             summary.calls_prompts.push(call.prompt.name.clone());
             summary.call_models.extend(call.model.iter().map(|m| m.name.clone()));
         }
-        _ => {}
     });
     body.walk_stmts(&mut |_, stmt| {
-        for root in body.stmt_exprs(stmt) {
+        for root in stmt.exprs() {
             body.walk_expr(root, &mut |_, expr| {
                 if let crate::hir::Expr::Call { function, .. } = expr
                     && let Some((tool, _)) = function.split_once('.')
@@ -85,20 +79,39 @@ pub fn body_summary<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<BodySummary> {
     Arc::new(summary)
 }
 
+/// The variables upstream's checker sees assigned: it does not look inside
+/// `match` arms or `on failure:` blocks, and `escalate` assigns nothing there.
 fn upstream_walk(body: &Body, stmts: &[crate::StmtId], out: &mut Vec<Name>) {
     for &id in stmts {
-        match &body.stmts[id] {
-            Stmt::Assign { target, .. } if target.fields.is_empty() => out.push(target.name.clone()),
-            Stmt::Run(run) => out.extend(run.target.iter().map(|t| t.name.clone())),
-            Stmt::Call(call) => out.extend(call.target.iter().map(|t| t.name.clone())),
-            Stmt::For { var, body: inner, .. } => {
-                out.push(var.name.clone());
-                upstream_walk(body, inner, out);
-            }
-            Stmt::Parallel { body: inner } | Stmt::Loop { body: inner, .. } | Stmt::If { body: inner, .. } => {
-                upstream_walk(body, inner, out)
-            }
-            _ => {}
+        let stmt = &body.stmts[id];
+        match stmt.binds() {
+            Some(Binding::Assign(place) | Binding::Loop(place)) => out.push(place.name.clone()),
+            Some(Binding::HumanInput) | None => {}
+        }
+        match stmt {
+            Stmt::For { body: inner, .. }
+            | Stmt::Parallel { body: inner }
+            | Stmt::Loop { body: inner, .. }
+            | Stmt::If { body: inner, .. } => upstream_walk(body, inner, out),
+            Stmt::Match { .. } | Stmt::OnFailure { .. } => {}
+            Stmt::Assign { .. }
+            | Stmt::Run(_)
+            | Stmt::Call(_)
+            | Stmt::Return(_)
+            | Stmt::Push { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Mask { .. }
+            | Stmt::Block { .. }
+            | Stmt::Warn { .. }
+            | Stmt::RetryWith { .. }
+            | Stmt::Missing => {}
         }
     }
 }

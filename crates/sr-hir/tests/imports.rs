@@ -98,3 +98,39 @@ fn a_flow_that_runs_itself_is_reported_at_the_run() {
         )]
     );
 }
+
+/// Imports of a FIFO, a device and a symlink loop, loaded from disk: each is
+/// refused without blocking, and its SR107 says why, where a missing file's
+/// says it is missing.
+#[test]
+fn imports_that_cannot_be_read_say_why() {
+    let dir = std::env::temp_dir().join(format!("sr-hir-special-imports-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let main = "import ./pipe.sr\nimport ./zero.sr\nimport ./loop.sr\nimport ./gone.sr\nflow main:\n    log 1\n";
+    std::fs::write(dir.join("main.sr"), main).unwrap();
+    let status = std::process::Command::new("mkfifo").arg(dir.join("pipe.sr")).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop2.sr"), dir.join("loop.sr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop.sr"), dir.join("loop2.sr")).unwrap();
+    let mut db = RootDatabase::default();
+    let file = db.load_with_imports(dir.join("main.sr")).unwrap();
+    let messages: Vec<String> =
+        codes(&db, file).into_iter().map(|(code, message)| format!("{code}: {message}")).collect();
+    assert_eq!(
+        messages,
+        [
+            "SR107: cannot read ./pipe.sr: a FIFO (named pipe), not a regular file",
+            "SR107: cannot read ./zero.sr: a device, not a regular file",
+            "SR107: cannot read ./loop.sr: too many levels of symbolic links (a symlink loop)",
+            "SR107: cannot find imported file './gone.sr'",
+        ]
+    );
+    // Once the file can be read, the import is fine and the reason is gone.
+    std::fs::remove_file(dir.join("pipe.sr")).unwrap();
+    std::fs::write(dir.join("pipe.sr"), "prompt p: \"\"\"P.\"\"\"\n").unwrap();
+    db.read_import(&dir.join("pipe.sr")).unwrap();
+    assert_eq!(codes(&db, file).len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -222,7 +222,7 @@ impl<'db> Collect<'_, 'db> {
                 Stmt::Push { target, .. } => self.place(parts, target, false),
                 _ => {}
             }
-            for expr in body.stmt_exprs(stmt) {
+            for expr in stmt.exprs() {
                 body.walk_expr(expr, &mut |id, expr| match expr {
                     Expr::Var { name, .. } if !name.is_empty() => {
                         self.name_in(map.exprs[id], name, Symbol::Variable(name.clone()), false, false)

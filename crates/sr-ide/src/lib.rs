@@ -168,8 +168,7 @@ impl AnalysisHost {
                 }
             }
             for target in missing {
-                if let Ok(text) = sr_files::read_source(&target) {
-                    self.db.set_file(&target, text);
+                if self.db.read_import(&target).is_some() {
                     pending.push(target);
                 }
             }

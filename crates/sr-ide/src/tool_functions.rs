@@ -48,7 +48,7 @@ pub(crate) fn function_at(db: &dyn Db, file: File, offset: TextSize) -> Option<(
         let (body, map) = (body(db, item), source_map(db, item));
         let mut found = None;
         body.walk_stmts(&mut |_, stmt| {
-            for root in body.stmt_exprs(stmt) {
+            for root in stmt.exprs() {
                 body.walk_expr(root, &mut |id, expr| {
                     let Expr::Call { function: callee, .. } = expr else { return };
                     let Some((tool, name)) = callee.split_once('.') else { return };

@@ -7,7 +7,7 @@ mod common;
 
 use common::{check_all, cursors};
 use sr_syntax::MAX_NESTING;
-use sr_testing::hostile::{BLOCKS, EXPRESSIONS, Generator, generator};
+use sr_testing::hostile::{BLOCKS, EXPRESSIONS, Generator, codes, constructs, generator};
 use sr_testing::random::Rng;
 
 fn run(g: &Generator, n: usize) {
@@ -49,6 +49,7 @@ fn other_hostile_input() {
         ("dotted-name", 200_000),
         ("nul-bytes", 100_000),
         ("nul-lines", 10_000),
+        ("nul-line", 100_000),
         ("delegate-ring", 500),
         ("nested-if-statements", 300),
         ("prompts", 2_000),
@@ -56,5 +57,13 @@ fn other_hostile_input() {
         ("many-errors", 5_000),
     ] {
         run(generator(name), n);
+    }
+}
+
+/// Every diagnostic code and every construct, repeated.
+#[test]
+fn every_code_and_construct_repeated() {
+    for g in codes::CODES.iter().chain(constructs::CONSTRUCTS) {
+        run(g, 500);
     }
 }

@@ -165,7 +165,7 @@ fn peak_rss_kib(pid: u32) -> u64 {
 /// error, never silence) and the server stays within 1 GiB.
 #[test]
 fn hostile_documents_are_served() {
-    use sr_testing::hostile::{BLOCKS, EXPRESSIONS, generator};
+    use sr_testing::hostile::{BLOCKS, EXPRESSIONS, codes, constructs, generator};
     let mut cases: Vec<(&str, usize)> = EXPRESSIONS.iter().map(|g| (g.name, 20_000)).collect();
     cases.extend(BLOCKS.iter().map(|g| (g.name, 3_000)));
     cases.extend([
@@ -175,12 +175,14 @@ fn hostile_documents_are_served() {
         ("unclosed-interpolations", 100_000),
         ("dotted-name", 10_000_000),
         ("nul-bytes", 1_000_000),
+        ("nul-line", 100_000),
         ("delegate-ring", 8_000),
         ("nested-if-statements", 3_000),
         ("prompts", 20_000),
         ("mixed-line-endings", 100_000),
         ("many-errors", 100_000),
     ]);
+    cases.extend(codes::CODES.iter().chain(constructs::CONSTRUCTS).map(|g| (g.name, 2_000)));
     for (name, size) in cases {
         let text = (generator(name).make)(size);
         let mut server = Server::start(capabilities());

@@ -252,6 +252,38 @@ fn a_save_rereads_the_closed_imports() {
     published(&mut server, &main, helper_is_missing);
 }
 
+/// An open document that imports a FIFO, a device and a symlink loop, in a
+/// workspace folder that holds them: the scan and the imports refuse them
+/// without blocking, the document's diagnostics say why each import cannot
+/// be read, and the server goes on answering.
+#[test]
+fn imports_of_special_files_are_reported_not_waited_on() {
+    let folder = Folder::new("ws-special", &[]);
+    let status = std::process::Command::new("mkfifo").arg(folder.path("pipe.sr")).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/zero", folder.path("zero.sr")).unwrap();
+    std::os::unix::fs::symlink(folder.path("loop2.sr"), folder.path("loop.sr")).unwrap();
+    std::os::unix::fs::symlink(folder.path("loop.sr"), folder.path("loop2.sr")).unwrap();
+    let text = "import ./pipe.sr\nimport ./zero.sr\nimport ./loop.sr\nflow main:\n    log $nope\n";
+    let main = folder.uri("main.sr");
+    let mut server = start(json!({}), Some(&folder.0));
+    open(&mut server, &main, 1, text);
+    let params = published(&mut server, &main, |p| p["diagnostics"].as_array().is_some_and(|d| d.len() == 4));
+    let messages: Vec<&str> =
+        params["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+    assert_eq!(
+        messages,
+        [
+            "cannot read ./pipe.sr: a FIFO (named pipe), not a regular file",
+            "cannot read ./zero.sr: a device, not a regular file",
+            "cannot read ./loop.sr: too many levels of symbolic links (a symlink loop)",
+            "undefined variable '$nope'",
+        ]
+    );
+    let symbols = request(&mut server, 1, "textDocument/documentSymbol", json!({"textDocument": {"uri": main}}));
+    assert_eq!(symbols.as_array().map(Vec::len), Some(4), "{symbols}");
+}
+
 #[test]
 fn without_client_watching_the_server_polls_the_disk() {
     let folder = Folder::new("ws-poll", &[("lib.sr", LIB), ("main.sr", MAIN)]);

@@ -94,34 +94,58 @@ impl Storage {
     }
 }
 
-/// A run ready to start.
+/// A run ready to start: [`Launched::run`] runs it.
 pub struct Launched {
-    pub program: Arc<Compiled>,
-    pub message: String,
+    program: Arc<Compiled>,
+    message: String,
     /// Answers recorded by the run this one resumes.
-    pub answers: Vec<String>,
-    pub invocation_id: String,
-    pub provider: Arc<dyn Provider>,
-    pub journal: Arc<Journal>,
-    pub jail: Jail,
-    pub human: Arc<dyn Human>,
-    pub options: RunOptions,
-    pub mcp: Arc<McpHub>,
+    answers: Vec<String>,
+    invocation_id: String,
+    provider: Arc<dyn Provider>,
+    journal: Arc<Journal>,
+    jail: Jail,
+    human: Arc<dyn Human>,
+    options: RunOptions,
+    mcp: Arc<McpHub>,
     /// The run's secrets, replaced in everything it writes or sends.
-    pub redactor: Arc<Redactor>,
+    redactor: Arc<Redactor>,
     /// The stored run, when the spec has storage.
-    pub stored: Option<StoredRun>,
+    stored: Option<StoredRun>,
     /// Problems with the setup that do not stop the run, for the user.
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
 }
 
 /// A run reserved in a session, alive while its lease is held.
-pub struct StoredRun {
-    pub store: SessionStore,
-    pub session: String,
-    pub run: i64,
-    pub journal: PathBuf,
+struct StoredRun {
+    store: SessionStore,
+    session: String,
+    run: i64,
+    journal: PathBuf,
     lease: Lease,
+}
+
+/// Why a run could not be launched, or its end not kept. Each is one line
+/// for the user; the kind tells a front end what to answer (a server: 400,
+/// 409 or 500).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// What was asked cannot be done: a bad id, a recording that cannot be
+    /// read, an `--entry` the resumed run did not start at, nothing to resume.
+    #[error("{0}")]
+    Refused(String),
+    /// The run to continue is still running.
+    #[error("{0}")]
+    Busy(String),
+    /// The machine failed: the session store, the journal, the HTTP client.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Front ends that speak in lines take the message.
+impl From<LaunchError> for String {
+    fn from(error: LaunchError) -> String {
+        error.to_string()
+    }
 }
 
 /// How a run ended.
@@ -135,7 +159,7 @@ pub struct Finished {
 
 /// Assembles the run `spec` describes. Errors are one line each, for the
 /// user; nothing is left reserved when one is returned.
-pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
+pub fn launch(spec: LaunchSpec) -> Result<Launched, LaunchError> {
     launch_with(spec, None)
 }
 
@@ -146,23 +170,31 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, String> {
 /// live where its recording ends or where it forks (an edit), and a differing
 /// effect stops the run with a divergence. `spec.record` gets the recording
 /// followed by what is new.
-pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, String> {
+pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, LaunchError> {
     launch_with(spec, Some(recording))
 }
 
-fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, String> {
+fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, LaunchError> {
     let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human } = spec;
+    let refused = LaunchError::Refused;
     if let Some(storage) = &storage {
         for id in storage.session.iter().chain(storage.resume.as_ref().map(|r| &r.session)) {
-            ids::check(IdKind::Session, id).map_err(|e| e.to_string())?;
+            ids::check(IdKind::Session, id).map_err(|e| refused(e.to_string()))?;
         }
     }
     let replay_text = match replay {
         Some(Recording::File(file)) => {
-            Some(std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?)
+            Some(std::fs::read_to_string(&file).map_err(|e| refused(format!("cannot read {}: {e}", file.display())))?)
         }
         Some(Recording::Text(text)) => Some(text),
         None => None,
+    };
+    let provider = match provider {
+        Some(provider) => provider,
+        None => {
+            let http = HttpClient::new(HttpOptions::default()).map_err(|e| LaunchError::Io(e.to_string()))?;
+            Arc::new(Router::from_env(http))
+        }
     };
     let opened = match &storage {
         Some(storage) => Some(open_store(storage)?),
@@ -181,7 +213,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     };
     let recorded = match mode {
         Mode::Live => Recorded::default(),
-        _ => Recorded::parse(&served).map_err(|e| format!("cannot read the recording: {e}"))?,
+        _ => Recorded::parse(&served).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
     };
     let (message, answers) = match &resume {
         Some(resume) => (resume.message.clone(), resume.answers.clone()),
@@ -192,20 +224,21 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
         match (&options.entry, &meta.entry) {
             (Some(given), recorded) if Some(given) != recorded.as_ref() => {
                 let started = recorded.as_deref().map_or("at its default entry".to_string(), |e| format!("at '{e}'"));
-                return Err(format!(
+                return Err(refused(format!(
                     "the run being continued started {started}: --entry {given} cannot change that (leave it out)"
-                ));
+                )));
             }
             _ => options.entry.clone_from(&meta.entry),
         }
     }
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
-        Some(text) => McpHub::from_recording(text).map_err(|e| format!("cannot read the recording: {e}"))?,
+        Some(text) => McpHub::from_recording(text).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
         // Servers connect when an agent first uses them.
         None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
-    let mut jail = Jail::new(&work_dir).map_err(|e| format!("bad work directory {}: {e}", work_dir.display()))?;
+    let mut jail =
+        Jail::new(&work_dir).map_err(|e| refused(format!("bad work directory {}: {e}", work_dir.display())))?;
     let cwd = std::env::current_dir().unwrap_or_default();
     for path in storage.iter().flat_map(|s| [&s.state.dir, &s.sessions]).chain(record.as_ref()) {
         jail = jail.forbid(&cwd.join(path));
@@ -249,14 +282,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
                 let _ = stored.store.set_run_status(&stored.session, stored.run, "failed");
                 stored.lease.release();
             }
-            return Err(e);
-        }
-    };
-    let provider = match provider {
-        Some(provider) => provider,
-        None => {
-            let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
-            Arc::new(Router::from_env(http))
+            return Err(LaunchError::Io(e));
         }
     };
     Ok(Launched {
@@ -277,24 +303,49 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
 }
 
 impl Launched {
-    /// The environment of one run of the program, stepping through `hook`.
-    pub fn env(&self, hook: Arc<dyn StepHook>) -> Env {
-        Env {
-            provider: self.provider.clone(),
-            hook,
-            jail: self.jail.clone(),
-            mcp: self.mcp.clone(),
-            journal: self.journal.clone(),
-            human: self.human.clone(),
-            options: self.options.clone(),
-        }
+    pub fn program(&self) -> &Arc<Compiled> {
+        &self.program
+    }
+
+    /// The message the run starts with (a resumed run's own).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The run's invocation id (a replay's is the recorded run's).
+    pub fn invocation_id(&self) -> &str {
+        &self.invocation_id
+    }
+
+    /// How the run uses its journal: live, replayed, resumed or travelling.
+    pub fn journal_mode(&self) -> Mode {
+        self.journal.mode()
+    }
+
+    pub fn options(&self) -> &RunOptions {
+        &self.options
+    }
+
+    /// Problems with the setup that do not stop the run, for the user.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The session the run is stored in, if any.
+    pub fn session(&self) -> Option<&str> {
+        self.stored.as_ref().map(|stored| stored.session.as_str())
+    }
+
+    /// The number of the run in its session, if stored.
+    pub fn run_number(&self) -> Option<i64> {
+        self.stored.as_ref().map(|stored| stored.run)
     }
 
     /// Runs, stepping through `hook`, every event going to `sinks` (and to the
     /// session, when the spec had storage); then closes the MCP servers and,
     /// in a session, keeps what a paused run needs to resume and releases
     /// the run's lease.
-    pub async fn run(self, hook: Arc<dyn StepHook>, sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, String> {
+    pub async fn run(self, hook: Arc<dyn StepHook>, sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, LaunchError> {
         let Some(stored) = self.stored else {
             let runtime = Runtime::new(
                 self.program.clone(),
@@ -353,20 +404,20 @@ impl Launched {
             _ => Ok(()),
         };
         stored.lease.release();
-        saved.map_err(|e| format!("cannot save the paused run: {e}"))?;
+        saved.map_err(|e| LaunchError::Io(format!("cannot save the paused run: {e}")))?;
         let lost = stored.store.take_lost();
         if let Some(first) = lost.first() {
-            return Err(format!("{} event(s) of the run were not saved: {first}", lost.len()));
+            return Err(LaunchError::Io(format!("{} event(s) of the run were not saved: {first}", lost.len())));
         }
         Ok(finished)
     }
 }
 
-fn open_store(storage: &Storage) -> Result<SessionStore, String> {
+fn open_store(storage: &Storage) -> Result<SessionStore, LaunchError> {
     let store = SessionStore::open(&storage.sessions)
-        .map_err(|e| format!("cannot open {}: {e}", storage.sessions.display()))?;
+        .map_err(|e| LaunchError::Io(format!("cannot open {}: {e}", storage.sessions.display())))?;
     // Runs whose process died are marked interrupted, by their leases.
-    store.recover().map_err(|e| format!("cannot read {}: {e}", storage.sessions.display()))?;
+    store.recover().map_err(|e| LaunchError::Io(format!("cannot read {}: {e}", storage.sessions.display())))?;
     Ok(store)
 }
 
@@ -378,17 +429,18 @@ fn reserve(
     session: String,
     program: &Compiled,
     origin: Option<(i64, Option<u64>)>,
-) -> Result<StoredRun, String> {
+) -> Result<StoredRun, LaunchError> {
     store
         .ensure(&session, &program.root.display().to_string())
-        .map_err(|e| format!("cannot create session {session}: {e}"))?;
+        .map_err(|e| LaunchError::Io(format!("cannot create session {session}: {e}")))?;
     // Held until the run ends or its process dies: while it is held, the run is alive.
-    let lease = Lease::take(&state.leases(), &new_id()).map_err(|e| format!("cannot take the run's lease: {e}"))?;
+    let lease = Lease::take(&state.leases(), &new_id())
+        .map_err(|e| LaunchError::Io(format!("cannot take the run's lease: {e}")))?;
     let run = match store.reserve_continuing(&session, Some(lease.path()), origin) {
         Ok(run) => run,
         Err(e) => {
             lease.release();
-            return Err(format!("cannot start a run of session {session}: {e}"));
+            return Err(LaunchError::Io(format!("cannot start a run of session {session}: {e}")));
         }
     };
     let journal = match state.journal(&session, run) {
@@ -396,7 +448,7 @@ fn reserve(
         Err(e) => {
             let _ = store.set_run_status(&session, run, "failed");
             lease.release();
-            return Err(e.to_string());
+            return Err(LaunchError::Refused(e.to_string()));
         }
     };
     Ok(StoredRun { store, session, run, journal, lease })

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::human::Unattended;
 use sr_runtime::ids::{RULE, hostile};
-use sr_runtime::launch::{LaunchSpec, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{LaunchError, LaunchSpec, ResumeSpec, Storage, launch};
 use sr_runtime::{RunOptions, compile};
 
 #[test]
@@ -44,6 +44,7 @@ fn launch_refuses_hostile_session_ids_and_creates_nothing() {
                 human: Arc::new(Unattended),
             };
             let Err(error) = launch(spec) else { panic!("session {id:?} was launched") };
+            let LaunchError::Refused(error) = error else { panic!("{error:?} is not a refusal") };
             assert!(error.starts_with("session id ") && error.ends_with(RULE), "{error}");
         }
     }

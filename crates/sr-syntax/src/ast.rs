@@ -1028,12 +1028,17 @@ impl Literal {
     }
 }
 
-/// Strips one pair of quotes (single, double or triple).
+/// Strips one pair of quotes (single, double or triple), or the opening
+/// triple quote of a string never closed (it runs to the next definition).
 pub fn unquote(text: &str) -> &str {
     for q in ["\"\"\"", "'''", "\"", "'"] {
+        let Some(inner) = text.strip_prefix(q) else { continue };
         if text.len() >= 2 * q.len()
-            && let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q))
+            && let Some(inner) = inner.strip_suffix(q)
         {
+            return inner;
+        }
+        if q.len() == 3 {
             return inner;
         }
     }

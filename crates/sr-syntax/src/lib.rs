@@ -109,21 +109,26 @@ pub fn significant_range(node: &SyntaxNode) -> TextRange {
 /// An indented dump of the tree, one element per line (`KIND@start..end "text"`).
 pub fn debug_tree(node: &SyntaxNode) -> String {
     let mut out = String::new();
+    let _ = write_debug_tree(node, &mut out);
+    out
+}
+
+/// [`debug_tree`] written as it is made: the dump is the tree's tokens times
+/// its depth, far more than the tree (`sr dump syntax` streams it).
+pub fn write_debug_tree(node: &SyntaxNode, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     let mut indent = 0;
     for event in node.preorder_with_tokens() {
         match event {
             WalkEvent::Enter(element) => {
-                out.push_str(&"  ".repeat(indent));
+                write!(out, "{:width$}", "", width = 2 * indent)?;
                 match &element {
-                    NodeOrToken::Node(n) => out.push_str(&format!("{:?}@{:?}\n", n.kind(), n.text_range())),
-                    NodeOrToken::Token(t) => {
-                        out.push_str(&format!("{:?}@{:?} {:?}\n", t.kind(), t.text_range(), t.text()))
-                    }
+                    NodeOrToken::Node(n) => writeln!(out, "{:?}@{:?}", n.kind(), n.text_range())?,
+                    NodeOrToken::Token(t) => writeln!(out, "{:?}@{:?} {:?}", t.kind(), t.text_range(), t.text())?,
                 }
                 indent += 1;
             }
             WalkEvent::Leave(_) => indent -= 1,
         }
     }
-    out
+    Ok(())
 }

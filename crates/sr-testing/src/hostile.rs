@@ -1,7 +1,21 @@
 //! Generated hostile inputs of a chosen size: deep nesting of every expression
 //! and block construct, long lines, NUL bytes, an unterminated string, quotes
-//! with unclosed interpolations, a delegate ring, many prompts, mixed line endings. The hostile-input suite and
-//! the scaling benchmark share them, so a name means the same text everywhere.
+//! with unclosed interpolations, a delegate ring, many prompts, mixed line
+//! endings; and, generated from the language's own tables, a file with `n`
+//! occurrences of every diagnostic code ([`codes`]) and `n` repetitions of
+//! every construct of the syntax tree ([`constructs`]). The hostile-input
+//! suites and the scaling benchmark share them, so a name means the same text
+//! everywhere.
+
+pub mod codes;
+pub mod constructs;
+
+/// The name a generated text is written under: a generator's imports of
+/// [`BESIDE`] are relative to it.
+pub const FILE: &str = "case.sr";
+
+/// The name of a generator's second file, written beside [`FILE`].
+pub const BESIDE: &str = "lib.sr";
 
 /// One generator: a name and a function from a size to a source text.
 pub struct Generator {
@@ -9,83 +23,99 @@ pub struct Generator {
     /// What the size counts (levels, terms, bytes, agents, …).
     pub unit: &'static str,
     pub make: fn(usize) -> String,
+    /// The text of [`BESIDE`], for the codes about imports (the generated
+    /// text imports it).
+    pub beside: Option<fn(usize) -> String>,
+}
+
+impl Generator {
+    pub const fn new(name: &'static str, unit: &'static str, make: fn(usize) -> String) -> Generator {
+        Generator { name, unit, make, beside: None }
+    }
+
+    /// The files of size `n`: [`FILE`], then [`BESIDE`] when the generator has one.
+    pub fn files(&self, n: usize) -> Vec<(&'static str, String)> {
+        let mut files = vec![(FILE, (self.make)(n))];
+        files.extend(self.beside.map(|beside| (BESIDE, beside(n))));
+        files
+    }
 }
 
 /// Generators whose size is a nesting depth of an expression construct.
 pub const EXPRESSIONS: &[Generator] = &[
-    Generator { name: "list", unit: "levels", make: |n| assign(&wrap(n, "[", "1", "]")) },
-    Generator { name: "paren", unit: "levels", make: |n| assign(&wrap(n, "(", "1", ")")) },
-    Generator { name: "object", unit: "levels", make: |n| assign(&wrap(n, "{a: ", "1", "}")) },
-    Generator { name: "call", unit: "levels", make: |n| assign(&wrap(n, "f(", "1", ")")) },
-    Generator { name: "bare-call", unit: "levels", make: |n| call_statement(&format!("{}x", "f ".repeat(n))) },
-    Generator { name: "minus", unit: "levels", make: |n| assign(&format!("{}1", "- ".repeat(n))) },
-    Generator { name: "not", unit: "levels", make: |n| assign(&format!("{}true", "not ".repeat(n))) },
-    Generator { name: "plus-chain", unit: "terms", make: |n| assign(&chain(n, "1", " + ")) },
-    Generator { name: "times-chain", unit: "terms", make: |n| assign(&chain(n, "2", " * ")) },
-    Generator { name: "or-chain", unit: "terms", make: |n| assign(&chain(n, "true", " or ")) },
-    Generator { name: "and-chain", unit: "terms", make: |n| assign(&chain(n, "true", " and ")) },
-    Generator { name: "property-chain", unit: "levels", make: |n| assign(&format!("$input{}", " .a".repeat(n))) },
-    Generator { name: "filter", unit: "levels", make: |n| assign(&format!("{}[]", "filter [] where ".repeat(n))) },
-    Generator {
-        name: "list-type",
-        unit: "levels",
-        make: |n| format!("schema S:\n    a: {}string{}\n", "list[".repeat(n), "]".repeat(n)),
-    },
-    Generator {
-        name: "optional-type",
-        unit: "levels",
-        make: |n| format!("schema S:\n    a: string{}\n", "?".repeat(n)),
-    },
-    Generator { name: "mixed", unit: "levels", make: |n| assign(&wrap(n / 4, "[(- {a: not f(", "1", ")})]")) },
+    Generator::new("list", "levels", |n| assign(&wrap(n, "[", "1", "]"))),
+    Generator::new("paren", "levels", |n| assign(&wrap(n, "(", "1", ")"))),
+    Generator::new("object", "levels", |n| assign(&wrap(n, "{a: ", "1", "}"))),
+    Generator::new("call", "levels", |n| assign(&wrap(n, "f(", "1", ")"))),
+    Generator::new("bare-call", "levels", |n| call_statement(&format!("{}x", "f ".repeat(n)))),
+    Generator::new("minus", "levels", |n| assign(&format!("{}1", "- ".repeat(n)))),
+    Generator::new("not", "levels", |n| assign(&format!("{}true", "not ".repeat(n)))),
+    Generator::new("plus-chain", "terms", |n| assign(&chain(n, "1", " + "))),
+    Generator::new("times-chain", "terms", |n| assign(&chain(n, "2", " * "))),
+    Generator::new("or-chain", "terms", |n| assign(&chain(n, "true", " or "))),
+    Generator::new("and-chain", "terms", |n| assign(&chain(n, "true", " and "))),
+    Generator::new("property-chain", "levels", |n| assign(&format!("$input{}", " .a".repeat(n)))),
+    Generator::new("filter", "levels", |n| assign(&format!("{}[]", "filter [] where ".repeat(n)))),
+    Generator::new("list-type", "levels", |n| {
+        format!("schema S:\n    a: {}string{}\n", "list[".repeat(n), "]".repeat(n))
+    }),
+    Generator::new("optional-type", "levels", |n| format!("schema S:\n    a: string{}\n", "?".repeat(n))),
+    Generator::new("mixed", "levels", |n| assign(&wrap(n / 4, "[(- {a: not f(", "1", ")})]"))),
 ];
 
 /// Generators whose size is a nesting depth of blocks. Each level is indented
 /// one space more than the one before, so `n` levels take about n²/2 bytes.
 pub const BLOCKS: &[Generator] = &[
-    Generator { name: "if", unit: "levels", make: |n| blocks(n, "if true:", None) },
-    Generator { name: "for", unit: "levels", make: |n| blocks(n, "for $x in [] do", Some("end")) },
-    Generator { name: "parallel", unit: "levels", make: |n| blocks(n, "parallel do", Some("end")) },
-    Generator { name: "loop", unit: "levels", make: |n| blocks(n, "loop do", Some("end")) },
-    Generator { name: "loop-max", unit: "levels", make: |n| blocks(n, "loop max 3 do", Some("end")) },
-    Generator { name: "on-failure", unit: "levels", make: |n| blocks(n, "on failure:", None) },
-    Generator { name: "mixed-blocks", unit: "levels", make: mixed_blocks },
+    Generator::new("if", "levels", |n| blocks(n, "if true:", None)),
+    Generator::new("for", "levels", |n| blocks(n, "for $x in [] do", Some("end"))),
+    Generator::new("parallel", "levels", |n| blocks(n, "parallel do", Some("end"))),
+    Generator::new("loop", "levels", |n| blocks(n, "loop do", Some("end"))),
+    Generator::new("loop-max", "levels", |n| blocks(n, "loop max 3 do", Some("end"))),
+    Generator::new("on-failure", "levels", |n| blocks(n, "on failure:", None)),
+    Generator::new("mixed-blocks", "levels", mixed_blocks),
 ];
 
 /// Everything else: sizes in bytes or item counts.
 pub const OTHERS: &[Generator] = &[
-    Generator { name: "long-line", unit: "bytes", make: |n| assign(&format!("\"{}\"", "a".repeat(n))) },
-    Generator { name: "unterminated-string", unit: "bytes", make: |n| assign(&format!("\"{}", "a".repeat(n))) },
-    Generator {
-        name: "unterminated-triple",
-        unit: "bytes",
-        make: |n| format!("prompt p: \"\"\"{}", "a\n".repeat(n / 2)),
-    },
+    Generator::new("long-line", "bytes", |n| assign(&format!("\"{}\"", "a".repeat(n)))),
+    Generator::new("unterminated-string", "bytes", |n| assign(&format!("\"{}", "a".repeat(n)))),
+    Generator::new("unterminated-triple", "bytes", |n| format!("prompt p: \"\"\"{}", "a\n".repeat(n / 2))),
     // Each quote's `${` looks for a `}` that never comes: the interpolated
     // pattern would read to the end of the file from every line.
-    Generator {
-        name: "unclosed-interpolations",
-        unit: "lines",
-        make: |n| "flow main:\n".to_string() + &"    log \"${a\"\n".repeat(n),
-    },
-    Generator { name: "dotted-name", unit: "bytes", make: |n| assign(&format!("$input{}", ".a".repeat(n / 2))) },
-    Generator { name: "nul-bytes", unit: "bytes", make: |n| format!("flow main:\n    log \"{}\"\n", "\0".repeat(n)) },
-    Generator { name: "nul-lines", unit: "lines", make: |n| "\0 flow\0\n".repeat(n) },
-    Generator { name: "delegate-ring", unit: "agents", make: delegate_ring },
-    Generator { name: "nested-if-statements", unit: "levels", make: |n| blocks(n, "if $x > 1:", None) },
-    Generator { name: "prompts", unit: "prompts", make: prompts },
-    Generator { name: "flow-fan-out", unit: "flows", make: flow_fan_out },
-    Generator { name: "mixed-line-endings", unit: "lines", make: mixed_line_endings },
-    Generator { name: "many-errors", unit: "lines", make: |n| "flow main:\n".to_string() + &"    ) ] } ,\n".repeat(n) },
+    Generator::new("unclosed-interpolations", "lines", |n| "flow main:\n".to_string() + &"    log \"${a\"\n".repeat(n)),
+    Generator::new("dotted-name", "bytes", |n| assign(&format!("$input{}", ".a".repeat(n / 2)))),
+    Generator::new("nul-bytes", "bytes", |n| format!("flow main:\n    log \"{}\"\n", "\0".repeat(n))),
+    Generator::new("nul-lines", "lines", |n| "\0 flow\0\n".repeat(n)),
+    // Every byte an invalid character, all on one line.
+    Generator::new("nul-line", "bytes", |n| format!("{}\n", "\0".repeat(n))),
+    Generator::new("delegate-ring", "agents", delegate_ring),
+    Generator::new("nested-if-statements", "levels", |n| blocks(n, "if $x > 1:", None)),
+    Generator::new("prompts", "prompts", prompts),
+    Generator::new("flow-fan-out", "flows", flow_fan_out),
+    Generator::new("mixed-line-endings", "lines", mixed_line_endings),
+    Generator::new("many-errors", "lines", |n| "flow main:\n".to_string() + &"    ) ] } ,\n".repeat(n)),
 ];
+
+/// Every generator: the hand-written lists, then one per diagnostic code and
+/// one per construct.
+pub fn all() -> impl Iterator<Item = &'static Generator> {
+    EXPRESSIONS.iter().chain(BLOCKS).chain(OTHERS).chain(codes::CODES).chain(constructs::CONSTRUCTS)
+}
 
 /// The generator called `name` in any of the lists.
 pub fn generator(name: &str) -> &'static Generator {
-    EXPRESSIONS
-        .iter()
-        .chain(BLOCKS)
-        .chain(OTHERS)
-        .find(|g| g.name == name)
-        .unwrap_or_else(|| panic!("no generator {name}"))
+    all().find(|g| g.name == name).unwrap_or_else(|| panic!("no generator {name}"))
+}
+
+/// `head`, then `unit` `n` times with `{i}` replaced by 0, 1, …, then `tail`.
+fn repeat(n: usize, head: &str, unit: &str, tail: &str) -> String {
+    let mut out = String::with_capacity(head.len() + n * (unit.len() + 4) + tail.len());
+    out.push_str(head);
+    for i in 0..n {
+        out.push_str(&unit.replace("{i}", &i.to_string()));
+    }
+    out.push_str(tail);
+    out
 }
 
 fn wrap(n: usize, open: &str, inner: &str, close: &str) -> String {
@@ -194,7 +224,7 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        let mut names: Vec<_> = EXPRESSIONS.iter().chain(BLOCKS).chain(OTHERS).map(|g| g.name).collect();
+        let mut names: Vec<_> = all().map(|g| g.name).collect();
         names.sort();
         let count = names.len();
         names.dedup();
@@ -203,8 +233,9 @@ mod tests {
 
     #[test]
     fn sizes_grow_the_text() {
-        for g in EXPRESSIONS.iter().chain(BLOCKS).chain(OTHERS) {
-            assert!((g.make)(40).len() > (g.make)(20).len(), "{}", g.name);
+        for g in all() {
+            let size = |n| g.files(n).iter().map(|(_, text)| text.len()).sum::<usize>();
+            assert!(size(40) > size(20), "{}", g.name);
         }
     }
 }

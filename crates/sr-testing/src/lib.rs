@@ -5,6 +5,7 @@
 pub mod fixture;
 pub mod hostile;
 pub mod random;
+pub mod scaling;
 
 use std::path::{Path, PathBuf};
 

@@ -42,10 +42,7 @@ use sr_llm::Provider;
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::human::Unattended;
-use sr_runtime::journal::Journal;
-use sr_runtime::launch::Launched;
-use sr_runtime::mcp::McpHub;
-use sr_runtime::tools::Jail;
+use sr_runtime::launch::{LaunchSpec, launch};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::client::Client;
@@ -120,22 +117,18 @@ impl Harness {
     }
 
     pub fn start(&self, stop_on_entry: bool) {
-        let mcp = Arc::new(McpHub::default());
-        let launched = Launched {
+        let launched = launch(LaunchSpec {
             program: self.program.clone(),
             message: "hello".to_string(),
-            answers: Vec::new(),
-            invocation_id: "test".to_string(),
-            provider: self.provider.clone(),
-            journal: Arc::new(Journal::unrecorded()),
-            jail: Jail::new(&self.dir).unwrap(),
-            human: Arc::new(Unattended),
+            work_dir: self.dir.clone(),
+            storage: None,
+            record: None,
+            replay: None,
+            provider: Some(self.provider.clone()),
             options: RunOptions::default(),
-            mcp,
-            redactor: Arc::default(),
-            stored: None,
-            warnings: Vec::new(),
-        };
+            human: Arc::new(Unattended),
+        })
+        .unwrap();
         let launch = Launch {
             launched,
             stop_on_entry,

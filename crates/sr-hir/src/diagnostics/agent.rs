@@ -5,7 +5,8 @@
 use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, suggest};
+use super::suggest::program_names;
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
 use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};
@@ -28,18 +29,15 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         });
     }
 
+    let names = || program_names(db, item.file(db));
     if let Some(prompt) = &agent.prompt {
         let known = program.prompts.contains_key(&prompt.name)
             || BUILTIN_VARIABLES.contains(&prompt.name.as_str())
-            || program.is_produced(&prompt.name);
+            || names().produced.contains(&prompt.name);
         if !known {
-            let mut candidates: Vec<String> = program.prompts.keys().map(|k| k.to_string()).collect();
-            candidates.extend(BUILTIN_VARIABLES.iter().map(|b| b.to_string()));
-            candidates.extend(program.produces.values().map(|p| p.to_string()));
-            let prefix: String = prompt.name.to_lowercase().chars().take(3).collect();
-            let suggestion = match candidates.into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
-                Some(found) => Suggestion::DidYouMean(found),
-                None => Suggestion::Listed(program.prompts.keys().map(|k| k.to_string()).collect()),
+            let suggestion = match names().prompt_or_variable.starting_like(&prompt.name) {
+                Some(found) => Suggestion::DidYouMean(found.to_string()),
+                None => Suggestion::Listed(names().of(ItemKind::Prompt).listing()),
             };
             out.push(SemanticDiagnostic {
                 upstream_at: UpstreamAt::Other(property_anchor(item, agent, AgentProperty::Prompt)),
@@ -57,7 +55,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
             return;
         }
         let suggestion = match suggesting {
-            true => suggest(&target.name, defs.keys().map(|k| k.as_str())),
+            true => names().of(kind).suggest(&target.name),
             false => Suggestion::None,
         };
         // Executors are our extension: upstream mode reports them as syntax.
@@ -118,7 +116,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(instruction) = &agent.instruction {
         match program.prompts.get(&instruction.name) {
             None => out.push({
-                let suggestion = suggest(&instruction.name, program.prompts.keys().map(|k| k.as_str()));
+                let suggestion = names().of(ItemKind::Prompt).suggest(&instruction.name);
                 SemanticDiagnostic {
                     reported: Reported::DefaultOnly,
                     ..SemanticDiagnostic::new(

@@ -16,13 +16,14 @@
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sr_syntax::diagnostic::Suggestion;
+use sr_syntax::diagnostic::{Listing, Suggestion};
 use sr_syntax::{DiagnosticKind, Reported};
 
+use super::suggest::program_names;
 use super::whole_program::{ProgramVars, program_vars};
 use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
-    UpstreamAt, suggest,
+    UpstreamAt,
 };
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
@@ -94,13 +95,7 @@ impl<'db> Cx<'_, 'db> {
             }
             return;
         }
-        let suggestion = match kind {
-            ItemKind::Prompt => suggest(&target.name, self.program.prompts.keys().map(|k| k.as_str())),
-            _ => suggest(
-                &target.name,
-                self.program.defs(kind).into_iter().flat_map(|defs| defs.keys()).map(|k| k.as_str()),
-            ),
-        };
+        let suggestion = program_names(self.db, self.item.file(self.db)).of(kind).suggest(&target.name);
         out.push(SemanticDiagnostic {
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
@@ -205,7 +200,29 @@ fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], o
             },
             Stmt::Call(call) => out.extend(call.target.iter().map(|t| t.name.clone())),
             Stmt::Parallel { body: inner } => top_scope_definitions(program, body, inner, out),
-            _ => {}
+            // Only the top scope (and `parallel do`'s, which is the same): not
+            // loops' or conditions' bodies, nor `for` variables.
+            Stmt::Assign { .. }
+            | Stmt::Return(_)
+            | Stmt::For { .. }
+            | Stmt::Loop { .. }
+            | Stmt::Match { .. }
+            | Stmt::If { .. }
+            | Stmt::Push { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::OnFailure { .. }
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Mask { .. }
+            | Stmt::Block { .. }
+            | Stmt::Warn { .. }
+            | Stmt::RetryWith { .. }
+            | Stmt::Missing => {}
         }
     }
 }
@@ -370,7 +387,23 @@ impl<'db> Upstream<'_, '_, 'db> {
             Stmt::Match { scrutinee, .. } => self.expr(*scrutinee, out),
             Stmt::Parallel { body } => self.stmts(body, out),
             Stmt::Loop { body, .. } => self.block(body, None, true, out),
-            _ => {}
+            // Upstream's checker looks at nothing else: not at a field's
+            // assignment, nor inside `on failure:`, nor at guardrail actions.
+            Stmt::Assign { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::OnFailure { .. }
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Mask { .. }
+            | Stmt::Block { .. }
+            | Stmt::Warn { .. }
+            | Stmt::RetryWith { .. }
+            | Stmt::Missing => {}
         }
     }
 
@@ -404,7 +437,14 @@ impl<'db> Upstream<'_, '_, 'db> {
             }
             Expr::Call { args, .. } | Expr::List(args) => args.iter().for_each(|&a| self.expr(a, out)),
             Expr::Object(entries) => entries.iter().for_each(|(_, v)| self.expr(*v, out)),
-            _ => {}
+            // Upstream's checker does not look into these.
+            Expr::Missing
+            | Expr::Literal(_)
+            | Expr::Template(_)
+            | Expr::ItemField(_)
+            | Expr::Filter { .. }
+            | Expr::MethodCall { .. }
+            | Expr::InitialPrompt => {}
         }
     }
 }
@@ -447,7 +487,26 @@ impl<'db> Flat<'_, '_, 'db> {
                     Stmt::Abort => Some("abort"),
                     Stmt::Continue => Some("continue"),
                     Stmt::Break => Some("break"),
-                    _ => None,
+                    Stmt::Assign { .. }
+                    | Stmt::Run(_)
+                    | Stmt::Call(_)
+                    | Stmt::For { .. }
+                    | Stmt::Parallel { .. }
+                    | Stmt::Loop { .. }
+                    | Stmt::Match { .. }
+                    | Stmt::If { .. }
+                    | Stmt::Push { .. }
+                    | Stmt::Escalate { .. }
+                    | Stmt::Log(_)
+                    | Stmt::Notify(_)
+                    | Stmt::Expr(_)
+                    | Stmt::OnFailure { .. }
+                    | Stmt::RetryStep(_)
+                    | Stmt::Mask { .. }
+                    | Stmt::Block { .. }
+                    | Stmt::Warn { .. }
+                    | Stmt::RetryWith { .. }
+                    | Stmt::Missing => None,
                 };
             }
         }
@@ -517,7 +576,8 @@ impl<'db> Flat<'_, '_, 'db> {
                 if let Some(model) = &call.model
                     && !cx.program.models.contains_key(&model.name)
                 {
-                    let suggestion = suggest(&model.name, cx.program.models.keys().map(|k| k.as_str()));
+                    let names = program_names(cx.db, cx.item.file(cx.db));
+                    let suggestion = names.of(ItemKind::Model).suggest(&model.name);
                     out.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
                         ..SemanticDiagnostic::new(
@@ -606,7 +666,7 @@ impl<'db> Flat<'_, '_, 'db> {
                     _ => self.expr(*condition, false, out),
                 }
             }
-            _ => {}
+            Stmt::Warn { condition: None, .. } | Stmt::Continue | Stmt::Abort | Stmt::Missing => {}
         }
     }
 
@@ -676,40 +736,34 @@ impl<'db> Flat<'_, '_, 'db> {
                 self.expr(*receiver, false, out);
                 args.iter().for_each(|&a| self.expr(a, false, out));
             }
-            _ => {}
+            Expr::Missing | Expr::Literal(_) | Expr::ItemField(_) | Expr::InitialPrompt => {}
         }
     }
 
     /// SR104: a field the schema of the value does not have.
     fn check_field(&self, id: ExprId, schema: &Name, field: &Name, out: &mut Vec<SemanticDiagnostic<'db>>) {
         let Some(fields) = self.schema_fields(schema) else { return };
-        if fields.iter().any(|f| f.name.name == *field) {
+        if fields.types.contains_key(field) {
             return;
         }
         let kind = DiagnosticKind::UnknownField {
             schema: schema.to_string(),
             field: field.to_string(),
-            fields: fields.iter().map(|f| f.name.name.to_string()).collect(),
+            fields: fields.names.clone(),
         };
         out.push(SemanticDiagnostic::new(kind, Anchor::Expr(self.cx.item, id)));
     }
 
-    fn schema_fields(&self, schema: &Name) -> Option<Vec<SchemaField>> {
+    fn schema_fields(&self, schema: &Name) -> Option<&'db Fields> {
         let &item = self.cx.program.schemas.get(schema)?;
-        match &*item_data(self.cx.db, item) {
-            ItemData::Schema(data) => Some(data.fields.clone()),
-            _ => None,
-        }
+        Some(schema_fields(self.cx.db, item))
     }
 
     fn type_of(&self, id: ExprId) -> Option<Ty> {
         match &self.cx.body.exprs[id] {
             Expr::Var { name, .. } => self.types.get(name).cloned(),
             Expr::Field { base, field } => match self.type_of(*base)? {
-                Ty::Schema(schema) => {
-                    let fields = self.schema_fields(&schema)?;
-                    to_ty(&fields.iter().find(|f| f.name.name == *field)?.ty)
-                }
+                Ty::Schema(schema) => to_ty(self.schema_fields(&schema)?.types.get(field)?),
                 Ty::List(_) => None,
             },
             _ => None,
@@ -731,6 +785,25 @@ impl<'db> Flat<'_, '_, 'db> {
             _ => None,
         }
     }
+}
+
+/// A schema's fields by name (the first of two with one name), and the help's
+/// list of them: made once per schema, however many accesses check it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Fields {
+    types: HashMap<Name, TypeRef>,
+    names: Listing,
+}
+
+#[salsa::tracked(returns(ref))]
+fn schema_fields<'db>(db: &'db dyn Db, item: Item<'db>) -> Fields {
+    let ItemData::Schema(data) = &*item_data(db, item) else { return Fields::default() };
+    let mut types = HashMap::with_capacity(data.fields.len());
+    for field in &data.fields {
+        types.entry(field.name.name.clone()).or_insert_with(|| field.ty.clone());
+    }
+    let names = Listing::new(data.fields.iter().map(|f| f.name.name.to_string()), data.fields.len());
+    Fields { types, names }
 }
 
 fn to_ty(ty: &TypeRef) -> Option<Ty> {

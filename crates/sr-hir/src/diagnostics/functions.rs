@@ -6,7 +6,8 @@
 use sr_syntax::diagnostic::Extension;
 use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, SemanticDiagnostic, similarity};
+use super::suggest::similarity;
+use super::{Anchor, SemanticDiagnostic};
 use crate::Name;
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
@@ -16,7 +17,7 @@ use crate::stdlib::{self, KEYWORD_NAMED, PYTHON_ONLY};
 pub(super) fn check<'db>(item: Item<'db>, body: &Body) -> Vec<SemanticDiagnostic<'db>> {
     let mut out = Vec::new();
     body.walk_stmts(&mut |_, stmt| {
-        for root in body.stmt_exprs(stmt) {
+        for root in stmt.exprs() {
             body.walk_expr(root, &mut |id, expr| match expr {
                 // `lib.f(x)` names a tool function or a module: not ours to judge here.
                 Expr::Call { function, args } if !function.contains('.') => {

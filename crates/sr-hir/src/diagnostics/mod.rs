@@ -9,10 +9,10 @@ mod executor;
 mod functions;
 mod imported_tools;
 mod prompt;
+mod suggest;
 mod tool_calls;
 mod whole_program;
 
-use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::line_index::Encoding;
 use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
 
@@ -117,36 +117,4 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDi
         ItemKind::Executor => executor::check(db, item),
         _ => Vec::new(),
     }
-}
-
-/// Upstream's "did you mean": the first candidate (in definition order) whose
-/// lowercase form starts with the first three lowercase characters of `name`,
-/// else the candidates, if there are any.
-pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> Suggestion {
-    let prefix: String = name.to_lowercase().chars().take(3).collect();
-    if let Some(found) = candidates.clone().into_iter().find(|c| c.to_lowercase().starts_with(&prefix)) {
-        return Suggestion::DidYouMean(found.to_string());
-    }
-    let all: Vec<String> = candidates.into_iter().map(str::to_string).collect();
-    if all.is_empty() { Suggestion::None } else { Suggestion::Listed(all) }
-}
-
-/// Longest-common-subsequence similarity (0..=1), as upstream measures typos.
-pub(crate) fn similarity(a: &str, b: &str) -> f64 {
-    if a == b {
-        return 1.0;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut curr = vec![0usize; b.len() + 1];
-    for &ca in &a {
-        for (j, &cb) in b.iter().enumerate() {
-            curr[j + 1] = if ca == cb { prev[j] + 1 } else { prev[j + 1].max(curr[j]) };
-        }
-        std::mem::swap(&mut prev, &mut curr);
-    }
-    prev[b.len()] as f64 / a.len().max(b.len()) as f64
 }

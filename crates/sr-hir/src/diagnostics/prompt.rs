@@ -4,8 +4,9 @@
 use sr_syntax::diagnostic::Suggestion;
 use sr_syntax::{DiagnosticKind, ItemKind, Reported};
 
+use super::suggest::{program_names, variable_typos};
 use super::whole_program::program_vars;
-use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt, similarity, suggest};
+use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
 use crate::hir::ItemData;
 use crate::items::Item;
 use crate::{Db, item_data, program};
@@ -23,7 +24,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     if let Some(model) = &prompt.model
         && !program.models.contains_key(&model.name)
     {
-        let suggestion = suggest(&model.name, program.models.keys().map(|k| k.as_str()));
+        let suggestion = program_names(db, item.file(db)).of(ItemKind::Model).suggest(&model.name);
         out.push(SemanticDiagnostic {
             upstream_at: at_prompt.clone(),
             ..SemanticDiagnostic::new(
@@ -59,7 +60,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         let var = &interpolation.path[0];
         let known = BUILTIN_VARIABLES.contains(&var.as_str())
             || program.prompts.contains_key(var)
-            || program.produces.values().any(|p| p == var)
+            || program_names(db, item.file(db)).produced.contains(var)
             || vars.upstream_flow_var_set.contains(var);
         if known {
             continue;
@@ -68,21 +69,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         // also sees handlers', match arms', `on failure` blocks' and the answer
         // of `escalate to human`.
         let reported = if vars.all_vars.contains(var) { Reported::UpstreamOnly } else { Reported::Always };
-        let candidates = BUILTIN_VARIABLES
-            .iter()
-            .map(|b| b.to_string())
-            .chain(program.prompts.keys().map(|k| k.to_string()))
-            .chain(program.produces.values().map(|p| p.to_string()))
-            .chain(vars.upstream_flow_vars.iter().map(|v| v.to_string()));
-        let lower = var.to_lowercase();
-        let mut best: Option<(f64, String)> = None;
-        for candidate in candidates {
-            let score = similarity(&lower, &candidate.to_lowercase());
-            if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                best = Some((score, candidate));
-            }
-        }
-        let suggestion = best.filter(|(score, _)| *score >= TYPO_SIMILARITY).map(|(_, c)| c);
+        let suggestion = variable_typos(db, item.file(db)).closest(var, TYPO_SIMILARITY).map(|c| c.to_string());
         out.push(SemanticDiagnostic {
             reported,
             upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },

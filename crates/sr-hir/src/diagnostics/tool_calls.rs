@@ -5,10 +5,11 @@
 //! emits these calls verbatim into Python, so nothing is reported in
 //! `--compat upstream` mode.
 
-use sr_syntax::diagnostic::ArgumentProblem;
+use sr_syntax::diagnostic::{ArgumentProblem, Listing};
 use sr_syntax::{DiagnosticKind, Reported};
 
-use super::{Anchor, SemanticDiagnostic, similarity};
+use super::suggest::similarity;
+use super::{Anchor, SemanticDiagnostic};
 use crate::hir::{Body, Expr, ExprId, ItemData};
 use crate::items::Item;
 use crate::resolve::Program;
@@ -23,7 +24,7 @@ pub(super) fn check<'db>(
 ) -> Vec<SemanticDiagnostic<'db>> {
     let mut out = Vec::new();
     body.walk_stmts(&mut |_, stmt| {
-        for root in body.stmt_exprs(stmt) {
+        for root in stmt.exprs() {
             body.walk_expr(root, &mut |id, expr| {
                 if let Expr::Call { function, args } = expr
                     && let Some((tool, name)) = function.split_once('.')
@@ -58,7 +59,8 @@ fn call<'db>(
         }
         (None, true) => EXECUTOR.iter().collect(),
         (None, false) => {
-            let declared = program.tools.keys().chain(program.executors.keys()).map(|k| k.to_string()).collect();
+            let names = program.tools.keys().chain(program.executors.keys()).map(|k| k.to_string());
+            let declared = Listing::new(names, program.tools.len() + program.executors.len());
             return Some(error(DiagnosticKind::UnknownTool {
                 tool: tool.to_string(),
                 function: name.to_string(),

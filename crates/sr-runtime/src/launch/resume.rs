@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::ResumeSpec;
+use super::{LaunchError, ResumeSpec};
 use crate::journal::Recorded;
 use crate::session::SessionStore;
 use crate::state::StateDir;
@@ -24,7 +24,12 @@ pub struct Resume {
 /// The last run of the session, if it can be continued: paused for a human
 /// (`input` is the answer), interrupted (its process died; no `input`), or —
 /// with `from` — any run that ended, to do again from that step on.
-pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, String> {
+pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, LaunchError> {
+    let running = store.runs(&spec.session).is_ok_and(|runs| runs.last().is_some_and(|(_, s)| s == "running"));
+    find_run(store, state, spec).map_err(if running { LaunchError::Busy } else { LaunchError::Refused })
+}
+
+fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, String> {
     let ResumeSpec { session, input, from } = spec;
     let runs = store.runs(session).map_err(|e| format!("cannot read session {session}: {e}"))?;
     let Some((run, status)) = runs.last() else {

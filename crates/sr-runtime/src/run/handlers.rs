@@ -270,7 +270,29 @@ impl Runtime {
                 let feedback = display(&eval(th, *message)?);
                 th.guard.as_mut().expect(GUARDED).retry = Some(feedback);
             }
-            _ => {}
+            // A condition that does not hold does nothing; every other kind
+            // of statement is the flow interpreter's (`exec_stmt_here`).
+            Stmt::Block { .. } | Stmt::RetryWith { .. } => {}
+            Stmt::Assign { .. }
+            | Stmt::Run(_)
+            | Stmt::Call(_)
+            | Stmt::Return(_)
+            | Stmt::For { .. }
+            | Stmt::Parallel { .. }
+            | Stmt::Loop { .. }
+            | Stmt::Match { .. }
+            | Stmt::If { .. }
+            | Stmt::Push { .. }
+            | Stmt::Escalate { .. }
+            | Stmt::Log(_)
+            | Stmt::Notify(_)
+            | Stmt::Expr(_)
+            | Stmt::OnFailure { .. }
+            | Stmt::Continue
+            | Stmt::Break
+            | Stmt::Abort
+            | Stmt::RetryStep(_)
+            | Stmt::Missing => {}
         }
         Ok(Signal::Next)
     }

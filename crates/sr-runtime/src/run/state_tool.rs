@@ -8,8 +8,8 @@
 //! a resumed run makes the same writes from the recorded model replies.
 
 use serde_json::{Value, json};
-use sr_hir::Stmt;
 use sr_hir::tool_functions::STATE;
+use sr_hir::{Binding, Stmt};
 use sr_llm::ToolSpec;
 
 use crate::event::Payload;
@@ -25,12 +25,11 @@ impl Runtime {
         let mut keys: Vec<String> = Vec::new();
         if let Some(spec) = &frame.body {
             spec.body.walk_stmts(&mut |_, stmt| {
-                let assigned = match stmt {
-                    Stmt::Assign { target, .. } => Some(&target.name),
-                    Stmt::For { var, .. } => Some(&var.name),
-                    Stmt::Run(run) => run.target.as_ref().map(|t| &t.name),
-                    Stmt::Call(call) => call.target.as_ref().map(|t| &t.name),
-                    _ => None,
+                let assigned = match (stmt.binds(), stmt) {
+                    (Some(Binding::Assign(place) | Binding::Loop(place)), _) => Some(&place.name),
+                    // `$x.f = …` names its variable too.
+                    (_, Stmt::Assign { target, .. }) => Some(&target.name),
+                    (Some(Binding::HumanInput) | None, _) => None,
                 };
                 if let Some(name) = assigned
                     && th.vars.contains_key(name.as_str())

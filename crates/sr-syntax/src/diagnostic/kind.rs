@@ -21,6 +21,10 @@ pub enum DiagnosticKind {
     Syntax { found: Found, help: Option<SyntaxHelp> },
     /// E0007, from the lexer: a character no token starts with.
     InvalidCharacter { character: String },
+    /// E0007, from the lexer: a triple-quoted string that is never closed
+    /// (reported at its third quote, where upstream's lexer fails); it runs to
+    /// the next line that starts a definition.
+    UnclosedString { delimiter: &'static str },
     /// E0007 in `--compat upstream` only: our language extension, which upstream cannot parse.
     Extension(Extension),
     /// E0007: a YAML agent file that cannot be loaded; `problem` is the loader's explanation.
@@ -52,14 +56,16 @@ pub enum DiagnosticKind {
     /// SR103: `after` is the keyword that ended the block (`return`, `abort`, …).
     Unreachable { after: &'static str },
     /// SR104: `fields` are the schema's fields.
-    UnknownField { schema: String, field: String, fields: Vec<String> },
+    UnknownField { schema: String, field: String, fields: Listing },
     /// SR105. `runs_instead`: what `sr run` starts when there is something to start.
     NoEntryPoint { runs_instead: Option<String> },
     /// SR106.
     DuplicateField { field: String, schema: String },
     /// SR107: `import` as written, `looked_for` the path it resolved to.
     ImportNotFound { import: String, looked_for: String },
-    /// SR107, when a workload's own file cannot be read.
+    /// SR107: a file that exists but cannot be read (a FIFO, a device, a
+    /// symlink loop, over the size limit): a workload's own, or an import's
+    /// (`path` as the import writes it).
     Unreadable { path: String, error: String },
     /// SR108: the files of the cycle, the first repeated at the end.
     ImportCycle { files: Vec<String> },
@@ -86,7 +92,7 @@ pub enum DiagnosticKind {
     /// SR116: an imported stdio MCP tool and the command it starts.
     ImportedLocalProgram { tool: String, command: String },
     /// SR117: `TOOL.f(…)` where TOOL is no tool or executor; `declared` lists them.
-    UnknownTool { tool: String, function: String, declared: Vec<String> },
+    UnknownTool { tool: String, function: String, declared: Listing },
     /// SR117: a function the tool lacks; `closest` is the nearest signature,
     /// else `known` lists the tool's signatures.
     UnknownToolFunction { tool: String, function: String, closest: Option<String>, known: Vec<String> },
@@ -101,7 +107,43 @@ pub enum Suggestion {
     /// A defined name sharing the first three letters: the quick fix replaces the name with it.
     DidYouMean(String),
     /// No close name: the names that are defined.
-    Listed(Vec<String>),
+    Listed(Listing),
+}
+
+/// Names a help lists: the first [`Listing::MAX`] of them, and how many
+/// more there are. A program with 20,000 agents does not print 20,000 names
+/// for each of its undefined references.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Listing {
+    pub names: Vec<String>,
+    /// How many names are not in `names`.
+    pub more: usize,
+}
+
+impl Listing {
+    pub const MAX: usize = 20;
+
+    /// The first [`Listing::MAX`] of `names`, of which there are `count`.
+    pub fn new<S: Into<String>>(names: impl IntoIterator<Item = S>, count: usize) -> Listing {
+        let names: Vec<String> = names.into_iter().take(Self::MAX).map(Into::into).collect();
+        let more = count.saturating_sub(names.len());
+        Listing { names, more }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.more == 0
+    }
+}
+
+impl std::fmt::Display for Listing {
+    /// `a, b, c`, then ` and 9980 more` when there are.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.names.join(", "))?;
+        if self.more > 0 {
+            write!(f, " and {} more", self.more)?;
+        }
+        Ok(())
+    }
 }
 
 /// What the parser found where it expected something else.
@@ -183,7 +225,11 @@ impl DiagnosticKind {
             UndefinedReference { .. } | UndefinedPromptOrVariable { .. } => Code::E0001,
             UsedBeforeDefinition { .. } => Code::E0002,
             DuplicateDefinition { .. } => Code::E0003,
-            Syntax { .. } | InvalidCharacter { .. } | Extension(_) | InvalidYamlAgent { .. } => Code::E0007,
+            Syntax { .. }
+            | InvalidCharacter { .. }
+            | UnclosedString { .. }
+            | Extension(_)
+            | InvalidYamlAgent { .. } => Code::E0007,
             MismatchedIndentation { .. } => Code::E0008,
             MissingInstruction { .. } => Code::E0010,
             CircularAgentReference { .. } => Code::E0011,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use text_size::TextRange;
 
 pub use code::Code;
-pub use kind::{ArgumentProblem, DiagnosticKind, ExecutorProblem, Extension, Found, Suggestion, SyntaxHelp};
+pub use kind::{ArgumentProblem, DiagnosticKind, ExecutorProblem, Extension, Found, Listing, Suggestion, SyntaxHelp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Severity {

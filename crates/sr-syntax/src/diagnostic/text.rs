@@ -22,7 +22,7 @@ impl DiagnosticKind {
                 Found::InvalidCharacter => "invalid character".to_string(),
                 Found::Token(text) => format!("unexpected token '{text}'"),
             },
-            InvalidCharacter { .. } => "invalid character".to_string(),
+            InvalidCharacter { .. } | UnclosedString { .. } => "invalid character".to_string(),
             Extension(extension) => match extension {
                 self::Extension::Executor => "unexpected token 'executor'".to_string(),
                 self::Extension::KeywordCall(function) => {
@@ -105,6 +105,9 @@ impl DiagnosticKind {
                 SyntaxHelp::Explain(text) => text.clone(),
             },
             InvalidCharacter { character } => format!("unexpected character '{character}'"),
+            UnclosedString { delimiter } => {
+                format!("this `{delimiter}` is never closed: the string runs to the next line that starts a definition")
+            }
             Extension(extension) => match extension {
                 self::Extension::Executor => "`executor` is a StreetRace-rs extension for coding agents".to_string(),
                 self::Extension::KeywordCall(function) => format!("calling `{function}` is a StreetRace-rs extension"),
@@ -124,7 +127,7 @@ impl DiagnosticKind {
             }
             Unused { .. } => "remove it, or refer to it from an agent or a flow".to_string(),
             Unreachable { after } => format!("it follows `{after}`, so it never runs"),
-            UnknownField { schema, fields, .. } => format!("fields of '{schema}': {}", fields.join(", ")),
+            UnknownField { schema, fields, .. } => format!("fields of '{schema}': {fields}"),
             NoEntryPoint { runs_instead: Some(first) } => format!(
                 "upstream fails with \"No entry point found in workflow\"; `sr run` starts the first agent, '{first}'. Name an agent or flow `main` to choose"
             ),
@@ -152,7 +155,7 @@ impl DiagnosticKind {
             UnknownTool { tool, declared, .. } if declared.is_empty() => {
                 format!("declare it, e.g. `tool {tool} = builtin streetrace.fs`")
             }
-            UnknownTool { declared, .. } => format!("the declared tools and executors are: {}", declared.join(", ")),
+            UnknownTool { declared, .. } => format!("the declared tools and executors are: {declared}"),
             UnknownToolFunction { tool, closest: Some(signature), .. } => format!("did you mean `{tool}.{signature}`?"),
             UnknownToolFunction { tool, known, .. } if known.is_empty() => format!("tool '{tool}' gives no functions"),
             UnknownToolFunction { tool, known, .. } => format!("the functions of '{tool}' are: {}", known.join(", ")),
@@ -201,7 +204,7 @@ impl Suggestion {
         match self {
             Suggestion::None => None,
             Suggestion::DidYouMean(name) => Some(format!("did you mean '{name}'?")),
-            Suggestion::Listed(names) => Some(format!("defined {kind}s are: {}", names.join(", "))),
+            Suggestion::Listed(names) => Some(format!("defined {kind}s are: {names}")),
         }
     }
 }
@@ -253,6 +256,7 @@ mod tests {
 
     use super::*;
     use crate::Severity;
+    use crate::diagnostic::Listing;
 
     fn render(kind: &DiagnosticKind) -> String {
         format!(
@@ -276,7 +280,12 @@ mod tests {
             DiagnosticKind::UndefinedReference {
                 kind: ItemKind::Model,
                 name: "fas".into(),
-                suggestion: Suggestion::Listed(vec!["fast".into(), "slow".into()]),
+                suggestion: Suggestion::Listed(Listing::new(["fast", "slow"], 2)),
+            },
+            DiagnosticKind::UndefinedReference {
+                kind: ItemKind::Agent,
+                name: "zz".into(),
+                suggestion: Suggestion::Listed(Listing::new((0..30).map(|i| format!("a{i}")), 30)),
             },
             DiagnosticKind::UndefinedPromptVariable {
                 prompt: "p".into(),
@@ -290,6 +299,7 @@ mod tests {
         expect![[r#"
             E0001 Error: undefined reference to agent 'helpr' | help: did you mean 'helper'? | fixes: [Replace("helper"), Define(Agent, "helpr")]
             E0001 Error: undefined reference to model 'fas' | help: defined models are: fast, slow | fixes: []
+            E0001 Error: undefined reference to agent 'zz' | help: defined agents are: a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19 and 10 more | fixes: [Define(Agent, "zz")]
             E0015 Error: prompt 'p' references undefined variable '$usr' | help: did you mean '${user}'? | fixes: [Replace("${user}")]
             SR102 Error: instruction 'greeting' names no prompt | help:  | fixes: [Define(Prompt, "greeting")]
             SR100 Warning: retry policy 'r' is never used | help: remove it, or refer to it from an agent or a flow | fixes: []"#]]

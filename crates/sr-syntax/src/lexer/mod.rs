@@ -15,6 +15,7 @@ use crate::SyntaxKind;
 
 mod quoted;
 
+pub(crate) use quoted::unterminated;
 use quoted::{Quoted, Scans, double_quoted, single_quoted};
 
 /// A token of the source text. Every byte of the input belongs to exactly one token.
@@ -348,6 +349,40 @@ mod tests {
                 NAME "x"
             "#]],
         );
+    }
+
+    /// A triple quote never closed runs to the line break before the next
+    /// line that starts with a definition (at column 1, as the lexer reads
+    /// it: `flows` and `flow.x` are names), else to the end.
+    #[test]
+    fn unclosed_triple_quotes_run_to_the_next_definition() {
+        check(
+            "prompt p: \"\"\"a ${x}\nflows\n  flow\nflow.x\r\nflow f:\n'''b\nagent\n",
+            expect![[r#"
+                PROMPT_KW "prompt"
+                NAME "p"
+                COLON ":"
+                TRIPLE_STRING "\"\"\"a ${x}\nflows\n  flow\nflow.x"
+                NEWLINE "\r\n"
+                FLOW_KW "flow"
+                NAME "f"
+                COLON ":"
+                NEWLINE "\n"
+                TRIPLE_STRING "'''b"
+                NEWLINE "\n"
+                AGENT_KW "agent"
+                NEWLINE "\n"
+            "#]],
+        );
+        check(
+            "\"\"\"x\n\"\"",
+            expect![[r#"
+                TRIPLE_STRING "\"\"\"x\n\"\""
+            "#]],
+        );
+        assert!(quoted::unterminated("\"\"\"x\n\"\"") && quoted::unterminated("'''"));
+        assert!(quoted::unterminated("\"\"\"\"\"") && !quoted::unterminated("\"\"\"\"\"\""));
+        assert!(!quoted::unterminated("'''a'''"));
     }
 
     #[test]

@@ -130,12 +130,43 @@ fn interpolated(text: &[u8], start: usize, close: Option<usize>, scans: &mut Sca
 
 /// Whether the token's quote opens a triple-quoted string, which ends at the
 /// first `delimiter` (three of that quote) after it; if so, the token is it.
+/// One that is never closed (upstream's lexer fails there) runs to the line
+/// break before the next line that starts with a definition, or to the end of
+/// the text: what follows it stays one token, however long, and the
+/// definitions after it are still read. [`unterminated`] tells such a token.
 fn triple(lex: &mut logos::Lexer<Raw>, delimiter: &str) -> bool {
     let after = lex.span().end;
     let Some(body) = lex.remainder().strip_prefix(&delimiter[1..]) else { return false };
     let end = body.find(delimiter).map(|end| 2 + end + 3);
     lex.extras.decided_by(end.map(|end| after + end));
-    end.inspect(|&end| lex.bump(end)).is_some()
+    lex.bump(end.unwrap_or_else(|| 2 + next_definition(body)));
+    true
+}
+
+/// Where the line break (`\n` or `\r\n`) before the first line of `text` that
+/// starts with a token that can begin a definition is, else `text`'s length.
+/// Only lines that start with a letter are lexed, one token each, so no quote
+/// there is looked at.
+fn next_definition(text: &str) -> usize {
+    for newline in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        let line = &text[newline + 1..];
+        if !line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let mut tokens = super::Spans::new(line);
+        if let Some(token) = tokens.next()
+            && crate::item_kind::starts_item(token.kind, &line[token.range])
+        {
+            return if text[..newline].ends_with('\r') { newline - 1 } else { newline };
+        }
+    }
+    text.len()
+}
+
+/// Whether a triple-quoted token was never closed (see [`triple`]).
+pub(crate) fn unterminated(token: &str) -> bool {
+    let delimiter = if token.starts_with('\'') { "'''" } else { "\"\"\"" };
+    token.len() < 6 || !token.ends_with(delimiter)
 }
 
 /// `'` starts a triple-quoted string (ending at the first `'''`) or a plain string.

@@ -67,9 +67,20 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
     let root = build::build_tree(&source, &tokens[..own], &inputs.tokens, std::mem::take(&mut p.events));
 
     let mut token_errors = inputs.errors;
-    token_errors.extend(tokens[..own].iter().filter(|t| t.kind == ERROR_TOKEN).map(|t| {
-        Diagnostic::new(DiagnosticKind::InvalidCharacter { character: source[t.range].to_string() }, t.range)
-    }));
+    for t in &tokens[..own] {
+        let text = &source[t.range];
+        match t.kind {
+            ERROR_TOKEN => token_errors
+                .push(Diagnostic::new(DiagnosticKind::InvalidCharacter { character: text.to_string() }, t.range)),
+            TRIPLE_STRING if lexer::unterminated(text) => {
+                // Where upstream's lexer fails: `""` is an empty string, the third quote nothing.
+                let third = TextRange::at(t.range.start() + TextSize::from(2), TextSize::from(1));
+                let delimiter = if text.starts_with('\'') { "'''" } else { "\"\"\"" };
+                token_errors.push(Diagnostic::new(DiagnosticKind::UnclosedString { delimiter }, third));
+            }
+            _ => {}
+        }
+    }
     let children = root.children().map(|c| c.to_owned()).collect();
     Some(Piece { children, token_errors, parser_errors: p.errors })
 }
@@ -202,6 +213,28 @@ mod tests {
         assert!(parse_piece("on input do\n    mask pii\nend\n", "agent", false).is_some());
         // `streetrace` after the first piece is an error, not a declaration.
         assert!(parse_piece("# header\n", "streetrace", true).is_none());
+    }
+
+    /// An unclosed `"""` is one token up to the next definition, which starts
+    /// a piece of its own; the error is at the third quote, where upstream's
+    /// lexer fails.
+    #[test]
+    fn an_unclosed_triple_quote_ends_before_the_next_piece() {
+        let text = "prompt p: \"\"\"a\nb\n\nflow f:\n    log '''x\nagent a:\n    instruction p\n";
+        let parse = parse_pieces(text, parse_piece);
+        assert_eq!(parse, crate::parse(text));
+        assert_eq!(PieceStarts::new(text).ranges().len(), 2);
+        let errors: Vec<_> = parse.errors().iter().map(|e| (e.message(), e.range)).collect();
+        assert_eq!(
+            errors,
+            [
+                ("invalid character".to_string(), TextRange::at(12.into(), 1.into())),
+                ("unexpected token ''''x'".to_string(), TextRange::at(34.into(), 4.into())),
+                ("invalid character".to_string(), TextRange::at(36.into(), 1.into())),
+            ]
+        );
+        let items: Vec<_> = parse.syntax().children().map(|node| node.kind()).collect();
+        assert_eq!(items, [PROMPT_DEF, FLOW_DEF, AGENT_DEF]);
     }
 
     #[test]
