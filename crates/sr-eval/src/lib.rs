@@ -19,6 +19,7 @@ pub mod html;
 pub mod merge;
 pub mod meter;
 pub mod names;
+mod relative;
 pub mod report;
 pub mod results;
 pub mod scorer;

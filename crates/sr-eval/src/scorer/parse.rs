@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{Check, Expected, FlowScorer, JsonPath, Judge, Scorer};
-use crate::dataset::{DATASET_DIR, WORK_DIR, check_relative};
+use crate::relative::{DATASET_DIR, WORK_DIR, check_relative};
 use crate::suggest::{closest, hint};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
