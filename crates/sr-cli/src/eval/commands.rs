@@ -41,8 +41,9 @@ pub fn compare(base: &Path, new: &Path, options: &Options, json: bool) -> ExitCo
             missing.variants.len()
         ));
     }
-    if comparison.variants.iter().any(|v| v.dropped) || comparison.cases.iter().any(|c| c.new_pass < c.base_pass) {
-        tell("regression: see the DROP and FAIL lines above");
+    let flipped = options.significance.is_none() && comparison.cases.iter().any(|c| c.new_pass < c.base_pass);
+    if comparison.variants.iter().any(|v| v.dropped) || flipped {
+        tell("regression: see the DROP, FAIL and worse lines above");
     }
     ExitCode::from(1)
 }
