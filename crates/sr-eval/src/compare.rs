@@ -68,6 +68,11 @@ pub struct VariantChange {
     /// Micro precision, recall and F1 over the paired cases with findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<FindingsChange>,
+    /// Tokens (input and output) per case run, the mean of each case's runs.
+    pub tokens: Difference,
+    /// Cost per case run in USD, over the paired cases both sides priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<Difference>,
     /// The pass rate dropped beyond the allowed drop (and significantly, when asked).
     pub dropped: bool,
 }
@@ -199,6 +204,18 @@ fn compare_variant(
         recall: paired_ratio(&tallies, Tally::recall),
         f1: paired_ratio(&tallies, Tally::f1),
     });
+    let per_run = |runs: &[&CaseResult], of: &dyn Fn(&CaseResult) -> Option<f64>| -> Option<f64> {
+        let values: Option<Vec<f64>> = runs.iter().map(|r| of(r)).collect();
+        stats::mean(values?)
+    };
+    let tokens_of = |r: &CaseResult| Some((r.tokens.input + r.tokens.output) as f64);
+    let tokens: Vec<(f64, f64)> = pairs
+        .iter()
+        .filter_map(|(b, n)| Some((per_run(&b.runs, &tokens_of)?, per_run(&n.runs, &tokens_of)?)))
+        .collect();
+    let cost_of = |r: &CaseResult| r.cost_usd;
+    let costs: Vec<(f64, f64)> =
+        pairs.iter().filter_map(|(b, n)| Some((per_run(&b.runs, &cost_of)?, per_run(&n.runs, &cost_of)?))).collect();
     let drop = -pass_rate.difference.unwrap_or(0.0);
     // A drop exactly at the limit is allowed (within float noise).
     let beyond = drop > options.max_drop + 1e-9;
@@ -245,6 +262,8 @@ fn compare_variant(
         pass_rate,
         mean_score,
         findings,
+        tokens: paired_mean(&tokens),
+        cost_usd: (!costs.is_empty()).then(|| paired_mean(&costs)),
         dropped: beyond && significant,
     }
 }

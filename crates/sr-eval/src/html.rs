@@ -15,6 +15,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use serde_json::Value;
+use sr_runtime::tools::Jail;
 
 use crate::names::{short_name, variant_name};
 use crate::report::estimate;
@@ -32,8 +33,11 @@ ol.steps{font:12px monospace;padding-left:2.5em}ol.steps li{margin:2px 0}.step-m
 /// Nothing but the page's inline style may load or run.
 const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
-/// The page for `results`; transcripts are read from the events files under `out`.
+/// The page for `results`; transcripts are read from the events files under
+/// `out`, through a read-only jail on it: results name their events files,
+/// and results from elsewhere must not put a file outside `out` in the page.
 pub fn report(results: &Results, out: &Path) -> String {
+    let jail = Jail::read_only(out).ok();
     let title = match results.partial() {
         Some(partial) => format!("Evaluation report ({partial})"),
         None => "Evaluation report".to_string(),
@@ -62,7 +66,7 @@ pub fn report(results: &Results, out: &Path) -> String {
     filter(&mut page, &kinds);
     page.push_str("<div id=\"cases\">\n");
     for case in &results.cases {
-        case_details(&mut page, case, out);
+        case_details(&mut page, case, jail.as_ref());
     }
     page.push_str("</div>\n</body></html>\n");
     page
@@ -174,7 +178,7 @@ fn filter_style(kinds: &[String]) -> String {
     style
 }
 
-fn case_details(page: &mut String, case: &CaseResult, out: &Path) {
+fn case_details(page: &mut String, case: &CaseResult, jail: Option<&Jail>) {
     let verdict = if case.passed { "pass" } else { "fail" };
     let mut classes = format!("case {verdict}");
     for score in case.scores.iter().filter(|s| !s.passed) {
@@ -207,7 +211,7 @@ fn case_details(page: &mut String, case: &CaseResult, out: &Path) {
     };
     let _ = writeln!(page, "<pre class=\"output\">{}</pre>", escape(&output));
     if let Some(events) = &case.events {
-        transcript::transcript(page, &out.join(events));
+        transcript::transcript(page, jail, Path::new(events));
     }
     page.push_str("</details>\n");
 }

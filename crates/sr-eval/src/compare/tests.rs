@@ -178,3 +178,33 @@ fn epochs_compare_by_the_share_of_runs_that_pass() {
     assert!(c.regressed, "a lower share of passing runs fails the gate without a significance level");
     assert!(c.text().contains("  worse c1 (w.sr × default): passes 1.00 → 0.67: timeout"), "{}", c.text());
 }
+
+#[test]
+fn tokens_and_cost_per_run_are_compared_pair_by_pair() {
+    let priced = |id: &str, epoch: u32, tokens: u64, cost: Option<f64>| CaseResult {
+        tokens: Tokens { input: tokens, output: 0 },
+        cost_usd: cost,
+        ..case(id, "w.sr", epoch, true)
+    };
+    // c0: 100 then 300 tokens a run (its two epochs average 200 → 300); c1: 100 → 200.
+    let base = Results::of(vec![
+        priced("c0", 1, 100, Some(0.01)),
+        priced("c0", 2, 300, Some(0.03)),
+        priced("c1", 1, 100, None),
+    ]);
+    let new = Results::of(vec![
+        priced("c0", 1, 300, Some(0.03)),
+        priced("c0", 2, 300, Some(0.03)),
+        priced("c1", 1, 200, None),
+    ]);
+    let v = &compare(&base, &new, &Options { allow_missing: true, ..options() }).unwrap().variants[0];
+    assert_eq!((v.tokens.base, v.tokens.new, v.tokens.difference), (Some(150.0), Some(250.0), Some(100.0)));
+    // Only c0 is priced on both sides: 0.02 → 0.03 a run.
+    let cost = v.cost_usd.as_ref().unwrap();
+    assert!((cost.difference.unwrap() - 0.01).abs() < 1e-12, "{cost:?}");
+    let text = compare(&base, &new, &Options { allow_missing: true, ..options() }).unwrap().text();
+    assert!(text.contains("    tokens/run  150 → 250  +100"), "{text}");
+    assert!(text.contains("    USD/run     0.0200 → 0.0300  +0.0100"), "{text}");
+    // Nothing priced: no cost line.
+    assert!(compare(&set(&[true]), &set(&[true]), &options()).unwrap().variants[0].cost_usd.is_none());
+}

@@ -34,6 +34,10 @@ impl Comparison {
                 let _ = writeln!(text, "{}", line("precision", &f.precision, Unit::Fraction));
                 let _ = writeln!(text, "{}", line("recall", &f.recall, Unit::Fraction));
             }
+            let _ = writeln!(text, "{}", line("tokens/run", &v.tokens, Unit::Count));
+            if let Some(cost) = &v.cost_usd {
+                let _ = writeln!(text, "{}", line("USD/run", cost, Unit::Dollars));
+            }
         }
         for added in &self.added {
             let _ = writeln!(text, "  {added}: only in the new results");
@@ -72,6 +76,8 @@ impl Comparison {
 enum Unit {
     Percent,
     Fraction,
+    Count,
+    Dollars,
 }
 
 /// `    pass rate   62.5% → 75.0%  +12.5 points [-12.5, +37.5]  p = 0.625 (McNemar exact)`
@@ -80,10 +86,14 @@ fn line(what: &str, d: &Difference, unit: Unit) -> String {
         (None, _) => "n/a".to_string(),
         (Some(v), Unit::Percent) => format!("{:.1}%", v * 100.0),
         (Some(v), Unit::Fraction) => format!("{v:.3}"),
+        (Some(v), Unit::Count) => format!("{v:.0}"),
+        (Some(v), Unit::Dollars) => format!("{v:.4}"),
     };
     let delta = |v: f64| match unit {
         Unit::Percent => format!("{:+.1}", v * 100.0),
         Unit::Fraction => format!("{v:+.3}"),
+        Unit::Count => format!("{v:+.0}"),
+        Unit::Dollars => format!("{v:+.4}"),
     };
     let mut line = format!("    {what:<11} {} → {}", value(d.base), value(d.new));
     if let Some(difference) = d.difference {

@@ -101,7 +101,8 @@ fn a_transcript_shows_the_model_and_tool_steps_first_and_folds_the_rest() {
     let out = tempfile::tempdir().unwrap();
     std::fs::write(out.path().join("events.jsonl"), events(70)).unwrap();
     let mut page = String::new();
-    transcript::transcript(&mut page, &out.path().join("events.jsonl"));
+    let jail = Jail::read_only(out.path()).unwrap();
+    transcript::transcript(&mut page, Some(&jail), Path::new("events.jsonl"));
     let steps = &page[page.find("<ol class=\"steps\">").unwrap()..page.find("</ol>").unwrap()];
     assert_eq!(steps.matches("<li").count(), 3, "{steps}");
     assert!(steps.starts_with(
@@ -128,7 +129,8 @@ fn a_failed_run_shows_its_error_as_a_step() {
     ];
     std::fs::write(out.path().join("e.jsonl"), lines.map(|l| l.to_string()).join("\n")).unwrap();
     let mut page = String::new();
-    transcript::transcript(&mut page, &out.path().join("e.jsonl"));
+    let jail = Jail::read_only(out.path()).unwrap();
+    transcript::transcript(&mut page, Some(&jail), Path::new("e.jsonl"));
     assert!(page.contains("<li class=\"step-error\"><b>error</b> · flow:main<br>{&quot;message&quot;:&quot;boom&quot;,&quot;location&quot;:null}</li><li class=\"step-error\"><b>run</b> failed<br>boom</li>"), "{page}");
     assert!(!page.contains("<details class=\"other\">"));
 }
@@ -165,4 +167,28 @@ fn cases_are_filtered_by_outcome_and_failed_scorer_with_css_alone() {
     assert!(!page.contains("<script") && page.contains("<details class=\"case pass\">"));
     // The F1 bar appears with findings, with n/a for the variant's undefined figure... here F1 is 0.
     assert!(page.contains("<rect class=\"f1\""));
+}
+
+/// Results name their events files; results from elsewhere must not bring a
+/// file outside the output directory into the page: not by an absolute path,
+/// not by `..`, not through a symlink.
+#[test]
+fn a_transcript_is_never_read_from_outside_the_output_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let (out, outside) = (root.path().join("out"), root.path().join("secret.jsonl"));
+    std::fs::create_dir_all(&out).unwrap();
+    let secret = json!({"path": ["flow:main"], "type": "log", "message": "SECRET-TOKEN"}).to_string();
+    std::fs::write(&outside, &secret).unwrap();
+    std::os::unix::fs::symlink(&outside, out.join("linked.jsonl")).unwrap();
+    std::fs::write(out.join("inside.jsonl"), &secret).unwrap();
+    for (events, shown) in [
+        (outside.display().to_string(), false),
+        ("../secret.jsonl".to_string(), false),
+        ("linked.jsonl".to_string(), false),
+        ("inside.jsonl".to_string(), true),
+    ] {
+        let page = report(&Results::of(vec![case("c1", "a", true, json!(1), Some(events.as_str()))]), &out);
+        assert_eq!(page.contains("SECRET-TOKEN"), shown, "{events}");
+        assert_eq!(page.contains("<p>no transcript</p>"), !shown, "{events}");
+    }
 }

@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde_json::{Map, Value};
+use sr_runtime::tools::{Jail, Opened};
 
 use super::escape;
 
@@ -28,8 +29,10 @@ struct Step {
     body: Option<String>,
 }
 
-pub(super) fn transcript(page: &mut String, events: &Path) {
-    let Ok(file) = std::fs::File::open(events) else {
+/// The transcript of the events file `events`, relative to the jail's root
+/// (beneath it, no symlink out, a regular file).
+pub(super) fn transcript(page: &mut String, jail: Option<&Jail>, events: &Path) {
+    let Some(Ok(Opened::File(file))) = jail.map(|j| j.open_read(events)) else {
         page.push_str("<p>no transcript</p>\n");
         return;
     };
