@@ -1,22 +1,23 @@
 //! `sr eval`: runs workloads on a dataset and scores every case (sr-eval),
-//! writes `results.json`, `report.md` and `report.html`; `sr eval compare` is the CI gate
-//! between two result sets and `sr eval merge` joins shards.
+//! writes `results.json`, `report.md` and `report.html`; `--resume OUT`
+//! finishes a run that stopped; `sr eval compare` is the CI gate between two
+//! result sets, `sr eval merge` joins shards and `sr eval report` renders the
+//! reports of any results.
 
+mod commands;
+mod output;
+mod prepare;
 mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
-use sr_eval::case::Models;
-use sr_eval::harness::{self, Options};
-use sr_eval::results::Results;
-use sr_hir::RootDatabase;
-use sr_runtime::RunOptions;
-use sr_runtime::workload::{discover, load};
+use sr_eval::config::Reduce;
+use sr_eval::harness;
+use sr_eval::results::{Results, RunKey};
 
+use output::{fail, print_summary, read_results, tell, write_results};
 use progress::Display;
 
 #[derive(clap::Args)]
@@ -30,32 +31,78 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Per-variant and per-case deltas between two results.json; exit 1 when a
-    /// variant's pass rate drops by more than --max-drop or a passing case fails.
+    /// Per-variant and per-case differences between two results.json, each
+    /// with its 95% interval and p-value; exit 1 on a drop beyond --max-drop,
+    /// a passing case that fails, or runs of the base missing from the new results.
     Compare {
         base: PathBuf,
         new: PathBuf,
         /// The pass-rate drop allowed per variant, as a fraction (0.05 = five points).
         #[arg(long, default_value_t = 0.0, value_parser = fraction)]
         max_drop: f64,
+        /// Fail only on a drop beyond --max-drop whose p-value is below LEVEL
+        /// (a single case flipping is then not a failure by itself).
+        #[arg(long, value_name = "LEVEL", value_parser = level)]
+        significance: Option<f64>,
+        /// Runs and variants of the base missing from the new results do not fail the gate.
+        #[arg(long)]
+        allow_missing: bool,
+        /// Compare this variant of BASE (a workload, `workload@entry`, its file
+        /// stem or its full name) with --new-variant of NEW, case by case.
+        #[arg(long, value_name = "VARIANT", requires = "new_variant")]
+        base_variant: Option<String>,
+        /// The variant of NEW compared with --base-variant.
+        #[arg(long, value_name = "VARIANT", requires = "base_variant")]
+        new_variant: Option<String>,
+        /// `text` (default) or `json`.
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        format: String,
     },
     /// Join the results.json of shards (`--shard I/N`) into one.
     Merge {
         #[arg(required = true)]
         parts: Vec<PathBuf>,
-        /// Where the merged results go.
+        /// Where the merged results go (`sr eval report` renders their reports).
         #[arg(short, long)]
         out: PathBuf,
     },
+    /// Write report.md and report.html for a results.json (a run's, or merged ones).
+    Report {
+        results: PathBuf,
+        /// Where the reports go (default: beside the results).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
+const RESUME_CONFLICTS: [&str; 18] = [
+    "dataset",
+    "workloads",
+    "entries",
+    "models",
+    "timeout",
+    "retries",
+    "out",
+    "record_to",
+    "replay_from",
+    "min_score",
+    "shard",
+    "filter",
+    "max_turns",
+    "prices",
+    "allow_host_tools",
+    "allow_unsandboxed",
+    "epochs",
+    "reduce",
+];
+
 #[derive(clap::Args)]
-struct RunArgs {
+pub(crate) struct RunArgs {
     /// The dataset: `.jsonl` (one case a line) or `.yaml` (a list of cases).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     dataset: Option<PathBuf>,
     /// A workload to evaluate (a `.sr` or YAML file, or a workload name); repeatable.
-    #[arg(long = "workload", value_name = "FILE", required = true)]
+    #[arg(long = "workload", value_name = "FILE", required_unless_present = "resume")]
     workloads: Vec<String>,
     /// Start each workload at this flow or agent; repeatable (default: the entry point).
     #[arg(long = "entry", value_name = "NAME")]
@@ -63,6 +110,12 @@ struct RunArgs {
     /// Run every call with this model; repeatable (default: the workload's models).
     #[arg(long = "model", value_name = "MODEL")]
     models: Vec<String>,
+    /// Run each case K times (its runs reduce by --reduce).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    epochs: u32,
+    /// How a case's epochs make its pass value and score: mean, max or pass@K.
+    #[arg(long, value_name = "HOW", default_value = "mean")]
+    reduce: Reduce,
     /// Cases run at once (default: the number of CPUs).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -76,7 +129,7 @@ struct RunArgs {
     /// (default: .streetrace/eval/<UTC timestamp>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Record one cassette per case run under DIR (with the files it left).
+    /// Record one cassette per case run under DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "replay_from")]
     record_to: Option<PathBuf>,
     /// Serve every case run from the cassettes --record-to wrote (offline).
@@ -89,8 +142,8 @@ struct RunArgs {
     #[arg(long, value_name = "I/N", value_parser = shard)]
     shard: Option<(usize, usize)>,
     /// Run only cases whose id matches this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    filter: Option<Regex>,
+    #[arg(long, value_name = "REGEX", value_parser = regex)]
+    filter: Option<String>,
     /// Model turns an agent may take.
     #[arg(long, default_value_t = 25)]
     max_turns: u32,
@@ -103,12 +156,24 @@ struct RunArgs {
     /// Let coding agents with `backend: unsandboxed` run their code outside any sandbox.
     #[arg(long)]
     allow_unsandboxed: bool,
+    /// Finish the run in DIR: run the cases missing from DIR/results.json, as
+    /// that run was asked (only --jobs may be given again), and write its
+    /// results and reports again.
+    #[arg(long, value_name = "DIR", conflicts_with_all = RESUME_CONFLICTS)]
+    resume: Option<PathBuf>,
 }
 
 fn fraction(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
         _ => Err(format!("{text:?} is not a number from 0 to 1")),
+    }
+}
+
+fn level(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("{text:?} is not a significance level between 0 and 1 (such as 0.05)")),
     }
 }
 
@@ -128,15 +193,32 @@ fn shard(text: &str) -> Result<(usize, usize), String> {
     }
 }
 
-fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(code)
+fn regex(text: &str) -> Result<String, String> {
+    regex::Regex::new(text).map(|_| text.to_string()).map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args) -> ExitCode {
     match args.command {
-        Some(Command::Compare { base, new, max_drop }) => compare(&base, &new, max_drop),
-        Some(Command::Merge { parts, out }) => merge(&parts, &out),
+        Some(Command::Compare {
+            base,
+            new,
+            max_drop,
+            significance,
+            allow_missing,
+            base_variant,
+            new_variant,
+            format,
+        }) => {
+            let options = sr_eval::compare::Options {
+                max_drop,
+                significance,
+                allow_missing,
+                variants: base_variant.zip(new_variant),
+            };
+            commands::compare(&base, &new, &options, format == "json")
+        }
+        Some(Command::Merge { parts, out }) => commands::merge(&parts, &out),
+        Some(Command::Report { results, out }) => commands::report(&results, out.as_deref()),
         None => {
             let runtime = match sr_runtime::async_runtime() {
                 Ok(runtime) => runtime,
@@ -150,87 +232,82 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// A new run, or the rest of one (`--resume`).
 async fn evaluate(args: RunArgs) -> ExitCode {
-    let Some(dataset) = &args.dataset else { return fail("give a dataset", 2) };
-    let cases = match sr_eval::dataset::load(dataset) {
-        Ok(cases) => cases,
-        Err(e) => return fail(e, 2),
-    };
-    let cases = harness::select(cases, args.filter.as_ref(), args.shard);
-    for model in &args.models {
-        if let Err(e) = crate::load::check_model("--model", model) {
-            return fail(e, 2);
+    let jobs = args.jobs.map(usize::from);
+    let (config, out, before) = match &args.resume {
+        Some(dir) => {
+            let results = match read_results(&dir.join("results.json")) {
+                Ok(results) => results,
+                Err(e) => return fail(e, 2),
+            };
+            let Some(mut config) = results.run.clone() else {
+                return fail(
+                    format!(
+                        "{} does not say how its run was asked for (merged results cannot be resumed)",
+                        dir.display()
+                    ),
+                    2,
+                );
+            };
+            config.jobs = jobs.or(config.jobs);
+            (config, dir.clone(), Some(results))
         }
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let mut workloads = Vec::new();
-    for name in &args.workloads {
-        match compile(name, &cwd) {
-            Ok(program) => workloads.push((name.clone(), program)),
-            Err(code) => return code,
+        None => match prepare::config(&args) {
+            Ok(config) => {
+                (config, args.out.clone().unwrap_or_else(|| Path::new(".streetrace/eval").join(utc_stamp())), None)
+            }
+            Err(e) => return fail(e, 2),
+        },
+    };
+    let mut config = config;
+    let prepared = match prepare::prepare(&mut config, &out, before.is_none()) {
+        Ok(prepared) => prepared,
+        Err(problems) => {
+            for problem in &problems {
+                tell(problem);
+            }
+            return ExitCode::from(2);
         }
-    }
-    let prices = match args.prices.as_deref().map(crate::load::prices).transpose() {
-        Ok(prices) => prices,
-        Err(e) => return fail(e, 2),
     };
-    let models = match (&args.record_to, &args.replay_from) {
-        (Some(dir), _) => Models::Record(dir.clone()),
-        (_, Some(dir)) if !dir.is_dir() => return fail(format!("no recordings at {}", dir.display()), 2),
-        (_, Some(dir)) => Models::Replay(dir.clone()),
-        (None, None) => Models::Live,
-    };
-    let out = args.out.clone().unwrap_or_else(|| Path::new(".streetrace/eval").join(utc_stamp()));
+    let reduce = before.as_ref().map_or(args.reduce, |b| b.reduce);
+    let prepare::Prepared { cases, variants, options } = prepared;
+    let plan = harness::plan(&variants, &cases, config.epochs);
+    let keys: Vec<RunKey> = plan.iter().map(|p| harness::key(&variants, &cases, *p)).collect();
+    let finished: std::collections::HashSet<RunKey> =
+        before.iter().flat_map(|b| b.cases.iter().map(|c| c.key())).collect();
+    let todo: Vec<harness::Planned> =
+        plan.iter().zip(&keys).filter(|(_, k)| !finished.contains(*k)).map(|(p, _)| *p).collect();
     if let Err(e) = std::fs::create_dir_all(&out) {
         return fail(format!("cannot make {}: {e}", out.display()), 2);
     }
-    let variants = harness::variants(&workloads, &args.entries, &args.models);
-    let total = variants.len() * cases.len();
-    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), usize::from);
-    let options = Options {
-        jobs,
-        timeout: args.timeout,
-        retries: args.retries,
-        out: out.clone(),
-        models,
-        run: RunOptions {
-            max_turns: args.max_turns,
-            prices,
-            allow_host_tools: args.allow_host_tools,
-            allow_unsandboxed: args.allow_unsandboxed,
-            ..RunOptions::default()
-        },
-    };
+    let total = todo.len();
     let display = Display::new(total);
-    let ran = harness::run(variants, cases, options, &|p| display.case_done(p), ctrl_c()).await;
+    let ran = harness::run(variants, cases, todo, options, &|p| display.case_done(p), ctrl_c()).await;
     display.finish();
-    if let Err(e) = write_results(&ran.results, &out) {
+    let mut all = before.map(|b| b.cases).unwrap_or_default();
+    all.extend(ran.results.cases);
+    let min_score = config.min_score;
+    let results = Results::assemble(&keys, all, reduce, Some(config));
+    // Written before anything is printed: a closed stdout loses no results.
+    if let Err(e) = write_results(&results, &out) {
         return fail(e, 2);
     }
-    for s in &ran.results.summary {
-        let name = sr_eval::compare::variant_name(&s.variant());
-        println!(
-            "{name}: {}/{} passed ({:.1}%), mean score {:.3}",
-            s.passed,
-            s.total,
-            s.pass_rate * 100.0,
-            s.mean_score
-        );
-    }
-    println!("results: {}", out.join("results.json").display());
-    println!("report: {} (and report.html)", out.join("report.md").display());
+    print_summary(&results, &out);
     if ran.interrupted {
-        eprintln!(
-            "interrupted: the results of the {} case run(s) that finished (of {total}) are in {}",
-            ran.results.cases.len(),
-            out.join("results.json").display()
-        );
+        tell(&format!(
+            "interrupted: {} of {} case runs finished; the results are in {} (sr eval --resume {} runs the rest)",
+            results.finished,
+            results.planned,
+            out.join("results.json").display(),
+            out.display()
+        ));
         return ExitCode::from(130);
     }
-    let mean = ran.results.mean_score();
-    match args.min_score {
+    let mean = results.mean_score();
+    match min_score {
         Some(min) if mean < min => {
-            eprintln!("mean score {mean:.3} is below --min-score {min}");
+            tell(&format!("mean score {mean:.3} is below --min-score {min}"));
             ExitCode::from(1)
         }
         _ => ExitCode::SUCCESS,
@@ -242,61 +319,6 @@ async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
-}
-
-/// The workload `name` names, compiled; its errors are printed.
-fn compile(name: &str, cwd: &Path) -> Result<Arc<sr_runtime::compile::Compiled>, ExitCode> {
-    let path = discover(name, cwd).map_err(|e| fail(e, 2))?;
-    load(&mut RootDatabase::default(), &path).map_err(|e| {
-        for line in crate::load::errors(&e) {
-            eprintln!("{line}");
-        }
-        fail(format!("{} has errors; run `sr check {}`", path.display(), path.display()), 2)
-    })
-}
-
-fn write_results(results: &Results, out: &Path) -> Result<(), String> {
-    let write = |name: &str, text: String| {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    };
-    write("results.json", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?)?;
-    write("report.md", sr_eval::report::markdown(results))?;
-    write("report.html", sr_eval::html::report(results, out))
-}
-
-fn read_results(path: &Path) -> Result<Results, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{}:{}:{}: not eval results: {e}", path.display(), e.line(), e.column()))
-}
-
-fn compare(base: &Path, new: &Path, max_drop: f64) -> ExitCode {
-    let (base, new) = match (read_results(base), read_results(new)) {
-        (Ok(base), Ok(new)) => (base, new),
-        (Err(e), _) | (_, Err(e)) => return fail(e, 2),
-    };
-    let comparison = sr_eval::compare::compare(&base, &new, max_drop);
-    print!("{}", comparison.text);
-    if comparison.regressed {
-        eprintln!("regression: see the DROP and FAIL lines above");
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn merge(parts: &[PathBuf], out: &Path) -> ExitCode {
-    let read: Result<Vec<Results>, String> = parts.iter().map(|p| read_results(p)).collect();
-    let merged = match read.and_then(sr_eval::compare::merge) {
-        Ok(merged) => merged,
-        Err(e) => return fail(e, 2),
-    };
-    let text = serde_json::to_string_pretty(&merged).unwrap_or_default();
-    if let Err(e) = std::fs::write(out, text) {
-        return fail(format!("cannot write {}: {e}", out.display()), 2);
-    }
-    ExitCode::SUCCESS
 }
 
 /// `YYYYMMDD-HHMMSS` of the current UTC time.
@@ -323,6 +345,11 @@ mod tests {
         }
         assert_eq!(fraction("0.25"), Ok(0.25));
         assert!(fraction("1.5").is_err() && fraction("NaN").is_err());
+        assert_eq!(level("0.05"), Ok(0.05));
+        for bad in ["0", "1", "-0.1", "NaN", "x"] {
+            assert!(level(bad).is_err(), "{bad}");
+        }
+        assert!(regex("(").is_err() && regex("^c[0-9]$").is_ok());
     }
 
     #[test]

@@ -98,7 +98,7 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     assert!(report.contains("## Failures (1)") && report.contains("### input"), "{report}");
     let page = std::fs::read_to_string(dir.join("live/report.html")).unwrap();
     assert_eq!(page.matches("<details class=\"case ").count(), 3);
-    assert!(page.contains("<b>tool_call</b>"), "the transcript is in the page");
+    assert!(page.contains("<li class=\"step-tool\"><b>tool</b> write_file("), "the transcript is in the page");
 
     // Offline: the model is served from the cassettes and the file the run
     // wrote is restored for the `file` scorer.
@@ -129,7 +129,20 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     let gate = sr(&["eval", "compare", "live/results.json", "worse/results.json"], &dir, &[]);
     assert_eq!(gate.status.code(), Some(1), "{}", stderr(&gate));
     let text = String::from_utf8(gate.stdout).unwrap();
-    assert!(text.contains("helper.sr × default: 66.7% → 0.0% (-66.7) DROP"), "{text}");
+    // Two of three cases flipped to failing: McNemar's exact p = 2 × 0.5² = 0.5.
+    assert!(
+        text.contains("pass rate   66.7% → 0.0%  -66.7 points [-100.0, +0.0]  p = 0.500 (McNemar exact) DROP"),
+        "{text}"
+    );
+    // At the 5% level, two cases flipping out of three is not significant: the gate passes.
+    let lenient =
+        sr(&["eval", "compare", "live/results.json", "worse/results.json", "--significance", "0.05"], &dir, &[]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", String::from_utf8_lossy(&lenient.stdout));
+    let json_gate = sr(&["eval", "compare", "live/results.json", "worse/results.json", "--format", "json"], &dir, &[]);
+    assert_eq!(json_gate.status.code(), Some(1));
+    let verdict: Value = serde_json::from_slice(&json_gate.stdout).unwrap();
+    let pass_rate = &verdict["variants"][0]["pass_rate"];
+    assert_eq!((&pass_rate["p_value"], &verdict["regressed"]), (&json!(0.5), &json!(true)), "{verdict}");
     assert!(text.contains("FAIL  status (helper.sr × default): the output does not contain \"shipped\""), "{text}");
     let same = sr(&["eval", "compare", "live/results.json", "replay/results.json"], &dir, &[]);
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
@@ -164,6 +177,18 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     whole.sort_by_key(|c| c[0].to_string());
     assert_eq!(merged, whole);
     assert_eq!(results(&dir.join("merged.json"))["summary"][0]["passed"], json!(2));
+    // A shard alone is missing cases of the whole run: the gate fails and says which.
+    let short = sr(&["eval", "compare", "live/results.json", "shard1/results.json"], &dir, &[]);
+    assert_eq!(short.status.code(), Some(1), "{}", String::from_utf8_lossy(&short.stdout));
+    let said = format!("{}{}", String::from_utf8_lossy(&short.stdout), stderr(&short));
+    assert!(said.contains("missing: 1 case run(s)") && said.contains("report"), "{said}");
+    let allowed = sr(&["eval", "compare", "live/results.json", "shard1/results.json", "--allow-missing"], &dir, &[]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", String::from_utf8_lossy(&allowed.stdout));
+    // Merged results get their reports from `sr eval report`.
+    let rendered = sr(&["eval", "report", "merged.json", "--out", "merged-report"], &dir, &[]);
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
+    let page = std::fs::read_to_string(dir.join("merged-report/report.html")).unwrap();
+    assert_eq!(page.matches("<details class=\"case ").count(), 3);
     let twice = sr(&["eval", "merge", "shard1/results.json", "shard1/results.json", "-o", "bad.json"], &dir, &[]);
     assert_eq!(twice.status.code(), Some(2));
     assert!(stderr(&twice).contains("is in two of the results"), "{}", stderr(&twice));
@@ -193,7 +218,7 @@ fn a_malformed_dataset_line_is_reported_with_file_line_and_column() {
     std::fs::write(dir.join("data.yaml"), "- id: c1\n  prompt: p\n  expect:\n    - regex: '('\n").unwrap();
     let out = sr(&["eval", "data.yaml", "--workload", "helper.sr"], &dir, &offline_env());
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error: data.yaml:4:5: .[0].expect: expect: bad regex"), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error: data.yaml:4:5: expect: bad regex"), "{}", stderr(&out));
 
     // Bad flags and workloads are refused before anything runs.
     std::fs::write(dir.join("ok.jsonl"), good).unwrap();
@@ -297,12 +322,42 @@ async fn ctrl_c_writes_the_results_of_the_finished_cases_and_says_so() {
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     assert_eq!(status.code(), Some(130), "{rest}");
     assert!(
-        rest.contains("interrupted: the results of the 1 case run(s) that finished (of 2) are in o/results.json"),
+        rest.contains("interrupted: 1 of 2 case runs finished; the results are in o/results.json (sr eval --resume o runs the rest)"),
         "{rest}"
     );
-    let cases = results(&dir.join("o/results.json"))["cases"].as_array().unwrap().clone();
+    let partial = results(&dir.join("o/results.json"));
+    let cases = partial["cases"].as_array().unwrap().clone();
     assert_eq!(cases.len(), 1);
     assert_eq!(cases[0]["output"], json!("quick"));
+    // The case the interruption cut off is missing, not failed, and every report says so first.
+    assert_eq!((&partial["planned"], &partial["finished"]), (&json!(2), &json!(1)));
+    assert_eq!(partial["missing"][0]["id"], json!("b"), "{partial}");
+    let report = std::fs::read_to_string(dir.join("o/report.md")).unwrap();
+    assert!(report.lines().next().unwrap().contains("(partial: 1 of 2 cases)"), "{report}");
+    let page = std::fs::read_to_string(dir.join("o/report.html")).unwrap();
+    assert!(page.contains("partial: 1 of 2 cases"), "the page says it first");
+
+    // --resume runs only the missing case, as the run was asked, and rewrites the reports.
+    server.push(MockReply::text("second"));
+    let before = server.requests().len();
+    let out = sr(&["eval", "--resume", "o"], &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), before + 1, "only b ran again");
+    let whole = results(&dir.join("o/results.json"));
+    let outputs: Vec<&Value> = whole["cases"].as_array().unwrap().iter().map(|c| &c["output"]).collect();
+    assert_eq!(outputs, [&json!("quick"), &json!("second")]);
+    assert_eq!((&whole["finished"], &whole["missing"]), (&json!(2), &json!([])));
+    let report = std::fs::read_to_string(dir.join("o/report.md")).unwrap();
+    assert!(!report.contains("partial"), "{report}");
+    // A complete run has nothing to resume; a changed dataset cannot be resumed.
+    let again = sr(&["eval", "--resume", "o"], &dir, &offline_env());
+    assert!(again.status.success(), "{}", stderr(&again));
+    std::fs::write(dir.join("data.jsonl"), lines[0]).unwrap();
+    let changed = sr(&["eval", "--resume", "o"], &dir, &offline_env());
+    assert_eq!(changed.status.code(), Some(2));
+    assert!(stderr(&changed).contains("changed since the run being resumed"), "{}", stderr(&changed));
+    let mixed = sr(&["eval", "--resume", "o", "--epochs", "2"], &dir, &offline_env());
+    assert_eq!(mixed.status.code(), Some(2), "{}", stderr(&mixed));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -332,4 +387,82 @@ async fn a_judge_is_recorded_with_its_case_and_replayed_offline() {
     let out = sr(&replay, &dir, &offline_env());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(scores(&results(&dir.join("replay/results.json"))), scores(&live));
+}
+
+/// `sr eval … 2>&1 | head`: the reader goes away before the run prints
+/// anything; the evaluation still finishes, exits as it would have and
+/// writes its results and reports.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_stdout_and_stderr_lose_no_results() {
+    let dir = temp("closed-pipes");
+    let lines = [
+        r#"{"id": "a", "prompt": "p", "expect": [{"contains": "ok"}]}"#,
+        r#"{"id": "b", "prompt": "p", "expect": []}"#,
+    ];
+    std::fs::write(dir.join("data.jsonl"), lines.join("\n")).unwrap();
+    let server = MockServer::start().await;
+    server.push(MockReply::text("ok"));
+    server.push(MockReply::text("ok"));
+    let mut child = command(
+        &["eval", "data.jsonl", "--workload", "helper.sr", "--jobs", "1", "--out", "o"],
+        &dir,
+        &mock_env(&server),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Both readers close at once: every write the run makes meets a broken pipe.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let written = results(&dir.join("o/results.json"));
+    assert_eq!((&written["complete"], &written["summary"][0]["passed"]), (&json!(true), &json!(2)));
+    assert!(dir.join("o/report.md").is_file() && dir.join("o/report.html").is_file());
+    // The other commands print through the same closed pipes.
+    for args in [
+        &["eval", "compare", "o/results.json", "o/results.json"][..],
+        &["eval", "report", "o/results.json", "--out", "r"],
+    ] {
+        let mut child = command(args, &dir, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{args:?}");
+    }
+    assert!(dir.join("r/report.md").is_file());
+}
+
+/// An entry no workload has, a provider nobody knows and every problem of a
+/// dataset are reported together before any case runs: exit 2, no output
+/// directory, no model called.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_problem_is_reported_before_any_case_runs() {
+    let dir = temp("validate");
+    let bad = [
+        r#"{"id": "c1", "prompt": "p", "expect": [{"contians": "x"}]}"#,
+        r#"{"id": "c2", "prompt": "p", "expect": [{"regex": "("}]}"#,
+        r#"{"id": "c3", "prompt": "p", "expect": [{"contains": "ok"}]}"#,
+        r#"{"id": "c3", "prompt": "p", "expect": []}"#,
+    ];
+    std::fs::write(dir.join("data.jsonl"), bad.join("\n")).unwrap();
+    let server = MockServer::start().await;
+    let args =
+        ["eval", "data.jsonl", "--workload", "helper.sr", "--entry", "mian", "--model", "nowhere/m1", "--out", "o"];
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let errors = stderr(&out);
+    for expected in [
+        "error: data.jsonl:1:",
+        "unknown scorer `contians`: did you mean `contains`?",
+        "error: data.jsonl:2:",
+        "bad regex",
+        "error: data.jsonl:4:",
+        "--entry mian: helper.sr has no flow or agent named `mian`",
+        "nowhere/m1",
+    ] {
+        assert!(errors.contains(expected), "{expected:?} in\n{errors}");
+    }
+    assert!(!dir.join("o").exists());
+    assert!(server.requests().is_empty(), "no case ran");
 }

@@ -2,7 +2,9 @@
 //! code-review bench replayed offline, two variants with passing and failing
 //! cases) as the browser parsed it, and nothing in the browser's console. A
 //! control page, the bench's shipped report with a throwing script and a
-//! remote image added, shows that the console is really read.
+//! remote image added, shows that the console is really read. The report's
+//! screenshot in docs/eval.md is taken here (`UPDATE_EXPECT=1` writes it to
+//! docs/images/eval-report.png).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -73,6 +75,37 @@ fn render(page: &Path, scratch: &Path) -> Rendered {
     Rendered { dom: std::fs::read_to_string(&dom_path).unwrap(), console }
 }
 
+/// The screenshot's size in pixels.
+const SHOT: (u32, u32) = (1000, 1150);
+
+/// A PNG of `page` as headless Chromium draws it in a SHOT-sized window, offline.
+fn screenshot(page: &Path, scratch: &Path) -> Vec<u8> {
+    std::fs::create_dir_all(scratch).unwrap();
+    let shot = scratch.join("shot.png");
+    let mut child = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+        .args(["--disable-background-networking", "--disable-component-update", "--proxy-server=127.0.0.1:9"])
+        .arg(format!("--user-data-dir={}", scratch.join("profile").display()))
+        .arg(format!("--window-size={},{}", SHOT.0, SHOT.1))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > BROWSER_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not take the screenshot of {} in {BROWSER_TIMEOUT:?}", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::read(&shot).unwrap()
+}
+
 /// The part of `text` from the first `start` to the next `end` after it.
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     let from = text.find(start).unwrap_or_else(|| panic!("no {start} in\n{text}"));
@@ -87,11 +120,22 @@ fn temp(name: &str) -> PathBuf {
     dir
 }
 
-/// The code-review bench, both workloads, replayed offline into `out`: its results.json.
+/// The code-review bench, both workloads, three epochs, replayed offline
+/// into `out`: its results.json.
 fn replay_bench(out: &Path) -> Value {
     let bench = sr_testing::workspace_root().join("examples/code-review-bench");
-    let args =
-        ["eval", "dataset.yaml", "--workload", "review.sr", "--workload", "split.sr", "--replay-from", "cassettes"];
+    let args = [
+        "eval",
+        "dataset.yaml",
+        "--workload",
+        "review.sr",
+        "--workload",
+        "split.sr",
+        "--epochs",
+        "3",
+        "--replay-from",
+        "cassettes",
+    ];
     let run = Command::new(env!("CARGO_BIN_EXE_sr"))
         .args(args)
         .args(["--jobs", "2", "--out", out.to_str().unwrap()])
@@ -114,7 +158,7 @@ fn the_report_renders_in_chromium_with_its_rows_chart_and_transcripts_and_a_clea
     let results = replay_bench(&dir.join("out"));
     let summary = results["summary"].as_array().unwrap();
     let cases = results["cases"].as_array().unwrap();
-    assert_eq!((summary.len(), cases.len()), (2, 16));
+    assert_eq!((summary.len(), cases.len()), (2, 48));
     assert!(cases.iter().any(|c| c["passed"] == true) && cases.iter().any(|c| c["passed"] == false));
 
     let page = dir.join("out/report.html");
@@ -122,39 +166,62 @@ fn the_report_renders_in_chromium_with_its_rows_chart_and_transcripts_and_a_clea
     assert!(rendered.console.is_empty(), "the report wrote to the console:\n{}", rendered.console.join("\n"));
     let dom = &rendered.dom;
 
-    // One row per variant, in the table the browser built.
+    // One row per variant, in the table the browser built, under its short
+    // label (the file stem) with the full name to hover.
     let body = between(dom, "<table id=\"summary\">", "</table>");
     let body = between(body, "<tbody>", "</tbody>");
     assert_eq!(body.matches("<tr>").count(), summary.len(), "{body}");
     for s in summary {
+        let workload = s["workload"].as_str().unwrap();
+        let stem = workload.trim_end_matches(".sr");
         let row = format!(
-            "<tr><td>{} × default</td><td>{}/{}</td>",
-            s["workload"].as_str().unwrap(),
-            s["passed"],
-            s["total"]
+            "<tr><td><span title=\"{workload} × default\">{stem}</span></td><td>8</td><td>{}/{}</td>",
+            s["passed"], s["total"]
         );
         assert!(body.contains(&row), "no row {row} in {body}");
     }
+    // Precision, recall and F1 per variant, micro and macro, with intervals.
+    let findings = between(dom, "<table id=\"findings\">", "</table>");
+    assert_eq!(findings.matches("<td>micro</td>").count(), 2, "{findings}");
+    assert!(findings.contains("<td>0.74 [0.47, 0.95]</td>"), "review.sr's micro F1: {findings}");
 
-    // Two bars per variant inside the chart, the pass-rate bar of 300 px at 100%.
+    // Per variant: its label on a line of its own, then bars of 400 px at
+    // 100% for pass rate, mean score and F1, each with its interval drawn.
     let chart = between(dom, "<svg id=\"chart\"", "</svg>");
-    assert_eq!(chart.matches("<rect class=\"pass-rate\"").count(), summary.len(), "{chart}");
-    assert_eq!(chart.matches("<rect class=\"cost\"").count(), summary.len(), "{chart}");
+    for class in ["pass-rate", "mean-score", "f1", "cost"] {
+        assert_eq!(chart.matches(&format!("<rect class=\"{class}\"")).count(), summary.len(), "{class}: {chart}");
+    }
+    assert_eq!(chart.matches("<g class=\"ci\"").count(), 3 * summary.len(), "{chart}");
     for s in summary {
-        let width = format!("width=\"{:.1}\"", 300.0 * s["pass_rate"].as_f64().unwrap());
+        let width = format!("width=\"{:.1}\"", 400.0 * s["pass_rate"].as_f64().unwrap());
         assert!(chart.contains(&width), "no pass-rate bar {width} in {chart}");
+        let low = 100.0 + 400.0 * s["pass_rate_ci"]["low"].as_f64().unwrap();
+        assert!(chart.contains(&format!("<line x1=\"{low:.1}\"")), "no interval from {low:.1} in {chart}");
     }
 
-    // Every case is a collapsed <details> holding its transcript.
+    // Every case run is a collapsed <details> holding its transcript, the
+    // model and tool steps first.
     let entries: Vec<&str> = dom.split("<details class=\"case ").skip(1).collect();
     assert_eq!(entries.len(), cases.len());
     for entry in &entries {
         let entry = &entry[..entry.find("</details>").expect("a case entry is closed")];
-        assert!(entry.starts_with("pass\"><summary>") || entry.starts_with("fail\"><summary>"), "{entry}");
-        assert!(entry.contains("<ol class=\"transcript\"><li><b>"), "a case without its transcript: {entry}");
+        assert!(entry.starts_with("pass") || entry.starts_with("fail"), "{entry}");
+        assert!(
+            entry.contains("<ol class=\"steps\"><li class=\"step-model\"><b>model</b>"),
+            "a case without its steps: {entry}"
+        );
     }
     let failed = cases.iter().filter(|c| c["passed"] == false).count();
-    assert_eq!(dom.matches("<details class=\"case fail\">").count(), failed);
+    assert_eq!(dom.matches("<details class=\"case fail").count(), failed);
+
+    // The screenshot: a PNG of the window's size.
+    let png = screenshot(&page, &dir.join("shot-browser"));
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), SHOT);
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(sr_testing::workspace_root().join("docs/images/eval-report.png"), &png).unwrap();
+    }
 }
 
 #[test]

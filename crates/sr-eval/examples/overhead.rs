@@ -1,10 +1,12 @@
 //! What one case costs: N runs of a one-agent workload against a scripted
 //! model, launched directly in a fresh work directory with a session in one
-//! store kept open (as the harness keeps its cases' sessions), then as N cases
-//! of `harness::run` with `--jobs 1` (which adds the case's files, the events
-//! file, the work directory snapshot and the scoring). Prints both per run and
-//! the difference, and for comparison a run that creates a session store of
-//! its own (what the harness did per case before it shared one).
+//! store kept open (as the harness keeps its cases' sessions), then as N case
+//! runs of `harness::run` with `--jobs 1` and 3 epochs (N/3 cases, each run 3
+//! times; the harness adds the case's files, the events file, the scoring
+//! and the results' summary with its bootstrap intervals). Prints both per
+//! run and the difference, the process's peak memory after each round, and
+//! for comparison a run that creates a session store of its own (what the
+//! harness did per case before it shared one).
 //!
 //! `cargo run --release -p sr-eval --example overhead [N]` (`cargo xtask bench
 //! sr-eval` runs it with 1000); N runs of each kind, in five alternating
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sr_eval::case::Models;
+use sr_eval::config::Reduce;
 use sr_eval::harness::{self, Options};
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
@@ -26,6 +29,8 @@ use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
 
 const ROUNDS: usize = 5;
+/// The harness's runs are this many epochs of N / EPOCHS cases.
+const EPOCHS: u32 = 3;
 
 const WORKLOAD: &str =
     "model main = openai/gpt-4o-mini\nprompt answer: \"\"\"You answer.\"\"\"\nagent:\n    instruction answer\n";
@@ -61,8 +66,9 @@ fn main() {
         own_total += started.elapsed().as_secs_f64() * 10.0;
         own_cpu += (cpu_seconds() - cpu) * 10.0;
 
+        let cases = n / EPOCHS as usize;
         let lines: Vec<String> =
-            (0..n).map(|i| format!(r#"{{"id": "c{i}", "prompt": "p", "expect": [{{"equals": "ok"}}]}}"#)).collect();
+            (0..cases).map(|i| format!(r#"{{"id": "c{i}", "prompt": "p", "expect": [{{"equals": "ok"}}]}}"#)).collect();
         let cases =
             sr_eval::dataset::parse_jsonl(&lines.join("\n"), Path::new("bench.jsonl"), dir.path()).expect("cases");
         let options = Options {
@@ -72,13 +78,16 @@ fn main() {
             out: dir.path().join(format!("out-{round}")),
             models: Models::Provider(provider.clone()),
             run: RunOptions::default(),
+            reduce: Reduce::Mean,
         };
         let variants = harness::variants(&[("answer.sr".to_string(), program.clone())], &[], &[]);
+        let planned = harness::plan(&variants, &cases, EPOCHS);
         let (started, cpu) = (Instant::now(), cpu_seconds());
-        let ran = runtime.block_on(harness::run(variants, cases, options, &|_| {}, std::future::pending()));
-        harness_total += started.elapsed().as_secs_f64();
-        harness_cpu += cpu_seconds() - cpu;
-        assert!(ran.results.cases.iter().all(|c| c.passed), "every case passes");
+        let ran = runtime.block_on(harness::run(variants, cases, planned, options, &|_| {}, std::future::pending()));
+        harness_total += started.elapsed().as_secs_f64() * n as f64 / ran.results.cases.len() as f64;
+        harness_cpu += (cpu_seconds() - cpu) * n as f64 / ran.results.cases.len() as f64;
+        assert!(ran.results.complete && ran.results.cases.iter().all(|c| c.passed), "every case passes");
+        println!("round {}: peak RSS {} MB", round + 1, peak_rss_kb() / 1024);
     }
     let runs = (n * ROUNDS) as f64;
     let per_run = |total: f64| total * 1000.0 / runs;
@@ -122,6 +131,13 @@ async fn direct(
     let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![]).await.expect("it runs");
     assert!(finished.error.is_none());
     std::fs::remove_dir_all(dir).expect("cleaning up");
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), in KiB.
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or_default();
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse().ok()).unwrap_or(0)
 }
 
 /// User and system time of this process so far (Linux, 100 ticks a second).

@@ -2,7 +2,6 @@
 //! session of its own, and the run launched through `sr_runtime::launch`.
 //! The sessions of one evaluation's cases share one store ([`Sessions`]).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -16,7 +15,7 @@ use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Recording, Storage, launch};
 use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
-use sr_runtime::tools::{Entry, Jail, Opened, PROTECTED_NAMES};
+use sr_runtime::tools::{Entry, Jail, Opened};
 
 use crate::dataset::Files;
 
@@ -25,13 +24,12 @@ use crate::dataset::Files;
 pub enum Models {
     /// Real providers, configured by the environment.
     Live,
-    /// Real providers, every exchange and tool result kept in the case's
-    /// cassette in this directory, with the files the run left in the work
-    /// directory beside it.
+    /// Real providers, every exchange and tool result (with the files each
+    /// tool changed) kept in the case's cassette in this directory: the run's journal.
     Record(PathBuf),
     /// Served from the case's cassette in this directory, as `Record` wrote
-    /// it (offline); the recorded files are restored in the work directory
-    /// after the run. Both are read through a jail on the directory.
+    /// it (offline), read through a jail on the directory; the journal makes
+    /// the recorded tools' file changes again in the work directory.
     Replay(PathBuf),
     /// This provider (a scripted model, or one a program brings).
     Provider(Arc<dyn Provider>),
@@ -129,7 +127,6 @@ type Outcome = (Vec<Event>, Option<Value>, Option<String>);
 async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Result<Outcome, String> {
     let work = work.to_path_buf();
     write_files(&spec.files, &work)?;
-    let before = snapshot(&work);
     let storage = sessions.storage();
     let (record, replay) = match &spec.models {
         Models::Record(dir) => (Some(dir.join(&spec.cassette)), None),
@@ -157,12 +154,6 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
     let sink = Arc::new(Collect::create(&spec.events_file)?);
     let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;
     let events = sink.take()?;
-    let files = files_beside(&spec.cassette);
-    match &spec.models {
-        Models::Record(dir) => save_files(&dir.join(files), &before, &snapshot(&work))?,
-        Models::Replay(dir) => restore_files(dir, &files, &work)?,
-        Models::Live | Models::Provider(_) => {}
-    }
     let error = finished.error.or_else(|| {
         let ended = events.iter().any(|e| matches!(e.payload, Payload::RunFinished { .. }));
         (!ended).then(|| "the run ended without finishing".to_string())
@@ -267,44 +258,8 @@ fn copy_dir(base: &Path, relative: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Text files a snapshot keeps; larger or binary files are left out.
-const MAX_SNAPSHOT_FILE: u64 = 1 << 20;
-/// The largest cassette or files record read.
+/// The largest cassette read.
 const MAX_CASSETTE: u64 = 256 << 20;
-
-/// The text files under `dir`, by relative path (with `/`), read through a
-/// jail on it; protected paths (`.git/`, `.streetrace/`), which no tool
-/// changes, are left out.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    let mut files = BTreeMap::new();
-    let Ok(jail) = Jail::read_only(dir) else { return files };
-    let mut pending = vec![PathBuf::from(".")];
-    while let Some(at) = pending.pop() {
-        let Ok(entries) = jail.entries(&at) else { continue };
-        for Entry { name, is_dir, is_file } in entries {
-            if PROTECTED_NAMES.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
-                continue;
-            }
-            let path = if at == Path::new(".") { PathBuf::from(&name) } else { at.join(&name) };
-            if is_dir {
-                pending.push(path);
-            } else if is_file
-                && let Ok(bytes) = jail.read(&path, MAX_SNAPSHOT_FILE)
-                && let Ok(text) = String::from_utf8(bytes)
-            {
-                let key = path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-                files.insert(key, text);
-            }
-        }
-    }
-    files
-}
-
-/// `case.jsonl` → `case.files.json`.
-fn files_beside(cassette: &Path) -> PathBuf {
-    let stem = cassette.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    cassette.with_file_name(format!("{stem}.files.json"))
-}
 
 /// The text of `relative` in `dir`, read through a jail on `dir` (beneath
 /// it, no symlink out, a regular file of at most [`MAX_CASSETTE`]); `None`
@@ -317,51 +272,6 @@ pub(crate) fn read_text(dir: &Path, relative: &Path) -> Result<Option<String>, S
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(cannot(&e)),
     }
-}
-
-/// Keeps the files a run wrote or changed, and the ones it removed.
-fn save_files(path: &Path, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Result<(), String> {
-    let written: BTreeMap<&String, &String> = after.iter().filter(|(k, v)| before.get(*k) != Some(*v)).collect();
-    let removed: Vec<&String> = before.keys().filter(|k| !after.contains_key(*k)).collect();
-    let json = serde_json::json!({"written": written, "removed": removed});
-    std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-/// Puts back what a recorded run left in its work directory, read from
-/// `relative` in the replay directory `dir` and written through the work
-/// directory's jail (as the run's file tools would have).
-fn restore_files(dir: &Path, relative: &Path, work: &Path) -> Result<(), String> {
-    // A recording made without one changed no files.
-    let Some(text) = read_text(dir, relative)? else { return Ok(()) };
-    let shown = dir.join(relative);
-    let bad = |what: &str| format!("{}: {what}", shown.display());
-    let saved: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-    let jail = Jail::new(work).map_err(|e| bad(&format!("cannot open the work directory: {e}")))?;
-    let inside = |key: &str| {
-        let relative = Path::new(key);
-        if relative.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
-            Ok(relative.to_path_buf())
-        } else {
-            Err(bad(&format!("{key:?} is not inside the work directory")))
-        }
-    };
-    for (key, content) in saved["written"].as_object().into_iter().flatten() {
-        let content = content.as_str().ok_or_else(|| bad("a written file is not text"))?;
-        jail.open_write(&inside(key)?, false)
-            .and_then(|mut file| file.write_all(content.as_bytes()))
-            .map_err(|e| bad(&format!("cannot restore {key:?}: {e}")))?;
-    }
-    for key in saved["removed"].as_array().into_iter().flatten() {
-        let key = key.as_str().unwrap_or_default();
-        match jail.remove_file(&inside(key)?) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(bad(&format!("cannot remove {key:?}: {e}")));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

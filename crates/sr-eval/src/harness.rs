@@ -1,6 +1,7 @@
-//! Runs every variant on every case, `jobs` at a time, each case with its
-//! own timeout and retries, and scores the runs. A case that fails, errors
-//! or times out is a failed case with its reason; the run goes on.
+//! Runs every variant on every case (`epochs` times each), `jobs` at a time,
+//! each case run with its own timeout and retries, and scores the runs. A
+//! case that fails, errors, times out or panics is a failed case with its
+//! reason; the run goes on. A run cut off by a stop is missing, not failed.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -20,9 +21,10 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::case::{CaseRun, CaseSpec, Models, Sessions, read_text, run_case};
+use crate::config::Reduce;
 use crate::dataset::Case;
 use crate::meter::Meter;
-use crate::results::{CaseResult, Results, Tokens};
+use crate::results::{CaseResult, Results, RunKey, Tokens};
 use crate::scorer::{JudgeModel, Observed, Score, Scorer};
 
 /// One workload (at one entry) with one model.
@@ -90,11 +92,46 @@ pub struct Options {
     /// Where `cases/<id>/<workload>/<model>/events.jsonl` go.
     pub out: PathBuf,
     /// `Record` and `Replay` name a directory with one cassette per case run:
-    /// `<id>/<workload>/<model>.jsonl`.
+    /// `<id>/<workload>/<model>.jsonl` (`<model>.<epoch>.jsonl` from epoch 2).
     pub models: Models,
     /// Options every run gets (turns, prices, host tools); each variant sets
     /// its own `override_model` and `entry`.
     pub run: RunOptions,
+    /// How the results reduce a case's epochs.
+    pub reduce: Reduce,
+}
+
+/// One planned case run: indices into the variants and the cases, and the
+/// epoch (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Planned {
+    pub variant: usize,
+    pub case: usize,
+    pub epoch: u32,
+}
+
+/// Every case of every variant, `epochs` times: in variant order, then
+/// dataset order, then epoch order.
+pub fn plan(variants: &[Variant], cases: &[Case], epochs: u32) -> Vec<Planned> {
+    let mut plan = Vec::with_capacity(variants.len() * cases.len() * epochs as usize);
+    for variant in 0..variants.len() {
+        for case in 0..cases.len() {
+            plan.extend((1..=epochs.max(1)).map(|epoch| Planned { variant, case, epoch }));
+        }
+    }
+    plan
+}
+
+/// What identifies a planned run in results.
+pub fn key(variants: &[Variant], cases: &[Case], planned: Planned) -> RunKey {
+    let variant = &variants[planned.variant];
+    RunKey {
+        id: cases[planned.case].id.clone(),
+        workload: variant.workload.clone(),
+        entry: variant.entry.clone(),
+        model: variant.model.clone(),
+        epoch: planned.epoch,
+    }
 }
 
 /// A case finished.
@@ -106,72 +143,107 @@ pub struct Progress<'a> {
 }
 
 pub struct Ran {
-    /// In variant order, then dataset order.
+    /// The planned runs that finished, in plan order; the others missing.
     pub results: Results,
     /// `stop` ended the run before every case ran.
     pub interrupted: bool,
 }
 
-/// Runs every variant on every case. When `stop` completes, cases still
-/// running are abandoned and the results so far are returned.
+/// Runs the `planned` case runs. When `stop` completes, runs still going are
+/// abandoned (they are missing from the results, not failed) and the results
+/// so far are returned.
 pub async fn run(
     variants: Vec<Variant>,
     cases: Vec<Case>,
+    planned: Vec<Planned>,
     options: Options,
     progress: &(dyn Fn(&Progress) + Sync),
     stop: impl Future<Output = ()>,
 ) -> Ran {
+    let keys: Vec<RunKey> = planned.iter().map(|p| key(&variants, &cases, *p)).collect();
+    let reduce = options.reduce;
     let (variants, cases, options) = (Arc::new(variants), Arc::new(cases), Arc::new(options));
     let sessions = Sessions::new().map(Arc::new);
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
-    let total = variants.len() * cases.len();
+    let total = planned.len();
     let mut tasks = JoinSet::new();
-    for v in 0..variants.len() {
-        for c in 0..cases.len() {
-            let (variants, cases, options, permits, sessions) =
-                (variants.clone(), cases.clone(), options.clone(), permits.clone(), sessions.clone());
-            tasks.spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                ((v, c), run_one(&variants[v], &cases[c], &options, &sessions).await)
-            });
-        }
+    let mut spawned = HashMap::new();
+    for (at, p) in planned.iter().copied().enumerate() {
+        let (variants, cases, options, permits, sessions) =
+            (variants.clone(), cases.clone(), options.clone(), permits.clone(), sessions.clone());
+        let task = tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            run_one(&variants[p.variant], &cases[p.case], p.epoch, &options, &sessions).await
+        });
+        spawned.insert(task.id(), at);
     }
-    let mut done: Vec<((usize, usize), CaseResult)> = Vec::with_capacity(total);
+    let mut done: Vec<CaseResult> = Vec::with_capacity(total);
     let mut passed = 0;
     tokio::pin!(stop);
     let interrupted = loop {
-        tokio::select! {
-            next = tasks.join_next() => match next {
+        let result = tokio::select! {
+            next = tasks.join_next_with_id() => match next {
                 None => break false,
-                Some(Ok((at, result))) => {
-                    passed += usize::from(result.passed);
-                    progress(&Progress { done: done.len() + 1, total, passed, case: &result });
-                    done.push((at, result));
-                }
-                // A panic in a case's task: its case is lost, the run goes on.
-                Some(Err(_)) => {}
+                Some(Ok((_, result))) => result,
+                // A panic in a case's run: the case failed, and the run goes on.
+                Some(Err(e)) if e.is_panic() => match spawned.get(&e.id()) {
+                    Some(&at) => panicked(&keys[at], &cases[planned[at].case]),
+                    None => continue,
+                },
+                Some(Err(_)) => continue,
             },
             () = &mut stop => {
                 tasks.abort_all();
                 break true;
             }
-        }
+        };
+        passed += usize::from(result.passed);
+        progress(&Progress { done: done.len() + 1, total, passed, case: &result });
+        done.push(result);
     };
-    done.sort_by_key(|(at, _)| *at);
-    Ran { results: Results::of(done.into_iter().map(|(_, r)| r).collect()), interrupted }
+    Ran { results: Results::assemble(&keys, done, reduce, None), interrupted }
+}
+
+/// The result of a run whose task panicked.
+fn panicked(key: &RunKey, case: &Case) -> CaseResult {
+    let reason = "the case's run panicked (a bug in sr; please report it)";
+    CaseResult {
+        id: key.id.clone(),
+        workload: key.workload.clone(),
+        entry: key.entry.clone(),
+        model: key.model.clone(),
+        epoch: key.epoch,
+        passed: false,
+        score: 0.0,
+        scores: case.expect.iter().map(|s| s.unscored(reason)).collect(),
+        output: Value::Null,
+        error: Some(reason.to_string()),
+        tokens: Tokens::default(),
+        cost_usd: None,
+        latency_ms: 0,
+        model_calls: 0,
+        events: None,
+    }
+}
+
+/// `name` for epoch 1, `name.<epoch>` after: cassettes and events files of
+/// a run with one epoch keep the names they had before epochs.
+fn with_epoch(name: &str, epoch: u32) -> String {
+    if epoch <= 1 { name.to_string() } else { format!("{name}.{epoch}") }
 }
 
 /// One case of one variant, with its retries.
 async fn run_one(
     variant: &Variant,
     case: &Case,
+    epoch: u32,
     options: &Options,
     sessions: &Result<Arc<Sessions>, String>,
 ) -> CaseResult {
     let model = model_label(variant.model.as_deref());
-    let events = format!("cases/{}/{}/{model}/events.jsonl", case.id, variant.label);
+    let events = format!("cases/{}/{}/{model}/{}.jsonl", case.id, variant.label, with_epoch("events", epoch));
     let events_file = options.out.join(&events);
-    let cassette = Path::new(&case.id).join(&variant.label).join(format!("{model}.jsonl"));
+    let cassette = Path::new(&case.id).join(&variant.label).join(format!("{}.jsonl", with_epoch(&model, epoch)));
     let models = options.models.clone();
     let mut attempt = 0;
     loop {
@@ -200,7 +272,7 @@ async fn run_one(
             let meter =
                 judge_model(case, &models, &cassette).map(|p| Arc::new(Meter::new(p, options.run.prices.clone())));
             let judge = meter.clone().map(|m| m as Arc<dyn Provider>);
-            let mut result = score(variant, case, run, latency_ms, &judge, options.timeout).await;
+            let mut result = score(variant, case, epoch, run, latency_ms, &judge, options.timeout).await;
             if let Ok(meter) = meter {
                 add_usage(&mut result, &meter.spent());
             }
@@ -248,6 +320,7 @@ fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
 async fn score(
     variant: &Variant,
     case: &Case,
+    epoch: u32,
     run: Option<CaseRun>,
     latency_ms: u64,
     judge: &JudgeModel,
@@ -258,6 +331,7 @@ async fn score(
         workload: variant.workload.clone(),
         entry: variant.entry.clone(),
         model: variant.model.clone(),
+        epoch,
         passed: false,
         score: 0.0,
         scores: Vec::new(),
@@ -269,7 +343,10 @@ async fn score(
         model_calls: 0,
         events: None,
     };
-    let Some(run) = run else { return result };
+    let Some(run) = run else {
+        result.scores = case.expect.iter().map(|s| s.unscored("timeout")).collect();
+        return result;
+    };
     result.output = run.result.clone().unwrap_or(Value::Null);
     result.error = run.error.clone();
     tally_usage(&run.events, &mut result);
@@ -283,16 +360,16 @@ async fn score(
         };
         for scorer in &case.expect {
             let score = match timeout {
-                Some(limit) => tokio::time::timeout(limit, scorer.score(&seen)).await.unwrap_or_else(|_| Score {
-                    kind: scorer.kind().to_string(),
-                    passed: false,
-                    score: 0.0,
-                    detail: "timeout".to_string(),
-                }),
+                Some(limit) => tokio::time::timeout(limit, scorer.score(&seen))
+                    .await
+                    .unwrap_or_else(|_| Score::new(scorer.kind(), false, "timeout".to_string())),
                 None => scorer.score(&seen).await,
             };
             result.scores.push(score);
         }
+    } else {
+        let reason = run.error.as_deref().unwrap_or("no work directory");
+        result.scores = case.expect.iter().map(|s| s.unscored(reason)).collect();
     }
     if result.error.is_none() {
         result.passed = result.scores.iter().all(|s| s.passed);

@@ -1,19 +1,28 @@
 //! `sr eval`: runs workloads on datasets of cases and scores them.
 //!
 //! A [`dataset`] holds cases (a prompt, files to start with, and scorers);
-//! [`harness`] runs every variant (workload, entry, model) on every case, each
-//! case in a fresh work directory and session, several at once; [`scorer`]
-//! judges each run ([`meter`] counts what its model calls spend); [`results`] is the machine-readable outcome, [`report`]
-//! the readable one ([`html`] the page), and [`compare`] gates one result
-//! set against another.
+//! [`validate`] checks entries and models before anything runs; [`harness`]
+//! runs every variant (workload, entry, model) on every case, `epochs` times,
+//! each case run in a fresh work directory and session, several at once;
+//! [`scorer`] judges each run ([`meter`] counts what its model calls spend);
+//! [`results`] is the machine-readable outcome (complete or not, with
+//! [`config`], how it was asked for), [`report`] the readable one ([`html`]
+//! the page), [`stats`] their intervals and tests, [`compare`] gates one
+//! result set against another and [`merge`] joins shards.
 
 pub mod case;
 pub mod compare;
+pub mod config;
 pub mod dataset;
 pub mod harness;
 pub mod html;
+pub mod merge;
 pub mod meter;
+pub mod names;
 mod relative;
 pub mod report;
 pub mod results;
 pub mod scorer;
+pub mod stats;
+pub mod suggest;
+pub mod validate;

@@ -1,8 +1,10 @@
-//! The paths a dataset names (its cases' files, a flow scorer's file) stay
-//! inside the directory they are relative to.
+//! Paths a dataset names (case files, files a scorer reads, grading flows)
+//! stay inside the directory they are relative to. Below `dataset` and
+//! `scorer`, which both check them.
 
 use std::path::{Component, Path};
 
+/// How messages name the directories paths are relative to.
 pub(crate) const WORK_DIR: &str = "the work directory";
 pub(crate) const DATASET_DIR: &str = "the dataset's directory";
 

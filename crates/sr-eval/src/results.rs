@@ -1,15 +1,38 @@
-//! `results.json`: every case run, and a summary per variant computed from them.
+//! `results.json`: every case run, whether the run is complete (what was
+//! planned, what finished, what is missing), how it was asked for, and a
+//! summary per variant computed from the runs ([`summary`]).
 
-use std::collections::HashMap;
+pub(crate) mod summary;
+
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use summary::{Estimate, Findings, Prf, ScorerRate, Summary};
+
+use crate::config::{Reduce, RunConfig};
 use crate::scorer::Score;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
+    /// How the run was asked for (for `--resume`); merged results have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunConfig>,
+    /// How each case's runs reduce to its pass value and score.
+    #[serde(default)]
+    pub reduce: Reduce,
+    /// Every planned case run finished (failed ones included).
+    pub complete: bool,
+    /// Case runs planned (case × variant × epoch), finished, and the ones
+    /// missing: never run, or cut off by an interruption.
+    pub planned: usize,
+    pub finished: usize,
+    #[serde(default)]
+    pub missing: Vec<RunKey>,
     pub cases: Vec<CaseResult>,
+    /// Recomputed from `cases` whenever results are read.
+    #[serde(skip_deserializing)]
     pub summary: Vec<Summary>,
 }
 
@@ -19,6 +42,9 @@ pub struct CaseResult {
     pub workload: String,
     pub entry: Option<String>,
     pub model: Option<String>,
+    /// 1-based: which of the case's runs with `--epochs` this is.
+    #[serde(default = "first_epoch")]
+    pub epoch: u32,
     pub passed: bool,
     pub score: f64,
     pub scores: Vec<Score>,
@@ -33,150 +59,110 @@ pub struct CaseResult {
     pub events: Option<String>,
 }
 
+fn first_epoch() -> u32 {
+    1
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+/// What identifies a variant: workload, entry, model.
+pub type VariantKey = (String, Option<String>, Option<String>);
+
+/// What identifies one case run: the case, its variant and its epoch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunKey {
+    pub id: String,
     pub workload: String,
     pub entry: Option<String>,
     pub model: Option<String>,
-    pub passed: usize,
-    pub total: usize,
-    pub pass_rate: f64,
-    pub mean_score: f64,
-    pub tokens: Tokens,
-    /// `None` when no case of the variant had a price.
-    pub cost_usd: Option<f64>,
-    pub p50_latency_ms: u64,
-    pub p95_latency_ms: u64,
+    pub epoch: u32,
 }
 
-/// What identifies a variant: workload, entry, model.
-pub type VariantKey = (String, Option<String>, Option<String>);
+impl RunKey {
+    pub fn variant(&self) -> VariantKey {
+        (self.workload.clone(), self.entry.clone(), self.model.clone())
+    }
+}
 
 impl CaseResult {
     pub fn variant(&self) -> VariantKey {
         (self.workload.clone(), self.entry.clone(), self.model.clone())
     }
-}
 
-impl Summary {
-    pub fn variant(&self) -> VariantKey {
-        (self.workload.clone(), self.entry.clone(), self.model.clone())
+    pub fn key(&self) -> RunKey {
+        RunKey {
+            id: self.id.clone(),
+            workload: self.workload.clone(),
+            entry: self.entry.clone(),
+            model: self.model.clone(),
+            epoch: self.epoch,
+        }
     }
 }
 
 impl Results {
-    /// Results of `cases`, summarised per variant in order of first appearance.
+    /// Complete results of `cases` (nothing else was planned), reduced by mean.
     pub fn of(cases: Vec<CaseResult>) -> Results {
-        let mut order: Vec<VariantKey> = Vec::new();
-        let mut groups: HashMap<VariantKey, Vec<&CaseResult>> = HashMap::new();
-        for case in &cases {
-            let key = case.variant();
-            if !groups.contains_key(&key) {
-                order.push(key.clone());
-            }
-            groups.entry(key).or_default().push(case);
-        }
-        let summary = order.into_iter().map(|key| summarise(key.clone(), &groups[&key])).collect();
-        Results { cases, summary }
+        Results::assemble(&[], cases, Reduce::Mean, None)
     }
 
-    /// Mean score over every case; 0 when there are none.
+    /// The results of a run that planned `plan`: `cases` in the plan's order
+    /// (any the plan lacks after them), and what the plan has that no case
+    /// ran as missing.
+    pub fn assemble(plan: &[RunKey], mut cases: Vec<CaseResult>, reduce: Reduce, run: Option<RunConfig>) -> Results {
+        let order: HashMap<&RunKey, usize> = plan.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        cases.sort_by_key(|c| order.get(&c.key()).copied().unwrap_or(usize::MAX));
+        let ran: HashSet<RunKey> = cases.iter().map(CaseResult::key).collect();
+        let missing: Vec<RunKey> = plan.iter().filter(|k| !ran.contains(*k)).cloned().collect();
+        Results::with_missing(cases, missing, reduce, run)
+    }
+
+    /// Results of `cases` with `missing` still to run; counts and summary computed.
+    pub fn with_missing(
+        cases: Vec<CaseResult>,
+        missing: Vec<RunKey>,
+        reduce: Reduce,
+        run: Option<RunConfig>,
+    ) -> Results {
+        let summary = summary::summarise(&cases, reduce);
+        Results {
+            run,
+            reduce,
+            complete: missing.is_empty(),
+            planned: cases.len() + missing.len(),
+            finished: cases.len(),
+            missing,
+            cases,
+            summary,
+        }
+    }
+
+    /// Results as `results.json` holds them; the counts and the summary are
+    /// computed again from the cases and the missing runs.
+    pub fn read(text: &str) -> Result<Results, serde_json::Error> {
+        let read: Results = serde_json::from_str(text)?;
+        Ok(Results::with_missing(read.cases, read.missing, read.reduce, read.run))
+    }
+
+    /// Mean score over every case run; 0 when there are none.
     pub fn mean_score(&self) -> f64 {
-        mean(self.cases.iter().map(|c| c.score))
+        crate::stats::mean(self.cases.iter().map(|c| c.score)).unwrap_or(0.0)
     }
-}
 
-fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
-    let n = values.len();
-    if n == 0 { 0.0 } else { values.sum::<f64>() / n as f64 }
-}
-
-fn summarise((workload, entry, model): VariantKey, cases: &[&CaseResult]) -> Summary {
-    let passed = cases.iter().filter(|c| c.passed).count();
-    let total = cases.len();
-    let mut tokens = Tokens::default();
-    let mut cost: Option<f64> = None;
-    for case in cases {
-        tokens.input += case.tokens.input;
-        tokens.output += case.tokens.output;
-        if let Some(c) = case.cost_usd {
-            *cost.get_or_insert(0.0) += c;
+    /// `partial: 2 of 6 cases` when runs are missing, else `None`.
+    pub fn partial(&self) -> Option<String> {
+        if self.complete {
+            return None;
         }
+        let epochs = self.cases.iter().map(|c| c.epoch).chain(self.missing.iter().map(|k| k.epoch)).max();
+        let what = if epochs.unwrap_or(1) > 1 { "case runs" } else { "cases" };
+        Some(format!("partial: {} of {} {what}", self.finished, self.planned))
     }
-    let mut latencies: Vec<u64> = cases.iter().map(|c| c.latency_ms).collect();
-    latencies.sort_unstable();
-    Summary {
-        workload,
-        entry,
-        model,
-        passed,
-        total,
-        pass_rate: if total == 0 { 0.0 } else { passed as f64 / total as f64 },
-        mean_score: mean(cases.iter().map(|c| c.score)),
-        tokens,
-        cost_usd: cost,
-        p50_latency_ms: percentile(&latencies, 50),
-        p95_latency_ms: percentile(&latencies, 95),
-    }
-}
-
-/// The nearest-rank percentile of sorted values; 0 for none.
-fn percentile(sorted: &[u64], p: usize) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted[rank - 1]
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(crate) fn case(id: &str, model: &str, passed: bool, score: f64, latency_ms: u64) -> CaseResult {
-        CaseResult {
-            id: id.into(),
-            workload: "w.sr".into(),
-            entry: None,
-            model: Some(model.into()),
-            passed,
-            score,
-            scores: vec![],
-            output: Value::Null,
-            error: None,
-            tokens: Tokens { input: 10, output: 2 },
-            cost_usd: None,
-            latency_ms,
-            model_calls: 1,
-            events: None,
-        }
-    }
-
-    #[test]
-    fn the_summary_is_per_variant_with_nearest_rank_percentiles() {
-        let mut cases: Vec<CaseResult> =
-            (1..=20).map(|i| case(&format!("c{i}"), "a", i % 4 != 0, 0.5, i * 10)).collect();
-        cases.push(case("c1", "b", true, 1.0, 7));
-        cases[3].cost_usd = Some(0.25);
-        cases[5].cost_usd = Some(0.5);
-        let results = Results::of(cases);
-        assert_eq!(results.summary.len(), 2);
-        let a = &results.summary[0];
-        assert_eq!((a.model.as_deref(), a.passed, a.total), (Some("a"), 15, 20));
-        assert_eq!(a.pass_rate, 0.75);
-        assert_eq!(a.mean_score, 0.5);
-        assert_eq!(a.tokens, Tokens { input: 200, output: 40 });
-        assert_eq!(a.cost_usd, Some(0.75));
-        assert_eq!((a.p50_latency_ms, a.p95_latency_ms), (100, 190));
-        let b = &results.summary[1];
-        assert_eq!((b.passed, b.total, b.cost_usd, b.p50_latency_ms, b.p95_latency_ms), (1, 1, None, 7, 7));
-        assert!((results.mean_score() - (20.0 * 0.5 + 1.0) / 21.0).abs() < 1e-12);
-        assert_eq!(Results::of(vec![]).mean_score(), 0.0);
-    }
-}
+pub(crate) mod tests;

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use sr_eval::compare::variant_name;
 use sr_eval::harness::Progress;
+use sr_eval::names::variant_name;
 use sr_eval::results::CaseResult;
 
 pub struct Display {
@@ -41,7 +41,7 @@ impl Display {
                     bar.println(line);
                 }
             }
-            None => eprintln!("{line}"),
+            None => super::output::tell(&line),
         }
     }
 
@@ -52,12 +52,14 @@ impl Display {
     }
 }
 
-/// `[3/10] PASS c1 (review.sr × default) score 1.00, 120 ms`, and the reason of a failure.
+/// `[3/10] PASS c1 (review.sr × default) score 1.00, 120 ms`, the epoch of
+/// a case's second and later runs, and the reason of a failure.
 fn line(progress: &Progress) -> String {
     let case = progress.case;
     let verdict = if case.passed { "PASS" } else { "FAIL" };
+    let epoch = if case.epoch > 1 { format!(" epoch {}", case.epoch) } else { String::new() };
     let mut line = format!(
-        "[{}/{}] {verdict} {} ({}) score {:.2}, {} ms",
+        "[{}/{}] {verdict} {}{epoch} ({}) score {:.2}, {} ms",
         progress.done,
         progress.total,
         case.id,

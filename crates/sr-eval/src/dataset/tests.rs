@@ -2,12 +2,20 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
+fn shown(errors: Vec<DatasetError>) -> String {
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+}
+
 fn jsonl(text: &str) -> Result<Vec<Case>, String> {
-    parse_jsonl(text, Path::new("set.jsonl"), Path::new(".")).map_err(|e| e.to_string())
+    parse_jsonl(text, Path::new("set.jsonl"), Path::new(".")).map_err(shown)
 }
 
 fn yaml(text: &str) -> Result<Vec<Case>, String> {
-    parse_yaml(text, Path::new("set.yaml"), Path::new(".")).map_err(|e| e.to_string())
+    parse_yaml(text, Path::new("set.yaml"), Path::new(".")).map_err(shown)
+}
+
+fn loaded(path: &Path) -> Result<Vec<Case>, String> {
+    load(path).map(|d| d.cases).map_err(shown)
 }
 
 #[test]
@@ -40,7 +48,7 @@ fn jsonl_problems_name_the_line_and_field() {
     for (bad, error) in [
         (r#"{"id": "c2", "expect": []}"#, "set.jsonl:3:26: missing field `prompt`"),
         (r#"{"id": "c2", "prompt": "p", "expect": [], "extra": 1}"#, "set.jsonl:3:49: unknown field `extra`"),
-        (r#"{"id": "c2", "prompt": "p", "expect": [{"regex": "("}]}"#, "set.jsonl:3:54: expect: bad regex"),
+        (r#"{"id": "c2", "prompt": "p", "expect": [{"regex": "("}]}"#, "set.jsonl:3:40: expect: bad regex"),
         (r#"{"id": "../x", "prompt": "p", "expect": []}"#, "set.jsonl:3:13: id: case id \"../x\" is not an id: "),
         (
             r#"{"id": "c2", "prompt": "p", "files": {"../x": ""}, "expect": []}"#,
@@ -48,7 +56,7 @@ fn jsonl_problems_name_the_line_and_field() {
         ),
         (
             r#"{"id": "c2", "prompt": "p", "expect": [{"file": "/etc/passwd"}]}"#,
-            "set.jsonl:3:63: expect: file \"/etc/passwd\" must be a relative path inside the work directory",
+            "set.jsonl:3:40: expect: file \"/etc/passwd\" must be a relative path inside the work directory",
         ),
         (
             r#"{"id": "c2", "prompt": "p", "files": "no-such-dir", "expect": []}"#,
@@ -71,7 +79,7 @@ fn yaml_problems_name_the_location_and_field() {
     let ok = "- id: c1\n  prompt: p\n  expect: []\n";
     for (bad, error) in [
         ("- id: c2\n  expect: []\n", "set.yaml:4:3: .[1]: missing field `prompt`"),
-        ("- id: c2\n  prompt: p\n  expect:\n    - regex: '('\n", "set.yaml:7:5: .[1].expect: expect: bad regex"),
+        ("- id: c2\n  prompt: p\n  expect:\n    - regex: '('\n", "set.yaml:7:5: expect: bad regex"),
         (
             "- id: c2\n  prompt: p\n  files: {/abs: x}\n  expect: []\n",
             "set.yaml:6:10: .[1].files: files: \"/abs\" must be a relative path inside the work directory",
@@ -89,22 +97,22 @@ fn a_dataset_must_be_jsonl_or_yaml_and_readable() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("set.csv");
     std::fs::write(&csv, "id,prompt\n").unwrap();
-    assert!(load(&csv).unwrap_err().to_string().ends_with("set.csv: a dataset is a .jsonl or .yaml file"));
+    assert!(loaded(&csv).unwrap_err().ends_with("set.csv: a dataset is a .jsonl or .yaml file"));
     let missing = dir.path().join("none.jsonl");
-    assert!(load(&missing).unwrap_err().to_string().contains("none.jsonl: cannot read"));
+    assert!(loaded(&missing).unwrap_err().contains("none.jsonl: cannot read"));
     let copied = dir.path().join("files");
     std::fs::create_dir(&copied).unwrap();
     let set = dir.path().join("set.jsonl");
     std::fs::write(&set, r#"{"id": "c", "prompt": "p", "files": "files", "expect": []}"#).unwrap();
     let relative = PathBuf::from("files");
-    assert_eq!(load(&set).unwrap()[0].files, Files::Dir { base: dir.path().canonicalize().unwrap(), relative });
+    assert_eq!(loaded(&set).unwrap()[0].files, Files::Dir { base: dir.path().canonicalize().unwrap(), relative });
     assert!(copied.is_dir());
 }
 
 #[test]
 fn only_regular_files_within_the_size_limit_are_read() {
     let dir = tempfile::tempdir().unwrap();
-    let error = |path: &Path| load(path).unwrap_err().to_string();
+    let error = |path: &Path| loaded(path).unwrap_err();
     let fifo = dir.path().join("pipe.jsonl");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     // No writer: reading it would block forever.
@@ -179,7 +187,68 @@ fn symlinks_out_of_the_dataset_directory_are_refused() {
         ),
     ] {
         std::fs::write(&set, line).unwrap();
-        let got = load(&set).unwrap_err().to_string();
-        assert!(got.contains(":1: ") && got.contains(said) && got.contains("leads outside"), "{got}");
+        let got = loaded(&set).unwrap_err();
+        assert!(got.contains(":1:") && got.contains(said) && got.contains("leads outside"), "{got}");
     }
+}
+
+/// Every problem of a dataset is reported at once, each at its place: a case
+/// with a problem does not hide the next one's, and each scorer is read on its own.
+#[test]
+fn every_problem_is_reported_at_its_place() {
+    let lines = [
+        r#"{"id": "c1", "prompt": "p", "expect": [{"contians": "x"}, {"regex": "("}]}"#,
+        r#"{"id": "c2", "prompt": "p", "expect": []}"#,
+        r#"{"id": "c3", "prompt": 1, "expect": []}"#,
+        r#"{"id": "c2", "prompt": "p", "expect": [{"findings": [], "tolerence": 1}]}"#,
+        "not json",
+        r#"{"id": "ünï", "prompt": "p", "expect": [{"equals": 1}, {"tool_called": 3}]}"#,
+    ];
+    let got = jsonl(&lines.join("\n")).unwrap_err();
+    let want = [
+        "set.jsonl:1:40: expect: unknown scorer `contians`: did you mean `contains`?",
+        "set.jsonl:1:59: expect: bad regex \"(\"",
+        "set.jsonl:3:24: invalid type: integer `1`, expected a string",
+        "set.jsonl:4:40: expect: findings: unknown key `tolerence`: did you mean `tolerance`?",
+        "set.jsonl:5:2: expected ident",
+        "set.jsonl:6:12: id: case id \"ünï\" is not an id",
+    ];
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (got, want) in got.iter().zip(want) {
+        assert!(got.starts_with(want), "\n  got  {got}\n  want {want}");
+    }
+
+    // Duplicates are reported with the line of the first; a duplicate of a case
+    // with problems is not (that case was not read).
+    let dup = [r#"{"id": "a", "prompt": "p", "expect": []}"#; 3].join("\n");
+    assert_eq!(
+        jsonl(&dup).unwrap_err(),
+        "set.jsonl:2: id: \"a\" is already the id of the case at line 1\nset.jsonl:3: id: \"a\" is already the id of the case at line 1"
+    );
+}
+
+#[test]
+fn every_yaml_case_is_read_and_each_scorer_placed() {
+    let text = "# cases\n\
+- id: c1\n  prompt: p\n  expect:\n    - contains: ok\n    - contians: x\n\
+- id: c2\n  prompt: [\n\
+- id: c3\n  prompt: p\n  expect:\n  - regex: '('\n  - equals: 1\n  - file: /abs\n\
+- id: c4\n  prompt: p\n  expect: [{banana: 1}]\n";
+    let got = yaml(text).unwrap_err();
+    let want = [
+        "set.yaml:6:5: expect: unknown scorer `contians`: did you mean `contains`?",
+        "set.yaml:8:11: .[1].prompt: invalid type: sequence",
+        "set.yaml:12:3: expect: bad regex",
+        "set.yaml:14:3: expect: file \"/abs\" must be a relative path inside the work directory",
+        "set.yaml:17: expect: unknown scorer {banana}",
+    ];
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (got, want) in got.iter().zip(want) {
+        assert!(got.starts_with(want), "\n  got  {got}\n  want {want}");
+    }
+    // A list in flow style is read whole: its first problem.
+    let flow = "[{id: c1, prompt: p, expect: [{regex: '('}]}, {id: c2, expect: []}]";
+    assert!(yaml(flow).unwrap_err().starts_with("set.yaml:1:"), "{}", yaml(flow).unwrap_err());
 }

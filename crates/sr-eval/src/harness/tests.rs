@@ -31,12 +31,19 @@ fn options(out: &Path, provider: Arc<dyn Provider>, jobs: usize) -> Options {
         out: out.to_path_buf(),
         models: Models::Provider(provider),
         run: RunOptions { max_turns: 5, ..RunOptions::default() },
+        reduce: Reduce::Mean,
     }
+}
+
+/// Every case of every variant once.
+async fn go(variants: Vec<Variant>, cases: Vec<Case>, options: Options, stop: impl Future<Output = ()>) -> Ran {
+    let planned = plan(&variants, &cases, 1);
+    run(variants, cases, planned, options, &|_| {}, stop).await
 }
 
 async fn run_all(dir: &Path, cases: Vec<Case>, options: Options) -> Ran {
     let variants = variants(&[("helper.sr".to_string(), program(dir))], &[], &[]);
-    run(variants, cases, options, &|_| {}, std::future::pending()).await
+    go(variants, cases, options, std::future::pending()).await
 }
 
 fn writer() -> Arc<dyn Provider> {
@@ -90,7 +97,7 @@ async fn each_case_has_a_session_of_its_own() {
         "model main = openai/gpt-4o-mini\nprompt answer: \"\"\"You answer.\"\"\"\nagent:\n    instruction answer\n";
     let variants = variants(&[("answer.sr".to_string(), program_of(dir.path(), "answer.sr", agent))], &[], &[]);
     let options = options(dir.path(), model.clone(), 1);
-    let ran = run(variants, cases(&lines.join("\n")), options, &|_| {}, std::future::pending()).await;
+    let ran = go(variants, cases(&lines.join("\n")), options, std::future::pending()).await;
     assert!(ran.results.cases.iter().all(|c| c.passed && c.error.is_none()), "{:?}", ran.results.cases);
     let mut conversations: Vec<Vec<String>> =
         model.requests().iter().map(|r| r.messages.iter().map(|m| m.text()).collect()).collect();
@@ -302,7 +309,7 @@ async fn a_timed_out_case_stops_running_and_its_processes_are_killed() {
     let variants = variants(&[("host.sr".to_string(), program_of(dir.path(), "host.sr", HOST_SHELL))], &[], &[]);
     let set = cases(r#"{"id": "loops", "prompt": "run it", "expect": []}"#);
     let started = Instant::now();
-    let ran = run(variants, set, options, &|_| {}, std::future::pending()).await;
+    let ran = go(variants, set, options, std::future::pending()).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(ran.results.cases[0].error.as_deref(), Some("timeout"));
     assert!(size(&beat) > 0, "the command ran");
@@ -329,10 +336,70 @@ async fn a_failing_run_is_a_failed_case_and_stop_returns_the_results_so_far() {
     let variants = variants(&[("helper.sr".to_string(), program(dir.path()))], &[], &[]);
     let started = Instant::now();
     let stop = tokio::time::sleep(Duration::from_millis(300));
-    let ran = run(variants, cases(&lines.join("\n")), options(dir.path(), slow, 2), &|_| {}, stop).await;
+    let ran = go(variants, cases(&lines.join("\n")), options(dir.path(), slow, 2), stop).await;
     assert!(ran.interrupted);
     assert!(ran.results.cases.is_empty());
     assert!(started.elapsed() < Duration::from_secs(10));
+    // The runs cut off are missing, not failed: the results say they are partial.
+    assert_eq!((ran.results.complete, ran.results.planned, ran.results.missing.len()), (false, 6, 6));
+    assert_eq!(ran.results.partial().as_deref(), Some("partial: 0 of 6 cases"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_epochs_each_case_runs_that_many_times_each_run_with_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let set = cases(
+        r#"{"id": "c1", "prompt": "status?", "expect": [{"contains": "ok"}]}
+{"id": "c2", "prompt": "status?", "expect": [{"contains": "no"}]}"#,
+    );
+    let variants = variants(&[("helper.sr".to_string(), program(dir.path()))], &[], &[]);
+    let planned = plan(&variants, &set, 3);
+    assert_eq!(planned.len(), 6);
+    let ran =
+        run(variants, set, planned, options(&out, Arc::new(conforming("ok")), 2), &|_| {}, std::future::pending())
+            .await;
+    let runs: Vec<(&str, u32, bool)> = ran.results.cases.iter().map(|c| (c.id.as_str(), c.epoch, c.passed)).collect();
+    assert_eq!(
+        runs,
+        [("c1", 1, true), ("c1", 2, true), ("c1", 3, true), ("c2", 1, false), ("c2", 2, false), ("c2", 3, false)]
+    );
+    let events: Vec<&str> = ran.results.cases.iter().filter_map(|c| c.events.as_deref()).collect();
+    assert_eq!(
+        events[..3],
+        [
+            "cases/c1/helper/default/events.jsonl",
+            "cases/c1/helper/default/events.2.jsonl",
+            "cases/c1/helper/default/events.3.jsonl"
+        ]
+    );
+    assert!(events.iter().all(|e| out.join(e).is_file()));
+    let summary = &ran.results.summary[0];
+    assert_eq!((summary.cases, summary.passed, summary.total, summary.pass_rate), (2, 3, 6, 0.5));
+    assert!(ran.results.complete);
+}
+
+/// A run whose provider panics is a failed case with the reason, not a lost one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_case_whose_run_panics_fails_and_the_others_run() {
+    struct Panics;
+    impl Provider for Panics {
+        fn chat(&self, request: ChatRequest) -> ChatStream {
+            assert!(!user_says("boom")(&request), "the provider panics");
+            conforming("ok").chat(request)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let set = cases(
+        r#"{"id": "boom", "prompt": "boom", "expect": [{"contains": "ok"}]}
+{"id": "fine", "prompt": "fine", "expect": [{"contains": "ok"}]}"#,
+    );
+    let ran = run_all(dir.path(), set, options(dir.path(), Arc::new(Panics), 1)).await;
+    let [boom, fine] = &ran.results.cases[..] else { panic!("{:?}", ran.results.cases) };
+    assert!(!boom.passed && boom.error.is_some(), "{boom:?}");
+    assert_eq!(boom.scores.len(), 1);
+    assert!(fine.passed);
+    assert!(ran.results.complete);
 }
 
 #[test]
@@ -389,7 +456,7 @@ async fn scorers_never_read_through_a_symlink_the_run_left() {
     let mut options = options(&out, Arc::new(provider), 1);
     options.run.allow_host_tools = true;
     let variants = variants(&[("sh.sr".to_string(), program_of(dir.path(), "sh.sr", HOST_SHELL))], &[], &[]);
-    let ran = run(variants, set, options, &|_| {}, std::future::pending()).await;
+    let ran = go(variants, set, options, std::future::pending()).await;
     let case = &ran.results.cases[0];
     assert_eq!(case.error, None);
     let details: Vec<&str> = case.scores.iter().map(|s| s.detail.as_str()).collect();

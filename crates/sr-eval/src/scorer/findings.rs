@@ -1,7 +1,7 @@
 //! Code-review scoring: expected findings against reported ones, matched one
 //! to one within a line tolerance, as precision, recall and F1.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A finding the case expects.
@@ -22,7 +22,10 @@ struct Reported {
     category: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Matched, expected and reported findings: what precision, recall and F1
+/// are made of, kept in each `findings` score so that a variant's figures
+/// can be added up over its cases.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     pub matched: usize,
     pub expected: usize,
@@ -30,24 +33,42 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Precision of nothing reported is 1 when nothing was expected, else 0.
-    pub fn precision(&self) -> f64 {
-        ratio(self.matched, self.reported, self.expected == 0)
+    /// Matched of reported; undefined when nothing was reported.
+    pub fn precision(&self) -> Option<f64> {
+        ratio(self.matched, self.reported)
     }
 
-    /// Recall of nothing expected is 1.
-    pub fn recall(&self) -> f64 {
-        ratio(self.matched, self.expected, true)
+    /// Matched of expected; undefined when nothing was expected.
+    pub fn recall(&self) -> Option<f64> {
+        ratio(self.matched, self.expected)
     }
 
-    pub fn f1(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+    /// `2·matched / (expected + reported)`, the harmonic mean of precision and
+    /// recall where both are defined, 0 where one side is empty and the other
+    /// not; undefined when both are empty.
+    pub fn f1(&self) -> Option<f64> {
+        ratio(2 * self.matched, self.expected + self.reported)
+    }
+
+    /// The scorer's score: F1, and 1 when both sides are empty (they agree).
+    pub fn score(&self) -> f64 {
+        self.f1().unwrap_or(1.0)
+    }
+
+    pub fn add(&mut self, other: &Tally) {
+        self.matched += other.matched;
+        self.expected += other.expected;
+        self.reported += other.reported;
     }
 }
 
-fn ratio(part: usize, whole: usize, empty: bool) -> f64 {
-    if whole == 0 { if empty { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
+fn ratio(part: usize, whole: usize) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// A figure that may be undefined, as reports show it: two decimals or `n/a`.
+pub fn shown(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
 }
 
 /// The findings in a run's output: an array of findings, or an object with a
@@ -130,9 +151,9 @@ mod tests {
         let t = tally(&expected, &output, 2);
         // a.py:11 serves one of 10 and 12, not both; a.py:40 is too far.
         assert_eq!(t, Tally { matched: 2, expected: 3, reported: 3 });
-        assert!((t.precision() - 2.0 / 3.0).abs() < 1e-9);
-        assert!((t.recall() - 2.0 / 3.0).abs() < 1e-9);
-        assert!((t.f1() - 2.0 / 3.0).abs() < 1e-9);
+        assert!((t.precision().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+        assert!((t.recall().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+        assert!((t.f1().unwrap() - 2.0 / 3.0).abs() < 1e-9);
         assert_eq!(tally(&expected, &output, 0).matched, 1);
     }
 
@@ -144,12 +165,16 @@ mod tests {
     }
 
     #[test]
-    fn empty_sides_score_as_agreed() {
+    fn an_empty_side_leaves_its_ratio_undefined() {
+        // Both empty: nothing to measure, and the sides agree.
         let none = tally(&[], &json!([]), 3);
-        assert_eq!((none.precision(), none.recall(), none.f1()), (1.0, 1.0, 1.0));
+        assert_eq!((none.precision(), none.recall(), none.f1(), none.score()), (None, None, None, 1.0));
+        // A false alarm: precision 0, recall of nothing expected undefined.
         let spurious = tally(&[], &json!([{"file": "a", "line": 1}]), 3);
-        assert_eq!((spurious.precision(), spurious.recall(), spurious.f1()), (0.0, 1.0, 0.0));
+        assert_eq!((spurious.precision(), spurious.recall(), spurious.f1()), (Some(0.0), None, Some(0.0)));
+        // A miss: precision of nothing reported undefined, recall 0.
         let missed = tally(&[want("a", 1, None)], &json!("no findings"), 3);
-        assert_eq!((missed.precision(), missed.recall(), missed.f1()), (0.0, 0.0, 0.0));
+        assert_eq!((missed.precision(), missed.recall(), missed.f1()), (None, Some(0.0), Some(0.0)));
+        assert_eq!((shown(missed.precision()), shown(missed.recall())), ("n/a".to_string(), "0.00".to_string()));
     }
 }

@@ -67,7 +67,7 @@ impl FlowScorer {
     }
 
     pub async fn score(&self, judge: &JudgeModel, prompt: &str, output: &Value, work_dir: &Path) -> Score {
-        let failed = |detail: String| Score { kind: "flow".to_string(), passed: false, score: 0.0, detail };
+        let failed = |detail: String| Score::new("flow", false, detail);
         let Some(program) = &self.program else { return failed("the scorer's flow was not loaded".to_string()) };
         let jail = match Jail::read_only(work_dir) {
             Ok(jail) => jail,
@@ -108,6 +108,7 @@ impl FlowScorer {
                     self.min_score,
                     reason.map(|r| format!(": {r}")).unwrap_or_default()
                 ),
+                findings: None,
             },
             None => failed(format!("the scoring flow returned no score in 0..1: {}", text_of(&result))),
         }

@@ -26,7 +26,7 @@ Answer with JSON only: {\"score\": a number from 0 (fails the rubric) to 1 (meet
 
 impl Judge {
     pub async fn score(&self, model: &JudgeModel, prompt: &str, output: &Value) -> Score {
-        let failed = |detail: String| Score { kind: "judge".to_string(), passed: false, score: 0.0, detail };
+        let failed = |detail: String| Score::new("judge", false, detail);
         let provider = match model {
             Ok(provider) => provider,
             Err(e) => return failed(format!("no judge: {e}")),
@@ -41,6 +41,7 @@ impl Judge {
                 passed: score >= self.min_score,
                 score,
                 detail: format!("{score:.2} (pass at {:.2}): {reason}", self.min_score),
+                findings: None,
             },
             Err(e) => failed(format!("the judge's answer {e}")),
         }

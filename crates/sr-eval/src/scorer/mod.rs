@@ -15,10 +15,11 @@ use serde_json::Value;
 use sr_runtime::event::{Event, Payload};
 use sr_runtime::tools::{Jail, Opened};
 
-pub use findings::{Expected, Tally, tally};
+pub use findings::{Expected, Tally, shown, tally};
 pub use flow::FlowScorer;
 pub use json_path::JsonPath;
 pub use judge::{Judge, JudgeModel};
+pub(crate) use parse::parse;
 
 /// One entry of a case's `expect` list.
 #[derive(Debug)]
@@ -72,11 +73,14 @@ pub struct Score {
     pub passed: bool,
     pub score: f64,
     pub detail: String,
+    /// A `findings` scorer's counts, which a variant's precision, recall and F1 add up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Tally>,
 }
 
 impl Score {
-    fn new(kind: &str, passed: bool, detail: String) -> Score {
-        Score { kind: kind.to_string(), passed, score: if passed { 1.0 } else { 0.0 }, detail }
+    pub fn new(kind: &str, passed: bool, detail: String) -> Score {
+        Score { kind: kind.to_string(), passed, score: if passed { 1.0 } else { 0.0 }, detail, findings: None }
     }
 }
 
@@ -94,6 +98,17 @@ impl Scorer {
             Scorer::Judge(_) => "judge",
             Scorer::Flow(_) => "flow",
         }
+    }
+
+    /// The verdict of a scorer that never saw the run (it timed out, or its
+    /// work directory could not be made): failed, and for `findings` every
+    /// expected finding missed, so that the variant's recall counts the run.
+    pub fn unscored(&self, reason: &str) -> Score {
+        let mut score = Score::new(self.kind(), false, format!("not scored: {reason}"));
+        if let Scorer::Findings { expected, .. } = self {
+            score.findings = Some(Tally { matched: 0, expected: expected.len(), reported: 0 });
+        }
+        score
     }
 
     pub async fn score(&self, seen: &Observed<'_>) -> Score {
@@ -123,17 +138,17 @@ impl Scorer {
             Scorer::ToolCalled { name, called, args } => score_calls(kind, seen.events, name, *called, args.as_ref()),
             Scorer::Findings { expected, tolerance, min_f1 } => {
                 let t = tally(expected, &structured(output), *tolerance);
-                let f1 = t.f1();
+                let score = t.score();
                 let detail = format!(
-                    "precision {:.2} recall {:.2} F1 {:.2} ({} of {} expected, {} reported)",
-                    t.precision(),
-                    t.recall(),
-                    f1,
+                    "precision {} recall {} F1 {} ({} of {} expected, {} reported)",
+                    shown(t.precision()),
+                    shown(t.recall()),
+                    shown(t.f1()),
                     t.matched,
                     t.expected,
                     t.reported
                 );
-                Score { kind: kind.to_string(), passed: f1 >= *min_f1, score: f1, detail }
+                Score { kind: kind.to_string(), passed: score >= *min_f1, score, detail, findings: Some(t) }
             }
             Scorer::Judge(judge) => judge.score(seen.judge, seen.prompt, output).await,
             Scorer::Flow(flow) => flow.score(seen.judge, seen.prompt, output, seen.work_dir).await,

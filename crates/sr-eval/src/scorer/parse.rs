@@ -5,38 +5,25 @@
 
 use regex::Regex;
 use serde::Deserialize;
-use serde::de::Error as _;
 use serde_json::{Map, Value};
 
 use super::{Check, Expected, FlowScorer, JsonPath, Judge, Scorer};
 use crate::relative::{DATASET_DIR, WORK_DIR, check_relative};
+use crate::suggest::{closest, hint};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
 /// alone test the output.
 const NAMED: [&str; 7] = ["json_path", "file", "tool_called", "findings", "schema", "judge", "flow"];
 
-impl<'de> Deserialize<'de> for Scorer {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        parse(&value).map_err(D::Error::custom)
-    }
-}
-
-fn parse(value: &Value) -> Result<Scorer, String> {
+/// The scorer an entry of `expect` describes.
+pub(crate) fn parse(value: &Value) -> Result<Scorer, String> {
     let Value::Object(map) = value else {
         return Err(format!("expect: a scorer is an object keyed by its name, not {value}"));
     };
     let named: Vec<&str> = NAMED.iter().copied().filter(|k| map.contains_key(*k)).collect();
     let scorer = match named.as_slice() {
         [] => {
-            let check = check(map, "")?.ok_or_else(|| {
-                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-                format!(
-                    "expect: unknown scorer {{{}}} (known: equals, contains, regex, {})",
-                    keys.join(", "),
-                    NAMED.join(", ")
-                )
-            })?;
+            let check = check(map, "")?.ok_or_else(|| unknown_scorer(map))?;
             return Ok(match check {
                 Check::Equals(v) => Scorer::Equals(v),
                 Check::Contains(s) => Scorer::Contains(s),
@@ -134,10 +121,21 @@ fn parse(value: &Value) -> Result<Scorer, String> {
     }
 }
 
+/// An object naming no scorer: the closest scorer to one of its keys, or the list.
+fn unknown_scorer(map: &Map<String, Value>) -> String {
+    let known: Vec<&str> = ["equals", "contains", "regex"].into_iter().chain(NAMED).collect();
+    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+    let near = keys.iter().find_map(|key| closest(key, known.iter().copied()).map(|near| (key, near)));
+    match near {
+        Some((key, near)) => format!("expect: unknown scorer `{key}`: did you mean `{near}`?"),
+        None => format!("expect: unknown scorer {{{}}} (known: {})", keys.join(", "), known.join(", ")),
+    }
+}
+
 /// Refuses keys a scorer does not know.
 fn only(map: &Map<String, Value>, scorer: &str, keys: &[&str]) -> Result<(), String> {
     match map.keys().find(|k| !keys.contains(&k.as_str())) {
-        Some(key) => Err(format!("expect: {scorer}: unknown key `{key}` (known: {})", keys.join(", "))),
+        Some(key) => Err(format!("expect: {scorer}: unknown key `{key}`{}", hint(key, keys))),
         None => Ok(()),
     }
 }

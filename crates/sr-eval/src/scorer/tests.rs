@@ -9,11 +9,11 @@ use sr_runtime::scripted::{Reply, ScriptedProvider, user_says};
 use super::*;
 
 fn scorer(spec: Value) -> Scorer {
-    serde_json::from_value(spec).unwrap()
+    parse(&spec).unwrap()
 }
 
 fn refused(spec: Value) -> String {
-    serde_json::from_value::<Scorer>(spec).unwrap_err().to_string()
+    parse(&spec).unwrap_err()
 }
 
 /// No judge model: only `judge` scorers ask for one.
@@ -139,20 +139,40 @@ fn findings_score_is_f1_and_passes_at_min_f1() {
     assert_eq!(on(json!({"findings": expected, "tolerance": 0}), half), FAIL);
     let both = json!({"findings": [{"file": "a.py", "line": 10}, {"file": "a.py", "line": 29}]});
     assert_eq!(on(json!({"findings": expected, "tolerance": 1}), both), PASS);
+
+    // Nothing reported: precision is undefined, not 0; the counts are kept for the summary.
+    let dir = tempfile::tempdir().unwrap();
+    let silent = json!({"findings": []});
+    let s = block_on(scorer(json!({"findings": expected})).score(&seen(Some(&silent), dir.path(), &[])));
+    assert_eq!(s.detail, "precision n/a recall 0.00 F1 0.00 (0 of 2 expected, 0 reported)");
+    assert_eq!(s.findings, Some(Tally { matched: 0, expected: 2, reported: 0 }));
+    // Nothing expected and nothing reported: the sides agree.
+    let s = block_on(scorer(json!({"findings": []})).score(&seen(Some(&silent), dir.path(), &[])));
+    assert_eq!(
+        (s.passed, s.score, s.detail.as_str()),
+        (true, 1.0, "precision n/a recall n/a F1 n/a (0 of 0 expected, 0 reported)")
+    );
+    // A scorer that never saw the run misses every expected finding.
+    let unscored = scorer(json!({"findings": expected})).unscored("timeout");
+    assert_eq!((unscored.passed, unscored.detail.as_str()), (false, "not scored: timeout"));
+    assert_eq!(unscored.findings, Some(Tally { matched: 0, expected: 2, reported: 0 }));
 }
 
 #[test]
 fn bad_scorers_are_refused_with_the_field() {
     for (spec, error) in [
         (json!("contains"), "a scorer is an object keyed by its name"),
-        (json!({"containz": "x"}), "unknown scorer {containz}"),
+        (json!({"containz": "x"}), "unknown scorer `containz`: did you mean `contains`?"),
+        (json!({"tool_caled": "x"}), "unknown scorer `tool_caled`: did you mean `tool_called`?"),
+        (json!({"banana": "x", "kiwi": 1}), "unknown scorer {banana, kiwi} (known: equals, contains, regex, json_path"),
         (json!({"regex": "("}), "bad regex \"(\""),
         (json!({"contains": 3}), "`contains` must be a string, not 3"),
         (json!({"contains": "a", "regex": "b"}), "one of equals, contains, regex; found contains and regex"),
         (json!({"file": "a", "json_path": "$"}), "one scorer per entry, found json_path and file"),
         (json!({"json_path": "a.b"}), "expected `$`"),
         (json!({"json_path": "$.a", "regex": "["}), "json_path: bad regex"),
-        (json!({"file": "a", "size": 3}), "file: unknown key `size`"),
+        (json!({"file": "a", "size": 3}), "file: unknown key `size` (known: file, equals, contains, regex)"),
+        (json!({"findings": [], "tolerence": 1}), "findings: unknown key `tolerence`: did you mean `tolerance`?"),
         (json!({"file": 1}), "`file` must be a string"),
         (json!({"tool_called": "t", "called": "yes"}), "`called` must be true or false"),
         (json!({"tool_called": "t", "args": [1]}), "`args` must be an object"),
