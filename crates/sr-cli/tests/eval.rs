@@ -276,10 +276,12 @@ async fn a_case_that_times_out_fails_with_its_reason_after_its_retries() {
         server.push(MockReply::text("ok").delay(Duration::from_secs(60)));
     }
     let started = Instant::now();
-    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--timeout", "0.5", "--retries", "1", "--out", "o"];
+    // Long enough for each attempt's request to reach the server on a loaded
+    // machine, far shorter than the replies' delay.
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--timeout", "4", "--retries", "1", "--out", "o"];
     let out = sr(&args, &dir, &mock_env(&server));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(started.elapsed() < Duration::from_secs(40));
     assert_eq!(server.requests().len(), 2, "one attempt and one retry");
     let case = &results(&dir.join("o/results.json"))["cases"][0];
     assert_eq!((&case["passed"], &case["error"]), (&json!(false), &json!("timeout")));
