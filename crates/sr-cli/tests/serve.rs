@@ -368,3 +368,103 @@ async fn after_kill_9_a_restart_resumes_the_run_from_its_journal() {
     assert_eq!(responses, 2, "each model call answered once: {:?}", kinds(&all));
     assert_eq!(kinds(&all).iter().filter(|t| *t == "run_started").count(), 1);
 }
+
+/// Every field of a run request with a value of its type, and a value of
+/// every other JSON kind: each wrong kind is a 400 whose message starts with
+/// the field's name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_kind_of_value_in_any_field_is_a_400_naming_that_field() {
+    let dir = temp("kinds", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let fields = [
+        ("workload", json!("greet")),
+        ("entry", json!("main")),
+        ("prompt", json!("hi")),
+        ("session", json!("s")),
+        ("model", json!("openai/gpt-4o")),
+        ("wait", json!(false)),
+        ("on_conflict", json!("enqueue")),
+    ];
+    let kinds = [json!(null), json!(true), json!(7), json!(-1.5), json!("text"), json!([1]), json!({"a": 1})];
+    let mut tried = 0;
+    for (field, valid) in &fields {
+        for wrong in kinds.iter().filter(|k| std::mem::discriminant(*k) != std::mem::discriminant(valid)) {
+            // null is "absent" for the optional fields.
+            if wrong.is_null() && *field != "workload" {
+                continue;
+            }
+            let mut body = json!({"workload": "greet"});
+            body[*field] = wrong.clone();
+            let (status, answer) = serve.post("/v1/runs", body.clone()).await;
+            assert_eq!(status, 400, "{body}: {answer}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with(&format!("{field}: ")), "{body}: {message}");
+            tried += 1;
+        }
+    }
+    assert!(tried > 30, "{tried}");
+    let (status, answer) = serve.post("/v1/sessions", json!({"id": 5})).await;
+    assert!(status == 400 && answer["error"]["message"].as_str().unwrap().starts_with("id: "), "{answer}");
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "on_conflict": "enqueue"})).await.1;
+    let (status, answer) =
+        serve.post(&format!("/v1/runs/{}/input", run["id"].as_str().unwrap()), json!({"text": 1})).await;
+    assert!(status == 400 && answer["error"]["message"].as_str().unwrap().starts_with("text: "), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_secret_reaches_a_response_an_event_or_the_log_and_metrics_count_the_runs() {
+    let dir = temp("secrets", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let key = serving::KEY;
+    mock.push(MockReply::text(format!("the key is {key}")));
+    mock.push(MockReply::chunks(["reviewed: ", key]));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": format!("use {key}"), "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap();
+    let session = run.1["session"].as_str().unwrap();
+    let answers = [
+        run.1.to_string(),
+        serve.get(&format!("/v1/runs/{id}")).await.1.to_string(),
+        serve.get_text(&format!("/v1/runs/{id}/events")).await,
+        serve.get(&format!("/v1/sessions/{session}")).await.1.to_string(),
+    ];
+    for answer in &answers {
+        assert!(!answer.contains(key), "{answer}");
+    }
+    assert!(answers[2].contains("[redacted]"), "{}", answers[2]);
+    assert!(!serve.log().contains(key), "{}", serve.log());
+
+    let (status, metrics) = serve.get("/metrics").await;
+    assert_eq!(status, 200);
+    let metrics = metrics.as_str().unwrap().to_string();
+    for line in [
+        "sr_serve_runs{status=\"done\"} 1",
+        "sr_serve_runs{status=\"queued\"} 0",
+        "sr_serve_queue_depth 0",
+        "sr_serve_model_call_seconds_count 2",
+        "sr_serve_model_call_seconds_bucket{le=\"+Inf\"} 2",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_over_the_bound_is_streamed_as_its_size_not_its_content() {
+    let dir = temp("big-event", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let big = "x".repeat((1 << 20) + 10);
+    mock.push(MockReply::text(big.clone()));
+    mock.push(MockReply::text("short"));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let text = serve.get_text(&format!("/v1/runs/{}/events", run.1["id"].as_str().unwrap())).await;
+    let events = events_of(&text);
+    let too_large: Vec<&Value> = events.iter().map(|(_, e)| e).filter(|e| e["type"] == "event_too_large").collect();
+    assert!(!too_large.is_empty(), "{}", &text[..2000.min(text.len())]);
+    assert!(too_large.iter().all(|e| e["bytes"].as_u64().unwrap() > 1 << 20 && e["original_type"].is_string()));
+    assert!(events.iter().all(|(id, e)| e["seq"] == json!(id)));
+    assert!(text.len() < 4 << 20, "the stream carries no event over the bound");
+}

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use sr_llm::mock::MockServer;
 
-const KEY: &str = "test-key-1234";
+pub const KEY: &str = "test-key-1234";
 
 /// A fresh directory holding `files`, unique to `name` and this process.
 pub fn temp(name: &str, files: &[(&str, &str)]) -> PathBuf {
