@@ -119,6 +119,11 @@ impl Server {
         }
     }
 
+    /// The run `id`, or a 404.
+    pub(crate) fn find_run(&self, id: &str) -> Result<store::RunRow, error::ApiError> {
+        self.store.run(id)?.ok_or_else(|| error::ApiError::not_found(format!("no run {id:?}")))
+    }
+
     /// Stops a running run's task, as a cancel.
     pub(crate) fn cancel_task(&self, id: &str) {
         self.cancelled_lock().insert(id.to_string());
