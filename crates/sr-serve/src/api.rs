@@ -234,7 +234,7 @@ async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
             return Ok(row);
         }
         tokio::select! {
-            _ = changes.changed() => {}
+            _ = changes.changes.changed() => {}
             _ = closing.changed() => {}
             () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
         }

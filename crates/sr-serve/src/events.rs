@@ -90,7 +90,7 @@ impl Cursor {
                 }
             }
             tokio::select! {
-                _ = changes.changed() => {}
+                _ = changes.changes.changed() => {}
                 _ = closing.changed() => {}
                 () = tokio::time::sleep(Duration::from_secs(5)) => {}
             }
