@@ -84,6 +84,9 @@ test("an event emitted by a running flow appears within one second, and answerin
   await expect(page.getByTestId("question")).toHaveText("Which branch should I deploy?");
   await expect(page.getByTestId("run-status")).toHaveText("paused");
   await expect(page.getByRole("option").filter({ hasText: "I need to ask." }).first()).toBeVisible();
+  // The graph marks the node that produced the last event (the flow asking).
+  await expect(page.locator('[data-active="true"]')).toContainText("main");
+  await expect(page.getByText("Graph of ask: flow main is running")).toBeVisible();
 
   const marker = `live-${Date.now()}`;
   const before = Date.now();
@@ -98,6 +101,7 @@ test("an event emitted by a running flow appears within one second, and answerin
   await expect(page.getByTestId("run-status")).toHaveText("done");
   await expect(page.getByRole("option").filter({ hasText: "branch = release-7" })).toBeVisible();
   await expect(page.getByTestId("question")).toHaveCount(0);
+  await expect(page.locator('[data-active="true"]')).toHaveCount(0);
   const run = await (await page.request.get(`/v1/runs/${id}`)).json();
   expect(run.result).toBe("deployed release-7");
   expect(consoleErrors).toEqual([]);
