@@ -183,3 +183,74 @@ test("the evaluations page shows the numbers of the results.json it was given, a
   await expect(page.getByRole("alert")).toContainText("bad.json: not an sr eval results.json");
   expect(consoleErrors).toEqual([]);
 });
+
+test("an in-doubt step is decided from the page, and a running run is cancelled", async ({ page, consoleErrors }) => {
+  await page.goto("/runs/r-doubt");
+  const group = page.getByRole("group", { name: "Decide the in-doubt step" });
+  await expect(group).toBeVisible();
+  await group.getByRole("button", { name: "Retry the step" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  await expect(page.getByRole("option").filter({ hasText: "decided: retry" })).toBeVisible();
+  await expect(group).toHaveCount(0);
+
+  const id = await startRun(page);
+  await page.goto(`/runs/${id}`);
+  await expect(page.getByTestId("run-status")).toHaveText("paused");
+  await page.getByRole("button", { name: "Cancel run" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("cancelled");
+  await expect(page.getByRole("button", { name: "Cancel run" })).toHaveCount(0);
+  await expect(page.getByTestId("question")).toHaveCount(0);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a stream that drops is resumed with Last-Event-ID: no gap, no duplicate", async ({ page, consoleErrors }) => {
+  const resumedFrom: (string | null)[] = [];
+  page.on("request", (request) => {
+    if (request.url().endsWith("/v1/runs/r-flaky/events")) resumedFrom.push(request.headers()["last-event-id"] ?? null);
+  });
+  await page.goto("/runs/r-flaky");
+  await expect(page.getByTestId("event-count")).toHaveText("12 events");
+  const seqs = await page.getByRole("option").locator(".seq").allTextContents();
+  expect(seqs).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+  expect(resumedFrom).toEqual([null, "3", "6", "9"]);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("hostile events: markup stays text, a megabyte of streamed text and a broken line do not break the page", async ({
+  page,
+  consoleErrors,
+}) => {
+  let dialogs = 0;
+  page.on("dialog", (dialog) => {
+    dialogs++;
+    void dialog.dismiss();
+  });
+  await page.goto("/runs/r-hostile");
+  await expect(page.getByTestId("event-count")).toHaveText("4 events");
+  await expect(page.getByRole("option").filter({ hasText: "<img src=x onerror=alert(1)>" })).toBeVisible();
+  expect(await page.locator("main img").count()).toBe(0);
+  const text = page.getByRole("option").filter({ hasText: "yyyy" });
+  await expect(text).toBeVisible();
+  expect((await text.locator(".summary").textContent())!.length).toBeLessThan(400);
+  await expect(page.getByRole("option").filter({ hasText: "some_future_kind" })).toContainText('{"field":{"deep":[1,2,3]}}');
+  expect(dialogs).toBe(0);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the API key is sent with every request, the event stream included", async ({ page, consoleErrors }) => {
+  const seen = new Map<string, string | undefined>();
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith("/v1/")) seen.set(url.pathname, request.headers()["authorization"]);
+  });
+  await page.goto("/runs");
+  await page.getByLabel("API key").fill("a-test-key-of-sixteen-chars");
+  await page.getByRole("button", { name: "Save key" }).click();
+  await page.waitForLoadState();
+  await page.goto("/runs/r-done");
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  for (const path of ["/v1/runs", "/v1/runs/r-done", "/v1/runs/r-done/events"]) {
+    expect(seen.get(path), path).toBe("Bearer a-test-key-of-sixteen-chars");
+  }
+  expect(consoleErrors).toEqual([]);
+});

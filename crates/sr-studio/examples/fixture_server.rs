@@ -110,8 +110,35 @@ fn seed_big(fixture: &mut Fixture, id: &str, count: usize) {
     );
 }
 
+/// Runs that try the page: a step in doubt, a stream that drops every three events, and
+/// hostile events (markup, a megabyte of text, a line that is not JSON).
+fn seed_trials(fixture: &mut Fixture) {
+    let flow = ["flow:main"];
+    fixture.add("r-doubt", json!({"session": "s-2", "status": "in_doubt", "workload": "ask", "entry": "main", "started": "2026-11-26T07:00:00Z"}));
+    fixture.emit("r-doubt", &[], json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "pay"}));
+    fixture.emit("r-doubt", &flow, json!({"type": "tool_call", "call_id": "c1", "tool": "pay", "args": {"amount": 5}}));
+    fixture.add("r-flaky", json!({"session": "s-3", "status": "done", "workload": "ask", "entry": "main", "started": "2026-11-26T06:00:00Z"}));
+    for i in 0..11 {
+        fixture.emit("r-flaky", &flow, json!({"type": "log", "message": format!("step {i}")}));
+    }
+    fixture.emit("r-flaky", &[], json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}));
+    fixture.add("r-hostile", json!({"session": "s-4", "status": "done", "workload": "ask", "entry": "main", "started": "2026-11-26T05:00:00Z"}));
+    fixture.emit(
+        "r-hostile",
+        &flow,
+        json!({"type": "log", "message": "<img src=x onerror=alert(1)><script>alert(2)</script>"}),
+    );
+    let run = fixture.runs.get_mut("r-hostile").unwrap();
+    run.lines.push("id: 2\ndata: {not json\n\n".to_string());
+    run.events.push(json!({"seq": 2, "type": "unparsable"}));
+    fixture.emit("r-hostile", &["flow:main", "agent:a"], json!({"type": "text_delta", "text": "y".repeat(1 << 20)}));
+    fixture.emit("r-hostile", &flow, json!({"type": "some_future_kind", "field": {"deep": [1, 2, 3]}}));
+    fixture.emit("r-hostile", &[], json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}));
+}
+
 fn seed(fixture: &mut Fixture) {
     seed_big(fixture, "r-big", 10_000);
+    seed_trials(fixture);
     fixture.add("r-done", json!({"session": "s-1", "status": "done", "workload": "ask", "entry": "main",
         "started": "2026-11-26T08:00:00Z", "duration_ms": 2_400, "tokens": {"input": 30, "output": 12}, "cost_usd": null, "result": "ok"}));
     let flow = ["flow:main"];
@@ -227,6 +254,28 @@ async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): 
     let Some(run) = fixture.runs.get(&id) else {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'"));
     };
+    if run.info["status"] == "in_doubt" {
+        let status = match text {
+            "retry" | "skip" => "done",
+            "fail" => "failed",
+            _ => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "an in-doubt step is decided with `retry`, `skip` or `fail`",
+                );
+            }
+        };
+        fixture.emit(&id, &["flow:main"], json!({"type": "log", "message": format!("decided: {text}")}));
+        fixture.emit(
+            &id,
+            &[],
+            json!({"type": "run_finished", "status": if status == "done" { "completed" } else { "failed" },
+            "result": null, "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}),
+        );
+        fixture.set(&id, "status", json!(status));
+        return Json(json!({"id": id, "status": status})).into_response();
+    }
     if run.info["status"] != "paused" {
         return error(
             StatusCode::CONFLICT,
@@ -247,6 +296,19 @@ async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): 
     fixture.set(&id, "result", json!(format!("deployed {text}")));
     fixture.set(&id, "status", json!("done"));
     Json(json!({"id": id, "status": "running"})).into_response()
+}
+
+async fn cancel(State(state): State<Shared>, Path(id): Path<String>) -> Response {
+    let mut fixture = lock(&state);
+    let Some(run) = fixture.runs.get(&id) else {
+        return error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'"));
+    };
+    if ["done", "failed", "cancelled"].contains(&run.info["status"].as_str().unwrap_or("")) {
+        return error(StatusCode::CONFLICT, "finished", &format!("run '{id}' has ended"));
+    }
+    fixture.emit(&id, &[], json!({"type": "run_finished", "status": "cancelled", "result": null, "error": "cancelled", "usage": {"input_tokens": 0, "output_tokens": 0}}));
+    fixture.set(&id, "status", json!("cancelled"));
+    Json(json!({"id": id, "status": "cancelled"})).into_response()
 }
 
 /// Test control: appends a log event to a run, as a running flow would.
@@ -272,6 +334,8 @@ async fn events(
     let Some(changed) = lock(&state).runs.get(&id).map(|r| r.changed.subscribe()) else {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'"));
     };
+    // `r-flaky`'s connection drops after every three events (the client resumes).
+    let per_connection = if id == "r-flaky" { 3 } else { usize::MAX };
     let stream = futures::stream::unfold((after, false, changed), move |(sent, done, mut changed)| {
         let state = state.clone();
         let id = id.clone();
@@ -284,9 +348,11 @@ async fn events(
                     let fixture = lock(&state);
                     let run = &fixture.runs[&id];
                     let events = &run.events;
-                    let chunk: String = run.lines[sent.min(run.lines.len())..].concat();
-                    let finished = events.last().is_some_and(|e| e["type"] == "run_finished");
-                    (chunk, events.len(), finished)
+                    let from = sent.min(run.lines.len());
+                    let to = run.lines.len().min(from.saturating_add(per_connection));
+                    let chunk: String = run.lines[from..to].concat();
+                    let finished = to < run.lines.len() || events.last().is_some_and(|e| e["type"] == "run_finished");
+                    (chunk, to, finished)
                 };
                 if !chunk.is_empty() {
                     return Some((Ok::<_, std::convert::Infallible>(chunk), (next, finished, changed)));
@@ -319,6 +385,7 @@ async fn main() {
         .route("/v1/runs/{id}", get(run))
         .route("/v1/runs/{id}/events", get(events))
         .route("/v1/runs/{id}/input", post(input))
+        .route("/v1/runs/{id}/cancel", post(cancel))
         .route("/v1/sessions/{id}", get(session))
         .route("/fixture/runs/{id}/emit", post(emit))
         .with_state(state);
