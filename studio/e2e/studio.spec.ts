@@ -134,6 +134,11 @@ test("a run of 10,000 events renders within one second, virtualised, and the key
   await expect(page.getByRole("heading", { name: "Event 2: flow_started" })).toBeVisible();
   await page.keyboard.press("End");
   await expect(page.getByRole("heading", { name: "Event 10000: run_finished" })).toBeVisible();
+  // The state after an event: `reviewed` is set at every sixth event; the last before 100 is 94's.
+  await page.keyboard.press("Home");
+  for (let i = 1; i < 100; i++) await page.keyboard.press("ArrowDown");
+  await expect(page.getByRole("heading", { name: /^Event 100: / })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Variables after event 100" })).toContainText("reviewed94");
   await shoot(page, "run-10000");
   expect(consoleErrors).toEqual([]);
 });

@@ -99,3 +99,18 @@ test("a file that is not a results.json is refused with a reason", () => {
   expect(() => parseResults("{")).toThrow();
   expect(parseResults('{"cases": [], "summary": []}').cases).toEqual([]);
 });
+
+test("the state after an event is every variable's last value up to it", async () => {
+  const { momentAt } = await import("../src/lib/timeline");
+  const events = [
+    event(1, "state_change", { variable: "a", value: 1 }),
+    event(2, "model_response", { usage: { input_tokens: 3, output_tokens: 1 } }),
+    event(3, "state_change", { variable: "b", value: { x: [1] } }),
+    event(4, "state_change", { variable: "a", value: "two" }),
+  ];
+  expect(momentAt(events, 0)).toEqual({ variables: [], usage: { input: 0, output: 0, cost: null } });
+  expect(momentAt(events, 1).variables).toEqual([["a", 1]]);
+  expect(momentAt(events, 3)).toEqual({ variables: [["a", 1], ["b", { x: [1] }]], usage: { input: 3, output: 1, cost: null } });
+  expect(momentAt(events, 4).variables).toEqual([["a", "two"], ["b", { x: [1] }]]);
+  expect(momentAt(events, 99).variables).toEqual(momentAt(events, 4).variables);
+});

@@ -116,3 +116,25 @@ export function totals(events: RunEvent[]): Totals {
   }
   return sum;
 }
+
+export interface Moment {
+  /** Each variable's value after the event, from the `state_change`s up to it. */
+  variables: [string, unknown][];
+  /** Tokens and cost of the model calls up to the event. */
+  usage: Totals;
+}
+
+/** The run as it was right after the event `seq`, from its events alone. */
+export function momentAt(events: RunEvent[], seq: number): Moment {
+  const variables = new Map<string, unknown>();
+  const upTo: RunEvent[] = [];
+  for (const event of events) {
+    if (event.seq > seq) break;
+    upTo.push(event);
+    if (event.type === "state_change") {
+      const { variable, value } = event as { variable?: unknown; value?: unknown };
+      variables.set(String(variable), value);
+    }
+  }
+  return { variables: [...variables], usage: totals(upTo) };
+}
