@@ -259,3 +259,21 @@ test("the API key is sent with every request, the event stream included", async 
   }
   expect(consoleErrors).toEqual([]);
 });
+
+test("the output directory of sr eval replays a case's events", async ({ page, consoleErrors }) => {
+  await page.goto("/evals");
+  await page.getByLabel("Or the output directory of sr eval (to replay its cases)").setInputFiles("e2e/data/eval-out");
+  await expect(page.getByRole("table", { name: "Summary per variant" })).toContainText("2/4");
+  // Two cases have their events in the directory; the others name their missing file.
+  await expect(page.getByRole("button", { name: /^Replay case / })).toHaveCount(2);
+  await expect(page.getByText("cases/clean/review/gpt-4o/events.jsonl")).toBeVisible();
+  await page.getByRole("button", { name: "Replay case race" }).click();
+  await expect(page.getByRole("heading", { name: "Replay of case race (review · main · gpt-4o)" })).toBeVisible();
+  const list = page.getByRole("listbox", { name: "Events of case race (review · main · gpt-4o)" });
+  await expect(list.getByRole("option")).toHaveCount(3);
+  await expect(list).toContainText("findings of race");
+  await list.getByRole("option").filter({ hasText: "run_finished" }).click();
+  await expect(page.getByRole("heading", { name: "Event 3: run_finished" })).toBeVisible();
+  await shoot(page, "evals-replay");
+  expect(consoleErrors).toEqual([]);
+});
