@@ -84,6 +84,9 @@ test("an event emitted by a running flow appears within one second, and answerin
   await expect(page.getByTestId("question")).toHaveText("Which branch should I deploy?");
   await expect(page.getByTestId("run-status")).toHaveText("paused");
   await expect(page.getByRole("option").filter({ hasText: "I need to ask." }).first()).toBeVisible();
+  // The streamed text (events 4 and 5, sent 50 ms apart) is one row that grew.
+  await expect(page.locator("#event-4")).toContainText("I need to ask.");
+  await expect(page.locator("#event-5")).toHaveCount(0);
   // The graph marks the node that produced the last event (the flow asking).
   await expect(page.locator('[data-active="true"]')).toContainText("main");
   await expect(page.getByText("Graph of ask: flow main is running")).toBeVisible();

@@ -88,8 +88,9 @@ export function append(rows: Row[], events: RunEvent[]): Row[] {
     if (event.type === "text_delta") {
       const text = String((event as { text?: unknown }).text ?? "");
       if (last && last.type === "text" && last.producer === producer) {
-        last.text = (last.text ?? "") + text;
-        last.summary = short(last.text);
+        // A new object: the list redraws a row whose object changed, not one mutated.
+        const grown = (last.text ?? "") + text;
+        rows[rows.length - 1] = { ...last, text: grown, summary: short(grown) };
         continue;
       }
       rows.push({ seq: event.seq, depth: event.path.length, producer, type: "text", summary: short(text), tone: "", event, text });
