@@ -4,13 +4,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
 use sr_runtime::ids::{self, IdKind};
 use sr_runtime::tools::{Jail, Opened};
 
+use crate::relative::{DATASET_DIR, WORK_DIR, check_relative};
 use crate::scorer::Scorer;
 
 /// One case of a dataset.
@@ -263,23 +264,6 @@ fn fill(prompt: &str, input: &BTreeMap<String, Value>) -> String {
     }
     out.push_str(rest);
     out
-}
-
-pub(crate) const WORK_DIR: &str = "the work directory";
-pub(crate) const DATASET_DIR: &str = "the dataset's directory";
-
-/// A path stays inside the directory it is relative to (`within` names it):
-/// not empty, not absolute, no `..`.
-pub(crate) fn check_relative(path: &str, within: &str) -> Result<(), String> {
-    let path = Path::new(path);
-    if path.as_os_str().is_empty() {
-        return Err("is empty".to_string());
-    }
-    if path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
-        Ok(())
-    } else {
-        Err(format!("must be a relative path inside {within}"))
-    }
 }
 
 fn check_unique(cases: &[Case], file: &Path, lines: &[usize]) -> Result<(), DatasetError> {

@@ -13,6 +13,7 @@ pub mod dataset;
 pub mod harness;
 pub mod html;
 pub mod meter;
+mod relative;
 pub mod report;
 pub mod results;
 pub mod scorer;

@@ -204,6 +204,12 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The path an `import ./x.sr` in `file` names.
+pub fn resolve_import(db: &dyn Db, file: File, relative: &str) -> PathBuf {
+    let dir = file.path(db).parent().map(|p| p.to_path_buf()).unwrap_or_default();
+    normalize(&dir.join(relative))
+}
+
 /// The paths of a file's `import ./path.sr`s.
 fn local_imports(db: &RootDatabase, file: File) -> Vec<PathBuf> {
     let imports = crate::file_items(db, file).iter().filter(|item| item.kind(db) == crate::ItemKind::Import);
@@ -212,7 +218,7 @@ fn local_imports(db: &RootDatabase, file: File) -> Vec<PathBuf> {
             crate::ItemData::Import(crate::hir::ImportData {
                 source: crate::hir::ImportSource::Local(relative),
                 ..
-            }) => Some(crate::resolve::resolve_import(db, file, relative)),
+            }) => Some(resolve_import(db, file, relative)),
             _ => None,
         })
         .collect()

@@ -1,12 +1,11 @@
 //! Name resolution: a file and the files it imports form a program whose
 //! definitions are visible everywhere in it (forward references included).
 
-use std::path::PathBuf;
-
 use indexmap::IndexMap;
 use sr_syntax::{DiagnosticKind, Reported};
 
 use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
+pub use crate::db::resolve_import;
 use crate::hir::{ImportSource, ItemData, PromptData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::{Db, File, Name, item_data};
@@ -347,12 +346,6 @@ impl<'db> Loader<'db> {
         self.stack.pop();
         self.files.push(file);
     }
-}
-
-/// The path an `import ./x.sr` in `file` names.
-pub fn resolve_import(db: &dyn Db, file: File, relative: &str) -> PathBuf {
-    let dir = file.path(db).parent().map(|p| p.to_path_buf()).unwrap_or_default();
-    crate::db::normalize(&dir.join(relative))
 }
 
 fn file_label(db: &dyn Db, file: File) -> String {

@@ -199,7 +199,7 @@ impl Thread {
     /// Branch `index` of the parallel block at `block` (an effect of this
     /// thread): a new thread id, the same stack, a copy of the variables, its
     /// events passing through the block's `gate`.
-    pub(crate) fn branch(&self, block: &EffectAt, index: u32, gate: &Arc<crate::journal::Gate>) -> Thread {
+    pub(crate) fn branch(&self, block: &EffectAt, index: u32, gate: &Arc<crate::event::Gate>) -> Thread {
         let id = self.next_thread.fetch_add(1, Ordering::Relaxed);
         Thread {
             id,

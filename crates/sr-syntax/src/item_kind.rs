@@ -1,6 +1,7 @@
 //! The kinds of top-level definition, named as upstream's messages name them.
 
-use crate::SyntaxKind;
+use crate::SyntaxKind::{self, *};
+use crate::token_set::TokenSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ItemKind {
@@ -57,4 +58,21 @@ impl ItemKind {
             _ => return None,
         })
     }
+}
+
+/// The contextual keyword of executor definitions and of the agent property
+/// that names one; a plain name everywhere else.
+pub(crate) const EXECUTOR: &str = "executor";
+
+/// The keywords that begin a top-level definition (the version declaration
+/// and `executor` aside).
+pub(crate) const DEFINITION_KEYWORDS: TokenSet = TokenSet::new(&[
+    IMPORT_KW, MODEL_KW, SCHEMA_KW, TOOL_KW, RETRY_KW, TIMEOUT_KW, POLICY_KW, ON_KW, AFTER_KW, FLOW_KW, AGENT_KW,
+    PROMPT_KW,
+]);
+
+/// Whether a token at column 1 can begin a top-level item (`executor` is a
+/// plain name that does when a name follows it). Pieces start only at these.
+pub(crate) fn starts_item(kind: SyntaxKind, text: &str) -> bool {
+    DEFINITION_KEYWORDS.contains(kind) || kind == STREETRACE_KW || (kind == NAME && text == EXECUTOR)
 }

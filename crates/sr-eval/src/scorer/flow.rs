@@ -23,7 +23,7 @@ use sr_runtime::tools::{Entry, Jail, Opened};
 use sr_runtime::{Env, RunOptions, Runtime};
 
 use super::{JudgeModel, Score, text_of};
-use crate::dataset::DATASET_DIR;
+use crate::relative::DATASET_DIR;
 
 /// Files the grading flow is shown, and the largest of each.
 const MAX_FILES: usize = 200;

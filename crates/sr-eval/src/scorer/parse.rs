@@ -9,7 +9,7 @@ use serde::de::Error as _;
 use serde_json::{Map, Value};
 
 use super::{Check, Expected, FlowScorer, JsonPath, Judge, Scorer};
-use crate::dataset::{DATASET_DIR, WORK_DIR, check_relative};
+use crate::relative::{DATASET_DIR, WORK_DIR, check_relative};
 
 /// Scorers that have a key of their own; `equals`, `contains` and `regex`
 /// alone test the output.

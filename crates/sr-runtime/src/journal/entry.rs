@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, LlmError};
 
 use super::EffectAt;
-use super::workspace::Change;
+use super::files::{BLOB_KIND, Change};
 
 /// The journal format this program writes and reads; a journal without it
 /// (or with an older one) was made by an earlier `sr` and must be recorded again.
@@ -19,7 +19,6 @@ pub(crate) const TOOL_START_KIND: &str = "tool_start";
 pub(crate) const TOOL_KIND: &str = "tool";
 pub(crate) const VALUE_KIND: &str = "value";
 pub(crate) const INTERLEAVE_KIND: &str = "interleave";
-pub(crate) const BLOB_KIND: &str = "blob";
 pub(crate) const FORK_KIND: &str = "fork";
 pub(crate) const END_KIND: &str = "end";
 
@@ -222,7 +221,7 @@ impl Recorded {
                 }
                 BLOB_KIND => {
                     let hash = entry["sha256"].as_str().ok_or_else(|| bad("a blob without `sha256`"))?.to_string();
-                    let bytes = super::workspace::blob_bytes(&entry).ok_or_else(|| bad("a blob without content"))?;
+                    let bytes = super::files::blob_bytes(&entry).ok_or_else(|| bad("a blob without content"))?;
                     recorded.blobs.insert(hash, bytes.into());
                 }
                 END_KIND => recorded.ended = true,

@@ -25,6 +25,7 @@
 //! `from_step` for a whole run (`sr run --resume ID --from STEP`).
 
 mod entry;
+mod files;
 pub(crate) mod interleave;
 mod listing;
 mod model;
@@ -41,7 +42,6 @@ use sr_llm::Cassette;
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
-pub use interleave::Gate;
 pub use listing::steps;
 pub use model::JournaledProvider;
 pub use workspace::Workspace;

@@ -19,12 +19,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use base64::Engine;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::Digest;
 
-use super::entry::{BLOB_KIND, Recorded};
+use super::entry::Recorded;
+use super::files::{Change, State, blob_entry};
 use super::{EffectAt, Journal};
 use crate::tools::{Jail, Opened};
 
@@ -34,29 +33,6 @@ pub const MAX_KEPT_FILE: u64 = 8 << 20;
 pub const MAX_KEPT_TOTAL: u64 = 256 << 20;
 /// A work directory with more entries than this is not compared.
 pub const MAX_ENTRIES: usize = 20_000;
-
-/// One path's state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "is", rename_all = "snake_case")]
-pub enum State {
-    Absent,
-    Dir,
-    File {
-        sha256: String,
-        size: u64,
-        /// Whether the journal holds the bytes (a `blob` line).
-        kept: bool,
-    },
-}
-
-/// What one tool call did to one path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Change {
-    /// Relative to the work directory, `/`-separated.
-    pub path: String,
-    pub before: State,
-    pub after: State,
-}
 
 /// The run's work directory, seen through its jail.
 pub struct Workspace {
@@ -353,26 +329,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
 }
 
-/// A blob line: UTF-8 bytes as text (so the journal stays readable and its
-/// redaction applies), other bytes as base64.
-pub(crate) fn blob_entry(sha256: &str, bytes: &[u8]) -> Value {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => json!({"kind": BLOB_KIND, "sha256": sha256, "text": text}),
-        Err(_) => {
-            json!({"kind": BLOB_KIND, "sha256": sha256, "base64": base64::engine::general_purpose::STANDARD.encode(bytes)})
-        }
-    }
-}
-
-/// A blob line's bytes.
-pub(crate) fn blob_bytes(entry: &Value) -> Option<Vec<u8>> {
-    match (entry["text"].as_str(), entry["base64"].as_str()) {
-        (Some(text), _) => Some(text.as_bytes().to_vec()),
-        (None, Some(encoded)) => base64::engine::general_purpose::STANDARD.decode(encoded).ok(),
-        (None, None) => None,
-    }
-}
-
 impl Journal {
     /// Writes the blobs of a call's changes that the journal does not hold yet.
     pub(crate) fn write_blobs(&self, blobs: &[Blob]) -> Result<(), String> {
@@ -389,6 +345,8 @@ impl Journal {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn dir(name: &str) -> PathBuf {

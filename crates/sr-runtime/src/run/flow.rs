@@ -530,7 +530,7 @@ impl Runtime {
         let before = th.vars.clone();
         let turns = conversation::len(&before);
         let block = th.next_effect();
-        let gate = crate::journal::Gate::new(body.len(), self.env.journal.interleaving(&block));
+        let gate = crate::event::Gate::new(body.len(), self.env.journal.interleaving(&block));
         let mut branches: Vec<Thread> = (0..body.len()).map(|index| th.branch(&block, index as u32, &gate)).collect();
         let parent = th.id;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {

@@ -1,6 +1,6 @@
 //! `agent [NAME]:` and its properties and scoped event handlers.
 
-use super::definitions::{self, time_span};
+use super::definitions::time_span;
 use super::{NameKind, colon_block, end_of_line, name_def, name_ref, plain_string, statements};
 use crate::SyntaxKind::*;
 use crate::T;
@@ -60,7 +60,7 @@ fn agent_item(p: &mut Parser<'_>) {
             }
             plain_string(p);
         }
-        NAME if p.current_text() == definitions::EXECUTOR => {
+        NAME if p.current_text() == crate::item_kind::EXECUTOR => {
             p.bump(NAME);
             name_ref(p, NameKind::Name);
         }

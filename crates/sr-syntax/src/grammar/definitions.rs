@@ -321,10 +321,6 @@ fn policy_property(p: &mut Parser<'_>) {
     m.complete(p, POLICY_PROPERTY);
 }
 
-/// The contextual keyword of executor definitions and of the agent property
-/// that names one; a plain name everywhere else.
-pub(super) const EXECUTOR: &str = "executor";
-
 /// `executor NAME:` + `key: value` lines: the sandbox a coding agent's code runs
 /// in. Our extension: upstream accepts no line that starts this way.
 pub(super) fn executor(p: &mut Parser<'_>) {

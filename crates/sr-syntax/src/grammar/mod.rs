@@ -11,7 +11,6 @@ mod statements;
 use crate::SyntaxKind::{self, *};
 use crate::T;
 use crate::parser::{CompletedMarker, Parser};
-use crate::token_set::TokenSet;
 
 /// Top-level items up to the end of the input or the token at `stop`, the first
 /// token of the next piece (see `pieces`). Only the first piece may declare the
@@ -52,19 +51,6 @@ fn version_decl(p: &mut Parser<'_>) {
     m.complete(p, VERSION_DECL);
 }
 
-/// The keywords that begin a top-level definition (the version declaration
-/// and `executor` aside).
-pub(crate) const DEFINITION_KEYWORDS: TokenSet = TokenSet::new(&[
-    IMPORT_KW, MODEL_KW, SCHEMA_KW, TOOL_KW, RETRY_KW, TIMEOUT_KW, POLICY_KW, ON_KW, AFTER_KW, FLOW_KW, AGENT_KW,
-    PROMPT_KW,
-]);
-
-/// Whether a token at column 1 can begin a top-level item (`executor` is a
-/// plain name that does when a name follows it). Pieces start only at these.
-pub(crate) fn starts_item(kind: SyntaxKind, text: &str) -> bool {
-    DEFINITION_KEYWORDS.contains(kind) || kind == STREETRACE_KW || (kind == NAME && text == definitions::EXECUTOR)
-}
-
 fn top_level_item(p: &mut Parser<'_>, stop: usize) {
     p.progress_guard();
     match p.current() {
@@ -79,7 +65,7 @@ fn top_level_item(p: &mut Parser<'_>, stop: usize) {
         FLOW_KW => statements::flow(p),
         AGENT_KW => agent::agent(p),
         PROMPT_KW => prompt::prompt(p),
-        NAME if p.current_text() == definitions::EXECUTOR && p.nth_at(1, NAME) => definitions::executor(p),
+        NAME if p.current_text() == crate::item_kind::EXECUTOR && p.nth_at(1, NAME) => definitions::executor(p),
         STREETRACE_KW => {
             p.error_here("the version declaration `streetrace v1` must be the first statement of the file");
             p.skip_line();
@@ -114,7 +100,7 @@ fn skip_to_next_item(p: &mut Parser<'_>, stop: usize) {
         while p.at(NEWLINE) {
             p.bump_any();
         }
-        if p.position() >= stop || p.at(EOF) || starts_item(p.current(), p.current_text()) {
+        if p.position() >= stop || p.at(EOF) || crate::item_kind::starts_item(p.current(), p.current_text()) {
             break;
         }
     }

@@ -33,7 +33,7 @@ pub(super) fn prompt(p: &mut Parser<'_>) {
         let e = p.start();
         p.skip_block();
         e.complete(p, ERROR);
-    } else if !matches!(p.current(), NEWLINE | EOF) && !super::DEFINITION_KEYWORDS.contains(p.current()) {
+    } else if !matches!(p.current(), NEWLINE | EOF) && !crate::item_kind::DEFINITION_KEYWORDS.contains(p.current()) {
         p.error_expected("`:` and a prompt body, or a modifier (`using model`, `expecting`, `inherit`)");
         p.skip_line();
     }

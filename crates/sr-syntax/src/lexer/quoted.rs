@@ -155,7 +155,7 @@ fn next_definition(text: &str) -> usize {
         }
         let mut tokens = super::Spans::new(line);
         if let Some(token) = tokens.next()
-            && crate::grammar::starts_item(token.kind, &line[token.range])
+            && crate::item_kind::starts_item(token.kind, &line[token.range])
         {
             return if text[..newline].ends_with('\r') { newline - 1 } else { newline };
         }

@@ -11,7 +11,6 @@
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::*;
-use crate::grammar;
 use crate::lexer::Spans;
 use crate::pieces::SharedEnds;
 
@@ -115,7 +114,7 @@ fn scan(
         let range = token.range + TextSize::from(base);
         let start = usize::from(range.start());
         let line_start = start > 0 && text.as_bytes()[start - 1] == b'\n';
-        if depth == 0 && line_start && !first && grammar::starts_item(token.kind, &text[range]) {
+        if depth == 0 && line_start && !first && crate::item_kind::starts_item(token.kind, &text[range]) {
             if rejoin(range, decided, out) {
                 return;
             }

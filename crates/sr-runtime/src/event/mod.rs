@@ -9,8 +9,10 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::journal::Gate;
-use crate::journal::interleave::{GateLink, Pending};
+mod gate;
+
+pub use gate::Gate;
+use gate::{GateLink, Pending};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -231,7 +233,7 @@ pub struct Emitter {
     invocation_id: Arc<str>,
     path: Vec<String>,
     /// The `parallel` block gate (and the blocks around it) this emitter's
-    /// events pass before they are numbered (`journal::interleave`).
+    /// events pass before they are numbered ([`gate`]).
     gate: Option<Arc<GateLink>>,
 }
 

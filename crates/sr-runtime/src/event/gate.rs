@@ -1,0 +1,152 @@
+//! The order in which the branches of a `parallel` block emit their events.
+//! Branches run concurrently, so the live order depends on timing; a live run
+//! records it, and a replay holds each event back until the recorded order
+//! reaches its branch, so the replay's event log is the live run's, byte for
+//! byte. Nested blocks have their own gates: an inner block's events pass its
+//! gate first, then their branch's place in the outer one.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use super::Payload;
+
+/// An event on its way out: the producer's path and the payload.
+pub(crate) type Pending = (Vec<String>, Payload);
+
+/// One `parallel` block's gate.
+pub struct Gate {
+    state: Mutex<State>,
+}
+
+struct State {
+    /// The recorded order still to come (a replay); `None` records.
+    replay: Option<VecDeque<u32>>,
+    /// The order events passed in (what a live run records).
+    seen: Vec<u32>,
+    /// Events held back, per branch (a replay).
+    held: Vec<VecDeque<Pending>>,
+}
+
+impl Gate {
+    /// A gate for `branches` branches: replaying `recorded`, or recording.
+    pub fn new(branches: usize, recorded: Option<Vec<u32>>) -> Arc<Gate> {
+        let state = State {
+            replay: recorded.map(VecDeque::from),
+            seen: Vec::new(),
+            held: (0..branches).map(|_| VecDeque::new()).collect(),
+        };
+        Arc::new(Gate { state: Mutex::new(state) })
+    }
+
+    /// Events branch `index` emits; returns those to emit now, in order.
+    pub(crate) fn pass(&self, index: u32, items: Vec<Pending>) -> Vec<Pending> {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let State { replay, seen, held } = &mut *state;
+        let Some(order) = replay else {
+            seen.extend(std::iter::repeat_n(index, items.len()));
+            return items;
+        };
+        let Some(queue) = held.get_mut(index as usize) else { return items };
+        queue.extend(items);
+        let mut out = Vec::new();
+        while let Some(&next) = order.front() {
+            match held.get_mut(next as usize).and_then(VecDeque::pop_front) {
+                Some(item) => {
+                    order.pop_front();
+                    out.push(item);
+                }
+                None => break,
+            }
+        }
+        // Past the recorded order (the recording was cut short), events go
+        // out as they come.
+        if order.is_empty() {
+            for queue in held.iter_mut() {
+                out.extend(queue.drain(..));
+            }
+        }
+        out
+    }
+
+    /// When the block ends: the events still held, in the recorded order as
+    /// far as it goes, then branch by branch.
+    pub(crate) fn finish(&self) -> Vec<Pending> {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let State { replay, held, .. } = &mut *state;
+        let mut out = Vec::new();
+        for next in replay.iter_mut().flat_map(|order| order.drain(..)) {
+            if let Some(item) = held.get_mut(next as usize).and_then(VecDeque::pop_front) {
+                out.push(item);
+            }
+        }
+        for queue in held.iter_mut() {
+            out.extend(queue.drain(..));
+        }
+        out
+    }
+
+    /// The order the branches' events passed in.
+    pub fn order(&self) -> Vec<u32> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).seen.clone()
+    }
+}
+
+/// A gate and the branch an emitter belongs to; `outer` is the gate of the
+/// block around this one.
+#[derive(Clone)]
+pub(crate) struct GateLink {
+    pub(crate) gate: Arc<Gate>,
+    pub(crate) index: u32,
+    pub(crate) outer: Option<Arc<GateLink>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: u32) -> Pending {
+        (vec![format!("branch:{n}")], Payload::Log { message: n.to_string() })
+    }
+
+    fn names(items: &[Pending]) -> Vec<String> {
+        items
+            .iter()
+            .map(|(_, payload)| match payload {
+                Payload::Log { message } => message.clone(),
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_replay_emits_in_the_recorded_order_whoever_runs_first() {
+        let gate = Gate::new(2, Some(vec![1, 0, 0, 1]));
+        assert!(gate.pass(0, vec![event(0)]).is_empty(), "branch 0 waits for branch 1's first event");
+        assert!(gate.pass(0, vec![event(0)]).is_empty());
+        assert_eq!(names(&gate.pass(1, vec![event(1)])), ["1", "0", "0"]);
+        assert_eq!(names(&gate.pass(1, vec![event(1)])), ["1"]);
+        assert!(gate.finish().is_empty());
+    }
+
+    #[test]
+    fn a_live_run_records_its_order_and_a_short_recording_lets_the_rest_through() {
+        let live = Gate::new(2, None);
+        assert_eq!(names(&live.pass(1, vec![event(1), event(1)])), ["1", "1"]);
+        assert_eq!(names(&live.pass(0, vec![event(0)])), ["0"]);
+        assert_eq!(live.order(), [1, 1, 0]);
+
+        let short = Gate::new(2, Some(vec![0]));
+        assert!(short.pass(1, vec![event(1)]).is_empty());
+        assert_eq!(names(&short.pass(0, vec![event(0)])), ["0", "1"]);
+        assert_eq!(names(&short.pass(1, vec![event(1)])), ["1"]);
+    }
+
+    #[test]
+    fn what_is_held_when_the_block_ends_comes_out_in_order() {
+        let gate = Gate::new(3, Some(vec![2, 0, 1]));
+        assert!(gate.pass(1, vec![event(1)]).is_empty());
+        assert!(gate.pass(0, vec![event(0)]).is_empty());
+        // Branch 2 never emitted (a failure cancelled it): the rest still comes out.
+        assert_eq!(names(&gate.finish()), ["0", "1"]);
+    }
+}

@@ -1,0 +1,52 @@
+//! What a journal keeps of the work directory: each path's state before and
+//! after a tool call, and the `blob` lines holding the bytes.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The kind of the line holding a file's bytes.
+pub(crate) const BLOB_KIND: &str = "blob";
+
+/// One path's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum State {
+    Absent,
+    Dir,
+    File {
+        sha256: String,
+        size: u64,
+        /// Whether the journal holds the bytes (a `blob` line).
+        kept: bool,
+    },
+}
+
+/// What one tool call did to one path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// Relative to the work directory, `/`-separated.
+    pub path: String,
+    pub before: State,
+    pub after: State,
+}
+
+/// A blob line: UTF-8 bytes as text (so the journal stays readable and its
+/// redaction applies), other bytes as base64.
+pub(crate) fn blob_entry(sha256: &str, bytes: &[u8]) -> Value {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => json!({"kind": BLOB_KIND, "sha256": sha256, "text": text}),
+        Err(_) => {
+            json!({"kind": BLOB_KIND, "sha256": sha256, "base64": base64::engine::general_purpose::STANDARD.encode(bytes)})
+        }
+    }
+}
+
+/// A blob line's bytes.
+pub(crate) fn blob_bytes(entry: &Value) -> Option<Vec<u8>> {
+    match (entry["text"].as_str(), entry["base64"].as_str()) {
+        (Some(text), _) => Some(text.as_bytes().to_vec()),
+        (None, Some(encoded)) => base64::engine::general_purpose::STANDARD.decode(encoded).ok(),
+        (None, None) => None,
+    }
+}
