@@ -1,7 +1,7 @@
 // The app's pure logic, checked against the tables it mirrors: the runtime's event kinds
-// (crates/sr-runtime/src/event.rs) and sr-eval's findings arithmetic.
+// (the `Payload` enum of crates/sr-runtime/src/event) and sr-eval's findings arithmetic.
 import { test, expect } from "@playwright/test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { append, summary, totals, type Row } from "../src/lib/timeline";
 import { findings, parseResults, type CaseResult } from "../src/lib/results";
 import type { RunEvent } from "../src/lib/api";
@@ -12,7 +12,10 @@ function event(seq: number, type: string, fields: Record<string, unknown> = {}, 
 
 /** Every `Payload` variant of the runtime, in snake case as it is serialised. */
 function payloadKinds(): string[] {
-  const source = readFileSync(new URL("../../crates/sr-runtime/src/event.rs", import.meta.url), "utf8");
+  const candidates = ["event/mod.rs", "event.rs"].map((file) => new URL(`../../crates/sr-runtime/src/${file}`, import.meta.url));
+  const found = candidates.find((url) => existsSync(url));
+  if (!found) throw new Error("the runtime's event module moved: update payloadKinds()");
+  const source = readFileSync(found, "utf8");
   const body = source.slice(source.indexOf("pub enum Payload {"));
   const end = body.indexOf("\n}\n");
   return [...body.slice(0, end).matchAll(/^    ([A-Z]\w*)\s*[{,(]/gm)].map((m) =>
