@@ -9,6 +9,8 @@ mod graph;
 mod load;
 mod report;
 mod run;
+#[cfg(feature = "serve")]
+mod serve;
 mod sessions;
 mod transcript;
 
@@ -46,6 +48,9 @@ enum Command {
     Run(Box<run::Args>),
     /// Evaluate workloads on a dataset of cases; compare and merge results.
     Eval(Box<eval::Args>),
+    /// Serve workloads over HTTP: sessions, runs, streamed events (see docs/serve.md).
+    #[cfg(feature = "serve")]
+    Serve(Box<serve::Args>),
     /// List and show stored sessions.
     Sessions {
         #[command(subcommand)]
@@ -107,7 +112,9 @@ fn main() -> ExitCode {
         );
     }
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap) {
+    if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap)
+        && !is_serve(&cli.command)
+    {
         die_quietly_on_closed_pipe();
     }
     match cli.command {
@@ -121,6 +128,8 @@ fn main() -> ExitCode {
         }
         Command::Lsp => ExitCode::from(sr_lsp::run_stdio() as u8),
         Command::Dap => sr_dap::run_stdio(),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::run(*args),
         Command::Sessions { what } => sessions::run(what),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "sr", &mut std::io::stdout());
@@ -149,6 +158,16 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// `sr serve` keeps SIGPIPE ignored too: a client gone away must not end it.
+fn is_serve(command: &Command) -> bool {
+    #[cfg(feature = "serve")]
+    if matches!(command, Command::Serve(_)) {
+        return true;
+    }
+    let _ = command;
+    false
 }
 
 /// `fmt::Write` over buffered standard output.

@@ -1,0 +1,126 @@
+//! `sr serve`: workloads behind sr-serve's HTTP API. This module reads the
+//! flags, sets up the log (structured lines on stderr), and turns SIGTERM and
+//! Ctrl-C into the server's drain.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The `.sr` files to serve; each is named by its file stem (`review` for `review.sr`).
+    workloads: Vec<PathBuf>,
+    /// The address to listen on. A non-loopback address needs --api-key-file.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    bind: SocketAddr,
+    /// PostgreSQL shared by replicas (not available yet: this build serves the embedded mode only).
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+    /// Where the server keeps runs, events, sessions, journals and the runs'
+    /// work directories (default: as `sr run`'s state directory for the current directory).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Runs executed at once.
+    #[arg(long, default_value_t = 4)]
+    workers: usize,
+    /// This server's name in its logs (default: the host name and process id).
+    #[arg(long, value_name = "ID")]
+    replica_id: Option<String>,
+    /// API keys, one a line (at least 16 characters each; `#` starts a comment).
+    /// Clients send `Authorization: Bearer KEY`.
+    #[arg(long, value_name = "FILE")]
+    api_key_file: Option<PathBuf>,
+    /// Serve every run's model exchanges and tool results from this recording (offline).
+    #[arg(long, value_name = "CASSETTE")]
+    replay: Option<PathBuf>,
+    /// Allow this origin to call the API from a browser (CORS); repeatable. Default: none.
+    #[arg(long, value_name = "ORIGIN")]
+    cors_origin: Vec<String>,
+    /// Seconds SIGTERM waits for running runs before stopping them (they resume at the next start).
+    #[arg(long, default_value_t = 30)]
+    drain_timeout: u64,
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+pub fn run(args: Args) -> ExitCode {
+    if args.database_url.is_some() {
+        return fail("--database-url is not available in this build yet: run without it (embedded mode, SQLite)");
+    }
+    // The server's own lines (requests, runs) at info; other crates' (salsa's
+    // query log among them) only when they warn.
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_target("sr_serve", tracing::Level::INFO)
+        .with_target("tower_http", tracing::Level::INFO)
+        .with_default(tracing::Level::WARN);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish()
+        .with(targets)
+        .init();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let state_dir = match sr_runtime::state::StateDir::resolve(args.state_dir.as_deref(), &cwd) {
+        Ok(state) => state.dir,
+        Err(e) => return fail(e),
+    };
+    let replica_id = args.replica_id.unwrap_or_else(|| format!("sr-serve-{}", std::process::id()));
+    let config = sr_serve::Config {
+        workloads: args.workloads,
+        bind: args.bind,
+        state_dir,
+        workers: args.workers,
+        replica_id,
+        api_key_file: args.api_key_file,
+        replay: args.replay,
+        cors_origins: args.cors_origin,
+        drain_timeout: Duration::from_secs(args.drain_timeout),
+        frontend: None,
+    };
+    let runtime = match sr_runtime::async_runtime() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async {
+        let bound = match sr_serve::bind(config).await {
+            Ok(bound) => bound,
+            Err(e) => return fail(e),
+        };
+        match bound.local_addr() {
+            Ok(addr) => eprintln!("sr serve: listening on http://{addr}"),
+            Err(e) => return fail(format!("cannot read the bound address: {e}")),
+        }
+        match bound.serve(shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}
+
+/// SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = terminate => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

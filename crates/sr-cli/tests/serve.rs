@@ -1,0 +1,470 @@
+//! `sr serve` end to end, black-box: the `sr` binary serves workloads whose
+//! model is sr-llm's mock server, and the tests speak HTTP to it: runs,
+//! streamed events (the same as `sr run --events jsonl`, resumed from every
+//! point), one run per session, answers, cancel, bad input, keys, the drain
+//! and a restart after `kill -9`.
+#![allow(clippy::unwrap_used)]
+
+mod serving;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use serving::{Serve, events_of, normalized, temp, wait_until};
+use sr_llm::mock::{MockReply, MockServer};
+
+/// A scripted two-agent flow: a writer, then a reviewer of its draft.
+const TWO_AGENTS: &str = r#"model main = openai/gpt-4o-mini
+prompt write: """Write a greeting for the name you are given."""
+prompt review: """Review this greeting."""
+agent writer:
+    instruction write
+
+agent reviewer:
+    instruction review
+
+flow main:
+    $draft = run agent writer with $input_prompt
+    $final = run agent reviewer with $draft
+    return $final
+"#;
+
+const PAUSING: &str = r#"model main = openai/gpt-4o-mini
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
+flow main:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    $final = call llm polish_prompt
+    return $final
+"#;
+
+fn two_agent_replies(server: &MockServer) {
+    server.push(MockReply::chunks(["Hello, ", "dear reader."]));
+    server.push(MockReply::chunks(["Looks ", "good: ", "Hello, dear reader."]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exactly() {
+    let dir = temp("same-events", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+
+    // The reference: `sr run --events jsonl` on the same workload and replies.
+    two_agent_replies(&mock);
+    let reference = serving::sr_run(&dir, &mock, &["greet.sr", "--prompt", "Ada", "--events", "jsonl"]);
+    let reference: Vec<Value> = reference.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(reference.len() > 8, "{reference:?}");
+
+    two_agent_replies(&mock);
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.0, 200, "{}", run.1);
+    assert_eq!(run.1["status"], "done");
+    assert_eq!(run.1["result"], "Looks good: Hello, dear reader.");
+    let id = run.1["id"].as_str().unwrap().to_string();
+
+    let all = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let ids: Vec<u64> = all.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=reference.len() as u64).collect::<Vec<_>>());
+    let streamed: Vec<Value> = all.iter().map(|(_, e)| normalized(e)).collect();
+    assert_eq!(streamed, reference.iter().map(normalized).collect::<Vec<_>>());
+
+    // Reconnecting after any event, by header or by query, gives exactly the rest.
+    for after in 0..=all.len() {
+        let by_header = serve.get_events_after_header(&id, after as u64).await;
+        assert_eq!(by_header, all[after..], "Last-Event-ID: {after}");
+        let by_query = events_of(&serve.get_text(&format!("/v1/runs/{id}/events?after={after}")).await);
+        assert_eq!(by_query, all[after..], "after={after}");
+    }
+
+    // The run and its session are there to read.
+    let got = serve.get(&format!("/v1/runs/{id}")).await;
+    assert_eq!((got.0, got.1["status"].clone()), (200, json!("done")));
+    let session = got.1["session"].as_str().unwrap();
+    let shown = serve.get(&format!("/v1/sessions/{session}")).await;
+    assert_eq!(shown.0, 200, "{}", shown.1);
+    assert_eq!(shown.1["runs"][0]["id"], json!(id));
+    let workloads = serve.get("/v1/workloads").await;
+    assert_eq!(workloads.1["workloads"][0]["name"], "greet");
+    let edges = workloads.1["workloads"][0]["graph"]["edges"].to_string();
+    assert!(edges.contains(r#"{"from":"flow main","to":"agent reviewer","kind":"run_agent"}"#), "{edges}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_opened_before_the_run_ends_gets_every_event_live() {
+    let dir = temp("live", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::chunks(["Hello, ", "dear reader."]).chunk_delay(Duration::from_millis(200)));
+    mock.push(MockReply::chunks(["Looks ", "good."]).delay(Duration::from_millis(500)));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await;
+    assert_eq!((run.0, run.1["status"].clone()), (202, json!("queued")));
+    let id = run.1["id"].as_str().unwrap();
+    // Read while it runs: the stream ends with the run.
+    let live = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let ids: Vec<u64> = live.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=live.len() as u64).collect::<Vec<_>>());
+    assert_eq!(live.last().unwrap().1["type"], "run_finished");
+    assert_eq!(live.last().unwrap().1["status"], "completed");
+    assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1["status"], "done");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_run_per_session_reject_answers_409_and_enqueue_runs_in_order() {
+    let dir = temp("conflict", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("first draft").delay(Duration::from_millis(800)));
+    for _ in 0..11 {
+        mock.push(MockReply::text("ok"));
+    }
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let session = serve.post("/v1/sessions", json!({})).await;
+    assert_eq!(session.0, 201);
+    let session = session.1["id"].as_str().unwrap().to_string();
+    let first = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "one", "session": session})).await;
+    assert_eq!(first.0, 202);
+    let rejected = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "two", "session": session})).await;
+    assert_eq!(rejected.0, 409, "{}", rejected.1);
+    assert_eq!(rejected.1["error"]["code"], "session_busy");
+    // Five clients enqueue at once on the same session.
+    let posts = (0..5).map(|i| {
+        let body =
+            json!({"workload": "greet", "prompt": format!("p{i}"), "session": session, "on_conflict": "enqueue"});
+        serve.post("/v1/runs", body)
+    });
+    let queued = futures::future::join_all(posts).await;
+    assert!(queued.iter().all(|(status, _)| *status == 202), "{queued:?}");
+    let done = wait_until(Duration::from_secs(60), || async {
+        let shown = serve.get(&format!("/v1/sessions/{session}")).await.1;
+        let runs = shown["runs"].as_array().unwrap().clone();
+        (runs.len() == 6 && runs.iter().all(|r| r["status"] == "done")).then_some(runs)
+    })
+    .await;
+    // Each run's events are whole, and the runs ran one after another: every
+    // model request of a run came after the previous run's.
+    let mut prompts = Vec::new();
+    for run in &done {
+        let events = events_of(&serve.get_text(&format!("/v1/runs/{}/events", run["id"].as_str().unwrap())).await);
+        assert_eq!(events.first().unwrap().1["type"], "run_started");
+        assert_eq!(events.last().unwrap().1["status"], "completed");
+        prompts.push(events.first().unwrap().1["input"].as_str().unwrap().to_string());
+    }
+    let requested: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .filter(|m| m.contains("Write a greeting for the name"))
+        .collect();
+    for (run, asked) in prompts.iter().zip(&requested) {
+        assert!(asked.contains(&format!("\"{run}\"")), "{run} vs {asked}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_run_takes_its_answer_and_continues_without_repeating_a_step() {
+    let dir = temp("input", &[("reply.sr", PAUSING)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Draft: thanks for writing."));
+    let serve = Serve::start(&dir, &mock, &["reply.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "reply", "prompt": "a customer mail", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    // A paused run's stream stays open: read what it has.
+    let before = events_of(&serve.get_text_for(&format!("/v1/runs/{id}/events"), Duration::from_millis(500)).await);
+    assert!(before.iter().any(|(_, e)| e["type"] == "human_input_requested" && e["message"] == "Approve the draft?"));
+
+    mock.push(MockReply::text("Thanks for writing; we will reply within a day."));
+    let answered = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": "approved, be warm"})).await;
+    assert_eq!(answered.0, 202, "{}", answered.1);
+    let ended = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        (run["status"] == "done").then_some(run)
+    })
+    .await;
+    assert_eq!(ended["result"], "Thanks for writing; we will reply within a day.");
+    assert_eq!(mock.requests().len(), 2, "the draft came from the journal");
+    let all = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let ids: Vec<u64> = all.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=all.len() as u64).collect::<Vec<_>>(), "no gap, no duplicate");
+    assert_eq!(all[..before.len()], before[..], "what was streamed before the answer stays");
+    let starts = all.iter().filter(|(_, e)| e["type"] == "run_started").count();
+    let asks = all.iter().filter(|(_, e)| e["type"] == "human_input_requested").count();
+    assert_eq!((starts, asks), (1, 1), "the continued run's replayed start is not streamed again");
+    assert_eq!(all.last().unwrap().1["status"], "completed");
+    let again = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": "again"})).await;
+    assert_eq!((again.0, again.1["error"]["code"].clone()), (409, json!("not_waiting")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_run_is_cancelled_and_its_stream_ends() {
+    let dir = temp("cancel", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("slow").delay(Duration::from_secs(60)));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (!mock.requests().is_empty()).then_some(()) }).await;
+    let cancelled = serve.post(&format!("/v1/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(cancelled.0, 200, "{}", cancelled.1);
+    let run = wait_until(Duration::from_secs(10), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        (run["status"] == "cancelled").then_some(run)
+    })
+    .await;
+    assert_eq!(run["error"], "cancelled by request");
+    // The stream of a cancelled run ends (it does not wait forever).
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(events.first().unwrap().1["type"], "run_started");
+    let again = serve.post(&format!("/v1/runs/{id}/cancel"), json!({})).await;
+    assert_eq!((again.0, again.1["error"]["code"].clone()), (409, json!("run_ended")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_get_a_4xx_naming_the_field_never_a_500() {
+    let dir = temp("bad", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let cases: &[(&str, Value, u16, &str)] = &[
+        ("/v1/runs", json!({}), 400, "missing field `workload`"),
+        ("/v1/runs", json!({"workload": "nope"}), 400, "workload: no workload named \"nope\" (served: greet)"),
+        ("/v1/runs", json!({"workload": "greet", "prompt": 7}), 400, "prompt: invalid type: integer `7`"),
+        ("/v1/runs", json!({"workload": "greet", "wait": "yes"}), 400, "wait: invalid type"),
+        ("/v1/runs", json!({"workload": "greet", "colour": "red"}), 400, "unknown field `colour`"),
+        ("/v1/runs", json!({"workload": "greet", "prompt": "a", "input": {"a": 1}}), 400, "prompt, input:"),
+        ("/v1/runs", json!({"workload": "greet", "entry": "nowhere"}), 400, "entry: greet has no flow or agent"),
+        ("/v1/runs", json!({"workload": "greet", "session": "../etc"}), 400, "session:"),
+        ("/v1/runs", json!({"workload": "greet", "session": "never-made"}), 404, "session: no session never-made"),
+        ("/v1/runs", json!({"workload": "greet", "on_conflict": "replace"}), 400, "on_conflict: unknown variant"),
+        ("/v1/runs", json!({"workload": "greet", "model": "openai/"}), 400, "model:"),
+        ("/v1/runs", json!([1, 2]), 400, "the body must be a JSON object"),
+        ("/v1/runs", json!("greet"), 400, "the body must be a JSON object"),
+        ("/v1/sessions", json!({"id": ".hidden"}), 400, "id:"),
+        ("/v1/runs/nope/input", json!({"text": "x"}), 404, "no run \"nope\""),
+        ("/v1/runs/nope/cancel", json!({}), 404, "no run"),
+    ];
+    for (path, body, status, message) in cases {
+        let (got, answer) = serve.post(path, body.clone()).await;
+        assert_eq!(got, *status, "{path} {body}: {answer}");
+        let text = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains(message), "{path} {body}: {answer}");
+    }
+    let (status, answer) = serve.post_raw("/v1/runs", b"{not json".to_vec()).await;
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = serve.post_raw("/v1/runs", vec![b' '; sr_serve_limit() + 1]).await;
+    assert_eq!((status, answer["error"]["code"].clone()), (413, json!("body_too_large")));
+    for path in ["/v1/runs/nope", "/v1/sessions/nope", "/v1/sessions/..", "/v1/runs/nope/events", "/nowhere"] {
+        let (status, answer) = serve.get(path).await;
+        assert_eq!(status, 404, "{path}: {answer}");
+        assert!(answer["error"]["code"].is_string(), "{path}: {answer}");
+    }
+    let (status, _) = serve.get("/v1/runs").await;
+    assert_eq!(status, 405);
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "on_conflict": "enqueue"})).await;
+    let id = run.1["id"].as_str().unwrap();
+    for (header, value) in [("Last-Event-ID", "x"), ("Last-Event-ID", "-1")] {
+        let (status, answer) = serve.get_with(&format!("/v1/runs/{id}/events"), header, value).await;
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().starts_with("Last-Event-ID:"), "{answer}");
+    }
+    let (status, answer) = serve.get(&format!("/v1/runs/{id}/events?after=1e3")).await;
+    assert!(status == 400 && answer["error"]["message"].as_str().unwrap().starts_with("after:"), "{answer}");
+    assert!(serve.log().lines().all(|l| !l.contains("panicked")), "{}", serve.log());
+}
+
+fn sr_serve_limit() -> usize {
+    1 << 20
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_keys_a_request_without_a_valid_key_gets_401() {
+    let dir = temp("keys", &[("greet.sr", TWO_AGENTS), ("keys", "# ops\nkey-0123456789abcdef\n")]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr", "--api-key-file", "keys"]).await;
+    for key in [None, Some("wrong-0123456789abcdef"), Some("key-0123456789abcde")] {
+        for path in ["/v1/workloads", "/metrics", "/v1/runs/x"] {
+            let (status, answer) = serve.get_keyed(path, key).await;
+            assert_eq!(status, 401, "{path} {key:?}: {answer}");
+            assert_eq!(answer["error"]["code"], "unauthorized");
+        }
+    }
+    assert_eq!(serve.get_keyed("/v1/workloads", Some("key-0123456789abcdef")).await.0, 200);
+    assert_eq!(serve.get_keyed("/healthz", None).await.0, 200, "health needs no key");
+    assert!(!serve.log().contains("key-0123456789abcdef"), "no key in the log");
+}
+
+#[test]
+fn binding_beyond_loopback_without_keys_is_refused_at_start() {
+    let dir = temp("refuse", &[("greet.sr", TWO_AGENTS), ("short", "tiny\n")]);
+    let out = serving::sr_plain(&dir, &["serve", "greet.sr", "--bind", "0.0.0.0:0", "--state-dir", "state"]);
+    assert_eq!(out.0, 2, "{}", out.2);
+    assert!(out.2.contains("refusing to listen on 0.0.0.0:0 without API keys"), "{}", out.2);
+    let out = serving::sr_plain(&dir, &["serve", "greet.sr", "--api-key-file", "short", "--state-dir", "state"]);
+    assert_eq!(out.0, 2, "{}", out.2);
+    assert!(out.2.contains("line 1: a key must have at least 16 characters") && !out.2.contains("tiny"), "{}", out.2);
+    let out = serving::sr_plain(&dir, &["serve", "missing.sr", "--state-dir", "state"]);
+    assert_eq!(out.0, 2, "{}", out.2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_drains_readyz_says_503_the_running_run_ends_and_the_process_exits_0() {
+    let dir = temp("drain", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("draft").delay(Duration::from_millis(1500)));
+    mock.push(MockReply::text("reviewed"));
+    let mut serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    assert_eq!(serve.get("/readyz").await.0, 200);
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (!mock.requests().is_empty()).then_some(()) }).await;
+    serve.signal(libc::SIGTERM);
+    // As soon as the signal is handled (the request may overtake it).
+    let answer = wait_until(Duration::from_secs(2), || async {
+        let (status, answer) = serve.get("/readyz").await;
+        (status == 503).then_some(answer)
+    })
+    .await;
+    assert_eq!(answer["error"]["code"], "draining");
+    let code = serve.wait_exit(Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{}", serve.log());
+    // The run finished before the process went: a new server shows it done.
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+    assert_eq!((run["status"].clone(), run["result"].clone()), (json!("done"), json!("reviewed")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_kill_9_a_restart_resumes_the_run_from_its_journal() {
+    let dir = temp("kill", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::chunks(["Hello, ", "dear reader."]));
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let mut serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    // Killed during the second model call.
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 2).then_some(()) }).await;
+    let before = events_of(&serve.get_text_for(&format!("/v1/runs/{id}/events"), Duration::from_millis(500)).await);
+    serve.signal(libc::SIGKILL);
+    serve.wait_exit(Duration::from_secs(10));
+
+    mock.push(MockReply::chunks(["Looks ", "good."]));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let ended = wait_until(Duration::from_secs(60), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        (run["status"] == "done").then_some(run)
+    })
+    .await;
+    assert_eq!(ended["result"], "Looks good.");
+    // The writer's reply came from the journal: one more model request only.
+    assert_eq!(mock.requests().len(), 3);
+    let all = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let ids: Vec<u64> = all.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=all.len() as u64).collect::<Vec<_>>(), "no gap, no duplicate id");
+    assert_eq!(all[..before.len()], before[..]);
+    let kinds = |events: &[(u64, Value)]| -> Vec<String> {
+        events.iter().map(|(_, e)| e["type"].as_str().unwrap().to_string()).filter(|t| t != "text_delta").collect()
+    };
+    let responses = kinds(&all).iter().filter(|t| *t == "model_response").count();
+    assert_eq!(responses, 2, "each model call answered once: {:?}", kinds(&all));
+    assert_eq!(kinds(&all).iter().filter(|t| *t == "run_started").count(), 1);
+}
+
+/// Every field of a run request with a value of its type, and a value of
+/// every other JSON kind: each wrong kind is a 400 whose message starts with
+/// the field's name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_kind_of_value_in_any_field_is_a_400_naming_that_field() {
+    let dir = temp("kinds", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let fields = [
+        ("workload", json!("greet")),
+        ("entry", json!("main")),
+        ("prompt", json!("hi")),
+        ("session", json!("s")),
+        ("model", json!("openai/gpt-4o")),
+        ("wait", json!(false)),
+        ("on_conflict", json!("enqueue")),
+    ];
+    let kinds = [json!(null), json!(true), json!(7), json!(-1.5), json!("text"), json!([1]), json!({"a": 1})];
+    let mut tried = 0;
+    for (field, valid) in &fields {
+        for wrong in kinds.iter().filter(|k| std::mem::discriminant(*k) != std::mem::discriminant(valid)) {
+            // null is "absent" for the optional fields.
+            if wrong.is_null() && *field != "workload" {
+                continue;
+            }
+            let mut body = json!({"workload": "greet"});
+            body[*field] = wrong.clone();
+            let (status, answer) = serve.post("/v1/runs", body.clone()).await;
+            assert_eq!(status, 400, "{body}: {answer}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with(&format!("{field}: ")), "{body}: {message}");
+            tried += 1;
+        }
+    }
+    assert!(tried > 30, "{tried}");
+    let (status, answer) = serve.post("/v1/sessions", json!({"id": 5})).await;
+    assert!(status == 400 && answer["error"]["message"].as_str().unwrap().starts_with("id: "), "{answer}");
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "on_conflict": "enqueue"})).await.1;
+    let (status, answer) =
+        serve.post(&format!("/v1/runs/{}/input", run["id"].as_str().unwrap()), json!({"text": 1})).await;
+    assert!(status == 400 && answer["error"]["message"].as_str().unwrap().starts_with("text: "), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_secret_reaches_a_response_an_event_or_the_log_and_metrics_count_the_runs() {
+    let dir = temp("secrets", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let key = serving::KEY;
+    mock.push(MockReply::text(format!("the key is {key}")));
+    mock.push(MockReply::chunks(["reviewed: ", key]));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": format!("use {key}"), "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap();
+    let session = run.1["session"].as_str().unwrap();
+    let answers = [
+        run.1.to_string(),
+        serve.get(&format!("/v1/runs/{id}")).await.1.to_string(),
+        serve.get_text(&format!("/v1/runs/{id}/events")).await,
+        serve.get(&format!("/v1/sessions/{session}")).await.1.to_string(),
+    ];
+    for answer in &answers {
+        assert!(!answer.contains(key), "{answer}");
+    }
+    assert!(answers[2].contains("[redacted]"), "{}", answers[2]);
+    assert!(!serve.log().contains(key), "{}", serve.log());
+
+    let (status, metrics) = serve.get("/metrics").await;
+    assert_eq!(status, 200);
+    let metrics = metrics.as_str().unwrap().to_string();
+    for line in [
+        "sr_serve_runs{status=\"done\"} 1",
+        "sr_serve_runs{status=\"queued\"} 0",
+        "sr_serve_queue_depth 0",
+        "sr_serve_model_call_seconds_count 2",
+        "sr_serve_model_call_seconds_bucket{le=\"+Inf\"} 2",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_over_the_bound_is_streamed_as_its_size_not_its_content() {
+    let dir = temp("big-event", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let big = "x".repeat((1 << 20) + 10);
+    mock.push(MockReply::text(big.clone()));
+    mock.push(MockReply::text("short"));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let text = serve.get_text(&format!("/v1/runs/{}/events", run.1["id"].as_str().unwrap())).await;
+    let events = events_of(&text);
+    let too_large: Vec<&Value> = events.iter().map(|(_, e)| e).filter(|e| e["type"] == "event_too_large").collect();
+    assert!(!too_large.is_empty(), "{}", &text[..2000.min(text.len())]);
+    assert!(too_large.iter().all(|e| e["bytes"].as_u64().unwrap() > 1 << 20 && e["original_type"].is_string()));
+    assert!(events.iter().all(|(id, e)| e["seq"] == json!(id)));
+    assert!(text.len() < 4 << 20, "the stream carries no event over the bound");
+}

@@ -1,0 +1,296 @@
+//! API v1's routes and handlers (JSON over HTTP), the key check in front of
+//! them, health and metrics.
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sr_runtime::ids::{self, IdKind};
+
+use crate::error::{ApiError, Body};
+use crate::store::{NewRun, Refusal, RunRow};
+use crate::{MAX_BODY_BYTES, Server};
+
+type Shared = State<Arc<Server>>;
+
+/// The API's router; `frontend` answers every other path.
+pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) -> Result<Router, String> {
+    let guarded = Router::new()
+        .route("/v1/workloads", get(workloads))
+        .route("/v1/sessions", post(create_session))
+        .route("/v1/sessions/{id}", get(session))
+        .route("/v1/runs", post(submit))
+        .route("/v1/runs/{id}", get(run))
+        .route("/v1/runs/{id}/events", get(crate::events::stream))
+        .route("/v1/runs/{id}/cancel", post(cancel))
+        .route("/v1/runs/{id}/input", post(input))
+        .route("/metrics", get(metrics))
+        .route_layer(middleware::from_fn_with_state(server.clone(), authorize));
+    let mut app = Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
+        .merge(guarded)
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not take that method")
+        })
+        .with_state(server);
+    app = match frontend {
+        Some(frontend) => app.fallback_service(frontend),
+        None => app.fallback(|| async { ApiError::not_found("no such path; the API is under /v1") }),
+    };
+    let app = app.layer(DefaultBodyLimit::max(MAX_BODY_BYTES)).layer(
+        tower_http::trace::TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let id = uuid::Uuid::new_v4();
+            tracing::info_span!("request", %id, method = %request.method(), path = %request.uri().path())
+        }),
+    );
+    if cors.is_empty() {
+        return Ok(app);
+    }
+    let origins = cors
+        .iter()
+        .map(|origin| {
+            HeaderValue::from_str(origin).map_err(|_| format!("--cors-origin {origin:?} is not a header value"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(origins)
+        .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::HeaderName::from_static("last-event-id")]);
+    Ok(app.layer(cors))
+}
+
+/// Without keys configured every request passes (the server is on loopback);
+/// with them, a request without a listed key gets 401.
+async fn authorize(State(server): Shared, request: Request, next: Next) -> Response {
+    if let Some(keys) = &server.keys
+        && !keys.admits(request.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
+    {
+        let mut response =
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "send a valid key as `Authorization: Bearer KEY`")
+                .into_response();
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    next.run(request).await
+}
+
+async fn readyz(State(server): Shared) -> Response {
+    if server.draining() {
+        return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "draining", "the server is shutting down")
+            .into_response();
+    }
+    Json(json!({"status": "ready"})).into_response()
+}
+
+async fn metrics(State(server): Shared) -> Result<Response, ApiError> {
+    let counts = server.store.counts()?;
+    let text = server.metrics.render(&counts);
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
+}
+
+async fn workloads(State(server): Shared) -> Json<Value> {
+    let list: Vec<&Value> = server.workloads.values().map(|w| &w.description).collect();
+    Json(json!({"workloads": list}))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct NewSession {
+    id: Option<String>,
+}
+
+async fn create_session(State(server): Shared, Body(body): Body<NewSession>) -> Result<Response, ApiError> {
+    let id = match body.id {
+        Some(id) => {
+            ids::check(IdKind::Session, &id).map_err(|e| ApiError::bad_request(format!("id: {e}")))?;
+            if server.store.session_exists(&id)? {
+                return Err(ApiError::conflict("session_exists", format!("id: session {id} exists")));
+            }
+            id
+        }
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    server.store.create_session(&id)?;
+    Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
+}
+
+fn checked_session(id: &str) -> Result<(), ApiError> {
+    ids::check(IdKind::Session, id).map_err(|_| ApiError::not_found(format!("no session {id:?}")))
+}
+
+async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    checked_session(&id)?;
+    if !server.store.session_exists(&id)? {
+        return Err(ApiError::not_found(format!("no session {id}")));
+    }
+    let runs = server.store.session_runs(&id)?;
+    let transcript = server.sessions.messages(&id).map_err(ApiError::internal)?;
+    Ok(Json(json!({"id": id, "transcript": transcript, "runs": runs})))
+}
+
+#[derive(Deserialize, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum OnConflict {
+    #[default]
+    Reject,
+    Enqueue,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunRequest {
+    workload: String,
+    entry: Option<String>,
+    prompt: Option<String>,
+    input: Option<Value>,
+    session: Option<String>,
+    model: Option<String>,
+    #[serde(default)]
+    wait: bool,
+    #[serde(default)]
+    on_conflict: OnConflict,
+}
+
+async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Result<Response, ApiError> {
+    let Some(workload) = server.workloads.get(&request.workload) else {
+        let served: Vec<&str> = server.workloads.keys().map(String::as_str).collect();
+        return Err(ApiError::bad_request(format!(
+            "workload: no workload named {:?} (served: {})",
+            request.workload,
+            served.join(", ")
+        )));
+    };
+    if let Some(entry) = &request.entry
+        && !workload.has_entry(entry)
+    {
+        return Err(ApiError::bad_request(format!("entry: {} has no flow or agent named {entry:?}", workload.name)));
+    }
+    let message = match (request.prompt, request.input) {
+        (Some(_), Some(_)) => return Err(ApiError::bad_request("prompt, input: give one of them, not both")),
+        (Some(prompt), None) => prompt,
+        (None, Some(Value::String(text))) => text,
+        (None, Some(input)) => input.to_string(),
+        (None, None) => String::new(),
+    };
+    if let Some(model) = &request.model
+        && (model.trim().is_empty() || model.ends_with('/') || model.starts_with('/'))
+    {
+        return Err(ApiError::bad_request(format!("model: {model:?} names no model (e.g. openai/gpt-4o)")));
+    }
+    let session = match request.session {
+        Some(session) => {
+            ids::check(IdKind::Session, &session).map_err(|e| ApiError::bad_request(format!("session: {e}")))?;
+            if !server.store.session_exists(&session)? {
+                return Err(ApiError::not_found(format!(
+                    "session: no session {session}; create it with POST /v1/sessions"
+                )));
+            }
+            session
+        }
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let new = NewRun {
+        id: &id,
+        session: &session,
+        workload: &workload.name,
+        entry: request.entry.as_deref(),
+        message: &message,
+        model: request.model.as_deref(),
+    };
+    match server.store.submit(&new, request.on_conflict == OnConflict::Reject) {
+        Ok(()) => {}
+        Err(Refusal::SessionBusy(busy)) => {
+            return Err(ApiError::conflict(
+                "session_busy",
+                format!("session {session} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)"),
+            ));
+        }
+        Err(Refusal::Sql(e)) => return Err(e.into()),
+    }
+    tracing::info!(run = %id, %session, workload = %workload.name, "run queued");
+    server.wake.notify_one();
+    if !request.wait {
+        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
+    }
+    let row = wait_for_end(&server, &id).await?;
+    Ok(Json(row).into_response())
+}
+
+/// The run once it has ended or paused (or the server stops).
+async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
+    let mut closing = server.closing.subscribe();
+    loop {
+        let mut changes = server.subscribe(id);
+        let row = server.store.run(id)?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+        if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
+            return Ok(row);
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = closing.changed() => {}
+            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
+        }
+    }
+}
+
+pub(crate) fn find_run(server: &Server, id: &str) -> Result<RunRow, ApiError> {
+    server.store.run(id)?.ok_or_else(|| ApiError::not_found(format!("no run {id:?}")))
+}
+
+async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
+    find_run(&server, &id).map(Json)
+}
+
+async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let row = find_run(&server, &id)?;
+    let status = match row.status.as_str() {
+        "queued" | "paused" | "in_doubt" => {
+            if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request"))? {
+                // It moved meanwhile (claimed, answered): cancel what it is now.
+                return Box::pin(cancel(State(server), Path(id))).await;
+            }
+            server.changed(&id);
+            server.wake.notify_one();
+            "cancelled"
+        }
+        "running" => {
+            server.cancel_task(&id);
+            "cancelling"
+        }
+        ended => {
+            return Err(ApiError::conflict("run_ended", format!("run {id} has ended ({ended}): nothing to cancel")));
+        }
+    };
+    tracing::info!(run = %id, status, "cancel asked");
+    Ok(Json(json!({"id": id, "status": status})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    text: String,
+}
+
+async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
+    let row = find_run(&server, &id)?;
+    if row.status != "paused" {
+        return Err(ApiError::conflict(
+            "not_waiting",
+            format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
+        ));
+    }
+    if !server.store.answer(&id, &body.text)? {
+        return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
+    }
+    server.changed(&id);
+    server.wake.notify_one();
+    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
+}

@@ -1,0 +1,84 @@
+//! API keys: read from a file (one a line), kept only as SHA-256 hashes, and
+//! compared in constant time against the hash of the key a request presents
+//! (`Authorization: Bearer KEY`).
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The hashes of the keys the server accepts.
+pub struct ApiKeys {
+    hashes: Vec<[u8; 32]>,
+}
+
+/// Keys shorter than this are refused: they can be guessed.
+pub const MIN_KEY_LEN: usize = 16;
+
+impl ApiKeys {
+    /// Reads `file`: one key a line; blank lines and lines starting with `#`
+    /// are skipped. An empty list, or a short key, is an error naming its line
+    /// (never the key).
+    pub fn read(file: &Path) -> Result<ApiKeys, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        Self::parse(&text).map_err(|e| format!("{}: {e}", file.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<ApiKeys, String> {
+        let mut hashes = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let key = line.trim();
+            if key.is_empty() || key.starts_with('#') {
+                continue;
+            }
+            if key.len() < MIN_KEY_LEN {
+                return Err(format!("line {}: a key must have at least {MIN_KEY_LEN} characters", number + 1));
+            }
+            hashes.push(hash(key));
+        }
+        if hashes.is_empty() {
+            return Err("lists no key".to_string());
+        }
+        Ok(ApiKeys { hashes })
+    }
+
+    /// Whether `authorization` (the header's value) carries a listed key.
+    /// Every listed hash is compared, whichever matches.
+    pub fn admits(&self, authorization: Option<&[u8]>) -> bool {
+        let Some(key) = authorization.and_then(|value| value.strip_prefix(b"Bearer ")) else { return false };
+        let presented = hash_bytes(key.trim_ascii());
+        let mut found = subtle::Choice::from(0);
+        for listed in &self.hashes {
+            found |= listed.ct_eq(&presented);
+        }
+        found.into()
+    }
+}
+
+fn hash(key: &str) -> [u8; 32] {
+    hash_bytes(key.as_bytes())
+}
+
+fn hash_bytes(key: &[u8]) -> [u8; 32] {
+    Sha256::digest(key).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_checked_by_hash_and_the_file_is_validated() {
+        let keys = ApiKeys::parse("# ops\n\nkey-one-0123456789\n  key-two-0123456789  \n").unwrap();
+        assert!(keys.admits(Some(b"Bearer key-one-0123456789")));
+        assert!(keys.admits(Some(b"Bearer key-two-0123456789")));
+        for bad in [&b"Bearer key-one-012345678"[..], b"key-one-0123456789", b"Bearer ", b"Basic a2V5", b""] {
+            assert!(!keys.admits(Some(bad)), "{}", String::from_utf8_lossy(bad));
+        }
+        assert!(!keys.admits(None));
+        assert_eq!(ApiKeys::parse("# none\n").err().unwrap(), "lists no key");
+        let short = ApiKeys::parse("ok-key-0123456789\nsecret\n").err().unwrap();
+        assert_eq!(short, "line 2: a key must have at least 16 characters");
+        assert!(!short.contains("secret"));
+    }
+}

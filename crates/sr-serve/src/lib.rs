@@ -1,0 +1,250 @@
+//! `sr serve`: StreetRace workloads behind an HTTP API (API v1: workloads,
+//! sessions, runs, their events as Server-Sent Events, cancel, answers to
+//! `escalate to human`, health and metrics). Embedded mode: the server's
+//! records in SQLite in the state directory, the runtime's sessions,
+//! journals and leases beside them, one process dispatching runs. Every run
+//! goes through the runtime's one run path; see `docs/serve.md`.
+
+mod api;
+mod auth;
+mod dispatch;
+mod error;
+mod events;
+mod metrics;
+mod store;
+mod workloads;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use sr_runtime::lease::Lease;
+use sr_runtime::session::SessionStore;
+use tokio::sync::{Notify, watch};
+use tokio::task::AbortHandle;
+
+pub use crate::auth::{ApiKeys, MIN_KEY_LEN};
+pub use crate::dispatch::MAX_EVENT_BYTES;
+
+/// The largest request body the API reads.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// How `sr serve` was asked to run.
+pub struct Config {
+    /// The `.sr` (or YAML) files to serve, each named by its file stem.
+    pub workloads: Vec<PathBuf>,
+    pub bind: SocketAddr,
+    /// Where the server's records, the runtime's sessions and journals and
+    /// the runs' work directories live.
+    pub state_dir: PathBuf,
+    /// Runs executed at once.
+    pub workers: usize,
+    /// This process's name in logs.
+    pub replica_id: String,
+    /// The file of API keys; required to bind a non-loopback address.
+    pub api_key_file: Option<PathBuf>,
+    /// Serve every run's model exchanges and tool results from this recording.
+    pub replay: Option<PathBuf>,
+    /// Origins allowed by CORS; none (the default) sends no CORS headers.
+    pub cors_origins: Vec<String>,
+    /// How long SIGTERM waits for running runs before stopping them (they
+    /// resume at the next start).
+    pub drain_timeout: Duration,
+    /// Served for every path the API does not answer (a web frontend).
+    pub frontend: Option<Router>,
+}
+
+/// What the dispatcher needs of the configuration.
+pub(crate) struct Settings {
+    pub state_dir: PathBuf,
+    pub workers: usize,
+    pub replay: Option<PathBuf>,
+}
+
+/// The state every handler and the dispatcher share.
+pub struct Server {
+    pub(crate) settings: Settings,
+    pub(crate) store: store::Store,
+    /// The runtime's sessions (for transcripts).
+    pub(crate) sessions: SessionStore,
+    pub(crate) workloads: BTreeMap<String, Arc<workloads::Workload>>,
+    pub(crate) keys: Option<ApiKeys>,
+    pub(crate) metrics: metrics::Metrics,
+    /// Wakes the streams and waiters of a run when it has a new event or status.
+    progress: Mutex<HashMap<String, watch::Sender<u64>>>,
+    /// Running runs' tasks, to cancel or stop them.
+    tasks: Mutex<HashMap<String, AbortHandle>>,
+    /// Runs whose cancel was asked: their stop is a cancel, not a drain.
+    cancelled: Mutex<HashSet<String>>,
+    pub(crate) wake: Notify,
+    draining: AtomicBool,
+    /// Set when the server stops: open event streams end.
+    pub(crate) closing: watch::Sender<bool>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Server {
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn tasks_lock(&self) -> MutexGuard<'_, HashMap<String, AbortHandle>> {
+        locked(&self.tasks)
+    }
+
+    pub(crate) fn cancelled_lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        locked(&self.cancelled)
+    }
+
+    /// A receiver that sees every later change of run `id` (an event, a status).
+    pub(crate) fn subscribe(&self, id: &str) -> watch::Receiver<u64> {
+        locked(&self.progress).entry(id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe()
+    }
+
+    /// Tells the run's streams and waiters that it changed.
+    pub(crate) fn changed(&self, id: &str) {
+        let mut progress = locked(&self.progress);
+        if let Some(sender) = progress.get(id) {
+            sender.send_modify(|n| *n += 1);
+            if sender.receiver_count() == 0 {
+                progress.remove(id);
+            }
+        }
+    }
+
+    /// Stops a running run's task, as a cancel.
+    pub(crate) fn cancel_task(&self, id: &str) {
+        self.cancelled_lock().insert(id.to_string());
+        if let Some(task) = self.tasks_lock().get(id) {
+            task.abort();
+        }
+    }
+}
+
+/// A server bound to its address, not yet serving.
+pub struct Bound {
+    server: Arc<Server>,
+    listener: tokio::net::TcpListener,
+    router: Router,
+    drain_timeout: Duration,
+    replica_id: String,
+    /// Held while serving: one server per state directory in embedded mode.
+    _lock: Lease,
+}
+
+/// Checks the configuration, loads the workloads, opens the stores, queues
+/// again the runs a previous process left running, and binds. Each error is
+/// one line (or a list of a workload's problems) for the user.
+pub async fn bind(config: Config) -> Result<Bound, String> {
+    let keys = config.api_key_file.as_deref().map(ApiKeys::read).transpose()?;
+    if !config.bind.ip().is_loopback() && keys.is_none() {
+        return Err(format!(
+            "refusing to listen on {} without API keys: pass --api-key-file FILE, or bind a loopback address",
+            config.bind
+        ));
+    }
+    if config.workloads.is_empty() {
+        return Err("no workload to serve: name one or more .sr files".to_string());
+    }
+    let workloads = workloads::load_all(&config.workloads).map_err(|problems| problems.join("\n"))?;
+    std::fs::create_dir_all(&config.state_dir)
+        .map_err(|e| format!("cannot create {}: {e}", config.state_dir.display()))?;
+    let lock = Lease::take(&config.state_dir, "serve").map_err(|_| {
+        format!("another `sr serve` is using {}: give each server its own --state-dir", config.state_dir.display())
+    })?;
+    let store = store::Store::open(&config.state_dir.join("serve.db"))
+        .map_err(|e| format!("cannot open {}: {e}", config.state_dir.join("serve.db").display()))?;
+    let sessions_db = config.state_dir.join("sessions.db");
+    let sessions =
+        SessionStore::open(&sessions_db).map_err(|e| format!("cannot open {}: {e}", sessions_db.display()))?;
+    let requeued = store.requeue_running().map_err(|e| format!("cannot read the queue: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.bind))?;
+    if requeued > 0 {
+        tracing::info!(requeued, "runs left running by the previous process resume from their journals");
+    }
+    let server = Arc::new(Server {
+        settings: Settings { state_dir: config.state_dir, workers: config.workers, replay: config.replay },
+        store,
+        sessions,
+        workloads,
+        keys,
+        metrics: metrics::Metrics::default(),
+        progress: Mutex::default(),
+        tasks: Mutex::default(),
+        cancelled: Mutex::default(),
+        wake: Notify::new(),
+        draining: AtomicBool::new(false),
+        closing: watch::channel(false).0,
+    });
+    let router = api::router(server.clone(), &config.cors_origins, config.frontend)?;
+    Ok(Bound {
+        server,
+        listener,
+        router,
+        drain_timeout: config.drain_timeout,
+        replica_id: config.replica_id,
+        _lock: lock,
+    })
+}
+
+impl Bound {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` resolves, then drains: `/readyz` answers 503,
+    /// no run starts, running runs get `drain_timeout` to end (the rest are
+    /// stopped and resume from their journals at the next start), event
+    /// streams end, and this returns.
+    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
+        let Bound { server, listener, router, drain_timeout, replica_id, _lock } = self;
+        let dispatcher = tokio::spawn(dispatch::dispatch(server.clone()));
+        let mut closing = server.closing.subscribe();
+        let http = tokio::spawn(
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = closing.wait_for(|closed| *closed).await;
+                })
+                .into_future(),
+        );
+        tracing::info!(replica = %replica_id, "serving");
+        shutdown.await;
+        tracing::info!(replica = %replica_id, "draining");
+        server.draining.store(true, Ordering::SeqCst);
+        server.wake.notify_one();
+        let deadline = tokio::time::Instant::now() + drain_timeout;
+        while !server.tasks_lock().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let stopped: Vec<AbortHandle> = server.tasks_lock().values().cloned().collect();
+        for task in &stopped {
+            task.abort();
+        }
+        if !stopped.is_empty() {
+            tracing::warn!(runs = stopped.len(), "runs still running at the drain's end were stopped");
+        }
+        let grace = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !server.tasks_lock().is_empty() && tokio::time::Instant::now() < grace {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        dispatcher.abort();
+        server.closing.send_replace(true);
+        match tokio::time::timeout(Duration::from_secs(5), http).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => return Err(format!("the HTTP server failed: {e}")),
+            Ok(Err(e)) => return Err(format!("the HTTP server failed: {e}")),
+            Err(_) => tracing::warn!("connections still open after the drain were dropped"),
+        }
+        tracing::info!(replica = %replica_id, "stopped");
+        Ok(())
+    }
+}

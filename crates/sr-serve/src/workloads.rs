@@ -1,0 +1,121 @@
+//! The workloads a server runs, loaded and checked once at start: each is
+//! named by its file stem (`review` for `review.sr`) and described to clients
+//! (`GET /v1/workloads`) by its entry points and its graph.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use sr_hir::graph::{EdgeKind, edges};
+use sr_hir::{ItemKind, RootDatabase};
+use sr_runtime::compile::{Compiled, Entry};
+use sr_runtime::workload::load;
+
+/// A loaded workload.
+pub struct Workload {
+    pub name: String,
+    pub program: Arc<Compiled>,
+    /// What `GET /v1/workloads` says of it.
+    pub description: Value,
+}
+
+impl Workload {
+    /// Whether a run may start at `entry` (a flow or an agent).
+    pub fn has_entry(&self, entry: &str) -> bool {
+        self.program.flows.keys().any(|f| f.as_str() == entry)
+            || self.program.agents.keys().any(|a| a.as_str() == entry)
+    }
+}
+
+#[derive(Serialize)]
+struct EdgeView {
+    from: String,
+    to: String,
+    kind: &'static str,
+}
+
+/// Loads every workload; a file that does not compile, or two with one
+/// name, stops the server before it binds, with every problem listed.
+pub fn load_all(paths: &[PathBuf]) -> Result<BTreeMap<String, Arc<Workload>>, Vec<String>> {
+    let mut loaded = BTreeMap::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else {
+            problems.push(format!("{}: a workload is named by its file stem, and this path has none", path.display()));
+            continue;
+        };
+        if loaded.contains_key(&name) {
+            problems.push(format!("{}: a second workload named '{name}'", path.display()));
+            continue;
+        }
+        match load_one(&name, path) {
+            Ok(workload) => {
+                loaded.insert(name, Arc::new(workload));
+            }
+            Err(mut errors) => problems.append(&mut errors),
+        }
+    }
+    if problems.is_empty() { Ok(loaded) } else { Err(problems) }
+}
+
+fn load_one(name: &str, path: &Path) -> Result<Workload, Vec<String>> {
+    let path = std::path::absolute(path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
+    let mut db = RootDatabase::default();
+    let program = load(&mut db, &path).map_err(|e| {
+        e.diagnostics
+            .iter()
+            .map(|(file, d)| format!("{}: error[{}]: {}", file.display(), d.code(), d.message()))
+            .collect::<Vec<_>>()
+    })?;
+    let graph = match db.load_with_imports(&path) {
+        Ok(root) if path.extension().is_some_and(|e| e == "sr") => edges(&db, root)
+            .into_iter()
+            .filter(|edge| edge.kind != EdgeKind::Instruction)
+            .map(|edge| EdgeView {
+                from: label(edge.from.kind(&db), edge.from.name(&db)),
+                to: label(edge.to.kind(&db), edge.to.name(&db)),
+                kind: match edge.kind {
+                    EdgeKind::Delegate => "delegate",
+                    EdgeKind::Use => "use",
+                    EdgeKind::RunAgent => "run_agent",
+                    EdgeKind::RunFlow => "run_flow",
+                    EdgeKind::CallLlm => "call_llm",
+                    EdgeKind::Instruction => "instruction",
+                },
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let entry = match &program.entry {
+        Some(Entry::Flow(name)) => Some(format!("flow {name}")),
+        Some(Entry::Agent(name)) => Some(format!("agent {name}")),
+        None => None,
+    };
+    let entries: Vec<Value> = program
+        .flows
+        .keys()
+        .map(|f| json!({"name": f.as_str(), "kind": "flow", "input": "prompt"}))
+        .chain(program.agents.keys().map(|a| json!({"name": a.as_str(), "kind": "agent", "input": "prompt"})))
+        .collect();
+    let description = json!({
+        "name": name,
+        "entry": entry,
+        "entries": entries,
+        "input": {"prompt": "text: the run's message", "input": "any JSON value: given to the run as its message, as JSON text"},
+        "graph": {"edges": graph},
+    });
+    Ok(Workload { name: name.to_string(), program, description })
+}
+
+fn label(kind: ItemKind, name: &sr_hir::Name) -> String {
+    let kind = match kind {
+        ItemKind::Agent => "agent",
+        ItemKind::Flow => "flow",
+        ItemKind::Prompt => "prompt",
+        ItemKind::Handler => "handler",
+        _ => "item",
+    };
+    format!("{kind} {name}")
+}
