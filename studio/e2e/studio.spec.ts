@@ -1,22 +1,10 @@
-import { test as base, expect, type Page } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { test } from "./console";
 
-// Every page's console is watched: an error or a CSP violation (Chromium reports those
-// as console errors) fails the test that caused it.
-const test = base.extend<{ consoleErrors: string[] }>({
-  consoleErrors: async ({ page }, use) => {
-    const errors: string[] = [];
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
-    });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    await use(errors);
-    expect(errors, "console errors").toEqual([]);
-  },
-});
-
+// These run against the fixture server (SR_STUDIO_SERVER); serve.spec.ts against `sr serve`.
 const screenshots = process.env.SR_STUDIO_SCREENSHOTS;
 
 async function shoot(page: Page, name: string) {
@@ -169,6 +157,8 @@ test("a session shows its transcript across its runs", async ({ page, consoleErr
   const transcript = page.getByRole("list", { name: "Transcript" });
   await expect(transcript).toContainText("hello");
   await expect(transcript).toContainText("ok");
+  await expect(transcript).toContainText('→ read_file({"path":"notes.md"})');
+  await expect(page.getByRole("link", { name: "r-done" })).toBeVisible();
   await shoot(page, "session");
   expect(consoleErrors).toEqual([]);
 });

@@ -63,11 +63,14 @@ test("streamed text of one producer is one growing row; another producer starts 
   ]);
 });
 
-test("tokens and cost: the model responses so far, the run's own usage once it finished", () => {
+test("tokens and cost: the model responses so far, or the run's own usage where it says more", () => {
   const usage = (input: number, output: number, cost?: number) => ({ usage: { input_tokens: input, output_tokens: output, cost_usd: cost } });
   const live = [event(1, "model_response", usage(10, 2)), event(2, "model_response", usage(5, 1, 0.5)), event(3, "agent_finished", usage(99, 99))];
   expect(totals(live)).toEqual({ input: 15, output: 3, cost: 0.5 });
-  expect(totals([...live, event(4, "run_finished", usage(20, 4))])).toEqual({ input: 20, output: 4, cost: null });
+  expect(totals([...live, event(4, "run_finished", usage(20, 4))])).toEqual({ input: 20, output: 4, cost: 0.5 });
+  // A pause ends with run_finished too; after the resume the model responses go on counting.
+  const resumed = [...live, event(4, "run_finished", usage(15, 3, 0.5)), event(5, "model_response", usage(7, 7, 0.25))];
+  expect(totals(resumed)).toEqual({ input: 22, output: 10, cost: 0.75 });
   expect(totals([])).toEqual({ input: 0, output: 0, cost: null });
 });
 

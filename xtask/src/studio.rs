@@ -7,8 +7,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sr_llm::mock::{MockReply, MockServer};
 
 use crate::{flag, root};
 
@@ -59,12 +61,41 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     }
     npm_ci(&studio)?;
     step(Command::new("cargo").args(["build", "-p", "sr-studio", "--example", "fixture_server"]).current_dir(root()))?;
+    step(Command::new("cargo").args(["build", "-p", "sr-cli", "--bin", "sr"]).current_dir(root()))?;
     let server = crate::target_dir().join("debug/examples/fixture_server");
     let results = crate::target_dir().join("studio-e2e");
+
+    // `sr serve` with the mock as its model: the draft streams slowly, so the run's
+    // question comes while the page watches; the polish follows the answer.
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
+    let mock = runtime.block_on(MockServer::start());
+    mock.push(MockReply::chunks(["Dear ", "Ada, ", "hello."]).chunk_delay(Duration::from_millis(400)));
+    mock.push(MockReply::text("Polished: Dear Ada, hello."));
+    // Outside `results`, which Playwright empties when it starts.
+    let work = crate::target_dir().join("studio-e2e-serve");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::write(work.join("approve.sr"), APPROVE).map_err(|e| format!("approve.sr: {e}"))?;
+    let port = 4792;
+    let mut serve = ServeGuard(
+        Command::new(crate::target_dir().join("debug/sr"))
+            .args(["serve", "approve.sr", "--bind", &format!("127.0.0.1:{port}"), "--state-dir", "state"])
+            .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
+            .env("OPENAI_API_KEY", "studio-e2e-key")
+            .env("NO_COLOR", "1")
+            .current_dir(&work)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(work.join("serve.log")).map_err(|e| format!("serve.log: {e}"))?)
+            .spawn()
+            .map_err(|e| format!("cannot start sr serve: {e}"))?,
+    );
+    wait_for(port, &mut serve.0)?;
+
     let mut playwright = Command::new("npx");
     playwright
         .args(["--no-install", "playwright", "test"])
         .env("SR_STUDIO_SERVER", &server)
+        .env("SR_SERVE_URL", format!("http://127.0.0.1:{port}"))
         .env("SR_STUDIO_RESULTS", &results)
         .env("CHROMIUM", chromium())
         .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
@@ -73,12 +104,53 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
         playwright.env("SR_STUDIO_SCREENSHOTS", std::path::absolute(dir).map_err(|e| format!("{dir}: {e}"))?);
     }
     step(&mut playwright)?;
+    // One run, two model calls: the draft before the question and the polish after the
+    // answer; a resumed run that called the model again for its draft would make three.
+    let calls = mock.requests().len();
+    if calls != 2 {
+        return Err(format!("sr serve made {calls} model calls for the studio's run, not 2 (see {})", work.join("serve.log").display()));
+    }
     let figure = std::fs::read_to_string(results.join("first-render.json")).unwrap_or_default();
     eprintln!(
         "studio-e2e passed in {:.0} s; first render of a 10,000-event run: {figure}",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+const APPROVE: &str = r#"model main = openai/gpt-4o-mini
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
+flow main:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    $final = call llm polish_prompt
+    return $final
+"#;
+
+/// The `sr serve` child, killed when the tests end however they end.
+struct ServeGuard(Child);
+
+impl Drop for ServeGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until something listens on `port` (at most 60 s), failing if `sr serve` exits.
+fn wait_for(port: u16, child: &mut Child) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("sr serve exited ({status}) before it listened"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!("sr serve did not listen on port {port} within 60 s"))
 }
 
 fn chromium() -> String {

@@ -190,10 +190,11 @@ async fn session(State(state): State<Shared>, Path(id): Path<String>) -> Respons
     let mut transcript = Vec::new();
     for run in &runs {
         let started = run.events.iter().find(|e| e["type"] == "run_started");
-        transcript.push(
-            json!({"role": "user", "text": started.map_or(json!(""), |e| e["input"].clone()), "run": run.info["id"]}),
-        );
-        transcript.push(json!({"role": "assistant", "text": run.info.get("result").cloned().unwrap_or(json!("")), "run": run.info["id"]}));
+        let said = started.map_or(json!(""), |e| e["input"].clone());
+        let answered = run.info.get("result").cloned().unwrap_or(json!(""));
+        transcript.push(json!({"role": "user", "content": [{"type": "text", "text": said}]}));
+        transcript.push(json!({"role": "assistant", "content": [{"type": "text", "text": answered},
+            {"type": "tool_call", "id": "c1", "name": "read_file", "arguments": {"path": "notes.md"}}]}));
     }
     Json(json!({"id": id, "transcript": transcript, "runs": runs.iter().map(|r| r.info.clone()).collect::<Vec<_>>()}))
         .into_response()

@@ -75,10 +75,17 @@ export interface Workload {
   diagnostics?: Diagnostic[];
 }
 
+/** A part of a session's message, as the runtime stores it. */
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; id: string; name: string; arguments: unknown }
+  | { type: "tool_result"; [field: string]: unknown };
+
 export interface Session {
   id: string;
-  transcript: { role: string; text: string; run?: string }[];
-  runs: (string | Run)[];
+  /** The session's messages across its runs, oldest first. */
+  transcript: { role: string; content: Part[] }[];
+  runs: Run[];
 }
 
 const KEY_STORAGE = "sr-studio-api-key";
@@ -214,7 +221,8 @@ export function followEvents(
               start = end + 2;
               if (event && event.seq > last) {
                 last = event.seq;
-                finished ||= event.type === "run_finished";
+                // A run paused for a human ends with `run_finished` too, and goes on.
+                finished ||= event.type === "run_finished" && event.status !== "paused";
                 pending.push(event);
               }
             }

@@ -101,19 +101,28 @@ export function append(rows: Row[], events: RunEvent[]): Row[] {
   return rows;
 }
 
-/** Tokens and cost of the run's model calls so far (the run's total once it finished). */
+/**
+ * Tokens and cost of the run's model calls so far: the sum of its model responses, or
+ * what its last `run_finished` says where that is more (a run paused for a human ends
+ * with one too, so an earlier one is not the total).
+ */
 export function totals(events: RunEvent[]): Totals {
+  type Usage = { input_tokens?: number; output_tokens?: number; cost_usd?: number };
   const sum: Totals = { input: 0, output: 0, cost: null };
+  let finished: Usage | undefined;
   for (const event of events) {
-    const usage = (event as { usage?: { input_tokens?: number; output_tokens?: number; cost_usd?: number } }).usage;
-    if (!usage) continue;
-    if (event.type === "run_finished") {
-      return { input: usage.input_tokens ?? 0, output: usage.output_tokens ?? 0, cost: usage.cost_usd ?? null };
-    }
+    const usage = (event as { usage?: Usage }).usage;
+    if (!usage || typeof usage !== "object") continue;
+    if (event.type === "run_finished") finished = usage;
     if (event.type !== "model_response") continue;
     sum.input += usage.input_tokens ?? 0;
     sum.output += usage.output_tokens ?? 0;
     if (usage.cost_usd != null) sum.cost = (sum.cost ?? 0) + usage.cost_usd;
+  }
+  if (finished) {
+    sum.input = Math.max(sum.input, finished.input_tokens ?? 0);
+    sum.output = Math.max(sum.output, finished.output_tokens ?? 0);
+    if (finished.cost_usd != null) sum.cost = Math.max(sum.cost ?? 0, finished.cost_usd);
   }
   return sum;
 }
