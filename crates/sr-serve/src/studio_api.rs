@@ -6,11 +6,10 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use rusqlite::{Connection, OpenFlags, params};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Server;
@@ -23,18 +22,43 @@ pub fn routes() -> Router<Arc<Server>> {
     Router::new().route("/v1/runs", get(list))
 }
 
-#[derive(Deserialize)]
+/// `?status=S&limit=N`, each at most once; anything else is a JSON 400 naming it.
+#[derive(Default)]
 struct ListQuery {
     status: Option<String>,
     limit: Option<u32>,
 }
 
-async fn list(State(server): State<Arc<Server>>, Query(query): Query<ListQuery>) -> Result<Json<Value>, ApiError> {
-    if let Some(status) = &query.status
-        && !STATUSES.contains(&status.as_str())
-    {
-        return Err(ApiError::bad_request(format!("status: {status:?} is not one of {}", STATUSES.join(", "))));
+fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
+    let mut query = ListQuery::default();
+    for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "status" if query.status.is_none() => {
+                if !STATUSES.contains(&value) {
+                    return Err(ApiError::bad_request(format!(
+                        "status: {value:?} is not one of {}",
+                        STATUSES.join(", ")
+                    )));
+                }
+                query.status = Some(value.to_string());
+            }
+            "limit" if query.limit.is_none() => {
+                let limit =
+                    value.parse().map_err(|_| ApiError::bad_request(format!("limit: {value:?} is not a count")))?;
+                query.limit = Some(limit);
+            }
+            "status" | "limit" => return Err(ApiError::bad_request(format!("{key}: given twice"))),
+            _ => {
+                return Err(ApiError::bad_request(format!("{key:?}: not a parameter of GET /v1/runs (status, limit)")));
+            }
+        }
     }
+    Ok(query)
+}
+
+async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
+    let query = parse_query(raw.as_deref())?;
     let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
     let path = server.settings.state_dir.join("serve.db");
     let runs = tokio::task::spawn_blocking(move || read(&path, query.status.as_deref(), limit))
@@ -108,7 +132,25 @@ fn iso(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::iso;
+    use super::{iso, parse_query};
+
+    #[test]
+    fn queries() {
+        let ok = parse_query(Some("status=done&limit=3")).unwrap();
+        assert_eq!((ok.status.as_deref(), ok.limit), (Some("done"), Some(3)));
+        assert!(parse_query(None).unwrap().status.is_none());
+        for bad in [
+            "status=sideways",
+            "limit=abc",
+            "limit=-1",
+            "limit=99999999999",
+            "status=done&status=done",
+            "x=1",
+            "status",
+        ] {
+            assert!(parse_query(Some(bad)).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn iso_dates() {
