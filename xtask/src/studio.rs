@@ -108,7 +108,10 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     // answer; a resumed run that called the model again for its draft would make three.
     let calls = mock.requests().len();
     if calls != 2 {
-        return Err(format!("sr serve made {calls} model calls for the studio's run, not 2 (see {})", work.join("serve.log").display()));
+        return Err(format!(
+            "sr serve made {calls} model calls for the studio's run, not 2 (see {})",
+            work.join("serve.log").display()
+        ));
     }
     let figure = std::fs::read_to_string(results.join("first-render.json")).unwrap_or_default();
     eprintln!(
