@@ -6,7 +6,8 @@ use crate::ci::step;
 /// 10 MB-file examples (they drive the real server, so they are programs, not
 /// benches),
 /// then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
-/// then the scaling check of `sr check` on hostile inputs.
+/// then the scaling check of `sr check` on hostile inputs, then `sr serve`
+/// under load (`serve_bench`).
 pub fn run(args: &[String]) -> Result<(), String> {
     let crates = ["sr-syntax", "sr-hir", "sr-ide", "sr-runtime", "sr-sandbox"];
     let only: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -24,6 +25,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if wanted("scaling") {
         crate::scaling::run()?;
+    }
+    if wanted("serve") {
+        crate::serve_bench::run()?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod fuzz;
 mod record_example;
 mod scaling;
 mod semantic;
+mod serve_bench;
 mod studio;
 
 use std::process::ExitCode;
@@ -20,13 +21,15 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   ci  formatting, lints and every test (what .ci/run runs)
-  bench [CRATE... | scaling]
+  bench [CRATE... | scaling | serve]
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
       sr-sandbox; the language server's latency and memory examples; the
       scaling check), or those named; `scaling` runs sr check (release) on
       every generated hostile input (one per diagnostic code, one per
       construct, the hand-written ones) at a size and twice it and fails when
-      twice the input takes more than 2.5x the time
+      twice the input takes more than 2.5x the time; `serve` runs sr serve
+      (release, embedded) under 200 sessions of a two-agent flow and prints
+      throughput, API latency, first-event latency and peak memory
   cycles
       no module cycle inside any crate: sibling modules must form a DAG
       (a path from a::b::… to a::c::… is an edge b → c)

@@ -69,7 +69,11 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
     let streamed: Vec<Value> = all.iter().map(|(_, e)| normalized(e)).collect();
     assert_eq!(streamed, reference.iter().map(normalized).collect::<Vec<_>>());
 
-    // Reconnecting after any event, by header or by query, gives exactly the rest.
+    // Reconnecting after any event, by header or by query, gives exactly the
+    // rest; after an id past the last, nothing (however large the id).
+    for after in [all.len() as u64 + 1, i64::MAX as u64, u64::MAX] {
+        assert_eq!(serve.get_events_after_header(&id, after).await, [], "Last-Event-ID: {after}");
+    }
     for after in 0..=all.len() {
         let by_header = serve.get_events_after_header(&id, after as u64).await;
         assert_eq!(by_header, all[after..], "Last-Event-ID: {after}");
@@ -338,6 +342,31 @@ async fn sigterm_drains_readyz_says_503_the_running_run_ends_and_the_process_exi
     let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
     let run = serve.get(&format!("/v1/runs/{id}")).await.1;
     assert_eq!((run["status"].clone(), run["result"].clone()), (json!("done"), json!("reviewed")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_still_running_at_the_drains_end_is_stopped_and_resumed_by_the_next_start() {
+    let dir = temp("drain-timeout", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("draft"));
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let mut serve = Serve::start(&dir, &mock, &["greet.sr", "--drain-timeout", "1"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 2).then_some(()) }).await;
+    serve.signal(libc::SIGTERM);
+    assert_eq!(serve.wait_exit(Duration::from_secs(15)), Some(0), "{}", serve.log());
+    assert!(serve.log().contains("were stopped"), "{}", serve.log());
+
+    mock.push(MockReply::text("reviewed"));
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let ended = wait_until(Duration::from_secs(60), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        (run["status"] == "done").then_some(run)
+    })
+    .await;
+    assert_eq!(ended["result"], "reviewed");
+    assert_eq!(mock.requests().len(), 3, "the draft came from the journal");
 }
 
 #[tokio::test(flavor = "multi_thread")]

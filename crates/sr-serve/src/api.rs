@@ -235,23 +235,19 @@ async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
             return Ok(row);
         }
         tokio::select! {
-            _ = changes.changed() => {}
+            _ = changes.changes.changed() => {}
             _ = closing.changed() => {}
             () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
         }
     }
 }
 
-pub(crate) fn find_run(server: &Server, id: &str) -> Result<RunRow, ApiError> {
-    server.store.run(id)?.ok_or_else(|| ApiError::not_found(format!("no run {id:?}")))
-}
-
 async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
-    find_run(&server, &id).map(Json)
+    server.find_run(&id).map(Json)
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let row = find_run(&server, &id)?;
+    let row = server.find_run(&id)?;
     let status = match row.status.as_str() {
         "queued" | "paused" | "in_doubt" => {
             if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request"))? {
@@ -281,7 +277,7 @@ struct Input {
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    let row = find_run(&server, &id)?;
+    let row = server.find_run(&id)?;
     if row.status != "paused" {
         return Err(ApiError::conflict(
             "not_waiting",

@@ -15,7 +15,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 
 use crate::Server;
-use crate::api::find_run;
 use crate::error::ApiError;
 
 /// Events read from the store at once.
@@ -39,7 +38,7 @@ pub async fn stream(
         (None, Some(after)) => parse_id("after", after)?,
         (None, None) => 0,
     };
-    find_run(&server, &id)?;
+    server.find_run(&id)?;
     let cursor = Cursor { server, run: id, after, buffer: VecDeque::new() };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let (id, data) = cursor.next().await?;
@@ -91,7 +90,7 @@ impl Cursor {
                 }
             }
             tokio::select! {
-                _ = changes.changed() => {}
+                _ = changes.changes.changed() => {}
                 _ = closing.changed() => {}
                 () = tokio::time::sleep(Duration::from_secs(5)) => {}
             }

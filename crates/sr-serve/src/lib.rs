@@ -104,20 +104,24 @@ impl Server {
         locked(&self.cancelled)
     }
 
-    /// A receiver that sees every later change of run `id` (an event, a status).
-    pub(crate) fn subscribe(&self, id: &str) -> watch::Receiver<u64> {
-        locked(&self.progress).entry(id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe()
+    /// A receiver that sees every later change of run `id` (an event, a
+    /// status); the run's channel goes when its last subscription does.
+    pub(crate) fn subscribe(&self, id: &str) -> Subscription<'_> {
+        let changes = locked(&self.progress).entry(id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe();
+        Subscription { server: self, id: id.to_string(), changes }
     }
 
     /// Tells the run's streams and waiters that it changed.
     pub(crate) fn changed(&self, id: &str) {
-        let mut progress = locked(&self.progress);
+        let progress = locked(&self.progress);
         if let Some(sender) = progress.get(id) {
             sender.send_modify(|n| *n += 1);
-            if sender.receiver_count() == 0 {
-                progress.remove(id);
-            }
         }
+    }
+
+    /// The run `id`, or a 404.
+    pub(crate) fn find_run(&self, id: &str) -> Result<store::RunRow, error::ApiError> {
+        self.store.run(id)?.ok_or_else(|| error::ApiError::not_found(format!("no run {id:?}")))
     }
 
     /// Stops a running run's task, as a cancel.
@@ -125,6 +129,23 @@ impl Server {
         self.cancelled_lock().insert(id.to_string());
         if let Some(task) = self.tasks_lock().get(id) {
             task.abort();
+        }
+    }
+}
+
+/// What [`Server::subscribe`] gives: the run's changes, while it lives.
+pub(crate) struct Subscription<'a> {
+    server: &'a Server,
+    id: String,
+    pub changes: watch::Receiver<u64>,
+}
+
+impl Drop for Subscription<'_> {
+    fn drop(&mut self) {
+        let mut progress = locked(&self.server.progress);
+        // Only this subscription's receiver is left: nobody waits on the run.
+        if progress.get(&self.id).is_some_and(|sender| sender.receiver_count() <= 1) {
+            progress.remove(&self.id);
         }
     }
 }
@@ -247,5 +268,44 @@ impl Bound {
         }
         tracing::info!(replica = %replica_id, "stopped");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(dir: &std::path::Path) -> Server {
+        Server {
+            settings: Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None },
+            store: store::Store::open(&dir.join("serve.db")).unwrap(),
+            sessions: SessionStore::open(&dir.join("sessions.db")).unwrap(),
+            workloads: BTreeMap::new(),
+            keys: None,
+            metrics: metrics::Metrics::default(),
+            progress: Mutex::default(),
+            tasks: Mutex::default(),
+            cancelled: Mutex::default(),
+            wake: Notify::new(),
+            draining: AtomicBool::new(false),
+            closing: watch::channel(false).0,
+        }
+    }
+
+    #[test]
+    fn a_runs_channel_lives_only_while_someone_waits_on_it() {
+        let dir = std::env::temp_dir().join(format!("sr-serve-lib-{}", uuid::Uuid::new_v4()));
+        let server = server(&dir);
+        let first = server.subscribe("r");
+        let second = server.subscribe("r");
+        drop(first);
+        server.changed("r");
+        assert!(second.changes.has_changed().unwrap(), "the one still waiting hears of the change");
+        drop(second);
+        assert!(locked(&server.progress).is_empty());
+        // A change nobody waits for leaves nothing behind.
+        server.changed("r");
+        assert!(locked(&server.progress).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

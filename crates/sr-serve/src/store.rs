@@ -290,8 +290,10 @@ impl Store {
         let conn = self.conn();
         let mut statement =
             conn.prepare_cached("SELECT id, event FROM run_events WHERE run = ?1 AND id > ?2 ORDER BY id LIMIT ?3")?;
-        let rows = statement
-            .query_map(params![run, after as i64, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        // Ids past i64::MAX do not exist: nothing is after them.
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let rows =
+            statement.query_map(params![run, after, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
         rows.collect()
     }
 

@@ -60,7 +60,8 @@ impl Serve {
         command
             .arg("serve")
             .args(args)
-            .args(["--bind", "127.0.0.1:0", "--state-dir", "state", "--drain-timeout", "20"])
+            .args(["--bind", "127.0.0.1:0", "--state-dir", "state"])
+            .args(if args.contains(&"--drain-timeout") { &[][..] } else { &["--drain-timeout", "20"][..] })
             .current_dir(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

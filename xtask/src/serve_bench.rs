@@ -1,0 +1,233 @@
+//! `cargo xtask bench serve`: `sr serve` (release, embedded mode) under load.
+//! 200 sessions each run a scripted two-agent flow (sr-llm's mock server is
+//! the model, answering at once), submitted by 32 clients at a time, each
+//! run's events followed on its own stream. Reports throughput (runs/s),
+//! API latency p50/p95 (POST /v1/sessions, POST /v1/runs, GET /v1/runs/ID),
+//! the latency from a run's acceptance to its first streamed event (alone on
+//! an idle server, and under the load, where it includes queueing), and the
+//! server's peak resident memory.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use sr_llm::mock::{MockReply, MockServer};
+
+use crate::ci::step;
+use crate::root;
+
+const SESSIONS: usize = 200;
+const CLIENTS: usize = 32;
+const IDLE_SAMPLES: usize = 30;
+
+const FLOW: &str = r#"model main = openai/gpt-4o-mini
+prompt write: """Write a greeting for the name you are given."""
+prompt review: """Review this greeting."""
+agent writer:
+    instruction write
+
+agent reviewer:
+    instruction review
+
+flow main:
+    $draft = run agent writer with $input_prompt
+    $final = run agent reviewer with $draft
+    return $final
+"#;
+
+pub fn run() -> Result<(), String> {
+    step("cargo", &["build", "--release", "-q", "-p", "sr-cli", "--bin", "sr"], &[])?;
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
+    let sr = Path::new(&target).join("release/sr");
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(bench(&sr))
+}
+
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(sr: &Path, dir: &Path, mock: &MockServer) -> Result<Served, String> {
+    let mut child = Command::new(sr)
+        .args(["serve", "flow.sr", "--bind", "127.0.0.1:0", "--state-dir", "state", "--workers", "8"])
+        .current_dir(dir)
+        .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
+        .env("OPENAI_API_KEY", "bench-key-0123456789")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", sr.display()))?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(url) = line.strip_prefix("sr serve: listening on ") {
+                    break url.to_string();
+                }
+            }
+            _ => return Err("sr serve did not start".to_string()),
+        }
+    };
+    // Keep reading the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Ok(Served { child, base })
+}
+
+async fn bench(sr: &Path) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("sr-serve-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("flow.sr"), FLOW).map_err(|e| e.to_string())?;
+    let mock = MockServer::start().await;
+    for _ in 0..2 * (SESSIONS + IDLE_SAMPLES) {
+        mock.push(MockReply::chunks(["Hello, ", "dear ", "reader."]));
+    }
+    let served = start(sr, &dir, &mock)?;
+    let client = reqwest::Client::new();
+    let base = served.base.clone();
+
+    // Alone on an idle server: acceptance to first event.
+    let mut idle = Vec::new();
+    for _ in 0..IDLE_SAMPLES {
+        idle.push(one_run(&client, &base, None).await?.first_event);
+    }
+
+    let api = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = Instant::now();
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(CLIENTS));
+    let mut tasks = Vec::new();
+    for _ in 0..SESSIONS {
+        let permit = semaphore.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        let (client, base, api) = (client.clone(), base.clone(), api.clone());
+        tasks.push(tokio::spawn(async move {
+            let run = one_run(&client, &base, Some(&api)).await;
+            drop(permit);
+            run
+        }));
+    }
+    let mut loaded = Vec::new();
+    for task in tasks {
+        let run = task.await.map_err(|e| e.to_string())??;
+        loaded.push(run.first_event);
+    }
+    let elapsed = started.elapsed();
+    let memory = peak_memory(served.child.id());
+    drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mut api = api.lock().unwrap().clone();
+    println!("sr serve, embedded (SQLite), --workers 8: {SESSIONS} sessions × a two-agent flow, {CLIENTS} clients");
+    println!(
+        "  throughput            {:.1} runs/s ({SESSIONS} runs in {:.2} s)",
+        SESSIONS as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    println!(
+        "  API latency           p50 {} p95 {} ({} requests)",
+        ms(percentile(&mut api, 0.5)),
+        ms(percentile(&mut api, 0.95)),
+        api.len()
+    );
+    println!("  first event, idle     p50 {} p95 {}", ms(percentile(&mut idle, 0.5)), ms(percentile(&mut idle, 0.95)));
+    println!(
+        "  first event, loaded   p50 {} p95 {} (includes queueing)",
+        ms(percentile(&mut loaded, 0.5)),
+        ms(percentile(&mut loaded, 0.95))
+    );
+    println!(
+        "  peak resident memory  {}",
+        memory.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
+    );
+    Ok(())
+}
+
+struct RunTimes {
+    first_event: Duration,
+}
+
+/// A session, a run in it, and its event stream to the end.
+async fn one_run(
+    client: &reqwest::Client,
+    base: &str,
+    api: Option<&std::sync::Mutex<Vec<Duration>>>,
+) -> Result<RunTimes, String> {
+    let timed = |at: Instant| {
+        if let Some(api) = api {
+            api.lock().unwrap().push(at.elapsed());
+        }
+    };
+    let at = Instant::now();
+    let session = post(client, &format!("{base}/v1/sessions"), json!({})).await?;
+    timed(at);
+    let at = Instant::now();
+    let body = json!({"workload": "flow", "prompt": "Ada", "session": session["id"]});
+    let run = post(client, &format!("{base}/v1/runs"), body).await?;
+    timed(at);
+    let accepted = Instant::now();
+    let id = run["id"].as_str().ok_or_else(|| format!("no run id in {run}"))?;
+    let response = client.get(format!("{base}/v1/runs/{id}/events")).send().await.map_err(|e| e.to_string())?;
+    let mut body = response.bytes_stream();
+    let mut first = None;
+    let mut text = String::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        first.get_or_insert_with(|| accepted.elapsed());
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    if !text.contains("\"type\":\"run_finished\"") || !text.contains("\"status\":\"completed\"") {
+        return Err(format!("run {id} did not complete: {}", &text[text.len().saturating_sub(500)..]));
+    }
+    let at = Instant::now();
+    let shown: Value = client
+        .get(format!("{base}/v1/runs/{id}"))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?
+        .json()
+        .await
+        .map_err(|e| e.to_string())?;
+    timed(at);
+    if shown["status"] != "done" {
+        return Err(format!("run {id}: {shown}"));
+    }
+    Ok(RunTimes { first_event: first.unwrap_or_default() })
+}
+
+async fn post(client: &reqwest::Client, url: &str, body: Value) -> Result<Value, String> {
+    let response = client.post(url).json(&body).send().await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    let answer: Value = response.json().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("{url}: {status} {answer}"));
+    }
+    Ok(answer)
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples.get(((samples.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The process's peak resident set (VmHWM), in KiB.
+fn peak_memory(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
