@@ -72,6 +72,9 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     let bin = |name: &str| target.join("debug").join(name).display().to_string();
     step("bash", &["editors/vscode/test/dap/run.sh"], &[("SR_BIN", bin("sr"))])?;
     step("bash", &["editors/ci.sh"], &[("SR_BIN", bin("sr"))])?;
+    // The studio: its committed build is what studio/ builds, and it works in a browser.
+    step("cargo", &["xtask", "studio-check"], &[])?;
+    step("cargo", &["xtask", "studio-e2e"], &[])?;
     // Each fuzz target for 15 s after a cold build of about two minutes:
     // three minutes in all on two cores.
     step("cargo", &["xtask", "fuzz", "--seconds", "15"], &[])?;

@@ -13,6 +13,7 @@ mod record_example;
 mod scaling;
 mod semantic;
 mod serve_bench;
+mod studio;
 
 use std::process::ExitCode;
 
@@ -58,6 +59,16 @@ tasks:
       driven by headless Chromium: a diagnostic appears in the Problems panel
       and clears after a fix, Run and Debug work; screenshots to docs/images
       (needs chromium and libkrb5-dev from apt)
+  studio-check [--write]
+      type-check the studio (studio/) and rebuild it into a scratch directory;
+      fails when the build differs from crates/sr-studio/assets (which --write
+      replaces instead)
+  studio-e2e [--screenshots DIR]
+      the studio's Playwright tests in Debian's Chromium against the fixture
+      server (sr-studio's example), which serves the embedded app: every page
+      without a console error or serious axe violation, a live event within a
+      second, answering a question, 10,000 events in under a second, the
+      evaluations page; screenshots to DIR (docs/images for docs/studio.md)
   differential --semantic [--cases N] [--seed S] [--save FILE]
       the same for semantic analysis: random programs checked here in
       --compat upstream mode and with upstream's `check`; compares the
@@ -75,6 +86,8 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("record-example") => record_example::run(&args[1..]),
         Some("e2e-vscode") => e2e_vscode::run(&args[1..]),
+        Some("studio-check") => studio::check(&args[1..]),
+        Some("studio-e2e") => studio::e2e(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> ExitCode {
         replay: args.replay,
         cors_origins: args.cors_origin,
         drain_timeout: Duration::from_secs(args.drain_timeout),
-        frontend: None,
+        frontend: Some(sr_studio::router()),
     };
     let runtime = match sr_runtime::async_runtime() {
         Ok(runtime) => runtime,

@@ -256,13 +256,21 @@ async fn bad_requests_get_a_4xx_naming_the_field_never_a_500() {
     assert_eq!(status, 400, "{answer}");
     let (status, answer) = serve.post_raw("/v1/runs", vec![b' '; sr_serve_limit() + 1]).await;
     assert_eq!((status, answer["error"]["code"].clone()), (413, json!("body_too_large")));
-    for path in ["/v1/runs/nope", "/v1/sessions/nope", "/v1/sessions/..", "/v1/runs/nope/events", "/nowhere"] {
+    for path in ["/v1/runs/nope", "/v1/sessions/nope", "/v1/sessions/..", "/v1/runs/nope/events", "/v1/nowhere"] {
         let (status, answer) = serve.get(path).await;
         assert_eq!(status, 404, "{path}: {answer}");
         assert!(answer["error"]["code"].is_string(), "{path}: {answer}");
     }
-    let (status, _) = serve.get("/v1/runs").await;
+    // Outside /v1 the studio answers (sr-studio: its app, for its own addresses).
+    let (status, _) = serve.get("/nowhere").await;
+    assert_eq!(status, 200);
+    let (status, _) = serve.get("/v1/sessions").await;
     assert_eq!(status, 405);
+    // The studio's list of runs (sr-serve's studio_api).
+    let (status, answer) = serve.get("/v1/runs?status=sideways").await;
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = serve.get("/v1/runs").await;
+    assert!(status == 200 && answer["runs"].is_array(), "{answer}");
     let run = serve.post("/v1/runs", json!({"workload": "greet", "on_conflict": "enqueue"})).await;
     let id = run.1["id"].as_str().unwrap();
     for (header, value) in [("Last-Event-ID", "x"), ("Last-Event-ID", "-1")] {

@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod metrics;
 mod store;
+mod studio_api;
 mod workloads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -1,0 +1,162 @@
+//! What the studio (sr-studio) asks beyond API v1: `GET /v1/runs`, the newest runs first
+//! (`?status=` to keep one status, `?limit=` up to 500, default 200), each with when it
+//! started, how long it took once it ended, and its tokens and cost from its
+//! `run_finished` event. It reads `serve.db` on a read-only connection of its own, so
+//! it never holds the store's lock.
+
+use std::sync::Arc;
+
+use axum::extract::{RawQuery, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use rusqlite::{Connection, OpenFlags, params};
+use serde_json::{Value, json};
+
+use crate::Server;
+use crate::error::ApiError;
+use crate::store::STATUSES;
+
+const MAX_LIMIT: u32 = 500;
+
+pub fn routes() -> Router<Arc<Server>> {
+    Router::new().route("/v1/runs", get(list))
+}
+
+/// `?status=S&limit=N`, each at most once; anything else is a JSON 400 naming it.
+#[derive(Default)]
+struct ListQuery {
+    status: Option<String>,
+    limit: Option<u32>,
+}
+
+fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
+    let mut query = ListQuery::default();
+    for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "status" if query.status.is_none() => {
+                if !STATUSES.contains(&value) {
+                    return Err(ApiError::bad_request(format!(
+                        "status: {value:?} is not one of {}",
+                        STATUSES.join(", ")
+                    )));
+                }
+                query.status = Some(value.to_string());
+            }
+            "limit" if query.limit.is_none() => {
+                let limit =
+                    value.parse().map_err(|_| ApiError::bad_request(format!("limit: {value:?} is not a count")))?;
+                query.limit = Some(limit);
+            }
+            "status" | "limit" => return Err(ApiError::bad_request(format!("{key}: given twice"))),
+            _ => {
+                return Err(ApiError::bad_request(format!("{key:?}: not a parameter of GET /v1/runs (status, limit)")));
+            }
+        }
+    }
+    Ok(query)
+}
+
+async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
+    let query = parse_query(raw.as_deref())?;
+    let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
+    let path = server.settings.state_dir.join("serve.db");
+    let runs = tokio::task::spawn_blocking(move || read(&path, query.status.as_deref(), limit))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    Ok(Json(json!({"runs": runs})))
+}
+
+fn read(path: &std::path::Path, status: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Value>> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    let mut statement = conn.prepare(
+        "SELECT id, session, workload, entry, status, error, created_ms, updated_ms FROM runs
+         WHERE ?1 IS NULL OR status = ?1 ORDER BY position DESC LIMIT ?2",
+    )?;
+    let mut last_event = conn.prepare("SELECT event FROM run_events WHERE run = ?1 ORDER BY id DESC LIMIT 1")?;
+    let rows = statement.query_map(params![status, limit], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, String>(4)?,
+            r.get::<_, Option<String>>(5)?,
+            r.get::<_, i64>(6)?,
+            r.get::<_, i64>(7)?,
+        ))
+    })?;
+    let mut runs = Vec::new();
+    for row in rows {
+        let (id, session, workload, entry, status, error, created, updated) = row?;
+        let mut run = json!({"id": id, "session": session, "workload": workload, "entry": entry, "status": status,
+                             "started": iso(created)});
+        if let Some(error) = error {
+            run["error"] = json!(error);
+        }
+        if ["done", "failed", "cancelled"].contains(&status.as_str()) {
+            run["duration_ms"] = json!(updated.saturating_sub(created));
+        }
+        let last: Option<String> = last_event.query_row([&id], |r| r.get(0)).ok();
+        if let Some(usage) = last
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .filter(|event| event["type"] == "run_finished")
+            .map(|event| event["usage"].clone())
+        {
+            run["tokens"] = json!({"input": usage["input_tokens"], "output": usage["output_tokens"]});
+            run["cost_usd"] = usage.get("cost_usd").cloned().unwrap_or(Value::Null);
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// Milliseconds since the epoch as UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+fn iso(ms: i64) -> String {
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (rest / 3_600_000, rest / 60_000 % 60, rest / 1000 % 60, rest % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{iso, parse_query};
+
+    #[test]
+    fn queries() {
+        let ok = parse_query(Some("status=done&limit=3")).unwrap();
+        assert_eq!((ok.status.as_deref(), ok.limit), (Some("done"), Some(3)));
+        assert!(parse_query(None).unwrap().status.is_none());
+        for bad in [
+            "status=sideways",
+            "limit=abc",
+            "limit=-1",
+            "limit=99999999999",
+            "status=done&status=done",
+            "x=1",
+            "status",
+        ] {
+            assert!(parse_query(Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso(1_795_706_655_989), "2026-11-26T15:24:15.989Z");
+        assert_eq!(iso(-1), "1969-12-31T23:59:59.999Z");
+    }
+}

@@ -1,0 +1,95 @@
+// The studio in `sr serve` itself: `cargo xtask studio-e2e` starts `sr serve approve.sr`
+// with the scripted model server (sr-llm's mock) and sets SR_SERVE_URL.
+import { expect } from "@playwright/test";
+import { test } from "./console";
+
+const serve = process.env.SR_SERVE_URL;
+test.skip(!serve, "SR_SERVE_URL is not set: run the tests with `cargo xtask studio-e2e`");
+test.use({ baseURL: serve });
+
+test("sr serve serves the studio at / with its CSP, favicon and app addresses", async ({ page, consoleErrors }) => {
+  const response = await page.goto("/");
+  expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+  await expect(page.getByRole("heading", { name: "Runs" })).toBeVisible();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  expect((await page.request.get("/favicon.svg")).headers()["content-type"]).toBe("image/svg+xml");
+  const app = await page.request.get("/runs/no-such-run");
+  expect(app.status()).toBe(200);
+  expect(await app.text()).toContain('<div id="app">');
+  // The API's own 404 stays JSON.
+  const missing = await page.request.get("/v1/no-such-route");
+  expect(missing.status()).toBe(404);
+  await page.goto("/workloads");
+  await expect(page.getByRole("heading", { name: "approve" })).toBeVisible();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  expect(consoleErrors).toEqual([]);
+});
+
+/** Reads a run's event stream from Node: each event's arrival time by its type. */
+async function watch(url: string, until: string): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  const response = await fetch(url, { headers: { accept: "text/event-stream" } });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return seen;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const data = buffer.slice(0, end).split("\n").find((line) => line.startsWith("data:"));
+      buffer = buffer.slice(end + 2);
+      if (!data) continue;
+      const event = JSON.parse(data.slice(5));
+      if (!seen.has(event.type)) seen.set(event.type, Date.now());
+      if (event.type === until) {
+        void reader.cancel();
+        return seen;
+      }
+    }
+  }
+}
+
+test("a run of sr serve: its events live on the page within a second, and the answer from the page resumes it", async ({
+  page,
+  consoleErrors,
+}) => {
+  const started = await page.request.post("/v1/runs", { data: { workload: "approve", prompt: "Ada" } });
+  expect(started.ok(), await started.text()).toBeTruthy();
+  const { id } = await started.json();
+  await page.goto(`/runs/${id}`);
+  // The model streams its draft slowly (the script spaces its chunks): the question comes
+  // after the page is open, and must be on it within a second of the stream's event.
+  const asked = watch(`${serve}/v1/runs/${id}/events`, "human_input_requested");
+  const seen = await asked;
+  const emitted = seen.get("human_input_requested")!;
+  await expect(page.getByTestId("question")).toHaveText("Approve the draft?", { timeout: 1000 });
+  const latency = Date.now() - emitted;
+  console.log(`sr serve: the question was on the page ${latency} ms after the event stream had it`);
+  expect(latency).toBeLessThan(1000);
+  await expect(page.getByRole("option").filter({ hasText: "Dear Ada, hello." }).first()).toBeVisible();
+
+  await page.getByLabel("Your answer").fill("ship it");
+  await page.getByRole("button", { name: "Answer" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("done", { timeout: 15_000 });
+  // The pause ended with a `run_finished` (paused), the resumed run with its own.
+  await expect(page.getByRole("option").filter({ hasText: "run_finished" }).filter({ hasText: "completed" })).toBeVisible();
+  await expect(page.getByRole("option").filter({ hasText: "run_finished" }).filter({ hasText: "paused" })).toBeVisible();
+  const run = await (await page.request.get(`/v1/runs/${id}`)).json();
+  expect(run.status).toBe("done");
+  expect(JSON.stringify(run.result)).toContain("Polished");
+
+  // Its session's page lists it.
+  await page.goto(`/sessions/${run.session}`);
+  await expect(page.getByRole("link", { name: id })).toBeVisible();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+
+  // The runs list (studio_api's GET /v1/runs) shows it, linked.
+  await page.goto("/runs");
+  const row = page.getByRole("row").filter({ hasText: id });
+  await expect(row).toContainText("done");
+  await expect(row).toContainText("approve");
+  await row.getByRole("link", { name: id }).click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${id}$`));
+  expect(consoleErrors).toEqual([]);
+});

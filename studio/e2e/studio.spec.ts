@@ -1,0 +1,272 @@
+import { expect, type Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "./console";
+
+// These run against the fixture server (SR_STUDIO_SERVER); serve.spec.ts against `sr serve`.
+const screenshots = process.env.SR_STUDIO_SCREENSHOTS;
+
+async function shoot(page: Page, name: string) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `studio-${name}.png`) });
+}
+
+async function startRun(page: Page): Promise<string> {
+  const response = await page.request.post("/v1/runs", { data: { workload: "ask", prompt: "deploy it" } });
+  expect(response.ok()).toBeTruthy();
+  return (await response.json()).id;
+}
+
+const PAGES = ["/runs", "/runs/r-done", "/workloads", "/sessions", "/sessions/s-1", "/evals"];
+
+test("every page loads with its favicon, no console error and no serious axe violation", async ({ page, consoleErrors }) => {
+  for (const path of PAGES) {
+    await page.goto(path);
+    await expect(page.locator("h1")).toBeVisible();
+    await expect(page.getByRole("navigation", { name: "Pages" })).toBeVisible();
+    await page.waitForLoadState("networkidle").catch(() => {});
+    const scan = await new AxeBuilder({ page }).analyze();
+    const serious = scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(serious.map((v) => `${path}: ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+  }
+  const favicon = await page.request.get("/favicon.svg");
+  expect(favicon.status()).toBe(200);
+  expect(favicon.headers()["content-type"]).toBe("image/svg+xml");
+  expect(await page.locator('link[rel="icon"]').getAttribute("href")).toBe("/favicon.svg");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the runs list links each run to its own address, and filters", async ({ page, consoleErrors }) => {
+  await page.goto("/runs");
+  const row = page.getByRole("row").filter({ hasText: "r-big" });
+  await expect(row).toContainText("done");
+  await expect(row).toContainText("160000");
+  await expect(row).toContainText("$0.84");
+  await page.getByLabel("Status").selectOption("paused");
+  await expect(page.getByRole("link", { name: "r-big" })).toHaveCount(0);
+  await page.getByLabel("Status").selectOption("");
+  await page.getByRole("searchbox").fill("s-1");
+  await expect(page.getByRole("link", { name: "r-done" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "r-big" })).toHaveCount(0);
+  await shoot(page, "runs");
+  await page.getByRole("link", { name: "r-done" }).click();
+  await expect(page).toHaveURL(/\/runs\/r-done$/);
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  await expect(page.getByRole("option").filter({ hasText: "greeting" })).toBeVisible();
+  // Reloading an app address gets the app again (the server's fallback).
+  await page.reload();
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  await page.goBack();
+  await expect(page).toHaveURL(/\/runs$/);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("an event emitted by a running flow appears within one second, and answering the question resumes the run", async ({
+  page,
+  consoleErrors,
+}) => {
+  const id = await startRun(page);
+  await page.goto(`/runs/${id}`);
+  await expect(page.getByTestId("question")).toHaveText("Which branch should I deploy?");
+  await expect(page.getByTestId("run-status")).toHaveText("paused");
+  await expect(page.getByRole("option").filter({ hasText: "I need to ask." }).first()).toBeVisible();
+  // The streamed text (events 4 and 5, sent 50 ms apart) is one row that grew.
+  await expect(page.locator("#event-4")).toContainText("I need to ask.");
+  await expect(page.locator("#event-5")).toHaveCount(0);
+  // The graph marks the node that produced the last event (the flow asking).
+  await expect(page.locator('[data-active="true"]')).toContainText("main");
+  await expect(page.getByText("Graph of ask: flow main is running")).toBeVisible();
+
+  const marker = `live-${Date.now()}`;
+  const before = Date.now();
+  await page.request.post(`/fixture/runs/${id}/emit`, { data: { message: marker } });
+  await expect(page.getByRole("option").filter({ hasText: marker })).toBeVisible({ timeout: 1000 });
+  const latency = Date.now() - before;
+  expect(latency).toBeLessThan(1000);
+  await shoot(page, "run-question");
+
+  await page.getByLabel("Your answer").fill("release-7");
+  await page.getByRole("button", { name: "Answer" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  await expect(page.getByRole("option").filter({ hasText: "branch = release-7" })).toBeVisible();
+  await expect(page.getByTestId("question")).toHaveCount(0);
+  await expect(page.locator('[data-active="true"]')).toHaveCount(0);
+  const run = await (await page.request.get(`/v1/runs/${id}`)).json();
+  expect(run.result).toBe("deployed release-7");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a run of 10,000 events renders within one second, virtualised, and the keyboard walks it", async ({ page, consoleErrors }) => {
+  await page.goto("/runs/r-big");
+  await expect(page.getByTestId("event-count")).toHaveText("10000 events");
+  await expect(page.getByRole("option").filter({ hasText: "run_finished" })).toBeVisible();
+  // Measured in the browser: from the navigation's start to the moment the batch that
+  // brought the 10,000th event was in the DOM (the app marks it).
+  const [firstRender, firstByte] = await page.evaluate(() => {
+    const mark = performance.getEntriesByName("sr-timeline-drawn").at(-1) as PerformanceMark | undefined;
+    const stream = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/events")) as PerformanceResourceTiming | undefined;
+    return [mark && mark.detail === 10000 ? mark.startTime : Number.NaN, stream?.responseStart ?? Number.NaN];
+  });
+  const rendered = await page.getByRole("option").count();
+  expect(rendered).toBeLessThan(120);
+  expect(firstRender).toBeLessThan(1000);
+  const out = process.env.SR_STUDIO_RESULTS ?? "test-results";
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, "first-render.json"), JSON.stringify({ events: 10000, first_render_ms: firstRender, events_first_byte_ms: firstByte, rows_in_dom: rendered }));
+  console.log(`first render of 10,000 events: ${firstRender.toFixed(0)} ms (events' first byte at ${firstByte.toFixed(0)} ms), ${rendered} rows in the DOM`);
+
+  const list = page.getByRole("listbox", { name: "Events of run r-big" });
+  await list.focus();
+  await page.keyboard.press("Home");
+  await expect(page.getByRole("heading", { name: "Event 1: run_started" })).toBeVisible();
+  await page.keyboard.press("ArrowDown");
+  await expect(page.getByRole("heading", { name: "Event 2: flow_started" })).toBeVisible();
+  await page.keyboard.press("End");
+  await expect(page.getByRole("heading", { name: "Event 10000: run_finished" })).toBeVisible();
+  // The state after an event: `reviewed` is set at every sixth event; the last before 100 is 94's.
+  await page.keyboard.press("Home");
+  for (let i = 1; i < 100; i++) await page.keyboard.press("ArrowDown");
+  await expect(page.getByRole("heading", { name: /^Event 100: / })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Variables after event 100" })).toContainText("reviewed94");
+  await shoot(page, "run-10000");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the workloads page draws the graph, lists diagnostics with spans and starts a run", async ({ page, consoleErrors }) => {
+  await page.goto("/workloads");
+  await expect(page.getByRole("img", { name: "Graph of ask" })).toBeVisible();
+  await expect(page.getByRole("img", { name: "Graph of ask" })).toContainText("expert");
+  await expect(page.getByText("ask.sr:12:5–12:12")).toBeVisible();
+  await shoot(page, "workloads");
+  const form = page.getByRole("form", { name: "Start a run of ask" });
+  await form.getByLabel("Input").fill("ship it");
+  await form.getByRole("button", { name: "Start run" }).click();
+  await expect(page).toHaveURL(/\/runs\/r-\d+$/);
+  await expect(page.getByTestId("question")).toBeVisible();
+  await expect(page.getByRole("option").filter({ hasText: "ship it" }).first()).toBeVisible();
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a session shows its transcript across its runs", async ({ page, consoleErrors }) => {
+  await page.goto("/sessions");
+  await page.getByLabel("Session id").fill("s-1");
+  await page.getByRole("button", { name: "Open session" }).click();
+  await expect(page).toHaveURL(/\/sessions\/s-1$/);
+  const transcript = page.getByRole("list", { name: "Transcript" });
+  await expect(transcript).toContainText("hello");
+  await expect(transcript).toContainText("ok");
+  await expect(transcript).toContainText('→ read_file({"path":"notes.md"})');
+  await expect(page.getByRole("link", { name: "r-done" })).toBeVisible();
+  await shoot(page, "session");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the evaluations page shows the numbers of the results.json it was given, and compares two", async ({ page, consoleErrors }) => {
+  await page.goto("/evals");
+  await page.getByLabel("Results (results.json of sr eval)").setInputFiles("e2e/data/results-a.json");
+  const summary = page.getByRole("table", { name: "Summary per variant" });
+  const row = summary.getByRole("row").filter({ hasText: "review · main · gpt-4o" });
+  // 2 of 4 passed, mean 0.625; findings: 3 of 5 expected matched, 5 reported.
+  await expect(row.getByRole("cell")).toHaveText(["review · main · gpt-4o", "2/4", "50.0%", "0.625", "0.600", "0.600", "0.600", "4800", "$0.04", "900 ms", "1500 ms"]);
+  await expect(page.getByRole("table", { name: "Cases" }).getByRole("row")).toHaveCount(5);
+  await page.getByLabel("Compare with another results.json").setInputFiles("e2e/data/results-b.json");
+  const changes = page.getByRole("table", { name: "Cases that changed" });
+  await expect(changes.getByRole("row").filter({ hasText: "race" })).toContainText("fixed");
+  await expect(changes.getByRole("row").filter({ hasText: "clean" })).toContainText("FAIL");
+  await expect(page.getByRole("table", { name: "Comparison per variant" }).getByRole("row").nth(1)).toContainText("50.0%");
+  await shoot(page, "evals");
+  await page.getByLabel("Results (results.json of sr eval)").setInputFiles({ name: "bad.json", mimeType: "application/json", buffer: Buffer.from("[1,2]") });
+  await expect(page.getByRole("alert")).toContainText("bad.json: not an sr eval results.json");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("an in-doubt step is decided from the page, and a running run is cancelled", async ({ page, consoleErrors }) => {
+  await page.goto("/runs/r-doubt");
+  const group = page.getByRole("group", { name: "Decide the in-doubt step" });
+  await expect(group).toBeVisible();
+  await group.getByRole("button", { name: "Retry the step" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  await expect(page.getByRole("option").filter({ hasText: "decided: retry" })).toBeVisible();
+  await expect(group).toHaveCount(0);
+
+  const id = await startRun(page);
+  await page.goto(`/runs/${id}`);
+  await expect(page.getByTestId("run-status")).toHaveText("paused");
+  await page.getByRole("button", { name: "Cancel run" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("cancelled");
+  await expect(page.getByRole("button", { name: "Cancel run" })).toHaveCount(0);
+  await expect(page.getByTestId("question")).toHaveCount(0);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a stream that drops is resumed with Last-Event-ID: no gap, no duplicate", async ({ page, consoleErrors }) => {
+  const resumedFrom: (string | null)[] = [];
+  page.on("request", (request) => {
+    if (request.url().endsWith("/v1/runs/r-flaky/events")) resumedFrom.push(request.headers()["last-event-id"] ?? null);
+  });
+  await page.goto("/runs/r-flaky");
+  await expect(page.getByTestId("event-count")).toHaveText("12 events");
+  const seqs = await page.getByRole("option").locator(".seq").allTextContents();
+  expect(seqs).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+  expect(resumedFrom).toEqual([null, "3", "6", "9"]);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("hostile events: markup stays text, a megabyte of streamed text and a broken line do not break the page", async ({
+  page,
+  consoleErrors,
+}) => {
+  let dialogs = 0;
+  page.on("dialog", (dialog) => {
+    dialogs++;
+    void dialog.dismiss();
+  });
+  await page.goto("/runs/r-hostile");
+  await expect(page.getByTestId("event-count")).toHaveText("4 events");
+  await expect(page.getByRole("option").filter({ hasText: "<img src=x onerror=alert(1)>" })).toBeVisible();
+  expect(await page.locator("main img").count()).toBe(0);
+  const text = page.getByRole("option").filter({ hasText: "yyyy" });
+  await expect(text).toBeVisible();
+  expect((await text.locator(".summary").textContent())!.length).toBeLessThan(400);
+  await expect(page.getByRole("option").filter({ hasText: "some_future_kind" })).toContainText('{"field":{"deep":[1,2,3]}}');
+  expect(dialogs).toBe(0);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the API key is sent with every request, the event stream included", async ({ page, consoleErrors }) => {
+  const seen = new Map<string, string | undefined>();
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith("/v1/")) seen.set(url.pathname, request.headers()["authorization"]);
+  });
+  await page.goto("/runs");
+  await page.getByLabel("API key").fill("a-test-key-of-sixteen-chars");
+  await page.getByRole("button", { name: "Save key" }).click();
+  await page.waitForLoadState();
+  await page.goto("/runs/r-done");
+  await expect(page.getByTestId("run-status")).toHaveText("done");
+  for (const path of ["/v1/runs", "/v1/runs/r-done", "/v1/runs/r-done/events"]) {
+    expect(seen.get(path), path).toBe("Bearer a-test-key-of-sixteen-chars");
+  }
+  expect(consoleErrors).toEqual([]);
+});
+
+test("the output directory of sr eval replays a case's events", async ({ page, consoleErrors }) => {
+  await page.goto("/evals");
+  await page.getByLabel("Or the output directory of sr eval (to replay its cases)").setInputFiles("e2e/data/eval-out");
+  await expect(page.getByRole("table", { name: "Summary per variant" })).toContainText("2/4");
+  // Two cases have their events in the directory; the others name their missing file.
+  await expect(page.getByRole("button", { name: /^Replay case / })).toHaveCount(2);
+  await expect(page.getByText("cases/clean/review/gpt-4o/events.jsonl")).toBeVisible();
+  await page.getByRole("button", { name: "Replay case race" }).click();
+  await expect(page.getByRole("heading", { name: "Replay of case race (review · main · gpt-4o)" })).toBeVisible();
+  const list = page.getByRole("listbox", { name: "Events of case race (review · main · gpt-4o)" });
+  await expect(list.getByRole("option")).toHaveCount(3);
+  await expect(list).toContainText("findings of race");
+  await list.getByRole("option").filter({ hasText: "run_finished" }).click();
+  await expect(page.getByRole("heading", { name: "Event 3: run_finished" })).toBeVisible();
+  await shoot(page, "evals-replay");
+  expect(consoleErrors).toEqual([]);
+});

@@ -1,0 +1,122 @@
+// The app's pure logic, checked against the tables it mirrors: the runtime's event kinds
+// (the `Payload` enum of crates/sr-runtime/src/event) and sr-eval's findings arithmetic.
+import { test, expect } from "@playwright/test";
+import { existsSync, readFileSync } from "node:fs";
+import { append, summary, totals, type Row } from "../src/lib/timeline";
+import { findings, parseResults, type CaseResult } from "../src/lib/results";
+import type { RunEvent } from "../src/lib/api";
+
+function event(seq: number, type: string, fields: Record<string, unknown> = {}, path: string[] = ["flow:main"]): RunEvent {
+  return { seq, path, type, ...fields };
+}
+
+/** Every `Payload` variant of the runtime, in snake case as it is serialised. */
+function payloadKinds(): string[] {
+  const candidates = ["event/mod.rs", "event.rs"].map((file) => new URL(`../../crates/sr-runtime/src/${file}`, import.meta.url));
+  const found = candidates.find((url) => existsSync(url));
+  if (!found) throw new Error("the runtime's event module moved: update payloadKinds()");
+  const source = readFileSync(found, "utf8");
+  const body = source.slice(source.indexOf("pub enum Payload {"));
+  const end = body.indexOf("\n}\n");
+  return [...body.slice(0, end).matchAll(/^    ([A-Z]\w*)\s*[{,(]/gm)].map((m) =>
+    m[1].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase()),
+  );
+}
+
+test("every event kind of the runtime has a summary of its own, not the generic one", () => {
+  const kinds = payloadKinds();
+  expect(kinds.length).toBeGreaterThan(20);
+  expect(kinds).toContain("human_input_requested");
+  // Kinds the timeline shows with their fields as JSON, on purpose (rare, upstream's).
+  const generic = new Set(["text_delta", "llm_call", "llm_response", "flow_result", "escalation", "history_compaction"]);
+  const missing = kinds.filter((kind) => !generic.has(kind) && summary(event(1, kind, {})).summary.startsWith("{"));
+  expect(missing).toEqual([]);
+  // Whatever the fields, no kind throws, and every summary is bounded.
+  const huge = "x".repeat(100_000);
+  for (const kind of [...kinds, "a_kind_from_the_future"]) {
+    for (const fields of [{}, { message: huge, text: huge, args: { huge }, result: [huge], value: null, usage: "bad" }]) {
+      const { summary: text } = summary(event(1, kind, fields));
+      expect(text.length, kind).toBeLessThanOrEqual(400);
+    }
+  }
+});
+
+test("streamed text of one producer is one growing row; another producer starts a row", () => {
+  const rows: Row[] = [];
+  append(rows, [
+    event(1, "agent_started", { agent: "a", model: "m", input: "hi" }, ["flow:main", "agent:a"]),
+    event(2, "text_delta", { text: "Hel" }, ["flow:main", "agent:a"]),
+    event(3, "text_delta", { text: "lo" }, ["flow:main", "agent:a"]),
+  ]);
+  append(rows, [
+    event(4, "text_delta", { text: "!" }, ["flow:main", "agent:a"]),
+    event(5, "text_delta", { text: "other" }, ["flow:main", "agent:b"]),
+    event(6, "tool_call", { tool: "read_file", args: { path: "a" }, call_id: "c" }, ["flow:main", "agent:a"]),
+    event(7, "text_delta", { text: "again" }, ["flow:main", "agent:a"]),
+  ]);
+  expect(rows.map((r) => [r.seq, r.type, r.depth, r.summary])).toEqual([
+    [1, "agent_started", 2, "agent a (m): hi"],
+    [2, "text", 2, "Hello!"],
+    [5, "text", 2, "other"],
+    [6, "tool_call", 2, 'read_file({"path":"a"})'],
+    [7, "text", 2, "again"],
+  ]);
+});
+
+test("tokens and cost: the model responses so far, or the run's own usage where it says more", () => {
+  const usage = (input: number, output: number, cost?: number) => ({ usage: { input_tokens: input, output_tokens: output, cost_usd: cost } });
+  const live = [event(1, "model_response", usage(10, 2)), event(2, "model_response", usage(5, 1, 0.5)), event(3, "agent_finished", usage(99, 99))];
+  expect(totals(live)).toEqual({ input: 15, output: 3, cost: 0.5 });
+  expect(totals([...live, event(4, "run_finished", usage(20, 4))])).toEqual({ input: 20, output: 4, cost: 0.5 });
+  // A pause ends with run_finished too; after the resume the model responses go on counting.
+  const resumed = [...live, event(4, "run_finished", usage(15, 3, 0.5)), event(5, "model_response", usage(7, 7, 0.25))];
+  expect(totals(resumed)).toEqual({ input: 22, output: 10, cost: 0.75 });
+  expect(totals([])).toEqual({ input: 0, output: 0, cost: null });
+});
+
+function scored(matched: number, expected: number, reported: number): CaseResult {
+  return {
+    id: "c", workload: "w", entry: null, model: null, passed: true, score: 1, output: null, error: null,
+    tokens: { input: 0, output: 0 }, cost_usd: null, latency_ms: 0, model_calls: 0,
+    scores: [{ kind: "findings", passed: true, score: 1, detail: `precision 1.00 recall 1.00 F1 1.00 (${matched} of ${expected} expected, ${reported} reported)` }],
+  };
+}
+
+test("findings are scored as sr-eval scores them (crates/sr-eval/src/scorer/findings.rs)", () => {
+  // The edge cases of sr-eval's own tests: nothing expected nor reported, spurious, missed.
+  expect(findings([scored(0, 0, 0)])).toEqual({ precision: 1, recall: 1, f1: 1 });
+  expect(findings([scored(0, 0, 2)])).toEqual({ precision: 0, recall: 1, f1: 0 });
+  expect(findings([scored(0, 2, 0)])).toEqual({ precision: 0, recall: 0, f1: 0 });
+  const f = findings([scored(2, 3, 3)])!;
+  expect([f.precision, f.recall, f.f1].map((x) => x.toFixed(4))).toEqual(["0.6667", "0.6667", "0.6667"]);
+  // Micro-averaged over cases.
+  const m = findings([scored(1, 1, 1), scored(0, 3, 1)])!;
+  expect([m.precision, m.recall]).toEqual([0.5, 0.25]);
+  // No findings scorer: no numbers.
+  const plain = scored(0, 0, 0);
+  plain.scores = [{ kind: "exact", passed: true, score: 1, detail: "matched" }];
+  expect(findings([plain])).toBeUndefined();
+});
+
+test("a file that is not a results.json is refused with a reason", () => {
+  for (const text of ["[]", "{}", '{"cases": 1, "summary": []}', "null", "1"]) {
+    expect(() => parseResults(text), text).toThrow("not an sr eval results.json");
+  }
+  expect(() => parseResults("{")).toThrow();
+  expect(parseResults('{"cases": [], "summary": []}').cases).toEqual([]);
+});
+
+test("the state after an event is every variable's last value up to it", async () => {
+  const { momentAt } = await import("../src/lib/timeline");
+  const events = [
+    event(1, "state_change", { variable: "a", value: 1 }),
+    event(2, "model_response", { usage: { input_tokens: 3, output_tokens: 1 } }),
+    event(3, "state_change", { variable: "b", value: { x: [1] } }),
+    event(4, "state_change", { variable: "a", value: "two" }),
+  ];
+  expect(momentAt(events, 0)).toEqual({ variables: [], usage: { input: 0, output: 0, cost: null } });
+  expect(momentAt(events, 1).variables).toEqual([["a", 1]]);
+  expect(momentAt(events, 3)).toEqual({ variables: [["a", 1], ["b", { x: [1] }]], usage: { input: 3, output: 1, cost: null } });
+  expect(momentAt(events, 4).variables).toEqual([["a", "two"], ["b", { x: [1] }]]);
+  expect(momentAt(events, 99).variables).toEqual(momentAt(events, 4).variables);
+});

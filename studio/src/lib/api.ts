@@ -1,0 +1,264 @@
+// The client of `sr serve`'s API v1: same origin only, the API key (when the server
+// wants one) from this browser's local storage, errors as the server's `{error}`.
+
+export type RunStatus =
+  | "queued"
+  | "running"
+  | "paused"
+  | "in_doubt"
+  | "done"
+  | "failed"
+  | "cancelled";
+
+export const TERMINAL: ReadonlySet<string> = new Set(["done", "failed", "cancelled"]);
+
+export interface Run {
+  id: string;
+  session: string;
+  status: RunStatus;
+  result?: unknown;
+  error?: string;
+  workload?: string;
+  entry?: string;
+  started?: string;
+  duration_ms?: number;
+  tokens?: { input: number; output: number };
+  cost_usd?: number | null;
+  question?: string;
+}
+
+/** One journal event, as `sr run --events jsonl` prints it. */
+export interface RunEvent {
+  seq: number;
+  invocation_id?: string;
+  path: string[];
+  type: string;
+  [field: string]: unknown;
+}
+
+export interface Entry {
+  name: string;
+  kind?: string;
+  input?: string;
+}
+
+export interface GraphNode {
+  id: string;
+  kind: string;
+  label?: string;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+  kind: string;
+}
+
+export interface Diagnostic {
+  code: string;
+  severity: string;
+  message: string;
+  file: string;
+  line: number;
+  column: number;
+  end_line?: number;
+  end_column?: number;
+}
+
+export interface Workload {
+  name: string;
+  entries: Entry[];
+  /** The default entry (`flow main`), when the workload has one. */
+  entry?: string | null;
+  /** Edges name their ends `KIND NAME` (`agent reviewer`); `nodes` may list lone items. */
+  graph?: { nodes?: GraphNode[]; edges: GraphEdge[] };
+  diagnostics?: Diagnostic[];
+}
+
+/** A part of a session's message, as the runtime stores it. */
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; id: string; name: string; arguments: unknown }
+  | { type: "tool_result"; [field: string]: unknown };
+
+export interface Session {
+  id: string;
+  /** The session's messages across its runs, oldest first. */
+  transcript: { role: string; content: Part[] }[];
+  runs: Run[];
+}
+
+const KEY_STORAGE = "sr-studio-api-key";
+
+export function apiKey(): string {
+  return localStorage.getItem(KEY_STORAGE) ?? "";
+}
+
+export function setApiKey(key: string) {
+  if (key) localStorage.setItem(KEY_STORAGE, key);
+  else localStorage.removeItem(KEY_STORAGE);
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = apiKey();
+  return key ? { ...extra, authorization: `Bearer ${key}` } : extra;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+    throw new ApiError(
+      response.status,
+      error?.code ?? String(response.status),
+      error?.message ?? (text.slice(0, 200) || response.statusText),
+    );
+  }
+  return json as T;
+}
+
+export const api = {
+  workloads: () => request<{ workloads: Workload[] } | Workload[]>("GET", "/v1/workloads").then(list),
+  runs: () => request<{ runs: Run[] } | Run[]>("GET", "/v1/runs").then(list),
+  run: (id: string) => request<Run>("GET", `/v1/runs/${encodeURIComponent(id)}`),
+  start: (body: { workload: string; entry?: string; prompt?: string; input?: unknown; session?: string }) =>
+    request<{ id: string; status: RunStatus }>("POST", "/v1/runs", body),
+  input: (id: string, text: string) =>
+    request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/input`, { text }),
+  cancel: (id: string) => request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
+  session: (id: string) => request<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
+};
+
+function list<T>(value: T[] | Record<string, T[]>): T[] {
+  if (Array.isArray(value)) return value;
+  const first = Object.values(value).find(Array.isArray);
+  return first ?? [];
+}
+
+/**
+ * Follows a run's events (Server-Sent Events over `fetch`, so the API key can be sent;
+ * lines end in `\n`, as `sr serve` writes them), reconnecting after a dropped connection
+ * with `Last-Event-ID`: no gap, no duplicate. Events arrive in batches, one per frame.
+ * Returns the function that stops following.
+ */
+export function followEvents(
+  id: string,
+  onEvents: (events: RunEvent[]) => void,
+  onError: (message: string) => void,
+): () => void {
+  const controller = new AbortController();
+  let last = -1;
+  let retry = 500;
+  let finished = false;
+  // Events are handed over once per animation frame, however many network chunks
+  // brought them: a 10,000-event journal is drawn once or twice, not per chunk.
+  let pending: RunEvent[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!pending.length || controller.signal.aborted) return;
+    const batch = pending;
+    pending = [];
+    onEvents(batch);
+  };
+  const flushSoon = () => {
+    if (scheduled || !pending.length) return;
+    scheduled = true;
+    requestAnimationFrame(flush);
+  };
+  const loop = async () => {
+    while (!controller.signal.aborted) {
+      try {
+        const extra: Record<string, string> = { accept: "text/event-stream" };
+        if (last >= 0) extra["last-event-id"] = String(last);
+        const response = await fetch(`/v1/runs/${encodeURIComponent(id)}/events`, {
+          headers: headers(extra),
+          signal: controller.signal,
+        });
+        if (!response.ok || !response.body) {
+          const text = await response.text();
+          let message = `${response.status} ${response.statusText}`;
+          try {
+            message = JSON.parse(text).error.message ?? message;
+          } catch {
+            /* not the server's JSON error */
+          }
+          onError(message);
+          if (response.status >= 400 && response.status < 500) return;
+        } else {
+          retry = 500;
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += value;
+            let start = 0;
+            let end: number;
+            while ((end = buffer.indexOf("\n\n", start)) >= 0) {
+              const event = parseBlock(buffer.slice(start, end));
+              start = end + 2;
+              if (event && event.seq > last) {
+                last = event.seq;
+                // A run paused for a human ends with `run_finished` too, and goes on.
+                finished ||= event.type === "run_finished" && event.status !== "paused";
+                pending.push(event);
+              }
+            }
+            buffer = buffer.slice(start);
+            flushSoon();
+          }
+          // The server ends the stream after a run's last event; a paused run's
+          // stream stays open, so an end before `run_finished` is a dropped connection.
+          if (finished) return;
+        }
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        onError(String(error));
+      }
+      await new Promise((resolve) => setTimeout(resolve, retry));
+      retry = Math.min(retry * 2, 10_000);
+    }
+  };
+  void loop();
+  return () => controller.abort();
+}
+
+function parseBlock(block: string): RunEvent | undefined {
+  let data = "";
+  let id: string | undefined;
+  for (const line of block.split("\n")) {
+    if (line.startsWith("data:")) data += (data ? "\n" : "") + line.slice(5).replace(/^ /, "");
+    else if (line.startsWith("id:")) id = line.slice(3).trim();
+  }
+  if (!data) return undefined;
+  try {
+    const event = JSON.parse(data) as RunEvent;
+    if (typeof event.seq !== "number" && id !== undefined) event.seq = Number(id);
+    if (!Array.isArray(event.path)) event.path = [];
+    return event;
+  } catch {
+    return undefined;
+  }
+}
