@@ -136,17 +136,22 @@ impl SessionStore {
              );",
         )?;
         // Which run a run continues, and from which step of its journal
-        // (added after the table: older stores get the columns now).
+        // (added after the table: older stores get the columns now). Under a
+        // write lock, so processes opening the store at once add each column once.
+        let mut conn = conn;
+        let migration = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for column in ["parent INTEGER", "from_step INTEGER"] {
             let name = column.split(' ').next().unwrap_or_default();
-            let present: bool =
-                conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('runs') WHERE name = ?1", [name], |r| {
-                    r.get(0)
-                })?;
+            let present: bool = migration.query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('runs') WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )?;
             if !present {
-                conn.execute_batch(&format!("ALTER TABLE runs ADD COLUMN {column}"))?;
+                migration.execute_batch(&format!("ALTER TABLE runs ADD COLUMN {column}"))?;
             }
         }
+        migration.commit()?;
         Ok(SessionStore { conn: Arc::new(Mutex::new(conn)), lost: Arc::default() })
     }
 
@@ -415,6 +420,27 @@ impl SessionStore {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn processes_opening_a_new_store_at_once_all_succeed() {
+        let dir = std::env::temp_dir().join(format!("sr-session-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("sessions.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SessionStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     use super::*;
     use crate::event::Emitter;
 
