@@ -1,6 +1,8 @@
 //! "Did you mean": the closest of a list of names to one that is not in it,
-//! measured as the checker measures an unknown function (the longest common
-//! subsequence over the longer length, at least 0.6).
+//! measured by the checker's own similarity (the longest common subsequence
+//! over the longer length, at least 0.6).
+
+use sr_hir::diagnostics::similarity;
 
 /// The closest candidate to `name`, if one is close enough.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -18,26 +20,6 @@ pub fn hint(name: &str, candidates: &[&str]) -> String {
         Some(near) => format!(": did you mean `{near}`?"),
         None => format!(" (known: {})", candidates.join(", ")),
     }
-}
-
-/// Longest-common-subsequence similarity in 0..=1.
-fn similarity(a: &str, b: &str) -> f64 {
-    if a == b {
-        return 1.0;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut curr = vec![0usize; b.len() + 1];
-    for &ca in &a {
-        for (j, &cb) in b.iter().enumerate() {
-            curr[j + 1] = if ca == cb { prev[j] + 1 } else { prev[j + 1].max(curr[j]) };
-        }
-        std::mem::swap(&mut prev, &mut curr);
-    }
-    prev[b.len()] as f64 / a.len().max(b.len()) as f64
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ mod functions;
 mod imported_tools;
 mod prompt;
 mod suggest;
+
+pub use suggest::similarity;
 mod tool_calls;
 mod whole_program;
 

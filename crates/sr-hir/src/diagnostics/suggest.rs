@@ -189,7 +189,7 @@ pub(crate) fn variable_typos(db: &dyn Db, root: File) -> Typos {
 }
 
 /// Longest-common-subsequence similarity (0..=1), as upstream measures typos.
-pub(crate) fn similarity(a: &str, b: &str) -> f64 {
+pub fn similarity(a: &str, b: &str) -> f64 {
     if a == b {
         return 1.0;
     }
