@@ -17,9 +17,14 @@ pub struct Args {
     /// The address to listen on. A non-loopback address needs --api-key-file.
     #[arg(long, default_value = "127.0.0.1:8787")]
     bind: SocketAddr,
-    /// PostgreSQL shared by replicas (not available yet: this build serves the embedded mode only).
+    /// PostgreSQL shared by replicas (`postgres://USER@HOST/DB`, or `host=… dbname=…`); without
+    /// it, SQLite in the state directory. Replicas must share one --state-dir (see docs/serve.md).
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// With --database-url: seconds a replica's claim of a run lasts without a heartbeat; a
+    /// replica silent for longer loses its runs to the others.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    lease_secs: u64,
     /// Where the server keeps runs, events, sessions, journals and the runs'
     /// work directories (default: as `sr run`'s state directory for the current directory).
     #[arg(long, value_name = "DIR")]
@@ -51,9 +56,6 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    if args.database_url.is_some() {
-        return fail("--database-url is not available in this build yet: run without it (embedded mode, SQLite)");
-    }
     // The server's own lines (requests, runs) at info; other crates' (salsa's
     // query log among them) only when they warn.
     let targets = tracing_subscriber::filter::Targets::new()
@@ -73,7 +75,10 @@ pub fn run(args: Args) -> ExitCode {
         Ok(state) => state.dir,
         Err(e) => return fail(e),
     };
-    let replica_id = args.replica_id.unwrap_or_else(|| format!("sr-serve-{}", std::process::id()));
+    let replica_id = args.replica_id.unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        format!("{}-{}", host.trim(), std::process::id())
+    });
     let config = sr_serve::Config {
         workloads: args.workloads,
         bind: args.bind,
@@ -82,6 +87,8 @@ pub fn run(args: Args) -> ExitCode {
         replica_id,
         api_key_file: args.api_key_file,
         replay: args.replay,
+        database_url: args.database_url,
+        lease: Duration::from_secs(args.lease_secs),
         cors_origins: args.cors_origin,
         drain_timeout: Duration::from_secs(args.drain_timeout),
         frontend: Some(sr_studio::router()),

@@ -91,7 +91,7 @@ async fn readyz(State(server): Shared) -> Response {
 }
 
 async fn metrics(State(server): Shared) -> Result<Response, ApiError> {
-    let counts = server.store.counts()?;
+    let counts = server.store.counts().await?;
     let text = server.metrics.render(&counts);
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
 }
@@ -111,14 +111,14 @@ async fn create_session(State(server): Shared, Body(body): Body<NewSession>) -> 
     let id = match body.id {
         Some(id) => {
             ids::check(IdKind::Session, &id).map_err(|e| ApiError::bad_request(format!("id: {e}")))?;
-            if server.store.session_exists(&id)? {
+            if server.store.session_exists(&id).await? {
                 return Err(ApiError::conflict("session_exists", format!("id: session {id} exists")));
             }
             id
         }
         None => uuid::Uuid::new_v4().to_string(),
     };
-    server.store.create_session(&id)?;
+    server.store.create_session(&id).await?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
 }
 
@@ -128,10 +128,10 @@ fn checked_session(id: &str) -> Result<(), ApiError> {
 
 async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
     checked_session(&id)?;
-    if !server.store.session_exists(&id)? {
+    if !server.store.session_exists(&id).await? {
         return Err(ApiError::not_found(format!("no session {id}")));
     }
-    let runs = server.store.session_runs(&id)?;
+    let runs = server.store.session_runs(&id).await?;
     let transcript = server.sessions.messages(&id).map_err(ApiError::internal)?;
     Ok(Json(json!({"id": id, "transcript": transcript, "runs": runs})))
 }
@@ -188,7 +188,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
     let session = match request.session {
         Some(session) => {
             ids::check(IdKind::Session, &session).map_err(|e| ApiError::bad_request(format!("session: {e}")))?;
-            if !server.store.session_exists(&session)? {
+            if !server.store.session_exists(&session).await? {
                 return Err(ApiError::not_found(format!(
                     "session: no session {session}; create it with POST /v1/sessions"
                 )));
@@ -206,7 +206,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         message: &message,
         model: request.model.as_deref(),
     };
-    match server.store.submit(&new, request.on_conflict == OnConflict::Reject) {
+    match server.store.submit(&new, request.on_conflict == OnConflict::Reject).await {
         Ok(()) => {}
         Err(Refusal::SessionBusy(busy)) => {
             return Err(ApiError::conflict(
@@ -230,7 +230,7 @@ async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
     let mut closing = server.closing.subscribe();
     loop {
         let mut changes = server.subscribe(id);
-        let row = server.store.run(id)?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+        let row = server.store.run(id).await?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
         if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
             return Ok(row);
         }
@@ -243,14 +243,14 @@ async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
 }
 
 async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
-    server.find_run(&id).map(Json)
+    server.find_run(&id).await.map(Json)
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let row = server.find_run(&id)?;
+    let row = server.find_run(&id).await?;
     let status = match row.status.as_str() {
         "queued" | "paused" | "in_doubt" => {
-            if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request"))? {
+            if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request")).await? {
                 // It moved meanwhile (claimed, answered): cancel what it is now.
                 return Box::pin(cancel(State(server), Path(id))).await;
             }
@@ -260,6 +260,8 @@ async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Va
         }
         "running" => {
             server.cancel_task(&id);
+            // Another replica may be running it.
+            server.store.request_cancel(&id).await?;
             "cancelling"
         }
         ended => {
@@ -277,14 +279,14 @@ struct Input {
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    let row = server.find_run(&id)?;
+    let row = server.find_run(&id).await?;
     if row.status != "paused" {
         return Err(ApiError::conflict(
             "not_waiting",
             format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
         ));
     }
-    if !server.store.answer(&id, &body.text)? {
+    if !server.store.answer(&id, &body.text).await? {
         return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
     }
     server.changed(&id);

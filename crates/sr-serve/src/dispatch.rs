@@ -14,14 +14,14 @@ use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{Finished, LaunchSpec, Recording, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::Server;
 use crate::metrics::RunTimer;
-use crate::store::RunRow;
+use crate::store::{RunRow, StoreError};
 
 /// An event over this many bytes of JSON is stored and streamed as an
 /// `event_too_large` event that keeps its id, type and size.
@@ -35,7 +35,7 @@ pub async fn dispatch(server: Arc<Server>) {
         if server.draining() {
             return;
         }
-        match server.store.claim() {
+        match server.store.claim().await {
             Ok(Some(run)) => {
                 let server = server.clone();
                 tokio::spawn(execute(server, run, permit));
@@ -58,8 +58,9 @@ pub async fn dispatch(server: Arc<Server>) {
 /// Runs one claimed run to its end (or pause), as a task the API can abort
 /// (cancel) and the drain can stop.
 async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit) {
-    let id = run.id.clone();
-    let span = tracing::info_span!("run", run = %id, session = %run.session, workload = %run.workload);
+    let (id, epoch) = (run.id.clone(), run.epoch);
+    let span = tracing::info_span!("run", run = %id, session = %run.session, workload = %run.workload, epoch);
+    server.claims_lock().insert(id.clone(), epoch);
     let task = tokio::spawn(attempt(server.clone(), run).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
     // A cancel that came between the claim and here.
@@ -68,9 +69,16 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     }
     let ended = task.await;
     server.tasks_lock().remove(&id);
+    server.claims_lock().remove(&id);
     let cancelled = server.cancelled_lock().remove(&id);
+    let lost = server.lost_lock().remove(&id);
     let _entered = span.enter();
     let outcome = match ended {
+        // Another replica claimed the run: it writes the run from now on.
+        _ if lost => {
+            server.changed(&id);
+            return;
+        }
         Ok(outcome) => outcome,
         Err(e) if e.is_cancelled() && cancelled => {
             Outcome { status: "cancelled", result: None, error: Some("cancelled by request".to_string()) }
@@ -90,8 +98,9 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
             }
         }
     };
-    match server.store.finish(&id, "running", outcome.status, outcome.result.as_ref(), outcome.error.as_deref()) {
-        Ok(_) => tracing::info!(status = outcome.status, "run ended"),
+    match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), outcome.error.as_deref()).await {
+        Ok(()) => tracing::info!(status = outcome.status, "run ended"),
+        Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),
     }
     server.changed(&id);
@@ -116,39 +125,30 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
     }
-    let state = StateDir { dir: server.settings.state_dir.clone() };
-    let resume = run.attempt_run.map(|_| ResumeSpec {
-        session: run.session.clone(),
-        input: run.pending_input.clone(),
-        from: None,
-    });
-    let storage = Storage {
-        sessions: state.sessions_db(),
-        state,
-        session: if resume.is_some() { None } else { Some(run.session.clone()) },
-        resume,
-    };
-    let spec = LaunchSpec {
+    let spec = || LaunchSpec {
         program: workload.program.clone(),
         message: run.message.clone(),
-        work_dir,
-        storage: Some(storage),
+        work_dir: work_dir.clone(),
+        storage: Some(storage(&server, &run)),
         record: None,
         replay: server.settings.replay.clone().map(Recording::File),
         provider: None,
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
     };
-    let launched = match launch(spec) {
+    let launched = match launch_when_free(&run, spec).await {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
     if let Some(number) = launched.run_number()
-        && let Err(error) = server.store.set_attempt(&run.id, number)
+        && let Err(error) = server.store.set_attempt(&run.id, run.epoch, number).await
     {
+        if matches!(error, StoreError::Fenced { .. }) {
+            server.lose(&run.id, "the run's claim was lost before it started");
+        }
         return failed(format!("cannot store the run's attempt: {error}"));
     }
-    let (last, replayed) = match server.store.event_tally(&run.id) {
+    let (last, replayed) = match server.store.event_tally(&run.id).await {
         Ok(tally) => tally,
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
     };
@@ -156,6 +156,7 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
     let sink = Arc::new(RunSink {
         server: server.clone(),
         run: run.id.clone(),
+        epoch: run.epoch,
         next: AtomicU64::new(last + 1),
         skip: Mutex::new(replayed),
         timer: RunTimer::default(),
@@ -175,12 +176,50 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
     }
 }
 
+/// The runtime's session of the run: a new run of it the first time, a
+/// continuation of its last run (from its journal) after that.
+fn storage(server: &Server, run: &RunRow) -> Storage {
+    let state = StateDir { dir: server.settings.state_dir.clone() };
+    let resume = run.attempt_run.map(|_| ResumeSpec {
+        session: run.session.clone(),
+        input: run.pending_input.clone(),
+        from: None,
+    });
+    Storage {
+        sessions: state.sessions_db(),
+        state,
+        session: if resume.is_some() { None } else { Some(run.session.clone()) },
+        resume,
+    }
+}
+
+/// Launches the run; while the runtime says its previous attempt still runs
+/// (a replica that lost the claim but has not noticed yet holds the
+/// runtime's lease), waits for it to let go. The heartbeat stops this wait
+/// if this claim is lost in turn.
+async fn launch_when_free(run: &RunRow, spec: impl Fn() -> LaunchSpec) -> Result<Launched, LaunchError> {
+    let mut told = false;
+    loop {
+        match launch(spec()) {
+            Err(LaunchError::Busy(why)) => {
+                if !told {
+                    tracing::info!(run = %run.id, %why, "waiting for the run's previous attempt to stop");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Stores each event of a run under the run's next event id and wakes its
 /// streams. A continued run first replays what its journal holds: the
 /// `skip` events already stored (text deltas aside) are not stored again.
 struct RunSink {
     server: Arc<Server>,
     run: String,
+    epoch: i64,
     next: AtomicU64,
     skip: Mutex<u64>,
     timer: RunTimer,
@@ -214,9 +253,30 @@ impl EventSink for RunSink {
             })
             .to_string();
         }
-        if let Err(error) = self.server.store.append_event(&self.run, id, &json) {
-            tracing::error!(%error, event = id, "cannot store an event");
+        match committed(self.server.store.append_event(&self.run, self.epoch, id, &json)) {
+            Ok(()) => {}
+            Err(error @ StoreError::Fenced { .. }) => {
+                tracing::warn!(%error, event = id, "an event of a run this replica lost was refused");
+                self.server.lose(&self.run, "the run's claim was lost");
+            }
+            Err(error) => tracing::error!(%error, event = id, "cannot store an event"),
         }
         self.server.changed(&self.run);
+    }
+}
+
+/// Waits for a store write from the runtime's synchronous event sink: an
+/// event is committed before the run goes on, so the store never lags the
+/// journal. The embedded store's writes do not wait on anything; the
+/// PostgreSQL store's run on the async runtime, which needs its worker
+/// threads (`block_in_place`), so it needs the multi-thread runtime `sr`
+/// runs.
+fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(write))
+        }
+        _ => futures::executor::block_on(write),
     }
 }

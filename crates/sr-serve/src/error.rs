@@ -47,8 +47,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(error: rusqlite::Error) -> ApiError {
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> ApiError {
         ApiError::internal(error)
     }
 }

@@ -38,7 +38,7 @@ pub async fn stream(
         (None, Some(after)) => parse_id("after", after)?,
         (None, None) => 0,
     };
-    server.find_run(&id)?;
+    server.find_run(&id).await?;
     let cursor = Cursor { server, run: id, after, buffer: VecDeque::new() };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let (id, data) = cursor.next().await?;
@@ -68,7 +68,7 @@ impl Cursor {
             }
             // Subscribed before reading: a change after the read wakes us.
             let mut changes = self.server.subscribe(&self.run);
-            let ended = match self.server.store.run(&self.run) {
+            let ended = match self.server.store.run(&self.run).await {
                 Ok(Some(run)) => matches!(run.status.as_str(), "done" | "failed" | "cancelled"),
                 Ok(None) => true,
                 Err(error) => {
@@ -77,7 +77,7 @@ impl Cursor {
                 }
             };
             // Read after the status: a run's events are stored before its end.
-            match self.server.store.events_after(&self.run, self.after, BATCH) {
+            match self.server.store.events_after(&self.run, self.after, BATCH).await {
                 Ok(batch) if !batch.is_empty() => {
                     self.buffer.extend(batch);
                     continue;

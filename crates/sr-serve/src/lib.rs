@@ -1,15 +1,18 @@
 //! `sr serve`: StreetRace workloads behind an HTTP API (API v1: workloads,
 //! sessions, runs, their events as Server-Sent Events, cancel, answers to
 //! `escalate to human`, health and metrics). Embedded mode: the server's
-//! records in SQLite in the state directory, the runtime's sessions,
-//! journals and leases beside them, one process dispatching runs. Every run
-//! goes through the runtime's one run path; see `docs/serve.md`.
+//! records in SQLite in the state directory, one process dispatching runs.
+//! PostgreSQL mode (`database_url`): replicas share the records, claim runs
+//! under leases and fence each other's writes. Either way the runtime's
+//! sessions, journals and leases are files in the state directory, and every
+//! run goes through the runtime's one run path; see `docs/serve.md`.
 
 mod api;
 mod auth;
 mod dispatch;
 mod error;
 mod events;
+mod lease;
 mod metrics;
 mod store;
 mod studio_api;
@@ -50,6 +53,11 @@ pub struct Config {
     pub api_key_file: Option<PathBuf>,
     /// Serve every run's model exchanges and tool results from this recording.
     pub replay: Option<PathBuf>,
+    /// PostgreSQL shared by replicas (`postgres://…`); `None`: SQLite in the state directory.
+    pub database_url: Option<String>,
+    /// How long a claim of a run lasts without a heartbeat (PostgreSQL mode):
+    /// a replica that stops for longer loses its runs to the others.
+    pub lease: Duration,
     /// Origins allowed by CORS; none (the default) sends no CORS headers.
     pub cors_origins: Vec<String>,
     /// How long SIGTERM waits for running runs before stopping them (they
@@ -64,6 +72,7 @@ pub(crate) struct Settings {
     pub state_dir: PathBuf,
     pub workers: usize,
     pub replay: Option<PathBuf>,
+    pub lease: Duration,
 }
 
 /// The state every handler and the dispatcher share.
@@ -81,6 +90,11 @@ pub struct Server {
     tasks: Mutex<HashMap<String, AbortHandle>>,
     /// Runs whose cancel was asked: their stop is a cancel, not a drain.
     cancelled: Mutex<HashSet<String>>,
+    /// The epoch of each run this process claimed and runs.
+    claims: Mutex<HashMap<String, i64>>,
+    /// Runs whose claim was lost (another replica claimed them): their stop
+    /// writes nothing.
+    lost: Mutex<HashSet<String>>,
     pub(crate) wake: Notify,
     draining: AtomicBool,
     /// Set when the server stops: open event streams end.
@@ -104,6 +118,25 @@ impl Server {
         locked(&self.cancelled)
     }
 
+    pub(crate) fn claims_lock(&self) -> MutexGuard<'_, HashMap<String, i64>> {
+        locked(&self.claims)
+    }
+
+    pub(crate) fn lost_lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        locked(&self.lost)
+    }
+
+    /// Stops a run whose claim this process lost: it writes nothing more.
+    pub(crate) fn lose(&self, id: &str, why: &str) {
+        if !self.claims_lock().contains_key(id) || !self.lost_lock().insert(id.to_string()) {
+            return;
+        }
+        tracing::warn!(run = %id, "{why}: the run stops here (another replica continues it)");
+        if let Some(task) = self.tasks_lock().get(id) {
+            task.abort();
+        }
+    }
+
     /// A receiver that sees every later change of run `id` (an event, a
     /// status); the run's channel goes when its last subscription does.
     pub(crate) fn subscribe(&self, id: &str) -> Subscription<'_> {
@@ -120,8 +153,8 @@ impl Server {
     }
 
     /// The run `id`, or a 404.
-    pub(crate) fn find_run(&self, id: &str) -> Result<store::RunRow, error::ApiError> {
-        self.store.run(id)?.ok_or_else(|| error::ApiError::not_found(format!("no run {id:?}")))
+    pub(crate) async fn find_run(&self, id: &str) -> Result<store::RunRow, error::ApiError> {
+        self.store.run(id).await?.ok_or_else(|| error::ApiError::not_found(format!("no run {id:?}")))
     }
 
     /// Stops a running run's task, as a cancel.
@@ -157,8 +190,9 @@ pub struct Bound {
     router: Router,
     drain_timeout: Duration,
     replica_id: String,
-    /// Held while serving: one server per state directory in embedded mode.
-    _lock: Lease,
+    /// Held while serving: one server per state directory in embedded mode
+    /// (replicas of the PostgreSQL mode share theirs).
+    _lock: Option<Lease>,
 }
 
 /// Checks the configuration, loads the workloads, opens the stores, queues
@@ -178,11 +212,25 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
     let workloads = workloads::load_all(&config.workloads).map_err(|problems| problems.join("\n"))?;
     std::fs::create_dir_all(&config.state_dir)
         .map_err(|e| format!("cannot create {}: {e}", config.state_dir.display()))?;
-    let lock = Lease::take(&config.state_dir, "serve").map_err(|_| {
-        format!("another `sr serve` is using {}: give each server its own --state-dir", config.state_dir.display())
-    })?;
-    let store = store::Store::open(&config.state_dir.join("serve.db"))
-        .map_err(|e| format!("cannot open {}: {e}", config.state_dir.join("serve.db").display()))?;
+    let (store, lock) = match &config.database_url {
+        Some(url) => {
+            let store = store::Store::connect(url, &config.replica_id, config.lease)
+                .await
+                .map_err(|e| format!("cannot use the database of --database-url: {e}"))?;
+            (store, None)
+        }
+        None => {
+            let lock = Lease::take(&config.state_dir, "serve").map_err(|_| {
+                format!(
+                    "another `sr serve` is using {}: give each server its own --state-dir",
+                    config.state_dir.display()
+                )
+            })?;
+            let store = store::Store::open(&config.state_dir.join("serve.db"))
+                .map_err(|e| format!("cannot open {}: {e}", config.state_dir.join("serve.db").display()))?;
+            (store, Some(lock))
+        }
+    };
     let sessions_db = config.state_dir.join("sessions.db");
     let sessions =
         SessionStore::open(&sessions_db).map_err(|e| format!("cannot open {}: {e}", sessions_db.display()))?;
@@ -194,7 +242,12 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         tracing::info!(requeued, "runs left running by the previous process resume from their journals");
     }
     let server = Arc::new(Server {
-        settings: Settings { state_dir: config.state_dir, workers: config.workers, replay: config.replay },
+        settings: Settings {
+            state_dir: config.state_dir,
+            workers: config.workers,
+            replay: config.replay,
+            lease: config.lease,
+        },
         store,
         sessions,
         workloads,
@@ -203,6 +256,8 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         progress: Mutex::default(),
         tasks: Mutex::default(),
         cancelled: Mutex::default(),
+        claims: Mutex::default(),
+        lost: Mutex::default(),
         wake: Notify::new(),
         draining: AtomicBool::new(false),
         closing: watch::channel(false).0,
@@ -230,6 +285,8 @@ impl Bound {
     pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
         let Bound { server, listener, router, drain_timeout, replica_id, _lock } = self;
         let dispatcher = tokio::spawn(dispatch::dispatch(server.clone()));
+        let heartbeat = tokio::spawn(lease::heartbeat(server.clone()));
+        let listener_task = server.store.listen().map(|notes| tokio::spawn(lease::follow(server.clone(), notes)));
         let mut closing = server.closing.subscribe();
         let http = tokio::spawn(
             axum::serve(listener, router)
@@ -248,6 +305,7 @@ impl Bound {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let stopped: Vec<AbortHandle> = server.tasks_lock().values().cloned().collect();
+        let released: Vec<(String, i64)> = server.claims_lock().iter().map(|(id, e)| (id.clone(), *e)).collect();
         for task in &stopped {
             task.abort();
         }
@@ -259,6 +317,16 @@ impl Bound {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         dispatcher.abort();
+        heartbeat.abort();
+        if let Some(task) = listener_task {
+            task.abort();
+        }
+        // Stopped runs go to another replica at once, not when their leases expire.
+        for (id, epoch) in released {
+            if let Err(error) = server.store.release(&id, epoch).await {
+                tracing::warn!(run = %id, %error, "cannot release the run's claim; it is taken over when it expires");
+            }
+        }
         server.closing.send_replace(true);
         match tokio::time::timeout(Duration::from_secs(5), http).await {
             Ok(Ok(Ok(()))) => {}
@@ -277,7 +345,12 @@ mod tests {
 
     fn server(dir: &std::path::Path) -> Server {
         Server {
-            settings: Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None },
+            settings: Settings {
+                state_dir: dir.to_path_buf(),
+                workers: 1,
+                replay: None,
+                lease: Duration::from_secs(10),
+            },
             store: store::Store::open(&dir.join("serve.db")).unwrap(),
             sessions: SessionStore::open(&dir.join("sessions.db")).unwrap(),
             workloads: BTreeMap::new(),
@@ -286,6 +359,8 @@ mod tests {
             progress: Mutex::default(),
             tasks: Mutex::default(),
             cancelled: Mutex::default(),
+            claims: Mutex::default(),
+            lost: Mutex::default(),
             wake: Notify::new(),
             draining: AtomicBool::new(false),
             closing: watch::channel(false).0,

@@ -1,20 +1,19 @@
 //! What the studio (sr-studio) asks beyond API v1: `GET /v1/runs`, the newest runs first
 //! (`?status=` to keep one status, `?limit=` up to 500, default 200), each with when it
 //! started, how long it took once it ended, and its tokens and cost from its
-//! `run_finished` event. It reads `serve.db` on a read-only connection of its own, so
-//! it never holds the store's lock.
+//! `run_finished` event. The embedded store reads `serve.db` for it on a read-only
+//! connection of its own, so it never holds the store's lock.
 
 use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
-use rusqlite::{Connection, OpenFlags, params};
 use serde_json::{Value, json};
 
 use crate::Server;
 use crate::error::ApiError;
-use crate::store::STATUSES;
+use crate::store::{RecentRun, STATUSES};
 
 const MAX_LIMIT: u32 = 500;
 
@@ -60,57 +59,30 @@ fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
 async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
     let query = parse_query(raw.as_deref())?;
     let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
-    let path = server.settings.state_dir.join("serve.db");
-    let runs = tokio::task::spawn_blocking(move || read(&path, query.status.as_deref(), limit))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
+    let runs: Vec<Value> =
+        server.store.recent_runs(query.status.as_deref(), limit).await?.into_iter().map(shown).collect();
     Ok(Json(json!({"runs": runs})))
 }
 
-fn read(path: &std::path::Path, status: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Value>> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    let mut statement = conn.prepare(
-        "SELECT id, session, workload, entry, status, error, created_ms, updated_ms FROM runs
-         WHERE ?1 IS NULL OR status = ?1 ORDER BY position DESC LIMIT ?2",
-    )?;
-    let mut last_event = conn.prepare("SELECT event FROM run_events WHERE run = ?1 ORDER BY id DESC LIMIT 1")?;
-    let rows = statement.query_map(params![status, limit], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, String>(4)?,
-            r.get::<_, Option<String>>(5)?,
-            r.get::<_, i64>(6)?,
-            r.get::<_, i64>(7)?,
-        ))
-    })?;
-    let mut runs = Vec::new();
-    for row in rows {
-        let (id, session, workload, entry, status, error, created, updated) = row?;
-        let mut run = json!({"id": id, "session": session, "workload": workload, "entry": entry, "status": status,
-                             "started": iso(created)});
-        if let Some(error) = error {
-            run["error"] = json!(error);
-        }
-        if ["done", "failed", "cancelled"].contains(&status.as_str()) {
-            run["duration_ms"] = json!(updated.saturating_sub(created));
-        }
-        let last: Option<String> = last_event.query_row([&id], |r| r.get(0)).ok();
-        if let Some(usage) = last
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .filter(|event| event["type"] == "run_finished")
-            .map(|event| event["usage"].clone())
-        {
-            run["tokens"] = json!({"input": usage["input_tokens"], "output": usage["output_tokens"]});
-            run["cost_usd"] = usage.get("cost_usd").cloned().unwrap_or(Value::Null);
-        }
-        runs.push(run);
+fn shown(row: RecentRun) -> Value {
+    let RecentRun { id, session, workload, entry, status, error, created_ms, updated_ms, last_event } = row;
+    let mut run = json!({"id": id, "session": session, "workload": workload, "entry": entry, "status": status,
+                         "started": iso(created_ms)});
+    if let Some(error) = error {
+        run["error"] = json!(error);
     }
-    Ok(runs)
+    if ["done", "failed", "cancelled"].contains(&status.as_str()) {
+        run["duration_ms"] = json!(updated_ms.saturating_sub(created_ms));
+    }
+    if let Some(usage) = last_event
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .filter(|event| event["type"] == "run_finished")
+        .map(|event| event["usage"].clone())
+    {
+        run["tokens"] = json!({"input": usage["input_tokens"], "output": usage["output_tokens"]});
+        run["cost_usd"] = usage.get("cost_usd").cloned().unwrap_or(Value::Null);
+    }
+    run
 }
 
 /// Milliseconds since the epoch as UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`.

@@ -4,6 +4,7 @@
 
 pub mod fixture;
 pub mod hostile;
+pub mod postgres;
 pub mod random;
 pub mod scaling;
 

@@ -1,0 +1,500 @@
+//! The shared store: PostgreSQL, a small pool of connections (deadpool) and
+//! one more that `LISTEN`s. Replicas coordinate only through it: claims
+//! lock the queue's head with `FOR UPDATE SKIP LOCKED`, leases use the
+//! database's clock, every write of a claimed run checks its epoch while
+//! holding the run's row (`FOR SHARE`, so a claim waits for it and it sees
+//! a claim that committed first), and each change is announced with
+//! `NOTIFY` in the transaction that makes it.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
+
+use super::{NewRun, Note, RecentRun, Refusal, Result, RunRow, STATUSES, StoreError, now_ms};
+
+#[derive(Clone)]
+pub struct Postgres {
+    pool: Pool,
+    config: Config,
+    replica: String,
+    /// A lease's length, in milliseconds (the database's `interval`).
+    lease_ms: i64,
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> StoreError {
+        // The server's own message (the `Display` of a database error is only "db error").
+        StoreError::Postgres(e.as_db_error().map_or_else(|| e.to_string(), |db| db.to_string()))
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(e: deadpool_postgres::PoolError) -> StoreError {
+        StoreError::Postgres(e.to_string())
+    }
+}
+
+/// Applied in order, each once, under an advisory lock: replicas starting
+/// at once migrate one after another.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE TABLE runs (
+        position BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session TEXT NOT NULL REFERENCES sessions(id),
+        workload TEXT NOT NULL,
+        entry TEXT,
+        message TEXT NOT NULL,
+        model TEXT,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        attempt_run BIGINT,
+        pending_input TEXT,
+        created_ms BIGINT NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        epoch BIGINT NOT NULL DEFAULT 0,
+        replica TEXT,
+        lease_until TIMESTAMPTZ
+    );
+    CREATE UNIQUE INDEX one_active_run_per_session
+        ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
+    CREATE INDEX runs_by_status ON runs(status, position);
+    CREATE INDEX runs_by_session ON runs(session, position);
+    CREATE TABLE run_events (
+        run TEXT NOT NULL,
+        id BIGINT NOT NULL,
+        event TEXT NOT NULL,
+        epoch BIGINT NOT NULL,
+        PRIMARY KEY (run, id)
+    );
+"];
+
+/// The advisory lock migrations hold (any fixed number; this one spells "srserve").
+const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
+
+const RUN_COLUMNS: &str =
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+
+const WAKE: &str = "sr_serve_wake";
+const RUN: &str = "sr_serve_run";
+const CANCEL: &str = "sr_serve_cancel";
+
+fn run_row(r: &Row) -> RunRow {
+    let result: Option<String> = r.get(5);
+    RunRow {
+        id: r.get(0),
+        session: r.get(1),
+        workload: r.get(2),
+        entry: r.get(3),
+        status: r.get(4),
+        result: result.and_then(|text| serde_json::from_str(&text).ok()),
+        error: r.get(6),
+        message: r.get(7),
+        model: r.get(8),
+        attempt_run: r.get(9),
+        pending_input: r.get(10),
+        epoch: r.get(11),
+    }
+}
+
+fn fenced(id: &str, epoch: i64) -> StoreError {
+    StoreError::Fenced { run: id.to_string(), epoch }
+}
+
+impl Postgres {
+    pub async fn connect(url: &str, replica: &str, lease: Duration) -> Result<Postgres> {
+        let mut config: Config =
+            url.parse().map_err(|e| StoreError::Postgres(format!("--database-url is not a connection string: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("sr serve");
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .build()
+            .map_err(|e| StoreError::Postgres(format!("cannot make a connection pool: {e}")))?;
+        let store = Postgres { pool, config, replica: replica.to_string(), lease_ms: lease.as_millis() as i64 };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    #[cfg(test)]
+    pub fn pool_for_tests(&self) -> &Pool {
+        &self.pool
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS sr_serve_schema (version INTEGER NOT NULL)").await?;
+        let done: i64 = tx.query_one("SELECT COUNT(*) FROM sr_serve_schema", &[]).await?.get(0);
+        for (version, migration) in MIGRATIONS.iter().enumerate().skip(done as usize) {
+            tx.batch_execute(migration).await?;
+            tx.execute("INSERT INTO sr_serve_schema (version) VALUES ($1)", &[&(version as i32 + 1)]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn create_session(&self, id: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client
+            .execute("INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &now_ms()])
+            .await?;
+        Ok(())
+    }
+
+    pub async fn session_exists(&self, id: &str) -> Result<bool> {
+        let client = self.pool.get().await?;
+        Ok(client.query_one("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", &[&id]).await?.get(0))
+    }
+
+    pub async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
+        let mut client = self.pool.get().await.map_err(StoreError::from)?;
+        let tx = client.transaction().await.map_err(StoreError::from)?;
+        let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
+        tx.execute(
+            "INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&run.session, &now_ms()],
+        )
+        .await
+        .map_err(sql)?;
+        // Submissions to one session queue one after another: their order
+        // is the order they took this lock in.
+        tx.execute("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", &[&run.session]).await.map_err(sql)?;
+        if reject {
+            let busy = tx
+                .query_opt(
+                    "SELECT id FROM runs WHERE session = $1
+                     AND status IN ('queued', 'running', 'paused', 'in_doubt') LIMIT 1",
+                    &[&run.session],
+                )
+                .await
+                .map_err(sql)?;
+            if let Some(busy) = busy {
+                return Err(Refusal::SessionBusy(busy.get(0)));
+            }
+        }
+        let now = now_ms();
+        tx.execute(
+            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7)",
+            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now],
+        )
+        .await
+        .map_err(sql)?;
+        tx.execute("SELECT pg_notify($1, '')", &[&WAKE]).await.map_err(sql)?;
+        tx.commit().await.map_err(sql)?;
+        Ok(())
+    }
+
+    pub async fn claim(&self) -> Result<Option<RunRow>> {
+        // Two replicas may each pick a head of one session's queue at once
+        // (a run answered while the next was queued): the unique index
+        // refuses the second, which tries again.
+        for _ in 0..3 {
+            match self.try_claim().await {
+                Err(StoreError::Postgres(message)) if message.contains("one_active_run_per_session") => continue,
+                other => return other,
+            }
+        }
+        Ok(None)
+    }
+
+    async fn try_claim(&self) -> Result<Option<RunRow>> {
+        let client = self.pool.get().await?;
+        let claimed = client
+            .query_opt(
+                &format!(
+                    "WITH next AS (
+                         SELECT q.id FROM runs AS q
+                         WHERE (q.status = 'queued' AND NOT EXISTS
+                                (SELECT 1 FROM runs AS a WHERE a.session = q.session
+                                 AND (a.status IN ('running', 'paused', 'in_doubt')
+                                      OR (a.status = 'queued' AND a.position < q.position))))
+                            OR (q.status = 'running' AND q.lease_until < now())
+                         ORDER BY q.position LIMIT 1
+                         FOR UPDATE SKIP LOCKED)
+                     UPDATE runs SET status = 'running', epoch = runs.epoch + 1, replica = $1,
+                         lease_until = now() + make_interval(secs => $2::float8 / 1000), updated_ms = $3
+                     FROM next WHERE runs.id = next.id
+                     RETURNING {}",
+                    RUN_COLUMNS.split(", ").map(|c| format!("runs.{c}")).collect::<Vec<_>>().join(", ")
+                ),
+                &[&self.replica, &(self.lease_ms as f64), &now_ms()],
+            )
+            .await
+            .map_err(|e| {
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    StoreError::Postgres("one_active_run_per_session".to_string())
+                } else {
+                    e.into()
+                }
+            })?;
+        Ok(claimed.as_ref().map(run_row))
+    }
+
+    pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&id]).await?;
+        Ok(row.as_ref().map(run_row))
+    }
+
+    pub async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE session = $1 ORDER BY position"), &[&session])
+            .await?;
+        Ok(rows.iter().map(run_row).collect())
+    }
+
+    pub async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
+        let client = self.pool.get().await?;
+        let changed = client
+            .execute(
+                "UPDATE runs SET attempt_run = $3, pending_input = NULL, updated_ms = $4
+                 WHERE id = $1 AND epoch = $2 AND status = 'running'",
+                &[&id, &epoch, &attempt_run, &now_ms()],
+            )
+            .await?;
+        if changed == 0 { Err(fenced(id, epoch)) } else { Ok(()) }
+    }
+
+    pub async fn finish(
+        &self,
+        id: &str,
+        from: &str,
+        status: &str,
+        result: Option<&Value>,
+        error: Option<&str>,
+    ) -> Result<bool> {
+        let client = self.pool.get().await?;
+        let changed = client
+            .query_opt(
+                "WITH changed AS (
+                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
+                     WHERE id = $1 AND status = $2 RETURNING id)
+                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
+                &[&id, &from, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+            )
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    pub async fn end(
+        &self,
+        id: &str,
+        epoch: i64,
+        status: &str,
+        result: Option<&Value>,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let client = self.pool.get().await?;
+        let changed = client
+            .query_opt(
+                "WITH changed AS (
+                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
+                     WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
+                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
+                &[&id, &epoch, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+            )
+            .await?;
+        if changed.is_none() { Err(fenced(id, epoch)) } else { Ok(()) }
+    }
+
+    pub async fn answer(&self, id: &str, input: &str) -> Result<bool> {
+        let client = self.pool.get().await?;
+        let changed = client
+            .query_opt(
+                "WITH changed AS (
+                     UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
+                     WHERE id = $1 AND status = 'paused' RETURNING id)
+                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
+                &[&id, &input, &now_ms(), &RUN, &WAKE],
+            )
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    pub async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        // The run's row is held (FOR SHARE) until this commits: a claim
+        // (an UPDATE of that row) waits for it, and it sees a claim that
+        // committed first, and then writes nothing.
+        let statement = client
+            .prepare_cached(
+                "WITH owner AS (SELECT id FROM runs WHERE id = $1 AND epoch = $2 FOR SHARE),
+                      added AS (INSERT INTO run_events (run, id, event, epoch)
+                                SELECT $1, $3, $4, $2 FROM owner RETURNING run)
+                 SELECT pg_notify($5, run) FROM added",
+            )
+            .await?;
+        let added = client.query_opt(&statement, &[&run, &epoch, &(id as i64), &event, &RUN]).await?;
+        if added.is_none() { Err(fenced(run, epoch)) } else { Ok(()) }
+    }
+
+    pub async fn event_tally(&self, run: &str) -> Result<(u64, u64)> {
+        let client = self.pool.get().await?;
+        // A paused run's last event (its end, paused) is not replayed by the
+        // run that continues it.
+        let row = client
+            .query_one(
+                "SELECT COALESCE(MAX(id), 0),
+                        COUNT(*) FILTER (WHERE event::jsonb ->> 'type' NOT IN ('text_delta', 'run_finished'))
+                 FROM run_events WHERE run = $1",
+                &[&run],
+            )
+            .await?;
+        Ok((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64))
+    }
+
+    pub async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached("SELECT id, event FROM run_events WHERE run = $1 AND id > $2 ORDER BY id LIMIT $3")
+            .await?;
+        let rows = client.query(&statement, &[&run, &after, &limit]).await?;
+        Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
+    }
+
+    pub async fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[]).await?;
+        Ok(STATUSES
+            .iter()
+            .map(|status| {
+                let n = rows.iter().find(|r| r.get::<_, &str>(0) == *status).map_or(0, |r| r.get(1));
+                (*status, n)
+            })
+            .collect())
+    }
+
+    pub async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
+        let client = self.pool.get().await?;
+        let ids: Vec<&str> = claims.iter().map(|(id, _)| id.as_str()).collect();
+        let epochs: Vec<i64> = claims.iter().map(|(_, epoch)| *epoch).collect();
+        let kept = client
+            .query(
+                "UPDATE runs SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
+                 FROM unnest($1::text[], $2::bigint[]) AS held(id, epoch)
+                 WHERE runs.id = held.id AND runs.epoch = held.epoch AND runs.status = 'running'
+                 RETURNING runs.id",
+                &[&ids, &epochs, &(self.lease_ms as f64)],
+            )
+            .await?;
+        let kept: Vec<String> = kept.iter().map(|r| r.get(0)).collect();
+        Ok(claims.iter().filter(|(id, _)| !kept.contains(id)).map(|(id, _)| id.clone()).collect())
+    }
+
+    pub async fn release(&self, id: &str, epoch: i64) -> Result<()> {
+        let client = self.pool.get().await?;
+        client
+            .execute(
+                "WITH released AS (UPDATE runs SET lease_until = now() - interval '1 millisecond'
+                                   WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
+                 SELECT pg_notify($3, '') FROM released",
+                &[&id, &epoch, &WAKE],
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub async fn request_cancel(&self, id: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &id]).await?;
+        Ok(())
+    }
+
+    pub async fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT id, session, workload, entry, status, error, created_ms, updated_ms,
+                        (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
+                 FROM runs WHERE $1::text IS NULL OR status = $1 ORDER BY position DESC LIMIT $2",
+                &[&status, &i64::from(limit)],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| RecentRun {
+                id: r.get(0),
+                session: r.get(1),
+                workload: r.get(2),
+                entry: r.get(3),
+                status: r.get(4),
+                error: r.get(5),
+                created_ms: r.get(6),
+                updated_ms: r.get(7),
+                last_event: r.get(8),
+            })
+            .collect())
+    }
+
+    /// A connection of its own that `LISTEN`s, connected again (after a
+    /// second) whenever it is lost; the notes go to the receiver, and stop
+    /// when it is dropped. A full receiver drops notes: every listener
+    /// also polls.
+    pub fn listen(&self) -> mpsc::Receiver<Note> {
+        let (tx, rx) = mpsc::channel(1024);
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            while !tx.is_closed() {
+                if let Err(error) = listen_once(&config, &tx).await {
+                    tracing::warn!(%error, "the PostgreSQL notifications connection failed; connecting again");
+                }
+                // Whatever was announced meanwhile is found by polling; wake
+                // the dispatcher now rather than at its next tick.
+                let _ = tx.try_send(Note::Wake);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+        rx
+    }
+}
+
+async fn listen_once(config: &Config, tx: &mpsc::Sender<Note>) -> Result<()> {
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let notes = tx.clone();
+    // The connection's messages are read by a task of their own while the
+    // client asks to LISTEN; it ends when the connection does.
+    let driver = tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            if let AsyncMessage::Notification(note) = message? {
+                let note = match note.channel() {
+                    RUN => Note::Run(note.payload().to_string()),
+                    CANCEL => Note::Cancel(note.payload().to_string()),
+                    _ => Note::Wake,
+                };
+                let _ = notes.try_send(note);
+            }
+            if notes.is_closed() {
+                return Ok(());
+            }
+        }
+        Err(StoreError::Postgres("the notifications connection closed".to_string()))
+    });
+    if let Err(e) = client.batch_execute(&format!("LISTEN {WAKE}; LISTEN {RUN}; LISTEN {CANCEL}")).await {
+        driver.abort();
+        return Err(e.into());
+    }
+    let outcome = driver.await.map_err(|e| StoreError::Postgres(format!("the notifications task failed: {e}")))?;
+    drop(client);
+    outcome
+}

@@ -1,0 +1,346 @@
+//! One suite, both backends: every case runs on a fresh SQLite file and on a
+//! fresh database of a PostgreSQL server the test starts (`sr_testing::postgres`).
+//! Cases about leases expiring or several replicas at once run where the
+//! backend has them (PostgreSQL).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::*;
+
+/// Where a case's stores live.
+enum Fixture {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Fixture {
+    /// A store of this fixture, as replica `replica` with a lease of `lease`.
+    async fn store(&self, replica: &str, lease: Duration) -> Store {
+        match self {
+            Fixture::Sqlite(path) => Store::open(path).unwrap(),
+            Fixture::Postgres(url) => Store::connect(url, replica, lease).await.unwrap(),
+        }
+    }
+
+    fn shared(&self) -> bool {
+        matches!(self, Fixture::Postgres(_))
+    }
+}
+
+impl Store {
+    fn is_shared(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// A statement of the test's own (to break the rules on purpose).
+    async fn raw(&self, sql: &str) -> Result<u64> {
+        match &self.backend {
+            Backend::Sqlite(b) => Ok(b.raw(sql)? as u64),
+            Backend::Postgres(b) => b.raw(sql).await,
+        }
+    }
+}
+
+impl sqlite::Sqlite {
+    fn raw(&self, sql: &str) -> rusqlite::Result<usize> {
+        self.conn_for_tests().execute(sql, [])
+    }
+}
+
+impl postgres::Postgres {
+    async fn raw(&self, sql: &str) -> Result<u64> {
+        Ok(self.pool_for_tests().get().await?.execute(sql, &[]).await?)
+    }
+}
+
+const LEASE: Duration = Duration::from_secs(30);
+
+fn new_run<'a>(id: &'a str, session: &'a str) -> NewRun<'a> {
+    NewRun { id, session, workload: "w", entry: None, message: "hi", model: None }
+}
+
+/// Makes run `id` claimable again as if its claimer had died: its lease
+/// expires (PostgreSQL), or it is queued again as a restart does (SQLite).
+async fn expire(store: &Store, id: &str) {
+    let sql = if store.is_shared() {
+        format!("UPDATE runs SET lease_until = now() - interval '1 second' WHERE id = '{id}'")
+    } else {
+        format!("UPDATE runs SET status = 'queued' WHERE id = '{id}'")
+    };
+    assert_eq!(store.raw(&sql).await.unwrap(), 1);
+}
+
+async fn one_run_per_session_in_order(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.submit(&new_run("a", "s"), false).await.unwrap();
+    store.submit(&new_run("b", "s"), false).await.unwrap();
+    store.submit(&new_run("c", "t"), false).await.unwrap();
+    assert!(matches!(store.submit(&new_run("d", "s"), true).await, Err(Refusal::SessionBusy(id)) if id == "a"));
+    assert_eq!(store.claim().await.unwrap().unwrap().id, "a");
+    // b waits for a; c's session is free.
+    assert_eq!(store.claim().await.unwrap().unwrap().id, "c");
+    assert!(store.claim().await.unwrap().is_none());
+    // The index refuses a second active run of a session, whoever asks.
+    let second = store.raw("UPDATE runs SET status = 'running' WHERE id = 'b'").await;
+    assert!(second.is_err(), "{second:?}");
+    let a = store.run("a").await.unwrap().unwrap();
+    store.end("a", a.epoch, "paused", None, None).await.unwrap();
+    assert!(store.claim().await.unwrap().is_none(), "a paused run holds its session");
+    assert!(store.answer("a", "yes").await.unwrap());
+    let again = store.claim().await.unwrap().unwrap();
+    assert_eq!((again.id.as_str(), again.pending_input.as_deref(), again.epoch), ("a", Some("yes"), a.epoch + 1));
+    assert!(!store.finish("a", "queued", "cancelled", None, None).await.unwrap(), "only from the status it is in");
+    store.end("a", again.epoch, "done", Some(&Value::from(1)), None).await.unwrap();
+    assert_eq!(store.run("a").await.unwrap().unwrap().result, Some(Value::from(1)));
+    assert_eq!(store.claim().await.unwrap().unwrap().id, "b");
+    let counts: Vec<_> = store.counts().await.unwrap().into_iter().filter(|(_, n)| *n > 0).collect();
+    assert_eq!(counts, [("running", 2), ("done", 1)]);
+    let runs: Vec<String> = store.session_runs("s").await.unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(runs, ["a", "b"]);
+    let recent: Vec<String> = store.recent_runs(Some("running"), 10).await.unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(recent, ["c", "b"]);
+}
+
+/// Every write of a claim that was superseded is refused, and the ids of a
+/// run's events go on from the last one stored, whoever writes them.
+async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
+    let first = fixture.store("first", LEASE).await;
+    let second = fixture.store("second", LEASE).await;
+    first.submit(&new_run("r", "s"), false).await.unwrap();
+    let claim = first.claim().await.unwrap().unwrap();
+    first.set_attempt("r", claim.epoch, 1).await.unwrap();
+    first.append_event("r", claim.epoch, 1, r#"{"type":"run_started"}"#).await.unwrap();
+    first.append_event("r", claim.epoch, 2, r#"{"type":"text_delta"}"#).await.unwrap();
+    assert!(first.heartbeat(&[("r".to_string(), claim.epoch)]).await.unwrap().is_empty());
+    expire(&first, "r").await;
+    let taken = second.claim().await.unwrap().unwrap();
+    assert_eq!((taken.id.as_str(), taken.epoch, taken.attempt_run), ("r", claim.epoch + 1, Some(1)));
+    let old = claim.epoch;
+    let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { epoch, .. }) if epoch == old);
+    assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
+    assert!(fenced(first.set_attempt("r", old, 2).await));
+    assert!(fenced(first.end("r", old, "done", None, None).await));
+    assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
+    first.release("r", old).await.unwrap();
+    assert!(
+        second.heartbeat(&[("r".to_string(), taken.epoch)]).await.unwrap().is_empty(),
+        "a stale release frees nothing"
+    );
+    assert_eq!(second.event_tally("r").await.unwrap(), (2, 1));
+    second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.unwrap();
+    // An id is written once, whatever the epoch.
+    assert!(second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.is_err());
+    second.end("r", taken.epoch, "done", None, None).await.unwrap();
+    let events = second.events_after("r", 0, 10).await.unwrap();
+    let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, [1, 2, 3]);
+    assert!(events.iter().all(|(_, event)| !event.contains("late")));
+    assert!(second.events_after("r", u64::MAX, 10).await.unwrap().is_empty());
+}
+
+/// A writer keeps appending while another claim takes the run over: the
+/// ids stay one sequence with no gap and no duplicate, and no event of the
+/// old claim follows one of the new.
+async fn a_takeover_mid_stream_leaves_no_gap(fixture: Fixture) {
+    let first = fixture.store("first", LEASE).await;
+    let second = fixture.store("second", LEASE).await;
+    first.submit(&new_run("r", "s"), false).await.unwrap();
+    let claim = first.claim().await.unwrap().unwrap();
+    let writer = {
+        let first = first.clone();
+        tokio::spawn(async move {
+            let mut id = 1;
+            while first.append_event("r", claim.epoch, id, r#"{"type":"step"}"#).await.is_ok() {
+                id += 1;
+            }
+            id - 1
+        })
+    };
+    while first.event_tally("r").await.unwrap().0 < 20 {
+        tokio::task::yield_now().await;
+    }
+    expire(&second, "r").await;
+    // The claim skips the run while a write holds its row: it tries again,
+    // as the dispatcher does.
+    let taken = loop {
+        if let Some(run) = second.claim().await.unwrap() {
+            break run;
+        }
+    };
+    let (last, _) = second.event_tally("r").await.unwrap();
+    for id in last + 1..=last + 5 {
+        second.append_event("r", taken.epoch, id, r#"{"type":"step"}"#).await.unwrap();
+    }
+    let written_by_first = writer.await.unwrap();
+    assert_eq!(written_by_first, last, "the first writer stopped at the takeover");
+    let ids: Vec<u64> = second.events_after("r", 0, 1000).await.unwrap().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, (1..=last + 5).collect::<Vec<_>>());
+}
+
+/// Replicas claiming at once: each run runs once, and a session's runs in
+/// the order they were submitted, never two at a time.
+async fn replicas_claim_each_run_once_in_order(fixture: Fixture) {
+    let replicas = if fixture.shared() { 4 } else { 1 };
+    let mut stores = Vec::new();
+    for n in 0..replicas {
+        stores.push(fixture.store(&format!("replica-{n}"), LEASE).await);
+    }
+    let ids: Vec<(String, String)> = (0..60).map(|n| (format!("run-{n:02}"), format!("session-{}", n % 6))).collect();
+    for (id, session) in &ids {
+        stores[0].submit(&new_run(id, session), false).await.unwrap();
+    }
+    let done = std::sync::Arc::new(AtomicUsize::new(0));
+    let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut workers = Vec::new();
+    for store in &stores {
+        for _ in 0..3 {
+            let (store, done, order) = (store.clone(), done.clone(), order.clone());
+            workers.push(tokio::spawn(async move {
+                while done.load(Ordering::SeqCst) < 60 {
+                    match store.claim().await.unwrap() {
+                        Some(run) => {
+                            order.lock().unwrap().push((run.session.clone(), run.id.clone()));
+                            tokio::task::yield_now().await;
+                            store.end(&run.id, run.epoch, "done", None, None).await.unwrap();
+                            done.fetch_add(1, Ordering::SeqCst);
+                        }
+                        None => tokio::time::sleep(Duration::from_millis(1)).await,
+                    }
+                }
+            }));
+        }
+    }
+    for worker in workers {
+        tokio::time::timeout(Duration::from_secs(120), worker).await.unwrap().unwrap();
+    }
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 60, "each run claimed once");
+    let mut by_session: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (session, id) in order.iter() {
+        by_session.entry(session).or_default().push(id);
+    }
+    for (session, claimed) in by_session {
+        let submitted: Vec<&str> = ids.iter().filter(|(_, s)| s == session).map(|(id, _)| id.as_str()).collect();
+        assert_eq!(claimed, submitted, "session {session}");
+    }
+}
+
+/// A lease that is kept is not taken; one that expires is, by any replica,
+/// and a released one at once.
+async fn leases_expire_and_are_taken_over(fixture: Fixture) {
+    let short = Duration::from_millis(600);
+    let first = fixture.store("first", short).await;
+    let second = fixture.store("second", short).await;
+    first.submit(&new_run("r", "s"), false).await.unwrap();
+    let claim = first.claim().await.unwrap().unwrap();
+    for _ in 0..4 {
+        tokio::time::sleep(short / 3).await;
+        assert!(first.heartbeat(&[("r".to_string(), claim.epoch)]).await.unwrap().is_empty());
+        assert!(second.claim().await.unwrap().is_none(), "a kept lease is not taken");
+    }
+    tokio::time::sleep(short * 2).await;
+    let taken = second.claim().await.unwrap().expect("an expired lease is taken over");
+    assert_eq!(taken.epoch, claim.epoch + 1);
+    assert_eq!(first.heartbeat(&[("r".to_string(), claim.epoch)]).await.unwrap(), ["r"]);
+    second.release("r", taken.epoch).await.unwrap();
+    let again = first.claim().await.unwrap().expect("a released claim is taken at once");
+    assert_eq!(again.epoch, taken.epoch + 1);
+}
+
+/// Whether `wanted` arrives within 20 s.
+async fn heard(notes: &mut mpsc::Receiver<Note>, wanted: Note) -> bool {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(note) = notes.recv().await {
+            if note == wanted {
+                return;
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// Replicas hear each other: a submission wakes them, an event names its run.
+async fn notes_reach_other_replicas(fixture: Fixture) {
+    let first = fixture.store("first", LEASE).await;
+    let second = fixture.store("second", LEASE).await;
+    let mut notes = second.listen().unwrap();
+    // LISTEN is asked on a connection of its own: wait until it hears.
+    let mut n = 0;
+    loop {
+        first.submit(&new_run(&format!("r{n}"), &format!("s{n}")), false).await.unwrap();
+        if tokio::time::timeout(Duration::from_millis(500), heard(&mut notes, Note::Wake)).await.is_ok_and(|h| h) {
+            break;
+        }
+        n += 1;
+        assert!(n < 40, "no note was heard");
+    }
+    let run = first.claim().await.unwrap().unwrap();
+    first.append_event(&run.id, run.epoch, 1, "{}").await.unwrap();
+    assert!(heard(&mut notes, Note::Run(run.id.clone())).await);
+    first.request_cancel(&run.id).await.unwrap();
+    assert!(heard(&mut notes, Note::Cancel(run.id.clone())).await);
+}
+
+/// Replicas starting at once migrate the database once.
+async fn replicas_starting_at_once_migrate_once(fixture: Fixture) {
+    let Fixture::Postgres(url) = &fixture else { unreachable!() };
+    let starts = (0..6).map(|n| {
+        let url = url.clone();
+        tokio::spawn(async move { Store::connect(&url, &format!("r{n}"), LEASE).await.map(|_| ()) })
+    });
+    for start in starts.collect::<Vec<_>>() {
+        start.await.unwrap().unwrap();
+    }
+    let store = fixture.store("last", LEASE).await;
+    assert_eq!(store.raw("UPDATE sr_serve_schema SET version = version").await.unwrap(), 1);
+}
+
+type Case = fn(Fixture) -> BoxFuture<'static, ()>;
+
+macro_rules! cases {
+    ($($name:ident),* $(,)?) => {
+        &[$((stringify!($name), |fixture| Box::pin($name(fixture)))),*]
+    };
+}
+
+/// The cases every backend passes.
+const BOTH: &[(&str, Case)] = cases![
+    one_run_per_session_in_order,
+    a_superseded_claim_writes_nothing,
+    a_takeover_mid_stream_leaves_no_gap,
+    replicas_claim_each_run_once_in_order,
+];
+
+/// The cases of replicas sharing a database.
+const SHARED: &[(&str, Case)] =
+    cases![leases_expire_and_are_taken_over, notes_reach_other_replicas, replicas_starting_at_once_migrate_once];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn suite_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("sr-serve-store-{}", uuid::Uuid::new_v4()));
+    for (name, case) in BOTH {
+        eprintln!("sqlite: {name}");
+        case(Fixture::Sqlite(dir.join(format!("{name}.db")))).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn suite_on_postgres() {
+    let Some(server) = sr_testing::postgres::start("store") else { return };
+    let (admin, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    for (n, (name, case)) in BOTH.iter().chain(SHARED).enumerate() {
+        eprintln!("postgres: {name}");
+        admin.batch_execute(&format!("CREATE DATABASE case_{n}")).await.unwrap();
+        let url = format!("{}/case_{n}", server.url().strip_suffix("/postgres").unwrap());
+        case(Fixture::Postgres(url)).await;
+    }
+}
