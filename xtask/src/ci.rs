@@ -17,6 +17,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("time", "peak memory in the hostile suites (GNU time, at /usr/bin/time)"),
     ("chromium", "the HTML reports and the studio in a browser (chromium)"),
     ("node", "the editor and MCP tests (Node.js)"),
+    ("/usr/lib/postgresql/15/bin/pg_ctl", "sr serve's PostgreSQL tests (postgresql)"),
     ("npm", "the editor and MCP tests (npm)"),
 ];
 
@@ -28,7 +29,11 @@ fn prerequisites() -> Result<(), String> {
     };
     let mut missing: Vec<String> = PROGRAMS
         .iter()
-        .filter(|(program, _)| !(on_path(program) || *program == "time" && root_file("/usr/bin/time")))
+        .filter(|(program, _)| {
+            !(on_path(program)
+                || *program == "time" && root_file("/usr/bin/time")
+                || program.starts_with('/') && root_file(program))
+        })
         .map(|(program, what)| format!("{program}: {what}"))
         .collect();
     let fuzz = Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());

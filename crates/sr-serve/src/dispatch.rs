@@ -60,6 +60,13 @@ pub async fn dispatch(server: Arc<Server>) {
 async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit) {
     let (id, epoch) = (run.id.clone(), run.epoch);
     let span = tracing::info_span!("run", run = %id, session = %run.session, workload = %run.workload, epoch);
+    // This process claimed the run again while an older claim of its own is
+    // still winding down (its lease expired while the process was stalled):
+    // that one stops first, as any superseded claim does.
+    server.lose(&id, "the run was claimed again");
+    while server.claims_lock().contains_key(&id) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     server.claims_lock().insert(id.clone(), epoch);
     let task = tokio::spawn(attempt(server.clone(), run).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
