@@ -32,7 +32,7 @@ pub struct Args {
     /// Runs executed at once.
     #[arg(long, default_value_t = 4)]
     workers: usize,
-    /// This server's name in its logs (default: the host name and process id).
+    /// This server's name in its logs and on the runs it claims (default: the host name and process id).
     #[arg(long, value_name = "ID")]
     replica_id: Option<String>,
     /// API keys, one a line (at least 16 characters each; `#` starts a comment).

@@ -110,6 +110,7 @@ async fn a_replica_killed_mid_model_call_has_its_run_finished_by_another() {
         (run["status"] == "done").then_some(run)
     })
     .await;
+    eprintln!("killed → done on the other replica in {:?}", killed.elapsed());
     // A lease of 2 s, a claim poll of 1 s, and the run's own time.
     assert!(killed.elapsed() < Duration::from_secs(20), "taken over in {:?}", killed.elapsed());
     assert_eq!(ended["result"], "Looks good.");

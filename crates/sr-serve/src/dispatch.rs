@@ -132,18 +132,18 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
     }
-    let spec = || LaunchSpec {
+    let spec = |from| LaunchSpec {
         program: workload.program.clone(),
         message: run.message.clone(),
         work_dir: work_dir.clone(),
-        storage: Some(storage(&server, &run)),
+        storage: Some(storage(&server, &run, from)),
         record: None,
         replay: server.settings.replay.clone().map(Recording::File),
         provider: None,
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
     };
-    let launched = match launch_when_free(&run, spec).await {
+    let launched = match launch_when_free(&server, &run, spec).await {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
@@ -185,13 +185,10 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
 
 /// The runtime's session of the run: a new run of it the first time, a
 /// continuation of its last run (from its journal) after that.
-fn storage(server: &Server, run: &RunRow) -> Storage {
+fn storage(server: &Server, run: &RunRow, from: Option<u64>) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
-    let resume = run.attempt_run.map(|_| ResumeSpec {
-        session: run.session.clone(),
-        input: run.pending_input.clone(),
-        from: None,
-    });
+    let resume =
+        run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input: run.pending_input.clone(), from });
     Storage {
         sessions: state.sessions_db(),
         state,
@@ -203,11 +200,25 @@ fn storage(server: &Server, run: &RunRow) -> Storage {
 /// Launches the run; while the runtime says its previous attempt still runs
 /// (a replica that lost the claim but has not noticed yet holds the
 /// runtime's lease), waits for it to let go. The heartbeat stops this wait
-/// if this claim is lost in turn.
-async fn launch_when_free(run: &RunRow, spec: impl Fn() -> LaunchSpec) -> Result<Launched, LaunchError> {
+/// if this claim is lost in turn. An attempt that such a replica carried to
+/// its end before it noticed cannot be resumed: it is replayed whole from
+/// its journal (every step served, none done again), which stores the
+/// events and the end its replica could not.
+async fn launch_when_free(
+    server: &Server,
+    run: &RunRow,
+    spec: impl Fn(Option<u64>) -> LaunchSpec,
+) -> Result<Launched, LaunchError> {
     let mut told = false;
+    let mut from = None;
     loop {
-        match launch(spec()) {
+        match launch(spec(from)) {
+            Err(LaunchError::Refused(why))
+                if run.attempt_run.is_some() && from.is_none() && ended_attempt(server, run) =>
+            {
+                tracing::info!(run = %run.id, %why, "the previous attempt ended unrecorded; replaying it from its journal");
+                from = Some(i64::MAX as u64);
+            }
             Err(LaunchError::Busy(why)) => {
                 if !told {
                     tracing::info!(run = %run.id, %why, "waiting for the run's previous attempt to stop");
@@ -218,6 +229,15 @@ async fn launch_when_free(run: &RunRow, spec: impl Fn() -> LaunchSpec) -> Result
             other => return other,
         }
     }
+}
+
+/// Whether the runtime's last run of the run's session has ended.
+fn ended_attempt(server: &Server, run: &RunRow) -> bool {
+    server.sessions.runs(&run.session).is_ok_and(|runs| {
+        runs.last().is_some_and(|(n, status)| {
+            Some(*n) == run.attempt_run && matches!(status.as_str(), "completed" | "failed" | "paused")
+        })
+    })
 }
 
 /// Stores each event of a run under the run's next event id and wakes its
@@ -274,16 +294,20 @@ impl EventSink for RunSink {
 
 /// Waits for a store write from the runtime's synchronous event sink: an
 /// event is committed before the run goes on, so the store never lags the
-/// journal. The embedded store's writes do not wait on anything; the
-/// PostgreSQL store's run on the async runtime, which needs its worker
-/// threads (`block_in_place`), so it needs the multi-thread runtime `sr`
-/// runs.
+/// journal. The PostgreSQL store's writes run on the async runtime, which
+/// needs its worker threads (`block_in_place`, so the multi-thread runtime
+/// `sr` runs); the embedded store's writes wait on nothing and are done at
+/// their first poll. A write that would wait on a single-thread runtime is
+/// an error, not a hang.
 fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    use futures::FutureExt;
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(|| handle.block_on(write))
         }
-        _ => futures::executor::block_on(write),
+        _ => write.now_or_never().unwrap_or_else(|| {
+            Err(StoreError::Postgres("a run's events need the multi-thread async runtime".to_string()))
+        }),
     }
 }

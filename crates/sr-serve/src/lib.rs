@@ -47,7 +47,7 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// Runs executed at once.
     pub workers: usize,
-    /// This process's name in logs.
+    /// This process's name in logs and, in PostgreSQL mode, on the runs it claims.
     pub replica_id: String,
     /// The file of API keys; required to bind a non-loopback address.
     pub api_key_file: Option<PathBuf>,

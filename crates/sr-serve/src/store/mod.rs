@@ -109,6 +109,8 @@ impl From<StoreError> for Refusal {
 pub enum StoreError {
     Sqlite(rusqlite::Error),
     Postgres(String),
+    /// The thread reading the embedded store for the studio failed.
+    Reader(String),
     /// A write of a run by a claim that is no longer its last: another
     /// replica claimed it since (this one's lease expired).
     Fenced {
@@ -122,6 +124,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Sqlite(e) => write!(f, "{e}"),
             StoreError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
+            StoreError::Reader(e) => write!(f, "the store's reader failed: {e}"),
             StoreError::Fenced { run, epoch } => {
                 write!(f, "run {run} was claimed again since this claim (epoch {epoch}): write refused")
             }
@@ -310,7 +313,7 @@ impl Store {
                 let status = status.map(str::to_string);
                 tokio::task::spawn_blocking(move || b.recent_runs(status.as_deref(), limit))
                     .await
-                    .map_err(|e| StoreError::Postgres(format!("the reader stopped: {e}")))?
+                    .map_err(|e| StoreError::Reader(e.to_string()))?
             }
             Backend::Postgres(b) => b.recent_runs(status, limit).await,
         }
