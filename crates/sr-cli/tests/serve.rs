@@ -92,6 +92,14 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
     assert_eq!(workloads.1["workloads"][0]["name"], "greet");
     let edges = workloads.1["workloads"][0]["graph"]["edges"].to_string();
     assert!(edges.contains(r#"{"from":"flow main","to":"agent reviewer","kind":"run_agent"}"#), "{edges}");
+    // The nodes `sr graph` draws: every flow and agent, each once.
+    let nodes = &workloads.1["workloads"][0]["graph"]["nodes"];
+    assert!(
+        nodes.as_array().unwrap().contains(&json!({"id": "flow main", "kind": "flow", "label": "main"})),
+        "{nodes}"
+    );
+    let ids: Vec<&str> = nodes.as_array().unwrap().iter().filter_map(|n| n["id"].as_str()).collect();
+    assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), ids.len(), "{nodes}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -15,7 +15,7 @@ mod defs;
 mod diagnostics;
 mod folding;
 mod goto;
-mod graph;
+pub mod graph;
 mod hover;
 mod inlay_hints;
 mod namespace;
@@ -276,7 +276,7 @@ impl Analysis {
 
     /// The program graph rooted at `path` as Mermaid text.
     pub fn graph_mermaid(&self, path: &Path) -> Cancellable<Option<String>> {
-        self.with_db(|db| graph::mermaid(db, path))
+        self.with_db(|db| graph::mermaid_of(db, path))
     }
 
     /// Prompt `name`'s body with what is statically known of its `${…}`
