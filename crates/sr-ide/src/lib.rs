@@ -13,6 +13,7 @@ mod code_lens;
 mod completion;
 mod defs;
 mod diagnostics;
+mod field_refs;
 mod folding;
 mod goto;
 mod goto_type;
