@@ -1,7 +1,8 @@
 //! Stdio transcripts of the real `sr-lsp` binary for the features beside
-//! rust-analyzer's (#35 item 5): signature help, type definition, inlay type
-//! hints, the preferred quick fix and hover on builtin tools, across two
-//! open documents where one imports the other.
+//! rust-analyzer's (#35 item 5): signature help, type definition, references
+//! and rename of schema fields, inlay type hints, the preferred quick fix and
+//! hover on builtin tools, across two open documents where one imports the
+//! other.
 
 #[allow(dead_code)] // `common` also serves the torture tests.
 mod common;
@@ -14,21 +15,27 @@ const MAIN: &str = "file:///features/main.sr";
 
 const TYPES_TEXT: &str = "schema Finding:\n    note: string\nprompt one expecting Finding: \"\"\"One.\"\"\"\nagent reviewer:\n    instruction one\ntool fs = builtin streetrace.fs\n";
 
-/// Both documents open, `main` with `text`; UTF-16 positions (the default).
+/// Both documents open (`types` at version 3, `main` at 1, with `text`);
+/// UTF-16 positions (the default); versioned workspace edits.
 fn start(main: &str) -> Server {
-    let mut server = Server::start(json!({"capabilities": {}, "processId": null}));
-    for (uri, text) in [(TYPES, TYPES_TEXT), (MAIN, main)] {
-        let document = json!({"uri": uri, "languageId": "streetrace", "version": 1, "text": text});
+    let capabilities = json!({"workspace": {"workspaceEdit": {"documentChanges": true}}});
+    let mut server = Server::start(json!({"capabilities": capabilities, "processId": null}));
+    for (uri, version, text) in [(TYPES, 3, TYPES_TEXT), (MAIN, 1, main)] {
+        let document = json!({"uri": uri, "languageId": "streetrace", "version": version, "text": text});
         server.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}));
     }
     server
 }
 
 fn request(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
-    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    let response = server.response(id);
+    let response = respond(server, id, method, params);
     assert!(response.get("error").is_none(), "{method}: {response}");
     response["result"].clone()
+}
+
+fn respond(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    server.response(id)
 }
 
 fn at(uri: &str, line: u32, character: u32) -> Value {
@@ -131,4 +138,50 @@ fn hover_on_a_builtin_tool_lists_its_functions() {
     let hover = request(&mut server, 2, "textDocument/hover", at(MAIN, 4, 16));
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.contains("- `execute_cli_command(command)`"), "{text}");
+}
+
+#[test]
+fn references_and_rename_of_a_schema_field_across_files() {
+    let main =
+        "import ./types.sr\nflow main:\n    $f = run agent reviewer\n    log \"${f.note}\"\n    $f.note = \"x\"\n";
+    let mut server = start(main);
+    let mut params = at(MAIN, 3, 14);
+    params["context"] = json!({"includeDeclaration": true});
+    let references = request(&mut server, 1, "textDocument/references", params);
+    assert_eq!(
+        references,
+        json!([
+            {"uri": MAIN, "range": range((3, 13), (3, 17))},
+            {"uri": MAIN, "range": range((4, 7), (4, 11))},
+            {"uri": TYPES, "range": range((1, 4), (1, 8))},
+        ])
+    );
+    let prepared = request(&mut server, 2, "textDocument/prepareRename", at(TYPES, 1, 5));
+    assert_eq!(prepared, range((1, 4), (1, 8)));
+
+    let mut params = at(TYPES, 1, 5);
+    params["newName"] = json!("remark");
+    let edit = request(&mut server, 3, "textDocument/rename", params.clone());
+    let edit_of = |uri: &str, version: i64, ranges: &[Value]| {
+        let edits: Vec<Value> = ranges.iter().map(|r| json!({"range": r, "newText": "remark"})).collect();
+        json!({"textDocument": {"uri": uri, "version": version}, "edits": edits})
+    };
+    assert_eq!(
+        edit["documentChanges"],
+        json!([
+            edit_of(MAIN, 1, &[range((3, 13), (3, 17)), range((4, 7), (4, 11))]),
+            edit_of(TYPES, 3, &[range((1, 4), (1, 8))]),
+        ])
+    );
+    // A second field named `note` would merge into one JSON key.
+    let text = "schema Finding:\n    note: string\n    remark: string\n";
+    let document = json!({"uri": "file:///features/taken.sr", "languageId": "streetrace", "version": 1, "text": text});
+    server.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}));
+    let mut params = at("file:///features/taken.sr", 1, 5);
+    params["newName"] = json!("remark");
+    let refused = respond(&mut server, 4, "textDocument/rename", params);
+    assert_eq!(
+        refused["error"]["message"], "'remark' is already a field of schema 'Finding' (/features/taken.sr:1)",
+        "{refused}"
+    );
 }
