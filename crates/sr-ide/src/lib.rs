@@ -13,8 +13,10 @@ mod code_lens;
 mod completion;
 mod defs;
 mod diagnostics;
+mod field_refs;
 mod folding;
 mod goto;
+mod goto_type;
 pub mod graph;
 mod hover;
 mod inlay_hints;
@@ -26,6 +28,7 @@ mod references;
 mod rename;
 mod selection;
 mod semantic_tokens;
+mod signature_help;
 mod symbol_kind;
 mod symbols;
 #[cfg(test)]
@@ -51,6 +54,7 @@ pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::references::{Highlight, HighlightAccess};
 pub use crate::rename::RenameError;
 pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
+pub use crate::signature_help::{SignatureHelp, SignatureParameter};
 pub use crate::symbol_kind::SymbolKind;
 pub use crate::symbols::DocumentSymbol;
 pub use salsa::{CancellationToken, Cancelled};
@@ -213,6 +217,15 @@ impl Analysis {
 
     pub fn goto_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
         self.with_db(|db| goto::goto_definition(db, position))
+    }
+
+    /// The schema of the value under the cursor (a variable or a field path).
+    pub fn goto_type_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
+        self.with_db(|db| goto_type::goto_type_definition(db, position))
+    }
+
+    pub fn signature_help(&self, position: &FilePosition) -> Cancellable<Option<SignatureHelp>> {
+        self.with_db(|db| signature_help::signature_help(db, position))
     }
 
     pub fn find_references(&self, position: &FilePosition, include_declaration: bool) -> Cancellable<Vec<FileRange>> {
