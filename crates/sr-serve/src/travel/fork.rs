@@ -18,8 +18,8 @@ use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::journal::Recorded;
 use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing};
 
-use super::locked;
 use super::moment::{Point, count_point};
+use crate::locked;
 
 /// What a fork does: where it goes live, and with what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ pub(crate) mod fork;
 pub(crate) mod moment;
 pub(crate) mod target;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -34,10 +34,6 @@ const BATCH: usize = 4096;
 
 pub fn routes() -> Router<Arc<Server>> {
     Router::new().route("/v1/runs/{id}/at/{seq}", get(at)).route("/v1/runs/{id}/fork", post(fork_run))
-}
-
-pub(crate) fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A replay that failed on the server's side, with why (no secret is in it:

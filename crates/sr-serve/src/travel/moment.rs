@@ -21,10 +21,11 @@ use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Recording, launch};
 
 use super::files::{self, Files};
+use super::replay_failed;
 use super::target::{Target, counted};
-use super::{locked, replay_failed};
 use crate::Server;
 use crate::error::ApiError;
+use crate::locked;
 use crate::store::RunRow;
 
 /// What ends the replay.
