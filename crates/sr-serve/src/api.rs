@@ -31,6 +31,7 @@ pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) ->
         .route("/v1/runs/{id}/cancel", post(cancel))
         .route("/v1/runs/{id}/input", post(input))
         .merge(crate::studio_api::routes())
+        .merge(crate::travel::routes())
         .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(server.clone(), authorize));
     let mut app = Router::new()

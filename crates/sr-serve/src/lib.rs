@@ -13,6 +13,7 @@ mod events;
 mod metrics;
 mod store;
 mod studio_api;
+mod travel;
 mod workloads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
