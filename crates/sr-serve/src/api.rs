@@ -31,11 +31,13 @@ pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) ->
         .route("/v1/runs/{id}/cancel", post(cancel))
         .route("/v1/runs/{id}/input", post(input))
         .merge(crate::studio_api::routes())
+        .merge(crate::a2a::guarded_routes())
         .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(server.clone(), authorize));
     let mut app = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
+        .merge(crate::a2a::card_routes())
         .merge(guarded)
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not take that method")
@@ -206,18 +208,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         message: &message,
         model: request.model.as_deref(),
     };
-    match server.store.submit(&new, request.on_conflict == OnConflict::Reject) {
-        Ok(()) => {}
-        Err(Refusal::SessionBusy(busy)) => {
-            return Err(ApiError::conflict(
-                "session_busy",
-                format!("session {session} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)"),
-            ));
-        }
-        Err(Refusal::Sql(e)) => return Err(e.into()),
-    }
-    tracing::info!(run = %id, %session, workload = %workload.name, "run queued");
-    server.wake.notify_one();
+    queue(&server, &new, request.on_conflict == OnConflict::Reject)?;
     if !request.wait {
         return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
     }
@@ -225,8 +216,29 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
     Ok(Json(row).into_response())
 }
 
+/// Queues `new` (with `reject`, refused while its session has a run in
+/// progress: 409 `session_busy`) and wakes the dispatcher.
+pub(crate) fn queue(server: &Server, new: &NewRun<'_>, reject: bool) -> Result<(), ApiError> {
+    match server.store.submit(new, reject) {
+        Ok(()) => {}
+        Err(Refusal::SessionBusy(busy)) => {
+            return Err(ApiError::conflict(
+                "session_busy",
+                format!(
+                    "session {} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)",
+                    new.session
+                ),
+            ));
+        }
+        Err(Refusal::Sql(e)) => return Err(e.into()),
+    }
+    tracing::info!(run = %new.id, session = %new.session, workload = %new.workload, "run queued");
+    server.wake.notify_one();
+    Ok(())
+}
+
 /// The run once it has ended or paused (or the server stops).
-async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
+pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
     let mut closing = server.closing.subscribe();
     loop {
         let mut changes = server.subscribe(id);
@@ -247,27 +259,36 @@ async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRo
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let row = server.find_run(&id)?;
-    let status = match row.status.as_str() {
-        "queued" | "paused" | "in_doubt" => {
-            if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request"))? {
-                // It moved meanwhile (claimed, answered): cancel what it is now.
-                return Box::pin(cancel(State(server), Path(id))).await;
-            }
-            server.changed(&id);
-            server.wake.notify_one();
-            "cancelled"
-        }
-        "running" => {
-            server.cancel_task(&id);
-            "cancelling"
-        }
-        ended => {
-            return Err(ApiError::conflict("run_ended", format!("run {id} has ended ({ended}): nothing to cancel")));
-        }
-    };
-    tracing::info!(run = %id, status, "cancel asked");
+    let status = cancel_run(&server, &id).await?;
     Ok(Json(json!({"id": id, "status": status})))
+}
+
+/// Cancels run `id`: `cancelled` at once unless it is running
+/// (`cancelling`: its task is stopped); an ended run is 409 `run_ended`.
+pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str, ApiError> {
+    loop {
+        let row = server.find_run(id)?;
+        let status = match row.status.as_str() {
+            "queued" | "paused" | "in_doubt" => {
+                if !server.store.finish(id, &row.status, "cancelled", None, Some("cancelled by request"))? {
+                    // It moved meanwhile (claimed, answered): cancel what it is now.
+                    continue;
+                }
+                server.changed(id);
+                server.wake.notify_one();
+                "cancelled"
+            }
+            "running" => {
+                server.cancel_task(id);
+                "cancelling"
+            }
+            ended => {
+                return Err(ApiError::conflict("run_ended", format!("run {id} has ended ({ended}): nothing to cancel")));
+            }
+        };
+        tracing::info!(run = %id, status, "cancel asked");
+        return Ok(status);
+    }
 }
 
 #[derive(Deserialize)]
@@ -277,17 +298,24 @@ struct Input {
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    let row = server.find_run(&id)?;
+    answer(&server, &id, &body.text)?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
+}
+
+/// Gives paused run `id` the answer it waits for and queues it again; a run
+/// in any other status is 409 `not_waiting`.
+pub(crate) fn answer(server: &Server, id: &str, text: &str) -> Result<(), ApiError> {
+    let row = server.find_run(id)?;
     if row.status != "paused" {
         return Err(ApiError::conflict(
             "not_waiting",
             format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
         ));
     }
-    if !server.store.answer(&id, &body.text)? {
+    if !server.store.answer(id, text)? {
         return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
     }
-    server.changed(&id);
+    server.changed(id);
     server.wake.notify_one();
-    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
+    Ok(())
 }
