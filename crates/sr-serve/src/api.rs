@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
-use crate::store::{NewRun, Refusal, RunRow};
-use crate::{MAX_BODY_BYTES, Server};
+use crate::store::{NewRun, RunRow};
+use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
 
@@ -208,50 +208,12 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         message: &message,
         model: request.model.as_deref(),
     };
-    queue(&server, &new, request.on_conflict == OnConflict::Reject)?;
+    runs::queue(&server, &new, request.on_conflict == OnConflict::Reject)?;
     if !request.wait {
         return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
     }
-    let row = wait_for_end(&server, &id).await?;
+    let row = runs::wait_for_end(&server, &id).await?;
     Ok(Json(row).into_response())
-}
-
-/// Queues `new` (with `reject`, refused while its session has a run in
-/// progress: 409 `session_busy`) and wakes the dispatcher.
-pub(crate) fn queue(server: &Server, new: &NewRun<'_>, reject: bool) -> Result<(), ApiError> {
-    match server.store.submit(new, reject) {
-        Ok(()) => {}
-        Err(Refusal::SessionBusy(busy)) => {
-            return Err(ApiError::conflict(
-                "session_busy",
-                format!(
-                    "session {} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)",
-                    new.session
-                ),
-            ));
-        }
-        Err(Refusal::Sql(e)) => return Err(e.into()),
-    }
-    tracing::info!(run = %new.id, session = %new.session, workload = %new.workload, "run queued");
-    server.wake.notify_one();
-    Ok(())
-}
-
-/// The run once it has ended or paused (or the server stops).
-pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
-    let mut closing = server.closing.subscribe();
-    loop {
-        let mut changes = server.subscribe(id);
-        let row = server.store.run(id)?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
-        if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
-            return Ok(row);
-        }
-        tokio::select! {
-            _ = changes.changes.changed() => {}
-            _ = closing.changed() => {}
-            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
-        }
-    }
 }
 
 async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
@@ -259,36 +221,8 @@ async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRo
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let status = cancel_run(&server, &id).await?;
+    let status = runs::cancel_run(&server, &id)?;
     Ok(Json(json!({"id": id, "status": status})))
-}
-
-/// Cancels run `id`: `cancelled` at once unless it is running
-/// (`cancelling`: its task is stopped); an ended run is 409 `run_ended`.
-pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str, ApiError> {
-    loop {
-        let row = server.find_run(id)?;
-        let status = match row.status.as_str() {
-            "queued" | "paused" | "in_doubt" => {
-                if !server.store.finish(id, &row.status, "cancelled", None, Some("cancelled by request"))? {
-                    // It moved meanwhile (claimed, answered): cancel what it is now.
-                    continue;
-                }
-                server.changed(id);
-                server.wake.notify_one();
-                "cancelled"
-            }
-            "running" => {
-                server.cancel_task(id);
-                "cancelling"
-            }
-            ended => {
-                return Err(ApiError::conflict("run_ended", format!("run {id} has ended ({ended}): nothing to cancel")));
-            }
-        };
-        tracing::info!(run = %id, status, "cancel asked");
-        return Ok(status);
-    }
 }
 
 #[derive(Deserialize)]
@@ -298,24 +232,6 @@ struct Input {
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    answer(&server, &id, &body.text)?;
+    runs::answer(&server, &id, &body.text)?;
     Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
-}
-
-/// Gives paused run `id` the answer it waits for and queues it again; a run
-/// in any other status is 409 `not_waiting`.
-pub(crate) fn answer(server: &Server, id: &str, text: &str) -> Result<(), ApiError> {
-    let row = server.find_run(id)?;
-    if row.status != "paused" {
-        return Err(ApiError::conflict(
-            "not_waiting",
-            format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
-        ));
-    }
-    if !server.store.answer(id, text)? {
-        return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
-    }
-    server.changed(id);
-    server.wake.notify_one();
-    Ok(())
 }

@@ -12,6 +12,7 @@ mod dispatch;
 mod error;
 mod events;
 mod metrics;
+mod runs;
 mod store;
 mod studio_api;
 mod workloads;

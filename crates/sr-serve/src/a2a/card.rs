@@ -25,9 +25,10 @@ pub fn card(workload: &Workload, endpoint: &str, keyed: bool) -> Value {
     let default = default_entry(program);
     let mut skills = Vec::new();
     let mut schemas = Map::new();
-    let entries = program.flows.keys().map(|f| (f.as_str(), "flow", None)).chain(
-        program.agents.iter().map(|(name, agent)| (name.as_str(), "agent", agent.data.description.as_deref())),
-    );
+    let entries =
+        program.flows.keys().map(|f| (f.as_str(), "flow", None)).chain(
+            program.agents.iter().map(|(name, agent)| (name.as_str(), "agent", agent.data.description.as_deref())),
+        );
     for (name, kind, description) in entries {
         let output = output_schema(program, name);
         let mut text = description.map_or_else(|| format!("The {kind} '{name}'."), str::to_string);

@@ -1,7 +1,7 @@
 //! The methods that answer with one JSON-RPC response: send (blocking or
 //! not), get, list and cancel. Runs are queued, answered and cancelled
-//! through API v1's own functions (`api::queue`, `api::answer`,
-//! `api::cancel_run`), so A2A and /v1 share every rule of the run path.
+//! through the functions API v1 uses (`runs::queue`, `runs::answer`,
+//! `runs::cancel_run`), so A2A and /v1 share every rule of the run path.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::rpc::{self, RpcError, Version};
 use super::shapes::{self, View};
 use crate::store::{NewRun, RunRow};
 use crate::workloads::Workload;
-use crate::{Server, api};
+use crate::{Server, runs};
 
 /// Tasks `ListTasks` returns at most (and by default).
 const MAX_PAGE: u64 = 100;
@@ -85,7 +85,7 @@ pub fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String, RpcEr
                 shapes::state(&run.status, call.version)
             )));
         }
-        api::answer(&call.server, task, &text)?;
+        runs::answer(&call.server, task, &text)?;
         return Ok(task.to_string());
     }
     let skill = skill(params).or_else(|| skill(message)).transpose()?;
@@ -111,7 +111,7 @@ pub fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String, RpcEr
     let id = uuid::Uuid::new_v4().to_string();
     let new =
         NewRun { id: &id, session: &session, workload: &call.workload.name, entry: skill, message: &text, model: None };
-    api::queue(&call.server, &new, true).map_err(|e| match e.code {
+    runs::queue(&call.server, &new, true).map_err(|e| match e.code {
         "session_busy" => RpcError::unsupported(format!(
             "context {session} has a task in progress; this agent runs one task of a context at a time: \
              wait for it, answer it or cancel it, or use another context"
@@ -142,7 +142,7 @@ pub async fn send(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
         Version::V10 => flag("returnImmediately") == Some(true),
         Version::V03 => flag("blocking") == Some(false),
     };
-    let run = if immediately { call.find(&id)? } else { api::wait_for_end(&call.server, &id).await? };
+    let run = if immediately { call.find(&id)? } else { runs::wait_for_end(&call.server, &id).await? };
     let history = configuration.and_then(|c| c.get("historyLength")).and_then(Value::as_u64) != Some(0);
     Ok(shapes::wrapped(call.version, "task", call.task(&run, history)))
 }
@@ -159,12 +159,13 @@ pub fn get(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcError> 
 /// of the server's newest runs, one page.
 pub fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcError> {
     let context = rpc::string(params, "contextId")?;
-    let statuses = match params.get("status") {
-        None | Some(Value::Null) => None,
-        Some(state) => Some(shapes::statuses_of(state).ok_or_else(|| {
-            RpcError::invalid_params(format!("status: {state} is not a task state (TASK_STATE_…)"))
-        })?),
-    };
+    let statuses =
+        match params.get("status") {
+            None | Some(Value::Null) => None,
+            Some(state) => Some(shapes::statuses_of(state).ok_or_else(|| {
+                RpcError::invalid_params(format!("status: {state} is not a task state (TASK_STATE_…)"))
+            })?),
+        };
     let page = match rpc::count(params, "pageSize", MAX_PAGE)? {
         None => DEFAULT_PAGE,
         Some(0) => return Err(RpcError::invalid_params(format!("pageSize: must be from 1 to {MAX_PAGE}"))),
@@ -217,8 +218,8 @@ pub async fn cancel(call: &Call, params: &Map<String, Value>) -> Result<Value, R
             shapes::state(&run.status, call.version)
         )));
     }
-    if api::cancel_run(&call.server, id).await? == "cancelling" {
-        let _ = tokio::time::timeout(Duration::from_secs(10), api::wait_for_end(&call.server, id)).await;
+    if runs::cancel_run(&call.server, id)? == "cancelling" {
+        let _ = tokio::time::timeout(Duration::from_secs(10), runs::wait_for_end(&call.server, id)).await;
     }
     Ok(call.task(&call.find(id)?, true))
 }

@@ -90,11 +90,7 @@ fn unknown(server: &Server, name: &str) -> ApiError {
     ApiError::not_found(format!("no workload named {shown:?} (served: {})", served.join(", ")))
 }
 
-async fn only_endpoint(
-    State(server): Shared,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn only_endpoint(State(server): Shared, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
     let workload = only(&server).ok_or_else(|| {
         let paths: Vec<String> = server.workloads.keys().map(|name| format!("/a2a/{name}")).collect();
         format!("several workloads are served: POST to one of {}", paths.join(", "))

@@ -132,7 +132,8 @@ pub fn read(body: &[u8]) -> Result<Request, (Value, RpcError)> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| (Value::Null, RpcError::parse(format!("the body is not JSON: {e}"))))?;
     let Value::Object(mut object) = value else {
-        let what = if value.is_array() { "a batch (not supported: send one request at a time)" } else { "not an object" };
+        let what =
+            if value.is_array() { "a batch (not supported: send one request at a time)" } else { "not an object" };
         return Err((Value::Null, RpcError::invalid_request(format!("the request is {what}"))));
     };
     let id = match object.remove("id") {

@@ -196,9 +196,7 @@ pub fn message_text(message: &Value) -> Result<String, RpcError> {
                 "message.parts[{index}]: file parts are not supported; send text or data parts"
             )));
         } else {
-            return Err(RpcError::invalid_params(format!(
-                "message.parts[{index}]: a part needs text, data or a file"
-            )));
+            return Err(RpcError::invalid_params(format!("message.parts[{index}]: a part needs text, data or a file")));
         }
     }
     Ok(lines.join("\n"))

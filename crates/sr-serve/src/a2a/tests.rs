@@ -357,7 +357,8 @@ async fn each_error_has_the_code_the_specification_gives_it() {
     }
     // A2A-Version: the versions this server speaks pass, any other is refused.
     let list = json!({"jsonrpc": "2.0", "id": "v", "method": "ListTasks"}).to_string();
-    for (version, ok) in [("1.0", true), ("0.3", true), ("0.3.0", true), ("1.0.0", true), ("2.0", false), ("0.2", false)]
+    for (version, ok) in
+        [("1.0", true), ("0.3", true), ("0.3.0", true), ("1.0.0", true), ("2.0", false), ("0.2", false)]
     {
         let (_, text) = f.post_raw("/a2a", &[("a2a-version", version)], list.clone()).await;
         let response: Value = serde_json::from_str(&text).unwrap();
@@ -434,7 +435,10 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
     f.finish(&id, "running", "done", Some(json!("Hello, Ada.")));
     let got = f.result("GetTask", json!({"id": id, "historyLength": 0})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(got["artifacts"], json!([{"artifactId": "result", "name": "result", "parts": [{"text": "Hello, Ada."}]}]));
+    assert_eq!(
+        got["artifacts"],
+        json!([{"artifactId": "result", "name": "result", "parts": [{"text": "Hello, Ada."}]}])
+    );
     assert!(got.get("history").is_none(), "historyLength 0: {got}");
     let old = f.result("tasks/get", json!({"id": id})).await;
     assert_eq!((old["kind"].clone(), old["status"]["state"].clone()), (json!("task"), json!("completed")));
@@ -503,7 +507,10 @@ async fn input_required_is_answered_by_the_next_message_of_the_task() {
     let answer = json!({"message": {"parts": [{"text": "yes"}], "taskId": id, "contextId": context},
                         "configuration": {"returnImmediately": true}});
     let sent = f.result("SendMessage", answer.clone()).await;
-    assert_eq!((sent["task"]["id"].clone(), sent["task"]["status"]["state"].clone()), (json!(id), json!("TASK_STATE_SUBMITTED")));
+    assert_eq!(
+        (sent["task"]["id"].clone(), sent["task"]["status"]["state"].clone()),
+        (json!(id), json!("TASK_STATE_SUBMITTED"))
+    );
     assert_eq!(f.server.store.run(&id).unwrap().unwrap().pending_input.as_deref(), Some("yes"));
     // A task that is not waiting takes no message.
     assert_eq!(f.code("SendMessage", answer).await, -32004);
