@@ -1,13 +1,14 @@
 //! A2A interoperability: the official Python SDK (`a2a-sdk`, pinned and
-//! installed in a venv by `.ci/setup`) as a client of a real `sr serve`
-//! whose model is sr-llm's mock. The script (`tests/a2a/sdk_client.py`)
-//! asserts each step; this test gives the model's replies in the order the
-//! script asks for them and checks that every step passed.
+//! installed in a venv by `.ci/setup`) and JavaScript SDK (`@a2a-js/sdk`,
+//! pinned by `tests/a2a/js/package-lock.json`, installed by its `setup.sh`)
+//! as clients of a real `sr serve` whose model is sr-llm's mock. Each script
+//! asserts its steps; these tests give the model's replies in the order the
+//! script asks for them and check that every step passed.
 #![allow(clippy::unwrap_used)]
 
 mod serving;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -71,4 +72,48 @@ async fn the_official_python_sdk_is_a_client_of_sr_serve() {
         serve.log()
     );
     assert_eq!(passed, ["card", "send", "stream", "get-list", "input-required", "v0.3", "cancel", "auth"]);
+}
+
+/// Where `tests/a2a/js/setup.sh` installs the JavaScript SDK.
+fn js_sdk() -> PathBuf {
+    std::env::var_os("SR_A2A_JS").map_or_else(|| sr_testing::workspace_root().join("target/a2a-js"), PathBuf::from)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_javascript_sdk_sends_and_streams() {
+    let sdk = js_sdk();
+    let installed = sdk.join("node_modules/@a2a-js/sdk/package.json").is_file();
+    if !sr_testing::required(installed, &format!("@a2a-js/sdk in {} (run .ci/setup)", sdk.display())) {
+        return;
+    }
+    let dir = temp("a2a-js", &[("hello.sr", HELLO), ("keys", KEY)]);
+    let mock = MockServer::start().await;
+    for reply in ["Hello, Ada.", "Hi, Bo."] {
+        mock.push(MockReply::text(reply));
+    }
+    let serve = Serve::start(&dir, &mock, &["hello.sr", "--api-key-file", "keys"]).await;
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/js/client.mjs")).unwrap();
+    let base = serve.base().to_string();
+    // Run from the SDK's directory, so that the script's imports resolve there.
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .args(["--input-type=module", "-e", &script])
+            .current_dir(&sdk)
+            .env("SR_A2A_BASE", &base)
+            .env("SR_A2A_KEY", KEY)
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
+    assert!(
+        out.status.success(),
+        "the SDK client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.log()
+    );
+    assert_eq!(passed, ["card", "send", "stream"]);
 }
