@@ -80,7 +80,8 @@ impl RpcError {
         RpcError::new(-32602, message)
     }
     pub fn task_not_found(id: &str) -> RpcError {
-        RpcError::new(-32001, format!("no task {id:?} in this agent"))
+        let shown: String = id.chars().take(80).collect();
+        RpcError::new(-32001, format!("no task {shown:?} in this agent"))
     }
     pub fn not_cancelable(message: impl Into<String>) -> RpcError {
         RpcError::new(-32002, message)

@@ -36,7 +36,17 @@ pub fn statuses_of(state: &Value) -> Option<Vec<&'static str>> {
     let name = match state {
         Value::String(name) => name.clone(),
         Value::Number(n) => {
-            let all = ["UNSPECIFIED", "SUBMITTED", "WORKING", "COMPLETED", "FAILED", "CANCELED", "INPUT_REQUIRED"];
+            let all = [
+                "UNSPECIFIED",
+                "SUBMITTED",
+                "WORKING",
+                "COMPLETED",
+                "FAILED",
+                "CANCELED",
+                "INPUT_REQUIRED",
+                "REJECTED",
+                "AUTH_REQUIRED",
+            ];
             format!("TASK_STATE_{}", all.get(usize::try_from(n.as_u64()?).ok()?)?)
         }
         _ => return None,

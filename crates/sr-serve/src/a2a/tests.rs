@@ -331,6 +331,7 @@ async fn each_error_has_the_code_the_specification_gives_it() {
         ("SendMessage", json!({"message": {"parts": [{"text": "x"}]}, "metadata": {"skill": "nope"}}), -32602),
         ("SendMessage", json!({"message": {"parts": [{"text": "x"}], "contextId": "../up"}}), -32602),
         ("ListTasks", json!({"status": "TASK_STATE_SIDEWAYS"}), -32602),
+        ("ListTasks", json!({"status": 9}), -32602),
         ("ListTasks", json!({"pageSize": 0}), -32602),
         ("ListTasks", json!({"pageSize": 101}), -32602),
         ("ListTasks", json!({"pageToken": "next"}), -32602),
@@ -479,6 +480,13 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
     let ids: Vec<&str> = done["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(ids, [judged.as_str(), &id]);
     assert_eq!(done["tasks"][0]["artifacts"][0]["artifactId"], "result");
+    let by_number = f.result("ListTasks", json!({"status": 3})).await;
+    let numbered: Vec<&str> =
+        by_number["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(numbered, [judged.as_str(), &id], "TASK_STATE_COMPLETED is 3");
+    for never in ["TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED"] {
+        assert_eq!(f.result("ListTasks", json!({"status": never})).await["tasks"], json!([]), "{never}");
+    }
     let mine = f.result("ListTasks", json!({"contextId": context})).await;
     assert_eq!(mine["tasks"].as_array().unwrap().len(), 1);
     let page = f.result("ListTasks", json!({"pageSize": 2})).await;
