@@ -16,7 +16,7 @@ use crate::Server;
 use crate::error::ApiError;
 use crate::store::STATUSES;
 
-const MAX_LIMIT: u32 = 500;
+pub(crate) const MAX_LIMIT: u32 = 500;
 
 pub fn routes() -> Router<Arc<Server>> {
     Router::new().route("/v1/runs", get(list))
@@ -68,7 +68,8 @@ async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Res
     Ok(Json(json!({"runs": runs})))
 }
 
-fn read(path: &std::path::Path, status: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Value>> {
+/// The newest runs (`limit` of them, of one `status` if given), newest first.
+pub(crate) fn read(path: &std::path::Path, status: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Value>> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     let mut statement = conn.prepare(
