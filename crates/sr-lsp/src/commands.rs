@@ -7,12 +7,11 @@
 //! - `streetrace.previewPrompt [uri, name]`: the prompt's body with what is
 //!   statically known of its `${…}` resolved.
 //! - `streetrace.run [runnable]` / `streetrace.debug [runnable]`: what the
-//!   client must launch for a lens's [`LensRunnable`]: a command line for
+//!   client must launch for a lens's [`LensRunnable`](crate::runnable::LensRunnable): a command line for
 //!   `sr run`, a launch configuration for the `sr dap` debug adapter (its
 //!   [`LaunchArguments`], the type the adapter reads).
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sr_wire::launch::{DebugConfiguration, LaunchArguments};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
@@ -20,6 +19,7 @@ use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
+use crate::runnable::LensRunnable;
 
 /// What this server runs, by name.
 pub(crate) const COMMANDS: [&str; 4] =
@@ -32,39 +32,6 @@ pub(crate) enum Command {
     PreviewPrompt { uri: Uri, prompt: String },
     Run(LensRunnable),
     Debug(LensRunnable),
-}
-
-/// The argument of a Run or Debug lens, and of the command it sends back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct LensRunnable {
-    /// The workload's path.
-    pub file: String,
-    /// The agent or flow the lens is on.
-    pub target: String,
-    /// Whether `target` is the workload's entry point (running the file starts it).
-    #[serde(default)]
-    pub entry: bool,
-}
-
-impl From<&sr_ide::Runnable> for LensRunnable {
-    fn from(runnable: &sr_ide::Runnable) -> LensRunnable {
-        LensRunnable {
-            file: runnable.path.display().to_string(),
-            target: runnable.target.clone(),
-            entry: runnable.entry,
-        }
-    }
-}
-
-impl LensRunnable {
-    /// The target to name: none for the entry point, which runs by default.
-    fn entry_option(&self) -> Option<String> {
-        (!self.entry).then(|| self.target.clone())
-    }
-
-    fn work_dir(&self) -> Option<String> {
-        std::path::Path::new(&self.file).parent().map(|d| d.display().to_string())
-    }
 }
 
 impl Command {

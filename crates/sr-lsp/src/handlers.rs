@@ -501,7 +501,7 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
     let mut out = Vec::new();
     for runnable in s.analysis.runnables(&doc.path)? {
         let args =
-            serde_json::to_value(crate::commands::LensRunnable::from(&runnable)).expect("a runnable is plain data");
+            serde_json::to_value(crate::runnable::LensRunnable::from(&runnable)).expect("a runnable is plain data");
         for (title, command) in [("▶ Run", "streetrace.run"), ("Debug", "streetrace.debug")] {
             out.push(lens(runnable.range, title, command, vec![args.clone()]));
         }
