@@ -22,15 +22,8 @@ flow main:
     return $greeting
 "#;
 
-const APPROVE: &str = r#"model main = openai/gpt-4o-mini
-prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
-prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
-flow main:
-    $draft = call llm draft_prompt
-    escalate to human "Approve the draft?"
-    $final = call llm polish_prompt
-    return $final
-"#;
+/// A flow that asks a human between two model calls.
+const APPROVE: &str = include_str!("fixtures/pausing.sr");
 
 const KEY: &str = "a2a-interop-key-0123456789";
 

@@ -29,15 +29,8 @@ flow main:
     return $final
 "#;
 
-const PAUSING: &str = r#"model main = openai/gpt-4o-mini
-prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
-prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
-flow main:
-    $draft = call llm draft_prompt
-    escalate to human "Approve the draft?"
-    $final = call llm polish_prompt
-    return $final
-"#;
+/// A flow that asks a human between two model calls.
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
 
 fn two_agent_replies(server: &MockServer) {
     server.push(MockReply::chunks(["Hello, ", "dear reader."]));

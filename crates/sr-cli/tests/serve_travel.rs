@@ -221,15 +221,8 @@ async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_a
     assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1, original);
 }
 
-const PAUSING: &str = r#"model main = openai/gpt-4o-mini
-prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
-prompt polish_prompt: """Polish (${human_input}): ${draft}"""
-flow main:
-    $draft = call llm draft_prompt
-    escalate to human "Approve the draft?"
-    $final = call llm polish_prompt
-    return $final
-"#;
+/// A flow that asks a human between two model calls.
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_run_travels_too_and_its_fork_is_given_the_answer_again() {
