@@ -1,7 +1,18 @@
 // The studio in `sr serve` itself: `cargo xtask studio-e2e` starts `sr serve approve.sr`
 // with the scripted model server (sr-llm's mock) and sets SR_SERVE_URL.
-import { expect } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "./console";
+
+const screenshots = process.env.SR_STUDIO_SCREENSHOTS;
+
+async function shot(page: Page, name: string) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `studio-${name}.png`) });
+}
 
 const serve = process.env.SR_SERVE_URL;
 test.skip(!serve, "SR_SERVE_URL is not set: run the tests with `cargo xtask studio-e2e`");
@@ -91,5 +102,51 @@ test("a run of sr serve: its events live on the page within a second, and the an
   await expect(row).toContainText("approve");
   await row.getByRole("link", { name: id }).click();
   await expect(page).toHaveURL(new RegExp(`/runs/${id}$`));
+  expect(consoleErrors).toEqual([]);
+});
+
+test("time travel in sr serve: the state at an event, and a fork from it with a replaced reply", async ({
+  page,
+  consoleErrors,
+}) => {
+  // The run the test above answered: draft, question, polish.
+  const runs = (await (await page.request.get("/v1/runs?status=done")).json()).runs as { id: string; workload: string }[];
+  const original = runs.find((r) => r.workload === "approve");
+  expect(original, "the answered run of the test above").toBeTruthy();
+  const id = original!.id;
+  const text = await (await page.request.get(`/v1/runs/${id}/events`)).text();
+  const events = text
+    .split("\n")
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => JSON.parse(line.slice(5)));
+  // The polish's request: the second model call, after the answer.
+  const polish = events.filter((e) => e.type === "model_request")[1];
+  expect(polish, text).toBeTruthy();
+
+  await page.goto(`/runs/${id}`);
+  const row = page.getByRole("option").filter({ hasText: "model_request" }).nth(1);
+  await row.click();
+  const state = page.getByRole("region", { name: `State at event ${polish.seq}` });
+  await expect(state.getByTestId("moment-status")).toContainText("running", { timeout: 15_000 });
+  const variables = state.getByRole("table", { name: `Variables of main at event ${polish.seq}` });
+  await expect(variables).toContainText("Dear Ada, hello.");
+  await expect(variables).toContainText("ship it");
+  await expect(state).toContainText("The work directory is empty.");
+
+  await state.getByLabel("Replace the model's reply (optional)").fill("Forked: a reply of my own.");
+  const scan = await new AxeBuilder({ page }).analyze();
+  const serious = scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await shot(page, "run-travel");
+  await state.getByRole("button", { name: "Fork from here" }).click();
+  await expect(page).not.toHaveURL(new RegExp(`/runs/${id}$`));
+  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+  await expect(page.getByTestId("run-status")).toHaveText("done", { timeout: 15_000 });
+  await expect(page.getByRole("option").filter({ hasText: "Forked: a reply of my own." }).first()).toBeVisible();
+  const fork = await (await page.request.get(page.url().replace(/.*\/runs\//, "/v1/runs/"))).json();
+  expect(fork.result).toBe("Forked: a reply of my own.");
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  // `cargo xtask studio-e2e` then checks the scripted model server saw two requests in
+  // all: the original's; the state view and the fork made none.
   expect(consoleErrors).toEqual([]);
 });

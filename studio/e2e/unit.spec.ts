@@ -120,3 +120,15 @@ test("the state after an event is every variable's last value up to it", async (
   expect(momentAt(events, 4).variables).toEqual([["a", "two"], ["b", { x: [1] }]]);
   expect(momentAt(events, 99).variables).toEqual(momentAt(events, 4).variables);
 });
+
+test("a fork's body sends what the user typed: a reply when not blank, a variable as JSON or text", async () => {
+  const { forkBody, REPLY_EVENTS } = await import("../src/lib/travel");
+  expect(forkBody(7, "", "", "")).toEqual({ at: 7 });
+  expect(forkBody(7, "   ", "", "ignored without a variable")).toEqual({ at: 7 });
+  expect(forkBody(7, "new reply", "", "")).toEqual({ at: 7, reply: "new reply" });
+  expect(forkBody(3, "", "n", "42")).toEqual({ at: 3, set: { n: 42 } });
+  expect(forkBody(3, "", "o", '{"a": [1]}')).toEqual({ at: 3, set: { o: { a: [1] } } });
+  expect(forkBody(3, "", "s", "plain words")).toEqual({ at: 3, set: { s: "plain words" } });
+  expect(forkBody(3, "", "s", "")).toEqual({ at: 3, set: { s: "" } });
+  expect([...REPLY_EVENTS].sort()).toEqual(["model_request", "model_response"]);
+});

@@ -45,6 +45,17 @@ fn prerequisites() -> Result<(), String> {
     if !servers.join("installed-package-lock.json").is_file() {
         missing.push(format!("the MCP test servers in {}", servers.display()));
     }
+    let a2a = std::env::var_os("SR_A2A_VENV").map_or_else(
+        || std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv"),
+        Into::into,
+    );
+    if !a2a.join("bin/python").is_file() {
+        missing.push(format!("the A2A Python SDK (a2a-sdk) in {}", a2a.display()));
+    }
+    let a2a_js = std::env::var_os("SR_A2A_JS").map_or_else(|| target.join("a2a-js"), Into::into);
+    if !a2a_js.join("installed-package-lock.json").is_file() {
+        missing.push(format!("the A2A JavaScript SDK (@a2a-js/sdk) in {}", a2a_js.display()));
+    }
     if missing.is_empty() {
         return Ok(());
     }

@@ -106,10 +106,12 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     step(&mut playwright)?;
     // One run, two model calls: the draft before the question and the polish after the
     // answer; a resumed run that called the model again for its draft would make three.
+    // The state view and the fork from the polish (its reply replaced) make none: every
+    // step before the fork point is served from the journal.
     let calls = mock.requests().len();
     if calls != 2 {
         return Err(format!(
-            "sr serve made {calls} model calls for the studio's run, not 2 (see {})",
+            "sr serve made {calls} model calls for the studio's run, its state view and its fork, not 2 (see {})",
             work.join("serve.log").display()
         ));
     }

@@ -77,15 +77,8 @@ fn a_replay_fails_loudly_on_a_request_that_was_not_recorded() {
     assert!(stderr.contains(r#"recorded "Review src/calc.py", requested "Review something else""#), "{stderr}");
 }
 
-const PAUSING: &str = r#"model main = openai/gpt-4o-mini
-prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
-prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
-flow main:
-    $draft = call llm draft_prompt
-    escalate to human "Approve the draft?"
-    $final = call llm polish_prompt
-    return $final
-"#;
+/// A flow that asks a human between two model calls.
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_run_resumes_in_a_new_process_without_repeating_steps() {

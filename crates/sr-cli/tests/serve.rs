@@ -29,15 +29,8 @@ flow main:
     return $final
 "#;
 
-const PAUSING: &str = r#"model main = openai/gpt-4o-mini
-prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
-prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
-flow main:
-    $draft = call llm draft_prompt
-    escalate to human "Approve the draft?"
-    $final = call llm polish_prompt
-    return $final
-"#;
+/// A flow that asks a human between two model calls.
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
 
 fn two_agent_replies(server: &MockServer) {
     server.push(MockReply::chunks(["Hello, ", "dear reader."]));
@@ -92,6 +85,14 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
     assert_eq!(workloads.1["workloads"][0]["name"], "greet");
     let edges = workloads.1["workloads"][0]["graph"]["edges"].to_string();
     assert!(edges.contains(r#"{"from":"flow main","to":"agent reviewer","kind":"run_agent"}"#), "{edges}");
+    // The nodes `sr graph` draws: every flow and agent, each once.
+    let nodes = &workloads.1["workloads"][0]["graph"]["nodes"];
+    assert!(
+        nodes.as_array().unwrap().contains(&json!({"id": "flow main", "kind": "flow", "label": "main"})),
+        "{nodes}"
+    );
+    let ids: Vec<&str> = nodes.as_array().unwrap().iter().filter_map(|n| n["id"].as_str()).collect();
+    assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), ids.len(), "{nodes}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,6 +14,9 @@ pub struct CodeAction {
     /// The diagnostic the action fixes.
     pub diagnostic: Option<Diagnostic>,
     pub change: SourceChange,
+    /// The one fix clearly right: the only "did you mean" candidate or the
+    /// only file to import from, among the fixes that use what exists.
+    pub is_preferred: bool,
 }
 
 pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAction> {
@@ -23,29 +26,34 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
         if diagnostic.range.intersect(frange.range).is_none() || !diagnostic.in_mode(false) {
             continue;
         }
-        let mut add = |title: String, edit: TextEdit| {
-            let mut change = SourceChange::default();
-            change.insert(&frange.path, edit);
-            out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change });
-        };
+        // Fixes that use what exists (a "did you mean", an import), then
+        // fixes that create or remove something.
+        let mut existing = Vec::new();
+        let mut other = Vec::new();
         for fix in &diagnostic.fixes() {
-            let action = match fix {
-                Fix::Replace(text) => replace(db, file, diagnostic, text),
+            match fix {
+                Fix::Replace(text) => existing.extend(replace(db, file, diagnostic, text)),
                 Fix::Define(kind, name) => {
                     for (path, edit) in crate::auto_import::imports_defining(db, file, *kind, name) {
-                        add(format!("Import '{name}' from {path}"), edit);
+                        existing.push((format!("Import '{name}' from {path}"), edit));
                     }
-                    Some(define(db, file, *kind, name))
+                    other.push(define(db, file, *kind, name));
                 }
-            };
-            if let Some((title, edit)) = action {
-                add(title, edit);
             }
         }
         if let DiagnosticKind::Unused { kind, name } = &diagnostic.kind
             && let Some(edit) = remove_unused(db, file, diagnostic)
         {
-            add(format!("Remove unused {} '{name}'", kind.describe()), edit);
+            other.push((format!("Remove unused {} '{name}'", kind.describe()), edit));
+        }
+        // One way to use what exists is clearly the fix; with two candidates
+        // the user chooses, and creating or removing is never assumed.
+        let preferred = existing.len() == 1;
+        let existing = existing.into_iter().map(|action| (action, preferred));
+        for ((title, edit), is_preferred) in existing.chain(other.into_iter().map(|action| (action, false))) {
+            let mut change = SourceChange::default();
+            change.insert(&frange.path, edit);
+            out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change, is_preferred });
         }
     }
     out
@@ -128,6 +136,11 @@ mod tests {
             Some((_, start, end)) => (start, end),
             None => (fixture.position().1, fixture.position().1),
         };
+        crate::tests::at_every_offset(&analysis, &fixture, |analysis, at| {
+            let frange = FileRange { path: at.path, range: TextRange::empty(at.offset) };
+            let preferred = analysis.code_actions(&frange).unwrap().iter().filter(|a| a.is_preferred).count();
+            assert!(preferred <= 1, "two preferred fixes at {frange:?}");
+        });
         let frange = FileRange { path: "/main.sr".into(), range: TextRange::new(start.into(), end.into()) };
         let mut out = String::new();
         for action in analysis.code_actions(&frange).unwrap() {
@@ -138,7 +151,8 @@ mod tests {
                 }
             }
             let code = action.diagnostic.map(|d| d.code().to_string()).unwrap_or_default();
-            out.push_str(&format!("# {} [{code}]\n{text}", action.title));
+            let preferred = if action.is_preferred { " (preferred)" } else { "" };
+            out.push_str(&format!("# {}{preferred} [{code}]\n{text}", action.title));
         }
         expect.assert_eq(&out);
     }
@@ -214,7 +228,7 @@ mod tests {
             prompt helper: """not an agent"""
             "#,
             expect![[r##"
-                # Import 'helper' from ./agents/helpers.sr [E0001]
+                # Import 'helper' from ./agents/helpers.sr (preferred) [E0001]
                 streetrace v1
                 import ./agents/helpers.sr
                 prompt p: """x"""
@@ -246,7 +260,7 @@ mod tests {
                 instruction p
             "#,
             expect![[r##"
-                # Change to 'fast' [E0001]
+                # Change to 'fast' (preferred) [E0001]
                 model fast = anthropic/haiku
                 prompt p using model "fast": """x"""
                 agent:
@@ -274,6 +288,49 @@ mod tests {
 
                 agent:
                     instruction p
+            "##]],
+        );
+    }
+
+    #[test]
+    fn two_files_to_import_from_prefer_neither() {
+        check(
+            r#"
+            //- /main.sr
+            prompt p: """x"""
+            agent:
+                instruction p
+                delegate hel$0per
+            //- /a.sr
+            agent helper:
+                instruction q
+            //- /b.sr
+            agent helper:
+                instruction r
+            "#,
+            expect![[r##"
+                # Import 'helper' from ./a.sr [E0001]
+                import ./a.sr
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+                # Import 'helper' from ./b.sr [E0001]
+                import ./b.sr
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+                # Create agent 'helper' [E0001]
+                prompt p: """x"""
+                agent:
+                    instruction p
+                    delegate helper
+
+                agent helper:
+                    instruction helper_instruction
+
+                prompt helper_instruction: """TODO: instructions for helper."""
             "##]],
         );
     }

@@ -1,63 +1,194 @@
-//! The program's graph as Mermaid text (for the editor's graph view): the
-//! edges are sr-hir's program graph, the same data `sr graph` draws, so
-//! imported files take part. Instruction links are left out, as there.
+//! The program graph ([`sr_hir::graph::ProgramGraph`]) as Mermaid or Graphviz
+//! text: the editor's graph view and `sr graph` draw the same picture, one
+//! subgraph per imported file, a handler tied to its agent by a dotted line,
+//! the entry point drawn thick.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use sr_hir::graph::{EdgeKind, edges};
-use sr_hir::{Item, ItemKind, RootDatabase, program};
+use sr_hir::graph::{EdgeKind, ProgramGraph, program_graph};
+use sr_hir::{Db, ItemKind, RootDatabase};
 
 /// A `flowchart LR` of the program rooted at `path`; `None` for an unknown file.
-pub(crate) fn mermaid<'db>(db: &'db RootDatabase, path: &Path) -> Option<String> {
+pub(crate) fn mermaid_of(db: &RootDatabase, path: &Path) -> Option<String> {
     let root = db.file(path)?;
-    let program = program(db, root);
-    let mut out = String::from("flowchart LR\n");
-    let mut ids: HashMap<Item<'db>, String> = HashMap::new();
-    let mut node = |out: &mut String, item: Item<'db>| -> String {
-        let next = ids.len();
-        ids.entry(item)
-            .or_insert_with(|| {
-                let id = format!("n{next}");
-                let label = escape(item.name(db));
-                let _ = match item.kind(db) {
-                    ItemKind::Flow => writeln!(out, "    {id}(\"{label}\")"),
-                    ItemKind::Agent => writeln!(out, "    {id}[\"{label}\"]"),
-                    ItemKind::Handler => writeln!(out, "    {id}{{{{\"{label}\"}}}}"),
-                    _ => writeln!(out, "    {id}[/\"{label}\"/]"),
-                };
-                id
-            })
-            .clone()
-    };
-    for &item in program.flows.values().chain(program.agents.values()) {
-        node(&mut out, item);
-    }
-    let mut links = String::new();
-    for edge in edges(db, root) {
-        let label = match edge.kind {
-            EdgeKind::Delegate => "delegate",
-            EdgeKind::Use => "use",
-            EdgeKind::RunAgent | EdgeKind::RunFlow => "run",
-            EdgeKind::CallLlm => "call llm",
-            EdgeKind::Instruction => continue,
-        };
-        let (from, to) = (node(&mut out, edge.from), node(&mut out, edge.to));
-        let line = format!("    {from} -->|{label}| {to}\n");
-        if !links.contains(&line) {
-            links.push_str(&line);
-        }
-    }
-    out.push_str(&links);
-    Some(out)
+    Some(Drawing::of(db, &program_graph(db, root)).mermaid())
 }
 
-/// A quoted Mermaid label: anything but plain characters as an entity.
-fn escape(text: &str) -> String {
+/// What a renderer needs of the graph: names, ids and shapes, resolved once.
+pub struct Drawing {
+    /// How each file is named: relative to the root file's directory.
+    files: Vec<String>,
+    nodes: Vec<Node>,
+    /// Each file's nodes in source order, the root file first.
+    by_file: Vec<(usize, Vec<usize>)>,
+    links: Vec<(usize, usize, Option<&'static str>)>,
+    entry: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Flow,
+    Agent,
+    Prompt,
+    Handler,
+}
+
+struct Node {
+    id: String,
+    label: String,
+    shape: Shape,
+}
+
+/// How a link is labelled: `run agent` and `run` of a flow alike; `None` ties
+/// an agent to its handler.
+pub fn link_label(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Delegate => "delegate",
+        EdgeKind::Use => "use",
+        EdgeKind::RunAgent | EdgeKind::RunFlow => "run",
+        EdgeKind::CallLlm => "call llm",
+        EdgeKind::Instruction => "instruction",
+    }
+}
+
+impl Drawing {
+    pub fn of(db: &dyn Db, graph: &ProgramGraph<'_>) -> Drawing {
+        let dir = graph.files[0].path(db).parent().unwrap_or(Path::new("")).to_path_buf();
+        let mut ids = HashSet::new();
+        let nodes = graph
+            .nodes
+            .iter()
+            .map(|node| {
+                let item = node.item;
+                let (shape, kind) = match item.kind(db) {
+                    ItemKind::Flow => (Shape::Flow, "flow"),
+                    ItemKind::Agent => (Shape::Agent, "agent"),
+                    ItemKind::Handler => (Shape::Handler, "handler"),
+                    _ => (Shape::Prompt, "prompt"),
+                };
+                let label = item.name(db).to_string();
+                let key = match item.owner(db) {
+                    Some(owner) => format!("{kind} {owner} {label}"),
+                    None => format!("{kind} {label}"),
+                };
+                Node { id: unique_id(&key, &mut ids), label, shape }
+            })
+            .collect();
+        Drawing {
+            files: graph
+                .files
+                .iter()
+                .map(|f| f.path(db).strip_prefix(&dir).unwrap_or(f.path(db)).display().to_string())
+                .collect(),
+            nodes,
+            by_file: graph.by_file(db),
+            links: graph.links.iter().map(|l| (l.from, l.to, l.kind.map(link_label))).collect(),
+            entry: graph.entry,
+        }
+    }
+
+    pub fn mermaid(&self) -> String {
+        let mut out = String::from("flowchart LR\n");
+        for (file, nodes) in &self.by_file {
+            let indent = if *file == 0 { "    " } else { "        " };
+            if *file > 0 {
+                let _ = writeln!(out, "    subgraph file_{file} [\"{}\"]", mermaid_text(&self.files[*file]));
+            }
+            for node in nodes.iter().map(|&n| &self.nodes[n]) {
+                let label = mermaid_text(&node.label);
+                let (open, close) = match node.shape {
+                    Shape::Flow => ("(", ")"),
+                    Shape::Agent => ("[", "]"),
+                    Shape::Prompt => ("[/", "/]"),
+                    Shape::Handler => ("{{", "}}"),
+                };
+                let _ = writeln!(out, "{indent}{}{open}\"{label}\"{close}", node.id);
+            }
+            if *file > 0 {
+                out.push_str("    end\n");
+            }
+        }
+        for &(from, to, label) in &self.links {
+            let (from, to) = (&self.nodes[from].id, &self.nodes[to].id);
+            let _ = match label {
+                Some(label) => writeln!(out, "    {from} -->|{label}| {to}"),
+                None => writeln!(out, "    {from} -.- {to}"),
+            };
+        }
+        if let Some(entry) = self.entry {
+            out.push_str("    classDef entry stroke-width:3px\n");
+            let _ = writeln!(out, "    class {} entry", self.nodes[entry].id);
+        }
+        out
+    }
+
+    pub fn dot(&self) -> String {
+        let mut out = String::from("digraph streetrace {\n    rankdir=LR;\n");
+        for (file, nodes) in &self.by_file {
+            let indent = if *file == 0 { "    " } else { "        " };
+            if *file > 0 {
+                let _ = writeln!(
+                    out,
+                    "    subgraph cluster_{file} {{\n        label=\"{}\";",
+                    dot_text(&self.files[*file])
+                );
+            }
+            for &index in nodes {
+                let node = &self.nodes[index];
+                let shape = match node.shape {
+                    Shape::Flow => "shape=box, style=rounded",
+                    Shape::Agent => "shape=box",
+                    Shape::Prompt => "shape=parallelogram",
+                    Shape::Handler => "shape=hexagon",
+                };
+                let entry = if self.entry == Some(index) { ", penwidth=3" } else { "" };
+                let _ = writeln!(out, "{indent}{} [label=\"{}\", {shape}{entry}];", node.id, dot_text(&node.label));
+            }
+            if *file > 0 {
+                out.push_str("    }\n");
+            }
+        }
+        for &(from, to, label) in &self.links {
+            let (from, to) = (&self.nodes[from].id, &self.nodes[to].id);
+            let _ = match label {
+                Some(label) => writeln!(out, "    {from} -> {to} [label=\"{label}\"];"),
+                None => writeln!(out, "    {from} -> {to} [style=dashed, arrowhead=none];"),
+            };
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// A readable identifier valid in Mermaid and dot: the kind, then the name with
+/// every character but ASCII letters and digits as `_` (so `code-review` and
+/// Mermaid keywords such as `end` cannot break the syntax). Names that clash
+/// after that get `_2`, `_3`, … in program order, so ids stay the same from run
+/// to run.
+fn unique_id(key: &str, taken: &mut HashSet<String>) -> String {
+    let base: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let mut id = base.clone();
+    let mut n = 1;
+    while !taken.insert(id.clone()) {
+        n += 1;
+        id = format!("{base}_{n}");
+    }
+    id
+}
+
+/// Text for a quoted Mermaid label: anything but plain characters as an entity
+/// (`#35;`), since `"`, `#` and markup would otherwise end or change the label.
+fn mermaid_text(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_alphanumeric() || " _-./".contains(c) { c.to_string() } else { format!("#{};", u32::from(c)) })
         .collect()
+}
+
+/// Text for a quoted dot string.
+fn dot_text(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 #[cfg(test)]
@@ -88,13 +219,17 @@ mod tests {
         let out = analysis.graph_mermaid(std::path::Path::new("/main.sr")).unwrap().unwrap();
         expect![[r#"
             flowchart LR
-                n0("main")
-                n1["helper"]
-                n2["lead"]
-                n3[/"p"/]
-                n2 -->|delegate| n1
-                n0 -->|run| n2
-                n0 -->|call llm| n3
+                agent_lead["lead"]
+                flow_main("main")
+                subgraph file_1 ["lib.sr"]
+                    agent_helper["helper"]
+                    prompt_p[/"p"/]
+                end
+                agent_lead -->|delegate| agent_helper
+                flow_main -->|run| agent_lead
+                flow_main -->|call llm| prompt_p
+                classDef entry stroke-width:3px
+                class flow_main entry
         "#]]
         .assert_eq(&out);
     }

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use sr_hir::hir::{AgentTimeout, AuthKind, Backoff, ItemData, ModelData, SandboxBackend, ToolData};
 use sr_hir::resolve::Program;
+use sr_hir::tool_functions::ToolKind;
 use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data};
 
 use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item, variable_definition};
@@ -28,7 +29,10 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
     let occurrence = occurrence_at(&occurrences, position.offset)?;
     let program = crate::namespace::analysis_program(db, file);
     let markdown = match &occurrence.symbol {
-        Symbol::Item(kind, name) => item_hover(db, program, resolve_item(program, *kind, name)?),
+        Symbol::Item(kind, name) => match resolve_item(program, *kind, name) {
+            Some(item) => item_hover(db, program, item),
+            None => builtin_tool_hover(*kind, name)?,
+        },
         Symbol::Variable(name) => variable_hover(db, file, occurrence.item, name),
         Symbol::Import(path) => format!("imports `{}`", path.display()),
     };
@@ -73,6 +77,36 @@ pub(crate) fn model_value(db: &dyn Db, model: Item<'_>) -> Option<String> {
             })
         }
         _ => None,
+    }
+}
+
+/// A builtin named directly in an agent's `tools` (`streetrace.fs`), with no
+/// `tool` definition.
+fn builtin_tool_hover(kind: ItemKind, name: &str) -> Option<String> {
+    let tool = ToolKind::of(name, None);
+    if kind != ItemKind::Tool || !name.starts_with("streetrace.") || tool == ToolKind::None {
+        return None;
+    }
+    let mut out = format!("```streetrace\ntool {name}\n```\n\n**tool** built-in `{name}`  ");
+    tool_functions(&mut out, tool);
+    Some(out)
+}
+
+/// The functions a tool gives, by `sr_hir::tool_functions`.
+fn tool_functions(out: &mut String, tool: ToolKind) {
+    match tool.functions() {
+        None => out.push_str("\n\nits functions are known once the server is connected"),
+        Some(functions) if functions.is_empty() => out.push_str("\n\ngives no functions"),
+        Some(functions) => {
+            out.push_str("\n\n**functions**");
+            for function in functions {
+                let _ = write!(out, "\n- `{}`: {}", function.signature(), function.doc);
+                for param in function.params {
+                    let optional = if param.required { "" } else { " (optional)" };
+                    let _ = write!(out, "\n  - `{}`{optional}: {}", param.name, param.doc);
+                }
+            }
+        }
     }
 }
 
@@ -178,6 +212,7 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
                 ToolData::Missing => "incomplete".to_string(),
             };
             line(&mut out, "tool", value);
+            tool_functions(&mut out, ToolKind::of(name, Some(tool)));
         }
         ItemData::RetryPolicy(retry) => {
             let backoff = match retry.backoff {
@@ -259,6 +294,9 @@ mod tests {
 
     fn check(fixture: &str, expect: Expect) {
         let (analysis, fixture) = analysis(fixture);
+        crate::tests::at_every_offset(&analysis, &fixture, |analysis, at| {
+            analysis.hover(&at).unwrap();
+        });
         let hover = analysis.hover(&position(&fixture)).unwrap();
         let out = match hover {
             Some(hover) => {
@@ -462,6 +500,108 @@ mod tests {
             ```
 
             first assigned in flow `main`"#]],
+        );
+    }
+
+    #[test]
+    fn builtin_tools_list_their_functions_and_parameters() {
+        check(
+            r#"
+            //- /tools.sr
+            tool ro = builtin streetrace.fs_readonly
+            tool gh = mcp "https://example.com/mcp"
+            tool web = builtin streetrace.web
+            //- /main.sr
+            import ./tools.sr
+            prompt p: """x"""
+            agent a:
+                instruction p
+                tools r$0o, gh, web, streetrace.cli
+            "#,
+            expect![[r#"
+                73..75 "ro"
+                ```streetrace
+                tool ro
+                ```
+
+                **tool** built-in `streetrace.fs_readonly`  
+
+                **functions**
+                - `read_file(path)`: Read the contents of a text file.
+                  - `path`: Path relative to the working directory.
+                - `list_directory(path)`: List the files and directories in a directory.
+                  - `path`: Path relative to the working directory.
+                - `find_in_files(pattern, search_string)`: Search files matching a glob pattern for a string (case-insensitive).
+                  - `pattern`: Glob pattern relative to the working directory, e.g. **/*.py.
+                  - `search_string`: Text to find.
+
+                *defined in* `/tools.sr`"#]],
+        );
+        check(
+            r#"
+            //- /tools.sr
+            tool gh = mcp "https://example.com/mcp"
+            tool web = builtin streetrace.web
+            //- /main.sr
+            import ./tools.sr
+            prompt p: """x"""
+            agent a:
+                instruction p
+                tools g$0h, web
+            "#,
+            expect![[r#"
+                73..75 "gh"
+                ```streetrace
+                tool gh
+                ```
+
+                **tool** MCP server `https://example.com/mcp`  
+
+                its functions are known once the server is connected
+
+                *defined in* `/tools.sr`"#]],
+        );
+        check(
+            r#"
+            tool we$0b = builtin streetrace.web
+            "#,
+            expect![[r#"
+                5..8 "web"
+                ```streetrace
+                tool web
+                ```
+
+                **tool** built-in `streetrace.web`  
+
+                gives no functions"#]],
+        );
+        check(
+            r#"
+            prompt p: """x"""
+            agent a:
+                instruction p
+                tools streetrace.c$0li
+            "#,
+            expect![[r#"
+                55..69 "streetrace.cli"
+                ```streetrace
+                tool streetrace.cli
+                ```
+
+                **tool** built-in `streetrace.cli`  
+
+                **functions**
+                - `execute_cli_command(command)`: Run a program with arguments in the working directory (no shell) and return its output.
+                  - `command`: Program and arguments."#]],
+        );
+        check(
+            r#"
+            prompt p: """x"""
+            agent a:
+                instruction p
+                tools streetrace.nothing$0
+            "#,
+            expect!["no hover"],
         );
     }
 

@@ -1,21 +1,29 @@
-//! Inlay hints: the model each agent runs with, and the entry point.
+//! Inlay hints: the model each agent runs with, the entry point, and the
+//! type of a variable where it is assigned, when `var_types` knows it and it
+//! involves a schema (`$r = run agent a` ⟨: Finding⟩); a literal's type is
+//! plain to see and is not repeated.
 
 use std::path::Path;
 
 use sr_hir::{ItemKind, RootDatabase, file_items, item_syntax};
 use sr_syntax::{SyntaxKind, TextRange, TextSize};
 
+use crate::defs::{Symbol, file_occurrences};
 use crate::hover::{agent_model, model_value};
+use crate::var_types::{VarType, VarTypes};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InlayKind {
     Model,
     EntryPoint,
+    /// `: Schema` after a variable where it is assigned.
+    Type,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlayHint {
-    /// Shown after this offset (the end of the item's header line).
+    /// Shown after this offset (the end of the item's header line, or of
+    /// the variable's name).
     pub offset: TextSize,
     pub label: String,
     pub kind: InlayKind,
@@ -65,7 +73,42 @@ pub(crate) fn inlay_hints(db: &RootDatabase, path: &Path, range: Option<TextRang
             });
         }
     }
+    type_hints(db, file, program, range, &mut out);
+    out.sort_by_key(|h| h.offset);
     out
+}
+
+/// `: T` after each assignment to a variable whose type involves a schema.
+fn type_hints(
+    db: &RootDatabase,
+    file: sr_hir::File,
+    program: &sr_hir::Program<'_>,
+    range: Option<TextRange>,
+    out: &mut Vec<InlayHint>,
+) {
+    let types = VarTypes::new(db, program);
+    for occurrence in file_occurrences(db, file) {
+        let Symbol::Variable(name) = &occurrence.symbol else { continue };
+        let offset = occurrence.range.end();
+        if !occurrence.def || range.is_some_and(|r| !r.contains_inclusive(offset)) {
+            continue;
+        }
+        let Some(ty) = types.of(name).filter(has_schema) else { continue };
+        out.push(InlayHint {
+            offset,
+            label: format!(": {}", ty.text()),
+            kind: InlayKind::Type,
+            tooltip: Some(format!("`${name}` holds `{}` wherever the program assigns it", ty.text())),
+        });
+    }
+}
+
+fn has_schema(ty: &VarType) -> bool {
+    match ty {
+        VarType::Schema(_) => true,
+        VarType::List(inner) | VarType::Optional(inner) => has_schema(inner),
+        _ => false,
+    }
 }
 
 /// The end of the last significant token on the item's first line.
@@ -96,6 +139,14 @@ mod tests {
         let (analysis, fixture) = analysis(fixture);
         let text = fixture.text("/main.sr");
         let hints = analysis.inlay_hints(std::path::Path::new("/main.sr"), None).unwrap();
+        // Every range from each offset to the end: only the hints inside it.
+        crate::tests::at_every_offset(&analysis, &fixture, |analysis, at| {
+            let len = crate::TextSize::of(fixture.text(at.path.to_str().unwrap_or_default()));
+            let range = crate::TextRange::new(at.offset.min(len), len);
+            for hint in analysis.inlay_hints(&at.path, Some(range)).unwrap() {
+                assert!(range.contains_inclusive(hint.offset), "{hint:?} outside {range:?}");
+            }
+        });
         let out: Vec<String> = hints
             .iter()
             .map(|h| {
@@ -141,5 +192,45 @@ mod tests {
                 agent only:⟨model: --model⟩ — no model defined: the runner's `--model` is used
                 agent only:⟨entry point⟩ — the workload starts here"#]],
         );
+    }
+
+    const TYPES: &str = r#"
+//- /types.sr
+schema Finding:
+    note: string
+prompt one expecting Finding: """One."""
+prompt many expecting Finding[]: """All."""
+agent reviewer:
+    instruction one
+"#;
+
+    #[test]
+    fn the_schema_a_variable_holds_where_it_is_assigned_across_files() {
+        check(
+            &format!(
+                "{TYPES}//- /main.sr\nimport ./types.sr\nflow main:\n    $f = run agent reviewer\n    $g = $f\n    $found = call llm many\n    for $x in $found:\n        log $x.note\n    $n = $f.note\n    $mixed = call llm one\n    $mixed = 3\n"
+            ),
+            expect![[r#"
+                flow main:⟨entry point⟩ — the workload starts here
+                    $f⟨: Finding⟩ — `$f` holds `Finding` wherever the program assigns it
+                    $g⟨: Finding⟩ — `$g` holds `Finding` wherever the program assigns it
+                    $found⟨: list[Finding]⟩ — `$found` holds `list[Finding]` wherever the program assigns it
+                    for $x⟨: Finding⟩ — `$x` holds `Finding` wherever the program assigns it"#]],
+        );
+    }
+
+    #[test]
+    fn type_hints_are_bounded_to_the_range() {
+        let fixture = format!(
+            "{TYPES}//- /main.sr\nimport ./types.sr\nflow main:\n    $a = run agent reviewer\n    $b = run agent reviewer\n    $c = run agent reviewer\n"
+        );
+        let (analysis, fixture) = analysis(&fixture);
+        let text = fixture.text("/main.sr");
+        let start = text.find("$b").unwrap();
+        let end = start + text[start..].find('\n').unwrap();
+        let range = crate::TextRange::new((start as u32).into(), (end as u32).into());
+        let hints = analysis.inlay_hints(std::path::Path::new("/main.sr"), Some(range)).unwrap();
+        let labels: Vec<(usize, &str)> = hints.iter().map(|h| (usize::from(h.offset), h.label.as_str())).collect();
+        assert_eq!(labels, [(start + 2, ": Finding")]);
     }
 }

@@ -13,9 +13,11 @@ mod code_lens;
 mod completion;
 mod defs;
 mod diagnostics;
+mod field_refs;
 mod folding;
 mod goto;
-mod graph;
+mod goto_type;
+pub mod graph;
 mod hover;
 mod inlay_hints;
 mod namespace;
@@ -26,6 +28,7 @@ mod references;
 mod rename;
 mod selection;
 mod semantic_tokens;
+mod signature_help;
 mod symbol_kind;
 mod symbols;
 #[cfg(test)]
@@ -51,6 +54,7 @@ pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::references::{Highlight, HighlightAccess};
 pub use crate::rename::RenameError;
 pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
+pub use crate::signature_help::{SignatureHelp, SignatureParameter};
 pub use crate::symbol_kind::SymbolKind;
 pub use crate::symbols::DocumentSymbol;
 pub use salsa::{CancellationToken, Cancelled};
@@ -215,6 +219,15 @@ impl Analysis {
         self.with_db(|db| goto::goto_definition(db, position))
     }
 
+    /// The schema of the value under the cursor (a variable or a field path).
+    pub fn goto_type_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
+        self.with_db(|db| goto_type::goto_type_definition(db, position))
+    }
+
+    pub fn signature_help(&self, position: &FilePosition) -> Cancellable<Option<SignatureHelp>> {
+        self.with_db(|db| signature_help::signature_help(db, position))
+    }
+
     pub fn find_references(&self, position: &FilePosition, include_declaration: bool) -> Cancellable<Vec<FileRange>> {
         self.with_db(|db| references::find_references(db, position, include_declaration))
     }
@@ -276,7 +289,7 @@ impl Analysis {
 
     /// The program graph rooted at `path` as Mermaid text.
     pub fn graph_mermaid(&self, path: &Path) -> Cancellable<Option<String>> {
-        self.with_db(|db| graph::mermaid(db, path))
+        self.with_db(|db| graph::mermaid_of(db, path))
     }
 
     /// Prompt `name`'s body with what is statically known of its `${…}`

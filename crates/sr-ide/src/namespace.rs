@@ -82,21 +82,29 @@ fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>
     let bodies: Vec<Item<'db>> =
         program.items.iter().copied().filter(|i| matches!(i.kind(db), ItemKind::Flow | ItemKind::Handler)).collect();
     let reached: HashSet<Item<'db>> = bodies.iter().map(|&b| sets.find(b)).collect();
+    // Which flows and handlers assign each variable: built once, so that a
+    // program of many flows and prompts costs a lookup per `${x}`.
+    let mut assigners: HashMap<&Name, Vec<Item<'db>>> = HashMap::new();
+    let summaries: Vec<_> = bodies.iter().map(|&b| (b, body_summary(db, b))).collect();
+    for (flow, summary) in &summaries {
+        for variable in &summary.assigned {
+            assigners.entry(variable).or_default().push(*flow);
+        }
+    }
     for prompt in program.prompts.values() {
         let Some(body) = prompt.body else { continue };
         if reached.contains(&sets.find(body)) {
             continue;
         }
         let ItemData::Prompt(data) = &*item_data(db, body) else { continue };
-        let variables: Vec<&Name> = data
+        let variables = data
             .body
             .iter()
             .flat_map(|b| b.template.interpolations())
             .filter_map(|i| i.path.first())
-            .filter(|name| !program.prompts.contains_key(*name))
-            .collect();
-        for &flow in &bodies {
-            if body_summary(db, flow).assigned.iter().any(|v| variables.contains(&v)) {
+            .filter(|name| !program.prompts.contains_key(*name));
+        for variable in variables {
+            for &flow in assigners.get(variable).map_or(&[][..], Vec::as_slice) {
                 sets.union(body, flow);
             }
         }

@@ -5,6 +5,8 @@
 //! counts when it resolves to the same definition. A variable's references
 //! are its spellings (`$x`, `x`, `${x}`) in every item of its namespace
 //! (`namespace`): the flows, prompts and agents that share one run's variables.
+//! A schema field's are its declaration and its uses through values of the
+//! schema (`field_refs`).
 
 use sr_hir::{Db, File, Item, RootDatabase, program};
 
@@ -72,6 +74,13 @@ fn same_definition(db: &dyn Db, file: File, occurrence: &Occurrence<'_>, definit
 }
 
 pub(crate) fn find_references(db: &RootDatabase, position: &FilePosition, include_declaration: bool) -> Vec<FileRange> {
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return crate::field_refs::references(db, field.schema, &field.field)
+            .into_iter()
+            .filter(|(_, r)| include_declaration || !r.def)
+            .map(|(file, r)| FileRange { path: file.path(db).clone(), range: r.range })
+            .collect();
+    }
     let Some((_, found)) = related_occurrences(db, position) else { return Vec::new() };
     let mut out: Vec<FileRange> = found
         .into_iter()
@@ -85,6 +94,16 @@ pub(crate) fn find_references(db: &RootDatabase, position: &FilePosition, includ
 
 pub(crate) fn highlight_related(db: &RootDatabase, position: &FilePosition) -> Vec<Highlight> {
     let Some(file) = db.file(&position.path) else { return Vec::new() };
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return crate::field_refs::references(db, field.schema, &field.field)
+            .into_iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, r)| Highlight {
+                range: r.range,
+                access: if r.def { HighlightAccess::Write } else { HighlightAccess::Read },
+            })
+            .collect();
+    }
     let Some((_, found)) = related_occurrences(db, position) else { return Vec::new() };
     let mut out: Vec<Highlight> = found
         .into_iter()

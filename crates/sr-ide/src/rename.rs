@@ -10,6 +10,7 @@ use sr_hir::{ItemKind, RootDatabase, program};
 use sr_syntax::SyntaxKind;
 
 use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item};
+use crate::field_refs::FieldRef;
 use crate::references::related_occurrences;
 use crate::{FilePosition, SourceChange, TextEdit, TextRange, TextSize};
 
@@ -37,6 +38,9 @@ impl fmt::Display for RenameError {
 
 pub(crate) fn prepare_rename(db: &RootDatabase, position: &FilePosition) -> Result<TextRange, RenameError> {
     let file = db.file(&position.path).ok_or(RenameError::NothingHere)?;
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return Ok(field.range);
+    }
     let occurrences = file_occurrences(db, file);
     let Some(occurrence) = occurrence_at(&occurrences, position.offset) else {
         return Err(why_nothing_here(db, file, position.offset));
@@ -60,6 +64,9 @@ pub(crate) fn prepare_rename(db: &RootDatabase, position: &FilePosition) -> Resu
 /// tell the user why rename is not offered.
 fn why_nothing_here(db: &RootDatabase, file: sr_hir::File, offset: TextSize) -> RenameError {
     let root = sr_hir::parse(db, file).syntax();
+    if offset > root.text_range().end() {
+        return RenameError::NothingHere;
+    }
     let token =
         root.token_at_offset(offset).find(|t| !t.kind().is_trivia()).or_else(|| root.token_at_offset(offset).next());
     let Some(token) = token else { return RenameError::NothingHere };
@@ -81,6 +88,9 @@ fn why_nothing_here(db: &RootDatabase, file: sr_hir::File, offset: TextSize) -> 
 }
 
 pub(crate) fn rename(db: &RootDatabase, position: &FilePosition, new_name: &str) -> Result<SourceChange, RenameError> {
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return rename_field(db, &field, new_name);
+    }
     prepare_rename(db, position)?;
     let (target, found) = related_occurrences(db, position).ok_or(RenameError::NothingHere)?;
     let all_sheltered = found.iter().all(|(_, o)| o.sheltered);
@@ -89,6 +99,22 @@ pub(crate) fn rename(db: &RootDatabase, position: &FilePosition, new_name: &str)
     let mut change = SourceChange::default();
     for (file, occurrence) in found {
         change.insert(file.path(db), TextEdit { range: occurrence.range, new_text: new_name.to_string() });
+    }
+    Ok(change.sorted())
+}
+
+/// A schema field and every use of it; refused when the schema has a field
+/// of the new name already (the two would merge into one key).
+fn rename_field(db: &RootDatabase, field: &FieldRef<'_>, new_name: &str) -> Result<SourceChange, RenameError> {
+    // A field name is read wherever an identifier is: only hard keywords are out.
+    check_name(&Symbol::Variable(field.field.clone()), new_name, true)?;
+    if field.field.as_str() != new_name && crate::field_refs::declared(db, field.schema).iter().any(|f| f == new_name) {
+        let schema = conflict::located(db, field.schema);
+        return Err(RenameError::Conflict(format!("'{new_name}' is already a field of {schema}")));
+    }
+    let mut change = SourceChange::default();
+    for (file, reference) in crate::field_refs::references(db, field.schema, &field.field) {
+        change.insert(file.path(db), TextEdit { range: reference.range, new_text: new_name.to_string() });
     }
     Ok(change.sorted())
 }

@@ -26,3 +26,18 @@ pub(crate) fn show(fixture: &Fixture, path: &std::path::Path, range: TextRange) 
     let text = fixture.text(path.to_str().unwrap());
     format!("{}:{:?} {:?}", path.display(), range, &text[range])
 }
+
+/// Calls `feature` at every byte offset of every file of the fixture (past
+/// the end and inside multi-byte characters too): a feature must answer
+/// anywhere, never panic.
+pub(crate) fn at_every_offset(
+    analysis: &Analysis,
+    fixture: &Fixture,
+    mut feature: impl FnMut(&Analysis, FilePosition),
+) {
+    for (path, text) in &fixture.files {
+        for offset in 0..=text.len() + 1 {
+            feature(analysis, FilePosition { path: PathBuf::from(path), offset: TextSize::from(offset as u32) });
+        }
+    }
+}

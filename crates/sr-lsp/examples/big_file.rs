@@ -1,6 +1,7 @@
 //! Workspace-wide requests on one 10 MB file through the whole server (in
-//! process): workspace symbols, references of a tool used in every group and
-//! of a variable whose namespace spans every flow, and document symbols.
+//! process): workspace symbols, references of a tool used in every group, of
+//! a variable whose namespace spans every flow and of a schema field, and
+//! document symbols.
 //! `cargo run --release -p sr-lsp --example big_file` (the bar is
 //! under 1 s each in release).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -29,6 +30,7 @@ async fn main() {
     };
     let uri = "file:///bench/big.sr";
     let (tool, variable) = (position("tools fs", "tools ".len()), position("$input_prompt", 1));
+    let field = position("    line: int", "    ".len());
     println!("{} bytes, {} lines", text.len(), text.lines().count());
     let open = json!({"textDocument": {"uri": uri, "languageId": "streetrace", "version": 0, "text": text}});
     call(Request::build("textDocument/didOpen").params(open).finish()).await;
@@ -39,6 +41,7 @@ async fn main() {
         ("workspace/symbol \"fixer1\"", "workspace/symbol", json!({"query": "fixer1"})),
         ("references of tool fs", "textDocument/references", references(uri, tool)),
         ("references of $input_prompt", "textDocument/references", references(uri, variable)),
+        ("references of field Finding0.line", "textDocument/references", references(uri, field)),
         ("documentSymbol", "textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})),
     ];
     for (id, (label, method, params)) in (2..).zip(requests) {

@@ -1,69 +1,93 @@
 //! `workspace/executeCommand`: the commands the code lenses and editors use,
-//! answered by the server so that they work in any client.
+//! answered by the server so that they work in any client. Each command's
+//! arguments are read into [`Command`] first, so a wrong argument is refused
+//! with what was expected before anything runs.
 //!
 //! - `streetrace.showGraph [uri]`: the program's graph as Mermaid text.
 //! - `streetrace.previewPrompt [uri, name]`: the prompt's body with what is
 //!   statically known of its `${…}` resolved.
 //! - `streetrace.run [runnable]` / `streetrace.debug [runnable]`: what the
-//!   client must launch for a lens's `{file, target, entry}`: a command line
-//!   for `sr run`, a launch configuration for the `sr dap` debug adapter.
+//!   client must launch for a lens's [`LensRunnable`](crate::runnable::LensRunnable): a command line for
+//!   `sr run`, a launch configuration for the `sr dap` debug adapter (its
+//!   [`LaunchArguments`], the type the adapter reads).
 
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use sr_wire::launch::{DebugConfiguration, LaunchArguments};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
 use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
+use crate::runnable::LensRunnable;
 
+/// What this server runs, by name.
 pub(crate) const COMMANDS: [&str; 4] =
     ["streetrace.showGraph", "streetrace.previewPrompt", "streetrace.run", "streetrace.debug"];
 
-pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Option<Value>> {
-    let args = &params.arguments;
-    match params.command.as_str() {
-        "streetrace.showGraph" => {
-            let path = path_of(&uri(args, 0)?);
-            let graph = s.analysis.graph_mermaid(&path)?.ok_or_else(|| unknown_file(&path))?;
-            Ok(Some(Value::String(graph)))
+/// A command with its arguments read.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Command {
+    ShowGraph { uri: Uri },
+    PreviewPrompt { uri: Uri, prompt: String },
+    Run(LensRunnable),
+    Debug(LensRunnable),
+}
+
+impl Command {
+    pub(crate) fn parse(params: ExecuteCommandParams) -> Result<Command> {
+        let args = Value::Array(params.arguments);
+        match params.command.as_str() {
+            "streetrace.showGraph" => {
+                let (uri,) = arguments::<(Uri,)>(args, "[uri]")?;
+                Ok(Command::ShowGraph { uri })
+            }
+            "streetrace.previewPrompt" => {
+                let (uri, prompt) = arguments::<(Uri, String)>(args, "[uri, prompt name]")?;
+                Ok(Command::PreviewPrompt { uri, prompt })
+            }
+            "streetrace.run" => Ok(Command::Run(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
+            "streetrace.debug" => Ok(Command::Debug(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
+            other => Err(refused(&format!("unknown command '{other}'; this server runs {}", COMMANDS.join(", ")))),
         }
-        "streetrace.previewPrompt" => {
-            let path = path_of(&uri(args, 0)?);
-            let name = args.get(1).and_then(Value::as_str).ok_or_else(|| refused("expects [uri, prompt name]"))?;
-            let text = s.analysis.preview_prompt(&path, name)?;
-            let text = text.ok_or_else(|| refused(&format!("no prompt '{name}' with a body in {}", path.display())))?;
-            Ok(Some(Value::String(text)))
-        }
-        command @ ("streetrace.run" | "streetrace.debug") => {
-            let runnable = args.first().ok_or_else(|| refused("expects [{file, target, entry}]"))?;
-            let file = runnable["file"].as_str().ok_or_else(|| refused("the runnable has no 'file'"))?;
-            // The entry point runs by default; another target is named.
-            let entry = match (runnable["entry"].as_bool(), runnable["target"].as_str()) {
-                (Some(false), Some(target)) => Some(target),
-                _ => None,
-            };
-            let dir = std::path::Path::new(file).parent().map(|d| d.display().to_string());
-            Ok(Some(if command == "streetrace.run" {
-                let mut args = vec!["run".to_string(), file.to_string()];
-                args.extend(entry.map(|e| format!("--entry={e}")));
-                json!({"command": "sr", "args": args, "cwd": dir})
-            } else {
-                let mut launch = json!({
-                    "type": "streetrace", "request": "launch", "name": format!("Debug {file}"),
-                    "program": file, "workDir": dir,
-                });
-                if let Some(entry) = entry {
-                    launch["entry"] = json!(entry);
-                }
-                json!({"adapter": {"command": "sr", "args": ["dap"]}, "configuration": launch})
-            }))
-        }
-        other => Err(refused(&format!("unknown command '{other}'; this server runs {}", COMMANDS.join(", ")))),
     }
 }
 
-fn uri(args: &[Value], index: usize) -> Result<Uri> {
-    let text = args.get(index).and_then(Value::as_str).ok_or_else(|| refused("expects a document URI"))?;
-    text.parse().map_err(|_| refused(&format!("'{text}' is not a URI")))
+/// The arguments as `T`, or a refusal saying what was expected and why not.
+fn arguments<T: DeserializeOwned>(args: Value, expected: &str) -> Result<T> {
+    serde_json::from_value(args).map_err(|e| refused(&format!("expects {expected}: {e}")))
+}
+
+pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Option<Value>> {
+    match Command::parse(params)? {
+        Command::ShowGraph { uri } => {
+            let path = path_of(&uri);
+            let graph = s.analysis.graph_mermaid(&path)?.ok_or_else(|| unknown_file(&path))?;
+            Ok(Some(Value::String(graph)))
+        }
+        Command::PreviewPrompt { uri, prompt } => {
+            let path = path_of(&uri);
+            let text = s.analysis.preview_prompt(&path, &prompt)?;
+            let text =
+                text.ok_or_else(|| refused(&format!("no prompt '{prompt}' with a body in {}", path.display())))?;
+            Ok(Some(Value::String(text)))
+        }
+        Command::Run(runnable) => {
+            let mut args = vec!["run".to_string(), runnable.file.clone()];
+            args.extend(runnable.entry_option().map(|e| format!("--entry={e}")));
+            Ok(Some(json!({"command": "sr", "args": args, "cwd": runnable.work_dir()})))
+        }
+        Command::Debug(runnable) => {
+            let arguments = LaunchArguments {
+                program: Some(runnable.file.clone()),
+                work_dir: runnable.work_dir(),
+                entry: runnable.entry_option(),
+                ..LaunchArguments::default()
+            };
+            let configuration = DebugConfiguration::launch(format!("Debug {}", runnable.file), arguments);
+            Ok(Some(json!({"adapter": {"command": "sr", "args": ["dap"]}, "configuration": configuration})))
+        }
+    }
 }
 
 fn refused(why: &str) -> Failure {
@@ -72,4 +96,46 @@ fn refused(why: &str) -> Failure {
 
 fn unknown_file(path: &std::path::Path) -> Failure {
     refused(&format!("{} is not a file the server knows", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(command: &str, arguments: Value) -> Result<Command> {
+        let Value::Array(arguments) = arguments else { panic!("arguments are a list") };
+        Command::parse(ExecuteCommandParams { command: command.to_string(), arguments, ..Default::default() })
+    }
+
+    fn refusal(result: Result<Command>) -> String {
+        match result {
+            Err(Failure::Refused(why)) => why,
+            Err(Failure::Cancelled(_)) => panic!("cancelled, not refused"),
+            Ok(command) => panic!("not refused: {command:?}"),
+        }
+    }
+
+    #[test]
+    fn every_command_reads_its_arguments() {
+        let uri: Uri = "file:///w/main.sr".parse().unwrap();
+        assert_eq!(parse("streetrace.showGraph", json!(["file:///w/main.sr"])).ok(), Some(Command::ShowGraph { uri }));
+        let runnable = LensRunnable { file: "/w/main.sr".into(), target: "side".into(), entry: false };
+        let lens = serde_json::to_value(&runnable).unwrap();
+        assert_eq!(parse("streetrace.debug", json!([lens])).ok(), Some(Command::Debug(runnable)));
+    }
+
+    #[test]
+    fn a_wrong_argument_is_refused_with_what_was_expected() {
+        for (command, arguments, expected) in [
+            ("streetrace.showGraph", json!([]), "expects [uri]"),
+            ("streetrace.showGraph", json!([7]), "expects [uri]"),
+            ("streetrace.previewPrompt", json!(["file:///a.sr"]), "expects [uri, prompt name]"),
+            ("streetrace.run", json!([{"target": "main"}]), "missing field `file`"),
+            ("streetrace.debug", json!(["main.sr"]), "expects [{file, target, entry}]"),
+            ("streetrace.explode", json!([]), "unknown command 'streetrace.explode'"),
+        ] {
+            let why = refusal(parse(command, arguments.clone()));
+            assert!(why.contains(expected), "{command} {arguments}: {why}");
+        }
+    }
 }

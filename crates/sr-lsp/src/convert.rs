@@ -41,6 +41,19 @@ pub(crate) fn text_range(index: &LineIndex, range: lsp::Range, encoding: Encodin
     TextRange::new(start.min(end), end.max(start))
 }
 
+/// A parameter's place in a signature label, in the negotiated encoding's units.
+pub(crate) fn label_offsets(label: &str, range: TextRange, encoding: Encoding) -> [u32; 2] {
+    let units = |end: TextSize| {
+        let text = label.get(..usize::from(end)).unwrap_or(label);
+        let count = match encoding {
+            Encoding::Utf8 => text.len(),
+            _ => text.encode_utf16().count(),
+        };
+        u32::try_from(count).unwrap_or(u32::MAX)
+    };
+    [units(range.start()), units(range.end())]
+}
+
 pub(crate) fn symbol_kind(kind: sr_ide::SymbolKind) -> lsp::SymbolKind {
     use sr_ide::SymbolKind::*;
     match kind {

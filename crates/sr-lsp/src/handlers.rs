@@ -249,6 +249,45 @@ pub(crate) fn goto_definition(
     Ok((!locations.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(locations)))
 }
 
+pub(crate) fn goto_type_definition(
+    s: &Snapshot,
+    params: lsp::request::GotoTypeDefinitionParams,
+) -> Result<Option<lsp::request::GotoTypeDefinitionResponse>> {
+    let Some((_, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let mut locations = Vec::new();
+    for target in s.analysis.goto_type_definition(&position)? {
+        locations.extend(s.location(&target.path, target.focus_range)?);
+    }
+    Ok((!locations.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(locations)))
+}
+
+pub(crate) fn signature_help(s: &Snapshot, params: lsp::SignatureHelpParams) -> Result<Option<lsp::SignatureHelp>> {
+    let Some((_, position)) = s.position(&params.text_document_position_params)? else { return Ok(None) };
+    let Some(help) = s.analysis.signature_help(&position)? else { return Ok(None) };
+    let markdown = |value: String| {
+        lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value })
+    };
+    let parameters = help
+        .parameters
+        .into_iter()
+        .map(|p| lsp::ParameterInformation {
+            label: lsp::ParameterLabel::LabelOffsets(convert::label_offsets(&help.label, p.range, s.encoding)),
+            documentation: p.documentation.map(markdown),
+        })
+        .collect();
+    let active = help.active_parameter.and_then(|a| u32::try_from(a).ok());
+    Ok(Some(lsp::SignatureHelp {
+        signatures: vec![lsp::SignatureInformation {
+            label: help.label,
+            documentation: help.documentation.map(markdown),
+            parameters: Some(parameters),
+            active_parameter: active,
+        }],
+        active_signature: Some(0),
+        active_parameter: active,
+    }))
+}
+
 pub(crate) fn references(s: &Snapshot, params: lsp::ReferenceParams) -> Result<Option<Vec<lsp::Location>>> {
     let Some((_, position)) = s.position(&params.text_document_position)? else { return Ok(None) };
     let mut locations = Vec::new();
@@ -438,6 +477,7 @@ pub(crate) fn code_action(s: &Snapshot, params: lsp::CodeActionParams) -> Result
             kind: Some(lsp::CodeActionKind::QUICKFIX),
             diagnostics,
             edit: Some(s.workspace_edit(action.change)?),
+            is_preferred: action.is_preferred.then_some(true),
             ..Default::default()
         }));
     }
@@ -461,7 +501,7 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
     let mut out = Vec::new();
     for runnable in s.analysis.runnables(&doc.path)? {
         let args =
-            json!({ "file": runnable.path.display().to_string(), "target": runnable.target, "entry": runnable.entry });
+            serde_json::to_value(crate::runnable::LensRunnable::from(&runnable)).expect("a runnable is plain data");
         for (title, command) in [("▶ Run", "streetrace.run"), ("Debug", "streetrace.debug")] {
             out.push(lens(runnable.range, title, command, vec![args.clone()]));
         }
@@ -485,11 +525,11 @@ pub(crate) fn inlay_hint(s: &Snapshot, params: lsp::InlayHintParams) -> Result<O
         .into_iter()
         .map(|h| lsp::InlayHint {
             position: convert::position(&doc.index, h.offset, s.encoding),
+            padding_left: Some(h.kind != sr_ide::InlayKind::Type),
+            kind: (h.kind == sr_ide::InlayKind::Type).then_some(lsp::InlayHintKind::TYPE),
             label: lsp::InlayHintLabel::String(h.label),
-            kind: None,
             text_edits: None,
             tooltip: h.tooltip.map(lsp::InlayHintTooltip::String),
-            padding_left: Some(true),
             padding_right: None,
             data: None,
         })

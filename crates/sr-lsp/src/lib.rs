@@ -19,6 +19,7 @@ mod ordered;
 mod owner;
 mod poll;
 mod publish;
+mod runnable;
 mod semantic;
 mod server;
 mod shared;

@@ -160,8 +160,8 @@ fn peak_rss_kib(pid: u32) -> u64 {
 }
 
 /// Every hostile-input generator as an open document, each in a server of
-/// its own: open, symbols, semantic tokens, hover, formatting, folding, an
-/// edit, symbols again, close. Each request is answered (a result or an
+/// its own: open, symbols, semantic tokens, hover, signature help, type
+/// definition, formatting, folding, an edit, symbols again, close. Each request is answered (a result or an
 /// error, never silence) and the server stays within 1 GiB.
 #[test]
 fn hostile_documents_are_served() {
@@ -195,6 +195,8 @@ fn hostile_documents_are_served() {
             ("textDocument/documentSymbol", json!({"textDocument": document})),
             ("textDocument/semanticTokens/full", json!({"textDocument": document})),
             ("textDocument/hover", json!({"textDocument": document, "position": {"line": 1, "character": 6}})),
+            ("textDocument/signatureHelp", json!({"textDocument": document, "position": {"line": 1, "character": 6}})),
+            ("textDocument/typeDefinition", json!({"textDocument": document, "position": {"line": 1, "character": 6}})),
             (
                 "textDocument/formatting",
                 json!({"textDocument": document, "options": {"tabSize": 4, "insertSpaces": true}}),

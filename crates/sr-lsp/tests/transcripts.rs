@@ -72,7 +72,7 @@ fn execute_command_answers_graph_preview_and_launches() {
     let graph = request(&mut server, 2, "workspace/executeCommand", execute("streetrace.showGraph", json!([MAIN])));
     assert_eq!(
         graph["result"],
-        "flowchart LR\n    n0(\"main\")\n    n1(\"side\")\n    n2[\"helper\"]\n    n0 -->|run| n2\n"
+        "flowchart LR\n    agent_helper[\"helper\"]\n    flow_main(\"main\")\n    flow_side(\"side\")\n    flow_main -->|run| agent_helper\n    classDef entry stroke-width:3px\n    class flow_main entry\n"
     );
     let preview =
         request(&mut server, 3, "workspace/executeCommand", execute("streetrace.previewPrompt", json!([MAIN, "ask"])));

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
-use crate::store::{NewRun, Refusal, RunRow};
-use crate::{MAX_BODY_BYTES, Server};
+use crate::store::{NewRun, RunRow};
+use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
 
@@ -31,11 +31,14 @@ pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) ->
         .route("/v1/runs/{id}/cancel", post(cancel))
         .route("/v1/runs/{id}/input", post(input))
         .merge(crate::studio_api::routes())
+        .merge(crate::travel::routes())
+        .merge(crate::a2a::guarded_routes())
         .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(server.clone(), authorize));
     let mut app = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
+        .merge(crate::a2a::card_routes())
         .merge(guarded)
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not take that method")
@@ -206,40 +209,12 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         message: &message,
         model: request.model.as_deref(),
     };
-    match server.store.submit(&new, request.on_conflict == OnConflict::Reject).await {
-        Ok(()) => {}
-        Err(Refusal::SessionBusy(busy)) => {
-            return Err(ApiError::conflict(
-                "session_busy",
-                format!("session {session} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)"),
-            ));
-        }
-        Err(Refusal::Sql(e)) => return Err(e.into()),
-    }
-    tracing::info!(run = %id, %session, workload = %workload.name, "run queued");
-    server.wake.notify_one();
+    runs::queue(&server, &new, request.on_conflict == OnConflict::Reject).await?;
     if !request.wait {
         return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
     }
-    let row = wait_for_end(&server, &id).await?;
+    let row = runs::wait_for_end(&server, &id).await?;
     Ok(Json(row).into_response())
-}
-
-/// The run once it has ended or paused (or the server stops).
-async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
-    let mut closing = server.closing.subscribe();
-    loop {
-        let mut changes = server.subscribe(id);
-        let row = server.store.run(id).await?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
-        if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
-            return Ok(row);
-        }
-        tokio::select! {
-            _ = changes.changes.changed() => {}
-            _ = closing.changed() => {}
-            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
-        }
-    }
 }
 
 async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
@@ -247,28 +222,7 @@ async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRo
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let row = server.find_run(&id).await?;
-    let status = match row.status.as_str() {
-        "queued" | "paused" | "in_doubt" => {
-            if !server.store.finish(&id, &row.status, "cancelled", None, Some("cancelled by request")).await? {
-                // It moved meanwhile (claimed, answered): cancel what it is now.
-                return Box::pin(cancel(State(server), Path(id))).await;
-            }
-            server.changed(&id);
-            server.wake.notify_one();
-            "cancelled"
-        }
-        "running" => {
-            server.cancel_task(&id);
-            // Another replica may be running it.
-            server.store.request_cancel(&id).await?;
-            "cancelling"
-        }
-        ended => {
-            return Err(ApiError::conflict("run_ended", format!("run {id} has ended ({ended}): nothing to cancel")));
-        }
-    };
-    tracing::info!(run = %id, status, "cancel asked");
+    let status = runs::cancel_run(&server, &id).await?;
     Ok(Json(json!({"id": id, "status": status})))
 }
 
@@ -279,17 +233,6 @@ struct Input {
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    let row = server.find_run(&id).await?;
-    if row.status != "paused" {
-        return Err(ApiError::conflict(
-            "not_waiting",
-            format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
-        ));
-    }
-    if !server.store.answer(&id, &body.text).await? {
-        return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
-    }
-    server.changed(&id);
-    server.wake.notify_one();
+    runs::answer(&server, &id, &body.text).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
 }

@@ -12,16 +12,16 @@ use std::time::Duration;
 use serde_json::Value;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
-use sr_runtime::hook::NoHook;
+use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
 use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
-use crate::Server;
 use crate::metrics::RunTimer;
 use crate::store::{RunRow, StoreError};
+use crate::{Server, travel};
 
 /// An event over this many bytes of JSON is stored and streamed as an
 /// `event_too_large` event that keeps its id, type and size.
@@ -143,7 +143,17 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
     };
-    let launched = match launch_when_free(&server, &run, spec).await {
+    // A fork (`travel::fork`) starts from another run's journal; once started,
+    // it resumes from its own like any run.
+    let fork = if run.attempt_run.is_none() { travel::fork::find(&server.settings.state_dir, &run.id) } else { None };
+    let launched = match fork {
+        None => launch_when_free(&server, &run, spec)
+            .await
+            .map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
+        Some(Ok(plan)) => travel::fork::launch(spec(None), &plan),
+        Some(Err(e)) => return failed(e),
+    };
+    let (launched, hook) = match launched {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
@@ -168,7 +178,7 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         skip: Mutex::new(replayed),
         timer: RunTimer::default(),
     });
-    match launched.run(Arc::new(NoHook), vec![sink]).await {
+    match launched.run(hook, vec![sink]).await {
         Ok(Finished { status: Some(status), result, error }) => Outcome {
             status: match status {
                 RunStatus::Completed => "done",

@@ -7,6 +7,7 @@
 //! sessions, journals and leases are files in the state directory, and every
 //! run goes through the runtime's one run path; see `docs/serve.md`.
 
+mod a2a;
 mod api;
 mod auth;
 mod dispatch;
@@ -14,8 +15,10 @@ mod error;
 mod events;
 mod lease;
 mod metrics;
+mod runs;
 mod store;
 mod studio_api;
+mod travel;
 mod workloads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -339,32 +342,33 @@ impl Bound {
     }
 }
 
+/// A server on `dir` serving `workloads`, with no dispatcher (tests drive the store).
+#[cfg(test)]
+pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc<workloads::Workload>>) -> Server {
+    Server {
+        settings: Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None, lease: Duration::from_secs(10) },
+        store: store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
+        sessions: SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),
+        workloads,
+        keys: None,
+        metrics: metrics::Metrics::default(),
+        progress: Mutex::default(),
+        tasks: Mutex::default(),
+        cancelled: Mutex::default(),
+        claims: Mutex::default(),
+        lost: Mutex::default(),
+        wake: Notify::new(),
+        draining: AtomicBool::new(false),
+        closing: watch::channel(false).0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn server(dir: &std::path::Path) -> Server {
-        Server {
-            settings: Settings {
-                state_dir: dir.to_path_buf(),
-                workers: 1,
-                replay: None,
-                lease: Duration::from_secs(10),
-            },
-            store: store::Store::open(&dir.join("serve.db")).unwrap(),
-            sessions: SessionStore::open(&dir.join("sessions.db")).unwrap(),
-            workloads: BTreeMap::new(),
-            keys: None,
-            metrics: metrics::Metrics::default(),
-            progress: Mutex::default(),
-            tasks: Mutex::default(),
-            cancelled: Mutex::default(),
-            claims: Mutex::default(),
-            lost: Mutex::default(),
-            wake: Notify::new(),
-            draining: AtomicBool::new(false),
-            closing: watch::channel(false).0,
-        }
+        test_server(dir, BTreeMap::new())
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::Server;
 use crate::error::ApiError;
 use crate::store::{RecentRun, STATUSES};
 
-const MAX_LIMIT: u32 = 500;
+pub(crate) const MAX_LIMIT: u32 = 500;
 
 pub fn routes() -> Router<Arc<Server>> {
     Router::new().route("/v1/runs", get(list))

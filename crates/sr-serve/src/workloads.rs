@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sr_hir::graph::{EdgeKind, edges};
+use sr_hir::graph::{EdgeKind, ProgramGraph, program_graph};
 use sr_hir::{ItemKind, RootDatabase};
 use sr_runtime::compile::{Compiled, Entry};
 use sr_runtime::workload::load;
@@ -30,9 +30,16 @@ impl Workload {
 }
 
 #[derive(Serialize)]
-struct EdgeView {
-    from: String,
-    to: String,
+struct NodeView {
+    id: String,
+    kind: &'static str,
+    label: String,
+}
+
+#[derive(Serialize)]
+struct EdgeView<'a> {
+    from: &'a str,
+    to: &'a str,
     kind: &'static str,
 }
 
@@ -70,23 +77,8 @@ fn load_one(name: &str, path: &Path) -> Result<Workload, Vec<String>> {
             .collect::<Vec<_>>()
     })?;
     let graph = match db.load_with_imports(&path) {
-        Ok(root) if path.extension().is_some_and(|e| e == "sr") => edges(&db, root)
-            .into_iter()
-            .filter(|edge| edge.kind != EdgeKind::Instruction)
-            .map(|edge| EdgeView {
-                from: label(edge.from.kind(&db), edge.from.name(&db)),
-                to: label(edge.to.kind(&db), edge.to.name(&db)),
-                kind: match edge.kind {
-                    EdgeKind::Delegate => "delegate",
-                    EdgeKind::Use => "use",
-                    EdgeKind::RunAgent => "run_agent",
-                    EdgeKind::RunFlow => "run_flow",
-                    EdgeKind::CallLlm => "call_llm",
-                    EdgeKind::Instruction => "instruction",
-                },
-            })
-            .collect(),
-        _ => Vec::new(),
+        Ok(root) if path.extension().is_some_and(|e| e == "sr") => graph_view(&db, &program_graph(&db, root)),
+        _ => json!({"nodes": [], "edges": []}),
     };
     let entry = match &program.entry {
         Some(Entry::Flow(name)) => Some(format!("flow {name}")),
@@ -104,18 +96,53 @@ fn load_one(name: &str, path: &Path) -> Result<Workload, Vec<String>> {
         "entry": entry,
         "entries": entries,
         "input": {"prompt": "text: the run's message", "input": "any JSON value: given to the run as its message, as JSON text"},
-        "graph": {"edges": graph},
+        "graph": graph,
     });
     Ok(Workload { name: name.to_string(), program, description })
 }
 
-fn label(kind: ItemKind, name: &sr_hir::Name) -> String {
-    let kind = match kind {
+/// The graph `sr graph` and the editor draw, for clients: nodes named
+/// `KIND NAME` (`agent reviewer`), edges between them with their exact kind
+/// (`handler` ties an agent to its own handler).
+fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Value {
+    let nodes: Vec<NodeView> = graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let (kind, name) = (node.item.kind(db), node.item.name(db));
+            NodeView { id: label(kind, name), kind: kind_name(kind), label: name.to_string() }
+        })
+        .collect();
+    let edges: Vec<EdgeView> = graph
+        .links
+        .iter()
+        .map(|link| EdgeView {
+            from: &nodes[link.from].id,
+            to: &nodes[link.to].id,
+            kind: match link.kind {
+                None => "handler",
+                Some(EdgeKind::Delegate) => "delegate",
+                Some(EdgeKind::Use) => "use",
+                Some(EdgeKind::RunAgent) => "run_agent",
+                Some(EdgeKind::RunFlow) => "run_flow",
+                Some(EdgeKind::CallLlm) => "call_llm",
+                Some(EdgeKind::Instruction) => "instruction",
+            },
+        })
+        .collect();
+    json!({"nodes": nodes, "edges": edges})
+}
+
+fn kind_name(kind: ItemKind) -> &'static str {
+    match kind {
         ItemKind::Agent => "agent",
         ItemKind::Flow => "flow",
         ItemKind::Prompt => "prompt",
         ItemKind::Handler => "handler",
         _ => "item",
-    };
-    format!("{kind} {name}")
+    }
+}
+
+fn label(kind: ItemKind, name: &sr_hir::Name) -> String {
+    format!("{} {name}", kind_name(kind))
 }

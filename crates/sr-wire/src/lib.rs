@@ -18,6 +18,7 @@
 //! ends inside that one's header.
 //! Memory for a body grows as its bytes arrive, not with the length claimed.
 
+pub mod launch;
 mod repair;
 
 use std::io;

@@ -9,12 +9,18 @@ export interface GraphNode {
   id: string;
   label: string;
   kind: NodeKind;
+  /** The imported file the node is declared in (its `subgraph`); absent for the root file. */
+  file?: string;
+  /** The program's entry point (`class ID entry`). */
+  entry?: boolean;
 }
 
 export interface GraphEdge {
   from: string;
   to: string;
   label: string;
+  /** A dotted tie (`-.-`) from an agent to its own handler, not a call. */
+  tie?: boolean;
 }
 
 export interface Graph {
@@ -24,6 +30,9 @@ export interface Graph {
 
 const NODE = /^\s*(\w+)(?:\("(.*)"\)|\["(.*)"\]|\{\{"(.*)"\}\}|\[\/"(.*)"\/\])\s*$/;
 const EDGE = /^\s*(\w+)\s*-->\|([^|]*)\|\s*(\w+)\s*$/;
+const TIE = /^\s*(\w+)\s*-\.-\s*(\w+)\s*$/;
+const SUBGRAPH = /^\s*subgraph\s+\w+\s*\["(.*)"\]\s*$/;
+const CLASS = /^\s*class\s+(\w+)\s+entry\s*$/;
 
 /** The nodes and edges of the `flowchart` the server writes; an error names a line it cannot read. */
 export function parseMermaid(text: string): Graph {
@@ -32,16 +41,31 @@ export function parseMermaid(text: string): Graph {
     throw new Error(`not a Mermaid flowchart: ${JSON.stringify(lines[0] ?? '')}`);
   }
   const graph: Graph = { nodes: [], edges: [] };
+  let file: string | undefined;
   for (const line of lines.slice(1)) {
     const node = NODE.exec(line);
     const edge = EDGE.exec(line);
+    const tie = TIE.exec(line);
+    const subgraph = SUBGRAPH.exec(line);
+    const entry = CLASS.exec(line);
     if (node) {
       const [, id, flow, agent, handler, prompt] = node;
       const kind: NodeKind = flow !== undefined ? 'flow' : agent !== undefined ? 'agent' : handler !== undefined ? 'handler' : 'prompt';
-      graph.nodes.push({ id, kind, label: unescape(flow ?? agent ?? handler ?? prompt ?? '') });
+      const label = unescape(flow ?? agent ?? handler ?? prompt ?? '');
+      graph.nodes.push(file === undefined ? { id, kind, label } : { id, kind, label, file });
     } else if (edge) {
       graph.edges.push({ from: edge[1], label: edge[2], to: edge[3] });
-    } else {
+    } else if (tie) {
+      graph.edges.push({ from: tie[1], label: '', to: tie[2], tie: true });
+    } else if (subgraph) {
+      file = unescape(subgraph[1]);
+    } else if (line.trim() === 'end') {
+      file = undefined;
+    } else if (entry) {
+      const marked = graph.nodes.find((n) => n.id === entry[1]);
+      if (!marked) throw new Error(`the entry ${JSON.stringify(entry[1])} is not a node of the graph`);
+      marked.entry = true;
+    } else if (!/^\s*classDef\s/.test(line)) {
       throw new Error(`cannot read the graph's line ${JSON.stringify(line)}`);
     }
   }
@@ -74,7 +98,7 @@ export function renderSvg(graph: Graph): string {
   const edges = graph.edges.map((e) => {
     const from = byId.get(e.from);
     const to = byId.get(e.to);
-    return from && to ? edge(from, to, e.label) : '';
+    return from && to ? edge(from, to, e.label, e.tie === true) : '';
   });
   const nodes = placed.map(node);
   return [
@@ -171,13 +195,15 @@ function node(n: Placed): string {
     handler: `<polygon points="${x + 12},${y} ${x + w - 12},${y} ${x + w},${y + h / 2} ${x + w - 12},${y + h} ${x + 12},${y + h} ${x},${y + h / 2}"/>`,
     prompt: `<polygon points="${x + 10},${y} ${x + w},${y} ${x + w - 10},${y + h} ${x},${y + h}"/>`,
   }[n.kind];
+  const where = n.file === undefined ? '' : ` (${escapeXml(n.file)})`;
+  const classes = n.entry ? `node ${n.kind} entry` : `node ${n.kind}`;
   return (
-    `<g class="node ${n.kind}" data-name="${escapeXml(n.label)}"><title>${n.kind} ${escapeXml(n.label)}</title>${shape}` +
+    `<g class="${classes}" data-name="${escapeXml(n.label)}"><title>${n.kind} ${escapeXml(n.label)}${where}</title>${shape}` +
     `<text x="${x + w / 2}" y="${y + h / 2}">${escapeXml(n.label)}</text></g>`
   );
 }
 
-function edge(from: Placed, to: Placed, label: string): string {
+function edge(from: Placed, to: Placed, label: string, tie: boolean): string {
   const [x1, y1] = [from.x + from.width, from.y + NODE_HEIGHT / 2];
   const [x2, y2] = to.x > from.x ? [to.x, to.y + NODE_HEIGHT / 2] : [to.x + to.width / 2, to.y + NODE_HEIGHT];
   const bend = Math.max(40, Math.abs(x2 - x1) / 2);
@@ -186,8 +212,9 @@ function edge(from: Placed, to: Placed, label: string): string {
     ? `M ${x1} ${y1} C ${x1 + bend} ${y1 + 60}, ${x2} ${y2 + 60}, ${x2} ${y2}`
     : `M ${x1} ${y1} C ${x1 + bend} ${y1}, ${x2 - bend} ${y2}, ${x2} ${y2}`;
   const [lx, ly] = back ? [(x1 + x2) / 2, Math.max(y1, y2) + 45] : [(x1 + x2) / 2, (y1 + y2) / 2];
+  const ends = tie ? '' : ' marker-end="url(#arrow)"';
   return (
-    `<g class="edge"><path d="${path}" marker-end="url(#arrow)"/>` +
+    `<g class="${tie ? 'edge tie' : 'edge'}"><path d="${path}"${ends}/>` +
     `<text x="${lx}" y="${ly - 6}">${escapeXml(label)}</text></g>`
   );
 }

@@ -17,15 +17,17 @@ svg { margin: 8px 0 60px; overflow: visible; }
 .node.agent rect { fill: var(--vscode-charts-green); fill-opacity: 0.25; }
 .node.handler polygon { fill: var(--vscode-charts-orange); fill-opacity: 0.25; }
 .node.prompt polygon { fill: var(--vscode-charts-purple); fill-opacity: 0.25; }
+.node.entry rect, .node.entry polygon { stroke-width: 3; }
 .node text { fill: var(--vscode-foreground); text-anchor: middle; dominant-baseline: central; font-size: 13px; }
 .edge path { stroke: var(--vscode-descriptionForeground); stroke-width: 1.2; fill: none; }
+.edge.tie path { stroke-dasharray: 4 3; }
 .edge text { fill: var(--vscode-descriptionForeground); text-anchor: middle; font-size: 11px; }
 .arrow { fill: var(--vscode-descriptionForeground); }
 .legend span { margin-right: 12px; }
 `;
 
 const LEGEND =
-  '<p class="legend source"><span>( ) flow</span><span>[ ] agent</span><span>{ } handler</span><span>/ / prompt</span></p>';
+  '<p class="legend source"><span>( ) flow</span><span>[ ] agent</span><span>{ } handler</span><span>/ / prompt</span><span>thick: the entry point</span><span>dashed: a handler of its agent</span></p>';
 
 export function registerGraphView(server: LanguageServer): vscode.Disposable {
   const panels = new LivePanels('streetrace.graph', CSS);

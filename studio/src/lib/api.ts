@@ -88,6 +88,33 @@ export interface Session {
   runs: Run[];
 }
 
+/** A file of the run's work directory at an event (`text` for small UTF-8 files). */
+export interface FileEntry {
+  path: string;
+  kind: "file" | "dir" | "symlink";
+  size: number;
+  text?: string;
+  truncated?: boolean;
+}
+
+/** A run as it was at one of its events (`GET /v1/runs/ID/at/SEQ`), from a replay of its journal. */
+export interface Moment {
+  run: string;
+  at: number;
+  event: string;
+  status: string;
+  /** Where the replay stopped (a thread's n-th step); null at the run's end. */
+  point: { thread: string; n: number; kind: string } | null;
+  scopes: { thread: string; frames: { kind: string; name: string }[]; variables: Record<string, unknown> }[];
+  files: { entries: FileEntry[]; omitted: number };
+}
+
+export interface ForkRequest {
+  at: number;
+  reply?: string;
+  set?: Record<string, unknown>;
+}
+
 const KEY_STORAGE = "sr-studio-api-key";
 
 export function apiKey(): string {
@@ -148,6 +175,9 @@ export const api = {
     request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/input`, { text }),
   cancel: (id: string) => request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   session: (id: string) => request<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
+  at: (id: string, seq: number) => request<Moment>("GET", `/v1/runs/${encodeURIComponent(id)}/at/${seq}`),
+  fork: (id: string, body: ForkRequest) =>
+    request<{ id: string; status: RunStatus; session: string }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, body),
 };
 
 function list<T>(value: T[] | Record<string, T[]>): T[] {

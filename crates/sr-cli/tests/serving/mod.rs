@@ -87,6 +87,11 @@ impl Serve {
         Serve { child, base, log, client: reqwest::Client::new() }
     }
 
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }

@@ -13,37 +13,9 @@ pub struct InitializeArguments {
     pub path_format: Option<String>,
 }
 
-/// `launch`: what to run and with which seams.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct LaunchArguments {
-    /// The `.sr` file (or upstream YAML agent) to run.
-    pub program: Option<String>,
-    /// The user's message (`$input_prompt`).
-    pub prompt: Option<String>,
-    /// Model for agents and prompts that name none (`sr run --model`).
-    pub model: Option<String>,
-    /// Every call goes to this model (`sr run --override-model`).
-    pub override_model: Option<String>,
-    /// Serve model exchanges and tool results from this recording (offline).
-    pub replay: Option<String>,
-    /// Write every model exchange and tool result to this file (a cassette
-    /// for `replay` later).
-    pub record: Option<String>,
-    /// Directory file tools work in (default: the adapter's current directory).
-    pub work_dir: Option<String>,
-    pub stop_on_entry: Option<bool>,
-    /// Run without the debugger (no breakpoints, logpoints or steps); the output still shows.
-    pub no_debug: Option<bool>,
-    /// Model turns an agent may take.
-    pub max_turns: Option<u32>,
-    /// Start at this flow or agent instead of the entry point (`sr run --entry`).
-    pub entry: Option<String>,
-    /// Let `streetrace.cli.host` tools run commands on the host (`sr run --allow-host-tools`).
-    pub allow_host_tools: Option<bool>,
-    /// Let coding agents use `backend: unsandboxed` (`sr run --allow-unsandboxed`).
-    pub allow_unsandboxed: Option<bool>,
-}
+/// `launch`: what to run and with which seams (shared with the language
+/// server, which writes it for its Debug lens).
+pub use sr_wire::launch::LaunchArguments;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -57,7 +57,7 @@ fn has_variable(db: &RootDatabase, item: Item<'_>, name: &str) -> bool {
 }
 
 /// `agent 'helper' (/lib.sr:3)`, lines counted from 1.
-fn located(db: &RootDatabase, item: Item<'_>) -> String {
+pub(super) fn located(db: &RootDatabase, item: Item<'_>) -> String {
     let file = item.file(db);
     let line = sr_hir::line_index(db, file).line_col(crate::defs::item_focus(db, item).start()).line + 1;
     format!("{} ({}:{line})", describe(db, item), file.path(db).display())

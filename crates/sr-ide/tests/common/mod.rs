@@ -84,6 +84,22 @@ pub fn check_all(text: &str, cursors: &[TextSize], what: String) {
         for highlight in analysis.highlight_related(&position).unwrap() {
             check.range(highlight.range, "document highlight");
         }
+        for target in analysis.goto_type_definition(&position).unwrap() {
+            check.range(target.focus_range, "type definition");
+        }
+        if let Some(help) = analysis.signature_help(&position).unwrap() {
+            check.name(&help.label, "signature help");
+            for param in &help.parameters {
+                let range = param.range;
+                assert!(
+                    usize::from(range.end()) <= help.label.len() && help.label.is_char_boundary(range.start().into()),
+                    "signature help: parameter {range:?} outside {:?}\n{}",
+                    help.label,
+                    check.what
+                );
+            }
+            assert!(help.active_parameter.is_none_or(|a| a < help.parameters.len()), "{}", check.what);
+        }
         if let Some(hover) = analysis.hover(&position).unwrap() {
             check.range(hover.range, "hover");
         }

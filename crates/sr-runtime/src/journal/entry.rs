@@ -125,6 +125,11 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// How the recorded run started (its last `meta` line), if the journal says.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.meta.as_ref()
+    }
+
     /// Reads journal `text`. Lines it does not know are skipped (MCP listings
     /// are read by the MCP hub); a line that is not JSON, or a journal of an
     /// older format, is an error naming the line.
@@ -389,6 +394,14 @@ mod tests {
         assert_eq!(served("main/1.0", 0), None, "a branch started at the fork point");
         assert_eq!(recorded.effects_of(&"main".into()), 1);
         assert_eq!(recorded.max_step(), 4);
+    }
+
+    #[test]
+    fn a_resumed_journal_says_how_its_last_run_started() {
+        let resumed = Meta { input: "go".into(), answers: vec!["yes".into()], ..Meta::new("w.sr", "go") };
+        let text = format!("{}\n{}", meta(), resumed.to_entry());
+        assert_eq!(Recorded::parse(&text).unwrap().meta().map(|m| m.answers.clone()), Some(vec!["yes".to_string()]));
+        assert_eq!(Recorded::parse("").unwrap().meta(), None);
     }
 
     #[test]

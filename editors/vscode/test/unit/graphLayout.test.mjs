@@ -34,7 +34,38 @@ test('reads every node shape and edge the server writes', () => {
   });
 });
 
+// What `sr graph` and the server write for a program with an import, a handler and an entry point.
+const WITH_FILES = `flowchart LR
+    agent_lead["lead"]
+    handler_lead_on_tool_call{{"on tool-call"}}
+    flow_main("main")
+    subgraph file_1 ["lib/helpers.sr"]
+        agent_helper["helper"]
+    end
+    agent_lead -->|delegate| agent_helper
+    agent_lead -.- handler_lead_on_tool_call
+    flow_main -->|run| agent_lead
+    classDef entry stroke-width:3px
+    class flow_main entry
+`;
+
+test('reads files, handler ties and the entry point', () => {
+  const graph = parseMermaid(WITH_FILES);
+  assert.deepEqual(graph.nodes, [
+    { id: 'agent_lead', kind: 'agent', label: 'lead' },
+    { id: 'handler_lead_on_tool_call', kind: 'handler', label: 'on tool-call' },
+    { id: 'flow_main', kind: 'flow', label: 'main', entry: true },
+    { id: 'agent_helper', kind: 'agent', label: 'helper', file: 'lib/helpers.sr' },
+  ]);
+  assert.deepEqual(graph.edges[1], { from: 'agent_lead', label: '', to: 'handler_lead_on_tool_call', tie: true });
+  const svg = renderSvg(graph);
+  assert.match(svg, /<g class="node flow entry" data-name="main">/);
+  assert.match(svg, /<title>agent helper \(lib\/helpers\.sr\)<\/title>/);
+  assert.equal((svg.match(/<g class="edge tie"><path d="[^"]*"\/>/g) ?? []).length, 1, 'a tie has no arrow');
+});
+
 test('refuses what it cannot read, naming the line', () => {
+  assert.throws(() => parseMermaid('flowchart LR\n    class nobody entry\n'), /the entry "nobody" is not a node/);
   assert.throws(() => parseMermaid('graph TD\n'), /not a Mermaid flowchart: "graph TD"/);
   assert.throws(() => parseMermaid('flowchart LR\n    n0 --> n1\n'), /cannot read the graph's line "    n0 --> n1"/);
 });

@@ -1,5 +1,11 @@
 //! The program's call graph: agents delegating to and using agents, flows and
-//! handlers running agents and flows and calling prompts.
+//! handlers running agents and flows and calling prompts; and the one
+//! picture of it ([`ProgramGraph`]) that `sr graph`, the editor's graph view
+//! and `sr serve` all draw, so they cannot disagree.
+
+mod drawing;
+
+pub use drawing::{GraphLink, GraphNode, ProgramGraph, program_graph};
 
 use crate::anchor::Anchor;
 use crate::hir::{ItemData, Stmt};

@@ -1,0 +1,292 @@
+//! `sr serve`'s time travel and forks, black-box: a run whose model is
+//! sr-llm's mock server is looked at as it was at its events
+//! (`GET /v1/runs/ID/at/SEQ`) and forked (`POST /v1/runs/ID/fork`); the
+//! mock's request log shows which model calls were made again (none before
+//! the fork point) and which live.
+#![allow(clippy::unwrap_used)]
+
+mod serving;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use serving::{Serve, events_of, temp, wait_until};
+use sr_llm::mock::{MockReply, MockServer};
+
+/// A writer agent that writes a file, then two calls of the flow's own.
+const NOTES: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt write: """Write notes to notes.txt."""
+prompt summarize: """Summarize: ${draft}"""
+prompt title: """Title for: ${summary}"""
+agent writer:
+    instruction write
+    tools fs
+
+flow main:
+    $draft = run agent writer with $input_prompt
+    $summary = call llm summarize
+    $title = call llm title
+    return $title
+"#;
+
+fn script(mock: &MockServer) {
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "notes.txt", "content": "first notes"})));
+    mock.push(MockReply::text("wrote notes"));
+    mock.push(MockReply::text("summary one"));
+    mock.push(MockReply::text("title one"));
+}
+
+async fn finished_run(serve: &Serve) -> (String, Vec<(u64, Value)>) {
+    let run = serve.post("/v1/runs", json!({"workload": "notes", "prompt": "go", "wait": true})).await;
+    assert_eq!((run.0, run.1["status"].clone()), (200, json!("done")), "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    (id, events)
+}
+
+/// The id of the `nth` (from 0) event of type `kind`.
+fn seq_of(events: &[(u64, Value)], kind: &str, nth: usize) -> u64 {
+    events.iter().filter(|(_, e)| e["type"] == kind).nth(nth).unwrap_or_else(|| panic!("no {kind} #{nth}")).0
+}
+
+fn main_vars(moment: &Value) -> Value {
+    let scopes = moment["scopes"].as_array().unwrap();
+    scopes.iter().find(|s| s["thread"] == "main").unwrap()["variables"].clone()
+}
+
+fn file_text(moment: &Value, path: &str) -> Option<String> {
+    let entries = moment["files"]["entries"].as_array().unwrap();
+    entries.iter().find(|e| e["path"] == path).map(|e| e["text"].as_str().unwrap().to_string())
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finished_run_is_shown_as_it_was_at_each_event_without_a_model_call() {
+    let dir = temp("travel-at", &[("notes.sr", NOTES)]);
+    let mock = MockServer::start().await;
+    script(&mock);
+    let serve = Serve::start(&dir, &mock, &["notes.sr"]).await;
+    let (id, events) = finished_run(&serve).await;
+    assert_eq!(mock.requests().len(), 4);
+
+    // Before the tool wrote it, notes.txt is not there; after, it is.
+    let before = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "model_request", 0))).await;
+    assert_eq!(before.0, 200, "{}", before.1);
+    assert_eq!(before.1["status"], "running");
+    assert_eq!(file_text(&before.1, "notes.txt"), None, "{}", before.1["files"]);
+    let written = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "tool_result", 0))).await;
+    assert_eq!(file_text(&written.1, "notes.txt").as_deref(), Some("first notes"), "{}", written.1);
+    assert_eq!(main_vars(&written.1).get("draft"), None, "the writer has not answered yet");
+
+    // The variables follow the run's assignments.
+    let drafted = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "state_change", 0))).await;
+    assert_eq!(main_vars(&drafted.1)["draft"], "wrote notes", "{}", drafted.1);
+    assert_eq!(main_vars(&drafted.1).get("summary"), None);
+    assert_eq!(drafted.1["point"]["thread"], "main");
+    let last = events.last().unwrap().0;
+    let end = serve.get(&format!("/v1/runs/{id}/at/{last}")).await;
+    assert_eq!(end.1["status"], "done", "{}", end.1);
+    assert_eq!(
+        (main_vars(&end.1)["summary"].clone(), main_vars(&end.1)["title"].clone()),
+        (json!("summary one"), json!("title one"))
+    );
+
+    // Every event can be looked at, and none made a model call.
+    for (seq, _) in &events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq}: {}", at.1);
+        assert_eq!(at.1["at"], json!(seq));
+    }
+    assert_eq!(mock.requests().len(), 4, "travelling made no model call");
+    assert!(
+        !dir.join("state/travel").read_dir().is_ok_and(|mut d| d.next().is_some()),
+        "scratch directories are removed"
+    );
+
+    // Errors name what is wrong.
+    let unknown = serve.get("/v1/runs/nope/at/1").await;
+    assert_eq!(unknown.0, 404, "{}", unknown.1);
+    for bad in [0, last + 1, u64::MAX] {
+        let beyond = serve.get(&format!("/v1/runs/{id}/at/{bad}")).await;
+        assert_eq!(beyond.0, 400, "{}", beyond.1);
+        let message = beyond.1["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("seq: the run's events are 1 to {last}")), "{message}");
+    }
+    let long = "9".repeat(5000);
+    for word in ["first", "-1", "1.5", "18446744073709551616", "%00", long.as_str()] {
+        let refused = serve.get(&format!("/v1/runs/{id}/at/{word}")).await;
+        assert_eq!(refused.0, 400, "{word}: {}", refused.1);
+        let message = refused.1["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("seq: ") && message.ends_with("is not an event id"), "{message}");
+    }
+
+    // A run still running is refused.
+    mock.push(MockReply::text("slow").delay(Duration::from_secs(3)));
+    let running = serve.post("/v1/runs", json!({"workload": "notes", "prompt": "go"})).await;
+    let running = running.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(20), || async {
+        let run = serve.get(&format!("/v1/runs/{running}")).await;
+        (run.1["status"] == "running").then_some(())
+    })
+    .await;
+    let busy = serve.get(&format!("/v1/runs/{running}/at/1")).await;
+    assert_eq!((busy.0, busy.1["error"]["code"].clone()), (409, json!("run_active")), "{}", busy.1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_alone() {
+    let dir = temp("travel-fork", &[("notes.sr", NOTES)]);
+    let mock = MockServer::start().await;
+    script(&mock);
+    let serve = Serve::start(&dir, &mock, &["notes.sr"]).await;
+    let (id, events) = finished_run(&serve).await;
+    let original = serve.get(&format!("/v1/runs/{id}")).await.1;
+    let journals = dir.join("state/journal").join(original["session"].as_str().unwrap());
+    let work = dir.join("state/runs").join(&id);
+    let kept = (snapshot(&journals), snapshot(&work));
+    assert!(!kept.0.is_empty() && !kept.1.is_empty());
+
+    // Fork at the summary's reply, replacing it: the writer's two calls and
+    // its tool are served, the summary is injected, the title is asked live.
+    let at = seq_of(&events, "model_response", 2);
+    mock.push(MockReply::text("title two"));
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at, "reply": "injected summary"})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    assert_ne!(fork.1["session"], original["session"], "a fork gets a session of its own");
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let ended = done(&serve, &fork_id).await;
+    assert_eq!(ended["result"], "title two", "{ended}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 5, "one live call, the title; nothing before the fork point was asked again");
+    assert!(requests[4].body.to_string().contains("Title for: injected summary"), "{}", requests[4].body);
+    let fork_events = events_of(&serve.get_text(&format!("/v1/runs/{fork_id}/events")).await);
+    let replies: Vec<&Value> =
+        fork_events.iter().filter(|(_, e)| e["type"] == "model_response").map(|(_, e)| &e["text"]).collect();
+    assert_eq!(replies, [&json!(""), &json!("wrote notes"), &json!("injected summary"), &json!("title two")]);
+    // The fork's work directory got the served tool's file.
+    let fork_notes = dir.join("state/runs").join(&fork_id).join("work/notes.txt");
+    assert_eq!(std::fs::read_to_string(fork_notes).unwrap(), "first notes");
+
+    // Fork after the summary's assignment with the variable edited.
+    let assigned = seq_of(&events, "state_change", 1);
+    mock.push(MockReply::text("title three"));
+    let edited =
+        serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": assigned, "set": {"summary": "edited"}})).await;
+    assert_eq!(edited.0, 202, "{}", edited.1);
+    let ended = done(&serve, edited.1["id"].as_str().unwrap()).await;
+    assert_eq!(ended["result"], "title three", "{ended}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 6);
+    assert!(requests[5].body.to_string().contains("Title for: edited"), "{}", requests[5].body);
+
+    // Bad forks name the field at fault and queue nothing.
+    let bad = [
+        (json!({"at": 1, "reply": "x"}), "reply: event 1 is a run_started event"),
+        (json!({"at": assigned, "set": {"nope": 1}}), "set.nope: there is no variable $nope at event"),
+        (json!({"at": events.len() + 1}), "at: the run's events are 1 to"),
+        (json!({"at": 1, "colour": "red"}), "unknown field `colour`"),
+        (json!({"reply": "x"}), "missing field `at`"),
+    ];
+    for (body, expected) in bad {
+        let refused = serve.post(&format!("/v1/runs/{id}/fork"), body.clone()).await;
+        assert_eq!(refused.0, 400, "{body}: {}", refused.1);
+        let message = refused.1["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expected), "{body}: {message}");
+    }
+    let unknown = serve.post("/v1/runs/nope/fork", json!({"at": 1})).await;
+    assert_eq!(unknown.0, 404);
+    assert_eq!(mock.requests().len(), 6);
+
+    // The original's journal and work directory are byte for byte as they were.
+    assert_eq!((snapshot(&journals), snapshot(&work)), kept);
+    assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1, original);
+}
+
+/// A flow that asks a human between two model calls.
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_run_travels_too_and_its_fork_is_given_the_answer_again() {
+    let dir = temp("travel-paused", &[("approve.sr", PAUSING)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::chunks(["Dear ", "Ada."]));
+    mock.push(MockReply::text("Polished."));
+    let serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let paused = events_of(&serve.get_text_for(&format!("/v1/runs/{id}/events"), Duration::from_millis(500)).await);
+    let asked = seq_of(&paused, "human_input_requested", 0);
+    for seq in [asked, paused.last().unwrap().0] {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!((at.0, at.1["status"].clone()), (200, json!("paused")), "{seq}: {}", at.1);
+        assert_eq!(main_vars(&at.1)["draft"], "Dear Ada.");
+    }
+
+    // Answered, it goes on; the pause in the middle of its events is still `paused`.
+    assert_eq!(serve.post(&format!("/v1/runs/{id}/input"), json!({"text": "ship it"})).await.0, 202);
+    let ended = done(&serve, &id).await;
+    assert_eq!(ended["result"], "Polished.");
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let middle = seq_of(&events, "run_finished", 0);
+    let at_pause = serve.get(&format!("/v1/runs/{id}/at/{middle}")).await;
+    assert_eq!(at_pause.1["status"], "paused", "{}", at_pause.1);
+    let polished = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "model_request", 1))).await;
+    assert_eq!(main_vars(&polished.1)["human_input"], "ship it", "{}", polished.1);
+    for (seq, _) in &events {
+        assert_eq!(serve.get(&format!("/v1/runs/{id}/at/{seq}")).await.0, 200, "event {seq}");
+    }
+
+    // A fork at the polish's request, its reply replaced: the draft and the answer are
+    // replayed, the polish is not asked.
+    let at = seq_of(&events, "model_request", 1);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at, "reply": "Mine."})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let forked = done(&serve, fork.1["id"].as_str().unwrap()).await;
+    assert_eq!(forked["result"], "Mine.", "{forked}");
+    assert_eq!(mock.requests().len(), 2, "the fork made no model call");
+
+    // A fork from the question of a run paused there waits for its own answer.
+    mock.push(MockReply::text("Second draft."));
+    let again = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Bo", "wait": true})).await;
+    let again = again.1["id"].as_str().unwrap().to_string();
+    let asked = events_of(&serve.get_text_for(&format!("/v1/runs/{again}/events"), Duration::from_millis(500)).await);
+    let last = asked.last().unwrap().0;
+    let fork = serve.post(&format!("/v1/runs/{again}/fork"), json!({"at": last})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let waiting = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] == "paused").then_some(run)
+    })
+    .await;
+    assert_eq!(waiting["status"], "paused");
+    assert_eq!(mock.requests().len(), 3, "the fork replayed the draft");
+}
+
+async fn done(serve: &Serve, id: &str) -> Value {
+    wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        matches!(run["status"].as_str(), Some("done" | "failed" | "cancelled")).then_some(run)
+    })
+    .await
+}

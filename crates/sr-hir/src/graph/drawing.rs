@@ -1,0 +1,99 @@
+//! What a picture of the program shows: every flow and agent (root file
+//! first), and the prompts and handlers that take part in an edge; each
+//! edge once; a handler tied to the agent it belongs to; the entry point.
+//! Instruction edges are left out: every agent has one, and drawing them
+//! would double the picture without showing any control flow.
+
+use std::collections::HashSet;
+
+use super::{EdgeKind, edges};
+use crate::entry::entry_point;
+use crate::items::{Item, ItemKind};
+use crate::{Db, File, program};
+
+/// The program graph as it is drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramGraph<'db> {
+    /// The program's files, the root first.
+    pub files: Vec<File>,
+    /// In the order they were met: the root file's flows and agents first.
+    pub nodes: Vec<GraphNode<'db>>,
+    pub links: Vec<GraphLink>,
+    /// The node of the entry point, when the program has one.
+    pub entry: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphNode<'db> {
+    pub item: Item<'db>,
+    /// Index into [`ProgramGraph::files`].
+    pub file: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GraphLink {
+    /// Indices into [`ProgramGraph::nodes`].
+    pub from: usize,
+    pub to: usize,
+    /// `None` ties an agent to one of its own handlers.
+    pub kind: Option<EdgeKind>,
+}
+
+impl ProgramGraph<'_> {
+    /// Each file's nodes in source order, the root file first; files with no
+    /// node are left out.
+    pub fn by_file(&self, db: &dyn Db) -> Vec<(usize, Vec<usize>)> {
+        (0..self.files.len())
+            .map(|file| {
+                let mut nodes: Vec<usize> = (0..self.nodes.len()).filter(|&n| self.nodes[n].file == file).collect();
+                nodes.sort_by_key(|&n| self.nodes[n].item.offset(db));
+                (file, nodes)
+            })
+            .filter(|(_, nodes)| !nodes.is_empty())
+            .collect()
+    }
+}
+
+/// The picture of the program rooted at `root`.
+pub fn program_graph<'db>(db: &'db dyn Db, root: File) -> ProgramGraph<'db> {
+    let program = program(db, root);
+    let mut files = vec![root];
+    files.extend(program.files.iter().copied().filter(|&f| f != root));
+    let mut graph = ProgramGraph { files, nodes: Vec::new(), links: Vec::new(), entry: None };
+    let node = |graph: &mut ProgramGraph<'db>, item: Item<'db>| -> usize {
+        if let Some(index) = graph.nodes.iter().position(|n| n.item == item) {
+            return index;
+        }
+        let file = graph.files.iter().position(|&f| f == item.file(db)).unwrap_or(0);
+        graph.nodes.push(GraphNode { item, file });
+        graph.nodes.len() - 1
+    };
+    let files = graph.files.clone();
+    for &file in &files {
+        for &item in program.flows.values().chain(program.agents.values()).filter(|i| i.file(db) == file) {
+            node(&mut graph, item);
+        }
+    }
+    let mut seen = HashSet::new();
+    for edge in edges(db, root) {
+        if edge.kind == EdgeKind::Instruction {
+            continue;
+        }
+        let from = node(&mut graph, edge.from);
+        if let (Some(owner), ItemKind::Handler) = (edge.from.owner(db), edge.from.kind(db))
+            && let Some(&agent) = program.agents.get(owner)
+        {
+            let tie = GraphLink { from: node(&mut graph, agent), to: from, kind: None };
+            if seen.insert(tie) {
+                graph.links.push(tie);
+            }
+        }
+        let link = GraphLink { from, to: node(&mut graph, edge.to), kind: Some(edge.kind) };
+        // `run agent` and `run` of a flow are drawn alike; the kind stays exact.
+        if seen.insert(link) {
+            graph.links.push(link);
+        }
+    }
+    graph.entry = entry_point(db, root).map(|e| node(&mut graph, e.item));
+    graph
+}

@@ -1,0 +1,37 @@
+//! What a Run or Debug lens carries and the command it sends reads back: one
+//! type for both ends, so a lens and its command cannot disagree on a field.
+
+use serde::{Deserialize, Serialize};
+
+/// The argument of a Run or Debug lens, and of the command it sends back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LensRunnable {
+    /// The workload's path.
+    pub file: String,
+    /// The agent or flow the lens is on.
+    pub target: String,
+    /// Whether `target` is the workload's entry point (running the file starts it).
+    #[serde(default)]
+    pub entry: bool,
+}
+
+impl From<&sr_ide::Runnable> for LensRunnable {
+    fn from(runnable: &sr_ide::Runnable) -> LensRunnable {
+        LensRunnable {
+            file: runnable.path.display().to_string(),
+            target: runnable.target.clone(),
+            entry: runnable.entry,
+        }
+    }
+}
+
+impl LensRunnable {
+    /// The target to name: none for the entry point, which runs by default.
+    pub(crate) fn entry_option(&self) -> Option<String> {
+        (!self.entry).then(|| self.target.clone())
+    }
+
+    pub(crate) fn work_dir(&self) -> Option<String> {
+        std::path::Path::new(&self.file).parent().map(|d| d.display().to_string())
+    }
+}

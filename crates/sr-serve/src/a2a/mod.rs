@@ -1,0 +1,186 @@
+//! Every served workload as an Agent2Agent (A2A) agent: its card
+//! (`card`), and its JSON-RPC endpoint answering A2A 1.0's method names and
+//! 0.3's, each in its version's shapes (`rpc`, `shapes`), one response
+//! (`methods`) or a stream of Server-Sent Events (`stream`). A context is a
+//! session and a task a run; see `docs/a2a.md`.
+
+mod card;
+mod methods;
+mod rpc;
+mod shapes;
+mod stream;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::Value;
+
+use self::methods::Call;
+use self::rpc::{Method, RpcError};
+use crate::error::ApiError;
+use crate::workloads::Workload;
+use crate::{MAX_BODY_BYTES, Server};
+
+type Shared = State<Arc<Server>>;
+
+/// The agent cards: public, as A2A clients read them before they know how
+/// to authenticate (the card says how).
+pub fn card_routes() -> Router<Arc<Server>> {
+    Router::new()
+        .route("/.well-known/agent-card.json", get(only_card))
+        .route("/a2a/{workload}/.well-known/agent-card.json", get(workload_card))
+}
+
+/// The JSON-RPC endpoints, behind the API's key check.
+pub fn guarded_routes() -> Router<Arc<Server>> {
+    Router::new().route("/a2a", post(only_endpoint)).route("/a2a/{workload}", post(endpoint))
+}
+
+/// The one workload, when exactly one is served.
+fn only(server: &Server) -> Option<Arc<Workload>> {
+    match server.workloads.values().collect::<Vec<_>>()[..] {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// `http://HOST` (or `https` behind a proxy that says so) from the request.
+fn base_url(headers: &HeaderMap) -> Result<String, ApiError> {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let fits = |c: char| c.is_ascii_alphanumeric() || ".-:[]_".contains(c);
+    if host.is_empty() || host.len() > 255 || !host.chars().all(fits) {
+        return Err(ApiError::bad_request("Host: missing or not a host name: the card names its endpoint by it"));
+    }
+    let https = headers.get("x-forwarded-proto").is_some_and(|p| p.as_bytes().eq_ignore_ascii_case(b"https"));
+    Ok(format!("{}://{host}", if https { "https" } else { "http" }))
+}
+
+async fn only_card(State(server): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let Some(workload) = only(&server) else {
+        let cards: Vec<String> =
+            server.workloads.keys().map(|name| format!("/a2a/{name}/.well-known/agent-card.json")).collect();
+        return Err(ApiError::not_found(format!(
+            "several workloads are served, each an agent with its own card: {}",
+            cards.join(", ")
+        )));
+    };
+    let endpoint = format!("{}/a2a", base_url(&headers)?);
+    Ok(axum::Json(card::card(&workload, &endpoint, server.keys.is_some())).into_response())
+}
+
+async fn workload_card(
+    State(server): Shared,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let workload = server.workloads.get(&name).ok_or_else(|| unknown(&server, &name))?;
+    let endpoint = format!("{}/a2a/{name}", base_url(&headers)?);
+    Ok(axum::Json(card::card(workload, &endpoint, server.keys.is_some())).into_response())
+}
+
+fn unknown(server: &Server, name: &str) -> ApiError {
+    let served: Vec<&str> = server.workloads.keys().map(String::as_str).collect();
+    let shown: String = name.chars().take(80).collect();
+    ApiError::not_found(format!("no workload named {shown:?} (served: {})", served.join(", ")))
+}
+
+async fn only_endpoint(State(server): Shared, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+    let workload = only(&server).ok_or_else(|| {
+        let paths: Vec<String> = server.workloads.keys().map(|name| format!("/a2a/{name}")).collect();
+        format!("several workloads are served: POST to one of {}", paths.join(", "))
+    });
+    call(server, workload, &headers, body).await
+}
+
+async fn endpoint(
+    State(server): Shared,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let workload = server.workloads.get(&name).cloned().ok_or_else(|| unknown(&server, &name).message);
+    call(server, workload, &headers, body).await
+}
+
+fn json(status: StatusCode, value: Value) -> Response {
+    (status, axum::Json(value)).into_response()
+}
+
+/// Answers one JSON-RPC request to `workload` (or a JSON-RPC error: 413 for
+/// a body over the limit, 404 for an unknown workload, 200 otherwise, as
+/// JSON-RPC over HTTP has it).
+async fn call(
+    server: Arc<Server>,
+    workload: Result<Arc<Workload>, String>,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            let error = RpcError::invalid_request(format!("the request body is over {MAX_BODY_BYTES} bytes"));
+            return json(StatusCode::PAYLOAD_TOO_LARGE, rpc::failure(&Value::Null, &error));
+        }
+        Err(rejection) => {
+            let error = RpcError::invalid_request(format!("cannot read the request body: {}", rejection.body_text()));
+            return json(StatusCode::BAD_REQUEST, rpc::failure(&Value::Null, &error));
+        }
+    };
+    let request = match rpc::read(&body) {
+        Ok(request) => request,
+        Err((id, error)) => return json(StatusCode::OK, rpc::failure(&id, &error)),
+    };
+    let id = request.id.clone();
+    let fail = |error: RpcError| json(StatusCode::OK, rpc::failure(&id, &error));
+    if let Err(error) = rpc::check_version(headers.get("a2a-version").map(|v| v.as_bytes())) {
+        return fail(error);
+    }
+    let workload = match workload {
+        Ok(workload) => workload,
+        Err(message) => return json(StatusCode::NOT_FOUND, rpc::failure(&id, &RpcError::invalid_request(message))),
+    };
+    let call = Call { server, workload, version: request.version };
+    let params = &request.params;
+    let answer = match request.method {
+        Method::Send => methods::send(&call, params).await,
+        Method::Get => methods::get(&call, params).await,
+        Method::List => methods::list(&call, params).await,
+        Method::Cancel => methods::cancel(&call, params).await,
+        Method::Push => Err(RpcError::push_not_supported()),
+        Method::ExtendedCard => Err(RpcError::no_extended_card()),
+        Method::Stream => {
+            let streamed = match methods::deliver(&call, params).await {
+                Ok(task) => stream::respond(call, id.clone(), &task).await,
+                Err(error) => Err(error),
+            };
+            return streamed.unwrap_or_else(fail);
+        }
+        Method::Subscribe => {
+            let streamed = async {
+                let task = rpc::required(params, "id")?;
+                let run = call.find(task).await?;
+                if shapes::terminal(&run.status) {
+                    return Err(RpcError::unsupported(format!(
+                        "task {task} has ended ({}): GetTask shows it",
+                        shapes::state(&run.status, call.version)
+                    )));
+                }
+                stream::respond(call, id.clone(), task).await
+            };
+            return streamed.await.unwrap_or_else(fail);
+        }
+    };
+    match answer {
+        Ok(result) => json(StatusCode::OK, rpc::success(&id, result)),
+        Err(error) => fail(error),
+    }
+}
+
+#[cfg(test)]
+mod tests;

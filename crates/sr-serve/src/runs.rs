@@ -1,0 +1,97 @@
+//! What API v1 and A2A both do to runs: queue one, wait for its end, cancel
+//! it, answer it. Each keeps the store's rules (one active run per session,
+//! status guards) and wakes the dispatcher and the run's watchers.
+
+use crate::Server;
+use crate::error::ApiError;
+use crate::store::{NewRun, Refusal, RunRow};
+
+/// Queues `new` (with `reject`, refused while its session has a run in
+/// progress: 409 `session_busy`) and wakes the dispatcher.
+pub(crate) async fn queue(server: &Server, new: &NewRun<'_>, reject: bool) -> Result<(), ApiError> {
+    match server.store.submit(new, reject).await {
+        Ok(()) => {}
+        Err(Refusal::SessionBusy(busy)) => {
+            return Err(ApiError::conflict(
+                "session_busy",
+                format!(
+                    "session {} has run {busy} in progress (on_conflict: \"enqueue\" queues after it)",
+                    new.session
+                ),
+            ));
+        }
+        Err(Refusal::Sql(e)) => return Err(e.into()),
+    }
+    tracing::info!(run = %new.id, session = %new.session, workload = %new.workload, "run queued");
+    server.wake.notify_one();
+    Ok(())
+}
+
+/// The run once it has ended or paused (or the server stops).
+pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
+    let mut closing = server.closing.subscribe();
+    loop {
+        let mut changes = server.subscribe(id);
+        let row = server.store.run(id).await?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+        if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
+            return Ok(row);
+        }
+        tokio::select! {
+            _ = changes.changes.changed() => {}
+            _ = closing.changed() => {}
+            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
+        }
+    }
+}
+
+/// Cancels run `id`: `cancelled` at once unless it is running
+/// (`cancelling`: its task is stopped, here or on the replica running it);
+/// an ended run is 409 `run_ended`.
+pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str, ApiError> {
+    loop {
+        let row = server.find_run(id).await?;
+        let status = match row.status.as_str() {
+            "queued" | "paused" | "in_doubt" => {
+                if !server.store.finish(id, &row.status, "cancelled", None, Some("cancelled by request")).await? {
+                    // It moved meanwhile (claimed, answered): cancel what it is now.
+                    continue;
+                }
+                server.changed(id);
+                server.wake.notify_one();
+                "cancelled"
+            }
+            "running" => {
+                server.cancel_task(id);
+                // Another replica may be running it.
+                server.store.request_cancel(id).await?;
+                "cancelling"
+            }
+            ended => {
+                return Err(ApiError::conflict(
+                    "run_ended",
+                    format!("run {id} has ended ({ended}): nothing to cancel"),
+                ));
+            }
+        };
+        tracing::info!(run = %id, status, "cancel asked");
+        return Ok(status);
+    }
+}
+
+/// Gives paused run `id` the answer it waits for and queues it again; a run
+/// in any other status is 409 `not_waiting`.
+pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), ApiError> {
+    let row = server.find_run(id).await?;
+    if row.status != "paused" {
+        return Err(ApiError::conflict(
+            "not_waiting",
+            format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
+        ));
+    }
+    if !server.store.answer(id, text).await? {
+        return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
+    }
+    server.changed(id);
+    server.wake.notify_one();
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! Forks: a new run, in a new session, that replays another run's journal up
+//! to a point (`Mode::Travel`: every recorded reply and result is served, no
+//! model or tool is called) and goes live there, with the model's reply
+//! replaced or variables edited. Its plan is a file in the state directory
+//! (`forks/RUN.json`), written before the run is queued, so the dispatcher
+//! (and, after a crash, the next server) starts it as a fork; once started,
+//! the fork has a journal of its own and continues from it like any run.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
+use sr_runtime::journal::Recorded;
+use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing};
+
+use super::moment::{Point, count_point};
+use crate::locked;
+
+/// What a fork does: where it goes live, and with what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The run it forks from, and the event.
+    pub from_run: String,
+    pub at: u64,
+    /// The original's journal, replayed up to the point.
+    pub journal: PathBuf,
+    /// Where it goes live; `None`: the original had no point after the
+    /// event, and the fork replays it to its end.
+    pub point: Option<Point>,
+    pub reply: Option<String>,
+    pub set: Map<String, Value>,
+}
+
+fn plan_path(state_dir: &Path, run: &str) -> PathBuf {
+    state_dir.join("forks").join(format!("{run}.json"))
+}
+
+/// Keeps the plan of run `run` (written whole, then renamed into place).
+pub fn save(state_dir: &Path, run: &str, plan: &Plan) -> Result<(), String> {
+    let path = plan_path(state_dir, run);
+    let dir = state_dir.join("forks");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let partial = path.with_extension("partial");
+    let text = serde_json::to_vec(plan).map_err(|e| e.to_string())?;
+    std::fs::write(&partial, text).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    std::fs::rename(&partial, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Forgets the plan of a run that was not queued after all.
+pub fn discard(state_dir: &Path, run: &str) {
+    let _ = std::fs::remove_file(plan_path(state_dir, run));
+}
+
+/// The plan of run `run`, if it is a fork.
+pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
+    let path = plan_path(state_dir, run);
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(format!("cannot read the fork's plan {}: {e}", path.display()))),
+    };
+    Some(serde_json::from_slice(&text).map_err(|e| format!("the fork's plan {} is damaged: {e}", path.display())))
+}
+
+/// Launches the fork `spec` describes (its own session and work directory)
+/// going back in time in the original's journal, and the hook that makes it
+/// go live at the plan's point.
+pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHook>), LaunchError> {
+    if spec.replay.is_some() {
+        return Err(LaunchError::Refused("a fork goes live: it cannot be served from a recording".to_string()));
+    }
+    let journal = std::fs::read_to_string(&plan.journal).map_err(|e| {
+        LaunchError::Io(format!("cannot read the journal of run {} ({}): {e}", plan.from_run, plan.journal.display()))
+    })?;
+    // The original's answers to `escalate to human` are given again before the point.
+    let answers = Recorded::parse(&journal)
+        .map_err(|e| LaunchError::Refused(format!("the journal of run {}: {e}", plan.from_run)))?
+        .meta()
+        .map(|m| m.answers.clone())
+        .unwrap_or_default();
+    let launched = launch_continuing(spec, journal)?;
+    Ok((launched, Arc::new(Forking::new(plan, answers))))
+}
+
+/// Replays silently, answering the original's questions, and at the plan's
+/// point edits the variables, replaces the reply and forks.
+struct Forking {
+    point: Option<Point>,
+    reply: Option<String>,
+    set: Map<String, Value>,
+    answers: Mutex<VecDeque<String>>,
+    points: Mutex<HashMap<String, u64>>,
+    forked: AtomicBool,
+}
+
+impl Forking {
+    fn new(plan: &Plan, answers: Vec<String>) -> Forking {
+        Forking {
+            point: plan.point.clone(),
+            reply: plan.reply.clone(),
+            set: plan.set.clone(),
+            answers: Mutex::new(answers.into()),
+            points: Mutex::default(),
+            forked: AtomicBool::new(false),
+        }
+    }
+}
+
+impl StepHook for Forking {
+    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+        let control = match &self.point {
+            Some(point) if !self.forked.load(Ordering::SeqCst) => {
+                let n = count_point(&self.points, step.thread_key);
+                if step.thread_key == point.thread && n == point.n {
+                    self.forked.store(true, Ordering::SeqCst);
+                    for (name, value) in &self.set {
+                        step.vars.insert(name.clone(), value.clone());
+                    }
+                    match (&self.reply, step.point) {
+                        (Some(text), StepPoint::ModelReply { .. }) => Control::Reply(Box::new(sr_llm::ChatResponse {
+                            text: text.clone(),
+                            tool_calls: Vec::new(),
+                            usage: sr_llm::Usage::default(),
+                            finish_reason: sr_llm::FinishReason::Stop,
+                        })),
+                        _ => Control::Fork,
+                    }
+                } else {
+                    Control::Continue
+                }
+            }
+            _ => Control::Continue,
+        };
+        Box::pin(std::future::ready(control))
+    }
+
+    /// Before the point, the original's answers; after it, the fork's own
+    /// questions pause it for `POST /v1/runs/ID/input`.
+    fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        let answer = match self.forked.load(Ordering::SeqCst) {
+            false => locked(&self.answers).pop_front(),
+            true => None,
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_is_kept_whole_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("sr-serve-fork-{}", uuid::Uuid::new_v4()));
+        assert!(find(&dir, "r").is_none(), "no plan: an ordinary run");
+        let mut set = Map::new();
+        set.insert("draft".to_string(), Value::from("edited"));
+        let plan = Plan {
+            from_run: "o".into(),
+            at: 7,
+            journal: dir.join("journal/s/1.jsonl"),
+            point: Some(Point { thread: "main".into(), n: 4, kind: "model_reply".into() }),
+            reply: Some("injected".into()),
+            set,
+        };
+        save(&dir, "r", &plan).unwrap();
+        assert_eq!(find(&dir, "r").unwrap().unwrap(), plan);
+        assert!(!dir.join("forks/r.partial").exists());
+        std::fs::write(dir.join("forks/bad.json"), "{").unwrap();
+        let error = find(&dir, "bad").unwrap().unwrap_err();
+        assert!(error.contains("is damaged"), "{error}");
+        discard(&dir, "r");
+        assert!(find(&dir, "r").is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

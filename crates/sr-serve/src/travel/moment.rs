@@ -1,0 +1,322 @@
+//! `GET /v1/runs/{id}/at/{seq}`: a run as it was at one of its events. The
+//! run's journal is replayed (`Mode::Replay`: every model reply, tool result
+//! and value is served, and an effect the journal lacks stops the replay: it
+//! never calls a model or a tool) in a scratch work directory, with a hook
+//! that watches every thread's points and variables and ends the replay at
+//! the first point after the event. The files are the scratch directory's
+//! then: the recorded tools' changes made again.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use sr_runtime::RunOptions;
+use sr_runtime::event::{Event, EventSink, Payload};
+use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
+use sr_runtime::human::Unattended;
+use sr_runtime::launch::{LaunchSpec, Recording, launch};
+
+use super::files::{self, Files};
+use super::replay_failed;
+use super::target::{Target, counted};
+use crate::Server;
+use crate::error::ApiError;
+use crate::locked;
+use crate::store::RunRow;
+
+/// What ends the replay.
+#[derive(Debug, Clone, Copy)]
+pub enum Stop {
+    /// The first point after this many counted events.
+    After(u64),
+    /// The first model reply after this many counted events, before its
+    /// agent sees it (a fork that replaces it).
+    Reply(u64),
+}
+
+/// A point of a thread: its `n`-th (each statement, model call, model reply
+/// and tool call is one), as a fork finds it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Point {
+    pub thread: String,
+    pub n: u64,
+    pub kind: String,
+}
+
+/// One thread's variables (every flow of a thread shares them) and frames.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scope {
+    pub thread: String,
+    pub frames: Vec<Value>,
+    pub variables: Map<String, Value>,
+}
+
+/// The run at an event.
+#[derive(Debug, Serialize)]
+pub struct Moment {
+    pub run: String,
+    pub at: u64,
+    pub event: String,
+    /// The run's status then: `running` before its last event, its final
+    /// status (or `paused`) at it.
+    pub status: String,
+    /// Where the replay stopped; `None` when the run had no point left after
+    /// the event (its end).
+    pub point: Option<Point>,
+    pub scopes: Vec<Scope>,
+    pub files: Files,
+}
+
+/// Replays `run` to `target` and describes it there.
+pub async fn moment(server: &Server, run: &RunRow, target: &Target, stop: Stop) -> Result<Moment, ApiError> {
+    let journal = super::journal_of(server, run)?;
+    let scratch = server.settings.state_dir.join("travel").join(uuid::Uuid::new_v4().to_string());
+    let work = scratch.join("work");
+    let described = describe(server, run, &journal, &work, target, stop).await;
+    if let Err(e) = std::fs::remove_dir_all(&scratch) {
+        tracing::warn!(error = %e, dir = %scratch.display(), "cannot remove a travel's scratch directory");
+    }
+    described
+}
+
+async fn describe(
+    server: &Server,
+    run: &RunRow,
+    journal: &str,
+    work: &Path,
+    target: &Target,
+    stop: Stop,
+) -> Result<Moment, ApiError> {
+    std::fs::create_dir_all(work).map_err(|e| replay_failed(format!("cannot create {}: {e}", work.display())))?;
+    let replayed = replay(server, run, journal, work, target, stop).await?;
+    Ok(Moment {
+        run: run.id.clone(),
+        at: target.seq,
+        event: target.kind.clone(),
+        status: match (target.last, target.kind.as_str(), &replayed.point) {
+            (true, _, _) => run.status.clone(),
+            // A run that paused there (and went on, or waits still).
+            (false, "run_finished", _) => "paused".to_string(),
+            (false, _, None) if run.status == "paused" => "paused".to_string(),
+            _ => "running".to_string(),
+        },
+        point: replayed.point,
+        scopes: replayed.scopes,
+        files: files::list(work),
+    })
+}
+
+struct Replayed {
+    point: Option<Point>,
+    scopes: Vec<Scope>,
+}
+
+async fn replay(
+    server: &Server,
+    run: &RunRow,
+    journal: &str,
+    work: &Path,
+    target: &Target,
+    stop: Stop,
+) -> Result<Replayed, ApiError> {
+    let workload = server.workloads.get(&run.workload).ok_or_else(|| {
+        ApiError::conflict("workload_gone", format!("workload '{}' is not served by this server", run.workload))
+    })?;
+    let answers = super::recorded_answers(journal)?;
+    let spec = LaunchSpec {
+        program: workload.program.clone(),
+        message: run.message.clone(),
+        work_dir: work.to_path_buf(),
+        storage: None,
+        record: None,
+        replay: Some(Recording::Text(journal.to_string())),
+        provider: None,
+        options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
+        human: Arc::new(Unattended),
+    };
+    let launched = launch(spec).map_err(|e| replay_failed(format!("cannot replay the run: {e}")))?;
+    let watch = Arc::new(Watch::new(stop, answers, target.count));
+    launched
+        .run(watch.clone(), vec![watch.clone() as Arc<dyn EventSink>])
+        .await
+        .map_err(|e| replay_failed(format!("the replay failed: {e}")))?;
+    // The events before the stop are the stored ones.
+    let expected = match stop {
+        Stop::After(count) | Stop::Reply(count) => &target.kinds[..(count as usize).min(target.kinds.len())],
+    };
+    let emitted = locked(&watch.kinds).clone();
+    let differs = |(a, b): &(Option<&String>, &Option<String>)| b.as_ref().is_some_and(|b| a != &Some(b));
+    let pairs = (0..expected.len()).map(|i| (emitted.get(i), &expected[i]));
+    if let Some(at) = pairs.clone().position(|pair| differs(&pair)) {
+        return Err(replay_failed(format!(
+            "the replay does not give the run's stored events: its counted event {} is {}, the store has {}",
+            at + 1,
+            emitted.get(at).map_or("nothing", String::as_str),
+            expected[at].as_deref().unwrap_or("nothing"),
+        )));
+    }
+    if let Stop::Reply(_) = stop
+        && locked(&watch.stopped).as_ref().is_none_or(|p| p.kind != "model_reply")
+    {
+        return Err(ApiError::bad_request(format!(
+            "reply: event {} belongs to no model call whose reply the run received",
+            target.seq
+        )));
+    }
+    let point = locked(&watch.stopped).clone();
+    let mut threads = std::mem::take(&mut *locked(&watch.threads));
+    if point.is_none() {
+        // The run ended after its last point: what it assigned since is in its events.
+        let changes = std::mem::take(&mut *locked(&watch.pending));
+        if let Some(main) = threads.iter_mut().find(|s| s.thread == "main") {
+            for (name, value) in changes {
+                main.variables.insert(name, value);
+            }
+        }
+    }
+    Ok(Replayed { point, scopes: threads })
+}
+
+/// The replay's hook and event sink.
+struct Watch {
+    stop: Stop,
+    /// The recorded run's answers to `escalate to human`, in order.
+    answers: Mutex<VecDeque<String>>,
+    /// Counted events emitted so far, and their types (up to the target's count).
+    emitted: AtomicU64,
+    kinds: Mutex<Vec<String>>,
+    keep_kinds: u64,
+    /// Each thread's points so far, by its journal name.
+    points: Mutex<HashMap<String, u64>>,
+    /// Each live thread's variables at its last point, in the order threads started.
+    threads: Mutex<Vec<Scope>>,
+    /// Thread ids to journal names, to drop a thread's scope when it ends.
+    names: Mutex<HashMap<u32, String>>,
+    /// State changes of the main thread since its last point.
+    pending: Mutex<Vec<(String, Value)>>,
+    stopped: Mutex<Option<Point>>,
+    done: AtomicBool,
+}
+
+impl Watch {
+    fn new(stop: Stop, answers: Vec<String>, keep_kinds: u64) -> Watch {
+        Watch {
+            stop,
+            answers: Mutex::new(answers.into()),
+            emitted: AtomicU64::new(0),
+            kinds: Mutex::default(),
+            keep_kinds,
+            points: Mutex::default(),
+            threads: Mutex::default(),
+            names: Mutex::default(),
+            pending: Mutex::default(),
+            stopped: Mutex::default(),
+            done: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The name of a point's kind, as the API shows it.
+pub fn point_kind(point: &StepPoint<'_>) -> &'static str {
+    match point {
+        StepPoint::Statement { .. } => "statement",
+        StepPoint::ModelCall { .. } => "model_call",
+        StepPoint::ModelReply { .. } => "model_reply",
+        StepPoint::ModelStreaming { .. } => "model_streaming",
+        StepPoint::ToolCall { .. } => "tool_call",
+    }
+}
+
+/// Counts the step as its thread's next point: its number there.
+pub fn count_point(points: &Mutex<HashMap<String, u64>>, thread: &str) -> u64 {
+    let mut points = locked(points);
+    let n = points.entry(thread.to_string()).or_insert(0);
+    *n += 1;
+    *n
+}
+
+fn scope_of(step: &Step<'_>) -> Scope {
+    let frames = step
+        .frames
+        .iter()
+        .map(|f| {
+            let kind = match f.kind {
+                sr_runtime::hook::FrameKind::Flow => "flow",
+                sr_runtime::hook::FrameKind::Agent => "agent",
+                sr_runtime::hook::FrameKind::Handler => "handler",
+            };
+            json!({"kind": kind, "name": f.name, "location": f.location})
+        })
+        .collect();
+    let variables = step.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Scope { thread: step.thread_key.to_string(), frames, variables }
+}
+
+impl StepHook for Watch {
+    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+        if self.done.load(Ordering::SeqCst) {
+            return Box::pin(std::future::ready(Control::Terminate));
+        }
+        let n = count_point(&self.points, step.thread_key);
+        locked(&self.names).insert(step.thread, step.thread_key.to_string());
+        {
+            let scope = scope_of(&step);
+            let mut threads = locked(&self.threads);
+            match threads.iter_mut().find(|s| s.thread == scope.thread) {
+                Some(known) => *known = scope,
+                None => threads.push(scope),
+            }
+        }
+        if step.thread == 0 {
+            locked(&self.pending).clear();
+        }
+        let emitted = self.emitted.load(Ordering::SeqCst);
+        let kind = point_kind(&step.point);
+        let here = match self.stop {
+            Stop::After(count) => emitted >= count,
+            Stop::Reply(count) => emitted >= count && kind == "model_reply",
+        };
+        if !here {
+            return Box::pin(std::future::ready(Control::Continue));
+        }
+        *locked(&self.stopped) = Some(Point { thread: step.thread_key.to_string(), n, kind: kind.to_string() });
+        self.done.store(true, Ordering::SeqCst);
+        Box::pin(std::future::ready(Control::Terminate))
+    }
+
+    fn on_thread(&self, thread: u32, _parent: u32, started: bool) {
+        if started || self.done.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(name) = locked(&self.names).remove(&thread) {
+            locked(&self.threads).retain(|s| s.thread != name);
+        }
+    }
+
+    fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(locked(&self.answers).pop_front()))
+    }
+}
+
+impl EventSink for Watch {
+    fn record(&self, event: &Event) {
+        if self.done.load(Ordering::SeqCst) {
+            return;
+        }
+        let kind = serde_json::to_value(&event.payload).ok().and_then(|v| v["type"].as_str().map(str::to_string));
+        let Some(kind) = kind.filter(|k| counted(k)) else { return };
+        if let Payload::StateChange { variable, value } = &event.payload
+            && !event.path.iter().any(|p| p.starts_with("branch:"))
+        {
+            locked(&self.pending).push((variable.clone(), value.clone()));
+        }
+        let emitted = self.emitted.fetch_add(1, Ordering::SeqCst) + 1;
+        if emitted <= self.keep_kinds {
+            locked(&self.kinds).push(kind);
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Which moment of a replay an event id names. A replay emits the run's
+//! events again, but not one for one with what the store kept: text deltas
+//! of served model calls are not streamed again, and a run that paused and
+//! went on stored a `run_finished` (paused) in the middle. So a moment is
+//! counted in the other events (`counted`): event `seq` is the moment when
+//! the replay has emitted `count` of them.
+
+use serde_json::Value;
+
+/// Where a replay stops, counted in [`counted`] events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub seq: u64,
+    /// The event's type (`original_type` of an `event_too_large`).
+    pub kind: String,
+    /// Counted events up to and including `seq`.
+    pub count: u64,
+    /// The types of those counted events, in order, to check the replay
+    /// against; `None` for those a replay does not repeat (below).
+    pub kinds: Vec<Option<String>>,
+    /// `seq` is the run's last stored event.
+    pub last: bool,
+}
+
+/// Why an event id names no moment of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Beyond(pub String);
+
+/// Whether a replay emits this event type again, in the order the run did.
+pub fn counted(kind: &str) -> bool {
+    !matches!(kind, "text_delta" | "run_finished")
+}
+
+/// The event's type as stored.
+pub fn kind_of(event: &Value) -> String {
+    let kind = event["type"].as_str().unwrap_or_default();
+    let kind = if kind == "event_too_large" { event["original_type"].as_str().unwrap_or(kind) } else { kind };
+    kind.to_string()
+}
+
+/// Refuses an event id that is not one of a run's ids `1..=last`.
+pub fn check(seq: u64, last: u64) -> Result<(), Beyond> {
+    if last == 0 {
+        return Err(Beyond(format!("at: the run has no events; {seq} is beyond it")));
+    }
+    if seq == 0 || seq > last {
+        return Err(Beyond(format!("at: the run's events are 1 to {last}; {seq} is beyond them")));
+    }
+    Ok(())
+}
+
+/// The target of event `seq` among a run's stored `events` (id and type, in
+/// id order, up to `seq` at least), the last of which is `last`.
+pub fn locate(events: &[(u64, String)], seq: u64, last: u64) -> Result<Target, Beyond> {
+    check(seq, last)?;
+    let mut kinds = Vec::new();
+    let mut kind = String::new();
+    // Between a question and the pause's `run_finished`, a run that paused
+    // unwound (its flows ended, waiting); the run that went on from its
+    // journal did not, and its own events there (the answer's state change)
+    // took the place of those, uncounted by the server: they are not checked.
+    let mut asking = false;
+    for (id, event_kind) in events.iter().take_while(|(id, _)| *id <= seq) {
+        if counted(event_kind) {
+            kinds.push((!asking).then(|| event_kind.clone()));
+        }
+        match event_kind.as_str() {
+            "human_input_requested" => asking = true,
+            "run_finished" => asking = false,
+            _ => {}
+        }
+        if *id == seq {
+            kind.clone_from(event_kind);
+        }
+    }
+    if kind.is_empty() {
+        return Err(Beyond(format!("at: the run has no event {seq}")));
+    }
+    Ok(Target { seq, kind, count: kinds.len() as u64, kinds, last: seq == last })
+}
+
+impl Target {
+    /// The number of counted events emitted when the model reply that event
+    /// `seq` belongs to is about to reach its agent: `None` unless the event
+    /// is a model call's (its request, or its response).
+    pub fn reply_count(&self) -> Option<u64> {
+        match self.kind.as_str() {
+            "model_request" => Some(self.count),
+            "model_response" => Some(self.count - 1),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(kinds: &[&str]) -> Vec<(u64, String)> {
+        kinds.iter().enumerate().map(|(i, k)| (i as u64 + 1, k.to_string())).collect()
+    }
+
+    #[test]
+    fn deltas_and_a_pause_in_the_middle_are_not_counted() {
+        // As `sr serve` stores a run that paused and was answered.
+        let run = events(&[
+            "run_started",
+            "model_request",
+            "text_delta",
+            "text_delta",
+            "model_response",
+            "human_input_requested",
+            "flow_finished",
+            "run_finished",
+            "model_request",
+            "run_finished",
+        ]);
+        let at = |seq| locate(&run, seq, 10).unwrap();
+        assert_eq!((at(1).count, at(2).count, at(4).count, at(5).count), (1, 2, 2, 3));
+        let some = |k: &[&str]| k.iter().map(|k| Some(k.to_string())).collect::<Vec<_>>();
+        assert_eq!(at(5).kinds, some(&["run_started", "model_request", "model_response"]));
+        assert_eq!((at(7).count, at(8).count, at(9).count, at(10).count), (5, 5, 6, 6));
+        let mut paused = some(&["run_started", "model_request", "model_response", "human_input_requested"]);
+        paused.push(None);
+        assert_eq!(at(8).kinds, paused, "the pause's unwinding is not checked");
+        paused.push(Some("model_request".to_string()));
+        assert_eq!(at(9).kinds, paused, "after the pause, events are checked again");
+        assert!(at(10).last && !at(9).last);
+        assert_eq!((at(2).reply_count(), at(5).reply_count(), at(4).reply_count()), (Some(2), Some(2), None));
+    }
+
+    #[test]
+    fn ids_outside_the_run_name_the_field() {
+        let run = events(&["run_started", "run_finished"]);
+        for seq in [0, 3, u64::MAX] {
+            let Beyond(message) = locate(&run, seq, 2).unwrap_err();
+            assert!(message.starts_with("at: the run's events are 1 to 2"), "{message}");
+        }
+        assert!(locate(&[], 1, 0).unwrap_err().0.contains("no events"));
+        assert!(check(0, 0).is_err() && check(1, 1).is_ok() && check(2, 1).is_err());
+        // A gap in the ids (never made by the store) is still an error, not a panic.
+        let gapped = vec![(1, "run_started".to_string()), (3, "run_finished".to_string())];
+        assert_eq!(locate(&gapped, 2, 3).unwrap_err().0, "at: the run has no event 2");
+    }
+
+    #[test]
+    fn an_oversized_event_keeps_its_type() {
+        let event = serde_json::json!({"type": "event_too_large", "original_type": "tool_result"});
+        assert_eq!(kind_of(&event), "tool_result");
+        assert_eq!(kind_of(&serde_json::json!({"type": "log"})), "log");
+    }
+}
