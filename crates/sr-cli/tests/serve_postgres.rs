@@ -3,7 +3,8 @@
 //! sr-llm's mock server. A run is followed from another replica than the one
 //! running it; a replica killed mid model call has its run finished by the
 //! other, no step done twice; a replica stopped past its lease has its late
-//! writes refused.
+//! writes refused; a run is forked through another replica than the one that
+//! ran it, and both are listed as A2A tasks by either.
 #![allow(clippy::unwrap_used)]
 
 mod serving;
@@ -185,4 +186,51 @@ async fn a_replica_stopped_past_its_lease_has_its_late_writes_refused() {
     let all = events_of(&b.get_text(&format!("/v1/runs/{id}/events")).await);
     assert_one_clean_sequence(&all);
     assert!(epoch(&client, &id).await >= 2);
+}
+
+/// The run `id` once it has ended, as `serve` shows it.
+async fn ended(serve: &Serve, id: &str) -> Value {
+    wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        matches!(run["status"].as_str(), Some("done" | "failed" | "cancelled")).then_some(run)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_of_one_replica_is_forked_and_listed_as_a_task_from_another() {
+    let Some(db) = sr_testing::postgres::start("fork") else { return };
+    let dir = temp("pg-fork", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Hello."));
+    mock.push(MockReply::text("Looks good: Hello."));
+    let a = replica(&dir, &mock, &db, "a").await;
+    let id =
+        a.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await.1["id"].as_str().unwrap().to_string();
+    assert_eq!(ended(&a, &id).await["status"], "done");
+    let b = replica(&dir, &mock, &db, "b").await;
+    // The writer's reply, replaced in a fork asked of the replica that did not run it.
+    let events = events_of(&b.get_text(&format!("/v1/runs/{id}/events")).await);
+    let at = events.iter().find(|(_, e)| e["type"] == "model_response").map(|(seq, _)| *seq).unwrap();
+    mock.push(MockReply::text("Looks fine: Hi."));
+    let fork = b.post(&format!("/v1/runs/{id}/fork"), json!({"at": at, "reply": "Hi."})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let forked = ended(&a, &fork_id).await;
+    assert_eq!(forked["status"], "done", "{forked}");
+    assert_eq!(forked["result"], "Looks fine: Hi.");
+    assert_eq!(mock.requests().len(), 3, "the fork asked only the reviewer, live");
+    // Both runs are tasks of the workload's agent on either replica (the
+    // list comes from the shared database: no replica has a serve.db).
+    assert!(!dir.join("state/serve.db").exists());
+    for serve in [&a, &b] {
+        let listed = serve.post("/a2a", json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks"})).await;
+        assert_eq!(listed.0, 200, "{}", listed.1);
+        let mut ids: Vec<&str> =
+            listed.1["result"]["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+        ids.sort_unstable();
+        let mut wanted = vec![id.as_str(), fork_id.as_str()];
+        wanted.sort_unstable();
+        assert_eq!(ids, wanted, "{}", listed.1);
+    }
 }
