@@ -7,6 +7,7 @@
 //! 40 ms, best of three when it looks superlinear.
 #![allow(clippy::unwrap_used)]
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -18,11 +19,14 @@ use sr_testing::scaling::{Scaling, growth};
 const MAX_PER_DOUBLING: f64 = 2.6;
 
 fn shared_variable(n: usize) -> String {
-    (0..n)
-        .map(|i| {
-            format!("flow f{i}:\n    $shared = \"{i}\"\n    log $shared\nprompt p{i}: \"\"\"About ${{shared}}\"\"\"\n")
-        })
-        .collect()
+    let mut text = String::new();
+    for i in 0..n {
+        let _ = write!(
+            text,
+            "flow f{i}:\n    $shared = \"{i}\"\n    log $shared\nprompt p{i}: \"\"\"About ${{shared}}\"\"\"\n"
+        );
+    }
+    text
 }
 
 const SHARED_VARIABLE: Generator = Generator::new("shared-variable", "flows and prompts", shared_variable);
