@@ -140,11 +140,11 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         human: Arc::new(Unattended),
     };
     // A fork (`travel::fork`) starts from another run's journal; once started,
-    // it resumes from its own like any run.
-    let fork = if run.attempt_run.is_none() { travel::fork::find(&server.settings.state_dir, &run.id) } else { None };
-    let launched = match fork {
+    // it resumes from its own like any run, its variable edits made again.
+    let launched = match travel::fork::find(&server.settings.state_dir, &run.id) {
         None => launch(spec).map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
-        Some(Ok(plan)) => travel::fork::launch(spec, &plan),
+        Some(Ok(plan)) if run.attempt_run.is_none() => travel::fork::launch(spec, &plan),
+        Some(Ok(plan)) => travel::fork::resume(spec, &plan),
         Some(Err(e)) => return failed(e),
     };
     let (launched, hook) = match launched {
