@@ -221,6 +221,37 @@ async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_a
     assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1, original);
 }
 
+/// A fork with an edited variable, killed (`kill -9`) during its first live
+/// call and resumed by the next server, still sends the edited value: the
+/// edit is not in the fork's journal, so it is made again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_killed_mid_run_resumes_with_its_edit() {
+    let dir = temp("travel-fork-kill", &[("notes.sr", NOTES)]);
+    let mock = MockServer::start().await;
+    script(&mock);
+    let mut serve = Serve::start(&dir, &mock, &["notes.sr"]).await;
+    let (id, events) = finished_run(&serve).await;
+    let assigned = seq_of(&events, "state_change", 1);
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let edited =
+        serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": assigned, "set": {"summary": "edited"}})).await;
+    assert_eq!(edited.0, 202, "{}", edited.1);
+    let fork_id = edited.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 5).then_some(()) }).await;
+    serve.signal(libc::SIGKILL);
+    serve.wait_exit(Duration::from_secs(10));
+
+    mock.push(MockReply::text("title again"));
+    let serve = Serve::start(&dir, &mock, &["notes.sr"]).await;
+    let ended = done(&serve, &fork_id).await;
+    assert_eq!(ended["result"], "title again", "{ended}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 6, "only the interrupted call is made again");
+    for request in &requests[4..] {
+        assert!(request.body.to_string().contains("Title for: edited"), "{}", request.body);
+    }
+}
+
 /// A flow that asks a human between two model calls.
 const PAUSING: &str = include_str!("fixtures/pausing.sr");
 

@@ -299,17 +299,7 @@ mod tests {
     fn check_rename(path: &str, marker: &str, new_name: &str, expect: Expect) {
         let (analysis, fixture) = analysis(&workload(path, marker));
         let out = match analysis.rename(&position(&fixture), new_name).unwrap() {
-            Ok(change) => {
-                let mut out = String::new();
-                for (path, edits) in &change.edits {
-                    let mut text = fixture.text(path.to_str().unwrap()).to_string();
-                    for edit in edits.iter().rev() {
-                        text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
-                    }
-                    out.push_str(&format!("//- {}\n{text}", path.display()));
-                }
-                out
-            }
+            Ok(change) => crate::tests::applied(&fixture, &change),
             Err(error) => format!("refused: {error}"),
         };
         expect.assert_eq(&out);

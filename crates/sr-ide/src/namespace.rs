@@ -91,6 +91,7 @@ fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>
             assigners.entry(variable).or_default().push(*flow);
         }
     }
+    let mut joined: HashSet<&Name> = HashSet::new();
     for prompt in program.prompts.values() {
         let Some(body) = prompt.body else { continue };
         if reached.contains(&sets.find(body)) {
@@ -104,9 +105,13 @@ fn component<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Item<'db>
             .filter_map(|i| i.path.first())
             .filter(|name| !program.prompts.contains_key(*name));
         for variable in variables {
-            for &flow in assigners.get(variable).map_or(&[][..], Vec::as_slice) {
-                sets.union(body, flow);
+            let Some((&variable, flows)) = assigners.get_key_value(variable) else { continue };
+            // The flows assigning one variable join one another once; each
+            // prompt then joins the first of them.
+            if joined.insert(variable) {
+                flows.windows(2).for_each(|pair| sets.union(pair[0], pair[1]));
             }
+            sets.union(body, flows[0]);
         }
     }
     let root_of = sets.find(item);

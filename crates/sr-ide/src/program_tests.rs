@@ -113,14 +113,7 @@ fn references_of_a_variable_reach_every_file_and_the_uncalled_prompt() {
 fn rename_from_an_imported_file_leaves_no_stale_interpolation() {
     let (analysis, fixture) = analysis(&workload(("/ws/prompts.sr", "goodbye to ${tar")));
     let change = analysis.rename(&position(&fixture), "subject").unwrap().expect("renamed");
-    let mut out = String::new();
-    for (path, edits) in &change.edits {
-        let mut text = fixture.text(path.to_str().unwrap()).to_string();
-        for edit in edits.iter().rev() {
-            text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
-        }
-        out.push_str(&format!("//- {}\n{text}", path.display()));
-    }
+    let out = crate::tests::applied(&fixture, &change);
     assert!(!out.contains("target"), "{out}");
     expect![[r#"
         //- /ws/main.sr

@@ -170,17 +170,7 @@ mod tests {
         let result = analysis.rename(&position(&fixture), new_name).unwrap();
         let out = match result {
             Err(error) => format!("error: {error}"),
-            Ok(change) => {
-                let mut out = String::new();
-                for (path, edits) in &change.edits {
-                    let mut text = fixture.text(path.to_str().unwrap()).to_string();
-                    for edit in edits.iter().rev() {
-                        text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
-                    }
-                    out.push_str(&format!("//- {}\n{text}", path.display()));
-                }
-                out
-            }
+            Ok(change) => crate::tests::applied(&fixture, &change),
         };
         expect.assert_eq(&out);
     }

@@ -22,6 +22,19 @@ pub(crate) fn position(fixture: &Fixture) -> FilePosition {
 }
 
 /// `path:start..end "text"` for a range of a fixture file.
+/// Each file a change edits, as `//- PATH` and its text with the edits applied.
+pub(crate) fn applied(fixture: &Fixture, change: &crate::SourceChange) -> String {
+    let mut out = String::new();
+    for (path, edits) in &change.edits {
+        let mut text = fixture.text(path.to_str().unwrap()).to_string();
+        for edit in edits.iter().rev() {
+            text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.new_text);
+        }
+        out.push_str(&format!("//- {}\n{text}", path.display()));
+    }
+    out
+}
+
 pub(crate) fn show(fixture: &Fixture, path: &std::path::Path, range: TextRange) -> String {
     let text = fixture.text(path.to_str().unwrap());
     format!("{}:{:?} {:?}", path.display(), range, &text[range])

@@ -124,6 +124,20 @@ mod tests {
         assert_eq!(parse("streetrace.debug", json!([lens])).ok(), Some(Command::Debug(runnable)));
     }
 
+    /// Every command, with arguments of every JSON kind but its own: refused
+    /// with what it expects, whatever is added to the table.
+    #[test]
+    fn every_command_refuses_every_wrong_kind_of_argument() {
+        let wrong =
+            [json!([]), json!([null]), json!([true]), json!([7]), json!([[]]), json!([{}]), json!(["x", 1, {}])];
+        for command in COMMANDS {
+            for arguments in &wrong {
+                let why = refusal(parse(command, arguments.clone()));
+                assert!(why.starts_with("expects "), "{command} {arguments}: {why}");
+            }
+        }
+    }
+
     #[test]
     fn a_wrong_argument_is_refused_with_what_was_expected() {
         for (command, arguments, expected) in [

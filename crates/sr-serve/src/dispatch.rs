@@ -144,13 +144,15 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         human: Arc::new(Unattended),
     };
     // A fork (`travel::fork`) starts from another run's journal; once started,
-    // it resumes from its own like any run.
-    let fork = if run.attempt_run.is_none() { travel::fork::find(&server.settings.state_dir, &run.id) } else { None };
-    let launched = match fork {
+    // it resumes from its own like any run, its variable edits made again.
+    let launched = match travel::fork::find(&server.settings.state_dir, &run.id) {
         None => launch_when_free(&server, &run, spec)
             .await
             .map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
-        Some(Ok(plan)) => travel::fork::launch(spec(None), &plan),
+        Some(Ok(plan)) if run.attempt_run.is_none() => travel::fork::launch(spec(None), &plan),
+        Some(Ok(plan)) => {
+            launch_when_free(&server, &run, spec).await.map(|launched| (launched, travel::fork::resuming(&plan)))
+        }
         Some(Err(e)) => return failed(e),
     };
     let (launched, hook) = match launched {

@@ -109,6 +109,32 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Server {
+    /// A server that is not draining, with no run in progress.
+    fn new(
+        settings: Settings,
+        store: store::Store,
+        sessions: SessionStore,
+        workloads: BTreeMap<String, Arc<workloads::Workload>>,
+        keys: Option<ApiKeys>,
+    ) -> Server {
+        Server {
+            settings,
+            store,
+            sessions,
+            workloads,
+            keys,
+            metrics: metrics::Metrics::default(),
+            progress: Mutex::default(),
+            tasks: Mutex::default(),
+            cancelled: Mutex::default(),
+            claims: Mutex::default(),
+            lost: Mutex::default(),
+            wake: Notify::new(),
+            draining: AtomicBool::new(false),
+            closing: watch::channel(false).0,
+        }
+    }
+
     pub(crate) fn draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
@@ -244,27 +270,9 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
     if requeued > 0 {
         tracing::info!(requeued, "runs left running by the previous process resume from their journals");
     }
-    let server = Arc::new(Server {
-        settings: Settings {
-            state_dir: config.state_dir,
-            workers: config.workers,
-            replay: config.replay,
-            lease: config.lease,
-        },
-        store,
-        sessions,
-        workloads,
-        keys,
-        metrics: metrics::Metrics::default(),
-        progress: Mutex::default(),
-        tasks: Mutex::default(),
-        cancelled: Mutex::default(),
-        claims: Mutex::default(),
-        lost: Mutex::default(),
-        wake: Notify::new(),
-        draining: AtomicBool::new(false),
-        closing: watch::channel(false).0,
-    });
+    let settings =
+        Settings { state_dir: config.state_dir, workers: config.workers, replay: config.replay, lease: config.lease };
+    let server = Arc::new(Server::new(settings, store, sessions, workloads, keys));
     let router = api::router(server.clone(), &config.cors_origins, config.frontend)?;
     Ok(Bound {
         server,
@@ -345,22 +353,13 @@ impl Bound {
 /// A server on `dir` serving `workloads`, with no dispatcher (tests drive the store).
 #[cfg(test)]
 pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc<workloads::Workload>>) -> Server {
-    Server {
-        settings: Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None, lease: Duration::from_secs(10) },
-        store: store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
-        sessions: SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),
+    Server::new(
+        Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None, lease: Duration::from_secs(10) },
+        store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
+        SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),
         workloads,
-        keys: None,
-        metrics: metrics::Metrics::default(),
-        progress: Mutex::default(),
-        tasks: Mutex::default(),
-        cancelled: Mutex::default(),
-        claims: Mutex::default(),
-        lost: Mutex::default(),
-        wake: Notify::new(),
-        draining: AtomicBool::new(false),
-        closing: watch::channel(false).0,
-    }
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -8,15 +8,4 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
 dest="${SR_MCP_SERVERS:-$root/target/mcp-servers}"
-stamp="$dest/installed-package-lock.json"
-
-if cmp -s "$here/package-lock.json" "$stamp"; then
-    echo "MCP test servers are installed in $dest"
-    exit 0
-fi
-mkdir -p "$dest"
-rm -f "$stamp"
-cp "$here/package.json" "$here/package-lock.json" "$dest/"
-(cd "$dest" && npm ci --no-audit --no-fund --ignore-scripts)
-cp "$here/package-lock.json" "$stamp"
-echo "MCP test servers installed in $dest"
+exec bash "$root/.ci/npm-locked.sh" "MCP test servers" "$here" "$dest"

@@ -4,7 +4,8 @@
 //! replaced or variables edited. Its plan is a file in the state directory
 //! (`forks/RUN.json`), written before the run is queued, so the dispatcher
 //! (and, after a crash, the next server) starts it as a fork; once started,
-//! the fork has a journal of its own and continues from it like any run.
+//! the fork has a journal of its own and continues from it like any run, its
+//! variable edits made again at the point (they are not in the journal).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -84,7 +85,15 @@ pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHo
         .map(|m| m.answers.clone())
         .unwrap_or_default();
     let launched = launch_continuing(spec, journal)?;
-    Ok((launched, Arc::new(Forking::new(plan, answers))))
+    Ok((launched, Arc::new(Forking::new(plan, answers, false))))
+}
+
+/// The hook of a fork that started before and resumes from its own journal:
+/// it edits the variables again at the plan's point, since the edit is not in
+/// the journal and without it the fork would go on with the original's values.
+/// The replaced reply is in the journal already.
+pub fn resuming(plan: &Plan) -> Arc<dyn StepHook> {
+    Arc::new(Forking::new(plan, Vec::new(), true))
 }
 
 /// Replays silently, answering the original's questions, and at the plan's
@@ -96,10 +105,12 @@ struct Forking {
     answers: Mutex<VecDeque<String>>,
     points: Mutex<HashMap<String, u64>>,
     forked: AtomicBool,
+    /// The fork is resumed from its own journal: at the point, the edits only.
+    resuming: bool,
 }
 
 impl Forking {
-    fn new(plan: &Plan, answers: Vec<String>) -> Forking {
+    fn new(plan: &Plan, answers: Vec<String>, resuming: bool) -> Forking {
         Forking {
             point: plan.point.clone(),
             reply: plan.reply.clone(),
@@ -107,6 +118,7 @@ impl Forking {
             answers: Mutex::new(answers.into()),
             points: Mutex::default(),
             forked: AtomicBool::new(false),
+            resuming,
         }
     }
 }
@@ -122,6 +134,7 @@ impl StepHook for Forking {
                         step.vars.insert(name.clone(), value.clone());
                     }
                     match (&self.reply, step.point) {
+                        _ if self.resuming => Control::Continue,
                         (Some(text), StepPoint::ModelReply { .. }) => Control::Reply(Box::new(sr_llm::ChatResponse {
                             text: text.clone(),
                             tool_calls: Vec::new(),

@@ -8,15 +8,4 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../../.." && pwd)"
 dest="${SR_A2A_JS:-$root/target/a2a-js}"
-stamp="$dest/installed-package-lock.json"
-
-if cmp -s "$here/package-lock.json" "$stamp"; then
-    echo "the A2A JavaScript SDK is installed in $dest"
-    exit 0
-fi
-mkdir -p "$dest"
-rm -f "$stamp"
-cp "$here/package.json" "$here/package-lock.json" "$dest/"
-(cd "$dest" && npm ci --no-audit --no-fund --ignore-scripts)
-cp "$here/package-lock.json" "$stamp"
-echo "the A2A JavaScript SDK installed in $dest"
+exec bash "$root/.ci/npm-locked.sh" "the A2A JavaScript SDK" "$here" "$dest"
