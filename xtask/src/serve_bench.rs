@@ -1,11 +1,14 @@
-//! `cargo xtask bench serve`: `sr serve` (release, embedded mode) under load.
-//! 200 sessions each run a scripted two-agent flow (sr-llm's mock server is
-//! the model, answering at once), submitted by 32 clients at a time, each
-//! run's events followed on its own stream. Reports throughput (runs/s),
-//! API latency p50/p95 (POST /v1/sessions, POST /v1/runs, GET /v1/runs/ID),
-//! the latency from a run's acceptance to its first streamed event (alone on
-//! an idle server, and under the load, where it includes queueing), and the
-//! server's peak resident memory.
+//! `cargo xtask bench serve`: `sr serve` (release) under load, in the embedded
+//! mode and then as 3 replicas on one PostgreSQL server (a throwaway cluster,
+//! `sr_testing::postgres`). 200 sessions each run a scripted two-agent flow
+//! (sr-llm's mock server is the model, answering at once), submitted by 32
+//! clients at a time, each run's events followed on its own stream. With
+//! replicas, run N is submitted to replica N, its events followed on replica
+//! N+1 and its status read on replica N+2, so every run crosses replicas.
+//! Reports throughput (runs/s), API latency p50/p95 (POST /v1/sessions, POST
+//! /v1/runs, GET /v1/runs/ID), the latency from a run's acceptance to its first
+//! streamed event (alone on an idle server, and under the load, where it
+//! includes queueing), and each server's peak resident memory.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -44,7 +47,23 @@ pub fn run() -> Result<(), String> {
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
     let sr = Path::new(&target).join("release/sr");
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(bench(&sr))
+    runtime.block_on(bench(&sr, &[]))?;
+    if !sr_testing::postgres::available() {
+        println!("sr serve on PostgreSQL: skipped (no PostgreSQL 15 in /usr/lib/postgresql/15/bin)");
+        return Ok(());
+    }
+    let postgres = sr_testing::postgres::start("bench").ok_or("PostgreSQL did not start")?;
+    runtime.block_on(bench(&sr, &postgres.url()))
+}
+
+/// The replicas one deployment runs: one embedded server, or three on PostgreSQL.
+fn replicas(database_url: &str) -> Vec<Vec<String>> {
+    if database_url.is_empty() {
+        return vec![Vec::new()];
+    }
+    (1..=3)
+        .map(|n| ["--database-url", database_url, "--replica-id", &format!("r{n}")].map(String::from).to_vec())
+        .collect()
 }
 
 struct Served {
@@ -59,9 +78,10 @@ impl Drop for Served {
     }
 }
 
-fn start(sr: &Path, dir: &Path, mock: &MockServer) -> Result<Served, String> {
+fn start(sr: &Path, dir: &Path, mock: &MockServer, extra: &[String]) -> Result<Served, String> {
     let mut child = Command::new(sr)
         .args(["serve", "flow.sr", "--bind", "127.0.0.1:0", "--state-dir", "state", "--workers", "8"])
+        .args(extra)
         .current_dir(dir)
         .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
         .env("OPENAI_API_KEY", "bench-key-0123456789")
@@ -86,7 +106,8 @@ fn start(sr: &Path, dir: &Path, mock: &MockServer) -> Result<Served, String> {
     Ok(Served { child, base })
 }
 
-async fn bench(sr: &Path) -> Result<(), String> {
+/// One deployment's figures: embedded when `database_url` is empty.
+async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("sr-serve-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -95,25 +116,28 @@ async fn bench(sr: &Path) -> Result<(), String> {
     for _ in 0..2 * (SESSIONS + IDLE_SAMPLES) {
         mock.push(MockReply::chunks(["Hello, ", "dear ", "reader."]));
     }
-    let served = start(sr, &dir, &mock)?;
+    let mut served = Vec::new();
+    for extra in replicas(database_url) {
+        served.push(start(sr, &dir, &mock, &extra)?);
+    }
     let client = reqwest::Client::new();
-    let base = served.base.clone();
+    let bases: Arc<Vec<String>> = Arc::new(served.iter().map(|s| s.base.clone()).collect());
 
     // Alone on an idle server: acceptance to first event.
     let mut idle = Vec::new();
-    for _ in 0..IDLE_SAMPLES {
-        idle.push(one_run(&client, &base, None).await?.first_event);
+    for n in 0..IDLE_SAMPLES {
+        idle.push(one_run(&client, &bases, n, None).await?.first_event);
     }
 
     let api = Arc::new(std::sync::Mutex::new(Vec::new()));
     let started = Instant::now();
     let semaphore = Arc::new(tokio::sync::Semaphore::new(CLIENTS));
     let mut tasks = Vec::new();
-    for _ in 0..SESSIONS {
+    for n in 0..SESSIONS {
         let permit = semaphore.clone().acquire_owned().await.map_err(|e| e.to_string())?;
-        let (client, base, api) = (client.clone(), base.clone(), api.clone());
+        let (client, bases, api) = (client.clone(), bases.clone(), api.clone());
         tasks.push(tokio::spawn(async move {
-            let run = one_run(&client, &base, Some(&api)).await;
+            let run = one_run(&client, &bases, n, Some(&api)).await;
             drop(permit);
             run
         }));
@@ -124,12 +148,16 @@ async fn bench(sr: &Path) -> Result<(), String> {
         loaded.push(run.first_event);
     }
     let elapsed = started.elapsed();
-    let memory = peak_memory(served.child.id());
+    let memory: Vec<Option<u64>> = served.iter().map(|s| peak_memory(s.child.id())).collect();
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 
     let mut api = api.lock().unwrap().clone();
-    println!("sr serve, embedded (SQLite), --workers 8: {SESSIONS} sessions × a two-agent flow, {CLIENTS} clients");
+    let deployment = match bases.len() {
+        1 => "embedded (SQLite)".to_string(),
+        n => format!("{n} replicas on one PostgreSQL 15 (fsync off)"),
+    };
+    println!("sr serve, {deployment}, --workers 8: {SESSIONS} sessions × a two-agent flow, {CLIENTS} clients");
     println!(
         "  throughput            {:.1} runs/s ({SESSIONS} runs in {:.2} s)",
         SESSIONS as f64 / elapsed.as_secs_f64(),
@@ -147,10 +175,9 @@ async fn bench(sr: &Path) -> Result<(), String> {
         ms(percentile(&mut loaded, 0.5)),
         ms(percentile(&mut loaded, 0.95))
     );
-    println!(
-        "  peak resident memory  {}",
-        memory.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
-    );
+    let memory: Vec<String> =
+        memory.iter().map(|kb| kb.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))).collect();
+    println!("  peak resident memory  {} (each server)", memory.join(" / "));
     Ok(())
 }
 
@@ -158,27 +185,31 @@ struct RunTimes {
     first_event: Duration,
 }
 
-/// A session, a run in it, and its event stream to the end.
+/// A session, a run in it, and its event stream to the end; the `n`th run
+/// asks replica `n`, follows the events on the next and reads the end on the
+/// one after (all one server in the embedded mode).
 async fn one_run(
     client: &reqwest::Client,
-    base: &str,
+    bases: &[String],
+    n: usize,
     api: Option<&std::sync::Mutex<Vec<Duration>>>,
 ) -> Result<RunTimes, String> {
+    let base = |k: usize| &bases[(n + k) % bases.len()];
     let timed = |at: Instant| {
         if let Some(api) = api {
             api.lock().unwrap().push(at.elapsed());
         }
     };
     let at = Instant::now();
-    let session = post(client, &format!("{base}/v1/sessions"), json!({})).await?;
+    let session = post(client, &format!("{}/v1/sessions", base(0)), json!({})).await?;
     timed(at);
     let at = Instant::now();
     let body = json!({"workload": "flow", "prompt": "Ada", "session": session["id"]});
-    let run = post(client, &format!("{base}/v1/runs"), body).await?;
+    let run = post(client, &format!("{}/v1/runs", base(0)), body).await?;
     timed(at);
     let accepted = Instant::now();
     let id = run["id"].as_str().ok_or_else(|| format!("no run id in {run}"))?;
-    let response = client.get(format!("{base}/v1/runs/{id}/events")).send().await.map_err(|e| e.to_string())?;
+    let response = client.get(format!("{}/v1/runs/{id}/events", base(1))).send().await.map_err(|e| e.to_string())?;
     let mut body = response.bytes_stream();
     let mut first = None;
     let mut text = String::new();
@@ -192,7 +223,7 @@ async fn one_run(
     }
     let at = Instant::now();
     let shown: Value = client
-        .get(format!("{base}/v1/runs/{id}"))
+        .get(format!("{}/v1/runs/{id}", base(2)))
         .send()
         .await
         .map_err(|e| e.to_string())?

@@ -96,6 +96,34 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_workload_lists_what_sr_check_says_of_it_at_exact_spans() {
+    // SR101 does not stop a run (the variable may be set at run time), so the
+    // workload is served and its finding shown, as `sr check` places it: in
+    // characters, after the `é`.
+    let source = "model main = openai/gpt-4o-mini\nprompt write: \"\"\"Write.\"\"\"\nagent writer:\n    instruction write\n\n\
+                  flow main:\n    log \"é ${nowhere}\"\n    $draft = run agent writer with $input_prompt\n    return $draft\n";
+    let dir = temp("diagnostics", &[("greet.sr", source)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let workloads = serve.get("/v1/workloads").await.1;
+    let checked: Value = serde_json::from_str(&serving::sr_plain(&dir, &["check", "--format", "json", "greet.sr"]).1).unwrap();
+    let error = &checked["errors"][0];
+    assert_eq!(
+        workloads["workloads"][0]["diagnostics"],
+        json!([{
+            "severity": "error", "code": "SR101", "message": "undefined variable '$nowhere'", "file": "greet.sr",
+            "line": 7, "column": 12, "end_line": 7, "end_column": 22,
+        }]),
+        "{workloads}"
+    );
+    let location = &error["location"];
+    let served = &workloads["workloads"][0]["diagnostics"][0];
+    for field in ["line", "column", "end_line", "end_column"] {
+        assert_eq!(served[field], location[field], "{field}: sr check says {checked}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_stream_opened_before_the_run_ends_gets_every_event_live() {
     let dir = temp("live", &[("greet.sr", TWO_AGENTS)]);
     let mock = MockServer::start().await;

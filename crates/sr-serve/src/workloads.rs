@@ -12,6 +12,7 @@ use sr_hir::graph::{EdgeKind, ProgramGraph, program_graph};
 use sr_hir::{ItemKind, RootDatabase};
 use sr_runtime::compile::{Compiled, Entry};
 use sr_runtime::workload::load;
+use sr_syntax::line_index::Encoding;
 
 /// A loaded workload.
 pub struct Workload {
@@ -97,8 +98,40 @@ fn load_one(name: &str, path: &Path) -> Result<Workload, Vec<String>> {
         "entries": entries,
         "input": {"prompt": "text: the run's message", "input": "any JSON value: given to the run as its message, as JSON text"},
         "graph": graph,
+        "diagnostics": diagnostics(&program),
     });
     Ok(Workload { name: name.to_string(), program, description })
+}
+
+/// What `sr check` says of a workload that runs (its warnings and our stricter
+/// checks: an error stops the server at start), each at its exact span:
+/// 1-based lines and columns in characters, as the studio shows them.
+fn diagnostics(program: &Compiled) -> Vec<Value> {
+    program
+        .warnings
+        .iter()
+        .map(|(path, d)| {
+            let source = program.sources.iter().find(|s| &s.path == path);
+            let file = source.map_or_else(|| path.display().to_string(), |s| s.display.to_string());
+            let mut view = json!({
+                "severity": d.severity.as_str(),
+                "code": d.code().to_string(),
+                "message": d.message(),
+                "file": file,
+                "line": 1,
+                "column": 1,
+            });
+            if let Some(index) = source.map(|s| &s.index) {
+                let at = |offset| (index.line_col(offset).line + 1, index.col_in(offset, Encoding::Char) + 1);
+                let ((line, column), (end_line, end_column)) = (at(d.range.start()), at(d.range.end()));
+                view["line"] = json!(line);
+                view["column"] = json!(column);
+                view["end_line"] = json!(end_line);
+                view["end_column"] = json!(end_column);
+            }
+            view
+        })
+        .collect()
 }
 
 /// The graph `sr graph` and the editor draw, for clients: nodes named
