@@ -284,7 +284,8 @@ async fn a_paused_run_travels_too_and_its_fork_is_given_the_answer_again() {
     let polished = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "model_request", 1))).await;
     assert_eq!(main_vars(&polished.1)["human_input"], "ship it", "{}", polished.1);
     for (seq, _) in &events {
-        assert_eq!(serve.get(&format!("/v1/runs/{id}/at/{seq}")).await.0, 200, "event {seq}");
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq}: {}", at.1);
     }
 
     // A fork at the polish's request, its reply replaced: the draft and the answer are

@@ -21,6 +21,7 @@ use tracing::Instrument;
 
 use crate::metrics::RunTimer;
 use crate::store::{RunRow, StoreError};
+use crate::travel::target::{kind_of, repeated};
 use crate::{Server, travel};
 
 /// An event over this many bytes of JSON is stored and streamed as an
@@ -167,7 +168,7 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         }
         return failed(format!("cannot store the run's attempt: {error}"));
     }
-    let (last, replayed) = match server.store.event_tally(&run.id).await {
+    let (last, replayed) = match stored_tally(&server, &run.id).await {
         Ok(tally) => tally,
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
     };
@@ -252,9 +253,26 @@ fn ended_attempt(server: &Server, run: &RunRow) -> bool {
     })
 }
 
+/// A run's last stored event id, and how many of its stored events a replay
+/// of its journal emits again (`travel::target::repeated`: not the text
+/// deltas, the pauses' unwinding and ends): what a continued run skips.
+async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreError> {
+    let mut kinds = Vec::new();
+    let mut last = 0;
+    loop {
+        let batch = server.store.events_after(run, last, 1000).await?;
+        let Some((newest, _)) = batch.last() else { break };
+        last = *newest;
+        for (_, text) in &batch {
+            kinds.push(kind_of(&serde_json::from_str(text).unwrap_or(Value::Null)));
+        }
+    }
+    Ok((last, repeated(&kinds).into_iter().filter(|r| *r).count() as u64))
+}
+
 /// Stores each event of a run under the run's next event id and wakes its
 /// streams. A continued run first replays what its journal holds: the
-/// `skip` events already stored (text deltas aside) are not stored again.
+/// `skip` events already stored (`stored_tally`) are not stored again.
 struct RunSink {
     server: Arc<Server>,
     run: String,

@@ -49,7 +49,7 @@ impl Call {
 
 /// What a paused run asks: its last `human_input_requested` event.
 pub async fn question(server: &Server, run: &str) -> Option<String> {
-    let (last, _) = server.store.event_tally(run).await.ok()?;
+    let last = server.store.last_event(run).await.ok()?;
     let events = server.store.events_after(run, last.saturating_sub(16), 16).await.ok()?;
     events.iter().rev().find_map(|(_, text)| {
         let event: Value = serde_json::from_str(text).ok()?;

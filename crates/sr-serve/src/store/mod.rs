@@ -264,10 +264,9 @@ impl Store {
         each!(self, b => b.append_event(run, epoch, id, event))
     }
 
-    /// The last event id of a run, and how many of its events are not text
-    /// deltas (what a continued run skips of its replayed start).
-    pub async fn event_tally(&self, run: &str) -> Result<(u64, u64)> {
-        each!(self, b => b.event_tally(run))
+    /// The last event id of a run (0 when it has none).
+    pub async fn last_event(&self, run: &str) -> Result<u64> {
+        each!(self, b => b.last_event(run))
     }
 
     /// Up to `limit` events of a run after id `after`, in order.

@@ -345,19 +345,10 @@ impl Postgres {
         if added.is_none() { Err(fenced(run, epoch)) } else { Ok(()) }
     }
 
-    pub async fn event_tally(&self, run: &str) -> Result<(u64, u64)> {
+    pub async fn last_event(&self, run: &str) -> Result<u64> {
         let client = self.pool.get().await?;
-        // A paused run's last event (its end, paused) is not replayed by the
-        // run that continues it.
-        let row = client
-            .query_one(
-                "SELECT COALESCE(MAX(id), 0),
-                        COUNT(*) FILTER (WHERE event::jsonb ->> 'type' NOT IN ('text_delta', 'run_finished'))
-                 FROM run_events WHERE run = $1",
-                &[&run],
-            )
-            .await?;
-        Ok((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64))
+        let row = client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?;
+        Ok(row.get::<_, i64>(0) as u64)
     }
 
     pub async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {

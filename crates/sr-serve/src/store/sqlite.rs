@@ -248,19 +248,10 @@ impl Sqlite {
         Ok(())
     }
 
-    pub fn event_tally(&self, run: &str) -> Result<(u64, u64)> {
-        let conn = self.conn();
+    pub fn last_event(&self, run: &str) -> Result<u64> {
         let last: i64 =
-            conn.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
-        // A paused run's last event (its end, paused) is not replayed by the
-        // run that continues it.
-        let kept: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM run_events WHERE run = ?1
-             AND json_extract(event, '$.type') NOT IN ('text_delta', 'run_finished')",
-            [run],
-            |r| r.get(0),
-        )?;
-        Ok((last as u64, kept as u64))
+            self.conn().query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
+        Ok(last as u64)
     }
 
     pub fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {

@@ -77,18 +77,19 @@ async fn settled_run(server: &Server, id: &str) -> Result<RunRow, ApiError> {
     }
 }
 
-/// Event `seq` of `run`, located among its stored events (read up to `seq`).
+/// Event `seq` of `run`, located among its stored events (all of them: a
+/// pause after `seq` decides whether the events before it are repeated).
 async fn locate(server: &Server, run: &RunRow, seq: u64) -> Result<Target, ApiError> {
     let bad = |target::Beyond(message)| ApiError::bad_request(message);
-    let (last, _) = server.store.event_tally(&run.id).await?;
+    let last = server.store.last_event(&run.id).await?;
     target::check(seq, last).map_err(bad)?;
     let mut events = Vec::new();
     let mut after = 0;
-    while after < seq {
+    while after < last {
         let batch = server.store.events_after(&run.id, after, BATCH).await?;
         let Some((newest, _)) = batch.last() else { break };
         after = *newest;
-        for (id, text) in batch.into_iter().filter(|(id, _)| *id <= seq) {
+        for (id, text) in batch {
             let event: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
             events.push((id, target::kind_of(&event)));
         }

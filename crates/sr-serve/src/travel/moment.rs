@@ -149,14 +149,12 @@ async fn replay(
         Stop::After(count) | Stop::Reply(count) => &target.kinds[..(count as usize).min(target.kinds.len())],
     };
     let emitted = locked(&watch.kinds).clone();
-    let differs = |(a, b): &(Option<&String>, &Option<String>)| b.as_ref().is_some_and(|b| a != &Some(b));
-    let pairs = (0..expected.len()).map(|i| (emitted.get(i), &expected[i]));
-    if let Some(at) = pairs.clone().position(|pair| differs(&pair)) {
+    if let Some(at) = (0..expected.len()).position(|i| emitted.get(i) != Some(&expected[i])) {
         return Err(replay_failed(format!(
             "the replay does not give the run's stored events: its counted event {} is {}, the store has {}",
             at + 1,
             emitted.get(at).map_or("nothing", String::as_str),
-            expected[at].as_deref().unwrap_or("nothing"),
+            expected[at],
         )));
     }
     if let Stop::Reply(_) = stop

@@ -1,9 +1,10 @@
 //! Which moment of a replay an event id names. A replay emits the run's
 //! events again, but not one for one with what the store kept: text deltas
 //! of served model calls are not streamed again, and a run that paused and
-//! went on stored a `run_finished` (paused) in the middle. So a moment is
-//! counted in the other events (`counted`): event `seq` is the moment when
-//! the replay has emitted `count` of them.
+//! went on stored its unwinding and a `run_finished` (paused) in the middle
+//! ([`repeated`]). So a moment is counted in the other events: event `seq`
+//! is the moment when the replay has emitted `count` of them. The
+//! dispatcher counts the same way what a continued run does not store again.
 
 use serde_json::Value;
 
@@ -15,9 +16,8 @@ pub struct Target {
     pub kind: String,
     /// Counted events up to and including `seq`.
     pub count: u64,
-    /// The types of those counted events, in order, to check the replay
-    /// against; `None` for those a replay does not repeat (below).
-    pub kinds: Vec<Option<String>>,
+    /// The types of those counted events, in order, to check the replay against.
+    pub kinds: Vec<String>,
     /// `seq` is the run's last stored event.
     pub last: bool,
 }
@@ -26,9 +26,36 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Beyond(pub String);
 
-/// Whether a replay emits this event type again, in the order the run did.
+/// Whether a replay emits an event of this type again, wherever it is: not a
+/// text delta (a served model call's), not a `run_finished` (see [`repeated`]).
 pub fn counted(kind: &str) -> bool {
     !matches!(kind, "text_delta" | "run_finished")
+}
+
+/// For each of a run's stored events (their types, in id order), whether a
+/// replay of its journal emits it again, in that order. Not text deltas, not
+/// a `run_finished` (a pause's, or the end, which a replay emits after the
+/// others), and not what a run that paused for a question emitted while it
+/// unwound (the flows and agents it left, between the question and the
+/// pause's `run_finished`): the run that went on from its journal did not
+/// leave them, and its answer's state change comes next instead. A question
+/// answered at once is followed by that state change, not by a pause.
+pub fn repeated<S: AsRef<str>>(kinds: &[S]) -> Vec<bool> {
+    let mut repeated: Vec<bool> = kinds.iter().map(|k| counted(k.as_ref())).collect();
+    let mut question = None;
+    for (i, kind) in kinds.iter().enumerate() {
+        match kind.as_ref() {
+            "human_input_requested" => question = Some(i),
+            "state_change" => question = None,
+            "run_finished" => {
+                if let Some(asked) = question.take() {
+                    repeated[asked + 1..i].fill(false);
+                }
+            }
+            _ => {}
+        }
+    }
+    repeated
 }
 
 /// The event's type as stored.
@@ -50,24 +77,15 @@ pub fn check(seq: u64, last: u64) -> Result<(), Beyond> {
 }
 
 /// The target of event `seq` among a run's stored `events` (id and type, in
-/// id order, up to `seq` at least), the last of which is `last`.
+/// id order, all of them), the last of which is `last`.
 pub fn locate(events: &[(u64, String)], seq: u64, last: u64) -> Result<Target, Beyond> {
     check(seq, last)?;
+    let all: Vec<&str> = events.iter().map(|(_, kind)| kind.as_str()).collect();
     let mut kinds = Vec::new();
     let mut kind = String::new();
-    // Between a question and the pause's `run_finished`, a run that paused
-    // unwound (its flows ended, waiting); the run that went on from its
-    // journal did not, and its own events there (the answer's state change)
-    // took the place of those, uncounted by the server: they are not checked.
-    let mut asking = false;
-    for (id, event_kind) in events.iter().take_while(|(id, _)| *id <= seq) {
-        if counted(event_kind) {
-            kinds.push((!asking).then(|| event_kind.clone()));
-        }
-        match event_kind.as_str() {
-            "human_input_requested" => asking = true,
-            "run_finished" => asking = false,
-            _ => {}
+    for ((id, event_kind), repeated) in events.iter().zip(repeated(&all)).take_while(|((id, _), _)| *id <= seq) {
+        if repeated {
+            kinds.push(event_kind.clone());
         }
         if *id == seq {
             kind.clone_from(event_kind);
@@ -117,16 +135,26 @@ mod tests {
         ]);
         let at = |seq| locate(&run, seq, 10).unwrap();
         assert_eq!((at(1).count, at(2).count, at(4).count, at(5).count), (1, 2, 2, 3));
-        let some = |k: &[&str]| k.iter().map(|k| Some(k.to_string())).collect::<Vec<_>>();
-        assert_eq!(at(5).kinds, some(&["run_started", "model_request", "model_response"]));
-        assert_eq!((at(7).count, at(8).count, at(9).count, at(10).count), (5, 5, 6, 6));
-        let mut paused = some(&["run_started", "model_request", "model_response", "human_input_requested"]);
-        paused.push(None);
-        assert_eq!(at(8).kinds, paused, "the pause's unwinding is not checked");
-        paused.push(Some("model_request".to_string()));
-        assert_eq!(at(9).kinds, paused, "after the pause, events are checked again");
+        let kinds = |k: &[&str]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert_eq!(at(5).kinds, kinds(&["run_started", "model_request", "model_response"]));
+        assert_eq!((at(6).count, at(7).count, at(8).count, at(9).count, at(10).count), (4, 4, 4, 5, 5));
+        let mut paused = kinds(&["run_started", "model_request", "model_response", "human_input_requested"]);
+        assert_eq!(at(8).kinds, paused, "the pause's unwinding is not counted");
+        paused.push("model_request".to_string());
+        assert_eq!(at(9).kinds, paused, "after the pause, events are counted again");
         assert!(at(10).last && !at(9).last);
         assert_eq!((at(2).reply_count(), at(5).reply_count(), at(4).reply_count()), (Some(2), Some(2), None));
+    }
+
+    #[test]
+    fn only_a_pause_unwinds() {
+        let paused = ["human_input_requested", "agent_finished", "flow_finished", "run_finished", "state_change"];
+        assert_eq!(repeated(&paused), [true, false, false, false, true]);
+        // Answered at once: the run went on, and what it did is repeated.
+        let answered = ["human_input_requested", "state_change", "flow_finished", "run_finished"];
+        assert_eq!(repeated(&answered), [true, true, true, false]);
+        let deltas = ["run_started", "text_delta", "model_response", "run_finished"];
+        assert_eq!(repeated(&deltas), [true, false, true, false]);
     }
 
     #[test]
