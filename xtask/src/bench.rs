@@ -4,11 +4,14 @@ use crate::ci::step;
 
 /// Divan benches per crate, then the language server's latency, memory and
 /// 10 MB-file examples (they drive the real server, so they are programs, not
-/// benches),
-/// then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
+/// benches), then the same server as a client meets it (`lsp_bench`: the
+/// spawned binary over stdio), then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
 /// then the scaling check of `sr check` on hostile inputs, then `sr serve`
 /// under load (`serve_bench`).
 pub fn run(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("lsp") {
+        return crate::lsp_bench::run(&args[1..]);
+    }
     let crates = ["sr-syntax", "sr-hir", "sr-ide", "sr-runtime", "sr-sandbox"];
     let only: Vec<&str> = args.iter().map(String::as_str).collect();
     let wanted = |name: &str| only.is_empty() || only.contains(&name);
@@ -19,6 +22,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for example in ["latency", "memory", "big_file"] {
             step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
         }
+    }
+    if only.is_empty() {
+        crate::lsp_bench::run(&[])?;
     }
     if wanted("sr-eval") {
         step("cargo", &["run", "--release", "-q", "-p", "sr-eval", "--example", "overhead", "1000"], &[])?;

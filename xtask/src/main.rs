@@ -9,6 +9,7 @@ mod differential;
 mod dist;
 mod e2e_vscode;
 mod fuzz;
+mod lsp_bench;
 mod record_example;
 mod scaling;
 mod semantic;
@@ -21,10 +22,12 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   ci  formatting, lints and every test (what .ci/run runs)
-  bench [CRATE... | scaling | serve]
+  bench [CRATE... | lsp | scaling | serve]
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
       sr-sandbox; the language server's latency and memory examples; the
-      scaling check), or those named; `scaling` runs sr check (release) on
+      scaling check), or those named; `lsp [--server PATH] [--runs N]` drives
+      the release sr-lsp binary over stdio on the example workload and a 10 MB
+      file and prints each request's time, answer size and the server's memory; `scaling` runs sr check (release) on
       every generated hostile input (one per diagnostic code, one per
       construct, the hand-written ones) at a size and twice it and fails when
       twice the input takes more than 2.5x the time; `serve` runs sr serve

@@ -18,15 +18,24 @@ pub struct DocumentSymbol {
     pub children: Vec<DocumentSymbol>,
 }
 
-/// Items in source order; an agent's handlers, a schema's fields and the
-/// variables a flow or handler assigns are their children.
+/// Files with more items than this get no leaves in their outline (a
+/// schema's fields, a flow's variables): leaves would double an answer that
+/// is already tens of thousands of items long, and finding a flow's
+/// variables costs its occurrence index.
+pub(crate) const LEAVES_UP_TO_ITEMS: usize = 5_000;
+
+/// Items in source order; an agent's handlers are their children, and, in a
+/// file of at most [`LEAVES_UP_TO_ITEMS`] items, so are a schema's fields and
+/// the variables a flow or handler assigns.
 pub(crate) fn document_symbols(db: &RootDatabase, path: &std::path::Path) -> Vec<DocumentSymbol> {
     let Some(file) = db.file(path) else { return Vec::new() };
+    let items = file_items(db, file);
+    let leaves = items.len() <= LEAVES_UP_TO_ITEMS;
     let mut out: Vec<DocumentSymbol> = Vec::new();
     // A nameless item is what error recovery made of a broken line; editors
     // refuse symbols without names.
-    for &item in file_items(db, file).iter().filter(|item| !item.name(db).is_empty()) {
-        let symbol = item_symbol(db, item);
+    for &item in items.iter().filter(|item| !item.name(db).is_empty()) {
+        let symbol = item_symbol(db, item, leaves);
         match item.owner(db) {
             Some(_) => match out.last_mut() {
                 Some(agent) if agent.kind == SymbolKind::Agent => agent.children.push(symbol),
@@ -38,11 +47,11 @@ pub(crate) fn document_symbols(db: &RootDatabase, path: &std::path::Path) -> Vec
     out
 }
 
-fn item_symbol(db: &RootDatabase, item: Item<'_>) -> DocumentSymbol {
+fn item_symbol(db: &RootDatabase, item: Item<'_>, leaves: bool) -> DocumentSymbol {
     let kind = item.kind(db);
     let mut children = Vec::new();
     let detail = match &*item_data(db, item) {
-        ItemData::Schema(schema) => {
+        ItemData::Schema(schema) if leaves => {
             let map = source_map(db, item);
             for field in &schema.fields {
                 let range = map.part(field.name.part) + item.offset(db);
@@ -61,7 +70,7 @@ fn item_symbol(db: &RootDatabase, item: Item<'_>) -> DocumentSymbol {
         ItemData::Model(_) => crate::hover::model_value(db, item),
         _ => None,
     };
-    if matches!(kind, ItemKind::Flow | ItemKind::Handler) {
+    if leaves && matches!(kind, ItemKind::Flow | ItemKind::Handler) {
         let mut seen = std::collections::HashSet::new();
         for occurrence in occurrences_of_item(db, item) {
             if let (true, Symbol::Variable(name)) = (occurrence.def, &occurrence.symbol)
@@ -115,7 +124,7 @@ fn fuzzy_match(name: &str, query: &str) -> bool {
 mod tests {
     use expect_test::{Expect, expect};
 
-    use super::DocumentSymbol;
+    use super::{DocumentSymbol, LEAVES_UP_TO_ITEMS};
     use crate::tests::analysis;
 
     fn render(symbols: &[DocumentSymbol], text: &str, depth: usize, out: &mut String) {
@@ -191,6 +200,24 @@ mod tests {
                 Agent default "agent"
             "#]],
         );
+    }
+
+    /// Past the budget every item is still there, and no leaf; at it, every leaf.
+    #[test]
+    fn a_file_of_more_items_than_the_budget_has_items_without_leaves() {
+        let path = std::path::Path::new("/main.sr");
+        for (items, leaves) in [(LEAVES_UP_TO_ITEMS, 1), (LEAVES_UP_TO_ITEMS + 1, 0)] {
+            let text: String = (0..items)
+                .map(|i| {
+                    if i % 2 == 0 { format!("schema S{i}:\n    f: int\n") } else { format!("flow f{i}:\n    $v = 1\n") }
+                })
+                .collect();
+            let mut host = crate::AnalysisHost::new();
+            host.set_file(path, text);
+            let symbols = host.analysis().document_symbols(path).unwrap();
+            assert_eq!(symbols.len(), items);
+            assert!(symbols.iter().all(|s| s.children.len() == leaves), "{items} items");
+        }
     }
 
     #[test]

@@ -22,6 +22,9 @@ use sr_wire::{Frame, Incoming, Reader};
 use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::memory;
+use crate::raw::RawAnswers;
+
 /// JSON-RPC error codes the gate answers with.
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -152,9 +155,15 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 
 /// Copies the server's messages (relayed as written, without parsing them)
 /// and the gate's answers to the client, one whole message at a time, until
-/// the server's output ends.
-pub(crate) async fn forward<R, W>(server: R, mut client: W, mut replies: tokio::sync::mpsc::UnboundedReceiver<Value>)
-where
+/// the server's output ends. A response standing for a [`RawAnswers`] entry
+/// goes out as the answer it stands for; after a big one, freed memory goes
+/// back to the system.
+pub(crate) async fn forward<R, W>(
+    server: R,
+    mut client: W,
+    mut replies: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    raw: Arc<RawAnswers>,
+) where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -169,7 +178,18 @@ where
         let written = tokio::select! {
             biased;
             read = frames.next() => match read {
-                Some(Ok(Some(Frame::Body(body)))) => sr_wire::write_body(&mut client, &body).await,
+                Some(Ok(Some(Frame::Body(body)))) => {
+                    let body = match raw.expand(&body) {
+                        Some(answer) => answer,
+                        None => body,
+                    };
+                    let written = sr_wire::write_body(&mut client, &body).await;
+                    if body.len() >= memory::TRIM_AFTER {
+                        drop(body);
+                        tokio::task::spawn_blocking(memory::release);
+                    }
+                    written
+                }
                 Some(Ok(Some(Frame::Malformed(reason)))) => {
                     eprintln!("sr-lsp: the server wrote a broken message: {reason}");
                     continue;
@@ -240,7 +260,7 @@ mod tests {
         let (mut server_out, gate_in) = tokio::io::duplex(64);
         let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
         let (client, mut client_rx) = tokio::io::duplex(1 << 20);
-        let gate = tokio::spawn(forward(tokio::io::BufReader::new(gate_in), client, replies_rx));
+        let gate = tokio::spawn(forward(tokio::io::BufReader::new(gate_in), client, replies_rx, Arc::default()));
         let big = json!({"jsonrpc": "2.0", "id": 1, "result": "x".repeat(4096)});
         let body = serde_json::to_vec(&big).unwrap();
         let frame = [format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes(), body].concat();

@@ -352,7 +352,9 @@ pub(crate) fn document_symbol(
             deprecated: None,
             range: convert::range(index, symbol.full_range, s.encoding),
             selection_range: convert::range(index, symbol.focus_range, s.encoding),
-            children: Some(symbol.children.into_iter().map(|c| convert_symbol(s, index, c)).collect()),
+            // A leaf carries no `children` key rather than an empty list.
+            children: (!symbol.children.is_empty())
+                .then(|| symbol.children.into_iter().map(|c| convert_symbol(s, index, c)).collect()),
         }
     }
     let symbols =

@@ -15,10 +15,12 @@ mod convert;
 mod diagnostics;
 mod gate;
 mod handlers;
+mod memory;
 mod ordered;
 mod owner;
 mod poll;
 mod publish;
+mod raw;
 mod runnable;
 mod semantic;
 mod server;
@@ -40,6 +42,11 @@ const CONCURRENCY: usize = 32;
 /// Builds the service (with its owner thread and diagnostics task; call
 /// within a Tokio runtime) and the socket of messages to the client.
 pub fn service() -> (Ordered<LspService<Server>>, ClientSocket) {
+    service_with(None)
+}
+
+/// [`service`], answering big requests into `raw` when it is given.
+fn service_with(raw: Option<Arc<raw::RawAnswers>>) -> (Ordered<LspService<Server>>, ClientSocket) {
     let encoding = Arc::new(Mutex::new(Encoding::Utf16));
     let (owner_tx, owner_rx) = std::sync::mpsc::channel();
     let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -48,7 +55,7 @@ pub fn service() -> (Ordered<LspService<Server>>, ClientSocket) {
         .name("sr-lsp-owner".to_string())
         .spawn(move || owner.run(owner_rx))
         .expect("cannot start the owner thread");
-    let shared = Arc::new(shared::Shared::new(owner_tx, encoding, events_tx));
+    let shared = Arc::new(shared::Shared::new(owner_tx, encoding, events_tx, raw));
     let for_service = shared.clone();
     let (service, socket) = LspService::new(move |client| {
         tokio::spawn(publish::run(client.clone(), for_service.clone(), events_rx));
@@ -80,14 +87,15 @@ pub fn run_stdio() -> i32 {
     let lifecycle = Arc::new(gate::Lifecycle::default());
     let for_gate = lifecycle.clone();
     runtime.block_on(async move {
-        let (service, socket) = service();
+        let raw = Arc::new(raw::RawAnswers::default());
+        let (service, socket) = service_with(Some(raw.clone()));
         let (gate_out, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, forward_in) = tokio::io::duplex(1 << 16);
         let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
         let stdin = tokio::io::BufReader::new(tokio::io::stdin());
         tokio::spawn(gate::run(stdin, gate_out, replies_tx, for_gate));
         let forward =
-            tokio::spawn(gate::forward(tokio::io::BufReader::new(forward_in), tokio::io::stdout(), replies_rx));
+            tokio::spawn(gate::forward(tokio::io::BufReader::new(forward_in), tokio::io::stdout(), replies_rx, raw));
         tower_lsp_server::Server::new(server_in, server_out, socket)
             .concurrency_level(CONCURRENCY)
             .serve(service)

@@ -3,7 +3,8 @@
 //! not wire order; this layer sees messages in wire order (its `call` runs as
 //! each is read), hands document and workspace notifications to the owner
 //! right there, and turns the answer of a position-bearing request into
-//! `ContentModified` when a change arrived while it was computed.
+//! `ContentModified` when a change arrived while it was computed. Over stdio
+//! it also gives each request the [`raw`] slot its handler may answer into.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -15,6 +16,7 @@ use tower_lsp_server::jsonrpc::{Error, Request, Response};
 
 use crate::change::Change;
 use crate::owner::Message;
+use crate::raw;
 use crate::shared::Shared;
 
 /// Requests whose answer holds positions in the document as it was.
@@ -65,13 +67,23 @@ where
         let generation = self.shared.generation();
         let shared = self.shared.clone();
         let future = self.inner.call(request);
+        let slot = raw::Slot::default();
+        let raw = shared.raw.is_some().then(|| slot.clone());
         Box::pin(async move {
-            let response = future.await?;
+            let response = match raw {
+                Some(slot) => raw::scope(slot, future).await?,
+                None => future.await?,
+            };
             let stale = shared.generation() != generation && position_bearing(&method);
+            let answer = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
             Ok(match response {
                 Some(response) if stale && response.is_ok() => {
                     Some(Response::from_error(response.id().clone(), Error::content_modified()))
                 }
+                Some(response) if response.is_ok() => match (answer, &shared.raw) {
+                    (Some(bytes), Some(raw)) => Some(Response::from_ok(response.id().clone(), raw.file(bytes))),
+                    _ => Some(response),
+                },
                 other => other,
             })
         })

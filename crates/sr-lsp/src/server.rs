@@ -14,8 +14,8 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use crate::handlers::{self, Failure};
 use crate::owner::{Message, Snapshot, workspace_folders};
-use crate::semantic;
 use crate::shared::{ClientFeatures, Shared};
+use crate::{raw, semantic};
 
 pub struct Server {
     client: Client,
@@ -58,6 +58,16 @@ impl Server {
                 Err(Error { message: format!("request handler panicked: {join}").into(), ..Error::internal_error() })
             }
         }
+    }
+
+    /// [`Self::run`] for an answer that may be big: over stdio it is
+    /// serialised on the blocking thread into the request's [`raw`] slot.
+    async fn run_raw<T: serde::Serialize + Default + Send + 'static>(
+        &self,
+        handler: impl FnOnce(&Snapshot) -> handlers::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let slot = raw::slot();
+        self.run(move |s| handler(s).map(|value| raw::answer(slot.as_ref(), value))).await
     }
 
     /// What the server offers. Pull diagnostics only to a client that pulls
@@ -259,7 +269,7 @@ impl LanguageServer for Server {
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let config = sr_ide::CompletionConfig { snippets: self.shared.features().snippets };
-        self.run(move |s| handlers::completion(s, params, config)).await
+        self.run_raw(move |s| handlers::completion(s, params, config)).await
     }
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
@@ -278,7 +288,7 @@ impl LanguageServer for Server {
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
-        self.run(move |s| handlers::references(s, params)).await
+        self.run_raw(move |s| handlers::references(s, params)).await
     }
 
     async fn document_highlight(&self, params: DocumentHighlightParams) -> Result<Option<Vec<DocumentHighlight>>> {
@@ -294,18 +304,19 @@ impl LanguageServer for Server {
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
-        self.run(move |s| handlers::document_symbol(s, params)).await
+        self.run_raw(move |s| handlers::document_symbol(s, params)).await
     }
 
     async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
-        self.run(move |s| handlers::workspace_symbol(s, params)).await
+        self.run_raw(move |s| handlers::workspace_symbol(s, params)).await
     }
 
     async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> {
         let uri = params.text_document.uri;
         let for_handler = uri.clone();
         let tokens = self.run(move |s| handlers::semantic_tokens(s, &for_handler, None)).await?;
-        Ok(tokens.map(|tokens| SemanticTokensResult::Tokens(self.semantic_full(&uri, tokens))))
+        let result = tokens.map(|tokens| SemanticTokensResult::Tokens(self.semantic_full(&uri, tokens)));
+        Ok(raw::answer(raw::slot().as_ref(), result))
     }
 
     async fn semantic_tokens_full_delta(
@@ -355,7 +366,7 @@ impl LanguageServer for Server {
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        self.run(move |s| handlers::formatting(s, &params.text_document.uri, None)).await
+        self.run_raw(move |s| handlers::formatting(s, &params.text_document.uri, None)).await
     }
 
     async fn range_formatting(&self, params: DocumentRangeFormattingParams) -> Result<Option<Vec<TextEdit>>> {

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc as async_mpsc, oneshot};
 use tower_lsp_server::ls_types::SemanticToken;
 
 use crate::owner::{Event, Message, Snapshot};
+use crate::raw::RawAnswers;
 
 /// What the client said it supports, from `initialize`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -43,6 +44,8 @@ pub(crate) struct Shared {
     events: async_mpsc::UnboundedSender<Event>,
     /// The client takes versioned `documentChanges` in workspace edits.
     pub document_changes: std::sync::atomic::AtomicBool,
+    /// Over stdio: where big answers wait, serialised, for the writer.
+    pub raw: Option<Arc<RawAnswers>>,
 }
 
 impl Shared {
@@ -50,6 +53,7 @@ impl Shared {
         owner: mpsc::Sender<Message>,
         encoding: Arc<Mutex<Encoding>>,
         events: async_mpsc::UnboundedSender<Event>,
+        raw: Option<Arc<RawAnswers>>,
     ) -> Shared {
         Shared {
             owner: Mutex::new(owner),
@@ -61,6 +65,7 @@ impl Shared {
             pulls_workspace: AtomicBool::new(false),
             events,
             document_changes: Default::default(),
+            raw,
         }
     }
 
