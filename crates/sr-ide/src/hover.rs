@@ -205,7 +205,11 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
                     format!("MCP server `{url}`{auth}")
                 }
                 ToolData::A2a { url, auth, .. } => {
-                    let auth = if auth.is_some() { " with bearer auth" } else { "" };
+                    let auth = match auth.as_ref().map(|a| a.kind) {
+                        Some(AuthKind::Bearer) => " with bearer auth",
+                        Some(AuthKind::Basic) => " with basic auth",
+                        None => "",
+                    };
                     format!("remote A2A agent, card `{url}`{auth}")
                 }
                 ToolData::Builtin(path) => format!("built-in `{path}`"),

@@ -78,7 +78,13 @@ impl Remotes {
             let ToolData::A2a { url, auth, options: written, .. } = data else { continue };
             let mut headers = Vec::new();
             let mut missing = None;
-            let values = auth.iter().map(|a| ("Authorization".to_string(), format!("Bearer {}", a.value)));
+            let values = auth.iter().map(|a| {
+                let scheme = match a.kind {
+                    sr_hir::AuthKind::Bearer => "Bearer",
+                    sr_hir::AuthKind::Basic => "Basic",
+                };
+                ("Authorization".to_string(), format!("{scheme} {}", a.value))
+            });
             for (header, value) in values.chain(written.iter().map(|(k, v)| (k.to_string(), v.clone()))) {
                 match substitute(&value, env, &mut remotes.secrets) {
                     Ok(resolved) => headers.push((header, resolved)),

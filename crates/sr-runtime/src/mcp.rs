@@ -117,9 +117,14 @@ impl McpHub {
         Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default()))
     }
 
-    /// Records the listings to `cassette`, for [`McpHub::from_recording`].
+    /// Records the listings and notices to `cassette`, for [`McpHub::from_recording`].
     pub fn record(&self, cassette: Arc<Cassette>) -> Result<(), LlmError> {
-        self.0.record(cassette)
+        self.0.record(cassette.clone())?;
+        // The remote A2A agents' notices too, so that a replay warns alike.
+        for message in self.1.notices() {
+            cassette.append(&serde_json::json!({"kind": MCP_NOTICE_KIND, "message": message}))?;
+        }
+        Ok(())
     }
 
     /// The tools of the server defined as `name`, connecting it if this is
