@@ -127,6 +127,15 @@ pub enum ToolData {
         auth: Option<ToolAuth>,
         options: Vec<(Name, String)>,
     },
+    /// `a2a "URL"`: a remote A2A agent, by the URL of its card (our extension).
+    A2a {
+        url: String,
+        auth: Option<ToolAuth>,
+        options: Vec<(Name, String)>,
+        /// The word `a2a`, and the URL literal (the word when it has none).
+        keyword_part: PartId,
+        url_part: PartId,
+    },
     /// `builtin streetrace.fs`
     Builtin(String),
     /// `tool x = a.b`: upstream ignores the reference and uses the tool's name.

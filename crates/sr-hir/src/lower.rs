@@ -204,7 +204,7 @@ impl Lower {
 
     fn tool(&mut self, tool: ast::ToolDef) -> ToolData {
         match tool.kind() {
-            Some(ast::ToolKind::Mcp) => {
+            Some(kind @ (ast::ToolKind::Mcp | ast::ToolKind::A2a)) => {
                 let url = tool.url().and_then(|u| u.string()).unwrap_or_default();
                 let mut auth = None;
                 let mut options = Vec::new();
@@ -219,7 +219,15 @@ impl Lower {
                         options.push((Name::from(key.text()), value));
                     }
                 }
-                ToolData::Mcp { url, auth, options }
+                match kind {
+                    ast::ToolKind::A2a => {
+                        let keyword = tool.a2a_token().map_or(tool.syntax().text_range(), |t| t.text_range());
+                        let keyword_part = self.part(keyword);
+                        let url_part = self.part(tool.url().map_or(keyword, |u| u.syntax().text_range()));
+                        ToolData::A2a { url, auth, options, keyword_part, url_part }
+                    }
+                    _ => ToolData::Mcp { url, auth, options },
+                }
             }
             Some(ast::ToolKind::Builtin) => {
                 ToolData::Builtin(tool.dotted_ref().map(|t| t.text().to_string()).unwrap_or_default())

@@ -104,6 +104,8 @@ pub const FS_READONLY: [&str; 3] = ["read_file", "list_directory", "find_in_file
 pub enum ToolKind {
     /// An MCP server: its functions are known only once it is connected.
     Mcp,
+    /// A remote A2A agent: agents call it with a request; flows cannot call it.
+    A2a,
     Fs,
     FsReadonly,
     /// `execute_cli_command`.
@@ -120,6 +122,7 @@ impl ToolKind {
     pub fn of(name: &str, data: Option<&ToolData>) -> ToolKind {
         let key = match data {
             Some(ToolData::Mcp { .. }) => return ToolKind::Mcp,
+            Some(ToolData::A2a { .. }) => return ToolKind::A2a,
             Some(ToolData::Long { ty: Some(ty), url: Some(_), .. }) if ty.as_str() == "mcp" => return ToolKind::Mcp,
             Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
                 reference.to_lowercase()
@@ -148,7 +151,7 @@ impl ToolKind {
             ToolKind::FsReadonly => Some(FS.iter().filter(|f| FS_READONLY.contains(&f.name)).collect()),
             ToolKind::State => Some(STATE.iter().collect()),
             ToolKind::Cli => Some(CLI.iter().collect()),
-            ToolKind::None => Some(Vec::new()),
+            ToolKind::None | ToolKind::A2a => Some(Vec::new()),
             ToolKind::Mcp => None,
         }
     }

@@ -125,7 +125,14 @@ fn item_occurrences<'db>(db: &'db dyn Db, program: &Program<'db>, item: Item<'db
             if let Some(sr_hir::hir::AgentTimeout::Named(t)) = &agent.timeout {
                 cx.named(parts, t, ItemKind::TimeoutPolicy, false);
             }
-            agent.delegate.iter().chain(&agent.use_).for_each(|a| cx.named(parts, a, ItemKind::Agent, false));
+            // `use`/`delegate` name an agent, or a remote A2A agent (an `a2a` tool).
+            agent.delegate.iter().chain(&agent.use_).for_each(|a| {
+                let remote = !program.agents.contains_key(&a.name)
+                    && program.tools.get(&a.name).is_some_and(|&tool| {
+                        matches!(&*item_data(db, tool), ItemData::Tool(sr_hir::ToolData::A2a { .. }))
+                    });
+                cx.named(parts, a, if remote { ItemKind::Tool } else { ItemKind::Agent }, false)
+            });
             if let Some(history) = &agent.history
                 && program.policies.contains_key(history)
                 && let Some(range) = agent_history_range(db, item)

@@ -204,6 +204,14 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
                     };
                     format!("MCP server `{url}`{auth}")
                 }
+                ToolData::A2a { url, auth, .. } => {
+                    let auth = match auth.as_ref().map(|a| a.kind) {
+                        Some(AuthKind::Bearer) => " with bearer auth",
+                        Some(AuthKind::Basic) => " with basic auth",
+                        None => "",
+                    };
+                    format!("remote A2A agent, card `{url}`{auth}")
+                }
                 ToolData::Builtin(path) => format!("built-in `{path}`"),
                 ToolData::Ref(path) => format!("reference `{path}`"),
                 ToolData::Long { url, .. } => {
@@ -212,7 +220,11 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
                 ToolData::Missing => "incomplete".to_string(),
             };
             line(&mut out, "tool", value);
-            tool_functions(&mut out, ToolKind::of(name, Some(tool)));
+            match ToolKind::of(name, Some(tool)) {
+                ToolKind::A2a => out
+                    .push_str("\n\nagents call it through `use`, `delegate` or `tools`; its card is read at run time"),
+                kind => tool_functions(&mut out, kind),
+            }
         }
         ItemData::RetryPolicy(retry) => {
             let backoff = match retry.backoff {
@@ -500,6 +512,28 @@ mod tests {
             ```
 
             first assigned in flow `main`"#]],
+        );
+    }
+
+    #[test]
+    fn a_remote_a2a_agent_hovers_as_one_where_it_is_used() {
+        check(
+            r#"
+            tool reviewer = a2a "https://h/.well-known/agent-card.json" with auth bearer "${env:K}"
+            prompt p: """x"""
+            agent a:
+                instruction p
+                use revi$0ewer
+            "#,
+            expect![[r#"
+                141..149 "reviewer"
+                ```streetrace
+                tool reviewer
+                ```
+
+                **tool** remote A2A agent, card `https://h/.well-known/agent-card.json` with bearer auth  
+
+                agents call it through `use`, `delegate` or `tools`; its card is read at run time"#]],
         );
     }
 

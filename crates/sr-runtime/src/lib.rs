@@ -1,6 +1,7 @@
 //! The StreetRace runtime: runs `.sr` workloads (flows and agents) against real
 //! LLM providers and tools, streaming typed events.
 
+pub mod a2a;
 pub mod compile;
 pub mod eval;
 pub mod event;

@@ -20,6 +20,7 @@ use sr_mcp::{Auth, Definition, Hub};
 
 pub use sr_mcp::{MCP_NOTICE_KIND, MCP_TOOLS_KIND, Options as McpOptions};
 
+use crate::a2a::{A2aOptions, Remotes};
 use crate::tools::{Tool, ToolError, ToolSpec};
 
 /// Whether a `tool` definition is an MCP server's, so that its tools come
@@ -59,9 +60,11 @@ fn definitions(tools: &IndexMap<Name, ToolData>) -> impl Iterator<Item = (String
     tools.iter().filter_map(|(name, data)| Some((name.to_string(), definition(data)?)))
 }
 
-/// The MCP servers a program defines, connected on first use.
+/// The MCP servers a program defines, connected on first use, and its
+/// remote A2A agents (`crate::a2a`), which share the hub's place in a run
+/// (secrets, notices, no contact before first use).
 #[derive(Default)]
-pub struct McpHub(Hub);
+pub struct McpHub(Hub, Remotes);
 
 impl McpHub {
     /// The MCP servers among `tools` (a program's tool definitions), with
@@ -71,13 +74,29 @@ impl McpHub {
         options: &McpOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::new(definitions(tools), options, env))
+        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, &A2aOptions::default(), env))
+    }
+
+    /// Like [`McpHub::new`], with the remote A2A agents' limits.
+    pub fn with_a2a(
+        tools: &IndexMap<Name, ToolData>,
+        options: &McpOptions,
+        a2a: &A2aOptions,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> McpHub {
+        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, a2a, env))
+    }
+
+    /// The tool of the remote A2A agent `name` defines (`crate::a2a`).
+    pub fn a2a_tool(&self, name: &str, data: &ToolData) -> Option<Arc<dyn Tool>> {
+        self.1.tool(name, data)
     }
 
     /// Connects to the MCP servers among `tools` at once, reading `${env:VAR}`
     /// from the process environment.
     pub async fn connect(tools: &IndexMap<Name, ToolData>, options: &McpOptions) -> McpHub {
-        McpHub(Hub::connect(definitions(tools), options).await)
+        let env = |name: &str| std::env::var(name).ok();
+        McpHub(Hub::connect(definitions(tools), options).await, Remotes::new(tools, &A2aOptions::default(), &env))
     }
 
     /// Like [`McpHub::connect`], reading `${env:VAR}` from `env`.
@@ -86,17 +105,26 @@ impl McpHub {
         options: &McpOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::connect_with_env(definitions(tools), options, env).await)
+        McpHub(
+            Hub::connect_with_env(definitions(tools), options, env).await,
+            Remotes::new(tools, &A2aOptions::default(), env),
+        )
     }
 
-    /// The hub a recorded run had: the same tools, no connections.
+    /// The hub a recorded run had: the same tools, no connections (remote A2A
+    /// agents are offered, and the journal serves their calls).
     pub fn from_recording(text: &str) -> Result<McpHub, String> {
-        Hub::from_recording(text).map(McpHub)
+        Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default()))
     }
 
-    /// Records the listings to `cassette`, for [`McpHub::from_recording`].
+    /// Records the listings and notices to `cassette`, for [`McpHub::from_recording`].
     pub fn record(&self, cassette: Arc<Cassette>) -> Result<(), LlmError> {
-        self.0.record(cassette)
+        self.0.record(cassette.clone())?;
+        // The remote A2A agents' notices too, so that a replay warns alike.
+        for message in self.1.notices() {
+            cassette.append(&serde_json::json!({"kind": MCP_NOTICE_KIND, "message": message}))?;
+        }
+        Ok(())
     }
 
     /// The tools of the server defined as `name`, connecting it if this is
@@ -118,12 +146,15 @@ impl McpHub {
 
     /// Warnings for the start of a run: variables too short to be kept secret.
     pub fn notices(&self) -> Vec<String> {
-        self.0.notices()
+        let mut notices = self.0.notices();
+        notices.extend(self.1.notices());
+        notices
     }
 
     /// Adds the values of the variables the servers use to `redactor`.
     pub fn add_secrets(&self, redactor: &sr_llm::Redactor) {
         self.0.add_secrets(redactor);
+        self.1.add_secrets(redactor);
     }
 
     /// Closes every connected session gracefully; the hub has no tools afterwards.

@@ -320,6 +320,8 @@ impl OptionalType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolKind {
     Mcp,
+    /// `a2a "URL"`: a remote A2A agent (our extension).
+    A2a,
     Builtin,
     Ref,
     Long,
@@ -338,6 +340,7 @@ impl ToolDef {
             if after_eq {
                 return match t.kind() {
                     MCP_KW => Some(ToolKind::Mcp),
+                    NAME if t.text() == crate::item_kind::A2A => Some(ToolKind::A2a),
                     BUILTIN_KW => Some(ToolKind::Builtin),
                     DOTTED_NAME => Some(ToolKind::Ref),
                     _ => None,
@@ -347,7 +350,18 @@ impl ToolDef {
         }
         None
     }
-    /// The MCP URL literal.
+    /// The word `a2a` of an A2A tool.
+    pub fn a2a_token(&self) -> Option<SyntaxToken> {
+        let mut after_eq = false;
+        for t in tokens(&self.syntax) {
+            if after_eq {
+                return (t.kind() == NAME && t.text() == crate::item_kind::A2A).then_some(t);
+            }
+            after_eq = t.kind() == EQ;
+        }
+        None
+    }
+    /// The MCP or A2A URL literal.
     pub fn url(&self) -> Option<Literal> {
         child(&self.syntax)
     }

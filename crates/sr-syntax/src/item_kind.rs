@@ -63,6 +63,8 @@ impl ItemKind {
 /// The contextual keyword of executor definitions and of the agent property
 /// that names one; a plain name everywhere else.
 pub(crate) const EXECUTOR: &str = "executor";
+/// `tool NAME = a2a "URL"`: a remote A2A agent (our extension, contextual like `executor`).
+pub(crate) const A2A: &str = "a2a";
 
 /// The keywords that begin a top-level definition (the version declaration
 /// and `executor` aside).

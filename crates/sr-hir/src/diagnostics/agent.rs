@@ -78,8 +78,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
     if let Some(AgentTimeout::Named(timeout)) = &agent.timeout {
         reference(ItemKind::TimeoutPolicy, timeout, false);
     }
+    // A remote A2A agent (`tool x = a2a "URL"`) is used and delegated to like a local one.
     for target in agent.delegate.iter().chain(&agent.use_) {
-        reference(ItemKind::Agent, target, true);
+        if !super::a2a_tool::is_a2a_tool(db, program, &target.name) {
+            reference(ItemKind::Agent, target, true);
+        }
     }
     if let Some(executor) = &agent.executor {
         reference(ItemKind::Executor, executor, true);

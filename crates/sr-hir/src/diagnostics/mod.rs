@@ -2,6 +2,7 @@
 //! [`Anchor`]s; [`file_diagnostics`] resolves anchors to byte ranges last, so a
 //! check is re-run only when what it looks at changes, not when text moves.
 
+mod a2a_tool;
 mod agent;
 mod agent_cycles;
 mod body;
@@ -168,6 +169,7 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Ve
         ItemKind::Flow | ItemKind::Handler => body::check(db, root, item),
         ItemKind::Schema => whole_program::schema(db, item),
         ItemKind::Executor => executor::check(db, root, item),
+        ItemKind::Tool => a2a_tool::check(db, item),
         _ => Vec::new(),
     }
 }

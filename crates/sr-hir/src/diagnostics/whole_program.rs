@@ -185,7 +185,11 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
         match &*item_data(db, item) {
             ItemData::Agent(agent) => {
                 agent.tools.iter().for_each(|t| mark(ItemKind::Tool, &t.name));
-                agent.delegate.iter().chain(&agent.use_).for_each(|a| mark(ItemKind::Agent, &a.name));
+                agent.delegate.iter().chain(&agent.use_).for_each(|a| {
+                    mark(ItemKind::Agent, &a.name);
+                    // A remote A2A agent is a tool.
+                    mark(ItemKind::Tool, &a.name);
+                });
                 agent.instruction.iter().chain(&agent.prompt).for_each(|p| mark(ItemKind::Prompt, &p.name));
                 agent.retry.iter().for_each(|r| mark(ItemKind::RetryPolicy, &r.name));
                 agent.executor.iter().for_each(|e| mark(ItemKind::Executor, &e.name));

@@ -493,8 +493,8 @@ impl Runtime {
         Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
     }
 
-    /// The tools of an agent: builtin and MCP tools, `use` agents, and the
-    /// transfer tool for `delegate`.
+    /// The tools of an agent: builtin, MCP and remote A2A agents' tools, `use`
+    /// agents, and the transfer tool for `delegate`.
     async fn agent_tools(&self, th: &Thread, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
         let spec = &self.program.agents[name];
         let mut callables: Vec<(String, Callable)> = Vec::new();
@@ -510,6 +510,9 @@ impl Runtime {
                 continue;
             }
             let mut tools = match data {
+                Some(data @ sr_hir::ToolData::A2a { .. }) => {
+                    self.env.mcp.a2a_tool(&tool_ref.name, data).into_iter().collect()
+                }
                 Some(data) if crate::mcp::is_mcp(data) => {
                     let (tools, warning) = self.env.mcp.use_tools(&tool_ref.name).await;
                     if let Some(message) = warning {
@@ -534,6 +537,17 @@ impl Runtime {
         for used in &spec.data.use_ {
             if self.program.agents.contains_key(&used.name) && seen.insert(used.name.to_string()) {
                 callables.push((used.name.to_string(), Callable::Agent(used.name.to_string())));
+            }
+        }
+        // A remote A2A agent in `use` or `delegate` is a tool: its answer
+        // comes back to this agent (a remote cannot take the conversation over).
+        for remote in spec.data.use_.iter().chain(&spec.data.delegate) {
+            if !self.program.agents.contains_key(&remote.name)
+                && let Some(data) = self.program.tools.get(&remote.name)
+                && let Some(tool) = self.env.mcp.a2a_tool(&remote.name, data)
+                && seen.insert(remote.name.to_string())
+            {
+                callables.push((remote.name.to_string(), Callable::Tool(tool)));
             }
         }
         let delegates: Vec<String> = spec

@@ -1,6 +1,6 @@
 //! Tools agents can call: upstream's builtin file tools (jailed to the work
-//! directory, see `jail`) and CLI tool (sandboxed, see `cli`), agents used as tools, and MCP
-//! servers' tools.
+//! directory, see `jail`) and CLI tool (sandboxed, see `cli`), agents used as tools, MCP
+//! servers' tools and remote A2A agents (`crate::a2a`).
 
 mod cli;
 mod fs;
@@ -58,9 +58,9 @@ pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail, options: 
             };
             vec![Arc::new(cli::ExecuteCli { jail: jail.clone(), place, timeout: options.command_timeout })]
         }
-        // MCP tools come from the hub; the state tool is served by the run
-        // itself (`run::state_tool`).
-        ToolKind::Mcp | ToolKind::State | ToolKind::None => Vec::new(),
+        // MCP tools and remote A2A agents come from the hub; the state tool is
+        // served by the run itself (`run::state_tool`).
+        ToolKind::Mcp | ToolKind::A2a | ToolKind::State | ToolKind::None => Vec::new(),
     }
 }
 

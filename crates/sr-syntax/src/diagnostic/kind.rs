@@ -173,6 +173,8 @@ pub enum Extension {
     /// A call of `int`, `float`, `bool` or `max`, which upstream lexes as keywords.
     KeywordCall(String),
     Break,
+    /// `tool NAME = a2a "URL"`: a remote A2A agent.
+    A2aTool,
 }
 
 /// What is wrong with an executor property (SR110).

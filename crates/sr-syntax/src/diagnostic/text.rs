@@ -29,6 +29,7 @@ impl DiagnosticKind {
                     format!("unexpected token '{}'", if function == "max" { "(" } else { function })
                 }
                 self::Extension::Break => "unexpected end of line".to_string(),
+                self::Extension::A2aTool => "unexpected token 'a2a'".to_string(),
             },
             InvalidYamlAgent { problem } => problem.clone(),
             MismatchedIndentation { .. } => "mismatched indentation".to_string(),
@@ -112,6 +113,7 @@ impl DiagnosticKind {
                 self::Extension::Executor => "`executor` is a StreetRace-rs extension for coding agents".to_string(),
                 self::Extension::KeywordCall(function) => format!("calling `{function}` is a StreetRace-rs extension"),
                 self::Extension::Break => "`break` is a StreetRace-rs extension".to_string(),
+                self::Extension::A2aTool => "`a2a` tools (remote A2A agents) are a StreetRace-rs extension".to_string(),
             },
             MismatchedIndentation { column, block_columns } => format!(
                 "this line starts at column {column}, but the enclosing blocks start at columns {}; align it with the lines of its block",

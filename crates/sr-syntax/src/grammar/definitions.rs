@@ -147,15 +147,16 @@ fn type_here(p: &mut Parser<'_>) {
     p.leave(levels);
 }
 
-/// `tool NAME = mcp "URL" [with OPTIONS]` | `= builtin a.b` | `= a.b` | `tool NAME:` + properties.
+/// `tool NAME = mcp "URL" [with OPTIONS]` | `= a2a "URL" [with OPTIONS]` (our
+/// extension; `a2a` is contextual) | `= builtin a.b` | `= a.b` | `tool NAME:` + properties.
 pub(super) fn tool(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(TOOL_KW);
     name_def(p, NameKind::Name);
     if p.eat(T![=]) {
         match p.current() {
-            MCP_KW => {
-                p.bump(MCP_KW);
+            kind @ (MCP_KW | NAME) if kind == MCP_KW || p.current_text() == crate::item_kind::A2A => {
+                p.bump_any();
                 plain_string(p);
                 if p.eat(WITH_KW) {
                     tool_option(p);
@@ -170,7 +171,7 @@ pub(super) fn tool(p: &mut Parser<'_>) {
             }
             DOTTED_NAME => p.bump(DOTTED_NAME),
             _ => {
-                p.error_expected("`mcp \"URL\"`, `builtin streetrace.fs` or a dotted tool reference");
+                p.error_expected("`mcp \"URL\"`, `a2a \"URL\"`, `builtin streetrace.fs` or a dotted tool reference");
                 p.skip_line();
             }
         }

@@ -1,0 +1,222 @@
+//! `.sr` agents calling remote A2A agents (`tool x = a2a "CARD_URL"`) with
+//! `sr run`: a sample agent written with the official Python SDK (`a2a-sdk`
+//! 1.3.0 and uvicorn, in the venv `.ci/setup` makes; skipped loudly without
+//! it, failed in CI), and the reverse, one `sr serve` called from `sr run`.
+//! The model is sr-llm's mock; the recording of each run replays with the
+//! remote gone and no model, and holds no key.
+#![allow(clippy::unwrap_used)]
+
+mod serving;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use serving::{Serve, temp};
+use sr_llm::mock::{MockReply, MockServer};
+
+const REMOTE_KEY: &str = "remote-key-5a1b2c3d4e";
+
+/// An agent that asks the remote agent `reviewer` at `card` for a review.
+fn caller(card: &str) -> String {
+    format!(
+        "model main = openai/gpt-4o-mini\n\
+         tool reviewer = a2a \"{card}\" with auth bearer \"${{env:REVIEWER_KEY}}\"\n\
+         prompt ask: \"\"\"Have the user's change reviewed by the reviewer, then report what it said.\"\"\"\n\
+         agent:\n    instruction ask\n    use reviewer\n"
+    )
+}
+
+fn venv_python() -> PathBuf {
+    let venv = std::env::var_os("SR_A2A_VENV").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv")
+    });
+    venv.join("bin/python")
+}
+
+/// The sample server, killed when dropped.
+struct Sample(Child);
+
+impl Drop for Sample {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `tests/a2a/sample_server.py`; its base URL.
+fn sample(python: &Path) -> (Sample, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/sample_server.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(REMOTE_KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("the sample server said {line:?}"));
+    (Sample(child), base.to_string())
+}
+
+/// `sr run agent.sr ARGS` in `dir`, the model the mock (when given), the key set.
+fn sr_run(dir: &Path, mock: Option<&MockServer>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+    command
+        .args([
+            "run",
+            "agent.sr",
+            "--events",
+            "jsonl",
+            "--state-dir",
+            "run-state",
+            "--prompt",
+            "please review: fn main() {}",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("REVIEWER_KEY", REMOTE_KEY)
+        .env("NO_COLOR", "1");
+    if let Some(mock) = mock {
+        command.env("OPENAI_BASE_URL", format!("{}/v1", mock.url())).env("OPENAI_API_KEY", "mock-key-12345");
+    }
+    command.output().unwrap()
+}
+
+/// The tool results of a run's JSONL events: (result, is_error).
+fn tool_results(stdout: &[u8]) -> Vec<(Value, bool)> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "tool_result")
+        .map(|event| (event["result"].clone(), event["is_error"].as_bool().unwrap_or(false)))
+        .collect()
+}
+
+/// The run's events without what differs between a live run and its replay.
+fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|mut event| {
+            if let Some(object) = event.as_object_mut() {
+                object
+                    .retain(|key, _| !matches!(key.as_str(), "timestamp" | "session_id" | "invocation_id" | "run_id"));
+            }
+            event
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_uses_a_python_sdk_agent_and_the_replay_needs_neither_it_nor_the_model() {
+    let python = venv_python();
+    let has_sdk = Command::new(&python)
+        .args(["-c", "import a2a.server.routes, uvicorn"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !sr_testing::required(has_sdk, &format!("a2a-sdk and uvicorn in {} (run .ci/setup)", python.display())) {
+        return;
+    }
+    let (server, base) = sample(&python);
+    let dir = temp("a2a-client-py", &[("agent.sr", &caller(&format!("{base}/.well-known/agent-card.json")))]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::tool_call("c1", "reviewer", json!({"request": "fn main() {}"})));
+    mock.push(MockReply::text("The reviewer says: reviewed."));
+    let live = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        let mock_url = mock.url();
+        move || {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+            command
+                .args(["run", "agent.sr", "--events", "jsonl", "--state-dir", "run-state"])
+                .args(["--prompt", "please review: fn main() {}", "--record", "rec.jsonl"])
+                .current_dir(&dir)
+                .env("REVIEWER_KEY", REMOTE_KEY)
+                .env("OPENAI_BASE_URL", format!("{mock_url}/v1"))
+                .env("OPENAI_API_KEY", "mock-key-12345");
+            command.output().unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(live.status.success(), "{}", String::from_utf8_lossy(&live.stderr));
+    // The remote's artifacts (a text part, a data part as JSON) reached the agent, and its model.
+    let answer = json!("reviewed: fn main() {}\n{\"words\":3.0}");
+    assert_eq!(tool_results(&live.stdout), [(answer.clone(), false)]);
+    let second = serde_json::to_string(&mock.requests()[1].body).unwrap();
+    assert!(second.contains("reviewed: fn main() {}"), "{second}");
+
+    // The remote and the model gone, the replay gives the same events.
+    drop(server);
+    let recording = std::fs::read_to_string(dir.join("rec.jsonl")).unwrap();
+    assert!(!recording.contains(REMOTE_KEY), "the key is in the recording");
+    assert!(!String::from_utf8_lossy(&live.stdout).contains(REMOTE_KEY), "the key is in the events");
+    let replay = sr_run(&dir, None, &["--replay", "rec.jsonl"]);
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(tool_results(&replay.stdout), [(answer, false)]);
+    assert_eq!(events(&replay.stdout), events(&live.stdout));
+
+    // Live again with the remote gone: a tool error the model sees, not a failed run.
+    mock.push(MockReply::tool_call("c2", "reviewer", json!({"request": "again"})));
+    mock.push(MockReply::text("The reviewer is away."));
+    let mock_url = mock.url();
+    let away = tokio::task::spawn_blocking(move || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+        command
+            .args(["run", "agent.sr", "--events", "jsonl", "--state-dir", "run-state", "--prompt", "again"])
+            .current_dir(&dir)
+            .env("REVIEWER_KEY", REMOTE_KEY)
+            .env("OPENAI_BASE_URL", format!("{mock_url}/v1"))
+            .env("OPENAI_API_KEY", "mock-key-12345");
+        command.output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(away.status.success(), "{}", String::from_utf8_lossy(&away.stderr));
+    let results = tool_results(&away.stdout);
+    assert!(results[0].1 && results[0].0.as_str().unwrap().contains("cannot reach the remote agent"), "{results:?}");
+}
+
+/// A served workload: greets whoever it is sent.
+const GREETER: &str = r#"model main = openai/gpt-4o-mini
+prompt greet: """Greet ${input_prompt}."""
+flow main:
+    $greeting = call llm greet
+    return $greeting
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_run_by_sr_run_calls_a_workload_served_by_sr_serve() {
+    let dir = temp("a2a-client-serve", &[("greeter.sr", GREETER), ("keys", REMOTE_KEY)]);
+    let mock = MockServer::start().await;
+    // In the order they are asked: the caller's model, the served run's, the caller's again.
+    mock.push(MockReply::tool_call("c1", "reviewer", json!({"request": "Ada"})));
+    mock.push(MockReply::text("Hello, Ada."));
+    mock.push(MockReply::text("The greeter said hello."));
+    let serve = Serve::start(&dir, &mock, &["greeter.sr", "--api-key-file", "keys"]).await;
+    std::fs::write(dir.join("agent.sr"), caller(&format!("{}/.well-known/agent-card.json", serve.base()))).unwrap();
+    let out = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        let mock_url = mock.url();
+        move || {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+            command
+                .args(["run", "agent.sr", "--events", "jsonl", "--state-dir", "run-state", "--prompt", "greet Ada"])
+                .current_dir(&dir)
+                .env("REVIEWER_KEY", REMOTE_KEY)
+                .env("OPENAI_BASE_URL", format!("{mock_url}/v1"))
+                .env("OPENAI_API_KEY", "mock-key-12345");
+            command.output().unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}\n--- sr serve ---\n{}", String::from_utf8_lossy(&out.stderr), serve.log());
+    assert_eq!(tool_results(&out.stdout), [(json!("Hello, Ada."), false)], "{}", serve.log());
+    // The served run got the request as its message.
+    let served = serde_json::to_string(&mock.requests()[1].body).unwrap();
+    assert!(served.contains("Greet Ada."), "{served}");
+}

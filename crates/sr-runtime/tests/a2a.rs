@@ -1,0 +1,363 @@
+//! Remote A2A agents in runs, against a local fake remote (axum) that plays
+//! every part a remote can: a good agent, one that asks for input, and the
+//! hostile ones (a malformed card, a card without an interface or pointing
+//! elsewhere, JSON-RPC errors, a reply that never ends, huge replies). Each
+//! hostile one must be a tool error the model sees, never a failed run, a
+//! panic or a hang; the bearer secret must reach the remote and nothing else;
+//! a recorded run replays with the remote gone. sr-cli's `tests/a2a_client.rs`
+//! runs the same against the official Python SDK's server and `sr serve`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::routing::{get, post};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use sr_hir::RootDatabase;
+use sr_llm::Cassette;
+use sr_runtime::a2a::A2aOptions;
+use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
+use sr_runtime::hook::NoHook;
+use sr_runtime::human::Unattended;
+use sr_runtime::journal::{Journal, Meta, Mode, Recorded};
+use sr_runtime::mcp::{McpHub, McpOptions};
+use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
+use sr_runtime::tools::Jail;
+use sr_runtime::{Env, RunOptions, Runtime};
+
+const SECRET: &str = "a2a-secret-7f3e9c1d";
+
+/// What the fake remote saw: each request's path and `Authorization`.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<Request>>>);
+
+/// A request's path and `Authorization` header.
+type Request = (String, Option<String>);
+
+impl Seen {
+    fn note(&self, path: String, headers: &HeaderMap) {
+        let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+        self.0.lock().unwrap().push((path, auth));
+    }
+    fn paths(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().map(|(p, _)| p.clone()).collect()
+    }
+}
+
+struct Remote {
+    base: String,
+    seen: Seen,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// A fake remote: `/{mode}/card` and `/{mode}/rpc`, `mode` deciding how it behaves.
+async fn remote() -> Remote {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Seen::default();
+    let app = Router::new()
+        .route("/{mode}/card", get(card))
+        .route("/{mode}/rpc", post(rpc))
+        .with_state((base.clone(), seen.clone()));
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Remote { base, seen, task }
+}
+
+async fn card(
+    Path(mode): Path<String>,
+    State((base, seen)): State<(String, Seen)>,
+    headers: HeaderMap,
+) -> axum::response::Response {
+    seen.note(format!("/{mode}/card"), &headers);
+    let interface = |url: String| json!({"name": mode, "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+    let body = match mode.as_str() {
+        "malformed" => "{\"name\": \"half a card".to_string(),
+        "no-interface" => {
+            json!({"name": "x", "supportedInterfaces": [{"url": format!("{base}/x/rpc"), "protocolBinding": "GRPC"}]})
+                .to_string()
+        }
+        "elsewhere" => interface("http://169.254.169.254/latest/meta-data".to_string()).to_string(),
+        "legacy" => json!({"name": "old", "url": format!("{base}/legacy/rpc"), "protocolVersion": "0.3.0"}).to_string(),
+        "huge-card" => format!("{{\"name\": \"{}\"}}", "x".repeat(200_000)),
+        _ => interface(format!("{base}/{mode}/rpc")).to_string(),
+    };
+    axum::response::Response::new(Body::from(body))
+}
+
+async fn rpc(
+    Path(mode): Path<String>,
+    State((_, seen)): State<(String, Seen)>,
+    headers: HeaderMap,
+    body: String,
+) -> axum::response::Response {
+    seen.note(format!("/{mode}/rpc"), &headers);
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let message = &request["params"]["message"];
+    let text = message["parts"][0]["text"].as_str().unwrap_or_default().to_string();
+    let task = |state: &str, extra: Value| {
+        let mut task = json!({"id": "t-1", "contextId": "c-1", "status": {"state": state}});
+        task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}})
+    };
+    let reply = match mode.as_str() {
+        "good" => task(
+            "TASK_STATE_COMPLETED",
+            json!({"artifacts": [
+                {"artifactId": "a", "parts": [{"text": format!("reviewed: {text}")}]},
+                // A hostile echo of the key it was sent: redacted before anyone sees it.
+                {"artifactId": "b", "parts": [{"data": {"auth": headers.get("authorization").and_then(|v| v.to_str().ok())}}]},
+            ]}),
+        ),
+        "ask" if message.get("taskId").is_none() => task(
+            "TASK_STATE_INPUT_REQUIRED",
+            json!({"status": {"state": "TASK_STATE_INPUT_REQUIRED", "message": {"role": "ROLE_AGENT", "parts": [{"text": "Which branch?"}]}}}),
+        ),
+        "ask" => task(
+            "TASK_STATE_COMPLETED",
+            json!({"artifacts": [{"artifactId": "a", "parts": [{"text": format!("merged {text} ({})", message["taskId"])}]}]}),
+        ),
+        "legacy" => {
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"kind": "task", "id": "t", "status": {"state": "completed"},
+                           "artifacts": [{"parts": [{"kind": "text", "text": format!("{} says hi", request["method"])}]}]}})
+        }
+        "failing" => task(
+            "TASK_STATE_FAILED",
+            json!({"status": {"state": "TASK_STATE_FAILED", "message": {"parts": [{"text": "out of coffee"}]}}}),
+        ),
+        "rpc-error" => {
+            json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "Method not found"}})
+        }
+        "not-json" => return axum::response::Response::new(Body::from("<html>502 Bad Gateway</html>")),
+        "http-error" => {
+            let mut response = axum::response::Response::new(Body::from("{}"));
+            *response.status_mut() = axum::http::StatusCode::FORBIDDEN;
+            return response;
+        }
+        // Headers, then a body that never ends.
+        "never-ends" => {
+            let stream =
+                futures::stream::once(async { Ok::<_, std::io::Error>(axum::body::Bytes::from("{\"jsonrpc\": ")) })
+                    .chain(futures::stream::pending());
+            return axum::response::Response::new(Body::from_stream(stream));
+        }
+        // Declares its length: refused before it is read.
+        "huge" => return axum::response::Response::new(Body::from(vec![b' '; 10 * 1024 * 1024])),
+        // Streams without a length, forever: cut at the limit.
+        "endless" => {
+            let chunk = axum::body::Bytes::from(vec![b' '; 64 * 1024]);
+            let stream = futures::stream::repeat_with(move || Ok::<_, std::io::Error>(chunk.clone()));
+            return axum::response::Response::new(Body::from_stream(stream));
+        }
+        // Working forever: polled until the call's time is up.
+        _ => task("TASK_STATE_WORKING", json!({})),
+    };
+    axum::response::Response::new(Body::from(reply.to_string()))
+}
+
+fn options() -> A2aOptions {
+    A2aOptions { timeout: Duration::from_secs(3), max_reply_bytes: 64 * 1024 }
+}
+
+fn program(source: &str) -> Arc<sr_runtime::compile::Compiled> {
+    let dir = common::work_dir("a2a-program");
+    let path = dir.join("agent.sr");
+    std::fs::write(&path, source).unwrap();
+    sr_runtime::compile::compile_path(&mut RootDatabase::default(), &path).unwrap()
+}
+
+/// An agent that `use`s the remote agent `reviewer` at `card`.
+fn source(card: &str) -> String {
+    format!(
+        "model main = openai/gpt-4o\n\
+         tool reviewer = a2a \"{card}\" with auth bearer \"${{env:SR_A2A_TEST_KEY}}\"\n\
+         prompt ask: \"\"\"Have the change reviewed.\"\"\"\n\
+         agent:\n    instruction ask\n    use reviewer\n"
+    )
+}
+
+struct Ran {
+    events: Vec<Event>,
+    status: RunStatus,
+}
+
+impl Ran {
+    /// Each tool result: (result, is_error).
+    fn results(&self) -> Vec<(Value, bool)> {
+        self.events
+            .iter()
+            .filter_map(|e| match &e.payload {
+                Payload::ToolResult { result, is_error, .. } => Some((result.clone(), *is_error)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Runs `source` whose model calls `reviewer` with each of `calls`, then ends.
+async fn run(
+    program: &Arc<sr_runtime::compile::Compiled>,
+    calls: Vec<Value>,
+    hub: Arc<McpHub>,
+    journal: Journal,
+) -> Ran {
+    let program = program.clone();
+    let mut replies: Vec<Reply> = calls.into_iter().map(|args| Reply::Calls(vec![("reviewer".into(), args)])).collect();
+    replies.push(Reply::Text("done".into()));
+    let first = replies.remove(0);
+    let model = ScriptedProvider::new().on(after_tool_results(), replies).on(|_| true, vec![first]);
+    let redactor = Arc::new(sr_llm::Redactor::new());
+    hub.add_secrets(&redactor);
+    let env = Env {
+        provider: Arc::new(model),
+        hook: Arc::new(NoHook),
+        jail: Jail::new(common::work_dir("a2a-jail")).unwrap(),
+        mcp: hub,
+        journal: Arc::new(journal),
+        human: Arc::new(Unattended),
+        options: RunOptions::default(),
+    };
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let emitter = Emitter::new("a2a-test", vec![Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone()))])
+        .with_redactor(redactor);
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(30), Runtime::new(program, env).run(emitter, "go".into(), Vec::new()))
+            .await
+            .expect("a remote agent hung the run");
+    let events = events.lock().unwrap().clone();
+    Ran { events, status: outcome.status }
+}
+
+fn live_hub(source: &str) -> Arc<McpHub> {
+    let env = |name: &str| (name == "SR_A2A_TEST_KEY").then(|| SECRET.to_string());
+    Arc::new(McpHub::with_a2a(&program(source).tools, &McpOptions::default(), &options(), &env))
+}
+
+async fn call_once(base: &str, mode: &str) -> (Value, bool) {
+    let source = source(&format!("{base}/{mode}/card"));
+    let ran =
+        run(&program(&source), vec![json!({"request": "fix typo"})], live_hub(&source), Journal::unrecorded()).await;
+    assert_eq!(ran.status, RunStatus::Completed, "{mode}: a remote's failure failed the run");
+    let results = ran.results();
+    assert_eq!(results.len(), 1, "{mode}: {results:?}");
+    results[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_agents_answer_reaches_the_agent_and_its_key_nothing_else() {
+    let remote = remote().await;
+    let (result, is_error) = call_once(&remote.base, "good").await;
+    assert!(!is_error, "{result}");
+    assert_eq!(result, json!("reviewed: fix typo\n{\"auth\":\"Bearer [redacted]\"}"));
+    // The card and the call each carried the key; the card was read once.
+    let seen = remote.seen.0.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            ("/good/card".to_string(), Some(format!("Bearer {SECRET}"))),
+            ("/good/rpc".to_string(), Some(format!("Bearer {SECRET}")))
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_0_3_card_is_called_with_0_3_method_names() {
+    let remote = remote().await;
+    assert_eq!(call_once(&remote.base, "legacy").await, (json!("\"message/send\" says hi"), false));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_from_the_remote_is_a_result_the_model_answers_in_the_same_task() {
+    let remote = remote().await;
+    let source = source(&format!("{}/ask/card", remote.base));
+    let calls = vec![json!({"request": "merge it"}), json!({"request": "main", "task_id": "t-1", "context_id": "c-1"})];
+    let ran = run(&program(&source), calls, live_hub(&source), Journal::unrecorded()).await;
+    let results = ran.results();
+    assert_eq!(results[0].0["input_required"], json!("Which branch?"));
+    assert_eq!((&results[0].0["task_id"], results[0].1), (&json!("t-1"), false));
+    assert_eq!(results[1], (json!("merged main (\"t-1\")"), false));
+    assert_eq!(remote.seen.paths(), ["/ask/card", "/ask/rpc", "/ask/rpc"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_hostile_remote_is_a_tool_error_never_a_crash_or_a_hang() {
+    let remote = remote().await;
+    for (mode, expected) in [
+        ("malformed", "the card is not JSON"),
+        ("no-interface", "the card names no JSON-RPC interface of A2A 1.0 or 0.3"),
+        ("elsewhere", "is not on the card's host"),
+        ("huge-card", "the card is larger than 65536 bytes"),
+        ("failing", "the remote task is failed: out of coffee"),
+        ("rpc-error", "JSON-RPC error -32601: Method not found"),
+        ("not-json", "the reply is not JSON"),
+        ("http-error", "the reply: HTTP 403 Forbidden"),
+        ("never-ends", "did not answer within 3s"),
+        ("working-forever", "did not answer within 3s"),
+        ("huge", "the reply is larger than 65536 bytes"),
+        ("endless", "the reply is larger than 65536 bytes"),
+    ] {
+        let (result, is_error) = call_once(&remote.base, mode).await;
+        let message = result.as_str().unwrap_or_default();
+        assert!(is_error && message.contains(expected), "{mode}: {result}");
+        assert!(message.starts_with("the remote agent 'reviewer'"), "{mode}: {message}");
+        assert!(message.len() < 600, "{mode}: a long error: {message}");
+    }
+    // The elsewhere card's interface was never called.
+    assert!(!remote.seen.paths().iter().any(|p| p.starts_with("/elsewhere/rpc")));
+    // Nothing listens here any more: unreachable, also a tool error.
+    let base = remote.base.clone();
+    remote.task.abort();
+    let _ = remote.task.await;
+    let (result, is_error) = call_once(&base, "good").await;
+    assert!(is_error && result.as_str().unwrap().contains("cannot reach the remote agent"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_variable_is_a_tool_error_and_nothing_is_sent() {
+    let remote = remote().await;
+    let source = source(&format!("{}/good/card", remote.base));
+    let hub = Arc::new(McpHub::with_a2a(&program(&source).tools, &McpOptions::default(), &options(), &|_| None));
+    let ran = run(&program(&source), vec![json!({"request": "x"})], hub, Journal::unrecorded()).await;
+    let results = ran.results();
+    assert!(
+        results[0].1 && results[0].0.as_str().unwrap().contains("environment variable 'SR_A2A_TEST_KEY' is not set")
+    );
+    assert!(remote.seen.paths().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_call_replays_with_the_remote_gone_and_no_secret_in_the_recording() {
+    let remote = remote().await;
+    let source = source(&format!("{}/good/card", remote.base));
+    let dir = common::work_dir("a2a-record");
+    let path = dir.join("run.jsonl");
+    let hub = live_hub(&source);
+    let redactor = Arc::new(sr_llm::Redactor::new());
+    hub.add_secrets(&redactor);
+    let cassette = Arc::new(Cassette::create(&path).unwrap().redacting(redactor));
+    let journal = Journal::recording(cassette, &Meta::new("agent.sr", "go"), None).unwrap();
+    let compiled = program(&source);
+    let live = run(&compiled, vec![json!({"request": "fix typo"})], hub, journal).await;
+    assert!(!live.results()[0].1, "{:?}", live.results());
+
+    remote.task.abort();
+    let _ = remote.task.await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(SECRET) && text.contains("reviewed: fix typo"), "{text}");
+    let journal = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
+    let replay =
+        run(&compiled, vec![json!({"request": "fix typo"})], Arc::new(McpHub::from_recording(&text).unwrap()), journal)
+            .await;
+    assert_eq!(replay.events, live.events);
+    let events = serde_json::to_string(&live.events).unwrap();
+    assert!(!events.contains(SECRET), "{events}");
+}
