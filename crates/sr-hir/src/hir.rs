@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use crate::diagnostic_kinds::ExecutorProblem;
 use la_arena::{Arena, ArenaMap, Idx};
 use sr_syntax::TextRange;
-use sr_syntax::diagnostic::ExecutorProblem;
 
 use crate::Name;
 

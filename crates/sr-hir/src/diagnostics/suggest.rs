@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic_kinds::{Listing, Suggestion};
 use foldhash::{HashMap, HashSet};
-use sr_syntax::diagnostic::{Listing, Suggestion};
 
 use super::BUILTIN_VARIABLES;
 use super::whole_program::program_vars;

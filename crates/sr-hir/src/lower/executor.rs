@@ -2,8 +2,8 @@
 //! what each key accepts is checked here, and problems (SR110) are kept with
 //! the part they concern.
 
+use crate::diagnostic_kinds::ExecutorProblem;
 use sr_syntax::ast::{self, AstNode, LiteralValue};
-use sr_syntax::diagnostic::ExecutorProblem;
 
 use super::Lower;
 use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, Named, SandboxBackend};
