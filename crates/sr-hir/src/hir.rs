@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use crate::diagnostic_kinds::ExecutorProblem;
 use la_arena::{Arena, ArenaMap, Idx};
 use sr_syntax::TextRange;
 
 use crate::Name;
+use crate::diagnostic_kinds::ExecutorProblem;
 
 /// A piece of an item whose range the source map knows (a name, a reference, a
 /// string, a `${…}`), numbered in source order.

@@ -4,10 +4,9 @@
 use indexmap::IndexMap;
 use sr_syntax::Reported;
 
-use crate::diagnostic_kinds as kinds;
-
 use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 pub use crate::db::resolve_import;
+use crate::diagnostic_kinds as kinds;
 use crate::hir::{ImportSource, ItemData, PromptData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::{Db, File, Name, item_data};

@@ -2,13 +2,11 @@
 //! `delegate` with `use` (W0002), runtime variables in the instruction (E0016),
 //! and an instruction naming no prompt (SR102).
 
-use crate::diagnostic_kinds::Suggestion;
 use sr_syntax::Reported;
-
-use crate::diagnostic_kinds as kinds;
 
 use super::suggest::program_names;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
+use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};

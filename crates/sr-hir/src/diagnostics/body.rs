@@ -15,11 +15,8 @@
 
 use std::sync::Arc;
 
-use crate::diagnostic_kinds::{Listing, Suggestion};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sr_syntax::Reported;
-
-use crate::diagnostic_kinds as kinds;
 
 use super::suggest::program_names;
 use super::whole_program::{ProgramVars, program_vars};
@@ -27,6 +24,7 @@ use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
     UpstreamAt,
 };
+use crate::diagnostic_kinds::{self as kinds, Listing, Suggestion};
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
 use crate::resolve::Program;

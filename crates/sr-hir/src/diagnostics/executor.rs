@@ -1,12 +1,10 @@
 //! Checks of our `executor` extension: its properties (SR110), the agents that
 //! use one, and, in `--compat upstream` mode, that upstream rejects both.
 
-use crate::diagnostic_kinds::{ExecutorProblem, Extension};
 use sr_syntax::Reported;
 
-use crate::diagnostic_kinds as kinds;
-
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds::{self as kinds, ExecutorProblem, Extension};
 use crate::hir::{AgentData, AgentProperty, ItemData};
 use crate::items::Item;
 use crate::{Db, item_data, program};

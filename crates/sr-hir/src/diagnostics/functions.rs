@@ -3,14 +3,12 @@
 //! mode, the syntax errors upstream reports for our extensions (`int(x)`,
 //! `float(x)`, `bool(x)`, `max(x)` and `break`).
 
-use crate::diagnostic_kinds::Extension;
 use sr_syntax::Reported;
-
-use crate::diagnostic_kinds as kinds;
 
 use super::suggest::similarity;
 use super::{Anchor, SemanticDiagnostic};
 use crate::Name;
+use crate::diagnostic_kinds::{self as kinds, Extension};
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
 use crate::stdlib::{self, KEYWORD_NAMED, PYTHON_ONLY};

@@ -4,9 +4,8 @@
 
 use std::collections::HashSet;
 
-use crate::diagnostic_kinds as kinds;
-
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds as kinds;
 use crate::hir::{ImportSource, ItemData, PartId, ToolData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::resolve::{Program, resolve_import};

@@ -1,14 +1,12 @@
 //! Checks of one prompt definition: its model and schema (E0001) and the
 //! variables its body interpolates (E0015).
 
-use crate::diagnostic_kinds::Suggestion;
 use sr_syntax::{ItemKind, Reported};
-
-use crate::diagnostic_kinds as kinds;
 
 use super::suggest::{program_names, variable_typos};
 use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
+use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::ItemData;
 use crate::items::Item;
 use crate::{Db, File, item_data, program};

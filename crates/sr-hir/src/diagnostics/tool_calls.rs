@@ -5,13 +5,11 @@
 //! emits these calls verbatim into Python, so nothing is reported in
 //! `--compat upstream` mode.
 
-use crate::diagnostic_kinds::{ArgumentProblem, Listing};
 use sr_syntax::Reported;
-
-use crate::diagnostic_kinds as kinds;
 
 use super::suggest::similarity;
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds::{self as kinds, ArgumentProblem, Listing};
 use crate::hir::{Body, Expr, ExprId, ItemData};
 use crate::items::Item;
 use crate::resolve::Program;

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sr_syntax::Reported;
 
-use crate::diagnostic_kinds as kinds;
-
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
+use crate::diagnostic_kinds as kinds;
 use crate::entry::entry_point;
 use crate::hir::{Event, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};

@@ -2,10 +2,10 @@
 //! what each key accepts is checked here, and problems (SR110) are kept with
 //! the part they concern.
 
-use crate::diagnostic_kinds::ExecutorProblem;
 use sr_syntax::ast::{self, AstNode, LiteralValue};
 
 use super::Lower;
+use crate::diagnostic_kinds::ExecutorProblem;
 use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, Named, SandboxBackend};
 
 impl Lower {
