@@ -190,7 +190,7 @@ pub fn compat_pairs(db: &mut RootDatabase, source: &str) -> BTreeSet<(String, i6
     let file = db.set_file("/differential/case.sr", source);
     let index = LineIndex::new(source);
     let diagnostics: Vec<_> = file_diagnostics(db, file).iter().filter(|d| d.in_mode(true)).cloned().collect();
-    let line = |d: &sr_syntax::Diagnostic| match d.upstream_position {
+    let line = |d: &sr_hir::Diagnostic| match d.upstream_position {
         Some((line, _)) => line as i64,
         None => index.line_col(d.range.start()).line as i64 + 1,
     };

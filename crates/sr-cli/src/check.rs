@@ -5,8 +5,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use sr_hir::Diagnostic;
 use sr_hir::{RootDatabase, file_diagnostics, file_diagnostics_alone, line_index, parse, program};
-use sr_syntax::{Diagnostic, Severity, ast};
+use sr_syntax::{Severity, ast};
 
 use crate::report::{self, FileReport, Stats};
 use crate::{Color, files};

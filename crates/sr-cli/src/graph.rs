@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use sr_hir::Diagnostic;
 use sr_hir::graph::program_graph;
 use sr_hir::{File, RootDatabase, file_diagnostics, program};
 use sr_ide::graph::Drawing;
-use sr_syntax::{Diagnostic, Severity};
+use sr_syntax::Severity;
 
 use crate::report::{self, FileReport, Stats};
 use crate::{Color, files};

@@ -11,8 +11,9 @@ use annotate_snippets::renderer::DEFAULT_LINE_NUM_STYLE;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
 use serde_json::json;
+use sr_hir::Diagnostic;
 use sr_syntax::line_index::Encoding;
-use sr_syntax::{Diagnostic, LineIndex, Severity};
+use sr_syntax::{LineIndex, Severity};
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Stats {

@@ -121,7 +121,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
 }
 
 /// Diagnostics as `file:line:col: error[CODE]: message` lines on stderr.
-fn compile_error(root: &Path, diagnostics: Vec<(PathBuf, sr_syntax::Diagnostic)>) -> LaunchError {
+fn compile_error(root: &Path, diagnostics: Vec<(PathBuf, sr_hir::Diagnostic)>) -> LaunchError {
     let lines = diagnostics
         .iter()
         .map(|(file, d)| {

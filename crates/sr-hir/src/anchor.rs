@@ -3,11 +3,11 @@
 //! only when a file's diagnostics are reported. Name resolution and the checks both
 //! produce them; neither depends on the other for it.
 
-use sr_syntax::{DiagnosticKind, Reported, TextRange, TextSize};
+use sr_syntax::{Reported, TextRange, TextSize};
 
 use crate::hir::{ExprId, PartId, StmtId};
 use crate::items::{Item, item_syntax};
-use crate::{Db, File, source_map};
+use crate::{Db, DiagnosticKind, File, source_map};
 
 /// Where a diagnostic points, resolved to a range only when it is reported.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -48,9 +48,9 @@ pub struct SemanticDiagnostic<'db> {
 
 impl<'db> SemanticDiagnostic<'db> {
     /// Reported in every mode, where upstream reports it at the anchor.
-    pub fn new(kind: DiagnosticKind, anchor: Anchor<'db>) -> Self {
+    pub fn new(kind: impl Into<DiagnosticKind>, anchor: Anchor<'db>) -> Self {
         SemanticDiagnostic {
-            kind,
+            kind: kind.into(),
             anchor,
             related: Vec::new(),
             reported: Reported::Always,

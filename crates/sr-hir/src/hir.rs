@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use la_arena::{Arena, ArenaMap, Idx};
 use sr_syntax::TextRange;
-use sr_syntax::diagnostic::ExecutorProblem;
 
 use crate::Name;
+use crate::diagnostic_kinds::ExecutorProblem;
 
 /// A piece of an item whose range the source map knows (a name, a reference, a
 /// string, a `${…}`), numbered in source order.

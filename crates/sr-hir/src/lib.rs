@@ -19,6 +19,7 @@
 
 mod anchor;
 mod db;
+pub mod diagnostic_kinds;
 pub mod diagnostics;
 pub mod entry;
 pub mod graph;
@@ -35,7 +36,7 @@ pub mod template;
 pub mod tool_functions;
 
 pub use crate::db::{Db, File, RootDatabase, Workspace};
-pub use crate::diagnostics::{file_diagnostics, file_diagnostics_alone};
+pub use crate::diagnostics::{Diagnostic, DiagnosticKind, file_diagnostics, file_diagnostics_alone};
 pub use crate::hir::*;
 pub use crate::items::{
     Item, ItemKind, file_items, item_at, item_name_range, item_syntax, line_index, parse, syntax_errors,

@@ -2,10 +2,11 @@
 //! definitions are visible everywhere in it (forward references included).
 
 use indexmap::IndexMap;
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
 pub use crate::db::resolve_import;
+use crate::diagnostic_kinds as kinds;
 use crate::hir::{ImportSource, ItemData, PromptData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::{Db, File, Name, item_data};
@@ -173,7 +174,7 @@ pub fn program(db: &dyn Db, root: File) -> Program<'_> {
             diagnostics.push(SemanticDiagnostic {
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(prompt.position)),
                 ..SemanticDiagnostic::new(
-                    DiagnosticKind::PromptWithoutBody { prompt: name.to_string() },
+                    kinds::PromptWithoutBody { prompt: name.to_string() },
                     Anchor::ItemName(prompt.position),
                 )
             });
@@ -214,7 +215,7 @@ fn duplicate<'db>(
         related: vec![(Anchor::ItemName(first), format!("first definition of {} '{name}'", kind.describe()))],
         upstream_at,
         ..SemanticDiagnostic::new(
-            DiagnosticKind::DuplicateDefinition { kind, name: name.to_string(), first_file },
+            kinds::DuplicateDefinition { kind, name: name.to_string(), first_file },
             Anchor::ItemName(item),
         )
     }
@@ -264,7 +265,7 @@ fn merge_prompt<'db>(
                 )],
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(item)),
                 ..SemanticDiagnostic::new(
-                    DiagnosticKind::ConflictingPromptModifier { modifier, prompt: name.to_string(), first, second },
+                    kinds::ConflictingPromptModifier { modifier, prompt: name.to_string(), first, second },
                     Anchor::ItemName(item),
                 )
             });
@@ -318,12 +319,12 @@ impl<'db> Loader<'db> {
             let path = resolve_import(self.db, file, relative);
             match self.db.workspace().files(self.db).get(&path).copied() {
                 None => {
-                    let kind = match self.db.workspace().unreadable(self.db).get(&path) {
-                        Some(reason) => DiagnosticKind::Unreadable { path: relative.clone(), error: reason.clone() },
-                        None => DiagnosticKind::ImportNotFound {
-                            import: relative.clone(),
-                            looked_for: path.display().to_string(),
-                        },
+                    let kind: kinds::DiagnosticKind = match self.db.workspace().unreadable(self.db).get(&path) {
+                        Some(reason) => kinds::Unreadable { path: relative.clone(), error: reason.clone() }.into(),
+                        None => {
+                            kinds::ImportNotFound { import: relative.clone(), looked_for: path.display().to_string() }
+                                .into()
+                        }
                     };
                     self.diagnostics.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
@@ -336,7 +337,7 @@ impl<'db> Loader<'db> {
                     let at = self.root_import.clone().unwrap_or(anchor);
                     self.diagnostics.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
-                        ..SemanticDiagnostic::new(DiagnosticKind::ImportCycle { files }, at)
+                        ..SemanticDiagnostic::new(kinds::ImportCycle { files }, at)
                     });
                 }
                 Some(target) if self.files.contains(&target) => {}

@@ -7,7 +7,7 @@ use sr_hir::{RootDatabase, file_diagnostics, file_diagnostics_alone, programs_of
 
 const PROMPTS: &str = "prompt greet: \"\"\"Greet ${target} in ${tone}.\"\"\"\n";
 
-fn show(diagnostics: &[sr_syntax::Diagnostic]) -> String {
+fn show(diagnostics: &[sr_hir::Diagnostic]) -> String {
     diagnostics
         .iter()
         .filter(|d| d.in_mode(false))

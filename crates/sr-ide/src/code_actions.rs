@@ -2,8 +2,9 @@
 //! prompt, agent or tool; apply a "did you mean"; remove an unused definition.
 //! They come from the diagnostic's kind (its data), never from its wording.
 
-use sr_hir::{File, RootDatabase, file_diagnostics, item_at};
-use sr_syntax::{DefinitionKind, Diagnostic, DiagnosticKind, Fix, TextRange, TextSize};
+use sr_hir::diagnostic_kinds::Unused;
+use sr_hir::{Diagnostic, DiagnosticKind, File, RootDatabase, file_diagnostics, item_at};
+use sr_syntax::{DefinitionKind, Fix, TextRange, TextSize};
 
 use crate::defs::item_range;
 use crate::{FileRange, SourceChange, TextEdit};
@@ -41,7 +42,7 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
                 }
             }
         }
-        if let DiagnosticKind::Unused { kind, name } = &diagnostic.kind
+        if let DiagnosticKind::Unused(Unused { kind, name }) = &diagnostic.kind
             && let Some(edit) = remove_unused(db, file, diagnostic)
         {
             other.push((format!("Remove unused {} '{name}'", kind.describe()), edit));

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use sr_hir::Diagnostic;
 use sr_hir::{RootDatabase, file_diagnostics, file_diagnostics_alone};
-use sr_syntax::Diagnostic;
 
 /// Which findings to show: ours and upstream's (the default), or exactly
 /// upstream's checker (`sr check --compat upstream`).

@@ -58,8 +58,9 @@ pub use crate::signature_help::{SignatureHelp, SignatureParameter};
 pub use crate::symbol_kind::SymbolKind;
 pub use crate::symbols::DocumentSymbol;
 pub use salsa::{CancellationToken, Cancelled};
+pub use sr_hir::{Diagnostic, DiagnosticKind};
 pub use sr_syntax::line_index::Encoding;
-pub use sr_syntax::{Code, Diagnostic, DiagnosticKind, LineCol, LineIndex, Related, Severity, TextRange, TextSize};
+pub use sr_syntax::{Code, LineCol, LineIndex, Related, Severity, TextRange, TextSize};
 
 /// A read that a concurrent change may interrupt.
 pub type Cancellable<T> = Result<T, Cancelled>;

@@ -169,7 +169,7 @@ pub(crate) fn diagnostic(
             None => d.message(),
         },
         related_information: (!related.is_empty()).then_some(related),
-        tags: matches!(d.kind, sr_ide::DiagnosticKind::Unused { .. }).then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        tags: matches!(d.kind, sr_ide::DiagnosticKind::Unused(_)).then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
         ..Default::default()
     })
 }

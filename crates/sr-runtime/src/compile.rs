@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
+use sr_hir::diagnostic_kinds::Unreadable;
 use sr_hir::entry::entry_point;
 use sr_hir::{
-    AgentData, Body, Db, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name, PolicyData,
-    PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData, body,
-    file_diagnostics, item_data, program, source_map,
+    AgentData, Body, Db, Diagnostic, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name,
+    PolicyData, PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData,
+    body, file_diagnostics, item_data, program, source_map,
 };
-use sr_syntax::{Code, Diagnostic, DiagnosticKind, LineIndex, Severity, TextRange, TextSize};
+use sr_syntax::{Code, LineIndex, Severity, TextRange, TextSize};
 
 use crate::event::Location;
 
@@ -152,7 +153,7 @@ pub fn compile_path(db: &mut RootDatabase, path: &Path) -> Result<Arc<Compiled>,
         diagnostics: vec![(
             path.to_path_buf(),
             Diagnostic::new(
-                DiagnosticKind::Unreadable { path: path.display().to_string(), error: e.to_string() },
+                Unreadable { path: path.display().to_string(), error: e.to_string() }.into(),
                 TextRange::default(),
             ),
         )],

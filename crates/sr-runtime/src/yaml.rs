@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+use sr_hir::Diagnostic;
 use sr_hir::template::parse_template;
 use sr_hir::{AgentData, Named, PartId, PromptBody, PromptData, SourceMap, ToolData};
-use sr_syntax::{Diagnostic, DiagnosticKind, LineIndex, TextRange, TextSize};
+use sr_syntax::{LineIndex, SyntaxError, TextRange, TextSize};
 
 use crate::compile::{AgentSpec, CompileError, Compiled, Entry, ModelSpec, Source, SourceRef, display_path};
 
@@ -86,7 +87,7 @@ fn error(path: &Path, message: String) -> CompileError {
     CompileError {
         diagnostics: vec![(
             path.to_path_buf(),
-            Diagnostic::new(DiagnosticKind::InvalidYamlAgent { problem: message }, TextRange::default()),
+            Diagnostic::new(SyntaxError::InvalidYamlAgent { problem: message }.into(), TextRange::default()),
         )],
     }
 }

@@ -10,7 +10,7 @@
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::{self, *};
-use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::diagnostic::{Diagnostic, SyntaxError};
 use crate::lexer::Token;
 
 /// One token the parser sees.
@@ -151,7 +151,7 @@ fn change_level(
         if below < column {
             // Between two levels: report it and keep the line in the inner block.
             let block_columns = stack.iter().map(|l| l.column + 1).collect();
-            let kind = DiagnosticKind::MismatchedIndentation { column: column + 1, block_columns };
+            let kind = SyntaxError::MismatchedIndentation { column: column + 1, block_columns };
             errors.push(Diagnostic::new(kind, indent_range).at_upstream(1, 0));
             stack.last_mut().expect(BASE_LEVEL).aliases.push(column);
             return;

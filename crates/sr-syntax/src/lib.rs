@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use rowan::GreenNode;
 
-pub use crate::diagnostic::{Code, DefinitionKind, Diagnostic, DiagnosticKind, Fix, Related, Reported, Severity};
+pub use crate::diagnostic::{
+    Code, DefinitionKind, Describe, Diagnostic, Fix, Related, Reported, Severity, SyntaxError,
+};
 pub use crate::item_kind::ItemKind;
 pub use crate::line_index::{LineCol, LineIndex};
 pub use crate::parser::MAX_NESTING;

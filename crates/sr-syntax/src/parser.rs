@@ -8,7 +8,7 @@ use text_size::TextRange;
 
 use crate::SyntaxKind::{self, *};
 use crate::T;
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Found, SyntaxHelp};
+use crate::diagnostic::{Diagnostic, Found, SyntaxError, SyntaxHelp};
 use crate::input::Input;
 use crate::token_set::TokenSet;
 
@@ -203,7 +203,7 @@ impl<'t> Parser<'t> {
             ERROR_TOKEN => Found::InvalidCharacter,
             _ => Found::Token(self.current_text().to_string()),
         };
-        let diagnostic = Diagnostic::new(DiagnosticKind::Syntax { found, help }, range);
+        let diagnostic = Diagnostic::new(SyntaxError::Syntax { found, help }, range);
         if self.at(EOF) { diagnostic.at_upstream(-1, -1) } else { diagnostic }
     }
 
@@ -364,7 +364,7 @@ impl<'t> Parser<'t> {
 
     /// Reports that nesting exceeds [`MAX_NESTING`] at the current token.
     pub(crate) fn error_too_deep(&mut self, what: &str) {
-        let diagnostic = Diagnostic::new(DiagnosticKind::TooDeep { what: what.to_string() }, self.current_range());
+        let diagnostic = Diagnostic::new(SyntaxError::TooDeep { what: what.to_string() }, self.current_range());
         self.push_error(diagnostic);
     }
 }

@@ -3,10 +3,11 @@
 //! here touches the network), and in `--compat upstream` mode upstream's
 //! parser rejects it.
 
-use sr_syntax::diagnostic::{Extension, Found, SyntaxHelp};
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::diagnostic::{Found, SyntaxHelp};
+use sr_syntax::{Reported, SyntaxError};
 
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds::Extension;
 use crate::hir::{ItemData, ToolData};
 use crate::items::Item;
 use crate::{Db, item_data};
@@ -17,7 +18,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
     };
     let mut out = vec![SemanticDiagnostic {
         reported: Reported::UpstreamOnly,
-        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::A2aTool), Anchor::Part(item, *keyword_part))
+        ..SemanticDiagnostic::new(Extension::A2aTool, Anchor::Part(item, *keyword_part))
     }];
     if !is_http_url(url) {
         let help = "an `a2a` tool takes the http(s) URL of the agent's card, \
@@ -25,7 +26,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagno
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
             ..SemanticDiagnostic::new(
-                DiagnosticKind::Syntax {
+                SyntaxError::Syntax {
                     found: Found::Token(format!("\"{url}\"")),
                     help: Some(SyntaxHelp::Explain(help.to_string())),
                 },

@@ -2,11 +2,11 @@
 //! `delegate` with `use` (W0002), runtime variables in the instruction (E0016),
 //! and an instruction naming no prompt (SR102).
 
-use sr_syntax::diagnostic::Suggestion;
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::suggest::program_names;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
+use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::{AgentData, AgentProperty, AgentTimeout, ItemData, Named};
 use crate::items::{Item, ItemKind};
 use crate::{Db, item_data, program};
@@ -22,10 +22,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
     if agent.instruction.is_none() {
         out.push(SemanticDiagnostic {
             upstream_at: at_agent.clone(),
-            ..SemanticDiagnostic::new(
-                DiagnosticKind::MissingInstruction { agent: name.to_string() },
-                Anchor::ItemName(item),
-            )
+            ..SemanticDiagnostic::new(kinds::MissingInstruction { agent: name.to_string() }, Anchor::ItemName(item))
         });
     }
 
@@ -42,7 +39,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
             out.push(SemanticDiagnostic {
                 upstream_at: UpstreamAt::Other(property_anchor(item, agent, AgentProperty::Prompt)),
                 ..SemanticDiagnostic::new(
-                    DiagnosticKind::UndefinedPromptOrVariable { name: prompt.name.to_string(), suggestion },
+                    kinds::UndefinedPromptOrVariable { name: prompt.name.to_string(), suggestion },
                     Anchor::Part(item, prompt.part),
                 )
             });
@@ -64,7 +61,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
             reported,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedReference { kind, name: target.name.to_string(), suggestion },
+                kinds::UndefinedReference { kind, name: target.name.to_string(), suggestion },
                 Anchor::Part(item, target.part),
             )
         });
@@ -95,7 +92,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
             reported: Reported::UpstreamOnly,
             upstream_at: at_agent.clone(),
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedReference {
+                kinds::UndefinedReference {
                     kind: ItemKind::RetryPolicy,
                     name: retry.name.to_string(),
                     suggestion: Suggestion::None,
@@ -109,10 +106,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
     if !agent.delegate.is_empty() && !agent.use_.is_empty() {
         out.push(SemanticDiagnostic {
             upstream_at: at_agent.clone(),
-            ..SemanticDiagnostic::new(
-                DiagnosticKind::DelegateAndUse { agent: name.to_string() },
-                Anchor::ItemName(item),
-            )
+            ..SemanticDiagnostic::new(kinds::DelegateAndUse { agent: name.to_string() }, Anchor::ItemName(item))
         });
     }
 
@@ -123,7 +117,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
                 SemanticDiagnostic {
                     reported: Reported::DefaultOnly,
                     ..SemanticDiagnostic::new(
-                        DiagnosticKind::UndefinedInstruction { name: instruction.name.to_string(), suggestion },
+                        kinds::UndefinedInstruction { name: instruction.name.to_string(), suggestion },
                         Anchor::Part(item, instruction.part),
                     )
                 }
@@ -165,7 +159,7 @@ fn instruction_variables<'db>(
         out.push(SemanticDiagnostic {
             upstream_at: UpstreamAt::PromptText { item: prompt.position, char_offset: interpolation.char_offset },
             ..SemanticDiagnostic::new(
-                DiagnosticKind::InstructionRuntimeVariable {
+                kinds::InstructionRuntimeVariable {
                     instruction: instruction.name.to_string(),
                     agent: agent.name(db).to_string(),
                     variable: var.to_string(),

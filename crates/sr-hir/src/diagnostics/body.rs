@@ -16,8 +16,7 @@
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sr_syntax::diagnostic::{Listing, Suggestion};
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::suggest::program_names;
 use super::whole_program::{ProgramVars, program_vars};
@@ -25,6 +24,7 @@ use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
     UpstreamAt,
 };
+use crate::diagnostic_kinds::{self as kinds, Listing, Suggestion};
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
 use crate::resolve::Program;
@@ -91,7 +91,7 @@ impl<'db> Cx<'_, 'db> {
                 && target.name == *self.item.name(self.db)
             {
                 out.push(SemanticDiagnostic::new(
-                    DiagnosticKind::RecursiveFlow { flow: target.name.to_string() },
+                    kinds::RecursiveFlow { flow: target.name.to_string() },
                     Anchor::Part(self.item, target.part),
                 ));
             }
@@ -102,7 +102,7 @@ impl<'db> Cx<'_, 'db> {
             reported,
             upstream_at: UpstreamAt::Other(Anchor::Stmt(self.item, stmt)),
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedReference { kind, name: target.name.to_string(), suggestion },
+                kinds::UndefinedReference { kind, name: target.name.to_string(), suggestion },
                 Anchor::Part(self.item, target.part),
             )
         });
@@ -111,16 +111,16 @@ impl<'db> Cx<'_, 'db> {
     fn continue_outside_loop(&self, stmt: StmtId, reported: Reported, out: &mut Vec<SemanticDiagnostic<'db>>) {
         out.push(SemanticDiagnostic {
             reported,
-            ..SemanticDiagnostic::new(DiagnosticKind::ContinueOutsideLoop, Anchor::Stmt(self.item, stmt))
+            ..SemanticDiagnostic::new(kinds::ContinueOutsideLoop, Anchor::Stmt(self.item, stmt))
         });
     }
 
     /// E0002 where upstream checks variables (`upstream_checks`), SR101 elsewhere.
     fn undefined(&self, name: &Name, anchor: Anchor<'db>, upstream_checks: bool) -> SemanticDiagnostic<'db> {
         let name = name.to_string();
-        let (kind, reported) = match upstream_checks {
-            true => (DiagnosticKind::UsedBeforeDefinition { name }, Reported::DefaultOnly),
-            false => (DiagnosticKind::UndefinedVariable { name }, Reported::Always),
+        let (kind, reported): (kinds::DiagnosticKind, _) = match upstream_checks {
+            true => (kinds::UsedBeforeDefinition { name }.into(), Reported::DefaultOnly),
+            false => (kinds::UndefinedVariable { name }.into(), Reported::Always),
         };
         SemanticDiagnostic { reported, ..SemanticDiagnostic::new(kind, anchor) }
     }
@@ -344,7 +344,7 @@ impl<'db> Upstream<'_, '_, 'db> {
                         reported: Reported::UpstreamOnly,
                         upstream_at: UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
                         ..SemanticDiagnostic::new(
-                            DiagnosticKind::UndefinedReference {
+                            kinds::UndefinedReference {
                                 kind: ItemKind::Model,
                                 name: "using".to_string(),
                                 suggestion: Suggestion::None,
@@ -372,7 +372,7 @@ impl<'db> Upstream<'_, '_, 'db> {
                         reported: Reported::UpstreamOnly,
                         upstream_at: UpstreamAt::Other(Anchor::Stmt(cx.item, id)),
                         ..SemanticDiagnostic::new(
-                            DiagnosticKind::UsedBeforeDefinition { name },
+                            kinds::UsedBeforeDefinition { name },
                             Anchor::Part(cx.item, target.part),
                         )
                     });
@@ -425,7 +425,7 @@ impl<'db> Upstream<'_, '_, 'db> {
                         reported: Reported::UpstreamOnly,
                         upstream_at,
                         ..SemanticDiagnostic::new(
-                            DiagnosticKind::UsedBeforeDefinition { name: name.to_string() },
+                            kinds::UsedBeforeDefinition { name: name.to_string() },
                             Anchor::Expr(cx.item, id),
                         )
                     });
@@ -478,7 +478,7 @@ impl<'db> Flat<'_, '_, 'db> {
                 && !matches!(stmt, Stmt::OnFailure { .. })
             {
                 out.push(SemanticDiagnostic::new(
-                    DiagnosticKind::Unreachable { after: keyword },
+                    kinds::Unreachable { after: keyword },
                     Anchor::Stmt(self.cx.item, id),
                 ));
             }
@@ -583,7 +583,7 @@ impl<'db> Flat<'_, '_, 'db> {
                     out.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
                         ..SemanticDiagnostic::new(
-                            DiagnosticKind::UndefinedReference {
+                            kinds::UndefinedReference {
                                 kind: ItemKind::Model,
                                 name: model.name.to_string(),
                                 suggestion,
@@ -638,7 +638,7 @@ impl<'db> Flat<'_, '_, 'db> {
                 if !self.breakable {
                     out.push(SemanticDiagnostic {
                         reported: Reported::DefaultOnly,
-                        ..SemanticDiagnostic::new(DiagnosticKind::BreakOutsideLoop, Anchor::Stmt(cx.item, id))
+                        ..SemanticDiagnostic::new(kinds::BreakOutsideLoop, Anchor::Stmt(cx.item, id))
                     });
                 }
             }
@@ -689,10 +689,10 @@ impl<'db> Flat<'_, '_, 'db> {
 
     fn guardrail(&self, name: &Name, anchor: Anchor<'db>, out: &mut Vec<SemanticDiagnostic<'db>>) {
         if name.as_str() == NOT_ENFORCED_GUARDRAIL {
-            let kind = DiagnosticKind::GuardrailNotEnforced { name: name.to_string(), enforced: &ENFORCED_GUARDRAILS };
+            let kind = kinds::GuardrailNotEnforced { name: name.to_string(), enforced: &ENFORCED_GUARDRAILS };
             out.push(SemanticDiagnostic::new(kind, anchor));
         } else if !KNOWN_GUARDRAILS.contains(&name.as_str()) {
-            let kind = DiagnosticKind::UnknownGuardrail { name: name.to_string(), known: &KNOWN_GUARDRAILS };
+            let kind = kinds::UnknownGuardrail { name: name.to_string(), known: &KNOWN_GUARDRAILS };
             out.push(SemanticDiagnostic::new(kind, anchor));
         }
     }
@@ -748,11 +748,8 @@ impl<'db> Flat<'_, '_, 'db> {
         if fields.types.contains_key(field) {
             return;
         }
-        let kind = DiagnosticKind::UnknownField {
-            schema: schema.to_string(),
-            field: field.to_string(),
-            fields: fields.names.clone(),
-        };
+        let kind =
+            kinds::UnknownField { schema: schema.to_string(), field: field.to_string(), fields: fields.names.clone() };
         out.push(SemanticDiagnostic::new(kind, Anchor::Expr(self.cx.item, id)));
     }
 

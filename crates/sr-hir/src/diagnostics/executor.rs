@@ -1,20 +1,17 @@
 //! Checks of our `executor` extension: its properties (SR110), the agents that
 //! use one, and, in `--compat upstream` mode, that upstream rejects both.
 
-use sr_syntax::diagnostic::{ExecutorProblem, Extension};
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds::{self as kinds, ExecutorProblem, Extension};
 use crate::hir::{AgentData, AgentProperty, ItemData};
 use crate::items::Item;
 use crate::{Db, item_data, program};
 
 /// Upstream's parser has no `executor`: in upstream mode, a syntax error.
 fn not_upstream<'db>(anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
-    SemanticDiagnostic {
-        reported: Reported::UpstreamOnly,
-        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::Executor), anchor)
-    }
+    SemanticDiagnostic { reported: Reported::UpstreamOnly, ..SemanticDiagnostic::new(Extension::Executor, anchor) }
 }
 
 pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
@@ -29,7 +26,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
     for (part, problem) in problems {
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
-            ..SemanticDiagnostic::new(DiagnosticKind::InvalidExecutor(problem), Anchor::Part(item, part))
+            ..SemanticDiagnostic::new(kinds::InvalidExecutor(problem), Anchor::Part(item, part))
         });
     }
     out
@@ -45,7 +42,7 @@ pub(super) fn agent_property<'db>(item: Item<'db>, agent: &AgentData) -> Vec<Sem
         let part = executor.part;
         out.push(SemanticDiagnostic {
             reported: Reported::DefaultOnly,
-            ..SemanticDiagnostic::new(DiagnosticKind::DelegateIgnored, Anchor::Part(item, part))
+            ..SemanticDiagnostic::new(kinds::DelegateIgnored, Anchor::Part(item, part))
         });
     }
     out

@@ -3,12 +3,12 @@
 //! mode, the syntax errors upstream reports for our extensions (`int(x)`,
 //! `float(x)`, `bool(x)`, `max(x)` and `break`).
 
-use sr_syntax::diagnostic::Extension;
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::suggest::similarity;
 use super::{Anchor, SemanticDiagnostic};
 use crate::Name;
+use crate::diagnostic_kinds::{self as kinds, Extension};
 use crate::hir::{Body, Expr, StmtId, Template};
 use crate::items::Item;
 use crate::stdlib::{self, KEYWORD_NAMED, PYTHON_ONLY};
@@ -52,7 +52,7 @@ fn call<'db>(function: &Name, count: usize, anchor: Anchor<'db>) -> Option<Seman
     if f.accepts(count) {
         return None;
     }
-    let kind = DiagnosticKind::ArgumentCount {
+    let kind = kinds::ArgumentCount {
         function: f.name.to_string(),
         takes: f.arity_text(),
         given: count,
@@ -68,8 +68,8 @@ fn call<'db>(function: &Name, count: usize, anchor: Anchor<'db>) -> Option<Seman
 /// an error (it fails in both).
 fn unknown<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
     let function = function.to_string();
-    let kind = if PYTHON_ONLY.contains(&function.as_str()) {
-        DiagnosticKind::PythonBuiltin { function }
+    let kind: kinds::DiagnosticKind = if PYTHON_ONLY.contains(&function.as_str()) {
+        kinds::PythonBuiltin { function }.into()
     } else {
         let closest = stdlib::FUNCTIONS
             .iter()
@@ -81,7 +81,7 @@ fn unknown<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db>
             Some(_) => Vec::new(),
             None => stdlib::FUNCTIONS.iter().map(|f| f.name.to_string()).collect(),
         };
-        DiagnosticKind::UnknownFunction { function, closest, known }
+        kinds::UnknownFunction { function, closest, known }.into()
     };
     SemanticDiagnostic { reported: Reported::DefaultOnly, ..SemanticDiagnostic::new(kind, anchor) }
 }
@@ -90,7 +90,7 @@ fn unknown<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db>
 fn keyword_call_not_upstream<'db>(function: &Name, anchor: Anchor<'db>) -> SemanticDiagnostic<'db> {
     SemanticDiagnostic {
         reported: Reported::UpstreamOnly,
-        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::KeywordCall(function.to_string())), anchor)
+        ..SemanticDiagnostic::new(Extension::KeywordCall(function.to_string()), anchor)
     }
 }
 
@@ -98,6 +98,6 @@ fn keyword_call_not_upstream<'db>(function: &Name, anchor: Anchor<'db>) -> Seman
 pub(super) fn break_not_upstream(item: Item<'_>, stmt: StmtId) -> SemanticDiagnostic<'_> {
     SemanticDiagnostic {
         reported: Reported::UpstreamOnly,
-        ..SemanticDiagnostic::new(DiagnosticKind::Extension(Extension::Break), Anchor::Stmt(item, stmt))
+        ..SemanticDiagnostic::new(Extension::Break, Anchor::Stmt(item, stmt))
     }
 }

@@ -4,9 +4,8 @@
 
 use std::collections::HashSet;
 
-use sr_syntax::DiagnosticKind;
-
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds as kinds;
 use crate::hir::{ImportSource, ItemData, PartId, ToolData};
 use crate::items::{Item, ItemKind, file_items};
 use crate::resolve::{Program, resolve_import};
@@ -25,10 +24,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<Semanti
         let Some((import, _)) = imports.iter().find(|(_, reached)| reached.contains(&file)) else { continue };
         out.push(SemanticDiagnostic {
             related: vec![(Anchor::ItemName(tool), format!("tool '{name}' is defined here"))],
-            ..SemanticDiagnostic::new(
-                DiagnosticKind::ImportedLocalProgram { tool: name.to_string(), command },
-                import.clone(),
-            )
+            ..SemanticDiagnostic::new(kinds::ImportedLocalProgram { tool: name.to_string(), command }, import.clone())
         });
     }
     out

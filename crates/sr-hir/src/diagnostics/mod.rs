@@ -17,7 +17,7 @@ mod tool_calls;
 mod whole_program;
 
 use sr_syntax::line_index::Encoding;
-use sr_syntax::{Diagnostic, LineIndex, Related, TextRange, TextSize};
+use sr_syntax::{LineIndex, Related, TextRange, TextSize};
 
 use crate::hir::ItemData;
 use crate::items::{Item, ItemKind, file_items, line_index, syntax_errors};
@@ -25,6 +25,10 @@ use crate::membership::programs_of;
 use crate::{Db, File, item_data, program};
 
 pub use crate::anchor::{Anchor, SemanticDiagnostic, UpstreamAt};
+pub use crate::diagnostic_kinds::DiagnosticKind;
+
+/// A diagnostic of the analysis: a syntax error or a semantic finding, with its range.
+pub type Diagnostic = sr_syntax::Diagnostic<DiagnosticKind>;
 
 pub(crate) use whole_program::program_checks;
 
@@ -50,7 +54,7 @@ pub const NOT_ENFORCED_GUARDRAIL: &str = "cognitive_drift";
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
     let roots = programs_of(db, file);
-    let mut out: Vec<Diagnostic> = syntax_errors(db, file).clone();
+    let mut out = syntax(db, file);
     if let [root] = roots[..] {
         out.extend(in_program(db, root, file).iter().cloned());
     } else {
@@ -79,11 +83,16 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
     out
 }
 
+/// A file's syntax errors as the analysis reports them.
+fn syntax(db: &dyn Db, file: File) -> Vec<Diagnostic> {
+    syntax_errors(db, file).iter().map(|d| d.clone().map_kind(DiagnosticKind::Syntax)).collect()
+}
+
 /// Every diagnostic of a file analysed alone, as the root of its own imports
 /// (what upstream's checker does with each file it is given).
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics_alone(db: &dyn Db, file: File) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = syntax_errors(db, file).clone();
+    let mut out = syntax(db, file);
     out.extend(in_program(db, file, file).iter().cloned());
     out.sort_by_key(|d| (d.range.start(), d.range.end()));
     out

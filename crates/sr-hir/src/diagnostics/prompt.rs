@@ -1,12 +1,12 @@
 //! Checks of one prompt definition: its model and schema (E0001) and the
 //! variables its body interpolates (E0015).
 
-use sr_syntax::diagnostic::Suggestion;
-use sr_syntax::{DiagnosticKind, ItemKind, Reported};
+use sr_syntax::{ItemKind, Reported};
 
 use super::suggest::{program_names, variable_typos};
 use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
+use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::ItemData;
 use crate::items::Item;
 use crate::{Db, File, item_data, program};
@@ -28,7 +28,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Se
         out.push(SemanticDiagnostic {
             upstream_at: at_prompt.clone(),
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedReference { kind: ItemKind::Model, name: model.name.to_string(), suggestion },
+                kinds::UndefinedReference { kind: ItemKind::Model, name: model.name.to_string(), suggestion },
                 Anchor::Part(item, model.part),
             )
         });
@@ -39,7 +39,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Se
         out.push(SemanticDiagnostic {
             upstream_at: at_prompt,
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedReference {
+                kinds::UndefinedReference {
                     kind: ItemKind::Schema,
                     name: expecting.schema.name.to_string(),
                     suggestion: Suggestion::None,
@@ -74,11 +74,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Se
             reported,
             upstream_at: UpstreamAt::PromptText { item, char_offset: interpolation.char_offset },
             ..SemanticDiagnostic::new(
-                DiagnosticKind::UndefinedPromptVariable {
-                    prompt: name.to_string(),
-                    variable: var.to_string(),
-                    suggestion,
-                },
+                kinds::UndefinedPromptVariable { prompt: name.to_string(), variable: var.to_string(), suggestion },
                 Anchor::Part(item, interpolation.part),
             )
         });

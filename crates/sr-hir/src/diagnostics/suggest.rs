@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use foldhash::{HashMap, HashSet};
-use sr_syntax::diagnostic::{Listing, Suggestion};
 
 use super::BUILTIN_VARIABLES;
 use super::whole_program::program_vars;
+use crate::diagnostic_kinds::{Listing, Suggestion};
 use crate::items::ItemKind;
 use crate::{Db, File, Name, program};
 

@@ -5,11 +5,11 @@
 //! emits these calls verbatim into Python, so nothing is reported in
 //! `--compat upstream` mode.
 
-use sr_syntax::diagnostic::{ArgumentProblem, Listing};
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::suggest::similarity;
 use super::{Anchor, SemanticDiagnostic};
+use crate::diagnostic_kinds::{self as kinds, ArgumentProblem, Listing};
 use crate::hir::{Body, Expr, ExprId, ItemData};
 use crate::items::Item;
 use crate::resolve::Program;
@@ -46,8 +46,10 @@ fn call<'db>(
     args: &[ExprId],
     anchor: Anchor<'db>,
 ) -> Option<SemanticDiagnostic<'db>> {
-    let error =
-        |kind| SemanticDiagnostic { reported: Reported::DefaultOnly, ..SemanticDiagnostic::new(kind, anchor.clone()) };
+    let error = |kind: kinds::DiagnosticKind| SemanticDiagnostic {
+        reported: Reported::DefaultOnly,
+        ..SemanticDiagnostic::new(kind, anchor.clone())
+    };
     let functions = match (program.tools.get(tool), program.executors.contains_key(tool)) {
         (Some(&definition), _) => {
             let data = item_data(db, definition);
@@ -61,11 +63,9 @@ fn call<'db>(
         (None, false) => {
             let names = program.tools.keys().chain(program.executors.keys()).map(|k| k.to_string());
             let declared = Listing::new(names, program.tools.len() + program.executors.len());
-            return Some(error(DiagnosticKind::UnknownTool {
-                tool: tool.to_string(),
-                function: name.to_string(),
-                declared,
-            }));
+            return Some(error(
+                kinds::UnknownTool { tool: tool.to_string(), function: name.to_string(), declared }.into(),
+            ));
         }
     };
     let Some(function) = functions.iter().find(|f| f.name == name) else {
@@ -79,20 +79,20 @@ fn call<'db>(
             Some(_) => Vec::new(),
             None => functions.iter().map(|f| f.signature()).collect(),
         };
-        return Some(error(DiagnosticKind::UnknownToolFunction {
-            tool: tool.to_string(),
-            function: name.to_string(),
-            closest,
-            known,
-        }));
+        return Some(error(
+            kinds::UnknownToolFunction { tool: tool.to_string(), function: name.to_string(), closest, known }.into(),
+        ));
     };
     let problem = arguments(function, body, args)?;
-    Some(error(DiagnosticKind::ToolArguments {
-        tool: tool.to_string(),
-        function: name.to_string(),
-        signature: function.signature(),
-        problem,
-    }))
+    Some(error(
+        kinds::ToolArguments {
+            tool: tool.to_string(),
+            function: name.to_string(),
+            signature: function.signature(),
+            problem,
+        }
+        .into(),
+    ))
 }
 
 /// What is wrong with the arguments, if anything: one object literal names

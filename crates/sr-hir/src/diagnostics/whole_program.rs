@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sr_syntax::{DiagnosticKind, Reported};
+use sr_syntax::Reported;
 
 use super::{Anchor, SemanticDiagnostic, UpstreamAt, agent_cycles, imported_tools};
+use crate::diagnostic_kinds as kinds;
 use crate::entry::entry_point;
 use crate::hir::{Event, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
@@ -165,7 +166,7 @@ fn cycles<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
                 related,
                 reported: if n == 0 && first.is_some() { Reported::Always } else { Reported::DefaultOnly },
                 upstream_at: UpstreamAt::Other(Anchor::ItemStart(head)),
-                ..SemanticDiagnostic::new(DiagnosticKind::CircularAgentReference { agents }, Anchor::ItemName(head))
+                ..SemanticDiagnostic::new(kinds::CircularAgentReference { agents }, Anchor::ItemName(head))
             }
         })
         .collect()
@@ -246,10 +247,7 @@ fn unused<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDiagnosti
         if name.is_empty() || used.contains(&(kind, name.clone())) || !reported.insert((kind, name.clone())) {
             continue;
         }
-        out.push(SemanticDiagnostic::new(
-            DiagnosticKind::Unused { kind, name: name.to_string() },
-            Anchor::ItemName(item),
-        ));
+        out.push(SemanticDiagnostic::new(kinds::Unused { kind, name: name.to_string() }, Anchor::ItemName(item)));
     }
     out
 }
@@ -271,7 +269,7 @@ fn missing_entry<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDi
         return Vec::new();
     }
     let runs_instead = entry.map(|e| e.item.name(db).to_string());
-    vec![SemanticDiagnostic::new(DiagnosticKind::NoEntryPoint { runs_instead }, Anchor::FileStart(program.root))]
+    vec![SemanticDiagnostic::new(kinds::NoEntryPoint { runs_instead }, Anchor::FileStart(program.root))]
 }
 
 /// SR106: a field defined twice in one schema.
@@ -284,10 +282,7 @@ pub(super) fn schema<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagn
             out.push(SemanticDiagnostic {
                 related: vec![(Anchor::Part(item, first), "first defined here".to_string())],
                 ..SemanticDiagnostic::new(
-                    DiagnosticKind::DuplicateField {
-                        field: field.name.name.to_string(),
-                        schema: item.name(db).to_string(),
-                    },
+                    kinds::DuplicateField { field: field.name.name.to_string(), schema: item.name(db).to_string() },
                     Anchor::Part(item, field.name.part),
                 )
             });

@@ -3,9 +3,9 @@
 //! the part they concern.
 
 use sr_syntax::ast::{self, AstNode, LiteralValue};
-use sr_syntax::diagnostic::ExecutorProblem;
 
 use super::Lower;
+use crate::diagnostic_kinds::ExecutorProblem;
 use crate::hir::{EXECUTOR_PROPERTIES, ExecutorData, Named, SandboxBackend};
 
 impl Lower {

@@ -1,6 +1,8 @@
 //! The code table: each code's short name and default severity are declared
 //! once, beside the code, and docs/diagnostics.md's table is generated from
-//! them (a test in `tests/codes.rs` checks it has not drifted).
+//! them (sr-hir's `tests/docs.rs` checks it has not drifted). Each code is
+//! documented in the file named by its short name: sr-hir's
+//! `diagnostic_kinds/<name>.rs`, or this module's for syntax errors.
 
 use std::fmt;
 
@@ -36,7 +38,7 @@ macro_rules! codes {
             }
 
             /// The severity of the code's diagnostics, unless a
-            /// [`DiagnosticKind`](super::DiagnosticKind) says otherwise.
+            /// kind ([`Describe::severity`](super::Describe::severity)) says otherwise.
             pub fn severity(self) -> Severity {
                 match self {
                     $(Code::$code => Severity::$severity,)*

@@ -1,16 +1,38 @@
-//! The diagnostic vocabulary shared by every layer: syntax errors are made here,
-//! semantic findings by `sr-hir`, and the CLI and the language server render them.
+//! What every layer's diagnostics share: the code table, severities, related
+//! locations, quick fixes as data and the [`Diagnostic`] itself, generic over
+//! what it found. The syntax errors' vocabulary is here ([`SyntaxError`]); the
+//! semantic diagnostics' is `sr-hir`'s (`sr_hir::DiagnosticKind`), so a wording
+//! change there does not rebuild this crate.
 
 mod code;
-mod kind;
-mod text;
+mod mismatched_indentation;
+mod nesting_too_deep;
+mod syntax_error;
 
 use std::sync::Arc;
 
 use text_size::TextRange;
 
 pub use code::Code;
-pub use kind::{ArgumentProblem, DiagnosticKind, ExecutorProblem, Extension, Found, Listing, Suggestion, SyntaxHelp};
+pub use syntax_error::{Found, SyntaxError, SyntaxHelp};
+
+/// What a diagnostic found, as data from which its code, message, help, quick
+/// fixes and severity are built, so consumers match on data, never on wording.
+pub trait Describe {
+    fn code(&self) -> Code;
+    fn message(&self) -> String;
+    /// What to do about it, or what was expected instead.
+    fn help(&self) -> Option<String> {
+        None
+    }
+    fn fixes(&self) -> Vec<Fix> {
+        Vec::new()
+    }
+    /// The code's severity, unless this finding says otherwise.
+    fn severity(&self) -> Severity {
+        self.code().severity()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Severity {
@@ -63,11 +85,13 @@ pub enum DefinitionKind {
     Tool,
 }
 
-/// A diagnostic: what was found ([`DiagnosticKind`], from which its code,
-/// message, help and fixes come) and where.
+/// A diagnostic: what was found (`K`, from which its code, message, help and
+/// fixes come) and where. Syntax errors are `Diagnostic<SyntaxError>`; the
+/// analysis reports `sr_hir::Diagnostic`, whose kind holds syntax errors and
+/// semantic findings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Diagnostic {
-    pub kind: DiagnosticKind,
+pub struct Diagnostic<K = SyntaxError> {
+    pub kind: K,
     pub severity: Severity,
     /// Exact byte range in the file.
     pub range: TextRange,
@@ -82,9 +106,9 @@ pub struct Diagnostic {
     pub program: Option<Arc<str>>,
 }
 
-impl Diagnostic {
+impl<K: Describe> Diagnostic<K> {
     /// A diagnostic with the kind's default severity, reported in every mode.
-    pub fn new(kind: DiagnosticKind, range: TextRange) -> Diagnostic {
+    pub fn new(kind: K, range: TextRange) -> Diagnostic<K> {
         Diagnostic {
             severity: kind.severity(),
             kind,
@@ -115,7 +139,7 @@ impl Diagnostic {
         self.kind.fixes()
     }
 
-    pub fn at_upstream(mut self, line: i32, column: i32) -> Diagnostic {
+    pub fn at_upstream(mut self, line: i32, column: i32) -> Diagnostic<K> {
         self.upstream_position = Some((line, column));
         self
     }
@@ -128,6 +152,20 @@ impl Diagnostic {
             Reported::Always => !upstream || code.is_upstream() || code.is_syntax(),
             Reported::DefaultOnly => !upstream,
             Reported::UpstreamOnly => upstream,
+        }
+    }
+
+    /// The same diagnostic with its kind wrapped, e.g. a syntax error as one of
+    /// the analysis' diagnostics.
+    pub fn map_kind<L>(self, wrap: impl FnOnce(K) -> L) -> Diagnostic<L> {
+        Diagnostic {
+            kind: wrap(self.kind),
+            severity: self.severity,
+            range: self.range,
+            related: self.related,
+            reported: self.reported,
+            upstream_position: self.upstream_position,
+            program: self.program,
         }
     }
 }

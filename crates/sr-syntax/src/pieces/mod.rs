@@ -15,7 +15,7 @@ use rowan::{GreenNode, GreenToken, NodeOrToken};
 use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::*;
-use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::diagnostic::{Diagnostic, SyntaxError};
 use crate::{Parse, build, grammar, input, lexer, parser};
 
 mod shared;
@@ -71,12 +71,12 @@ pub fn parse_piece(text: &str, lookahead: &str, first: bool) -> Option<Piece> {
         let text = &source[t.range];
         match t.kind {
             ERROR_TOKEN => token_errors
-                .push(Diagnostic::new(DiagnosticKind::InvalidCharacter { character: text.to_string() }, t.range)),
+                .push(Diagnostic::new(SyntaxError::InvalidCharacter { character: text.to_string() }, t.range)),
             TRIPLE_STRING if lexer::unterminated(text) => {
                 // Where upstream's lexer fails: `""` is an empty string, the third quote nothing.
                 let third = TextRange::at(t.range.start() + TextSize::from(2), TextSize::from(1));
                 let delimiter = if text.starts_with('\'') { "'''" } else { "\"\"\"" };
-                token_errors.push(Diagnostic::new(DiagnosticKind::UnclosedString { delimiter }, third));
+                token_errors.push(Diagnostic::new(SyntaxError::UnclosedString { delimiter }, third));
             }
             _ => {}
         }
