@@ -7,6 +7,7 @@ pub mod event;
 pub mod guardrail;
 pub mod hook;
 pub mod ids;
+pub mod in_doubt;
 pub mod journal;
 pub mod launch;
 pub mod lease;

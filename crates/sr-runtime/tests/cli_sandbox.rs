@@ -59,8 +59,10 @@ async fn secrets_in_the_environment_do_not_reach_commands() {
     .await;
     let mut names: Vec<&str> = stdout(&results[0]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
-    // bwrap sets `PWD` when it changes to the work directory.
-    assert_eq!(names, ["HOME", "LANG", "PATH", "PWD"], "{}", results[0]);
+    // bwrap sets `PWD` when it changes to the work directory; the journal
+    // gives each call its idempotency key.
+    assert_eq!(names, ["HOME", "LANG", "PATH", "PWD", "SR_IDEMPOTENCY_KEY"], "{}", results[0]);
+    assert!(stdout(&results[0]).contains("SR_IDEMPOTENCY_KEY=:main#"), "{}", results[0]);
     assert!(stdout(&results[0]).contains("HOME=/tmp\n"), "{}", results[0]);
     assert!(stdout(&results[1]).starts_with("key= token=\n"), "{}", results[1]);
     for result in &results {
