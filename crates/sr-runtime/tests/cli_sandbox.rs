@@ -343,7 +343,11 @@ async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
     assert_eq!(stdout(&results[0]), "on the host", "{}", results[0]);
     let mut names: Vec<&str> = stdout(&results[1]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "PATH"], "the environment is the allowlist on the host too");
+    assert_eq!(
+        names,
+        ["HOME", "LANG", "PATH", "SR_IDEMPOTENCY_KEY"],
+        "the environment is the allowlist on the host too"
+    );
     assert!(results[2]["error"].as_str().unwrap().starts_with("timed out"), "{}", results[2]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!alive(&format!("sleep {marker}")), "the time cap kills the host command's process group");
