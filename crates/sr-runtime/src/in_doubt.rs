@@ -10,6 +10,10 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The status of a run in its session while it waits for a decision about a
+/// call in doubt.
+pub const STATUS: &str = "in_doubt";
+
 /// What to do with a call that may or may not have taken effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -57,12 +61,15 @@ pub struct Question {
 impl Question {
     /// One line for a person.
     pub fn describe(&self) -> String {
+        let args = self.args.to_string();
+        let args = match args.char_indices().nth(200) {
+            Some((end, _)) => format!("{}…", &args[..end]),
+            None => args,
+        };
         format!(
-            "the call of tool '{}' with {} (idempotency key {}) was cut off when the run was interrupted and \
+            "the call of tool '{}' with {args} (idempotency key {}) was cut off when the run was interrupted and \
              may have taken effect: decide retry, skip or fail",
-            self.tool,
-            crate::journal::shown(&self.args),
-            self.idempotency_key
+            self.tool, self.idempotency_key
         )
     }
 }

@@ -30,10 +30,6 @@ use crate::{Env, RunOptions, Runtime};
 
 pub use resume::Resume;
 
-/// The status of a run in its session while it waits for a decision about a
-/// call in doubt.
-pub const IN_DOUBT: &str = "in_doubt";
-
 /// What to run, and against what.
 pub struct LaunchSpec {
     pub program: Arc<Compiled>,

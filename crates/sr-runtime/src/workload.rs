@@ -157,7 +157,7 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
     }
     let (status, run_status) = match outcome.status {
         // Resumed like an interrupted run, its decider deciding.
-        crate::event::RunStatus::Paused if in_doubt => ("paused", crate::launch::IN_DOUBT),
+        crate::event::RunStatus::Paused if in_doubt => ("paused", crate::in_doubt::STATUS),
         crate::event::RunStatus::Paused => ("paused", "paused"),
         crate::event::RunStatus::Failed => ("failed", "failed"),
         crate::event::RunStatus::Completed => ("open", "completed"),

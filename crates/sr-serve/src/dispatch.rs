@@ -268,7 +268,7 @@ async fn launch_when_free(
 /// Whether the runtime's last run of the run's session stopped in doubt.
 fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
     server.sessions.runs(&run.session).is_ok_and(|runs| {
-        runs.last().is_some_and(|(n, status)| Some(*n) == run.attempt_run && status == sr_runtime::launch::IN_DOUBT)
+        runs.last().is_some_and(|(n, status)| Some(*n) == run.attempt_run && status == sr_runtime::in_doubt::STATUS)
     })
 }
 

@@ -41,8 +41,8 @@ use sr_llm::Cassette;
 
 use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
 
+pub(crate) use entry::Effect;
 pub use entry::Recorded;
-pub(crate) use entry::{Effect, shown};
 pub use entry::{JOURNAL_FORMAT, Meta};
 pub use listing::steps;
 pub use model::JournaledProvider;

@@ -72,14 +72,14 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         ("paused", None) if from.is_none() => {
             Err(format!("run {run} of session {session} is paused for a human: answer it with --input TEXT"))
         }
-        (super::IN_DOUBT, Some(_)) => Err(format!(
+        (crate::in_doubt::STATUS, Some(_)) => Err(format!(
             "run {run} of session {session} waits for a decision about a tool call in doubt, not for a human: \
              resume it with --in-doubt retry|skip|fail, without --input"
         )),
         (_, Some(_)) => Err(format!(
             "run {run} of session {session} is {status}, not paused for a human: resume it without --input"
         )),
-        ("interrupted" | super::IN_DOUBT, None) => {
+        ("interrupted" | crate::in_doubt::STATUS, None) => {
             let journal = read_journal()?;
             let (message, answers) = recorded_start(&journal)?;
             Ok(Resume { message, answers, journal: with_from(journal), run: *run })
