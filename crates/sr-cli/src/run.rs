@@ -11,6 +11,7 @@ use sr_runtime::event::{Event, EventSink, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
 use sr_runtime::ids::{self, IdKind};
+use sr_runtime::in_doubt::{Always, Decision};
 use sr_runtime::launch::{Finished, LaunchSpec, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
@@ -55,6 +56,14 @@ pub struct Args {
     /// cause. Works on a run that completed or failed too.
     #[arg(long, value_name = "STEP", requires = "resume")]
     from: Option<u64>,
+    /// With --resume: what to do with a tool call the interruption cut off,
+    /// when its tool is not idempotent (file tools but `append_to_file`, MCP
+    /// tools declared `with idempotent "true"` are simply called again, with
+    /// the same idempotency key): `retry` calls it again with that key, `skip`
+    /// tells the model it was cut off and not repeated, `fail` fails the run.
+    /// The decision is kept in the journal.
+    #[arg(long, value_enum, value_name = "DECISION", default_value_t = InDoubtArg::Skip, requires = "resume")]
+    in_doubt: InDoubtArg,
     /// Also record every model exchange and tool result to this file (the run's
     /// journal is kept either way).
     #[arg(long, conflicts_with = "replay")]
@@ -205,6 +214,7 @@ async fn run_async(args: Args) -> ExitCode {
             ..RunOptions::default()
         },
         human,
+        in_doubt: Arc::new(Always(args.in_doubt.into())),
     };
     let launched = match launch(spec) {
         Ok(launched) => launched,
@@ -247,6 +257,23 @@ async fn run_async(args: Args) -> ExitCode {
         }
         Ok(_) => ExitCode::from(1),
         Err(e) => fail(e, 1),
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum InDoubtArg {
+    Retry,
+    Skip,
+    Fail,
+}
+
+impl From<InDoubtArg> for Decision {
+    fn from(arg: InDoubtArg) -> Decision {
+        match arg {
+            InDoubtArg::Retry => Decision::Retry,
+            InDoubtArg::Skip => Decision::Skip,
+            InDoubtArg::Fail => Decision::Fail,
+        }
     }
 }
 

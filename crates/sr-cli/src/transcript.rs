@@ -147,6 +147,11 @@ impl EventSink for Terminal {
                 &format!("⚡ Escalation: {agent_name} triggered ({condition_op} \"{condition_value}\")"),
             ),
             Payload::HumanInputRequested { message } => state.line(&mut out, depth, &format!("? {message}")),
+            Payload::ToolInDoubt { tool, idempotency_key, .. } => state.line(
+                &mut out,
+                depth,
+                &format!("? tool {tool} was cut off by the interruption (key {idempotency_key}): retry, skip or fail"),
+            ),
             Payload::HistoryCompaction { strategy, messages_removed, .. } => state.line(
                 &mut out,
                 depth,

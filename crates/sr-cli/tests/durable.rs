@@ -179,6 +179,53 @@ async fn killed_mid_tool_a_run_resumes_without_repeating_the_tool() {
     assert!(told.contains("cut off when the run was interrupted"), "{told}");
 }
 
+/// `--in-doubt retry` calls a tool the kill cut off again, once, with the
+/// same idempotency key; `--in-doubt fail` fails the run without calling it.
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_tool_a_resume_retries_or_fails_the_call_as_told() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serving/charge_mcp.py");
+    for decision in ["retry", "fail"] {
+        let server = MockServer::start().await;
+        let dir = temp(&format!("in-doubt-{decision}"));
+        let log = dir.join("charges.log");
+        let source = format!(
+            "model main = openai/gpt-4o-mini\n\
+             tool pay = mcp \"stdio:python3 '{}' '{}'\"\n\
+             prompt helper: \"\"\"You charge.\"\"\"\n\
+             agent:\n    instruction helper\n    tools pay\n",
+            script.display(),
+            log.display()
+        );
+        let project = Project::new(&format!("in-doubt-{decision}"), &source, &server);
+        server.push(MockReply::tool_call("c1", "pay__charge", json!({"cents": 5})));
+        let run = project.spawn(&["run", "w.sr", "--prompt", "charge once"]);
+        let charges = || std::fs::read_to_string(&log).map(|t| t.lines().map(str::to_string).collect::<Vec<_>>());
+        wait_until("the tool's side effect", || charges().is_ok_and(|c| c.len() == 1));
+        kill(run);
+        let (session, _) = project.session();
+
+        server.push(MockReply::text("Charged."));
+        let out = project.sr(&["run", "w.sr", "--resume", &session, "--in-doubt", decision]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let charges = charges().unwrap();
+        if decision == "retry" {
+            assert!(out.status.success(), "{stderr}");
+            assert_eq!(charges.len(), 2, "{charges:?}");
+            assert!(charges[0] == charges[1] && charges[0].contains(":main#"), "{charges:?}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Charged.");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{stderr}");
+            assert_eq!(charges.len(), 1);
+            assert!(stderr.contains("the decision was to fail the run"), "{stderr}");
+            assert_eq!(server.requests().len(), 1);
+        }
+        // The run has ended: resuming it again is refused and calls nothing.
+        let again = project.sr(&["run", "w.sr", "--resume", &session, "--in-doubt", "retry"]);
+        assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), charges.len());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn six_concurrent_runs_of_one_session_keep_all_their_events() {
     let server = MockServer::start().await;

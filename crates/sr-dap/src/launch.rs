@@ -103,6 +103,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
             ..defaults
         },
         human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     };
     let launched = match continuing {
         Some(recording) => launch_continuing(spec, recording),

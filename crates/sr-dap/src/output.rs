@@ -162,6 +162,7 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
         Payload::Warning { message } => line("important", format!("warning: {message}")),
         Payload::Error { message, .. } => line("stderr", format!("error: {message}")),
         Payload::HumanInputRequested { message } => line("important", format!("waiting for a human: {message}")),
+        Payload::ToolInDoubt { tool, .. } => line("important", format!("tool {tool} was cut off: in doubt")),
         Payload::LlmCall { prompt_name, model, .. } => line("console", format!("call llm {prompt_name} ({model})")),
         Payload::Escalation { agent_name, result, condition_op, condition_value } => line(
             "important",

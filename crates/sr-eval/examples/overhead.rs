@@ -126,6 +126,7 @@ async fn direct(
         provider: Some(provider),
         options: RunOptions::default(),
         human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     })
     .expect("it launches");
     let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![]).await.expect("it runs");

@@ -150,6 +150,7 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
         },
         options: spec.options.clone(),
         human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     })?;
     let sink = Arc::new(Collect::create(&spec.events_file)?);
     let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;

@@ -61,6 +61,11 @@ pub use tool::McpTool;
 
 /// The `kind` of the cassette lines that record the servers' tools.
 pub const MCP_TOOLS_KIND: &str = "mcp_tools";
+
+/// The `_meta` key of a `tools/call` request that holds the call's
+/// idempotency key (the same when a call a crash cut off is made again).
+pub const IDEMPOTENCY_KEY_META: &str = "streetrace.dev/idempotency-key";
+
 /// The kind of the cassette lines that hold warnings shown at a run's start.
 pub const MCP_NOTICE_KIND: &str = "mcp_notice";
 

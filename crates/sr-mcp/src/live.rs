@@ -22,8 +22,13 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub(crate) async fn call(&self, args: Value) -> Result<Value, String> {
+    pub(crate) async fn call(&self, args: Value, key: Option<&str>) -> Result<Value, String> {
         let mut params = CallToolRequestParams::new(self.remote.clone());
+        if let Some(key) = key {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.0.0.insert(crate::IDEMPOTENCY_KEY_META.to_string(), Value::String(key.to_string()));
+            params.meta = Some(meta);
+        }
         match args {
             Value::Object(arguments) => params = params.with_arguments(arguments),
             Value::Null => {}

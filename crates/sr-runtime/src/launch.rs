@@ -18,6 +18,7 @@ use crate::event::{Emitter, EventSink, Payload, RunStatus};
 use crate::hook::StepHook;
 use crate::human::{Answers, Human};
 use crate::ids::{self, IdKind};
+use crate::in_doubt::{Decider, Question};
 use crate::journal::{Journal, Meta, Mode, Recorded, Workspace};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
@@ -49,6 +50,9 @@ pub struct LaunchSpec {
     pub options: RunOptions,
     /// Answers `escalate to human` when no recorded answer is left.
     pub human: Arc<dyn Human>,
+    /// Decides about a tool call a crash cut off, when its tool is not
+    /// idempotent and the journal holds no decision (`crate::in_doubt`).
+    pub in_doubt: Arc<dyn Decider>,
 }
 
 /// A recording a run is served from.
@@ -155,6 +159,8 @@ pub struct Finished {
     pub status: Option<RunStatus>,
     pub result: Option<Value>,
     pub error: Option<String>,
+    /// The run paused at this call in doubt, which nobody decided about.
+    pub in_doubt: Option<Question>,
 }
 
 /// Assembles the run `spec` describes. Errors are one line each, for the
@@ -175,7 +181,8 @@ pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched
 }
 
 fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, LaunchError> {
-    let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human } = spec;
+    let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human, in_doubt } =
+        spec;
     let refused = LaunchError::Refused;
     if let Some(storage) = &storage {
         for id in storage.session.iter().chain(storage.resume.as_ref().map(|r| &r.session)) {
@@ -276,7 +283,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
         }
     };
     let journal = match journaled.and_then(|journal| journal.rewind_files().map(|()| journal)) {
-        Ok(journal) => Arc::new(journal),
+        Ok(journal) => Arc::new(journal.deciding(&invocation_id, in_doubt)),
         Err(e) => {
             if let Some(stored) = stored {
                 let _ = stored.store.set_run_status(&stored.session, stored.run, "failed");
@@ -354,7 +361,7 @@ impl Launched {
                     hook,
                     jail: self.jail,
                     mcp: self.mcp.clone(),
-                    journal: self.journal,
+                    journal: self.journal.clone(),
                     human: self.human,
                     options: self.options,
                 },
@@ -366,9 +373,11 @@ impl Launched {
                 status: Some(outcome.status),
                 result: outcome.result,
                 error: outcome.error.map(|e| e.to_string()),
+                in_doubt: self.journal.undecided(),
             });
         };
         let invocation_id = self.invocation_id.clone();
+        let journal = self.journal.clone();
         let env_parts = (self.provider, self.mcp.clone(), self.journal, self.human, self.jail, self.options);
         let workload = ProgramWorkload {
             name: self.program.root.display().to_string(),
@@ -388,15 +397,20 @@ impl Launched {
         };
         let session = SessionRef { store: stored.store.clone(), id: stored.session.clone(), run: Some(stored.run) };
         let mut events = workload.run(session, self.message.clone());
-        let mut finished = Finished { status: None, result: None, error: None };
+        let mut finished = Finished { status: None, result: None, error: None, in_doubt: None };
         while let Some(event) = events.next().await {
             if let Payload::RunFinished { status, result, error, .. } = event.payload {
-                finished = Finished { status: Some(status), result, error };
+                finished = Finished { status: Some(status), result, error, in_doubt: None };
             }
         }
         self.mcp.close().await;
+        if finished.status == Some(RunStatus::Paused) {
+            finished.in_doubt = journal.undecided();
+        }
         let saved = match finished.status {
             Some(RunStatus::Completed) => stored.store.set_pause(&stored.session, None),
+            // Not paused for a human: resumed without an answer (`resume::find`).
+            Some(RunStatus::Paused) if finished.in_doubt.is_some() => Ok(()),
             Some(RunStatus::Paused) => {
                 let paused = PausedRun { input: self.message, answers: self.answers };
                 stored.store.set_pause(&stored.session, Some(&paused))

@@ -8,6 +8,7 @@ pub mod event;
 pub mod guardrail;
 pub mod hook;
 pub mod ids;
+pub mod in_doubt;
 pub mod journal;
 pub mod launch;
 pub mod lease;

@@ -6,8 +6,13 @@
 //!
 //! `${env:VAR}` in a stdio server's options becomes its environment
 //! (`with GITHUB_TOKEN "${env:GH_TOKEN}"`); an HTTP server gets its options
-//! as headers and `with auth bearer|basic "V"` as `Authorization`.
+//! as headers and `with auth bearer|basic "V"` as `Authorization`. The
+//! option `idempotent "true"` is neither: it declares the server's tools
+//! idempotent (a call a crash cut off is made again on resume, see
+//! `crate::in_doubt`). Each call passes its idempotency key in the request's
+//! `_meta` (`sr_mcp::IDEMPOTENCY_KEY_META`).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -36,7 +41,9 @@ pub fn is_mcp(data: &ToolData) -> bool {
 /// What an MCP definition says: `tool x = mcp "URL" with …`, or the long form
 /// with `type: mcp` (upstream never reads it, but its intent is plain).
 fn definition(data: &ToolData) -> Option<Definition> {
-    let options = |options: &[(Name, String)]| options.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let options = |options: &[(Name, String)]| {
+        options.iter().filter(|(k, _)| k.as_str() != IDEMPOTENT).map(|(k, v)| (k.to_string(), v.clone())).collect()
+    };
     match data {
         ToolData::Mcp { url, auth, options: written } => Some(Definition {
             url: url.clone(),
@@ -60,11 +67,30 @@ fn definitions(tools: &IndexMap<Name, ToolData>) -> impl Iterator<Item = (String
     tools.iter().filter_map(|(name, data)| Some((name.to_string(), definition(data)?)))
 }
 
-/// The MCP servers a program defines, connected on first use, and its
-/// remote A2A agents (`crate::a2a`), which share the hub's place in a run
-/// (secrets, notices, no contact before first use).
+/// The option that declares a server's tools idempotent (`with idempotent "true"`).
+const IDEMPOTENT: &str = "idempotent";
+
+/// The servers among `tools` declared `with idempotent "true"`.
+fn idempotent(tools: &IndexMap<Name, ToolData>) -> HashSet<String> {
+    let declared = |options: &[(Name, String)]| {
+        options.iter().any(|(k, v)| k.as_str() == IDEMPOTENT && v.trim().eq_ignore_ascii_case("true"))
+    };
+    tools
+        .iter()
+        .filter(|(_, data)| match data {
+            ToolData::Mcp { options, .. } => declared(options),
+            ToolData::Long { headers, .. } => declared(headers),
+            _ => false,
+        })
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// The MCP servers a program defines, connected on first use (with those of
+/// them declared idempotent), and its remote A2A agents (`crate::a2a`), which
+/// share the hub's place in a run (secrets, notices, no contact before first use).
 #[derive(Default)]
-pub struct McpHub(Hub, Remotes);
+pub struct McpHub(Hub, Remotes, HashSet<String>);
 
 impl McpHub {
     /// The MCP servers among `tools` (a program's tool definitions), with
@@ -74,7 +100,7 @@ impl McpHub {
         options: &McpOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, &A2aOptions::default(), env))
+        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, &A2aOptions::default(), env), idempotent(tools))
     }
 
     /// Like [`McpHub::new`], with the remote A2A agents' limits.
@@ -84,7 +110,7 @@ impl McpHub {
         a2a: &A2aOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, a2a, env))
+        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, a2a, env), idempotent(tools))
     }
 
     /// The tool of the remote A2A agent `name` defines (`crate::a2a`).
@@ -96,7 +122,7 @@ impl McpHub {
     /// from the process environment.
     pub async fn connect(tools: &IndexMap<Name, ToolData>, options: &McpOptions) -> McpHub {
         let env = |name: &str| std::env::var(name).ok();
-        McpHub(Hub::connect(definitions(tools), options).await, Remotes::new(tools, &A2aOptions::default(), &env))
+        McpHub(Hub::connect(definitions(tools), options).await, Remotes::new(tools, &A2aOptions::default(), &env), idempotent(tools))
     }
 
     /// Like [`McpHub::connect`], reading `${env:VAR}` from `env`.
@@ -108,13 +134,14 @@ impl McpHub {
         McpHub(
             Hub::connect_with_env(definitions(tools), options, env).await,
             Remotes::new(tools, &A2aOptions::default(), env),
+            idempotent(tools),
         )
     }
 
     /// The hub a recorded run had: the same tools, no connections (remote A2A
     /// agents are offered, and the journal serves their calls).
     pub fn from_recording(text: &str) -> Result<McpHub, String> {
-        Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default()))
+        Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default(), HashSet::new()))
     }
 
     /// Records the listings and notices to `cassette`, for [`McpHub::from_recording`].
@@ -131,12 +158,12 @@ impl McpHub {
     /// its first use; with the server's warning the first time it is asked.
     pub async fn use_tools(&self, name: &str) -> (Vec<Arc<dyn Tool>>, Option<String>) {
         let (tools, warning) = self.0.use_tools(name).await;
-        (adapt(tools), warning)
+        (adapt(tools, self.2.contains(name)), warning)
     }
 
     /// The tools of the server defined as `name`, if it is connected.
     pub fn tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
-        adapt(self.0.tools(name))
+        adapt(self.0.tools(name), self.2.contains(name))
     }
 
     /// Why some connected servers have no tools, and the run's notices; free of secrets.
@@ -170,12 +197,12 @@ impl std::fmt::Debug for McpHub {
     }
 }
 
-fn adapt(tools: Vec<Arc<sr_mcp::McpTool>>) -> Vec<Arc<dyn Tool>> {
-    tools.into_iter().map(|tool| Arc::new(McpTool(tool)) as Arc<dyn Tool>).collect()
+fn adapt(tools: Vec<Arc<sr_mcp::McpTool>>, idempotent: bool) -> Vec<Arc<dyn Tool>> {
+    tools.into_iter().map(|tool| Arc::new(McpTool(tool, idempotent)) as Arc<dyn Tool>).collect()
 }
 
-/// A server's tool as the runtime's `Tool`.
-struct McpTool(Arc<sr_mcp::McpTool>);
+/// A server's tool as the runtime's `Tool`, and whether it is declared idempotent.
+struct McpTool(Arc<sr_mcp::McpTool>, bool);
 
 impl Tool for McpTool {
     fn spec(&self) -> ToolSpec {
@@ -189,6 +216,15 @@ impl Tool for McpTool {
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         async move { self.0.call(args).await.map_err(ToolError) }.boxed()
+    }
+
+    fn call_keyed(&self, args: Value, key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let key = key.to_string();
+        async move { self.0.call_keyed(args, &key).await.map_err(ToolError) }.boxed()
+    }
+
+    fn idempotent(&self) -> bool {
+        self.1
     }
 }
 
@@ -230,5 +266,37 @@ mod tests {
             assert_eq!(definition(&other), None, "{other:?}");
             assert!(!is_mcp(&other), "{other:?}");
         }
+    }
+
+    #[test]
+    fn idempotent_true_declares_a_server_idempotent_and_is_never_sent_to_it() {
+        let mcp = |value: &str| ToolData::Mcp {
+            url: "stdio:srv".into(),
+            auth: None,
+            options: vec![("idempotent".into(), value.into()), ("TEAM".into(), "core".into())],
+        };
+        let long = ToolData::Long {
+            ty: Some("mcp".into()),
+            url: Some("http://h/mcp".into()),
+            headers: vec![("idempotent".into(), "true".into())],
+        };
+        let tools: IndexMap<Name, ToolData> = [
+            ("yes", mcp("true")),
+            ("upper", mcp(" TRUE ")),
+            ("no", mcp("false")),
+            ("other", mcp("yes")),
+            ("long", long),
+            ("files", ToolData::Builtin("streetrace.fs".into())),
+        ]
+        .into_iter()
+        .map(|(name, data)| (Name::from(name), data))
+        .collect();
+        let mut declared: Vec<String> = idempotent(&tools).into_iter().collect();
+        declared.sort();
+        assert_eq!(declared, ["long", "upper", "yes"]);
+        for (name, definition) in definitions(&tools) {
+            assert!(definition.options.iter().all(|(k, _)| k != "idempotent"), "{name}: {:?}", definition.options);
+        }
+        assert_eq!(definition(&mcp("true")).unwrap().options, [("TEAM".to_string(), "core".to_string())]);
     }
 }

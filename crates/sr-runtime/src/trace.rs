@@ -79,6 +79,9 @@ fn line(payload: &Payload) -> String {
             message.as_ref().map(|m| format!(" {}", text(m))).unwrap_or_default()
         ),
         Payload::HumanInputRequested { message } => format!("human_input_requested {}", text(message)),
+        Payload::ToolInDoubt { tool, args, idempotency_key } => {
+            format!("tool_in_doubt {tool} {} key={idempotency_key}", json(args))
+        }
         Payload::LlmCall { prompt_name, model, .. } => format!("llm_call {prompt_name} model={model}"),
         Payload::LlmResponse { prompt_name, content, is_final } => {
             format!("llm_response {prompt_name}{} {}", if *is_final { " final" } else { "" }, text(content))

@@ -148,10 +148,16 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
     turn.iter_mut().for_each(|message| {
         redactor.redact_value(message);
     });
-    if let Err(e) = session.store.append_messages(&session.id, &turn) {
+    // A run stopped in doubt about a tool call has not finished its turn: it
+    // is recorded when the run, decided, continues (its requests must not
+    // see its own message twice).
+    let in_doubt = runtime.env.journal.undecided().is_some();
+    if !in_doubt && let Err(e) = session.store.append_messages(&session.id, &turn) {
         emitter.emit(Payload::Warning { message: format!("cannot save the conversation: {e}") });
     }
     let (status, run_status) = match outcome.status {
+        // Resumed like an interrupted run, its decider deciding.
+        crate::event::RunStatus::Paused if in_doubt => ("paused", crate::in_doubt::STATUS),
         crate::event::RunStatus::Paused => ("paused", "paused"),
         crate::event::RunStatus::Failed => ("failed", "failed"),
         crate::event::RunStatus::Completed => ("open", "completed"),

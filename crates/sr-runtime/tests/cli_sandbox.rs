@@ -59,8 +59,10 @@ async fn secrets_in_the_environment_do_not_reach_commands() {
     .await;
     let mut names: Vec<&str> = stdout(&results[0]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
-    // bwrap sets `PWD` when it changes to the work directory.
-    assert_eq!(names, ["HOME", "LANG", "PATH", "PWD"], "{}", results[0]);
+    // bwrap sets `PWD` when it changes to the work directory; the journal
+    // gives each call its idempotency key.
+    assert_eq!(names, ["HOME", "LANG", "PATH", "PWD", "SR_IDEMPOTENCY_KEY"], "{}", results[0]);
+    assert!(stdout(&results[0]).contains("SR_IDEMPOTENCY_KEY=:main#"), "{}", results[0]);
     assert!(stdout(&results[0]).contains("HOME=/tmp\n"), "{}", results[0]);
     assert!(stdout(&results[1]).starts_with("key= token=\n"), "{}", results[1]);
     for result in &results {
@@ -341,7 +343,11 @@ async fn commands_run_on_the_host_only_with_the_property_and_the_flag() {
     assert_eq!(stdout(&results[0]), "on the host", "{}", results[0]);
     let mut names: Vec<&str> = stdout(&results[1]).lines().map(|line| line.split('=').next().unwrap()).collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "PATH"], "the environment is the allowlist on the host too");
+    assert_eq!(
+        names,
+        ["HOME", "LANG", "PATH", "SR_IDEMPOTENCY_KEY"],
+        "the environment is the allowlist on the host too"
+    );
     assert!(results[2]["error"].as_str().unwrap().starts_with("timed out"), "{}", results[2]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!alive(&format!("sleep {marker}")), "the time cap kills the host command's process group");

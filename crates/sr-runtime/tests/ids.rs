@@ -42,6 +42,7 @@ fn launch_refuses_hostile_session_ids_and_creates_nothing() {
                 provider: None,
                 options: RunOptions::default(),
                 human: Arc::new(Unattended),
+                in_doubt: sr_runtime::in_doubt::skip_all(),
             };
             let Err(error) = launch(spec) else { panic!("session {id:?} was launched") };
             let LaunchError::Refused(error) = error else { panic!("{error:?} is not a refusal") };

@@ -41,6 +41,7 @@ async fn run(work: &Path, calls: Vec<(&str, Value)>) -> Vec<Value> {
         provider: Some(Arc::new(provider)),
         options: RunOptions::default(),
         human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     })
     .unwrap();
     let events = Arc::new(Mutex::new(Vec::<Event>::new()));

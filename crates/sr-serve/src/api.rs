@@ -226,13 +226,24 @@ async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Va
     Ok(Json(json!({"id": id, "status": status})))
 }
 
+/// An answer to `escalate to human` (`text`), or a decision about a tool
+/// call in doubt (`decision`; a `text` of `retry`, `skip` or `fail` decides too).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Input {
-    text: String,
+    text: Option<String>,
+    decision: Option<String>,
 }
 
 async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
-    runs::answer(&server, &id, &body.text).await?;
+    match (body.text, body.decision) {
+        (Some(_), Some(_)) => return Err(ApiError::bad_request("text, decision: give one of them, not both")),
+        (None, None) => return Err(ApiError::bad_request("text: missing (or decision, for a run in doubt)")),
+        (Some(text), None) => runs::answer(&server, &id, &text).await?,
+        (None, Some(decision)) => {
+            let decision = decision.parse().map_err(|e: String| ApiError::bad_request(format!("decision: {e}")))?;
+            runs::decide(&server, &id, decision).await?;
+        }
+    }
     Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
 }

@@ -3,7 +3,10 @@
 //! (`sr_runtime::launch` → `Launched::run`), in a work directory of its own.
 //! A run that was started before (a restart found it running, or a paused
 //! run got its answer) continues from its journal (`ResumeSpec`), so what it
-//! completed is served, never done again.
+//! completed is served, never done again. A tool call its journal shows cut
+//! off is made again only for an idempotent tool; otherwise the run stops
+//! `in_doubt` with the question, and continues with the decision `/input`
+//! gives it (`sr_runtime::in_doubt`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +17,7 @@ use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
+use sr_runtime::in_doubt::{Decision, Once};
 use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -133,16 +137,26 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
     }
+    // A run in doubt continues with its decision; a pending input of any
+    // other run is a human's answer.
+    let decision = match attempt_in_doubt(&server, &run) {
+        true => match run.pending_input.as_deref().map(str::parse::<Decision>).transpose() {
+            Ok(decision) => decision,
+            Err(e) => return failed(format!("the decision stored for the run: {e}")),
+        },
+        false => None,
+    };
     let spec = |from| LaunchSpec {
         program: workload.program.clone(),
         message: run.message.clone(),
         work_dir: work_dir.clone(),
-        storage: Some(storage(&server, &run, from)),
+        storage: Some(storage(&server, &run, from, decision.is_none())),
         record: None,
         replay: server.settings.replay.clone().map(Recording::File),
         provider: None,
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
+        in_doubt: Arc::new(Once::new(decision)),
     };
     // A fork (`travel::fork`) starts from another run's journal; once started,
     // it resumes from its own like any run, its variable edits made again.
@@ -182,7 +196,15 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         timer: RunTimer::default(),
     });
     match launched.run(hook, vec![sink]).await {
-        Ok(Finished { status: Some(status), result, error }) => Outcome {
+        Ok(Finished { status: Some(RunStatus::Paused), in_doubt: Some(question), .. }) => {
+            tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
+            Outcome {
+                status: "in_doubt",
+                error: Some(question.describe()),
+                result: serde_json::to_value(&question).ok(),
+            }
+        }
+        Ok(Finished { status: Some(status), result, error, .. }) => Outcome {
             status: match status {
                 RunStatus::Completed => "done",
                 RunStatus::Failed => "failed",
@@ -198,10 +220,10 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
 
 /// The runtime's session of the run: a new run of it the first time, a
 /// continuation of its last run (from its journal) after that.
-fn storage(server: &Server, run: &RunRow, from: Option<u64>) -> Storage {
+fn storage(server: &Server, run: &RunRow, from: Option<u64>, answered: bool) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
-    let resume =
-        run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input: run.pending_input.clone(), from });
+    let input = run.pending_input.clone().filter(|_| answered);
+    let resume = run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from });
     Storage {
         sessions: state.sessions_db(),
         state,
@@ -242,6 +264,13 @@ async fn launch_when_free(
             other => return other,
         }
     }
+}
+
+/// Whether the runtime's last run of the run's session stopped in doubt.
+fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
+    server.sessions.runs(&run.session).is_ok_and(|runs| {
+        runs.last().is_some_and(|(n, status)| Some(*n) == run.attempt_run && status == sr_runtime::in_doubt::STATUS)
+    })
 }
 
 /// Whether the runtime's last run of the run's session has ended.

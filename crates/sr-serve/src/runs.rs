@@ -2,6 +2,8 @@
 //! it, answer it. Each keeps the store's rules (one active run per session,
 //! status guards) and wakes the dispatcher and the run's watchers.
 
+use sr_runtime::in_doubt::Decision;
+
 use crate::Server;
 use crate::error::ApiError;
 use crate::store::{NewRun, Refusal, RunRow};
@@ -79,9 +81,14 @@ pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str
 }
 
 /// Gives paused run `id` the answer it waits for and queues it again; a run
+/// in doubt takes `text` as its decision (`retry`, `skip` or `fail`); a run
 /// in any other status is 409 `not_waiting`.
 pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), ApiError> {
     let row = server.find_run(id).await?;
+    if row.status == "in_doubt" {
+        let decision = text.trim().parse::<Decision>().map_err(|e| ApiError::bad_request(format!("text: {e}")))?;
+        return decide(server, id, decision).await;
+    }
     if row.status != "paused" {
         return Err(ApiError::conflict(
             "not_waiting",
@@ -91,6 +98,23 @@ pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), 
     if !server.store.answer(id, text).await? {
         return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
     }
+    server.changed(id);
+    server.wake.notify_one();
+    Ok(())
+}
+
+/// Gives run `id`, in doubt about a tool call, its decision and queues it
+/// again; a run in any other status is 409 `not_in_doubt`.
+pub(crate) async fn decide(server: &Server, id: &str, decision: Decision) -> Result<(), ApiError> {
+    let row = server.find_run(id).await?;
+    if row.status != "in_doubt" || !server.store.decide(id, decision.as_str()).await? {
+        let status = if row.status == "in_doubt" { "no longer in doubt".to_string() } else { row.status };
+        return Err(ApiError::conflict(
+            "not_in_doubt",
+            format!("run {id} is {status}: only a run in doubt about a tool call takes a decision"),
+        ));
+    }
+    tracing::info!(run = %id, decision = decision.as_str(), "decision taken about a call in doubt");
     server.changed(id);
     server.wake.notify_one();
     Ok(())

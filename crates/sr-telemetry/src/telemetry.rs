@@ -250,6 +250,7 @@ impl State {
             Payload::HumanInputRequested { message } => {
                 spans::note(self.parent(event), "human_input_requested", Some(message.as_str()).filter(|_| capture))
             }
+            Payload::ToolInDoubt { tool, .. } => spans::note(self.parent(event), "tool_in_doubt", Some(tool.as_str())),
             Payload::Log { message } if capture => spans::note(self.parent(event), "log", Some(message.as_str())),
             Payload::Notify { message } if capture => spans::note(self.parent(event), "notify", Some(message.as_str())),
             // Text deltas are too many to matter one by one (`record` skips

@@ -127,6 +127,7 @@ impl Harness {
             provider: Some(self.provider.clone()),
             options: RunOptions::default(),
             human: Arc::new(Unattended),
+            in_doubt: sr_runtime::in_doubt::skip_all(),
         })
         .unwrap();
         let launch = Launch {

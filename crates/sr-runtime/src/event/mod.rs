@@ -175,6 +175,14 @@ pub enum Payload {
     HumanInputRequested {
         message: String,
     },
+    /// A resumed run met a call of a tool not declared idempotent that a
+    /// crash cut off: its decider is asked to retry, skip or fail it
+    /// (`crate::in_doubt`); without a decision the run pauses in doubt.
+    ToolInDoubt {
+        tool: String,
+        args: Value,
+        idempotency_key: String,
+    },
     // Upstream's flow events.
     LlmCall {
         prompt_name: String,

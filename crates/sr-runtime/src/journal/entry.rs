@@ -9,6 +9,7 @@ use sr_llm::{ChatEvent, ChatRequest, LlmError};
 
 use super::EffectAt;
 use super::files::{BLOB_KIND, Change};
+use crate::in_doubt::Decision;
 
 /// The journal format this program writes and reads; a journal without it
 /// (or with an older one) was made by an earlier `sr` and must be recorded again.
@@ -21,6 +22,9 @@ pub(crate) const VALUE_KIND: &str = "value";
 pub(crate) const INTERLEAVE_KIND: &str = "interleave";
 pub(crate) const FORK_KIND: &str = "fork";
 pub(crate) const END_KIND: &str = "end";
+/// A decision about a tool call in doubt (`crate::in_doubt`); `of` is the
+/// step of the call's `tool_start`.
+pub(crate) const IN_DOUBT_KIND: &str = "in_doubt";
 
 /// How a recorded run started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +82,8 @@ pub(crate) enum Effect {
         /// `None`: the call started and the run ended before it returned.
         outcome: Option<Result<Value, String>>,
         changes: Vec<Change>,
+        /// The call's idempotency key (journals of an earlier `sr` lack it).
+        key: Option<String>,
     },
     Value {
         step: u64,
@@ -119,6 +125,8 @@ pub struct Recorded {
     pub(crate) blobs: HashMap<String, Arc<[u8]>>,
     max_step: u64,
     effects_per_thread: HashMap<Arc<str>, u32>,
+    /// Decisions about calls in doubt, by the step of the call's `tool_start`.
+    decisions: HashMap<u64, Decision>,
     /// The recorded run reached its end (an `end` line): what it left
     /// unfinished was cancelled by the run itself, not cut off by a crash.
     ended: bool,
@@ -210,7 +218,8 @@ impl Recorded {
                         files => serde_json::from_value(files).map_err(|e| bad(&format!("files: {e}")))?,
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
-                    recorded.insert(intern(&thread), n, Effect::Tool { step, name, args, outcome, changes });
+                    let key = entry["key"].as_str().map(str::to_string);
+                    recorded.insert(intern(&thread), n, Effect::Tool { step, name, args, outcome, changes, key });
                 }
                 VALUE_KIND => {
                     let (thread, n) = at()?;
@@ -230,6 +239,11 @@ impl Recorded {
                     recorded.blobs.insert(hash, bytes.into());
                 }
                 END_KIND => recorded.ended = true,
+                IN_DOUBT_KIND => {
+                    let of = entry["of"].as_u64().ok_or_else(|| bad("a decision without `of`"))?;
+                    let decision = entry["decision"].as_str().unwrap_or_default();
+                    recorded.decisions.insert(of, decision.parse().map_err(|e: String| bad(&e))?);
+                }
                 FORK_KIND => match entry["from_step"].as_u64() {
                     Some(from) => recorded.void_from_step(from),
                     None => {
@@ -299,6 +313,11 @@ impl Recorded {
             .collect();
         found.sort_by_key(|(step, _)| *step);
         found
+    }
+
+    /// The decision taken about the call in doubt whose `tool_start` was `step`.
+    pub(crate) fn decision(&self, step: u64) -> Option<Decision> {
+        self.decisions.get(&step).copied()
     }
 
     pub(crate) fn ended(&self) -> bool {

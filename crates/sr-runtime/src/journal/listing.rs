@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::entry::{END_KIND, FORK_KIND, TOOL_KIND, TOOL_START_KIND, VALUE_KIND, shown, shown_args};
+use super::entry::{END_KIND, FORK_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, VALUE_KIND, shown, shown_args};
 
 /// The steps of journal `text`: `   3  main/3.1#0  tool write_file {"path":"a.txt"} → ok, 1 file changed`.
 pub fn steps(text: &str) -> Result<Vec<String>, String> {
@@ -48,6 +48,11 @@ pub fn steps(text: &str) -> Result<Vec<String>, String> {
                 out.push(format!("      end: {}", entry["status"].as_str().unwrap_or("?")));
                 continue;
             }
+            IN_DOUBT_KIND => format!(
+                "decided {} about the call cut off at step {}",
+                entry["decision"].as_str().unwrap_or("?"),
+                entry["of"].as_u64().unwrap_or(0)
+            ),
             _ => continue,
         };
         out.push(format!("{step:>5}  {at}  {what}"));
@@ -124,6 +129,7 @@ mod tests {
             r#"{"kind":"tool","at":"main","n":1,"step":2,"name":"write_file","args":{"path":"a"},"result":"ok","files":[{}]}"#,
             r#"{"kind":"llm","version":1,"at":"main/2.0","n":0,"step":3,"request":{"model":"m"},"events":[{"type":"text_delta","data":"hi"}]}"#,
             r#"{"kind":"tool_start","at":"main/2.1","n":0,"step":4,"name":"slow","args":{}}"#,
+            r#"{"kind":"in_doubt","at":"main/2.1","n":0,"step":5,"of":4,"decision":"retry","key":"i:main/2.1#0:4"}"#,
             r#"{"kind":"fork","from_step":3}"#,
             r#"{"kind":"end","status":"failed"}"#,
         ]
@@ -133,6 +139,7 @@ mod tests {
             2  main#1  tool write_file {"path":"a"} → ok, 1 file changed
             3  main/2.0#0  model m → "hi"
             4  main/2.1#0  tool slow {} → cut off
+            5  main/2.1#0  decided retry about the call cut off at step 4
             live from step 3 on: what follows was done again
             end: failed"#]]
         .assert_eq(&steps(&text).unwrap().iter().map(|l| l.trim()).collect::<Vec<_>>().join("\n"));

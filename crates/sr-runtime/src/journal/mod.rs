@@ -39,11 +39,14 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use sr_llm::Cassette;
 
+use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
+
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
 pub use listing::steps;
 pub use model::JournaledProvider;
+pub use tool::ToolStop;
 pub use workspace::Workspace;
 
 /// What the journal is for in this run.
@@ -99,6 +102,12 @@ pub struct Journal {
     forks: Mutex<HashMap<Arc<str>, u32>>,
     /// The work directory, for capturing and restoring the files tools change.
     workspace: Option<Workspace>,
+    /// The run's invocation id, the start of its calls' idempotency keys.
+    invocation: String,
+    /// Who decides about a call a crash cut off, of a tool not idempotent.
+    decider: Arc<dyn Decider>,
+    /// The call in doubt nobody decided about: the run stopped there.
+    undecided: Mutex<Option<Question>>,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -138,11 +147,27 @@ impl Journal {
         Journal {
             mode,
             next_step: AtomicU64::new(recorded.max_step() + 1),
+            invocation: recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_default(),
             recorded,
             writer,
             forks: Mutex::new(HashMap::new()),
             workspace,
+            decider: Arc::new(Always(InDoubt::Skip)),
+            undecided: Mutex::new(None),
         }
+    }
+
+    /// The journal of run `invocation_id`, with `decider` deciding about calls
+    /// in doubt (by default each is skipped: the model is told it was cut off).
+    pub fn deciding(mut self, invocation_id: &str, decider: Arc<dyn Decider>) -> Journal {
+        self.invocation = invocation_id.to_string();
+        self.decider = decider;
+        self
+    }
+
+    /// The call in doubt the run stopped at because nobody decided about it.
+    pub fn undecided(&self) -> Option<Question> {
+        self.undecided.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
     pub fn mode(&self) -> Mode {

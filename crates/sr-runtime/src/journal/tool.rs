@@ -1,89 +1,182 @@
 //! Tool calls through the journal. A live call is journaled twice: a
 //! `tool_start` line before it runs (so a call cut off by a crash is known)
-//! and a `tool` line with its result and the files it changed after. A served
-//! call runs nothing; in a replay or a run going back in time its file
-//! changes are made again.
+//! and a `tool` line with its result and the files it changed after; both
+//! carry the call's idempotency key. A served call runs nothing; in a replay
+//! or a run going back in time its file changes are made again. A resumed
+//! run that meets a call cut off calls an idempotent tool again with the same
+//! key, and otherwise stops with [`ToolStop::InDoubt`] for the run to ask its
+//! decider ([`Journal::resolve`]); the decision is journaled (`in_doubt`).
 
 use serde_json::{Value, json};
 
-use super::entry::{TOOL_KIND, TOOL_START_KIND};
+use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND};
 use super::workspace::Before;
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
+use crate::in_doubt::{Decision as InDoubt, Question};
 use crate::tools::{Tool, ToolError};
+
+/// Why a tool call through the journal does not give the model a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStop {
+    Diverged(Divergence),
+    /// The call was cut off by a crash and its tool is not idempotent: the
+    /// run asks its decider ([`Journal::resolve`]).
+    InDoubt(Question),
+    /// Nobody decided: the run stops, to be resumed with a decision.
+    Undecided(Question),
+    /// The decision was `fail`.
+    Failed(Question),
+}
+
+impl From<Divergence> for ToolStop {
+    fn from(divergence: Divergence) -> ToolStop {
+        ToolStop::Diverged(divergence)
+    }
+}
+
+type Called = Result<Result<Value, ToolError>, ToolStop>;
 
 impl Journal {
     /// The result of calling `tool` with `args` at `at`: from the journal, or
     /// from the tool.
-    pub async fn tool(
-        &self,
-        at: &EffectAt,
-        tool: &dyn Tool,
-        args: Value,
-    ) -> Result<Result<Value, ToolError>, Divergence> {
+    pub async fn tool(&self, at: &EffectAt, tool: &dyn Tool, args: Value) -> Called {
         let name = tool.name();
         let recorded = match self.decide(at) {
-            Decision::Live => return Ok(self.live_tool(at, tool, &name, args).await),
-            Decision::Missing => return Err(self.missing(at, &format!("a call of tool '{name}'"))),
-            Decision::Serve(Effect::Tool { name: recorded, args: recorded_args, outcome, changes, .. }) => {
+            Decision::Live => return Ok(self.live_tool(at, tool, &name, args, None).await),
+            Decision::Missing => return Err(self.missing(at, &format!("a call of tool '{name}'")).into()),
+            Decision::Serve(Effect::Tool {
+                name: recorded, args: recorded_args, outcome, changes, step, key, ..
+            }) => {
                 if *recorded != name || *recorded_args != args {
-                    return Err(tool_divergence(recorded, recorded_args, &name, &args));
+                    return Err(tool_divergence(recorded, recorded_args, &name, &args).into());
                 }
-                (outcome, changes)
+                (outcome, changes, *step, key)
             }
             Decision::Serve(other) => {
                 return Err(Divergence(format!(
                     "the run calls tool '{name}' with {} where the journal recorded {}",
                     super::entry::shown(&args),
                     other.describe()
-                )));
+                ))
+                .into());
             }
         };
-        let (outcome, changes) = recorded;
+        let (outcome, changes, step, key) = recorded;
         if let Some(workspace) = &self.workspace
             && matches!(self.mode, Mode::Replay | Mode::Travel)
             && let Err(e) = workspace.redo(&self.recorded, changes)
         {
             return Ok(Err(ToolError(e)));
         }
-        Ok(match outcome {
-            Some(Ok(value)) => Ok(value.clone()),
-            Some(Err(error)) => Err(ToolError(error.clone())),
+        match outcome {
+            Some(Ok(value)) => Ok(Ok(value.clone())),
+            Some(Err(error)) => Ok(Err(ToolError(error.clone()))),
             // The live run was cancelled during the call (a timeout, a failed
             // sibling branch): a replay waits to be cancelled at the same point.
             None if self.mode == Mode::Replay && self.recorded.ended() => std::future::pending().await,
             None => {
-                // It may have taken effect: never run it twice. The answer is
-                // journaled, so a later resume serves it as well.
+                let key = key.clone().unwrap_or_else(|| self.key(at, step));
+                let question = Question { tool: name, args, idempotency_key: key };
+                // A replay never goes live: it is told the call was cut off.
+                if self.mode == Mode::Replay {
+                    return self.apply(at, tool, question, InDoubt::Skip, None).await;
+                }
+                if tool.idempotent() {
+                    return self.apply(at, tool, question, InDoubt::Retry, None).await;
+                }
+                match self.recorded.decision(step) {
+                    Some(decision) => self.apply(at, tool, question, decision, None).await,
+                    None => Err(ToolStop::InDoubt(question)),
+                }
+            }
+        }
+    }
+
+    /// Asks the run's decider about `question`, the call in doubt at `at`
+    /// ([`ToolStop::InDoubt`]), journals its decision and acts on it.
+    pub async fn resolve(&self, at: &EffectAt, tool: &dyn Tool, question: Question) -> Called {
+        let Some(Effect::Tool { step, .. }) = self.recorded.effect(at) else {
+            return Ok(Err(ToolError(format!("the journal has no call of '{}' in doubt here", question.tool))));
+        };
+        match self.decider.decide(&question).await {
+            Some(decision) => self.apply(at, tool, question, decision, Some(*step)).await,
+            None => {
+                *self.undecided.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(question.clone());
+                Err(ToolStop::Undecided(question))
+            }
+        }
+    }
+
+    /// Acts on `decision` about the call in doubt at `at`; a decision just
+    /// taken about the call started at step `of` is journaled first.
+    async fn apply(
+        &self,
+        at: &EffectAt,
+        tool: &dyn Tool,
+        question: Question,
+        decision: InDoubt,
+        of: Option<u64>,
+    ) -> Called {
+        if let Some(of) = of {
+            let entry = json!({
+                "kind": IN_DOUBT_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
+                "of": of, "decision": decision, "key": question.idempotency_key,
+            });
+            if let Err(e) = self.write(&entry) {
+                return Ok(Err(ToolError(e)));
+            }
+        }
+        let Question { tool: name, args, idempotency_key } = question;
+        match decision {
+            InDoubt::Retry => Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key)).await),
+            InDoubt::Fail => Err(ToolStop::Failed(Question { tool: name, args, idempotency_key })),
+            InDoubt::Skip => {
+                // It may have taken effect: it is not made again. The answer
+                // is journaled, so a later resume serves it as well.
                 let error = format!(
                     "the call of '{name}' with {args} was cut off when the run was interrupted; it is not repeated \
                      because it may already have taken effect: check its effect before calling it again"
                 );
-                let step = self.take_step();
-                let head = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args});
-                let mut entry = head.clone();
+                let mut entry =
+                    json!({"at": &*at.thread, "n": at.n, "step": self.take_step(), "name": name, "args": args});
                 entry["kind"] = json!(TOOL_KIND);
+                entry["key"] = json!(idempotency_key);
                 entry["error"] = json!(error);
                 if let Err(e) = self.write(&entry) {
                     return Ok(Err(ToolError(e)));
                 }
-                Err(ToolError(error))
+                Ok(Err(ToolError(error)))
             }
-        })
+        }
     }
 
-    async fn live_tool(&self, at: &EffectAt, tool: &dyn Tool, name: &str, args: Value) -> Result<Value, ToolError> {
-        if !self.writes() {
-            return tool.call(args).await;
-        }
+    /// The idempotency key of the call at `at` that started at `step`: the
+    /// run's invocation id and the call's place in the journal.
+    fn key(&self, at: &EffectAt, step: u64) -> String {
+        format!("{}:{at}:{step}", self.invocation)
+    }
+
+    async fn live_tool(
+        &self,
+        at: &EffectAt,
+        tool: &dyn Tool,
+        name: &str,
+        args: Value,
+        key: Option<String>,
+    ) -> Result<Value, ToolError> {
         let step = self.take_step();
-        let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args});
+        let key = key.unwrap_or_else(|| self.key(at, step));
+        if !self.writes() {
+            return tool.call_keyed(args, &key).await;
+        }
+        let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args, "key": key});
         entry["kind"] = json!(TOOL_START_KIND);
         self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
         let before = match &self.workspace {
             Some(workspace) => workspace.before(name, &args),
             None => Before::Nothing,
         };
-        let result = tool.call(args).await;
+        let result = tool.call_keyed(args, &key).await;
         entry["kind"] = json!(TOOL_KIND);
         match &result {
             Ok(value) => entry["result"] = value.clone(),
@@ -118,4 +211,179 @@ fn tool_divergence(recorded: &str, recorded_args: &Value, name: &str, args: &Val
         message.push_str(&format!("\n  … and {} more", differences.len() - 4));
     }
     Divergence(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use futures::future::BoxFuture;
+    use serde_json::{Value, json};
+    use sr_llm::Cassette;
+
+    use super::ToolStop;
+    use crate::in_doubt::{Always, Decider, Decision, Once};
+    use crate::journal::{EffectAt, Journal, Meta, Mode, Recorded};
+    use crate::tools::{Tool, ToolError, ToolSpec};
+
+    /// A tool that notes the key of every call.
+    struct Noted {
+        idempotent: bool,
+        keys: Mutex<Vec<String>>,
+    }
+
+    impl Tool for Noted {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec { name: "charge".into(), description: String::new(), parameters: json!({}) }
+        }
+        fn call(&self, _args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+            unreachable!("the journal always passes a key")
+        }
+        fn call_keyed(&self, _args: Value, key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
+            self.keys.lock().unwrap().push(key.to_string());
+            Box::pin(std::future::ready(Ok(json!("charged"))))
+        }
+        fn idempotent(&self) -> bool {
+            self.idempotent
+        }
+    }
+
+    /// A journal cut off during a call of `charge` (step 1, key `k-1`),
+    /// with `more` lines after it.
+    fn cut_off(more: &[Value]) -> String {
+        let meta = Meta { invocation_id: "inv".into(), ..Meta::new("w.sr", "go") };
+        let start = json!({"kind": "tool_start", "at": "main", "n": 0, "step": 1, "name": "charge",
+                           "args": {"cents": 5}, "key": "k-1"});
+        let mut lines = vec![meta.to_entry(), start];
+        lines.extend(more.iter().cloned());
+        lines.iter().map(|l| l.to_string() + "\n").collect()
+    }
+
+    struct Resumed {
+        outcome: Result<Result<Value, ToolError>, ToolStop>,
+        keys: Vec<String>,
+        /// The kinds of the lines the resumed run added, with their decision or error.
+        added: Vec<String>,
+        undecided: bool,
+        journal: String,
+    }
+
+    /// Resumes `text` (in `mode`) at the cut-off call, deciding with `decider`
+    /// as the run does: asked only when the journal says the call is in doubt.
+    async fn resume(text: &str, mode: Mode, idempotent: bool, decider: Arc<dyn Decider>) -> Resumed {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("sr-in-doubt-{}-{n}.jsonl", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let cassette = Arc::new(Cassette::append_to(&path).unwrap());
+        let writer = (mode != Mode::Replay).then_some(cassette);
+        let journal = Journal::new(mode, Recorded::parse(text).unwrap(), writer, None).deciding("inv", decider);
+        let tool = Noted { idempotent, keys: Mutex::new(Vec::new()) };
+        let at = EffectAt { thread: "main".into(), n: 0 };
+        let outcome = match journal.tool(&at, &tool, json!({"cents": 5})).await {
+            Err(ToolStop::InDoubt(question)) => {
+                assert_eq!(question.idempotency_key, "k-1");
+                journal.resolve(&at, &tool, question).await
+            }
+            other => other,
+        };
+        let written = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let added = written[text.len()..]
+            .lines()
+            .map(|l| {
+                let line: Value = serde_json::from_str(l).unwrap();
+                let detail = line.get("decision").or(line.get("error")).or(line.get("result")).cloned();
+                let detail = detail.map(|d| d.as_str().unwrap_or_default().chars().take(24).collect::<String>());
+                format!("{} {}", line["kind"].as_str().unwrap(), detail.unwrap_or_default()).trim().to_string()
+            })
+            .collect();
+        Resumed {
+            outcome,
+            keys: tool.keys.into_inner().unwrap(),
+            added,
+            undecided: journal.undecided().is_some(),
+            journal: written,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_off_call_is_retried_skipped_failed_or_left_in_doubt_as_decided() {
+        let charged = || Ok(Ok(json!("charged")));
+        let skipped = "the call of 'charge' with";
+        // idempotent, decider → result, calls (keys), lines added
+        #[allow(clippy::type_complexity)]
+        let table: Vec<(bool, Option<Decision>, &str, Vec<&str>, Vec<&str>)> = vec![
+            (true, None, "charged", vec!["k-1"], vec!["tool_start", "tool charged"]),
+            (
+                false,
+                Some(Decision::Retry),
+                "charged",
+                vec!["k-1"],
+                vec!["in_doubt retry", "tool_start", "tool charged"],
+            ),
+            (false, Some(Decision::Skip), "skipped", vec![], vec!["in_doubt skip", "tool the call of 'charge' wit"]),
+            (false, Some(Decision::Fail), "failed", vec![], vec!["in_doubt fail"]),
+            (false, None, "undecided", vec![], vec![]),
+        ];
+        for (idempotent, decision, expected, keys, added) in table {
+            let run = resume(&cut_off(&[]), Mode::Resume, idempotent, Arc::new(Once::new(decision))).await;
+            let what = format!("idempotent {idempotent}, decision {decision:?}");
+            match expected {
+                "charged" => assert_eq!(run.outcome, charged(), "{what}"),
+                "skipped" => {
+                    assert!(matches!(&run.outcome, Ok(Err(ToolError(e))) if e.starts_with(skipped)), "{what}")
+                }
+                "failed" => assert!(matches!(&run.outcome, Err(ToolStop::Failed(q)) if q.tool == "charge"), "{what}"),
+                _ => assert!(matches!(&run.outcome, Err(ToolStop::Undecided(q)) if q.args == json!({"cents": 5}))),
+            }
+            assert_eq!(run.keys, keys, "{what}: the calls made, by key");
+            assert_eq!(run.added, added, "{what}: the journal's new lines");
+            assert_eq!(run.undecided, expected == "undecided", "{what}");
+
+            // A later resume is served what this one journaled: nothing is
+            // asked (the decider would retry) and nothing is called again.
+            if expected != "undecided" {
+                let again = resume(&run.journal, Mode::Resume, false, Arc::new(Always(Decision::Retry))).await;
+                assert!(again.keys.is_empty(), "{what}: called again on a later resume");
+                assert_eq!(again.outcome.is_ok(), run.outcome.is_ok(), "{what}");
+                assert!(again.added.iter().all(|l| !l.starts_with("in_doubt")), "{what}: asked again");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_cut_off_again_is_asked_about_again_and_a_replay_never_calls() {
+        // Retried, and cut off again: the decision was about the first call.
+        let retried = cut_off(&[
+            json!({"kind": "in_doubt", "at": "main", "n": 0, "step": 2, "of": 1, "decision": "retry", "key": "k-1"}),
+            json!({"kind": "tool_start", "at": "main", "n": 0, "step": 3, "name": "charge", "args": {"cents": 5},
+                   "key": "k-1"}),
+        ]);
+        let run = resume(&retried, Mode::Resume, false, Arc::new(Once::new(None))).await;
+        assert!(matches!(run.outcome, Err(ToolStop::Undecided(_))) && run.keys.is_empty());
+
+        let replayed = resume(&cut_off(&[]), Mode::Replay, true, Arc::new(Always(Decision::Retry))).await;
+        assert!(replayed.keys.is_empty(), "a replay went live");
+        assert!(matches!(replayed.outcome, Ok(Err(_))));
+    }
+
+    #[tokio::test]
+    async fn a_call_without_a_recorded_key_gets_one_from_its_place_and_a_bad_decision_is_refused() {
+        let text = cut_off(&[]).replace(r#","key":"k-1""#, "");
+        assert!(!text.contains("k-1"));
+        let journal = Journal::new(Mode::Resume, Recorded::parse(&text).unwrap(), None, None)
+            .deciding("inv", Arc::new(Once::new(None)));
+        let tool = Noted { idempotent: false, keys: Mutex::new(Vec::new()) };
+        let at = EffectAt { thread: "main".into(), n: 0 };
+        let Err(ToolStop::InDoubt(question)) = journal.tool(&at, &tool, json!({"cents": 5})).await else {
+            panic!("not in doubt")
+        };
+        assert_eq!(question.idempotency_key, "inv:main#0:1");
+
+        let bad =
+            cut_off(&[json!({"kind": "in_doubt", "at": "main", "n": 0, "step": 2, "of": 1, "decision": "maybe"})]);
+        let error = Recorded::parse(&bad).unwrap_err();
+        assert!(error.starts_with("line 3 of the journal") && error.contains("\"maybe\" is no decision"), "{error}");
+    }
 }

@@ -22,7 +22,8 @@ pub struct Resume {
 }
 
 /// The last run of the session, if it can be continued: paused for a human
-/// (`input` is the answer), interrupted (its process died; no `input`), or —
+/// (`input` is the answer), interrupted (its process died; no `input`), in
+/// doubt about a tool call (no `input`: the launch's decider decides), or —
 /// with `from` — any run that ended, to do again from that step on.
 pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, LaunchError> {
     let running = store.runs(&spec.session).is_ok_and(|runs| runs.last().is_some_and(|(_, s)| s == "running"));
@@ -71,10 +72,14 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         ("paused", None) if from.is_none() => {
             Err(format!("run {run} of session {session} is paused for a human: answer it with --input TEXT"))
         }
+        (crate::in_doubt::STATUS, Some(_)) => Err(format!(
+            "run {run} of session {session} waits for a decision about a tool call in doubt, not for a human: \
+             resume it with --in-doubt retry|skip|fail, without --input"
+        )),
         (_, Some(_)) => Err(format!(
             "run {run} of session {session} is {status}, not paused for a human: resume it without --input"
         )),
-        ("interrupted", None) => {
+        ("interrupted" | crate::in_doubt::STATUS, None) => {
             let journal = read_journal()?;
             let (message, answers) = recorded_start(&journal)?;
             Ok(Resume { message, answers, journal: with_from(journal), run: *run })

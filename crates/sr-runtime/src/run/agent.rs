@@ -12,7 +12,7 @@ use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall
 
 use crate::event::{Payload, Usage};
 use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
-use crate::journal::{Divergence, EffectAt};
+use crate::journal::{Divergence, EffectAt, ToolStop};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
 use crate::tools::{Tool, builtin_tools};
@@ -447,7 +447,19 @@ impl Runtime {
                 (Ok(_), None) => (json!(format!("there is no tool named '{}'", call.name)), true),
                 (Ok(args), Some(Callable::Tool(tool))) => {
                     let at = th.next_effect();
-                    match self.env.journal.tool(&at, tool.as_ref(), args).await.map_err(|d| self.diverged(th, d))? {
+                    let journal = &self.env.journal;
+                    let called = match journal.tool(&at, tool.as_ref(), args).await {
+                        Err(ToolStop::InDoubt(question)) => {
+                            th.emitter.emit(Payload::ToolInDoubt {
+                                tool: question.tool.clone(),
+                                args: question.args.clone(),
+                                idempotency_key: question.idempotency_key.clone(),
+                            });
+                            journal.resolve(&at, tool.as_ref(), question).await
+                        }
+                        other => other,
+                    };
+                    match called.map_err(|stop| self.stopped(th, stop))? {
                         Ok(value) => (value, false),
                         Err(e) => (json!(e.0), true),
                     }
@@ -667,6 +679,28 @@ impl Runtime {
 impl Runtime {
     /// A served run asked for something other than its journal recorded:
     /// the run stops where it is (no `on failure:` handles it).
+    /// The run's error for a tool call the journal did not let through.
+    fn stopped(&self, th: &Thread, stop: ToolStop) -> RunError {
+        let location = th.frames.iter().rev().find_map(|f| f.location.clone());
+        match stop {
+            ToolStop::Diverged(divergence) => self.diverged(th, divergence),
+            // Not asked (the caller asks): kept for completeness of the match.
+            ToolStop::InDoubt(question) | ToolStop::Undecided(question) => {
+                RunError::new(ErrorKind::Paused, format!("in doubt: {}", question.describe()), location)
+            }
+            // No `on failure:` handles it: the decision was to fail the run.
+            ToolStop::Failed(question) => RunError::new(
+                ErrorKind::Aborted,
+                format!(
+                    "the call of tool '{}' (idempotency key {}) was cut off when the run was interrupted, \
+                     and the decision was to fail the run",
+                    question.tool, question.idempotency_key
+                ),
+                location,
+            ),
+        }
+    }
+
     pub(crate) fn diverged(&self, th: &Thread, divergence: Divergence) -> RunError {
         let location = th.frames.iter().rev().find_map(|f| f.location.clone());
         RunError::new(ErrorKind::Diverged, format!("the run diverged from its journal: {divergence}"), location)

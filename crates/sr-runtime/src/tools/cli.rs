@@ -4,8 +4,8 @@
 //! workload's own files, `.git` and `.streetrace` (read-only, and not creatable:
 //! the jail's protected paths) and the runtime's state (hidden),
 //! the host's programs read-only, nothing else of the host, no network unless the tool is
-//! declared `streetrace.cli.network`, an environment of `PATH`, `HOME` and `LANG`
-//! only, and caps on time and output. A tool declared `streetrace.cli.host` runs
+//! declared `streetrace.cli.network`, an environment of `PATH`, `HOME`, `LANG`
+//! and `SR_IDEMPOTENCY_KEY` (the call's, from the journal) only, and caps on time and output. A tool declared `streetrace.cli.host` runs
 //! on the host instead, and only when the run allows it (`--allow-host-tools`).
 //! Without bubblewrap, commands fail: they never fall back to the host.
 
@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sr_hir::tool_functions::CLI;
 use sr_sandbox::Limits;
-use sr_sandbox::command::{Caps, Captured, Placement, Status, run_command};
+use sr_sandbox::command::{Caps, Captured, Placement, Status, run_command_with};
 
 use super::{Jail, Tool, ToolError, ToolSpec};
 
@@ -80,6 +80,20 @@ impl Tool for ExecuteCli {
     }
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+        self.run(args, None)
+    }
+
+    fn call_keyed(&self, args: Value, key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let key = key.to_string();
+        async move { self.run(args, Some(&key)).await }.boxed()
+    }
+}
+
+/// The variable a command finds its call's idempotency key in.
+const IDEMPOTENCY_KEY_VAR: &str = "SR_IDEMPOTENCY_KEY";
+
+impl ExecuteCli {
+    fn run<'a>(&'a self, args: Value, key: Option<&'a str>) -> BoxFuture<'a, Result<Value, ToolError>> {
         async move {
             let command: Vec<String> = match args.get("command") {
                 Some(Value::Array(items)) => items.iter().map(|i| i.as_str().unwrap_or_default().to_string()).collect(),
@@ -94,7 +108,8 @@ impl Tool for ExecuteCli {
                 Err(error) => return Ok(failure(&error)),
             };
             let caps = Caps { timeout: self.timeout, output_bytes: MAX_OUTPUT };
-            let output = match run_command(&placement, program, rest, caps).await {
+            let env: Vec<(&str, &str)> = key.map(|key| (IDEMPOTENCY_KEY_VAR, key)).into_iter().collect();
+            let output = match run_command_with(&placement, program, rest, caps, &env).await {
                 Ok(output) => output,
                 Err(error) => return Ok(failure(&format!("cannot run '{program}': {error}"))),
             };

@@ -58,6 +58,12 @@ impl Tool for FsTool {
         self.function.name.to_string()
     }
 
+    /// Reading, and writing a whole file or a directory, twice is doing it
+    /// once; appending is not.
+    fn idempotent(&self) -> bool {
+        self.function.name != "append_to_file"
+    }
+
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         async move {
             let name = self.function.name;

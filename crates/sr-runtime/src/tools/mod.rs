@@ -32,6 +32,18 @@ pub trait Tool: Send + Sync {
         self.spec().name
     }
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>>;
+    /// Calls it with the idempotency key the journal gives the call (the same
+    /// when a call cut off by a crash is made again); tools that can pass it
+    /// on (MCP `_meta`, a sandboxed command's environment) do.
+    fn call_keyed(&self, args: Value, _key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
+        self.call(args)
+    }
+    /// Whether calling it twice with the same arguments has the effect of
+    /// calling it once: a resumed run calls it again when a crash cut a call
+    /// off, rather than asking (see `crate::in_doubt`).
+    fn idempotent(&self) -> bool {
+        false
+    }
 }
 
 /// The builtin tools a `tool` definition (or a bare name in `tools`) gives, by

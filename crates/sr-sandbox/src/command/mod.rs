@@ -2,7 +2,8 @@
 //! bubblewrap sandbox as coding agents, but with the work directory bound
 //! read-write at `/work` (less the read-only and hidden paths, `mounts`); or,
 //! when the caller has opted in, on the host. Either way the environment is an
-//! allowlist (`PATH`, `HOME`, `LANG`), stdin is empty, output is captured up to
+//! allowlist (`PATH`, `HOME`, `LANG`, and what the caller adds: the runtime
+//! adds `SR_IDEMPOTENCY_KEY`), stdin is empty, output is captured up to
 //! a cap (the rest is read and counted, never kept) and the program and
 //! everything it started are killed at the time cap; what it leaves running when
 //! it exits is killed too. In the sandbox, the memory of all its processes
@@ -122,6 +123,18 @@ pub async fn run_command(
     args: &[String],
     caps: Caps,
 ) -> Result<CommandOutput, SandboxError> {
+    run_command_with(placement, program, args, caps, &[]).await
+}
+
+/// Like [`run_command`], with the variables `env` added to the command's
+/// environment (a tool call's idempotency key).
+pub async fn run_command_with(
+    placement: &Placement,
+    program: &str,
+    args: &[String],
+    caps: Caps,
+    env: &[(&str, &str)],
+) -> Result<CommandOutput, SandboxError> {
     // `mounts` holds the placeholders the sandbox's mounts need until it has ended.
     let (mut command, mounts) = match placement {
         Placement::Sandbox { work_dir, read_only, hidden, network, limits } => {
@@ -132,7 +145,7 @@ pub async fn run_command(
                         .into(),
                 ));
             }
-            let (command, mounts) = sandboxed(work_dir, read_only, hidden, *network, limits)?;
+            let (command, mounts) = sandboxed(work_dir, read_only, hidden, *network, limits, env)?;
             (command, Some(mounts))
         }
         Placement::Host { work_dir } => {
@@ -141,6 +154,7 @@ pub async fn run_command(
             command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
             command.env("HOME", std::env::var_os("HOME").unwrap_or_else(|| work_dir.clone().into()));
             command.env("LANG", "C.UTF-8");
+            command.envs(env.iter().copied());
             // Its own process group, so that the time cap reaches its children.
             command.process_group(0);
             (command, None)
@@ -215,6 +229,7 @@ fn sandboxed(
     hidden: &[PathBuf],
     network: bool,
     limits: &Limits,
+    env: &[(&str, &str)],
 ) -> Result<(Command, mounts::Mounts), SandboxError> {
     use std::os::unix::fs::MetadataExt;
     let root = std::fs::canonicalize(work_dir)
@@ -240,7 +255,11 @@ fn sandboxed(
     command.args(&mounts.args);
     command.args(["--remount-ro", "/", "--chdir", WORK_DIR, "--clearenv"]);
     command.args(["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp"]);
-    command.args(["--setenv", "LANG", "C.UTF-8", "--"]);
+    command.args(["--setenv", "LANG", "C.UTF-8"]);
+    for (name, value) in env {
+        command.args(["--setenv", name, value]);
+    }
+    command.arg("--");
     confine(&mut command, limits, false);
     command.env_clear().env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
     Ok((command, mounts))

@@ -103,7 +103,9 @@ fn status(run: &RunRow, version: Version, question: Option<&str>) -> Value {
     let mut status = json!({"state": state(&run.status, version)});
     let said = match run.status.as_str() {
         "paused" => question.or(Some("The task waits for your answer: send it as a message with this taskId.")),
-        "in_doubt" => Some("A step of this task is in doubt; this server cannot take that decision over A2A yet."),
+        // The question, which ends by asking for retry, skip or fail: a
+        // text reply of one of them decides (`runs::answer`).
+        "in_doubt" => run.error.as_deref(),
         "failed" | "cancelled" => run.error.as_deref(),
         _ => None,
     };

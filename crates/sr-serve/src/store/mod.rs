@@ -52,6 +52,10 @@ pub struct RunRow {
     pub result: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What a run in doubt asks (`sr_runtime::in_doubt::Question`: tool,
+    /// args, idempotency key); stored where an ended run keeps its result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<Value>,
     #[serde(skip)]
     pub message: String,
     #[serde(skip)]
@@ -59,12 +63,23 @@ pub struct RunRow {
     /// The runtime's run number of the last attempt (`None`: never started).
     #[serde(skip)]
     pub attempt_run: Option<i64>,
-    /// The answer a paused run continues with.
+    /// The answer a paused run continues with, or the decision (`retry`,
+    /// `skip`, `fail`) a run in doubt continues with.
     #[serde(skip)]
     pub pending_input: Option<String>,
     /// How many times the run was claimed; the writes of a claim carry it.
     #[serde(skip)]
     pub epoch: i64,
+}
+
+impl RunRow {
+    /// A run in doubt shows its stored question as such, not as a result.
+    pub(crate) fn questioned(mut self) -> RunRow {
+        if self.status == "in_doubt" {
+            self.question = self.result.take();
+        }
+        self
+    }
 }
 
 /// A run to add to the queue.
@@ -256,6 +271,11 @@ impl Store {
     /// Queues a paused run again with the answer it waits for.
     pub async fn answer(&self, id: &str, input: &str) -> Result<bool> {
         each!(self, b => b.answer(id, input))
+    }
+
+    /// Queues a run in doubt again with the decision it waits for.
+    pub async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+        each!(self, b => b.decide(id, decision))
     }
 
     /// Appends a run's event under id `id`, fenced by the claim's epoch,

@@ -103,7 +103,9 @@ fn run_row(r: &Row) -> RunRow {
         attempt_run: r.get(9),
         pending_input: r.get(10),
         epoch: r.get(11),
+        question: None,
     }
+    .questioned()
 }
 
 fn fenced(id: &str, epoch: i64) -> StoreError {
@@ -323,6 +325,20 @@ impl Postgres {
                      WHERE id = $1 AND status = 'paused' RETURNING id)
                  SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
                 &[&id, &input, &now_ms(), &RUN, &WAKE],
+            )
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    pub async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+        let client = self.pool.get().await?;
+        let changed = client
+            .query_opt(
+                "WITH changed AS (
+                     UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
+                     WHERE id = $1 AND status = 'in_doubt' RETURNING id)
+                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
+                &[&id, &decision, &now_ms(), &RUN, &WAKE],
             )
             .await?;
         Ok(changed.is_some())

@@ -38,7 +38,9 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         attempt_run: r.get(9)?,
         pending_input: r.get(10)?,
         epoch: r.get(11)?,
-    })
+        question: None,
+    }
+    .questioned())
 }
 
 impl Sqlite {
@@ -232,6 +234,14 @@ impl Sqlite {
         let changed = self.conn().execute(
             "UPDATE runs SET status = 'queued', pending_input = ?2, updated_ms = ?3 WHERE id = ?1 AND status = 'paused'",
             params![id, input, now_ms()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    pub fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+        let changed = self.conn().execute(
+            "UPDATE runs SET status = 'queued', pending_input = ?2, updated_ms = ?3 WHERE id = ?1 AND status = 'in_doubt'",
+            params![id, decision, now_ms()],
         )?;
         Ok(changed > 0)
     }

@@ -107,6 +107,26 @@ async fn one_run_per_session_in_order(fixture: Fixture) {
     assert_eq!(recent, ["c", "b"]);
 }
 
+/// A run in doubt holds its session, shows its question, takes a decision
+/// (only then) and is claimed again with it.
+async fn a_run_in_doubt_waits_for_its_decision(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.submit(&new_run("a", "s"), false).await.unwrap();
+    let a = store.claim().await.unwrap().unwrap();
+    assert!(!store.decide("a", "retry").await.unwrap(), "a running run took a decision");
+    let question = serde_json::json!({"tool": "pay", "args": {}, "idempotency_key": "k"});
+    store.end("a", a.epoch, "in_doubt", Some(&question), Some("in doubt")).await.unwrap();
+    let row = store.run("a").await.unwrap().unwrap();
+    assert_eq!((row.question.as_ref(), row.result.as_ref()), (Some(&question), None));
+    assert!(matches!(store.submit(&new_run("b", "s"), true).await, Err(Refusal::SessionBusy(id)) if id == "a"));
+    assert!(store.claim().await.unwrap().is_none(), "a run in doubt was claimed without a decision");
+    assert!(!store.answer("a", "yes").await.unwrap(), "a run in doubt took a human's answer");
+    assert!(store.decide("a", "skip").await.unwrap());
+    assert!(!store.decide("a", "retry").await.unwrap(), "decided twice");
+    let again = store.claim().await.unwrap().unwrap();
+    assert_eq!((again.id.as_str(), again.pending_input.as_deref(), again.question), ("a", Some("skip"), None));
+}
+
 /// Every write of a claim that was superseded is refused, and the ids of a
 /// run's events go on from the last one stored, whoever writes them.
 async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
@@ -313,6 +333,7 @@ macro_rules! cases {
 /// The cases every backend passes.
 const BOTH: &[(&str, Case)] = cases![
     one_run_per_session_in_order,
+    a_run_in_doubt_waits_for_its_decision,
     a_superseded_claim_writes_nothing,
     a_takeover_mid_stream_leaves_no_gap,
     replicas_claim_each_run_once_in_order,

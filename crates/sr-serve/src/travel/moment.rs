@@ -137,6 +137,7 @@ async fn replay(
         provider: None,
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     };
     let launched = launch(spec).map_err(|e| replay_failed(format!("cannot replay the run: {e}")))?;
     let watch = Arc::new(Watch::new(stop, answers, target.count));
