@@ -175,8 +175,10 @@ async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
         ms(percentile(&mut loaded, 0.5)),
         ms(percentile(&mut loaded, 0.95))
     );
-    let memory: Vec<String> =
-        memory.iter().map(|kb| kb.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))).collect();
+    let memory: Vec<String> = memory
+        .iter()
+        .map(|kb| kb.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0)))
+        .collect();
     println!("  peak resident memory  {} (each server)", memory.join(" / "));
     Ok(())
 }

@@ -106,7 +106,8 @@ async fn a_workload_lists_what_sr_check_says_of_it_at_exact_spans() {
     let mock = MockServer::start().await;
     let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
     let workloads = serve.get("/v1/workloads").await.1;
-    let checked: Value = serde_json::from_str(&serving::sr_plain(&dir, &["check", "--format", "json", "greet.sr"]).1).unwrap();
+    let checked: Value =
+        serde_json::from_str(&serving::sr_plain(&dir, &["check", "--format", "json", "greet.sr"]).1).unwrap();
     let error = &checked["errors"][0];
     assert_eq!(
         workloads["workloads"][0]["diagnostics"],

@@ -223,6 +223,7 @@ fn panicked(key: &RunKey, case: &Case) -> CaseResult {
         latency_ms: 0,
         model_calls: 0,
         events: None,
+        run: None,
     }
 }
 
@@ -248,6 +249,7 @@ async fn run_one(
     let mut attempt = 0;
     loop {
         let spec = CaseSpec {
+            workload: variant.workload.clone(),
             program: variant.program.clone(),
             prompt: case.prompt.clone(),
             files: case.files.clone(),
@@ -297,7 +299,8 @@ fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
     };
     let beside = cassette.with_extension("judge.jsonl");
     match models {
-        Models::Live => router(),
+        // A server's case runs are judged here, by the providers of this machine.
+        Models::Live | Models::Server(_) => router(),
         Models::Provider(provider) => Ok(provider.clone()),
         Models::Record(dir) => {
             let journal = Journal::recording_exchanges(&dir.join(beside))?;
@@ -342,6 +345,7 @@ async fn score(
         latency_ms,
         model_calls: 0,
         events: None,
+        run: None,
     };
     let Some(run) = run else {
         result.scores = case.expect.iter().map(|s| s.unscored("timeout")).collect();
@@ -349,6 +353,7 @@ async fn score(
     };
     result.output = run.result.clone().unwrap_or(Value::Null);
     result.error = run.error.clone();
+    result.run = run.run.clone();
     tally_usage(&run.events, &mut result);
     if let Some(work_dir) = run.work_dir() {
         let seen = Observed {
