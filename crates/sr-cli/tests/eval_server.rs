@@ -254,3 +254,44 @@ async fn a_failed_run_fails_its_case_and_a_slow_one_times_out_and_is_cancelled()
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_queue_deals_the_cases_to_every_postgres_replica_behind_one_url() {
+    let Some(db) = sr_testing::postgres::start("eval") else { return };
+    let dataset: String = (1..=8)
+        .map(|i| format!("{{\"id\": \"c{i}\", \"prompt\": \"status of order {i}?\", \"expect\": [{{\"contains\": \"shipped\"}}]}}\n"))
+        .collect();
+    let dir = temp("eval-pg", &[("helper.sr", sr_testing::HELPER_WORKLOAD), ("data.jsonl", &dataset)]);
+    let mock = MockServer::start().await;
+    for _ in 0..8 {
+        mock.push(MockReply::text("it has shipped").usage(3, 2).delay(Duration::from_millis(400)));
+    }
+    let url = db.url();
+    let replica = |name: &'static str| {
+        let (dir, mock, url) = (dir.clone(), &mock, url.clone());
+        async move {
+            let args = ["helper.sr", "--database-url", &url, "--replica-id", name, "--workers", "1"];
+            Serve::start(&dir, mock, &args).await
+        }
+    };
+    let a = replica("a").await;
+    let _b = replica("b").await;
+    // Every case is submitted to a; the queue in PostgreSQL lets b claim some.
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--jobs", "4", "--server", a.base(), "--out", "pg"];
+    let out = sr(&dir, &args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = results(&dir.join("pg/results.json"));
+    let cases = results["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 8);
+    assert!(cases.iter().all(|c| c["passed"] == json!(true) && c["tokens"] == json!({"input": 3, "output": 2})));
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let mut claimers = Vec::new();
+    for case in cases {
+        let row = client.query_one("SELECT replica FROM runs WHERE id = $1", &[&case["run"].as_str().unwrap()]).await;
+        claimers.push(row.unwrap().get::<_, String>(0));
+    }
+    claimers.sort();
+    claimers.dedup();
+    assert_eq!(claimers, ["a", "b"], "both replicas ran cases");
+}
