@@ -258,9 +258,12 @@ async fn a_failed_run_fails_its_case_and_a_slow_one_times_out_and_is_cancelled()
 #[tokio::test(flavor = "multi_thread")]
 async fn the_queue_deals_the_cases_to_every_postgres_replica_behind_one_url() {
     let Some(db) = sr_testing::postgres::start("eval") else { return };
-    let dataset: String = (1..=8)
-        .map(|i| format!("{{\"id\": \"c{i}\", \"prompt\": \"status of order {i}?\", \"expect\": [{{\"contains\": \"shipped\"}}]}}\n"))
+    let dataset: Vec<String> = (1..=8)
+        .map(|i| {
+            format!(r#"{{"id": "c{i}", "prompt": "status of order {i}?", "expect": [{{"contains": "shipped"}}]}}"#)
+        })
         .collect();
+    let dataset = dataset.join("\n");
     let dir = temp("eval-pg", &[("helper.sr", sr_testing::HELPER_WORKLOAD), ("data.jsonl", &dataset)]);
     let mock = MockServer::start().await;
     for _ in 0..8 {
@@ -294,4 +297,39 @@ async fn the_queue_deals_the_cases_to_every_postgres_replica_behind_one_url() {
     claimers.sort();
     claimers.dedup();
     assert_eq!(claimers, ["a", "b"], "both replicas ran cases");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_the_runs_it_cut_off_on_the_server() {
+    let dir = temp("eval-ctrl-c", &[("helper.sr", sr_testing::HELPER_WORKLOAD), ("data.jsonl", DATASET)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("never").delay(Duration::from_secs(120)));
+    let serve = Serve::start(&dir, &mock, &["helper.sr"]).await;
+    let args = ["eval", "data.jsonl", "--workload", "helper.sr", "--filter", "^status$", "--server", serve.base()];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sr"))
+        .args(args)
+        .args(["--out", "o"])
+        .current_dir(&dir)
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The case's run waits for its model on the server.
+    wait_until(Duration::from_secs(30), || async { (!mock.requests().is_empty()).then_some(()) }).await;
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (_, listed) = serve.get("/v1/runs").await;
+    let runs = listed["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1, "{listed}");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    // The cancel was sent before sr eval exited: the run stops on the server
+    // (its model would answer after two minutes).
+    wait_until(Duration::from_secs(20), || async {
+        let (_, row) = serve.get(&format!("/v1/runs/{id}")).await;
+        (row["status"] == "cancelled").then_some(())
+    })
+    .await;
 }

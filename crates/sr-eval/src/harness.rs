@@ -194,6 +194,13 @@ pub async fn run(
             },
             () = &mut stop => {
                 tasks.abort_all();
+                // Aborted runs are dropped (a server's run has its cancel sent,
+                // `remote`) before the results are returned; a task that does
+                // not yield in time is left behind.
+                let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                    while tasks.join_next().await.is_some() {}
+                })
+                .await;
                 break true;
             }
         };
