@@ -277,7 +277,11 @@ impl Server {
                 Err(e) => Some(e),
             };
             file.flush().map_err(cannot)?;
-            let row = self.request(Method::GET, &format!("/v1/runs/{id}"), None).await.map_err(|f| self.explain(f))?;
+            // A broken stream is the first thing to tell, before what asking for the row gave.
+            let row = match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
+                Ok(row) => row,
+                Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
+            };
             if matches!(row["status"].as_str(), Some("done" | "failed" | "cancelled")) && failure.is_none() {
                 return Ok((events, row));
             }
@@ -286,7 +290,7 @@ impl Server {
                 let why = failure.unwrap_or_else(|| "it kept ending before the run did".to_string());
                 return Err(format!("{}: the run's event stream broke {RECONNECTS} times: {why}", self.base));
             }
-            tokio::time::sleep(Duration::from_millis(200 << broken.min(4))).await;
+            tokio::time::sleep(Duration::from_millis(100 << broken.min(4))).await;
         }
     }
 
