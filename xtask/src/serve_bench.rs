@@ -47,7 +47,7 @@ pub fn run() -> Result<(), String> {
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
     let sr = Path::new(&target).join("release/sr");
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(bench(&sr, &[]))?;
+    runtime.block_on(bench(&sr, ""))?;
     if !sr_testing::postgres::available() {
         println!("sr serve on PostgreSQL: skipped (no PostgreSQL 15 in /usr/lib/postgresql/15/bin)");
         return Ok(());

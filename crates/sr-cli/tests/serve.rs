@@ -224,6 +224,13 @@ async fn a_paused_run_takes_its_answer_and_continues_without_repeating_a_step() 
     let starts = all.iter().filter(|(_, e)| e["type"] == "run_started").count();
     let asks = all.iter().filter(|(_, e)| e["type"] == "human_input_requested").count();
     assert_eq!((starts, asks), (1, 1), "the continued run's replayed start is not streamed again");
+    // The answer is streamed once, as the state change it makes, after the question.
+    let answers: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i].1["type"] == "state_change" && all[i].1["variable"] == "human_input")
+        .collect();
+    assert_eq!(answers.len(), 1, "{all:?}");
+    assert_eq!(all[answers[0]].1["value"], "approved, be warm");
+    assert!(answers[0] >= before.len(), "the answer comes after what was streamed before it");
     assert_eq!(all.last().unwrap().1["status"], "completed");
     let again = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": "again"})).await;
     assert_eq!((again.0, again.1["error"]["code"].clone()), (409, json!("not_waiting")));

@@ -3,7 +3,8 @@
 //! sr-llm's mock server. A run is followed from another replica than the one
 //! running it; a replica killed mid model call has its run finished by the
 //! other, no step done twice; a replica stopped past its lease has its late
-//! writes refused; a run is forked through another replica than the one that
+//! writes refused; a run is cancelled through another replica than the one
+//! running it; a run is forked through another replica than the one that
 //! ran it, and both are listed as A2A tasks by either.
 #![allow(clippy::unwrap_used)]
 
@@ -86,6 +87,36 @@ async fn a_run_on_one_replica_streams_whole_from_another() {
     let row = sql(&db).await.query_one("SELECT replica, status FROM runs WHERE id = $1", &[&id]).await.unwrap();
     assert_eq!((row.get::<_, &str>(0), row.get::<_, &str>(1)), ("a", "done"));
     assert_eq!(b.get(&format!("/v1/runs/{id}")).await.1["result"], "Looks good: Hello.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_on_one_replica_is_cancelled_through_another() {
+    let Some(db) = sr_testing::postgres::start("cancel") else { return };
+    let dir = temp("pg-cancel", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let a = replica(&dir, &mock, &db, "a").await;
+    let id =
+        a.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await.1["id"].as_str().unwrap().to_string();
+    // Running on a (the only replica), in its first model call, when b starts.
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 1).then_some(()) }).await;
+    let b = replica(&dir, &mock, &db, "b").await;
+    let asked = std::time::Instant::now();
+    let cancelled = b.post(&format!("/v1/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(cancelled.0, 200, "{}", cancelled.1);
+    let run = ended(&a, &id).await;
+    eprintln!("cancel through b → cancelled on a in {:?}", asked.elapsed());
+    assert!(asked.elapsed() < Duration::from_secs(10), "cancelled in {:?}", asked.elapsed());
+    assert_eq!((run["status"].clone(), run["error"].clone()), (json!("cancelled"), json!("cancelled by request")));
+    // Both replicas' streams end, with the same events; nothing ran after it.
+    let on_a = events_of(&a.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(events_of(&b.get_text(&format!("/v1/runs/{id}/events")).await), on_a);
+    assert_eq!(kinds(&on_a).first().map(String::as_str), Some("run_started"));
+    assert_eq!(mock.requests().len(), 1, "the reviewer never ran");
+    let row = sql(&db).await.query_one("SELECT replica, status FROM runs WHERE id = $1", &[&id]).await.unwrap();
+    assert_eq!((row.get::<_, &str>(0), row.get::<_, &str>(1)), ("a", "cancelled"));
+    let again = a.post(&format!("/v1/runs/{id}/cancel"), json!({})).await;
+    assert_eq!((again.0, again.1["error"]["code"].clone()), (409, json!("run_ended")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
