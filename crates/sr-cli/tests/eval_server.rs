@@ -333,3 +333,30 @@ async fn ctrl_c_cancels_the_runs_it_cut_off_on_the_server() {
     })
     .await;
 }
+
+/// A flow that asks a human before it answers.
+const ASKS: &str = r#"model main = openai/gpt-4o-mini
+flow main:
+    escalate to human "Approve the draft?"
+    return "approved: " + $human_input
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_asks_a_human_fails_its_case_and_is_cancelled() {
+    let dataset = r#"{"id": "ask", "prompt": "p", "expect": [{"contains": "approved"}]}"#;
+    let dir = temp("eval-ask", &[("asks.sr", ASKS), ("data.jsonl", dataset)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["asks.sr"]).await;
+    let args = ["eval", "data.jsonl", "--workload", "asks.sr", "--server", serve.base(), "--out", "o"];
+    let out = sr(&dir, &args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let case = results(&dir.join("o/results.json"))["cases"][0].clone();
+    let error = case["error"].as_str().unwrap_or_else(|| panic!("{case}"));
+    assert!(error.starts_with("the run asked a human (Approve the draft?); sr eval answers no question"), "{error}");
+    let id = case["run"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(20), || async {
+        let (_, row) = serve.get(&format!("/v1/runs/{id}")).await;
+        (row["status"] == "cancelled").then_some(())
+    })
+    .await;
+}

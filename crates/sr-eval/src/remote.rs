@@ -335,7 +335,7 @@ impl Server {
             };
             writeln!(file, "{line}").map_err(|e| format!("cannot write the events: {e}"))?;
             if value["type"] == "human_input_requested" && self.paused(id).await {
-                return Ok(Some(value["question"].as_str().unwrap_or("a question").to_string()));
+                return Ok(Some(value["message"].as_str().unwrap_or("a question").to_string()));
             }
         }
         Ok(None)
