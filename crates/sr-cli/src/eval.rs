@@ -75,7 +75,7 @@ enum Command {
     },
 }
 
-const RESUME_CONFLICTS: [&str; 18] = [
+const RESUME_CONFLICTS: [&str; 20] = [
     "dataset",
     "workloads",
     "entries",
@@ -94,7 +94,12 @@ const RESUME_CONFLICTS: [&str; 18] = [
     "allow_unsandboxed",
     "epochs",
     "reduce",
+    "servers",
+    "api_key_file",
 ];
+
+/// What a server decides for its runs, or what runs here only.
+const SERVER_CONFLICTS: [&str; 5] = ["record_to", "replay_from", "max_turns", "allow_host_tools", "allow_unsandboxed"];
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -156,6 +161,13 @@ pub(crate) struct RunArgs {
     /// Let coding agents with `backend: unsandboxed` run their code outside any sandbox.
     #[arg(long)]
     allow_unsandboxed: bool,
+    /// Submit every case run to this `sr serve` (its API v1) instead of
+    /// running it here; repeatable (the runs are dealt to the servers in turn).
+    #[arg(long = "server", value_name = "URL", conflicts_with_all = SERVER_CONFLICTS)]
+    servers: Vec<String>,
+    /// The API key for --server: the file's first line that is neither blank nor a `#` comment.
+    #[arg(long, value_name = "FILE", requires = "servers")]
+    api_key_file: Option<PathBuf>,
     /// Finish the run in DIR: run the cases missing from DIR/results.json, as
     /// that run was asked (only --jobs may be given again), and write its
     /// results and reports again.
@@ -272,6 +284,12 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     };
     let reduce = before.as_ref().map_or(args.reduce, |b| b.reduce);
     let prepare::Prepared { cases, variants, options } = prepared;
+    if let Err(problems) = prepare::check_servers(&options, &variants).await {
+        for problem in &problems {
+            tell(problem);
+        }
+        return ExitCode::from(2);
+    }
     let plan = harness::plan(&variants, &cases, config.epochs);
     let keys: Vec<RunKey> = plan.iter().map(|p| harness::key(&variants, &cases, *p)).collect();
     let finished: std::collections::HashSet<RunKey> =
@@ -283,7 +301,14 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     }
     let total = todo.len();
     let display = Display::new(total);
+    let servers = match &options.models {
+        sr_eval::case::Models::Server(servers) => Some(servers.clone()),
+        _ => None,
+    };
     let ran = harness::run(variants, cases, todo, options, &|p| display.case_done(p), ctrl_c()).await;
+    if let Some(servers) = servers {
+        servers.settle().await;
+    }
     display.finish();
     let mut all = before.map(|b| b.cases).unwrap_or_default();
     all.extend(ran.results.cases);

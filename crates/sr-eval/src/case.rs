@@ -18,6 +18,7 @@ use sr_runtime::state::StateDir;
 use sr_runtime::tools::{Entry, Jail, Opened};
 
 use crate::dataset::Files;
+use crate::remote::{Ask, Servers};
 
 /// Where a case's model answers come from.
 #[derive(Clone)]
@@ -33,6 +34,8 @@ pub enum Models {
     Replay(PathBuf),
     /// This provider (a scripted model, or one a program brings).
     Provider(Arc<dyn Provider>),
+    /// Each case run is a run of one of these `sr serve`s ([`crate::remote`]).
+    Server(Arc<Servers>),
 }
 
 /// Where the cases of one evaluation keep their sessions: one session store
@@ -75,6 +78,8 @@ impl Sessions {
 
 /// Everything one case run needs.
 pub struct CaseSpec {
+    /// The workload as the user named it (a server serves it by its file stem).
+    pub workload: String,
     pub program: Arc<Compiled>,
     pub prompt: String,
     pub files: Files,
@@ -93,6 +98,8 @@ pub struct CaseRun {
     pub events: Vec<Event>,
     pub result: Option<Value>,
     pub error: Option<String>,
+    /// The server's id of the run (`Models::Server`).
+    pub run: Option<String>,
     /// The run's work directory; `None` when it could not be made.
     dir: Option<tempfile::TempDir>,
 }
@@ -106,7 +113,10 @@ impl CaseRun {
 
 /// Runs one case. Problems setting it up are the run's error, like a failed run's.
 pub async fn run_case(spec: CaseSpec) -> CaseRun {
-    let failed = |error: String| CaseRun { events: Vec::new(), result: None, error: Some(error), dir: None };
+    if let Models::Server(servers) = &spec.models {
+        return run_on_server(&spec, servers).await;
+    }
+    let failed = |error: String| CaseRun { events: Vec::new(), result: None, error: Some(error), run: None, dir: None };
     let sessions = match &spec.sessions {
         Ok(sessions) => sessions.clone(),
         Err(e) => return failed(e.clone()),
@@ -119,7 +129,23 @@ pub async fn run_case(spec: CaseSpec) -> CaseRun {
         Ok(done) => done,
         Err(e) => (Vec::new(), None, Some(e)),
     };
-    CaseRun { events, result, error, dir: Some(dir) }
+    CaseRun { events, result, error, run: None, dir: Some(dir) }
+}
+
+/// Runs one case on a server. The local work directory stays empty: the
+/// run's is the server's (`remote::unsupported` refuses what would read it).
+async fn run_on_server(spec: &CaseSpec, servers: &Servers) -> CaseRun {
+    let dir = tempfile::Builder::new().prefix("sr-eval-").tempdir().ok();
+    let ask = Ask {
+        workload: &spec.workload,
+        entry: spec.options.entry.as_deref(),
+        model: spec.options.override_model.as_deref(),
+        prompt: &spec.prompt,
+        events_file: &spec.events_file,
+    };
+    let ran = servers.run(&ask).await;
+    let error = ran.error.or_else(|| dir.is_none().then(|| "cannot make a work directory".to_string()));
+    CaseRun { events: ran.events, result: ran.result, error, run: ran.run, dir }
 }
 
 type Outcome = (Vec<Event>, Option<Value>, Option<String>);
@@ -135,7 +161,7 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
                 .ok_or_else(|| format!("cannot read {}: no such file", dir.join(&spec.cassette).display()))?;
             (None, Some(Recording::Text(text)))
         }
-        Models::Live | Models::Provider(_) => (None, None),
+        Models::Live | Models::Provider(_) | Models::Server(_) => (None, None),
     };
     let launched = launch(LaunchSpec {
         program: spec.program.clone(),

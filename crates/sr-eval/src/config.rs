@@ -33,6 +33,13 @@ pub struct RunConfig {
     pub allow_host_tools: bool,
     pub allow_unsandboxed: bool,
     pub min_score: Option<f64>,
+    /// The `sr serve` URLs the case runs were submitted to (`--server`);
+    /// empty when they ran here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<String>,
+    /// The file holding the servers' API key (the key itself is never kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_file: Option<PathBuf>,
 }
 
 /// A workload as the user named it, where it was found, and the SHA-256 of

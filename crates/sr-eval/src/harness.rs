@@ -194,6 +194,13 @@ pub async fn run(
             },
             () = &mut stop => {
                 tasks.abort_all();
+                // Aborted runs are dropped (a server's run has its cancel sent,
+                // `remote`) before the results are returned; a task that does
+                // not yield in time is left behind.
+                let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                    while tasks.join_next().await.is_some() {}
+                })
+                .await;
                 break true;
             }
         };
@@ -223,6 +230,7 @@ fn panicked(key: &RunKey, case: &Case) -> CaseResult {
         latency_ms: 0,
         model_calls: 0,
         events: None,
+        run: None,
     }
 }
 
@@ -248,6 +256,7 @@ async fn run_one(
     let mut attempt = 0;
     loop {
         let spec = CaseSpec {
+            workload: variant.workload.clone(),
             program: variant.program.clone(),
             prompt: case.prompt.clone(),
             files: case.files.clone(),
@@ -297,7 +306,8 @@ fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
     };
     let beside = cassette.with_extension("judge.jsonl");
     match models {
-        Models::Live => router(),
+        // A server's case runs are judged here, by the providers of this machine.
+        Models::Live | Models::Server(_) => router(),
         Models::Provider(provider) => Ok(provider.clone()),
         Models::Record(dir) => {
             let journal = Journal::recording_exchanges(&dir.join(beside))?;
@@ -342,6 +352,7 @@ async fn score(
         latency_ms,
         model_calls: 0,
         events: None,
+        run: None,
     };
     let Some(run) = run else {
         result.scores = case.expect.iter().map(|s| s.unscored("timeout")).collect();
@@ -349,6 +360,7 @@ async fn score(
     };
     result.output = run.result.clone().unwrap_or(Value::Null);
     result.error = run.error.clone();
+    result.run = run.run.clone();
     tally_usage(&run.events, &mut result);
     if let Some(work_dir) = run.work_dir() {
         let seen = Observed {

@@ -8,7 +8,8 @@
 //! [`results`] is the machine-readable outcome (complete or not, with
 //! [`config`], how it was asked for), [`report`] the readable one ([`html`]
 //! the page), [`stats`] their intervals and tests, [`compare`] gates one
-//! result set against another and [`merge`] joins shards.
+//! result set against another and [`merge`] joins shards. With [`remote`]
+//! the case runs are runs of an `sr serve` instead of local ones.
 
 pub mod case;
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod merge;
 pub mod meter;
 pub mod names;
 mod relative;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod scorer;

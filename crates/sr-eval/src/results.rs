@@ -57,6 +57,9 @@ pub struct CaseResult {
     /// The run's events (JSON lines), relative to the output directory.
     #[serde(default)]
     pub events: Option<String>,
+    /// The id of the run on the server that ran the case (`sr eval --server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 fn first_epoch() -> u32 {

@@ -12,6 +12,7 @@ use sr_eval::case::Models;
 use sr_eval::config::{Reduce, RunConfig, WorkloadRef, fingerprint};
 use sr_eval::dataset::Case;
 use sr_eval::harness::{self, Options, Variant};
+use sr_eval::remote::{self, Servers};
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
@@ -57,6 +58,8 @@ pub fn config(args: &RunArgs) -> Result<RunConfig, String> {
         allow_host_tools: args.allow_host_tools,
         allow_unsandboxed: args.allow_unsandboxed,
         min_score: args.min_score,
+        servers: args.servers.clone(),
+        api_key_file: args.api_key_file.as_deref().map(absolute),
     })
 }
 
@@ -125,7 +128,15 @@ pub fn prepare(config: &mut RunConfig, out: &Path, fresh: bool) -> Result<Prepar
             None
         }
     };
+    let remote = !config.servers.is_empty();
     let models = match (&config.record_to, &config.replay_from) {
+        _ if remote => match servers(config, &cases) {
+            Ok(servers) => Models::Server(servers),
+            Err(errors) => {
+                problems.extend(errors.iter().map(|e| format!("error: {e}")));
+                Models::Live
+            }
+        },
         (Some(dir), _) => Models::Record(dir.clone()),
         (_, Some(dir)) if !dir.is_dir() => {
             problems.push(format!("error: no recordings at {}", shown(dir).display()));
@@ -137,9 +148,10 @@ pub fn prepare(config: &mut RunConfig, out: &Path, fresh: bool) -> Result<Prepar
     // A replay calls no provider, even one whose recordings are missing.
     let live = config.replay_from.is_none();
     problems.extend(sr_eval::validate::entries(&workloads, &config.entries).into_iter().map(|e| format!("error: {e}")));
-    problems.extend(
-        sr_eval::validate::models(&workloads, &config.models, &cases, live).into_iter().map(|e| format!("error: {e}")),
-    );
+    // A server's runs call the server's providers: only the judges' models are called here.
+    let (called, overrides) = if remote { (&[][..], &[][..]) } else { (&workloads[..], &config.models[..]) };
+    problems
+        .extend(sr_eval::validate::models(called, overrides, &cases, live).into_iter().map(|e| format!("error: {e}")));
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -161,6 +173,37 @@ pub fn prepare(config: &mut RunConfig, out: &Path, fresh: bool) -> Result<Prepar
         reduce: Reduce::Mean,
     };
     Ok(Prepared { cases, variants, options })
+}
+
+/// Clients for `--server`, and what the cases ask that a server cannot do.
+fn servers(config: &RunConfig, cases: &[Case]) -> Result<Arc<Servers>, Vec<String>> {
+    let mut problems = remote::unsupported(cases);
+    let key = match config.api_key_file.as_deref().map(remote::read_key).transpose() {
+        Ok(key) => key,
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    };
+    match Servers::new(&config.servers, key.as_deref()) {
+        Ok(servers) if problems.is_empty() => Ok(Arc::new(servers)),
+        Ok(_) => Err(problems),
+        Err(e) => {
+            problems.push(e);
+            Err(problems)
+        }
+    }
+}
+
+/// With `--server`: every server answers with the key and serves every
+/// variant's workload and entry; every problem, before a case is submitted.
+pub async fn check_servers(options: &Options, variants: &[Variant]) -> Result<(), Vec<String>> {
+    let Models::Server(servers) = &options.models else { return Ok(()) };
+    let mut wanted: Vec<(String, Option<String>)> =
+        variants.iter().map(|v| (v.workload.clone(), v.entry.clone())).collect();
+    wanted.dedup();
+    let problems = servers.check(&wanted).await;
+    if problems.is_empty() { Ok(()) } else { Err(problems.into_iter().map(|e| format!("error: {e}")).collect()) }
 }
 
 /// `path` relative to the current directory when it is beneath it, so that

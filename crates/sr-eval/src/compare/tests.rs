@@ -21,6 +21,7 @@ fn case(id: &str, workload: &str, epoch: u32, passed: bool) -> CaseResult {
         latency_ms: 1,
         model_calls: 0,
         events: None,
+        run: None,
     }
 }
 

@@ -21,6 +21,7 @@ fn case(id: &str, model: &str, passed: bool, output: Value, events: Option<&str>
         latency_ms: 5,
         model_calls: 1,
         events: events.map(str::to_string),
+        run: None,
     }
 }
 

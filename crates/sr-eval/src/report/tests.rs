@@ -23,6 +23,7 @@ fn case(id: &str, epoch: u32, passed: bool, error: Option<&str>, scores: Vec<Sco
         latency_ms: 40,
         model_calls: 2,
         events: None,
+        run: None,
     }
 }
 

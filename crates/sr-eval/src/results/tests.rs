@@ -19,6 +19,7 @@ pub(crate) fn case(id: &str, model: &str, passed: bool, score: f64, latency_ms: 
         latency_ms,
         model_calls: 1,
         events: None,
+        run: None,
     }
 }
 

@@ -1,0 +1,481 @@
+//! `sr eval --server URL`: each case run is a run of an `sr serve` (its API
+//! v1), in a session of its own. The run is submitted with `POST /v1/runs`,
+//! its events are read from `GET /v1/runs/{id}/events` (Server-Sent Events,
+//! resumed after the last event seen when the stream breaks), and its result,
+//! error and status from `GET /v1/runs/{id}`, so the scorers get what a local
+//! run gives them. The work directory stays on the server: cases with files
+//! and scorers that read files are refused before anything runs
+//! ([`unsupported`]).
+//!
+//! The API key is held in a header value marked sensitive (its `Debug` hides
+//! it) and is sent only as `Authorization: Bearer`; no message quotes it.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::HeaderValue;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use sr_runtime::event::Event;
+use tokio::task::JoinHandle;
+
+use crate::dataset::{Case, Files};
+use crate::scorer::Scorer;
+
+/// Bound on connecting to a server.
+const CONNECT: Duration = Duration::from_secs(10);
+/// Bound on one request and its answer (the event stream aside).
+const REQUEST: Duration = Duration::from_secs(60);
+/// Bound on the silence of an event stream: the server sends a keep-alive
+/// comment every 15 seconds, so a longer silence is a dead connection.
+const SILENCE: Duration = Duration::from_secs(60);
+/// Reconnections of one run's event stream before the case fails.
+const RECONNECTS: u32 = 5;
+/// The largest answer read from a request (the event stream aside).
+const MAX_ANSWER: usize = 64 << 20;
+
+/// The servers an evaluation submits its case runs to, in turn.
+pub struct Servers {
+    servers: Vec<Server>,
+    next: AtomicUsize,
+}
+
+#[derive(Clone)]
+struct Server {
+    /// The URL as given, without a trailing `/`.
+    base: String,
+    /// `Bearer KEY`, marked sensitive.
+    auth: Option<HeaderValue>,
+    client: reqwest::Client,
+    /// Cancels sent for runs whose case was dropped ([`Servers::settle`] waits for them).
+    cancels: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+/// A failed request: what to say, and the HTTP status when there was an answer.
+struct Failure {
+    status: Option<StatusCode>,
+    message: String,
+}
+
+impl Servers {
+    /// Clients for `urls` (`http://` or `https://`), sending `key` when given.
+    pub fn new(urls: &[String], key: Option<&str>) -> Result<Servers, String> {
+        let auth = match key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
+                    .map_err(|_| "the API key holds characters an HTTP header cannot carry".to_string())?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT)
+            .read_timeout(SILENCE)
+            .user_agent(concat!("sr-eval/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+        let cancels = Arc::default();
+        let mut servers = Vec::new();
+        for url in urls {
+            let parsed = reqwest::Url::parse(url).map_err(|e| format!("--server {url}: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+                return Err(format!("--server {url}: not an http:// or https:// URL"));
+            }
+            if !parsed.username().is_empty() || parsed.password().is_some() {
+                return Err(format!("--server {url}: give the key with --api-key-file, not in the URL"));
+            }
+            if parsed.query().is_some() || parsed.fragment().is_some() {
+                return Err(format!("--server {url}: a server's URL has no query or fragment"));
+            }
+            let base = url.trim_end_matches('/').to_string();
+            servers.push(Server { base, auth: auth.clone(), client: client.clone(), cancels: Arc::clone(&cancels) });
+        }
+        if servers.is_empty() {
+            return Err("no --server given".to_string());
+        }
+        Ok(Servers { servers, next: AtomicUsize::new(0) })
+    }
+
+    /// Every server serves every workload (by its file stem) and entry that
+    /// `wanted` names; every problem, each naming the server.
+    pub async fn check(&self, wanted: &[(String, Option<String>)]) -> Vec<String> {
+        let mut problems = Vec::new();
+        for server in &self.servers {
+            let served = match server.request(Method::GET, "/v1/workloads", None).await {
+                Ok(answer) => answer,
+                Err(failure) => {
+                    problems.push(server.explain(failure));
+                    continue;
+                }
+            };
+            let list = served["workloads"].as_array().cloned().unwrap_or_default();
+            let names: Vec<&str> = list.iter().filter_map(|w| w["name"].as_str()).collect();
+            for (workload, entry) in wanted {
+                let name = served_name(workload);
+                let Some(found) = list.iter().find(|w| w["name"] == name.as_str()) else {
+                    let serves = if names.is_empty() { "nothing".to_string() } else { names.join(", ") };
+                    problems.push(format!(
+                        "{}: the server serves no workload named `{name}` (for {workload}); it serves: {serves}",
+                        server.base
+                    ));
+                    continue;
+                };
+                let entries: Vec<&str> =
+                    found["entries"].as_array().into_iter().flatten().filter_map(|e| e["name"].as_str()).collect();
+                if let Some(entry) = entry
+                    && !entries.contains(&entry.as_str())
+                {
+                    problems.push(format!(
+                        "{}: the server's workload `{name}` has no entry `{entry}`; its entries: {}",
+                        server.base,
+                        entries.join(", ")
+                    ));
+                }
+            }
+        }
+        problems.sort();
+        problems.dedup();
+        problems
+    }
+
+    /// Waits (at most [`REQUEST`]) for the cancels of runs whose case was
+    /// dropped (a timeout, a stop) to be sent, so none is lost when sr exits.
+    pub async fn settle(&self) {
+        let Some(server) = self.servers.first() else { return };
+        let pending = std::mem::take(&mut *server.cancels.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let _ = tokio::time::timeout(REQUEST, futures::future::join_all(pending)).await;
+    }
+
+    /// The servers' URLs, as given.
+    pub fn urls(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.base.clone()).collect()
+    }
+
+    /// Runs one case on the next server in turn.
+    pub(crate) async fn run(&self, ask: &Ask<'_>) -> Ran {
+        let at = self.next.fetch_add(1, Ordering::Relaxed) % self.servers.len();
+        self.servers[at].run(ask).await
+    }
+}
+
+/// The name a server gives the workload in `file`: its file stem.
+pub fn served_name(file: &str) -> String {
+    Path::new(file).file_stem().map_or_else(|| file.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// What the cases ask that a server cannot do, one problem per case: starting
+/// files (the run's work directory is the server's, and the API takes no
+/// files) and scorers that read the work directory (`file`, `flow`).
+pub fn unsupported(cases: &[Case]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for case in cases {
+        if !matches!(&case.files, Files::Map(files) if files.is_empty()) {
+            problems.push(format!(
+                "case {}: has starting files, which --server cannot send (the server's runs start in an empty work directory)",
+                case.id
+            ));
+        }
+        for scorer in &case.expect {
+            if matches!(scorer, Scorer::File { .. } | Scorer::Flow(_)) {
+                problems.push(format!(
+                    "case {}: the `{}` scorer reads the run's work directory, which stays on the server with --server",
+                    case.id,
+                    scorer.kind()
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// One case run to submit.
+pub(crate) struct Ask<'a> {
+    pub workload: &'a str,
+    pub entry: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub prompt: &'a str,
+    pub events_file: &'a Path,
+}
+
+/// What a server's run gave: its id once submitted, its events (text deltas
+/// left out), its result and its error.
+pub(crate) struct Ran {
+    pub run: Option<String>,
+    pub events: Vec<Event>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+}
+
+impl Server {
+    async fn run(&self, ask: &Ask<'_>) -> Ran {
+        let mut ran = Ran { run: None, events: Vec::new(), result: None, error: None };
+        let mut body = json!({"workload": served_name(ask.workload), "prompt": ask.prompt});
+        if let Some(entry) = ask.entry {
+            body["entry"] = json!(entry);
+        }
+        if let Some(model) = ask.model {
+            body["model"] = json!(model);
+        }
+        let id = match self.request(Method::POST, "/v1/runs", Some(&body)).await {
+            Ok(answer) => match answer["id"].as_str() {
+                Some(id) => id.to_string(),
+                None => {
+                    ran.error = Some(format!("{}: the server's answer to POST /v1/runs has no run id", self.base));
+                    return ran;
+                }
+            },
+            Err(failure) => {
+                ran.error = Some(self.explain(failure));
+                return ran;
+            }
+        };
+        ran.run = Some(id.clone());
+        // Should this future be dropped (a timeout, Ctrl-C), the run is cancelled.
+        let mut pending = Pending { server: self.clone(), id: id.clone(), ended: false };
+        let outcome = self.follow(&id, ask.events_file).await;
+        pending.ended = true;
+        match outcome {
+            Ok((events, row)) => {
+                ran.events = events;
+                let status = row["status"].as_str().unwrap_or("").to_string();
+                ran.result = row.get("result").filter(|r| !r.is_null()).cloned();
+                ran.error = row["error"].as_str().map(str::to_string);
+                if status != "done" && ran.error.is_none() {
+                    ran.error = Some(format!("the run ended {status} on the server"));
+                }
+            }
+            Err(e) => ran.error = Some(e),
+        }
+        ran
+    }
+
+    /// Reads the run's events to the end of its stream (reconnecting after
+    /// the last one seen), writing them to `events_file`; then the run's row.
+    async fn follow(&self, id: &str, events_file: &Path) -> Result<(Vec<Event>, Value), String> {
+        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", events_file.display());
+        if let Some(parent) = events_file.parent() {
+            std::fs::create_dir_all(parent).map_err(cannot)?;
+        }
+        let mut file = std::io::BufWriter::new(std::fs::File::create(events_file).map_err(cannot)?);
+        let mut events = Vec::new();
+        let mut after = 0u64;
+        let mut broken = 0;
+        loop {
+            let failure = match self.stream(id, &mut after, &mut events, &mut file).await {
+                Ok(Some(question)) => {
+                    self.cancel(id).await;
+                    return Err(format!(
+                        "the run asked a human ({question}); sr eval answers no question, so the run was cancelled"
+                    ));
+                }
+                Ok(None) => None,
+                Err(e) => Some(e),
+            };
+            file.flush().map_err(cannot)?;
+            // A broken stream is the first thing to tell, before what asking for the row gave.
+            let row = match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
+                Ok(row) => row,
+                Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
+            };
+            if matches!(row["status"].as_str(), Some("done" | "failed" | "cancelled")) && failure.is_none() {
+                return Ok((events, row));
+            }
+            broken += 1;
+            if broken > RECONNECTS {
+                let why = failure.unwrap_or_else(|| "it kept ending before the run did".to_string());
+                return Err(format!("{}: the run's event stream broke {RECONNECTS} times: {why}", self.base));
+            }
+            tokio::time::sleep(Duration::from_millis(100 << broken.min(4))).await;
+        }
+    }
+
+    /// One connection to the run's event stream, from the event after
+    /// `after`. `Ok(Some(question))`: the run waits for a human's answer.
+    async fn stream(
+        &self,
+        id: &str,
+        after: &mut u64,
+        events: &mut Vec<Event>,
+        file: &mut impl Write,
+    ) -> Result<Option<String>, String> {
+        let url = format!("{}/v1/runs/{id}/events?after={after}", self.base);
+        let response = self.with_key(self.client.get(&url)).send().await.map_err(|e| unreachable(&self.base, &e))?;
+        if !response.status().is_success() {
+            return Err(self.explain(answer_failure(response).await));
+        }
+        let mut stream = sr_llm::sse::events(response.bytes_stream());
+        while let Some(next) = stream.next().await {
+            let data = next?.data;
+            let value: Value =
+                serde_json::from_str(&data).map_err(|e| format!("{}: an event is not JSON: {e}", self.base))?;
+            let Some(seq) = value["seq"].as_u64() else {
+                return Err(format!("{}: an event has no `seq`", self.base));
+            };
+            if seq <= *after {
+                continue;
+            }
+            *after = seq;
+            // Deltas are the model's text in pieces: the responses carry it whole.
+            if value["type"] == "text_delta" {
+                continue;
+            }
+            let line = match serde_json::from_value::<Event>(value.clone()) {
+                Ok(event) => {
+                    let line = serde_json::to_string(&event).unwrap_or_default();
+                    events.push(event);
+                    line
+                }
+                // An event the server cut down (`event_too_large`) is kept as it came.
+                Err(_) => data,
+            };
+            writeln!(file, "{line}").map_err(|e| format!("cannot write the events: {e}"))?;
+            if value["type"] == "human_input_requested" && self.paused(id).await {
+                return Ok(Some(value["message"].as_str().unwrap_or("a question").to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the run is paused, once it has stopped running (the question
+    /// is stored before the run's status changes), within [`REQUEST`].
+    async fn paused(&self, id: &str) -> bool {
+        let deadline = tokio::time::Instant::now() + REQUEST;
+        while tokio::time::Instant::now() < deadline {
+            match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
+                Ok(row) if row["status"] == "running" => tokio::time::sleep(Duration::from_millis(50)).await,
+                Ok(row) => return row["status"] == "paused",
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    async fn cancel(&self, id: &str) {
+        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), None).await;
+    }
+
+    fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.auth {
+            Some(auth) => request.header(reqwest::header::AUTHORIZATION, auth.clone()),
+            None => request,
+        }
+    }
+
+    /// A JSON request and its JSON answer (a 2xx), within [`REQUEST`].
+    async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, Failure> {
+        let mut request = self.with_key(self.client.request(method, format!("{}{path}", self.base))).timeout(REQUEST);
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_string());
+        }
+        let response =
+            request.send().await.map_err(|e| Failure { status: None, message: unreachable(&self.base, &e) })?;
+        if !response.status().is_success() {
+            return Err(answer_failure(response).await);
+        }
+        let status = response.status();
+        let text = bounded_text(response).await.map_err(|message| Failure { status: Some(status), message })?;
+        serde_json::from_str(&text)
+            .map_err(|e| Failure { status: Some(status), message: format!("its answer is not JSON: {e}") })
+    }
+
+    /// A failure as the user reads it: the server, and what went wrong.
+    fn explain(&self, failure: Failure) -> String {
+        match failure.status {
+            None => failure.message,
+            Some(StatusCode::UNAUTHORIZED) => format!(
+                "{}: the server refused the API key (401 Unauthorized): give the right one with --api-key-file",
+                self.base
+            ),
+            Some(status) => format!("{}: {} ({status})", self.base, failure.message),
+        }
+    }
+}
+
+/// Cancels the run if the case is dropped before its run ended.
+struct Pending {
+    server: Server,
+    id: String,
+    ended: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (server, id) = (self.server.clone(), std::mem::take(&mut self.id));
+            let cancels = Arc::clone(&server.cancels);
+            let task = runtime.spawn(async move { server.cancel(&id).await });
+            cancels.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(task);
+        }
+    }
+}
+
+fn unreachable(base: &str, error: &reqwest::Error) -> String {
+    let why = if error.is_timeout() { "it did not answer in time".to_string() } else { chain(error) };
+    format!("cannot reach the server at {base}: {why}")
+}
+
+/// An error and its causes, which say what failed (refused, reset, DNS).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The server's `{error: {code, message}}`, or its text.
+async fn answer_failure(response: reqwest::Response) -> Failure {
+    let status = response.status();
+    let text = bounded_text(response).await.unwrap_or_default();
+    let message = match serde_json::from_str::<Value>(&text) {
+        Ok(body) if body["error"]["message"].is_string() => {
+            format!(
+                "{}: {}",
+                body["error"]["code"].as_str().unwrap_or("error"),
+                body["error"]["message"].as_str().unwrap_or("")
+            )
+        }
+        _ if text.trim().is_empty() => "the server answered with no detail".to_string(),
+        _ => text.chars().take(500).collect(),
+    };
+    Failure { status: Some(status), message }
+}
+
+/// A response's body as text, refused beyond [`MAX_ANSWER`].
+async fn bounded_text(response: reqwest::Response) -> Result<String, String> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| format!("its answer broke off: {}", chain(&e)))?;
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return Err(format!("its answer is over {} MiB", MAX_ANSWER >> 20));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body).map_err(|_| "its answer is not UTF-8".to_string())
+}
+
+/// The key in `path`: its first line that is neither blank nor a `#` comment
+/// (the format of `sr serve --api-key-file`).
+pub fn read_key(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--api-key-file {}: {e}", path.display()))?;
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .ok_or_else(|| format!("--api-key-file {}: the file holds no key", path.display()))
+}
+
+#[cfg(test)]
+mod tests;
