@@ -100,7 +100,11 @@ impl McpHub {
         options: &McpOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, &A2aOptions::default(), env), idempotent(tools))
+        McpHub(
+            Hub::new(definitions(tools), options, env),
+            Remotes::new(tools, &A2aOptions::default(), env),
+            idempotent(tools),
+        )
     }
 
     /// Like [`McpHub::new`], with the remote A2A agents' limits.
@@ -122,7 +126,11 @@ impl McpHub {
     /// from the process environment.
     pub async fn connect(tools: &IndexMap<Name, ToolData>, options: &McpOptions) -> McpHub {
         let env = |name: &str| std::env::var(name).ok();
-        McpHub(Hub::connect(definitions(tools), options).await, Remotes::new(tools, &A2aOptions::default(), &env), idempotent(tools))
+        McpHub(
+            Hub::connect(definitions(tools), options).await,
+            Remotes::new(tools, &A2aOptions::default(), &env),
+            idempotent(tools),
+        )
     }
 
     /// Like [`McpHub::connect`], reading `${env:VAR}` from `env`.
