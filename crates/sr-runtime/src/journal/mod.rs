@@ -133,7 +133,10 @@ impl Journal {
     /// A live run recorded to `cassette`, which gets `meta` as its first line.
     pub fn recording(cassette: Arc<Cassette>, meta: &Meta, workspace: Option<Workspace>) -> Result<Journal, String> {
         cassette.append(&meta.to_entry()).map_err(|e| format!("cannot write the journal: {e}"))?;
-        Ok(Journal::new(Mode::Live, Recorded::default(), Some(cassette), workspace))
+        let mut journal = Journal::new(Mode::Live, Recorded::default(), Some(cassette), workspace);
+        // Its calls' idempotency keys start with the run's id, as a launched run's do.
+        journal.invocation.clone_from(&meta.invocation_id);
+        Ok(journal)
     }
 
     /// A journal in `mode` that serves `recorded` and appends to `cassette`.
