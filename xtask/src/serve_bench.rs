@@ -27,20 +27,8 @@ const SESSIONS: usize = 200;
 const CLIENTS: usize = 32;
 const IDLE_SAMPLES: usize = 30;
 
-const FLOW: &str = r#"model main = openai/gpt-4o-mini
-prompt write: """Write a greeting for the name you are given."""
-prompt review: """Review this greeting."""
-agent writer:
-    instruction write
-
-agent reviewer:
-    instruction review
-
-flow main:
-    $draft = run agent writer with $input_prompt
-    $final = run agent reviewer with $draft
-    return $final
-"#;
+/// The two-agent flow of sr-cli's serve tests: a writer, then a reviewer of its draft.
+const FLOW: &str = include_str!("../../crates/sr-cli/tests/fixtures/two_agents.sr");
 
 pub fn run() -> Result<(), String> {
     step("cargo", &["build", "--release", "-q", "-p", "sr-cli", "--bin", "sr"], &[])?;

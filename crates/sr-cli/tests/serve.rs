@@ -14,20 +14,7 @@ use serving::{Serve, events_of, normalized, temp, wait_until};
 use sr_llm::mock::{MockReply, MockServer};
 
 /// A scripted two-agent flow: a writer, then a reviewer of its draft.
-const TWO_AGENTS: &str = r#"model main = openai/gpt-4o-mini
-prompt write: """Write a greeting for the name you are given."""
-prompt review: """Review this greeting."""
-agent writer:
-    instruction write
-
-agent reviewer:
-    instruction review
-
-flow main:
-    $draft = run agent writer with $input_prompt
-    $final = run agent reviewer with $draft
-    return $final
-"#;
+const TWO_AGENTS: &str = include_str!("fixtures/two_agents.sr");
 
 /// A flow that asks a human between two model calls.
 const PAUSING: &str = include_str!("fixtures/pausing.sr");

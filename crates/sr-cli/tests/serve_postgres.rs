@@ -18,20 +18,7 @@ use sr_llm::mock::{MockReply, MockServer};
 use sr_testing::postgres::Postgres;
 
 /// A scripted two-agent flow: a writer, then a reviewer of its draft.
-const TWO_AGENTS: &str = r#"model main = openai/gpt-4o-mini
-prompt write: """Write a greeting for the name you are given."""
-prompt review: """Review this greeting."""
-agent writer:
-    instruction write
-
-agent reviewer:
-    instruction review
-
-flow main:
-    $draft = run agent writer with $input_prompt
-    $final = run agent reviewer with $draft
-    return $final
-"#;
+const TWO_AGENTS: &str = include_str!("fixtures/two_agents.sr");
 
 /// `sr serve` as replica `name` of `db` (leases of 2 s).
 async fn replica(dir: &std::path::Path, mock: &MockServer, db: &Postgres, name: &str) -> Serve {
