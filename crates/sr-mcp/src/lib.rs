@@ -51,6 +51,7 @@ mod server;
 #[cfg(feature = "client")]
 mod sse;
 mod tool;
+mod vars;
 
 use std::time::Duration;
 
@@ -58,6 +59,7 @@ use serde_json::Value;
 
 pub use hub::Hub;
 pub use tool::McpTool;
+pub use vars::{MissingVar, substitute};
 
 /// The `kind` of the cassette lines that record the servers' tools.
 pub const MCP_TOOLS_KIND: &str = "mcp_tools";

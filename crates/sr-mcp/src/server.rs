@@ -3,7 +3,8 @@
 
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
-use crate::secret::{Secrets, substitute};
+use crate::secret::Secrets;
+use crate::vars::substitute;
 use crate::{AuthKind, Definition};
 
 /// One server to connect to, secrets resolved.

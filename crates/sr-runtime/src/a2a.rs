@@ -148,30 +148,27 @@ impl std::fmt::Debug for Remotes {
     }
 }
 
-/// `${env:VAR}` and `${VAR}` replaced by the variable's value (each value
-/// noted in `secrets`); the name of a variable that is not set is the error.
+/// `${env:VAR}` and `${VAR}` replaced as in MCP servers' definitions
+/// (`sr_mcp::substitute`), each value used noted in `secrets`; the name of a
+/// variable that is not set is the error.
 fn substitute(
     text: &str,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     secrets: &mut Vec<String>,
 ) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else { break };
-        let inner = after[..end].trim();
-        let name = inner.strip_prefix("env:").unwrap_or(inner).trim();
-        let value = env(name).ok_or_else(|| name.to_string())?;
+    let used = std::cell::RefCell::new(Vec::new());
+    let resolved = sr_mcp::substitute(text, |name| {
+        let value = env(name);
+        used.borrow_mut().extend(value.clone());
+        value
+    })
+    .map_err(|sr_mcp::MissingVar(name)| name)?;
+    for value in used.into_inner() {
         if !secrets.contains(&value) {
-            secrets.push(value.clone());
+            secrets.push(value);
         }
-        out.push_str(&value);
-        rest = &after[end + 1..];
     }
-    out.push_str(rest);
-    Ok(out)
+    Ok(resolved)
 }
 
 /// One remote agent: its card URL, headers and, once read, its endpoint.
@@ -329,5 +326,21 @@ impl Tool for A2aTool {
             }
         }
         .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_substituted_as_for_mcp_and_each_used_value_is_a_secret() {
+        let env = |name: &str| (name == "KEY").then(|| "k-0123456789".to_string());
+        let mut secrets = Vec::new();
+        // An unclosed `${` and a `${…}` that names no variable stay as written.
+        let text = substitute("Bearer ${env:KEY} ${KEY} ${1x} ${KEY", &env, &mut secrets).unwrap();
+        assert_eq!(text, "Bearer k-0123456789 k-0123456789 ${1x} ${KEY");
+        assert_eq!(secrets, ["k-0123456789"]);
+        assert_eq!(substitute("${env:NOPE}", &env, &mut secrets), Err("NOPE".to_string()));
     }
 }
