@@ -25,8 +25,7 @@ use tracing::Instrument;
 
 use crate::metrics::RunTimer;
 use crate::store::{RunRow, StoreError};
-use crate::travel::target::{kind_of, repeated};
-use crate::{Server, travel};
+use crate::{Server, replayed, travel};
 
 /// An event over this many bytes of JSON is stored and streamed as an
 /// `event_too_large` event that keeps its id, type and size.
@@ -283,20 +282,12 @@ fn ended_attempt(server: &Server, run: &RunRow) -> bool {
 }
 
 /// A run's last stored event id, and how many of its stored events a replay
-/// of its journal emits again (`travel::target::repeated`: not the text
-/// deltas, the pauses' unwinding and ends): what a continued run skips.
+/// of its journal emits again (`replayed::repeated`): what a continued run skips.
 async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreError> {
-    let mut kinds = Vec::new();
-    let mut last = 0;
-    loop {
-        let batch = server.store.events_after(run, last, 1000).await?;
-        let Some((newest, _)) = batch.last() else { break };
-        last = *newest;
-        for (_, text) in &batch {
-            kinds.push(kind_of(&serde_json::from_str(text).unwrap_or(Value::Null)));
-        }
-    }
-    Ok((last, repeated(&kinds).into_iter().filter(|r| *r).count() as u64))
+    let kinds = replayed::stored_kinds(&server.store, run).await?;
+    let last = kinds.last().map_or(0, |(id, _)| *id);
+    let kinds: Vec<&str> = kinds.iter().map(|(_, kind)| kind.as_str()).collect();
+    Ok((last, replayed::repeated(&kinds).into_iter().filter(|r| *r).count() as u64))
 }
 
 /// Stores each event of a run under the run's next event id and wakes its

@@ -15,6 +15,7 @@ mod error;
 mod events;
 mod lease;
 mod metrics;
+mod replayed;
 mod runs;
 mod store;
 mod studio_api;

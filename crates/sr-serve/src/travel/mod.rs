@@ -29,9 +29,6 @@ use crate::store::{NewRun, Refusal, RunRow};
 use moment::Stop;
 use target::Target;
 
-/// Events read from the store at once while locating an event.
-const BATCH: usize = 4096;
-
 pub fn routes() -> Router<Arc<Server>> {
     Router::new().route("/v1/runs/{id}/at/{seq}", get(at)).route("/v1/runs/{id}/fork", post(fork_run))
 }
@@ -83,17 +80,7 @@ async fn locate(server: &Server, run: &RunRow, seq: u64) -> Result<Target, ApiEr
     let bad = |target::Beyond(message)| ApiError::bad_request(message);
     let last = server.store.last_event(&run.id).await?;
     target::check(seq, last).map_err(bad)?;
-    let mut events = Vec::new();
-    let mut after = 0;
-    while after < last {
-        let batch = server.store.events_after(&run.id, after, BATCH).await?;
-        let Some((newest, _)) = batch.last() else { break };
-        after = *newest;
-        for (id, text) in batch {
-            let event: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            events.push((id, target::kind_of(&event)));
-        }
-    }
+    let events = crate::replayed::stored_kinds(&server.store, &run.id).await?;
     target::locate(&events, seq, last).map_err(bad)
 }
 

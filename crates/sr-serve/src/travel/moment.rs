@@ -22,10 +22,11 @@ use sr_runtime::launch::{LaunchSpec, Recording, launch};
 
 use super::files::{self, Files};
 use super::replay_failed;
-use super::target::{Target, counted};
+use super::target::Target;
 use crate::Server;
 use crate::error::ApiError;
 use crate::locked;
+use crate::replayed::counted;
 use crate::store::RunRow;
 
 /// What ends the replay.

@@ -2,11 +2,11 @@
 //! events again, but not one for one with what the store kept: text deltas
 //! of served model calls are not streamed again, and a run that paused and
 //! went on stored its unwinding and a `run_finished` (paused) in the middle
-//! ([`repeated`]). So a moment is counted in the other events: event `seq`
+//! ([`crate::replayed`]). So a moment is counted in the other events: event `seq`
 //! is the moment when the replay has emitted `count` of them. The
 //! dispatcher counts the same way what a continued run does not store again.
 
-use serde_json::Value;
+use crate::replayed::repeated;
 
 /// Where a replay stops, counted in [`counted`] events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,45 +25,6 @@ pub struct Target {
 /// Why an event id names no moment of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Beyond(pub String);
-
-/// Whether a replay emits an event of this type again, wherever it is: not a
-/// text delta (a served model call's), not a `run_finished` (see [`repeated`]).
-pub fn counted(kind: &str) -> bool {
-    !matches!(kind, "text_delta" | "run_finished")
-}
-
-/// For each of a run's stored events (their types, in id order), whether a
-/// replay of its journal emits it again, in that order. Not text deltas, not
-/// a `run_finished` (a pause's, or the end, which a replay emits after the
-/// others), and not what a run that paused for a question emitted while it
-/// unwound (the flows and agents it left, between the question and the
-/// pause's `run_finished`): the run that went on from its journal did not
-/// leave them, and its answer's state change comes next instead. A question
-/// answered at once is followed by that state change, not by a pause.
-pub fn repeated<S: AsRef<str>>(kinds: &[S]) -> Vec<bool> {
-    let mut repeated: Vec<bool> = kinds.iter().map(|k| counted(k.as_ref())).collect();
-    let mut question = None;
-    for (i, kind) in kinds.iter().enumerate() {
-        match kind.as_ref() {
-            "human_input_requested" => question = Some(i),
-            "state_change" => question = None,
-            "run_finished" => {
-                if let Some(asked) = question.take() {
-                    repeated[asked + 1..i].fill(false);
-                }
-            }
-            _ => {}
-        }
-    }
-    repeated
-}
-
-/// The event's type as stored.
-pub fn kind_of(event: &Value) -> String {
-    let kind = event["type"].as_str().unwrap_or_default();
-    let kind = if kind == "event_too_large" { event["original_type"].as_str().unwrap_or(kind) } else { kind };
-    kind.to_string()
-}
 
 /// Refuses an event id that is not one of a run's ids `1..=last`.
 pub fn check(seq: u64, last: u64) -> Result<(), Beyond> {
@@ -147,17 +108,6 @@ mod tests {
     }
 
     #[test]
-    fn only_a_pause_unwinds() {
-        let paused = ["human_input_requested", "agent_finished", "flow_finished", "run_finished", "state_change"];
-        assert_eq!(repeated(&paused), [true, false, false, false, true]);
-        // Answered at once: the run went on, and what it did is repeated.
-        let answered = ["human_input_requested", "state_change", "flow_finished", "run_finished"];
-        assert_eq!(repeated(&answered), [true, true, true, false]);
-        let deltas = ["run_started", "text_delta", "model_response", "run_finished"];
-        assert_eq!(repeated(&deltas), [true, false, true, false]);
-    }
-
-    #[test]
     fn ids_outside_the_run_name_the_field() {
         let run = events(&["run_started", "run_finished"]);
         for seq in [0, 3, u64::MAX] {
@@ -169,12 +119,5 @@ mod tests {
         // A gap in the ids (never made by the store) is still an error, not a panic.
         let gapped = vec![(1, "run_started".to_string()), (3, "run_finished".to_string())];
         assert_eq!(locate(&gapped, 2, 3).unwrap_err().0, "at: the run has no event 2");
-    }
-
-    #[test]
-    fn an_oversized_event_keeps_its_type() {
-        let event = serde_json::json!({"type": "event_too_large", "original_type": "tool_result"});
-        assert_eq!(kind_of(&event), "tool_result");
-        assert_eq!(kind_of(&serde_json::json!({"type": "log"})), "log");
     }
 }

@@ -1,0 +1,87 @@
+//! Which of a run's stored events a replay of its journal emits again: the
+//! dispatcher skips those when a run continues (a resume, an answered pause),
+//! and time travel counts its moments in them.
+
+use serde_json::Value;
+
+use crate::store::{Store, StoreError};
+
+/// Whether a replay emits an event of this type again, wherever it is: not a
+/// text delta (a served model call's), not a `run_finished` (see [`repeated`]).
+pub fn counted(kind: &str) -> bool {
+    !matches!(kind, "text_delta" | "run_finished")
+}
+
+/// For each of a run's stored events (their types, in id order), whether a
+/// replay of its journal emits it again, in that order. Not text deltas, not
+/// a `run_finished` (a pause's, or the end, which a replay emits after the
+/// others), and not what a run that paused for a question emitted while it
+/// unwound (the flows and agents it left, between the question and the
+/// pause's `run_finished`): the run that went on from its journal did not
+/// leave them, and its answer's state change comes next instead. A question
+/// answered at once is followed by that state change, not by a pause.
+pub fn repeated<S: AsRef<str>>(kinds: &[S]) -> Vec<bool> {
+    let mut repeated: Vec<bool> = kinds.iter().map(|k| counted(k.as_ref())).collect();
+    let mut question = None;
+    for (i, kind) in kinds.iter().enumerate() {
+        match kind.as_ref() {
+            "human_input_requested" => question = Some(i),
+            "state_change" => question = None,
+            "run_finished" => {
+                if let Some(asked) = question.take() {
+                    repeated[asked + 1..i].fill(false);
+                }
+            }
+            _ => {}
+        }
+    }
+    repeated
+}
+
+/// The event's type as stored.
+pub fn kind_of(event: &Value) -> String {
+    let kind = event["type"].as_str().unwrap_or_default();
+    let kind = if kind == "event_too_large" { event["original_type"].as_str().unwrap_or(kind) } else { kind };
+    kind.to_string()
+}
+
+/// Events read from the store at once.
+const BATCH: usize = 4096;
+
+/// A run's stored events, all of them: their ids and types, in id order.
+pub async fn stored_kinds(store: &Store, run: &str) -> Result<Vec<(u64, String)>, StoreError> {
+    let mut kinds = Vec::new();
+    let mut after = 0;
+    loop {
+        let batch = store.events_after(run, after, BATCH).await?;
+        let Some((newest, _)) = batch.last() else { break };
+        after = *newest;
+        for (id, text) in batch {
+            kinds.push((id, kind_of(&serde_json::from_str(&text).unwrap_or(Value::Null))));
+        }
+    }
+    Ok(kinds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_pause_unwinds() {
+        let paused = ["human_input_requested", "agent_finished", "flow_finished", "run_finished", "state_change"];
+        assert_eq!(repeated(&paused), [true, false, false, false, true]);
+        // Answered at once: the run went on, and what it did is repeated.
+        let answered = ["human_input_requested", "state_change", "flow_finished", "run_finished"];
+        assert_eq!(repeated(&answered), [true, true, true, false]);
+        let deltas = ["run_started", "text_delta", "model_response", "run_finished"];
+        assert_eq!(repeated(&deltas), [true, false, true, false]);
+    }
+
+    #[test]
+    fn an_oversized_event_keeps_its_type() {
+        let event = serde_json::json!({"type": "event_too_large", "original_type": "tool_result"});
+        assert_eq!(kind_of(&event), "tool_result");
+        assert_eq!(kind_of(&serde_json::json!({"type": "log"})), "log");
+    }
+}
