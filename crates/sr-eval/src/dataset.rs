@@ -38,7 +38,8 @@ pub enum Files {
 }
 
 /// A dataset problem: where, and what.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {message}", place(file, *line, *column))]
 pub struct DatasetError {
     pub file: PathBuf,
     /// 1-based; 0 when the problem is with the whole file.
@@ -47,17 +48,16 @@ pub struct DatasetError {
     pub message: String,
 }
 
-impl fmt::Display for DatasetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if self.line > 0 {
-            write!(f, ":{}", self.line)?;
-        }
-        if let Some(column) = self.column {
-            write!(f, ":{column}")?;
-        }
-        write!(f, ": {}", self.message)
+/// `file[:line[:column]]`, as compilers print a place.
+fn place(file: &Path, line: usize, column: Option<usize>) -> String {
+    let mut place = file.display().to_string();
+    if line > 0 {
+        place.push_str(&format!(":{line}"));
     }
+    if let Some(column) = column {
+        place.push_str(&format!(":{column}"));
+    }
+    place
 }
 
 /// A case as written, before its prompt is filled in and its scorers are

@@ -14,6 +14,7 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 
+use crate::error::ConnectError;
 use crate::server::{Server, Target};
 use crate::sse::SseTransport;
 
@@ -45,7 +46,7 @@ pub(crate) struct Connected {
     pub(crate) tools: Vec<rmcp::model::Tool>,
 }
 
-pub(crate) async fn connect(server: &Server) -> Result<Connected, String> {
+pub(crate) async fn connect(server: &Server) -> Result<Connected, ConnectError> {
     match &server.target {
         Target::Stdio { program, args, env } => {
             let mut command = tokio::process::Command::new(program);
@@ -63,7 +64,7 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, String> {
             let (transport, stderr) = TokioChildProcess::builder(command)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("cannot start '{program}': {e}"))?;
+                .map_err(|source| ConnectError::Start { program: program.clone(), source })?;
             let stderr = StderrTail::follow(stderr);
             match handshake(transport).await {
                 Ok(connected) => Ok(connected),
@@ -79,15 +80,15 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, String> {
     }
 }
 
-async fn handshake<T, E, A>(transport: T) -> Result<Connected, String>
+async fn handshake<T, E, A>(transport: T) -> Result<Connected, ConnectError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     let info =
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("streetrace", env!("CARGO_PKG_VERSION")));
-    let client = info.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-    let tools = client.list_all_tools().await.map_err(|e| format!("cannot list its tools: {e}"))?;
+    let client = info.serve(transport).await.map_err(ConnectError::Handshake)?;
+    let tools = client.list_all_tools().await.map_err(ConnectError::ListTools)?;
     Ok(Connected { client, tools })
 }
 
@@ -126,12 +127,16 @@ impl StderrTail {
 
     /// `error`, with what the server said before failing; a server that has
     /// exited has its last words read first.
-    async fn explain(mut self, error: String) -> String {
+    async fn explain(mut self, error: ConnectError) -> ConnectError {
         if let Some(reader) = &mut self.reader {
             let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
         }
         let lines = self.lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let said: Vec<&str> = lines.iter().map(String::as_str).filter(|l| !l.trim().is_empty()).collect();
-        if said.is_empty() { error } else { format!("{error}; the server said: {}", said.join(" | ")) }
+        if said.is_empty() {
+            error
+        } else {
+            ConnectError::ServerSaid { error: Box::new(error), said: said.join(" | ") }
+        }
     }
 }

@@ -12,6 +12,9 @@ use sr_llm::{Cassette, LlmError};
 #[cfg(feature = "client")]
 use crate::connect;
 #[cfg(feature = "client")]
+use crate::error::ConnectError;
+use crate::error::RecordingError;
+#[cfg(feature = "client")]
 use crate::live::{self, Live};
 #[cfg(feature = "client")]
 use crate::server::Server;
@@ -118,10 +121,10 @@ impl Hub {
     }
 
     /// The hub a recorded run had: the same tools, no connections.
-    pub fn from_recording(text: &str) -> Result<Hub, String> {
+    pub fn from_recording(text: &str) -> Result<Hub, RecordingError> {
         let mut hub = Hub::default();
-        for (line, entry) in sr_llm::cassette_entries(text, MCP_TOOLS_KIND).map_err(|e| e.to_string())? {
-            let bad = |what: &str| format!("line {line}: the MCP listing has {what}");
+        for (line, entry) in sr_llm::cassette_entries(text, MCP_TOOLS_KIND)? {
+            let bad = |what: &'static str| RecordingError::Listing { line, what };
             let server = entry["server"].as_str().ok_or_else(|| bad("no server"))?;
             let mut tools: Vec<Arc<McpTool>> = Vec::new();
             for tool in entry["tools"].as_array().map(Vec::as_slice).unwrap_or_default() {
@@ -141,7 +144,7 @@ impl Hub {
             };
             hub.servers.entry(server.to_string()).or_insert(Entry::new(State::Ready(listing)));
         }
-        for (_, entry) in sr_llm::cassette_entries(text, MCP_NOTICE_KIND).map_err(|e| e.to_string())? {
+        for (_, entry) in sr_llm::cassette_entries(text, MCP_NOTICE_KIND)? {
             if let Some(message) = entry["message"].as_str()
                 && !hub.notices.iter().any(|n| n == message)
             {
@@ -281,10 +284,10 @@ fn listing_entry(server: &str, listing: &Listing) -> Value {
 async fn open(server: Server, options: &Options) -> Listing {
     let connected = match tokio::time::timeout(options.connect_timeout, connect::connect(&server)).await {
         Ok(Ok(connected)) => connected,
-        Ok(Err(e)) => return Listing::failed(&server.name, &server.url, &server.secrets.redact(&e)),
+        Ok(Err(e)) => return Listing::failed(&server.name, &server.url, &server.secrets.redact(&e.to_string())),
         Err(_) => {
-            let e = format!("no answer within {}s", options.connect_timeout.as_secs_f64());
-            return Listing::failed(&server.name, &server.url, &e);
+            let e = ConnectError::Timeout { seconds: options.connect_timeout.as_secs_f64() };
+            return Listing::failed(&server.name, &server.url, &e.to_string());
         }
     };
     let client = Arc::new(connected.client);

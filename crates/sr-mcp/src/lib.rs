@@ -41,6 +41,7 @@
 
 #[cfg(feature = "client")]
 mod connect;
+mod error;
 mod hub;
 #[cfg(feature = "client")]
 mod live;
@@ -57,6 +58,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use error::RecordingError;
 pub use hub::Hub;
 pub use tool::McpTool;
 pub use vars::{MissingVar, substitute};

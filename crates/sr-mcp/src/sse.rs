@@ -13,6 +13,8 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use sr_llm::sse::{SseEvent, events};
 
+use crate::error::ConnectError;
+
 pub(crate) struct SseTransport {
     http: Client,
     endpoint: Url,
@@ -22,8 +24,11 @@ pub(crate) struct SseTransport {
 
 impl SseTransport {
     /// Opens the event stream and waits for the endpoint to post to.
-    pub(crate) async fn connect(url: &str, headers: &[(HeaderName, HeaderValue)]) -> Result<SseTransport, String> {
-        let url = Url::parse(url).map_err(|e| format!("bad URL: {e}"))?;
+    pub(crate) async fn connect(
+        url: &str,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<SseTransport, ConnectError> {
+        let url = Url::parse(url)?;
         let headers: HeaderMap = headers.iter().cloned().collect();
         let http = Client::new();
         let response = http
@@ -32,17 +37,17 @@ impl SseTransport {
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
-            .map_err(|e| format!("cannot open the event stream: {e}"))?;
+            .map_err(ConnectError::Stream)?;
         if !response.status().is_success() {
-            return Err(format!("the event stream was refused: HTTP {}", response.status()));
+            return Err(ConnectError::Refused(response.status()));
         }
         let mut events = events(response.bytes_stream());
         let endpoint = loop {
             match events.next().await {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => break endpoint(&url, &event.data)?,
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(format!("bad event stream: {e}")),
-                None => return Err("the event stream ended before naming its endpoint".into()),
+                Some(Err(e)) => return Err(ConnectError::BadStream(e)),
+                None => return Err(ConnectError::NoEndpoint),
             }
         };
         Ok(SseTransport { http, endpoint, headers, events })
@@ -51,10 +56,11 @@ impl SseTransport {
 
 /// The URL messages go to, on the stream's own origin: the headers carry
 /// credentials, and a server must not redirect them elsewhere.
-fn endpoint(stream: &Url, data: &str) -> Result<Url, String> {
-    let endpoint = stream.join(data.trim()).map_err(|e| format!("bad endpoint '{}': {e}", data.trim()))?;
+fn endpoint(stream: &Url, data: &str) -> Result<Url, ConnectError> {
+    let data = data.trim();
+    let endpoint = stream.join(data).map_err(|source| ConnectError::Endpoint { data: data.to_string(), source })?;
     if endpoint.origin() != stream.origin() {
-        return Err(format!("the endpoint {endpoint} is not on the origin of {stream}"));
+        return Err(ConnectError::OtherOrigin { endpoint, stream: stream.clone() });
     }
     Ok(endpoint)
 }
@@ -105,7 +111,7 @@ mod tests {
         );
         assert_eq!(endpoint(&stream, "http://127.0.0.1:3001/m").unwrap().as_str(), "http://127.0.0.1:3001/m");
         assert_eq!(
-            endpoint(&stream, "http://evil.example/m").unwrap_err(),
+            endpoint(&stream, "http://evil.example/m").unwrap_err().to_string(),
             "the endpoint http://evil.example/m is not on the origin of http://127.0.0.1:3001/sse"
         );
     }

@@ -269,7 +269,10 @@ fn recordings_keep_warnings_and_reject_malformed_listings() {
     assert_eq!(up[0].spec().parameters, json!({"type": "object"}));
 
     let malformed = json!({"kind": "mcp_tools", "server": "s", "tools": [{"description": "no name"}]}).to_string();
-    assert_eq!(Hub::from_recording(&malformed).err().unwrap(), "line 1: the MCP listing has a tool without a name");
+    assert_eq!(
+        Hub::from_recording(&malformed).err().unwrap().to_string(),
+        "line 1: the MCP listing has a tool without a name"
+    );
     assert!(Hub::from_recording("{\"kind\":\"mcp_tools\"}").is_err());
     assert!(Hub::from_recording("not json").is_err());
     assert_eq!(format!("{:?}", Hub::from_recording("").unwrap()), "{}");

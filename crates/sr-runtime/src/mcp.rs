@@ -148,7 +148,7 @@ impl McpHub {
 
     /// The hub a recorded run had: the same tools, no connections (remote A2A
     /// agents are offered, and the journal serves their calls).
-    pub fn from_recording(text: &str) -> Result<McpHub, String> {
+    pub fn from_recording(text: &str) -> Result<McpHub, sr_mcp::RecordingError> {
         Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default(), HashSet::new()))
     }
 

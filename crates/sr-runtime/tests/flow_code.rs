@@ -110,3 +110,38 @@ async fn a_replay_serves_the_recorded_outcome_without_running_the_code() {
     let replay = run_with_journal(&path, &dir, serving(Mode::Replay, &text, &dir, None)).await;
     assert_eq!(replay.result, recorded.result, "a second run would draw another number");
 }
+
+#[tokio::test]
+async fn the_code_reads_its_calls_idempotency_key_from_the_journal() {
+    if !bubblewrap_or_skip("EXECUTOR.run") {
+        return;
+    }
+    let dir = work_dir("flow-code-key");
+    let path = dir.join("key.sr");
+    std::fs::write(
+        &path,
+        format!("{EXECUTOR}flow main:\n    $a = box.run(\"idempotency_key\")\n    $b = box.run(\"idempotency_key\")\n    return [$a.result, $b.result]\n"),
+    )
+    .unwrap();
+    let cassette_path = work_dir("flow-code-key-cassette").join("run.jsonl");
+    let recorded = run_with_journal(&path, &dir, recording(&cassette_path, &dir)).await;
+    assert_eq!(recorded.status, RunStatus::Completed, "{:?}", recorded.error);
+    let seen: Vec<String> = recorded
+        .result
+        .clone()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().trim_matches('\'').to_string())
+        .collect();
+    let text = std::fs::read_to_string(&cassette_path).unwrap();
+    let journaled: Vec<String> = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["kind"] == "tool_start")
+        .map(|entry| entry["key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(seen, journaled, "each call's code sees the key journaled for it");
+    assert_ne!(seen[0], seen[1]);
+}

@@ -118,12 +118,19 @@ impl Tool for CodeRun {
     }
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
-        async move { self.run(args).await }.boxed()
+        async move { self.run(args, None).await }.boxed()
+    }
+
+    /// The code reads the call's key as `idempotency_key`, to pass on to
+    /// whatever it changes outside its sandbox.
+    fn call_keyed(&self, args: Value, key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let key = Value::String(key.to_string());
+        async move { self.run(args, Some(key)).await }.boxed()
     }
 }
 
 impl CodeRun {
-    async fn run(&self, args: Value) -> Result<Value, ToolError> {
+    async fn run(&self, args: Value, key: Option<Value>) -> Result<Value, ToolError> {
         let code = string_arg(&args, "code")?;
         let (input, timeout) = options(args.get("options"))?;
         let backend = backend(&self.executor, self.allow_unsandboxed).await.map_err(ToolError)?;
@@ -135,7 +142,9 @@ impl CodeRun {
             .await
             .map_err(|e| ToolError(e.to_string()))?;
         let report = async {
-            let given = session.run(&format!("input = {}", python_literal(&input)), &mut |_| {}).await?;
+            let key = key.unwrap_or(Value::Null);
+            let prelude = format!("input = {}\nidempotency_key = {}", python_literal(&input), python_literal(&key));
+            let given = session.run(&prelude, &mut |_| {}).await?;
             if given.outcome.is_error() {
                 return Ok(Err(describe(&given.outcome).unwrap_or_default()));
             }
