@@ -183,9 +183,10 @@ fn hostile_documents_are_served() {
         ("many-errors", 100_000),
     ]);
     cases.extend(codes::CODES.iter().chain(constructs::CONSTRUCTS).map(|g| (g.name, 2_000)));
+    let binary = sr_testing::hostile_binary("sr-lsp", env!("CARGO_BIN_EXE_sr-lsp"));
     for (name, size) in cases {
         let text = (generator(name).make)(size);
-        let mut server = Server::start(capabilities());
+        let mut server = Server::start_binary(&binary, capabilities());
         let uri = format!("file:///hostile/{name}.sr");
         let document = json!({"uri": uri});
         let started = std::time::Instant::now();

@@ -41,6 +41,22 @@ pub fn required(available: bool, what: &str) -> bool {
     false
 }
 
+/// The binary `name` that the hostile suites (megabytes of generated input per
+/// case) drive: the shipped build in `$SR_HOSTILE_BIN_DIR` when that is set
+/// (`cargo xtask ci` builds the `dist` profile first and points it there, so
+/// the attacks hit what users install, about nine times faster than a debug
+/// build), else `built`, the binary of this test build.
+pub fn hostile_binary(name: &str, built: &str) -> PathBuf {
+    match std::env::var_os("SR_HOSTILE_BIN_DIR") {
+        Some(dir) => {
+            let path = Path::new(&dir).join(name);
+            assert!(path.is_file(), "SR_HOSTILE_BIN_DIR has no {name}: {}", path.display());
+            path
+        }
+        None => PathBuf::from(built),
+    }
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()

@@ -69,7 +69,12 @@ pub struct Server {
 impl Server {
     /// Starts the server and completes `initialize`/`initialized`.
     pub fn start(initialize: Value) -> Server {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sr-lsp"))
+        Server::start_binary(env!("CARGO_BIN_EXE_sr-lsp").as_ref(), initialize)
+    }
+
+    /// [`Server::start`] of another build of the server.
+    pub fn start_binary(binary: &std::path::Path, initialize: Value) -> Server {
+        let mut child = std::process::Command::new(binary)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
