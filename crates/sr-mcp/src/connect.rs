@@ -87,7 +87,7 @@ where
 {
     let info =
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("streetrace", env!("CARGO_PKG_VERSION")));
-    let client = info.serve(transport).await.map_err(ConnectError::Handshake)?;
+    let client = info.serve(transport).await.map_err(|e| ConnectError::Handshake(Box::new(e)))?;
     let tools = client.list_all_tools().await.map_err(ConnectError::ListTools)?;
     Ok(Connected { client, tools })
 }

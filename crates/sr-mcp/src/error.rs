@@ -21,9 +21,9 @@ pub(crate) enum ConnectError {
     #[error("bad endpoint '{data}': {source}")]
     Endpoint { data: String, source: url::ParseError },
     #[error("the endpoint {endpoint} is not on the origin of {stream}")]
-    OtherOrigin { endpoint: reqwest::Url, stream: reqwest::Url },
+    OtherOrigin { endpoint: String, stream: String },
     #[error("the MCP handshake failed: {0}")]
-    Handshake(#[source] rmcp::service::ClientInitializeError),
+    Handshake(#[source] Box<rmcp::service::ClientInitializeError>),
     #[error("cannot list its tools: {0}")]
     ListTools(#[source] rmcp::ServiceError),
     #[error("no answer within {seconds}s")]

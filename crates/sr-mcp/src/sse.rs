@@ -60,7 +60,7 @@ fn endpoint(stream: &Url, data: &str) -> Result<Url, ConnectError> {
     let data = data.trim();
     let endpoint = stream.join(data).map_err(|source| ConnectError::Endpoint { data: data.to_string(), source })?;
     if endpoint.origin() != stream.origin() {
-        return Err(ConnectError::OtherOrigin { endpoint, stream: stream.clone() });
+        return Err(ConnectError::OtherOrigin { endpoint: endpoint.to_string(), stream: stream.to_string() });
     }
     Ok(endpoint)
 }
