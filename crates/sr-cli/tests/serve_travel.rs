@@ -322,3 +322,145 @@ async fn done(serve: &Serve, id: &str) -> Value {
     })
     .await
 }
+
+/// Two questions: a writer agent files the approved draft between them.
+const TWO_QUESTIONS: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+prompt file_prompt: """File the approved draft in reply.txt."""
+prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
+agent filer:
+    instruction file_prompt
+    tools fs
+
+flow main:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    $filed = run agent filer with $human_input
+    $final = call llm polish_prompt
+    escalate to human "Send it?"
+    return $final
+"#;
+
+/// Answers the paused run `id` with `text` and waits until it pauses again or ends.
+async fn answer(serve: &Serve, id: &str, text: &str) -> Value {
+    let answered = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": text})).await;
+    assert_eq!(answered.0, 202, "{}", answered.1);
+    wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        matches!(run["status"].as_str(), Some("paused" | "done" | "failed" | "cancelled")).then_some(run)
+    })
+    .await
+}
+
+/// The `human_input` each `state_change` of the run's events gave it, in order.
+fn answers_in(events: &[(u64, Value)]) -> Vec<Value> {
+    let answers = events.iter().filter(|(_, e)| e["type"] == "state_change" && e["variable"] == "human_input");
+    answers.map(|(_, e)| e["value"].clone()).collect()
+}
+
+/// A run answered twice through `/input`; a fork from after the first answer
+/// is given that answer again (no pause, no model or tool call before its
+/// point), asks the second question itself, and when answered, resumes past
+/// the replayed question with its own answer. A fork from before the first
+/// question asks it again.
+#[tokio::test(flavor = "multi_thread")]
+async fn forks_past_an_answered_question_replay_it_and_forks_before_it_ask_it_again() {
+    let dir = temp("travel-answered", &[("approve.sr", TWO_QUESTIONS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Dear Ada."));
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "reply.txt", "content": "Dear Ada."})));
+    mock.push(MockReply::text("filed"));
+    mock.push(MockReply::text("Polished."));
+    let serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    assert_eq!(answer(&serve, &id, "ship it").await["status"], "paused");
+    let ended = answer(&serve, &id, "send").await;
+    assert_eq!((ended["status"].clone(), ended["result"].clone()), (json!("done"), json!("Polished.")), "{ended}");
+    assert_eq!(mock.requests().len(), 4);
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(answers_in(&events), [json!("ship it"), json!("send")]);
+
+    // After the first answer: the answered value, the filed reply.
+    let answered = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "state_change", 1))).await;
+    assert_eq!(answered.0, 200, "{}", answered.1);
+    assert_eq!(main_vars(&answered.1)["human_input"], "ship it", "{}", answered.1);
+    assert_eq!(file_text(&answered.1, "reply.txt"), None);
+    let filed = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "tool_result", 0))).await;
+    assert_eq!(main_vars(&filed.1)["human_input"], "ship it", "{}", filed.1);
+    assert_eq!(file_text(&filed.1, "reply.txt").as_deref(), Some("Dear Ada."), "{}", filed.1["files"]);
+    let second = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "state_change", 4))).await;
+    assert_eq!(main_vars(&second.1)["human_input"], "send", "{}", second.1);
+    assert_eq!(mock.requests().len(), 4, "travelling made no model call");
+
+    // A fork after the filer's tool result: the draft, the first answer and
+    // the filer's call are served; the filer's last reply and the polish are
+    // live; the second question is the fork's own.
+    mock.push(MockReply::text("filed again"));
+    mock.push(MockReply::text("Polished again."));
+    let at = seq_of(&events, "tool_result", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let waiting = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(waiting["status"], "paused", "the fork asks the second question: {waiting}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 6, "two live calls, after the fork point");
+    assert!(requests[5].body.to_string().contains("reviewer's note (ship it)"), "{}", requests[5].body);
+    let fork_events =
+        events_of(&serve.get_text_for(&format!("/v1/runs/{fork_id}/events"), Duration::from_millis(500)).await);
+    assert_eq!(answers_in(&fork_events), [json!("ship it")], "the first question was answered from the journal");
+    let fork_file = dir.join("state/runs").join(&fork_id).join("work/reply.txt");
+    assert_eq!(std::fs::read_to_string(fork_file).unwrap(), "Dear Ada.");
+
+    // Answered, the fork resumes from its own journal: the first question
+    // keeps the original's answer, the second gets the fork's.
+    let ended = answer(&serve, &fork_id, "hold it").await;
+    assert_eq!(
+        (ended["status"].clone(), ended["result"].clone()),
+        (json!("done"), json!("Polished again.")),
+        "{ended}"
+    );
+    assert_eq!(mock.requests().len(), 6, "the resumed fork made no model call");
+    let fork_events = events_of(&serve.get_text(&format!("/v1/runs/{fork_id}/events")).await);
+    assert_eq!(answers_in(&fork_events), [json!("ship it"), json!("hold it")]);
+    // And the fork travels too: its first answer is the original's, its second its own.
+    let end = serve.get(&format!("/v1/runs/{fork_id}/at/{}", fork_events.last().unwrap().0)).await;
+    assert_eq!(end.0, 200, "{}", end.1);
+    assert_eq!(main_vars(&end.1)["human_input"], "hold it", "{}", end.1);
+    let first = fork_events.iter().find(|(_, e)| e["type"] == "state_change" && e["variable"] == "human_input");
+    let early = serve.get(&format!("/v1/runs/{fork_id}/at/{}", first.unwrap().0)).await;
+    assert_eq!(main_vars(&early.1)["human_input"], "ship it", "{}", early.1);
+
+    // A fork from before the first question asks it again, live.
+    let before = seq_of(&events, "model_response", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": before, "reply": "Dear Bo."})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let asked = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(asked["status"], "paused", "{asked}");
+    assert_eq!(mock.requests().len(), 6, "the fork replaced the draft and asked before any call");
+    let fork_events =
+        events_of(&serve.get_text_for(&format!("/v1/runs/{fork_id}/events"), Duration::from_millis(500)).await);
+    assert!(answers_in(&fork_events).is_empty(), "the original's answer is not given again");
+    mock.push(MockReply::tool_call("w2", "write_file", json!({"path": "reply.txt", "content": "Dear Bo."})));
+    mock.push(MockReply::text("filed Bo"));
+    mock.push(MockReply::text("Polished Bo."));
+    assert_eq!(answer(&serve, &fork_id, "fine").await["status"], "paused");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 9);
+    assert!(requests[8].body.to_string().contains("reviewer's note (fine): Dear Bo."), "{}", requests[8].body);
+    let ended = answer(&serve, &fork_id, "go").await;
+    assert_eq!(ended["result"], "Polished Bo.", "{ended}");
+    assert_eq!(mock.requests().len(), 9);
+}

@@ -160,6 +160,7 @@ async fn fork_run(
         at: target.seq,
         journal: journal_path(&server, &run)?,
         point: moment.point.clone(),
+        answers: moment.answered,
         reply: request.reply,
         set: request.set,
     };

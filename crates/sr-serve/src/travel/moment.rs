@@ -70,6 +70,10 @@ pub struct Moment {
     pub point: Option<Point>,
     pub scopes: Vec<Scope>,
     pub files: Files,
+    /// The recorded answers to `escalate to human` the run had been given
+    /// before the point, in order: a fork from it is given them again.
+    #[serde(skip)]
+    pub answered: Vec<String>,
 }
 
 /// Replays `run` to `target` and describes it there.
@@ -108,12 +112,14 @@ async fn describe(
         point: replayed.point,
         scopes: replayed.scopes,
         files: files::list(work),
+        answered: replayed.answered,
     })
 }
 
 struct Replayed {
     point: Option<Point>,
     scopes: Vec<Scope>,
+    answered: Vec<String>,
 }
 
 async fn replay(
@@ -178,14 +184,17 @@ async fn replay(
             }
         }
     }
-    Ok(Replayed { point, scopes: threads })
+    let answered = std::mem::take(&mut *locked(&watch.answered));
+    Ok(Replayed { point, scopes: threads, answered })
 }
 
 /// The replay's hook and event sink.
 struct Watch {
     stop: Stop,
-    /// The recorded run's answers to `escalate to human`, in order.
+    /// The recorded run's answers to `escalate to human`, in order, and
+    /// those given before the stop.
     answers: Mutex<VecDeque<String>>,
+    answered: Mutex<Vec<String>>,
     /// Counted events emitted so far, and their types (up to the target's count).
     emitted: AtomicU64,
     kinds: Mutex<Vec<String>>,
@@ -207,6 +216,7 @@ impl Watch {
         Watch {
             stop,
             answers: Mutex::new(answers.into()),
+            answered: Mutex::default(),
             emitted: AtomicU64::new(0),
             kinds: Mutex::default(),
             keep_kinds,
@@ -298,7 +308,13 @@ impl StepHook for Watch {
     }
 
     fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(std::future::ready(locked(&self.answers).pop_front()))
+        let answer = locked(&self.answers).pop_front();
+        if let Some(answer) = &answer
+            && !self.done.load(Ordering::SeqCst)
+        {
+            locked(&self.answered).push(answer.clone());
+        }
+        Box::pin(std::future::ready(answer))
     }
 }
 
