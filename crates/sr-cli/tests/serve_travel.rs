@@ -464,3 +464,160 @@ async fn forks_past_an_answered_question_replay_it_and_forks_before_it_ask_it_ag
     assert_eq!(ended["result"], "Polished Bo.", "{ended}");
     assert_eq!(mock.requests().len(), 9);
 }
+
+/// Two branches that each call the model, then a call that joins them.
+const PARALLEL: &str = r#"model main = openai/gpt-4o-mini
+prompt ask_a: """Topic A: ${input_prompt}"""
+prompt ask_b: """Topic B: ${input_prompt}"""
+prompt join: """Join: ${a} / ${b}"""
+flow main:
+    parallel do
+        $a = call llm ask_a
+        $b = call llm ask_b
+    end
+    $joined = call llm join
+    return $joined
+"#;
+
+/// Every variable of every thread at the moment, by name.
+fn all_vars(moment: &Value) -> serde_json::Map<String, Value> {
+    let mut vars = serde_json::Map::new();
+    for scope in moment["scopes"].as_array().unwrap() {
+        for (name, value) in scope["variables"].as_object().unwrap() {
+            vars.insert(name.clone(), value.clone());
+        }
+    }
+    vars
+}
+
+/// Which call a model request is: a branch's (`A`, `B`) or the join (`J`).
+fn asked(body: &Value) -> &'static str {
+    let body = body.to_string();
+    if body.contains("Topic A") {
+        "A"
+    } else if body.contains("Topic B") {
+        "B"
+    } else {
+        "J"
+    }
+}
+
+/// A run whose `parallel` branches call the model: at every event, a
+/// variable is shown once the event of its assignment is passed, and not
+/// before; a fork from any model event of the branches or after the block
+/// makes no call the original made before that event and ends as the
+/// original did; a branch's reply replaced, the join is asked again with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_branches_travel_and_fork() {
+    let dir = temp("travel-parallel", &[("par.sr", PARALLEL)]);
+    let mock = MockServer::start().await;
+    // The mock answers in the order requests arrive, which the branches race
+    // for: every call gets one reply, and the events tell the calls apart.
+    let reply_text = "same";
+    for _ in 0..3 {
+        mock.push(MockReply::text(reply_text));
+    }
+    let serve = Serve::start(&dir, &mock, &["par.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "par", "prompt": "tea", "wait": true})).await;
+    assert_eq!((run.1["status"].clone(), run.1["result"].clone()), (json!("done"), json!(reply_text)), "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(mock.requests().len(), 3);
+
+    // Each assignment: the reply it assigns, and its event. The run goes on
+    // from a reply to its assignment with no step between, so a moment at the
+    // reply may show it already; before the reply, no moment shows it.
+    let assigned: Vec<(u64, u64, String)> = events
+        .iter()
+        .filter(|(_, e)| e["type"] == "state_change")
+        .map(|(seq, e)| {
+            let reply =
+                events.iter().rev().find(|(s, r)| s < seq && r["type"] == "model_response" && r["path"] == e["path"]);
+            (reply.unwrap().0, *seq, e["variable"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let names: Vec<&str> = assigned.iter().map(|(_, _, n)| n.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names[2], "joined", "{names:?}");
+    for (seq, event) in &events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
+        let vars = all_vars(&at.1);
+        let kind = &event["type"];
+        for (reply, when, name) in &assigned {
+            if when <= seq {
+                assert_eq!(
+                    vars.get(name),
+                    Some(&json!(reply_text)),
+                    "event {seq} ({kind}): ${name} was assigned at {when}: {}",
+                    at.1
+                );
+            } else if seq < reply {
+                assert_eq!(vars.get(name), None, "event {seq} ({kind}): ${name} is replied at {reply}: {}", at.1);
+            }
+        }
+    }
+    assert_eq!(mock.requests().len(), 3, "travelling made no model call");
+
+    // Which call each model event belongs to: its producer's (a branch's
+    // events carry the branch in their path) is the one that assigns `a`, `b`
+    // or `joined`.
+    let assigns = |variable: &str| {
+        events.iter().find(|(_, e)| e["type"] == "state_change" && e["variable"] == variable).unwrap().1["path"].clone()
+    };
+    let producers = [(assigns("a"), "A"), (assigns("b"), "B"), (assigns("joined"), "J")];
+    let call_of: std::collections::HashMap<u64, &str> = events
+        .iter()
+        .filter(|(_, e)| matches!(e["type"].as_str(), Some("model_request" | "model_response")))
+        .map(|(seq, e)| (*seq, producers.iter().find(|(path, _)| *path == e["path"]).unwrap().1))
+        .collect();
+
+    // Forks from every model event and from the join's assignment, nothing
+    // replaced: live calls are only those the original asked after the event.
+    let mut points: Vec<u64> = call_of.keys().copied().collect();
+    points.sort();
+    points.push(assigned[2].1);
+    for at in points {
+        let after: Vec<&str> = events
+            .iter()
+            .filter(|(seq, e)| *seq > at && e["type"] == "model_request")
+            .map(|(seq, _)| call_of[seq])
+            .collect();
+        for _ in 0..3 {
+            mock.push(MockReply::text(reply_text));
+        }
+        let before = mock.requests().len();
+        let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+        assert_eq!(fork.0, 202, "{at}: {}", fork.1);
+        let ended = done(&serve, fork.1["id"].as_str().unwrap()).await;
+        let made: Vec<&str> = mock.requests()[before..].iter().map(|r| asked(&r.body)).collect();
+        assert_eq!(
+            (ended["status"].clone(), ended["result"].clone()),
+            (json!("done"), json!(reply_text)),
+            "fork at {at}, live {made:?}: {ended}"
+        );
+        for call in &made {
+            assert!(
+                after.contains(call),
+                "fork at {at} asked {call}, which the original asked before it (live {made:?})"
+            );
+        }
+    }
+
+    // A branch's reply replaced: the other branch is served, the join goes
+    // live with the new value.
+    let a_reply = events.iter().find(|(seq, e)| e["type"] == "model_response" && call_of.get(seq) == Some(&"A"));
+    let a_reply = a_reply.unwrap().0;
+    while mock.remaining() > 0 {
+        serve.post("/v1/runs", json!({"workload": "par", "prompt": "drain", "wait": true})).await;
+    }
+    mock.push(MockReply::text("rejoined"));
+    let before = mock.requests().len();
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": a_reply, "reply": "edited"})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let ended = done(&serve, fork.1["id"].as_str().unwrap()).await;
+    assert_eq!(ended["result"], "rejoined", "{ended}");
+    let made = mock.requests()[before..].to_vec();
+    assert_eq!(made.len(), 1, "only the join is asked");
+    assert!(made[0].body.to_string().contains(&format!("Join: edited / {reply_text}")), "{}", made[0].body);
+}

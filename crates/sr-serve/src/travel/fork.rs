@@ -23,6 +23,7 @@ use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing_answered};
 
 use super::moment::{Point, count_point};
+use crate::locked;
 
 /// What a fork does: where it goes live, and with what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,9 +96,14 @@ pub fn resuming(plan: &Plan) -> Arc<dyn StepHook> {
     Arc::new(Forking::new(plan, true))
 }
 
-/// At the plan's point, edits the variables, replaces the reply and forks.
+/// At the plan's point, edits the variables, replaces the reply and forks;
+/// when the point is in a `parallel` branch, the threads around it fork at
+/// their next step too (after the block), since what they do next depends on
+/// what the branch does now. The other branches are served on.
 struct Forking {
     point: Option<Point>,
+    /// The threads around the point's branch that have not forked yet.
+    around: Mutex<Vec<String>>,
     reply: Option<String>,
     set: Map<String, Value>,
     points: Mutex<HashMap<String, u64>>,
@@ -110,6 +116,7 @@ impl Forking {
     fn new(plan: &Plan, resuming: bool) -> Forking {
         Forking {
             point: plan.point.clone(),
+            around: Mutex::new(plan.point.iter().flat_map(|p| around(&p.thread)).collect()),
             reply: plan.reply.clone(),
             set: plan.set.clone(),
             points: Mutex::default(),
@@ -143,15 +150,44 @@ impl StepHook for Forking {
                     Control::Continue
                 }
             }
-            _ => Control::Continue,
+            _ if self.resuming || !self.forked.load(Ordering::SeqCst) => Control::Continue,
+            _ => {
+                let mut around = locked(&self.around);
+                match around.iter().position(|t| t == step.thread_key) {
+                    Some(i) => {
+                        around.remove(i);
+                        Control::Fork
+                    }
+                    None => Control::Continue,
+                }
+            }
         };
         Box::pin(std::future::ready(control))
     }
 }
 
+/// The threads a thread runs inside of, innermost first: `main/3.1/2.0` is a
+/// branch of `main/3.1`, a branch of `main`.
+fn around(thread: &str) -> Vec<String> {
+    let mut around = Vec::new();
+    let mut rest = thread;
+    while let Some((parent, _)) = rest.rsplit_once('/') {
+        around.push(parent.to_string());
+        rest = parent;
+    }
+    around
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_branch_runs_inside_its_parents() {
+        assert_eq!(around("main/3.1/2.0"), ["main/3.1", "main"]);
+        assert_eq!(around("main/0.4"), ["main"]);
+        assert!(around("main").is_empty());
+    }
 
     #[test]
     fn a_plan_is_kept_whole_and_read_back() {
