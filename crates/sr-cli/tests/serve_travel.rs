@@ -621,3 +621,47 @@ async fn parallel_branches_travel_and_fork() {
     assert_eq!(made.len(), 1, "only the join is asked");
     assert!(made[0].body.to_string().contains(&format!("Join: edited / {reply_text}")), "{}", made[0].body);
 }
+
+/// A fork past an answered question, killed (`kill -9`) during its first live
+/// call, resumes at the next start from its own journal, which keeps the
+/// answer it was given: the replayed question is not asked again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_past_an_answer_killed_mid_run_resumes_with_the_answer() {
+    let dir = temp("travel-answered-kill", &[("approve.sr", TWO_QUESTIONS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Dear Ada."));
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "reply.txt", "content": "Dear Ada."})));
+    mock.push(MockReply::text("filed"));
+    mock.push(MockReply::text("Polished."));
+    let mut serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Ada", "wait": true})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    assert_eq!(answer(&serve, &id, "ship it").await["status"], "paused");
+    assert_eq!(answer(&serve, &id, "send").await["status"], "done");
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let at = seq_of(&events, "tool_result", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 5).then_some(()) }).await;
+    serve.signal(libc::SIGKILL);
+    serve.wait_exit(Duration::from_secs(10));
+
+    mock.push(MockReply::text("filed again"));
+    mock.push(MockReply::text("Polished again."));
+    let serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let waiting = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(waiting["status"], "paused", "{waiting}");
+    assert_eq!(waiting["error"].as_str().map(|e| e.contains("Send it?")), Some(true), "{waiting}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 7, "the interrupted call again, then the polish");
+    assert!(requests[6].body.to_string().contains("reviewer's note (ship it)"), "{}", requests[6].body);
+    let ended = answer(&serve, &fork_id, "hold it").await;
+    assert_eq!(ended["result"], "Polished again.", "{ended}");
+}
