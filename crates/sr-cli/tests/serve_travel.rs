@@ -502,6 +502,47 @@ fn asked(body: &Value) -> &'static str {
     }
 }
 
+/// Looks at the run at every event: each variable (every reply is `value`) is
+/// shown from its assignment's event on, and not before the reply it assigns
+/// (the run goes on from a reply to its assignment with no step between, so
+/// a moment at the reply may show it already). The assignments: (reply,
+/// assignment, variable).
+async fn assignments_shown_in_time(
+    serve: &Serve,
+    id: &str,
+    events: &[(u64, Value)],
+    value: &str,
+) -> Vec<(u64, u64, String)> {
+    let assigned: Vec<(u64, u64, String)> = events
+        .iter()
+        .filter(|(_, e)| e["type"] == "state_change")
+        .map(|(seq, e)| {
+            let reply =
+                events.iter().rev().find(|(s, r)| s < seq && r["type"] == "model_response" && r["path"] == e["path"]);
+            (reply.unwrap().0, *seq, e["variable"].as_str().unwrap().to_string())
+        })
+        .collect();
+    for (seq, event) in events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
+        let vars = all_vars(&at.1);
+        let kind = &event["type"];
+        for (reply, when, name) in &assigned {
+            if when <= seq {
+                assert_eq!(
+                    vars.get(name),
+                    Some(&json!(value)),
+                    "event {seq} ({kind}): ${name} was assigned at {when}: {}",
+                    at.1
+                );
+            } else if seq < reply {
+                assert_eq!(vars.get(name), None, "event {seq} ({kind}): ${name} is replied at {reply}: {}", at.1);
+            }
+        }
+    }
+    assigned
+}
+
 /// A run whose `parallel` branches call the model: at every event, a
 /// variable is shown once the event of its assignment is passed, and not
 /// before; a fork from any model event of the branches or after the block
@@ -524,39 +565,10 @@ async fn parallel_branches_travel_and_fork() {
     let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
     assert_eq!(mock.requests().len(), 3);
 
-    // Each assignment: the reply it assigns, and its event. The run goes on
-    // from a reply to its assignment with no step between, so a moment at the
-    // reply may show it already; before the reply, no moment shows it.
-    let assigned: Vec<(u64, u64, String)> = events
-        .iter()
-        .filter(|(_, e)| e["type"] == "state_change")
-        .map(|(seq, e)| {
-            let reply =
-                events.iter().rev().find(|(s, r)| s < seq && r["type"] == "model_response" && r["path"] == e["path"]);
-            (reply.unwrap().0, *seq, e["variable"].as_str().unwrap().to_string())
-        })
-        .collect();
+    let assigned = assignments_shown_in_time(&serve, &id, &events, reply_text).await;
     let names: Vec<&str> = assigned.iter().map(|(_, _, n)| n.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
     assert_eq!(names[2], "joined", "{names:?}");
-    for (seq, event) in &events {
-        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
-        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
-        let vars = all_vars(&at.1);
-        let kind = &event["type"];
-        for (reply, when, name) in &assigned {
-            if when <= seq {
-                assert_eq!(
-                    vars.get(name),
-                    Some(&json!(reply_text)),
-                    "event {seq} ({kind}): ${name} was assigned at {when}: {}",
-                    at.1
-                );
-            } else if seq < reply {
-                assert_eq!(vars.get(name), None, "event {seq} ({kind}): ${name} is replied at {reply}: {}", at.1);
-            }
-        }
-    }
     assert_eq!(mock.requests().len(), 3, "travelling made no model call");
 
     // Which call each model event belongs to: its producer's (a branch's
@@ -664,4 +676,43 @@ async fn a_fork_past_an_answer_killed_mid_run_resumes_with_the_answer() {
     assert!(requests[6].body.to_string().contains("reviewer's note (ship it)"), "{}", requests[6].body);
     let ended = answer(&serve, &fork_id, "hold it").await;
     assert_eq!(ended["result"], "Polished again.", "{ended}");
+}
+
+/// Nested blocks in branches that run at once: the ids of their branches
+/// depend on which block starts first.
+const NESTED: &str = r#"model main = openai/gpt-4o-mini
+prompt ask: """Topic: ${input_prompt}"""
+flow main:
+    parallel do
+        parallel do
+            $a = call llm ask
+            $b = call llm ask
+        end
+        parallel do
+            $c = call llm ask
+            $d = call llm ask
+        end
+    end
+    return $a
+"#;
+
+/// A run with nested `parallel` blocks is shown as it was at every event,
+/// with no model call, in bounded time.
+#[tokio::test(flavor = "multi_thread")]
+async fn nested_parallel_blocks_travel() {
+    let dir = temp("travel-nested", &[("nested.sr", NESTED)]);
+    let mock = MockServer::start().await;
+    for _ in 0..4 {
+        mock.push(MockReply::text("same"));
+    }
+    let serve = Serve::start(&dir, &mock, &["nested.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "nested", "prompt": "tea", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let started = std::time::Instant::now();
+    let assigned = assignments_shown_in_time(&serve, &id, &events, "same").await;
+    assert_eq!(assigned.len(), 4);
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(mock.requests().len(), 4, "travelling made no model call");
 }
