@@ -2,7 +2,7 @@
 // with the scripted model server (sr-llm's mock) and sets SR_SERVE_URL.
 import { expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "./console";
 
@@ -148,5 +148,44 @@ test("time travel in sr serve: the state at an event, and a fork from it with a 
   await expect(page.getByRole("alert")).toHaveCount(0);
   // `cargo xtask studio-e2e` then checks the scripted model server saw two requests in
   // all: the original's; the state view and the fork made none.
+  expect(consoleErrors).toEqual([]);
+});
+
+test("evaluations sr eval ran on sr serve: the page shows the results' numbers, and a case's run opens with its events", async ({
+  page,
+  consoleErrors,
+}) => {
+  // `cargo xtask studio-e2e` ran `sr eval greet.jsonl --workload greet.sr --server URL`
+  // against this server before the tests: two cases, one reply that passes one of them.
+  const file = process.env.SR_EVAL_RESULTS;
+  expect(file, "SR_EVAL_RESULTS: the results.json of sr eval --server").toBeTruthy();
+  const results = JSON.parse(readFileSync(file!, "utf8")) as { cases: { id: string; run?: string }[] };
+  const shipped = results.cases.find((c) => c.id === "shipped");
+  expect(shipped?.run, "each case run names its run on the server").toMatch(/^[0-9a-f-]{36}$/);
+
+  await page.goto("/evals");
+  await page.getByLabel("Results (results.json of sr eval)").setInputFiles(file!);
+  const row = page.getByRole("table", { name: "Summary per variant" }).getByRole("row").filter({ hasText: "greet" });
+  // One of two passed; no findings scorer; 30 + 6 tokens a call (the scripted usage).
+  await expect(row.getByRole("cell").nth(0)).toHaveText("greet.sr");
+  await expect(row.getByRole("cell").nth(1)).toHaveText("1/2");
+  await expect(row.getByRole("cell").nth(2)).toHaveText("50.0%");
+  await expect(row.getByRole("cell").nth(3)).toHaveText("0.500");
+  await expect(row.getByRole("cell").nth(4)).toHaveText("—");
+  await expect(row.getByRole("cell").nth(7)).toHaveText("72");
+  const cases = page.getByRole("table", { name: "Cases" });
+  const passed = cases.getByRole("row").filter({ has: page.getByRole("cell", { name: "shipped", exact: true }) });
+  const failed = cases.getByRole("row").filter({ has: page.getByRole("cell", { name: "cancelled", exact: true }) });
+  await expect(passed).toContainText("passed");
+  await expect(failed).toContainText("failed");
+  await expect(page.getByRole("alert")).toHaveCount(0);
+
+  // The case's run link opens the server's run, with its events.
+  await passed.getByRole("link", { name: `Run ${shipped!.run}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${shipped!.run}$`));
+  await expect(page.getByTestId("run-status")).toHaveText("done", { timeout: 15_000 });
+  await expect(page.getByRole("option").filter({ hasText: "run_started" })).toBeVisible();
+  await expect(page.getByRole("option").filter({ hasText: "Order 7 has shipped." }).first()).toBeVisible();
+  await expect(page.getByRole("option").filter({ hasText: "run_finished" })).toBeVisible();
   expect(consoleErrors).toEqual([]);
 });

@@ -2,7 +2,8 @@
 //! `cargo xtask studio-check` type-checks the app and rebuilds it into a scratch
 //! directory, failing when the build differs from the committed `crates/sr-studio/assets`
 //! (`--write` replaces them instead); `cargo xtask studio-e2e [--screenshots DIR]` runs
-//! the Playwright tests in Debian's Chromium against the fixture server, which serves the
+//! the Playwright tests in Debian's Chromium against `sr serve` (after `sr eval --server`
+//! ran two cases there) and against the fixture server, which serves the
 //! embedded app as `sr serve` does.
 
 use std::collections::BTreeMap;
@@ -65,21 +66,28 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     let server = crate::target_dir().join("debug/examples/fixture_server");
     let results = crate::target_dir().join("studio-e2e");
 
-    // `sr serve` with the mock as its model: the draft streams slowly, so the run's
-    // question comes while the page watches; the polish follows the answer.
+    // `sr serve` with the mock as its model. First `sr eval --server` runs its two
+    // cases there (one reply each, the same, so their order does not matter); then
+    // the approve run: the draft streams slowly, so the run's question comes while
+    // the page watches; the polish follows the answer.
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
     let mock = runtime.block_on(MockServer::start());
+    for _ in 0..2 {
+        mock.push(MockReply::text(EVAL_REPLY).usage(30, 6));
+    }
     mock.push(MockReply::chunks(["Dear ", "Ada, ", "hello."]).chunk_delay(Duration::from_millis(400)));
     mock.push(MockReply::text("Polished: Dear Ada, hello."));
     // Outside `results`, which Playwright empties when it starts.
     let work = crate::target_dir().join("studio-e2e-serve");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    std::fs::write(work.join("approve.sr"), APPROVE).map_err(|e| format!("approve.sr: {e}"))?;
+    for (name, text) in [("approve.sr", APPROVE), ("greet.sr", GREET), ("greet.jsonl", GREET_CASES)] {
+        std::fs::write(work.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
     let port = 4792;
     let mut serve = ServeGuard(
         Command::new(crate::target_dir().join("debug/sr"))
-            .args(["serve", "approve.sr", "--bind", &format!("127.0.0.1:{port}"), "--state-dir", "state"])
+            .args(["serve", "approve.sr", "greet.sr", "--bind", &format!("127.0.0.1:{port}"), "--state-dir", "state"])
             .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
             .env("OPENAI_API_KEY", "studio-e2e-key")
             .env("NO_COLOR", "1")
@@ -90,12 +98,23 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
             .map_err(|e| format!("cannot start sr serve: {e}"))?,
     );
     wait_for(port, &mut serve.0)?;
+    // The Evaluations page is given what `sr eval` wrote from the server's runs.
+    let url = format!("http://127.0.0.1:{port}");
+    step(
+        Command::new(crate::target_dir().join("debug/sr"))
+            .args(["eval", "greet.jsonl", "--workload", "greet.sr", "--jobs", "1", "--server", &url, "--out", "eval"])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("NO_COLOR", "1")
+            .current_dir(&work),
+    )?;
 
     let mut playwright = Command::new("npx");
     playwright
         .args(["--no-install", "playwright", "test"])
         .env("SR_STUDIO_SERVER", &server)
-        .env("SR_SERVE_URL", format!("http://127.0.0.1:{port}"))
+        .env("SR_SERVE_URL", &url)
+        .env("SR_EVAL_RESULTS", work.join("eval/results.json"))
         .env("SR_STUDIO_RESULTS", &results)
         .env("CHROMIUM", chromium())
         .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
@@ -104,14 +123,16 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
         playwright.env("SR_STUDIO_SCREENSHOTS", std::path::absolute(dir).map_err(|e| format!("{dir}: {e}"))?);
     }
     step(&mut playwright)?;
-    // One run, two model calls: the draft before the question and the polish after the
-    // answer; a resumed run that called the model again for its draft would make three.
-    // The state view and the fork from the polish (its reply replaced) make none: every
-    // step before the fork point is served from the journal.
+    // The two eval cases' calls, then one run, two model calls: the draft before the
+    // question and the polish after the answer; a resumed run that called the model
+    // again for its draft would make three. The state view and the fork from the
+    // polish (its reply replaced) make none: every step before the fork point is
+    // served from the journal.
     let calls = mock.requests().len();
-    if calls != 2 {
+    if calls != 4 {
         return Err(format!(
-            "sr serve made {calls} model calls for the studio's run, its state view and its fork, not 2 (see {})",
+            "sr serve made {calls} model calls for the eval's two cases, the studio's run, its state view and its \
+             fork, not 4 (see {})",
             work.join("serve.log").display()
         ));
     }
@@ -132,6 +153,21 @@ flow main:
     $final = call llm polish_prompt
     return $final
 "#;
+
+/// One model call; the eval's cases run it on the server.
+const GREET: &str = r#"model main = openai/gpt-4o-mini
+prompt answer_prompt: """Answer the customer: ${input_prompt}"""
+flow main:
+    $answer = call llm answer_prompt
+    return $answer
+"#;
+
+/// Two cases the one reply (`EVAL_REPLY`) passes and fails.
+const GREET_CASES: &str = r#"{"id": "shipped", "prompt": "status of order 7?", "expect": [{"contains": "shipped"}]}
+{"id": "cancelled", "prompt": "cancel order 7", "expect": [{"contains": "cancelled"}]}
+"#;
+
+const EVAL_REPLY: &str = "Order 7 has shipped.";
 
 /// The `sr serve` child, killed when the tests end however they end.
 struct ServeGuard(Child);

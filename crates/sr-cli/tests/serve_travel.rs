@@ -322,3 +322,397 @@ async fn done(serve: &Serve, id: &str) -> Value {
     })
     .await
 }
+
+/// Two questions: a writer agent files the approved draft between them.
+const TWO_QUESTIONS: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt draft_prompt: """Draft a reply to: ${input_prompt}"""
+prompt file_prompt: """File the approved draft in reply.txt."""
+prompt polish_prompt: """Polish this draft using the reviewer's note (${human_input}): ${draft}"""
+agent filer:
+    instruction file_prompt
+    tools fs
+
+flow main:
+    $draft = call llm draft_prompt
+    escalate to human "Approve the draft?"
+    $filed = run agent filer with $human_input
+    $final = call llm polish_prompt
+    escalate to human "Send it?"
+    return $final
+"#;
+
+/// Answers the paused run `id` with `text` and waits until it pauses again or ends.
+async fn answer(serve: &Serve, id: &str, text: &str) -> Value {
+    let answered = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": text})).await;
+    assert_eq!(answered.0, 202, "{}", answered.1);
+    wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{id}")).await.1;
+        matches!(run["status"].as_str(), Some("paused" | "done" | "failed" | "cancelled")).then_some(run)
+    })
+    .await
+}
+
+/// The `human_input` each `state_change` of the run's events gave it, in order.
+fn answers_in(events: &[(u64, Value)]) -> Vec<Value> {
+    let answers = events.iter().filter(|(_, e)| e["type"] == "state_change" && e["variable"] == "human_input");
+    answers.map(|(_, e)| e["value"].clone()).collect()
+}
+
+/// A run answered twice through `/input`; a fork from after the first answer
+/// is given that answer again (no pause, no model or tool call before its
+/// point), asks the second question itself, and when answered, resumes past
+/// the replayed question with its own answer. A fork from before the first
+/// question asks it again.
+#[tokio::test(flavor = "multi_thread")]
+async fn forks_past_an_answered_question_replay_it_and_forks_before_it_ask_it_again() {
+    let dir = temp("travel-answered", &[("approve.sr", TWO_QUESTIONS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Dear Ada."));
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "reply.txt", "content": "Dear Ada."})));
+    mock.push(MockReply::text("filed"));
+    mock.push(MockReply::text("Polished."));
+    let serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    assert_eq!(answer(&serve, &id, "ship it").await["status"], "paused");
+    let ended = answer(&serve, &id, "send").await;
+    assert_eq!((ended["status"].clone(), ended["result"].clone()), (json!("done"), json!("Polished.")), "{ended}");
+    assert_eq!(mock.requests().len(), 4);
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(answers_in(&events), [json!("ship it"), json!("send")]);
+
+    // After the first answer: the answered value, the filed reply.
+    let answered = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "state_change", 1))).await;
+    assert_eq!(answered.0, 200, "{}", answered.1);
+    assert_eq!(main_vars(&answered.1)["human_input"], "ship it", "{}", answered.1);
+    assert_eq!(file_text(&answered.1, "reply.txt"), None);
+    let filed = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "tool_result", 0))).await;
+    assert_eq!(main_vars(&filed.1)["human_input"], "ship it", "{}", filed.1);
+    assert_eq!(file_text(&filed.1, "reply.txt").as_deref(), Some("Dear Ada."), "{}", filed.1["files"]);
+    let second = serve.get(&format!("/v1/runs/{id}/at/{}", seq_of(&events, "state_change", 4))).await;
+    assert_eq!(main_vars(&second.1)["human_input"], "send", "{}", second.1);
+    assert_eq!(mock.requests().len(), 4, "travelling made no model call");
+
+    // A fork after the filer's tool result: the draft, the first answer and
+    // the filer's call are served; the filer's last reply and the polish are
+    // live; the second question is the fork's own.
+    mock.push(MockReply::text("filed again"));
+    mock.push(MockReply::text("Polished again."));
+    let at = seq_of(&events, "tool_result", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let waiting = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(waiting["status"], "paused", "the fork asks the second question: {waiting}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 6, "two live calls, after the fork point");
+    assert!(requests[5].body.to_string().contains("reviewer's note (ship it)"), "{}", requests[5].body);
+    let fork_events =
+        events_of(&serve.get_text_for(&format!("/v1/runs/{fork_id}/events"), Duration::from_millis(500)).await);
+    assert_eq!(answers_in(&fork_events), [json!("ship it")], "the first question was answered from the journal");
+    let fork_file = dir.join("state/runs").join(&fork_id).join("work/reply.txt");
+    assert_eq!(std::fs::read_to_string(fork_file).unwrap(), "Dear Ada.");
+
+    // Answered, the fork resumes from its own journal: the first question
+    // keeps the original's answer, the second gets the fork's.
+    let ended = answer(&serve, &fork_id, "hold it").await;
+    assert_eq!(
+        (ended["status"].clone(), ended["result"].clone()),
+        (json!("done"), json!("Polished again.")),
+        "{ended}"
+    );
+    assert_eq!(mock.requests().len(), 6, "the resumed fork made no model call");
+    let fork_events = events_of(&serve.get_text(&format!("/v1/runs/{fork_id}/events")).await);
+    assert_eq!(answers_in(&fork_events), [json!("ship it"), json!("hold it")]);
+    // And the fork travels too: its first answer is the original's, its second its own.
+    let end = serve.get(&format!("/v1/runs/{fork_id}/at/{}", fork_events.last().unwrap().0)).await;
+    assert_eq!(end.0, 200, "{}", end.1);
+    assert_eq!(main_vars(&end.1)["human_input"], "hold it", "{}", end.1);
+    let first = fork_events.iter().find(|(_, e)| e["type"] == "state_change" && e["variable"] == "human_input");
+    let early = serve.get(&format!("/v1/runs/{fork_id}/at/{}", first.unwrap().0)).await;
+    assert_eq!(main_vars(&early.1)["human_input"], "ship it", "{}", early.1);
+
+    // A fork from before the first question asks it again, live.
+    let before = seq_of(&events, "model_response", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": before, "reply": "Dear Bo."})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let asked = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(asked["status"], "paused", "{asked}");
+    assert_eq!(mock.requests().len(), 6, "the fork replaced the draft and asked before any call");
+    let fork_events =
+        events_of(&serve.get_text_for(&format!("/v1/runs/{fork_id}/events"), Duration::from_millis(500)).await);
+    assert!(answers_in(&fork_events).is_empty(), "the original's answer is not given again");
+    mock.push(MockReply::tool_call("w2", "write_file", json!({"path": "reply.txt", "content": "Dear Bo."})));
+    mock.push(MockReply::text("filed Bo"));
+    mock.push(MockReply::text("Polished Bo."));
+    assert_eq!(answer(&serve, &fork_id, "fine").await["status"], "paused");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 9);
+    assert!(requests[8].body.to_string().contains("reviewer's note (fine): Dear Bo."), "{}", requests[8].body);
+    let ended = answer(&serve, &fork_id, "go").await;
+    assert_eq!(ended["result"], "Polished Bo.", "{ended}");
+    assert_eq!(mock.requests().len(), 9);
+}
+
+/// Two branches that each call the model, then a call that joins them.
+const PARALLEL: &str = r#"model main = openai/gpt-4o-mini
+prompt ask_a: """Topic A: ${input_prompt}"""
+prompt ask_b: """Topic B: ${input_prompt}"""
+prompt join: """Join: ${a} / ${b}"""
+flow main:
+    parallel do
+        $a = call llm ask_a
+        $b = call llm ask_b
+    end
+    $joined = call llm join
+    return $joined
+"#;
+
+/// Every variable of every thread at the moment, by name.
+fn all_vars(moment: &Value) -> serde_json::Map<String, Value> {
+    let mut vars = serde_json::Map::new();
+    for scope in moment["scopes"].as_array().unwrap() {
+        for (name, value) in scope["variables"].as_object().unwrap() {
+            vars.insert(name.clone(), value.clone());
+        }
+    }
+    vars
+}
+
+/// Which call a model request is: a branch's (`A`, `B`) or the join (`J`).
+fn asked(body: &Value) -> &'static str {
+    let body = body.to_string();
+    if body.contains("Topic A") {
+        "A"
+    } else if body.contains("Topic B") {
+        "B"
+    } else {
+        "J"
+    }
+}
+
+/// Looks at the run at every event: each variable (every reply is `value`) is
+/// shown from its assignment's event on, and not before the reply it assigns
+/// (the run goes on from a reply to its assignment with no step between, so
+/// a moment at the reply may show it already). The assignments: (reply,
+/// assignment, variable).
+async fn assignments_shown_in_time(
+    serve: &Serve,
+    id: &str,
+    events: &[(u64, Value)],
+    value: &str,
+) -> Vec<(u64, u64, String)> {
+    let assigned: Vec<(u64, u64, String)> = events
+        .iter()
+        .filter(|(_, e)| e["type"] == "state_change")
+        .map(|(seq, e)| {
+            let reply =
+                events.iter().rev().find(|(s, r)| s < seq && r["type"] == "model_response" && r["path"] == e["path"]);
+            (reply.unwrap().0, *seq, e["variable"].as_str().unwrap().to_string())
+        })
+        .collect();
+    for (seq, event) in events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
+        let vars = all_vars(&at.1);
+        let kind = &event["type"];
+        for (reply, when, name) in &assigned {
+            if when <= seq {
+                assert_eq!(
+                    vars.get(name),
+                    Some(&json!(value)),
+                    "event {seq} ({kind}): ${name} was assigned at {when}: {}",
+                    at.1
+                );
+            } else if seq < reply {
+                assert_eq!(vars.get(name), None, "event {seq} ({kind}): ${name} is replied at {reply}: {}", at.1);
+            }
+        }
+    }
+    assigned
+}
+
+/// A run whose `parallel` branches call the model: at every event, a
+/// variable is shown once the event of its assignment is passed, and not
+/// before; a fork from any model event of the branches or after the block
+/// makes no call the original made before that event and ends as the
+/// original did; a branch's reply replaced, the join is asked again with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_branches_travel_and_fork() {
+    let dir = temp("travel-parallel", &[("par.sr", PARALLEL)]);
+    let mock = MockServer::start().await;
+    // The mock answers in the order requests arrive, which the branches race
+    // for: every call gets one reply, and the events tell the calls apart.
+    let reply_text = "same";
+    for _ in 0..3 {
+        mock.push(MockReply::text(reply_text));
+    }
+    let serve = Serve::start(&dir, &mock, &["par.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "par", "prompt": "tea", "wait": true})).await;
+    assert_eq!((run.1["status"].clone(), run.1["result"].clone()), (json!("done"), json!(reply_text)), "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    assert_eq!(mock.requests().len(), 3);
+
+    let assigned = assignments_shown_in_time(&serve, &id, &events, reply_text).await;
+    let names: Vec<&str> = assigned.iter().map(|(_, _, n)| n.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names[2], "joined", "{names:?}");
+    assert_eq!(mock.requests().len(), 3, "travelling made no model call");
+
+    // Which call each model event belongs to: its producer's (a branch's
+    // events carry the branch in their path) is the one that assigns `a`, `b`
+    // or `joined`.
+    let assigns = |variable: &str| {
+        events.iter().find(|(_, e)| e["type"] == "state_change" && e["variable"] == variable).unwrap().1["path"].clone()
+    };
+    let producers = [(assigns("a"), "A"), (assigns("b"), "B"), (assigns("joined"), "J")];
+    let call_of: std::collections::HashMap<u64, &str> = events
+        .iter()
+        .filter(|(_, e)| matches!(e["type"].as_str(), Some("model_request" | "model_response")))
+        .map(|(seq, e)| (*seq, producers.iter().find(|(path, _)| *path == e["path"]).unwrap().1))
+        .collect();
+
+    // Forks from every model event and from the join's assignment, nothing
+    // replaced: live calls are only those the original asked after the event.
+    let mut points: Vec<u64> = call_of.keys().copied().collect();
+    points.sort();
+    points.push(assigned[2].1);
+    for at in points {
+        let after: Vec<&str> = events
+            .iter()
+            .filter(|(seq, e)| *seq > at && e["type"] == "model_request")
+            .map(|(seq, _)| call_of[seq])
+            .collect();
+        for _ in 0..3 {
+            mock.push(MockReply::text(reply_text));
+        }
+        let before = mock.requests().len();
+        let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+        assert_eq!(fork.0, 202, "{at}: {}", fork.1);
+        let ended = done(&serve, fork.1["id"].as_str().unwrap()).await;
+        let made: Vec<&str> = mock.requests()[before..].iter().map(|r| asked(&r.body)).collect();
+        assert_eq!(
+            (ended["status"].clone(), ended["result"].clone()),
+            (json!("done"), json!(reply_text)),
+            "fork at {at}, live {made:?}: {ended}"
+        );
+        for call in &made {
+            assert!(
+                after.contains(call),
+                "fork at {at} asked {call}, which the original asked before it (live {made:?})"
+            );
+        }
+    }
+
+    // A branch's reply replaced: the other branch is served, the join goes
+    // live with the new value.
+    let a_reply = events.iter().find(|(seq, e)| e["type"] == "model_response" && call_of.get(seq) == Some(&"A"));
+    let a_reply = a_reply.unwrap().0;
+    while mock.remaining() > 0 {
+        serve.post("/v1/runs", json!({"workload": "par", "prompt": "drain", "wait": true})).await;
+    }
+    mock.push(MockReply::text("rejoined"));
+    let before = mock.requests().len();
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": a_reply, "reply": "edited"})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let ended = done(&serve, fork.1["id"].as_str().unwrap()).await;
+    assert_eq!(ended["result"], "rejoined", "{ended}");
+    let made = mock.requests()[before..].to_vec();
+    assert_eq!(made.len(), 1, "only the join is asked");
+    assert!(made[0].body.to_string().contains(&format!("Join: edited / {reply_text}")), "{}", made[0].body);
+}
+
+/// A fork past an answered question, killed (`kill -9`) during its first live
+/// call, resumes at the next start from its own journal, which keeps the
+/// answer it was given: the replayed question is not asked again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_past_an_answer_killed_mid_run_resumes_with_the_answer() {
+    let dir = temp("travel-answered-kill", &[("approve.sr", TWO_QUESTIONS)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Dear Ada."));
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "reply.txt", "content": "Dear Ada."})));
+    mock.push(MockReply::text("filed"));
+    mock.push(MockReply::text("Polished."));
+    let mut serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "approve", "prompt": "Ada", "wait": true})).await;
+    let id = run.1["id"].as_str().unwrap().to_string();
+    assert_eq!(answer(&serve, &id, "ship it").await["status"], "paused");
+    assert_eq!(answer(&serve, &id, "send").await["status"], "done");
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let at = seq_of(&events, "tool_result", 0);
+    let fork = serve.post(&format!("/v1/runs/{id}/fork"), json!({"at": at})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 5).then_some(()) }).await;
+    serve.signal(libc::SIGKILL);
+    serve.wait_exit(Duration::from_secs(10));
+
+    mock.push(MockReply::text("filed again"));
+    mock.push(MockReply::text("Polished again."));
+    let serve = Serve::start(&dir, &mock, &["approve.sr"]).await;
+    let waiting = wait_until(Duration::from_secs(30), || async {
+        let run = serve.get(&format!("/v1/runs/{fork_id}")).await.1;
+        (run["status"] != "queued" && run["status"] != "running").then_some(run)
+    })
+    .await;
+    assert_eq!(waiting["status"], "paused", "{waiting}");
+    assert_eq!(waiting["error"].as_str().map(|e| e.contains("Send it?")), Some(true), "{waiting}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 7, "the interrupted call again, then the polish");
+    assert!(requests[6].body.to_string().contains("reviewer's note (ship it)"), "{}", requests[6].body);
+    let ended = answer(&serve, &fork_id, "hold it").await;
+    assert_eq!(ended["result"], "Polished again.", "{ended}");
+}
+
+/// Nested blocks in branches that run at once: the ids of their branches
+/// depend on which block starts first.
+const NESTED: &str = r#"model main = openai/gpt-4o-mini
+prompt ask: """Topic: ${input_prompt}"""
+flow main:
+    parallel do
+        parallel do
+            $a = call llm ask
+            $b = call llm ask
+        end
+        parallel do
+            $c = call llm ask
+            $d = call llm ask
+        end
+    end
+    return $a
+"#;
+
+/// A run with nested `parallel` blocks is shown as it was at every event,
+/// with no model call, in bounded time.
+#[tokio::test(flavor = "multi_thread")]
+async fn nested_parallel_blocks_travel() {
+    let dir = temp("travel-nested", &[("nested.sr", NESTED)]);
+    let mock = MockServer::start().await;
+    for _ in 0..4 {
+        mock.push(MockReply::text("same"));
+    }
+    let serve = Serve::start(&dir, &mock, &["nested.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "nested", "prompt": "tea", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let started = std::time::Instant::now();
+    let assigned = assignments_shown_in_time(&serve, &id, &events, "same").await;
+    assert_eq!(assigned.len(), 4);
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(mock.requests().len(), 4, "travelling made no model call");
+}

@@ -102,7 +102,8 @@ impl Storage {
 pub struct Launched {
     program: Arc<Compiled>,
     message: String,
-    /// Answers recorded by the run this one resumes.
+    /// Answers given in advance: those of the run this one resumes, or
+    /// those a continued run was given ([`launch_continuing_answered`]).
     answers: Vec<String>,
     invocation_id: String,
     provider: Arc<dyn Provider>,
@@ -177,10 +178,23 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, LaunchError> {
 /// effect stops the run with a divergence. `spec.record` gets the recording
 /// followed by what is new.
 pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, LaunchError> {
-    launch_with(spec, Some(recording))
+    launch_with(spec, Some((recording, Vec::new())))
 }
 
-fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, LaunchError> {
+/// Like [`launch_continuing`], for a run given `answers`: those the recorded
+/// run's `escalate to human`s got before the point the new run goes live
+/// from. They answer its questions in order and its journal's `meta` keeps
+/// them, as a resumed run's does, so that the new run pauses, resumes and is
+/// replayed with them (`sr serve`'s forks).
+pub fn launch_continuing_answered(
+    spec: LaunchSpec,
+    recording: String,
+    answers: Vec<String>,
+) -> Result<Launched, LaunchError> {
+    launch_with(spec, Some((recording, answers)))
+}
+
+fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Result<Launched, LaunchError> {
     let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human, in_doubt } =
         spec;
     let refused = LaunchError::Refused;
@@ -215,16 +229,17 @@ fn launch_with(spec: LaunchSpec, continued: Option<String>) -> Result<Launched, 
     let (mode, served) = match (&replay_text, &resume, &continued) {
         (Some(text), _, _) => (Mode::Replay, text.clone()),
         (None, Some(resume), _) => (Mode::Resume, resume.journal.clone()),
-        (None, None, Some(text)) => (Mode::Travel, text.clone()),
+        (None, None, Some((text, _))) => (Mode::Travel, text.clone()),
         (None, None, None) => (Mode::Live, String::new()),
     };
     let recorded = match mode {
         Mode::Live => Recorded::default(),
         _ => Recorded::parse(&served).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
     };
-    let (message, answers) = match &resume {
-        Some(resume) => (resume.message.clone(), resume.answers.clone()),
-        None => (message, Vec::new()),
+    let (message, answers) = match (&resume, continued) {
+        (Some(resume), _) => (resume.message.clone(), resume.answers.clone()),
+        (None, Some((_, answers))) => (message, answers),
+        (None, None) => (message, Vec::new()),
     };
     // A continued run starts where the recorded one did.
     if let (Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {

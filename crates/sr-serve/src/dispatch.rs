@@ -284,9 +284,9 @@ fn ended_attempt(server: &Server, run: &RunRow) -> bool {
 /// A run's last stored event id, and how many of its stored events a replay
 /// of its journal emits again (`replayed::repeated`): what a continued run skips.
 async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreError> {
-    let kinds = replayed::stored_kinds(&server.store, run).await?;
-    let last = kinds.last().map_or(0, |(id, _)| *id);
-    let kinds: Vec<&str> = kinds.iter().map(|(_, kind)| kind.as_str()).collect();
+    let events = replayed::stored_events(&server.store, run).await?;
+    let last = events.last().map_or(0, |e| e.id);
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     Ok((last, replayed::repeated(&kinds).into_iter().filter(|r| *r).count() as u64))
 }
 

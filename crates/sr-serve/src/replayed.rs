@@ -48,19 +48,37 @@ pub fn kind_of(event: &Value) -> String {
 /// Events read from the store at once.
 const BATCH: usize = 4096;
 
-/// A run's stored events, all of them: their ids and types, in id order.
-pub async fn stored_kinds(store: &Store, run: &str) -> Result<Vec<(u64, String)>, StoreError> {
-    let mut kinds = Vec::new();
+/// A stored event as a replay finds it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub id: u64,
+    /// Its type ([`kind_of`]).
+    pub kind: String,
+    /// The `parallel` branches it was emitted in, outermost first: their
+    /// threads' ids (`branch:ID` in its path); none on the main thread.
+    pub branches: Vec<u32>,
+}
+
+/// The branches an event's `path` names, outermost first.
+pub fn branches_of(event: &Value) -> Vec<u32> {
+    let path = event["path"].as_array().map(Vec::as_slice).unwrap_or_default();
+    path.iter().filter_map(|p| p.as_str()?.strip_prefix("branch:")?.parse().ok()).collect()
+}
+
+/// A run's stored events, all of them, in id order.
+pub async fn stored_events(store: &Store, run: &str) -> Result<Vec<Stored>, StoreError> {
+    let mut events = Vec::new();
     let mut after = 0;
     loop {
         let batch = store.events_after(run, after, BATCH).await?;
         let Some((newest, _)) = batch.last() else { break };
         after = *newest;
         for (id, text) in batch {
-            kinds.push((id, kind_of(&serde_json::from_str(&text).unwrap_or(Value::Null))));
+            let event = serde_json::from_str(&text).unwrap_or(Value::Null);
+            events.push(Stored { id, kind: kind_of(&event), branches: branches_of(&event) });
         }
     }
-    Ok(kinds)
+    Ok(events)
 }
 
 #[cfg(test)]
@@ -83,5 +101,15 @@ mod tests {
         let event = serde_json::json!({"type": "event_too_large", "original_type": "tool_result"});
         assert_eq!(kind_of(&event), "tool_result");
         assert_eq!(kind_of(&serde_json::json!({"type": "log"})), "log");
+    }
+
+    #[test]
+    fn an_event_names_its_branches() {
+        let event = |path: Value| serde_json::json!({"type": "log", "path": path});
+        let nested = event(serde_json::json!(["flow:main", "branch:3", "agent:a", "branch:7"]));
+        assert_eq!(branches_of(&nested), [3, 7]);
+        for odd in [serde_json::json!([]), serde_json::json!(["branch:x", 5, "branch:"]), Value::Null] {
+            assert_eq!(branches_of(&event(odd)), Vec::<u32>::new());
+        }
     }
 }

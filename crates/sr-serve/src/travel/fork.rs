@@ -5,9 +5,13 @@
 //! (`forks/RUN.json`), written before the run is queued, so the dispatcher
 //! (and, after a crash, the next server) starts it as a fork; once started,
 //! the fork has a journal of its own and continues from it like any run, its
-//! variable edits made again at the point (they are not in the journal).
+//! variable edits made again at the point (they are not in the journal). The
+//! original's answers to `escalate to human` before the point are the fork's
+//! own from the start (its journal keeps them, as a resumed run's keeps its
+//! answers), so a fork that pauses or crashes resumes with them, and a
+//! question after the point is the fork's to ask.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,8 +20,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
-use sr_runtime::journal::Recorded;
-use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing};
+use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing_answered};
 
 use super::moment::{Point, count_point};
 use crate::locked;
@@ -33,6 +36,9 @@ pub struct Plan {
     /// Where it goes live; `None`: the original had no point after the
     /// event, and the fork replays it to its end.
     pub point: Option<Point>,
+    /// The original's answers to `escalate to human` before the point.
+    #[serde(default)]
+    pub answers: Vec<String>,
     pub reply: Option<String>,
     pub set: Map<String, Value>,
 }
@@ -78,14 +84,8 @@ pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHo
     let journal = std::fs::read_to_string(&plan.journal).map_err(|e| {
         LaunchError::Io(format!("cannot read the journal of run {} ({}): {e}", plan.from_run, plan.journal.display()))
     })?;
-    // The original's answers to `escalate to human` are given again before the point.
-    let answers = Recorded::parse(&journal)
-        .map_err(|e| LaunchError::Refused(format!("the journal of run {}: {e}", plan.from_run)))?
-        .meta()
-        .map(|m| m.answers.clone())
-        .unwrap_or_default();
-    let launched = launch_continuing(spec, journal)?;
-    Ok((launched, Arc::new(Forking::new(plan, answers, false))))
+    let launched = launch_continuing_answered(spec, journal, plan.answers.clone())?;
+    Ok((launched, Arc::new(Forking::new(plan, false))))
 }
 
 /// The hook of a fork that started before and resumes from its own journal:
@@ -93,16 +93,19 @@ pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHo
 /// the journal and without it the fork would go on with the original's values.
 /// The replaced reply is in the journal already.
 pub fn resuming(plan: &Plan) -> Arc<dyn StepHook> {
-    Arc::new(Forking::new(plan, Vec::new(), true))
+    Arc::new(Forking::new(plan, true))
 }
 
-/// Replays silently, answering the original's questions, and at the plan's
-/// point edits the variables, replaces the reply and forks.
+/// At the plan's point, edits the variables, replaces the reply and forks;
+/// when the point is in a `parallel` branch, the threads around it fork at
+/// their next step too (after the block), since what they do next depends on
+/// what the branch does now. The other branches are served on.
 struct Forking {
     point: Option<Point>,
+    /// The threads around the point's branch that have not forked yet.
+    around: Mutex<Vec<String>>,
     reply: Option<String>,
     set: Map<String, Value>,
-    answers: Mutex<VecDeque<String>>,
     points: Mutex<HashMap<String, u64>>,
     forked: AtomicBool,
     /// The fork is resumed from its own journal: at the point, the edits only.
@@ -110,12 +113,12 @@ struct Forking {
 }
 
 impl Forking {
-    fn new(plan: &Plan, answers: Vec<String>, resuming: bool) -> Forking {
+    fn new(plan: &Plan, resuming: bool) -> Forking {
         Forking {
             point: plan.point.clone(),
+            around: Mutex::new(plan.point.iter().flat_map(|p| around(&p.thread)).collect()),
             reply: plan.reply.clone(),
             set: plan.set.clone(),
-            answers: Mutex::new(answers.into()),
             points: Mutex::default(),
             forked: AtomicBool::new(false),
             resuming,
@@ -147,25 +150,44 @@ impl StepHook for Forking {
                     Control::Continue
                 }
             }
-            _ => Control::Continue,
+            _ if self.resuming || !self.forked.load(Ordering::SeqCst) => Control::Continue,
+            _ => {
+                let mut around = locked(&self.around);
+                match around.iter().position(|t| t == step.thread_key) {
+                    Some(i) => {
+                        around.remove(i);
+                        Control::Fork
+                    }
+                    None => Control::Continue,
+                }
+            }
         };
         Box::pin(std::future::ready(control))
     }
+}
 
-    /// Before the point, the original's answers; after it, the fork's own
-    /// questions pause it for `POST /v1/runs/ID/input`.
-    fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
-        let answer = match self.forked.load(Ordering::SeqCst) {
-            false => locked(&self.answers).pop_front(),
-            true => None,
-        };
-        Box::pin(std::future::ready(answer))
+/// The threads a thread runs inside of, innermost first: `main/3.1/2.0` is a
+/// branch of `main/3.1`, a branch of `main`.
+fn around(thread: &str) -> Vec<String> {
+    let mut around = Vec::new();
+    let mut rest = thread;
+    while let Some((parent, _)) = rest.rsplit_once('/') {
+        around.push(parent.to_string());
+        rest = parent;
     }
+    around
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_branch_runs_inside_its_parents() {
+        assert_eq!(around("main/3.1/2.0"), ["main/3.1", "main"]);
+        assert_eq!(around("main/0.4"), ["main"]);
+        assert!(around("main").is_empty());
+    }
 
     #[test]
     fn a_plan_is_kept_whole_and_read_back() {
@@ -178,6 +200,7 @@ mod tests {
             at: 7,
             journal: dir.join("journal/s/1.jsonl"),
             point: Some(Point { thread: "main".into(), n: 4, kind: "model_reply".into() }),
+            answers: vec!["ship it".into()],
             reply: Some("injected".into()),
             set,
         };

@@ -10,6 +10,7 @@ pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod moment;
 pub(crate) mod target;
+pub(crate) mod turns;
 
 use std::sync::Arc;
 
@@ -80,7 +81,7 @@ async fn locate(server: &Server, run: &RunRow, seq: u64) -> Result<Target, ApiEr
     let bad = |target::Beyond(message)| ApiError::bad_request(message);
     let last = server.store.last_event(&run.id).await?;
     target::check(seq, last).map_err(bad)?;
-    let events = crate::replayed::stored_kinds(&server.store, &run.id).await?;
+    let events = crate::replayed::stored_events(&server.store, &run.id).await?;
     target::locate(&events, seq, last).map_err(bad)
 }
 
@@ -160,6 +161,7 @@ async fn fork_run(
         at: target.seq,
         journal: journal_path(&server, &run)?,
         point: moment.point.clone(),
+        answers: moment.answered,
         reply: request.reply,
         set: request.set,
     };

@@ -3,8 +3,10 @@
 //! and value is served, and an effect the journal lacks stops the replay: it
 //! never calls a model or a tool) in a scratch work directory, with a hook
 //! that watches every thread's points and variables and ends the replay at
-//! the first point after the event. The files are the scratch directory's
-//! then: the recorded tools' changes made again.
+//! the first point after the event of the thread that emitted it (`parallel`
+//! branches take their steps in the stored events' order: `turns`). The
+//! files are the scratch directory's then: the recorded tools' changes made
+//! again.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -23,6 +25,7 @@ use sr_runtime::launch::{LaunchSpec, Recording, launch};
 use super::files::{self, Files};
 use super::replay_failed;
 use super::target::Target;
+use super::turns::{self, Turns};
 use crate::Server;
 use crate::error::ApiError;
 use crate::locked;
@@ -70,6 +73,10 @@ pub struct Moment {
     pub point: Option<Point>,
     pub scopes: Vec<Scope>,
     pub files: Files,
+    /// The recorded answers to `escalate to human` the run had been given
+    /// before the point, in order: a fork from it is given them again.
+    #[serde(skip)]
+    pub answered: Vec<String>,
 }
 
 /// Replays `run` to `target` and describes it there.
@@ -108,12 +115,14 @@ async fn describe(
         point: replayed.point,
         scopes: replayed.scopes,
         files: files::list(work),
+        answered: replayed.answered,
     })
 }
 
 struct Replayed {
     point: Option<Point>,
     scopes: Vec<Scope>,
+    answered: Vec<String>,
 }
 
 async fn replay(
@@ -141,11 +150,18 @@ async fn replay(
         in_doubt: sr_runtime::in_doubt::skip_all(),
     };
     let launched = launch(spec).map_err(|e| replay_failed(format!("cannot replay the run: {e}")))?;
-    let watch = Arc::new(Watch::new(stop, answers, target.count));
+    let watch = Arc::new(Watch::new(stop, answers, target));
     launched
         .run(watch.clone(), vec![watch.clone() as Arc<dyn EventSink>])
         .await
         .map_err(|e| replay_failed(format!("the replay failed: {e}")))?;
+    if watch.lost.load(Ordering::SeqCst) {
+        return Err(replay_failed(format!(
+            "the replay could not follow the run's parallel branches to event {}: a branch waited {}s for its turn",
+            target.seq,
+            turns::WAIT.as_secs()
+        )));
+    }
     // The events before the stop are the stored ones.
     let expected = match stop {
         Stop::After(count) | Stop::Reply(count) => &target.kinds[..(count as usize).min(target.kinds.len())],
@@ -169,23 +185,27 @@ async fn replay(
     }
     let point = locked(&watch.stopped).clone();
     let mut threads = std::mem::take(&mut *locked(&watch.threads));
-    if point.is_none() {
-        // The run ended after its last point: what it assigned since is in its events.
-        let changes = std::mem::take(&mut *locked(&watch.pending));
-        if let Some(main) = threads.iter_mut().find(|s| s.thread == "main") {
-            for (name, value) in changes {
-                main.variables.insert(name, value);
-            }
+    // What a thread assigned after its last point (the run ended, another
+    // thread's step is the stop, or the thread ended) is in its events.
+    let names = locked(&watch.names);
+    for (thread, changes) in std::mem::take(&mut *locked(&watch.pending)) {
+        let name = names.get(&thread).map_or("main", String::as_str);
+        if let Some(scope) = threads.iter_mut().find(|s| s.thread == name) {
+            scope.variables.extend(changes);
         }
     }
-    Ok(Replayed { point, scopes: threads })
+    drop(names);
+    let answered = std::mem::take(&mut *locked(&watch.answered));
+    Ok(Replayed { point, scopes: threads, answered })
 }
 
 /// The replay's hook and event sink.
 struct Watch {
     stop: Stop,
-    /// The recorded run's answers to `escalate to human`, in order.
+    /// The recorded run's answers to `escalate to human`, in order, and
+    /// those given before the stop.
     answers: Mutex<VecDeque<String>>,
+    answered: Mutex<Vec<String>>,
     /// Counted events emitted so far, and their types (up to the target's count).
     emitted: AtomicU64,
     kinds: Mutex<Vec<String>>,
@@ -194,25 +214,35 @@ struct Watch {
     points: Mutex<HashMap<String, u64>>,
     /// Each live thread's variables at its last point, in the order threads started.
     threads: Mutex<Vec<Scope>>,
-    /// Thread ids to journal names, to drop a thread's scope when it ends.
+    /// Thread ids to journal names, to drop a thread's scope once it ended
+    /// and its parent went on.
     names: Mutex<HashMap<u32, String>>,
-    /// State changes of the main thread since its last point.
-    pending: Mutex<Vec<(String, Value)>>,
+    /// Each branch's parent thread.
+    parents: Mutex<HashMap<u32, u32>>,
+    turns: Turns,
+    /// A thread waited for its turn in vain: the replay stopped there.
+    lost: AtomicBool,
+    /// Each thread's state changes since its last point.
+    pending: Mutex<HashMap<u32, Vec<(String, Value)>>>,
     stopped: Mutex<Option<Point>>,
     done: AtomicBool,
 }
 
 impl Watch {
-    fn new(stop: Stop, answers: Vec<String>, keep_kinds: u64) -> Watch {
+    fn new(stop: Stop, answers: Vec<String>, target: &Target) -> Watch {
         Watch {
             stop,
             answers: Mutex::new(answers.into()),
+            answered: Mutex::default(),
             emitted: AtomicU64::new(0),
             kinds: Mutex::default(),
-            keep_kinds,
+            keep_kinds: target.count,
             points: Mutex::default(),
             threads: Mutex::default(),
             names: Mutex::default(),
+            parents: Mutex::default(),
+            turns: Turns::new(target.branches.clone(), target.count.saturating_sub(1) as usize),
+            lost: AtomicBool::new(false),
             pending: Mutex::default(),
             stopped: Mutex::default(),
             done: AtomicBool::new(false),
@@ -256,49 +286,99 @@ fn scope_of(step: &Step<'_>) -> Scope {
     Scope { thread: step.thread_key.to_string(), frames, variables }
 }
 
-impl StepHook for Watch {
-    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
-        if self.done.load(Ordering::SeqCst) {
-            return Box::pin(std::future::ready(Control::Terminate));
-        }
-        let n = count_point(&self.points, step.thread_key);
-        locked(&self.names).insert(step.thread, step.thread_key.to_string());
-        {
-            let scope = scope_of(&step);
-            let mut threads = locked(&self.threads);
-            match threads.iter_mut().find(|s| s.thread == scope.thread) {
-                Some(known) => *known = scope,
-                None => threads.push(scope),
-            }
-        }
-        if step.thread == 0 {
-            locked(&self.pending).clear();
-        }
-        let emitted = self.emitted.load(Ordering::SeqCst);
-        let kind = point_kind(&step.point);
-        let here = match self.stop {
-            Stop::After(count) => emitted >= count,
-            Stop::Reply(count) => emitted >= count && kind == "model_reply",
-        };
-        if !here {
-            return Box::pin(std::future::ready(Control::Continue));
-        }
-        *locked(&self.stopped) = Some(Point { thread: step.thread_key.to_string(), n, kind: kind.to_string() });
+impl Watch {
+    fn stop_here(&self) {
         self.done.store(true, Ordering::SeqCst);
-        Box::pin(std::future::ready(Control::Terminate))
+        self.turns.moved();
     }
 
-    fn on_thread(&self, thread: u32, _parent: u32, started: bool) {
-        if started || self.done.load(Ordering::SeqCst) {
-            return;
+    fn stop_count(&self) -> u64 {
+        match self.stop {
+            Stop::After(count) | Stop::Reply(count) => count,
         }
-        if let Some(name) = locked(&self.names).remove(&thread) {
-            locked(&self.threads).retain(|s| s.thread != name);
+    }
+
+    /// Drops the scopes of the threads below `thread` that ended: it went on
+    /// past their block, with their variables.
+    fn forget_ended_below(&self, thread: u32) {
+        let parents = locked(&self.parents);
+        let below = |mut t: u32| {
+            while let Some(&parent) = parents.get(&t) {
+                if parent == thread {
+                    return true;
+                }
+                t = parent;
+            }
+            false
+        };
+        let gone: Vec<String> = locked(&self.names)
+            .iter()
+            .filter(|(id, _)| self.turns.has_ended(**id) && below(**id))
+            .map(|(_, name)| name.clone())
+            .collect();
+        if !gone.is_empty() {
+            locked(&self.threads).retain(|s| !gone.contains(&s.thread));
+        }
+    }
+}
+
+impl StepHook for Watch {
+    fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
+        Box::pin(async move {
+            let emitted = || self.emitted.load(Ordering::SeqCst);
+            let done = || self.done.load(Ordering::SeqCst);
+            let turn = self.turns.wait(step.thread, emitted, (self.stop_count(), turns::WAIT), done).await;
+            if !turn {
+                self.lost.store(true, Ordering::SeqCst);
+                self.stop_here();
+            }
+            if done() {
+                return Control::Terminate;
+            }
+            let n = count_point(&self.points, step.thread_key);
+            locked(&self.names).insert(step.thread, step.thread_key.to_string());
+            self.forget_ended_below(step.thread);
+            {
+                let scope = scope_of(&step);
+                let mut threads = locked(&self.threads);
+                match threads.iter_mut().find(|s| s.thread == scope.thread) {
+                    Some(known) => *known = scope,
+                    None => threads.push(scope),
+                }
+            }
+            locked(&self.pending).remove(&step.thread);
+            let kind = point_kind(&step.point);
+            let target = self.turns.target();
+            let here = match self.stop {
+                Stop::After(count) => emitted() >= count && (step.thread == target || self.turns.has_ended(target)),
+                Stop::Reply(count) => emitted() >= count && kind == "model_reply" && step.thread == target,
+            };
+            if !here {
+                return Control::Continue;
+            }
+            *locked(&self.stopped) = Some(Point { thread: step.thread_key.to_string(), n, kind: kind.to_string() });
+            self.stop_here();
+            Control::Terminate
+        })
+    }
+
+    fn on_thread(&self, thread: u32, parent: u32, started: bool) {
+        match started {
+            true => {
+                locked(&self.parents).insert(thread, parent);
+            }
+            false => self.turns.end(thread),
         }
     }
 
     fn on_human<'a>(&'a self, _step: Step<'a>, _message: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(std::future::ready(locked(&self.answers).pop_front()))
+        let answer = locked(&self.answers).pop_front();
+        if let Some(answer) = &answer
+            && !self.done.load(Ordering::SeqCst)
+        {
+            locked(&self.answered).push(answer.clone());
+        }
+        Box::pin(std::future::ready(answer))
     }
 }
 
@@ -309,14 +389,15 @@ impl EventSink for Watch {
         }
         let kind = serde_json::to_value(&event.payload).ok().and_then(|v| v["type"].as_str().map(str::to_string));
         let Some(kind) = kind.filter(|k| counted(k)) else { return };
-        if let Payload::StateChange { variable, value } = &event.payload
-            && !event.path.iter().any(|p| p.starts_with("branch:"))
-        {
-            locked(&self.pending).push((variable.clone(), value.clone()));
-        }
         let emitted = self.emitted.fetch_add(1, Ordering::SeqCst) + 1;
+        // Up to the target event: its type, and what it assigned.
         if emitted <= self.keep_kinds {
             locked(&self.kinds).push(kind);
+            if let Payload::StateChange { variable, value } = &event.payload {
+                let thread = event.path.iter().rev().find_map(|p| p.strip_prefix("branch:")?.parse().ok());
+                locked(&self.pending).entry(thread.unwrap_or(0)).or_default().push((variable.clone(), value.clone()));
+            }
         }
+        self.turns.moved();
     }
 }

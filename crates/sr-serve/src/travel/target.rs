@@ -6,7 +6,7 @@
 //! is the moment when the replay has emitted `count` of them. The
 //! dispatcher counts the same way what a continued run does not store again.
 
-use crate::replayed::repeated;
+use crate::replayed::{Stored, repeated};
 
 /// Where a replay stops, counted in [`counted`] events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,9 @@ pub struct Target {
     pub kinds: Vec<String>,
     /// `seq` is the run's last stored event.
     pub last: bool,
+    /// The branches each counted event of the whole run was emitted in
+    /// ([`Stored::branches`]), in order: a replay follows its threads by them.
+    pub branches: Vec<Vec<u32>>,
 }
 
 /// Why an event id names no moment of the run.
@@ -37,25 +40,32 @@ pub fn check(seq: u64, last: u64) -> Result<(), Beyond> {
     Ok(())
 }
 
-/// The target of event `seq` among a run's stored `events` (id and type, in
-/// id order, all of them), the last of which is `last`.
-pub fn locate(events: &[(u64, String)], seq: u64, last: u64) -> Result<Target, Beyond> {
+/// The target of event `seq` among a run's stored `events` (in id order, all
+/// of them), the last of which is `last`.
+pub fn locate(events: &[Stored], seq: u64, last: u64) -> Result<Target, Beyond> {
     check(seq, last)?;
-    let all: Vec<&str> = events.iter().map(|(_, kind)| kind.as_str()).collect();
+    let all: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     let mut kinds = Vec::new();
     let mut kind = String::new();
-    for ((id, event_kind), repeated) in events.iter().zip(repeated(&all)).take_while(|((id, _), _)| *id <= seq) {
+    let mut branches = Vec::new();
+    for (event, repeated) in events.iter().zip(repeated(&all)) {
         if repeated {
-            kinds.push(event_kind.clone());
+            branches.push(event.branches.clone());
         }
-        if *id == seq {
-            kind.clone_from(event_kind);
+        if event.id > seq {
+            continue;
+        }
+        if repeated {
+            kinds.push(event.kind.clone());
+        }
+        if event.id == seq {
+            kind.clone_from(&event.kind);
         }
     }
     if kind.is_empty() {
         return Err(Beyond(format!("at: the run has no event {seq}")));
     }
-    Ok(Target { seq, kind, count: kinds.len() as u64, kinds, last: seq == last })
+    Ok(Target { seq, kind, count: kinds.len() as u64, kinds, last: seq == last, branches })
 }
 
 impl Target {
@@ -75,8 +85,9 @@ impl Target {
 mod tests {
     use super::*;
 
-    fn events(kinds: &[&str]) -> Vec<(u64, String)> {
-        kinds.iter().enumerate().map(|(i, k)| (i as u64 + 1, k.to_string())).collect()
+    fn events(kinds: &[&str]) -> Vec<Stored> {
+        let stored = |(i, k): (usize, &&str)| Stored { id: i as u64 + 1, kind: k.to_string(), branches: Vec::new() };
+        kinds.iter().enumerate().map(stored).collect()
     }
 
     #[test]
@@ -108,6 +119,25 @@ mod tests {
     }
 
     #[test]
+    fn the_branches_of_every_counted_event_of_the_run_are_kept() {
+        let mut run = events(&["run_started", "model_request", "text_delta", "model_request", "state_change"]);
+        run.extend(events(&["human_input_requested", "flow_finished", "run_finished", "state_change", "run_finished"]));
+        for (i, event) in run.iter_mut().enumerate() {
+            event.id = i as u64 + 1;
+            event.branches = match i {
+                1 | 2 => vec![1],
+                3 => vec![2],
+                4 => vec![2, 5],
+                _ => vec![],
+            };
+        }
+        let target = locate(&run, 2, 10).unwrap();
+        assert_eq!(target.count, 2);
+        // Past the target too; not the delta, the unwinding or the run_finisheds.
+        assert_eq!(target.branches, [vec![], vec![1], vec![2], vec![2, 5], vec![], vec![]]);
+    }
+
+    #[test]
     fn ids_outside_the_run_name_the_field() {
         let run = events(&["run_started", "run_finished"]);
         for seq in [0, 3, u64::MAX] {
@@ -117,7 +147,8 @@ mod tests {
         assert!(locate(&[], 1, 0).unwrap_err().0.contains("no events"));
         assert!(check(0, 0).is_err() && check(1, 1).is_ok() && check(2, 1).is_err());
         // A gap in the ids (never made by the store) is still an error, not a panic.
-        let gapped = vec![(1, "run_started".to_string()), (3, "run_finished".to_string())];
+        let mut gapped = events(&["run_started", "run_finished"]);
+        gapped[1].id = 3;
         assert_eq!(locate(&gapped, 2, 3).unwrap_err().0, "at: the run has no event 2");
     }
 }
