@@ -84,6 +84,8 @@ pub(crate) enum Effect {
         changes: Vec<Change>,
         /// The call's idempotency key (journals of an earlier `sr` lack it).
         key: Option<String>,
+        /// What the tool reported while it ran (a remote agent's updates).
+        updates: Vec<crate::tools::Update>,
     },
     Value {
         step: u64,
@@ -219,7 +221,12 @@ impl Recorded {
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
                     let key = entry["key"].as_str().map(str::to_string);
-                    recorded.insert(intern(&thread), n, Effect::Tool { step, name, args, outcome, changes, key });
+                    let updates = match entry["updates"].take() {
+                        Value::Null => Vec::new(),
+                        updates => serde_json::from_value(updates).map_err(|e| bad(&format!("updates: {e}")))?,
+                    };
+                    let effect = Effect::Tool { step, name, args, outcome, changes, key, updates };
+                    recorded.insert(intern(&thread), n, effect);
                 }
                 VALUE_KIND => {
                     let (thread, n) = at()?;
