@@ -11,6 +11,9 @@ What it answers, by the text of the message:
 - `fail: WHY`: the task fails, its status message WHY;
 - anything else: a completed task with a text artifact `reviewed: TEXT` and a
   data artifact `{"words": N}`.
+
+Every task first goes `working` with the status message `reading it`: a
+streaming client (the card says it streams) sees it as an update.
 """
 
 import asyncio
@@ -38,7 +41,8 @@ class Reviewer(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(context.task_id, context.context_id, pb.TaskState.TASK_STATE_SUBMITTED, history=history)
             )
-        await updater.start_work()
+        # An intermediate update with a text, which a streaming client sees.
+        await updater.start_work(new_text_message("reading it", context_id=context.context_id, task_id=context.task_id))
         if text.startswith("ask: "):
             question = new_text_message(text[5:], context_id=context.context_id, task_id=context.task_id)
             await updater.requires_input(question)
