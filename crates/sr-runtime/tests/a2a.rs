@@ -92,6 +92,11 @@ async fn card(
         }
         "elsewhere" => interface("http://169.254.169.254/latest/meta-data".to_string()).to_string(),
         "legacy" => json!({"name": "old", "url": format!("{base}/legacy/rpc"), "protocolVersion": "0.3.0"}).to_string(),
+        "stream-legacy" => {
+            json!({"name": "old", "url": format!("{base}/stream-legacy/rpc"), "protocolVersion": "0.3.0",
+                                  "capabilities": {"streaming": true}})
+            .to_string()
+        }
         "huge-card" => format!("{{\"name\": \"{}\"}}", "x".repeat(200_000)),
         _ => interface(format!("{base}/{mode}/rpc")).to_string(),
     };
@@ -175,7 +180,10 @@ async fn rpc(
 fn streamed(mode: &str, request: &Value) -> axum::response::Response {
     let message = &request["params"]["message"];
     let text = message["parts"][0]["text"].as_str().unwrap_or_default().to_string();
-    if !matches!(request["method"].as_str(), Some("SendStreamingMessage" | "GetTask")) {
+    let legacy = mode == "legacy";
+    if request["method"] != if legacy { "message/stream" } else { "SendStreamingMessage" }
+        && request["method"] != "GetTask"
+    {
         let error = json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "stream it"}});
         return axum::response::Response::new(Body::from(error.to_string()));
     }
@@ -220,6 +228,14 @@ fn streamed(mode: &str, request: &Value) -> axum::response::Response {
             .to_string(),
         )),
         "open" => sse(vec![submitted, status("t-1", "TASK_STATE_WORKING", "on it")]),
+        // 0.3's shapes: tagged with `kind`, `final` on the last status update.
+        "legacy" => sse(vec![
+            event(json!({"kind": "task", "id": "t-3", "contextId": "c", "status": {"state": "submitted"}})),
+            event(json!({"kind": "status-update", "taskId": "t-3", "final": false, "status": {"state": "working"}})),
+            event(json!({"kind": "artifact-update", "taskId": "t-3",
+                         "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": format!("old says {text}")}]}})),
+            event(json!({"kind": "status-update", "taskId": "t-3", "final": true, "status": {"state": "completed"}})),
+        ]),
         "empty" => sse(vec![]),
         "garbage" => sse(vec![submitted, "<html>502 Bad Gateway</html>\n\n".to_string()]),
         "not-json" => sse(vec![submitted, "data: {\"jsonrpc\": \"2.0\", \n\n".to_string()]),
@@ -498,7 +514,7 @@ async fn a_streaming_remotes_updates_are_events_during_the_call_and_its_answer_i
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_streamed_question_is_answered_in_the_same_task_and_an_open_stream_is_polled() {
+async fn a_streamed_question_is_answered_in_the_same_task_a_0_3_card_streams_and_an_open_stream_is_polled() {
     let remote = remote().await;
     let source = source(&format!("{}/stream-ask/card", remote.base));
     let calls = vec![json!({"request": "merge it"}), json!({"request": "main", "task_id": "t-1", "context_id": "c-1"})];
@@ -516,6 +532,12 @@ async fn a_streamed_question_is_answered_in_the_same_task_and_an_open_stream_is_
             "t-1 completed: "
         ]
     );
+
+    // A 0.3 card that streams: `message/stream`, 0.3's shapes.
+    let source = self::source(&format!("{}/stream-legacy/card", remote.base));
+    let ran = run(&program(&source), vec![json!({"request": "hi"})], live_hub(&source), Journal::unrecorded()).await;
+    assert_eq!(ran.results(), [(json!("old says hi"), false)]);
+    assert_eq!(ran.updates(), ["t-3 submitted: ", "t-3 working: ", "t-3 working: old says hi", "t-3 completed: "]);
 
     // The stream ends while the task works: polled to its end.
     let (result, is_error) = call_once(&remote.base, "stream-open").await;
