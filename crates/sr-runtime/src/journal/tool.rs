@@ -6,14 +6,15 @@
 //! run that meets a call cut off calls an idempotent tool again with the same
 //! key, and otherwise stops with [`ToolStop::InDoubt`] for the run to ask its
 //! decider ([`Journal::resolve`]); the decision is journaled (`in_doubt`).
-//! What a tool reports while it runs (`crate::tools::Update`) is journaled
-//! with its result, and a served call reports it again before its result.
+//! What a tool reports while it runs (`crate::tools::Update`) is journaled as
+//! it comes (a `tool_update` line, before the event), and a served call, a
+//! cut-off one included, reports it again before anything else.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND};
+use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, TOOL_UPDATE_KIND};
 use super::workspace::Before;
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 use crate::in_doubt::{Decision as InDoubt, Question};
@@ -60,6 +61,7 @@ impl Journal {
                 if *recorded != name || *recorded_args != args {
                     return Err(tool_divergence(recorded, recorded_args, &name, &args).into());
                 }
+                // Also a call cut off: the events of its updates were emitted.
                 for update in updates {
                     report(update.clone());
                 }
@@ -191,20 +193,24 @@ impl Journal {
             Some(workspace) => workspace.before(name, &args),
             None => Before::Nothing,
         };
-        let reported = Arc::new(Mutex::new(Vec::<Update>::new()));
-        let noted: Report = {
-            let (reported, report) = (reported.clone(), report.clone());
-            Arc::new(move |update: Update| {
-                reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(update.clone());
-                report(update);
-            })
+        // Journaled before it is emitted: after a crash, a replay may repeat
+        // an update the store missed, never miss one it has.
+        let noted: Report = match &self.writer {
+            Some(writer) => {
+                let (cassette, report) = (writer.cassette.clone(), report.clone());
+                let place = json!({"kind": TOOL_UPDATE_KIND, "at": &*at.thread, "n": at.n, "step": step});
+                Arc::new(move |update: Update| {
+                    let mut line = place.clone();
+                    line["update"] = serde_json::to_value(&update).unwrap_or_default();
+                    // A journal that cannot be written fails the call's `tool` line below.
+                    let _ = cassette.append(&line);
+                    report(update);
+                })
+            }
+            None => report.clone(),
         };
         let result = tool.call_reporting(args, &key, noted).await;
         entry["kind"] = json!(TOOL_KIND);
-        let reported = std::mem::take(&mut *reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        if !reported.is_empty() {
-            entry["updates"] = serde_json::to_value(&reported).expect("updates always serialize");
-        }
         match &result {
             Ok(value) => entry["result"] = value.clone(),
             Err(e) => entry["error"] = json!(e.0),
@@ -331,14 +337,26 @@ mod tests {
         let replay = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
         let (served, report) = collecting();
         let again = replay.tool(&at, &tool, json!({"request": "x"}), &report).await;
-        assert_eq!((again, served.lock().unwrap().clone()), (Ok(Ok(json!("looks good"))), live));
+        assert_eq!((again, served.lock().unwrap().clone()), (Ok(Ok(json!("looks good"))), live.clone()));
         assert_eq!(*tool.0.lock().unwrap(), 1, "the replay called the tool");
 
-        // A journal whose updates are not updates is refused with its line.
+        // Cut off by a crash after its updates: they are reported again, and
+        // the call is not made (a replay is told it was cut off).
+        let cut: String =
+            text.lines().filter(|l| !l.contains(r#""kind":"tool""#)).collect::<Vec<_>>().join("\n") + "\n";
+        assert_eq!(cut.matches(r#""kind":"tool_update""#).count(), 2, "{cut}");
+        let replay = Journal::new(Mode::Replay, Recorded::parse(&cut).unwrap(), None, None);
+        let (served, report) = collecting();
+        let again = replay.tool(&at, &tool, json!({"request": "x"}), &report).await;
+        assert!(matches!(again, Ok(Err(ToolError(e))) if e.contains("was cut off")));
+        assert_eq!(served.lock().unwrap().clone(), live);
+        assert_eq!(*tool.0.lock().unwrap(), 1, "the replay called the tool");
+
+        // A journal whose update is not an update is refused with its line.
         let bad = text.replace(r#""state":"working""#, r#""state":7"#);
         assert_ne!(bad, text);
         let error = Recorded::parse(&bad).unwrap_err();
-        assert!(error.contains("updates:"), "{error}");
+        assert!(error.starts_with("line 3 of the journal: update:"), "{error}");
     }
 
     /// A journal cut off during a call of `charge` (step 1, key `k-1`),
