@@ -118,16 +118,21 @@ fn events(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_agent_uses_a_python_sdk_agent_and_the_replay_needs_neither_it_nor_the_model() {
+/// The venv's Python when it has the SDK and uvicorn; `None` (skipped loudly,
+/// failed in CI) otherwise.
+fn sdk_python() -> Option<PathBuf> {
     let python = venv_python();
     let has_sdk = Command::new(&python)
         .args(["-c", "import a2a.server.routes, uvicorn"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !sr_testing::required(has_sdk, &format!("a2a-sdk and uvicorn in {} (run .ci/setup)", python.display())) {
-        return;
-    }
+    sr_testing::required(has_sdk, &format!("a2a-sdk and uvicorn in {} (run .ci/setup)", python.display()))
+        .then_some(python)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_uses_a_python_sdk_agent_and_the_replay_needs_neither_it_nor_the_model() {
+    let Some(python) = sdk_python() else { return };
     let (server, base) = sample(&python);
     let dir = temp("a2a-client-py", &[("agent.sr", &caller(&format!("{base}/.well-known/agent-card.json")))]);
     let mock = MockServer::start().await;
@@ -227,4 +232,48 @@ async fn a_run_of_one_sr_serve_calls_a_workload_of_another_and_shows_its_updates
     let task = events.iter().find(|e| e["type"] == "remote_update").unwrap()["task_id"].as_str().unwrap().to_string();
     let (status, served) = a.get_keyed(&format!("/v1/runs/{task}"), Some(REMOTE_KEY)).await;
     assert_eq!((status, &served["result"]), (200, &json!("Hello, Ada.")), "{served}");
+}
+
+/// `sr serve` killed (`kill -9`) while a streamed call runs: after the
+/// restart its stored events hold each update once (the journal had them, so
+/// the replay that the dispatcher skips emits them again), and the call,
+/// which is not idempotent, is in doubt: its question is an event too.
+#[tokio::test(flavor = "multi_thread")]
+async fn sr_serve_killed_during_a_streamed_call_keeps_each_update_once_and_asks_about_the_call() {
+    let Some(python) = sdk_python() else { return };
+    let (_server, base) = sample(&python);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::tool_call("c1", "reviewer", json!({"request": "slow: fn main() {}"})));
+    let dir = temp("a2a-serve-killed", &[("agent.sr", &caller(&format!("{base}/.well-known/agent-card.json")))]);
+    let env = [("REVIEWER_KEY", REMOTE_KEY)];
+    let mut serve = Serve::start_with(&dir, &mock, &["agent.sr"], &env).await;
+    let (status, run) = serve.post("/v1/runs", json!({"workload": "agent", "prompt": "review it"})).await;
+    assert_eq!(status, 202, "{run}");
+    let id = run["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/runs/{id}/events");
+    let states = |events: &[(u64, Value)]| -> Vec<String> {
+        let updates = events.iter().filter(|(_, e)| e["type"] == "remote_update");
+        updates.map(|(_, e)| e["state"].as_str().unwrap().to_string()).collect()
+    };
+    serving::wait_until(std::time::Duration::from_secs(60), || async {
+        let events = serving::events_of(&serve.get_text_for(&path, std::time::Duration::from_millis(300)).await);
+        states(&events).contains(&"working".to_string()).then_some(())
+    })
+    .await;
+    serve.signal(libc::SIGKILL);
+    serve.wait_exit(std::time::Duration::from_secs(10));
+
+    let serve = Serve::start_with(&dir, &mock, &["agent.sr"], &env).await;
+    let events = serving::wait_until(std::time::Duration::from_secs(60), || async {
+        let events = serving::events_of(&serve.get_text_for(&path, std::time::Duration::from_millis(300)).await);
+        events.iter().any(|(_, e)| e["type"] == "tool_in_doubt").then_some(events)
+    })
+    .await;
+    let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=events.len() as u64).collect::<Vec<_>>(), "no gap, no duplicate");
+    assert_eq!(states(&events), ["submitted", "working"], "{events:?}\n{}", serve.log());
+    let kinds: Vec<&str> = events.iter().map(|(_, e)| e["type"].as_str().unwrap()).collect();
+    let asked = kinds.iter().position(|k| *k == "tool_in_doubt").unwrap();
+    assert_eq!(kinds[asked - 3..=asked], ["tool_call", "remote_update", "remote_update", "tool_in_doubt"], "{kinds:?}");
+    assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1["status"], "in_doubt");
 }

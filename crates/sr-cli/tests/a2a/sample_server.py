@@ -9,6 +9,7 @@ sent with the card request).
 What it answers, by the text of the message:
 - `ask: QUESTION`: the task waits for input (`input-required`), asking QUESTION;
 - `fail: WHY`: the task fails, its status message WHY;
+- `slow: TEXT`: as for anything else, but an hour later (a test kills its caller);
 - anything else: a completed task with a text artifact `reviewed: TEXT` and a
   data artifact `{"words": N}`.
 
@@ -51,6 +52,8 @@ class Reviewer(AgentExecutor):
             why = new_text_message(text[6:], context_id=context.context_id, task_id=context.task_id)
             await updater.failed(why)
             return
+        if text.startswith("slow: "):
+            await asyncio.sleep(3600)
         await updater.add_artifact([new_text_part(f"reviewed: {text}")], name="review")
         await updater.add_artifact([new_data_part({"words": len(text.split())})], name="stats")
         await updater.complete()
