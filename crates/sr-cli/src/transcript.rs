@@ -129,6 +129,9 @@ impl EventSink for Terminal {
                 let mark = if *is_error { "✗" } else { "✓" };
                 state.line(&mut out, depth + 1, &format!("{mark} {tool}: {}", preview(result)))
             }
+            Payload::RemoteUpdate { tool, state: task_state, text, .. } => {
+                state.line(&mut out, depth + 1, &format!("… {tool} {task_state}: {}", preview(&text.as_str().into())))
+            }
             Payload::Transfer { from, to } => state.line(&mut out, depth, &format!("⇢ {from} hands over to {to}")),
             Payload::Log { message } => state.line(&mut out, depth, &format!("log: {message}")),
             Payload::Notify { message } => state.line(&mut out, depth, &format!("notify: {message}")),

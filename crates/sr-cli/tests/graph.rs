@@ -117,6 +117,58 @@ fn names_that_clash_after_escaping_get_distinct_ids() {
 }
 
 #[test]
+fn remote_agents_are_nodes_of_their_own_kind_in_both_formats() {
+    let source = "model main = openai/gpt-4o\nprompt p: \"\"\"Hi\"\"\"\n\
+                  tool reviewer = a2a \"https://review.example.com/.well-known/agent-card.json\"\n\
+                  tool check-bot = a2a \"http://127.0.0.1:9/.well-known/agent-card.json\"\n\
+                  agent lead:\n    instruction p\n    use reviewer\n\
+                  agent triage:\n    instruction p\n    delegate check-bot\n    tools reviewer\n\
+                  flow main:\n    run agent lead\n    run agent triage\n";
+    let dir = temp_dir("remote", &[("w.sr", source)]);
+    let (code, mermaid, stderr) = sr(&["graph", "w.sr"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    expect![[r#"
+        flowchart LR
+            remote_agent_reviewer[["reviewer"]]
+            remote_agent_check_bot[["check-bot"]]
+            agent_lead["lead"]
+            agent_triage["triage"]
+            flow_main("main")
+            agent_lead -->|use| remote_agent_reviewer
+            agent_triage -->|delegate| remote_agent_check_bot
+            agent_triage -->|use| remote_agent_reviewer
+            flow_main -->|run| agent_lead
+            flow_main -->|run| agent_triage
+            classDef entry stroke-width:3px
+            class flow_main entry
+    "#]]
+    .assert_eq(&mermaid);
+    assert_eq!(check_mermaid(&mermaid), HashSet::from(["delegate", "use", "run"].map(String::from)));
+    let (code, dot, stderr) = sr(&["graph", "--format", "dot", "w.sr"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    expect![[r#"
+        digraph streetrace {
+            rankdir=LR;
+            remote_agent_reviewer [label="reviewer", shape=component];
+            remote_agent_check_bot [label="check-bot", shape=component];
+            agent_lead [label="lead", shape=box];
+            agent_triage [label="triage", shape=box];
+            flow_main [label="main", shape=box, style=rounded, penwidth=3];
+            agent_lead -> remote_agent_reviewer [label="use"];
+            agent_triage -> remote_agent_check_bot [label="delegate"];
+            agent_triage -> remote_agent_reviewer [label="use"];
+            flow_main -> agent_lead [label="run"];
+            flow_main -> agent_triage [label="run"];
+        }
+    "#]]
+    .assert_eq(&dot);
+    if let Some(svg) = render_dot(&dot) {
+        assert_eq!(svg.matches("class=\"node\"").count(), 5, "{svg}");
+        assert_eq!(svg.matches("class=\"edge\"").count(), 5, "{svg}");
+    }
+}
+
+#[test]
 fn every_upstream_example_that_checks_gives_a_well_formed_graph() {
     let root = sr_testing::upstream_corpus().join("files");
     let mut drawn = 0;
@@ -211,7 +263,7 @@ fn check_mermaid(text: &str) -> HashSet<String> {
         } else {
             let split = line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap();
             let (id, shape) = line.split_at(split);
-            let label = [("(", ")"), ("[/", "/]"), ("{{", "}}"), ("[", "]")]
+            let label = [("(", ")"), ("[/", "/]"), ("{{", "}}"), ("[[", "]]"), ("[", "]")]
                 .into_iter()
                 .find_map(|(open, close)| shape.strip_prefix(open)?.strip_suffix(close))
                 .unwrap_or_else(|| panic!("not a node: {line}"));

@@ -214,3 +214,41 @@ async fn on_postgres_a_tool_declared_idempotent_is_called_again_by_the_next_repl
     let Some(db) = sr_testing::postgres::start("idempotent") else { return };
     retried_at_once(Store::Postgres(db), "pg-doubt-idempotent").await;
 }
+
+/// An A2A client's view of the same story, in JSON-RPC as any client sends
+/// it: the run in doubt is a task `input-required` whose status message is
+/// the question; a message that is no decision is refused; `retry` sent in
+/// the same task decides, and the task completes with the run's answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn over_a2a_a_run_in_doubt_is_input_required_and_a_retry_in_the_task_completes_it() {
+    let (serve, id, log, mock, dir) = killed_mid_call(&Store::Embedded, "doubt-a2a", "").await;
+    status_of(&serve, &id, "in_doubt").await;
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let answer = |text: &str| json!({"message": {"messageId": format!("m-{text}"), "role": "ROLE_USER", "taskId": id, "parts": [{"text": text}]}});
+
+    let (status, got) = serve.post("/a2a", rpc("GetTask", json!({"id": id}))).await;
+    assert_eq!(status, 200, "{got}");
+    let task = &got["result"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{got}");
+    let question = task["status"]["message"]["parts"][0]["text"].as_str().unwrap();
+    assert!(question.contains("pay__charge") && question.contains("decide retry, skip or fail"), "{question}");
+    // 0.3's names and shapes say the same.
+    let (_, old) = serve.post("/a2a", rpc("tasks/get", json!({"id": id}))).await;
+    assert_eq!(old["result"]["status"]["state"], "input-required", "{old}");
+
+    let (_, refused) = serve.post("/a2a", rpc("SendMessage", answer("perhaps"))).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(serve.get(&format!("/v1/runs/{id}")).await.1["status"], "in_doubt");
+    assert_eq!(executions(&log).len(), 1, "a refused answer ran the tool");
+
+    mock.push(MockReply::text("The card was charged."));
+    let (status, sent) = serve.post("/a2a", rpc("SendMessage", answer("retry"))).await;
+    assert_eq!(status, 200, "{sent}");
+    let task = &sent["result"]["task"];
+    assert_eq!((&task["id"], &task["status"]["state"]), (&json!(id), &json!("TASK_STATE_COMPLETED")), "{sent}");
+    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "The card was charged.", "{sent}");
+    let calls = executions(&log);
+    assert_eq!(calls, [calls[0].clone(), calls[0].clone()], "retried once, with the same key");
+    let ended = status_of(&serve, &id, "done").await;
+    assert_no_step_completed_twice(&dir, ended["session"].as_str().unwrap());
+}

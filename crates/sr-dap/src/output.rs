@@ -155,6 +155,9 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
             line("stderr", format!("tool {tool} failed: {}", short(result)))
         }
         Payload::ToolResult { tool, result, .. } => line("console", format!("tool {tool} returned {}", short(result))),
+        Payload::RemoteUpdate { tool, state, text, .. } => {
+            line("console", format!("remote agent {tool} {state}: {}", short(&text.as_str().into())))
+        }
         Payload::Transfer { from, to } => line("console", format!("{from} hands over to {to}")),
         Payload::StateChange { variable, value } => line("console", format!("${variable} = {}", short(value))),
         Payload::Log { message } => line("stdout", format!("{message}\n")),

@@ -1,7 +1,8 @@
 //! The program graph ([`sr_hir::graph::ProgramGraph`]) as Mermaid or Graphviz
 //! text: the editor's graph view and `sr graph` draw the same picture, one
 //! subgraph per imported file, a handler tied to its agent by a dotted line,
-//! the entry point drawn thick.
+//! a remote A2A agent as a subroutine box (Mermaid `[[…]]`, dot `component`)
+//! whose id says `remote_agent`, the entry point drawn thick.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -33,6 +34,8 @@ enum Shape {
     Agent,
     Prompt,
     Handler,
+    /// A remote A2A agent (an `a2a` tool).
+    Remote,
 }
 
 struct Node {
@@ -66,6 +69,7 @@ impl Drawing {
                     ItemKind::Flow => (Shape::Flow, "flow"),
                     ItemKind::Agent => (Shape::Agent, "agent"),
                     ItemKind::Handler => (Shape::Handler, "handler"),
+                    ItemKind::Tool => (Shape::Remote, "remote agent"),
                     _ => (Shape::Prompt, "prompt"),
                 };
                 let label = item.name(db).to_string();
@@ -103,6 +107,7 @@ impl Drawing {
                     Shape::Agent => ("[", "]"),
                     Shape::Prompt => ("[/", "/]"),
                     Shape::Handler => ("{{", "}}"),
+                    Shape::Remote => ("[[", "]]"),
                 };
                 let _ = writeln!(out, "{indent}{}{open}\"{label}\"{close}", node.id);
             }
@@ -142,6 +147,7 @@ impl Drawing {
                     Shape::Agent => "shape=box",
                     Shape::Prompt => "shape=parallelogram",
                     Shape::Handler => "shape=hexagon",
+                    Shape::Remote => "shape=component",
                 };
                 let entry = if self.entry == Some(index) { ", penwidth=3" } else { "" };
                 let _ = writeln!(out, "{indent}{} [label=\"{}\", {shape}{entry}];", node.id, dot_text(&node.label));
@@ -230,6 +236,38 @@ mod tests {
                 flow_main -->|call llm| prompt_p
                 classDef entry stroke-width:3px
                 class flow_main entry
+        "#]]
+        .assert_eq(&out);
+    }
+
+    #[test]
+    fn remote_agents_an_agent_uses_or_delegates_to_are_nodes_of_their_own_kind() {
+        let (analysis, _) = analysis(
+            r#"
+            //- /main.sr
+            model main = openai/gpt-4o
+            tool reviewer = a2a "https://review.example.com/.well-known/agent-card.json"
+            tool checker = a2a "https://check.example.com/.well-known/agent-card.json"
+            tool unused = a2a "https://unused.example.com/.well-known/agent-card.json"
+            tool files = builtin streetrace.fs
+            prompt p: """x"""
+            agent lead:
+                instruction p
+                use reviewer
+                delegate checker
+                tools files, reviewer
+            "#,
+        );
+        let out = analysis.graph_mermaid(std::path::Path::new("/main.sr")).unwrap().unwrap();
+        expect![[r#"
+            flowchart LR
+                remote_agent_reviewer[["reviewer"]]
+                remote_agent_checker[["checker"]]
+                agent_lead["lead"]
+                agent_lead -->|delegate| remote_agent_checker
+                agent_lead -->|use| remote_agent_reviewer
+                classDef entry stroke-width:3px
+                class agent_lead entry
         "#]]
         .assert_eq(&out);
     }

@@ -6,14 +6,19 @@
 //! The card is fetched at the first call (not at start, so a run that never
 //! calls the agent never contacts it), and the call is an A2A `SendMessage`
 //! (1.0, preferred) or `message/send` (0.3) to the card's JSON-RPC interface,
-//! which must be on the card URL's origin. The request is one text part; the
-//! answer is the completed task's artifacts (else its status message, or the
-//! message the remote answered with), a part a line, data parts as JSON. A
-//! task still `working` is polled with `GetTask`. A remote that asks for input
+//! which must be on the card URL's origin; when the card says it streams,
+//! `SendStreamingMessage` (`message/stream`) instead, whose status updates,
+//! artifact updates and messages are reported while the call runs (each a
+//! `remote_update` event, journaled with the call: see [`stream`]). The
+//! request is one text part; the answer is the completed task's artifacts
+//! (else its status message, or the message the remote answered with), a part
+//! a line, data parts as JSON. A task still `working` (or a stream that ended
+//! before its task did) is polled with `GetTask`. A remote that asks for input
 //! gives a result saying what it asks, with the task's id: the model answers
 //! by calling the tool again with that `task_id`. Every failure (unreachable,
-//! bad card, JSON-RPC error, failed task, timeout, a reply over the size
-//! limit) is a tool error the model sees, never a run failure.
+//! bad card, JSON-RPC error, failed task, timeout, a reply or a stream over
+//! the size limit, a stream that is not Server-Sent Events of the call's
+//! task) is a tool error the model sees, never a run failure.
 //!
 //! `${env:VAR}` in the auth and option values is read when the run starts;
 //! the values are secrets of the run (redacted from events, logs, sessions and
@@ -21,6 +26,7 @@
 //! recorded answers and needs neither the remote agent nor its card; the
 //! tool's description comes from the program alone for that reason.
 
+mod stream;
 mod wire;
 
 use std::collections::HashMap;
@@ -33,15 +39,16 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use sr_hir::{Name, ToolData};
 
-use crate::tools::{Tool, ToolError, ToolSpec};
+use crate::tools::{Report, Tool, ToolError, ToolSpec};
 use wire::{Endpoint, Outcome};
 
 /// Limits of the calls to remote agents.
 #[derive(Debug, Clone)]
 pub struct A2aOptions {
-    /// One call, card fetch and polling included.
+    /// One call, card fetch, stream and polling included.
     pub timeout: Duration,
-    /// The largest card or reply read; a larger one is a tool error.
+    /// The largest card, reply or stream (all its events together) read; a
+    /// larger one is a tool error.
     pub max_reply_bytes: usize,
 }
 
@@ -182,12 +189,18 @@ struct Remote {
 }
 
 impl Remote {
-    /// Sends `text` (the answer to `task` when given) and waits for the answer.
-    async fn call(&self, text: &str, task: Option<(&str, Option<&str>)>) -> Result<Value, String> {
+    /// Sends `text` (the answer to `task` when given) and waits for the
+    /// answer, reporting a stream's updates to `report`.
+    async fn call(&self, text: &str, task: Option<(&str, Option<&str>)>, report: &Report) -> Result<Value, String> {
         let endpoint = self.endpoint().await?;
         let message_id = uuid::Uuid::new_v4().to_string();
-        let request = wire::send_request(endpoint.version, &message_id, text, task);
-        let mut outcome = wire::outcome(&self.post(&endpoint, &request).await?)?;
+        let mut outcome = if endpoint.streaming {
+            let request = wire::stream_request(endpoint.version, &message_id, text, task);
+            self.stream(&endpoint, &request, task.map(|(id, _)| id), report).await?
+        } else {
+            let request = wire::send_request(endpoint.version, &message_id, text, task);
+            wire::outcome(&self.post(&endpoint, &request).await?)?
+        };
         while let Outcome::Working { task_id } = &outcome {
             tokio::time::sleep(POLL).await;
             let request = wire::get_task_request(endpoint.version, task_id);
@@ -221,12 +234,60 @@ impl Remote {
     }
 
     async fn post(&self, endpoint: &Endpoint, body: &Value) -> Result<Value, String> {
+        self.read_json(self.rpc(endpoint, body)?, "the reply").await
+    }
+
+    /// A JSON-RPC request of `body` to `endpoint`, with the headers.
+    fn rpc(&self, endpoint: &Endpoint, body: &Value) -> Result<reqwest::RequestBuilder, String> {
         let version = match endpoint.version {
             wire::Version::V10 => "1.0",
             wire::Version::V03 => "0.3",
         };
-        let request = self.client.post(&endpoint.url).header("A2A-Version", version).json(body);
-        self.read_json(self.with_headers(request)?, "the reply").await
+        self.with_headers(self.client.post(&endpoint.url).header("A2A-Version", version).json(body))
+    }
+
+    /// Sends the streaming `request` (answering `task` when given) and reads
+    /// its events until one ends the call, reporting each; a stream that ends
+    /// before leaves the task `Working`, to be polled. A server that answers
+    /// with plain JSON (an error, say) is read as a reply.
+    async fn stream(
+        &self,
+        endpoint: &Endpoint,
+        request: &Value,
+        task: Option<&str>,
+        report: &Report,
+    ) -> Result<Outcome, String> {
+        let request = self.rpc(endpoint, request)?.header("Accept", "text/event-stream");
+        let mut response = request.send().await.map_err(|e| format!("cannot reach the remote agent: {}", plain(&e)))?;
+        let is_stream = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+        if !is_stream || !response.status().is_success() {
+            return wire::outcome(&self.json_body(response, "the reply").await?);
+        }
+        let limit = self.options.max_reply_bytes;
+        let (mut sse, mut follow, mut read) = (stream::Sse::default(), stream::Follow::new(task), 0);
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("the stream was cut off: {}", plain(&e)))? {
+            read += chunk.len();
+            if read > limit {
+                return Err(format!("the stream is larger than {limit} bytes"));
+            }
+            for data in sse.feed(&chunk)? {
+                let event: Value = serde_json::from_str(&data)
+                    .map_err(|e| format!("a stream event is not JSON: {e}: '{}'", wire::short(&data)))?;
+                let (update, end) = follow.event(&event)?;
+                report(update);
+                if let Some(outcome) = end {
+                    return Ok(outcome);
+                }
+            }
+        }
+        match follow.task_id() {
+            Some(task_id) => Ok(Outcome::Working { task_id: task_id.to_string() }),
+            None => Err("the stream ended before it named a task".to_string()),
+        }
     }
 
     fn with_headers(&self, mut request: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, String> {
@@ -238,7 +299,12 @@ impl Remote {
 
     /// Sends `request` and reads its JSON body, at most `max_reply_bytes`.
     async fn read_json(&self, request: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
-        let mut response = request.send().await.map_err(|e| format!("cannot reach the remote agent: {}", plain(&e)))?;
+        let response = request.send().await.map_err(|e| format!("cannot reach the remote agent: {}", plain(&e)))?;
+        self.json_body(response, what).await
+    }
+
+    /// `response`'s JSON body, at most `max_reply_bytes`.
+    async fn json_body(&self, mut response: reqwest::Response, what: &str) -> Result<Value, String> {
         let status = response.status();
         let limit = self.options.max_reply_bytes;
         if response.content_length().is_some_and(|n| n > limit as u64) {
@@ -302,6 +368,10 @@ impl Tool for A2aTool {
     }
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+        self.call_reporting(args, "", Arc::new(|_| {}))
+    }
+
+    fn call_reporting(&self, args: Value, _key: &str, report: Report) -> BoxFuture<'_, Result<Value, ToolError>> {
         async move {
             let Some(remote) = &self.remote else {
                 return Err(ToolError(format!("the remote agent '{}' cannot be called in this run", self.name)));
@@ -313,7 +383,7 @@ impl Tool for A2aTool {
             };
             let task_id = args.get("task_id").and_then(Value::as_str);
             let context_id = args.get("context_id").and_then(Value::as_str);
-            let call = remote.call(&request, task_id.map(|t| (t, context_id)));
+            let call = remote.call(&request, task_id.map(|t| (t, context_id)), &report);
             let timeout = remote.options.timeout;
             match tokio::time::timeout(timeout, call).await {
                 Ok(Ok(value)) => Ok(value),

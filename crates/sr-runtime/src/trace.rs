@@ -65,6 +65,9 @@ fn line(payload: &Payload) -> String {
         Payload::ToolResult { tool, result, is_error, .. } => {
             format!("tool_result {tool}{} {}", if *is_error { " error" } else { "" }, json(result))
         }
+        Payload::RemoteUpdate { tool, task_id, state, text: said, .. } => {
+            format!("remote_update {tool} task={task_id} {state} {}", text(said))
+        }
         Payload::Transfer { from, to } => format!("transfer {from} -> {to}"),
         Payload::StateChange { variable, value } => format!("state_change {variable} = {}", json(value)),
         Payload::Log { message } => format!("log {}", text(message)),

@@ -4,7 +4,9 @@
 //! elsewhere, JSON-RPC errors, a reply that never ends, huge replies). Each
 //! hostile one must be a tool error the model sees, never a failed run, a
 //! panic or a hang; the bearer secret must reach the remote and nothing else;
-//! a recorded run replays with the remote gone. sr-cli's `tests/a2a_client.rs`
+//! a recorded run replays with the remote gone. A remote whose card says it
+//! streams is called with `SendStreamingMessage`: its updates are events,
+//! replayed too, and every hostile stream is a tool error as well. sr-cli's `tests/a2a_client.rs`
 //! runs the same against the official Python SDK's server and `sr serve`.
 #![allow(clippy::unwrap_used)]
 
@@ -78,7 +80,10 @@ async fn card(
     headers: HeaderMap,
 ) -> axum::response::Response {
     seen.note(format!("/{mode}/card"), &headers);
-    let interface = |url: String| json!({"name": mode, "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+    let interface = |url: String| {
+        json!({"name": mode, "capabilities": {"streaming": mode.starts_with("stream")},
+               "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
+    };
     let body = match mode.as_str() {
         "malformed" => "{\"name\": \"half a card".to_string(),
         "no-interface" => {
@@ -87,6 +92,11 @@ async fn card(
         }
         "elsewhere" => interface("http://169.254.169.254/latest/meta-data".to_string()).to_string(),
         "legacy" => json!({"name": "old", "url": format!("{base}/legacy/rpc"), "protocolVersion": "0.3.0"}).to_string(),
+        "stream-legacy" => {
+            json!({"name": "old", "url": format!("{base}/stream-legacy/rpc"), "protocolVersion": "0.3.0",
+                                  "capabilities": {"streaming": true}})
+            .to_string()
+        }
         "huge-card" => format!("{{\"name\": \"{}\"}}", "x".repeat(200_000)),
         _ => interface(format!("{base}/{mode}/rpc")).to_string(),
     };
@@ -108,6 +118,9 @@ async fn rpc(
         task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}})
     };
+    if let Some(stream) = mode.strip_prefix("stream-") {
+        return streamed(stream, &request);
+    }
     let reply = match mode.as_str() {
         "good" => task(
             "TASK_STATE_COMPLETED",
@@ -163,6 +176,102 @@ async fn rpc(
     axum::response::Response::new(Body::from(reply.to_string()))
 }
 
+/// A streaming remote's answer to `request`, `mode` deciding how it behaves.
+fn streamed(mode: &str, request: &Value) -> axum::response::Response {
+    let message = &request["params"]["message"];
+    let text = message["parts"][0]["text"].as_str().unwrap_or_default().to_string();
+    let legacy = mode == "legacy";
+    if request["method"] != if legacy { "message/stream" } else { "SendStreamingMessage" }
+        && request["method"] != "GetTask"
+    {
+        let error = json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "stream it"}});
+        return axum::response::Response::new(Body::from(error.to_string()));
+    }
+    let event =
+        |result: Value| format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": request["id"], "result": result}));
+    let status = |task: &str, state: &str, said: &str| {
+        let message = json!({"role": "ROLE_AGENT", "parts": [{"text": said}]});
+        event(
+            json!({"statusUpdate": {"taskId": task, "contextId": "c-1", "status": {"state": state, "message": message}}}),
+        )
+    };
+    let artifact = |parts: Value| {
+        event(json!({"artifactUpdate": {"taskId": "t-1", "artifact": {"artifactId": "a", "parts": parts}}}))
+    };
+    let submitted =
+        event(json!({"task": {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_SUBMITTED"}}}));
+    let sse = |chunks: Vec<String>| {
+        let stream =
+            futures::stream::iter(chunks.into_iter().map(|c| Ok::<_, std::io::Error>(axum::body::Bytes::from(c))));
+        sse_response(Body::from_stream(stream))
+    };
+    match mode {
+        "good" => sse(vec![
+            submitted,
+            status("t-1", "TASK_STATE_WORKING", "reading the change"),
+            artifact(json!([{"text": format!("reviewed: {text}")}])),
+            status("t-1", "TASK_STATE_COMPLETED", ""),
+        ]),
+        // The answer to the question is the second message, in the same task.
+        "ask" if message.get("taskId").is_none() => {
+            sse(vec![submitted, status("t-1", "TASK_STATE_INPUT_REQUIRED", "Which branch?")])
+        }
+        "ask" => sse(vec![
+            status("t-1", "TASK_STATE_WORKING", &format!("merging {text}")),
+            artifact(json!([{"text": format!("merged {text}")}])),
+            status("t-1", "TASK_STATE_COMPLETED", ""),
+        ]),
+        // The stream ends while the task works: `GetTask` has the rest.
+        "open" if request["method"] == "GetTask" => axum::response::Response::new(Body::from(
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"},
+                   "artifacts": [{"artifactId": "a", "parts": [{"text": "polled"}]}]}}})
+            .to_string(),
+        )),
+        "open" => sse(vec![submitted, status("t-1", "TASK_STATE_WORKING", "on it")]),
+        // 0.3's shapes: tagged with `kind`, `final` on the last status update.
+        "legacy" => sse(vec![
+            event(json!({"kind": "task", "id": "t-3", "contextId": "c", "status": {"state": "submitted"}})),
+            event(json!({"kind": "status-update", "taskId": "t-3", "final": false, "status": {"state": "working"}})),
+            event(json!({"kind": "artifact-update", "taskId": "t-3",
+                         "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": format!("old says {text}")}]}})),
+            event(json!({"kind": "status-update", "taskId": "t-3", "final": true, "status": {"state": "completed"}})),
+        ]),
+        "empty" => sse(vec![]),
+        "garbage" => sse(vec![submitted, "<html>502 Bad Gateway</html>\n\n".to_string()]),
+        "not-json" => sse(vec![submitted, "data: {\"jsonrpc\": \"2.0\", \n\n".to_string()]),
+        "other-task" => sse(vec![submitted, status("t-2", "TASK_STATE_COMPLETED", "not yours")]),
+        "rpc-error" => sse(vec![
+            submitted,
+            format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "boom"}})),
+        ]),
+        // An error before the stream: plain JSON.
+        "refused" => axum::response::Response::new(Body::from(
+            json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32004, "message": "busy"}}).to_string(),
+        )),
+        // One event larger than the limit, never finished.
+        "huge" => sse(vec![submitted, format!("data: {}", "x".repeat(100_000))]),
+        // Keep-alives forever, as fast as they can be read: cut at the limit.
+        "keep-alives" => {
+            let stream = futures::stream::repeat_with(|| Ok::<_, std::io::Error>(axum::body::Bytes::from(": ping\n\n")));
+            sse_response(Body::from_stream(stream))
+        }
+        // A keep-alive every 50 ms, forever: cut at the call's time.
+        _ => {
+            let ticks = futures::stream::unfold((), |()| async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Some((Ok::<_, std::io::Error>(axum::body::Bytes::from(": ping\n\n")), ()))
+            });
+            sse_response(Body::from_stream(futures::stream::once(async move { Ok(axum::body::Bytes::from(submitted)) }).chain(ticks)))
+        }
+    }
+}
+
+fn sse_response(body: Body) -> axum::response::Response {
+    let mut response = axum::response::Response::new(body);
+    response.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/event-stream"));
+    response
+}
+
 fn options() -> A2aOptions {
     A2aOptions { timeout: Duration::from_secs(3), max_reply_bytes: 64 * 1024 }
 }
@@ -198,6 +307,28 @@ impl Ran {
                 Payload::ToolResult { result, is_error, .. } => Some((result.clone(), *is_error)),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// Each remote update: "task state: text".
+    fn updates(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match &e.payload {
+                Payload::RemoteUpdate { tool, task_id, state, text, .. } => {
+                    assert_eq!(tool, "reviewer");
+                    Some(format!("{task_id} {state}: {text}"))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The types of the events, in order.
+    fn kinds(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .map(|e| serde_json::to_value(&e.payload).unwrap()["type"].as_str().unwrap().to_string())
             .collect()
     }
 }
@@ -360,4 +491,104 @@ async fn a_recorded_call_replays_with_the_remote_gone_and_no_secret_in_the_recor
     assert_eq!(replay.events, live.events);
     let events = serde_json::to_string(&live.events).unwrap();
     assert!(!events.contains(SECRET), "{events}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streaming_remotes_updates_are_events_during_the_call_and_its_answer_is_send_messages() {
+    let remote = remote().await;
+    let source = source(&format!("{}/stream-good/card", remote.base));
+    let ran =
+        run(&program(&source), vec![json!({"request": "fix typo"})], live_hub(&source), Journal::unrecorded()).await;
+    assert_eq!(ran.results(), [(json!("reviewed: fix typo"), false)]);
+    assert_eq!(
+        ran.updates(),
+        ["t-1 submitted: ", "t-1 working: reading the change", "t-1 working: reviewed: fix typo", "t-1 completed: "]
+    );
+    // Between the call and its result.
+    let kinds = ran.kinds();
+    let call = kinds.iter().position(|k| k == "tool_call").unwrap();
+    assert_eq!(
+        kinds[call + 1..call + 6],
+        ["remote_update", "remote_update", "remote_update", "remote_update", "tool_result"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_question_is_answered_in_the_same_task_a_0_3_card_streams_and_an_open_stream_is_polled() {
+    let remote = remote().await;
+    let source = source(&format!("{}/stream-ask/card", remote.base));
+    let calls = vec![json!({"request": "merge it"}), json!({"request": "main", "task_id": "t-1", "context_id": "c-1"})];
+    let ran = run(&program(&source), calls, live_hub(&source), Journal::unrecorded()).await;
+    let results = ran.results();
+    assert_eq!((&results[0].0["input_required"], &results[0].0["task_id"]), (&json!("Which branch?"), &json!("t-1")));
+    assert_eq!(results[1], (json!("merged main"), false));
+    assert_eq!(
+        ran.updates(),
+        [
+            "t-1 submitted: ",
+            "t-1 input-required: Which branch?",
+            "t-1 working: merging main",
+            "t-1 working: merged main",
+            "t-1 completed: "
+        ]
+    );
+
+    // A 0.3 card that streams: `message/stream`, 0.3's shapes.
+    let source = self::source(&format!("{}/stream-legacy/card", remote.base));
+    let ran = run(&program(&source), vec![json!({"request": "hi"})], live_hub(&source), Journal::unrecorded()).await;
+    assert_eq!(ran.results(), [(json!("old says hi"), false)]);
+    assert_eq!(ran.updates(), ["t-3 submitted: ", "t-3 working: ", "t-3 working: old says hi", "t-3 completed: "]);
+
+    // The stream ends while the task works: polled to its end.
+    let (result, is_error) = call_once(&remote.base, "stream-open").await;
+    assert_eq!((result, is_error), (json!("polled"), false));
+    assert_eq!(remote.seen.paths().iter().filter(|p| *p == "/stream-open/rpc").count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_hostile_stream_is_a_tool_error_never_a_crash_or_a_hang() {
+    let remote = remote().await;
+    for (mode, expected) in [
+        ("stream-empty", "the stream ended before it named a task"),
+        ("stream-garbage", "the stream has a line that is not Server-Sent Events: '<html>502 Bad Gateway</html>'"),
+        ("stream-not-json", "a stream event is not JSON"),
+        ("stream-other-task", "the stream sent an event of task 't-2', not of the call's task"),
+        ("stream-rpc-error", "JSON-RPC error -32603: boom"),
+        ("stream-refused", "JSON-RPC error -32004: busy"),
+        ("stream-huge", "the stream is larger than 65536 bytes"),
+        ("stream-keep-alives", "the stream is larger than 65536 bytes"),
+        ("stream-slow", "did not answer within 3s"),
+    ] {
+        let (result, is_error) = call_once(&remote.base, mode).await;
+        let message = result.as_str().unwrap_or_default();
+        assert!(is_error && message.contains(expected), "{mode}: {result}");
+        assert!(message.starts_with("the remote agent 'reviewer'"), "{mode}: {message}");
+        assert!(message.len() < 600, "{mode}: a long error: {message}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_stream_replays_its_updates_with_the_remote_gone() {
+    let remote = remote().await;
+    let source = source(&format!("{}/stream-good/card", remote.base));
+    let dir = common::work_dir("a2a-record-stream");
+    let path = dir.join("run.jsonl");
+    let hub = live_hub(&source);
+    let redactor = Arc::new(sr_llm::Redactor::new());
+    hub.add_secrets(&redactor);
+    let cassette = Arc::new(Cassette::create(&path).unwrap().redacting(redactor));
+    let journal = Journal::recording(cassette, &Meta::new("agent.sr", "go"), None).unwrap();
+    let compiled = program(&source);
+    let live = run(&compiled, vec![json!({"request": "fix typo"})], hub, journal).await;
+    assert_eq!(live.updates().len(), 4);
+
+    remote.task.abort();
+    let _ = remote.task.await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let journal = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
+    let replay =
+        run(&compiled, vec![json!({"request": "fix typo"})], Arc::new(McpHub::from_recording(&text).unwrap()), journal)
+            .await;
+    assert_eq!(replay.events, live.events);
+    assert_eq!(replay.updates(), live.updates());
 }

@@ -251,6 +251,10 @@ impl State {
                 spans::note(self.parent(event), "human_input_requested", Some(message.as_str()).filter(|_| capture))
             }
             Payload::ToolInDoubt { tool, .. } => spans::note(self.parent(event), "tool_in_doubt", Some(tool.as_str())),
+            // The state only: the text is the remote's content.
+            Payload::RemoteUpdate { state, .. } => {
+                spans::note(self.parent(event), "remote_update", Some(state.as_str()))
+            }
             Payload::Log { message } if capture => spans::note(self.parent(event), "log", Some(message.as_str())),
             Payload::Notify { message } if capture => spans::note(self.parent(event), "notify", Some(message.as_str())),
             // Text deltas are too many to matter one by one (`record` skips

@@ -56,6 +56,8 @@ export function summary(event: RunEvent): Pick<Row, "summary" | "tone"> {
       return { summary: `${e.tool} → ${short(e.result)}`, tone: e.is_error ? "error" : "tool" };
     case "tool_in_doubt":
       return { summary: `in doubt: ${e.tool}(${short(e.args)}) was cut off; retry, skip or fail?`, tone: "question" };
+    case "remote_update":
+      return { summary: `${e.tool} (remote task ${e.state})${e.text ? `: ${short(e.text)}` : ""}`, tone: "tool" };
     case "transfer":
       return { summary: `${e.from} → ${e.to}`, tone: "" };
     case "state_change":

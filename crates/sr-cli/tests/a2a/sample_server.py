@@ -9,8 +9,12 @@ sent with the card request).
 What it answers, by the text of the message:
 - `ask: QUESTION`: the task waits for input (`input-required`), asking QUESTION;
 - `fail: WHY`: the task fails, its status message WHY;
+- `slow: TEXT`: as for anything else, but an hour later (a test kills its caller);
 - anything else: a completed task with a text artifact `reviewed: TEXT` and a
   data artifact `{"words": N}`.
+
+Every task first goes `working` with the status message `reading it`: a
+streaming client (the card says it streams) sees it as an update.
 """
 
 import asyncio
@@ -38,7 +42,8 @@ class Reviewer(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(context.task_id, context.context_id, pb.TaskState.TASK_STATE_SUBMITTED, history=history)
             )
-        await updater.start_work()
+        # An intermediate update with a text, which a streaming client sees.
+        await updater.start_work(new_text_message("reading it", context_id=context.context_id, task_id=context.task_id))
         if text.startswith("ask: "):
             question = new_text_message(text[5:], context_id=context.context_id, task_id=context.task_id)
             await updater.requires_input(question)
@@ -47,6 +52,8 @@ class Reviewer(AgentExecutor):
             why = new_text_message(text[6:], context_id=context.context_id, task_id=context.task_id)
             await updater.failed(why)
             return
+        if text.startswith("slow: "):
+            await asyncio.sleep(3600)
         await updater.add_artifact([new_text_part(f"reviewed: {text}")], name="review")
         await updater.add_artifact([new_data_part({"words": len(text.split())})], name="stats")
         await updater.complete()

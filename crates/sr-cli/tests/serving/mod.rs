@@ -56,7 +56,13 @@ impl Serve {
     /// `sr serve ARGS --bind 127.0.0.1:0 --state-dir state` in `dir`, its
     /// model the mock; returns once it listens.
     pub async fn start(dir: &Path, mock: &MockServer, args: &[&str]) -> Serve {
+        Serve::start_with(dir, mock, args, &[]).await
+    }
+
+    /// [`Serve::start`] with the variables `env` set too.
+    pub async fn start_with(dir: &Path, mock: &MockServer, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sr"));
+        command.envs(env.iter().copied());
         command
             .arg("serve")
             .args(args)

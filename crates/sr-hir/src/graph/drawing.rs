@@ -1,5 +1,6 @@
 //! What a picture of the program shows: every flow and agent (root file
-//! first), and the prompts and handlers that take part in an edge; each
+//! first), and the prompts, handlers and remote agents (`a2a` tools) that
+//! take part in an edge; each
 //! edge once; a handler tied to the agent it belongs to; the entry point.
 //! Instruction edges are left out: every agent has one, and drawing them
 //! would double the picture without showing any control flow.

@@ -1,5 +1,6 @@
-//! The program's call graph: agents delegating to and using agents, flows and
-//! handlers running agents and flows and calling prompts; and the one
+//! The program's call graph: agents delegating to and using agents (remote
+//! A2A agents, `a2a` tools, included), flows and handlers running agents and
+//! flows and calling prompts; and the one
 //! picture of it ([`ProgramGraph`]) that `sr graph`, the editor's graph view
 //! and `sr serve` all draw, so they cannot disagree.
 
@@ -16,7 +17,8 @@ use crate::{Db, File, body, item_data, program};
 pub enum EdgeKind {
     /// `delegate`: the agent may hand the conversation over.
     Delegate,
-    /// `use`: the agent calls the other as a tool.
+    /// `use`: the agent calls the other as a tool (a remote agent also when
+    /// its tool is in `tools`).
     Use,
     /// `run agent X`
     RunAgent,
@@ -50,8 +52,20 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
                     .map(|t| (t, EdgeKind::Delegate, ItemKind::Agent))
                     .chain(agent.use_.iter().map(|t| (t, EdgeKind::Use, ItemKind::Agent)))
                     .chain(agent.instruction.iter().map(|t| (t, EdgeKind::Instruction, ItemKind::Prompt)));
-                for (target, kind, target_kind) in refs {
-                    if let Some(to) = program.lookup(target_kind, &target.name) {
+                let remote = |name: &str| {
+                    program
+                        .lookup(ItemKind::Tool, name)
+                        .filter(|&tool| matches!(&*item_data(db, tool), ItemData::Tool(crate::ToolData::A2a { .. })))
+                };
+                let tools = agent.tools.iter().map(|t| (t, EdgeKind::Use, ItemKind::Tool));
+                for (target, kind, target_kind) in refs.chain(tools) {
+                    let to = match target_kind {
+                        ItemKind::Tool => remote(&target.name),
+                        // `use`/`delegate` name an agent, or else a remote one.
+                        ItemKind::Agent => program.lookup(target_kind, &target.name).or_else(|| remote(&target.name)),
+                        _ => program.lookup(target_kind, &target.name),
+                    };
+                    if let Some(to) = to {
                         out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
                     }
                 }

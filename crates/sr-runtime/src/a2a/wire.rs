@@ -1,6 +1,7 @@
 //! What an A2A client reads and writes, as plain functions over JSON: the
-//! interface a card offers, the `SendMessage` request of each protocol
-//! version, and what a reply's task or message means for the tool's result.
+//! interface a card offers, the `SendMessage` request (and its streaming form)
+//! of each protocol version, and what a reply's task or message means for the
+//! tool's result.
 
 use serde_json::{Value, json};
 
@@ -17,6 +18,8 @@ pub enum Version {
 pub struct Endpoint {
     pub url: String,
     pub version: Version,
+    /// The card's `capabilities.streaming`: calls stream.
+    pub streaming: bool,
 }
 
 /// The JSON-RPC interface of `card` (read from `card_url`), 1.0 preferred:
@@ -28,6 +31,7 @@ pub fn endpoint(card: &Value, card_url: &str) -> Result<Endpoint, String> {
     if !card.is_object() {
         return Err("the card is not a JSON object".to_string());
     }
+    let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
     let jsonrpc =
         |binding: Option<&Value>| binding.and_then(Value::as_str).is_some_and(|b| b.eq_ignore_ascii_case("JSONRPC"));
     let interfaces = card.get("supportedInterfaces").and_then(Value::as_array).into_iter().flatten();
@@ -40,18 +44,18 @@ pub fn endpoint(card: &Value, card_url: &str) -> Result<Endpoint, String> {
                 v if v.starts_with("0.3") => Version::V03,
                 _ => return None,
             };
-            Some(Endpoint { url, version })
+            Some(Endpoint { url, version, streaming })
         })
         .collect();
     if let Some(url) = card.get("url").and_then(Value::as_str)
         && card.get("preferredTransport").is_none_or(|t| jsonrpc(Some(t)))
     {
-        found.push(Endpoint { url: url.to_string(), version: Version::V03 });
+        found.push(Endpoint { url: url.to_string(), version: Version::V03, streaming });
     }
     let additional = card.get("additionalInterfaces").and_then(Value::as_array).into_iter().flatten();
     for interface in additional.filter(|i| jsonrpc(i.get("transport"))) {
         if let Some(url) = interface.get("url").and_then(Value::as_str) {
-            found.push(Endpoint { url: url.to_string(), version: Version::V03 });
+            found.push(Endpoint { url: url.to_string(), version: Version::V03, streaming });
         }
     }
     found.sort_by_key(|e| e.version != Version::V10);
@@ -112,6 +116,17 @@ pub fn send_request(version: Version, message_id: &str, text: &str, task: Option
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}})
 }
 
+/// The streaming form of [`send_request`]: `SendStreamingMessage` (1.0) or
+/// `message/stream` (0.3).
+pub fn stream_request(version: Version, message_id: &str, text: &str, task: Option<(&str, Option<&str>)>) -> Value {
+    let mut request = send_request(version, message_id, text, task);
+    request["method"] = json!(match version {
+        Version::V10 => "SendStreamingMessage",
+        Version::V03 => "message/stream",
+    });
+    request
+}
+
 /// A JSON-RPC `GetTask` (1.0) or `tasks/get` (0.3) request.
 pub fn get_task_request(version: Version, task_id: &str) -> Value {
     let method = match version {
@@ -136,10 +151,8 @@ pub enum Outcome {
 
 /// A JSON-RPC response: its result as an [`Outcome`], or its error as text.
 pub fn outcome(response: &Value) -> Result<Outcome, String> {
-    if let Some(error) = response.get("error") {
-        let code = error.get("code").map_or_else(|| "?".to_string(), Value::to_string);
-        let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
-        return Err(format!("JSON-RPC error {code}: {}", short(message)));
+    if let Some(error) = rpc_error(response) {
+        return Err(error);
     }
     let Some(result) = response.get("result") else {
         return Err("the reply is not a JSON-RPC response (no result and no error)".to_string());
@@ -158,12 +171,25 @@ pub fn outcome(response: &Value) -> Result<Outcome, String> {
     }
 }
 
-fn task_outcome(task: &Value) -> Result<Outcome, String> {
+/// A JSON-RPC response's error, as text with its code.
+pub fn rpc_error(response: &Value) -> Option<String> {
+    let error = response.get("error")?;
+    let code = error.get("code").map_or_else(|| "?".to_string(), Value::to_string);
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
+    Some(format!("JSON-RPC error {code}: {}", short(message)))
+}
+
+/// A task state in 0.3's spelling: `TASK_STATE_INPUT_REQUIRED` (1.0) and
+/// `input-required` (0.3) are both `input-required`.
+pub fn state_name(state: &str) -> String {
+    state.trim_start_matches("TASK_STATE_").to_ascii_lowercase().replace('_', "-")
+}
+
+/// What a task (of a reply, or as a stream left it) comes to.
+pub fn task_outcome(task: &Value) -> Result<Outcome, String> {
     let id = task.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
     let status = task.get("status").unwrap_or(&Value::Null);
-    let state = status.get("state").and_then(Value::as_str).unwrap_or_default();
-    // `TASK_STATE_INPUT_REQUIRED` (1.0) and `input-required` (0.3) alike.
-    let state = state.trim_start_matches("TASK_STATE_").to_ascii_lowercase().replace('_', "-");
+    let state = state_name(status.get("state").and_then(Value::as_str).unwrap_or_default());
     let said = status.get("message").map(|m| parts_text(m.get("parts"))).unwrap_or_default();
     match state.as_str() {
         "completed" => {
@@ -187,7 +213,7 @@ fn task_outcome(task: &Value) -> Result<Outcome, String> {
 
 /// The parts, a line each: a text part's text, a data part's JSON; file parts
 /// are named, not fetched.
-fn parts_text(parts: Option<&Value>) -> String {
+pub fn parts_text(parts: Option<&Value>) -> String {
     let parts = parts.and_then(Value::as_array).into_iter().flatten();
     let lines: Vec<String> = parts
         .filter_map(|part| {
@@ -207,7 +233,7 @@ fn parts_text(parts: Option<&Value>) -> String {
 }
 
 /// At most 200 characters of a remote's text in our messages.
-fn short(text: &str) -> String {
+pub fn short(text: &str) -> String {
     match text.char_indices().nth(200) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),

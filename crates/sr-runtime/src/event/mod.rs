@@ -129,6 +129,17 @@ pub enum Payload {
         result: Value,
         is_error: bool,
     },
+    /// A remote agent's task, called through the tool call `call_id`,
+    /// changed state or produced an artifact or a message (`text`) while the
+    /// call streams (`crate::a2a`).
+    RemoteUpdate {
+        call_id: String,
+        tool: String,
+        task_id: String,
+        /// The A2A task state, 0.3's spelling (`working`, `completed`, …).
+        state: String,
+        text: String,
+    },
     /// `delegate`: the conversation moves to another agent.
     Transfer {
         from: String,

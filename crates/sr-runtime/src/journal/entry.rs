@@ -18,6 +18,9 @@ pub const JOURNAL_FORMAT: u64 = 2;
 pub(crate) const META_KIND: &str = "meta";
 pub(crate) const TOOL_START_KIND: &str = "tool_start";
 pub(crate) const TOOL_KIND: &str = "tool";
+/// What a tool reported during its call (`crate::tools::Update`), written as
+/// it comes, so that a call a crash cut off reports it again too.
+pub(crate) const TOOL_UPDATE_KIND: &str = "tool_update";
 pub(crate) const VALUE_KIND: &str = "value";
 pub(crate) const INTERLEAVE_KIND: &str = "interleave";
 pub(crate) const FORK_KIND: &str = "fork";
@@ -84,6 +87,9 @@ pub(crate) enum Effect {
         changes: Vec<Change>,
         /// The call's idempotency key (journals of an earlier `sr` lack it).
         key: Option<String>,
+        /// What the tool reported at this place, every attempt's, in order
+        /// (a remote agent's updates).
+        updates: Vec<crate::tools::Update>,
     },
     Value {
         step: u64,
@@ -127,6 +133,8 @@ pub struct Recorded {
     effects_per_thread: HashMap<Arc<str>, u32>,
     /// Decisions about calls in doubt, by the step of the call's `tool_start`.
     decisions: HashMap<u64, Decision>,
+    /// The `tool_update`s of each place, for the tool lines that follow them.
+    updates: HashMap<(Arc<str>, u32), Vec<crate::tools::Update>>,
     /// The recorded run reached its end (an `end` line): what it left
     /// unfinished was cancelled by the run itself, not cut off by a crash.
     ended: bool,
@@ -219,7 +227,19 @@ impl Recorded {
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
                     let key = entry["key"].as_str().map(str::to_string);
-                    recorded.insert(intern(&thread), n, Effect::Tool { step, name, args, outcome, changes, key });
+                    let thread = intern(&thread);
+                    let updates = recorded.updates.get(&(thread.clone(), n)).cloned().unwrap_or_default();
+                    recorded.insert(thread, n, Effect::Tool { step, name, args, outcome, changes, key, updates });
+                }
+                TOOL_UPDATE_KIND => {
+                    let (thread, n) = at()?;
+                    let update: crate::tools::Update =
+                        serde_json::from_value(entry["update"].take()).map_err(|e| bad(&format!("update: {e}")))?;
+                    let place = (intern(&thread), n);
+                    if let Some(Effect::Tool { updates, .. }) = recorded.effects.get_mut(&place) {
+                        updates.push(update.clone());
+                    }
+                    recorded.updates.entry(place).or_default().push(update);
                 }
                 VALUE_KIND => {
                     let (thread, n) = at()?;
@@ -269,12 +289,15 @@ impl Recorded {
         let gone = |t: &str, m: u32| (t == thread && m >= n) || descends(t, thread, n);
         self.effects.retain(|(t, m), _| !gone(t, *m));
         self.interleavings.retain(|(t, m), _| !gone(t, *m));
+        self.updates.retain(|(t, m), _| !gone(t, *m));
         self.recount();
     }
 
     /// Forgets every effect recorded at step `from` or later.
     fn void_from_step(&mut self, from: u64) {
         self.effects.retain(|_, effect| effect.step() < from);
+        let effects = &self.effects;
+        self.updates.retain(|place, _| effects.contains_key(place));
         self.recount();
     }
 

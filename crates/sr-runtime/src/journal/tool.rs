@@ -6,14 +6,19 @@
 //! run that meets a call cut off calls an idempotent tool again with the same
 //! key, and otherwise stops with [`ToolStop::InDoubt`] for the run to ask its
 //! decider ([`Journal::resolve`]); the decision is journaled (`in_doubt`).
+//! What a tool reports while it runs (`crate::tools::Update`) is journaled as
+//! it comes (a `tool_update` line, before the event), and a served call, a
+//! cut-off one included, reports it again before anything else.
+
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND};
+use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, TOOL_UPDATE_KIND};
 use super::workspace::Before;
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 use crate::in_doubt::{Decision as InDoubt, Question};
-use crate::tools::{Tool, ToolError};
+use crate::tools::{Report, Tool, ToolError, Update};
 
 /// Why a tool call through the journal does not give the model a result.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,17 +43,27 @@ type Called = Result<Result<Value, ToolError>, ToolStop>;
 
 impl Journal {
     /// The result of calling `tool` with `args` at `at`: from the journal, or
-    /// from the tool.
-    pub async fn tool(&self, at: &EffectAt, tool: &dyn Tool, args: Value) -> Called {
+    /// from the tool; what the call reports goes to `report` either way.
+    pub async fn tool(&self, at: &EffectAt, tool: &dyn Tool, args: Value, report: &Report) -> Called {
         let name = tool.name();
         let recorded = match self.decide(at) {
-            Decision::Live => return Ok(self.live_tool(at, tool, &name, args, None).await),
+            Decision::Live => return Ok(self.live_tool(at, tool, &name, args, None, report).await),
             Decision::Missing => return Err(self.missing(at, &format!("a call of tool '{name}'")).into()),
             Decision::Serve(Effect::Tool {
-                name: recorded, args: recorded_args, outcome, changes, step, key, ..
+                name: recorded,
+                args: recorded_args,
+                outcome,
+                changes,
+                step,
+                key,
+                updates,
             }) => {
                 if *recorded != name || *recorded_args != args {
                     return Err(tool_divergence(recorded, recorded_args, &name, &args).into());
+                }
+                // Also a call cut off: the events of its updates were emitted.
+                for update in updates {
+                    report(update.clone());
                 }
                 (outcome, changes, *step, key)
             }
@@ -79,13 +94,13 @@ impl Journal {
                 let question = Question { tool: name, args, idempotency_key: key };
                 // A replay never goes live: it is told the call was cut off.
                 if self.mode == Mode::Replay {
-                    return self.apply(at, tool, question, InDoubt::Skip, None).await;
+                    return self.apply(at, tool, question, InDoubt::Skip, None, report).await;
                 }
                 if tool.idempotent() {
-                    return self.apply(at, tool, question, InDoubt::Retry, None).await;
+                    return self.apply(at, tool, question, InDoubt::Retry, None, report).await;
                 }
                 match self.recorded.decision(step) {
-                    Some(decision) => self.apply(at, tool, question, decision, None).await,
+                    Some(decision) => self.apply(at, tool, question, decision, None, report).await,
                     None => Err(ToolStop::InDoubt(question)),
                 }
             }
@@ -94,12 +109,12 @@ impl Journal {
 
     /// Asks the run's decider about `question`, the call in doubt at `at`
     /// ([`ToolStop::InDoubt`]), journals its decision and acts on it.
-    pub async fn resolve(&self, at: &EffectAt, tool: &dyn Tool, question: Question) -> Called {
+    pub async fn resolve(&self, at: &EffectAt, tool: &dyn Tool, question: Question, report: &Report) -> Called {
         let Some(Effect::Tool { step, .. }) = self.recorded.effect(at) else {
             return Ok(Err(ToolError(format!("the journal has no call of '{}' in doubt here", question.tool))));
         };
         match self.decider.decide(&question).await {
-            Some(decision) => self.apply(at, tool, question, decision, Some(*step)).await,
+            Some(decision) => self.apply(at, tool, question, decision, Some(*step), report).await,
             None => {
                 *self.undecided.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(question.clone());
                 Err(ToolStop::Undecided(question))
@@ -116,6 +131,7 @@ impl Journal {
         question: Question,
         decision: InDoubt,
         of: Option<u64>,
+        report: &Report,
     ) -> Called {
         if let Some(of) = of {
             let entry = json!({
@@ -128,7 +144,7 @@ impl Journal {
         }
         let Question { tool: name, args, idempotency_key } = question;
         match decision {
-            InDoubt::Retry => Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key)).await),
+            InDoubt::Retry => Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key), report).await),
             InDoubt::Fail => Err(ToolStop::Failed(Question { tool: name, args, idempotency_key })),
             InDoubt::Skip => {
                 // It may have taken effect: it is not made again. The answer
@@ -163,11 +179,12 @@ impl Journal {
         name: &str,
         args: Value,
         key: Option<String>,
+        report: &Report,
     ) -> Result<Value, ToolError> {
         let step = self.take_step();
         let key = key.unwrap_or_else(|| self.key(at, step));
         if !self.writes() {
-            return tool.call_keyed(args, &key).await;
+            return tool.call_reporting(args, &key, report.clone()).await;
         }
         let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args, "key": key});
         entry["kind"] = json!(TOOL_START_KIND);
@@ -176,7 +193,23 @@ impl Journal {
             Some(workspace) => workspace.before(name, &args),
             None => Before::Nothing,
         };
-        let result = tool.call_keyed(args, &key).await;
+        // Journaled before it is emitted: after a crash, a replay may repeat
+        // an update the store missed, never miss one it has.
+        let noted: Report = match &self.writer {
+            Some(writer) => {
+                let (cassette, report) = (writer.cassette.clone(), report.clone());
+                let place = json!({"kind": TOOL_UPDATE_KIND, "at": &*at.thread, "n": at.n, "step": step});
+                Arc::new(move |update: Update| {
+                    let mut line = place.clone();
+                    line["update"] = serde_json::to_value(&update).unwrap_or_default();
+                    // A journal that cannot be written fails the call's `tool` line below.
+                    let _ = cassette.append(&line);
+                    report(update);
+                })
+            }
+            None => report.clone(),
+        };
+        let result = tool.call_reporting(args, &key, noted).await;
         entry["kind"] = json!(TOOL_KIND);
         match &result {
             Ok(value) => entry["result"] = value.clone(),
@@ -224,7 +257,7 @@ mod tests {
     use super::ToolStop;
     use crate::in_doubt::{Always, Decider, Decision, Once};
     use crate::journal::{EffectAt, Journal, Meta, Mode, Recorded};
-    use crate::tools::{Tool, ToolError, ToolSpec};
+    use crate::tools::{Tool, ToolError, ToolSpec, Update};
 
     /// A tool that notes the key of every call.
     struct Noted {
@@ -246,6 +279,84 @@ mod tests {
         fn idempotent(&self) -> bool {
             self.idempotent
         }
+    }
+
+    fn silent() -> crate::tools::Report {
+        Arc::new(|_| {})
+    }
+
+    /// A report that keeps what it is told.
+    fn collecting() -> (Arc<Mutex<Vec<Update>>>, crate::tools::Report) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        (seen, Arc::new(move |update| sink.lock().unwrap().push(update)))
+    }
+
+    fn update(state: &str, text: &str) -> Update {
+        Update { task_id: "t-1".into(), state: state.into(), text: text.into() }
+    }
+
+    /// A remote agent's tool: reports two updates, then answers.
+    struct Reporting(Mutex<u32>);
+
+    impl Tool for Reporting {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec { name: "remote".into(), description: String::new(), parameters: json!({}) }
+        }
+        fn call(&self, _args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+            unreachable!("the journal always passes a report")
+        }
+        fn call_reporting(
+            &self,
+            _args: Value,
+            _key: &str,
+            report: crate::tools::Report,
+        ) -> BoxFuture<'_, Result<Value, ToolError>> {
+            *self.0.lock().unwrap() += 1;
+            report(update("working", "reading"));
+            report(update("completed", "looks good"));
+            Box::pin(std::future::ready(Ok(json!("looks good"))))
+        }
+    }
+
+    #[tokio::test]
+    async fn what_a_tool_reports_is_journaled_and_a_replay_reports_it_again_without_calling() {
+        let path = std::env::temp_dir().join(format!("sr-reporting-{}.jsonl", std::process::id()));
+        let cassette = Arc::new(Cassette::create(&path).unwrap());
+        let journal = Journal::recording(cassette, &Meta::new("w.sr", "go"), None).unwrap();
+        let at = EffectAt { thread: "main".into(), n: 0 };
+        let (live, report) = collecting();
+        let tool = Reporting(Mutex::new(0));
+        let answer = journal.tool(&at, &tool, json!({"request": "x"}), &report).await;
+        assert_eq!(answer, Ok(Ok(json!("looks good"))));
+        let live = live.lock().unwrap().clone();
+        assert_eq!(live, [update("working", "reading"), update("completed", "looks good")]);
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let replay = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
+        let (served, report) = collecting();
+        let again = replay.tool(&at, &tool, json!({"request": "x"}), &report).await;
+        assert_eq!((again, served.lock().unwrap().clone()), (Ok(Ok(json!("looks good"))), live.clone()));
+        assert_eq!(*tool.0.lock().unwrap(), 1, "the replay called the tool");
+
+        // Cut off by a crash after its updates: they are reported again, and
+        // the call is not made (a replay is told it was cut off).
+        let cut: String =
+            text.lines().filter(|l| !l.contains(r#""kind":"tool""#)).collect::<Vec<_>>().join("\n") + "\n";
+        assert_eq!(cut.matches(r#""kind":"tool_update""#).count(), 2, "{cut}");
+        let replay = Journal::new(Mode::Replay, Recorded::parse(&cut).unwrap(), None, None);
+        let (served, report) = collecting();
+        let again = replay.tool(&at, &tool, json!({"request": "x"}), &report).await;
+        assert!(matches!(again, Ok(Err(ToolError(e))) if e.contains("was cut off")));
+        assert_eq!(served.lock().unwrap().clone(), live);
+        assert_eq!(*tool.0.lock().unwrap(), 1, "the replay called the tool");
+
+        // A journal whose update is not an update is refused with its line.
+        let bad = text.replace(r#""state":"working""#, r#""state":7"#);
+        assert_ne!(bad, text);
+        let error = Recorded::parse(&bad).unwrap_err();
+        assert!(error.starts_with("line 3 of the journal: update:"), "{error}");
     }
 
     /// A journal cut off during a call of `charge` (step 1, key `k-1`),
@@ -280,10 +391,10 @@ mod tests {
         let journal = Journal::new(mode, Recorded::parse(text).unwrap(), writer, None).deciding("inv", decider);
         let tool = Noted { idempotent, keys: Mutex::new(Vec::new()) };
         let at = EffectAt { thread: "main".into(), n: 0 };
-        let outcome = match journal.tool(&at, &tool, json!({"cents": 5})).await {
+        let outcome = match journal.tool(&at, &tool, json!({"cents": 5}), &silent()).await {
             Err(ToolStop::InDoubt(question)) => {
                 assert_eq!(question.idempotency_key, "k-1");
-                journal.resolve(&at, &tool, question).await
+                journal.resolve(&at, &tool, question, &silent()).await
             }
             other => other,
         };
@@ -376,7 +487,7 @@ mod tests {
             .deciding("inv", Arc::new(Once::new(None)));
         let tool = Noted { idempotent: false, keys: Mutex::new(Vec::new()) };
         let at = EffectAt { thread: "main".into(), n: 0 };
-        let Err(ToolStop::InDoubt(question)) = journal.tool(&at, &tool, json!({"cents": 5})).await else {
+        let Err(ToolStop::InDoubt(question)) = journal.tool(&at, &tool, json!({"cents": 5}), &silent()).await else {
             panic!("not in doubt")
         };
         assert_eq!(question.idempotency_key, "inv:main#0:1");

@@ -448,14 +448,26 @@ impl Runtime {
                 (Ok(args), Some(Callable::Tool(tool))) => {
                     let at = th.next_effect();
                     let journal = &self.env.journal;
-                    let called = match journal.tool(&at, tool.as_ref(), args).await {
+                    let report: crate::tools::Report = {
+                        let (emitter, call_id, name) = (th.emitter.clone(), call.id.clone(), call.name.clone());
+                        Arc::new(move |update: crate::tools::Update| {
+                            emitter.emit(Payload::RemoteUpdate {
+                                call_id: call_id.clone(),
+                                tool: name.clone(),
+                                task_id: update.task_id,
+                                state: update.state,
+                                text: update.text,
+                            })
+                        })
+                    };
+                    let called = match journal.tool(&at, tool.as_ref(), args, &report).await {
                         Err(ToolStop::InDoubt(question)) => {
                             th.emitter.emit(Payload::ToolInDoubt {
                                 tool: question.tool.clone(),
                                 args: question.args.clone(),
                                 idempotency_key: question.idempotency_key.clone(),
                             });
-                            journal.resolve(&at, tool.as_ref(), question).await
+                            journal.resolve(&at, tool.as_ref(), question, &report).await
                         }
                         other => other,
                     };

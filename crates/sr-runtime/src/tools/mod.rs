@@ -25,6 +25,20 @@ pub use sr_llm::ToolSpec;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
 
+/// What a tool reports while it runs: a remote agent's task update (its
+/// state, and the text of its status message, artifact or message). Each
+/// becomes a `remote_update` event, and the journal keeps them with the call
+/// so that a replay reports them again with the remote gone.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Update {
+    pub task_id: String,
+    pub state: String,
+    pub text: String,
+}
+
+/// Where a running tool reports its [`Update`]s.
+pub type Report = Arc<dyn Fn(Update) + Send + Sync>;
+
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// The spec's name, without building the spec.
@@ -37,6 +51,11 @@ pub trait Tool: Send + Sync {
     /// on (MCP `_meta`, a sandboxed command's environment) do.
     fn call_keyed(&self, args: Value, _key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
         self.call(args)
+    }
+    /// Calls it with its key, reporting what happens during the call to
+    /// `report` (a remote agent's stream does; other tools report nothing).
+    fn call_reporting(&self, args: Value, key: &str, _report: Report) -> BoxFuture<'_, Result<Value, ToolError>> {
+        self.call_keyed(args, key)
     }
     /// Whether calling it twice with the same arguments has the effect of
     /// calling it once: a resumed run calls it again when a crash cut a call

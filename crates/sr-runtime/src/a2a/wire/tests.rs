@@ -7,7 +7,9 @@ const CARD_URL: &str = "http://127.0.0.1:8000/.well-known/agent-card.json";
 
 fn check_endpoint(card: Value, expect: Expect) {
     let shown = match endpoint(&card, CARD_URL) {
-        Ok(Endpoint { url, version }) => format!("{version:?} {url}"),
+        Ok(Endpoint { url, version, streaming }) => {
+            format!("{version:?} {url}{}", if streaming { " streaming" } else { "" })
+        }
         Err(e) => format!("error: {e}"),
     };
     expect.assert_eq(&shown);
@@ -23,6 +25,17 @@ fn a_card_gives_its_json_rpc_interface_on_its_own_origin_1_0_first() {
         ]}),
         expect!["V10 http://127.0.0.1:8000/a2a"],
     );
+    // Streams only when the card says so (a string is not `true`).
+    for (streaming, expect) in [
+        (json!(true), expect!["V10 http://127.0.0.1:8000/a2a streaming"]),
+        (json!("true"), expect!["V10 http://127.0.0.1:8000/a2a"]),
+    ] {
+        check_endpoint(
+            json!({"capabilities": {"streaming": streaming},
+                   "supportedInterfaces": [interface("http://127.0.0.1:8000/a2a", "JSONRPC", "1.0")]}),
+            expect,
+        );
+    }
     check_endpoint(
         json!({"supportedInterfaces": [interface("http://127.0.0.1:8000/v1", "HTTP+JSON", "1.0")],
                "url": "http://127.0.0.1:8000/rpc", "preferredTransport": "JSONRPC", "protocolVersion": "0.3.0"}),
@@ -192,4 +205,6 @@ fn requests_use_each_versions_method_and_shapes() {
         .assert_eq(&send_request(Version::V03, "m", "yes", Some(("t", Some("c")))).to_string());
     expect![[r#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t","historyLength":0}}"#]]
         .assert_eq(&get_task_request(Version::V10, "t").to_string());
+    let methods = [Version::V10, Version::V03].map(|v| stream_request(v, "m", "hi", None)["method"].clone());
+    assert_eq!(methods, [json!("SendStreamingMessage"), json!("message/stream")]);
 }
