@@ -1,9 +1,10 @@
 //! Files split into items: the unit of incremental analysis.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
-use rowan::{GreenNode, GreenNodeData};
+use rowan::{GreenNode, GreenNodeData, NodeCache};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::{Piece, PieceStarts};
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
@@ -63,6 +64,7 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
         Some(reuse) => reuse.starts(),
         None => PieceStarts::new(text),
     };
+    let _cache = PieceCache::install();
     let pieces = sr_syntax::pieces::select_pieces(text, &starts, |start, piece_text, lookahead| {
         let range = TextRange::at(start, TextSize::of(piece_text));
         let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
@@ -141,9 +143,39 @@ struct PieceText<'db> {
     first: bool,
 }
 
+thread_local! {
+    /// The node cache of the [`file_pieces`] running on this thread.
+    static PIECE_CACHE: RefCell<Option<NodeCache>> = const { RefCell::new(None) };
+}
+
+/// One node cache for the pieces one run of [`file_pieces`] parses, so that
+/// they share equal tokens and small nodes (a file's thousands of `agent`
+/// keywords and indents are one allocation each). It lives for that run only:
+/// a cache kept longer would keep every token it ever saw. Sharing changes no
+/// tree's value, only where its parts live.
+struct PieceCache {
+    outer: Option<NodeCache>,
+}
+
+impl PieceCache {
+    fn install() -> PieceCache {
+        PieceCache { outer: PIECE_CACHE.replace(Some(NodeCache::default())) }
+    }
+}
+
+impl Drop for PieceCache {
+    fn drop(&mut self) {
+        PIECE_CACHE.set(self.outer.take());
+    }
+}
+
 #[salsa::tracked(lru = 65536)]
 fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Arc<ParsedPiece>> {
-    let piece = sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))?;
+    let (text, lookahead, first) = (piece.text(db), piece.lookahead(db), piece.first(db));
+    let piece = PIECE_CACHE.with_borrow_mut(|cache| match cache {
+        Some(cache) => sr_syntax::pieces::parse_piece_with(text, lookahead, first, cache),
+        None => sr_syntax::pieces::parse_piece(text, lookahead, first),
+    })?;
     let mut seeds = Vec::new();
     let mut offset = TextSize::from(0);
     for child in piece.children() {
