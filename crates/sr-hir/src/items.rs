@@ -314,3 +314,42 @@ pub fn item_at(db: &dyn Db, file: File, offset: TextSize) -> Option<Item<'_>> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use rowan::NodeOrToken;
+
+    use super::*;
+    use crate::RootDatabase;
+
+    /// The first token of each item's tree (held, so that no address is reused).
+    fn first_tokens(db: &RootDatabase, file: File) -> Vec<rowan::GreenToken> {
+        file_items(db, file)
+            .iter()
+            .map(|item| match item.green(db).children().next() {
+                Some(NodeOrToken::Token(token)) => token.to_owned(),
+                other => panic!("an item starts with its keyword, not {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_pieces_of_one_parse_share_equal_tokens_and_no_cache_outlives_it() {
+        let mut db = RootDatabase::default();
+        let text = "prompt a: \"\"\"x\"\"\"\n\nprompt b: \"\"\"y\"\"\"\n\nprompt c: \"\"\"z\"\"\"\n";
+        let file = db.set_file("/main.sr", text);
+        let same = |a: &rowan::GreenToken, b: &rowan::GreenToken| std::ptr::eq(&**a, &**b);
+        let [a, b, c] = &first_tokens(&db, file)[..] else { panic!("three items") };
+        assert_eq!(a.text(), "prompt");
+        assert!(same(a, b) && same(b, c), "one `prompt` token for the three pieces");
+        assert!(PIECE_CACHE.with_borrow(Option::is_none), "the cache went with the parse");
+
+        // An edit reparses one piece, through a cache of its own: its
+        // `prompt` is a new token, the others' are still shared.
+        db.set_file("/main.sr", text.replace("\"\"\"y", "\"\"\"yy"));
+        let [a2, b2, c2] = &first_tokens(&db, file)[..] else { panic!("three items") };
+        assert!(same(a, a2) && same(c, c2), "untouched pieces are reused");
+        assert!(!same(b, b2), "the edited piece was parsed again");
+        assert!(PIECE_CACHE.with_borrow(Option::is_none));
+    }
+}
