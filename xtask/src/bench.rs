@@ -2,10 +2,9 @@
 
 use crate::ci::step;
 
-/// Divan benches per crate, then the language server's latency, memory and
-/// 10 MB-file examples (they drive the real server, so they are programs, not
-/// benches), then the same server as a client meets it (`lsp_bench`: the
-/// spawned binary over stdio), then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
+/// Divan benches per crate, then the language server as a client meets it
+/// (`lsp_bench`: the spawned binary over stdio, its latency, memory and 10
+/// MB-file figures), then the evaluation harness's cost per case (`sr-eval`, docs/eval.md),
 /// then the scaling check of `sr check` on hostile inputs, then `sr serve`
 /// under load (`serve_bench`).
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -19,11 +18,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         step("cargo", &["bench", "-p", name], &[])?;
     }
     if wanted("sr-lsp") {
-        for example in ["latency", "memory", "big_file"] {
-            step("cargo", &["run", "--release", "-q", "-p", "sr-lsp", "--example", example], &[])?;
-        }
-    }
-    if only.is_empty() {
         crate::lsp_bench::run(&[])?;
     }
     if wanted("sr-eval") {

@@ -1,9 +1,10 @@
 //! Files split into items: the unit of incremental analysis.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
-use rowan::{GreenNode, GreenNodeData};
+use rowan::{GreenNode, GreenNodeData, NodeCache};
 use sr_syntax::ast::{self, AstNode};
 use sr_syntax::pieces::{Piece, PieceStarts};
 use sr_syntax::{Parse, SyntaxKind, SyntaxNode, TextRange, TextSize};
@@ -63,6 +64,7 @@ pub(crate) fn file_pieces(db: &dyn Db, file: File) -> FilePieces {
         Some(reuse) => reuse.starts(),
         None => PieceStarts::new(text),
     };
+    let _cache = PieceCache::install();
     let pieces = sr_syntax::pieces::select_pieces(text, &starts, |start, piece_text, lookahead| {
         let range = TextRange::at(start, TextSize::of(piece_text));
         let key = Key { range, lookahead_end: range.end() + TextSize::of(lookahead) };
@@ -141,9 +143,39 @@ struct PieceText<'db> {
     first: bool,
 }
 
+thread_local! {
+    /// The node cache of the [`file_pieces`] running on this thread.
+    static PIECE_CACHE: RefCell<Option<NodeCache>> = const { RefCell::new(None) };
+}
+
+/// One node cache for the pieces one run of [`file_pieces`] parses, so that
+/// they share equal tokens and small nodes (a file's thousands of `agent`
+/// keywords and indents are one allocation each). It lives for that run only:
+/// a cache kept longer would keep every token it ever saw. Sharing changes no
+/// tree's value, only where its parts live.
+struct PieceCache {
+    outer: Option<NodeCache>,
+}
+
+impl PieceCache {
+    fn install() -> PieceCache {
+        PieceCache { outer: PIECE_CACHE.replace(Some(NodeCache::default())) }
+    }
+}
+
+impl Drop for PieceCache {
+    fn drop(&mut self) {
+        PIECE_CACHE.set(self.outer.take());
+    }
+}
+
 #[salsa::tracked(lru = 65536)]
 fn parse_piece<'db>(db: &'db dyn Db, piece: PieceText<'db>) -> Option<Arc<ParsedPiece>> {
-    let piece = sr_syntax::pieces::parse_piece(piece.text(db), piece.lookahead(db), piece.first(db))?;
+    let (text, lookahead, first) = (piece.text(db), piece.lookahead(db), piece.first(db));
+    let piece = PIECE_CACHE.with_borrow_mut(|cache| match cache {
+        Some(cache) => sr_syntax::pieces::parse_piece_with(text, lookahead, first, cache),
+        None => sr_syntax::pieces::parse_piece(text, lookahead, first),
+    })?;
     let mut seeds = Vec::new();
     let mut offset = TextSize::from(0);
     for child in piece.children() {
@@ -281,4 +313,43 @@ pub fn item_at(db: &dyn Db, file: File, offset: TextSize) -> Option<Item<'_>> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use rowan::NodeOrToken;
+
+    use super::*;
+    use crate::RootDatabase;
+
+    /// The first token of each item's tree (held, so that no address is reused).
+    fn first_tokens(db: &RootDatabase, file: File) -> Vec<rowan::GreenToken> {
+        file_items(db, file)
+            .iter()
+            .map(|item| match item.green(db).children().next() {
+                Some(NodeOrToken::Token(token)) => token.to_owned(),
+                other => panic!("an item starts with its keyword, not {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_pieces_of_one_parse_share_equal_tokens_and_no_cache_outlives_it() {
+        let mut db = RootDatabase::default();
+        let text = "prompt a: \"\"\"x\"\"\"\n\nprompt b: \"\"\"y\"\"\"\n\nprompt c: \"\"\"z\"\"\"\n";
+        let file = db.set_file("/main.sr", text);
+        let same = |a: &rowan::GreenToken, b: &rowan::GreenToken| std::ptr::eq(&**a, &**b);
+        let [a, b, c] = &first_tokens(&db, file)[..] else { panic!("three items") };
+        assert_eq!(a.text(), "prompt");
+        assert!(same(a, b) && same(b, c), "one `prompt` token for the three pieces");
+        assert!(PIECE_CACHE.with_borrow(Option::is_none), "the cache went with the parse");
+
+        // An edit reparses one piece, through a cache of its own: its
+        // `prompt` is a new token, the others' are still shared.
+        db.set_file("/main.sr", text.replace("\"\"\"y", "\"\"\"yy"));
+        let [a2, b2, c2] = &first_tokens(&db, file)[..] else { panic!("three items") };
+        assert!(same(a, a2) && same(c, c2), "untouched pieces are reused");
+        assert!(!same(b, b2), "the edited piece was parsed again");
+        assert!(PIECE_CACHE.with_borrow(Option::is_none));
+    }
 }

@@ -72,6 +72,7 @@ const STACK_SIZE: usize = 16 << 20;
 /// Every message passes through [`gate`] first. Returns the process exit
 /// code: 0 after `shutdown` and `exit`, otherwise 1.
 pub fn run_stdio() -> i32 {
+    memory::one_arena();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_stack_size(STACK_SIZE)

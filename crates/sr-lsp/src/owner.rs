@@ -60,8 +60,9 @@ pub(crate) struct Snapshot {
 }
 
 pub(crate) struct Owner {
+    /// Holds the only copy of each open document's text: an edit is applied
+    /// to a copy of the database's.
     host: AnalysisHost,
-    texts: BTreeMap<PathBuf, String>,
     documents: Arc<BTreeMap<PathBuf, OpenDocument>>,
     roots: Arc<Vec<PathBuf>>,
     config: Config,
@@ -75,7 +76,6 @@ impl Owner {
     pub(crate) fn new(encoding: Arc<Mutex<Encoding>>, events: mpsc::UnboundedSender<Event>) -> Owner {
         Owner {
             host: AnalysisHost::new(),
-            texts: BTreeMap::new(),
             documents: Arc::default(),
             roots: Arc::default(),
             config: Config::default(),
@@ -161,7 +161,6 @@ impl Owner {
             Change::Edit(p) => self.change(p),
             Change::Close(p) => {
                 let path = convert::path_of(&p.text_document.uri);
-                self.texts.remove(&path);
                 Arc::make_mut(&mut self.documents).remove(&path);
                 match sr_files::read_source(&path) {
                     Ok(text) => self.host.set_file(&path, text),
@@ -271,15 +270,17 @@ impl Owner {
     }
 
     fn set_document(&mut self, path: &Path, uri: Uri, version: i32, text: String) {
-        self.host.set_file(path, text.as_str());
-        self.texts.insert(path.to_path_buf(), text);
+        self.host.set_file(path, text);
         Arc::make_mut(&mut self.documents).insert(path.to_path_buf(), OpenDocument { uri, version });
     }
 
     fn change(&mut self, params: DidChangeTextDocumentParams) -> bool {
         let uri = params.text_document.uri;
         let path = convert::path_of(&uri);
-        let Some(mut text) = self.texts.remove(&path) else {
+        let open = self.documents.contains_key(&path);
+        let Some(mut text) =
+            self.host.analysis().file_text(&path).ok().flatten().filter(|_| open).map(|t| t.to_string())
+        else {
             eprintln!("sr-lsp: change to a document that is not open: {}", uri.as_str());
             return false;
         };

@@ -18,12 +18,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 
 use crate::config::Config;
 use crate::diagnostics::{FileReport, Files, reports};
+use crate::memory;
 use crate::owner::Event;
 use crate::shared::Shared;
 
@@ -71,7 +73,18 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::U
         for files in phases {
             let Some(snapshot) = shared.snapshot().await else { return };
             debounce = snapshot.config.debounce;
-            let computed = tokio::task::spawn_blocking(move || reports(&snapshot, files)).await;
+            let computed = tokio::task::spawn_blocking(move || {
+                let start = Instant::now();
+                let computed = reports(&snapshot, files);
+                // A long analysis (opening a big file) freed most of what it
+                // allocated, in the arena of this thread: give it back rather
+                // than keep it resident for the rest of the session.
+                if start.elapsed() >= memory::TRIM_AFTER_ANALYSIS {
+                    memory::release();
+                }
+                computed
+            })
+            .await;
             let computed = match computed {
                 Ok(Ok(computed)) => computed,
                 // A newer change cancelled us; its event is on its way.

@@ -3,14 +3,21 @@
 //! when the next real token (or the line break added at the end of the file) is
 //! consumed; a node never starts with trivia.
 
-use rowan::{GreenNode, GreenNodeBuilder};
+use rowan::{GreenNode, GreenNodeBuilder, NodeCache};
 
 use crate::SyntaxKind;
 use crate::input::Input;
 use crate::lexer::Token;
 use crate::parser::Event;
 
-pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events: Vec<Event>) -> GreenNode {
+/// `cache` shares equal tokens and small nodes with every tree built through it.
+pub(crate) fn build_tree(
+    text: &str,
+    raw: &[Token],
+    inputs: &[Input],
+    mut events: Vec<Event>,
+    cache: &mut NodeCache,
+) -> GreenNode {
     let mut significant = vec![false; raw.len()];
     // `raw` may end before the inputs do (a piece's lookahead is not its own).
     for input in inputs {
@@ -18,7 +25,7 @@ pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events
             significant[r as usize] = true;
         }
     }
-    let mut sink = Sink { text, raw, significant, next_raw: 0, depth: 0, builder: GreenNodeBuilder::new() };
+    let mut sink = Sink { text, raw, significant, next_raw: 0, depth: 0, builder: GreenNodeBuilder::with_cache(cache) };
     let mut parents = Vec::new();
     for i in 0..events.len() {
         match std::mem::replace(&mut events[i], Event::Tombstone) {
@@ -56,16 +63,16 @@ pub(crate) fn build_tree(text: &str, raw: &[Token], inputs: &[Input], mut events
     sink.builder.finish()
 }
 
-struct Sink<'a> {
+struct Sink<'a, 'c> {
     text: &'a str,
     raw: &'a [Token],
     significant: Vec<bool>,
     next_raw: usize,
     depth: usize,
-    builder: GreenNodeBuilder<'static>,
+    builder: GreenNodeBuilder<'c>,
 }
 
-impl Sink<'_> {
+impl Sink<'_, '_> {
     fn start(&mut self, kind: SyntaxKind) {
         if self.depth > 0 {
             self.trivia();
