@@ -467,27 +467,9 @@ async fn a_missing_key_variable_is_a_tool_error_and_nothing_is_sent() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_call_replays_with_the_remote_gone_and_no_secret_in_the_recording() {
-    let remote = remote().await;
-    let source = source(&format!("{}/good/card", remote.base));
-    let dir = common::work_dir("a2a-record");
-    let path = dir.join("run.jsonl");
-    let hub = live_hub(&source);
-    let redactor = Arc::new(sr_llm::Redactor::new());
-    hub.add_secrets(&redactor);
-    let cassette = Arc::new(Cassette::create(&path).unwrap().redacting(redactor));
-    let journal = Journal::recording(cassette, &Meta::new("agent.sr", "go"), None).unwrap();
-    let compiled = program(&source);
-    let live = run(&compiled, vec![json!({"request": "fix typo"})], hub, journal).await;
+    let (live, text, replay) = record_then_replay("good", "a2a-record").await;
     assert!(!live.results()[0].1, "{:?}", live.results());
-
-    remote.task.abort();
-    let _ = remote.task.await;
-    let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains(SECRET) && text.contains("reviewed: fix typo"), "{text}");
-    let journal = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
-    let replay =
-        run(&compiled, vec![json!({"request": "fix typo"})], Arc::new(McpHub::from_recording(&text).unwrap()), journal)
-            .await;
     assert_eq!(replay.events, live.events);
     let events = serde_json::to_string(&live.events).unwrap();
     assert!(!events.contains(SECRET), "{events}");
@@ -569,10 +551,19 @@ async fn every_hostile_stream_is_a_tool_error_never_a_crash_or_a_hang() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_stream_replays_its_updates_with_the_remote_gone() {
+    let (live, _, replay) = record_then_replay("stream-good", "a2a-record-stream").await;
+    assert_eq!(live.updates().len(), 4);
+    assert_eq!(replay.events, live.events);
+    assert_eq!(replay.updates(), live.updates());
+}
+
+/// A live call to the fake remote's agent `card` recorded (secrets redacted),
+/// then the remote stopped and the recording replayed: the live run, the
+/// recording's text and the replay.
+async fn record_then_replay(card: &str, dir: &str) -> (Ran, String, Ran) {
     let remote = remote().await;
-    let source = source(&format!("{}/stream-good/card", remote.base));
-    let dir = common::work_dir("a2a-record-stream");
-    let path = dir.join("run.jsonl");
+    let source = source(&format!("{}/{card}/card", remote.base));
+    let path = common::work_dir(dir).join("run.jsonl");
     let hub = live_hub(&source);
     let redactor = Arc::new(sr_llm::Redactor::new());
     hub.add_secrets(&redactor);
@@ -580,15 +571,12 @@ async fn a_recorded_stream_replays_its_updates_with_the_remote_gone() {
     let journal = Journal::recording(cassette, &Meta::new("agent.sr", "go"), None).unwrap();
     let compiled = program(&source);
     let live = run(&compiled, vec![json!({"request": "fix typo"})], hub, journal).await;
-    assert_eq!(live.updates().len(), 4);
 
     remote.task.abort();
     let _ = remote.task.await;
     let text = std::fs::read_to_string(&path).unwrap();
     let journal = Journal::new(Mode::Replay, Recorded::parse(&text).unwrap(), None, None);
-    let replay =
-        run(&compiled, vec![json!({"request": "fix typo"})], Arc::new(McpHub::from_recording(&text).unwrap()), journal)
-            .await;
-    assert_eq!(replay.events, live.events);
-    assert_eq!(replay.updates(), live.updates());
+    let hub = Arc::new(McpHub::from_recording(&text).unwrap());
+    let replay = run(&compiled, vec![json!({"request": "fix typo"})], hub, journal).await;
+    (live, text, replay)
 }
