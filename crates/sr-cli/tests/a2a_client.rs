@@ -232,6 +232,13 @@ async fn a_run_of_one_sr_serve_calls_a_workload_of_another_and_shows_its_updates
     let task = events.iter().find(|e| e["type"] == "remote_update").unwrap()["task_id"].as_str().unwrap().to_string();
     let (status, served) = a.get_keyed(&format!("/v1/runs/{task}"), Some(REMOTE_KEY)).await;
     assert_eq!((status, &served["result"]), (200, &json!("Hello, Ada.")), "{served}");
+    // B's graph for clients draws the remote agent as such, used by B's agent.
+    let graph = b.get("/v1/workloads").await.1["workloads"][0]["graph"].clone();
+    let remote = json!({"id": "remote_agent reviewer", "kind": "remote_agent", "label": "reviewer"});
+    assert!(graph["nodes"].as_array().unwrap().contains(&remote), "{graph}");
+    let used =
+        graph["edges"].as_array().unwrap().iter().any(|e| e["to"] == "remote_agent reviewer" && e["kind"] == "use");
+    assert!(used, "{graph}");
 }
 
 /// `sr serve` killed (`kill -9`) while a streamed call runs: after the

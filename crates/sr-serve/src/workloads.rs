@@ -172,6 +172,8 @@ fn kind_name(kind: ItemKind) -> &'static str {
         ItemKind::Flow => "flow",
         ItemKind::Prompt => "prompt",
         ItemKind::Handler => "handler",
+        // The graph's only tools are remote agents (`a2a` tools).
+        ItemKind::Tool => "remote_agent",
         _ => "item",
     }
 }
