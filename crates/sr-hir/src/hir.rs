@@ -40,6 +40,14 @@ impl SourceMap {
     pub fn part(&self, part: PartId) -> TextRange {
         self.parts[part.0 as usize]
     }
+
+    /// Without the room its vectors grew: a map lives as long as its item.
+    pub(crate) fn shrunk(mut self) -> SourceMap {
+        self.parts.shrink_to_fit();
+        self.stmts.shrink_to_fit();
+        self.exprs.shrink_to_fit();
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

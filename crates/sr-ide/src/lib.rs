@@ -257,6 +257,12 @@ impl Analysis {
         self.with_db(|db| symbols::document_symbols(db, path))
     }
 
+    /// [`Self::document_symbols`] one top-level symbol at a time, in the same
+    /// order: writing a big outline out as it is made never holds all of it.
+    pub fn each_document_symbol(&self, path: &Path, each: impl FnMut(DocumentSymbol)) -> Cancellable<()> {
+        self.with_db(|db| symbols::each_document_symbol(db, path, each))
+    }
+
     pub fn workspace_symbols(&self, query: &str) -> Cancellable<Vec<NavigationTarget>> {
         self.with_db(|db| symbols::workspace_symbols(db, query))
     }

@@ -28,23 +28,36 @@ pub(crate) const LEAVES_UP_TO_ITEMS: usize = 5_000;
 /// file of at most [`LEAVES_UP_TO_ITEMS`] items, so are a schema's fields and
 /// the variables a flow or handler assigns.
 pub(crate) fn document_symbols(db: &RootDatabase, path: &std::path::Path) -> Vec<DocumentSymbol> {
-    let Some(file) = db.file(path) else { return Vec::new() };
+    let mut out = Vec::new();
+    each_document_symbol(db, path, |symbol| out.push(symbol));
+    out
+}
+
+/// [`document_symbols`] handed to `each` one top-level symbol at a time, so
+/// that a caller that writes them out never holds them all.
+pub(crate) fn each_document_symbol(db: &RootDatabase, path: &std::path::Path, mut each: impl FnMut(DocumentSymbol)) {
+    let Some(file) = db.file(path) else { return };
     let items = file_items(db, file);
     let leaves = items.len() <= LEAVES_UP_TO_ITEMS;
-    let mut out: Vec<DocumentSymbol> = Vec::new();
+    // The last top-level symbol, held until the next one: an agent's handlers
+    // follow it.
+    let mut last: Option<DocumentSymbol> = None;
     // A nameless item is what error recovery made of a broken line; editors
     // refuse symbols without names.
     for &item in items.iter().filter(|item| !item.name(db).is_empty()) {
         let symbol = item_symbol(db, item, leaves);
-        match item.owner(db) {
-            Some(_) => match out.last_mut() {
-                Some(agent) if agent.kind == SymbolKind::Agent => agent.children.push(symbol),
-                _ => out.push(symbol),
-            },
-            None => out.push(symbol),
+        match (item.owner(db), &mut last) {
+            (Some(_), Some(agent)) if agent.kind == SymbolKind::Agent => agent.children.push(symbol),
+            _ => {
+                if let Some(done) = last.replace(symbol) {
+                    each(done);
+                }
+            }
         }
     }
-    out
+    if let Some(done) = last {
+        each(done);
+    }
 }
 
 fn item_symbol(db: &RootDatabase, item: Item<'_>, leaves: bool) -> DocumentSymbol {

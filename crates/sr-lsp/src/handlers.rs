@@ -11,6 +11,7 @@ use tower_lsp_server::ls_types::{self as lsp, OneOf, Uri};
 
 use crate::convert::{self, path_of};
 use crate::owner::Snapshot;
+use crate::raw;
 
 /// Why a handler gives no result.
 pub(crate) enum Failure {
@@ -337,9 +338,13 @@ pub(crate) fn rename(s: &Snapshot, params: lsp::RenameParams) -> Result<Option<l
     }
 }
 
+/// Over stdio (`slot`), each top-level symbol is serialised into the answer
+/// as soon as it is made: the outline of a 10 MB file is 100k symbols, and
+/// they never all exist at once, neither as sr-ide's nor as LSP's.
 pub(crate) fn document_symbol(
     s: &Snapshot,
     params: lsp::DocumentSymbolParams,
+    slot: Option<&raw::Slot>,
 ) -> Result<Option<lsp::DocumentSymbolResponse>> {
     let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
     #[allow(deprecated)]
@@ -357,9 +362,23 @@ pub(crate) fn document_symbol(
                 .then(|| symbol.children.into_iter().map(|c| convert_symbol(s, index, c)).collect()),
         }
     }
-    let symbols =
-        s.analysis.document_symbols(&doc.path)?.into_iter().map(|sym| convert_symbol(s, &doc.index, sym)).collect();
-    Ok(Some(lsp::DocumentSymbolResponse::Nested(symbols)))
+    let Some(slot) = slot else {
+        let symbols =
+            s.analysis.document_symbols(&doc.path)?.into_iter().map(|sym| convert_symbol(s, &doc.index, sym)).collect();
+        return Ok(Some(lsp::DocumentSymbolResponse::Nested(symbols)));
+    };
+    let mut out = raw::Elements::new();
+    let mut failed = None;
+    s.analysis.each_document_symbol(&doc.path, |symbol| {
+        if failed.is_none() {
+            failed = out.push(&convert_symbol(s, &doc.index, symbol)).err();
+        }
+    })?;
+    match failed {
+        None => out.answer(slot),
+        Some(e) => return Err(Failure::Refused(format!("cannot serialise the document symbols: {e}"))),
+    }
+    Ok(None)
 }
 
 pub(crate) fn workspace_symbol(

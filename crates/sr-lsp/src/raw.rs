@@ -52,6 +52,33 @@ pub(crate) fn answer<T: Serialize + Default>(slot: Option<&Slot>, value: T) -> T
     }
 }
 
+/// An array answer serialised one element at a time, for answers whose
+/// elements are made one at a time: they never all exist at once, as typed
+/// values, next to their bytes. The bytes are what `serde_json::to_vec` of
+/// the whole array makes.
+pub(crate) struct Elements {
+    bytes: Vec<u8>,
+}
+
+impl Elements {
+    pub(crate) fn new() -> Elements {
+        Elements { bytes: vec![b'['] }
+    }
+
+    pub(crate) fn push<T: Serialize>(&mut self, element: &T) -> serde_json::Result<()> {
+        if self.bytes.len() > 1 {
+            self.bytes.push(b',');
+        }
+        serde_json::to_writer(&mut self.bytes, element)
+    }
+
+    /// Files the array in `slot` as the request's answer.
+    pub(crate) fn answer(mut self, slot: &Slot) {
+        self.bytes.push(b']');
+        *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(self.bytes);
+    }
+}
+
 /// Serialised answers waiting for the writer, by marker.
 #[derive(Default)]
 pub(crate) struct RawAnswers {
@@ -84,11 +111,17 @@ impl RawAnswers {
         let n: u64 = response.get("result")?.as_str()?.strip_prefix(MARKER)?.parse().ok()?;
         let result = self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&n)?;
         let id = serde_json::to_vec(response.get("id")?).ok()?;
-        let mut out = Vec::with_capacity(result.len() + id.len() + 40);
-        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        out.extend_from_slice(&id);
-        out.extend_from_slice(b",\"result\":");
-        out.extend_from_slice(&result);
+        let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+        head.extend_from_slice(&id);
+        head.extend_from_slice(b",\"result\":");
+        // In the result's own buffer: a second copy of a big answer would be
+        // the biggest allocation of its request.
+        let mut out = result;
+        let len = out.len();
+        out.reserve_exact(head.len() + 1);
+        out.resize(len + head.len(), 0);
+        out.copy_within(..len, head.len());
+        out[..head.len()].copy_from_slice(&head);
         out.push(b'}');
         Some(out)
     }
@@ -118,6 +151,35 @@ mod tests {
         {
             let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "result": result, "id": 1})).unwrap();
             assert_eq!(raw.expand(&body), None, "{result}");
+        }
+    }
+
+    #[test]
+    fn elements_make_the_bytes_of_the_whole_array() {
+        let element = |i: usize| json!({"name": format!("s{i}"), "children": (0..i % 3).collect::<Vec<_>>()});
+        for n in [0, 1, 2, 100] {
+            let mut elements = Elements::new();
+            for i in 0..n {
+                elements.push(&element(i)).unwrap();
+            }
+            let slot = Slot::default();
+            elements.answer(&slot);
+            let whole: Vec<Value> = (0..n).map(element).collect();
+            assert_eq!(slot.lock().unwrap().take(), Some(serde_json::to_vec(&whole).unwrap()), "{n} elements");
+        }
+    }
+
+    #[test]
+    fn an_answer_expands_the_same_whatever_room_its_buffer_has() {
+        let answer = br#"[{"name":"a"}]"#;
+        for spare in [0, 1, 64] {
+            let raw = RawAnswers::default();
+            let mut bytes = Vec::with_capacity(answer.len() + spare);
+            bytes.extend_from_slice(answer);
+            let marker = raw.file(bytes);
+            let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "result": marker, "id": "a\"b"})).unwrap();
+            let expanded = raw.expand(&body).expect("a marker");
+            assert_eq!(expanded, br#"{"jsonrpc":"2.0","id":"a\"b","result":[{"name":"a"}]}"#.to_vec(), "{spare}");
         }
     }
 

@@ -304,7 +304,8 @@ impl LanguageServer for Server {
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
-        self.run_raw(move |s| handlers::document_symbol(s, params)).await
+        let slot = raw::slot();
+        self.run(move |s| handlers::document_symbol(s, params, slot.as_ref())).await
     }
 
     async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
