@@ -45,10 +45,7 @@ fn prerequisites() -> Result<(), String> {
     if !servers.join("installed-package-lock.json").is_file() {
         missing.push(format!("the MCP test servers in {}", servers.display()));
     }
-    let a2a = std::env::var_os("SR_A2A_VENV").map_or_else(
-        || std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv"),
-        Into::into,
-    );
+    let a2a = sr_testing::a2a_venv();
     if !a2a.join("bin/python").is_file() {
         missing.push(format!("the A2A Python SDK (a2a-sdk) in {}", a2a.display()));
     }

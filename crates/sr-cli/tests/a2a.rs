@@ -15,24 +15,17 @@ use std::time::Duration;
 use serving::{Serve, temp};
 use sr_llm::mock::{MockReply, MockServer};
 
-const HELLO: &str = r#"model main = openai/gpt-4o-mini
-prompt greet: """Greet ${input_prompt}."""
-flow main:
-    $greeting = call llm greet
-    return $greeting
-"#;
+/// A workload that greets whoever it is sent.
+const HELLO: &str = include_str!("fixtures/greeter.sr");
 
 /// A flow that asks a human between two model calls.
 const APPROVE: &str = include_str!("fixtures/pausing.sr");
 
 const KEY: &str = "a2a-interop-key-0123456789";
 
-/// The venv `.ci/setup` installs the SDK in.
+/// The Python of the venv `.ci/setup` installs the SDK in.
 fn venv_python() -> PathBuf {
-    let venv = std::env::var_os("SR_A2A_VENV").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv")
-    });
-    venv.join("bin/python")
+    sr_testing::a2a_venv().join("bin/python")
 }
 
 #[tokio::test(flavor = "multi_thread")]

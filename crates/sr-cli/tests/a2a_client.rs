@@ -30,10 +30,7 @@ fn caller(card: &str) -> String {
 }
 
 fn venv_python() -> PathBuf {
-    let venv = std::env::var_os("SR_A2A_VENV").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv")
-    });
-    venv.join("bin/python")
+    sr_testing::a2a_venv().join("bin/python")
 }
 
 /// The sample server, killed when dropped.
@@ -175,12 +172,7 @@ async fn an_agent_uses_a_python_sdk_agent_and_the_replay_needs_neither_it_nor_th
 }
 
 /// A served workload: greets whoever it is sent.
-const GREETER: &str = r#"model main = openai/gpt-4o-mini
-prompt greet: """Greet ${input_prompt}."""
-flow main:
-    $greeting = call llm greet
-    return $greeting
-"#;
+const GREETER: &str = include_str!("fixtures/greeter.sr");
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_run_by_sr_run_calls_a_workload_served_by_sr_serve() {

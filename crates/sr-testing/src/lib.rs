@@ -57,6 +57,14 @@ pub fn hostile_binary(name: &str, built: &str) -> PathBuf {
     }
 }
 
+/// The venv `.ci/setup` installs the official A2A Python SDK (and uvicorn) in:
+/// `$SR_A2A_VENV`, else `~/.cache/streetrace/a2a-venv`.
+pub fn a2a_venv() -> PathBuf {
+    std::env::var_os("SR_A2A_VENV").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/streetrace/a2a-venv")
+    })
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
