@@ -5,6 +5,7 @@
 //! of one session keep all their events.
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -224,6 +225,95 @@ async fn killed_mid_tool_a_resume_retries_or_fails_the_call_as_told() {
         assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
         assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), charges.len());
     }
+}
+
+const ASKING: &str = r#"flow main:
+    escalate to human "Go on?"
+    return "answered " + $human_input
+"#;
+
+/// Killed at any instant around its pause (right after it asked, while it
+/// ends its journal, while it marks itself paused), a run resumes with the
+/// answer given by `--resume ID --input`: the pause is what its journal and
+/// its saved events say, not a record written after them.
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_at_any_instant_of_a_pause_a_run_resumes_with_its_answer() {
+    use std::io::BufRead;
+    let server = MockServer::start().await;
+    let project = Project::new("pause-kill", ASKING, &server);
+    let mut statuses = BTreeMap::new();
+    for (i, delay) in [0u64, 0, 1, 1, 2, 3, 4, 6, 8, 12, 20, 40].into_iter().enumerate() {
+        let session = format!("s{i}");
+        let mut run = project
+            .command(&["run", "w.sr", "--session", &session, "--events", "jsonl"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(run.stdout.take().unwrap()).lines();
+        let asked = lines.find(|line| line.as_ref().is_ok_and(|l| l.contains("\"human_input_requested\"")));
+        assert!(asked.is_some(), "the run never asked");
+        std::thread::sleep(Duration::from_millis(delay));
+        // SIGKILL, or nothing when the run has already exited.
+        let _ = run.kill();
+        run.wait().unwrap();
+        drop(lines);
+        let listing = String::from_utf8(project.sr(&["sessions", "list"]).stdout).unwrap();
+        let status = listing
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(session.as_str()))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .unwrap()
+            .to_string();
+        *statuses.entry(status).or_insert(0) += 1;
+
+        let out = project.sr(&["run", "w.sr", "--resume", &session, "--input", "yes"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "killed {delay} ms after it asked: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "answered yes");
+    }
+    eprintln!("session status after the kill: {statuses:?}");
+    assert_eq!(server.requests().len(), 0);
+}
+
+/// A journal whose last line a crash left half written resumes without it,
+/// with a warning naming the file and the line; a broken line before the
+/// last is an error naming its line, and resumes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_half_written_last_journal_line_is_dropped_and_a_broken_earlier_one_is_an_error() {
+    let server = MockServer::start().await;
+    let project = Project::new("torn", ASKING, &server);
+    for session in ["torn", "broken"] {
+        let out = project.sr(&["run", "w.sr", "--session", session]);
+        assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let journal = |session: &str| project.dir.join("state/journal").join(session).join("1.jsonl");
+
+    let torn = journal("torn");
+    let text = std::fs::read_to_string(&torn).unwrap();
+    assert!(text.ends_with('\n'));
+    let lines = text.lines().count();
+    std::fs::write(&torn, format!("{text}{{\"kind\":\"value\",\"at\":\"ma")).unwrap();
+    let out = project.sr(&["run", "w.sr", "--resume", "torn", "--input", "yes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "answered yes");
+    let warning = format!("warning: {}: line {} was cut off", torn.display(), lines + 1);
+    assert!(stderr.contains(&warning), "{stderr}");
+    // The resumed run's journal continues the whole lines only.
+    let resumed = std::fs::read_to_string(journal("torn").with_file_name("2.jsonl")).unwrap();
+    assert!(resumed.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()), "{resumed}");
+
+    let broken = journal("broken");
+    let text = std::fs::read_to_string(&broken).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(1, "{\"kind\":\"val");
+    std::fs::write(&broken, lines.join("\n") + "\n").unwrap();
+    let out = project.sr(&["run", "w.sr", "--resume", "broken", "--input", "yes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line 2 of the journal is not JSON"), "{stderr}");
+    assert!(!journal("broken").with_file_name("2.jsonl").exists(), "a run started");
 }
 
 #[tokio::test(flavor = "multi_thread")]

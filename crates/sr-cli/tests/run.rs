@@ -54,27 +54,45 @@ fn replaying_the_shipped_recording_reproduces_its_events() {
     assert!(listing.contains("1 run(s)"), "{listing}");
 }
 
+/// A replay's input is its recording's: without `--prompt` it replays the
+/// recorded one; another prompt is refused before anything runs, naming both.
 #[test]
-fn a_replay_fails_loudly_on_a_request_that_was_not_recorded() {
+fn a_replay_takes_its_input_from_the_recording_and_refuses_another() {
     let root = sr_testing::workspace_root();
     let sessions = temp("miss").join("sessions.db");
-    let args = [
-        "run",
-        "examples/review/review.sr",
-        "--replay",
-        "examples/review/review.cassette.jsonl",
-        "--work-dir",
-        "examples/review",
-        "--sessions",
-        sessions.to_str().unwrap(),
-        "--prompt",
-        "Review something else",
-    ];
-    let out = sr(&args, &root, &[]);
-    assert_eq!(out.status.code(), Some(1));
+    let sessions = sessions.to_str().unwrap();
+    let replay = |prompt: &[&str]| {
+        let args = [
+            &[
+                "run",
+                "examples/review/review.sr",
+                "--replay",
+                "examples/review/review.cassette.jsonl",
+                "--work-dir",
+                "examples/review",
+                "--events",
+                "jsonl",
+                "--sessions",
+                sessions,
+            ],
+            prompt,
+        ]
+        .concat();
+        sr(&args, &root, &[])
+    };
+    let out = replay(&[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = std::fs::read_to_string(root.join("examples/review/review.events.jsonl")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+
+    let out = replay(&["--prompt", "Review something else"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "the replay ran");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the run diverged from its journal"), "{stderr}");
     assert!(stderr.contains(r#"recorded "Review src/calc.py", requested "Review something else""#), "{stderr}");
+    let listing = String::from_utf8(sr(&["sessions", "list", "--sessions", sessions], &root, &[]).stdout).unwrap();
+    assert_eq!(listing.lines().count(), 1, "the refused replay stored a run: {listing}");
 }
 
 /// A flow that asks a human between two model calls.
@@ -132,6 +150,57 @@ async fn a_paused_run_resumes_in_a_new_process_without_repeating_steps() {
     let events: Vec<Value> =
         String::from_utf8(second.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(events.last().unwrap()["result"], json!("Thanks for writing; we will reply within a day."));
+}
+
+/// A replay is given the answers the recorded run's `escalate to human`s
+/// got: it finishes like the run did, asking the model nothing. A replay
+/// of a run that paused pauses there too, and its resume hint works.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_serves_the_recorded_answers_and_a_paused_replay_resumes() {
+    let dir = temp("answers");
+    std::fs::write(dir.join("reply.sr"), PAUSING).unwrap();
+    let server = MockServer::start().await;
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    server.push(MockReply::text("a draft"));
+    let paused =
+        sr(&["run", "reply.sr", "--session", "s1", "--prompt", "a mail", "--record", "paused.jsonl"], &dir, &env);
+    assert_eq!(paused.status.code(), Some(3), "{}", String::from_utf8_lossy(&paused.stderr));
+
+    // Replayed, the paused run pauses at the same question, offline.
+    let replayed = sr(&["run", "reply.sr", "--replay", "paused.jsonl"], &dir, &env);
+    let stderr = String::from_utf8(replayed.stderr).unwrap();
+    assert_eq!(replayed.status.code(), Some(3), "{stderr}");
+    assert_eq!(server.requests().len(), 1);
+    // Its hint, as printed, continues it from its recording.
+    let hint = stderr.lines().find_map(|l| l.strip_prefix("paused: resume with `sr ")).unwrap();
+    let words: Vec<String> = hint
+        .trim_end_matches('`')
+        .replace('…', "fine")
+        .split_whitespace()
+        .map(|w| w.trim_matches('"').to_string())
+        .collect();
+    server.push(MockReply::text("from the replay"));
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
+    let resumed = sr(&args, &dir, &env);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(String::from_utf8(resumed.stdout).unwrap().trim(), "from the replay");
+    assert_eq!(server.requests().len(), 2, "the draft came from the recording");
+
+    server.push(MockReply::text("polished"));
+    let answered =
+        sr(&["run", "reply.sr", "--resume", "s1", "--input", "approved", "--record", "done.jsonl"], &dir, &env);
+    assert!(answered.status.success(), "{}", String::from_utf8_lossy(&answered.stderr));
+    assert_eq!(server.requests().len(), 3);
+    let polish = server.requests()[2].body["messages"].to_string();
+    assert!(polish.contains("(approved)"), "{polish}");
+
+    // The answered run replays to its end, its answer served: no request.
+    for journal in ["done.jsonl", "state/journal/s1/2.jsonl"] {
+        let replayed = sr(&["run", "reply.sr", "--replay", journal], &dir, &env);
+        assert!(replayed.status.success(), "{journal}: {}", String::from_utf8_lossy(&replayed.stderr));
+        assert_eq!(String::from_utf8(replayed.stdout).unwrap().trim(), "polished");
+    }
+    assert_eq!(server.requests().len(), 3);
 }
 
 const READER: &str = r#"model main = openai/gpt-4o-mini

@@ -19,10 +19,10 @@ use crate::hook::StepHook;
 use crate::human::{Answers, Human};
 use crate::ids::{self, IdKind};
 use crate::in_doubt::{Decider, Question};
-use crate::journal::{Journal, Meta, Mode, Recorded, Workspace};
+use crate::journal::{Journal, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
-use crate::session::{PausedRun, SessionStore};
+use crate::session::SessionStore;
 use crate::state::StateDir;
 use crate::tools::Jail;
 use crate::workload::{ProgramWorkload, SessionRef, Workload};
@@ -33,7 +33,9 @@ pub use resume::Resume;
 /// What to run, and against what.
 pub struct LaunchSpec {
     pub program: Arc<Compiled>,
-    /// The message the run starts with (a resumed run keeps its own).
+    /// The message the run starts with. A resumed run keeps its own, and a
+    /// replay starts with its recording's: a message given to a replay must
+    /// be that one (empty: none given).
     pub message: String,
     /// The directory file tools work in.
     pub work_dir: PathBuf,
@@ -102,9 +104,6 @@ impl Storage {
 pub struct Launched {
     program: Arc<Compiled>,
     message: String,
-    /// Answers given in advance: those of the run this one resumes, or
-    /// those a continued run was given ([`launch_continuing_answered`]).
-    answers: Vec<String>,
     invocation_id: String,
     provider: Arc<dyn Provider>,
     journal: Arc<Journal>,
@@ -203,11 +202,22 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
             ids::check(IdKind::Session, id).map_err(|e| refused(e.to_string()))?;
         }
     }
+    let mut warnings = Vec::new();
     let replay_text = match replay {
         Some(Recording::File(file)) => {
-            Some(std::fs::read_to_string(&file).map_err(|e| refused(format!("cannot read {}: {e}", file.display())))?)
+            let mut text =
+                std::fs::read_to_string(&file).map_err(|e| refused(format!("cannot read {}: {e}", file.display())))?;
+            if let Some(line) = cut_torn(&mut text) {
+                warnings.push(torn_warning(&file.display().to_string(), line));
+            }
+            Some(text)
         }
-        Some(Recording::Text(text)) => Some(text),
+        Some(Recording::Text(mut text)) => {
+            if let Some(line) = cut_torn(&mut text) {
+                warnings.push(torn_warning("the recording", line));
+            }
+            Some(text)
+        }
         None => None,
     };
     let provider = match provider {
@@ -225,6 +235,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         (Some(Storage { resume: Some(spec), state, .. }), Some(store)) => Some(resume::find(store, state, spec)?),
         _ => None,
     };
+    warnings.extend(resume.iter().flat_map(|resume| resume.warnings.iter().cloned()));
     // What the run is served from, and how.
     let (mode, served) = match (&replay_text, &resume, &continued) {
         (Some(text), _, _) => (Mode::Replay, text.clone()),
@@ -236,18 +247,21 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         Mode::Live => Recorded::default(),
         _ => Recorded::parse(&served).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
     };
-    let (message, answers) = match (&resume, continued) {
-        (Some(resume), _) => (resume.message.clone(), resume.answers.clone()),
-        (None, Some((_, answers))) => (message, answers),
-        (None, None) => (message, Vec::new()),
+    let (message, answers) = match (&resume, continued, recorded.meta.as_ref()) {
+        (Some(resume), _, _) => (resume.message.clone(), resume.answers.clone()),
+        (None, Some((_, answers)), _) => (message, answers),
+        // A replay is given what the recorded run was given: its input and
+        // every answer its `escalate to human`s got.
+        (None, None, Some(meta)) if mode == Mode::Replay => (replayed_input(message, meta)?, meta.answers.clone()),
+        (None, None, _) => (message, Vec::new()),
     };
-    // A continued run starts where the recorded one did.
-    if let (Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {
+    // A replayed or continued run starts where the recorded one did.
+    if let (Mode::Replay | Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {
         match (&options.entry, &meta.entry) {
             (Some(given), recorded) if Some(given) != recorded.as_ref() => {
                 let started = recorded.as_deref().map_or("at its default entry".to_string(), |e| format!("at '{e}'"));
                 return Err(refused(format!(
-                    "the run being continued started {started}: --entry {given} cannot change that (leave it out)"
+                    "the recorded run started {started}: --entry {given} cannot change that (leave it out)"
                 )));
             }
             _ => options.entry.clone_from(&meta.entry),
@@ -269,9 +283,13 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
         jail = jail.protect(&cwd.join(source));
     }
-    let human: Arc<dyn Human> =
-        if answers.is_empty() { human } else { Arc::new(Answers(std::sync::Mutex::new(answers.clone().into()))) };
-    let mut warnings = Vec::new();
+    // A replay asks nobody: past its recorded answers it pauses where the
+    // recorded run did.
+    let human: Arc<dyn Human> = if answers.is_empty() && mode != Mode::Replay {
+        human
+    } else {
+        Arc::new(Answers(std::sync::Mutex::new(answers.clone().into())))
+    };
     let redactor = secrets(&mcp, &mut warnings);
     let stored = match (storage, opened) {
         (Some(storage), Some(store)) => {
@@ -286,11 +304,19 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         workload: crate::compile::display_path(&program.root),
         input: message.clone(),
         entry: options.entry.clone(),
-        answers: answers.clone(),
+        answers,
     };
     let files = Workspace::new(jail.clone());
     let journaled = match mode {
-        Mode::Replay => Ok(Journal::new(mode, recorded, None, Some(files))),
+        // A stored replay's journal is its recording and its own `meta`, so
+        // that a replay paused where its recording ends resumes from there.
+        // Nothing is added: a replay observes nothing new.
+        Mode::Replay => match &stored {
+            Some(stored) => open_cassette(&stored.journal, &served, redactor.clone())
+                .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(|e| e.to_string()))
+                .map(|()| Journal::new(mode, recorded, None, Some(files))),
+            None => Ok(Journal::new(mode, recorded, None, Some(files))),
+        },
         _ => {
             let paths = (stored.as_ref().map(|s| s.journal.as_path()), record.as_deref());
             open_journal(paths, &served, &redactor, &meta, &mcp)
@@ -310,7 +336,6 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     Ok(Launched {
         program,
         message,
-        answers,
         invocation_id,
         provider,
         journal,
@@ -422,18 +447,9 @@ impl Launched {
         if finished.status == Some(RunStatus::Paused) {
             finished.in_doubt = journal.undecided();
         }
-        let saved = match finished.status {
-            Some(RunStatus::Completed) => stored.store.set_pause(&stored.session, None),
-            // Not paused for a human: resumed without an answer (`resume::find`).
-            Some(RunStatus::Paused) if finished.in_doubt.is_some() => Ok(()),
-            Some(RunStatus::Paused) => {
-                let paused = PausedRun { input: self.message, answers: self.answers };
-                stored.store.set_pause(&stored.session, Some(&paused))
-            }
-            _ => Ok(()),
-        };
+        // A paused run needs nothing more kept: its journal's `meta` says
+        // what it started with and was answered (`resume::find`).
         stored.lease.release();
-        saved.map_err(|e| LaunchError::Io(format!("cannot save the paused run: {e}")))?;
         let lost = stored.store.take_lost();
         if let Some(first) = lost.first() {
             return Err(LaunchError::Io(format!("{} event(s) of the run were not saved: {first}", lost.len())));
@@ -533,6 +549,20 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
     }
     mcp.add_secrets(&redactor);
     Arc::new(redactor)
+}
+
+/// The input a replay starts with: its recording's. A message given too must
+/// be the same, or the replay would follow another path than the recording.
+fn replayed_input(given: String, meta: &Meta) -> Result<String, LaunchError> {
+    if given.is_empty() || given == meta.input {
+        return Ok(meta.input.clone());
+    }
+    Err(LaunchError::Refused(format!(
+        "the run diverged from its journal: the input differs from the recording's: recorded {}, requested {} \
+         (leave the prompt out to replay the recorded one)",
+        serde_json::Value::from(meta.input.as_str()),
+        serde_json::Value::from(given)
+    )))
 }
 
 fn new_id() -> String {

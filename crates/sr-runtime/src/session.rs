@@ -1,13 +1,14 @@
 //! Sessions in SQLite: every event of every run, appended and committed as it
 //! happens (so nothing is lost if the process dies), the conversation an agent
-//! entry continues, the runs of each session (number, status, lease), and the
-//! state of runs paused for a human.
+//! entry continues, and the runs of each session (number, status, lease). A
+//! run paused for a human needs nothing more: its journal says what it
+//! started with and was answered.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -46,14 +47,6 @@ impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
         StoreError::Sql(e)
     }
-}
-
-/// A run paused by `escalate to human`: what it started with and the answers
-/// given so far, so that `--resume` can replay it to the same question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PausedRun {
-    pub input: String,
-    pub answers: Vec<String>,
 }
 
 /// A run of a session, and the run it continues.
@@ -122,10 +115,6 @@ impl SessionStore {
                  position INTEGER NOT NULL,
                  message TEXT NOT NULL,
                  PRIMARY KEY (session_id, position)
-             );
-             CREATE TABLE IF NOT EXISTS pauses (
-                 session_id TEXT PRIMARY KEY REFERENCES sessions(id),
-                 state TEXT NOT NULL
              );
              CREATE TABLE IF NOT EXISTS runs (
                  session_id TEXT NOT NULL REFERENCES sessions(id),
@@ -354,30 +343,6 @@ impl SessionStore {
         Ok(())
     }
 
-    /// Saves (or clears, with `None`) the state of a run paused for a human.
-    pub fn set_pause(&self, session: &str, state: Option<&PausedRun>) -> Result<(), StoreError> {
-        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match state {
-            Some(state) => conn.execute(
-                "INSERT INTO pauses (session_id, state) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET state = ?2",
-                params![session, serde_json::json!(state).to_string()],
-            )?,
-            None => conn.execute("DELETE FROM pauses WHERE session_id = ?1", [session])?,
-        };
-        Ok(())
-    }
-
-    /// The state of the session's run paused for a human, if there is one.
-    pub fn pause(&self, session: &str) -> Result<Option<PausedRun>, StoreError> {
-        let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let state: Option<String> =
-            conn.query_row("SELECT state FROM pauses WHERE session_id = ?1", [session], |r| r.get(0)).optional()?;
-        state.map(|s| serde_json::from_str(&s)).transpose().map_err(|e| StoreError::Undecodable {
-            what: format!("the paused run of session {session}"),
-            error: e.to_string(),
-        })
-    }
-
     /// Sessions, most recently updated first.
     pub fn list(&self) -> rusqlite::Result<Vec<SessionSummary>> {
         let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -475,25 +440,11 @@ mod tests {
         conn.execute("INSERT INTO events (session_id, run, seq, version, event) VALUES ('s1', 1, 99, 1, '{')", [])
             .unwrap();
         conn.execute("INSERT INTO messages (session_id, position, message) VALUES ('s1', 0, 'not json')", []).unwrap();
-        conn.execute("INSERT INTO pauses (session_id, state) VALUES ('s1', '{\"input\": 3}')", []).unwrap();
         drop(conn);
         let error = store.events("s1").unwrap_err().to_string();
         assert!(error.starts_with("event 99 of run 1 of session s1 cannot be read"), "{error}");
         let error = store.messages("s1").unwrap_err().to_string();
         assert!(error.starts_with("message 0 of session s1 cannot be read"), "{error}");
-        let error = store.pause("s1").unwrap_err().to_string();
-        assert!(error.starts_with("the paused run of session s1 cannot be read"), "{error}");
-    }
-
-    #[test]
-    fn a_paused_run_round_trips_and_clears() {
-        let store = SessionStore::in_memory().unwrap();
-        store.create("s1", "demo.sr").unwrap();
-        let paused = PausedRun { input: "start".into(), answers: vec!["yes".into()] };
-        store.set_pause("s1", Some(&paused)).unwrap();
-        assert_eq!(store.pause("s1").unwrap(), Some(paused));
-        store.set_pause("s1", None).unwrap();
-        assert_eq!(store.pause("s1").unwrap(), None);
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub(crate) mod interleave;
 mod listing;
 mod model;
 mod tool;
+mod torn;
 mod workspace;
 
 use std::collections::HashMap;
@@ -47,6 +48,8 @@ pub use entry::{JOURNAL_FORMAT, Meta};
 pub use listing::steps;
 pub use model::JournaledProvider;
 pub use tool::ToolStop;
+pub use torn::cut_torn;
+pub(crate) use torn::torn_warning;
 pub use workspace::Workspace;
 
 /// What the journal is for in this run.

@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::{LaunchError, ResumeSpec};
-use crate::journal::Recorded;
+use crate::event::Payload;
+use crate::journal::{Recorded, cut_torn, torn_warning};
 use crate::session::SessionStore;
 use crate::state::StateDir;
 
@@ -19,12 +20,16 @@ pub struct Resume {
     pub journal: String,
     /// The run it continues.
     pub run: i64,
+    /// What was wrong with the journal and set right (a half-written last
+    /// line dropped), for the user.
+    pub warnings: Vec<String>,
 }
 
 /// The last run of the session, if it can be continued: paused for a human
-/// (`input` is the answer), interrupted (its process died; no `input`), in
-/// doubt about a tool call (no `input`: the launch's decider decides), or —
-/// with `from` — any run that ended, to do again from that step on.
+/// (`input` is the answer), interrupted (its process died; no `input`, or
+/// the answer when it died waiting for one), in doubt about a tool call (no
+/// `input`: the launch's decider decides), or — with `from` — any run that
+/// ended, to do again from that step on.
 pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, LaunchError> {
     let running = store.runs(&spec.session).is_ok_and(|runs| runs.last().is_some_and(|(_, s)| s == "running"));
     find_run(store, state, spec).map_err(if running { LaunchError::Busy } else { LaunchError::Refused })
@@ -36,11 +41,19 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
     let Some((run, status)) = runs.last() else {
         return Err(format!("session {session} has no run to resume"));
     };
-    let read_journal = || {
+    let mut warnings = Vec::new();
+    let mut read_journal = || {
         let path = state.journal(session, *run).map_err(|e| e.to_string())?;
-        std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read the journal of run {run} ({}): {e}", path.display()))
+        let mut journal = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read the journal of run {run} ({}): {e}", path.display()))?;
+        if let Some(line) = cut_torn(&mut journal) {
+            warnings.push(torn_warning(&path.display().to_string(), line));
+        }
+        Ok::<_, String>(journal)
     };
+    // How the run started, and the answers it was given: its journal's
+    // `meta`, written before the run began, so that a run killed at any
+    // instant (a pause included) can be continued.
     let recorded_start = |journal: &str| -> Result<(String, Vec<String>), String> {
         let recorded = Recorded::parse(journal).map_err(|e| format!("the journal of run {run}: {e}"))?;
         let meta = recorded
@@ -58,20 +71,20 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         }
         journal
     };
-    match (status.as_str(), input) {
+    let mut answered = |answer: &Option<String>| -> Result<Resume, String> {
+        let journal = read_journal()?;
+        let (message, mut answers) = recorded_start(&journal)?;
+        answers.extend(answer.iter().cloned());
+        Ok(Resume { message, answers, journal: with_from(journal), run: *run, warnings: Vec::new() })
+    };
+    let resume = match (status.as_str(), input) {
         ("running", _) => Err(format!("run {run} of session {session} is still running")),
-        ("paused", Some(input)) => {
-            let pause = store
-                .pause(session)
-                .map_err(|e| format!("cannot read session {session}: {e}"))?
-                .ok_or_else(|| format!("run {run} of session {session} is paused but its state is missing"))?;
-            let mut answers = pause.answers;
-            answers.push(input.clone());
-            Ok(Resume { message: pause.input, answers, journal: with_from(read_journal()?), run: *run })
-        }
+        ("paused", Some(_)) => answered(input),
         ("paused", None) if from.is_none() => {
             Err(format!("run {run} of session {session} is paused for a human: answer it with --input TEXT"))
         }
+        // Killed after it asked and before it was marked paused.
+        ("interrupted", Some(_)) if waits_for_human(store, session, *run)? => answered(input),
         (crate::in_doubt::STATUS, Some(_)) => Err(format!(
             "run {run} of session {session} waits for a decision about a tool call in doubt, not for a human: \
              resume it with --in-doubt retry|skip|fail, without --input"
@@ -79,19 +92,27 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         (_, Some(_)) => Err(format!(
             "run {run} of session {session} is {status}, not paused for a human: resume it without --input"
         )),
-        ("interrupted" | crate::in_doubt::STATUS, None) => {
-            let journal = read_journal()?;
-            let (message, answers) = recorded_start(&journal)?;
-            Ok(Resume { message, answers, journal: with_from(journal), run: *run })
-        }
-        (_, None) if from.is_some() => {
-            let journal = read_journal()?;
-            let (message, answers) = recorded_start(&journal)?;
-            Ok(Resume { message, answers, journal: with_from(journal), run: *run })
-        }
+        ("interrupted" | crate::in_doubt::STATUS, None) => answered(&None),
+        (_, None) if from.is_some() => answered(&None),
         (other, None) => Err(format!(
             "session {session} has nothing to resume: its last run ({run}) is {other}; \
              `--from STEP` runs it again from a step of its journal"
         )),
+    };
+    resume.map(|resume| Resume { warnings, ..resume })
+}
+
+/// Whether run `run` of `session` asked a human last and got no answer
+/// (its stored events say so: each is saved before anyone sees it).
+fn waits_for_human(store: &SessionStore, session: &str, run: i64) -> Result<bool, String> {
+    let events = store.events(session).map_err(|e| format!("cannot read session {session}: {e}"))?;
+    let mut waiting = false;
+    for (_, event) in events.iter().filter(|(of, _)| *of == run) {
+        match &event.payload {
+            Payload::HumanInputRequested { .. } => waiting = true,
+            Payload::StateChange { variable, .. } if variable == "human_input" => waiting = false,
+            _ => {}
+        }
     }
+    Ok(waiting)
 }
