@@ -50,7 +50,8 @@ pub struct LaunchSpec {
     /// providers the environment configures (`sr_llm::Router`).
     pub provider: Option<Arc<dyn Provider>>,
     pub options: RunOptions,
-    /// Answers `escalate to human` when no recorded answer is left.
+    /// Answers `escalate to human` when no recorded answer is left (never
+    /// in a replay); its answers are journaled.
     pub human: Arc<dyn Human>,
     /// Decides about a tool call a crash cut off, when its tool is not
     /// idempotent and the journal holds no decision (`crate::in_doubt`).
@@ -283,13 +284,6 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
         jail = jail.protect(&cwd.join(source));
     }
-    // A replay asks nobody: past its recorded answers it pauses where the
-    // recorded run did.
-    let human: Arc<dyn Human> = if answers.is_empty() && mode != Mode::Replay {
-        human
-    } else {
-        Arc::new(Answers(std::sync::Mutex::new(answers.clone().into())))
-    };
     let redactor = secrets(&mcp, &mut warnings);
     let stored = match (storage, opened) {
         (Some(storage), Some(store)) => {
@@ -304,7 +298,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         workload: crate::compile::display_path(&program.root),
         input: message.clone(),
         entry: options.entry.clone(),
-        answers,
+        answers: answers.clone(),
     };
     let files = Workspace::new(jail.clone());
     let journaled = match mode {
@@ -333,6 +327,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
             return Err(LaunchError::Io(e));
         }
     };
+    // A replay asks nobody: past its recorded answers it pauses where the
+    // recorded run did.
+    let human: Arc<dyn Human> =
+        Arc::new(Answers::new(answers, (mode != Mode::Replay).then_some(human), journal.clone()));
     Ok(Launched {
         program,
         message,

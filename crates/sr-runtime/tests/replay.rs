@@ -133,3 +133,53 @@ flow main:
     let live = record_and_replay(name, source, Arc::new(model), 5).await;
     assert_eq!(live.outcome.result, Some(json!([1, 2, 3, 3])));
 }
+
+/// A person answering at the prompt, counted.
+struct Person(std::sync::atomic::AtomicUsize);
+
+impl sr_runtime::human::Human for Person {
+    fn ask<'a>(&'a self, message: &'a str) -> futures::future::BoxFuture<'a, Option<String>> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(std::future::ready(Some(format!("{message} {n}"))))
+    }
+}
+
+/// Answers a person gives during a run are journaled: its replay is given
+/// them and asks nobody.
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_given_during_a_run_are_served_to_its_replay() {
+    use sr_runtime::launch::{LaunchSpec, Recording, launch};
+    let dir = tempfile::Builder::new().prefix("sr-runtime-answers-").tempdir().unwrap();
+    let source = "flow main:\n    escalate to human \"first\"\n    $a = $human_input\n    \
+                  escalate to human \"second\"\n    return $a + \", \" + $human_input\n";
+    std::fs::write(dir.path().join("w.sr"), source).unwrap();
+    let recording = dir.path().join("rec.jsonl");
+    let run = |record: Option<std::path::PathBuf>, replay: Option<Recording>, person: Arc<Person>| {
+        let program =
+            sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.path().join("w.sr")).unwrap();
+        let launched = launch(LaunchSpec {
+            program,
+            message: String::new(),
+            work_dir: dir.path().to_path_buf(),
+            storage: None,
+            record,
+            replay,
+            provider: Some(Arc::new(ScriptedProvider::new())),
+            options: sr_runtime::RunOptions::default(),
+            human: person,
+            in_doubt: sr_runtime::in_doubt::skip_all(),
+        })
+        .unwrap();
+        async move { launched.run(Arc::new(sr_runtime::hook::NoHook), Vec::new()).await.unwrap() }
+    };
+    let person = Arc::new(Person(0.into()));
+    let live = run(Some(recording.clone()), None, person.clone()).await;
+    assert_eq!(live.result, Some(json!("first 0, second 1")), "{:?}", live.error);
+    assert_eq!(person.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    let nobody = Arc::new(Person(0.into()));
+    let replayed = run(None, Some(Recording::File(recording)), nobody.clone()).await;
+    assert_eq!(replayed.status, Some(RunStatus::Completed), "{:?}", replayed.error);
+    assert_eq!(replayed.result, Some(json!("first 0, second 1")));
+    assert_eq!(nobody.0.load(std::sync::atomic::Ordering::SeqCst), 0, "the replay asked a person");
+}

@@ -25,6 +25,9 @@ pub(crate) const VALUE_KIND: &str = "value";
 pub(crate) const INTERLEAVE_KIND: &str = "interleave";
 pub(crate) const FORK_KIND: &str = "fork";
 pub(crate) const END_KIND: &str = "end";
+/// An answer a person gave to an `escalate to human` during the run: it
+/// joins the answers of the `meta` before it.
+pub(crate) const ANSWER_KIND: &str = "answer";
 /// A decision about a tool call in doubt (`crate::in_doubt`); `of` is the
 /// step of the call's `tool_start`.
 pub(crate) const IN_DOUBT_KIND: &str = "in_doubt";
@@ -259,6 +262,11 @@ impl Recorded {
                     recorded.blobs.insert(hash, bytes.into());
                 }
                 END_KIND => recorded.ended = true,
+                ANSWER_KIND => {
+                    let text = entry["text"].as_str().ok_or_else(|| bad("an answer without `text`"))?;
+                    let meta = recorded.meta.as_mut().ok_or_else(|| bad("an answer before the `meta`"))?;
+                    meta.answers.push(text.to_string());
+                }
                 IN_DOUBT_KIND => {
                     let of = entry["of"].as_u64().ok_or_else(|| bad("a decision without `of`"))?;
                     let decision = entry["decision"].as_str().unwrap_or_default();

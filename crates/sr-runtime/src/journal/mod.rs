@@ -9,8 +9,8 @@
 //!
 //! A journal is one JSON-lines file (the cassette format of `sr-llm`, whose
 //! `llm` lines this module writes with its own keys): `meta` first, then
-//! `llm`, `tool_start`/`tool`, `value`, `interleave`, `blob` and `fork` lines
-//! in the order they happened. A later line with the same key replaces an
+//! `llm`, `tool_start`/`tool`, `value`, `interleave`, `blob`, `answer` and
+//! `fork` lines in the order they happened. A later line with the same key replaces an
 //! earlier one (a resumed run's journal is its predecessor's followed by what
 //! is new), and a `fork` line voids what the forked thread, and the branches
 //! it started, recorded from the fork point on.
@@ -183,6 +183,12 @@ impl Journal {
     /// How the recorded run started, if the journal says.
     pub fn meta(&self) -> Option<&Meta> {
         self.recorded.meta.as_ref()
+    }
+
+    /// A person answered an `escalate to human` with `text` (answers given
+    /// in advance are in the `meta`).
+    pub fn answered(&self, text: &str) -> Result<(), String> {
+        self.write(&json!({"kind": entry::ANSWER_KIND, "text": text}))
     }
 
     /// The run ended with `status`: what it left unfinished it cancelled.

@@ -27,12 +27,38 @@ impl Human for Unattended {
     }
 }
 
-/// Answers given in advance (resuming a paused run), in order.
-pub struct Answers(pub std::sync::Mutex<std::collections::VecDeque<String>>);
+/// A run's answers: first those it was given in advance (a resumed run's,
+/// a replay's), in order, then those a person gives `live` (nobody, in a
+/// replay). A live answer is journaled (an `answer` line) before the run
+/// uses it, so that a resume or a replay of the run is given it too.
+pub struct Answers {
+    given: std::sync::Mutex<std::collections::VecDeque<String>>,
+    live: Option<std::sync::Arc<dyn Human>>,
+    journal: std::sync::Arc<crate::journal::Journal>,
+}
+
+impl Answers {
+    pub fn new(
+        given: Vec<String>,
+        live: Option<std::sync::Arc<dyn Human>>,
+        journal: std::sync::Arc<crate::journal::Journal>,
+    ) -> Answers {
+        Answers { given: std::sync::Mutex::new(given.into()), live, journal }
+    }
+}
 
 impl Human for Answers {
-    fn ask<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(std::future::ready(self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop_front()))
+    fn ask<'a>(&'a self, message: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let given = self.given.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop_front();
+            if given.is_some() {
+                return given;
+            }
+            let answer = self.live.as_ref()?.ask(message).await?;
+            // Unjournaled, the answer would be lost to a resume: the run
+            // pauses instead, and `--resume ID --input` gives it again.
+            self.journal.answered(&answer).ok().map(|()| answer)
+        })
     }
 }
 
