@@ -47,7 +47,8 @@ pub struct Args {
     /// it started at.
     #[arg(long, value_name = "SESSION_ID", value_parser = session_id)]
     resume: Option<String>,
-    /// The answer given to a run paused for a human.
+    /// The answer given to a run paused for a human (or killed while it
+    /// waited for one).
     #[arg(long, requires = "resume")]
     input: Option<String>,
     /// With --resume: go live from this step of the run's journal on (steps
@@ -69,6 +70,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "replay")]
     record: Option<PathBuf>,
     /// Serve model exchanges and tool results from this recording (offline).
+    /// The run is given the recorded run's input, entry and answers to
+    /// `escalate to human`: a --prompt or --entry that differs is refused.
     #[arg(long)]
     replay: Option<PathBuf>,
     /// Directory file tools work in (default: the current directory).
