@@ -373,6 +373,16 @@ async fn a_paused_run_resumes_at_the_entry_it_started_at() {
     assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
     assert_eq!(String::from_utf8(second.stdout).unwrap().trim(), "approved: yes for a draft");
     assert_eq!(server.requests().len(), 1, "the draft came from the journal");
+
+    // A replay starts at the recorded entry too, and refuses another.
+    let journal = format!("state/journal/{session}/2.jsonl");
+    let replayed = sr(&["run", "w.sr", "--replay", &journal], &dir, &env);
+    assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(String::from_utf8(replayed.stdout).unwrap().trim(), "approved: yes for a draft");
+    let elsewhere = sr(&["run", "w.sr", "--replay", &journal, "--entry", "main"], &dir, &env);
+    assert_eq!(elsewhere.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&elsewhere.stderr).contains("started at 'approve'"));
+    assert_eq!(server.requests().len(), 1);
 }
 
 /// `--resume ID --from STEP` retries a failed tool after its cause is fixed:
