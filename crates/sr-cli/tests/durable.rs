@@ -312,7 +312,7 @@ async fn a_half_written_last_journal_line_is_dropped_and_a_broken_earlier_one_is
     let out = project.sr(&["run", "w.sr", "--resume", "broken", "--input", "yes"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("line 2 of the journal is not JSON"), "{stderr}");
+    assert!(stderr.contains(&format!("({}): line 2 of the journal is not JSON", broken.display())), "{stderr}");
     assert!(!journal("broken").with_file_name("2.jsonl").exists(), "a run started");
 }
 

@@ -10,10 +10,10 @@
 //! A journal is one JSON-lines file (the cassette format of `sr-llm`, whose
 //! `llm` lines this module writes with its own keys): `meta` first, then
 //! `llm`, `tool_start`/`tool`, `value`, `interleave`, `blob`, `answer` and
-//! `fork` lines in the order they happened. A later line with the same key replaces an
-//! earlier one (a resumed run's journal is its predecessor's followed by what
-//! is new), and a `fork` line voids what the forked thread, and the branches
-//! it started, recorded from the fork point on.
+//! `fork` lines in the order they happened. A later line with the same key
+//! replaces an earlier one (a resumed run's journal is its predecessor's
+//! followed by what is new), and a `fork` line voids what the forked thread,
+//! and the branches it started, recorded from the fork point on.
 //!
 //! How a run uses its journal is its [`Mode`]: a live run records; a replay
 //! serves everything and fails at the first effect the journal does not have;

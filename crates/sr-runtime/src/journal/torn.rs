@@ -20,7 +20,8 @@ pub fn cut_torn(text: &mut String) -> Option<usize> {
     Some(number)
 }
 
-/// The warning for a torn line `number` dropped from `source` (a file).
+/// The warning for a torn line `number` dropped from `source` (a file's
+/// name, or `the recording` for one read already).
 pub fn torn_warning(source: &str, number: usize) -> String {
     format!("{source}: line {number} was cut off while it was written (the run was killed): dropped")
 }

@@ -41,9 +41,9 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
     let Some((run, status)) = runs.last() else {
         return Err(format!("session {session} has no run to resume"));
     };
+    let path = state.journal(session, *run).map_err(|e| e.to_string())?;
     let mut warnings = Vec::new();
     let mut read_journal = || {
-        let path = state.journal(session, *run).map_err(|e| e.to_string())?;
         let mut journal = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read the journal of run {run} ({}): {e}", path.display()))?;
         if let Some(line) = cut_torn(&mut journal) {
@@ -55,7 +55,8 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
     // `meta`, written before the run began, so that a run killed at any
     // instant (a pause included) can be continued.
     let recorded_start = |journal: &str| -> Result<(String, Vec<String>), String> {
-        let recorded = Recorded::parse(journal).map_err(|e| format!("the journal of run {run}: {e}"))?;
+        let recorded =
+            Recorded::parse(journal).map_err(|e| format!("the journal of run {run} ({}): {e}", path.display()))?;
         let meta = recorded
             .meta
             .ok_or_else(|| format!("the journal of run {run} of session {session} does not say how it started"))?;
