@@ -146,7 +146,7 @@ fn cut_off_in_step(text: &str, step: u64) -> String {
             let line: serde_json::Value = serde_json::from_str(l).unwrap();
             !(line["kind"] == "tool" && line["name"] == "code" && line["args"]["step"] == step)
         })
-        .map(|l| format!("{l}\n"))
+        .flat_map(|l| [l, "\n"])
         .collect()
 }
 
@@ -189,6 +189,9 @@ async fn code_that_catches_a_diverging_call_still_stops_the_run_at_that_call() {
     assert!(error.contains("the arguments of tool 'write_file' differ"), "{error}");
     assert!(error.contains("/content: recorded \"one\", requested \"two\""), "{error}");
     assert!(error.contains("made by the code of coding agent 'coder', step 1"), "{error}");
+    let statement = std::fs::read_to_string(&path).unwrap().lines().position(|l| l.contains("run agent coder"));
+    let at = resumed.outcome.error.as_ref().and_then(|e| e.location.as_ref()).map(|l| l.line as usize);
+    assert_eq!(at, statement.map(|i| i + 1), "the statement that ran the agent");
     assert!(!printed(&resumed).iter().any(|t| t.contains("caught")), "the code caught the divergence");
     assert_eq!(std::fs::read_to_string(dir.join("out.txt")).unwrap(), "one", "the diverged call was made");
 }

@@ -96,7 +96,7 @@ impl Steps for StepsOnThread {
 }
 
 /// A coding agent's run on its thread: what serving the loop's requests needs.
-pub(super) struct CodeRun<'a> {
+pub(super) struct CodeTurns<'a> {
     pub name: &'a str,
     pub model: &'a str,
     pub callables: &'a [(String, Callable)],
@@ -151,7 +151,7 @@ impl Runtime {
             max_iterations: executor.max_steps.map_or(20, |n| n.min(u32::MAX as u64) as u32),
             max_consecutive_errors: executor.max_errors.map_or(3, |n| n.min(u32::MAX as u64) as u32),
         };
-        let mut cx = CodeRun { name, model, callables, requests, calls: 0, steps: 0 };
+        let mut cx = CodeTurns { name, model, callables, requests, calls: 0, steps: 0 };
         let outcome = {
             // The loop's own events (replies) are the model calls' events already.
             let mut unforwarded = |_| {};
@@ -193,7 +193,7 @@ impl Runtime {
     pub(super) async fn serve_code(
         &self,
         th: &mut Thread,
-        cx: &mut CodeRun<'_>,
+        cx: &mut CodeTurns<'_>,
         request: Request,
     ) -> Result<(), RunError> {
         match request {
@@ -218,7 +218,7 @@ impl Runtime {
     pub(super) async fn code_tool_call(
         &self,
         th: &mut Thread,
-        cx: &mut CodeRun<'_>,
+        cx: &mut CodeTurns<'_>,
         tool: String,
         args: Value,
     ) -> Result<Result<Value, String>, RunError> {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sr_llm::ToolSpec as LlmToolSpec;
 use sr_sandbox::{Outcome, SandboxError, Session, StepReport};
 
-use super::code::{CodeRun, Request, forward};
+use super::code::{CodeTurns, Request, forward};
 use crate::event::{Emitter, Payload};
 use crate::journal::{CODE_STEP, Divergence, ToolStop};
 use crate::run::executor::describe;
@@ -107,7 +107,7 @@ impl Runtime {
     pub(super) async fn code_step(
         &self,
         th: &mut Thread,
-        cx: &mut CodeRun<'_>,
+        cx: &mut CodeTurns<'_>,
         step: &CodeStep,
         code: String,
     ) -> Result<Result<StepReport, SandboxError>, RunError> {
@@ -198,7 +198,7 @@ impl Runtime {
     async fn serving<T>(
         &self,
         th: &mut Thread,
-        cx: &mut CodeRun<'_>,
+        cx: &mut CodeTurns<'_>,
         step: &CodeStep,
         work: impl Future<Output = T>,
     ) -> Result<T, RunError> {
