@@ -261,3 +261,47 @@ flow main:
     assert!(error.message.contains("recorded \"a.txt\", requested \"b.txt\""), "{}", error.message);
     assert_eq!(error.location.map(|l| l.line), Some(5), "the statement that diverged");
 }
+
+/// `retry` runs a step a crash cut off again; the tool calls it had made are
+/// served from the journal, not made again.
+#[tokio::test]
+async fn a_step_cut_off_and_retried_runs_again_with_its_calls_served() {
+    let dir = work_dir("code-retry");
+    let host = work_dir("code-retry-host");
+    let counter = host.join("counter.txt");
+    let body = format!(
+        "with open({counter:?}, 'a') as f:\n    f.write('ran\\n')\nwrite_file(path='a.txt', content='x')\nfinal_answer('done')",
+        counter = counter.display().to_string()
+    );
+    let model = Arc::new(ScriptedProvider::new().on(|_| true, vec![code(&body)]));
+    let (path, cassette) = (workload(&dir), host.join("run.jsonl"));
+    let live = run_file(&path, "go", model, unsandboxed(recording(&cassette, &dir), &dir)).await;
+    assert_eq!(live.outcome.result, Some(json!("done")), "{:?}", live.outcome.error);
+
+    std::fs::remove_file(dir.join("a.txt")).unwrap();
+    let text = cut_off_in_step(&std::fs::read_to_string(&cassette).unwrap(), 1);
+    let resumed_at = host.join("resumed.jsonl");
+    let journal = Arc::new(
+        Arc::try_unwrap(serving(Mode::Resume, &text, &dir, Some(&resumed_at)))
+            .ok()
+            .unwrap()
+            .deciding("inv", Arc::new(Always(Decision::Retry))),
+    );
+    let resumed = run_file(&path, "go", Arc::new(Offline), unsandboxed(journal, &dir)).await;
+    assert_eq!(resumed.outcome.result, Some(json!("done")), "{:?}", resumed.outcome.error);
+    assert_eq!(runs(&counter), 2, "the step ran again");
+    assert!(!dir.join("a.txt").exists(), "write_file was called again rather than served");
+    let in_doubt =
+        resumed.payloads().into_iter().filter(|p| matches!(p, Payload::ToolInDoubt { tool, .. } if tool == "code"));
+    assert_eq!(in_doubt.count(), 1);
+    // The resumed journal says what was decided and what the step did.
+    let added = std::fs::read_to_string(&resumed_at).unwrap()[text.len()..].to_string();
+    let kinds: Vec<String> = added
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|l| {
+            format!("{} {}", l["kind"].as_str().unwrap(), l["name"].as_str().or(l["decision"].as_str()).unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(kinds, ["in_doubt retry", "tool_start code", "tool code", "end "]);
+}
