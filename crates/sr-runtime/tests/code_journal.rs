@@ -194,6 +194,18 @@ async fn code_that_catches_a_diverging_call_still_stops_the_run_at_that_call() {
     assert_eq!(at, statement.map(|i| i + 1), "the statement that ran the agent");
     assert!(!printed(&resumed).iter().any(|t| t.contains("caught")), "the code caught the divergence");
     assert_eq!(std::fs::read_to_string(dir.join("out.txt")).unwrap(), "one", "the diverged call was made");
+
+    // The step's end is journaled: a replay of the failed run ends (it does
+    // not wait for the step), and runs nothing.
+    let text = std::fs::read_to_string(&resumed_at).unwrap();
+    let replay = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        run_file(&path, "go", Arc::new(Offline), unsandboxed(serving(Mode::Replay, &text, &dir, None), &dir)),
+    )
+    .await
+    .expect("the replay waited for the stopped step");
+    assert_eq!(replay.outcome.status, RunStatus::Failed);
+    assert_eq!(runs(&counter), 2);
 }
 
 #[tokio::test]
@@ -214,7 +226,8 @@ async fn a_step_cut_off_and_skipped_is_not_run_again_and_the_model_is_told() {
     // Cut off in step 1, after its tool call: resumed with the default
     // decision (skip), the code is not run again and the model reads why.
     let text = cut_off_in_step(&std::fs::read_to_string(&cassette).unwrap(), 1);
-    let journal = serving(Mode::Resume, &text, &dir, Some(&host.join("resumed.jsonl")));
+    let resumed_at = host.join("resumed.jsonl");
+    let journal = serving(Mode::Resume, &text, &dir, Some(&resumed_at));
     let model = Arc::new(ScriptedProvider::new().on(|_| true, vec![code("final_answer('after the cut')")]));
     let resumed = run_file(&path, "go", model.clone(), unsandboxed(journal, &dir)).await;
     assert_eq!(resumed.outcome.status, RunStatus::Completed, "{:?}", resumed.outcome.error);
@@ -222,6 +235,13 @@ async fn a_step_cut_off_and_skipped_is_not_run_again_and_the_model_is_told() {
     assert_eq!(runs(&counter), 1, "the step cut off ran again");
     let told = model.requests()[0].messages.last().unwrap().text();
     assert!(told.contains("was cut off when the run was interrupted"), "{told}");
+
+    // A replay of the resumed run passes over the cut-off step's calls as it did.
+    let text = std::fs::read_to_string(&resumed_at).unwrap();
+    let replay =
+        run_file(&path, "go", Arc::new(Offline), unsandboxed(serving(Mode::Replay, &text, &dir, None), &dir)).await;
+    assert_eq!(replay.outcome.result, Some(json!("after the cut")), "{:?}", replay.outcome.error);
+    assert_eq!(runs(&counter), 1);
 }
 
 /// `on failure:` handles a step's failure, never a divergence from the journal.

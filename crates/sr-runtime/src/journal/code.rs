@@ -9,6 +9,9 @@
 
 use std::collections::HashMap;
 
+use serde_json::{Value, json};
+
+use super::entry::TOOL_KIND;
 use super::files::{Change, State};
 use super::{Effect, EffectAt, Journal, Mode};
 
@@ -16,10 +19,36 @@ use super::{Effect, EffectAt, Journal, Mode};
 pub(crate) const CODE_STEP: &str = "code";
 
 impl Journal {
-    /// How many effects `thread` recorded: where a step a crash cut off, and
-    /// that is not run again, leaves the thread (its calls were its last effects).
-    pub(crate) fn recorded_effects(&self, thread: &std::sync::Arc<str>) -> u32 {
-        self.recorded.effects_of(thread)
+    /// Where the thread goes on after the step at `at`, cut off and not run
+    /// again: past the effects its code made before the cut. Those are all the
+    /// thread recorded after the step's start, or, when a resumed run journaled
+    /// the step's end (a `skip`), those recorded before that end.
+    pub(crate) fn past_cut_off_step(&self, at: &EffectAt) -> u32 {
+        let ended = match self.recorded.effect(at) {
+            Some(Effect::Tool { outcome: Some(_), step, .. }) => Some(*step),
+            _ => None,
+        };
+        let mut n = at.n + 1;
+        while let Some(effect) = self.recorded.effect(&EffectAt { thread: at.thread.clone(), n }) {
+            if ended.is_some_and(|ended| effect.step() >= ended) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// The live step at `at` (its arguments `args`) was stopped by a
+    /// divergence in a call its code made: its `tool` line says so, so that a
+    /// replay of this journal does not wait for the step to end.
+    pub(crate) fn stopped_step(&self, at: &EffectAt, args: &Value, error: &str) -> Result<(), String> {
+        if !self.writes() {
+            return Ok(());
+        }
+        self.write(&json!({
+            "kind": TOOL_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
+            "name": CODE_STEP, "args": args, "error": error,
+        }))
     }
 
     /// After the served step at `at` and its calls (the thread's effects

@@ -21,7 +21,7 @@ use super::code::{CodeTurns, Request, forward};
 use crate::event::{Emitter, Payload};
 use crate::journal::{CODE_STEP, Divergence, ToolStop};
 use crate::run::executor::describe;
-use crate::run::{RunError, Runtime, Thread};
+use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::tools::{Report, Tool, ToolError};
 
 /// The agent's session, as the tool the journal calls for a live step.
@@ -117,17 +117,27 @@ impl Runtime {
         let silent: Report = Arc::new(|_| {});
         let journal = &self.env.journal;
         step.ran.store(false, Ordering::Relaxed);
-        let called = self.serving(th, cx, step, journal.tool(&at, step, args.clone(), &silent)).await?;
+        let called = self.serving(th, cx, step, journal.tool(&at, step, args.clone(), &silent)).await;
         let called = match called {
-            Err(ToolStop::InDoubt(question)) => {
+            Ok(Err(ToolStop::InDoubt(question))) => {
                 th.emitter.emit(Payload::ToolInDoubt {
                     tool: question.tool.clone(),
                     args: question.args.clone(),
                     idempotency_key: question.idempotency_key.clone(),
                 });
-                self.serving(th, cx, step, journal.resolve(&at, step, question, &silent)).await?
+                self.serving(th, cx, step, journal.resolve(&at, step, question, &silent)).await
             }
             other => other,
+        };
+        let called = match called {
+            Ok(called) => called,
+            Err(stop) => {
+                if stop.kind == ErrorKind::Diverged && step.ran.load(Ordering::Relaxed) {
+                    // The run's error matters more than a failed write of it.
+                    let _ = journal.stopped_step(&at, &args, &stop.message);
+                }
+                return Err(stop);
+            }
         };
         let (name, number) = (cx.name, cx.steps);
         let value = called.map_err(|stop| {
@@ -142,11 +152,11 @@ impl Runtime {
         let ran = step.ran.load(Ordering::Relaxed);
         let value = match value {
             Ok(value) => value,
-            // Cut off by a crash and not run again, or not journaled: the
-            // code's calls were the thread's last effects.
+            // Cut off by a crash and not run again (its calls made are
+            // passed over), or not journaled.
             Err(ToolError(message)) => {
                 if !ran {
-                    th.effects.fetch_max(journal.recorded_effects(&th.key), Ordering::Relaxed);
+                    th.effects.fetch_max(journal.past_cut_off_step(&at), Ordering::Relaxed);
                 }
                 let report = StepReport {
                     step: number,
