@@ -556,3 +556,62 @@ async fn nested_branches_keep_their_ids_whatever_order_a_replay_starts_them_in()
     assert!(started_again.clone().all(|m| m["body"]["reason"] == "exited"), "no thread the client knows started again");
     dap.disconnect().await;
 }
+
+/// Going back over a coding agent serves its step from the recording: the
+/// code, which counts its runs in a file outside the work directory, runs
+/// once, however often the run is gone back in.
+#[tokio::test(flavor = "multi_thread")]
+async fn going_back_over_a_coding_agent_does_not_run_its_code_again() {
+    use sr_llm::mock::{MOCK_KEY, MockReply, MockServer};
+    let dir = temp("travel-code");
+    let counter = temp("travel-code-host").join("runs.txt");
+    let source = "streetrace v1\n\nmodel main = openai/gpt-4o-mini\n\nexecutor local:\n    backend: unsandboxed\n    \
+                  files: true\n\nprompt solver: \"\"\"You solve tasks with code.\"\"\"\n\nagent coder:\n    \
+                  instruction solver\n    executor local\n\nflow main:\n    $n = 1\n    \
+                  $answer = run agent coder with \"go\"\n    $n = $n + 1\n    log \"${answer} ${n}\"\n    return $n\n";
+    std::fs::write(dir.join("code.sr"), source).unwrap();
+    let program = dir.join("code.sr").canonicalize().unwrap();
+    let server = MockServer::start().await;
+    let code = format!(
+        "```python\nwith open({:?}, 'a') as f:\n    f.write('ran\\n')\nfinal_answer('done')\n```",
+        counter.display().to_string()
+    );
+    server.push(MockReply::text(&code));
+    let runs = || std::fs::read_to_string(&counter).unwrap_or_default().lines().count();
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.url())), ("OPENAI_API_KEY", MOCK_KEY.to_string())];
+    let mut dap = Adapter::start_in(&dir, &env);
+    dap.request("initialize", json!({})).await;
+    dap.request("launch", json!({"program": "code.sr", "allowUnsandboxed": true})).await;
+    dap.event("initialized").await;
+    dap.request("setBreakpoints", json!({"source": {"path": program}, "breakpoints": [{"line": 16}, {"line": 18}]}))
+        .await;
+    dap.request("configurationDone", json!({})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    assert_eq!(runs(), 1, "the live run ran the code");
+
+    // Back before the agent, then forward over it again, then back one step.
+    dap.request("reverseContinue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 16);
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    let trace = dap.request("stackTrace", json!({"threadId": 1})).await;
+    assert_eq!(trace["body"]["stackFrames"][0]["line"], 18);
+    let frame = trace["body"]["stackFrames"][0]["id"].clone();
+    let answer = dap.request("evaluate", json!({"expression": "$answer", "frameId": frame})).await;
+    assert!(answer["body"]["result"].as_str().unwrap().contains("done"), "{answer}");
+    assert_eq!(dap.request("stepBack", json!({"threadId": 1})).await["success"], true);
+    dap.event("stopped").await;
+    assert_eq!(runs(), 1, "going back ran the code again");
+
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("stopped").await["body"]["reason"], "breakpoint");
+    dap.request("continue", json!({"threadId": 1})).await;
+    assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
+    assert_eq!(server.requests().len(), 1, "the model was asked once, by the live run");
+    assert_eq!(runs(), 1);
+    dap.disconnect().await;
+}

@@ -28,7 +28,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use agent::{AgentError, Answer, CodeAgent, CodeModel, Message, ModelError, Role};
+pub use agent::{AgentError, Answer, CodeAgent, CodeModel, Message, ModelError, Role, Steps};
 #[cfg(feature = "container")]
 pub use backend::Container;
 pub use backend::{Backend, Bubblewrap, Limits, Unsandboxed};

@@ -1,13 +1,15 @@
 //! What a step did, as data: the runtime turns it into events and the observation
-//! the model reads.
+//! the model reads. They serialize, so that a run's journal can serve a step
+//! without running it again.
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::policy::Violation;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Outcome {
     /// The code ran to the end; `result` is the `repr` of a final expression statement.
     Success {
@@ -75,7 +77,7 @@ impl Outcome {
 }
 
 /// One tool call made by a step, with what it returned.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// `step.n`, unique within a session.
     pub id: String,
@@ -84,7 +86,7 @@ pub struct ToolCall {
     pub result: Result<Value, String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepReport {
     pub step: u32,
     pub outcome: Outcome,

@@ -24,6 +24,7 @@
 //! purpose is a fork: [`Journal::fork`] for a thread, or a `fork` line with a
 //! `from_step` for a whole run (`sr run --resume ID --from STEP`).
 
+mod code;
 mod entry;
 mod files;
 pub(crate) mod interleave;
@@ -42,6 +43,7 @@ use sr_llm::Cassette;
 
 use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
 
+pub(crate) use code::CODE_STEP;
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::{BoxFuture, Event, Outcome, SandboxError, Session};
+use crate::{BoxFuture, Event, Outcome, SandboxError, Session, SessionConfig, StepReport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -38,6 +38,37 @@ pub trait CodeModel: Send + Sync {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError(pub String);
+
+/// Where the loop's steps run: a [`Session`], or whatever stands in for one
+/// (the runtime's journal, which serves a recorded step without running it).
+pub trait Steps: Send {
+    fn config(&self) -> &SessionConfig;
+    /// The tool functions' signatures and docstrings, for the system prompt.
+    fn tool_signatures(&self) -> String;
+    fn run<'a>(
+        &'a mut self,
+        code: &'a str,
+        events: &'a mut (dyn FnMut(Event) + Send),
+    ) -> BoxFuture<'a, Result<StepReport, SandboxError>>;
+}
+
+impl Steps for Session {
+    fn config(&self) -> &SessionConfig {
+        Session::config(self)
+    }
+
+    fn tool_signatures(&self) -> String {
+        Session::tool_signatures(self)
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        code: &'a str,
+        events: &'a mut (dyn FnMut(Event) + Send),
+    ) -> BoxFuture<'a, Result<StepReport, SandboxError>> {
+        Box::pin(Session::run(self, code, events))
+    }
+}
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -108,7 +139,7 @@ impl CodeAgent {
     /// Works on `task` in `session` until the model calls `final_answer`.
     pub async fn run(
         &self,
-        session: &mut Session,
+        session: &mut dyn Steps,
         model: &dyn CodeModel,
         task: &str,
         events: &mut (dyn FnMut(Event) + Send),

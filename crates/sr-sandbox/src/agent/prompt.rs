@@ -2,12 +2,13 @@
 
 use std::fmt::Write;
 
-use crate::{Outcome, Session, StepReport};
+use super::Steps;
+use crate::{Outcome, StepReport};
 
 pub(crate) const NO_CODE: &str = "Your reply was empty, so nothing ran. Reply with Python code in one ```python \
                                   block, and call final_answer(...) when you are done.";
 
-pub(crate) fn system(instructions: &str, examples: &str, session: &Session) -> String {
+pub(crate) fn system(instructions: &str, examples: &str, session: &dyn Steps) -> String {
     let config = session.config();
     let policy = &config.policy;
     let modules: Vec<String> = policy.patterns().iter().map(ToString::to_string).collect();

@@ -15,6 +15,7 @@ use std::fmt;
 
 use ruff_source_file::LineIndex;
 use ruff_text_size::TextSize;
+use serde::{Deserialize, Serialize};
 
 pub(crate) use allowlist::is_identifier;
 pub use allowlist::{DEFAULT_MODULES, ModulePattern, PatternError};
@@ -108,14 +109,14 @@ pub struct SyntaxError {
     pub column: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     pub line: u32,
     pub column: u32,
     pub kind: ViolationKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ViolationKind {
     /// A module outside the allowlist (for `import a.b`, also `a`, which it binds).
     Import { module: String },

@@ -166,6 +166,29 @@ impl Session {
         })
     }
 
+    /// Counts a step that was not run here but served from a recording (a
+    /// replay, a resumed run): a later step that does run finds its state, as
+    /// after a crash, by a new sandbox replaying the steps with their recorded
+    /// tool results. A step that left nothing to replay (refused, timed out,
+    /// crashed) is only counted.
+    pub async fn served(&mut self, report: &StepReport, code: &str) {
+        self.steps += 1;
+        let kept = !matches!(
+            report.outcome,
+            Outcome::SyntaxError { .. }
+                | Outcome::PolicyViolation { .. }
+                | Outcome::Timeout { .. }
+                | Outcome::Crashed { .. }
+        );
+        if self.config.stateless || !kept {
+            return;
+        }
+        self.history.push(Recorded { step: self.steps, code: code.to_string(), calls: report.tool_calls.clone() });
+        if let Some(mut live) = self.live.take() {
+            live.sandbox.kill().await;
+        }
+    }
+
     /// Stops the sandbox.
     pub async fn close(mut self) {
         if let Some(mut live) = self.live.take() {
