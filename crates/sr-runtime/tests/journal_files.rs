@@ -231,6 +231,51 @@ async fn a_call_cut_off_by_a_crash_keeps_its_file_change_in_the_journal() {
 }
 
 #[tokio::test]
+async fn a_command_cut_off_by_a_crash_keeps_its_file_change_in_the_journal() {
+    if !bubblewrap_or_skip("the cli tool") {
+        return;
+    }
+    let dir = work_dir("journal-cut-off-cli");
+    std::fs::write(dir.join("old.txt"), "there before").unwrap();
+    let path = dir.join("w.sr");
+    std::fs::write(
+        &path,
+        r#"tool cli = builtin streetrace.cli
+
+flow main:
+    $a = cli.execute_cli_command(["sh", "-c", "echo made > made.txt && chmod 700 made.txt && rm old.txt"])
+    on failure:
+        return "skipped"
+    return "done"
+"#,
+    )
+    .unwrap();
+    let journal_path = work_dir("journal-cut-off-cli-journal").join("run.jsonl");
+    let live = run_with_journal(&path, &dir, common::recording(&journal_path, &dir)).await;
+    assert_eq!(live.status, RunStatus::Completed, "{:?}", live.error);
+
+    // Killed during the command: it ran, its `tool` line is missing. The
+    // resumed run does not repeat it (the decision is `skip`).
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let start = text.lines().position(|l| l.contains(r#""kind":"tool_start""#)).unwrap();
+    let cut: String = text.lines().take(start + 1).flat_map(|l| [l, "\n"]).collect();
+    let resumed_path = journal_path.with_file_name("resumed.jsonl");
+    let resumed = run_with_journal(&path, &dir, serving(Mode::Resume, &cut, &dir, Some(&resumed_path))).await;
+    assert_eq!(resumed.result, Some(json!("skipped")), "{:?}", resumed.error);
+
+    // A replay of the final journal, from the files the run started with,
+    // ends with the command's files.
+    let journaled = std::fs::read_to_string(&resumed_path).unwrap();
+    std::fs::remove_file(dir.join("made.txt")).unwrap();
+    std::fs::write(dir.join("old.txt"), "there before").unwrap();
+    let replay = run_with_journal(&path, &dir, serving(Mode::Replay, &journaled, &dir, None)).await;
+    assert_eq!(replay.result, Some(json!("skipped")), "{:?}", replay.error);
+    assert_eq!(std::fs::read_to_string(dir.join("made.txt")).unwrap(), "made\n");
+    assert_eq!(std::fs::metadata(dir.join("made.txt")).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(!dir.join("old.txt").exists(), "the command's removal was not journaled");
+}
+
+#[tokio::test]
 async fn past_a_limit_the_run_says_so_and_replays_refuse_rather_than_lose_files() {
     let dir = work_dir("journal-limits");
     let path = dir.join("w.sr");

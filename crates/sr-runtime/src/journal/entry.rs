@@ -144,6 +144,17 @@ pub struct Recorded {
     /// The changes of calls a crash cut off, by place, for the lines of
     /// their later attempts.
     cut_changes: HashMap<(Arc<str>, u32), Vec<Change>>,
+    /// The work directory as the journal knows it: every whole-directory
+    /// call's `tree` (how the directory differed when it started) and every
+    /// change, in order. Such calls run one at a time and each one's `tool`
+    /// line comes before the next call's `tool_start`, so when the journal
+    /// holds a call's `tool_start` and no `tool` line, this was the directory
+    /// when it started.
+    pub(crate) view: std::collections::BTreeMap<String, State>,
+    /// The whole-directory call whose `tool` line has not come yet.
+    in_flight: Option<(Arc<str>, u32)>,
+    /// The directory as each whole-directory call a crash cut off started from.
+    cut_trees: HashMap<(Arc<str>, u32), std::collections::BTreeMap<String, State>>,
     max_step: u64,
     effects_per_thread: HashMap<Arc<str>, u32>,
     /// Decisions about calls in doubt, by the step of the call's `tool_start`.
@@ -209,6 +220,8 @@ impl Recorded {
             };
             match kind.as_str() {
                 META_KIND => {
+                    // A new process: a call still in flight was cut off.
+                    recorded.cut_in_flight();
                     // A resumed run's journal starts with its predecessor's
                     // meta and adds its own: the last one says how it started.
                     recorded.meta = Some(serde_json::from_value(entry).map_err(|e| bad(&e.to_string()))?);
@@ -241,6 +254,11 @@ impl Recorded {
                         files => serde_json::from_value(files).map_err(|e| bad(&format!("files: {e}")))?,
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
+                    super::workspace::see(&mut recorded.view, &changes);
+                    let tree: Option<Vec<(String, State)>> = match entry["tree"].take() {
+                        Value::Null => None,
+                        tree => Some(serde_json::from_value(tree).map_err(|e| bad(&format!("tree: {e}")))?),
+                    };
                     let before: Vec<(String, State)> = match entry["before"].take() {
                         Value::Null => Vec::new(),
                         before => serde_json::from_value(before).map_err(|e| bad(&format!("before: {e}")))?,
@@ -254,6 +272,14 @@ impl Recorded {
                     let key = entry["key"].as_str().map(str::to_string);
                     let thread = intern(&thread);
                     let place = (thread.clone(), n);
+                    if let Some(tree) = tree {
+                        for (path, state) in &tree {
+                            super::workspace::set(&mut recorded.view, path, state);
+                        }
+                        recorded.in_flight = Some(place.clone());
+                    } else if kind == TOOL_KIND && recorded.in_flight.as_ref() == Some(&place) {
+                        recorded.in_flight = None;
+                    }
                     let updates = recorded.updates.get(&place).cloned().unwrap_or_default();
                     // An earlier attempt's changes come first.
                     let changes = match recorded.cut_changes.get(&place) {
@@ -269,6 +295,7 @@ impl Recorded {
                     let changes: Vec<Change> =
                         serde_json::from_value(entry["files"].take()).map_err(|e| bad(&format!("files: {e}")))?;
                     recorded.all_changes.extend(changes.iter().cloned());
+                    super::workspace::see(&mut recorded.view, &changes);
                     let place = (intern(&thread), n);
                     if let Some(Effect::Tool { changes: made, .. }) = recorded.effects.get_mut(&place) {
                         made.extend(changes.iter().cloned());
@@ -318,7 +345,22 @@ impl Recorded {
                 _ => {}
             }
         }
+        recorded.cut_in_flight();
         Ok(recorded)
+    }
+
+    /// The whole-directory call in flight, if any, was cut off: the
+    /// directory it started from is kept for the run that resumes it.
+    fn cut_in_flight(&mut self) {
+        if let Some(place) = self.in_flight.take() {
+            self.cut_trees.insert(place, self.view.clone());
+        }
+    }
+
+    /// The directory the whole-directory call at `at`, cut off by a crash,
+    /// started from.
+    pub(crate) fn cut_tree(&self, at: &EffectAt) -> Option<&std::collections::BTreeMap<String, State>> {
+        self.cut_trees.get(&(at.thread.clone(), at.n))
     }
 
     fn insert(&mut self, thread: Arc<str>, n: u32, effect: Effect) {

@@ -150,6 +150,9 @@ impl Journal {
         workspace: Option<Workspace>,
     ) -> Journal {
         let writer = cassette.map(|cassette| Writer { blobs: Mutex::new(recorded.blob_hashes()), cassette });
+        if let Some(workspace) = &workspace {
+            workspace.know(&recorded.view);
+        }
         Journal {
             mode,
             next_step: AtomicU64::new(recorded.max_step() + 1),

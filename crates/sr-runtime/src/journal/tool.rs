@@ -106,7 +106,10 @@ impl Journal {
                     state.1 = change.after.clone();
                 }
             }
-            let captured = workspace.cut_off(&from);
+            let captured = match self.recorded.cut_tree(at) {
+                Some(then) => workspace.cut_off_tree(then, &self.recorded),
+                None => workspace.cut_off(&from),
+            };
             if !captured.changes.is_empty() {
                 let entry = json!({
                     "kind": FILES_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
@@ -235,9 +238,16 @@ impl Journal {
             self.write_blobs(&workspace.blobs_of(before.paths()))
                 .map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
         }
+        // A whole-directory call: how the directory differs from what the
+        // journal knows, so that a crash during the call leaves what it
+        // started from in the journal.
+        if let Some(tree) = before.tree() {
+            entry["tree"] = serde_json::to_value(tree).expect("states always serialize");
+        }
         self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
         if let Some(line) = entry.as_object_mut() {
             line.remove("before");
+            line.remove("tree");
         }
         // Journaled before it is emitted: after a crash, a replay may repeat
         // an update the store missed, never miss one it has.
@@ -261,8 +271,10 @@ impl Journal {
             Ok(value) => entry["result"] = value.clone(),
             Err(e) => entry["error"] = json!(e.0),
         }
+        let mut turn = None;
         if let Some(workspace) = &self.workspace {
             let captured = workspace.after(before);
+            turn = captured.turn;
             if !captured.changes.is_empty() {
                 self.write_blobs(&captured.blobs)
                     .map_err(|e| ToolError(format!("cannot record the tool's files: {e}")))?;
@@ -277,6 +289,8 @@ impl Journal {
             self.warn(at, captured.warnings);
         }
         self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool result: {e}")))?;
+        // The next call that changes files may start.
+        drop(turn);
         result
     }
 }

@@ -115,6 +115,9 @@ struct Inner {
     notes: Vec<String>,
     /// Paths warned about (FIFOs and the like), each said once.
     warned: HashSet<String>,
+    /// The work directory as the journal knows it (see [`Recorded::view`]):
+    /// what a whole-directory call's `tree` line is the difference from.
+    view: BTreeMap<String, State>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -128,14 +131,23 @@ pub(crate) struct Seen {
 /// A file's bytes by their hash, for a `blob` line.
 pub(crate) type Blob = (String, Arc<[u8]>);
 
+/// A call's place at the gate, held until its `tool` line is written: a
+/// journal's lines of calls that change files then follow one another as
+/// the calls did ([`Recorded::view`] relies on it).
+pub(crate) enum Turn {
+    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<()>),
+    Alone(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+}
+
 /// What a tool's call is compared on, and its place at the gate.
 pub(crate) enum Before {
     /// These paths (a file tool's), with their states.
-    Paths(Vec<(String, State)>, OwnedRwLockReadGuard<()>),
-    /// The whole directory, as it was.
-    Tree(BTreeMap<String, Seen>, OwnedRwLockWriteGuard<()>),
+    Paths(Vec<(String, State)>, Turn),
+    /// The whole directory, as it was, and how it differs from what the
+    /// journal knows (the call's `tree`).
+    Tree(BTreeMap<String, Seen>, Vec<(String, State)>, Turn),
     /// The directory cannot be compared: why.
-    Unknown(String, OwnedRwLockWriteGuard<()>),
+    Unknown(String, Turn),
     Nothing,
 }
 
@@ -145,6 +157,15 @@ impl Before {
         match self {
             Before::Paths(paths, _) => paths,
             _ => &[],
+        }
+    }
+
+    /// How the directory a whole-directory call starts from differs from
+    /// what the journal knows.
+    pub(crate) fn tree(&self) -> Option<&[(String, State)]> {
+        match self {
+            Before::Tree(_, delta, _) => Some(delta),
+            _ => None,
         }
     }
 }
@@ -158,6 +179,8 @@ pub(crate) struct Captured {
     pub warnings: Vec<String>,
     /// Why the call's changes are not known.
     pub unrecorded: Option<String>,
+    /// The call's place at the gate: dropped once its line is written.
+    pub turn: Option<Turn>,
 }
 
 /// The file tools whose one `path` argument is all they change; other
@@ -197,7 +220,7 @@ impl Workspace {
         if PATH_WRITERS.contains(&name) {
             let Some(path) = args.get("path").and_then(Value::as_str) else { return Before::Nothing };
             let Ok(relative) = self.jail.relative_path(path) else { return Before::Nothing };
-            let turn = self.gate.clone().read_owned().await;
+            let turn = Turn::Shared(self.gate.clone().read_owned().await);
             // The path and each of its ancestors: writing a file makes its
             // missing directories.
             let mut paths = Vec::new();
@@ -210,18 +233,26 @@ impl Workspace {
             let states = paths.into_iter().rev().map(|p| (slashed(&p), self.state_of(&mut inner, &p))).collect();
             return Before::Paths(states, turn);
         }
-        let turn = self.gate.clone().write_owned().await;
+        let turn = Turn::Alone(self.gate.clone().write_owned().await);
         let mut inner = self.lock();
-        if inner.known.is_none() {
-            match self.walk_from(&mut inner, None) {
-                Ok(known) => inner.known = Some(known),
+        let known = match inner.known.take() {
+            Some(known) => known,
+            None => match self.walk_from(&mut inner, None) {
+                Ok(known) => known,
                 Err(why) => return Before::Unknown(why, turn),
-            }
-        }
-        match &inner.known {
-            Some(known) => Before::Tree(known.clone(), turn),
-            None => Before::Nothing,
-        }
+            },
+        };
+        let now: BTreeMap<String, State> = known.iter().map(|(path, seen)| (path.clone(), seen.state.clone())).collect();
+        let delta = delta(&inner.view, &now);
+        inner.view = now;
+        inner.known = Some(known.clone());
+        Before::Tree(known, delta, turn)
+    }
+
+    /// The journal's knowledge of the work directory, as a journal read it
+    /// (a resumed run's, whose calls' `tree` lines continue from there).
+    pub(crate) fn know(&self, view: &BTreeMap<String, State>) {
+        self.lock().view.clone_from(view);
     }
 
     /// The changes the call made, the bytes the journal must hold for them
@@ -231,7 +262,8 @@ impl Workspace {
         let mut captured = Captured::default();
         match before {
             Before::Nothing => {}
-            Before::Paths(paths, _turn) => {
+            Before::Paths(paths, turn) => {
+                captured.turn = Some(turn);
                 for (path, before) in paths {
                     let after = self.state_of(&mut inner, Path::new(&path));
                     if after != before {
@@ -241,20 +273,25 @@ impl Workspace {
                     }
                 }
             }
-            Before::Tree(old, _turn) => {
+            Before::Tree(old, _, turn) => {
+                captured.turn = Some(turn);
                 // Stamps from the latest walk: a file tool may have read
                 // files since this one's started.
                 let latest = inner.known.take();
                 match self.walk_from(&mut inner, Some(latest.as_ref().unwrap_or(&old))) {
                     Ok(new) => {
-                        captured.changes = diff(&old, &new);
+                        captured.changes = diff(&old, &new, |seen| &seen.state);
                         inner.known = Some(new);
                     }
                     Err(why) => captured.unrecorded = Some(why),
                 }
             }
-            Before::Unknown(why, _turn) => captured.unrecorded = Some(why),
+            Before::Unknown(why, turn) => {
+                captured.turn = Some(turn);
+                captured.unrecorded = Some(why);
+            }
         }
+        see(&mut inner.view, &captured.changes);
         captured.blobs = captured
             .changes
             .iter()
@@ -516,6 +553,43 @@ impl Workspace {
             }
         }
         inner.known = None;
+        see(&mut inner.view, &captured.changes);
+        captured.blobs = captured
+            .changes
+            .iter()
+            .filter_map(|c| match &c.after {
+                State::File { sha256, kept: true, .. } => Some((sha256.clone(), inner.bytes.get(sha256)?.clone())),
+                _ => None,
+            })
+            .collect();
+        captured
+    }
+
+    /// What a whole-directory call cut off by a crash changed: the directory
+    /// as it is now against `then`, the journal's knowledge of it when the
+    /// call started. A `before` whose bytes the journal lacks is marked so:
+    /// a replay redoes the change, going back in time refuses to undo it.
+    pub(crate) fn cut_off_tree(&self, then: &BTreeMap<String, State>, recorded: &Recorded) -> Captured {
+        let mut inner = self.lock();
+        let mut captured = Captured::default();
+        let now = match self.walk_from(&mut inner, None) {
+            Ok(now) => now,
+            Err(why) => {
+                captured.unrecorded = Some(why);
+                return captured;
+            }
+        };
+        let now_states: BTreeMap<String, State> = now.iter().map(|(p, seen)| (p.clone(), seen.state.clone())).collect();
+        captured.changes = diff(then, &now_states, |state| state);
+        for change in &mut captured.changes {
+            if let State::File { sha256, kept, .. } = &mut change.before
+                && !recorded.blobs.contains_key(sha256.as_str())
+            {
+                *kept = false;
+            }
+        }
+        inner.known = Some(now);
+        see(&mut inner.view, &captured.changes);
         captured.blobs = captured
             .changes
             .iter()
@@ -545,28 +619,53 @@ fn failed_text(path: &str) -> String {
     format!("cannot restore {path}")
 }
 
-/// The changes from `old` to `new`: creations parents first, removals
-/// children first, so that they can be made in order.
-fn diff(old: &BTreeMap<String, Seen>, new: &BTreeMap<String, Seen>) -> Vec<Change> {
+/// The changes from `old` to `new` (each entry's state as `state` gives it):
+/// creations parents first, removals children first, so that they can be
+/// made in order.
+fn diff<T>(old: &BTreeMap<String, T>, new: &BTreeMap<String, T>, state: impl Fn(&T) -> &State) -> Vec<Change> {
     let mut made = Vec::new();
     let mut removed = Vec::new();
     for (path, seen) in new {
-        match old.get(path) {
-            Some(before) if before.state == seen.state => {}
-            Some(before) => {
-                made.push(Change { path: path.clone(), before: before.state.clone(), after: seen.state.clone() })
-            }
-            None => made.push(Change { path: path.clone(), before: State::Absent, after: seen.state.clone() }),
+        let after = state(seen);
+        match old.get(path).map(&state) {
+            Some(before) if before == after => {}
+            Some(before) => made.push(Change { path: path.clone(), before: before.clone(), after: after.clone() }),
+            None => made.push(Change { path: path.clone(), before: State::Absent, after: after.clone() }),
         }
     }
     for (path, seen) in old {
         if !new.contains_key(path) {
-            removed.push(Change { path: path.clone(), before: seen.state.clone(), after: State::Absent });
+            removed.push(Change { path: path.clone(), before: state(seen).clone(), after: State::Absent });
         }
     }
     removed.reverse();
     made.extend(removed);
     made
+}
+
+/// What differs in `now` from `known`: each path's state now, `absent` for
+/// one gone.
+fn delta(known: &BTreeMap<String, State>, now: &BTreeMap<String, State>) -> Vec<(String, State)> {
+    diff(known, now, |state| state).into_iter().map(|change| (change.path, change.after)).collect()
+}
+
+/// `view` after `changes`.
+pub(crate) fn see(view: &mut BTreeMap<String, State>, changes: &[Change]) {
+    for change in changes {
+        set(view, &change.path, &change.after);
+    }
+}
+
+/// `view` with `path` in `state`.
+pub(crate) fn set(view: &mut BTreeMap<String, State>, path: &str, state: &State) {
+    match state {
+        State::Absent => {
+            view.remove(path);
+        }
+        state => {
+            view.insert(path.to_string(), state.clone());
+        }
+    }
 }
 
 fn slashed(path: &Path) -> String {
