@@ -30,9 +30,9 @@ fn changed_by_thread(text: &str) -> Vec<(String, Vec<String>)> {
         .into_iter()
         .filter(|line| line["kind"] == "tool")
         .map(|line| {
-            let paths = line["files"].as_array().map(|files| {
-                files.iter().map(|f| f["path"].as_str().unwrap().to_string()).collect::<Vec<_>>()
-            });
+            let paths = line["files"]
+                .as_array()
+                .map(|files| files.iter().map(|f| f["path"].as_str().unwrap().to_string()).collect::<Vec<_>>());
             (line["at"].as_str().unwrap().to_string(), paths.unwrap_or_default())
         })
         .collect()
@@ -126,10 +126,8 @@ flow main:
 /// The branch index of each event a block's branches emitted, in order
 /// (their threads are numbered in branch order).
 fn branch_order(events: &[Event]) -> Vec<u32> {
-    let ids: Vec<u32> = events
-        .iter()
-        .filter_map(|e| e.path.iter().find_map(|p| p.strip_prefix("branch:")?.parse().ok()))
-        .collect();
+    let ids: Vec<u32> =
+        events.iter().filter_map(|e| e.path.iter().find_map(|p| p.strip_prefix("branch:")?.parse().ok())).collect();
     let first = ids.iter().copied().min().unwrap_or(0);
     ids.into_iter().map(|id| id - first).collect()
 }
@@ -174,7 +172,8 @@ flow main:
     }
     let cut = kept.join("\n") + "\n";
     assert!(cut.contains("\"interleave\""));
-    let expected: Vec<u32> = [1].repeat(live_order.iter().filter(|&&b| b == 1).count())
+    let expected: Vec<u32> = [1]
+        .repeat(live_order.iter().filter(|&&b| b == 1).count())
         .into_iter()
         .chain([0].repeat(live_order.iter().filter(|&&b| b == 0).count()))
         .collect();

@@ -27,12 +27,18 @@ pub enum State {
         mode: Option<u32>,
     },
     /// A symbolic link, by its target's text (never followed).
-    Symlink { target: String },
+    Symlink {
+        target: String,
+    },
 }
 
 impl State {
     /// Why the journal cannot put this state back, if it cannot.
-    pub(crate) fn unrestorable(&self, path: &str, blobs: &std::collections::HashMap<String, std::sync::Arc<[u8]>>) -> Option<String> {
+    pub(crate) fn unrestorable(
+        &self,
+        path: &str,
+        blobs: &std::collections::HashMap<String, std::sync::Arc<[u8]>>,
+    ) -> Option<String> {
         match self {
             State::File { kept: false, size, .. } => Some(format!(
                 "{path} ({size} bytes) is recorded by its hash only: it was past the journal's limits when it was recorded"

@@ -89,7 +89,7 @@ impl Journal {
             && matches!(self.mode, Mode::Replay | Mode::Travel)
         {
             if let Some(why) = unrecorded {
-                return Err(ToolStop::Unrestorable(format!("the journal does not have the files {why}")));
+                return Err(ToolStop::Unrestorable(format!("the journal does not have the file changes of {why}")));
             }
             workspace.redo(&self.recorded, changes).map_err(ToolStop::Unrestorable)?;
         }

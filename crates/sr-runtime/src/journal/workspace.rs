@@ -134,9 +134,11 @@ pub(crate) type Blob = (String, Arc<[u8]>);
 /// A call's place at the gate, held until its `tool` line is written: a
 /// journal's lines of calls that change files then follow one another as
 /// the calls did ([`Recorded::view`] relies on it).
-pub(crate) enum Turn {
-    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<()>),
-    Alone(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+pub(crate) struct Turn {
+    /// A file tool's: alongside other file tools.
+    _shared: Option<OwnedRwLockReadGuard<()>>,
+    /// A whole-directory call's: alone.
+    _alone: Option<OwnedRwLockWriteGuard<()>>,
 }
 
 /// What a tool's call is compared on, and its place at the gate.
@@ -220,7 +222,7 @@ impl Workspace {
         if PATH_WRITERS.contains(&name) {
             let Some(path) = args.get("path").and_then(Value::as_str) else { return Before::Nothing };
             let Ok(relative) = self.jail.relative_path(path) else { return Before::Nothing };
-            let turn = Turn::Shared(self.gate.clone().read_owned().await);
+            let turn = Turn { _shared: Some(self.gate.clone().read_owned().await), _alone: None };
             // The path and each of its ancestors: writing a file makes its
             // missing directories.
             let mut paths = Vec::new();
@@ -233,7 +235,7 @@ impl Workspace {
             let states = paths.into_iter().rev().map(|p| (slashed(&p), self.state_of(&mut inner, &p))).collect();
             return Before::Paths(states, turn);
         }
-        let turn = Turn::Alone(self.gate.clone().write_owned().await);
+        let turn = Turn { _shared: None, _alone: Some(self.gate.clone().write_owned().await) };
         let mut inner = self.lock();
         let known = match inner.known.take() {
             Some(known) => known,
@@ -242,7 +244,8 @@ impl Workspace {
                 Err(why) => return Before::Unknown(why, turn),
             },
         };
-        let now: BTreeMap<String, State> = known.iter().map(|(path, seen)| (path.clone(), seen.state.clone())).collect();
+        let now: BTreeMap<String, State> =
+            known.iter().map(|(path, seen)| (path.clone(), seen.state.clone())).collect();
         let delta = delta(&inner.view, &now);
         inner.view = now;
         inner.known = Some(known.clone());
@@ -393,7 +396,11 @@ impl Workspace {
     /// Every entry under the root (not following symlinks), reading only the
     /// files whose stamp differs from `old`'s; too many entries is an error
     /// saying so.
-    fn walk_from(&self, inner: &mut Inner, old: Option<&BTreeMap<String, Seen>>) -> Result<BTreeMap<String, Seen>, String> {
+    fn walk_from(
+        &self,
+        inner: &mut Inner,
+        old: Option<&BTreeMap<String, Seen>>,
+    ) -> Result<BTreeMap<String, Seen>, String> {
         let mut found = BTreeMap::new();
         let mut stack = vec![PathBuf::new()];
         while let Some(dir) = stack.pop() {
@@ -479,7 +486,9 @@ impl Workspace {
                     None => Ok(()),
                 }
             }
-            State::File { .. } => Err(state.unrestorable(path, &recorded.blobs).unwrap_or_else(|| failed_text(path))),
+            State::File { kept: false, size, .. } => {
+                Err(format!("cannot restore {path} ({size} bytes): the journal has its hash only"))
+            }
             State::Symlink { target } => {
                 if there == Some(FileType::Directory) {
                     self.jail.remove_dir(&relative).map_err(failed)?;
@@ -613,10 +622,6 @@ impl Workspace {
             })
             .collect()
     }
-}
-
-fn failed_text(path: &str) -> String {
-    format!("cannot restore {path}")
 }
 
 /// The changes from `old` to `new` (each entry's state as `state` gives it):

@@ -361,7 +361,8 @@ impl Jail {
         let (parent, name) = split(relative)?;
         let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
         self.check_new(&parent, name, relative)?;
-        let stat = rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| self.explain(relative, e))?;
+        let stat =
+            rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| self.explain(relative, e))?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
             return Err(not_regular(relative));
         }
