@@ -320,11 +320,20 @@ impl Journal {
     }
 
     /// The order in which the branches of the parallel block at `at` emitted
-    /// their events, to emit them in again: whenever the journal has it and
-    /// nothing under the block went live on purpose. A resumed run serves a
-    /// finished block's order too, so that what an earlier process journaled
-    /// (and the events' `seq` numbers) never changes meaning.
+    /// their events, to emit them in again: in a replay, and in a resumed run
+    /// (so that what an earlier process journaled, and the events' `seq`
+    /// numbers, never change meaning), when nothing under the block went live
+    /// on purpose. The debugger going back in time lets events out as they
+    /// come: a branch it stops must not hold back the others'.
     pub fn interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
+        if !matches!(self.mode, Mode::Replay | Mode::Resume) {
+            return None;
+        }
+        self.recorded_interleaving(at)
+    }
+
+    /// The block's recorded order, unless something under it went live on purpose.
+    fn recorded_interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
         if self.mode == Mode::Live || self.forked_under(at) {
             return None;
         }
@@ -343,7 +352,7 @@ impl Journal {
     /// Records the order in which the block's branches emitted their events,
     /// unless the journal has it already: an earlier line is never written again.
     pub fn record_interleaving(&self, at: &EffectAt, order: &[u32]) -> Result<(), String> {
-        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || self.interleaving(at).is_some() {
+        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || self.recorded_interleaving(at).is_some() {
             return Ok(());
         }
         let entry = json!({
