@@ -789,4 +789,25 @@ mod tests {
         assert!(workspace.redo(&recorded, &[outside]).is_err());
         assert!(!root.parent().unwrap().join("escaped.txt").exists());
     }
+
+    #[test]
+    fn a_journal_cannot_plant_a_symlink_where_tools_may_not_write() {
+        let root = dir("plant");
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        let workspace = Workspace::new(Jail::new(&root).unwrap());
+        let recorded = Recorded::default();
+        let hook = Change {
+            path: ".git/hooks/pre-commit".into(),
+            before: State::Absent,
+            after: State::Symlink { target: "/bin/sh".into() },
+        };
+        assert!(workspace.redo(&recorded, &[hook]).is_err());
+        assert!(root.join(".git/hooks/pre-commit").symlink_metadata().is_err());
+        // A symlink's target is never followed to set its mode.
+        std::os::unix::fs::symlink("/etc/passwd", root.join("out")).unwrap();
+        let chmod = Change { path: "out".into(), before: State::Absent, after: State::Dir { mode: Some(0o777) } };
+        let before = std::fs::metadata("/etc/passwd").unwrap().permissions();
+        let _ = workspace.redo(&recorded, &[chmod]);
+        assert_eq!(std::fs::metadata("/etc/passwd").unwrap().permissions(), before);
+    }
 }
