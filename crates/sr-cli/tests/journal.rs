@@ -266,3 +266,30 @@ async fn an_evaluation_recorded_then_replayed_gives_the_same_results() {
     assert_eq!(recorded, replayed);
     assert!(recorded.iter().all(|c| c["passed"] == true), "{recorded:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn past_the_journals_file_limit_the_run_warns_and_a_replay_fails_naming_the_file() {
+    let server = MockServer::start().await;
+    let mut project = Project::new("limit", &server);
+    std::fs::write(
+        project.dir.join("w.sr"),
+        "tool fs = builtin streetrace.fs\n\nflow main:\n    $a = fs.write_file(\"small.txt\", \"tiny\")\n    \
+         $b = fs.write_file(\"big.txt\", \"more than sixteen bytes\")\n    return \"done\"\n",
+    )
+    .unwrap();
+    project.env.push(("STREETRACE_JOURNAL_FILE_BYTES", "16".to_string()));
+    let work = project.work.to_str().unwrap();
+    let live = project.sr(&["run", "w.sr", "--record", "rec.jsonl", "--work-dir", work]);
+    assert!(live.status.success(), "{}", String::from_utf8_lossy(&live.stderr));
+    let said = format!("{}{}", String::from_utf8_lossy(&live.stdout), String::from_utf8_lossy(&live.stderr));
+    assert!(said.contains("big.txt") && said.contains("STREETRACE_JOURNAL_FILE_BYTES"), "{said}");
+
+    let fresh = project.dir.join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let replay = project.sr(&["run", "w.sr", "--replay", "rec.jsonl", "--work-dir", fresh.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1), "a replay without big.txt succeeded");
+    let error = String::from_utf8_lossy(&replay.stderr);
+    assert!(error.contains("big.txt") && error.contains("hash only"), "{error}");
+    assert_eq!(std::fs::read_to_string(fresh.join("small.txt")).unwrap(), "tiny");
+    assert!(!fresh.join("big.txt").exists());
+}

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, LlmError};
 
 use super::EffectAt;
-use super::files::{BLOB_KIND, Change};
+use super::files::{BLOB_KIND, Change, State};
 use crate::in_doubt::Decision;
 
 /// The journal format this program writes and reads; a journal without it
@@ -31,6 +31,9 @@ pub(crate) const ANSWER_KIND: &str = "answer";
 /// A decision about a tool call in doubt (`crate::in_doubt`); `of` is the
 /// step of the call's `tool_start`.
 pub(crate) const IN_DOUBT_KIND: &str = "in_doubt";
+/// What a call a crash cut off had changed of its paths, journaled by the
+/// run that resumed it, before the call's decision.
+pub(crate) const FILES_KIND: &str = "files";
 
 /// How a recorded run started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +96,12 @@ pub(crate) enum Effect {
         /// What the tool reported at this place, every attempt's, in order
         /// (a remote agent's updates).
         updates: Vec<crate::tools::Update>,
+        /// A file tool's paths as they were before the call (its `tool_start`).
+        before: Vec<(String, State)>,
+        /// Why the journal does not know the files the call changed.
+        unrecorded: Option<String>,
+        /// What the run was told about the call's files (limits passed).
+        warnings: Vec<String>,
     },
     Value {
         step: u64,
@@ -126,12 +135,29 @@ impl Effect {
 pub struct Recorded {
     pub(crate) meta: Option<Meta>,
     effects: HashMap<(Arc<str>, u32), Effect>,
-    interleavings: HashMap<(Arc<str>, u32), Vec<u32>>,
+    /// Each block's order, with the step of its line (the last of the block's).
+    interleavings: HashMap<(Arc<str>, u32), (Vec<u32>, u64)>,
     /// Every file change in the file, void or not, in the order they were
     /// made: undoing them all in reverse gives the files the run started with.
     pub(crate) all_changes: Vec<Change>,
     /// Blob hash → its bytes.
     pub(crate) blobs: HashMap<String, Arc<[u8]>>,
+    /// Calls whose file changes the journal does not know, and why.
+    pub(crate) unrecorded: Vec<String>,
+    /// The changes of calls a crash cut off, by place, for the lines of
+    /// their later attempts.
+    cut_changes: HashMap<(Arc<str>, u32), Vec<Change>>,
+    /// The work directory as the journal knows it: every whole-directory
+    /// call's `tree` (how the directory differed when it started) and every
+    /// change, in order. Such calls run one at a time and each one's `tool`
+    /// line comes before the next call's `tool_start`, so when the journal
+    /// holds a call's `tool_start` and no `tool` line, this was the directory
+    /// when it started.
+    pub(crate) view: std::collections::BTreeMap<String, State>,
+    /// The whole-directory call whose `tool` line has not come yet.
+    in_flight: Option<(Arc<str>, u32)>,
+    /// The directory as each whole-directory call a crash cut off started from.
+    cut_trees: HashMap<(Arc<str>, u32), std::collections::BTreeMap<String, State>>,
     max_step: u64,
     effects_per_thread: HashMap<Arc<str>, u32>,
     /// Decisions about calls in doubt, by the step of the call's `tool_start`.
@@ -197,6 +223,8 @@ impl Recorded {
             };
             match kind.as_str() {
                 META_KIND => {
+                    // A new process: a call still in flight was cut off.
+                    recorded.cut_in_flight();
                     // A resumed run's journal starts with its predecessor's
                     // meta and adds its own: the last one says how it started.
                     recorded.meta = Some(serde_json::from_value(entry).map_err(|e| bad(&e.to_string()))?);
@@ -229,10 +257,53 @@ impl Recorded {
                         files => serde_json::from_value(files).map_err(|e| bad(&format!("files: {e}")))?,
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
+                    super::workspace::see(&mut recorded.view, &changes);
+                    let tree: Option<Vec<(String, State)>> = match entry["tree"].take() {
+                        Value::Null => None,
+                        tree => Some(serde_json::from_value(tree).map_err(|e| bad(&format!("tree: {e}")))?),
+                    };
+                    let before: Vec<(String, State)> = match entry["before"].take() {
+                        Value::Null => Vec::new(),
+                        before => serde_json::from_value(before).map_err(|e| bad(&format!("before: {e}")))?,
+                    };
+                    let unrecorded = entry["files_unrecorded"].as_str().map(|why| format!("tool '{name}': {why}"));
+                    recorded.unrecorded.extend(unrecorded.clone());
+                    let warnings = match entry["warnings"].take() {
+                        Value::Null => Vec::new(),
+                        warnings => serde_json::from_value(warnings).map_err(|e| bad(&format!("warnings: {e}")))?,
+                    };
                     let key = entry["key"].as_str().map(str::to_string);
                     let thread = intern(&thread);
-                    let updates = recorded.updates.get(&(thread.clone(), n)).cloned().unwrap_or_default();
-                    recorded.insert(thread, n, Effect::Tool { step, name, args, outcome, changes, key, updates });
+                    let place = (thread.clone(), n);
+                    if let Some(tree) = tree {
+                        for (path, state) in &tree {
+                            super::workspace::set(&mut recorded.view, path, state);
+                        }
+                        recorded.in_flight = Some(place.clone());
+                    } else if kind == TOOL_KIND && recorded.in_flight.as_ref() == Some(&place) {
+                        recorded.in_flight = None;
+                    }
+                    let updates = recorded.updates.get(&place).cloned().unwrap_or_default();
+                    // An earlier attempt's changes come first.
+                    let changes = match recorded.cut_changes.get(&place) {
+                        Some(cut) => cut.iter().cloned().chain(changes).collect(),
+                        None => changes,
+                    };
+                    let effect =
+                        Effect::Tool { step, name, args, outcome, changes, key, updates, before, unrecorded, warnings };
+                    recorded.insert(thread, n, effect);
+                }
+                FILES_KIND => {
+                    let (thread, n) = at()?;
+                    let changes: Vec<Change> =
+                        serde_json::from_value(entry["files"].take()).map_err(|e| bad(&format!("files: {e}")))?;
+                    recorded.all_changes.extend(changes.iter().cloned());
+                    super::workspace::see(&mut recorded.view, &changes);
+                    let place = (intern(&thread), n);
+                    if let Some(Effect::Tool { changes: made, .. }) = recorded.effects.get_mut(&place) {
+                        made.extend(changes.iter().cloned());
+                    }
+                    recorded.cut_changes.entry(place).or_default().extend(changes);
                 }
                 TOOL_UPDATE_KIND => {
                     let (thread, n) = at()?;
@@ -254,7 +325,7 @@ impl Recorded {
                 INTERLEAVE_KIND => {
                     let (thread, n) = at()?;
                     let order = super::interleave::expand(&entry["order"]).ok_or_else(|| bad("a bad `order`"))?;
-                    recorded.interleavings.insert((intern(&thread), n), order);
+                    recorded.interleavings.insert((intern(&thread), n), (order, step));
                 }
                 BLOB_KIND => {
                     let hash = entry["sha256"].as_str().ok_or_else(|| bad("a blob without `sha256`"))?.to_string();
@@ -282,7 +353,22 @@ impl Recorded {
                 _ => {}
             }
         }
+        recorded.cut_in_flight();
         Ok(recorded)
+    }
+
+    /// The whole-directory call in flight, if any, was cut off: the
+    /// directory it started from is kept for the run that resumes it.
+    fn cut_in_flight(&mut self) {
+        if let Some(place) = self.in_flight.take() {
+            self.cut_trees.insert(place, self.view.clone());
+        }
+    }
+
+    /// The directory the whole-directory call at `at`, cut off by a crash,
+    /// started from.
+    pub(crate) fn cut_tree(&self, at: &EffectAt) -> Option<&std::collections::BTreeMap<String, State>> {
+        self.cut_trees.get(&(at.thread.clone(), at.n))
     }
 
     fn insert(&mut self, thread: Arc<str>, n: u32, effect: Effect) {
@@ -298,14 +384,19 @@ impl Recorded {
         self.effects.retain(|(t, m), _| !gone(t, *m));
         self.interleavings.retain(|(t, m), _| !gone(t, *m));
         self.updates.retain(|(t, m), _| !gone(t, *m));
+        self.cut_changes.retain(|(t, m), _| !gone(t, *m));
         self.recount();
     }
 
     /// Forgets every effect recorded at step `from` or later.
     fn void_from_step(&mut self, from: u64) {
         self.effects.retain(|_, effect| effect.step() < from);
+        // A block's line comes after its effects: one that ends at or after
+        // the fork point runs again.
+        self.interleavings.retain(|_, (_, step)| *step < from);
         let effects = &self.effects;
         self.updates.retain(|place, _| effects.contains_key(place));
+        self.cut_changes.retain(|place, _| effects.contains_key(place));
         self.recount();
     }
 
@@ -327,7 +418,7 @@ impl Recorded {
     }
 
     pub(crate) fn interleaving(&self, at: &EffectAt) -> Option<&[u32]> {
-        self.interleavings.get(&(at.thread.clone(), at.n)).map(Vec::as_slice)
+        self.interleavings.get(&(at.thread.clone(), at.n)).map(|(order, _)| order.as_slice())
     }
 
     /// The recorded tool effects with file changes, of `block`'s branches (the

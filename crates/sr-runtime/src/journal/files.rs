@@ -8,18 +8,47 @@ use serde_json::{Value, json};
 /// The kind of the line holding a file's bytes.
 pub(crate) const BLOB_KIND: &str = "blob";
 
-/// One path's state.
+/// One path's state. Permission bits are part of it (`mode`; journals of an
+/// earlier `sr` lack them, and then they are left as they are).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "is", rename_all = "snake_case")]
 pub enum State {
     Absent,
-    Dir,
+    Dir {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
     File {
         sha256: String,
         size: u64,
         /// Whether the journal holds the bytes (a `blob` line).
         kept: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
     },
+    /// A symbolic link, by its target's text (never followed).
+    Symlink {
+        target: String,
+    },
+}
+
+impl State {
+    /// Why the journal cannot put this state back, if it cannot.
+    pub(crate) fn unrestorable(
+        &self,
+        path: &str,
+        blobs: &std::collections::HashMap<String, std::sync::Arc<[u8]>>,
+    ) -> Option<String> {
+        match self {
+            State::File { kept: false, size, .. } => Some(format!(
+                "{path} ({size} bytes) is recorded by its hash only: it was past the journal's limits when it was recorded"
+            )),
+            State::File { sha256, .. } if !blobs.contains_key(sha256) => {
+                Some(format!("{path}: the journal lacks its bytes (blob {sha256})"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What one tool call did to one path.

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::entry::{END_KIND, FORK_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, VALUE_KIND, shown, shown_args};
+use super::entry::{
+    END_KIND, FILES_KIND, FORK_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, VALUE_KIND, shown, shown_args,
+};
 
 /// The steps of journal `text`: `   3  main/3.1#0  tool write_file {"path":"a.txt"} → ok, 1 file changed`.
 pub fn steps(text: &str) -> Result<Vec<String>, String> {
@@ -47,6 +49,9 @@ pub fn steps(text: &str) -> Result<Vec<String>, String> {
             END_KIND => {
                 out.push(format!("      end: {}", entry["status"].as_str().unwrap_or("?")));
                 continue;
+            }
+            FILES_KIND => {
+                format!("the call cut off here had changed {} file(s)", entry["files"].as_array().map_or(0, Vec::len))
             }
             IN_DOUBT_KIND => format!(
                 "decided {} about the call cut off at step {}",
@@ -129,7 +134,8 @@ mod tests {
             r#"{"kind":"tool","at":"main","n":1,"step":2,"name":"write_file","args":{"path":"a"},"result":"ok","files":[{}]}"#,
             r#"{"kind":"llm","version":1,"at":"main/2.0","n":0,"step":3,"request":{"model":"m"},"events":[{"type":"text_delta","data":"hi"}]}"#,
             r#"{"kind":"tool_start","at":"main/2.1","n":0,"step":4,"name":"slow","args":{}}"#,
-            r#"{"kind":"in_doubt","at":"main/2.1","n":0,"step":5,"of":4,"decision":"retry","key":"i:main/2.1#0:4"}"#,
+            r#"{"kind":"files","at":"main/2.1","n":0,"step":5,"files":[{}, {}]}"#,
+            r#"{"kind":"in_doubt","at":"main/2.1","n":0,"step":6,"of":4,"decision":"retry","key":"i:main/2.1#0:4"}"#,
             r#"{"kind":"fork","from_step":3}"#,
             r#"{"kind":"end","status":"failed"}"#,
         ]
@@ -139,7 +145,8 @@ mod tests {
             2  main#1  tool write_file {"path":"a"} → ok, 1 file changed
             3  main/2.0#0  model m → "hi"
             4  main/2.1#0  tool slow {} → cut off
-            5  main/2.1#0  decided retry about the call cut off at step 4
+            5  main/2.1#0  the call cut off here had changed 2 file(s)
+            6  main/2.1#0  decided retry about the call cut off at step 4
             live from step 3 on: what follows was done again
             end: failed"#]]
         .assert_eq(&steps(&text).unwrap().iter().map(|l| l.trim()).collect::<Vec<_>>().join("\n"));

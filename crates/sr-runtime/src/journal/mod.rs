@@ -52,7 +52,7 @@ pub use model::JournaledProvider;
 pub use tool::ToolStop;
 pub use torn::cut_torn;
 pub(crate) use torn::torn_warning;
-pub use workspace::Workspace;
+pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, Workspace};
 
 /// What the journal is for in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +113,9 @@ pub struct Journal {
     decider: Arc<dyn Decider>,
     /// The call in doubt nobody decided about: the run stopped there.
     undecided: Mutex<Option<Question>>,
+    /// What the tool calls at each place must tell the run about their
+    /// files (a limit passed), until the run takes it.
+    warnings: Mutex<HashMap<EffectAt, Vec<String>>>,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -152,6 +155,9 @@ impl Journal {
         workspace: Option<Workspace>,
     ) -> Journal {
         let writer = cassette.map(|cassette| Writer { blobs: Mutex::new(recorded.blob_hashes()), cassette });
+        if let Some(workspace) = &workspace {
+            workspace.know(&recorded.view);
+        }
         Journal {
             mode,
             next_step: AtomicU64::new(recorded.max_step() + 1),
@@ -162,6 +168,7 @@ impl Journal {
             workspace,
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),
+            warnings: Mutex::new(HashMap::new()),
         }
     }
 
@@ -171,6 +178,19 @@ impl Journal {
         self.invocation = invocation_id.to_string();
         self.decider = decider;
         self
+    }
+
+    /// What the tool call at `at` had to say about its files (a file past the
+    /// journal's limits, a FIFO not recorded): the run emits each as a
+    /// warning. A served call says what the recorded one said.
+    pub fn take_warnings(&self, at: &EffectAt) -> Vec<String> {
+        self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(at).unwrap_or_default()
+    }
+
+    fn warn(&self, at: &EffectAt, warnings: Vec<String>) {
+        if !warnings.is_empty() {
+            self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(at.clone(), warnings);
+        }
     }
 
     /// The call in doubt the run stopped at because nobody decided about it.
@@ -311,17 +331,39 @@ impl Journal {
     }
 
     /// The order in which the branches of the parallel block at `at` emitted
-    /// their events, to emit them in again (replays only).
+    /// their events, to emit them in again: in a replay, and in a resumed run
+    /// (so that what an earlier process journaled, and the events' `seq`
+    /// numbers, never change meaning), when nothing under the block went live
+    /// on purpose. The debugger going back in time lets events out as they
+    /// come: a branch it stops must not hold back the others'.
     pub fn interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
-        if self.mode != Mode::Replay {
+        if !matches!(self.mode, Mode::Replay | Mode::Resume) {
+            return None;
+        }
+        self.recorded_interleaving(at)
+    }
+
+    /// The block's recorded order, unless something under it went live on purpose.
+    fn recorded_interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
+        if self.mode == Mode::Live || self.forked_under(at) {
             return None;
         }
         self.recorded.interleaving(at).map(<[u32]>::to_vec)
     }
 
-    /// Records the order in which the block's branches emitted their events.
+    /// Whether `at`, or a branch of the block at `at`, went live on purpose.
+    fn forked_under(&self, at: &EffectAt) -> bool {
+        if self.forked(at) {
+            return true;
+        }
+        let forks = self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        forks.keys().any(|thread| entry::in_block(thread, &at.thread, at.n))
+    }
+
+    /// Records the order in which the block's branches emitted their events,
+    /// unless the journal has it already: an earlier line is never written again.
     pub fn record_interleaving(&self, at: &EffectAt, order: &[u32]) -> Result<(), String> {
-        if !self.writes() || order.is_empty() || self.mode == Mode::Replay {
+        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || self.recorded_interleaving(at).is_some() {
             return Ok(());
         }
         let entry = json!({

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::entry::{IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, TOOL_UPDATE_KIND};
+use super::entry::{FILES_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, TOOL_UPDATE_KIND};
 use super::workspace::Before;
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 use crate::in_doubt::{Decision as InDoubt, Question};
@@ -31,6 +31,10 @@ pub enum ToolStop {
     Undecided(Question),
     /// The decision was `fail`.
     Failed(Question),
+    /// A replay or a run going back in time reached a call whose file
+    /// changes its journal cannot make again (past the journal's limits):
+    /// it stops rather than go on without them.
+    Unrestorable(String),
 }
 
 impl From<Divergence> for ToolStop {
@@ -57,6 +61,9 @@ impl Journal {
                 step,
                 key,
                 updates,
+                before,
+                unrecorded,
+                warnings,
             }) => {
                 if *recorded != name || *recorded_args != args {
                     return Err(tool_divergence(recorded, recorded_args, &name, &args).into());
@@ -65,7 +72,8 @@ impl Journal {
                 for update in updates {
                     report(update.clone());
                 }
-                (outcome, changes, *step, key)
+                self.warn(at, warnings.clone());
+                (outcome, changes, *step, key, before, unrecorded)
             }
             Decision::Serve(other) => {
                 return Err(Divergence(format!(
@@ -76,12 +84,41 @@ impl Journal {
                 .into());
             }
         };
-        let (outcome, changes, step, key) = recorded;
+        let (outcome, changes, step, key, before, unrecorded) = recorded;
         if let Some(workspace) = &self.workspace
             && matches!(self.mode, Mode::Replay | Mode::Travel)
-            && let Err(e) = workspace.redo(&self.recorded, changes)
         {
-            return Ok(Err(ToolError(e)));
+            if let Some(why) = unrecorded {
+                return Err(ToolStop::Unrestorable(format!("the journal does not have the file changes of {why}")));
+            }
+            workspace.redo(&self.recorded, changes).map_err(ToolStop::Unrestorable)?;
+        }
+        // A call cut off by a crash: what it changed of its paths is
+        // journaled before it is decided about, so that a replay of the
+        // final journal makes it too.
+        if outcome.is_none()
+            && self.mode == Mode::Resume
+            && let Some(workspace) = &self.workspace
+        {
+            let mut from = before.clone();
+            for change in changes {
+                if let Some(state) = from.iter_mut().find(|(path, _)| *path == change.path) {
+                    state.1 = change.after.clone();
+                }
+            }
+            let captured = match self.recorded.cut_tree(at) {
+                Some(then) => workspace.cut_off_tree(then, &self.recorded),
+                None => workspace.cut_off(&from),
+            };
+            if !captured.changes.is_empty() {
+                let entry = json!({
+                    "kind": FILES_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
+                    "files": captured.changes,
+                });
+                if let Err(e) = self.write_blobs(&captured.blobs).and_then(|()| self.write(&entry)) {
+                    return Ok(Err(ToolError(e)));
+                }
+            }
         }
         match outcome {
             Some(Ok(value)) => Ok(Ok(value.clone())),
@@ -186,13 +223,32 @@ impl Journal {
         if !self.writes() {
             return tool.call_reporting(args, &key, report.clone()).await;
         }
-        let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args, "key": key});
-        entry["kind"] = json!(TOOL_START_KIND);
-        self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
         let before = match &self.workspace {
-            Some(workspace) => workspace.before(name, &args),
+            Some(workspace) => workspace.before(name, &args).await,
             None => Before::Nothing,
         };
+        let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args, "key": key});
+        entry["kind"] = json!(TOOL_START_KIND);
+        // A file tool's paths as they are, with their bytes: if a crash cuts
+        // the call off, the resumed run knows what it changed.
+        if let Some(workspace) = &self.workspace
+            && !before.paths().is_empty()
+        {
+            entry["before"] = serde_json::to_value(before.paths()).expect("states always serialize");
+            self.write_blobs(&workspace.blobs_of(before.paths()))
+                .map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
+        }
+        // A whole-directory call: how the directory differs from what the
+        // journal knows, so that a crash during the call leaves what it
+        // started from in the journal.
+        if let Some(tree) = before.tree() {
+            entry["tree"] = serde_json::to_value(tree).expect("states always serialize");
+        }
+        self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool call: {e}")))?;
+        if let Some(line) = entry.as_object_mut() {
+            line.remove("before");
+            line.remove("tree");
+        }
         // Journaled before it is emitted: after a crash, a replay may repeat
         // an update the store missed, never miss one it has.
         let noted: Report = match &self.writer {
@@ -215,14 +271,26 @@ impl Journal {
             Ok(value) => entry["result"] = value.clone(),
             Err(e) => entry["error"] = json!(e.0),
         }
+        let mut turn = None;
         if let Some(workspace) = &self.workspace {
-            let (changes, blobs) = workspace.after(before);
-            if !changes.is_empty() {
-                self.write_blobs(&blobs).map_err(|e| ToolError(format!("cannot record the tool's files: {e}")))?;
-                entry["files"] = serde_json::to_value(&changes).expect("changes always serialize");
+            let captured = workspace.after(before);
+            turn = captured.turn;
+            if !captured.changes.is_empty() {
+                self.write_blobs(&captured.blobs)
+                    .map_err(|e| ToolError(format!("cannot record the tool's files: {e}")))?;
+                entry["files"] = serde_json::to_value(&captured.changes).expect("changes always serialize");
             }
+            if let Some(why) = &captured.unrecorded {
+                entry["files_unrecorded"] = json!(why);
+            }
+            if !captured.warnings.is_empty() {
+                entry["warnings"] = json!(captured.warnings);
+            }
+            self.warn(at, captured.warnings);
         }
         self.write(&entry).map_err(|e| ToolError(format!("cannot record the tool result: {e}")))?;
+        // The next call that changes files may start.
+        drop(turn);
         result
     }
 }

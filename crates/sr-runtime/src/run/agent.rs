@@ -472,6 +472,9 @@ impl Runtime {
                         }
                         other => other,
                     };
+                    for message in journal.take_warnings(&at) {
+                        th.emitter.emit(Payload::Warning { message: format!("journal: {message}") });
+                    }
                     match called.map_err(|stop| self.stopped(th, stop))? {
                         Ok(value) => (value, false),
                         Err(e) => (json!(e.0), true),
@@ -697,6 +700,8 @@ impl Runtime {
         let location = th.frames.iter().rev().find_map(|f| f.location.clone());
         match stop {
             ToolStop::Diverged(divergence) => self.diverged(th, divergence),
+            // No `on failure:` handles it: the files would not be the recorded ones.
+            ToolStop::Unrestorable(why) => RunError::new(ErrorKind::Diverged, why, location),
             // Not asked (the caller asks): kept for completeness of the match.
             ToolStop::InDoubt(question) | ToolStop::Undecided(question) => {
                 RunError::new(ErrorKind::Paused, format!("in doubt: {}", question.describe()), location)

@@ -323,6 +323,53 @@ impl Jail {
         rustix::fs::unlinkat(&parent.fd, name, AtFlags::REMOVEDIR).map_err(|e| self.explain(relative, e))
     }
 
+    /// What is at `relative` itself (a symlink is not followed); a forbidden
+    /// path is not found.
+    pub fn lstat(&self, relative: &Path) -> io::Result<rustix::fs::Stat> {
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        if !self.forbidden.is_empty() && self.is_forbidden(&parent.real()?.join(name)) {
+            return Err(io::Error::from(Errno::NOENT));
+        }
+        rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| self.explain(relative, e))
+    }
+
+    /// The target text of the symlink at `relative`, never followed.
+    pub fn read_link(&self, relative: &Path) -> io::Result<PathBuf> {
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        let target = rustix::fs::readlinkat(&parent.fd, name, Vec::new()).map_err(|e| self.explain(relative, e))?;
+        Ok(PathBuf::from(OsStr::from_bytes(target.as_bytes())))
+    }
+
+    /// Makes a symlink at `relative` (its missing parents too) with `target`
+    /// as its text; a protected or forbidden path is refused. The target is
+    /// not looked at: opening through the link later goes through the jail.
+    pub fn symlink(&self, target: &Path, relative: &Path) -> io::Result<()> {
+        self.check_writable(relative)?;
+        let (parent, name) = split(relative)?;
+        self.create_dir_all(parent)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        self.check_new(&parent, name, relative)?;
+        rustix::fs::symlinkat(target, &parent.fd, name).map_err(|e| self.explain(relative, e))
+    }
+
+    /// Sets the permission bits of the file or directory at `relative`; a
+    /// symlink there is refused, never followed.
+    pub fn set_mode(&self, relative: &Path, mode: u32) -> io::Result<()> {
+        self.check_writable(relative)?;
+        let (parent, name) = split(relative)?;
+        let parent = self.open(parent, OFlags::PATH | OFlags::DIRECTORY)?;
+        self.check_new(&parent, name, relative)?;
+        let stat =
+            rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| self.explain(relative, e))?;
+        if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
+            return Err(not_regular(relative));
+        }
+        rustix::fs::chmodat(&parent.fd, name, Mode::from_raw_mode(mode & 0o7777), AtFlags::empty())
+            .map_err(|e| self.explain(relative, e))
+    }
+
     /// `openat2` beneath the root; a forbidden path is not found. A path
     /// without `..` is first opened crossing no symlink (`RESOLVE_NO_SYMLINKS`):
     /// then it is where the path says, and its real path needs no
