@@ -86,7 +86,9 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
     };
     let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
     let models = match (&args.replay, record.clone()) {
-        (Some(_), Some(_)) => return Err(LaunchError::new("a replay records nothing: give `record` or `replay`, not both")),
+        (Some(_), Some(_)) => {
+            return Err(LaunchError::new("a replay records nothing: give `record` or `replay`, not both"));
+        }
         (Some(file), None) => Models::Replay(Recording::File(cwd.join(file))),
         (None, Some(file)) => Models::Record(file),
         (None, None) => Models::Live,

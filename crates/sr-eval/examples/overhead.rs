@@ -23,7 +23,7 @@ use sr_eval::config::Reduce;
 use sr_eval::harness::{self, Options};
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Models, Storage, launch};
+use sr_runtime::launch::{LaunchSpec, Models as RunModels, Storage, launch};
 use sr_runtime::scripted::conforming;
 use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
@@ -122,7 +122,7 @@ async fn direct(
         work_dir: work,
         read_only: false,
         storage: Some(storage),
-        models: Models::Provider { provider, record: None },
+        models: RunModels::Provider { provider, record: None },
         options: RunOptions::default(),
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),

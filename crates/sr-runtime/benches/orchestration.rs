@@ -30,10 +30,10 @@ use sr_runtime::event::{Emitter, Event, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
 use sr_runtime::journal::Journal;
+use sr_runtime::launch::{LaunchSpec, Models, Storage, launch};
 use sr_runtime::mcp::McpHub;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
 use sr_runtime::tools::Jail;
-use sr_runtime::launch::{LaunchSpec, Models, Storage, launch};
 use sr_runtime::{Env, RunOptions, RunOutcome, Runtime};
 
 fn main() {

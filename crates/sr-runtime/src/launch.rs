@@ -22,8 +22,8 @@ use crate::ids::{self, IdKind};
 use crate::in_doubt::{Decider, Question};
 use crate::journal::{Journal, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
 use crate::lease::Lease;
-use crate::run::RunOutcome;
 use crate::mcp::{McpHub, McpOptions};
+use crate::run::RunOutcome;
 use crate::session::SessionStore;
 use crate::state::StateDir;
 use crate::tools::Jail;
@@ -378,7 +378,11 @@ impl Launched {
     /// the run's turn and end and releases its lease. The run is a task of
     /// its own (on a worker thread's large stack): dropping this future ends
     /// it, with its model and tool calls and the processes they started.
-    pub async fn run(self, hook: Arc<dyn StepHook>, mut sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, LaunchError> {
+    pub async fn run(
+        self,
+        hook: Arc<dyn StepHook>,
+        mut sinks: Vec<Arc<dyn EventSink>>,
+    ) -> Result<Finished, LaunchError> {
         let Launched {
             program,
             message,

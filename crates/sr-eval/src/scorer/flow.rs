@@ -13,13 +13,13 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use sr_hir::RootDatabase;
 use sr_llm::{ChatRequest, ChatStream, LlmError, Provider};
+use sr_runtime::RunOptions;
 use sr_runtime::compile::{Compiled, compile_path};
 use sr_runtime::event::RunStatus;
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Models, launch};
 use sr_runtime::tools::{Entry, Jail, Opened};
-use sr_runtime::RunOptions;
 
 use super::{JudgeModel, Score, text_of};
 use crate::relative::DATASET_DIR;

@@ -43,7 +43,7 @@ pub enum LaunchError {
     ReplayContinued,
     /// The journal of the run to continue cannot be read.
     #[error("cannot read the journal of run {run} ({}): {source}", path.display())]
-    UnreadableJournal { run: i64, path: PathBuf, source: std::io::Error },
+    UnreadableJournal { run: String, path: PathBuf, source: std::io::Error },
     /// The session's last run cannot be continued as asked (`launch::resume`
     /// says why: nothing to resume, an answer missing or not wanted).
     #[error("{0}")]

@@ -79,7 +79,7 @@ pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
 /// go live at the plan's point.
 pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHook>), LaunchError> {
     let journal = std::fs::read_to_string(&plan.journal).map_err(|source| LaunchError::UnreadableJournal {
-        run: plan.from_run,
+        run: plan.from_run.clone(),
         path: plan.journal.clone(),
         source,
     })?;
