@@ -1,5 +1,5 @@
-//! The one composition root for runs. `sr run`, `sr eval` and the debugger
-//! describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
+//! The one composition root for runs. `sr run`, `sr eval`, `sr serve` and the
+//! debugger describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
 //! the outside world (providers, MCP servers, tools, the jail, the session,
 //! its journal and lease, the recording) as a [`Launched`], so every front end
 //! runs programs the same way.

@@ -178,8 +178,26 @@ async fn answers_given_during_a_run_are_served_to_its_replay() {
     assert_eq!(person.0.load(std::sync::atomic::Ordering::SeqCst), 2);
 
     let nobody = Arc::new(Person(0.into()));
-    let replayed = run(Models::Replay(Recording::File(recording)), nobody.clone()).await;
+    let replayed = run(Models::Replay(Recording::File(recording.clone())), nobody.clone()).await;
     assert_eq!(replayed.status, Some(RunStatus::Completed), "{:?}", replayed.error);
     assert_eq!(replayed.result, Some(json!("first 0, second 1")));
     assert_eq!(nobody.0.load(std::sync::atomic::Ordering::SeqCst), 0, "the replay asked a person");
+
+    // A run going back in time in a recording goes live: it is no replay.
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let program =
+        sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.path().join("w.sr")).unwrap();
+    let spec = LaunchSpec {
+        program,
+        message: String::new(),
+        work_dir: dir.path().to_path_buf(),
+        read_only: false,
+        storage: None,
+        models: Models::Replay(Recording::Text(text.clone())),
+        options: sr_runtime::RunOptions::default(),
+        human: nobody,
+        in_doubt: sr_runtime::in_doubt::skip_all(),
+    };
+    let refused = sr_runtime::launch::launch_continuing(spec, text);
+    assert!(matches!(refused, Err(sr_runtime::launch::LaunchError::ReplayContinued)));
 }
