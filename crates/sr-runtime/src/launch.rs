@@ -139,7 +139,7 @@ pub struct Launched {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
-    /// `None` when the run never reported its end.
+    /// `None` when the run never reported its end (its task panicked).
     pub status: Option<RunStatus>,
     pub result: Option<Value>,
     pub error: Option<String>,
