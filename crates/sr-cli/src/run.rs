@@ -12,7 +12,7 @@ use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
 use sr_runtime::ids::{self, IdKind};
 use sr_runtime::in_doubt::{Always, Decision};
-use sr_runtime::launch::{Finished, LaunchSpec, Recording, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, Models, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -202,10 +202,14 @@ async fn run_async(args: Args) -> ExitCode {
         program,
         message: args.prompt.clone().unwrap_or_else(|| args.words.join(" ")),
         work_dir,
+        read_only: false,
         storage: Some(storage),
-        record: args.record.clone(),
-        replay: args.replay.clone().map(Recording::File),
-        provider: None,
+        // `--record` and `--replay` conflict (clap).
+        models: match (args.record.clone(), args.replay.clone()) {
+            (Some(file), _) => Models::Record(file),
+            (None, Some(file)) => Models::Replay(Recording::File(file)),
+            (None, None) => Models::Live,
+        },
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Launched, Recording, launch, launch_continuing};
+use sr_runtime::launch::{LaunchSpec, Launched, Models, Recording, launch, launch_continuing};
 use sr_syntax::LineIndex;
 
 use crate::forks::Piece;
@@ -85,14 +85,21 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
         _ => None,
     };
     let timeline = record.clone().or_else(|| args.replay.as_deref().map(|file| cwd.join(file)));
+    let models = match (&args.replay, record.clone()) {
+        (Some(_), Some(_)) => {
+            return Err(LaunchError::new("a replay records nothing: give `record` or `replay`, not both"));
+        }
+        (Some(file), None) => Models::Replay(Recording::File(cwd.join(file))),
+        (None, Some(file)) => Models::Record(file),
+        (None, None) => Models::Live,
+    };
     let spec = LaunchSpec {
         program,
         message: args.prompt.clone().unwrap_or_default(),
         work_dir: args.work_dir.as_deref().map_or(cwd.clone(), |dir| cwd.join(dir)),
+        read_only: false,
         storage: None,
-        record: record.clone(),
-        replay: args.replay.as_deref().map(|file| Recording::File(cwd.join(file))),
-        provider: None,
+        models,
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),
@@ -109,7 +116,7 @@ fn prepare_with(args: &LaunchArguments, continuing: Option<String>) -> Result<La
         Some(recording) => launch_continuing(spec, recording),
         None => launch(spec),
     }
-    .map_err(LaunchError::new)?;
+    .map_err(|e| LaunchError::new(e.to_string()))?;
     Ok(Launch {
         launched,
         stop_on_entry: args.stop_on_entry.unwrap_or(false),

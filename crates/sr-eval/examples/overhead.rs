@@ -23,7 +23,7 @@ use sr_eval::config::Reduce;
 use sr_eval::harness::{self, Options};
 use sr_runtime::RunOptions;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Storage, launch};
+use sr_runtime::launch::{LaunchSpec, Models as RunModels, Storage, launch};
 use sr_runtime::scripted::conforming;
 use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
@@ -120,10 +120,9 @@ async fn direct(
         program: program.clone(),
         message: "p".to_string(),
         work_dir: work,
+        read_only: false,
         storage: Some(storage),
-        record: None,
-        replay: None,
-        provider: Some(provider),
+        models: RunModels::Provider { provider, record: None },
         options: RunOptions::default(),
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),

@@ -12,7 +12,7 @@ use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, EventSink, Payload};
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Recording, Storage, launch};
+use sr_runtime::launch::{LaunchSpec, Models as RunModels, Recording, Storage, launch};
 use sr_runtime::session::SessionStore;
 use sr_runtime::state::StateDir;
 use sr_runtime::tools::{Entry, Jail, Opened};
@@ -154,32 +154,31 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
     let work = work.to_path_buf();
     write_files(&spec.files, &work)?;
     let storage = sessions.storage();
-    let (record, replay) = match &spec.models {
-        Models::Record(dir) => (Some(dir.join(&spec.cassette)), None),
+    let models = match &spec.models {
+        Models::Record(dir) => RunModels::Record(dir.join(&spec.cassette)),
         Models::Replay(dir) => {
             let text = read_text(dir, &spec.cassette)?
                 .ok_or_else(|| format!("cannot read {}: no such file", dir.join(&spec.cassette).display()))?;
-            (None, Some(Recording::Text(text)))
+            RunModels::Replay(Recording::Text(text))
         }
-        Models::Live | Models::Provider(_) | Models::Server(_) => (None, None),
+        Models::Provider(provider) => RunModels::Provider { provider: provider.clone(), record: None },
+        Models::Live | Models::Server(_) => RunModels::Live,
     };
     let launched = launch(LaunchSpec {
         program: spec.program.clone(),
         message: spec.prompt.clone(),
         work_dir: work.clone(),
+        read_only: false,
         storage: Some(storage),
-        record,
-        replay,
-        provider: match &spec.models {
-            Models::Provider(provider) => Some(provider.clone()),
-            _ => None,
-        },
+        models,
         options: spec.options.clone(),
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     let sink = Arc::new(Collect::create(&spec.events_file)?);
-    let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;
+    let finished =
+        launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await.map_err(|e| e.to_string())?;
     let events = sink.take()?;
     let error = finished.error.or_else(|| {
         let ended = events.iter().any(|e| matches!(e.payload, Payload::RunFinished { .. }));

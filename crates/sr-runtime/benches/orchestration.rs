@@ -11,32 +11,29 @@
 //! - `bare_http`: the very requests `mock_http` sends, through the same client
 //!   and server, without the runtime. `mock_http - bare_http` is the runtime's
 //!   overhead with a real client: the model's own time is zero on both sides;
-//! - `as_sr_run`: the scripted provider dressed as `sr run` dresses a live
-//!   run: events stored in a SQLite session on disk, exchanges and tool results
-//!   journaled to a cassette.
+//! - `as_sr_run`: the scripted provider launched as `sr run` launches a live
+//!   run (`sr_runtime::launch`): events stored in a SQLite session on disk,
+//!   exchanges and tool results journaled and mirrored to a recording.
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use futures::StreamExt;
 use serde_json::json;
 use sr_hir::RootDatabase;
 use sr_llm::mock::{MockReply, MockServer};
-use sr_llm::{Cassette, ChatRequest, ChatResponse, ChatStream, HttpClient, HttpOptions, Provider, Router};
+use sr_llm::{ChatRequest, ChatResponse, ChatStream, HttpClient, HttpOptions, Provider, Router};
 use sr_runtime::compile::{Compiled, compile_path};
-use sr_runtime::event::{Emitter, Event, Payload, RunStatus};
+use sr_runtime::event::{Emitter, Event, RunStatus};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
-use sr_runtime::journal::{Journal, Meta};
+use sr_runtime::journal::Journal;
+use sr_runtime::launch::{LaunchSpec, Models, Storage, launch};
 use sr_runtime::mcp::McpHub;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
-use sr_runtime::session::SessionStore;
 use sr_runtime::tools::Jail;
-use sr_runtime::workload::{ProgramWorkload, SessionRef, Workload};
 use sr_runtime::{Env, RunOptions, RunOutcome, Runtime};
 
 fn main() {
@@ -262,40 +259,29 @@ fn bare_http(bencher: Bencher, name: &str) {
 
 #[divan::bench(args = CASES)]
 fn as_sr_run(bencher: Bencher, name: &str) {
-    let case = Arc::new(Case::new(name));
-    let store = SessionStore::open(&case.dir.join("sessions.db")).unwrap();
-    let cassette = Arc::new(Cassette::create(case.dir.join("journal.jsonl")).unwrap());
-    let journal = Arc::new(Journal::recording(cassette, &Meta::new(name, case.input), None).unwrap());
+    let case = Case::new(name);
     let provider: Arc<dyn Provider> = Arc::new(case.script());
-    let env_case = case.clone();
-    let workload = ProgramWorkload {
-        name: name.to_string(),
-        program: case.program.clone(),
-        env: Arc::new(move || env_case.env(provider.clone(), journal.clone())),
-        sinks: Vec::new(),
-        invocation_id: Arc::new(|| "bench".to_string()),
-        redactor: Default::default(),
-    };
     let rt = tokio();
-    let sessions = AtomicU64::new(0);
-    // A new session per run, as `sr run` without `--session`.
-    let session = || {
-        let id = format!("s{}", sessions.fetch_add(1, Ordering::Relaxed));
-        store.create(&id, name).unwrap();
-        SessionRef { store: store.clone(), id, run: None }
+    // A new session per run, as `sr run` without `--session`, launched as
+    // `sr run` launches: its journal in the state directory, mirrored to a
+    // recording.
+    let spec = || LaunchSpec {
+        program: case.program.clone(),
+        message: case.input.to_string(),
+        work_dir: case.dir.clone(),
+        read_only: false,
+        storage: Some(Storage::resolve(Some(&case.dir.join("state")), None, &case.dir).unwrap()),
+        models: Models::Provider { provider: provider.clone(), record: Some(case.dir.join("journal.jsonl")) },
+        options: RunOptions::default(),
+        human: Arc::new(Unattended),
+        in_doubt: sr_runtime::in_doubt::skip_all(),
     };
-    let run_in_session = |session: SessionRef| {
+    let run = |spec: LaunchSpec| {
         rt.block_on(async {
-            let mut events = workload.run(session, case.input.to_string());
-            let mut finished = None;
-            while let Some(event) = events.next().await {
-                if let Payload::RunFinished { status, .. } = event.payload {
-                    finished = Some(status);
-                }
-            }
-            assert_eq!(finished, Some(RunStatus::Completed));
+            let finished = launch(spec).unwrap().run(Arc::new(NoHook), Vec::new()).await.unwrap();
+            assert_eq!(finished.status, Some(RunStatus::Completed), "{:?}", finished.error);
         })
     };
-    run_in_session(session());
-    bencher.counter(case.counter()).with_inputs(session).bench_local_values(run_in_session);
+    run(spec());
+    bencher.counter(case.counter()).with_inputs(spec).bench_local_values(run);
 }

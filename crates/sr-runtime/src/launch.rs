@@ -1,20 +1,21 @@
-//! The one composition root for runs. `sr run`, `sr eval` and the debugger
-//! describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
+//! The one composition root for runs. `sr run`, `sr eval`, `sr serve` and the
+//! debugger describe a run as a [`LaunchSpec`]; [`launch`] assembles what it needs from
 //! the outside world (providers, MCP servers, tools, the jail, the session,
 //! its journal and lease, the recording) as a [`Launched`], so every front end
 //! runs programs the same way.
 
+mod error;
 mod resume;
+mod stored;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::StreamExt;
 use serde_json::Value;
 use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Redactor, Router};
 
 use crate::compile::Compiled;
-use crate::event::{Emitter, EventSink, Payload, RunStatus};
+use crate::event::{Emitter, EventSink, RunStatus};
 use crate::hook::StepHook;
 use crate::human::{Answers, Human};
 use crate::ids::{self, IdKind};
@@ -22,13 +23,15 @@ use crate::in_doubt::{Decider, Question};
 use crate::journal::{Journal, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
+use crate::run::RunOutcome;
 use crate::session::SessionStore;
 use crate::state::StateDir;
 use crate::tools::Jail;
-use crate::workload::{ProgramWorkload, SessionRef, Workload};
 use crate::{Env, RunOptions, Runtime};
 
+pub use error::LaunchError;
 pub use resume::Resume;
+use stored::{SessionRun, StoredRun};
 
 /// What to run, and against what.
 pub struct LaunchSpec {
@@ -39,16 +42,13 @@ pub struct LaunchSpec {
     pub message: String,
     /// The directory file tools work in.
     pub work_dir: PathBuf,
+    /// File tools only read the work directory (sr-eval's grading flow
+    /// reads the case's, which it must not change).
+    pub read_only: bool,
     /// Where sessions, journals and leases live; `None` runs without a
-    /// session (the debugger), journaled only to `record`.
+    /// session (the debugger), journaled only to a recording.
     pub storage: Option<Storage>,
-    /// Mirror the run's journal to this file.
-    pub record: Option<PathBuf>,
-    /// Serve every model exchange, tool result and value from this recording (offline).
-    pub replay: Option<Recording>,
-    /// Answers the model requests the journal does not serve; `None` for the
-    /// providers the environment configures (`sr_llm::Router`).
-    pub provider: Option<Arc<dyn Provider>>,
+    pub models: Models,
     pub options: RunOptions,
     /// Answers `escalate to human` when no recorded answer is left (never
     /// in a replay); its answers are journaled.
@@ -56,6 +56,22 @@ pub struct LaunchSpec {
     /// Decides about a tool call a crash cut off, when its tool is not
     /// idempotent and the journal holds no decision (`crate::in_doubt`).
     pub in_doubt: Arc<dyn Decider>,
+}
+
+/// Where the run's model answers come from, and whether its journal is
+/// mirrored to a file.
+pub enum Models {
+    /// The providers the environment configures (`sr_llm::Router`).
+    Live,
+    /// The environment's providers, the run's journal mirrored to this file.
+    Record(PathBuf),
+    /// Every model exchange, tool result and value served from this
+    /// recording (offline). A replay observes nothing new: it records nothing.
+    Replay(Recording),
+    /// This provider answers (a scripted model, sr-eval's judge, a model a
+    /// program brings). Its run may be recorded too: a test records what a
+    /// scripted model answered, to replay it without the script.
+    Provider { provider: Arc<dyn Provider>, record: Option<PathBuf> },
 }
 
 /// A recording a run is served from.
@@ -120,43 +136,10 @@ pub struct Launched {
     warnings: Vec<String>,
 }
 
-/// A run reserved in a session, alive while its lease is held.
-struct StoredRun {
-    store: SessionStore,
-    session: String,
-    run: i64,
-    journal: PathBuf,
-    lease: Lease,
-}
-
-/// Why a run could not be launched, or its end not kept. Each is one line
-/// for the user; the kind tells a front end what to answer (a server: 400,
-/// 409 or 500).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LaunchError {
-    /// What was asked cannot be done: a bad id, a recording that cannot be
-    /// read, an `--entry` the resumed run did not start at, nothing to resume.
-    #[error("{0}")]
-    Refused(String),
-    /// The run to continue is still running.
-    #[error("{0}")]
-    Busy(String),
-    /// The machine failed: the session store, the journal, the HTTP client.
-    #[error("{0}")]
-    Io(String),
-}
-
-/// Front ends that speak in lines take the message.
-impl From<LaunchError> for String {
-    fn from(error: LaunchError) -> String {
-        error.to_string()
-    }
-}
-
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
-    /// `None` when the run never reported its end.
+    /// `None` when the run never reported its end (its task panicked).
     pub status: Option<RunStatus>,
     pub result: Option<Value>,
     pub error: Option<String>,
@@ -164,8 +147,8 @@ pub struct Finished {
     pub in_doubt: Option<Question>,
 }
 
-/// Assembles the run `spec` describes. Errors are one line each, for the
-/// user; nothing is left reserved when one is returned.
+/// Assembles the run `spec` describes. Nothing is left reserved when an
+/// error is returned.
 pub fn launch(spec: LaunchSpec) -> Result<Launched, LaunchError> {
     launch_with(spec, None)
 }
@@ -175,8 +158,8 @@ pub fn launch(spec: LaunchSpec) -> Result<Launched, LaunchError> {
 /// when the recorded run started, the recorded effects are served (and their
 /// file changes made again) where the run makes the same ones, a thread goes
 /// live where its recording ends or where it forks (an edit), and a differing
-/// effect stops the run with a divergence. `spec.record` gets the recording
-/// followed by what is new.
+/// effect stops the run with a divergence. The spec's record file gets the recording
+/// followed by what is new (a replay is refused: this run goes live).
 pub fn launch_continuing(spec: LaunchSpec, recording: String) -> Result<Launched, LaunchError> {
     launch_with(spec, Some((recording, Vec::new())))
 }
@@ -195,21 +178,26 @@ pub fn launch_continuing_answered(
 }
 
 fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Result<Launched, LaunchError> {
-    let LaunchSpec { program, message, work_dir, storage, record, replay, provider, mut options, human, in_doubt } =
-        spec;
-    let refused = LaunchError::Refused;
+    let LaunchSpec { program, message, work_dir, read_only, storage, models, mut options, human, in_doubt } = spec;
     if let Some(storage) = &storage {
         for id in storage.session.iter().chain(storage.resume.as_ref().map(|r| &r.session)) {
-            ids::check(IdKind::Session, id).map_err(|e| refused(e.to_string()))?;
+            ids::check(IdKind::Session, id)?;
         }
     }
+    let (replay, record, provider) = match models {
+        Models::Live => (None, None, None),
+        Models::Record(file) => (None, Some(file), None),
+        Models::Replay(_) if continued.is_some() => return Err(LaunchError::ReplayContinued),
+        Models::Replay(recording) => (Some(recording), None, None),
+        Models::Provider { provider, record } => (None, record, Some(provider)),
+    };
     let mut warnings = Vec::new();
     let replay_text = match replay {
-        Some(Recording::File(file)) => {
-            let mut text =
-                std::fs::read_to_string(&file).map_err(|e| refused(format!("cannot read {}: {e}", file.display())))?;
+        Some(Recording::File(path)) => {
+            let mut text = std::fs::read_to_string(&path)
+                .map_err(|source| LaunchError::UnreadableRecording { path: path.clone(), source })?;
             if let Some(line) = cut_torn(&mut text) {
-                warnings.push(torn_warning(&file.display().to_string(), line));
+                warnings.push(torn_warning(&path.display().to_string(), line));
             }
             Some(text)
         }
@@ -224,7 +212,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     let provider = match provider {
         Some(provider) => provider,
         None => {
-            let http = HttpClient::new(HttpOptions::default()).map_err(|e| LaunchError::Io(e.to_string()))?;
+            let http = HttpClient::new(HttpOptions::default()).map_err(LaunchError::Client)?;
             Arc::new(Router::from_env(http))
         }
     };
@@ -246,7 +234,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     };
     let recorded = match mode {
         Mode::Live => Recorded::default(),
-        _ => Recorded::parse(&served).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
+        _ => Recorded::parse(&served).map_err(LaunchError::BadRecording)?,
     };
     let (message, answers) = match (&resume, continued, recorded.meta.as_ref()) {
         (Some(resume), _, _) => (resume.message.clone(), resume.answers.clone()),
@@ -260,22 +248,19 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     if let (Mode::Replay | Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {
         match (&options.entry, &meta.entry) {
             (Some(given), recorded) if Some(given) != recorded.as_ref() => {
-                let started = recorded.as_deref().map_or("at its default entry".to_string(), |e| format!("at '{e}'"));
-                return Err(refused(format!(
-                    "the recorded run started {started}: --entry {given} cannot change that (leave it out)"
-                )));
+                return Err(LaunchError::EntryDiffers { recorded: recorded.clone(), given: given.clone() });
             }
             _ => options.entry.clone_from(&meta.entry),
         }
     }
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
-        Some(text) => McpHub::from_recording(text).map_err(|e| refused(format!("cannot read the recording: {e}")))?,
+        Some(text) => McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?,
         // Servers connect when an agent first uses them.
         None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
-    let mut jail =
-        Jail::new(&work_dir).map_err(|e| refused(format!("bad work directory {}: {e}", work_dir.display())))?;
+    let jail = if read_only { Jail::read_only(&work_dir) } else { Jail::new(&work_dir) };
+    let mut jail = jail.map_err(|source| LaunchError::BadWorkDir { path: work_dir.clone(), source })?;
     let cwd = std::env::current_dir().unwrap_or_default();
     for path in storage.iter().flat_map(|s| [&s.state.dir, &s.sessions]).chain(record.as_ref()) {
         jail = jail.forbid(&cwd.join(path));
@@ -321,10 +306,11 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         Ok(journal) => Arc::new(journal.deciding(&invocation_id, in_doubt)),
         Err(e) => {
             if let Some(stored) = stored {
-                let _ = stored.store.set_run_status(&stored.session, stored.run, "failed");
+                let SessionRun { store, id, run } = &stored.session;
+                let _ = store.set_run_status(id, *run, "failed");
                 stored.lease.release();
             }
-            return Err(LaunchError::Io(e));
+            return Err(LaunchError::Journal(e));
         }
     };
     // A replay asks nobody: past its recorded answers it pauses where the
@@ -378,89 +364,110 @@ impl Launched {
 
     /// The session the run is stored in, if any.
     pub fn session(&self) -> Option<&str> {
-        self.stored.as_ref().map(|stored| stored.session.as_str())
+        self.stored.as_ref().map(|stored| stored.session.id.as_str())
     }
 
     /// The number of the run in its session, if stored.
     pub fn run_number(&self) -> Option<i64> {
-        self.stored.as_ref().map(|stored| stored.run)
+        self.stored.as_ref().map(|stored| stored.session.run)
     }
 
     /// Runs, stepping through `hook`, every event going to `sinks` (and to the
-    /// session, when the spec had storage); then closes the MCP servers and,
-    /// in a session, keeps what a paused run needs to resume and releases
-    /// the run's lease.
-    pub async fn run(self, hook: Arc<dyn StepHook>, sinks: Vec<Arc<dyn EventSink>>) -> Result<Finished, LaunchError> {
-        let Some(stored) = self.stored else {
-            let runtime = Runtime::new(
-                self.program.clone(),
-                Env {
-                    provider: self.provider,
-                    hook,
-                    jail: self.jail,
-                    mcp: self.mcp.clone(),
-                    journal: self.journal.clone(),
-                    human: self.human,
-                    options: self.options,
-                },
-            );
-            let emitter = Emitter::new(self.invocation_id, sinks).with_redactor(self.redactor);
-            let outcome = runtime.run(emitter, self.message, Vec::new()).await;
-            self.mcp.close().await;
-            return Ok(Finished {
-                status: Some(outcome.status),
-                result: outcome.result,
-                error: outcome.error.map(|e| e.to_string()),
-                in_doubt: self.journal.undecided(),
-            });
-        };
-        let invocation_id = self.invocation_id.clone();
-        let journal = self.journal.clone();
-        let env_parts = (self.provider, self.mcp.clone(), self.journal, self.human, self.jail, self.options);
-        let workload = ProgramWorkload {
-            name: self.program.root.display().to_string(),
-            program: self.program,
-            env: Arc::new(move || Env {
-                provider: env_parts.0.clone(),
-                hook: hook.clone(),
-                jail: env_parts.4.clone(),
-                mcp: env_parts.1.clone(),
-                journal: env_parts.2.clone(),
-                human: env_parts.3.clone(),
-                options: env_parts.5.clone(),
-            }),
-            sinks,
-            invocation_id: Arc::new(move || invocation_id.clone()),
-            redactor: self.redactor,
-        };
-        let session = SessionRef { store: stored.store.clone(), id: stored.session.clone(), run: Some(stored.run) };
-        let mut events = workload.run(session, self.message.clone());
-        let mut finished = Finished { status: None, result: None, error: None, in_doubt: None };
-        while let Some(event) = events.next().await {
-            if let Payload::RunFinished { status, result, error, .. } = event.payload {
-                finished = Finished { status: Some(status), result, error, in_doubt: None };
-            }
+    /// session first, when the spec had storage, the run continuing its
+    /// conversation); then closes the MCP servers and, in a session, keeps
+    /// the run's turn and end and releases its lease. The run is a task of
+    /// its own (on a worker thread's large stack): dropping this future ends
+    /// it, with its model and tool calls and the processes they started.
+    pub async fn run(
+        self,
+        hook: Arc<dyn StepHook>,
+        mut sinks: Vec<Arc<dyn EventSink>>,
+    ) -> Result<Finished, LaunchError> {
+        let Launched {
+            program,
+            message,
+            invocation_id,
+            provider,
+            journal,
+            jail,
+            human,
+            options,
+            mcp,
+            redactor,
+            stored,
+            warnings: _,
+        } = self;
+        let env = Env { provider, hook, jail, mcp: mcp.clone(), journal: journal.clone(), human, options };
+        let session = stored.as_ref().map(|stored| stored.session.clone());
+        if let Some(session) = &session {
+            sinks.insert(0, session.sink());
         }
-        self.mcp.close().await;
+        let emitter = Emitter::new(invocation_id, sinks).with_redactor(redactor.clone());
+        let runtime = Runtime::new(program, env);
+        let mut task = AbortOnDrop(tokio::spawn(async move {
+            let history = session.as_ref().map_or(Ok(Vec::new()), SessionRun::start);
+            let outcome = match history {
+                Ok(history) => runtime.run(emitter.clone(), message.clone(), history).await,
+                Err(e) => runtime.refuse(&emitter, format!("cannot read the conversation: {e}")),
+            };
+            if let Some(session) = &session {
+                session.end(&emitter, message, &outcome, runtime.env.journal.undecided().is_some());
+            }
+            outcome
+        }));
+        let joined = (&mut task.0).await;
+        mcp.close().await;
+        // A run whose task panicked never reported its end.
+        let mut finished = match joined {
+            Ok(outcome) => Finished::redacted(outcome, &redactor),
+            Err(_) => Finished { status: None, result: None, error: None, in_doubt: None },
+        };
         if finished.status == Some(RunStatus::Paused) {
             finished.in_doubt = journal.undecided();
         }
+        let Some(stored) = stored else { return Ok(finished) };
         // A paused run needs nothing more kept: its journal's `meta` says
         // what it started with and was answered (`resume::find`).
         stored.lease.release();
-        let lost = stored.store.take_lost();
+        let lost = stored.session.store.take_lost();
         if let Some(first) = lost.first() {
-            return Err(LaunchError::Io(format!("{} event(s) of the run were not saved: {first}", lost.len())));
+            return Err(LaunchError::EventsLost { count: lost.len(), first: first.clone() });
         }
         Ok(finished)
     }
 }
 
+impl Finished {
+    /// How `outcome` ended, as the run's sinks saw it: its secrets replaced.
+    fn redacted(outcome: RunOutcome, redactor: &Redactor) -> Finished {
+        let mut result = outcome.result;
+        if let Some(result) = &mut result {
+            redactor.redact_value(result);
+        }
+        Finished {
+            status: Some(outcome.status),
+            result,
+            error: outcome.error.map(|e| redactor.redact(&e.to_string())),
+            in_doubt: None,
+        }
+    }
+}
+
+/// Ends a run's task when whoever awaits its end lets go of it (a case
+/// abandoned at its timeout, a debugger's session closed).
+struct AbortOnDrop(tokio::task::JoinHandle<RunOutcome>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 fn open_store(storage: &Storage) -> Result<SessionStore, LaunchError> {
-    let store = SessionStore::open(&storage.sessions)
-        .map_err(|e| LaunchError::Io(format!("cannot open {}: {e}", storage.sessions.display())))?;
+    let failed = |source| LaunchError::Sessions { path: storage.sessions.clone(), source };
+    let store = SessionStore::open(&storage.sessions).map_err(failed)?;
     // Runs whose process died are marked interrupted, by their leases.
-    store.recover().map_err(|e| LaunchError::Io(format!("cannot read {}: {e}", storage.sessions.display())))?;
+    store.recover().map_err(failed)?;
     Ok(store)
 }
 
@@ -473,17 +480,16 @@ fn reserve(
     program: &Compiled,
     origin: Option<(i64, Option<u64>)>,
 ) -> Result<StoredRun, LaunchError> {
-    store
-        .ensure(&session, &program.root.display().to_string())
-        .map_err(|e| LaunchError::Io(format!("cannot create session {session}: {e}")))?;
+    if let Err(source) = store.ensure(&session, &program.root.display().to_string()) {
+        return Err(LaunchError::Reserve { session, source });
+    }
     // Held until the run ends or its process dies: while it is held, the run is alive.
-    let lease = Lease::take(&state.leases(), &new_id())
-        .map_err(|e| LaunchError::Io(format!("cannot take the run's lease: {e}")))?;
+    let lease = Lease::take(&state.leases(), &new_id()).map_err(LaunchError::Lease)?;
     let run = match store.reserve_continuing(&session, Some(lease.path()), origin) {
         Ok(run) => run,
-        Err(e) => {
+        Err(source) => {
             lease.release();
-            return Err(LaunchError::Io(format!("cannot start a run of session {session}: {e}")));
+            return Err(LaunchError::Reserve { session, source });
         }
     };
     let journal = match state.journal(&session, run) {
@@ -491,10 +497,10 @@ fn reserve(
         Err(e) => {
             let _ = store.set_run_status(&session, run, "failed");
             lease.release();
-            return Err(LaunchError::Refused(e.to_string()));
+            return Err(e.into());
         }
     };
-    Ok(StoredRun { store, session, run, journal, lease })
+    Ok(StoredRun { session: SessionRun { store, id: session, run }, journal, lease })
 }
 
 /// The run's journal file (in the session's state) mirrored to `record`,
@@ -555,12 +561,7 @@ fn replayed_input(given: String, meta: &Meta) -> Result<String, LaunchError> {
     if given.is_empty() || given == meta.input {
         return Ok(meta.input.clone());
     }
-    Err(LaunchError::Refused(format!(
-        "the run diverged from its journal: the input differs from the recording's: recorded {}, requested {} \
-         (leave the prompt out to replay the recorded one)",
-        serde_json::Value::from(meta.input.as_str()),
-        serde_json::Value::from(given)
-    )))
+    Err(LaunchError::InputDiffers { recorded: meta.input.clone(), requested: given })
 }
 
 fn new_id() -> String {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sr_hir::RootDatabase;
 use sr_runtime::human::Unattended;
 use sr_runtime::ids::{RULE, hostile};
-use sr_runtime::launch::{LaunchError, LaunchSpec, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{LaunchError, LaunchSpec, Models, ResumeSpec, Storage, launch};
 use sr_runtime::{RunOptions, compile};
 
 #[test]
@@ -36,16 +36,16 @@ fn launch_refuses_hostile_session_ids_and_creates_nothing() {
                 program: program.clone(),
                 message: "go".to_string(),
                 work_dir: work.clone(),
+                read_only: false,
                 storage: Some(storage),
-                record: None,
-                replay: None,
-                provider: None,
+                models: Models::Live,
                 options: RunOptions::default(),
                 human: Arc::new(Unattended),
                 in_doubt: sr_runtime::in_doubt::skip_all(),
             };
             let Err(error) = launch(spec) else { panic!("session {id:?} was launched") };
-            let LaunchError::Refused(error) = error else { panic!("{error:?} is not a refusal") };
+            let LaunchError::BadId(error) = error else { panic!("{error:?} is not a bad id") };
+            let error = error.to_string();
             assert!(error.starts_with("session id ") && error.ends_with(RULE), "{error}");
         }
     }

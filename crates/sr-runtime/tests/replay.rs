@@ -148,23 +148,22 @@ impl sr_runtime::human::Human for Person {
 /// them and asks nobody.
 #[tokio::test(flavor = "multi_thread")]
 async fn answers_given_during_a_run_are_served_to_its_replay() {
-    use sr_runtime::launch::{LaunchSpec, Recording, launch};
+    use sr_runtime::launch::{LaunchSpec, Models, Recording, launch};
     let dir = tempfile::Builder::new().prefix("sr-runtime-answers-").tempdir().unwrap();
     let source = "flow main:\n    escalate to human \"first\"\n    $a = $human_input\n    \
                   escalate to human \"second\"\n    return $a + \", \" + $human_input\n";
     std::fs::write(dir.path().join("w.sr"), source).unwrap();
     let recording = dir.path().join("rec.jsonl");
-    let run = |record: Option<std::path::PathBuf>, replay: Option<Recording>, person: Arc<Person>| {
+    let run = |models: Models, person: Arc<Person>| {
         let program =
             sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.path().join("w.sr")).unwrap();
         let launched = launch(LaunchSpec {
             program,
             message: String::new(),
             work_dir: dir.path().to_path_buf(),
+            read_only: false,
             storage: None,
-            record,
-            replay,
-            provider: Some(Arc::new(ScriptedProvider::new())),
+            models,
             options: sr_runtime::RunOptions::default(),
             human: person,
             in_doubt: sr_runtime::in_doubt::skip_all(),
@@ -173,13 +172,32 @@ async fn answers_given_during_a_run_are_served_to_its_replay() {
         async move { launched.run(Arc::new(sr_runtime::hook::NoHook), Vec::new()).await.unwrap() }
     };
     let person = Arc::new(Person(0.into()));
-    let live = run(Some(recording.clone()), None, person.clone()).await;
+    let scripted = Models::Provider { provider: Arc::new(ScriptedProvider::new()), record: Some(recording.clone()) };
+    let live = run(scripted, person.clone()).await;
     assert_eq!(live.result, Some(json!("first 0, second 1")), "{:?}", live.error);
     assert_eq!(person.0.load(std::sync::atomic::Ordering::SeqCst), 2);
 
     let nobody = Arc::new(Person(0.into()));
-    let replayed = run(None, Some(Recording::File(recording)), nobody.clone()).await;
+    let replayed = run(Models::Replay(Recording::File(recording.clone())), nobody.clone()).await;
     assert_eq!(replayed.status, Some(RunStatus::Completed), "{:?}", replayed.error);
     assert_eq!(replayed.result, Some(json!("first 0, second 1")));
     assert_eq!(nobody.0.load(std::sync::atomic::Ordering::SeqCst), 0, "the replay asked a person");
+
+    // A run going back in time in a recording goes live: it is no replay.
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let program =
+        sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.path().join("w.sr")).unwrap();
+    let spec = LaunchSpec {
+        program,
+        message: String::new(),
+        work_dir: dir.path().to_path_buf(),
+        read_only: false,
+        storage: None,
+        models: Models::Replay(Recording::Text(text.clone())),
+        options: sr_runtime::RunOptions::default(),
+        human: nobody,
+        in_doubt: sr_runtime::in_doubt::skip_all(),
+    };
+    let refused = sr_runtime::launch::launch_continuing(spec, text);
+    assert!(matches!(refused, Err(sr_runtime::launch::LaunchError::ReplayContinued)));
 }

@@ -18,7 +18,7 @@ use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
 use sr_runtime::in_doubt::{Decision, Once};
-use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Recording, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Models, Recording, ResumeSpec, Storage, launch};
 use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
@@ -149,10 +149,9 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         program: workload.program.clone(),
         message: run.message.clone(),
         work_dir: work_dir.clone(),
+        read_only: false,
         storage: Some(storage(&server, &run, from, decision.is_none())),
-        record: None,
-        replay: server.settings.replay.clone().map(Recording::File),
-        provider: None,
+        models: server.settings.replay.clone().map_or(Models::Live, |file| Models::Replay(Recording::File(file))),
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
         in_doubt: Arc::new(Once::new(decision)),
@@ -247,13 +246,13 @@ async fn launch_when_free(
     let mut from = None;
     loop {
         match launch(spec(from)) {
-            Err(LaunchError::Refused(why))
+            Err(LaunchError::NotResumable(why))
                 if run.attempt_run.is_some() && from.is_none() && ended_attempt(server, run) =>
             {
                 tracing::info!(run = %run.id, %why, "the previous attempt ended unrecorded; replaying it from its journal");
                 from = Some(i64::MAX as u64);
             }
-            Err(LaunchError::Busy(why)) => {
+            Err(why @ LaunchError::Busy { .. }) => {
                 if !told {
                     tracing::info!(run = %run.id, %why, "waiting for the run's previous attempt to stop");
                     told = true;

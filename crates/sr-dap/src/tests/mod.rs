@@ -42,7 +42,7 @@ use sr_llm::Provider;
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, launch};
+use sr_runtime::launch::{LaunchSpec, Models, launch};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::client::Client;
@@ -121,10 +121,9 @@ impl Harness {
             program: self.program.clone(),
             message: "hello".to_string(),
             work_dir: self.dir.clone(),
+            read_only: false,
             storage: None,
-            record: None,
-            replay: None,
-            provider: Some(self.provider.clone()),
+            models: Models::Provider { provider: self.provider.clone(), record: None },
             options: RunOptions::default(),
             human: Arc::new(Unattended),
             in_doubt: sr_runtime::in_doubt::skip_all(),

@@ -13,14 +13,13 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use sr_hir::RootDatabase;
 use sr_llm::{ChatRequest, ChatStream, LlmError, Provider};
+use sr_runtime::RunOptions;
 use sr_runtime::compile::{Compiled, compile_path};
-use sr_runtime::event::{Emitter, Event, RunStatus};
+use sr_runtime::event::RunStatus;
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
-use sr_runtime::journal::Journal;
-use sr_runtime::mcp::McpHub;
+use sr_runtime::launch::{LaunchSpec, Models, launch};
 use sr_runtime::tools::{Entry, Jail, Opened};
-use sr_runtime::{Env, RunOptions, Runtime};
 
 use super::{JudgeModel, Score, text_of};
 use crate::relative::DATASET_DIR;
@@ -77,23 +76,33 @@ impl FlowScorer {
             Ok(provider) => provider.clone(),
             Err(why) => Arc::new(NoModel(why.clone())),
         };
-        let env = Env {
-            provider,
-            hook: Arc::new(NoHook),
-            jail: jail.clone(),
-            mcp: Arc::new(McpHub::default()),
-            journal: Arc::new(Journal::unrecorded()),
-            human: Arc::new(Unattended),
-            options: RunOptions { entry: self.entry.clone(), ..RunOptions::default() },
-        };
         let input = json!({"case": {"prompt": prompt}, "output": output, "files": files(&jail)});
-        let emitter = Emitter::new("flow-scorer", vec![Arc::new(|_: &Event| {})]);
-        let outcome = Runtime::new(program.clone(), env).run(emitter, input.to_string(), Vec::new()).await;
-        if outcome.status != RunStatus::Completed {
-            let why = outcome.error.map(|e| e.to_string()).unwrap_or_else(|| "it did not complete".to_string());
-            return failed(format!("the scoring flow failed: {why}"));
-        }
-        let result = outcome.result.unwrap_or(Value::Null);
+        // Launched like any run, without a session: its file tools read the
+        // case's work directory, and nothing is recorded.
+        let launched = launch(LaunchSpec {
+            program: program.clone(),
+            message: input.to_string(),
+            work_dir: work_dir.to_path_buf(),
+            read_only: true,
+            storage: None,
+            models: Models::Provider { provider, record: None },
+            options: RunOptions { entry: self.entry.clone(), ..RunOptions::default() },
+            human: Arc::new(Unattended),
+            in_doubt: sr_runtime::in_doubt::skip_all(),
+        });
+        let finished = match launched {
+            Ok(launched) => launched.run(Arc::new(NoHook), Vec::new()).await,
+            Err(e) => return failed(format!("the scoring flow cannot start: {e}")),
+        };
+        let finished = match finished {
+            Ok(finished) if finished.status == Some(RunStatus::Completed) => finished,
+            Ok(finished) => {
+                let why = finished.error.unwrap_or_else(|| "it did not complete".to_string());
+                return failed(format!("the scoring flow failed: {why}"));
+            }
+            Err(e) => return failed(format!("the scoring flow failed: {e}")),
+        };
+        let result = finished.result.unwrap_or(Value::Null);
         let (score, reason) = match &result {
             Value::Object(fields) => (fields.get("score").and_then(Value::as_f64), fields.get("reason").map(text_of)),
             other => (other.as_f64(), None),

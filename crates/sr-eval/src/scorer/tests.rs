@@ -234,8 +234,10 @@ fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
 }
 
 /// A grading flow that reads the run's output and files and returns
-/// `{score, reason}`; a number alone; and a failure.
-const GRADER: &str = r#"flow main:
+/// `{score, reason}`; a number alone; a failure; and one that writes a file.
+const GRADER: &str = r#"tool fs = builtin streetrace.fs
+
+flow main:
     $seen = json_parse($input_prompt)
     $words = len(split(trim(join(values($seen.files), "")), " "))
     if $seen.output == "done":
@@ -247,6 +249,10 @@ flow bare:
 
 flow broken:
     return upper(3)
+
+flow writes:
+    $wrote = fs.write_file("graded.txt", "x")
+    return 1.0
 "#;
 
 #[test]
@@ -272,6 +278,10 @@ fn a_flow_grades_the_output_and_files_of_the_run() {
     assert_eq!((s.passed, s.score), (true, 0.4));
     let s = grade(json!({"flow": "grade.sr", "entry": "broken"}), "x");
     assert!(!s.passed && s.detail.starts_with("the scoring flow failed: "), "{}", s.detail);
+    // Its file tools only read the case's work directory.
+    let s = grade(json!({"flow": "grade.sr", "entry": "writes"}), "x");
+    assert!(!s.passed && s.detail.starts_with("the scoring flow failed: "), "{}", s.detail);
+    assert!(!work.path().join("graded.txt").exists());
 
     // A missing flow, file or entry is a dataset error before anything runs.
     let load = |spec: Value| {

@@ -31,8 +31,11 @@ pub struct Resume {
 /// `input`: the launch's decider decides), or — with `from` — any run that
 /// ended, to do again from that step on.
 pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, LaunchError> {
-    let running = store.runs(&spec.session).is_ok_and(|runs| runs.last().is_some_and(|(_, s)| s == "running"));
-    find_run(store, state, spec).map_err(if running { LaunchError::Busy } else { LaunchError::Refused })
+    let running = store.runs(&spec.session).ok().and_then(|runs| runs.last().filter(|(_, s)| s == "running").cloned());
+    if let Some((run, _)) = running {
+        return Err(LaunchError::Busy { session: spec.session.clone(), run });
+    }
+    find_run(store, state, spec).map_err(LaunchError::NotResumable)
 }
 
 fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, String> {
@@ -79,6 +82,7 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
         Ok(Resume { message, answers, journal: with_from(journal), run: *run, warnings: Vec::new() })
     };
     let resume = match (status.as_str(), input) {
+        // It started after `find` looked.
         ("running", _) => Err(format!("run {run} of session {session} is still running")),
         ("paused", Some(_)) => answered(input),
         ("paused", None) if from.is_none() => {

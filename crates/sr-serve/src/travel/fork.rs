@@ -78,11 +78,10 @@ pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
 /// going back in time in the original's journal, and the hook that makes it
 /// go live at the plan's point.
 pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHook>), LaunchError> {
-    if spec.replay.is_some() {
-        return Err(LaunchError::Refused("a fork goes live: it cannot be served from a recording".to_string()));
-    }
-    let journal = std::fs::read_to_string(&plan.journal).map_err(|e| {
-        LaunchError::Io(format!("cannot read the journal of run {} ({}): {e}", plan.from_run, plan.journal.display()))
+    let journal = std::fs::read_to_string(&plan.journal).map_err(|source| LaunchError::UnreadableJournal {
+        run: plan.from_run.clone(),
+        path: plan.journal.clone(),
+        source,
     })?;
     let launched = launch_continuing_answered(spec, journal, plan.answers.clone())?;
     Ok((launched, Arc::new(Forking::new(plan, false))))

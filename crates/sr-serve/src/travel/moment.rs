@@ -20,7 +20,7 @@ use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, Payload};
 use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Recording, launch};
+use sr_runtime::launch::{LaunchSpec, Models, Recording, launch};
 
 use super::files::{self, Files};
 use super::replay_failed;
@@ -141,10 +141,9 @@ async fn replay(
         program: workload.program.clone(),
         message: run.message.clone(),
         work_dir: work.to_path_buf(),
+        read_only: false,
         storage: None,
-        record: None,
-        replay: Some(Recording::Text(journal.to_string())),
-        provider: None,
+        models: Models::Replay(Recording::Text(journal.to_string())),
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),
