@@ -70,8 +70,10 @@ mod cassette;
 mod error;
 mod gemini;
 mod http;
+mod limits;
 #[cfg(feature = "mock")]
 pub mod mock;
+mod model_id;
 mod openai;
 #[cfg(test)]
 mod prefix;
@@ -89,6 +91,8 @@ pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, cassette_entries
 pub use crate::error::LlmError;
 pub use crate::gemini::Gemini;
 pub use crate::http::{HttpClient, HttpOptions};
+pub use crate::limits::{MAX_REPLY_BODY, MAX_REPLY_TEXT, MAX_REPLY_TOOL_ARGUMENTS, MAX_REPLY_TOOL_CALLS};
+pub use crate::model_id::{MAX_MODEL_ID, check_model_id};
 pub use crate::openai::OpenAi;
 pub use crate::price::{Price, PriceTable};
 pub use crate::provider::{ChatStream, Endpoint, Provider};
