@@ -223,15 +223,20 @@ async fn attempt<D: Decoder + Default>(
     if is_sse {
         return Ok(decode_sse(response.bytes_stream().boxed(), D::default(), options.idle_timeout, post));
     }
+    let too_long = || {
+        post.protocol(format!(
+            "the reply is longer than {} MiB, the limit for a model reply that is not streamed; reading stopped there",
+            MAX_REPLY_BODY >> 20
+        ))
+    };
+    // A length over the limit is refused before reading any of it.
+    if response.content_length().is_some_and(|length| length > MAX_REPLY_BODY as u64) {
+        return Err(too_long());
+    }
     let body = match tokio::time::timeout(options.timeout, read_body(response, MAX_REPLY_BODY)).await {
         Err(_) => return Err(post.timeout(options.timeout)),
         Ok(Err(err)) => return Err(post.transport(err)),
-        Ok(Ok((_, true))) => {
-            return Err(post.protocol(format!(
-                "the reply is longer than {} MiB, the limit for a model reply that is not streamed; reading stopped there",
-                MAX_REPLY_BODY >> 20
-            )));
-        }
+        Ok(Ok((_, true))) => return Err(too_long()),
         Ok(Ok((body, false))) => body,
     };
     // Some proxies send an event stream under another content type.
@@ -261,9 +266,6 @@ const ERROR_BODY_READ: usize = 64 << 10;
 /// The body, read up to `limit` bytes; `true` when there was more, which is
 /// left unread.
 async fn read_body(response: reqwest::Response, limit: usize) -> reqwest::Result<(Bytes, bool)> {
-    if response.content_length().is_some_and(|length| length > limit as u64) {
-        return Ok((Bytes::new(), true));
-    }
     let mut body = response.bytes_stream();
     let mut read = Vec::new();
     while let Some(chunk) = body.next().await {

@@ -128,7 +128,9 @@ impl Stream for Recording {
         };
         Poll::Ready(match item {
             Some(Ok(event)) => {
-                self.events.push(event.clone());
+                // Joined, so that a reply of many small deltas is held (and
+                // journaled) in proportion to its size.
+                event.clone().append_to(&mut self.events);
                 match event {
                     // Nothing follows `Finished`: the exchange is complete even
                     // if the run stops polling now.
