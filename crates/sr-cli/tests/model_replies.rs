@@ -85,7 +85,9 @@ async fn thirty_tool_calls_of_4_mib_fail_at_the_limit_in_bounded_memory() {
         }
         body.push_str(&frame(json!({"tool_calls": [{"index": n, "function": {"arguments": "\"}"}}]})));
     }
-    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    );
     server.push(MockReply::raw(200, "text/event-stream", body));
     let Some((code, stderr, peak)) = run_measured("tools", &server) else { return };
     eprintln!("peak memory with 30 tool calls of 3.9 MiB: {} MiB", peak >> 10);

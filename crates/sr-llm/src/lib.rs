@@ -41,6 +41,16 @@
 //! request is sent. Keys are held as [`ApiKey`], which never shows in `Debug`,
 //! and are redacted from every message quoted back from a server.
 //!
+//! # Limits
+//!
+//! One reply may carry at most [`MAX_REPLY_TEXT`] of text,
+//! [`MAX_REPLY_TOOL_ARGUMENTS`] of tool-call arguments in all,
+//! [`MAX_REPLY_TOOL_CALLS`] calls and, not streamed, a [`MAX_REPLY_BODY`] body;
+//! reading stops when one is passed and the stream ends with an
+//! [`LlmError::Protocol`] naming it. Model ids are checked by
+//! [`check_model_id`] before any request, and Gemini's is one escaped path
+//! segment of its URL.
+//!
 //! # Retries and timeouts
 //!
 //! Connection failures, timeouts, HTTP 408/409/429/5xx and overload errors

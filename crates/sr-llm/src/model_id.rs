@@ -15,7 +15,9 @@ pub fn check_model_id(model: &str) -> Result<(), LlmError> {
         "it is empty".to_owned()
     } else if model.len() > MAX_MODEL_ID {
         format!("it is {} bytes long, over the limit of {MAX_MODEL_ID}", model.len())
-    } else if let Some(c) = model.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '-'))) {
+    } else if let Some(c) =
+        model.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '-')))
+    {
         format!("{c:?} is not allowed: a model id has only letters, digits and `.`, `_`, `:`, `/`, `-`")
     } else if model.contains("..") {
         "it contains `..`".to_owned()

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sr_llm::mock::{MockReply, MockServer};
-use sr_llm::{
-    ChatEvent, LlmError, MAX_REPLY_BODY, MAX_REPLY_TEXT, MAX_REPLY_TOOL_CALLS, Provider, Router, ToolCall,
-};
+use sr_llm::{ChatEvent, LlmError, MAX_REPLY_BODY, MAX_REPLY_TEXT, MAX_REPLY_TOOL_CALLS, Provider, Router, ToolCall};
 
 use crate::{Waits, ask, drain, http, reply};
 
