@@ -128,9 +128,7 @@ impl Stream for Recording {
         };
         Poll::Ready(match item {
             Some(Ok(event)) => {
-                // Joined, so that a reply of many small deltas is held (and
-                // journaled) in proportion to its size.
-                event.clone().append_to(&mut self.events);
+                self.events.push(event.clone());
                 match event {
                     // Nothing follows `Finished`: the exchange is complete even
                     // if the run stops polling now.
