@@ -1,5 +1,6 @@
-//! How much of one model reply is read: a reply over a limit fails as soon as
-//! it passes it, and nothing more of it is read or held.
+//! How much of one model reply is taken: a reply over a limit fails as soon
+//! as it passes it, a stream is read no further, and nothing past the limit is
+//! held.
 
 use std::io;
 
