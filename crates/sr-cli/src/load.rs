@@ -47,14 +47,15 @@ pub fn agents(program: &Compiled) -> String {
     out
 }
 
-/// `--model`/`--override-model` must name a model: `openai/` or `` does not.
+/// `--model`/`--override-model` must name a model (`openai/` or `` does not) by a
+/// valid id (`sr_llm::check_model_id`).
 pub fn check_model(flag: &str, model: &str) -> Result<(), String> {
     let model = model.trim();
     match model.rsplit_once('/') {
         _ if model.is_empty() => Err(format!("{flag} is empty: give a model such as openai/gpt-4o")),
         Some((prefix, "")) => Err(format!("{flag} '{model}' names no model after '{prefix}/': e.g. {prefix}/MODEL")),
         Some(("", _)) => Err(format!("{flag} '{model}' has an empty provider before '/'")),
-        _ => Ok(()),
+        _ => sr_llm::check_model_id(model).map_err(|e| format!("{flag}: {e}")),
     }
 }
 
@@ -78,5 +79,7 @@ mod tests {
         assert!(check_model("--override-model", "openai/").unwrap_err().contains("names no model after 'openai/'"));
         assert!(check_model("--model", "  ").unwrap_err().contains("is empty"));
         assert!(check_model("--model", "/gpt").unwrap_err().contains("empty provider"));
+        let hostile = check_model("--model", "gemini/../../v1beta/files?x").unwrap_err();
+        assert!(hostile.starts_with("--model: model id \"gemini/../../v1beta/files?x\" is not valid:"), "{hostile}");
     }
 }

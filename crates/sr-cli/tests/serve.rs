@@ -264,6 +264,8 @@ async fn bad_requests_get_a_4xx_naming_the_field_never_a_500() {
         ("/v1/runs", json!({"workload": "greet", "session": "never-made"}), 404, "session: no session never-made"),
         ("/v1/runs", json!({"workload": "greet", "on_conflict": "replace"}), 400, "on_conflict: unknown variant"),
         ("/v1/runs", json!({"workload": "greet", "model": "openai/"}), 400, "model:"),
+        ("/v1/runs", json!({"workload": "greet", "model": "gemini/../../v1beta/files"}), 400, "model: model id"),
+        ("/v1/runs", json!({"workload": "greet", "model": "gemini/x?alt=media#"}), 400, "'?' is not allowed"),
         ("/v1/runs", json!([1, 2]), 400, "the body must be a JSON object"),
         ("/v1/runs", json!("greet"), 400, "the body must be a JSON object"),
         ("/v1/sessions", json!({"id": ".hidden"}), 400, "id:"),

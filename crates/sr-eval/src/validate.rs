@@ -73,7 +73,9 @@ pub fn models(workloads: &[(String, Arc<Compiled>)], overrides: &[String], cases
     let mut problems = Vec::new();
     for (model, who) in used {
         match router.resolve(&model) {
-            Err(e @ LlmError::UnknownProvider { .. }) => problems.push(format!("{who}: {e}")),
+            Err(e @ (LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. })) => {
+                problems.push(format!("{who}: {e}"))
+            }
             Err(e) if live => problems.push(format!("{who} calls {model}: {e}")),
             _ => {}
         }
@@ -121,6 +123,9 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("--model: cannot tell the provider of model `banana/x`"), "{problems:?}");
         assert!(problems[1].starts_with("the judge of case c1: cannot tell the provider"), "{problems:?}");
+        // An id that could leave its place in a URL is a problem, replayed or not.
+        let hostile = models(&workloads, &["gemini/../x".into()], &[], false);
+        assert_eq!(hostile, ["--model: model id \"gemini/../x\" is not valid: it contains `..`"]);
         // A replay needs no key; a live run does (the test's environment may have one).
         assert!(models(&workloads, &[], &[], false).is_empty());
         let keyless = models(&workloads, &["xai/grok".into()], &[], true);

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::http::{Decoder, HttpClient, Post};
+use crate::limits::Out;
 use crate::{ChatEvent, ChatRequest, ChatStream, Endpoint, FinishReason, Part, Provider, Role, ToolCall, Usage};
 
 const VERSION: &str = "2023-06-01";
@@ -28,6 +29,9 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn chat(&self, request: ChatRequest) -> ChatStream {
+        if let Err(err) = crate::check_model_id(&request.model) {
+            return crate::provider::failed(err);
+        }
         let url = format!("{}/v1/messages", self.endpoint.base_url.trim_end_matches('/'));
         let post = Post::new(&self.endpoint.name, url, &request_body(&request, self.endpoint.stream))
             .header("anthropic-version", VERSION);
@@ -170,20 +174,20 @@ impl RawUsage {
 }
 
 impl Decoder for Reply {
-    fn event(&mut self, name: Option<&str>, data: Value, out: &mut Vec<ChatEvent>) -> Result<bool, String> {
+    fn event(&mut self, name: Option<&str>, data: Value, out: &mut Out) -> Result<bool, String> {
         let kind = data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
         let index = data.get("index").and_then(Value::as_u64);
         match kind {
             "message_start" => self.usage.update(&data["message"]["usage"]),
-            "content_block_start" => self.block(index, &data["content_block"], out),
+            "content_block_start" => self.block(index, &data["content_block"], out)?,
             "content_block_delta" => {
                 let delta = &data["delta"];
                 match delta["type"].as_str() {
-                    Some("text_delta") => text(&delta["text"], out),
+                    Some("text_delta") => out.text(delta["text"].as_str().unwrap_or_default())?,
                     Some("input_json_delta") => {
                         let fragment = delta["partial_json"].as_str().unwrap_or_default();
                         match self.open.iter_mut().find(|tool| Some(tool.index) == index) {
-                            Some(tool) => crate::types::push_arguments(&mut tool.json, fragment),
+                            Some(tool) => out.arguments(&mut tool.json, fragment)?,
                             None => return Err(format!("input_json_delta for block {index:?}, which is no tool use")),
                         }
                     }
@@ -194,7 +198,7 @@ impl Decoder for Reply {
                 if let Some(position) = self.open.iter().position(|tool| Some(tool.index) == index) {
                     let call = self.open.remove(position).close();
                     self.called = true;
-                    out.push(ChatEvent::ToolCall(call));
+                    out.call(call);
                 }
             }
             "message_delta" => {
@@ -209,16 +213,16 @@ impl Decoder for Reply {
         Ok(false)
     }
 
-    fn body(&mut self, body: Value, out: &mut Vec<ChatEvent>) -> Result<(), String> {
+    fn body(&mut self, body: Value, out: &mut Out) -> Result<(), String> {
         let Some(content) = body.get("content").and_then(Value::as_array) else {
             return Err(format!("a message without content: {body}"));
         };
         for (index, block) in content.iter().enumerate() {
-            self.block(Some(index as u64), block, out);
+            self.block(Some(index as u64), block, out)?;
         }
         for tool in std::mem::take(&mut self.open) {
             self.called = true;
-            out.push(ChatEvent::ToolCall(tool.close()));
+            out.call(tool.close());
         }
         if let Some(reason) = body["stop_reason"].as_str() {
             self.finish = Some(finish_reason(reason));
@@ -231,11 +235,11 @@ impl Decoder for Reply {
         self.finish.is_some()
     }
 
-    fn finish(&mut self, out: &mut Vec<ChatEvent>) {
+    fn finish(&mut self, out: &mut Out) {
         // Blocks a cut-off stream never closed: still calls the model made.
         for tool in std::mem::take(&mut self.open) {
             self.called = true;
-            out.push(ChatEvent::ToolCall(tool.close()));
+            out.call(tool.close());
         }
         out.push(ChatEvent::Usage(self.usage.normalized()));
         let reason = match self.finish.take() {
@@ -248,24 +252,24 @@ impl Decoder for Reply {
 }
 
 impl Reply {
-    fn block(&mut self, index: Option<u64>, block: &Value, out: &mut Vec<ChatEvent>) {
+    fn block(&mut self, index: Option<u64>, block: &Value, out: &mut Out) -> Result<(), String> {
         match block["type"].as_str() {
-            Some("text") => text(&block["text"], out),
-            Some("tool_use") => self.open.push(OpenToolUse {
-                index: index.unwrap_or(u64::MAX),
-                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                name: block["name"].as_str().unwrap_or_default().to_owned(),
-                input: if block["input"].is_object() { block["input"].clone() } else { json!({}) },
-                json: String::new(),
-            }),
-            _ => {}
+            Some("text") => out.text(block["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => {
+                out.begin_call()?;
+                let input = if block["input"].is_object() { block["input"].clone() } else { json!({}) };
+                out.object_arguments(&input)?;
+                self.open.push(OpenToolUse {
+                    index: index.unwrap_or(u64::MAX),
+                    id: block["id"].as_str().unwrap_or_default().to_owned(),
+                    name: block["name"].as_str().unwrap_or_default().to_owned(),
+                    input,
+                    json: String::new(),
+                });
+                Ok(())
+            }
+            _ => Ok(()),
         }
-    }
-}
-
-fn text(text: &Value, out: &mut Vec<ChatEvent>) {
-    if let Some(text) = text.as_str().filter(|text| !text.is_empty()) {
-        out.push(ChatEvent::TextDelta(text.to_owned()));
     }
 }
 
@@ -288,14 +292,14 @@ mod tests {
 
     fn decode(events: &[(&str, &str)]) -> Vec<ChatEvent> {
         let mut reply = Reply::default();
-        let mut out = Vec::new();
+        let mut out = Out::default();
         for (name, data) in events {
             if reply.event(Some(name), serde_json::from_str(data).unwrap(), &mut out).unwrap() {
                 break;
             }
         }
         reply.finish(&mut out);
-        out
+        out.events
     }
 
     #[test]
@@ -370,13 +374,13 @@ mod tests {
         let mut reply = Reply::default();
         let delta = json!({"type": "input_json_delta", "partial_json": "{"});
         let data = json!({"type": "content_block_delta", "index": 3, "delta": delta});
-        assert!(reply.event(None, data, &mut Vec::new()).is_err());
+        assert!(reply.event(None, data, &mut Out::default()).is_err());
     }
 
     #[test]
     fn a_whole_message_decodes() {
         let mut reply = Reply::default();
-        let mut out = Vec::new();
+        let mut out = Out::default();
         let body = json!({
             "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "Hi"},
                         {"type": "tool_use", "id": "t", "name": "f", "input": {"x": 1}}],
@@ -386,7 +390,7 @@ mod tests {
         reply.body(body, &mut out).unwrap();
         reply.finish(&mut out);
         assert_eq!(
-            out,
+            out.events,
             vec![
                 ChatEvent::TextDelta("Hi".into()),
                 ChatEvent::ToolCall(ToolCall::new("t", "f", json!({"x": 1}))),

@@ -21,6 +21,9 @@ pub enum LlmError {
     },
     /// The model string names no known provider.
     UnknownProvider { model: String, known: Vec<String> },
+    /// The model id cannot name a model (see [`check_model_id`](crate::check_model_id));
+    /// `model` is shown cut to 100 characters.
+    InvalidModel { model: String, problem: String },
     /// The provider answered with an error: an HTTP status, or an error event
     /// inside a successful stream (`status` is then `None`).
     Api {
@@ -80,6 +83,7 @@ impl fmt::Display for LlmError {
                  with provider one of {}",
                 known.join(", ")
             ),
+            LlmError::InvalidModel { model, problem } => write!(f, "model id {model:?} is not valid: {problem}"),
             LlmError::Api { provider, status, code, message, retry_after_ms } => {
                 write!(f, "{provider}: ")?;
                 if let Some(status) = status {

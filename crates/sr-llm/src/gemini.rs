@@ -8,6 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::http::{Decoder, HttpClient, Post};
+use crate::limits::Out;
 use crate::types::SYNTHETIC_ID_PREFIX;
 use crate::{ChatEvent, ChatRequest, ChatStream, Endpoint, FinishReason, Part, Provider, Role, ToolCall, Usage};
 
@@ -27,8 +28,15 @@ impl Gemini {
 impl Provider for Gemini {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         let model = request.model.strip_prefix("models/").unwrap_or(&request.model);
+        if let Err(err) = crate::check_model_id(model) {
+            return crate::provider::failed(err);
+        }
         let method = if self.endpoint.stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
-        let url = format!("{}/v1beta/models/{model}:{method}", self.endpoint.base_url.trim_end_matches('/'));
+        let url = format!(
+            "{}/v1beta/models/{}:{method}",
+            self.endpoint.base_url.trim_end_matches('/'),
+            crate::model_id::path_segment(model)
+        );
         let post = Post::new(&self.endpoint.name, url, &request_body(&request));
         match &self.endpoint.api_key {
             Some(key) => match post.secret_header("x-goog-api-key", "", key) {
@@ -122,12 +130,12 @@ struct Reply {
 }
 
 impl Decoder for Reply {
-    fn event(&mut self, _name: Option<&str>, data: Value, out: &mut Vec<ChatEvent>) -> Result<bool, String> {
+    fn event(&mut self, _name: Option<&str>, data: Value, out: &mut Out) -> Result<bool, String> {
         self.chunk(&data, out)?;
         Ok(false)
     }
 
-    fn body(&mut self, body: Value, out: &mut Vec<ChatEvent>) -> Result<(), String> {
+    fn body(&mut self, body: Value, out: &mut Out) -> Result<(), String> {
         // A non-streamed reply is one chunk, or a list of them from some proxies.
         match body {
             Value::Array(chunks) => chunks.iter().try_for_each(|chunk| self.chunk(chunk, out)),
@@ -139,7 +147,7 @@ impl Decoder for Reply {
         self.finish.is_some()
     }
 
-    fn finish(&mut self, out: &mut Vec<ChatEvent>) {
+    fn finish(&mut self, out: &mut Out) {
         out.push(ChatEvent::Usage(self.usage));
         let reason = match self.finish.take() {
             Some(FinishReason::Stop) | None if self.calls > 0 => FinishReason::ToolCalls,
@@ -151,7 +159,7 @@ impl Decoder for Reply {
 }
 
 impl Reply {
-    fn chunk(&mut self, chunk: &Value, out: &mut Vec<ChatEvent>) -> Result<(), String> {
+    fn chunk(&mut self, chunk: &Value, out: &mut Out) -> Result<(), String> {
         if !chunk.is_object() {
             return Err(format!("expected a JSON object, got {chunk}"));
         }
@@ -166,9 +174,7 @@ impl Reply {
             if part["thought"] == true {
                 continue;
             }
-            if let Some(text) = part["text"].as_str().filter(|text| !text.is_empty()) {
-                out.push(ChatEvent::TextDelta(text.to_owned()));
-            }
+            out.text(part["text"].as_str().unwrap_or_default())?;
             let function_call = &part["functionCall"];
             if function_call.is_object() {
                 let id = match function_call["id"].as_str() {
@@ -177,10 +183,12 @@ impl Reply {
                 };
                 let name = function_call["name"].as_str().unwrap_or_default();
                 let arguments = if function_call["args"].is_null() { json!({}) } else { function_call["args"].clone() };
+                out.begin_call()?;
+                out.object_arguments(&arguments)?;
                 let mut call = ToolCall::from_object(id, name.to_owned(), arguments);
                 call.signature = part["thoughtSignature"].as_str().map(str::to_owned);
                 self.calls += 1;
-                out.push(ChatEvent::ToolCall(call));
+                out.call(call);
             }
         }
         if let Some(reason) = candidate["finishReason"].as_str() {
@@ -222,12 +230,12 @@ mod tests {
 
     fn decode(chunks: &[Value]) -> Vec<ChatEvent> {
         let mut reply = Reply::default();
-        let mut out = Vec::new();
+        let mut out = Out::default();
         for chunk in chunks {
             reply.event(None, chunk.clone(), &mut out).unwrap();
         }
         reply.finish(&mut out);
-        out
+        out.events
     }
 
     #[test]

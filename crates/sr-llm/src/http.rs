@@ -11,6 +11,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
+use crate::limits::{MAX_REPLY_BODY, Out};
 use crate::retry::{Sleeper, TokioSleeper, retry_after, with_retries};
 use crate::sse::{SseEvent, SseParser};
 use crate::{ApiKey, ChatEvent, ChatStream, LlmError, RetryPolicy};
@@ -155,16 +156,17 @@ impl Post {
     }
 }
 
-/// Turns one provider's reply into events.
+/// Turns one provider's reply into events, through an [`Out`] that fails the
+/// reply when it passes a limit.
 pub(crate) trait Decoder: Send + 'static {
     /// Handles the JSON data of one SSE event; `Ok(true)` when it marks the end of the reply.
-    fn event(&mut self, name: Option<&str>, data: Value, out: &mut Vec<ChatEvent>) -> Result<bool, String>;
+    fn event(&mut self, name: Option<&str>, data: Value, out: &mut Out) -> Result<bool, String>;
 
     /// Handles a whole non-streamed JSON reply.
-    fn body(&mut self, body: Value, out: &mut Vec<ChatEvent>) -> Result<(), String>;
+    fn body(&mut self, body: Value, out: &mut Out) -> Result<(), String>;
 
     /// Flushes what the end of the reply completes: pending tool calls, usage, finish.
-    fn finish(&mut self, out: &mut Vec<ChatEvent>);
+    fn finish(&mut self, out: &mut Out);
 
     /// Whether the reply said it was complete (a finish or stop reason), so
     /// that a stream closed without `[DONE]` is still a whole reply.
@@ -200,8 +202,8 @@ async fn attempt<D: Decoder + Default>(
     let status = response.status();
     if !status.is_success() {
         let wait = retry_after(response.headers(), SystemTime::now());
-        let body = match tokio::time::timeout(options.timeout, response.bytes()).await {
-            Ok(Ok(body)) => body,
+        let body = match tokio::time::timeout(options.timeout, read_body(response, ERROR_BODY_READ)).await {
+            Ok(Ok((body, _))) => body,
             _ => Bytes::new(),
         };
         let (code, message) = error_body(&body);
@@ -221,25 +223,60 @@ async fn attempt<D: Decoder + Default>(
     if is_sse {
         return Ok(decode_sse(response.bytes_stream().boxed(), D::default(), options.idle_timeout, post));
     }
-    let body = match tokio::time::timeout(options.timeout, response.bytes()).await {
+    let too_long = || {
+        post.protocol(format!(
+            "the reply is longer than {} MiB, the limit for a model reply that is not streamed; reading stopped there",
+            MAX_REPLY_BODY >> 20
+        ))
+    };
+    // A length over the limit is refused before reading any of it.
+    if response.content_length().is_some_and(|length| length > MAX_REPLY_BODY as u64) {
+        return Err(too_long());
+    }
+    let body = match tokio::time::timeout(options.timeout, read_body(response, MAX_REPLY_BODY)).await {
         Err(_) => return Err(post.timeout(options.timeout)),
         Ok(Err(err)) => return Err(post.transport(err)),
-        Ok(Ok(body)) => body,
+        Ok(Ok((_, true))) => return Err(too_long()),
+        Ok(Ok((body, false))) => body,
     };
     // Some proxies send an event stream under another content type.
     if body.trim_ascii_start().starts_with(b"data:") || body.trim_ascii_start().starts_with(b"event:") {
         return Ok(stream::iter(decode_whole_sse::<D>(&body, &post)).boxed());
     }
-    let mut events = Vec::new();
+    let mut out = Out::default();
     let mut decoder = D::default();
     let value: Value = serde_json::from_slice(&body)
         .map_err(|err| post.protocol(format!("the reply is not JSON ({err}): {}", excerpt(&body))))?;
+    drop(body);
     if let Some(message) = api_error_in(&value) {
         return Err(in_band_error(&post, &value, message));
     }
-    decoder.body(value, &mut events).map_err(|message| post.protocol(message))?;
-    decoder.finish(&mut events);
+    decoder.body(value, &mut out).map_err(|message| post.protocol(message))?;
+    decoder.finish(&mut out);
+    let mut events = Vec::new();
+    for event in out.events {
+        event.append_to(&mut events);
+    }
     Ok(stream::iter(events.into_iter().map(Ok)).boxed())
+}
+
+/// What is read of an error reply's body: its message is all that is shown.
+const ERROR_BODY_READ: usize = 64 << 10;
+
+/// The body, read up to `limit` bytes; `true` when there was more, which is
+/// left unread.
+async fn read_body(response: reqwest::Response, limit: usize) -> reqwest::Result<(Bytes, bool)> {
+    let mut body = response.bytes_stream();
+    let mut read = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        if read.len() + chunk.len() > limit {
+            read.extend_from_slice(&chunk[..limit - read.len()]);
+            return Ok((Bytes::from(read), true));
+        }
+        read.extend_from_slice(&chunk);
+    }
+    Ok((Bytes::from(read), false))
 }
 
 /// An error object inside a successful reply; Anthropic's `overloaded_error`
@@ -328,6 +365,9 @@ struct Decoding<D> {
     body: BoxStream<'static, reqwest::Result<Bytes>>,
     decoder: D,
     parser: SseParser,
+    /// What the decoder made and the limits the reply has used.
+    out: Out,
+    /// Events not yet taken, text deltas that arrived together joined.
     ready: VecDeque<Result<ChatEvent, LlmError>>,
     /// Whether any event arrived: a stream without one is broken, not an empty answer.
     seen: bool,
@@ -336,7 +376,25 @@ struct Decoding<D> {
 
 impl<D: Decoder> Decoding<D> {
     fn new(body: BoxStream<'static, reqwest::Result<Bytes>>, decoder: D) -> Decoding<D> {
-        Decoding { body, decoder, parser: SseParser::default(), ready: VecDeque::new(), seen: false, done: false }
+        Decoding {
+            body,
+            decoder,
+            parser: SseParser::default(),
+            out: Out::default(),
+            ready: VecDeque::new(),
+            seen: false,
+            done: false,
+        }
+    }
+
+    /// Moves what the decoder made to the events ready to be taken.
+    fn take_out(&mut self) {
+        for event in self.out.events.drain(..) {
+            match (self.ready.back_mut(), event) {
+                (Some(Ok(ChatEvent::TextDelta(last))), ChatEvent::TextDelta(text)) => last.push_str(&text),
+                (_, event) => self.ready.push_back(Ok(event)),
+            }
+        }
     }
 
     fn chunk(&mut self, chunk: &[u8], post: &Post) {
@@ -388,9 +446,8 @@ impl<D: Decoder> Decoding<D> {
             if let Some(message) = api_error_in(&data) {
                 return self.fail(in_band_error(post, &data, message));
             }
-            let mut out = Vec::new();
-            let result = self.decoder.event(event.event.as_deref(), data, &mut out);
-            self.ready.extend(out.into_iter().map(Ok));
+            let result = self.decoder.event(event.event.as_deref(), data, &mut self.out);
+            self.take_out();
             match result {
                 Ok(true) => self.complete(),
                 Ok(false) => {}
@@ -401,9 +458,8 @@ impl<D: Decoder> Decoding<D> {
 
     fn complete(&mut self) {
         if !self.done {
-            let mut out = Vec::new();
-            self.decoder.finish(&mut out);
-            self.ready.extend(out.into_iter().map(Ok));
+            self.decoder.finish(&mut self.out);
+            self.take_out();
             self.done = true;
         }
     }

@@ -41,6 +41,16 @@
 //! request is sent. Keys are held as [`ApiKey`], which never shows in `Debug`,
 //! and are redacted from every message quoted back from a server.
 //!
+//! # Limits
+//!
+//! One reply may carry at most [`MAX_REPLY_TEXT`] of text,
+//! [`MAX_REPLY_TOOL_ARGUMENTS`] of tool-call arguments in all,
+//! [`MAX_REPLY_TOOL_CALLS`] calls and, not streamed, a [`MAX_REPLY_BODY`] body;
+//! reading stops when one is passed and the stream ends with an
+//! [`LlmError::Protocol`] naming it. Model ids are checked by
+//! [`check_model_id`] before any request, and Gemini's is one escaped path
+//! segment of its URL.
+//!
 //! # Retries and timeouts
 //!
 //! Connection failures, timeouts, HTTP 408/409/429/5xx and overload errors
@@ -70,8 +80,10 @@ mod cassette;
 mod error;
 mod gemini;
 mod http;
+mod limits;
 #[cfg(feature = "mock")]
 pub mod mock;
+mod model_id;
 mod openai;
 #[cfg(test)]
 mod prefix;
@@ -89,6 +101,8 @@ pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, cassette_entries
 pub use crate::error::LlmError;
 pub use crate::gemini::Gemini;
 pub use crate::http::{HttpClient, HttpOptions};
+pub use crate::limits::{MAX_REPLY_BODY, MAX_REPLY_TEXT, MAX_REPLY_TOOL_ARGUMENTS, MAX_REPLY_TOOL_CALLS};
+pub use crate::model_id::{MAX_MODEL_ID, check_model_id};
 pub use crate::openai::OpenAi;
 pub use crate::price::{Price, PriceTable};
 pub use crate::provider::{ChatStream, Endpoint, Provider};

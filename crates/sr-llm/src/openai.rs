@@ -8,6 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::http::{Decoder, HttpClient, Post};
+use crate::limits::Out;
 use crate::types::SYNTHETIC_ID_PREFIX;
 use crate::{ChatEvent, ChatRequest, ChatStream, Endpoint, FinishReason, Part, Provider, Role, ToolCall, Usage};
 
@@ -25,6 +26,9 @@ impl OpenAi {
 
 impl Provider for OpenAi {
     fn chat(&self, request: ChatRequest) -> ChatStream {
+        if let Err(err) = crate::check_model_id(&request.model) {
+            return crate::provider::failed(err);
+        }
         let url = format!("{}/chat/completions", self.endpoint.base_url.trim_end_matches('/'));
         let post = Post::new(&self.endpoint.name, url, &request_body(&request, self.endpoint.stream));
         match &self.endpoint.api_key {
@@ -124,12 +128,12 @@ struct PartialCall {
 }
 
 impl Decoder for Reply {
-    fn event(&mut self, _name: Option<&str>, data: Value, out: &mut Vec<ChatEvent>) -> Result<bool, String> {
+    fn event(&mut self, _name: Option<&str>, data: Value, out: &mut Out) -> Result<bool, String> {
         self.chunk(&data, out)?;
         Ok(false)
     }
 
-    fn body(&mut self, body: Value, out: &mut Vec<ChatEvent>) -> Result<(), String> {
+    fn body(&mut self, body: Value, out: &mut Out) -> Result<(), String> {
         self.chunk(&body, out)
     }
 
@@ -137,7 +141,7 @@ impl Decoder for Reply {
         self.finish.is_some()
     }
 
-    fn finish(&mut self, out: &mut Vec<ChatEvent>) {
+    fn finish(&mut self, out: &mut Out) {
         let has_calls = !self.calls.is_empty();
         for (n, call) in self.calls.drain(..).enumerate() {
             let id = if call.id.is_empty() { format!("{SYNTHETIC_ID_PREFIX}{n}") } else { call.id };
@@ -145,7 +149,7 @@ impl Decoder for Reply {
                 Some(arguments) => ToolCall::from_object(id, call.name, arguments),
                 None => ToolCall::from_raw(id, call.name, &call.arguments),
             };
-            out.push(ChatEvent::ToolCall(call));
+            out.call(call);
         }
         out.push(ChatEvent::Usage(self.usage));
         let reason = match self.finish.take() {
@@ -159,7 +163,7 @@ impl Decoder for Reply {
 }
 
 impl Reply {
-    fn chunk(&mut self, chunk: &Value, out: &mut Vec<ChatEvent>) -> Result<(), String> {
+    fn chunk(&mut self, chunk: &Value, out: &mut Out) -> Result<(), String> {
         if !chunk.is_object() {
             return Err(format!("expected a JSON object, got {chunk}"));
         }
@@ -171,18 +175,16 @@ impl Reply {
         };
         let message = choice.get("delta").or_else(|| choice.get("message")).unwrap_or(&Value::Null);
         match message.get("content") {
-            Some(Value::String(text)) if !text.is_empty() => out.push(ChatEvent::TextDelta(text.clone())),
+            Some(Value::String(text)) => out.text(text)?,
             // Some servers send content as parts: [{"type": "text", "text": ...}].
             Some(Value::Array(parts)) => {
                 let text: String = parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
-                if !text.is_empty() {
-                    out.push(ChatEvent::TextDelta(text));
-                }
+                out.text(&text)?;
             }
             _ => {}
         }
         for delta in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            self.tool_call_delta(delta);
+            self.tool_call_delta(delta, out)?;
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|reason| !reason.is_empty()) {
             self.finish = Some(FinishReason::from(reason.to_owned()));
@@ -191,7 +193,7 @@ impl Reply {
     }
 
     /// Deltas belong to a call by `index`, else by `id`, else to the last call.
-    fn tool_call_delta(&mut self, delta: &Value) {
+    fn tool_call_delta(&mut self, delta: &Value, out: &mut Out) -> Result<(), String> {
         let index = delta.get("index").and_then(Value::as_u64);
         let id = delta.get("id").and_then(Value::as_str).filter(|id| !id.is_empty());
         let position = match (index, id) {
@@ -202,6 +204,7 @@ impl Reply {
         let call = match position {
             Some(position) => &mut self.calls[position],
             None => {
+                out.begin_call()?;
                 self.calls.push(PartialCall { index, ..PartialCall::default() });
                 self.calls.last_mut().expect("just pushed")
             }
@@ -216,9 +219,12 @@ impl Reply {
             name.clone_into(&mut call.name);
         }
         match function.get("arguments") {
-            Some(Value::String(fragment)) => crate::types::push_arguments(&mut call.arguments, fragment),
-            Some(object @ Value::Object(_)) => call.object = Some(object.clone()),
-            _ => {}
+            Some(Value::String(fragment)) => out.arguments(&mut call.arguments, fragment),
+            Some(object @ Value::Object(_)) => {
+                call.object = Some(object.clone());
+                out.object_arguments(object)
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -244,12 +250,12 @@ mod tests {
 
     fn decode(chunks: &[&str]) -> Vec<ChatEvent> {
         let mut reply = Reply::default();
-        let mut out = Vec::new();
+        let mut out = Out::default();
         for chunk in chunks {
             reply.event(None, serde_json::from_str(chunk).unwrap(), &mut out).unwrap();
         }
         reply.finish(&mut out);
-        out
+        out.events
     }
 
     #[test]
@@ -316,7 +322,7 @@ mod tests {
     #[test]
     fn a_whole_reply_decodes_like_a_stream() {
         let mut reply = Reply::default();
-        let mut out = Vec::new();
+        let mut out = Out::default();
         let body = json!({
             "choices": [{"message": {"role": "assistant", "content": "Hi", "tool_calls": [
                 {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}"}}
@@ -326,7 +332,7 @@ mod tests {
         reply.body(body, &mut out).unwrap();
         reply.finish(&mut out);
         assert_eq!(
-            out,
+            out.events,
             vec![
                 ChatEvent::TextDelta("Hi".into()),
                 ChatEvent::ToolCall(ToolCall::new("c", "f", json!({"x": 1}))),
@@ -338,7 +344,7 @@ mod tests {
 
     #[test]
     fn a_chunk_that_is_not_an_object_is_an_error() {
-        let err = Reply::default().event(None, json!([1, 2]), &mut Vec::new()).unwrap_err();
+        let err = Reply::default().event(None, json!([1, 2]), &mut Out::default()).unwrap_err();
         assert!(err.contains("expected a JSON object"), "{err}");
     }
 

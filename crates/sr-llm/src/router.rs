@@ -172,6 +172,7 @@ impl Router {
 
     /// The provider and model id for a model string, or why there is none.
     pub fn resolve(&self, model: &str) -> Result<Route, LlmError> {
+        crate::check_model_id(model)?;
         if let Some((prefix, rest)) = model.split_once('/') {
             if let Some((_, provider)) = self.custom.iter().find(|(custom, _)| custom == prefix) {
                 return Ok(Route { provider: provider.clone(), model: rest.to_owned() });

@@ -247,6 +247,18 @@ pub enum ChatEvent {
     },
 }
 
+impl ChatEvent {
+    /// Appends the event to `events`, joining a text delta to one just before
+    /// it: held this way, a reply takes memory in proportion to its size
+    /// however many deltas it came in.
+    pub fn append_to(self, events: &mut Vec<ChatEvent>) {
+        match (events.last_mut(), self) {
+            (Some(ChatEvent::TextDelta(last)), ChatEvent::TextDelta(text)) => last.push_str(&text),
+            (_, event) => events.push(event),
+        }
+    }
+}
+
 /// Token counts of one reply, normalized across providers: `input_tokens`
 /// includes cached tokens, `output_tokens` includes reasoning tokens. Zero when
 /// the server reported nothing.
@@ -369,7 +381,7 @@ impl ChatResponse {
     pub async fn collect(mut stream: ChatStream) -> Result<ChatResponse, LlmError> {
         let mut events = Vec::new();
         while let Some(event) = stream.next().await {
-            events.push(event?);
+            event?.append_to(&mut events);
         }
         ChatResponse::from_events(events)
     }
@@ -407,6 +419,28 @@ mod tests {
         assert_eq!(response.usage.input_tokens + response.usage.output_tokens, 5);
         assert_eq!(response.finish_reason, FinishReason::ToolCalls);
         assert_eq!(response.message().content, vec![Part::text("Hello"), Part::ToolCall(call)]);
+    }
+
+    #[test]
+    fn appended_text_deltas_are_joined() {
+        let mut events = Vec::new();
+        for event in [
+            ChatEvent::TextDelta("a".into()),
+            ChatEvent::TextDelta("b".into()),
+            ChatEvent::ToolCall(ToolCall::new("c", "f", json!({}))),
+            ChatEvent::TextDelta("c".into()),
+            ChatEvent::TextDelta("d".into()),
+        ] {
+            event.append_to(&mut events);
+        }
+        assert_eq!(
+            events,
+            vec![
+                ChatEvent::TextDelta("ab".into()),
+                ChatEvent::ToolCall(ToolCall::new("c", "f", json!({}))),
+                ChatEvent::TextDelta("cd".into()),
+            ]
+        );
     }
 
     #[test]

@@ -183,10 +183,12 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         (None, Some(input)) => input.to_string(),
         (None, None) => String::new(),
     };
-    if let Some(model) = &request.model
-        && (model.trim().is_empty() || model.ends_with('/') || model.starts_with('/'))
-    {
-        return Err(ApiError::bad_request(format!("model: {model:?} names no model (e.g. openai/gpt-4o)")));
+    if let Some(model) = &request.model {
+        if model.trim().is_empty() || model.ends_with('/') || model.starts_with('/') {
+            return Err(ApiError::bad_request(format!("model: {model:?} names no model (e.g. openai/gpt-4o)")));
+        }
+        // The id may reach a provider's URL, sent with the server's key.
+        sr_llm::check_model_id(model).map_err(|e| ApiError::bad_request(format!("model: {e}")))?;
     }
     let session = match request.session {
         Some(session) => {

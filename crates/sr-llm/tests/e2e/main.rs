@@ -3,6 +3,8 @@
 
 mod anthropic;
 mod gemini;
+mod limits;
+mod model_ids;
 mod openai;
 mod retry;
 mod router;

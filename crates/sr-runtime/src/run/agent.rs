@@ -399,7 +399,7 @@ impl Runtime {
                 ChatEvent::TextDelta(text) => {
                     th.emitter.emit(Payload::TextDelta { text: text.clone() });
                     partial.push_str(&text);
-                    events.push(ChatEvent::TextDelta(text));
+                    ChatEvent::TextDelta(text).append_to(&mut events);
                 }
                 ChatEvent::Retrying { attempt, error, delay_ms } => th.emitter.emit(Payload::Warning {
                     message: format!(
