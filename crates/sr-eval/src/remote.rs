@@ -356,7 +356,8 @@ impl Server {
     }
 
     async fn cancel(&self, id: &str) {
-        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), None).await;
+        // `{}`: the server takes only JSON bodies on POST.
+        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), Some(&json!({}))).await;
     }
 
     fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {

@@ -69,9 +69,15 @@ pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
     let text = match std::fs::read(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(format!("cannot read the fork's plan {}: {e}", path.display()))),
+        Err(e) => {
+            tracing::error!(run, path = %path.display(), error = %e, "cannot read a fork's plan");
+            return Some(Err(format!("cannot read the fork's plan: {e}")));
+        }
     };
-    Some(serde_json::from_slice(&text).map_err(|e| format!("the fork's plan {} is damaged: {e}", path.display())))
+    Some(serde_json::from_slice(&text).map_err(|e| {
+        tracing::error!(run, path = %path.display(), error = %e, "a fork's plan is damaged");
+        format!("the fork's plan is damaged: {e}")
+    }))
 }
 
 /// Launches the fork `spec` describes (its own session and work directory)
@@ -81,8 +87,10 @@ pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHo
     if spec.replay.is_some() {
         return Err(LaunchError::Refused("a fork goes live: it cannot be served from a recording".to_string()));
     }
+    // The run's error, which clients read, names no path of the server's; the log does.
     let journal = std::fs::read_to_string(&plan.journal).map_err(|e| {
-        LaunchError::Io(format!("cannot read the journal of run {} ({}): {e}", plan.from_run, plan.journal.display()))
+        tracing::error!(path = %plan.journal.display(), error = %e, "cannot read the journal a fork starts from");
+        LaunchError::Io(format!("cannot read the journal of run {}: {e}", plan.from_run))
     })?;
     let launched = launch_continuing_answered(spec, journal, plan.answers.clone())?;
     Ok((launched, Arc::new(Forking::new(plan, false))))

@@ -14,31 +14,42 @@ pub(crate) mod turns;
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sr_runtime::journal::Recorded;
 use sr_runtime::state::StateDir;
 
 use crate::Server;
+use crate::api::{Access, Route};
 use crate::error::{ApiError, Body};
 use crate::store::{NewRun, Refusal, RunRow};
 use moment::Stop;
 use target::Target;
 
-pub fn routes() -> Router<Arc<Server>> {
-    Router::new().route("/v1/runs/{id}/at/{seq}", get(at)).route("/v1/runs/{id}/fork", post(fork_run))
+pub(crate) fn routes() -> Vec<Route> {
+    vec![
+        Route::new(Access::Keyed, Method::GET, "/v1/runs/{id}/at/{seq}", at),
+        Route::new(Access::Keyed, Method::POST, "/v1/runs/{id}/fork", fork_run),
+    ]
 }
 
 /// A replay that failed on the server's side, with why (no secret is in it:
-/// it names events, files and journal lines).
+/// it names events, files and journal lines; no path of the server's is).
 pub(crate) fn replay_failed(message: impl Into<String>) -> ApiError {
     let message = message.into();
     tracing::error!(%message, "a travel's replay failed");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "replay_failed", message)
+}
+
+/// A replay that failed on a file of the server's: `message` for the
+/// client, the path only in the log.
+pub(crate) fn file_failed(message: impl Into<String>, path: &std::path::Path) -> ApiError {
+    let message = message.into();
+    tracing::error!(%message, path = %path.display(), "a travel's replay failed");
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "replay_failed", message)
 }
 
@@ -46,7 +57,33 @@ pub(crate) fn replay_failed(message: impl Into<String>) -> ApiError {
 pub(crate) fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiError> {
     let path = journal_path(server, run)?;
     std::fs::read_to_string(&path)
-        .map_err(|e| replay_failed(format!("cannot read the journal of run {} ({}): {e}", run.id, path.display())))
+        .map_err(|e| file_failed(format!("cannot read the journal of run {}: {e}", run.id), &path))
+}
+
+/// [`moment::moment`] on a blocking thread of its own (replaying a long run
+/// is seconds of CPU that would hold an async worker, and `/healthz` with
+/// it), at most [`crate::Config::travels`] at once: past that, 503 `busy`
+/// with `Retry-After`.
+async fn replayed(server: &Arc<Server>, run: &RunRow, target: &Target, stop: Stop) -> Result<moment::Moment, ApiError> {
+    let Ok(permit) = server.travel_permits.clone().try_acquire_owned() else {
+        let mut busy = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("{} time travels are being replayed: try again shortly", server.settings.travels),
+        );
+        busy.retry_after = Some(1);
+        return Err(busy);
+    };
+    let (server, run, target) = (server.clone(), run.clone(), target.clone());
+    let replay = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| replay_failed(format!("cannot start the replay: {e}")))?;
+        runtime.block_on(moment::moment(&server, &run, &target, stop))
+    });
+    replay.await.map_err(|e| replay_failed(format!("the replay stopped: {e}")))?
 }
 
 fn journal_path(server: &Server, run: &RunRow) -> Result<std::path::PathBuf, ApiError> {
@@ -93,7 +130,7 @@ async fn at(State(server): State<Arc<Server>>, Path((id, seq)): Path<(String, St
     let seq = parse_seq(&seq)?;
     let run = settled_run(&server, &id).await?;
     let target = locate(&server, &run, seq).await.map_err(|e| renamed(e, "at: ", "seq: "))?;
-    let moment = moment::moment(&server, &run, &target, Stop::After(target.count)).await?;
+    let moment = replayed(&server, &run, &target, Stop::After(target.count)).await?;
     Ok(Json(moment).into_response())
 }
 
@@ -136,7 +173,7 @@ async fn fork_run(
         })?),
         None => Stop::After(target.count),
     };
-    let moment = moment::moment(&server, &run, &target, stop).await?;
+    let moment = replayed(&server, &run, &target, stop).await?;
     if let Some(name) = request.set.keys().next().filter(|_| moment.point.is_none()) {
         return Err(ApiError::bad_request(format!(
             "set.{name}: the run had no step left after event {}: there is nothing to go on with",
@@ -167,7 +204,10 @@ async fn fork_run(
     };
     let new_id = uuid::Uuid::new_v4().to_string();
     let session = uuid::Uuid::new_v4().to_string();
-    fork::save(&server.settings.state_dir, &new_id, &plan).map_err(replay_failed)?;
+    fork::save(&server.settings.state_dir, &new_id, &plan).map_err(|e| {
+        tracing::error!(error = %e, "cannot save a fork's plan");
+        replay_failed("cannot save the fork's plan; see the server's log")
+    })?;
     let new = NewRun {
         id: &new_id,
         session: &session,
