@@ -314,6 +314,9 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         tracing::info!(requeued, "runs left running by the previous process resume from their journals");
     }
     let addr = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+    if addr.ip().is_unspecified() && public.is_none() {
+        tracing::warn!(%addr, "the A2A agent cards name their endpoints under http://{addr}: give --public-url");
+    }
     let settings = Settings {
         state_dir: config.state_dir,
         workers: config.workers,
