@@ -60,11 +60,17 @@ pub(crate) fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiErr
         .map_err(|e| file_failed(format!("cannot read the journal of run {}: {e}", run.id), &path))
 }
 
-/// [`moment::moment`] on a blocking thread of its own (replaying a long run
-/// is seconds of CPU that would hold an async worker, and `/healthz` with
-/// it), at most [`crate::Config::travels`] at once: past that, 503 `busy`
-/// with `Retry-After`.
-async fn replayed(server: &Arc<Server>, run: &RunRow, target: &Target, stop: Stop) -> Result<moment::Moment, ApiError> {
+/// Runs `work` (a travel: locating its event among the run's stored events
+/// and replaying the run there, seconds of CPU on a long run) on a blocking
+/// thread, so that it never holds an async worker and `/healthz` with it;
+/// at most [`crate::Config::travels`] at once: past that, 503 `busy` with
+/// `Retry-After`. `work` is given the server's runtime (for the store) and
+/// replays on a runtime of its own thread (`replay`).
+async fn off_workers<T, F>(server: &Arc<Server>, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Server, &tokio::runtime::Handle) -> Result<T, ApiError> + Send + 'static,
+{
     let Ok(permit) = server.travel_permits.clone().try_acquire_owned() else {
         let mut busy = ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -74,16 +80,22 @@ async fn replayed(server: &Arc<Server>, run: &RunRow, target: &Target, stop: Sto
         busy.retry_after = Some(1);
         return Err(busy);
     };
-    let (server, run, target) = (server.clone(), run.clone(), target.clone());
-    let replay = tokio::task::spawn_blocking(move || {
+    let (server, main) = (server.clone(), tokio::runtime::Handle::current());
+    let travel = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| replay_failed(format!("cannot start the replay: {e}")))?;
-        runtime.block_on(moment::moment(&server, &run, &target, stop))
+        work(&server, &main)
     });
-    replay.await.map_err(|e| replay_failed(format!("the replay stopped: {e}")))?
+    travel.await.map_err(|e| replay_failed(format!("the replay stopped: {e}")))?
+}
+
+/// [`moment::moment`] on a runtime of the calling (blocking) thread: the
+/// tasks the replay spawns stay on it.
+fn replay(server: &Server, run: &RunRow, target: &Target, stop: Stop) -> Result<moment::Moment, ApiError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| replay_failed(format!("cannot start the replay: {e}")))?;
+    runtime.block_on(moment::moment(server, run, target, stop))
 }
 
 fn journal_path(server: &Server, run: &RunRow) -> Result<std::path::PathBuf, ApiError> {
@@ -129,8 +141,11 @@ fn parse_seq(seq: &str) -> Result<u64, ApiError> {
 async fn at(State(server): State<Arc<Server>>, Path((id, seq)): Path<(String, String)>) -> Result<Response, ApiError> {
     let seq = parse_seq(&seq)?;
     let run = settled_run(&server, &id).await?;
-    let target = locate(&server, &run, seq).await.map_err(|e| renamed(e, "at: ", "seq: "))?;
-    let moment = replayed(&server, &run, &target, Stop::After(target.count)).await?;
+    let moment = off_workers(&server, move |server, main| {
+        let target = main.block_on(locate(server, &run, seq)).map_err(|e| renamed(e, "at: ", "seq: "))?;
+        replay(server, &run, &target, Stop::After(target.count))
+    })
+    .await?;
     Ok(Json(moment).into_response())
 }
 
@@ -163,17 +178,24 @@ async fn fork_run(
             "this server serves every run from a recording (--replay): a fork, which goes live, cannot run here",
         ));
     }
-    let target = locate(&server, &run, request.at).await?;
-    let stop = match &request.reply {
-        Some(_) => Stop::Reply(target.reply_count().ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "reply: event {} is a {} event; a reply replaces a model call's (its model_request or model_response)",
-                target.seq, target.kind
-            ))
-        })?),
-        None => Stop::After(target.count),
-    };
-    let moment = replayed(&server, &run, &target, stop).await?;
+    let (at, replaces) = (request.at, request.reply.is_some());
+    let travelled = run.clone();
+    let (target, moment) = off_workers(&server, move |server, main| {
+        let run = travelled;
+        let target = main.block_on(locate(server, &run, at))?;
+        let stop = match replaces {
+            true => Stop::Reply(target.reply_count().ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "reply: event {} is a {} event; a reply replaces a model call's (its model_request or model_response)",
+                    target.seq, target.kind
+                ))
+            })?),
+            false => Stop::After(target.count),
+        };
+        let moment = replay(server, &run, &target, stop)?;
+        Ok((target, moment))
+    })
+    .await?;
     if let Some(name) = request.set.keys().next().filter(|_| moment.point.is_none()) {
         return Err(ApiError::bad_request(format!(
             "set.{name}: the run had no step left after event {}: there is nothing to go on with",
