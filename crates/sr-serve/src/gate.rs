@@ -166,6 +166,9 @@ mod tests {
         map
     }
 
+    /// A request's method and headers, and the status of its refusal (0: none).
+    type Case = (Method, &'static [(&'static str, &'static str)], u16);
+
     #[test]
     fn hosts_origins_and_content_types_are_checked_as_the_table_says() {
         let public = PublicUrl::parse("https://Agents.Example.com/sr/").unwrap();
@@ -176,7 +179,7 @@ mod tests {
         let cors = vec![cors_origin("http://localhost:5173").unwrap()];
         let gate = Gate::new("127.0.0.1:8787".parse().unwrap(), Some(&public), &cors);
         // (method, headers, the status of the refusal or 0 for none)
-        let table: [(Method, &[(&str, &str)], u16); 16] = [
+        let table: [Case; 16] = [
             (Method::GET, &[("host", "127.0.0.1:8787")], 0),
             (Method::GET, &[("host", "LOCALHOST:8787")], 0),
             (Method::GET, &[("host", "[::1]:8787")], 0),
