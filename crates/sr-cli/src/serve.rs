@@ -42,9 +42,26 @@ pub struct Args {
     /// Serve every run's model exchanges and tool results from this recording (offline).
     #[arg(long, value_name = "CASSETTE")]
     replay: Option<PathBuf>,
-    /// Allow this origin to call the API from a browser (CORS); repeatable. Default: none.
+    /// Allow this origin (`scheme://host[:port]`; `*` is refused) to call the API from a
+    /// browser (CORS); repeatable. Default: none.
     #[arg(long, value_name = "ORIGIN")]
     cors_origin: Vec<String>,
+    /// Where clients reach the server behind a proxy (`https://agents.example.com`): its host
+    /// is answered too, and the A2A agent cards name their endpoints under it.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    /// Seconds a connection may take to send a request's headers, or stay idle between requests.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Open connections one client address may hold; more are closed when accepted.
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections_per_client: u64,
+    /// MiB of input (runs' messages, pending answers) one session may store.
+    #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    session_quota_mib: u64,
+    /// Time travels (`GET /v1/runs/{id}/at/{seq}`, forks) replayed at once; more get 503.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    max_travels: u64,
     /// Seconds SIGTERM waits for running runs before stopping them (they resume at the next start).
     #[arg(long, default_value_t = 30)]
     drain_timeout: u64,
@@ -90,6 +107,13 @@ pub fn run(args: Args) -> ExitCode {
         database_url: args.database_url,
         lease: Duration::from_secs(args.lease_secs),
         cors_origins: args.cors_origin,
+        public_url: args.public_url,
+        limits: sr_serve::Limits {
+            header_timeout: Duration::from_secs(args.header_timeout),
+            per_client: usize::try_from(args.max_connections_per_client).unwrap_or(usize::MAX),
+        },
+        session_quota: usize::try_from(args.session_quota_mib << 20).unwrap_or(usize::MAX),
+        travels: usize::try_from(args.max_travels).unwrap_or(usize::MAX),
         drain_timeout: Duration::from_secs(args.drain_timeout),
         frontend: Some(sr_studio::router()),
     };

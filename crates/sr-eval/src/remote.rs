@@ -33,6 +33,9 @@ const REQUEST: Duration = Duration::from_secs(60);
 /// Bound on the silence of an event stream: the server sends a keep-alive
 /// comment every 15 seconds, so a longer silence is a dead connection.
 const SILENCE: Duration = Duration::from_secs(60);
+/// How long a pooled connection may idle: under `sr serve`'s default
+/// `--header-timeout` (10 s), after which the server closes it.
+const IDLE: Duration = Duration::from_secs(5);
 /// Reconnections of one run's event stream before the case fails.
 const RECONNECTS: u32 = 5;
 /// The largest answer read from a request (the event stream aside).
@@ -76,6 +79,7 @@ impl Servers {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT)
             .read_timeout(SILENCE)
+            .pool_idle_timeout(IDLE)
             .user_agent(concat!("sr-eval/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
@@ -356,7 +360,8 @@ impl Server {
     }
 
     async fn cancel(&self, id: &str) {
-        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), None).await;
+        // `{}`: the server takes only JSON bodies on POST.
+        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), Some(&json!({}))).await;
     }
 
     fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {

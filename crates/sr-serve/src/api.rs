@@ -4,42 +4,92 @@
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::handler::Handler;
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodFilter, MethodRouter, on};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
+use crate::gate::Gate;
 use crate::store::{NewRun, RunRow};
 use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
 
-/// The API's router; `frontend` answers every other path.
-pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) -> Result<Router, String> {
-    let guarded = Router::new()
-        .route("/v1/workloads", get(workloads))
-        .route("/v1/sessions", post(create_session))
-        .route("/v1/sessions/{id}", get(session))
-        .route("/v1/runs", post(submit))
-        .route("/v1/runs/{id}", get(run))
-        .route("/v1/runs/{id}/events", get(crate::events::stream))
-        .route("/v1/runs/{id}/cancel", post(cancel))
-        .route("/v1/runs/{id}/input", post(input))
-        .merge(crate::studio_api::routes())
-        .merge(crate::travel::routes())
-        .merge(crate::a2a::guarded_routes())
-        .route("/metrics", get(metrics))
-        .route_layer(middleware::from_fn_with_state(server.clone(), authorize));
-    let mut app = Router::new()
-        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
-        .route("/readyz", get(readyz))
-        .merge(crate::a2a::card_routes())
-        .merge(guarded)
+/// Who may reach a route: anyone (health, the agent cards), or a client
+/// with a key when the server has keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    Open,
+    Keyed,
+}
+
+/// One route of the API: the router is built from the table of them
+/// ([`routes`]), and the tests take the write routes from it.
+pub(crate) struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    pub access: Access,
+    pub handler: MethodRouter<Arc<Server>>,
+}
+
+impl Route {
+    pub fn new<H, T>(access: Access, method: Method, path: &'static str, handler: H) -> Route
+    where
+        H: Handler<T, Arc<Server>>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).expect("the API's methods are GET and POST");
+        Route { method, path, access, handler: on(filter, handler) }
+    }
+}
+
+/// Every route the API answers.
+pub(crate) fn routes() -> Vec<Route> {
+    use Access::{Keyed, Open};
+    let mut routes = vec![
+        Route::new(Open, Method::GET, "/healthz", || async { Json(json!({"status": "ok"})) }),
+        Route::new(Open, Method::GET, "/readyz", readyz),
+        Route::new(Keyed, Method::GET, "/v1/workloads", workloads),
+        Route::new(Keyed, Method::POST, "/v1/sessions", create_session),
+        Route::new(Keyed, Method::GET, "/v1/sessions/{id}", session),
+        Route::new(Keyed, Method::POST, "/v1/runs", submit),
+        Route::new(Keyed, Method::GET, "/v1/runs/{id}", run),
+        Route::new(Keyed, Method::GET, "/v1/runs/{id}/events", crate::events::stream),
+        Route::new(Keyed, Method::POST, "/v1/runs/{id}/cancel", cancel),
+        Route::new(Keyed, Method::POST, "/v1/runs/{id}/input", input),
+        Route::new(Keyed, Method::GET, "/metrics", metrics),
+    ];
+    routes.extend(crate::studio_api::routes());
+    routes.extend(crate::travel::routes());
+    routes.extend(crate::a2a::routes());
+    routes
+}
+
+/// The API's routes as (method, path), e.g. `("POST", "/v1/runs/{id}/cancel")`:
+/// what a client (or a test) can call.
+pub fn route_table() -> Vec<(String, &'static str)> {
+    routes().into_iter().map(|route| (route.method.to_string(), route.path)).collect()
+}
+
+/// The API's router behind `gate`; `frontend` answers every other path.
+pub fn router(server: Arc<Server>, gate: Gate, frontend: Option<Router>) -> Result<Router, String> {
+    let mut open = Router::new();
+    let mut keyed = Router::new();
+    for route in routes() {
+        match route.access {
+            Access::Open => open = open.route(route.path, route.handler),
+            Access::Keyed => keyed = keyed.route(route.path, route.handler),
+        }
+    }
+    let keyed = keyed.route_layer(middleware::from_fn_with_state(server.clone(), authorize));
+    let mut app = open
+        .merge(keyed)
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not take that method")
         })
@@ -48,12 +98,14 @@ pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) ->
         Some(frontend) => app.fallback_service(frontend),
         None => app.fallback(|| async { ApiError::not_found("no such path; the API is under /v1") }),
     };
-    let app = app.layer(DefaultBodyLimit::max(MAX_BODY_BYTES)).layer(
-        tower_http::trace::TraceLayer::new_for_http().make_span_with(|request: &Request| {
+    let cors = gate.cors_origins().to_vec();
+    let app = app
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(Arc::new(gate), crate::gate::check))
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let id = uuid::Uuid::new_v4();
             tracing::info_span!("request", %id, method = %request.method(), path = %request.uri().path())
-        }),
-    );
+        }));
     if cors.is_empty() {
         return Ok(app);
     }
@@ -65,7 +117,7 @@ pub fn router(server: Arc<Server>, cors: &[String], frontend: Option<Router>) ->
         .collect::<Result<Vec<_>, _>>()?;
     let cors = tower_http::cors::CorsLayer::new()
         .allow_origin(origins)
-        .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+        .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::HeaderName::from_static("last-event-id")]);
     Ok(app.layer(cors))
 }

@@ -1,6 +1,6 @@
 //! API keys: read from a file (one a line), kept only as SHA-256 hashes, and
 //! compared in constant time against the hash of the key a request presents
-//! (`Authorization: Bearer KEY`).
+//! (`Authorization: Bearer KEY`, the scheme in any case as RFC 7235 has it).
 
 use std::path::Path;
 
@@ -45,14 +45,23 @@ impl ApiKeys {
     /// Whether `authorization` (the header's value) carries a listed key.
     /// Every listed hash is compared, whichever matches.
     pub fn admits(&self, authorization: Option<&[u8]>) -> bool {
-        let Some(key) = authorization.and_then(|value| value.strip_prefix(b"Bearer ")) else { return false };
-        let presented = hash_bytes(key.trim_ascii());
+        let Some(key) = authorization.and_then(bearer) else { return false };
+        let presented = hash_bytes(key);
         let mut found = subtle::Choice::from(0);
         for listed in &self.hashes {
             found |= listed.ct_eq(&presented);
         }
         found.into()
     }
+}
+
+/// The credentials of a `Bearer` authorization (scheme case-insensitive,
+/// one or more spaces after it), if that is its scheme and it has some.
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let value = value.trim_ascii();
+    let (scheme, rest) = value.split_at(value.iter().position(|b| *b == b' ')?);
+    let key = rest.trim_ascii();
+    (scheme.eq_ignore_ascii_case(b"bearer") && !key.is_empty()).then_some(key)
 }
 
 fn hash(key: &str) -> [u8; 32] {
@@ -72,7 +81,19 @@ mod tests {
         let keys = ApiKeys::parse("# ops\n\nkey-one-0123456789\n  key-two-0123456789  \n").unwrap();
         assert!(keys.admits(Some(b"Bearer key-one-0123456789")));
         assert!(keys.admits(Some(b"Bearer key-two-0123456789")));
-        for bad in [&b"Bearer key-one-012345678"[..], b"key-one-0123456789", b"Bearer ", b"Basic a2V5", b""] {
+        // The scheme is case-insensitive (RFC 7235), and so is nothing else.
+        for scheme in ["bearer", "BEARER", "bEaReR", "Bearer  "] {
+            assert!(keys.admits(Some(format!("{scheme} key-one-0123456789").as_bytes())), "{scheme}");
+        }
+        for bad in [
+            &b"Bearer key-one-012345678"[..],
+            b"Bearer KEY-ONE-0123456789",
+            b"key-one-0123456789",
+            b"Bearer ",
+            b"Bearerkey-one-0123456789",
+            b"Basic a2V5",
+            b"",
+        ] {
             assert!(!keys.admits(Some(bad)), "{}", String::from_utf8_lossy(bad));
         }
         assert!(!keys.admits(None));

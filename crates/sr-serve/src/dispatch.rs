@@ -109,7 +109,8 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
             }
         }
     };
-    match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), outcome.error.as_deref()).await {
+    let error = outcome.error.as_deref().map(|error| server.without_paths(error));
+    match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), error.as_deref()).await {
         Ok(()) => tracing::info!(status = outcome.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),

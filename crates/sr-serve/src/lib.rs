@@ -13,7 +13,9 @@ mod auth;
 mod dispatch;
 mod error;
 mod events;
+mod gate;
 mod lease;
+mod listen;
 mod metrics;
 mod replayed;
 mod runs;
@@ -35,8 +37,10 @@ use sr_runtime::session::SessionStore;
 use tokio::sync::{Notify, watch};
 use tokio::task::AbortHandle;
 
+pub use crate::api::route_table;
 pub use crate::auth::{ApiKeys, MIN_KEY_LEN};
 pub use crate::dispatch::MAX_EVENT_BYTES;
+pub use crate::listen::Limits;
 
 /// The largest request body the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -62,8 +66,20 @@ pub struct Config {
     /// How long a claim of a run lasts without a heartbeat (PostgreSQL mode):
     /// a replica that stops for longer loses its runs to the others.
     pub lease: Duration,
-    /// Origins allowed by CORS; none (the default) sends no CORS headers.
+    /// Origins allowed by CORS (and to change state); none (the default)
+    /// sends no CORS headers. `*` is refused.
     pub cors_origins: Vec<String>,
+    /// Where clients reach the server when a proxy is in front of it: its
+    /// host is answered too, and the agent cards name their endpoints under it.
+    pub public_url: Option<String>,
+    /// The connections' bounds.
+    pub limits: Limits,
+    /// The bytes of input one session may store (its runs' messages and
+    /// pending answers); past it a run or an answer is 413 `session_full`.
+    pub session_quota: usize,
+    /// Time travels (`GET …/at/{seq}`, forks' replays) replayed at once; more
+    /// are 503 with `Retry-After`.
+    pub travels: usize,
     /// How long SIGTERM waits for running runs before stopping them (they
     /// resume at the next start).
     pub drain_timeout: Duration,
@@ -77,6 +93,10 @@ pub(crate) struct Settings {
     pub workers: usize,
     pub replay: Option<PathBuf>,
     pub lease: Duration,
+    /// Where clients reach the server (`--public-url`, else the bound address).
+    pub base_url: String,
+    pub session_quota: usize,
+    pub travels: usize,
 }
 
 /// The state every handler and the dispatcher share.
@@ -88,6 +108,8 @@ pub struct Server {
     pub(crate) workloads: BTreeMap<String, Arc<workloads::Workload>>,
     pub(crate) keys: Option<ApiKeys>,
     pub(crate) metrics: metrics::Metrics,
+    /// Replays of time travel that may run at once.
+    pub(crate) travel_permits: Arc<tokio::sync::Semaphore>,
     /// Wakes the streams and waiters of a run when it has a new event or status.
     progress: Mutex<HashMap<String, watch::Sender<u64>>>,
     /// Running runs' tasks, to cancel or stop them.
@@ -119,6 +141,7 @@ impl Server {
         keys: Option<ApiKeys>,
     ) -> Server {
         Server {
+            travel_permits: Arc::new(tokio::sync::Semaphore::new(settings.travels.max(1))),
             settings,
             store,
             sessions,
@@ -187,6 +210,18 @@ impl Server {
         self.store.run(id).await?.ok_or_else(|| error::ApiError::not_found(format!("no run {id:?}")))
     }
 
+    /// `text` for a client: the state directory's absolute path, which a
+    /// runtime error may name, is replaced by `<state>` (the log keeps the
+    /// whole text).
+    pub(crate) fn without_paths(&self, text: &str) -> String {
+        let dir = self.settings.state_dir.display().to_string();
+        if !self.settings.state_dir.is_absolute() || !text.contains(&dir) {
+            return text.to_string();
+        }
+        tracing::warn!(error = %text, "an error named the state directory; clients see it as <state>");
+        text.replace(&dir, "<state>")
+    }
+
     /// Stops a running run's task, as a cancel.
     pub(crate) fn cancel_task(&self, id: &str) {
         self.cancelled_lock().insert(id.to_string());
@@ -218,6 +253,7 @@ pub struct Bound {
     server: Arc<Server>,
     listener: tokio::net::TcpListener,
     router: Router,
+    limits: Limits,
     drain_timeout: Duration,
     replica_id: String,
     /// Held while serving: one server per state directory in embedded mode
@@ -239,9 +275,15 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
     if config.workloads.is_empty() {
         return Err("no workload to serve: name one or more .sr files".to_string());
     }
+    let cors = config.cors_origins.iter().map(|origin| gate::cors_origin(origin)).collect::<Result<Vec<_>, _>>()?;
+    let public = config.public_url.as_deref().map(gate::PublicUrl::parse).transpose()?;
     let workloads = workloads::load_all(&config.workloads).map_err(|problems| problems.join("\n"))?;
     std::fs::create_dir_all(&config.state_dir)
         .map_err(|e| format!("cannot create {}: {e}", config.state_dir.display()))?;
+    // Absolute, so that clients' errors can be told from it (`Server::without_paths`).
+    let mut config = config;
+    config.state_dir = std::path::absolute(&config.state_dir)
+        .map_err(|e| format!("cannot resolve {}: {e}", config.state_dir.display()))?;
     let (store, lock) = match &config.database_url {
         Some(url) => {
             let store = store::Store::connect(url, &config.replica_id, config.lease)
@@ -271,14 +313,27 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
     if requeued > 0 {
         tracing::info!(requeued, "runs left running by the previous process resume from their journals");
     }
-    let settings =
-        Settings { state_dir: config.state_dir, workers: config.workers, replay: config.replay, lease: config.lease };
+    let addr = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+    if addr.ip().is_unspecified() && public.is_none() {
+        tracing::warn!(%addr, "the A2A agent cards name their endpoints under http://{addr}: give --public-url");
+    }
+    let settings = Settings {
+        state_dir: config.state_dir,
+        workers: config.workers,
+        replay: config.replay,
+        lease: config.lease,
+        base_url: public.as_ref().map_or_else(|| format!("http://{addr}"), |p| p.base.clone()),
+        session_quota: config.session_quota,
+        travels: config.travels,
+    };
     let server = Arc::new(Server::new(settings, store, sessions, workloads, keys));
-    let router = api::router(server.clone(), &config.cors_origins, config.frontend)?;
+    let gate = gate::Gate::new(addr, public.as_ref(), &cors);
+    let router = api::router(server.clone(), gate, config.frontend)?;
     Ok(Bound {
         server,
         listener,
         router,
+        limits: config.limits,
         drain_timeout: config.drain_timeout,
         replica_id: config.replica_id,
         _lock: lock,
@@ -295,18 +350,11 @@ impl Bound {
     /// stopped and resume from their journals at the next start), event
     /// streams end, and this returns.
     pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
-        let Bound { server, listener, router, drain_timeout, replica_id, _lock } = self;
+        let Bound { server, listener, router, limits, drain_timeout, replica_id, _lock } = self;
         let dispatcher = tokio::spawn(dispatch::dispatch(server.clone()));
         let heartbeat = tokio::spawn(lease::heartbeat(server.clone()));
         let listener_task = server.store.listen().map(|notes| tokio::spawn(lease::follow(server.clone(), notes)));
-        let mut closing = server.closing.subscribe();
-        let http = tokio::spawn(
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = closing.wait_for(|closed| *closed).await;
-                })
-                .into_future(),
-        );
+        let http = tokio::spawn(listen::serve(listener, router, limits, server.closing.subscribe()));
         tracing::info!(replica = %replica_id, "serving");
         shutdown.await;
         tracing::info!(replica = %replica_id, "draining");
@@ -341,8 +389,7 @@ impl Bound {
         }
         server.closing.send_replace(true);
         match tokio::time::timeout(Duration::from_secs(5), http).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => return Err(format!("the HTTP server failed: {e}")),
+            Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(format!("the HTTP server failed: {e}")),
             Err(_) => tracing::warn!("connections still open after the drain were dropped"),
         }
@@ -355,7 +402,15 @@ impl Bound {
 #[cfg(test)]
 pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc<workloads::Workload>>) -> Server {
     Server::new(
-        Settings { state_dir: dir.to_path_buf(), workers: 1, replay: None, lease: Duration::from_secs(10) },
+        Settings {
+            state_dir: dir.to_path_buf(),
+            workers: 1,
+            replay: None,
+            lease: Duration::from_secs(10),
+            base_url: "http://127.0.0.1:8787".to_string(),
+            session_quota: 8 << 20,
+            travels: 2,
+        },
         store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
         SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),
         workloads,

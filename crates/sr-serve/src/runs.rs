@@ -4,6 +4,8 @@
 
 use sr_runtime::in_doubt::Decision;
 
+use axum::http::StatusCode;
+
 use crate::Server;
 use crate::error::ApiError;
 use crate::store::{NewRun, Refusal, RunRow};
@@ -11,6 +13,7 @@ use crate::store::{NewRun, Refusal, RunRow};
 /// Queues `new` (with `reject`, refused while its session has a run in
 /// progress: 409 `session_busy`) and wakes the dispatcher.
 pub(crate) async fn queue(server: &Server, new: &NewRun<'_>, reject: bool) -> Result<(), ApiError> {
+    within_quota(server, new.session, new.message.len()).await?;
     match server.store.submit(new, reject).await {
         Ok(()) => {}
         Err(Refusal::SessionBusy(busy)) => {
@@ -26,6 +29,28 @@ pub(crate) async fn queue(server: &Server, new: &NewRun<'_>, reject: bool) -> Re
     }
     tracing::info!(run = %new.id, session = %new.session, workload = %new.workload, "run queued");
     server.wake.notify_one();
+    Ok(())
+}
+
+/// Refuses (413 `session_full`) `adding` bytes of input to `session` when
+/// its runs' messages and pending answers would pass the quota.
+async fn within_quota(server: &Server, session: &str, adding: usize) -> Result<(), ApiError> {
+    let quota = server.settings.session_quota;
+    let stored: usize = if adding > quota {
+        0
+    } else {
+        let runs = server.store.session_runs(session).await?;
+        runs.iter().map(|run| run.message.len() + run.pending_input.as_ref().map_or(0, String::len)).sum()
+    };
+    if stored.saturating_add(adding) > quota {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "session_full",
+            format!(
+                "session {session} holds {stored} bytes of input and this adds {adding}:                  a session stores at most {quota} (start a new session)"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -95,6 +120,7 @@ pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), 
             format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
         ));
     }
+    within_quota(server, &row.session, text.len()).await?;
     if !server.store.answer(id, text).await? {
         return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
     }

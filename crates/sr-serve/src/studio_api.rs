@@ -6,19 +6,20 @@
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{RawQuery, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::http::Method;
 use serde_json::{Value, json};
 
 use crate::Server;
+use crate::api::{Access, Route};
 use crate::error::ApiError;
 use crate::store::{RecentRun, STATUSES};
 
 pub(crate) const MAX_LIMIT: u32 = 500;
 
-pub fn routes() -> Router<Arc<Server>> {
-    Router::new().route("/v1/runs", get(list))
+pub(crate) fn routes() -> Vec<Route> {
+    vec![Route::new(Access::Keyed, Method::GET, "/v1/runs", list)]
 }
 
 /// `?status=S&limit=N`, each at most once; anything else is a JSON 400 naming it.

@@ -93,6 +93,11 @@ impl Serve {
         Serve { child, base, log, client: reqwest::Client::new() }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn base(&self) -> &str {
         &self.base

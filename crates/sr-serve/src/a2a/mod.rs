@@ -12,34 +12,32 @@ mod stream;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{self, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::Value;
 
 use self::methods::Call;
 use self::rpc::{Method, RpcError};
+use crate::api::{Access, Route};
 use crate::error::ApiError;
 use crate::workloads::Workload;
 use crate::{MAX_BODY_BYTES, Server};
 
 type Shared = State<Arc<Server>>;
 
-/// The agent cards: public, as A2A clients read them before they know how
-/// to authenticate (the card says how).
-pub fn card_routes() -> Router<Arc<Server>> {
-    Router::new()
-        .route("/.well-known/agent-card.json", get(only_card))
-        .route("/a2a/{workload}/.well-known/agent-card.json", get(workload_card))
-}
-
-/// The JSON-RPC endpoints, behind the API's key check.
-pub fn guarded_routes() -> Router<Arc<Server>> {
-    Router::new().route("/a2a", post(only_endpoint)).route("/a2a/{workload}", post(endpoint))
+/// The agent cards, open, as A2A clients read them before they know how to
+/// authenticate (the card says how), and the JSON-RPC endpoints, behind the
+/// API's key check.
+pub(crate) fn routes() -> Vec<Route> {
+    vec![
+        Route::new(Access::Open, http::Method::GET, "/.well-known/agent-card.json", only_card),
+        Route::new(Access::Open, http::Method::GET, "/a2a/{workload}/.well-known/agent-card.json", workload_card),
+        Route::new(Access::Keyed, http::Method::POST, "/a2a", only_endpoint),
+        Route::new(Access::Keyed, http::Method::POST, "/a2a/{workload}", endpoint),
+    ]
 }
 
 /// The one workload, when exactly one is served.
@@ -50,18 +48,7 @@ fn only(server: &Server) -> Option<Arc<Workload>> {
     }
 }
 
-/// `http://HOST` (or `https` behind a proxy that says so) from the request.
-fn base_url(headers: &HeaderMap) -> Result<String, ApiError> {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    let fits = |c: char| c.is_ascii_alphanumeric() || ".-:[]_".contains(c);
-    if host.is_empty() || host.len() > 255 || !host.chars().all(fits) {
-        return Err(ApiError::bad_request("Host: missing or not a host name: the card names its endpoint by it"));
-    }
-    let https = headers.get("x-forwarded-proto").is_some_and(|p| p.as_bytes().eq_ignore_ascii_case(b"https"));
-    Ok(format!("{}://{host}", if https { "https" } else { "http" }))
-}
-
-async fn only_card(State(server): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+async fn only_card(State(server): Shared) -> Result<Response, ApiError> {
     let Some(workload) = only(&server) else {
         let cards: Vec<String> =
             server.workloads.keys().map(|name| format!("/a2a/{name}/.well-known/agent-card.json")).collect();
@@ -70,17 +57,13 @@ async fn only_card(State(server): Shared, headers: HeaderMap) -> Result<Response
             cards.join(", ")
         )));
     };
-    let endpoint = format!("{}/a2a", base_url(&headers)?);
+    let endpoint = format!("{}/a2a", server.settings.base_url);
     Ok(axum::Json(card::card(&workload, &endpoint, server.keys.is_some())).into_response())
 }
 
-async fn workload_card(
-    State(server): Shared,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+async fn workload_card(State(server): Shared, Path(name): Path<String>) -> Result<Response, ApiError> {
     let workload = server.workloads.get(&name).ok_or_else(|| unknown(&server, &name))?;
-    let endpoint = format!("{}/a2a/{name}", base_url(&headers)?);
+    let endpoint = format!("{}/a2a/{name}", server.settings.base_url);
     Ok(axum::Json(card::card(workload, &endpoint, server.keys.is_some())).into_response())
 }
 

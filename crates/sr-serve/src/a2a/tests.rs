@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::rpc::METHODS;
+use crate::gate::Gate;
 use crate::{ApiKeys, Server, api, test_server, workloads};
 
 const GREET: &str = r#"model main = openai/gpt-4o-mini
@@ -50,8 +51,10 @@ fn fixture(name: &str, files: &[(&str, &str)], keys: Option<&str>) -> Fixture {
     let loaded = workloads::load_all(&paths).unwrap_or_else(|e| panic!("{e:?}"));
     let mut server = test_server(&dir.join("state"), loaded);
     server.keys = keys.map(|k| ApiKeys::parse(k).unwrap());
+    server.settings.base_url = "http://agents.test:8787".to_string();
     let server = Arc::new(server);
-    let router = api::router(server.clone(), &[], None).unwrap();
+    let gate = Gate::new("0.0.0.0:8787".parse().unwrap(), None, &[]);
+    let router = api::router(server.clone(), gate, None).unwrap();
     Fixture { server, router }
 }
 

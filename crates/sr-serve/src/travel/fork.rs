@@ -69,9 +69,15 @@ pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
     let text = match std::fs::read(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(format!("cannot read the fork's plan {}: {e}", path.display()))),
+        Err(e) => {
+            tracing::error!(run, path = %path.display(), error = %e, "cannot read a fork's plan");
+            return Some(Err(format!("cannot read the fork's plan: {e}")));
+        }
     };
-    Some(serde_json::from_slice(&text).map_err(|e| format!("the fork's plan {} is damaged: {e}", path.display())))
+    Some(serde_json::from_slice(&text).map_err(|e| {
+        tracing::error!(run, path = %path.display(), error = %e, "a fork's plan is damaged");
+        format!("the fork's plan is damaged: {e}")
+    }))
 }
 
 /// Launches the fork `spec` describes (its own session and work directory)

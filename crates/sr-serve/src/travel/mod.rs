@@ -14,31 +14,42 @@ pub(crate) mod turns;
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sr_runtime::journal::Recorded;
 use sr_runtime::state::StateDir;
 
 use crate::Server;
+use crate::api::{Access, Route};
 use crate::error::{ApiError, Body};
 use crate::store::{NewRun, Refusal, RunRow};
 use moment::Stop;
 use target::Target;
 
-pub fn routes() -> Router<Arc<Server>> {
-    Router::new().route("/v1/runs/{id}/at/{seq}", get(at)).route("/v1/runs/{id}/fork", post(fork_run))
+pub(crate) fn routes() -> Vec<Route> {
+    vec![
+        Route::new(Access::Keyed, Method::GET, "/v1/runs/{id}/at/{seq}", at),
+        Route::new(Access::Keyed, Method::POST, "/v1/runs/{id}/fork", fork_run),
+    ]
 }
 
 /// A replay that failed on the server's side, with why (no secret is in it:
-/// it names events, files and journal lines).
+/// it names events, files and journal lines; no path of the server's is).
 pub(crate) fn replay_failed(message: impl Into<String>) -> ApiError {
     let message = message.into();
     tracing::error!(%message, "a travel's replay failed");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "replay_failed", message)
+}
+
+/// A replay that failed on a file of the server's: `message` for the
+/// client, the path only in the log.
+pub(crate) fn file_failed(message: impl Into<String>, path: &std::path::Path) -> ApiError {
+    let message = message.into();
+    tracing::error!(%message, path = %path.display(), "a travel's replay failed");
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "replay_failed", message)
 }
 
@@ -46,7 +57,45 @@ pub(crate) fn replay_failed(message: impl Into<String>) -> ApiError {
 pub(crate) fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiError> {
     let path = journal_path(server, run)?;
     std::fs::read_to_string(&path)
-        .map_err(|e| replay_failed(format!("cannot read the journal of run {} ({}): {e}", run.id, path.display())))
+        .map_err(|e| file_failed(format!("cannot read the journal of run {}: {e}", run.id), &path))
+}
+
+/// Runs `work` (a travel: locating its event among the run's stored events
+/// and replaying the run there, seconds of CPU on a long run) on a blocking
+/// thread, so that it never holds an async worker and `/healthz` with it;
+/// at most [`crate::Config::travels`] at once: past that, 503 `busy` with
+/// `Retry-After`. `work` is given the server's runtime (for the store) and
+/// replays on a runtime of its own thread (`replay`).
+async fn off_workers<T, F>(server: &Arc<Server>, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Server, &tokio::runtime::Handle) -> Result<T, ApiError> + Send + 'static,
+{
+    let Ok(permit) = server.travel_permits.clone().try_acquire_owned() else {
+        let mut busy = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("{} time travels are being replayed: try again shortly", server.settings.travels),
+        );
+        busy.retry_after = Some(1);
+        return Err(busy);
+    };
+    let (server, main) = (server.clone(), tokio::runtime::Handle::current());
+    let travel = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work(&server, &main)
+    });
+    travel.await.map_err(|e| replay_failed(format!("the replay stopped: {e}")))?
+}
+
+/// [`moment::moment`] on a runtime of the calling (blocking) thread: the
+/// tasks the replay spawns stay on it.
+fn replay(server: &Server, run: &RunRow, target: &Target, stop: Stop) -> Result<moment::Moment, ApiError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| replay_failed(format!("cannot start the replay: {e}")))?;
+    runtime.block_on(moment::moment(server, run, target, stop))
 }
 
 fn journal_path(server: &Server, run: &RunRow) -> Result<std::path::PathBuf, ApiError> {
@@ -92,8 +141,11 @@ fn parse_seq(seq: &str) -> Result<u64, ApiError> {
 async fn at(State(server): State<Arc<Server>>, Path((id, seq)): Path<(String, String)>) -> Result<Response, ApiError> {
     let seq = parse_seq(&seq)?;
     let run = settled_run(&server, &id).await?;
-    let target = locate(&server, &run, seq).await.map_err(|e| renamed(e, "at: ", "seq: "))?;
-    let moment = moment::moment(&server, &run, &target, Stop::After(target.count)).await?;
+    let moment = off_workers(&server, move |server, main| {
+        let target = main.block_on(locate(server, &run, seq)).map_err(|e| renamed(e, "at: ", "seq: "))?;
+        replay(server, &run, &target, Stop::After(target.count))
+    })
+    .await?;
     Ok(Json(moment).into_response())
 }
 
@@ -126,17 +178,24 @@ async fn fork_run(
             "this server serves every run from a recording (--replay): a fork, which goes live, cannot run here",
         ));
     }
-    let target = locate(&server, &run, request.at).await?;
-    let stop = match &request.reply {
-        Some(_) => Stop::Reply(target.reply_count().ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "reply: event {} is a {} event; a reply replaces a model call's (its model_request or model_response)",
-                target.seq, target.kind
-            ))
-        })?),
-        None => Stop::After(target.count),
-    };
-    let moment = moment::moment(&server, &run, &target, stop).await?;
+    let (at, replaces) = (request.at, request.reply.is_some());
+    let travelled = run.clone();
+    let (target, moment) = off_workers(&server, move |server, main| {
+        let run = travelled;
+        let target = main.block_on(locate(server, &run, at))?;
+        let stop = match replaces {
+            true => Stop::Reply(target.reply_count().ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "reply: event {} is a {} event; a reply replaces a model call's (its model_request or model_response)",
+                    target.seq, target.kind
+                ))
+            })?),
+            false => Stop::After(target.count),
+        };
+        let moment = replay(server, &run, &target, stop)?;
+        Ok((target, moment))
+    })
+    .await?;
     if let Some(name) = request.set.keys().next().filter(|_| moment.point.is_none()) {
         return Err(ApiError::bad_request(format!(
             "set.{name}: the run had no step left after event {}: there is nothing to go on with",
@@ -167,7 +226,10 @@ async fn fork_run(
     };
     let new_id = uuid::Uuid::new_v4().to_string();
     let session = uuid::Uuid::new_v4().to_string();
-    fork::save(&server.settings.state_dir, &new_id, &plan).map_err(replay_failed)?;
+    fork::save(&server.settings.state_dir, &new_id, &plan).map_err(|e| {
+        tracing::error!(error = %e, "cannot save a fork's plan");
+        replay_failed("cannot save the fork's plan; see the server's log")
+    })?;
     let new = NewRun {
         id: &new_id,
         session: &session,

@@ -99,7 +99,8 @@ async fn describe(
     target: &Target,
     stop: Stop,
 ) -> Result<Moment, ApiError> {
-    std::fs::create_dir_all(work).map_err(|e| replay_failed(format!("cannot create {}: {e}", work.display())))?;
+    std::fs::create_dir_all(work)
+        .map_err(|e| super::file_failed(format!("cannot create the replay's scratch directory: {e}"), work))?;
     let replayed = replay(server, run, journal, work, target, stop).await?;
     Ok(Moment {
         run: run.id.clone(),
