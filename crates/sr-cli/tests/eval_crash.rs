@@ -183,6 +183,14 @@ async fn a_torn_last_log_line_is_dropped_with_a_warning_and_a_bad_middle_line_is
     assert_eq!(whole["finished"], json!(3));
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
 
+    // A directory from before the log gets one with the runs of its results.json.
+    std::fs::remove_file(&log).unwrap();
+    let before = server.requests().len();
+    let out = sr(&["eval", "--resume", "o"], &dir, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((server.requests().len(), log_lines(&dir)), (before, 3));
+    assert_eq!(results(&dir.join("o/results.json"))["finished"], json!(3));
+
     // A bad line with runs after it is not a torn write: nothing runs.
     let text = std::fs::read_to_string(&log).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
