@@ -365,6 +365,19 @@ async fn evaluate(args: RunArgs) -> ExitCode {
         ));
         return ExitCode::from(130);
     }
+    if !results.complete {
+        // Only a case run the log could not take is missing from a run that was not stopped.
+        return fail(
+            format!(
+                "{} of {} case runs could not be written to {} (sr eval --resume {} runs them)",
+                results.missing.len(),
+                results.planned,
+                log_path.display(),
+                out.display()
+            ),
+            2,
+        );
+    }
     let mean = results.mean_score();
     match min_score {
         Some(min) if mean < min => {
