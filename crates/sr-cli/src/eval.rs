@@ -1,6 +1,8 @@
 //! `sr eval`: runs workloads on a dataset and scores every case (sr-eval),
-//! writes `results.json`, `report.md` and `report.html`; `--resume OUT`
-//! finishes a run that stopped; `sr eval compare` is the CI gate between two
+//! appends each finished case run to `runs.jsonl` and writes `results.json`,
+//! `report.md` and `report.html` from it; SIGINT, SIGTERM and SIGHUP stop it
+//! with the finished cases written; `--resume OUT` finishes a run that
+//! stopped or was killed; `sr eval compare` is the CI gate between two
 //! result sets, `sr eval merge` joins shards and `sr eval report` renders the
 //! reports of any results.
 
@@ -11,13 +13,15 @@ mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use sr_eval::config::Reduce;
 use sr_eval::harness;
-use sr_eval::results::{Results, RunKey};
+use sr_eval::results::{CaseResult, Results, RunKey};
+use sr_eval::runlog::{self, RunLog};
 
-use output::{fail, print_summary, read_results, tell, write_results};
+use output::{fail, print_summary, read_results, tell, write_json, write_results};
 use progress::Display;
 
 #[derive(clap::Args)]
@@ -249,10 +253,16 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     let jobs = args.jobs.map(usize::from);
     let (config, out, before) = match &args.resume {
         Some(dir) => {
-            let results = match read_results(&dir.join("results.json")) {
+            let mut results = match read_results(&dir.join("results.json")) {
                 Ok(results) => results,
                 Err(e) => return fail(e, 2),
             };
+            // The case runs that finished are the log's (results.json has
+            // none after a `kill -9`).
+            match logged(&dir.join(runlog::FILE), &results) {
+                Ok(cases) => results.cases = cases,
+                Err(e) => return fail(e, 2),
+            }
             let Some(mut config) = results.run.clone() else {
                 return fail(
                     format!(
@@ -299,19 +309,45 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(&out) {
         return fail(format!("cannot make {}: {e}", out.display()), 2);
     }
+    let log_path = out.join(runlog::FILE);
+    let log = if before.is_some() { RunLog::append_to(&log_path) } else { RunLog::create(&log_path) };
+    let log = match log {
+        Ok(log) => Mutex::new(log),
+        Err(e) => return fail(e, 2),
+    };
+    if before.is_none() {
+        // How the run was asked for is on disk before any case runs: a
+        // killed run can be resumed.
+        let none = Results::assemble(&keys, Vec::new(), reduce, Some(config.clone()));
+        if let Err(e) = write_json(&none, &out) {
+            return fail(e, 2);
+        }
+    }
     let total = todo.len();
     let display = Display::new(total);
     let servers = match &options.models {
         sr_eval::case::Models::Server(servers) => Some(servers.clone()),
         _ => None,
     };
-    let ran = harness::run(variants, cases, todo, options, &|p| display.case_done(p), ctrl_c()).await;
+    let finished = |p: &harness::Progress| {
+        display.case_done(p);
+        let appended =
+            log.lock().map_err(|_| "the log's lock is poisoned".to_string()).and_then(|mut l| l.append(p.case));
+        if let Err(e) = appended {
+            tell(&format!("warning: {e} (this case run is not kept: --resume runs it again)"));
+        }
+    };
+    let ran = harness::run(variants, cases, todo, options, &finished, stop_signal()).await;
     if let Some(servers) = servers {
         servers.settle().await;
     }
     display.finish();
-    let mut all = before.map(|b| b.cases).unwrap_or_default();
-    all.extend(ran.results.cases);
+    drop(log);
+    // The results are the log's: what they hold is what a resume would find.
+    let all = match runlog::recover(&log_path) {
+        Ok(read) => read.cases,
+        Err(e) => return fail(e, 2),
+    };
     let min_score = config.min_score;
     let results = Results::assemble(&keys, all, reduce, Some(config));
     // Written before anything is printed: a closed stdout loses no results.
@@ -329,6 +365,19 @@ async fn evaluate(args: RunArgs) -> ExitCode {
         ));
         return ExitCode::from(130);
     }
+    if !results.complete {
+        // Only a case run the log could not take is missing from a run that was not stopped.
+        return fail(
+            format!(
+                "{} of {} case runs could not be written to {} (sr eval --resume {} runs them)",
+                results.missing.len(),
+                results.planned,
+                log_path.display(),
+                out.display()
+            ),
+            2,
+        );
+    }
     let mean = results.mean_score();
     match min_score {
         Some(min) if mean < min => {
@@ -339,8 +388,48 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     }
 }
 
+/// The case runs in the log at `path` of a run being resumed (a torn last
+/// line dropped with a warning). A directory without a log (written before
+/// there was one) gets one with the case runs of its `results`.
+fn logged(path: &Path, results: &Results) -> Result<Vec<CaseResult>, String> {
+    if path.exists() {
+        let read = runlog::recover(path)?;
+        if let Some(dropped) = read.dropped {
+            tell(&format!("warning: {dropped}"));
+        }
+        return Ok(read.cases);
+    }
+    let mut log = RunLog::create(path)?;
+    for case in &results.cases {
+        log.append(case)?;
+    }
+    Ok(results.cases.clone())
+}
+
+/// Completes at the first SIGINT (Ctrl-C), SIGTERM (`timeout`, `docker
+/// stop`, Kubernetes) or SIGHUP (the terminal went away); a signal that
+/// cannot be watched never completes it.
+#[cfg(unix)]
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    async fn on(kind: SignalKind) {
+        match signal(kind) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    }
+    tokio::select! {
+        () = on(SignalKind::interrupt()) => {}
+        () = on(SignalKind::terminate()) => {}
+        () = on(SignalKind::hangup()) => {}
+    }
+}
+
 /// Completes at the first Ctrl-C; never when the signal cannot be watched.
-async fn ctrl_c() {
+#[cfg(not(unix))]
+async fn stop_signal() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }

@@ -6,7 +6,8 @@
 //! each case run in a fresh work directory and session, several at once;
 //! [`scorer`] judges each run ([`meter`] counts what its model calls spend);
 //! [`results`] is the machine-readable outcome (complete or not, with
-//! [`config`], how it was asked for), [`report`] the readable one ([`html`]
+//! [`config`], how it was asked for) and is made from [`runlog`], the
+//! finished case runs as they end, [`report`] the readable one ([`html`]
 //! the page), [`stats`] their intervals and tests, [`compare`] gates one
 //! result set against another and [`merge`] joins shards. With [`remote`]
 //! the case runs are runs of an `sr serve` instead of local ones.
@@ -24,6 +25,7 @@ mod relative;
 pub mod remote;
 pub mod report;
 pub mod results;
+pub mod runlog;
 pub mod scorer;
 pub mod stats;
 pub mod suggest;

@@ -29,9 +29,18 @@ pub fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
 /// `results.json`, `report.md` and `report.html` in `out`; transcripts are
 /// read from the events files under `events`.
 pub fn write_results(results: &Results, out: &Path) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
-    write(&out.join("results.json"), json)?;
+    write_json(results, out)?;
     write_reports(results, out, out)
+}
+
+/// `results.json` in `out`, replaced whole: a process killed while writing
+/// it leaves the old one (written beside it, then renamed over it).
+pub fn write_json(results: &Results, out: &Path) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
+    let path = out.join("results.json");
+    let next = out.join("results.json.tmp");
+    write(&next, json)?;
+    std::fs::rename(&next, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 pub fn write_reports(results: &Results, events: &Path, out: &Path) -> Result<(), String> {
