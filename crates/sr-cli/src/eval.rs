@@ -51,8 +51,9 @@ enum Command {
         /// Runs and variants of the base missing from the new results do not fail the gate.
         #[arg(long)]
         allow_missing: bool,
-        /// Compare this variant of BASE (a workload, `workload@entry`, its file
-        /// stem or its full name) with --new-variant of NEW, case by case.
+        /// Compare this variant of BASE (its full name, `workload@entry`, the
+        /// workload or its file stem, or a part only it has: its entry or
+        /// model) with --new-variant of NEW, case by case.
         #[arg(long, value_name = "VARIANT", requires = "new_variant")]
         base_variant: Option<String>,
         /// The variant of NEW compared with --base-variant.
