@@ -251,9 +251,7 @@ fn cassette(variant: &Variant, case: &Case, epoch: u32) -> PathBuf {
 /// recording, so every run of these epochs would fail for want of one.
 pub fn unrecorded_epochs(dir: &Path, variants: &[Variant], cases: &[Case], epochs: u32) -> Vec<u32> {
     (2..=epochs)
-        .filter(|&epoch| {
-            !variants.iter().any(|v| cases.iter().any(|c| dir.join(cassette(v, c, epoch)).is_file()))
-        })
+        .filter(|&epoch| !variants.iter().any(|v| cases.iter().any(|c| dir.join(cassette(v, c, epoch)).is_file())))
         .collect()
 }
 

@@ -61,7 +61,9 @@ pub fn select<'a>(spec: &str, all: &'a [VariantKey]) -> Result<&'a VariantKey, S
     let listed = |keys: &[&VariantKey]| keys.iter().map(|v| variant_name(v)).collect::<Vec<_>>().join(", ");
     match found.as_slice() {
         [one] => Ok(one),
-        [] => Err(format!("no variant {spec:?} in the results (they have: {})", listed(&all.iter().collect::<Vec<_>>()))),
+        [] => {
+            Err(format!("no variant {spec:?} in the results (they have: {})", listed(&all.iter().collect::<Vec<_>>())))
+        }
         many => Err(format!("{spec:?} names {} variants ({}): give the full name", many.len(), listed(many))),
     }
 }
