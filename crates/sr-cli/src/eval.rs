@@ -51,8 +51,9 @@ enum Command {
         /// Runs and variants of the base missing from the new results do not fail the gate.
         #[arg(long)]
         allow_missing: bool,
-        /// Compare this variant of BASE (a workload, `workload@entry`, its file
-        /// stem or its full name) with --new-variant of NEW, case by case.
+        /// Compare this variant of BASE (its full name, `workload@entry`, the
+        /// workload or its file stem, or a part only it has: its entry or
+        /// model) with --new-variant of NEW, case by case.
         #[arg(long, value_name = "VARIANT", requires = "new_variant")]
         base_variant: Option<String>,
         /// The variant of NEW compared with --base-variant.
@@ -200,6 +201,21 @@ fn seconds(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// Why epochs the replay directory has no recording of cannot give results,
+/// and what they cost: said once, before any case runs.
+fn unrecorded_warning(unrecorded: &[u32], epochs: u32, dir: &Path) -> Option<String> {
+    let first = *unrecorded.first()?;
+    let listed = unrecorded.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let (epoch, them) = if unrecorded.len() == 1 { ("epoch", "it") } else { ("epochs", "them") };
+    Some(format!(
+        "warning: --epochs {epochs} with --replay-from {}: it has no recording of {epoch} {listed} (a replay serves \
+         each epoch its own recording and never samples the model again), so every run of {them} will fail; the \
+         run does {epochs}× the case runs of one epoch. Record with --epochs {epochs}, or replay with --epochs {}",
+        dir.display(),
+        first - 1
+    ))
+}
+
 fn shard(text: &str) -> Result<(usize, usize), String> {
     let bad = || format!("{text:?} is not I/N with 1 <= I <= N");
     let (i, n) = text.split_once('/').ok_or_else(bad)?;
@@ -299,6 +315,12 @@ async fn evaluate(args: RunArgs) -> ExitCode {
             tell(problem);
         }
         return ExitCode::from(2);
+    }
+    if let Some(dir) = &config.replay_from {
+        let unrecorded = harness::unrecorded_epochs(dir, &variants, &cases, config.epochs);
+        if let Some(warning) = unrecorded_warning(&unrecorded, config.epochs, dir) {
+            tell(&warning);
+        }
     }
     let plan = harness::plan(&variants, &cases, config.epochs);
     let keys: Vec<RunKey> = plan.iter().map(|p| harness::key(&variants, &cases, *p)).collect();

@@ -205,6 +205,78 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn compare_takes_a_variant_by_its_entry_and_a_replay_of_unrecorded_epochs_is_warned_of_once() {
+    let dir = temp("short-names");
+    std::fs::write(dir.join("data.jsonl"), DATASET).unwrap();
+    let server = MockServer::start().await;
+    push_good_run(&server);
+    push_good_run(&server);
+    let both = ["--workload", "helper.sr", "--entry", "main", "--entry", "helper"];
+    let args = [&["eval", "data.jsonl", "--jobs", "1", "--record-to", "rec", "--out", "live"], &both[..]].concat();
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // `main` is the entry of one variant only: it names helper.sr@main.
+    let compare = |base: &str, new: &str| {
+        let args = ["eval", "compare", "live/results.json", "live/results.json", "--base-variant", base];
+        sr(&[&args[..], &["--new-variant", new]].concat(), &dir, &[])
+    };
+    let paired = compare("main", "helper.sr@helper");
+    assert_eq!(paired.status.code(), Some(0), "{}", stderr(&paired));
+    let text = String::from_utf8_lossy(&paired.stdout);
+    assert!(text.contains("  helper.sr@main × default → helper.sr@helper × default (3 paired cases)"), "{text}");
+    // `helper` is the stem of both and the entry of one: both are candidates.
+    let ambiguous = compare("helper", "main");
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(
+        stderr(&ambiguous)
+            .contains("\"helper\" names 2 variants (helper.sr@main × default, helper.sr@helper × default)"),
+        "{}",
+        stderr(&ambiguous)
+    );
+    let unknown = compare("main", "solo");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains(
+            "no variant \"solo\" in the results (they have: helper.sr@main × default, helper.sr@helper × default)"
+        ),
+        "{}",
+        stderr(&unknown)
+    );
+
+    // The recording has one epoch: a replay of two is warned of once, before
+    // any case runs, and its second epoch fails for want of cassettes.
+    let replay = ["eval", "data.jsonl", "--workload", "helper.sr", "--entry", "main", "--jobs", "1"];
+    let args = [&replay[..], &["--replay-from", "rec", "--epochs", "2", "--out", "twice"]].concat();
+    let out = sr(&args, &dir, &offline_env());
+    let said = stderr(&out);
+    assert_eq!(said.matches("warning: --epochs 2 with --replay-from").count(), 1, "{said}");
+    let first = said.lines().next().unwrap();
+    assert!(first.contains("it has no recording of epoch 2 ("), "{said}");
+    assert!(first.contains("the run does 2× the case runs of one epoch"), "{said}");
+    assert!(first.contains("or replay with --epochs 1"), "{said}");
+    let twice = results(&dir.join("twice/results.json"));
+    let errors: Vec<(u64, bool)> = twice["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["epoch"].as_u64().unwrap(), c["error"].as_str().is_some_and(|e| e.contains("no such file"))))
+        .collect();
+    assert_eq!(errors, [(1, false), (2, true), (1, false), (2, true), (1, false), (2, true)]);
+
+    // Recorded with two epochs, a replay of two has nothing to warn of.
+    push_good_run(&server);
+    push_good_run(&server);
+    let args = [&replay[..], &["--epochs", "2", "--record-to", "rec2", "--out", "live2"]].concat();
+    let out = sr(&args, &dir, &mock_env(&server));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let args = [&replay[..], &["--replay-from", "rec2", "--epochs", "2", "--out", "again"]].concat();
+    let out = sr(&args, &dir, &offline_env());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
+}
+
 #[test]
 fn a_malformed_dataset_line_is_reported_with_file_line_and_column() {
     let dir = temp("malformed");

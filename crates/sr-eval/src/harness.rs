@@ -240,6 +240,21 @@ fn with_epoch(name: &str, epoch: u32) -> String {
     if epoch <= 1 { name.to_string() } else { format!("{name}.{epoch}") }
 }
 
+/// The cassette of one case run, relative to the record or replay directory.
+fn cassette(variant: &Variant, case: &Case, epoch: u32) -> PathBuf {
+    let model = model_label(variant.model.as_deref());
+    Path::new(&case.id).join(&variant.label).join(format!("{}.jsonl", with_epoch(&model, epoch)))
+}
+
+/// The epochs from 2 to `epochs` of which the replay directory `dir` holds
+/// no cassette for any case run: a replay serves each epoch its own
+/// recording, so every run of these epochs would fail for want of one.
+pub fn unrecorded_epochs(dir: &Path, variants: &[Variant], cases: &[Case], epochs: u32) -> Vec<u32> {
+    (2..=epochs)
+        .filter(|&epoch| !variants.iter().any(|v| cases.iter().any(|c| dir.join(cassette(v, c, epoch)).is_file())))
+        .collect()
+}
+
 /// One case of one variant, with its retries.
 async fn run_one(
     variant: &Variant,
@@ -251,7 +266,7 @@ async fn run_one(
     let model = model_label(variant.model.as_deref());
     let events = format!("cases/{}/{}/{model}/{}.jsonl", case.id, variant.label, with_epoch("events", epoch));
     let events_file = options.out.join(&events);
-    let cassette = Path::new(&case.id).join(&variant.label).join(format!("{}.jsonl", with_epoch(&model, epoch)));
+    let cassette = cassette(variant, case, epoch);
     let models = options.models.clone();
     let mut attempt = 0;
     loop {
