@@ -21,6 +21,7 @@ use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sr_runtime::event::Event;
+use sr_runtime::served::RunStatus;
 use tokio::task::JoinHandle;
 
 use crate::dataset::{Case, Files};
@@ -242,11 +243,10 @@ impl Server {
         match outcome {
             Ok((events, row)) => {
                 ran.events = events;
-                let status = row["status"].as_str().unwrap_or("").to_string();
                 ran.result = row.get("result").filter(|r| !r.is_null()).cloned();
                 ran.error = row["error"].as_str().map(str::to_string);
-                if status != "done" && ran.error.is_none() {
-                    ran.error = Some(format!("the run ended {status} on the server"));
+                if status(&row) != Some(RunStatus::Done) && ran.error.is_none() {
+                    ran.error = Some(format!("the run ended {} on the server", row["status"].as_str().unwrap_or("?")));
                 }
             }
             Err(e) => ran.error = Some(e),
@@ -282,7 +282,7 @@ impl Server {
                 Ok(row) => row,
                 Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
             };
-            if matches!(row["status"].as_str(), Some("done" | "failed" | "cancelled")) && failure.is_none() {
+            if status(&row).is_some_and(RunStatus::is_ended) && failure.is_none() {
                 return Ok((events, row));
             }
             broken += 1;
@@ -347,8 +347,10 @@ impl Server {
         let deadline = tokio::time::Instant::now() + REQUEST;
         while tokio::time::Instant::now() < deadline {
             match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
-                Ok(row) if row["status"] == "running" => tokio::time::sleep(Duration::from_millis(50)).await,
-                Ok(row) => return row["status"] == "paused",
+                Ok(row) if status(&row) == Some(RunStatus::Running) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Ok(row) => return status(&row) == Some(RunStatus::Paused),
                 Err(_) => return false,
             }
         }
@@ -415,6 +417,11 @@ impl Drop for Pending {
             cancels.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(task);
         }
     }
+}
+
+/// A run's status as the server's answer names it (`None`: it names none).
+fn status(row: &Value) -> Option<RunStatus> {
+    row["status"].as_str()?.parse().ok()
 }
 
 fn unreachable(base: &str, error: &reqwest::Error) -> String {

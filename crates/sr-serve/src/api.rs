@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
-use crate::store::{NewRun, RunRow};
+use crate::store::{NewRun, RunRow, RunStatus};
 use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
@@ -211,7 +211,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
     };
     runs::queue(&server, &new, request.on_conflict == OnConflict::Reject).await?;
     if !request.wait {
-        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
+        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response());
     }
     let row = runs::wait_for_end(&server, &id).await?;
     Ok(Json(row).into_response())
@@ -223,7 +223,7 @@ async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRo
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
     let status = runs::cancel_run(&server, &id).await?;
-    Ok(Json(json!({"id": id, "status": status})))
+    Ok(Json(json!({"id": id, "status": status.as_str()})))
 }
 
 /// An answer to `escalate to human` (`text`), or a decision about a tool
@@ -245,5 +245,5 @@ async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<I
             runs::decide(&server, &id, decision).await?;
         }
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response())
 }

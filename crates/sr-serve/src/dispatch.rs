@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sr_runtime::RunOptions;
-use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::event::{self, Event, EventSink, Payload};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
 use sr_runtime::in_doubt::{Decision, Once};
@@ -24,7 +24,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::metrics::RunTimer;
-use crate::store::{RunRow, StoreError};
+use crate::store::{RunRow, RunStatus, StoreError};
 use crate::{Server, replayed, travel};
 
 /// An event over this many bytes of JSON is stored and streamed as an
@@ -92,7 +92,7 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         }
         Ok(outcome) => outcome,
         Err(e) if e.is_cancelled() && cancelled => {
-            Outcome { status: "cancelled", result: None, error: Some("cancelled by request".to_string()) }
+            Outcome { status: RunStatus::Cancelled, result: None, error: Some("cancelled by request".to_string()) }
         }
         // Stopped by the drain: left running, for the next start to resume.
         Err(e) if e.is_cancelled() => {
@@ -103,14 +103,14 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         Err(e) => {
             tracing::error!(error = %e, "the run's task failed");
             Outcome {
-                status: "failed",
+                status: RunStatus::Failed,
                 result: None,
                 error: Some("the run's task panicked; see the server log".to_string()),
             }
         }
     };
     match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), outcome.error.as_deref()).await {
-        Ok(()) => tracing::info!(status = outcome.status, "run ended"),
+        Ok(()) => tracing::info!(status = %outcome.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),
     }
@@ -119,13 +119,13 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
 }
 
 struct Outcome {
-    status: &'static str,
+    status: RunStatus,
     result: Option<Value>,
     error: Option<String>,
 }
 
 fn failed(error: impl Into<String>) -> Outcome {
-    Outcome { status: "failed", result: None, error: Some(error.into()) }
+    Outcome { status: RunStatus::Failed, result: None, error: Some(error.into()) }
 }
 
 async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
@@ -195,23 +195,17 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         timer: RunTimer::default(),
     });
     match launched.run(hook, vec![sink]).await {
-        Ok(Finished { status: Some(RunStatus::Paused), in_doubt: Some(question), .. }) => {
+        Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
             Outcome {
-                status: "in_doubt",
+                status: RunStatus::InDoubt,
                 error: Some(question.describe()),
                 result: serde_json::to_value(&question).ok(),
             }
         }
-        Ok(Finished { status: Some(status), result, error, .. }) => Outcome {
-            status: match status {
-                RunStatus::Completed => "done",
-                RunStatus::Failed => "failed",
-                RunStatus::Paused => "paused",
-            },
-            result,
-            error,
-        },
+        Ok(Finished { status: Some(status), result, error, .. }) => {
+            Outcome { status: RunStatus::from_runtime(status), result, error }
+        }
         Ok(Finished { status: None, .. }) => failed("the run never reported its end"),
         Err(e) => failed(e.to_string()),
     }
@@ -268,7 +262,9 @@ async fn launch_when_free(
 /// Whether the runtime's last run of the run's session stopped in doubt.
 fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
     server.sessions.runs(&run.session).is_ok_and(|runs| {
-        runs.last().is_some_and(|(n, status)| Some(*n) == run.attempt_run && status == sr_runtime::in_doubt::STATUS)
+        runs.last().is_some_and(|(n, status)| {
+            Some(*n) == run.attempt_run && RunStatus::of_attempt(status) == Some(RunStatus::InDoubt)
+        })
     })
 }
 
@@ -276,7 +272,8 @@ fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
 fn ended_attempt(server: &Server, run: &RunRow) -> bool {
     server.sessions.runs(&run.session).is_ok_and(|runs| {
         runs.last().is_some_and(|(n, status)| {
-            Some(*n) == run.attempt_run && matches!(status.as_str(), "completed" | "failed" | "paused")
+            Some(*n) == run.attempt_run
+                && RunStatus::of_attempt(status).is_some_and(|s| s.is_ended() || s == RunStatus::Paused)
         })
     })
 }

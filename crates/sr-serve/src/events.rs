@@ -69,7 +69,7 @@ impl Cursor {
             // Subscribed before reading: a change after the read wakes us.
             let mut changes = self.server.subscribe(&self.run);
             let ended = match self.server.store.run(&self.run).await {
-                Ok(Some(run)) => matches!(run.status.as_str(), "done" | "failed" | "cancelled"),
+                Ok(Some(run)) => run.status.is_ended(),
                 Ok(None) => true,
                 Err(error) => {
                     tracing::error!(%error, "cannot read a run");

@@ -23,10 +23,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde_json::Value;
+pub use sr_runtime::served::RunStatus;
 use tokio::sync::mpsc;
-
-/// A run's status as the API names it.
-pub const STATUSES: [&str; 7] = ["queued", "running", "paused", "in_doubt", "done", "failed", "cancelled"];
 
 #[derive(Clone)]
 pub struct Store {
@@ -47,7 +45,7 @@ pub struct RunRow {
     pub workload: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,7 +73,7 @@ pub struct RunRow {
 impl RunRow {
     /// A run in doubt shows its stored question as such, not as a result.
     pub(crate) fn questioned(mut self) -> RunRow {
-        if self.status == "in_doubt" {
+        if self.status == RunStatus::InDoubt {
             self.question = self.result.take();
         }
         self
@@ -98,7 +96,7 @@ pub struct RecentRun {
     pub session: String,
     pub workload: String,
     pub entry: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
     pub created_ms: i64,
     pub updated_ms: i64,
@@ -126,6 +124,8 @@ pub enum StoreError {
     Postgres(String),
     /// The thread reading the embedded store for the studio failed.
     Reader(String),
+    /// A stored status that names no status (a store written by another program).
+    Status(sr_runtime::served::UnknownStatus),
     /// A write of a run by a claim that is no longer its last: another
     /// replica claimed it since (this one's lease expired).
     Fenced {
@@ -140,6 +140,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Sqlite(e) => write!(f, "{e}"),
             StoreError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StoreError::Reader(e) => write!(f, "the store's reader failed: {e}"),
+            StoreError::Status(e) => write!(f, "a stored run's status: {e}"),
             StoreError::Fenced { run, epoch } => {
                 write!(f, "run {run} was claimed again since this claim (epoch {epoch}): write refused")
             }
@@ -248,8 +249,8 @@ impl Store {
     pub async fn finish(
         &self,
         id: &str,
-        from: &str,
-        status: &str,
+        from: RunStatus,
+        status: RunStatus,
         result: Option<&Value>,
         error: Option<&str>,
     ) -> Result<bool> {
@@ -261,7 +262,7 @@ impl Store {
         &self,
         id: &str,
         epoch: i64,
-        status: &str,
+        status: RunStatus,
         result: Option<&Value>,
         error: Option<&str>,
     ) -> Result<()> {
@@ -297,7 +298,7 @@ impl Store {
     }
 
     /// How many runs are in each status (every status listed, zeros included).
-    pub async fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+    pub async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         each!(self, b => b.counts())
     }
 
@@ -325,12 +326,11 @@ impl Store {
     }
 
     /// The newest runs first, for the studio.
-    pub async fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+    pub async fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         match &self.backend {
             Backend::Sqlite(b) => {
                 let b = b.clone();
-                let status = status.map(str::to_string);
-                tokio::task::spawn_blocking(move || b.recent_runs(status.as_deref(), limit))
+                tokio::task::spawn_blocking(move || b.recent_runs(status, limit))
                     .await
                     .map_err(|e| StoreError::Reader(e.to_string()))?
             }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
 
-use super::{NewRun, Note, RecentRun, Refusal, Result, RunRow, STATUSES, StoreError, now_ms};
+use super::{NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, StoreError, now_ms};
 
 #[derive(Clone)]
 pub struct Postgres {
@@ -88,14 +88,19 @@ const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
 const CANCEL: &str = "sr_serve_cancel";
 
-fn run_row(r: &Row) -> RunRow {
+/// Column `i` of a row as a status.
+fn status(r: &Row, i: usize) -> Result<RunStatus> {
+    r.get::<_, &str>(i).parse().map_err(StoreError::Status)
+}
+
+fn run_row(r: &Row) -> Result<RunRow> {
     let result: Option<String> = r.get(5);
-    RunRow {
+    Ok(RunRow {
         id: r.get(0),
         session: r.get(1),
         workload: r.get(2),
         entry: r.get(3),
-        status: r.get(4),
+        status: status(r, 4)?,
         result: result.and_then(|text| serde_json::from_str(&text).ok()),
         error: r.get(6),
         message: r.get(7),
@@ -105,7 +110,7 @@ fn run_row(r: &Row) -> RunRow {
         epoch: r.get(11),
         question: None,
     }
-    .questioned()
+    .questioned())
 }
 
 fn fenced(id: &str, epoch: i64) -> StoreError {
@@ -245,13 +250,13 @@ impl Postgres {
                     e.into()
                 }
             })?;
-        Ok(claimed.as_ref().map(run_row))
+        claimed.as_ref().map(run_row).transpose()
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
         let client = self.pool.get().await?;
         let row = client.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&id]).await?;
-        Ok(row.as_ref().map(run_row))
+        row.as_ref().map(run_row).transpose()
     }
 
     pub async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
@@ -259,7 +264,7 @@ impl Postgres {
         let rows = client
             .query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE session = $1 ORDER BY position"), &[&session])
             .await?;
-        Ok(rows.iter().map(run_row).collect())
+        rows.iter().map(run_row).collect()
     }
 
     pub async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
@@ -277,8 +282,8 @@ impl Postgres {
     pub async fn finish(
         &self,
         id: &str,
-        from: &str,
-        status: &str,
+        from: RunStatus,
+        status: RunStatus,
         result: Option<&Value>,
         error: Option<&str>,
     ) -> Result<bool> {
@@ -289,7 +294,7 @@ impl Postgres {
                      UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
                      WHERE id = $1 AND status = $2 RETURNING id)
                  SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &from, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+                &[&id, &from.as_str(), &status.as_str(), &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
             )
             .await?;
         Ok(changed.is_some())
@@ -299,7 +304,7 @@ impl Postgres {
         &self,
         id: &str,
         epoch: i64,
-        status: &str,
+        status: RunStatus,
         result: Option<&Value>,
         error: Option<&str>,
     ) -> Result<()> {
@@ -310,7 +315,7 @@ impl Postgres {
                      UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
                      WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
                  SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &epoch, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+                &[&id, &epoch, &status.as_str(), &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
             )
             .await?;
         if changed.is_none() { Err(fenced(id, epoch)) } else { Ok(()) }
@@ -376,13 +381,13 @@ impl Postgres {
         Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
     }
 
-    pub async fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+    pub async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         let client = self.pool.get().await?;
         let rows = client.query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[]).await?;
-        Ok(STATUSES
+        Ok(RunStatus::ALL
             .iter()
             .map(|status| {
-                let n = rows.iter().find(|r| r.get::<_, &str>(0) == *status).map_or(0, |r| r.get(1));
+                let n = rows.iter().find(|r| r.get::<_, &str>(0) == status.as_str()).map_or(0, |r| r.get(1));
                 (*status, n)
             })
             .collect())
@@ -427,30 +432,31 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+    pub async fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let client = self.pool.get().await?;
         let rows = client
             .query(
                 "SELECT id, session, workload, entry, status, error, created_ms, updated_ms,
                         (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
                  FROM runs WHERE $1::text IS NULL OR status = $1 ORDER BY position DESC LIMIT $2",
-                &[&status, &i64::from(limit)],
+                &[&wanted.map(RunStatus::as_str), &i64::from(limit)],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| RecentRun {
-                id: r.get(0),
-                session: r.get(1),
-                workload: r.get(2),
-                entry: r.get(3),
-                status: r.get(4),
-                error: r.get(5),
-                created_ms: r.get(6),
-                updated_ms: r.get(7),
-                last_event: r.get(8),
+        rows.iter()
+            .map(|r| {
+                Ok(RecentRun {
+                    id: r.get(0),
+                    session: r.get(1),
+                    workload: r.get(2),
+                    entry: r.get(3),
+                    status: status(r, 4)?,
+                    error: r.get(5),
+                    created_ms: r.get(6),
+                    updated_ms: r.get(7),
+                    last_event: r.get(8),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// A connection of its own that `LISTEN`s, connected again (after a

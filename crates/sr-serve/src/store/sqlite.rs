@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use super::{NewRun, RecentRun, Refusal, Result, RunRow, STATUSES, StoreError, now_ms};
+use super::{NewRun, RecentRun, Refusal, Result, RunRow, RunStatus, StoreError, now_ms};
 
 #[derive(Clone)]
 pub struct Sqlite {
@@ -23,6 +23,13 @@ const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 const RUN_COLUMNS: &str =
     "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
 
+/// Column `i` of a row as a status.
+fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
+    r.get::<_, String>(i)?
+        .parse()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+}
+
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let result: Option<String> = r.get(5)?;
     Ok(RunRow {
@@ -30,7 +37,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         session: r.get(1)?,
         workload: r.get(2)?,
         entry: r.get(3)?,
-        status: r.get(4)?,
+        status: status(r, 4)?,
         result: result.and_then(|text| serde_json::from_str(&text).ok()),
         error: r.get(6)?,
         message: r.get(7)?,
@@ -209,23 +216,30 @@ impl Sqlite {
     pub fn finish(
         &self,
         id: &str,
-        from: &str,
-        status: &str,
+        from: RunStatus,
+        status: RunStatus,
         result: Option<&Value>,
         error: Option<&str>,
     ) -> Result<bool> {
         let changed = self.conn().execute(
             "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6 WHERE id = ?1 AND status = ?2",
-            params![id, from, status, result.map(Value::to_string), error, now_ms()],
+            params![id, from.as_str(), status.as_str(), result.map(Value::to_string), error, now_ms()],
         )?;
         Ok(changed > 0)
     }
 
-    pub fn end(&self, id: &str, epoch: i64, status: &str, result: Option<&Value>, error: Option<&str>) -> Result<()> {
+    pub fn end(
+        &self,
+        id: &str,
+        epoch: i64,
+        status: RunStatus,
+        result: Option<&Value>,
+        error: Option<&str>,
+    ) -> Result<()> {
         let changed = self.conn().execute(
             "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6
              WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
-            params![id, epoch, status, result.map(Value::to_string), error, now_ms()],
+            params![id, epoch, status.as_str(), result.map(Value::to_string), error, now_ms()],
         )?;
         if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
     }
@@ -272,10 +286,13 @@ impl Sqlite {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+    pub fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached("SELECT COUNT(*) FROM runs WHERE status = ?1")?;
-        STATUSES.iter().map(|status| Ok((*status, statement.query_row([status], |r| r.get(0))?))).collect()
+        RunStatus::ALL
+            .iter()
+            .map(|status| Ok((*status, statement.query_row([status.as_str()], |r| r.get(0))?)))
+            .collect()
     }
 
     pub fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
@@ -293,7 +310,7 @@ impl Sqlite {
 
     /// Read on a read-only connection of its own, so it never holds the
     /// store's lock.
-    pub fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+    pub fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -304,13 +321,13 @@ impl Sqlite {
                     (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
              FROM runs WHERE ?1 IS NULL OR status = ?1 ORDER BY position DESC LIMIT ?2",
         )?;
-        let rows = statement.query_map(params![status, limit], |r| {
+        let rows = statement.query_map(params![wanted.map(RunStatus::as_str), limit], |r| {
             Ok(RecentRun {
                 id: r.get(0)?,
                 session: r.get(1)?,
                 workload: r.get(2)?,
                 entry: r.get(3)?,
-                status: r.get(4)?,
+                status: status(r, 4)?,
                 error: r.get(5)?,
                 created_ms: r.get(6)?,
                 updated_ms: r.get(7)?,

@@ -90,20 +90,24 @@ async fn one_run_per_session_in_order(fixture: Fixture) {
     let second = store.raw("UPDATE runs SET status = 'running' WHERE id = 'b'").await;
     assert!(second.is_err(), "{second:?}");
     let a = store.run("a").await.unwrap().unwrap();
-    store.end("a", a.epoch, "paused", None, None).await.unwrap();
+    store.end("a", a.epoch, RunStatus::Paused, None, None).await.unwrap();
     assert!(store.claim().await.unwrap().is_none(), "a paused run holds its session");
     assert!(store.answer("a", "yes").await.unwrap());
     let again = store.claim().await.unwrap().unwrap();
     assert_eq!((again.id.as_str(), again.pending_input.as_deref(), again.epoch), ("a", Some("yes"), a.epoch + 1));
-    assert!(!store.finish("a", "queued", "cancelled", None, None).await.unwrap(), "only from the status it is in");
-    store.end("a", again.epoch, "done", Some(&Value::from(1)), None).await.unwrap();
+    assert!(
+        !store.finish("a", RunStatus::Queued, RunStatus::Cancelled, None, None).await.unwrap(),
+        "only from the status it is in"
+    );
+    store.end("a", again.epoch, RunStatus::Done, Some(&Value::from(1)), None).await.unwrap();
     assert_eq!(store.run("a").await.unwrap().unwrap().result, Some(Value::from(1)));
     assert_eq!(store.claim().await.unwrap().unwrap().id, "b");
     let counts: Vec<_> = store.counts().await.unwrap().into_iter().filter(|(_, n)| *n > 0).collect();
-    assert_eq!(counts, [("running", 2), ("done", 1)]);
+    assert_eq!(counts, [(RunStatus::Running, 2), (RunStatus::Done, 1)]);
     let runs: Vec<String> = store.session_runs("s").await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(runs, ["a", "b"]);
-    let recent: Vec<String> = store.recent_runs(Some("running"), 10).await.unwrap().into_iter().map(|r| r.id).collect();
+    let recent: Vec<String> =
+        store.recent_runs(Some(RunStatus::Running), 10).await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(recent, ["c", "b"]);
 }
 
@@ -115,7 +119,7 @@ async fn a_run_in_doubt_waits_for_its_decision(fixture: Fixture) {
     let a = store.claim().await.unwrap().unwrap();
     assert!(!store.decide("a", "retry").await.unwrap(), "a running run took a decision");
     let question = serde_json::json!({"tool": "pay", "args": {}, "idempotency_key": "k"});
-    store.end("a", a.epoch, "in_doubt", Some(&question), Some("in doubt")).await.unwrap();
+    store.end("a", a.epoch, RunStatus::InDoubt, Some(&question), Some("in doubt")).await.unwrap();
     let row = store.run("a").await.unwrap().unwrap();
     assert_eq!((row.question.as_ref(), row.result.as_ref()), (Some(&question), None));
     assert!(matches!(store.submit(&new_run("b", "s"), true).await, Err(Refusal::SessionBusy(id)) if id == "a"));
@@ -145,7 +149,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { epoch, .. }) if epoch == old);
     assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
     assert!(fenced(first.set_attempt("r", old, 2).await));
-    assert!(fenced(first.end("r", old, "done", None, None).await));
+    assert!(fenced(first.end("r", old, RunStatus::Done, None, None).await));
     assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
     first.release("r", old).await.unwrap();
     assert!(
@@ -156,7 +160,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.unwrap();
     // An id is written once, whatever the epoch.
     assert!(second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.is_err());
-    second.end("r", taken.epoch, "done", None, None).await.unwrap();
+    second.end("r", taken.epoch, RunStatus::Done, None, None).await.unwrap();
     let events = second.events_after("r", 0, 10).await.unwrap();
     let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
     assert_eq!(ids, [1, 2, 3]);
@@ -227,7 +231,7 @@ async fn replicas_claim_each_run_once_in_order(fixture: Fixture) {
                         Some(run) => {
                             order.lock().unwrap().push((run.session.clone(), run.id.clone()));
                             tokio::task::yield_now().await;
-                            store.end(&run.id, run.epoch, "done", None, None).await.unwrap();
+                            store.end(&run.id, run.epoch, RunStatus::Done, None, None).await.unwrap();
                             done.fetch_add(1, Ordering::SeqCst);
                         }
                         None => tokio::time::sleep(Duration::from_millis(1)).await,
