@@ -15,7 +15,11 @@ use tokio::sync::mpsc;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
 
-use super::{NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, StoreError, now_ms};
+use futures::future::BoxFuture;
+
+use super::{
+    NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms, stored_id,
+};
 
 #[derive(Clone)]
 pub struct Postgres {
@@ -38,45 +42,6 @@ impl From<deadpool_postgres::PoolError> for StoreError {
         StoreError::Postgres(e.to_string())
     }
 }
-
-/// Applied in order, each once, under an advisory lock: replicas starting
-/// at once migrate one after another.
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        created_ms BIGINT NOT NULL
-    );
-    CREATE TABLE runs (
-        position BIGSERIAL PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        session TEXT NOT NULL REFERENCES sessions(id),
-        workload TEXT NOT NULL,
-        entry TEXT,
-        message TEXT NOT NULL,
-        model TEXT,
-        status TEXT NOT NULL,
-        result TEXT,
-        error TEXT,
-        attempt_run BIGINT,
-        pending_input TEXT,
-        created_ms BIGINT NOT NULL,
-        updated_ms BIGINT NOT NULL,
-        epoch BIGINT NOT NULL DEFAULT 0,
-        replica TEXT,
-        lease_until TIMESTAMPTZ
-    );
-    CREATE UNIQUE INDEX one_active_run_per_session
-        ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
-    CREATE INDEX runs_by_status ON runs(status, position);
-    CREATE INDEX runs_by_session ON runs(session, position);
-    CREATE TABLE run_events (
-        run TEXT NOT NULL,
-        id BIGINT NOT NULL,
-        event TEXT NOT NULL,
-        epoch BIGINT NOT NULL,
-        PRIMARY KEY (run, id)
-    );
-"];
 
 /// The advisory lock migrations hold (any fixed number; this one spells "srserve").
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
@@ -136,26 +101,23 @@ impl Postgres {
         Ok(store)
     }
 
-    #[cfg(test)]
-    pub fn pool_for_tests(&self) -> &Pool {
-        &self.pool
-    }
-
+    /// Brings the schema to the last version (`migrate`) under an advisory
+    /// lock: replicas starting at once migrate one after another.
     async fn migrate(&self) -> Result<()> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
-        tx.batch_execute("CREATE TABLE IF NOT EXISTS sr_serve_schema (version INTEGER NOT NULL)").await?;
-        let done: i64 = tx.query_one("SELECT COUNT(*) FROM sr_serve_schema", &[]).await?.get(0);
-        for (version, migration) in MIGRATIONS.iter().enumerate().skip(done as usize) {
-            tx.batch_execute(migration).await?;
-            tx.execute("INSERT INTO sr_serve_schema (version) VALUES ($1)", &[&(version as i32 + 1)]).await?;
+        tx.batch_execute(migrate::CREATE_TABLE).await?;
+        let applied: i32 = tx.query_one(migrate::APPLIED, &[]).await?.get(0);
+        for migration in migrate::pending(migrate::POSTGRES, applied) {
+            tx.batch_execute(migration.sql).await?;
+            tx.execute(migrate::RECORD, &[&migration.version]).await?;
         }
         tx.commit().await?;
         Ok(())
     }
 
-    pub async fn create_session(&self, id: &str) -> Result<()> {
+    async fn create_session(&self, id: &str) -> Result<()> {
         let client = self.pool.get().await?;
         client
             .execute("INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &now_ms()])
@@ -163,12 +125,12 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn session_exists(&self, id: &str) -> Result<bool> {
+    async fn session_exists(&self, id: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         Ok(client.query_one("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", &[&id]).await?.get(0))
     }
 
-    pub async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
+    async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
         let mut client = self.pool.get().await.map_err(StoreError::from)?;
         let tx = client.transaction().await.map_err(StoreError::from)?;
         let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
@@ -207,7 +169,7 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn claim(&self) -> Result<Option<RunRow>> {
+    async fn claim(&self) -> Result<Option<RunRow>> {
         // Two replicas may each pick a head of one session's queue at once
         // (a run answered while the next was queued): the unique index
         // refuses the second, which tries again.
@@ -253,13 +215,13 @@ impl Postgres {
         claimed.as_ref().map(run_row).transpose()
     }
 
-    pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
+    async fn run(&self, id: &str) -> Result<Option<RunRow>> {
         let client = self.pool.get().await?;
         let row = client.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&id]).await?;
         row.as_ref().map(run_row).transpose()
     }
 
-    pub async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
+    async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
         let client = self.pool.get().await?;
         let rows = client
             .query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE session = $1 ORDER BY position"), &[&session])
@@ -267,7 +229,7 @@ impl Postgres {
         rows.iter().map(run_row).collect()
     }
 
-    pub async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
+    async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
         let client = self.pool.get().await?;
         let changed = client
             .execute(
@@ -279,7 +241,7 @@ impl Postgres {
         if changed == 0 { Err(fenced(id, epoch)) } else { Ok(()) }
     }
 
-    pub async fn finish(
+    async fn finish(
         &self,
         id: &str,
         from: RunStatus,
@@ -300,7 +262,7 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    pub async fn end(
+    async fn end(
         &self,
         id: &str,
         epoch: i64,
@@ -321,7 +283,7 @@ impl Postgres {
         if changed.is_none() { Err(fenced(id, epoch)) } else { Ok(()) }
     }
 
-    pub async fn answer(&self, id: &str, input: &str) -> Result<bool> {
+    async fn answer(&self, id: &str, input: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         let changed = client
             .query_opt(
@@ -335,7 +297,7 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    pub async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+    async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         let changed = client
             .query_opt(
@@ -349,7 +311,7 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    pub async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
+    async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
         let client = self.pool.get().await?;
         // The run's row is held (FOR SHARE) until this commits: a claim
         // (an UPDATE of that row) waits for it, and it sees a claim that
@@ -366,13 +328,13 @@ impl Postgres {
         if added.is_none() { Err(fenced(run, epoch)) } else { Ok(()) }
     }
 
-    pub async fn last_event(&self, run: &str) -> Result<u64> {
+    async fn last_event(&self, run: &str) -> Result<u64> {
         let client = self.pool.get().await?;
         let row = client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    pub async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
+    async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
         let client = self.pool.get().await?;
         let statement = client
             .prepare_cached("SELECT id, event FROM run_events WHERE run = $1 AND id > $2 ORDER BY id LIMIT $3")
@@ -381,7 +343,7 @@ impl Postgres {
         Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
     }
 
-    pub async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
+    async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         let client = self.pool.get().await?;
         let rows = client.query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[]).await?;
         Ok(RunStatus::ALL
@@ -393,7 +355,7 @@ impl Postgres {
             .collect())
     }
 
-    pub async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
+    async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
         if claims.is_empty() {
             return Ok(Vec::new());
         }
@@ -413,7 +375,7 @@ impl Postgres {
         Ok(claims.iter().filter(|(id, _)| !kept.contains(id)).map(|(id, _)| id.clone()).collect())
     }
 
-    pub async fn release(&self, id: &str, epoch: i64) -> Result<()> {
+    async fn release(&self, id: &str, epoch: i64) -> Result<()> {
         let client = self.pool.get().await?;
         client
             .execute(
@@ -426,13 +388,13 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn request_cancel(&self, id: &str) -> Result<()> {
+    async fn request_cancel(&self, id: &str) -> Result<()> {
         let client = self.pool.get().await?;
         client.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &id]).await?;
         Ok(())
     }
 
-    pub async fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
+    async fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let client = self.pool.get().await?;
         let rows = client
             .query(
@@ -463,7 +425,7 @@ impl Postgres {
     /// second) whenever it is lost; the notes go to the receiver, and stop
     /// when it is dropped. A full receiver drops notes: every listener
     /// also polls.
-    pub fn listen(&self) -> mpsc::Receiver<Note> {
+    fn notes(&self) -> mpsc::Receiver<Note> {
         let (tx, rx) = mpsc::channel(1024);
         let config = self.config.clone();
         tokio::spawn(async move {
@@ -478,6 +440,116 @@ impl Postgres {
             }
         });
         rx
+    }
+}
+
+impl RunStore for Postgres {
+    fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::create_session(self, id))
+    }
+
+    fn session_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::session_exists(self, id))
+    }
+
+    fn submit<'a>(&'a self, run: &'a NewRun<'a>, reject: bool) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(Postgres::submit(self, run, reject))
+    }
+
+    fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>> {
+        Box::pin(Postgres::claim(self))
+    }
+
+    fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>> {
+        Box::pin(Postgres::run(self, id))
+    }
+
+    fn session_runs<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Vec<RunRow>>> {
+        Box::pin(Postgres::session_runs(self, session))
+    }
+
+    fn requeue_running(&self) -> Result<usize> {
+        Ok(0)
+    }
+
+    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::set_attempt(self, id, epoch, attempt_run))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        from: RunStatus,
+        status: RunStatus,
+        result: Option<&'a Value>,
+        error: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::finish(self, id, from, status, result, error))
+    }
+
+    fn end<'a>(
+        &'a self,
+        id: &'a str,
+        epoch: i64,
+        status: RunStatus,
+        result: Option<&'a Value>,
+        error: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::end(self, id, epoch, status, result, error))
+    }
+
+    fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::answer(self, id, input))
+    }
+
+    fn decide<'a>(&'a self, id: &'a str, decision: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::decide(self, id, decision))
+    }
+
+    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::append_event(self, run, epoch, id, event))
+    }
+
+    fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(Postgres::last_event(self, run))
+    }
+
+    fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>> {
+        Box::pin(Postgres::events_after(self, run, stored_id(after), limit as i64))
+    }
+
+    fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>> {
+        Box::pin(Postgres::counts(self))
+    }
+
+    fn heartbeat<'a>(&'a self, claims: &'a [(String, i64)]) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::heartbeat(self, claims))
+    }
+
+    fn release<'a>(&'a self, id: &'a str, epoch: i64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::release(self, id, epoch))
+    }
+
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::request_cancel(self, id))
+    }
+
+    fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>> {
+        Box::pin(Postgres::recent_runs(self, status, limit))
+    }
+
+    fn listen(&self) -> Option<mpsc::Receiver<Note>> {
+        Some(self.notes())
+    }
+
+    #[cfg(test)]
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    #[cfg(test)]
+    fn raw<'a>(&'a self, sql: &'a str) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(async move { Ok(self.pool.get().await?.execute(sql, &[]).await?) })
     }
 }
 

@@ -33,32 +33,6 @@ impl Fixture {
     }
 }
 
-impl Store {
-    fn is_shared(&self) -> bool {
-        matches!(self.backend, Backend::Postgres(_))
-    }
-
-    /// A statement of the test's own (to break the rules on purpose).
-    async fn raw(&self, sql: &str) -> Result<u64> {
-        match &self.backend {
-            Backend::Sqlite(b) => Ok(b.raw(sql)? as u64),
-            Backend::Postgres(b) => b.raw(sql).await,
-        }
-    }
-}
-
-impl sqlite::Sqlite {
-    fn raw(&self, sql: &str) -> rusqlite::Result<usize> {
-        self.conn_for_tests().execute(sql, [])
-    }
-}
-
-impl postgres::Postgres {
-    async fn raw(&self, sql: &str) -> Result<u64> {
-        Ok(self.pool_for_tests().get().await?.execute(sql, &[]).await?)
-    }
-}
-
 const LEASE: Duration = Duration::from_secs(30);
 
 fn new_run<'a>(id: &'a str, session: &'a str) -> NewRun<'a> {
@@ -368,4 +342,44 @@ async fn suite_on_postgres() {
         let url = format!("{}/case_{n}", server.url().strip_suffix("/postgres").unwrap());
         case(Fixture::Postgres(url)).await;
     }
+}
+
+/// A `serve.db` made before the schema had versions (and before claims had
+/// epochs) opens as version 1 with its runs intact, and its next opening
+/// applies nothing again.
+#[tokio::test]
+async fn an_unversioned_sqlite_store_upgrades_as_version_one() {
+    let dir = std::env::temp_dir().join(format!("sr-serve-legacy-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("serve.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
+             CREATE TABLE runs (position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                 session TEXT NOT NULL REFERENCES sessions(id), workload TEXT NOT NULL, entry TEXT,
+                 message TEXT NOT NULL, model TEXT, status TEXT NOT NULL, result TEXT, error TEXT,
+                 attempt_run INTEGER, pending_input TEXT, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL);
+             CREATE UNIQUE INDEX one_active_run_per_session
+                 ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
+             CREATE TABLE run_events (run TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL,
+                 PRIMARY KEY (run, id));
+             INSERT INTO sessions VALUES ('s', 1);
+             INSERT INTO runs (id, session, workload, message, status, created_ms, updated_ms)
+                 VALUES ('old', 's', 'w', 'hi', 'queued', 1, 1);",
+        )
+        .unwrap();
+    for _ in 0..2 {
+        let store = Store::open(&path).unwrap();
+        let versions: u64 = store.raw("UPDATE sr_serve_schema SET version = version").await.unwrap();
+        assert_eq!(versions, migrate::SQLITE.len() as u64, "each version recorded once");
+        drop(store);
+    }
+    let store = Store::open(&path).unwrap();
+    let claimed = store.claim().await.unwrap().unwrap();
+    assert_eq!((claimed.id.as_str(), claimed.epoch), ("old", 1));
+    store.append_event("old", 1, 1, "{}").await.unwrap();
+    store.end("old", 1, RunStatus::Done, None, None).await.unwrap();
+    assert_eq!(store.run("old").await.unwrap().unwrap().status, RunStatus::Done);
+    let _ = std::fs::remove_dir_all(&dir);
 }
