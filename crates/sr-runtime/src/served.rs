@@ -80,6 +80,19 @@ impl RunStatus {
             event::RunStatus::Completed => RunStatus::Done,
             event::RunStatus::Failed => RunStatus::Failed,
             event::RunStatus::Paused => RunStatus::Paused,
+            event::RunStatus::Cancelled => RunStatus::Cancelled,
+        }
+    }
+
+    /// The status a `run_finished` event of a run that stopped in this
+    /// status says (`None`: queued and running are no end).
+    pub fn to_runtime(self) -> Option<event::RunStatus> {
+        match self {
+            RunStatus::Queued | RunStatus::Running => None,
+            RunStatus::Paused | RunStatus::InDoubt => Some(event::RunStatus::Paused),
+            RunStatus::Done => Some(event::RunStatus::Completed),
+            RunStatus::Failed => Some(event::RunStatus::Failed),
+            RunStatus::Cancelled => Some(event::RunStatus::Cancelled),
         }
     }
 
@@ -143,6 +156,11 @@ mod tests {
     #[test]
     fn the_runtime_words_map_to_the_served_ones() {
         assert_eq!(RunStatus::from_runtime(event::RunStatus::Completed), RunStatus::Done);
+        for status in RunStatus::ALL.into_iter().filter(|s| s.is_ended()) {
+            assert_eq!(status.to_runtime().map(RunStatus::from_runtime), Some(status));
+        }
+        assert_eq!(RunStatus::InDoubt.to_runtime(), Some(event::RunStatus::Paused));
+        assert_eq!(RunStatus::Running.to_runtime(), None);
         assert_eq!(RunStatus::of_attempt("completed"), Some(RunStatus::Done));
         assert_eq!(RunStatus::of_attempt(crate::in_doubt::STATUS), Some(RunStatus::InDoubt));
         assert_eq!(RunStatus::of_attempt("interrupted"), None);

@@ -160,6 +160,7 @@ pub async fn run_in_session(runtime: &Runtime, session: &SessionRef, emitter: Em
         crate::event::RunStatus::Paused if in_doubt => ("paused", crate::in_doubt::STATUS),
         crate::event::RunStatus::Paused => ("paused", "paused"),
         crate::event::RunStatus::Failed => ("failed", "failed"),
+        crate::event::RunStatus::Cancelled => ("failed", "cancelled"),
         crate::event::RunStatus::Completed => ("open", "completed"),
     };
     if let Some(run) = session.run {

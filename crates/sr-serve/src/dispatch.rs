@@ -24,12 +24,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::metrics::RunTimer;
-use crate::store::{RunRow, RunStatus, StoreError};
-use crate::{Server, replayed, travel};
+use crate::store::{Ending, RunRow, RunStatus, StoreError};
+use crate::{Server, locked, replayed, travel};
 
-/// An event over this many bytes of JSON is stored and streamed as an
-/// `event_too_large` event that keeps its id, type and size.
-pub const MAX_EVENT_BYTES: usize = 1 << 20;
+pub use crate::store::MAX_EVENT_BYTES;
 
 /// Claims and starts runs until the server drains.
 pub async fn dispatch(server: Arc<Server>) {
@@ -72,7 +70,8 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     server.claims_lock().insert(id.clone(), epoch);
-    let task = tokio::spawn(attempt(server.clone(), run).instrument(span.clone()));
+    let held = Arc::new(Held::default());
+    let task = tokio::spawn(attempt(server.clone(), run, held.clone()).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
     // A cancel that came between the claim and here.
     if server.cancelled_lock().contains(&id) {
@@ -109,8 +108,12 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
             }
         }
     };
-    match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), outcome.error.as_deref()).await {
-        Ok(()) => tracing::info!(status = %outcome.status, "run ended"),
+    // A cancelled run's end is the cancel, whatever its runtime emitted last.
+    let tail = if cancelled { Vec::new() } else { std::mem::take(&mut *locked(&held.events)) };
+    let invocation = locked(&held.invocation).clone();
+    let ending = Ending::new(outcome.status, outcome.result, outcome.error, tail, &invocation);
+    match server.store.end(&id, epoch, &ending).await {
+        Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),
     }
@@ -128,7 +131,16 @@ fn failed(error: impl Into<String>) -> Outcome {
     Outcome { status: RunStatus::Failed, result: None, error: Some(error.into()) }
 }
 
-async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
+/// What a run's sink keeps back for its end: its `run_finished` and every
+/// event after it, written with its status in one transaction (`Ending`).
+#[derive(Default)]
+struct Held {
+    events: Mutex<Vec<Event>>,
+    /// The invocation id of the run's events, for a `run_finished` the server writes.
+    invocation: Mutex<String>,
+}
+
+async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
     let Some(workload) = server.workloads.get(&run.workload).cloned() else {
         return failed(format!("workload '{}' is not served by this server", run.workload));
     };
@@ -193,6 +205,7 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         next: AtomicU64::new(last + 1),
         skip: Mutex::new(replayed),
         timer: RunTimer::default(),
+        held,
     });
     match launched.run(hook, vec![sink]).await {
         Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
@@ -288,7 +301,8 @@ async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreErr
 }
 
 /// Stores each event of a run under the run's next event id and wakes its
-/// streams. A continued run first replays what its journal holds: the
+/// streams; from its `run_finished` on, keeps them back for the run's end
+/// (`Held`). A continued run first replays what its journal holds: the
 /// `skip` events already stored (`stored_tally`) are not stored again.
 struct RunSink {
     server: Arc<Server>,
@@ -297,6 +311,7 @@ struct RunSink {
     next: AtomicU64,
     skip: Mutex<u64>,
     timer: RunTimer,
+    held: Arc<Held>,
 }
 
 impl EventSink for RunSink {
@@ -311,22 +326,21 @@ impl EventSink for RunSink {
             }
         }
         self.timer.observe(event, &self.server.metrics);
-        let id = self.next.fetch_add(1, Ordering::SeqCst);
-        let mut event = event.clone();
-        event.seq = id;
-        let mut json = serde_json::to_string(&event).unwrap_or_default();
-        if json.len() > MAX_EVENT_BYTES {
-            let kind = serde_json::to_value(&event.payload).ok().and_then(|v| v["type"].as_str().map(str::to_string));
-            json = serde_json::json!({
-                "seq": id,
-                "invocation_id": event.invocation_id,
-                "path": event.path,
-                "type": "event_too_large",
-                "original_type": kind,
-                "bytes": json.len(),
-            })
-            .to_string();
+        {
+            let mut invocation = locked(&self.held.invocation);
+            if invocation.is_empty() {
+                invocation.clone_from(&event.invocation_id);
+            }
         }
+        {
+            let mut held = locked(&self.held.events);
+            if !held.is_empty() || matches!(event.payload, Payload::RunFinished { .. }) {
+                held.push(event.clone());
+                return;
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let json = crate::store::stored(event, id);
         match committed(self.server.store.append_event(&self.run, self.epoch, id, &json)) {
             Ok(()) => {}
             Err(error @ StoreError::Fenced { .. }) => {

@@ -6,7 +6,7 @@ use sr_runtime::in_doubt::Decision;
 
 use crate::Server;
 use crate::error::ApiError;
-use crate::store::{NewRun, Refusal, RunRow, RunStatus};
+use crate::store::{Ending, NewRun, Refusal, RunRow, RunStatus};
 
 /// Queues `new` (with `reject`, refused while its session has a run in
 /// progress: 409 `session_busy`) and wakes the dispatcher.
@@ -72,11 +72,9 @@ pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<Cancel, ApiE
         let row = server.find_run(id).await?;
         let status = match row.status {
             RunStatus::Queued | RunStatus::Paused | RunStatus::InDoubt => {
-                if !server
-                    .store
-                    .finish(id, row.status, RunStatus::Cancelled, None, Some("cancelled by request"))
-                    .await?
-                {
+                let ending =
+                    Ending::new(RunStatus::Cancelled, None, Some("cancelled by request".to_string()), Vec::new(), "");
+                if !server.store.finish(id, row.status, &ending).await? {
                     // It moved meanwhile (claimed, answered): cancel what it is now.
                     continue;
                 }

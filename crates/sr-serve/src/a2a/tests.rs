@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::rpc::METHODS;
-use crate::store::RunStatus;
+use crate::store::{Ending, RunStatus};
 use crate::{ApiKeys, Server, api, test_server, workloads};
 
 const GREET: &str = r#"model main = openai/gpt-4o-mini
@@ -123,7 +123,10 @@ impl Fixture {
 
     /// Moves run `id` from `from` to `to` as the dispatcher would, and tells its watchers.
     async fn finish(&self, id: &str, from: RunStatus, to: RunStatus, result: Option<Value>) {
-        assert!(self.server.store.finish(id, from, to, result.as_ref(), None).await.unwrap(), "{id}: {from} → {to}");
+        assert!(
+            self.server.store.finish(id, from, &Ending::of(to, result.as_ref(), None)).await.unwrap(),
+            "{id}: {from} → {to}"
+        );
         self.server.changed(id);
     }
 
@@ -462,7 +465,7 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
     assert!(
         f.server
             .store
-            .finish(&failing, RunStatus::Queued, RunStatus::Failed, None, Some("the model is down"))
+            .finish(&failing, RunStatus::Queued, &Ending::of(RunStatus::Failed, None, Some("the model is down")))
             .await
             .unwrap()
     );
@@ -563,7 +566,7 @@ async fn a_stream_reports_each_status_then_the_result_and_ends() {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 server
                     .store
-                    .finish(&run.id, RunStatus::Running, RunStatus::Done, Some(&json!({"ok": true})), None)
+                    .finish(&run.id, RunStatus::Running, &Ending::of(RunStatus::Done, Some(&json!({"ok": true})), None))
                     .await
                     .unwrap();
                 server.changed(&run.id);
@@ -631,7 +634,7 @@ async fn a_subscription_follows_a_task_to_input_required() {
                 .append_event(&id, 1, 1, r#"{"type": "human_input_requested", "message": "Sure?"}"#)
                 .await
                 .unwrap();
-            server.store.finish(&id, RunStatus::Running, RunStatus::Paused, None, None).await.unwrap();
+            server.store.finish(&id, RunStatus::Running, &Ending::of(RunStatus::Paused, None, None)).await.unwrap();
             server.changed(&id);
         })
     };

@@ -14,6 +14,7 @@
 //! also takes a lease (`lease_until`, kept by [`RunStore::heartbeat`]); a
 //! running run whose lease has expired is claimed again by any replica.
 
+mod ending;
 mod migrate;
 mod postgres;
 mod sqlite;
@@ -29,6 +30,8 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 pub use sr_runtime::served::RunStatus;
+
+pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
 use tokio::sync::mpsc;
 
 /// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
@@ -227,26 +230,14 @@ pub trait RunStore: Send + Sync {
     fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>>;
 
     /// Records how a run that is not running ended (a cancel of a queued or
-    /// paused run); `from` guards against a change made meanwhile: nothing
-    /// changes unless the run is `from`.
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        from: RunStatus,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<bool>>;
+    /// paused run) and appends its last events, in one transaction; `from`
+    /// guards against a change made meanwhile: nothing changes unless the
+    /// run is `from`.
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
-    /// Records how a claimed run ended (or paused), fenced by its epoch.
-    fn end<'a>(
-        &'a self,
-        id: &'a str,
-        epoch: i64,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<()>>;
+    /// Records how a claimed run ended (or paused) and appends its last
+    /// events (its `run_finished` first), in one transaction fenced by its epoch.
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;

@@ -18,7 +18,8 @@ use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
 use futures::future::BoxFuture;
 
 use super::{
-    NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms, stored_id,
+    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
+    stored_id,
 };
 
 #[derive(Clone)]
@@ -241,46 +242,52 @@ impl Postgres {
         if changed == 0 { Err(fenced(id, epoch)) } else { Ok(()) }
     }
 
-    async fn finish(
-        &self,
-        id: &str,
-        from: RunStatus,
-        status: RunStatus,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        let client = self.pool.get().await?;
-        let changed = client
+    async fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let changed = tx
             .query_opt(
-                "WITH changed AS (
-                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
-                     WHERE id = $1 AND status = $2 RETURNING id)
-                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &from.as_str(), &status.as_str(), &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+                "UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
+                 WHERE id = $1 AND status = $2 RETURNING epoch",
+                &[
+                    &id,
+                    &from.as_str(),
+                    &ending.status.as_str(),
+                    &ending.result.as_ref().map(Value::to_string),
+                    &ending.error,
+                    &now_ms(),
+                ],
             )
             .await?;
-        Ok(changed.is_some())
+        let Some(changed) = changed else { return Ok(false) };
+        append_ending(&tx, id, changed.get(0), ending).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
-    async fn end(
-        &self,
-        id: &str,
-        epoch: i64,
-        status: RunStatus,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        let client = self.pool.get().await?;
-        let changed = client
-            .query_opt(
-                "WITH changed AS (
-                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
-                     WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
-                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &epoch, &status.as_str(), &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let changed = tx
+            .execute(
+                "UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
+                 WHERE id = $1 AND epoch = $2 AND status = 'running'",
+                &[
+                    &id,
+                    &epoch,
+                    &ending.status.as_str(),
+                    &ending.result.as_ref().map(Value::to_string),
+                    &ending.error,
+                    &now_ms(),
+                ],
             )
             .await?;
-        if changed.is_none() { Err(fenced(id, epoch)) } else { Ok(()) }
+        if changed == 0 {
+            return Err(fenced(id, epoch));
+        }
+        append_ending(&tx, id, epoch, ending).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -443,6 +450,21 @@ impl Postgres {
     }
 }
 
+/// Appends a run's last events after its others and announces the run's
+/// change, in the transaction that ends it (whose UPDATE holds the run's row).
+async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    let last: i64 = tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0);
+    for (id, event) in ending.stored_events(last as u64 + 1) {
+        tx.execute(
+            "INSERT INTO run_events (run, id, event, epoch) VALUES ($1, $2, $3, $4)",
+            &[&run, &(id as i64), &event, &epoch],
+        )
+        .await?;
+    }
+    tx.execute("SELECT pg_notify($1, $2), pg_notify($3, '')", &[&RUN, &run, &WAKE]).await?;
+    Ok(())
+}
+
 impl RunStore for Postgres {
     fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
         Box::pin(Postgres::create_session(self, id))
@@ -476,26 +498,12 @@ impl RunStore for Postgres {
         Box::pin(Postgres::set_attempt(self, id, epoch, attempt_run))
     }
 
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        from: RunStatus,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(Postgres::finish(self, id, from, status, result, error))
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::finish(self, id, from, ending))
     }
 
-    fn end<'a>(
-        &'a self,
-        id: &'a str,
-        epoch: i64,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::end(self, id, epoch, status, result, error))
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::end(self, id, epoch, ending))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

@@ -13,7 +13,8 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
 use super::{
-    NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms, stored_id,
+    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
+    stored_id,
 };
 
 #[derive(Clone)]
@@ -204,28 +205,51 @@ impl Sqlite {
         if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
     }
 
-    fn finish(
-        &self,
-        id: &str,
-        from: RunStatus,
-        status: RunStatus,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        let changed = self.conn().execute(
-            "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6 WHERE id = ?1 AND status = ?2",
-            params![id, from.as_str(), status.as_str(), result.map(Value::to_string), error, now_ms()],
-        )?;
-        Ok(changed > 0)
+    fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let epoch: Option<i64> = tx
+            .query_row(
+                "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6 WHERE id = ?1 AND status = ?2
+                 RETURNING epoch",
+                params![
+                    id,
+                    from.as_str(),
+                    ending.status.as_str(),
+                    ending.result.as_ref().map(Value::to_string),
+                    ending.error,
+                    now_ms()
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(epoch) = epoch else { return Ok(false) };
+        append_ending(&tx, id, epoch, ending)?;
+        tx.commit()?;
+        Ok(true)
     }
 
-    fn end(&self, id: &str, epoch: i64, status: RunStatus, result: Option<&Value>, error: Option<&str>) -> Result<()> {
-        let changed = self.conn().execute(
+    fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let changed = tx.execute(
             "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6
              WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
-            params![id, epoch, status.as_str(), result.map(Value::to_string), error, now_ms()],
+            params![
+                id,
+                epoch,
+                ending.status.as_str(),
+                ending.result.as_ref().map(Value::to_string),
+                ending.error,
+                now_ms()
+            ],
         )?;
-        if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
+        if changed == 0 {
+            return Err(Self::fenced(id, epoch));
+        }
+        append_ending(&tx, id, epoch, ending)?;
+        tx.commit()?;
+        Ok(())
     }
 
     fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -322,6 +346,18 @@ impl Sqlite {
     }
 }
 
+/// Appends a run's last events after its others, in the transaction that ends it.
+fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
+    for (id, event) in ending.stored_events(last as u64 + 1) {
+        tx.execute(
+            "INSERT INTO run_events (run, id, event, epoch) VALUES (?1, ?2, ?3, ?4)",
+            params![run, id as i64, event, epoch],
+        )?;
+    }
+    Ok(())
+}
+
 /// A call answered at once: SQLite's calls are made when asked.
 fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
     Box::pin(std::future::ready(value))
@@ -360,26 +396,12 @@ impl RunStore for Sqlite {
         ready(Sqlite::set_attempt(self, id, epoch, attempt_run))
     }
 
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        from: RunStatus,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<bool>> {
-        ready(Sqlite::finish(self, id, from, status, result, error))
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::finish(self, id, from, ending))
     }
 
-    fn end<'a>(
-        &'a self,
-        id: &'a str,
-        epoch: i64,
-        status: RunStatus,
-        result: Option<&'a Value>,
-        error: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::end(self, id, epoch, status, result, error))
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::end(self, id, epoch, ending))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
