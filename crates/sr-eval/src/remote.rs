@@ -20,7 +20,7 @@ use futures::StreamExt;
 use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sr_runtime::event::Event;
+use sr_runtime::event::{self, Event, Payload};
 use sr_runtime::served::RunStatus;
 use tokio::task::JoinHandle;
 
@@ -264,9 +264,11 @@ impl Server {
         let mut file = std::io::BufWriter::new(std::fs::File::create(events_file).map_err(cannot)?);
         let mut events = Vec::new();
         let mut after = 0u64;
+        // A question the run asked, until its pause's `run_finished` comes.
+        let mut asked = None;
         let mut broken = 0;
         loop {
-            let failure = match self.stream(id, &mut after, &mut events, &mut file).await {
+            let failure = match self.stream(id, &mut after, &mut asked, &mut events, &mut file).await {
                 Ok(Some(question)) => {
                     self.cancel(id).await;
                     return Err(format!(
@@ -300,6 +302,7 @@ impl Server {
         &self,
         id: &str,
         after: &mut u64,
+        asked: &mut Option<String>,
         events: &mut Vec<Event>,
         file: &mut impl Write,
     ) -> Result<Option<String>, String> {
@@ -324,9 +327,11 @@ impl Server {
             if value["type"] == "text_delta" {
                 continue;
             }
+            let mut paused = false;
             let line = match serde_json::from_value::<Event>(value.clone()) {
                 Ok(event) => {
                     let line = serde_json::to_string(&event).unwrap_or_default();
+                    paused = matches!(event.payload, Payload::RunFinished { status: event::RunStatus::Paused, .. });
                     events.push(event);
                     line
                 }
@@ -334,27 +339,16 @@ impl Server {
                 Err(_) => data,
             };
             writeln!(file, "{line}").map_err(|e| format!("cannot write the events: {e}"))?;
-            if value["type"] == "human_input_requested" && self.paused(id).await {
-                return Ok(Some(value["message"].as_str().unwrap_or("a question").to_string()));
+            if value["type"] == "human_input_requested" {
+                *asked = Some(value["message"].as_str().unwrap_or("a question").to_string());
+            }
+            // The server stores a pause's `run_finished` with the run's status
+            // (one transaction): the run is paused, waiting for an answer.
+            if paused && let Some(question) = asked.take() {
+                return Ok(Some(question));
             }
         }
         Ok(None)
-    }
-
-    /// Whether the run is paused, once it has stopped running (the question
-    /// is stored before the run's status changes), within [`REQUEST`].
-    async fn paused(&self, id: &str) -> bool {
-        let deadline = tokio::time::Instant::now() + REQUEST;
-        while tokio::time::Instant::now() < deadline {
-            match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
-                Ok(row) if status(&row) == Some(RunStatus::Running) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await
-                }
-                Ok(row) => return status(&row) == Some(RunStatus::Paused),
-                Err(_) => return false,
-            }
-        }
-        false
     }
 
     async fn cancel(&self, id: &str) {

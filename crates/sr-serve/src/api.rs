@@ -85,12 +85,22 @@ async fn authorize(State(server): Shared, request: Request, next: Next) -> Respo
     next.run(request).await
 }
 
+/// How long `/readyz` waits for the store's answer.
+const STORE_PING: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ready: not draining, and the store answers.
 async fn readyz(State(server): Shared) -> Response {
     if server.draining() {
         return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "draining", "the server is shutting down")
             .into_response();
     }
-    Json(json!({"status": "ready"})).into_response()
+    let unreachable = match tokio::time::timeout(STORE_PING, server.store.ping()).await {
+        Ok(Ok(())) => return Json(json!({"status": "ready"})).into_response(),
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => format!("no answer within {} s", STORE_PING.as_secs()),
+    };
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unreachable", format!("the store: {unreachable}"))
+        .into_response()
 }
 
 async fn metrics(State(server): Shared) -> Result<Response, ApiError> {

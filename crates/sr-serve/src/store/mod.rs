@@ -278,6 +278,9 @@ pub trait RunStore: Send + Sync {
     /// for the embedded store, where this process makes every change).
     fn listen(&self) -> Option<mpsc::Receiver<Note>>;
 
+    /// Whether the store answers a query now (`/readyz`).
+    fn ping(&self) -> BoxFuture<'_, Result<()>>;
+
     /// Whether other processes share the store (PostgreSQL).
     #[cfg(test)]
     fn is_shared(&self) -> bool;

@@ -550,6 +550,13 @@ impl RunStore for Postgres {
         Some(self.notes())
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            self.pool.get().await?.simple_query("SELECT 1").await?;
+            Ok(())
+        })
+    }
+
     #[cfg(test)]
     fn is_shared(&self) -> bool {
         true

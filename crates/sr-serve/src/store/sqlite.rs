@@ -454,6 +454,10 @@ impl RunStore for Sqlite {
         None
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<()>> {
+        ready(self.conn().query_row("SELECT 1", [], |_| Ok(())).map_err(StoreError::from))
+    }
+
     #[cfg(test)]
     fn is_shared(&self) -> bool {
         false
