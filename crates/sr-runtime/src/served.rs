@@ -39,9 +39,6 @@ impl RunStatus {
         RunStatus::Cancelled,
     ];
 
-    /// The statuses that hold their session: no other run of it starts meanwhile.
-    pub const ACTIVE: [RunStatus; 3] = [RunStatus::Running, RunStatus::Paused, RunStatus::InDoubt];
-
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Queued => "queued",
@@ -59,19 +56,10 @@ impl RunStatus {
         matches!(self, RunStatus::Done | RunStatus::Failed | RunStatus::Cancelled)
     }
 
-    /// Ended, or waiting for a human: the run goes no further on its own.
+    /// Ended, or waiting for a human (paused, in doubt): the run goes no
+    /// further on its own.
     pub fn is_stopped(self) -> bool {
-        self.is_ended() || self.is_waiting()
-    }
-
-    /// Paused or in doubt: the run continues once a human answers.
-    pub fn is_waiting(self) -> bool {
-        matches!(self, RunStatus::Paused | RunStatus::InDoubt)
-    }
-
-    /// Queued, running or waiting: a session with such a run is busy.
-    pub fn is_in_progress(self) -> bool {
-        !self.is_ended()
+        self.is_ended() || matches!(self, RunStatus::Paused | RunStatus::InDoubt)
     }
 
     /// The served status of a run the runtime ended with `status`.

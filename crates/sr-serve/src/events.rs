@@ -76,7 +76,7 @@ impl Cursor {
                     return None;
                 }
             };
-            // Read after the status: a run's events are stored before its end.
+            // Read after the status: a run's events are stored before its end or with it.
             match self.server.store.events_after(&self.run, self.after, BATCH).await {
                 Ok(batch) if !batch.is_empty() => {
                     self.buffer.extend(batch);

@@ -24,7 +24,8 @@ impl Ending {
     /// A run's end. `tail` is what the runtime emitted from its
     /// `run_finished` on; when it has none (a cancel, or a failure that kept
     /// the run from its end), the server writes a `run_finished` saying
-    /// `status`, under the run's `invocation` id, with no usage counted.
+    /// `status`, under invocation id `invocation` (the run's events', or
+    /// empty when the server has none at hand), with no usage counted.
     pub fn new(
         status: RunStatus,
         result: Option<Value>,
