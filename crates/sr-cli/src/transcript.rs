@@ -202,6 +202,7 @@ impl EventSink for Terminal {
                     RunStatus::Failed => {
                         state.line(&mut out, 0, &format!("✗ failed: {}", error.clone().unwrap_or_default()))
                     }
+                    RunStatus::Cancelled => state.line(&mut out, 0, "✗ cancelled"),
                 }
             }
             Payload::FlowFinished { .. }

@@ -243,6 +243,13 @@ async fn a_running_run_is_cancelled_and_its_stream_ends() {
     // The stream of a cancelled run ends (it does not wait forever).
     let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
     assert_eq!(events.first().unwrap().1["type"], "run_started");
+    // It ends with the `run_finished` the server wrote with its status.
+    let (_, last) = events.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["status"], &last["error"]),
+        (&json!("run_finished"), &json!("cancelled"), &json!("cancelled by request"))
+    );
+    assert_eq!(events.iter().filter(|(_, e)| e["type"] == "run_finished").count(), 1);
     let again = serve.post(&format!("/v1/runs/{id}/cancel"), json!({})).await;
     assert_eq!((again.0, again.1["error"]["code"].clone()), (409, json!("run_ended")));
 }

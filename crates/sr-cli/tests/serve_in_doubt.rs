@@ -167,6 +167,19 @@ async fn decided(store: Store, name: &str, decision: &str) {
     let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
     assert_eq!(ids, (1..=events.len() as u64).collect::<Vec<_>>(), "no gap, no duplicate");
     assert_eq!(events.iter().filter(|(_, e)| e["type"] == "tool_in_doubt").count(), 1, "asked once");
+    // What the run did once decided reaches its stream: the call's result
+    // (a retry's or a skip's), then the model's next request.
+    let kinds: Vec<&str> = events.iter().map(|(_, e)| e["type"].as_str().unwrap()).collect();
+    let stopped = kinds.iter().position(|k| *k == "run_finished").unwrap();
+    let went_on = &kinds[stopped + 1..];
+    if decision != "fail" {
+        let result = went_on.iter().position(|k| *k == "tool_result");
+        let request = went_on.iter().rposition(|k| *k == "model_request");
+        assert!(result.is_some() && result < request, "{kinds:?}");
+    }
+    let (_, last) = events.last().unwrap();
+    let said = if decision == "fail" { "failed" } else { "completed" };
+    assert_eq!((&last["type"], &last["status"]), (&json!("run_finished"), &json!(said)), "{kinds:?}");
     assert_no_step_completed_twice(&dir, ended["session"].as_str().unwrap());
 }
 

@@ -252,3 +252,19 @@ async fn a_run_of_one_replica_is_forked_and_listed_as_a_task_from_another() {
         assert_eq!(ids, wanted, "{}", listed.1);
     }
 }
+
+/// `/readyz` follows the database: 503 `store_unreachable` while PostgreSQL
+/// is down, 200 again once it is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_says_503_while_the_database_is_down_and_200_once_it_is_back() {
+    let Some(db) = sr_testing::postgres::start("readyz") else { return };
+    let dir = temp("pg-readyz", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let serve = replica(&dir, &mock, &db, "a").await;
+    assert_eq!(serve.get("/readyz").await.0, 200);
+    db.pause();
+    let (status, answer) = serve.get("/readyz").await;
+    assert_eq!((status, &answer["error"]["code"]), (503, &json!("store_unreachable")), "{answer}");
+    db.resume();
+    wait_until(Duration::from_secs(30), || async { (serve.get("/readyz").await.0 == 200).then_some(()) }).await;
+}

@@ -359,7 +359,7 @@ impl Debugger {
         let code = match status {
             Some(RunStatus::Completed) => 0,
             Some(RunStatus::Paused) => 3,
-            Some(RunStatus::Failed) | None => 1,
+            Some(RunStatus::Failed | RunStatus::Cancelled) | None => 1,
         };
         self.client.event(Event::Exited(ExitedEvent { exit_code: code }));
         self.client.event(Event::Terminated);

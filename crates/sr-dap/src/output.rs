@@ -119,6 +119,7 @@ pub fn describe(payload: &Payload) -> Vec<(&'static str, String)> {
         Payload::RunFinished { status: RunStatus::Failed, error, .. } => {
             line("stderr", format!("run failed: {}", error.as_deref().unwrap_or("unknown error")))
         }
+        Payload::RunFinished { status: RunStatus::Cancelled, .. } => line("important", "run cancelled".to_string()),
         Payload::FlowStarted { flow } => line("console", format!("flow {flow} started")),
         Payload::FlowFinished { flow, error: Some(error), .. } => {
             line("stderr", format!("flow {flow} failed: {error}"))

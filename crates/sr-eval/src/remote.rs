@@ -20,7 +20,8 @@ use futures::StreamExt;
 use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sr_runtime::event::Event;
+use sr_runtime::event::{self, Event, Payload};
+use sr_runtime::served::RunStatus;
 use tokio::task::JoinHandle;
 
 use crate::dataset::{Case, Files};
@@ -246,11 +247,10 @@ impl Server {
         match outcome {
             Ok((events, row)) => {
                 ran.events = events;
-                let status = row["status"].as_str().unwrap_or("").to_string();
                 ran.result = row.get("result").filter(|r| !r.is_null()).cloned();
                 ran.error = row["error"].as_str().map(str::to_string);
-                if status != "done" && ran.error.is_none() {
-                    ran.error = Some(format!("the run ended {status} on the server"));
+                if status(&row) != Some(RunStatus::Done) && ran.error.is_none() {
+                    ran.error = Some(format!("the run ended {} on the server", row["status"].as_str().unwrap_or("?")));
                 }
             }
             Err(e) => ran.error = Some(e),
@@ -268,9 +268,11 @@ impl Server {
         let mut file = std::io::BufWriter::new(std::fs::File::create(events_file).map_err(cannot)?);
         let mut events = Vec::new();
         let mut after = 0u64;
+        // A question the run asked, until its pause's `run_finished` comes.
+        let mut asked = None;
         let mut broken = 0;
         loop {
-            let failure = match self.stream(id, &mut after, &mut events, &mut file).await {
+            let failure = match self.stream(id, &mut after, &mut asked, &mut events, &mut file).await {
                 Ok(Some(question)) => {
                     self.cancel(id).await;
                     return Err(format!(
@@ -286,7 +288,7 @@ impl Server {
                 Ok(row) => row,
                 Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
             };
-            if matches!(row["status"].as_str(), Some("done" | "failed" | "cancelled")) && failure.is_none() {
+            if status(&row).is_some_and(RunStatus::is_ended) && failure.is_none() {
                 return Ok((events, row));
             }
             broken += 1;
@@ -304,6 +306,7 @@ impl Server {
         &self,
         id: &str,
         after: &mut u64,
+        asked: &mut Option<String>,
         events: &mut Vec<Event>,
         file: &mut impl Write,
     ) -> Result<Option<String>, String> {
@@ -328,9 +331,11 @@ impl Server {
             if value["type"] == "text_delta" {
                 continue;
             }
+            let mut paused = false;
             let line = match serde_json::from_value::<Event>(value.clone()) {
                 Ok(event) => {
                     let line = serde_json::to_string(&event).unwrap_or_default();
+                    paused = matches!(event.payload, Payload::RunFinished { status: event::RunStatus::Paused, .. });
                     events.push(event);
                     line
                 }
@@ -338,25 +343,16 @@ impl Server {
                 Err(_) => data,
             };
             writeln!(file, "{line}").map_err(|e| format!("cannot write the events: {e}"))?;
-            if value["type"] == "human_input_requested" && self.paused(id).await {
-                return Ok(Some(value["message"].as_str().unwrap_or("a question").to_string()));
+            if value["type"] == "human_input_requested" {
+                *asked = Some(value["message"].as_str().unwrap_or("a question").to_string());
+            }
+            // The server stores a pause's `run_finished` with the run's status
+            // (one transaction): the run is paused, waiting for an answer.
+            if paused && let Some(question) = asked.take() {
+                return Ok(Some(question));
             }
         }
         Ok(None)
-    }
-
-    /// Whether the run is paused, once it has stopped running (the question
-    /// is stored before the run's status changes), within [`REQUEST`].
-    async fn paused(&self, id: &str) -> bool {
-        let deadline = tokio::time::Instant::now() + REQUEST;
-        while tokio::time::Instant::now() < deadline {
-            match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
-                Ok(row) if row["status"] == "running" => tokio::time::sleep(Duration::from_millis(50)).await,
-                Ok(row) => return row["status"] == "paused",
-                Err(_) => return false,
-            }
-        }
-        false
     }
 
     async fn cancel(&self, id: &str) {
@@ -420,6 +416,11 @@ impl Drop for Pending {
             cancels.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(task);
         }
     }
+}
+
+/// A run's status as the server's answer names it (`None`: it names none).
+fn status(row: &Value) -> Option<RunStatus> {
+    row["status"].as_str()?.parse().ok()
 }
 
 fn unreachable(base: &str, error: &reqwest::Error) -> String {

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod run;
 #[cfg(feature = "testing")]
 pub mod scripted;
+pub mod served;
 pub mod session;
 pub mod state;
 pub mod stdlib;

@@ -16,7 +16,7 @@ use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
 use crate::gate::Gate;
-use crate::store::{NewRun, RunRow};
+use crate::store::{NewRun, RunRow, RunStatus};
 use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
@@ -137,12 +137,22 @@ async fn authorize(State(server): Shared, request: Request, next: Next) -> Respo
     next.run(request).await
 }
 
+/// How long `/readyz` waits for the store's answer.
+const STORE_PING: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ready: not draining, and the store answers.
 async fn readyz(State(server): Shared) -> Response {
     if server.draining() {
         return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "draining", "the server is shutting down")
             .into_response();
     }
-    Json(json!({"status": "ready"})).into_response()
+    let unreachable = match tokio::time::timeout(STORE_PING, server.store.ping()).await {
+        Ok(Ok(())) => return Json(json!({"status": "ready"})).into_response(),
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => format!("no answer within {} s", STORE_PING.as_secs()),
+    };
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unreachable", format!("the store: {unreachable}"))
+        .into_response()
 }
 
 async fn metrics(State(server): Shared) -> Result<Response, ApiError> {
@@ -265,7 +275,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
     };
     runs::queue(&server, &new, request.on_conflict == OnConflict::Reject).await?;
     if !request.wait {
-        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response());
+        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response());
     }
     let row = runs::wait_for_end(&server, &id).await?;
     Ok(Json(row).into_response())
@@ -277,7 +287,7 @@ async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRo
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
     let status = runs::cancel_run(&server, &id).await?;
-    Ok(Json(json!({"id": id, "status": status})))
+    Ok(Json(json!({"id": id, "status": status.as_str()})))
 }
 
 /// An answer to `escalate to human` (`text`), or a decision about a tool
@@ -299,5 +309,5 @@ async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<I
             runs::decide(&server, &id, decision).await?;
         }
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": "queued"}))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response())
 }

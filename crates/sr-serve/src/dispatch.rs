@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sr_runtime::RunOptions;
-use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::event::{self, Event, EventSink, Payload};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
 use sr_runtime::in_doubt::{Decision, Once};
@@ -24,12 +24,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::metrics::RunTimer;
-use crate::store::{RunRow, StoreError};
-use crate::{Server, replayed, travel};
+use crate::store::{Ending, RunRow, RunStatus, StoreError};
+use crate::{Server, locked, replayed, travel};
 
-/// An event over this many bytes of JSON is stored and streamed as an
-/// `event_too_large` event that keeps its id, type and size.
-pub const MAX_EVENT_BYTES: usize = 1 << 20;
+pub use crate::store::MAX_EVENT_BYTES;
 
 /// Claims and starts runs until the server drains.
 pub async fn dispatch(server: Arc<Server>) {
@@ -72,7 +70,8 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     server.claims_lock().insert(id.clone(), epoch);
-    let task = tokio::spawn(attempt(server.clone(), run).instrument(span.clone()));
+    let held = Arc::new(Held::default());
+    let task = tokio::spawn(attempt(server.clone(), run, held.clone()).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
     // A cancel that came between the claim and here.
     if server.cancelled_lock().contains(&id) {
@@ -92,7 +91,7 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         }
         Ok(outcome) => outcome,
         Err(e) if e.is_cancelled() && cancelled => {
-            Outcome { status: "cancelled", result: None, error: Some("cancelled by request".to_string()) }
+            Outcome { status: RunStatus::Cancelled, result: None, error: Some("cancelled by request".to_string()) }
         }
         // Stopped by the drain: left running, for the next start to resume.
         Err(e) if e.is_cancelled() => {
@@ -103,15 +102,19 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         Err(e) => {
             tracing::error!(error = %e, "the run's task failed");
             Outcome {
-                status: "failed",
+                status: RunStatus::Failed,
                 result: None,
                 error: Some("the run's task panicked; see the server log".to_string()),
             }
         }
     };
+    // A cancelled run's end is the cancel, whatever its runtime emitted last.
+    let tail = if cancelled { Vec::new() } else { std::mem::take(&mut *locked(&held.events)) };
+    let invocation = locked(&held.invocation).clone();
     let error = outcome.error.as_deref().map(|error| server.without_paths(error));
-    match server.store.end(&id, epoch, outcome.status, outcome.result.as_ref(), error.as_deref()).await {
-        Ok(()) => tracing::info!(status = outcome.status, "run ended"),
+    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation);
+    match server.store.end(&id, epoch, &ending).await {
+        Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),
     }
@@ -120,16 +123,25 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
 }
 
 struct Outcome {
-    status: &'static str,
+    status: RunStatus,
     result: Option<Value>,
     error: Option<String>,
 }
 
 fn failed(error: impl Into<String>) -> Outcome {
-    Outcome { status: "failed", result: None, error: Some(error.into()) }
+    Outcome { status: RunStatus::Failed, result: None, error: Some(error.into()) }
 }
 
-async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
+/// What a run's sink keeps back for its end: its `run_finished` and every
+/// event after it, written with its status in one transaction (`Ending`).
+#[derive(Default)]
+struct Held {
+    events: Mutex<Vec<Event>>,
+    /// The invocation id of the run's events, for a `run_finished` the server writes.
+    invocation: Mutex<String>,
+}
+
+async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
     let Some(workload) = server.workloads.get(&run.workload).cloned() else {
         return failed(format!("workload '{}' is not served by this server", run.workload));
     };
@@ -193,25 +205,20 @@ async fn attempt(server: Arc<Server>, run: RunRow) -> Outcome {
         next: AtomicU64::new(last + 1),
         skip: Mutex::new(replayed),
         timer: RunTimer::default(),
+        held,
     });
     match launched.run(hook, vec![sink]).await {
-        Ok(Finished { status: Some(RunStatus::Paused), in_doubt: Some(question), .. }) => {
+        Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
             Outcome {
-                status: "in_doubt",
+                status: RunStatus::InDoubt,
                 error: Some(question.describe()),
                 result: serde_json::to_value(&question).ok(),
             }
         }
-        Ok(Finished { status: Some(status), result, error, .. }) => Outcome {
-            status: match status {
-                RunStatus::Completed => "done",
-                RunStatus::Failed => "failed",
-                RunStatus::Paused => "paused",
-            },
-            result,
-            error,
-        },
+        Ok(Finished { status: Some(status), result, error, .. }) => {
+            Outcome { status: RunStatus::from_runtime(status), result, error }
+        }
         Ok(Finished { status: None, .. }) => failed("the run never reported its end"),
         Err(e) => failed(e.to_string()),
     }
@@ -268,7 +275,9 @@ async fn launch_when_free(
 /// Whether the runtime's last run of the run's session stopped in doubt.
 fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
     server.sessions.runs(&run.session).is_ok_and(|runs| {
-        runs.last().is_some_and(|(n, status)| Some(*n) == run.attempt_run && status == sr_runtime::in_doubt::STATUS)
+        runs.last().is_some_and(|(n, status)| {
+            Some(*n) == run.attempt_run && RunStatus::of_attempt(status) == Some(RunStatus::InDoubt)
+        })
     })
 }
 
@@ -276,7 +285,8 @@ fn attempt_in_doubt(server: &Server, run: &RunRow) -> bool {
 fn ended_attempt(server: &Server, run: &RunRow) -> bool {
     server.sessions.runs(&run.session).is_ok_and(|runs| {
         runs.last().is_some_and(|(n, status)| {
-            Some(*n) == run.attempt_run && matches!(status.as_str(), "completed" | "failed" | "paused")
+            Some(*n) == run.attempt_run
+                && RunStatus::of_attempt(status).is_some_and(|s| s.is_ended() || s == RunStatus::Paused)
         })
     })
 }
@@ -291,7 +301,8 @@ async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreErr
 }
 
 /// Stores each event of a run under the run's next event id and wakes its
-/// streams. A continued run first replays what its journal holds: the
+/// streams; from its `run_finished` on, keeps them back for the run's end
+/// (`Held`). A continued run first replays what its journal holds: the
 /// `skip` events already stored (`stored_tally`) are not stored again.
 struct RunSink {
     server: Arc<Server>,
@@ -300,6 +311,7 @@ struct RunSink {
     next: AtomicU64,
     skip: Mutex<u64>,
     timer: RunTimer,
+    held: Arc<Held>,
 }
 
 impl EventSink for RunSink {
@@ -314,22 +326,21 @@ impl EventSink for RunSink {
             }
         }
         self.timer.observe(event, &self.server.metrics);
-        let id = self.next.fetch_add(1, Ordering::SeqCst);
-        let mut event = event.clone();
-        event.seq = id;
-        let mut json = serde_json::to_string(&event).unwrap_or_default();
-        if json.len() > MAX_EVENT_BYTES {
-            let kind = serde_json::to_value(&event.payload).ok().and_then(|v| v["type"].as_str().map(str::to_string));
-            json = serde_json::json!({
-                "seq": id,
-                "invocation_id": event.invocation_id,
-                "path": event.path,
-                "type": "event_too_large",
-                "original_type": kind,
-                "bytes": json.len(),
-            })
-            .to_string();
+        {
+            let mut invocation = locked(&self.held.invocation);
+            if invocation.is_empty() {
+                invocation.clone_from(&event.invocation_id);
+            }
         }
+        {
+            let mut held = locked(&self.held.events);
+            if !held.is_empty() || matches!(event.payload, Payload::RunFinished { .. }) {
+                held.push(event.clone());
+                return;
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let json = crate::store::stored(event, id);
         match committed(self.server.store.append_event(&self.run, self.epoch, id, &json)) {
             Ok(()) => {}
             Err(error @ StoreError::Fenced { .. }) => {

@@ -69,14 +69,14 @@ impl Cursor {
             // Subscribed before reading: a change after the read wakes us.
             let mut changes = self.server.subscribe(&self.run);
             let ended = match self.server.store.run(&self.run).await {
-                Ok(Some(run)) => matches!(run.status.as_str(), "done" | "failed" | "cancelled"),
+                Ok(Some(run)) => run.status.is_ended(),
                 Ok(None) => true,
                 Err(error) => {
                     tracing::error!(%error, "cannot read a run");
                     return None;
                 }
             };
-            // Read after the status: a run's events are stored before its end.
+            // Read after the status: a run's events are stored before its end or with it.
             match self.server.store.events_after(&self.run, self.after, BATCH).await {
                 Ok(batch) if !batch.is_empty() => {
                     self.buffer.extend(batch);

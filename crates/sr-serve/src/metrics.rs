@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use sr_runtime::event::{Event, Payload};
 
+use crate::store::RunStatus;
+
 /// Upper bounds of the histogram buckets, in seconds.
 const BUCKETS: [f64; 12] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 
@@ -85,12 +87,12 @@ impl RunTimer {
 
 impl Metrics {
     /// The text `GET /metrics` answers, given the runs by status.
-    pub fn render(&self, counts: &[(&str, i64)]) -> String {
+    pub fn render(&self, counts: &[(RunStatus, i64)]) -> String {
         let mut out = String::from("# HELP sr_serve_runs Runs by status.\n# TYPE sr_serve_runs gauge\n");
         for (status, count) in counts {
             let _ = writeln!(out, "sr_serve_runs{{status=\"{status}\"}} {count}");
         }
-        let queued = counts.iter().find(|(status, _)| *status == "queued").map_or(0, |(_, n)| *n);
+        let queued = counts.iter().find(|(status, _)| *status == RunStatus::Queued).map_or(0, |(_, n)| *n);
         let _ = writeln!(
             out,
             "# HELP sr_serve_queue_depth Runs waiting for a worker.\n# TYPE sr_serve_queue_depth gauge\nsr_serve_queue_depth {queued}"

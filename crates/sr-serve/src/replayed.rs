@@ -19,19 +19,25 @@ pub fn counted(kind: &str) -> bool {
 /// unwound (the flows and agents it left, between the question and the
 /// pause's `run_finished`): the run that went on from its journal did not
 /// leave them, and its answer's state change comes next instead. A question
-/// answered at once is followed by that state change, not by a pause.
+/// answered at once is followed by that state change, not by a pause. A run
+/// that stopped in doubt about a tool call (`tool_in_doubt`) is the same: the
+/// run that goes on with its decision emits the `tool_in_doubt` again, then
+/// the call's `tool_result`, not what the stop unwound; a decision taken at
+/// once is followed by that `tool_result`.
 pub fn repeated<S: AsRef<str>>(kinds: &[S]) -> Vec<bool> {
     let mut repeated: Vec<bool> = kinds.iter().map(|k| counted(k.as_ref())).collect();
-    let mut question = None;
+    // The open question: where it was asked, and the event that answers it at once.
+    let mut question: Option<(usize, &str)> = None;
     for (i, kind) in kinds.iter().enumerate() {
         match kind.as_ref() {
-            "human_input_requested" => question = Some(i),
-            "state_change" => question = None,
+            "human_input_requested" => question = Some((i, "state_change")),
+            "tool_in_doubt" => question = Some((i, "tool_result")),
             "run_finished" => {
-                if let Some(asked) = question.take() {
+                if let Some((asked, _)) = question.take() {
                     repeated[asked + 1..i].fill(false);
                 }
             }
+            answer if question.is_some_and(|(_, answered_by)| answered_by == answer) => question = None,
             _ => {}
         }
     }
@@ -92,6 +98,10 @@ mod tests {
         // Answered at once: the run went on, and what it did is repeated.
         let answered = ["human_input_requested", "state_change", "flow_finished", "run_finished"];
         assert_eq!(repeated(&answered), [true, true, true, false]);
+        let in_doubt = ["tool_call", "tool_in_doubt", "agent_finished", "flow_finished", "run_finished"];
+        assert_eq!(repeated(&in_doubt), [true, true, false, false, false]);
+        let decided_at_once = ["tool_call", "tool_in_doubt", "tool_result", "agent_finished", "run_finished"];
+        assert_eq!(repeated(&decided_at_once), [true, true, true, true, false]);
         let deltas = ["run_started", "text_delta", "model_response", "run_finished"];
         assert_eq!(repeated(&deltas), [true, false, true, false]);
     }

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 
 use crate::Server;
 use crate::error::ApiError;
-use crate::store::{NewRun, Refusal, RunRow};
+use crate::store::{Ending, NewRun, Refusal, RunRow, RunStatus};
 
 /// Queues `new` (with `reject`, refused while its session has a run in
 /// progress: 409 `session_busy`) and wakes the dispatcher.
@@ -60,7 +60,7 @@ pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, Ap
     loop {
         let mut changes = server.subscribe(id);
         let row = server.store.run(id).await?.ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
-        if matches!(row.status.as_str(), "done" | "failed" | "cancelled" | "paused" | "in_doubt") || *closing.borrow() {
+        if row.status.is_stopped() || *closing.borrow() {
             return Ok(row);
         }
         tokio::select! {
@@ -71,27 +71,47 @@ pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, Ap
     }
 }
 
-/// Cancels run `id`: `cancelled` at once unless it is running
-/// (`cancelling`: its task is stopped, here or on the replica running it);
-/// an ended run is 409 `run_ended`.
-pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str, ApiError> {
+/// What a cancel did (`POST /v1/runs/{id}/cancel` answers its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// The run was not running: it is `cancelled` now.
+    Cancelled,
+    /// The run's task is being stopped; its status becomes `cancelled` then.
+    Cancelling,
+}
+
+impl Cancel {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Cancel::Cancelled => RunStatus::Cancelled.as_str(),
+            Cancel::Cancelling => "cancelling",
+        }
+    }
+}
+
+/// Cancels run `id`: cancelled at once unless it is running (cancelling:
+/// its task is stopped, here or on the replica running it); an ended run is
+/// 409 `run_ended`.
+pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<Cancel, ApiError> {
     loop {
         let row = server.find_run(id).await?;
-        let status = match row.status.as_str() {
-            "queued" | "paused" | "in_doubt" => {
-                if !server.store.finish(id, &row.status, "cancelled", None, Some("cancelled by request")).await? {
+        let status = match row.status {
+            RunStatus::Queued | RunStatus::Paused | RunStatus::InDoubt => {
+                let ending =
+                    Ending::new(RunStatus::Cancelled, None, Some("cancelled by request".to_string()), Vec::new(), "");
+                if !server.store.finish(id, row.status, &ending).await? {
                     // It moved meanwhile (claimed, answered): cancel what it is now.
                     continue;
                 }
                 server.changed(id);
                 server.wake.notify_one();
-                "cancelled"
+                Cancel::Cancelled
             }
-            "running" => {
+            RunStatus::Running => {
                 server.cancel_task(id);
                 // Another replica may be running it.
                 server.store.request_cancel(id).await?;
-                "cancelling"
+                Cancel::Cancelling
             }
             ended => {
                 return Err(ApiError::conflict(
@@ -100,7 +120,7 @@ pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str
                 ));
             }
         };
-        tracing::info!(run = %id, status, "cancel asked");
+        tracing::info!(run = %id, status = status.as_str(), "cancel asked");
         return Ok(status);
     }
 }
@@ -110,11 +130,11 @@ pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<&'static str
 /// in any other status is 409 `not_waiting`.
 pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), ApiError> {
     let row = server.find_run(id).await?;
-    if row.status == "in_doubt" {
+    if row.status == RunStatus::InDoubt {
         let decision = text.trim().parse::<Decision>().map_err(|e| ApiError::bad_request(format!("text: {e}")))?;
         return decide(server, id, decision).await;
     }
-    if row.status != "paused" {
+    if row.status != RunStatus::Paused {
         return Err(ApiError::conflict(
             "not_waiting",
             format!("run {id} is {}: only a run paused by `escalate to human` takes input", row.status),
@@ -133,8 +153,8 @@ pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), 
 /// again; a run in any other status is 409 `not_in_doubt`.
 pub(crate) async fn decide(server: &Server, id: &str, decision: Decision) -> Result<(), ApiError> {
     let row = server.find_run(id).await?;
-    if row.status != "in_doubt" || !server.store.decide(id, decision.as_str()).await? {
-        let status = if row.status == "in_doubt" { "no longer in doubt".to_string() } else { row.status };
+    if row.status != RunStatus::InDoubt || !server.store.decide(id, decision.as_str()).await? {
+        let status = if row.status == RunStatus::InDoubt { "no longer in doubt" } else { row.status.as_str() };
         return Err(ApiError::conflict(
             "not_in_doubt",
             format!("run {id} is {status}: only a run in doubt about a tool call takes a decision"),

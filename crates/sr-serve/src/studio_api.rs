@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::Server;
 use crate::api::{Access, Route};
 use crate::error::ApiError;
-use crate::store::{RecentRun, STATUSES};
+use crate::store::{RecentRun, RunStatus};
 
 pub(crate) const MAX_LIMIT: u32 = 500;
 
@@ -25,7 +25,7 @@ pub(crate) fn routes() -> Vec<Route> {
 /// `?status=S&limit=N`, each at most once; anything else is a JSON 400 naming it.
 #[derive(Default)]
 struct ListQuery {
-    status: Option<String>,
+    status: Option<RunStatus>,
     limit: Option<u32>,
 }
 
@@ -35,13 +35,7 @@ fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "status" if query.status.is_none() => {
-                if !STATUSES.contains(&value) {
-                    return Err(ApiError::bad_request(format!(
-                        "status: {value:?} is not one of {}",
-                        STATUSES.join(", ")
-                    )));
-                }
-                query.status = Some(value.to_string());
+                query.status = Some(value.parse().map_err(|e| ApiError::bad_request(format!("status: {e}")))?);
             }
             "limit" if query.limit.is_none() => {
                 let limit =
@@ -60,8 +54,7 @@ fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
 async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
     let query = parse_query(raw.as_deref())?;
     let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
-    let runs: Vec<Value> =
-        server.store.recent_runs(query.status.as_deref(), limit).await?.into_iter().map(shown).collect();
+    let runs: Vec<Value> = server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
     Ok(Json(json!({"runs": runs})))
 }
 
@@ -72,7 +65,7 @@ fn shown(row: RecentRun) -> Value {
     if let Some(error) = error {
         run["error"] = json!(error);
     }
-    if ["done", "failed", "cancelled"].contains(&status.as_str()) {
+    if status.is_ended() {
         run["duration_ms"] = json!(updated_ms.saturating_sub(created_ms));
     }
     if let Some(usage) = last_event
@@ -105,12 +98,12 @@ fn iso(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{iso, parse_query};
+    use super::{RunStatus, iso, parse_query};
 
     #[test]
     fn queries() {
         let ok = parse_query(Some("status=done&limit=3")).unwrap();
-        assert_eq!((ok.status.as_deref(), ok.limit), (Some("done"), Some(3)));
+        assert_eq!((ok.status, ok.limit), (Some(RunStatus::Done), Some(3)));
         assert!(parse_query(None).unwrap().status.is_none());
         for bad in [
             "status=sideways",

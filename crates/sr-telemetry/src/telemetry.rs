@@ -101,7 +101,7 @@ impl State {
                 let inside = |span: &Span| match status {
                     RunStatus::Failed => spans::fail(span, OTHER, message),
                     RunStatus::Paused => {}
-                    RunStatus::Completed => abandoned(span),
+                    RunStatus::Completed | RunStatus::Cancelled => abandoned(span),
                 };
                 if let Some(span) = self.spans.take(event, |r| matches!(r, Role::Run), inside) {
                     span.record("sr.run.status", status_name(*status));
@@ -280,5 +280,6 @@ fn status_name(status: RunStatus) -> &'static str {
         RunStatus::Completed => "completed",
         RunStatus::Failed => "failed",
         RunStatus::Paused => "paused",
+        RunStatus::Cancelled => "cancelled",
     }
 }

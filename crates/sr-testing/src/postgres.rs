@@ -51,16 +51,27 @@ impl Postgres {
         let data = server.dir.join("data");
         server
             .pg("initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+        server.resume();
+        server
+    }
+
+    /// Starts the server (again, after [`Postgres::pause`]), waiting until it takes connections.
+    pub fn resume(&self) {
         let options = format!(
             "-k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-            server.dir.display()
+            self.dir.display()
         );
-        let log = server.dir.join("log");
-        server.pg(
+        let (data, log) = (self.dir.join("data"), self.dir.join("log"));
+        self.pg(
             "pg_ctl",
             &["-D", data.to_str().unwrap(), "-l", log.to_str().unwrap(), "-o", &options, "-w", "-t", "60", "start"],
         );
-        server
+    }
+
+    /// Stops the server as a crash would (`-m immediate`), keeping its data for [`Postgres::resume`].
+    pub fn pause(&self) {
+        let data = self.dir.join("data");
+        self.pg("pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
     }
 
     /// Runs one of PostgreSQL's programs (as `nobody` when we are root); it must succeed.

@@ -40,6 +40,9 @@ pub enum RunStatus {
     Failed,
     /// Waiting for a human (`escalate to human`); resumable.
     Paused,
+    /// Stopped on request by `sr serve` (a cancel), which writes this end
+    /// itself: the runtime never ends a run so.
+    Cancelled,
 }
 
 /// Tokens a model call took, or a total of several; the cost in USD when the

@@ -67,6 +67,7 @@ impl SessionRun {
             RunStatus::Paused if in_doubt => ("paused", crate::in_doubt::STATUS),
             RunStatus::Paused => ("paused", "paused"),
             RunStatus::Failed => ("failed", "failed"),
+            RunStatus::Cancelled => ("failed", "cancelled"),
             RunStatus::Completed => ("open", "completed"),
         };
         let _ = self.store.set_run_status(&self.id, self.run, run_status);

@@ -12,7 +12,7 @@ use sr_runtime::ids::{self, IdKind};
 use super::card::{default_entry, output_schema};
 use super::rpc::{self, RpcError, Version};
 use super::shapes::{self, View};
-use crate::store::{NewRun, RunRow, StoreError};
+use crate::store::{NewRun, RunRow, RunStatus, StoreError};
 use crate::workloads::Workload;
 use crate::{Server, runs};
 
@@ -38,7 +38,7 @@ impl Call {
     pub async fn view(&self, run: &RunRow, history: bool) -> View {
         let program = &self.workload.program;
         let entry = run.entry.clone().or_else(|| default_entry(program));
-        let question = if run.status == "paused" { question(&self.server, &run.id).await } else { None };
+        let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
         View { question, schema: entry.and_then(|entry| output_schema(program, &entry)), history, artifacts: true }
     }
 
@@ -75,10 +75,10 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
                 run.session
             )));
         }
-        if shapes::terminal(&run.status) {
+        if run.status.is_ended() {
             return Err(RpcError::unsupported(format!(
                 "task {task} has ended ({}): send the message without taskId to start a new task",
-                shapes::state(&run.status, call.version)
+                shapes::state(run.status, call.version)
             )));
         }
         runs::answer(&call.server, task, &text).await?;
@@ -191,7 +191,7 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
     let kept: Vec<&RunRow> = runs
         .iter()
         .filter(|run| run.workload == call.workload.name)
-        .filter(|run| statuses.as_ref().is_none_or(|s| s.contains(&run.status.as_str())))
+        .filter(|run| statuses.as_ref().is_none_or(|s| s.contains(&run.status)))
         .collect();
     let mut tasks: Vec<Value> = Vec::new();
     for run in kept.iter().take(page as usize) {
@@ -207,13 +207,13 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
 pub async fn cancel(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcError> {
     let id = rpc::required(params, "id")?;
     let run = call.find(id).await?;
-    if shapes::terminal(&run.status) {
+    if run.status.is_ended() {
         return Err(RpcError::not_cancelable(format!(
             "task {id} has ended ({}): nothing to cancel",
-            shapes::state(&run.status, call.version)
+            shapes::state(run.status, call.version)
         )));
     }
-    if runs::cancel_run(&call.server, id).await? == "cancelling" {
+    if runs::cancel_run(&call.server, id).await? == runs::Cancel::Cancelling {
         let _ = tokio::time::timeout(Duration::from_secs(10), runs::wait_for_end(&call.server, id)).await;
     }
     let run = call.find(id).await?;

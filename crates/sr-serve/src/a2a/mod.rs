@@ -148,10 +148,10 @@ async fn call(
             let streamed = async {
                 let task = rpc::required(params, "id")?;
                 let run = call.find(task).await?;
-                if shapes::terminal(&run.status) {
+                if run.status.is_ended() {
                     return Err(RpcError::unsupported(format!(
                         "task {task} has ended ({}): GetTask shows it",
-                        shapes::state(&run.status, call.version)
+                        shapes::state(run.status, call.version)
                     )));
                 }
                 stream::respond(call, id.clone(), task).await

@@ -8,31 +8,30 @@
 use serde_json::{Value, json};
 
 use super::rpc::{RpcError, Version};
-use crate::store::RunRow;
+use crate::store::{RunRow, RunStatus};
 
-/// A run's status and the task state each version names it with.
-const STATES: [(&str, &str, &str); 7] = [
-    ("queued", "TASK_STATE_SUBMITTED", "submitted"),
-    ("running", "TASK_STATE_WORKING", "working"),
-    ("paused", "TASK_STATE_INPUT_REQUIRED", "input-required"),
-    ("in_doubt", "TASK_STATE_INPUT_REQUIRED", "input-required"),
-    ("done", "TASK_STATE_COMPLETED", "completed"),
-    ("failed", "TASK_STATE_FAILED", "failed"),
-    ("cancelled", "TASK_STATE_CANCELED", "canceled"),
-];
+/// The task state each version (1.0, 0.3) names a run's status with.
+fn names(status: RunStatus) -> (&'static str, &'static str) {
+    match status {
+        RunStatus::Queued => ("TASK_STATE_SUBMITTED", "submitted"),
+        RunStatus::Running => ("TASK_STATE_WORKING", "working"),
+        RunStatus::Paused | RunStatus::InDoubt => ("TASK_STATE_INPUT_REQUIRED", "input-required"),
+        RunStatus::Done => ("TASK_STATE_COMPLETED", "completed"),
+        RunStatus::Failed => ("TASK_STATE_FAILED", "failed"),
+        RunStatus::Cancelled => ("TASK_STATE_CANCELED", "canceled"),
+    }
+}
 
-pub fn state(status: &str, version: Version) -> &'static str {
-    let row = STATES.iter().find(|(run, ..)| *run == status);
-    match (row, version) {
-        (Some((_, v10, _)), Version::V10) => v10,
-        (Some((.., v03)), Version::V03) => v03,
-        (None, Version::V10) => "TASK_STATE_UNSPECIFIED",
-        (None, Version::V03) => "unknown",
+pub fn state(status: RunStatus, version: Version) -> &'static str {
+    let (v10, v03) = names(status);
+    match version {
+        Version::V10 => v10,
+        Version::V03 => v03,
     }
 }
 
 /// The run statuses a 1.0 task state (or its number) stands for.
-pub fn statuses_of(state: &Value) -> Option<Vec<&'static str>> {
+pub fn statuses_of(state: &Value) -> Option<Vec<RunStatus>> {
     let name = match state {
         Value::String(name) => name.clone(),
         Value::Number(n) => {
@@ -54,18 +53,8 @@ pub fn statuses_of(state: &Value) -> Option<Vec<&'static str>> {
     if matches!(name.as_str(), "TASK_STATE_REJECTED" | "TASK_STATE_AUTH_REQUIRED") {
         return Some(Vec::new());
     }
-    let found: Vec<&str> = STATES.iter().filter(|(_, v10, _)| *v10 == name).map(|(run, ..)| *run).collect();
+    let found: Vec<RunStatus> = RunStatus::ALL.into_iter().filter(|s| names(*s).0 == name).collect();
     (!found.is_empty()).then_some(found)
-}
-
-/// Ended: the task takes no more messages and cannot be cancelled.
-pub fn terminal(status: &str) -> bool {
-    matches!(status, "done" | "failed" | "cancelled")
-}
-
-/// A stream of the task ends here: ended, or waiting for the client.
-pub fn interrupted(status: &str) -> bool {
-    terminal(status) || matches!(status, "paused" | "in_doubt")
 }
 
 /// What a task shows beside its run's row.
@@ -100,13 +89,15 @@ pub fn task(run: &RunRow, version: Version, view: &View) -> Value {
 }
 
 fn status(run: &RunRow, version: Version, question: Option<&str>) -> Value {
-    let mut status = json!({"state": state(&run.status, version)});
-    let said = match run.status.as_str() {
-        "paused" => question.or(Some("The task waits for your answer: send it as a message with this taskId.")),
+    let mut status = json!({"state": state(run.status, version)});
+    let said = match run.status {
+        RunStatus::Paused => {
+            question.or(Some("The task waits for your answer: send it as a message with this taskId."))
+        }
         // The question, which ends by asking for retry, skip or fail: a
         // text reply of one of them decides (`runs::answer`).
-        "in_doubt" => run.error.as_deref(),
-        "failed" | "cancelled" => run.error.as_deref(),
+        RunStatus::InDoubt => run.error.as_deref(),
+        RunStatus::Failed | RunStatus::Cancelled => run.error.as_deref(),
         _ => None,
     };
     if let Some(said) = said {
@@ -147,7 +138,7 @@ pub fn text_part(version: Version, text: &str) -> Value {
 /// The run's result: a text part for text, a data part (with the schema in
 /// the artifact's metadata, when known) for anything else.
 pub fn artifact(run: &RunRow, version: Version, schema: Option<&Value>) -> Option<Value> {
-    let result = run.result.as_ref().filter(|_| run.status == "done")?;
+    let result = run.result.as_ref().filter(|_| run.status == RunStatus::Done)?;
     let part = match (result, version) {
         (Value::String(text), _) => text_part(version, text),
         (data, Version::V10) => json!({"data": data, "mediaType": "application/json"}),
@@ -164,7 +155,7 @@ pub fn status_update(run: &RunRow, version: Version, question: Option<&str>) -> 
     let mut update = json!({"taskId": run.id, "contextId": run.session, "status": status(run, version, question)});
     if version == Version::V03 {
         update["kind"] = json!("status-update");
-        update["final"] = json!(interrupted(&run.status));
+        update["final"] = json!(run.status.is_stopped());
     }
     update
 }

@@ -17,13 +17,14 @@ use serde_json::Value;
 use super::methods::{Call, question};
 use super::rpc::{self, RpcError};
 use super::shapes;
+use crate::store::RunStatus;
 
 struct Follow {
     call: Call,
     rpc_id: Value,
     task: String,
     /// The status last reported.
-    last: String,
+    last: RunStatus,
     pending: VecDeque<Value>,
     done: bool,
 }
@@ -33,7 +34,7 @@ pub async fn respond(call: Call, rpc_id: Value, task: &str) -> Result<Response, 
     let run = call.find(task).await?;
     let first = shapes::wrapped(call.version, "task", call.task(&run, true).await);
     let follow = Follow {
-        done: shapes::interrupted(&run.status),
+        done: run.status.is_stopped(),
         call,
         rpc_id,
         task: task.to_string(),
@@ -76,10 +77,10 @@ impl Follow {
                     let update = shapes::artifact_update(&run, version, artifact);
                     self.pending.push_back(shapes::wrapped(version, "artifactUpdate", update));
                 }
-                let asked = if run.status == "paused" { question(&server, &run.id).await } else { None };
+                let asked = if run.status == RunStatus::Paused { question(&server, &run.id).await } else { None };
                 let update = shapes::status_update(&run, version, asked.as_deref());
                 self.pending.push_back(shapes::wrapped(version, "statusUpdate", update));
-                self.done = shapes::interrupted(&run.status);
+                self.done = run.status.is_stopped();
                 self.last = run.status;
                 continue;
             }

@@ -15,6 +15,7 @@ use tower::ServiceExt;
 
 use super::rpc::METHODS;
 use crate::gate::Gate;
+use crate::store::{Ending, RunStatus};
 use crate::{ApiKeys, Server, api, test_server, workloads};
 
 const GREET: &str = r#"model main = openai/gpt-4o-mini
@@ -124,8 +125,11 @@ impl Fixture {
     }
 
     /// Moves run `id` from `from` to `to` as the dispatcher would, and tells its watchers.
-    async fn finish(&self, id: &str, from: &str, to: &str, result: Option<Value>) {
-        assert!(self.server.store.finish(id, from, to, result.as_ref(), None).await.unwrap(), "{id}: {from} → {to}");
+    async fn finish(&self, id: &str, from: RunStatus, to: RunStatus, result: Option<Value>) {
+        assert!(
+            self.server.store.finish(id, from, &Ending::of(to, result.as_ref(), None)).await.unwrap(),
+            "{id}: {from} → {to}"
+        );
         self.server.changed(id);
     }
 
@@ -308,7 +312,7 @@ async fn several_workloads_each_have_their_card_and_endpoint() {
 async fn each_error_has_the_code_the_specification_gives_it() {
     let f = greet("errors");
     let done = f.queued("hi", None).await;
-    f.finish(&done, "queued", "done", Some(json!("Hello"))).await;
+    f.finish(&done, RunStatus::Queued, RunStatus::Done, Some(json!("Hello"))).await;
     let message = |parts: Value| json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": parts}});
     let cases: Vec<(&str, Value, i64)> = vec![
         ("GetTask", json!({}), -32602),
@@ -436,7 +440,7 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
     f.claim(&id).await;
     let got = f.result("GetTask", json!({"id": id})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_WORKING");
-    f.finish(&id, "running", "done", Some(json!("Hello, Ada."))).await;
+    f.finish(&id, RunStatus::Running, RunStatus::Done, Some(json!("Hello, Ada."))).await;
     let got = f.result("GetTask", json!({"id": id, "historyLength": 0})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(
@@ -451,7 +455,7 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
     // A structured result is a data part, with its schema.
     let judged = f.queued("Hello, Ada.", Some("judge")).await;
     assert_eq!(f.server.store.run(&judged).await.unwrap().unwrap().entry.as_deref(), Some("judge"));
-    f.finish(&judged, "queued", "done", Some(json!({"ok": true, "reason": "warm"}))).await;
+    f.finish(&judged, RunStatus::Queued, RunStatus::Done, Some(json!({"ok": true, "reason": "warm"}))).await;
     let got = f.result("GetTask", json!({"id": judged})).await;
     let artifact = &got["artifacts"][0];
     assert_eq!(artifact["parts"], json!([{"data": {"ok": true, "reason": "warm"}, "mediaType": "application/json"}]));
@@ -461,7 +465,13 @@ async fn a_task_in_each_version_shape_from_queued_to_its_result() {
 
     // Failed and cancelled tasks say why.
     let failing = f.queued("x", None).await;
-    assert!(f.server.store.finish(&failing, "queued", "failed", None, Some("the model is down")).await.unwrap());
+    assert!(
+        f.server
+            .store
+            .finish(&failing, RunStatus::Queued, &Ending::of(RunStatus::Failed, None, Some("the model is down")))
+            .await
+            .unwrap()
+    );
     let got = f.result("GetTask", json!({"id": failing})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_FAILED");
     assert_eq!(got["status"]["message"]["parts"], json!([{"text": "the model is down"}]));
@@ -506,7 +516,7 @@ async fn input_required_is_answered_by_the_next_message_of_the_task() {
         .append_event(&id, 1, 1, r#"{"type": "human_input_requested", "message": "Approve?"}"#)
         .await
         .unwrap();
-    f.finish(&id, "running", "paused", None).await;
+    f.finish(&id, RunStatus::Running, RunStatus::Paused, None).await;
     let got = f.result("GetTask", json!({"id": id})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(got["status"]["message"]["parts"], json!([{"text": "Approve?"}]));
@@ -557,7 +567,11 @@ async fn a_stream_reports_each_status_then_the_result_and_ends() {
                 };
                 server.changed(&run.id);
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                server.store.finish(&run.id, "running", "done", Some(&json!({"ok": true})), None).await.unwrap();
+                server
+                    .store
+                    .finish(&run.id, RunStatus::Running, &Ending::of(RunStatus::Done, Some(&json!({"ok": true})), None))
+                    .await
+                    .unwrap();
                 server.changed(&run.id);
             })
         };
@@ -623,7 +637,7 @@ async fn a_subscription_follows_a_task_to_input_required() {
                 .append_event(&id, 1, 1, r#"{"type": "human_input_requested", "message": "Sure?"}"#)
                 .await
                 .unwrap();
-            server.store.finish(&id, "running", "paused", None, None).await.unwrap();
+            server.store.finish(&id, RunStatus::Running, &Ending::of(RunStatus::Paused, None, None)).await.unwrap();
             server.changed(&id);
         })
     };

@@ -3,40 +3,41 @@
 //! it. One type, two backends with one semantics: SQLite in the state
 //! directory (`serve.db`, the embedded mode) or PostgreSQL shared by
 //! replicas (`--database-url`). Every write is committed before it returns,
-//! so a restart (after `kill -9` too) finds every run and event.
+//! so a restart (after `kill -9` too) finds every run and event. Each
+//! backend implements [`RunStore`]; its schema is the versioned files of
+//! `migrations/<backend>/`, applied by [`migrate`].
 //!
 //! A claim gives the run an epoch, one more than its last; every write of a
 //! claimed run (its events, attempt, end, lease) carries that epoch and is
 //! refused ([`StoreError::Fenced`]) once another claim moved it on, so a
 //! replica that lost a run can no longer write to it. In PostgreSQL a claim
-//! also takes a lease (`lease_until`, kept by [`Store::heartbeat`]); a
+//! also takes a lease (`lease_until`, kept by [`RunStore::heartbeat`]); a
 //! running run whose lease has expired is claimed again by any replica.
 
+mod ending;
+mod migrate;
 mod postgres;
 mod sqlite;
 #[cfg(test)]
 mod tests;
 
+use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
+pub use sr_runtime::served::RunStatus;
+
+pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
 use tokio::sync::mpsc;
 
-/// A run's status as the API names it.
-pub const STATUSES: [&str; 7] = ["queued", "running", "paused", "in_doubt", "done", "failed", "cancelled"];
-
+/// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
 #[derive(Clone)]
 pub struct Store {
-    backend: Backend,
-}
-
-#[derive(Clone)]
-enum Backend {
-    Sqlite(sqlite::Sqlite),
-    Postgres(Arc<postgres::Postgres>),
+    backend: Arc<dyn RunStore>,
 }
 
 /// A run as the API shows it.
@@ -47,7 +48,7 @@ pub struct RunRow {
     pub workload: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,7 +76,7 @@ pub struct RunRow {
 impl RunRow {
     /// A run in doubt shows its stored question as such, not as a result.
     pub(crate) fn questioned(mut self) -> RunRow {
-        if self.status == "in_doubt" {
+        if self.status == RunStatus::InDoubt {
             self.question = self.result.take();
         }
         self
@@ -98,7 +99,7 @@ pub struct RecentRun {
     pub session: String,
     pub workload: String,
     pub entry: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
     pub created_ms: i64,
     pub updated_ms: i64,
@@ -126,6 +127,8 @@ pub enum StoreError {
     Postgres(String),
     /// The thread reading the embedded store for the studio failed.
     Reader(String),
+    /// A stored status that names no status (a store written by another program).
+    Status(sr_runtime::served::UnknownStatus),
     /// A write of a run by a claim that is no longer its last: another
     /// replica claimed it since (this one's lease expired).
     Fenced {
@@ -140,6 +143,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Sqlite(e) => write!(f, "{e}"),
             StoreError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StoreError::Reader(e) => write!(f, "the store's reader failed: {e}"),
+            StoreError::Status(e) => write!(f, "a stored run's status: {e}"),
             StoreError::Fenced { run, epoch } => {
                 write!(f, "run {run} was claimed again since this claim (epoch {epoch}): write refused")
             }
@@ -172,178 +176,121 @@ fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Dispatches one call to the backend, awaiting PostgreSQL's.
-macro_rules! each {
-    ($store:expr, $b:ident => $call:expr) => {
-        match &$store.backend {
-            Backend::Sqlite($b) => $call,
-            Backend::Postgres($b) => $call.await,
-        }
-    };
-}
-
 impl Store {
-    /// The embedded store: SQLite at `path`.
+    /// The embedded store: SQLite at `path`, migrated.
     pub fn open(path: &Path) -> Result<Store> {
-        Ok(Store { backend: Backend::Sqlite(sqlite::Sqlite::open(path)?) })
+        Ok(Store { backend: Arc::new(sqlite::Sqlite::open(path)?) })
     }
 
     /// The shared store: PostgreSQL at `url`, migrated under an advisory
     /// lock. `replica` names this process in its claims; `lease` is how
     /// long a claim lasts without a heartbeat.
     pub async fn connect(url: &str, replica: &str, lease: Duration) -> Result<Store> {
-        Ok(Store { backend: Backend::Postgres(Arc::new(postgres::Postgres::connect(url, replica, lease).await?)) })
+        Ok(Store { backend: Arc::new(postgres::Postgres::connect(url, replica, lease).await?) })
     }
+}
 
-    pub async fn create_session(&self, id: &str) -> Result<()> {
-        each!(self, b => b.create_session(id))
-    }
+impl Deref for Store {
+    type Target = dyn RunStore;
 
-    pub async fn session_exists(&self, id: &str) -> Result<bool> {
-        each!(self, b => b.session_exists(id))
+    fn deref(&self) -> &(dyn RunStore + 'static) {
+        self.backend.as_ref()
     }
+}
+
+/// What the server asks of its records; each backend keeps one semantics
+/// (`tests.rs` runs one suite on both).
+pub trait RunStore: Send + Sync {
+    fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    fn session_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool>>;
 
     /// Queues a run. With `reject`, a session that has a run not yet ended
     /// (queued, running, paused or in doubt) refuses it, in the same
     /// transaction that would insert it.
-    pub async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
-        each!(self, b => b.submit(run, reject))
-    }
+    fn submit<'a>(&'a self, run: &'a NewRun<'a>, reject: bool) -> BoxFuture<'a, Result<(), Refusal>>;
 
     /// Takes the oldest queued run that heads its session's queue (no run
     /// of the session before it has not ended) and marks it running under a
     /// new epoch; in PostgreSQL, a running run whose lease expired too. A
     /// partial unique index makes a second active run of a session
     /// impossible whatever the callers do.
-    pub async fn claim(&self) -> Result<Option<RunRow>> {
-        each!(self, b => b.claim())
-    }
+    fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>>;
 
-    pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
-        each!(self, b => b.run(id))
-    }
+    fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>>;
 
-    pub async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
-        each!(self, b => b.session_runs(session))
-    }
+    fn session_runs<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Vec<RunRow>>>;
 
     /// Runs a previous process left running are queued again, ahead of
     /// newer runs, to resume from their journals. Embedded mode only: with
     /// PostgreSQL other replicas may be running them, and a dead replica's
-    /// runs are claimed again when their leases expire.
-    pub fn requeue_running(&self) -> Result<usize> {
-        match &self.backend {
-            Backend::Sqlite(b) => b.requeue_running(),
-            Backend::Postgres(_) => Ok(0),
-        }
-    }
+    /// runs are claimed again when their leases expire (0 runs).
+    fn requeue_running(&self) -> Result<usize>;
 
-    pub async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
-        each!(self, b => b.set_attempt(id, epoch, attempt_run))
-    }
+    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>>;
 
     /// Records how a run that is not running ended (a cancel of a queued or
-    /// paused run); `from` guards against a change made meanwhile: nothing
-    /// changes unless the run is `from`.
-    pub async fn finish(
-        &self,
-        id: &str,
-        from: &str,
-        status: &str,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        each!(self, b => b.finish(id, from, status, result, error))
-    }
+    /// paused run) and appends its last events, in one transaction; `from`
+    /// guards against a change made meanwhile: nothing changes unless the
+    /// run is `from`.
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
-    /// Records how a claimed run ended (or paused), fenced by its epoch.
-    pub async fn end(
-        &self,
-        id: &str,
-        epoch: i64,
-        status: &str,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        each!(self, b => b.end(id, epoch, status, result, error))
-    }
+    /// Records how a claimed run ended (or paused) and appends its last
+    /// events (its `run_finished` first), in one transaction fenced by its epoch.
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
 
     /// Queues a paused run again with the answer it waits for.
-    pub async fn answer(&self, id: &str, input: &str) -> Result<bool> {
-        each!(self, b => b.answer(id, input))
-    }
+    fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
 
     /// Queues a run in doubt again with the decision it waits for.
-    pub async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
-        each!(self, b => b.decide(id, decision))
-    }
+    fn decide<'a>(&'a self, id: &'a str, decision: &'a str) -> BoxFuture<'a, Result<bool>>;
 
     /// Appends a run's event under id `id`, fenced by the claim's epoch,
     /// committed before it returns.
-    pub async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
-        each!(self, b => b.append_event(run, epoch, id, event))
-    }
+    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>>;
 
     /// The last event id of a run (0 when it has none).
-    pub async fn last_event(&self, run: &str) -> Result<u64> {
-        each!(self, b => b.last_event(run))
-    }
+    fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>>;
 
     /// Up to `limit` events of a run after id `after`, in order.
-    pub async fn events_after(&self, run: &str, after: u64, limit: usize) -> Result<Vec<(u64, String)>> {
-        // Ids past i64::MAX do not exist: nothing is after them.
-        let after = i64::try_from(after).unwrap_or(i64::MAX);
-        each!(self, b => b.events_after(run, after, limit as i64))
-    }
+    fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>>;
 
     /// How many runs are in each status (every status listed, zeros included).
-    pub async fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
-        each!(self, b => b.counts())
-    }
+    fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>>;
 
     /// Extends the leases of this process's claims; returns the runs whose
     /// claim was lost (claimed again by another replica, or ended).
-    pub async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
-        each!(self, b => b.heartbeat(claims))
-    }
+    fn heartbeat<'a>(&'a self, claims: &'a [(String, i64)]) -> BoxFuture<'a, Result<Vec<String>>>;
 
     /// Gives up a claim without ending the run (a drain stopped it): another
-    /// replica may claim it at once. The embedded store queues it at the next start.
-    pub async fn release(&self, id: &str, epoch: i64) -> Result<()> {
-        match &self.backend {
-            Backend::Sqlite(_) => Ok(()),
-            Backend::Postgres(b) => b.release(id, epoch).await,
-        }
-    }
+    /// replica may claim it at once. The embedded store queues it at the
+    /// next start instead, and does nothing here.
+    fn release<'a>(&'a self, id: &'a str, epoch: i64) -> BoxFuture<'a, Result<()>>;
 
-    /// Asks whichever replica runs `id` to cancel it.
-    pub async fn request_cancel(&self, id: &str) -> Result<()> {
-        match &self.backend {
-            Backend::Sqlite(_) => Ok(()),
-            Backend::Postgres(b) => b.request_cancel(id).await,
-        }
-    }
+    /// Asks whichever replica runs `id` to cancel it (the embedded store has
+    /// no other replica: nothing to do).
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>>;
 
     /// The newest runs first, for the studio.
-    pub async fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
-        match &self.backend {
-            Backend::Sqlite(b) => {
-                let b = b.clone();
-                let status = status.map(str::to_string);
-                tokio::task::spawn_blocking(move || b.recent_runs(status.as_deref(), limit))
-                    .await
-                    .map_err(|e| StoreError::Reader(e.to_string()))?
-            }
-            Backend::Postgres(b) => b.recent_runs(status, limit).await,
-        }
-    }
+    fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>>;
 
     /// Other replicas' changes, as they commit (PostgreSQL only: `None`
     /// for the embedded store, where this process makes every change).
-    pub fn listen(&self) -> Option<mpsc::Receiver<Note>> {
-        match &self.backend {
-            Backend::Sqlite(_) => None,
-            Backend::Postgres(b) => Some(b.listen()),
-        }
-    }
+    fn listen(&self) -> Option<mpsc::Receiver<Note>>;
+
+    /// Whether the store answers a query now (`/readyz`).
+    fn ping(&self) -> BoxFuture<'_, Result<()>>;
+
+    /// Whether other processes share the store (PostgreSQL).
+    #[cfg(test)]
+    fn is_shared(&self) -> bool;
+
+    /// A statement of the test's own (to break the rules on purpose); the rows it changed.
+    #[cfg(test)]
+    fn raw<'a>(&'a self, sql: &'a str) -> BoxFuture<'a, Result<u64>>;
+}
+
+/// Ids past i64::MAX do not exist: nothing is after them.
+fn stored_id(after: u64) -> i64 {
+    i64::try_from(after).unwrap_or(i64::MAX)
 }

@@ -15,7 +15,12 @@ use tokio::sync::mpsc;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
 
-use super::{NewRun, Note, RecentRun, Refusal, Result, RunRow, STATUSES, StoreError, now_ms};
+use futures::future::BoxFuture;
+
+use super::{
+    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
+    stored_id,
+};
 
 #[derive(Clone)]
 pub struct Postgres {
@@ -39,45 +44,6 @@ impl From<deadpool_postgres::PoolError> for StoreError {
     }
 }
 
-/// Applied in order, each once, under an advisory lock: replicas starting
-/// at once migrate one after another.
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        created_ms BIGINT NOT NULL
-    );
-    CREATE TABLE runs (
-        position BIGSERIAL PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        session TEXT NOT NULL REFERENCES sessions(id),
-        workload TEXT NOT NULL,
-        entry TEXT,
-        message TEXT NOT NULL,
-        model TEXT,
-        status TEXT NOT NULL,
-        result TEXT,
-        error TEXT,
-        attempt_run BIGINT,
-        pending_input TEXT,
-        created_ms BIGINT NOT NULL,
-        updated_ms BIGINT NOT NULL,
-        epoch BIGINT NOT NULL DEFAULT 0,
-        replica TEXT,
-        lease_until TIMESTAMPTZ
-    );
-    CREATE UNIQUE INDEX one_active_run_per_session
-        ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
-    CREATE INDEX runs_by_status ON runs(status, position);
-    CREATE INDEX runs_by_session ON runs(session, position);
-    CREATE TABLE run_events (
-        run TEXT NOT NULL,
-        id BIGINT NOT NULL,
-        event TEXT NOT NULL,
-        epoch BIGINT NOT NULL,
-        PRIMARY KEY (run, id)
-    );
-"];
-
 /// The advisory lock migrations hold (any fixed number; this one spells "srserve").
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
@@ -88,14 +54,19 @@ const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
 const CANCEL: &str = "sr_serve_cancel";
 
-fn run_row(r: &Row) -> RunRow {
+/// Column `i` of a row as a status.
+fn status(r: &Row, i: usize) -> Result<RunStatus> {
+    r.get::<_, &str>(i).parse().map_err(StoreError::Status)
+}
+
+fn run_row(r: &Row) -> Result<RunRow> {
     let result: Option<String> = r.get(5);
-    RunRow {
+    Ok(RunRow {
         id: r.get(0),
         session: r.get(1),
         workload: r.get(2),
         entry: r.get(3),
-        status: r.get(4),
+        status: status(r, 4)?,
         result: result.and_then(|text| serde_json::from_str(&text).ok()),
         error: r.get(6),
         message: r.get(7),
@@ -105,7 +76,7 @@ fn run_row(r: &Row) -> RunRow {
         epoch: r.get(11),
         question: None,
     }
-    .questioned()
+    .questioned())
 }
 
 fn fenced(id: &str, epoch: i64) -> StoreError {
@@ -131,26 +102,23 @@ impl Postgres {
         Ok(store)
     }
 
-    #[cfg(test)]
-    pub fn pool_for_tests(&self) -> &Pool {
-        &self.pool
-    }
-
+    /// Brings the schema to the last version (`migrate`) under an advisory
+    /// lock: replicas starting at once migrate one after another.
     async fn migrate(&self) -> Result<()> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
-        tx.batch_execute("CREATE TABLE IF NOT EXISTS sr_serve_schema (version INTEGER NOT NULL)").await?;
-        let done: i64 = tx.query_one("SELECT COUNT(*) FROM sr_serve_schema", &[]).await?.get(0);
-        for (version, migration) in MIGRATIONS.iter().enumerate().skip(done as usize) {
-            tx.batch_execute(migration).await?;
-            tx.execute("INSERT INTO sr_serve_schema (version) VALUES ($1)", &[&(version as i32 + 1)]).await?;
+        tx.batch_execute(migrate::CREATE_TABLE).await?;
+        let applied: i32 = tx.query_one(migrate::APPLIED, &[]).await?.get(0);
+        for migration in migrate::pending(migrate::POSTGRES, applied) {
+            tx.batch_execute(migration.sql).await?;
+            tx.execute(migrate::RECORD, &[&migration.version]).await?;
         }
         tx.commit().await?;
         Ok(())
     }
 
-    pub async fn create_session(&self, id: &str) -> Result<()> {
+    async fn create_session(&self, id: &str) -> Result<()> {
         let client = self.pool.get().await?;
         client
             .execute("INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &now_ms()])
@@ -158,12 +126,12 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn session_exists(&self, id: &str) -> Result<bool> {
+    async fn session_exists(&self, id: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         Ok(client.query_one("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", &[&id]).await?.get(0))
     }
 
-    pub async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
+    async fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
         let mut client = self.pool.get().await.map_err(StoreError::from)?;
         let tx = client.transaction().await.map_err(StoreError::from)?;
         let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
@@ -202,7 +170,7 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn claim(&self) -> Result<Option<RunRow>> {
+    async fn claim(&self) -> Result<Option<RunRow>> {
         // Two replicas may each pick a head of one session's queue at once
         // (a run answered while the next was queued): the unique index
         // refuses the second, which tries again.
@@ -245,24 +213,24 @@ impl Postgres {
                     e.into()
                 }
             })?;
-        Ok(claimed.as_ref().map(run_row))
+        claimed.as_ref().map(run_row).transpose()
     }
 
-    pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
+    async fn run(&self, id: &str) -> Result<Option<RunRow>> {
         let client = self.pool.get().await?;
         let row = client.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&id]).await?;
-        Ok(row.as_ref().map(run_row))
+        row.as_ref().map(run_row).transpose()
     }
 
-    pub async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
+    async fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
         let client = self.pool.get().await?;
         let rows = client
             .query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE session = $1 ORDER BY position"), &[&session])
             .await?;
-        Ok(rows.iter().map(run_row).collect())
+        rows.iter().map(run_row).collect()
     }
 
-    pub async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
+    async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
         let client = self.pool.get().await?;
         let changed = client
             .execute(
@@ -274,49 +242,55 @@ impl Postgres {
         if changed == 0 { Err(fenced(id, epoch)) } else { Ok(()) }
     }
 
-    pub async fn finish(
-        &self,
-        id: &str,
-        from: &str,
-        status: &str,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        let client = self.pool.get().await?;
-        let changed = client
+    async fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let changed = tx
             .query_opt(
-                "WITH changed AS (
-                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
-                     WHERE id = $1 AND status = $2 RETURNING id)
-                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &from, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+                "UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6
+                 WHERE id = $1 AND status = $2 RETURNING epoch",
+                &[
+                    &id,
+                    &from.as_str(),
+                    &ending.status.as_str(),
+                    &ending.result.as_ref().map(Value::to_string),
+                    &ending.error,
+                    &now_ms(),
+                ],
             )
             .await?;
-        Ok(changed.is_some())
+        let Some(changed) = changed else { return Ok(false) };
+        append_ending(&tx, id, changed.get(0), ending).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
-    pub async fn end(
-        &self,
-        id: &str,
-        epoch: i64,
-        status: &str,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        let client = self.pool.get().await?;
-        let changed = client
-            .query_opt(
-                "WITH changed AS (
-                     UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
-                     WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
-                 SELECT pg_notify($7, id), pg_notify($8, '') FROM changed",
-                &[&id, &epoch, &status, &result.map(Value::to_string), &error, &now_ms(), &RUN, &WAKE],
+    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let changed = tx
+            .execute(
+                "UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
+                 WHERE id = $1 AND epoch = $2 AND status = 'running'",
+                &[
+                    &id,
+                    &epoch,
+                    &ending.status.as_str(),
+                    &ending.result.as_ref().map(Value::to_string),
+                    &ending.error,
+                    &now_ms(),
+                ],
             )
             .await?;
-        if changed.is_none() { Err(fenced(id, epoch)) } else { Ok(()) }
+        if changed == 0 {
+            return Err(fenced(id, epoch));
+        }
+        append_ending(&tx, id, epoch, ending).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
-    pub async fn answer(&self, id: &str, input: &str) -> Result<bool> {
+    async fn answer(&self, id: &str, input: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         let changed = client
             .query_opt(
@@ -330,7 +304,7 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    pub async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+    async fn decide(&self, id: &str, decision: &str) -> Result<bool> {
         let client = self.pool.get().await?;
         let changed = client
             .query_opt(
@@ -344,7 +318,7 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    pub async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
+    async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
         let client = self.pool.get().await?;
         // The run's row is held (FOR SHARE) until this commits: a claim
         // (an UPDATE of that row) waits for it, and it sees a claim that
@@ -361,13 +335,13 @@ impl Postgres {
         if added.is_none() { Err(fenced(run, epoch)) } else { Ok(()) }
     }
 
-    pub async fn last_event(&self, run: &str) -> Result<u64> {
+    async fn last_event(&self, run: &str) -> Result<u64> {
         let client = self.pool.get().await?;
         let row = client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    pub async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
+    async fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
         let client = self.pool.get().await?;
         let statement = client
             .prepare_cached("SELECT id, event FROM run_events WHERE run = $1 AND id > $2 ORDER BY id LIMIT $3")
@@ -376,19 +350,19 @@ impl Postgres {
         Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
     }
 
-    pub async fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+    async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         let client = self.pool.get().await?;
         let rows = client.query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[]).await?;
-        Ok(STATUSES
+        Ok(RunStatus::ALL
             .iter()
             .map(|status| {
-                let n = rows.iter().find(|r| r.get::<_, &str>(0) == *status).map_or(0, |r| r.get(1));
+                let n = rows.iter().find(|r| r.get::<_, &str>(0) == status.as_str()).map_or(0, |r| r.get(1));
                 (*status, n)
             })
             .collect())
     }
 
-    pub async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
+    async fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
         if claims.is_empty() {
             return Ok(Vec::new());
         }
@@ -408,7 +382,7 @@ impl Postgres {
         Ok(claims.iter().filter(|(id, _)| !kept.contains(id)).map(|(id, _)| id.clone()).collect())
     }
 
-    pub async fn release(&self, id: &str, epoch: i64) -> Result<()> {
+    async fn release(&self, id: &str, epoch: i64) -> Result<()> {
         let client = self.pool.get().await?;
         client
             .execute(
@@ -421,43 +395,44 @@ impl Postgres {
         Ok(())
     }
 
-    pub async fn request_cancel(&self, id: &str) -> Result<()> {
+    async fn request_cancel(&self, id: &str) -> Result<()> {
         let client = self.pool.get().await?;
         client.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &id]).await?;
         Ok(())
     }
 
-    pub async fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+    async fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let client = self.pool.get().await?;
         let rows = client
             .query(
                 "SELECT id, session, workload, entry, status, error, created_ms, updated_ms,
                         (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
                  FROM runs WHERE $1::text IS NULL OR status = $1 ORDER BY position DESC LIMIT $2",
-                &[&status, &i64::from(limit)],
+                &[&wanted.map(RunStatus::as_str), &i64::from(limit)],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| RecentRun {
-                id: r.get(0),
-                session: r.get(1),
-                workload: r.get(2),
-                entry: r.get(3),
-                status: r.get(4),
-                error: r.get(5),
-                created_ms: r.get(6),
-                updated_ms: r.get(7),
-                last_event: r.get(8),
+        rows.iter()
+            .map(|r| {
+                Ok(RecentRun {
+                    id: r.get(0),
+                    session: r.get(1),
+                    workload: r.get(2),
+                    entry: r.get(3),
+                    status: status(r, 4)?,
+                    error: r.get(5),
+                    created_ms: r.get(6),
+                    updated_ms: r.get(7),
+                    last_event: r.get(8),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// A connection of its own that `LISTEN`s, connected again (after a
     /// second) whenever it is lost; the notes go to the receiver, and stop
     /// when it is dropped. A full receiver drops notes: every listener
     /// also polls.
-    pub fn listen(&self) -> mpsc::Receiver<Note> {
+    fn notes(&self) -> mpsc::Receiver<Note> {
         let (tx, rx) = mpsc::channel(1024);
         let config = self.config.clone();
         tokio::spawn(async move {
@@ -472,6 +447,124 @@ impl Postgres {
             }
         });
         rx
+    }
+}
+
+/// Appends a run's last events after its others and announces the run's
+/// change, in the transaction that ends it (whose UPDATE holds the run's row).
+async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    let last: i64 = tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0);
+    for (id, event) in ending.stored_events(last as u64 + 1) {
+        tx.execute(
+            "INSERT INTO run_events (run, id, event, epoch) VALUES ($1, $2, $3, $4)",
+            &[&run, &(id as i64), &event, &epoch],
+        )
+        .await?;
+    }
+    tx.execute("SELECT pg_notify($1, $2), pg_notify($3, '')", &[&RUN, &run, &WAKE]).await?;
+    Ok(())
+}
+
+impl RunStore for Postgres {
+    fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::create_session(self, id))
+    }
+
+    fn session_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::session_exists(self, id))
+    }
+
+    fn submit<'a>(&'a self, run: &'a NewRun<'a>, reject: bool) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(Postgres::submit(self, run, reject))
+    }
+
+    fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>> {
+        Box::pin(Postgres::claim(self))
+    }
+
+    fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>> {
+        Box::pin(Postgres::run(self, id))
+    }
+
+    fn session_runs<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Vec<RunRow>>> {
+        Box::pin(Postgres::session_runs(self, session))
+    }
+
+    fn requeue_running(&self) -> Result<usize> {
+        Ok(0)
+    }
+
+    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::set_attempt(self, id, epoch, attempt_run))
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::finish(self, id, from, ending))
+    }
+
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::end(self, id, epoch, ending))
+    }
+
+    fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::answer(self, id, input))
+    }
+
+    fn decide<'a>(&'a self, id: &'a str, decision: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::decide(self, id, decision))
+    }
+
+    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::append_event(self, run, epoch, id, event))
+    }
+
+    fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(Postgres::last_event(self, run))
+    }
+
+    fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>> {
+        Box::pin(Postgres::events_after(self, run, stored_id(after), limit as i64))
+    }
+
+    fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>> {
+        Box::pin(Postgres::counts(self))
+    }
+
+    fn heartbeat<'a>(&'a self, claims: &'a [(String, i64)]) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::heartbeat(self, claims))
+    }
+
+    fn release<'a>(&'a self, id: &'a str, epoch: i64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::release(self, id, epoch))
+    }
+
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::request_cancel(self, id))
+    }
+
+    fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>> {
+        Box::pin(Postgres::recent_runs(self, status, limit))
+    }
+
+    fn listen(&self) -> Option<mpsc::Receiver<Note>> {
+        Some(self.notes())
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            self.pool.get().await?.simple_query("SELECT 1").await?;
+            Ok(())
+        })
+    }
+
+    #[cfg(test)]
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    #[cfg(test)]
+    fn raw<'a>(&'a self, sql: &'a str) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(async move { Ok(self.pool.get().await?.execute(sql, &[]).await?) })
     }
 }
 

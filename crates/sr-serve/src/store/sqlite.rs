@@ -9,7 +9,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use super::{NewRun, RecentRun, Refusal, Result, RunRow, STATUSES, StoreError, now_ms};
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+
+use super::{
+    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
+    stored_id,
+};
 
 #[derive(Clone)]
 pub struct Sqlite {
@@ -23,6 +29,13 @@ const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 const RUN_COLUMNS: &str =
     "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
 
+/// Column `i` of a row as a status.
+fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
+    r.get::<_, String>(i)?
+        .parse()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+}
+
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let result: Option<String> = r.get(5)?;
     Ok(RunRow {
@@ -30,7 +43,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         session: r.get(1)?,
         workload: r.get(2)?,
         entry: r.get(3)?,
-        status: r.get(4)?,
+        status: status(r, 4)?,
         result: result.and_then(|text| serde_json::from_str(&text).ok()),
         error: r.get(6)?,
         message: r.get(7)?,
@@ -43,57 +56,48 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     .questioned())
 }
 
-impl Sqlite {
-    pub fn open(path: &Path) -> Result<Sqlite> {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(60))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS sessions (
-                 id TEXT PRIMARY KEY,
-                 created_ms INTEGER NOT NULL
-             );
-             CREATE TABLE IF NOT EXISTS runs (
-                 position INTEGER PRIMARY KEY AUTOINCREMENT,
-                 id TEXT NOT NULL UNIQUE,
-                 session TEXT NOT NULL REFERENCES sessions(id),
-                 workload TEXT NOT NULL,
-                 entry TEXT,
-                 message TEXT NOT NULL,
-                 model TEXT,
-                 status TEXT NOT NULL,
-                 result TEXT,
-                 error TEXT,
-                 attempt_run INTEGER,
-                 pending_input TEXT,
-                 created_ms INTEGER NOT NULL,
-                 updated_ms INTEGER NOT NULL
-             );
-             CREATE UNIQUE INDEX IF NOT EXISTS one_active_run_per_session
-                 ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
-             CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, position);
-             CREATE TABLE IF NOT EXISTS run_events (
-                 run TEXT NOT NULL,
-                 id INTEGER NOT NULL,
-                 event TEXT NOT NULL,
-                 PRIMARY KEY (run, id)
-             );",
-        )?;
-        // Stores written before claims had epochs.
+/// Brings the store's schema to the last version (`migrate`). A store made
+/// before the schema had versions is version 1, once it has the epoch
+/// columns that stores made before claims had epochs lack.
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let exists = |table: &str| -> rusqlite::Result<bool> {
+        tx.query_row("SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0))
+    };
+    let unversioned = !exists("sr_serve_schema")? && exists("runs")?;
+    tx.execute_batch(migrate::CREATE_TABLE)?;
+    if unversioned {
         for (table, column) in [("runs", "epoch"), ("run_events", "epoch")] {
-            let has: bool = conn.query_row(
+            let has: bool = tx.query_row(
                 &format!("SELECT COUNT(*) > 0 FROM pragma_table_info('{table}') WHERE name = '{column}'"),
                 [],
                 |r| r.get(0),
             )?;
             if !has {
-                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"))?;
+                tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"))?;
             }
         }
+        tx.execute(migrate::RECORD, [1])?;
+    }
+    let applied: i32 = tx.query_row(migrate::APPLIED, [], |r| r.get(0))?;
+    for migration in migrate::pending(migrate::SQLITE, applied) {
+        tx.execute_batch(migration.sql)?;
+        tx.execute(migrate::RECORD, [migration.version])?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+impl Sqlite {
+    pub fn open(path: &Path) -> Result<Sqlite> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(60))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        migrate(&mut conn)?;
         Ok(Sqlite { conn: Arc::new(Mutex::new(conn)), path: path.to_path_buf() })
     }
 
@@ -101,22 +105,17 @@ impl Sqlite {
         self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    #[cfg(test)]
-    pub fn conn_for_tests(&self) -> MutexGuard<'_, Connection> {
-        self.conn()
-    }
-
-    pub fn create_session(&self, id: &str) -> Result<()> {
+    fn create_session(&self, id: &str) -> Result<()> {
         self.conn()
             .execute("INSERT OR IGNORE INTO sessions (id, created_ms) VALUES (?1, ?2)", params![id, now_ms()])?;
         Ok(())
     }
 
-    pub fn session_exists(&self, id: &str) -> Result<bool> {
+    fn session_exists(&self, id: &str) -> Result<bool> {
         Ok(self.conn().query_row("SELECT COUNT(*) > 0 FROM sessions WHERE id = ?1", [id], |r| r.get(0))?)
     }
 
-    pub fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
+    fn submit(&self, run: &NewRun<'_>, reject: bool) -> Result<(), Refusal> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let refuse = |e: rusqlite::Error| Refusal::Sql(e.into());
@@ -147,7 +146,7 @@ impl Sqlite {
         Ok(())
     }
 
-    pub fn claim(&self) -> Result<Option<RunRow>> {
+    fn claim(&self) -> Result<Option<RunRow>> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let next: Option<String> = tx
@@ -175,11 +174,11 @@ impl Sqlite {
         Ok(Some(run))
     }
 
-    pub fn run(&self, id: &str) -> Result<Option<RunRow>> {
+    fn run(&self, id: &str) -> Result<Option<RunRow>> {
         Ok(self.conn().query_row(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"), [id], run_row).optional()?)
     }
 
-    pub fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
+    fn session_runs(&self, session: &str) -> Result<Vec<RunRow>> {
         let conn = self.conn();
         let mut statement =
             conn.prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE session = ?1 ORDER BY position"))?;
@@ -187,7 +186,7 @@ impl Sqlite {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub fn requeue_running(&self) -> Result<usize> {
+    fn requeue_running(&self) -> Result<usize> {
         Ok(self
             .conn()
             .execute("UPDATE runs SET status = 'queued', updated_ms = ?1 WHERE status = 'running'", [now_ms()])?)
@@ -197,7 +196,7 @@ impl Sqlite {
         StoreError::Fenced { run: id.to_string(), epoch }
     }
 
-    pub fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
+    fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
         let changed = self.conn().execute(
             "UPDATE runs SET attempt_run = ?3, pending_input = NULL, updated_ms = ?4
              WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
@@ -206,31 +205,54 @@ impl Sqlite {
         if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
     }
 
-    pub fn finish(
-        &self,
-        id: &str,
-        from: &str,
-        status: &str,
-        result: Option<&Value>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        let changed = self.conn().execute(
-            "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6 WHERE id = ?1 AND status = ?2",
-            params![id, from, status, result.map(Value::to_string), error, now_ms()],
-        )?;
-        Ok(changed > 0)
+    fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let epoch: Option<i64> = tx
+            .query_row(
+                "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6 WHERE id = ?1 AND status = ?2
+                 RETURNING epoch",
+                params![
+                    id,
+                    from.as_str(),
+                    ending.status.as_str(),
+                    ending.result.as_ref().map(Value::to_string),
+                    ending.error,
+                    now_ms()
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(epoch) = epoch else { return Ok(false) };
+        append_ending(&tx, id, epoch, ending)?;
+        tx.commit()?;
+        Ok(true)
     }
 
-    pub fn end(&self, id: &str, epoch: i64, status: &str, result: Option<&Value>, error: Option<&str>) -> Result<()> {
-        let changed = self.conn().execute(
+    fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let changed = tx.execute(
             "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6
              WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
-            params![id, epoch, status, result.map(Value::to_string), error, now_ms()],
+            params![
+                id,
+                epoch,
+                ending.status.as_str(),
+                ending.result.as_ref().map(Value::to_string),
+                ending.error,
+                now_ms()
+            ],
         )?;
-        if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
+        if changed == 0 {
+            return Err(Self::fenced(id, epoch));
+        }
+        append_ending(&tx, id, epoch, ending)?;
+        tx.commit()?;
+        Ok(())
     }
 
-    pub fn answer(&self, id: &str, input: &str) -> Result<bool> {
+    fn answer(&self, id: &str, input: &str) -> Result<bool> {
         let changed = self.conn().execute(
             "UPDATE runs SET status = 'queued', pending_input = ?2, updated_ms = ?3 WHERE id = ?1 AND status = 'paused'",
             params![id, input, now_ms()],
@@ -238,7 +260,7 @@ impl Sqlite {
         Ok(changed > 0)
     }
 
-    pub fn decide(&self, id: &str, decision: &str) -> Result<bool> {
+    fn decide(&self, id: &str, decision: &str) -> Result<bool> {
         let changed = self.conn().execute(
             "UPDATE runs SET status = 'queued', pending_input = ?2, updated_ms = ?3 WHERE id = ?1 AND status = 'in_doubt'",
             params![id, decision, now_ms()],
@@ -246,7 +268,7 @@ impl Sqlite {
         Ok(changed > 0)
     }
 
-    pub fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
+    fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
         let conn = self.conn();
         let mut insert = conn.prepare_cached(
             "INSERT INTO run_events (run, id, event, epoch)
@@ -258,13 +280,13 @@ impl Sqlite {
         Ok(())
     }
 
-    pub fn last_event(&self, run: &str) -> Result<u64> {
+    fn last_event(&self, run: &str) -> Result<u64> {
         let last: i64 =
             self.conn().query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
         Ok(last as u64)
     }
 
-    pub fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
+    fn events_after(&self, run: &str, after: i64, limit: i64) -> Result<Vec<(u64, String)>> {
         let conn = self.conn();
         let mut statement =
             conn.prepare_cached("SELECT id, event FROM run_events WHERE run = ?1 AND id > ?2 ORDER BY id LIMIT ?3")?;
@@ -272,13 +294,16 @@ impl Sqlite {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub fn counts(&self) -> Result<Vec<(&'static str, i64)>> {
+    fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached("SELECT COUNT(*) FROM runs WHERE status = ?1")?;
-        STATUSES.iter().map(|status| Ok((*status, statement.query_row([status], |r| r.get(0))?))).collect()
+        RunStatus::ALL
+            .iter()
+            .map(|status| Ok((*status, statement.query_row([status.as_str()], |r| r.get(0))?)))
+            .collect()
     }
 
-    pub fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
+    fn heartbeat(&self, claims: &[(String, i64)]) -> Result<Vec<String>> {
         let conn = self.conn();
         let mut held =
             conn.prepare_cached("SELECT COUNT(*) > 0 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running'")?;
@@ -293,7 +318,7 @@ impl Sqlite {
 
     /// Read on a read-only connection of its own, so it never holds the
     /// store's lock.
-    pub fn recent_runs(&self, status: Option<&str>, limit: u32) -> Result<Vec<RecentRun>> {
+    fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -304,13 +329,13 @@ impl Sqlite {
                     (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
              FROM runs WHERE ?1 IS NULL OR status = ?1 ORDER BY position DESC LIMIT ?2",
         )?;
-        let rows = statement.query_map(params![status, limit], |r| {
+        let rows = statement.query_map(params![wanted.map(RunStatus::as_str), limit], |r| {
             Ok(RecentRun {
                 id: r.get(0)?,
                 session: r.get(1)?,
                 workload: r.get(2)?,
                 entry: r.get(3)?,
-                status: r.get(4)?,
+                status: status(r, 4)?,
                 error: r.get(5)?,
                 created_ms: r.get(6)?,
                 updated_ms: r.get(7)?,
@@ -318,5 +343,128 @@ impl Sqlite {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+/// Appends a run's last events after its others, in the transaction that ends it.
+fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
+    for (id, event) in ending.stored_events(last as u64 + 1) {
+        tx.execute(
+            "INSERT INTO run_events (run, id, event, epoch) VALUES (?1, ?2, ?3, ?4)",
+            params![run, id as i64, event, epoch],
+        )?;
+    }
+    Ok(())
+}
+
+/// A call answered at once: SQLite's calls are made when asked.
+fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
+    Box::pin(std::future::ready(value))
+}
+
+impl RunStore for Sqlite {
+    fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::create_session(self, id))
+    }
+
+    fn session_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::session_exists(self, id))
+    }
+
+    fn submit<'a>(&'a self, run: &'a NewRun<'a>, reject: bool) -> BoxFuture<'a, Result<(), Refusal>> {
+        ready(Sqlite::submit(self, run, reject))
+    }
+
+    fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>> {
+        ready(Sqlite::claim(self))
+    }
+
+    fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>> {
+        ready(Sqlite::run(self, id))
+    }
+
+    fn session_runs<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Vec<RunRow>>> {
+        ready(Sqlite::session_runs(self, session))
+    }
+
+    fn requeue_running(&self) -> Result<usize> {
+        Sqlite::requeue_running(self)
+    }
+
+    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::set_attempt(self, id, epoch, attempt_run))
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::finish(self, id, from, ending))
+    }
+
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::end(self, id, epoch, ending))
+    }
+
+    fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::answer(self, id, input))
+    }
+
+    fn decide<'a>(&'a self, id: &'a str, decision: &'a str) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::decide(self, id, decision))
+    }
+
+    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::append_event(self, run, epoch, id, event))
+    }
+
+    fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>> {
+        ready(Sqlite::last_event(self, run))
+    }
+
+    fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>> {
+        ready(Sqlite::events_after(self, run, stored_id(after), limit as i64))
+    }
+
+    fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>> {
+        ready(Sqlite::counts(self))
+    }
+
+    fn heartbeat<'a>(&'a self, claims: &'a [(String, i64)]) -> BoxFuture<'a, Result<Vec<String>>> {
+        ready(Sqlite::heartbeat(self, claims))
+    }
+
+    fn release<'a>(&'a self, _id: &'a str, _epoch: i64) -> BoxFuture<'a, Result<()>> {
+        ready(Ok(()))
+    }
+
+    fn request_cancel<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Ok(()))
+    }
+
+    /// On a thread of its own: the studio's read never waits on a run's writes.
+    fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>> {
+        let store = self.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || store.recent_runs(status, limit))
+                .await
+                .map_err(|e| StoreError::Reader(e.to_string()))?
+        })
+    }
+
+    fn listen(&self) -> Option<mpsc::Receiver<Note>> {
+        None
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<()>> {
+        ready(self.conn().query_row("SELECT 1", [], |_| Ok(())).map_err(StoreError::from))
+    }
+
+    #[cfg(test)]
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    #[cfg(test)]
+    fn raw<'a>(&'a self, sql: &'a str) -> BoxFuture<'a, Result<u64>> {
+        ready(self.conn().execute(sql, []).map(|n| n as u64).map_err(StoreError::from))
     }
 }

@@ -33,32 +33,6 @@ impl Fixture {
     }
 }
 
-impl Store {
-    fn is_shared(&self) -> bool {
-        matches!(self.backend, Backend::Postgres(_))
-    }
-
-    /// A statement of the test's own (to break the rules on purpose).
-    async fn raw(&self, sql: &str) -> Result<u64> {
-        match &self.backend {
-            Backend::Sqlite(b) => Ok(b.raw(sql)? as u64),
-            Backend::Postgres(b) => b.raw(sql).await,
-        }
-    }
-}
-
-impl sqlite::Sqlite {
-    fn raw(&self, sql: &str) -> rusqlite::Result<usize> {
-        self.conn_for_tests().execute(sql, [])
-    }
-}
-
-impl postgres::Postgres {
-    async fn raw(&self, sql: &str) -> Result<u64> {
-        Ok(self.pool_for_tests().get().await?.execute(sql, &[]).await?)
-    }
-}
-
 const LEASE: Duration = Duration::from_secs(30);
 
 fn new_run<'a>(id: &'a str, session: &'a str) -> NewRun<'a> {
@@ -90,20 +64,24 @@ async fn one_run_per_session_in_order(fixture: Fixture) {
     let second = store.raw("UPDATE runs SET status = 'running' WHERE id = 'b'").await;
     assert!(second.is_err(), "{second:?}");
     let a = store.run("a").await.unwrap().unwrap();
-    store.end("a", a.epoch, "paused", None, None).await.unwrap();
+    store.end("a", a.epoch, &Ending::of(RunStatus::Paused, None, None)).await.unwrap();
     assert!(store.claim().await.unwrap().is_none(), "a paused run holds its session");
     assert!(store.answer("a", "yes").await.unwrap());
     let again = store.claim().await.unwrap().unwrap();
     assert_eq!((again.id.as_str(), again.pending_input.as_deref(), again.epoch), ("a", Some("yes"), a.epoch + 1));
-    assert!(!store.finish("a", "queued", "cancelled", None, None).await.unwrap(), "only from the status it is in");
-    store.end("a", again.epoch, "done", Some(&Value::from(1)), None).await.unwrap();
+    assert!(
+        !store.finish("a", RunStatus::Queued, &Ending::of(RunStatus::Cancelled, None, None)).await.unwrap(),
+        "only from the status it is in"
+    );
+    store.end("a", again.epoch, &Ending::of(RunStatus::Done, Some(&Value::from(1)), None)).await.unwrap();
     assert_eq!(store.run("a").await.unwrap().unwrap().result, Some(Value::from(1)));
     assert_eq!(store.claim().await.unwrap().unwrap().id, "b");
     let counts: Vec<_> = store.counts().await.unwrap().into_iter().filter(|(_, n)| *n > 0).collect();
-    assert_eq!(counts, [("running", 2), ("done", 1)]);
+    assert_eq!(counts, [(RunStatus::Running, 2), (RunStatus::Done, 1)]);
     let runs: Vec<String> = store.session_runs("s").await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(runs, ["a", "b"]);
-    let recent: Vec<String> = store.recent_runs(Some("running"), 10).await.unwrap().into_iter().map(|r| r.id).collect();
+    let recent: Vec<String> =
+        store.recent_runs(Some(RunStatus::Running), 10).await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(recent, ["c", "b"]);
 }
 
@@ -115,7 +93,7 @@ async fn a_run_in_doubt_waits_for_its_decision(fixture: Fixture) {
     let a = store.claim().await.unwrap().unwrap();
     assert!(!store.decide("a", "retry").await.unwrap(), "a running run took a decision");
     let question = serde_json::json!({"tool": "pay", "args": {}, "idempotency_key": "k"});
-    store.end("a", a.epoch, "in_doubt", Some(&question), Some("in doubt")).await.unwrap();
+    store.end("a", a.epoch, &Ending::of(RunStatus::InDoubt, Some(&question), Some("in doubt"))).await.unwrap();
     let row = store.run("a").await.unwrap().unwrap();
     assert_eq!((row.question.as_ref(), row.result.as_ref()), (Some(&question), None));
     assert!(matches!(store.submit(&new_run("b", "s"), true).await, Err(Refusal::SessionBusy(id)) if id == "a"));
@@ -145,7 +123,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { epoch, .. }) if epoch == old);
     assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
     assert!(fenced(first.set_attempt("r", old, 2).await));
-    assert!(fenced(first.end("r", old, "done", None, None).await));
+    assert!(fenced(first.end("r", old, &Ending::of(RunStatus::Done, None, None)).await));
     assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
     first.release("r", old).await.unwrap();
     assert!(
@@ -156,10 +134,10 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.unwrap();
     // An id is written once, whatever the epoch.
     assert!(second.append_event("r", taken.epoch, 3, r#"{"type":"step"}"#).await.is_err());
-    second.end("r", taken.epoch, "done", None, None).await.unwrap();
+    second.end("r", taken.epoch, &Ending::of(RunStatus::Done, None, None)).await.unwrap();
     let events = second.events_after("r", 0, 10).await.unwrap();
     let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
-    assert_eq!(ids, [1, 2, 3]);
+    assert_eq!(ids, [1, 2, 3, 4], "the end adds its run_finished");
     assert!(events.iter().all(|(_, event)| !event.contains("late")));
     assert!(second.events_after("r", u64::MAX, 10).await.unwrap().is_empty());
 }
@@ -203,6 +181,56 @@ async fn a_takeover_mid_stream_leaves_no_gap(fixture: Fixture) {
     assert_eq!(ids, (1..=last + 5).collect::<Vec<_>>());
 }
 
+/// The run's `run_finished` events, as stored, with the status each says.
+async fn finished_events(store: &Store, run: &str) -> Vec<(u64, String)> {
+    let events = store.events_after(run, 0, 1000).await.unwrap();
+    events
+        .into_iter()
+        .filter_map(|(id, text)| {
+            let event: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(event["seq"], id, "an event's seq is its id");
+            (event["type"] == "run_finished").then(|| (id, event["status"].as_str().unwrap().to_string()))
+        })
+        .collect()
+}
+
+/// Every way a run stops writes its status and its `run_finished` (last,
+/// saying that status in the runtime's words) at once; a write refused
+/// (fenced, or a cancel of a run that moved on) writes neither.
+async fn a_runs_end_and_its_run_finished_are_one_write(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    let outcomes = [
+        (RunStatus::Done, "completed"),
+        (RunStatus::Failed, "failed"),
+        (RunStatus::Cancelled, "cancelled"),
+        (RunStatus::Paused, "paused"),
+        (RunStatus::InDoubt, "paused"),
+    ];
+    for (n, (status, said)) in outcomes.into_iter().enumerate() {
+        let id = format!("end-{n}");
+        store.submit(&new_run(&id, &id), false).await.unwrap();
+        let run = store.claim().await.unwrap().unwrap();
+        store.append_event(&id, run.epoch, 1, r#"{"seq":1,"type":"run_started"}"#).await.unwrap();
+        assert!(finished_events(&store, &id).await.is_empty());
+        let refused = store.end(&id, run.epoch + 1, &Ending::of(status, None, None)).await;
+        assert!(matches!(refused, Err(StoreError::Fenced { .. })));
+        assert!(finished_events(&store, &id).await.is_empty(), "{status}: a refused end writes no run_finished");
+        assert_eq!(store.run(&id).await.unwrap().unwrap().status, RunStatus::Running);
+        store.end(&id, run.epoch, &Ending::of(status, None, Some("why"))).await.unwrap();
+        assert_eq!(store.run(&id).await.unwrap().unwrap().status, status);
+        assert_eq!(finished_events(&store, &id).await, [(2, said.to_string())], "{status}");
+        assert_eq!(store.last_event(&id).await.unwrap(), 2);
+    }
+    // A cancel of a run that is not running (queued here) ends it the same way.
+    store.submit(&new_run("queued", "queued"), false).await.unwrap();
+    let cancel = Ending::of(RunStatus::Cancelled, None, Some("cancelled by request"));
+    assert!(!store.finish("queued", RunStatus::Paused, &cancel).await.unwrap());
+    assert!(finished_events(&store, "queued").await.is_empty());
+    assert!(store.finish("queued", RunStatus::Queued, &cancel).await.unwrap());
+    assert_eq!(store.run("queued").await.unwrap().unwrap().status, RunStatus::Cancelled);
+    assert_eq!(finished_events(&store, "queued").await, [(1, "cancelled".to_string())]);
+}
+
 /// Replicas claiming at once: each run runs once, and a session's runs in
 /// the order they were submitted, never two at a time.
 async fn replicas_claim_each_run_once_in_order(fixture: Fixture) {
@@ -227,7 +255,7 @@ async fn replicas_claim_each_run_once_in_order(fixture: Fixture) {
                         Some(run) => {
                             order.lock().unwrap().push((run.session.clone(), run.id.clone()));
                             tokio::task::yield_now().await;
-                            store.end(&run.id, run.epoch, "done", None, None).await.unwrap();
+                            store.end(&run.id, run.epoch, &Ending::of(RunStatus::Done, None, None)).await.unwrap();
                             done.fetch_add(1, Ordering::SeqCst);
                         }
                         None => tokio::time::sleep(Duration::from_millis(1)).await,
@@ -337,6 +365,7 @@ const BOTH: &[(&str, Case)] = cases![
     a_superseded_claim_writes_nothing,
     a_takeover_mid_stream_leaves_no_gap,
     replicas_claim_each_run_once_in_order,
+    a_runs_end_and_its_run_finished_are_one_write,
 ];
 
 /// The cases of replicas sharing a database.
@@ -364,4 +393,44 @@ async fn suite_on_postgres() {
         let url = format!("{}/case_{n}", server.url().strip_suffix("/postgres").unwrap());
         case(Fixture::Postgres(url)).await;
     }
+}
+
+/// A `serve.db` made before the schema had versions (and before claims had
+/// epochs) opens as version 1 with its runs intact, and its next opening
+/// applies nothing again.
+#[tokio::test]
+async fn an_unversioned_sqlite_store_upgrades_as_version_one() {
+    let dir = std::env::temp_dir().join(format!("sr-serve-legacy-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("serve.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
+             CREATE TABLE runs (position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                 session TEXT NOT NULL REFERENCES sessions(id), workload TEXT NOT NULL, entry TEXT,
+                 message TEXT NOT NULL, model TEXT, status TEXT NOT NULL, result TEXT, error TEXT,
+                 attempt_run INTEGER, pending_input TEXT, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL);
+             CREATE UNIQUE INDEX one_active_run_per_session
+                 ON runs(session) WHERE status IN ('running', 'paused', 'in_doubt');
+             CREATE TABLE run_events (run TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL,
+                 PRIMARY KEY (run, id));
+             INSERT INTO sessions VALUES ('s', 1);
+             INSERT INTO runs (id, session, workload, message, status, created_ms, updated_ms)
+                 VALUES ('old', 's', 'w', 'hi', 'queued', 1, 1);",
+        )
+        .unwrap();
+    for _ in 0..2 {
+        let store = Store::open(&path).unwrap();
+        let versions: u64 = store.raw("UPDATE sr_serve_schema SET version = version").await.unwrap();
+        assert_eq!(versions, migrate::SQLITE.len() as u64, "each version recorded once");
+        drop(store);
+    }
+    let store = Store::open(&path).unwrap();
+    let claimed = store.claim().await.unwrap().unwrap();
+    assert_eq!((claimed.id.as_str(), claimed.epoch), ("old", 1));
+    store.append_event("old", 1, 1, "{}").await.unwrap();
+    store.end("old", 1, &Ending::of(RunStatus::Done, None, None)).await.unwrap();
+    assert_eq!(store.run("old").await.unwrap().unwrap().status, RunStatus::Done);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -26,7 +26,7 @@ use sr_runtime::state::StateDir;
 use crate::Server;
 use crate::api::{Access, Route};
 use crate::error::{ApiError, Body};
-use crate::store::{NewRun, Refusal, RunRow};
+use crate::store::{NewRun, Refusal, RunRow, RunStatus};
 use moment::Stop;
 use target::Target;
 
@@ -115,8 +115,8 @@ pub(crate) fn recorded_answers(journal: &str) -> Result<Vec<String>, ApiError> {
 /// The run `id`, when it can be travelled in: ended or paused.
 async fn settled_run(server: &Server, id: &str) -> Result<RunRow, ApiError> {
     let run = server.find_run(id).await?;
-    match run.status.as_str() {
-        "done" | "failed" | "cancelled" | "paused" => Ok(run),
+    match run.status {
+        status if status.is_ended() || status == RunStatus::Paused => Ok(run),
         status => Err(ApiError::conflict(
             "run_active",
             format!("run {id} is {status}: travel in a run once it has ended or paused"),
@@ -247,7 +247,6 @@ async fn fork_run(
     }
     tracing::info!(run = %new_id, from = %run.id, at = target.seq, "fork queued");
     server.wake.notify_one();
-    let body =
-        json!({"id": new_id, "status": "queued", "session": session, "forked_from": {"run": run.id, "at": target.seq}});
+    let body = json!({"id": new_id, "status": RunStatus::Queued, "session": session, "forked_from": {"run": run.id, "at": target.seq}});
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }

@@ -30,7 +30,7 @@ use crate::Server;
 use crate::error::ApiError;
 use crate::locked;
 use crate::replayed::counted;
-use crate::store::RunRow;
+use crate::store::{RunRow, RunStatus};
 
 /// What ends the replay.
 #[derive(Debug, Clone, Copy)]
@@ -67,7 +67,7 @@ pub struct Moment {
     pub event: String,
     /// The run's status then: `running` before its last event, its final
     /// status (or `paused`) at it.
-    pub status: String,
+    pub status: RunStatus,
     /// Where the replay stopped; `None` when the run had no point left after
     /// the event (its end).
     pub point: Option<Point>,
@@ -107,11 +107,11 @@ async fn describe(
         at: target.seq,
         event: target.kind.clone(),
         status: match (target.last, target.kind.as_str(), &replayed.point) {
-            (true, _, _) => run.status.clone(),
+            (true, _, _) => run.status,
             // A run that paused there (and went on, or waits still).
-            (false, "run_finished", _) => "paused".to_string(),
-            (false, _, None) if run.status == "paused" => "paused".to_string(),
-            _ => "running".to_string(),
+            (false, "run_finished", _) => RunStatus::Paused,
+            (false, _, None) if run.status == RunStatus::Paused => RunStatus::Paused,
+            _ => RunStatus::Running,
         },
         point: replayed.point,
         scopes: replayed.scopes,

@@ -1,0 +1,86 @@
+//! How a run ends (or stops to wait for a human): its status, result and
+//! error, and its last events from its `run_finished` on. The store writes
+//! them in one transaction (`RunStore::end`, `RunStore::finish`), so a run's
+//! `run_finished` is stored exactly when its status says it stopped.
+
+use serde_json::Value;
+use sr_runtime::event::{Event, Payload, Usage};
+
+use super::RunStatus;
+
+/// An event over this many bytes of JSON is stored and streamed as an
+/// `event_too_large` event that keeps its id, type and size.
+pub const MAX_EVENT_BYTES: usize = 1 << 20;
+
+pub struct Ending {
+    pub status: RunStatus,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// The run's `run_finished` and whatever the runtime emitted after it.
+    events: Vec<Event>,
+}
+
+impl Ending {
+    /// A run's end. `tail` is what the runtime emitted from its
+    /// `run_finished` on; when it has none (a cancel, or a failure that kept
+    /// the run from its end), the server writes a `run_finished` saying
+    /// `status`, under invocation id `invocation` (the run's events', or
+    /// empty when the server has none at hand), with no usage counted.
+    pub fn new(
+        status: RunStatus,
+        result: Option<Value>,
+        error: Option<String>,
+        tail: Vec<Event>,
+        invocation: &str,
+    ) -> Ending {
+        let events = match tail.first() {
+            Some(Event { payload: Payload::RunFinished { .. }, .. }) => tail,
+            _ => vec![Event {
+                seq: 0,
+                invocation_id: invocation.to_string(),
+                path: Vec::new(),
+                payload: Payload::RunFinished {
+                    status: status.to_runtime().unwrap_or(sr_runtime::event::RunStatus::Failed),
+                    result: result.clone(),
+                    error: error.clone(),
+                    usage: Usage::default(),
+                },
+            }],
+        };
+        Ending { status, result, error, events }
+    }
+
+    /// The ending's events as stored, under ids from `first` on.
+    pub fn stored_events(&self, first: u64) -> Vec<(u64, String)> {
+        self.events.iter().zip(first..).map(|(event, id)| (id, stored(event, id))).collect()
+    }
+}
+
+/// Event `event` as stored under id `id`: its JSON with `seq` the id, or an
+/// `event_too_large` event in its place.
+pub fn stored(event: &Event, id: u64) -> String {
+    let mut event = event.clone();
+    event.seq = id;
+    let json = serde_json::to_string(&event).unwrap_or_default();
+    if json.len() <= MAX_EVENT_BYTES {
+        return json;
+    }
+    let kind = serde_json::to_value(&event.payload).ok().and_then(|v| v["type"].as_str().map(str::to_string));
+    serde_json::json!({
+        "seq": id,
+        "invocation_id": event.invocation_id,
+        "path": event.path,
+        "type": "event_too_large",
+        "original_type": kind,
+        "bytes": json.len(),
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+impl Ending {
+    /// An ending with the `run_finished` the server writes.
+    pub fn of(status: RunStatus, result: Option<&Value>, error: Option<&str>) -> Ending {
+        Ending::new(status, result.cloned(), error.map(str::to_string), Vec::new(), "")
+    }
+}
