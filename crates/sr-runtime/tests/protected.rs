@@ -249,3 +249,20 @@ async fn no_coding_agent_changes_a_protected_place() {
     }
     route_leaves_every_place_unchanged(Route::CodingAgent).await;
 }
+
+/// A file a tool made in the current directory is never what a name runs:
+/// `sr run reviewer` finds `agents/reviewer.sr`, or nothing; `./reviewer`
+/// (a path) is taken as given.
+#[test]
+fn a_bare_name_is_only_searched_for() {
+    let dir = tempfile::Builder::new().prefix("sr-runtime-discover-").tempdir().unwrap();
+    let work = dir.path();
+    std::fs::write(work.join("reviewer"), PLANTED).unwrap();
+    assert!(sr_runtime::workload::discover("reviewer", work).is_err());
+    assert_eq!(sr_runtime::workload::discover("./reviewer", work).unwrap(), work.join("./reviewer"));
+    std::fs::create_dir(work.join("agents")).unwrap();
+    std::fs::write(work.join("agents/reviewer.sr"), IMPORTED).unwrap();
+    assert_eq!(sr_runtime::workload::discover("reviewer", work).unwrap(), work.join("agents/reviewer.sr"));
+    std::fs::write(work.join("app.sr"), IMPORTED).unwrap();
+    assert_eq!(sr_runtime::workload::discover("app.sr", work).unwrap(), work.join("app.sr"));
+}

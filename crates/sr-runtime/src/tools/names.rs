@@ -34,7 +34,7 @@ impl Names {
     /// them, with a placeholder while a missing one's command runs).
     pub fn scan(root: &Path, skip: &[PathBuf]) -> io::Result<Names> {
         let mut names = Names { root: root.to_path_buf(), skip: skip.to_vec(), before: BTreeMap::new() };
-        names.before = names.walk(|found| Ok(found))?;
+        names.before = names.walk(Ok)?;
         Ok(names)
     }
 

@@ -128,10 +128,10 @@ impl Walk<'_> {
     }
 
     /// `globals()`, `locals()` or `vars()` (without an argument).
-    fn namespace_call<'e>(expr: &'e Expr) -> Option<(&'e ExprCall, &'e ExprName)> {
+    fn namespace_call(expr: &Expr) -> Option<&ExprCall> {
         let Expr::Call(call) = expr else { return None };
         let Expr::Name(func) = call.func.as_ref() else { return None };
-        (NAMESPACE_BUILTINS.contains(&func.id.as_str()) && call.arguments.is_empty()).then_some((call, func))
+        (NAMESPACE_BUILTINS.contains(&func.id.as_str()) && call.arguments.is_empty()).then_some(call)
     }
 
     /// `module.attrgetter` or `module.methodcaller` (for `operator` under any name).
@@ -271,7 +271,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
                 if let Expr::StringLiteral(literal) = subscript.slice.as_ref() {
                     let key = literal.value.to_str();
                     self.check_dunder_key(literal.start(), key);
-                    if let Some((call, _)) = namespace {
+                    if let Some(call) = namespace {
                         self.used.insert(call.range());
                         if self.names.is_module(key) {
                             self.report(subscript.start(), ViolationKind::ModuleValue { module: key.to_string() });
