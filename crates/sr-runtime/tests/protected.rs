@@ -266,3 +266,47 @@ fn a_bare_name_is_only_searched_for() {
     std::fs::write(work.join("app.sr"), IMPORTED).unwrap();
     assert_eq!(sr_runtime::workload::discover("app.sr", work).unwrap(), work.join("app.sr"));
 }
+
+/// The ways around the sandbox's guard that a command has: a protected path
+/// that is a symlink (only its target is bound) replaced, a new `.git` in a
+/// directory made unreadable, a `.git` that is a symlink. Each call fails, the
+/// links are put back and what was made is gone; the unreadable directory
+/// keeps its mode.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_cannot_replace_a_protected_link_or_hide_a_new_git() {
+    if !sr_testing::required(sr_sandbox::Bubblewrap::available(), "bubblewrap (bwrap, prlimit) for the cli tool") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = work_dir(Route::Cli);
+    let work = dir.path();
+    std::fs::remove_dir_all(work.join(".vscode")).unwrap();
+    std::fs::remove_dir_all(work.join("agents")).unwrap();
+    std::fs::create_dir_all(work.join("editor")).unwrap();
+    std::fs::create_dir_all(work.join("shelf")).unwrap();
+    std::fs::write(work.join("shelf/main.sr"), IMPORTED).unwrap();
+    std::os::unix::fs::symlink("editor", work.join(".vscode")).unwrap();
+    std::os::unix::fs::symlink("shelf", work.join("agents")).unwrap();
+    let scripts = [
+        "rm .vscode && mkdir .vscode && echo '{}' > .vscode/settings.json",
+        "mkdir mine && echo 'x' > mine/planted.sr && rm agents && ln -s mine agents",
+        "mkdir -p d/.git/hooks && echo 'x' > d/.git/hooks/pre-commit && chmod 000 d",
+        "mkdir -p s && ln -s ../.git s/.git",
+    ];
+    let replies = scripts
+        .iter()
+        .map(|script| Reply::Calls(vec![("execute_cli_command".into(), json!({"command": ["sh", "-c", script]}))]))
+        .collect();
+    let (results, _) = run(work, replies).await;
+    assert_eq!(results.len(), scripts.len());
+    for (script, result) in scripts.iter().zip(&results) {
+        let error = result["error"].as_str().unwrap_or_else(|| panic!("{script}: {result}"));
+        assert!(error.contains("(a protected path): undone"), "{script}: {error}");
+    }
+    assert_eq!(std::fs::read_link(work.join(".vscode")).unwrap(), Path::new("editor"));
+    assert_eq!(std::fs::read_link(work.join("agents")).unwrap(), Path::new("shelf"));
+    assert!(sr_runtime::workload::discover("planted", work).is_err());
+    assert_eq!(std::fs::metadata(work.join("d")).unwrap().permissions().mode() & 0o777, 0);
+    assert!(std::fs::symlink_metadata(work.join("d/.git")).is_err());
+    assert!(std::fs::symlink_metadata(work.join("s/.git")).is_err());
+}

@@ -126,7 +126,7 @@ impl ExecuteCli {
                     let mut value = result("failure", &stdout, &stderr, None);
                     let made: Vec<String> = made.iter().map(|path| format!("'{}'", path.display())).collect();
                     value["error"] = json!(format!(
-                        "the command made {}, a protected name (git, sr or an editor reads it): it was removed",
+                        "the command made {}, where git, sr or an editor reads code (a protected path): undone",
                         made.join(", ")
                     ));
                     return Ok(value);

@@ -117,21 +117,24 @@ impl Jail {
 
     /// The jail with the file `path` read-only. Only a path inside the root
     /// needs this; a hard link to it inside the root is refused as every
-    /// multiply linked file is.
+    /// multiply linked file is. A symlink protects both itself and its target.
     pub fn protect(mut self, path: &Path) -> Jail {
-        let path = canonical_prefix(path);
-        if path.starts_with(&self.root) && !self.protected.contains(&path) {
-            self.protected.push(path);
+        for path in [canonical_parent(path), canonical_prefix(path)] {
+            if path.starts_with(&self.root) && !self.protected.contains(&path) {
+                self.protected.push(path);
+            }
         }
         self
     }
 
     /// The jail with the directory `path` and everything under it read-only
     /// (also while it does not exist). Only a path inside the root needs this.
+    /// A symlink protects both itself and its target.
     pub fn protect_dir(mut self, path: &Path) -> Jail {
-        let path = canonical_prefix(path);
-        if path.starts_with(&self.root) && path != self.root && !self.protected_dirs.contains(&path) {
-            self.protected_dirs.push(path);
+        for path in [canonical_parent(path), canonical_prefix(path)] {
+            if path.starts_with(&self.root) && path != self.root && !self.protected_dirs.contains(&path) {
+                self.protected_dirs.push(path);
+            }
         }
         self
     }
@@ -503,6 +506,15 @@ fn split(relative: &Path) -> io::Result<(&Path, &OsStr)> {
     match (relative.parent(), relative.file_name()) {
         (Some(parent), Some(name)) => Ok((if parent.as_os_str().is_empty() { Path::new(".") } else { parent }, name)),
         _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("'{}' is not a file name", relative.display()))),
+    }
+}
+
+/// `path` with its parent canonicalized: where the name itself is (a symlink,
+/// not what it leads to).
+fn canonical_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => canonical_prefix(parent).join(name),
+        _ => canonical_prefix(path),
     }
 }
 

@@ -22,9 +22,28 @@ pub struct Names {
     /// Paths the walk does not enter: covered by the sandbox, so nothing can
     /// be made in them.
     skip: Vec<PathBuf>,
-    /// Each entry's device and inode: a symlink the command replaced (bound
-    /// is only what it leads to) is another inode under the same name.
-    before: BTreeMap<PathBuf, (u64, u64)>,
+    /// Each entry's identity: a symlink the command replaced (bound is only
+    /// what it leads to) is another entry under the same name.
+    before: BTreeMap<PathBuf, Identity>,
+    /// The covered paths that are symlinks: the sandbox binds what they lead
+    /// to, so the link itself could be replaced.
+    links: Vec<(PathBuf, Identity)>,
+}
+
+/// An entry's device, inode and, for a symlink, target: a freed inode is soon
+/// given to the next new file, so the number alone does not tell them apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    device: u64,
+    inode: u64,
+    target: Option<PathBuf>,
+}
+
+impl Identity {
+    fn of(path: &Path, meta: &std::fs::Metadata) -> io::Result<Identity> {
+        let target = if meta.is_symlink() { Some(std::fs::read_link(path)?) } else { None };
+        Ok(Identity { device: meta.dev(), inode: meta.ino(), target })
+    }
 }
 
 impl Names {
@@ -33,7 +52,14 @@ impl Names {
     /// the paths in `skip` themselves are not counted (the sandbox covers
     /// them, with a placeholder while a missing one's command runs).
     pub fn scan(root: &Path, skip: &[PathBuf]) -> io::Result<Names> {
-        let mut names = Names { root: root.to_path_buf(), skip: skip.to_vec(), before: BTreeMap::new() };
+        let links = skip
+            .iter()
+            .filter_map(|path| {
+                let meta = path.symlink_metadata().ok().filter(|meta| meta.is_symlink())?;
+                Some((path.clone(), Identity::of(path, &meta).ok()?))
+            })
+            .collect();
+        let mut names = Names { root: root.to_path_buf(), skip: skip.to_vec(), before: BTreeMap::new(), links };
         names.before = names.walk(Ok)?;
         Ok(names)
     }
@@ -44,8 +70,25 @@ impl Names {
     }
 
     /// Removes every entry with a protected name that the command made, and
-    /// says which (relative to the root); an error if one could not be removed.
+    /// puts back a covered symlink it replaced; says which (relative to the
+    /// root); an error if one could not be removed.
     pub fn remove_new(&self) -> io::Result<Vec<PathBuf>> {
+        let mut replaced = Vec::new();
+        for (path, id) in &self.links {
+            let now = gone_is_none(path.symlink_metadata())?;
+            if let Some(meta) = &now
+                && Identity::of(path, meta)? == *id
+            {
+                continue;
+            }
+            if now.is_some() {
+                remove_tree(path)?;
+            }
+            if let Some(target) = &id.target {
+                std::os::unix::fs::symlink(target, path)?;
+            }
+            replaced.push(path.clone());
+        }
         let made = self.walk(|found| {
             let made: Vec<PathBuf> = found
                 .into_iter()
@@ -63,7 +106,11 @@ impl Names {
             }
             Ok(made)
         })?;
-        Ok(made.iter().map(|path| path.strip_prefix(&self.root).unwrap_or(path).to_path_buf()).collect())
+        Ok(replaced
+            .iter()
+            .chain(&made)
+            .map(|path| path.strip_prefix(&self.root).unwrap_or(path).to_path_buf())
+            .collect())
     }
 
     /// The entries with a protected name. A directory its owner cannot list
@@ -72,28 +119,32 @@ impl Names {
     /// (sr runs with the command's rights or more, so the command could not
     /// list it either). `then` is given what was found before the modes are
     /// given back.
-    fn walk<T>(&self, then: impl FnOnce(BTreeMap<PathBuf, (u64, u64)>) -> io::Result<T>) -> io::Result<T> {
+    fn walk<T>(&self, then: impl FnOnce(BTreeMap<PathBuf, Identity>) -> io::Result<T>) -> io::Result<T> {
         let mut found = BTreeMap::new();
         let mut opened: Vec<(PathBuf, u32)> = Vec::new();
         let mut dirs = vec![self.root.clone()];
         let walked = (|| {
             while let Some(dir) = dirs.pop() {
-                let mode = std::fs::symlink_metadata(&dir)?.permissions().mode();
+                // What another command removed meanwhile holds nothing any more.
+                let Some(meta) = gone_is_none(std::fs::symlink_metadata(&dir))? else { continue };
+                let mode = meta.permissions().mode();
                 if mode & 0o500 != 0o500 {
                     if std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode | 0o500)).is_err() {
                         continue;
                     }
                     opened.push((dir.clone(), mode));
                 }
-                for entry in std::fs::read_dir(&dir)? {
+                let Some(entries) = gone_is_none(std::fs::read_dir(&dir))? else { continue };
+                for entry in entries {
                     let entry = entry?;
                     let path = entry.path();
                     if self.skip.contains(&path) {
                         continue;
                     }
                     if entry.file_name().to_str().and_then(crate::protected::name).is_some() {
-                        let meta = entry.metadata()?;
-                        found.insert(path, (meta.dev(), meta.ino()));
+                        let Some(meta) = gone_is_none(entry.metadata())? else { continue };
+                        let Some(id) = gone_is_none(Identity::of(&path, &meta))? else { continue };
+                        found.insert(path, id);
                     } else if entry.file_type()?.is_dir() && !self.skip.iter().any(|skip| path.starts_with(skip)) {
                         dirs.push(path);
                     }
@@ -106,6 +157,15 @@ impl Names {
             let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode));
         }
         walked
+    }
+}
+
+/// `None` for what does not exist (any more).
+fn gone_is_none<T>(result: io::Result<T>) -> io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
     }
 }
 
