@@ -258,3 +258,28 @@ fn reads_are_of_regular_files_within_the_cap() {
     assert!(fifo.contains("not a regular file"), "{fifo}");
     assert!(jail.read(Path::new("."), 1024).unwrap_err().to_string().contains("is a directory"));
 }
+
+/// A search directory that is a symlink protects the link too: the file
+/// tools can neither write through it nor remove it to put their own there.
+#[test]
+fn a_search_directory_behind_a_symlink_is_protected_as_a_link_and_a_target() {
+    let dir = temp();
+    let root = dir.path();
+    std::fs::create_dir(root.join("shelf")).unwrap();
+    std::fs::write(root.join("shelf/main.sr"), "model main = openai/gpt-4o\n").unwrap();
+    symlink("shelf", root.join("agents")).unwrap();
+    let jail = Jail::new(root).unwrap();
+    let before = tree(root);
+    // Opening the directory for writing fails before any rule is asked.
+    for (op, result) in writes(&jail, Path::new("agents"), &["write", "append"]).into_iter().chain(writes(
+        &jail,
+        Path::new("agents/planted.sr"),
+        &[],
+    )) {
+        let Err(error) = result else { panic!("{op} was allowed") };
+        assert!(error.to_string().contains("is where `sr run` finds workloads by name"), "{op}: {error}");
+    }
+    assert_eq!(tree(root), before);
+    let real = root.canonicalize().unwrap();
+    assert!(jail.protected().contains(&real.join("agents")) && jail.protected().contains(&real.join("shelf")));
+}
