@@ -19,8 +19,9 @@ use crate::transcript::{Terminal, TerminalHuman};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A `.sr` or YAML file, or a workload name found in ./agents,
-    /// ./.streetrace/agents, ~/.streetrace/agents or $STREETRACE_AGENT_PATHS.
+    /// A `.sr` or YAML file (a path: with a `/` or a workload extension), or
+    /// a workload name found in $STREETRACE_AGENT_PATHS, ./agents,
+    /// ./.streetrace/agents or ~/.streetrace/agents.
     workload: String,
     /// The message (also: words after the workload).
     #[arg(long, short)]

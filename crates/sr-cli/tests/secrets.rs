@@ -88,3 +88,75 @@ async fn a_key_a_host_command_prints_in_base64_is_redacted_everywhere() {
         }
     }
 }
+
+/// A key of a real key's length (108 characters, as Anthropic's), printed by
+/// a host command wrapped as the usual tools wrap it — `base64` (76 columns),
+/// `base64 -w 64` and `openssl base64` (64, as PEM), `xxd -p` (60, hex) —
+/// after 0, 1 and 2 other bytes: no run of 12 of its encoded characters,
+/// line breaks taken out (also as JSON escapes), reaches the model, the
+/// events, the session store, the journal or the recording.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_key_a_host_command_prints_wrapped_is_redacted_everywhere() {
+    let key =
+        format!("sk-ant-api03-{}", "Zq8Xw2Lm5Nv7Bc1Df4Gh6Jk9Pr3St0Uy".repeat(3)).chars().take(108).collect::<String>();
+    let dir = temp("wrapped");
+    let outside = temp("wrapped-outside");
+    std::fs::write(
+        dir.join("host.sr"),
+        "model main = openai/gpt-4o-mini\ntool sh = builtin streetrace.cli.host\n\
+         prompt helper: \"\"\"You run commands.\"\"\"\nagent:\n    instruction helper\n    tools sh\n",
+    )
+    .unwrap();
+    let commands = ["base64 $f", "base64 -w 64 $f", "openssl base64 -in $f", "xxd -p $f"];
+    let mut encoded = Vec::new();
+    let mut script = String::new();
+    for lead in 0..3 {
+        let file = outside.join(format!("k{lead}"));
+        std::fs::write(&file, format!("{}{key}", "x".repeat(lead))).unwrap();
+        for command in commands {
+            let command = command.replace("$f", &file.display().to_string());
+            let out = Command::new("sh").arg("-c").arg(&command).output().unwrap();
+            let printed = String::from_utf8(out.stdout).unwrap();
+            assert!(printed.trim_end().contains('\n'), "{command} wraps the key: {printed}");
+            encoded.push(printed.replace('\n', ""));
+            script.push_str(&command);
+            script.push_str("; ");
+        }
+    }
+    let server = MockServer::start().await;
+    server.push(MockReply::tool_call("c1", "execute_cli_command", json!({"command": ["sh", "-c", script]})));
+    server.push(MockReply::text("done"));
+    let record = outside.join("run.cassette.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_sr"))
+        .args(["run", "host.sr", "--allow-host-tools", "--events", "jsonl", "--prompt", "go", "--record"])
+        .arg(&record)
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", &key)
+        .env("STREETRACE_STATE_DIR", dir.join("state"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    let told = requests[1].body["messages"].to_string();
+    assert!(told.matches("[redacted]").count() >= 12, "the command ran and printed twelve encodings: {told}");
+    let mut written = vec![(PathBuf::from("stdout"), String::from_utf8_lossy(&out.stdout).into_owned())];
+    written.push((PathBuf::from("stderr"), String::from_utf8_lossy(&out.stderr).into_owned()));
+    written.extend(requests.iter().map(|r| (PathBuf::from("request"), r.body.to_string())));
+    written.extend(contents(&dir.join("state")));
+    written.push((record.clone(), std::fs::read_to_string(&record).unwrap()));
+    let unwrapped: Vec<(PathBuf, String)> = written
+        .into_iter()
+        .map(|(path, text)| (path, text.replace("\\r", "").replace("\\n", "").replace(['\r', '\n'], "")))
+        .collect();
+    for line in &encoded {
+        let keyed = &line[4..line.len() - 4];
+        for window in keyed.as_bytes().windows(12) {
+            let window = std::str::from_utf8(window).unwrap();
+            for (path, text) in &unwrapped {
+                assert!(!text.contains(window), "{} holds {window} of {line}", path.display());
+            }
+        }
+    }
+}

@@ -9,8 +9,11 @@
 //! percent-encoding (any mix of escaped and plain characters, escapes in
 //! either case). One Aho-Corasick automaton holds every form of every secret,
 //! and finds overlapping matches, so two secrets that overlap are both
-//! covered; text holding a `%` is searched a second time percent-decoded.
-//! Both passes are linear in the text.
+//! covered; text holding a `%` is searched a second time percent-decoded,
+//! and text whose lines break between two characters of base64 or hex (what
+//! `base64`, `xxd -p`, PEM and MIME print) a second time with those line
+//! breaks taken out, so an encoding wrapped at any width is found whole.
+//! Each pass is linear in the text.
 
 use std::sync::RwLock;
 
@@ -93,6 +96,9 @@ impl Redactor {
         let state = self.state.read().unwrap_or_else(|p| p.into_inner());
         let automaton = state.automaton.as_ref()?;
         let mut spans = matches(automaton, text.as_bytes());
+        if let Some(unwrapped) = Unwrapped::of(text.as_bytes(), false) {
+            spans.extend(matches(automaton, &unwrapped.bytes).into_iter().map(|(s, e)| unwrapped.span(s, e)));
+        }
         if memchr::memchr(b'%', text.as_bytes()).is_some() {
             let (decoded, escapes) = percent_decoded(text.as_bytes());
             if !escapes.is_empty() {
@@ -132,18 +138,30 @@ impl Redactor {
     pub fn held_back(&self, text: &str) -> usize {
         let state = self.state.read().unwrap_or_else(|p| p.into_inner());
         let longest = state.forms.iter().map(Vec::len).max().unwrap_or(0);
+        let begins_a_form = |rest: &[u8]| {
+            let next = state.forms.partition_point(|form| form.as_slice() < rest);
+            state.forms.get(next).is_some_and(|form| form.starts_with(rest))
+        };
         let bytes = text.as_bytes();
         let earliest = bytes.len().saturating_sub(longest.saturating_sub(1));
         // The earliest start whose rest begins some form is the longest
         // held back; forms are sorted, so one binary search per start.
-        (earliest..bytes.len())
+        let plain = (earliest..bytes.len())
             .filter(|&at| text.is_char_boundary(at))
-            .find(|&at| {
-                let rest = &bytes[at..];
-                let next = state.forms.partition_point(|form| form.as_slice() < rest);
-                state.forms.get(next).is_some_and(|form| form.starts_with(rest))
-            })
-            .map_or(0, |at| bytes.len() - at)
+            .find(|&at| begins_a_form(&bytes[at..]))
+            .map_or(0, |at| bytes.len() - at);
+        // A wrapped form's start may hold line breaks: the tail is looked at
+        // unwrapped too, over as many lines as a form can span (one byte
+        // each, at the narrowest wrap, plus a break of two bytes).
+        let tail = bytes.len().saturating_sub(longest.saturating_mul(3));
+        let tail = (tail..bytes.len()).find(|&at| text.is_char_boundary(at)).unwrap_or(bytes.len());
+        let wrapped = Unwrapped::of(&bytes[tail..], true).map_or(0, |unwrapped| {
+            let earliest = unwrapped.bytes.len().saturating_sub(longest.saturating_sub(1));
+            (earliest..unwrapped.bytes.len())
+                .find(|&at| begins_a_form(&unwrapped.bytes[at..]))
+                .map_or(0, |at| bytes.len() - (tail + unwrapped.span(at, at + 1).0))
+        });
+        plain.max(wrapped)
     }
 
     /// `text` redacted.
@@ -201,6 +219,59 @@ fn matches(automaton: &AhoCorasick, haystack: &[u8]) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// A text with the line breaks (`\n`, `\r\n`, `\r`) that stand between two
+/// characters of base64 or hex taken out: a wrapped encoding, whole.
+struct Unwrapped {
+    bytes: Vec<u8>,
+    /// For each break taken out: where in `bytes` the byte after it is, and
+    /// how many bytes of the text were taken out up to it, in all.
+    breaks: Vec<(usize, usize)>,
+}
+
+impl Unwrapped {
+    /// `None` when no line break stands between two such characters. With
+    /// `open_end`, the text is the start of more (a stream's): a break at its
+    /// end after such a character is taken out too.
+    fn of(text: &[u8], open_end: bool) -> Option<Unwrapped> {
+        let encoded = |byte: Option<&u8>| byte.is_some_and(|b| b.is_ascii_alphanumeric() || b"+/=-_".contains(b));
+        let mut at = memchr::memchr2(b'\n', b'\r', text)?;
+        let mut unwrapped = Unwrapped { bytes: Vec::new(), breaks: Vec::new() };
+        let mut done = 0;
+        let mut removed = 0;
+        while at < text.len() {
+            let width = match &text[at..] {
+                [b'\r', b'\n', ..] => 2,
+                _ => 1,
+            };
+            let next = text.get(at + width);
+            if at > 0 && encoded(text.get(at - 1)) && (encoded(next) || (open_end && next.is_none())) {
+                unwrapped.bytes.extend_from_slice(&text[done..at]);
+                removed += width;
+                unwrapped.breaks.push((unwrapped.bytes.len(), removed));
+                done = at + width;
+            }
+            at = match memchr::memchr2(b'\n', b'\r', &text[at + width..]) {
+                Some(next) => at + width + next,
+                None => text.len(),
+            };
+        }
+        if unwrapped.breaks.is_empty() {
+            return None;
+        }
+        unwrapped.bytes.extend_from_slice(&text[done..]);
+        Some(unwrapped)
+    }
+
+    /// Where the bytes `start..end` of the unwrapped text are in the text.
+    fn span(&self, start: usize, end: usize) -> (usize, usize) {
+        let original = |at: usize| {
+            let before = self.breaks.partition_point(|&(position, _)| position <= at);
+            at + before.checked_sub(1).map_or(0, |last| self.breaks[last].1)
+        };
+        (original(start), original(end.saturating_sub(1)) + 1)
+    }
+}
+
 /// `text` with `%XX` escapes decoded, and which decoded bytes were escapes.
 fn percent_decoded(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
     let mut decoded = Vec::with_capacity(text.len());
@@ -255,7 +326,7 @@ fn url_safe(standard: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// The forms a secret is redacted in: itself, its hex, and its base64 alone
+/// The forms a secret is redacted in: itself (unwrapped too), its hex, and its base64 alone
 /// (padded and not) and inside a longer base64 text at each alignment, in
 /// both alphabets. Inside a longer text the characters that mix the secret's
 /// bits with its neighbours' are left out: they are not the secret's.
@@ -283,6 +354,11 @@ fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
     let mut out = vec![secret.to_vec(), hex.clone().into_bytes(), hex.to_uppercase().into_bytes()];
     out.extend(standard.iter().map(|form| url_safe(form)));
     out.extend(standard);
+    // A secret that is itself wrapped (a PEM key) is found with its lines
+    // ending in `\n` or `\r\n` (its last line break, which ends no line
+    // of it, left out).
+    let trimmed = secret.trim_ascii_end();
+    out.extend(Unwrapped::of(trimmed, false).map(|unwrapped| unwrapped.bytes));
     out
 }
 

@@ -13,6 +13,7 @@ pub mod journal;
 pub mod launch;
 pub mod lease;
 pub mod mcp;
+pub mod protected;
 pub mod run;
 #[cfg(feature = "testing")]
 pub mod scripted;

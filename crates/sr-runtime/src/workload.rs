@@ -8,15 +8,22 @@ use sr_hir::RootDatabase;
 
 use crate::compile::{CompileError, Compiled, compile_path};
 
+/// The directories under the current directory that workloads named on the
+/// command line are searched in, in order. The file tools and the cli sandbox
+/// keep them read-only ([`crate::protected::search_dirs`]).
+pub const LOCAL_SEARCH_DIRS: [&str; 2] = ["agents", ".streetrace/agents"];
+
+/// The extensions of workload files.
+pub const EXTENSIONS: [&str; 3] = ["sr", "yaml", "yml"];
+
 /// Directories searched for workloads named on the command line, in order:
-/// `$STREETRACE_AGENT_PATHS` (colon-separated), `./agents`,
-/// `./.streetrace/agents`, `~/.streetrace/agents`.
+/// `$STREETRACE_AGENT_PATHS` (colon-separated), [`LOCAL_SEARCH_DIRS`] under
+/// `cwd`, `~/.streetrace/agents`.
 pub fn search_path(cwd: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var("STREETRACE_AGENT_PATHS")
         .map(|v| v.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect())
         .unwrap_or_default();
-    dirs.push(cwd.join("agents"));
-    dirs.push(cwd.join(".streetrace/agents"));
+    dirs.extend(LOCAL_SEARCH_DIRS.iter().map(|dir| cwd.join(dir)));
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join(".streetrace/agents"));
     }
@@ -24,10 +31,15 @@ pub fn search_path(cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// The file of a workload given by path or by name (`reviewer` finds
-/// `reviewer.sr`, `reviewer.yaml` or `reviewer.yml`, names compared in lowercase).
+/// `reviewer.sr`, `reviewer.yaml` or `reviewer.yml`, names compared in
+/// lowercase). A path is a text with a `/` or a workload extension: a bare
+/// name is only searched for, so a file a tool made in the current directory
+/// (`./reviewer`) is never what `sr run reviewer` runs.
 pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, String> {
     let direct = cwd.join(name_or_path);
-    if direct.is_file() {
+    let is_path = name_or_path.contains('/')
+        || Path::new(name_or_path).extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e));
+    if is_path && direct.is_file() {
         return Ok(direct);
     }
     let wanted = name_or_path.to_lowercase();
@@ -39,13 +51,14 @@ pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, String> {
         for path in entries {
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
-            if stem == wanted && matches!(ext, "sr" | "yaml" | "yml") {
+            if stem == wanted && EXTENSIONS.contains(&ext) {
                 return Ok(path);
             }
         }
     }
     Err(format!(
-        "no workload '{name_or_path}': not a file, and not found in {}",
+        "no workload '{name_or_path}': {}found in {}",
+        if is_path { "not a file, and not " } else { "not " },
         dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
     ))
 }

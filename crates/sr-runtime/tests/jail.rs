@@ -99,9 +99,9 @@ async fn the_model_cannot_change_the_workload_or_the_repository() {
         workload,
         workload,
         "has 2 hard links",
-        "`.git/` is protected: tools cannot change it",
-        "`.git/` is protected: tools cannot change it",
-        "`.streetrace/` is protected: tools cannot change it",
+        "`.git` is protected: tools cannot change it",
+        "`.git` is protected: tools cannot change it",
+        "`.streetrace` is protected: tools cannot change it",
     ]) {
         assert!(error.contains(names), "{error}");
     }

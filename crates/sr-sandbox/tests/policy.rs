@@ -268,6 +268,9 @@ fn no_alias_of_an_allowed_module_reaches_its_private_attributes() {
         "def f(a={m}):\n    return a",
         "def g(a):\n    return a._secret\ng({m})",
         "a = next(iter(({m},)))",
+        "a = globals()['{m}']",
+        "a = (b := {m})",
+        "def g(a):\n    return a._secret\ng((b := {m}))",
     ];
     for module in sr_sandbox::policy::DEFAULT_MODULES {
         let name = module.trim_end_matches(".*");
@@ -283,6 +286,42 @@ fn no_alias_of_an_allowed_module_reaches_its_private_attributes() {
             assert!(violations(&source).iter().any(caught), "passed the policy:\n{source}");
         }
     }
+}
+
+/// Every expression that is a module, with a private attribute looked up on
+/// it at once: each is refused, for every module allowed by default.
+#[test]
+fn no_expression_of_an_allowed_module_reaches_its_private_attributes() {
+    let forms: &[&str] = &[
+        "(r := {m})._secret",
+        "((s := (r := {m})))._secret",
+        "globals()['{m}']._secret",
+        "globals()[\"{m}\"]._secret",
+        "locals()['{m}']._secret",
+        "vars()['{m}']._secret",
+        "getattr((r := {m}), '_secret')",
+        "globals().get('{m}')._secret",
+        "g = globals()\ng['{m}']._secret",
+        "globals()['{m}'[:]]._secret",
+    ];
+    for module in sr_sandbox::policy::DEFAULT_MODULES {
+        let name = module.trim_end_matches(".*");
+        for form in forms {
+            let source = format!("import {name}\n{}\n", form.replace("{m}", name));
+            let caught = |kind: &ViolationKind| {
+                matches!(kind, ViolationKind::ModuleValue { .. } | ViolationKind::Namespace { .. })
+                    || matches!(kind, ViolationKind::PrivateAttribute { attribute, .. } if attribute == "_secret")
+            };
+            assert!(violations(&source).iter().any(caught), "passed the policy:\n{source}");
+        }
+    }
+    // The two spellings that passed, word for word, with what is said of them.
+    check(
+        "import random\n(r := random)._os\nglobals()[\"random\"]._os\nx = globals()['counter']\n",
+        expect![[r#"
+            2:15: private attribute '_os' of module 'r' is not allowed
+            3:1: module 'random' is used as a value; use its attributes directly (random.name)"#]],
+    );
 }
 
 /// Every way of handing `getattr` and its kin to code that calls them later.

@@ -6,6 +6,8 @@ import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 
+import { executable } from './settings';
+
 export interface Command {
   command: string;
   args: string[];
@@ -36,15 +38,19 @@ export class Binaries {
       .some((dir) => dir && extensions.some((ext) => fs.existsSync(path.join(dir, command + ext))));
   }
 
+  /**
+   * A path setting (machine-scoped: your user settings'), resolved by
+   * `settings.executable`; a relative path in an untrusted workspace is
+   * refused with a warning, and the default is used.
+   */
   private configured(key: string): string | undefined {
-    const value = vscode.workspace.getConfiguration('streetrace').get<string>(key)?.trim();
-    if (!value) {
-      return undefined;
-    }
-    const expanded = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
+    const value = vscode.workspace.getConfiguration('streetrace').get<string>(key);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    // A bare command name is looked up on PATH; a relative path is taken from the workspace.
-    return folder && expanded.includes(path.sep) && !path.isAbsolute(expanded) ? path.join(folder, expanded) : expanded;
+    const { command, refused } = executable(value, folder, vscode.workspace.isTrusted, os.homedir());
+    if (refused) {
+      void vscode.window.showWarningMessage(`StreetRace: streetrace.${key} is not used: ${refused}.`);
+    }
+    return command;
   }
 
   private bundled(): string | undefined {

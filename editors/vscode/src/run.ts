@@ -6,6 +6,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 
 import { Binaries } from './binaries';
+import { runArgs } from './settings';
 import { askPrompt, workload } from './workload';
 
 /** `sr run` exit codes (see README.md). */
@@ -23,8 +24,19 @@ export class Runner implements vscode.Disposable {
     if (!target || prompt === undefined) {
       return;
     }
+    // A workload runs its tool servers' commands: only a trusted workspace's.
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('StreetRace: workloads run only in a trusted workspace.');
+      return;
+    }
     const sr = this.binaries.sr();
-    const extra = vscode.workspace.getConfiguration('streetrace').get<string[]>('run.args') ?? [];
+    const inspected = vscode.workspace.getConfiguration('streetrace').inspect<string[]>('run.args') ?? {};
+    const { args: extra, dropped } = runArgs(inspected, vscode.workspace.isTrusted);
+    if (dropped.length > 0) {
+      void vscode.window.showWarningMessage(
+        `StreetRace: ${dropped.join(' ')} in the workspace's streetrace.run.args is not used: only your user settings can add it.`,
+      );
+    }
     const entry = target.entry ? ['--entry', target.entry] : [];
     const args = ['run', target.file, '--prompt', prompt, ...entry, ...extra];
     this.output.clear();

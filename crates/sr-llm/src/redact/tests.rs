@@ -211,3 +211,89 @@ fn random_text_near_a_secret_never_panics() {
         assert!(!out.contains(secret), "{text} → {out}");
     }
 }
+
+/// `text` with a line break (`eol`) after every `width` characters, as
+/// `base64 -w WIDTH`, `xxd -p` (60), PEM (64) and MIME (76, `\r\n`) print it.
+fn wrap(text: &str, width: usize, eol: &str) -> String {
+    let lines: Vec<String> =
+        text.as_bytes().chunks(width).map(|line| String::from_utf8_lossy(line).into_owned()).collect();
+    lines.join(eol)
+}
+
+/// The encodings of a key, and of the key after `lead` other bytes, that a
+/// command prints: base64 in both alphabets, hex in both cases.
+fn encodings(lead: usize) -> Vec<(&'static str, String)> {
+    let mut blob = filler(lead as u64, lead);
+    blob.extend_from_slice(KEY.as_bytes());
+    blob.extend(filler(7, 5));
+    let hex = blob.iter().fold(String::new(), |out, b| out + &format!("{b:02x}"));
+    vec![
+        ("base64", STANDARD.encode(&blob)),
+        ("base64url", URL_SAFE_NO_PAD.encode(&blob)),
+        ("hex", hex.clone()),
+        ("HEX", hex.to_uppercase()),
+    ]
+}
+
+/// Every encoding of the key, at every alignment, wrapped at every width from
+/// 1 to 80 with `\n` and with `\r\n`: redacted, and nothing that decodes to
+/// six of the key's bytes is left, with the line breaks taken out or not;
+/// the text around it is untouched.
+#[test]
+fn wrapped_encodings_are_redacted_at_every_width() {
+    let r = redactor(&[KEY]);
+    for lead in 0..3 {
+        for (encoding, encoded) in encodings(lead) {
+            for width in 1..=80 {
+                for eol in ["\n", "\r\n"] {
+                    let text = format!("out:\n{}\nend\n", wrap(&encoded, width, eol));
+                    let out = r.redact(&text);
+                    let joined = out.replace(['\r', '\n'], "");
+                    assert!(
+                        out.contains(REDACTED) && !leaks(&joined, KEY.as_bytes()) && !leaks(&out, KEY.as_bytes()),
+                        "{encoding} lead {lead} width {width} {eol:?}: {text:?} → {out:?}"
+                    );
+                    assert!(out.starts_with("out:\n") && out.ends_with("\nend\n"), "{out:?}");
+                }
+            }
+        }
+    }
+}
+
+/// A key kept as a PEM file is found whole, its lines ending in `\n` or
+/// `\r\n`; its base64 sent as a MIME part (76 columns, `\r\n`) is too.
+#[test]
+fn pem_and_mime_are_redacted() {
+    let body = STANDARD.encode(filler(3, 120));
+    let pem = format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", wrap(&body, 64, "\n"));
+    let r = redactor(&[&pem]);
+    for eol in ["\n", "\r\n"] {
+        let shown = format!("cat key.pem:\n{}", pem.replace('\n', eol));
+        let out = r.redact(&shown);
+        assert!(!out.contains(&body[..64]) && !out.contains(&body[64..128]), "{eol:?}: {out:?}");
+        let mime = format!("Content-Transfer-Encoding: base64\r\n\r\n{}\r\n", wrap(&STANDARD.encode(&pem), 76, "\r\n"));
+        let out = r.redact(&mime);
+        assert!(out.contains(REDACTED) && !leaks(&out.replace(['\r', '\n'], ""), pem.as_bytes()), "{out:?}");
+    }
+}
+
+/// A stream holds back a wrapped form's start across its line breaks: cut
+/// anywhere, the pieces shown hold none of the key.
+#[test]
+fn streams_hold_back_a_wrapped_form() {
+    let r = redactor(&[KEY]);
+    for (width, eol) in [(4, "\n"), (60, "\n"), (76, "\r\n")] {
+        let text = format!("see\n{}\nhere", wrap(&STANDARD.encode(KEY), width, eol));
+        for cut in 1..text.len() {
+            let mut pending = String::new();
+            let mut shown = String::new();
+            for piece in [&text[..cut], &text[cut..]] {
+                pending.push_str(piece);
+                let ready = pending.len() - r.held_back(&pending);
+                shown.push_str(&r.redact(&pending.drain(..ready).collect::<String>()));
+            }
+            shown.push_str(&r.redact(&pending));
+            assert!(!leaks(&shown.replace(['\r', '\n'], ""), KEY.as_bytes()), "width {width} cut at {cut}: {shown:?}");
+        }
+    }
+}

@@ -1,8 +1,9 @@
 //! Upstream's `execute_cli_command`: runs a program (no shell) with the work
 //! directory as its current directory, in the bubblewrap sandbox coding agents
 //! use (`sr_sandbox::command`): the work directory read-write but for the
-//! workload's own files, `.git` and `.streetrace` (read-only, and not creatable:
-//! the jail's protected paths) and the runtime's state (hidden),
+//! workload's own files, the directories `sr run NAME` searches and every
+//! protected name at any depth (read-only, and not creatable: the jail's
+//! protected paths, and `names`) and the runtime's state (hidden),
 //! the host's programs read-only, nothing else of the host, no network unless the tool is
 //! declared `streetrace.cli.network`, an environment of `PATH`, `HOME`, `LANG`
 //! and `SR_IDEMPOTENCY_KEY` (the call's, from the journal) only, and caps on time and output. A tool declared `streetrace.cli.host` runs
@@ -103,9 +104,13 @@ impl ExecuteCli {
             let Some((program, rest)) = command.split_first() else {
                 return Err(ToolError("the command is empty".into()));
             };
-            let placement = match self.placement() {
+            let mut placement = match self.placement() {
                 Ok(placement) => placement,
                 Err(error) => return Ok(failure(&error)),
+            };
+            let names = match super::names::before(&mut placement).await {
+                Ok(names) => names,
+                Err(error) => return Ok(failure(&format!("cannot look for protected paths: {error}"))),
             };
             let caps = Caps { timeout: self.timeout, output_bytes: MAX_OUTPUT };
             let env: Vec<(&str, &str)> = key.map(|key| (IDEMPOTENCY_KEY_VAR, key)).into_iter().collect();
@@ -113,7 +118,21 @@ impl ExecuteCli {
                 Ok(output) => output,
                 Err(error) => return Ok(failure(&format!("cannot run '{program}': {error}"))),
             };
+            let made = super::names::after(names).await;
             let (stdout, stderr) = (shown(&output.stdout), shown(&output.stderr));
+            match made {
+                Ok(made) if made.is_empty() => {}
+                Ok(made) => {
+                    let mut value = result("failure", &stdout, &stderr, None);
+                    let made: Vec<String> = made.iter().map(|path| format!("'{}'", path.display())).collect();
+                    value["error"] = json!(format!(
+                        "the command made {}, where git, sr or an editor reads code (a protected path): undone",
+                        made.join(", ")
+                    ));
+                    return Ok(value);
+                }
+                Err(error) => return Ok(failure(&error.to_string())),
+            }
             Ok(match output.status {
                 Status::Exited(0) => result("success", &stdout, &stderr, Some(0)),
                 Status::Exited(code) => result("failure", &stdout, &stderr, Some(code)),

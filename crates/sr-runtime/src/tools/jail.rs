@@ -12,8 +12,9 @@
 //! reports (`/proc/self/fd`):
 //! - forbidden paths (the runtime's state, when it lies inside) are invisible:
 //!   opening one is "no such file", listings leave them out;
-//! - protected paths are read-only: the workload and every file it imports,
-//!   and anything named `.git` or `.streetrace` at any depth. Writing one,
+//! - protected paths are read-only (`crate::protected`): the workload and
+//!   every file it imports, the directories `sr run NAME` searches, and
+//!   anything with a protected name (`.git`, `.vscode`, …) at any depth. Writing one,
 //!   creating one, or creating anything inside one is refused, and so is
 //!   writing a file with several hard links (another of its names could be
 //!   protected);
@@ -33,10 +34,6 @@ use rustix::io::Errno;
 
 use super::ToolError;
 
-/// Names that are read-only wherever they appear under the root (compared
-/// ignoring ASCII case, for case-insensitive file systems).
-pub const PROTECTED_NAMES: [&str; 2] = [".git", ".streetrace"];
-
 /// A directory that paths stay inside (symlinks included), minus its
 /// forbidden paths, with its protected paths read-only.
 #[derive(Debug, Clone)]
@@ -47,6 +44,8 @@ pub struct Jail {
     forbidden: Vec<PathBuf>,
     /// Canonical paths of files inside the root that are never written.
     protected: Vec<PathBuf>,
+    /// Canonical paths of directories inside the root where nothing is written.
+    protected_dirs: Vec<PathBuf>,
     writable: bool,
 }
 
@@ -70,6 +69,7 @@ enum Rule {
     Forbidden,
     Name(&'static str),
     Program,
+    SearchDir(PathBuf),
     /// The real path is not under the root (the root moved while open).
     Outside,
 }
@@ -77,9 +77,13 @@ enum Rule {
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
 impl Jail {
-    /// A jail whose files the tools may change (except the protected ones).
+    /// A jail whose files the tools may change (except the protected ones):
+    /// the directories `sr run NAME` searches, from the root or from the
+    /// process's current directory, are protected from the start.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Jail> {
-        Jail::open_root(root.as_ref(), true)
+        let jail = Jail::open_root(root.as_ref(), true)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| jail.root.clone());
+        Ok(crate::protected::search_dirs(&jail.root.clone(), &cwd).iter().fold(jail, |jail, dir| jail.protect_dir(dir)))
     }
 
     /// A jail that refuses every write: what the runtime reads on a run's
@@ -91,7 +95,14 @@ impl Jail {
     fn open_root(root: &Path, writable: bool) -> io::Result<Jail> {
         let root = root.canonicalize()?;
         let dir = rustix::fs::open(&root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
-        Ok(Jail { root, dir: Arc::new(dir), forbidden: Vec::new(), protected: Vec::new(), writable })
+        Ok(Jail {
+            root,
+            dir: Arc::new(dir),
+            forbidden: Vec::new(),
+            protected: Vec::new(),
+            protected_dirs: Vec::new(),
+            writable,
+        })
     }
 
     /// The jail without `path` (a directory or a file) and everything under it.
@@ -106,11 +117,24 @@ impl Jail {
 
     /// The jail with the file `path` read-only. Only a path inside the root
     /// needs this; a hard link to it inside the root is refused as every
-    /// multiply linked file is.
+    /// multiply linked file is. A symlink protects both itself and its target.
     pub fn protect(mut self, path: &Path) -> Jail {
-        let path = canonical_prefix(path);
-        if path.starts_with(&self.root) && !self.protected.contains(&path) {
-            self.protected.push(path);
+        for path in [canonical_parent(path), canonical_prefix(path)] {
+            if path.starts_with(&self.root) && !self.protected.contains(&path) {
+                self.protected.push(path);
+            }
+        }
+        self
+    }
+
+    /// The jail with the directory `path` and everything under it read-only
+    /// (also while it does not exist). Only a path inside the root needs this.
+    /// A symlink protects both itself and its target.
+    pub fn protect_dir(mut self, path: &Path) -> Jail {
+        for path in [canonical_parent(path), canonical_prefix(path)] {
+            if path.starts_with(&self.root) && path != self.root && !self.protected_dirs.contains(&path) {
+                self.protected_dirs.push(path);
+            }
         }
         self
     }
@@ -125,11 +149,13 @@ impl Jail {
     }
 
     /// What a sandbox sharing the root must keep read-only: the protected
-    /// files, and `.git` and `.streetrace` at the root (which may not exist
-    /// yet). The file tools also protect those names deeper down.
+    /// files and directories, and the protected names that are directories at
+    /// the root (which may not exist yet). The protected names deeper down,
+    /// and those of files, are for the sandbox to keep by name
+    /// ([`crate::protected::NAMES`]).
     pub fn protected(&self) -> Vec<PathBuf> {
-        let names = PROTECTED_NAMES.iter().map(|name| self.root.join(name));
-        self.protected.iter().cloned().chain(names).collect()
+        let names = crate::protected::NAMES.iter().filter(|n| n.dir).map(|n| self.root.join(n.name));
+        self.protected.iter().chain(&self.protected_dirs).cloned().chain(names).collect()
     }
 
     /// `path` (relative to the root, or absolute inside it) as a path relative
@@ -427,16 +453,20 @@ impl Jail {
             return Some(Rule::Program);
         }
         let Ok(inside) = real.strip_prefix(&self.root) else { return Some(Rule::Outside) };
-        inside.components().find_map(|c| {
-            let name = c.as_os_str().to_str()?;
-            PROTECTED_NAMES.into_iter().find(|p| p.eq_ignore_ascii_case(name)).map(Rule::Name)
-        })
+        if let Some(dir) = self.protected_dirs.iter().find(|dir| starts_with_ignoring_case(real, dir)) {
+            return Some(Rule::SearchDir(dir.strip_prefix(&self.root).unwrap_or(dir).to_path_buf()));
+        }
+        inside.components().find_map(|c| crate::protected::name(c.as_os_str().to_str()?).map(|n| Rule::Name(n.name)))
     }
 
     fn refusal(&self, relative: &Path, rule: Rule) -> io::Error {
         let shown = relative.display();
         let message = match rule {
-            Rule::Name(name) => format!("'{shown}': `{name}/` is protected: tools cannot change it"),
+            Rule::Name(name) => format!("'{shown}': `{name}` is protected: tools cannot change it"),
+            Rule::SearchDir(dir) => format!(
+                "'{shown}': `{}/` is where `sr run` finds workloads by name: tools cannot change it",
+                dir.display()
+            ),
             Rule::Program => {
                 format!("'{shown}' is the workload or a file it imports: tools cannot change it")
             }
@@ -509,10 +539,29 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// Whether `path` is `dir` or under it, components compared ignoring ASCII
+/// case (a case-insensitive file system has one `agents` for `Agents`).
+fn starts_with_ignoring_case(path: &Path, dir: &Path) -> bool {
+    let mut path = path.components();
+    dir.components().all(|d| {
+        path.next()
+            .is_some_and(|p| p.as_os_str().as_encoded_bytes().eq_ignore_ascii_case(d.as_os_str().as_encoded_bytes()))
+    })
+}
+
 fn split(relative: &Path) -> io::Result<(&Path, &OsStr)> {
     match (relative.parent(), relative.file_name()) {
         (Some(parent), Some(name)) => Ok((if parent.as_os_str().is_empty() { Path::new(".") } else { parent }, name)),
         _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("'{}' is not a file name", relative.display()))),
+    }
+}
+
+/// `path` with its parent canonicalized: where the name itself is (a symlink,
+/// not what it leads to).
+fn canonical_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => canonical_prefix(parent).join(name),
+        _ => canonical_prefix(path),
     }
 }
 

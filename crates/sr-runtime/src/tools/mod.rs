@@ -5,6 +5,7 @@
 mod cli;
 mod fs;
 mod jail;
+mod names;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use sr_hir::tool_functions::{Param, ToolKind};
 
 use crate::RunOptions;
 
-pub use jail::{Entry, Jail, Opened, PROTECTED_NAMES};
+pub use jail::{Entry, Jail, Opened};
 
 /// What a model sees of a tool: the providers' own declaration.
 pub use sr_llm::ToolSpec;

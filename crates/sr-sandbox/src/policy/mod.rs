@@ -144,6 +144,9 @@ pub enum ViolationKind {
     IndirectCall { function: String },
     /// `attrgetter('_os')`: a private name given to a function that looks it up.
     PrivateName { function: String, name: String },
+    /// `globals()`, `locals()` or `vars()` other than subscripted with a
+    /// literal name: each module the code imported is one of its keys.
+    Namespace { function: String },
     /// `string.Formatter`, whose `get_field` looks up any attribute a format
     /// string names and returns the object.
     Formatter,
@@ -178,6 +181,9 @@ impl fmt::Display for Violation {
             }
             ViolationKind::PrivateName { function, name } => {
                 write!(f, "{function}() with the private name '{name}' is not allowed")
+            }
+            ViolationKind::Namespace { function } => {
+                write!(f, "'{function}()' can only be subscripted with a literal name, not stored, passed or searched")
             }
             ViolationKind::Formatter => {
                 f.write_str("'string.Formatter' is not allowed: it looks up any attribute a format string names")

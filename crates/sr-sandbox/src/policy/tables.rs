@@ -4,6 +4,11 @@
 /// Builtins that run or import code from strings, or stop in a debugger.
 pub(super) const DYNAMIC_BUILTINS: &[&str] = &["__import__", "exec", "eval", "compile", "breakpoint"];
 
+/// Builtins that return a namespace, where every module the code imported is
+/// a key (`globals()["random"]`): they may only be subscripted with a literal
+/// name that is no module's.
+pub(super) const NAMESPACE_BUILTINS: &[&str] = &["globals", "locals", "vars"];
+
 /// Names that hand out the builtins or the import machinery.
 pub(super) const FORBIDDEN_NAMES: &[&str] = &["__builtins__", "__loader__", "__spec__"];
 

@@ -3,13 +3,13 @@
 use std::collections::HashSet;
 
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, ExprCall, ExprContext, InterpolatedStringElement, Stmt};
+use ruff_python_ast::{Expr, ExprCall, ExprContext, ExprName, InterpolatedStringElement, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use super::names::Names;
 use super::tables::{
-    ATTRIBUTE_BUILTINS, ATTRIBUTE_GETTERS, DYNAMIC_BUILTINS, FORBIDDEN_NAMES, READ_ONLY_BUILTINS, SYSTEM_MODULES,
-    TRAVERSAL_ATTRIBUTES,
+    ATTRIBUTE_BUILTINS, ATTRIBUTE_GETTERS, DYNAMIC_BUILTINS, FORBIDDEN_NAMES, NAMESPACE_BUILTINS, READ_ONLY_BUILTINS,
+    SYSTEM_MODULES, TRAVERSAL_ATTRIBUTES,
 };
 use super::{ImportPolicy, ViolationKind};
 
@@ -74,10 +74,11 @@ impl Walk<'_> {
     /// neither a dunder nor, on a module, what `module.name` may not be.
     fn check_attribute_builtin(&mut self, function: &str, call: &ExprCall) {
         let object = call.arguments.find_positional(0);
-        if let Some(Expr::Name(base)) = object
-            && self.names.is_module(&base.id)
+        let module = object.and_then(|object| self.module_name(object));
+        if let Some(object) = object
+            && module.is_some()
         {
-            self.used.insert(base.range());
+            self.used.insert(object.range());
         }
         let Some(name) = call.arguments.find_positional(1) else { return };
         // `getattr(print, "__se" + "lf__")`: a name built at run time escapes
@@ -88,9 +89,7 @@ impl Walk<'_> {
         };
         let value = literal.value.to_str();
         self.check_dunder_key(name.start(), value);
-        if let Some(Expr::Name(base)) = object
-            && self.names.is_module(&base.id)
-        {
+        if let Some(base) = module {
             self.check_module_attribute(name.start(), &base.id, value);
         }
     }
@@ -115,6 +114,24 @@ impl Walk<'_> {
                 }
             }
         }
+    }
+
+    /// The name of the module `expr` is, when it is a name holding one or an
+    /// assignment expression giving one (`(r := random)` is `r`, which holds
+    /// `random`).
+    fn module_name<'e>(&self, expr: &'e Expr) -> Option<&'e ExprName> {
+        match expr {
+            Expr::Name(name) if self.names.is_module(&name.id) => Some(name),
+            Expr::Named(named) => self.module_name(&named.target),
+            _ => None,
+        }
+    }
+
+    /// `globals()`, `locals()` or `vars()` (without an argument).
+    fn namespace_call(expr: &Expr) -> Option<&ExprCall> {
+        let Expr::Call(call) = expr else { return None };
+        let Expr::Name(func) = call.func.as_ref() else { return None };
+        (NAMESPACE_BUILTINS.contains(&func.id.as_str()) && call.arguments.is_empty()).then_some(call)
     }
 
     /// `module.attrgetter` or `module.methodcaller` (for `operator` under any name).
@@ -193,13 +210,10 @@ impl<'a> Visitor<'a> for Walk<'_> {
             }
             Expr::Attribute(attribute) => {
                 let attr = attribute.attr.as_str();
-                let module = match attribute.value.as_ref() {
-                    Expr::Name(base) if self.names.is_module(&base.id) => {
-                        self.used.insert(base.range());
-                        Some(base.id.as_str())
-                    }
-                    _ => None,
-                };
+                let module = self.module_name(&attribute.value).map(|base| {
+                    self.used.insert(attribute.value.range());
+                    base.id.as_str()
+                });
                 if TRAVERSAL_ATTRIBUTES.contains(&attr) || (attr == "__dict__" && module.is_some()) {
                     self.report(attribute.attr.start(), ViolationKind::Traversal { attribute: attr.to_string() });
                 } else if let Some(module) = module {
@@ -217,7 +231,12 @@ impl<'a> Visitor<'a> for Walk<'_> {
             Expr::Call(call) => match call.func.as_ref() {
                 Expr::Name(func) => {
                     let function = func.id.as_str();
-                    if ATTRIBUTE_BUILTINS.contains(&function) {
+                    if Walk::namespace_call(expr).is_some() {
+                        self.used.insert(func.range());
+                        if !self.used.contains(&call.range()) {
+                            self.report(call.start(), ViolationKind::Namespace { function: function.to_string() });
+                        }
+                    } else if ATTRIBUTE_BUILTINS.contains(&function) {
                         self.used.insert(func.range());
                         self.check_attribute_builtin(function, call);
                     } else if function == "vars" {
@@ -248,8 +267,21 @@ impl<'a> Visitor<'a> for Walk<'_> {
                 }
             },
             Expr::Subscript(subscript) => {
+                let namespace = Walk::namespace_call(&subscript.value);
                 if let Expr::StringLiteral(literal) = subscript.slice.as_ref() {
-                    self.check_dunder_key(literal.start(), literal.value.to_str());
+                    let key = literal.value.to_str();
+                    self.check_dunder_key(literal.start(), key);
+                    if let Some(call) = namespace {
+                        self.used.insert(call.range());
+                        if self.names.is_module(key) {
+                            self.report(subscript.start(), ViolationKind::ModuleValue { module: key.to_string() });
+                        }
+                    }
+                }
+            }
+            Expr::Named(named) if !self.used.contains(&named.range) => {
+                if let Some(base) = self.module_name(&named.target) {
+                    self.report(named.start(), ViolationKind::ModuleValue { module: base.id.to_string() });
                 }
             }
             Expr::StringLiteral(literal) => self.check_string(expr.start(), literal.value.to_str()),

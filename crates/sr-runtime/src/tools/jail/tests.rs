@@ -3,6 +3,11 @@ use std::os::unix::fs::symlink;
 
 use super::*;
 
+/// The protected names, from the one table.
+fn protected_names() -> impl Iterator<Item = &'static str> {
+    crate::protected::NAMES.iter().map(|n| n.name)
+}
+
 fn temp() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("sr-jail-").tempdir().unwrap()
 }
@@ -75,7 +80,7 @@ fn protected_setup() -> (tempfile::TempDir, Jail) {
         std::fs::write(root.join(path), text).unwrap();
     }
     std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
-    for name in PROTECTED_NAMES {
+    for name in protected_names() {
         symlink(name, root.join(format!("link{name}"))).unwrap();
     }
     symlink("agent.sr", root.join("w.sr")).unwrap();
@@ -91,16 +96,17 @@ fn protected_setup() -> (tempfile::TempDir, Jail) {
 fn spellings(root: &Path, path: &str) -> Vec<String> {
     let mut out = vec![path.to_string(), format!("./{path}"), format!("sub/../{path}"), format!("lib/../{path}")];
     out.push(root.canonicalize().unwrap().join(path).display().to_string());
-    if let Some(name) = PROTECTED_NAMES.iter().find(|name| path.starts_with(*name)) {
+    if let Some(name) = protected_names().find(|name| path.starts_with(*name)) {
         out.push(format!("link{name}{}", &path[name.len()..]));
         out.push(path.to_uppercase());
     }
     out
 }
 
-/// The workload, its imports, `.git/` and `.streetrace/` (also missing, also
-/// nested, through symlinks and hard links, in any spelling) are never
-/// changed by any write; each refusal names its rule.
+/// The workload, its imports, every protected name and the directories `sr
+/// run NAME` searches (also missing, also nested, through symlinks and hard
+/// links, in any spelling) are never changed by any write; each refusal names
+/// its rule.
 #[test]
 fn protected_paths_are_never_changed() {
     let (dir, jail) = protected_setup();
@@ -109,11 +115,11 @@ fn protected_paths_are_never_changed() {
     // (path, what the refusal names, operations that do not apply: a symlink
     // of ours may itself be removed, a file is no directory).
     let mut targets: Vec<(String, String, &[&str])> = Vec::new();
-    for name in PROTECTED_NAMES {
+    for name in protected_names() {
         for rest in ["", "/config", "/new.txt", "/hooks/pre-commit", "/agents/evil.sr", "/x/../hooks/a"] {
             for spelled in spellings(root, &format!("{name}{rest}")) {
                 let skip: &[&str] = if spelled == format!("link{name}") { &["remove_file"] } else { &[] };
-                targets.push((spelled, format!("`{name}/` is protected: tools cannot change it"), skip));
+                targets.push((spelled, format!("`{name}` is protected: tools cannot change it"), skip));
             }
         }
     }
@@ -129,20 +135,27 @@ fn protected_paths_are_never_changed() {
     for (path, name) in
         [("sub/.git/hooks/post-checkout", ".git"), ("sub/.git/config", ".git"), ("sub/.streetrace/a", ".streetrace")]
     {
-        targets.push((path.to_string(), format!("`{name}/` is protected: tools cannot change it"), &[]));
+        targets.push((path.to_string(), format!("`{name}` is protected: tools cannot change it"), &[]));
+    }
+    // Where `sr run NAME` looks for workloads, from the one search path.
+    for (dir, rest) in [("agents", ""), ("agents", "/evil.sr"), ("Agents", "/evil.sr"), ("agents", "/x/../y.sr")] {
+        let rule = "`agents/` is where `sr run` finds workloads by name: tools cannot change it".to_string();
+        targets.push((format!("{dir}{rest}"), rule, &[]));
     }
     for (path, rule, skip) in &targets {
         let Ok(relative) = jail.relative_path(path) else { panic!("{path} is inside") };
         for (op, result) in writes(&jail, &relative, skip) {
             let Err(error) = result else { panic!("{op} {path} was allowed") };
             let message = error.to_string();
+            // Only `.git` exists: a link to another protected name dangles.
+            let missing_link = path.starts_with("link.") && !path.starts_with("link.git");
             // Opening a directory for writing, a symlink to a missing
             // `.streetrace` or removing from a missing directory fails before
             // any rule is asked.
             let before_any_rule = match error.raw_os_error() {
                 Some(21) => matches!(op, "write" | "append"),
-                Some(2) => path.starts_with("link.streetrace") || op == "remove_file",
-                _ => path == "link.streetrace" && message.contains("is a symlink to a missing file"),
+                Some(2) => missing_link || op == "remove_file",
+                _ => missing_link && !path.contains('/') && message.contains("is a symlink to a missing file"),
             };
             assert!(message.contains(rule.as_str()) || before_any_rule, "{op} {path}: {message}");
         }
@@ -158,7 +171,19 @@ fn protected_paths_are_never_changed() {
 #[test]
 fn other_paths_stay_writable() {
     let (dir, jail) = protected_setup();
-    for path in ["notes.txt", "sub/plain.txt", "sub/new/deep.txt", ".gitignore", "a.git/x", "git/x", ".streetrace2/x"] {
+    for path in [
+        "notes.txt",
+        "sub/plain.txt",
+        "sub/new/deep.txt",
+        ".gitignore",
+        "a.git/x",
+        "git/x",
+        ".streetrace2/x",
+        "agents2/x.sr",
+        "sub/agents/x.sr",
+        ".vscodex/settings.json",
+        "nvim.lua",
+    ] {
         use std::io::Write;
         jail.open_write(Path::new(path), false).unwrap().write_all(b"ok").unwrap();
         assert_eq!(std::fs::read(dir.path().join(path)).unwrap(), b"ok", "{path}");
@@ -232,4 +257,29 @@ fn reads_are_of_regular_files_within_the_cap() {
     let fifo = jail.read(Path::new("pipe"), 1024).unwrap_err().to_string();
     assert!(fifo.contains("not a regular file"), "{fifo}");
     assert!(jail.read(Path::new("."), 1024).unwrap_err().to_string().contains("is a directory"));
+}
+
+/// A search directory that is a symlink protects the link too: the file
+/// tools can neither write through it nor remove it to put their own there.
+#[test]
+fn a_search_directory_behind_a_symlink_is_protected_as_a_link_and_a_target() {
+    let dir = temp();
+    let root = dir.path();
+    std::fs::create_dir(root.join("shelf")).unwrap();
+    std::fs::write(root.join("shelf/main.sr"), "model main = openai/gpt-4o\n").unwrap();
+    symlink("shelf", root.join("agents")).unwrap();
+    let jail = Jail::new(root).unwrap();
+    let before = tree(root);
+    // Opening the directory for writing fails before any rule is asked.
+    for (op, result) in writes(&jail, Path::new("agents"), &["write", "append"]).into_iter().chain(writes(
+        &jail,
+        Path::new("agents/planted.sr"),
+        &[],
+    )) {
+        let Err(error) = result else { panic!("{op} was allowed") };
+        assert!(error.to_string().contains("is where `sr run` finds workloads by name"), "{op}: {error}");
+    }
+    assert_eq!(tree(root), before);
+    let real = root.canonicalize().unwrap();
+    assert!(jail.protected().contains(&real.join("agents")) && jail.protected().contains(&real.join("shelf")));
 }
