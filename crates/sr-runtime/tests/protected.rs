@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sr_hir::RootDatabase;
 use sr_runtime::event::{Event, Payload, RunStatus};
 use sr_runtime::human::Unattended;
-use sr_runtime::launch::{LaunchSpec, Storage, launch};
+use sr_runtime::launch::{LaunchSpec, Models, Storage, launch};
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results};
 use sr_runtime::{RunOptions, compile};
 
@@ -167,10 +167,9 @@ async fn run(work: &Path, replies: Vec<Reply>) -> (Vec<Value>, Option<Value>) {
         program,
         message: "plant".to_string(),
         work_dir: work.to_path_buf(),
+        read_only: false,
         storage: Some(storage),
-        record: None,
-        replay: None,
-        provider: Some(Arc::new(provider)),
+        models: Models::Provider { provider: Arc::new(provider), record: None },
         options: RunOptions::default(),
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),

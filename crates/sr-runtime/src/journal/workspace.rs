@@ -33,7 +33,7 @@ use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
 use super::entry::Recorded;
 use super::files::{Change, State, blob_entry};
 use super::{EffectAt, Journal};
-use crate::tools::{Jail, Opened, PROTECTED_NAMES};
+use crate::tools::{Jail, Opened};
 
 /// The variables that set the journal's [`Limits`] (a number of bytes or entries).
 pub const FILE_BYTES_VAR: &str = "STREETRACE_JOURNAL_FILE_BYTES";
@@ -204,7 +204,7 @@ impl Workspace {
     }
 
     pub fn with_limits(jail: Jail, limits: Limits) -> Workspace {
-        let names = PROTECTED_NAMES.iter().map(|name| jail.root().join(name));
+        let names = crate::protected::NAMES.iter().map(|name| jail.root().join(name.name));
         let skipped = jail.forbidden().iter().cloned().chain(names).collect();
         Workspace { jail, skipped, limits, gate: Arc::new(RwLock::new(())), inner: Mutex::new(Inner::default()) }
     }
