@@ -51,10 +51,14 @@ struct Shared {
     frames_sent: AtomicUsize,
 }
 
+/// Answers a request from its content, when no pushed reply is left.
+type Responder = Arc<dyn Fn(&MockRequest) -> MockReply + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     replies: VecDeque<MockReply>,
     requests: Vec<MockRequest>,
+    responder: Option<Responder>,
 }
 
 /// A request the server received.
@@ -214,6 +218,13 @@ impl MockServer {
         self.script().replies.push_back(reply);
     }
 
+    /// Answers every request no pushed reply is left for with `responder`'s
+    /// reply to it: a model whose answers depend on the request, not on the
+    /// order requests arrive in (parallel branches, a resumed run).
+    pub fn respond_with(&self, responder: impl Fn(&MockRequest) -> MockReply + Send + Sync + 'static) {
+        self.script().responder = Some(Arc::new(responder));
+    }
+
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<MockRequest> {
         self.script().requests.clone()
@@ -292,7 +303,8 @@ async fn handle(
     let reply = {
         let mut script = shared.script.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         script.requests.push(request.clone());
-        script.replies.pop_front()
+        let responder = script.responder.clone();
+        script.replies.pop_front().or_else(|| responder.map(|respond| respond(&request)))
     };
     let Some(reply) = reply else {
         let message = format!("mock server: no scripted reply left for {method} {path}");

@@ -1,0 +1,388 @@
+//! `cargo xtask simulate`: generated workflows (`sr_testing::simulate`) run
+//! live against a scripted model, then checked by the oracles: a replay is
+//! identical with no requests, a run killed after any journal line and
+//! resumed makes every effect once and ends with the same files, a fork
+//! makes no requests before its step. A failing case is shrunk and printed
+//! with its seed.
+
+mod model;
+mod project;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sr_llm::mock::MockServer;
+use sr_testing::random::Rng;
+use sr_testing::simulate::{Feature, KNOWN_ESCAPES, Workflow, generate, shrink};
+
+use project::{Ended, Project, journal_lines};
+
+struct Options {
+    seed: u64,
+    cases: usize,
+    budget: Duration,
+    size: usize,
+    kills: usize,
+    features: Vec<Feature>,
+    oracles: Vec<&'static str>,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
+    let mut o = Options { seed, cases: 1000, budget: Duration::from_secs(100), size: 8, kills: 4, features: Vec::new(), oracles: Vec::new() };
+    let mut only: Option<Vec<Feature>> = None;
+    let mut without = Vec::new();
+    let mut all = false;
+    let mut args = args.iter();
+    let features = |list: &str| -> Result<Vec<Feature>, String> {
+        list.split(',').map(|n| Feature::from_name(n).ok_or(format!("no feature {n}"))).collect()
+    };
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        let number = |v: &String| v.parse::<u64>().map_err(|e| format!("{arg}: {e}"));
+        match arg.as_str() {
+            "--seed" => o.seed = number(value()?)?,
+            "--cases" => o.cases = number(value()?)? as usize,
+            "--budget" => o.budget = Duration::from_secs(number(value()?)?),
+            "--size" => o.size = number(value()?)? as usize,
+            "--kills" => o.kills = number(value()?)? as usize,
+            "--only" => only = Some(features(value()?)?),
+            "--without" => without = features(value()?)?,
+            "--all" => all = true,
+            _ => return Err(format!("unknown argument {arg}")),
+        }
+    }
+    o.features = only.unwrap_or_else(|| Feature::ALL.to_vec());
+    o.features.retain(|f| !without.contains(f) && (all || !KNOWN_ESCAPES.iter().any(|k| k.feature == Some(*f))));
+    o.oracles = ORACLES.into_iter().filter(|o| all || !KNOWN_ESCAPES.iter().any(|k| k.oracle == Some(*o))).collect();
+    Ok(o)
+}
+
+/// The oracles, in the order a case meets them.
+const ORACLES: [&str; 5] = ["live", "replay", "kill-resume", "resumed-replay", "fork"];
+
+#[derive(Default)]
+struct Figures {
+    cases: usize,
+    invalid: usize,
+    passed: BTreeMap<&'static str, usize>,
+    failed: BTreeMap<&'static str, usize>,
+    requests: usize,
+    mcp_effects: usize,
+    files: usize,
+    kills: usize,
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
+    let sr = sr_binary()?;
+    let names: Vec<&str> = o.features.iter().map(|f| f.name()).collect();
+    println!("simulate: seed {} (rerun: cargo xtask simulate --seed {}), budget {:?}", o.seed, o.seed, o.budget);
+    println!("simulate: features {}", names.join(","));
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let server = runtime.block_on(MockServer::start());
+    let failed = model::script(&server);
+    let root = std::env::temp_dir().join(format!("sr-simulate-{}", std::process::id()));
+    let sim = Sim { sr, server, failed, root: root.clone(), kills: o.kills, oracles: o.oracles.clone() };
+    println!("simulate: oracles {}", o.oracles.join(","));
+    let started = Instant::now();
+    let mut figures = Figures::default();
+    let mut failures = Vec::new();
+    for case in 0..o.cases {
+        if started.elapsed() >= o.budget {
+            break;
+        }
+        let seed = o.seed.wrapping_add(case as u64);
+        let workflow = generate(seed, &o.features, o.size);
+        figures.cases += 1;
+        match sim.check(&workflow, seed, &mut figures) {
+            Ok(()) => {}
+            Err(Failure::Invalid(why)) => {
+                figures.invalid += 1;
+                failures.push(format!("seed {seed}: the generated workflow is invalid:\n{why}"));
+            }
+            Err(Failure::Oracle(oracle, why)) => {
+                let (shrunk, tried) = shrink(&workflow, |w| {
+                    matches!(sim.check(w, seed, &mut Figures::default()), Err(Failure::Oracle(o, _)) if o == oracle)
+                });
+                let text = shrunk.render("python3 counter.py counts.txt");
+                let shrunk_why = match sim.check(&shrunk, seed, &mut Figures::default()) {
+                    Err(Failure::Oracle(_, why)) => why,
+                    _ => "(it passed when checked again: the failure is flaky)".into(),
+                };
+                failures.push(format!(
+                    "seed {seed}: oracle {oracle} failed: {why}\n  shrunk from {} to {} statements ({tried} tries), which fails with: {shrunk_why}\n{text}",
+                    workflow.size(),
+                    shrunk.size()
+                ));
+            }
+        }
+    }
+    let took = started.elapsed();
+    let _ = std::fs::remove_dir_all(&root);
+    println!(
+        "simulate: {} cases in {:.1?} ({:.2?} per case), {} model requests, {} MCP effects, {} files, {} kills",
+        figures.cases,
+        took,
+        took / figures.cases.max(1) as u32,
+        figures.requests,
+        figures.mcp_effects,
+        figures.files,
+        figures.kills
+    );
+    for oracle in ORACLES {
+        println!(
+            "  {oracle:12} passed {:4}  failed {:4}",
+            figures.passed.get(oracle).unwrap_or(&0),
+            figures.failed.get(oracle).unwrap_or(&0)
+        );
+    }
+    for f in &failures {
+        println!("\n{f}");
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("simulate: {} of {} cases failed (seed {})", failures.len(), figures.cases, o.seed))
+    }
+}
+
+/// The `sr` binary: `$SR_BIN`, else the debug build (built first).
+fn sr_binary() -> Result<PathBuf, String> {
+    if let Some(bin) = std::env::var_os("SR_BIN") {
+        return std::fs::canonicalize(&bin).map_err(|e| format!("SR_BIN {}: {e}", PathBuf::from(&bin).display()));
+    }
+    crate::ci::step("cargo", &["build", "-p", "sr-cli", "--bin", "sr"], &[])?;
+    Ok(crate::target_dir().join("debug/sr"))
+}
+
+enum Failure {
+    Invalid(String),
+    Oracle(&'static str, String),
+}
+
+struct Sim {
+    sr: PathBuf,
+    server: MockServer,
+    failed: model::Failed,
+    root: PathBuf,
+    kills: usize,
+    /// The oracles checked: all but the known escapes' unless `--all`.
+    oracles: Vec<&'static str>,
+}
+
+/// What the uninterrupted run did.
+struct Live {
+    files: BTreeMap<String, Vec<u8>>,
+    events: Vec<Value>,
+    mcp: Vec<String>,
+    journal: PathBuf,
+    code: Option<i32>,
+}
+
+impl Sim {
+    fn project(&self, name: &str, workflow: &Workflow) -> Project {
+        Project::new(self.root.join(name), &self.sr, &self.server.url(), |mcp| workflow.render(mcp))
+    }
+
+    fn requests(&self) -> usize {
+        self.server.requests().len()
+    }
+
+    fn fresh_run(&self) {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Runs every oracle on `workflow`; the first that fails is the error.
+    fn check(&self, workflow: &Workflow, seed: u64, figures: &mut Figures) -> Result<(), Failure> {
+        let live = self.project("live", workflow);
+        live.check().map_err(Failure::Invalid)?;
+        let before = self.requests();
+        self.fresh_run();
+        let ended = live.run_live(&[]);
+        figures.requests += self.requests() - before;
+        let journal = live.journal().ok_or(Failure::Oracle("live", format!("no journal; {}", ended.stderr)))?;
+        if !matches!(ended.code, Some(0 | 1)) {
+            return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.stderr));
+        }
+        pass(figures, "live");
+        let live = Live {
+            files: live.files(),
+            events: ended.events,
+            mcp: applied(&live.mcp_calls()),
+            journal: journal.clone(),
+            code: ended.code,
+        };
+        figures.mcp_effects += live.mcp.len();
+        figures.files += live.files.len();
+
+        // A replay serves everything: the same events and files, no request.
+        let replay = self.project("replay", workflow);
+        let before = self.requests();
+        let ended = replay.replay(&journal);
+        let why = self.compare(&live, &replay, &ended, before, true);
+        match why {
+            Some(why) => return fail(figures, "replay", why),
+            None => pass(figures, "replay"),
+        }
+
+        // Killed right after journal line k, then resumed.
+        let values = [Feature::Uuid, Feature::Now, Feature::Random, Feature::RandomInt];
+        let deterministic = !workflow.features().iter().any(|f| values.contains(f));
+        let lines = journal_lines(&journal).len();
+        let mut rng = Rng::new(seed);
+        let mut points: Vec<usize> = (1..=lines).collect();
+        while points.len() > self.kills {
+            points.remove(rng.below(points.len()));
+        }
+        for k in points {
+            figures.kills += 1;
+            let killed = self.project("killed", workflow);
+            self.fresh_run();
+            let first = killed.run_live(&[("SR_SIM_KILL_AFTER_JOURNAL_LINES", k.to_string())]);
+            let ended = if first.code.is_none() { killed.resume() } else { first };
+            if deterministic && ended.code != live.code {
+                let why = format!("after a kill at journal line {k}: exit code {:?}: {}", ended.code, ended.stderr);
+                return fail(figures, "kill-resume", why);
+            }
+            let files = killed.files();
+            // Values drawn after the kill are new ones: only a workflow without
+            // value sources must end with the uninterrupted run's files.
+            if deterministic && files != live.files {
+                return fail(figures, "kill-resume", format!("after a kill at journal line {k}: {}", diff(&live.files, &files)));
+            }
+            let mcp = applied(&killed.mcp_calls());
+            if deterministic && mcp != live.mcp {
+                let why = format!("after a kill at journal line {k}: MCP effects {mcp:?}, uninterrupted {:?}", live.mcp);
+                return fail(figures, "kill-resume", why);
+            }
+            let Some(journal) = killed.journal() else {
+                return fail(figures, "kill-resume", format!("after a kill at journal line {k}: no journal"));
+            };
+            let resumed = Live { files, events: Vec::new(), mcp, journal: journal.clone(), code: ended.code };
+            let replay = self.project("killed-replay", workflow);
+            let before = self.requests();
+            let ended = replay.replay(&journal);
+            if self.oracles.contains(&"resumed-replay")
+                && let Some(why) = self.compare(&resumed, &replay, &ended, before, false)
+            {
+                return fail(figures, "resumed-replay", format!("after a kill at journal line {k}: {why}"));
+            }
+        }
+        pass(figures, "kill-resume");
+
+        // A fork at step K asks the model only for what follows K.
+        let steps: Vec<(u64, bool)> = journal_lines(&live.journal)
+            .iter()
+            .filter_map(|l| Some((l["step"].as_u64()?, l["kind"] == "llm")))
+            .collect();
+        if let Some(last) = steps.iter().map(|(s, _)| *s).max() {
+            let from = 1 + rng.below(last as usize) as u64;
+            let allowed = steps.iter().filter(|(s, llm)| *llm && *s >= from).count();
+            let forked = self.project("live", workflow);
+            // The live project's directory was replaced: run it again to fork it.
+            self.fresh_run();
+            forked.run_live(&[]);
+            let before = self.requests();
+            self.fresh_run();
+            let ended = forked.fork(from);
+            let made = self.requests() - before;
+            if made > allowed {
+                let why = format!("a fork at step {from} of {last} made {made} model requests, {allowed} model steps follow it: {}", ended.stderr);
+                return fail(figures, "fork", why);
+            }
+        }
+        pass(figures, "fork");
+        Ok(())
+    }
+
+    /// Why a replay in `project` differs from the live run, if it does.
+    fn compare(&self, live: &Live, project: &Project, ended: &Ended, before: usize, events: bool) -> Option<String> {
+        let made = self.requests() - before;
+        if made != 0 {
+            return Some(format!("{made} model requests: {}", ended.stderr));
+        }
+        if !project.mcp_calls().is_empty() {
+            return Some(format!("MCP calls {:?}", project.mcp_calls()));
+        }
+        if ended.code != live.code {
+            return Some(format!("exit code {:?}, live {:?}: {}", ended.code, live.code, ended.stderr));
+        }
+        let files = project.files();
+        if files != live.files {
+            return Some(diff(&live.files, &files));
+        }
+        if events {
+            let (a, b) = (normalize(&live.events), normalize(&ended.events));
+            if a != b {
+                let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+                return Some(format!(
+                    "events differ at {at} ({} live, {} replayed): live {:?}, replayed {:?}",
+                    a.len(),
+                    b.len(),
+                    a.get(at),
+                    b.get(at)
+                ));
+            }
+        }
+        None
+    }
+}
+
+fn pass(figures: &mut Figures, oracle: &'static str) {
+    *figures.passed.entry(oracle).or_default() += 1;
+}
+
+fn fail(figures: &mut Figures, oracle: &'static str, why: String) -> Result<(), Failure> {
+    *figures.failed.entry(oracle).or_default() += 1;
+    Err(Failure::Oracle(oracle, why))
+}
+
+/// The MCP effects applied: one per idempotency key (a call repeated with
+/// its key is the same effect), as sorted names.
+fn applied(calls: &[String]) -> Vec<String> {
+    let mut keys: BTreeMap<&str, &str> = BTreeMap::new();
+    for call in calls {
+        let (name, key) = call.split_once(' ').unwrap_or((call, ""));
+        keys.insert(if key.is_empty() { call } else { key }, name);
+    }
+    let mut names: Vec<String> = keys.values().map(|n| (*n).to_owned()).collect();
+    names.sort();
+    names
+}
+
+fn diff(want: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>) -> String {
+    let mut out = Vec::new();
+    for (path, bytes) in want {
+        match got.get(path) {
+            None => out.push(format!("{path} missing")),
+            Some(other) if other != bytes => out.push(format!(
+                "{path}: {:?}, uninterrupted {:?}",
+                String::from_utf8_lossy(other),
+                String::from_utf8_lossy(bytes)
+            )),
+            Some(_) => {}
+        }
+    }
+    out.extend(got.keys().filter(|p| !want.contains_key(*p)).map(|p| format!("{p} extra")));
+    format!("files differ: {}", out.join("; "))
+}
+
+/// Events without what differs between two correct runs (times, ids,
+/// durations) and without text deltas (a replay sends a reply whole).
+fn normalize(events: &[Value]) -> Vec<Value> {
+    const VOLATILE: &[&str] = &["ts", "time", "timestamp", "duration_ms", "elapsed_ms", "invocation_id", "run_id", "session_id"];
+    events
+        .iter()
+        .filter(|e| e["type"] != "text_delta")
+        .map(|e| {
+            let mut e = e.clone();
+            if let Some(map) = e.as_object_mut() {
+                map.retain(|k, _| !VOLATILE.contains(&k.as_str()));
+            }
+            e
+        })
+        .collect()
+}
