@@ -13,8 +13,8 @@ mod lsp_bench;
 mod record_example;
 mod scaling;
 mod semantic;
-mod simulate;
 mod serve_bench;
+mod simulate;
 mod studio;
 
 use std::process::ExitCode;
@@ -74,14 +74,15 @@ tasks:
       second, answering a question, 10,000 events in under a second, the
       evaluations page; screenshots to DIR (docs/images for docs/studio.md)
   simulate [--seed N] [--cases K] [--budget SECS] [--size N] [--kills N]
-           [--only F,..] [--without F,..] [--all]
+           [--only F,..] [--without F,..] [--all] [--keep]
       generated workflows (sr_testing::simulate) run live against a scripted
       model, then replayed (identical events and files, no request), killed
       after --kills random journal lines (default 4) and resumed (every
       effect once, the same files, its journal replays the same), and forked
       (no request before the fork's step); a failing case is shrunk and
       printed with its seed. Features in KNOWN_ESCAPES are left out unless
-      --all; $SR_BIN, else the debug sr (built first)
+      --all; --keep keeps the last case's directories; $SR_BIN, else the
+      debug sr (built first)
   differential --semantic [--cases N] [--seed S] [--save FILE]
       the same for semantic analysis: random programs checked here in
       --compat upstream mode and with upstream's `check`; compares the

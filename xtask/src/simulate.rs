@@ -7,6 +7,7 @@
 
 mod model;
 mod project;
+mod travel;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,11 +28,22 @@ struct Options {
     kills: usize,
     features: Vec<Feature>,
     oracles: Vec<&'static str>,
+    /// Keep the scratch directories (the last case's runs) for a look.
+    keep: bool,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
-    let mut o = Options { seed, cases: 1000, budget: Duration::from_secs(100), size: 8, kills: 4, features: Vec::new(), oracles: Vec::new() };
+    let mut o = Options {
+        seed,
+        cases: 1000,
+        budget: Duration::from_secs(100),
+        size: 8,
+        kills: 4,
+        features: Vec::new(),
+        oracles: Vec::new(),
+        keep: false,
+    };
     let mut only: Option<Vec<Feature>> = None;
     let mut without = Vec::new();
     let mut all = false;
@@ -51,6 +63,7 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--only" => only = Some(features(value()?)?),
             "--without" => without = features(value()?)?,
             "--all" => all = true,
+            "--keep" => o.keep = true,
             _ => return Err(format!("unknown argument {arg}")),
         }
     }
@@ -61,7 +74,7 @@ fn options(args: &[String]) -> Result<Options, String> {
 }
 
 /// The oracles, in the order a case meets them.
-const ORACLES: [&str; 5] = ["live", "replay", "kill-resume", "resumed-replay", "fork"];
+const ORACLES: [&str; 6] = ["live", "replay", "kill-resume", "resumed-replay", "fork", "time-travel"];
 
 #[derive(Default)]
 struct Figures {
@@ -85,7 +98,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let server = runtime.block_on(MockServer::start());
     let failed = model::script(&server);
     let root = std::env::temp_dir().join(format!("sr-simulate-{}", std::process::id()));
-    let sim = Sim { sr, server, failed, root: root.clone(), kills: o.kills, oracles: o.oracles.clone() };
+    let handle = runtime.handle().clone();
+    let sim = Sim { sr, server, failed, root: root.clone(), kills: o.kills, oracles: o.oracles.clone(), handle };
     println!("simulate: oracles {}", o.oracles.join(","));
     let started = Instant::now();
     let mut figures = Figures::default();
@@ -104,8 +118,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 failures.push(format!("seed {seed}: the generated workflow is invalid:\n{why}"));
             }
             Err(Failure::Oracle(oracle, why)) => {
+                // Shrinking stops at the budget's end, or after 60 s when it is spent.
+                let deadline = (started + o.budget).max(Instant::now() + Duration::from_secs(60));
                 let (shrunk, tried) = shrink(&workflow, |w| {
-                    matches!(sim.check(w, seed, &mut Figures::default()), Err(Failure::Oracle(o, _)) if o == oracle)
+                    Instant::now() < deadline
+                        && matches!(sim.check(w, seed, &mut Figures::default()), Err(Failure::Oracle(o, _)) if o == oracle)
                 });
                 let text = shrunk.render("python3 counter.py counts.txt");
                 let shrunk_why = match sim.check(&shrunk, seed, &mut Figures::default()) {
@@ -121,7 +138,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let took = started.elapsed();
-    let _ = std::fs::remove_dir_all(&root);
+    if o.keep {
+        println!("simulate: the last case's runs are in {}", root.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&root);
+    }
     println!(
         "simulate: {} cases in {:.1?} ({:.2?} per case), {} model requests, {} MCP effects, {} files, {} kills",
         figures.cases,
@@ -171,6 +192,7 @@ struct Sim {
     kills: usize,
     /// The oracles checked: all but the known escapes' unless `--all`.
     oracles: Vec<&'static str>,
+    handle: tokio::runtime::Handle,
 }
 
 /// What the uninterrupted run did.
@@ -229,8 +251,9 @@ impl Sim {
         }
 
         // Killed right after journal line k, then resumed.
-        let values = [Feature::Uuid, Feature::Now, Feature::Random, Feature::RandomInt];
-        let deterministic = !workflow.features().iter().any(|f| values.contains(f));
+        // (Conditions draw values too: look at the text.)
+        let text = workflow.render("");
+        let deterministic = !["uuid()", "now()", "random()", "random_int("].iter().any(|v| text.contains(v));
         let lines = journal_lines(&journal).len();
         let mut rng = Rng::new(seed);
         let mut points: Vec<usize> = (1..=lines).collect();
@@ -251,11 +274,16 @@ impl Sim {
             // Values drawn after the kill are new ones: only a workflow without
             // value sources must end with the uninterrupted run's files.
             if deterministic && files != live.files {
-                return fail(figures, "kill-resume", format!("after a kill at journal line {k}: {}", diff(&live.files, &files)));
+                return fail(
+                    figures,
+                    "kill-resume",
+                    format!("after a kill at journal line {k}: {}", diff(&live.files, &files)),
+                );
             }
             let mcp = applied(&killed.mcp_calls());
             if deterministic && mcp != live.mcp {
-                let why = format!("after a kill at journal line {k}: MCP effects {mcp:?}, uninterrupted {:?}", live.mcp);
+                let why =
+                    format!("after a kill at journal line {k}: MCP effects {mcp:?}, uninterrupted {:?}", live.mcp);
                 return fail(figures, "kill-resume", why);
             }
             let Some(journal) = killed.journal() else {
@@ -274,13 +302,24 @@ impl Sim {
         pass(figures, "kill-resume");
 
         // A fork at step K asks the model only for what follows K.
-        let steps: Vec<(u64, bool)> = journal_lines(&live.journal)
+        // (step, requests the step's model call took: a `FLAKY` one fails once
+        // and the HTTP client sends it again, which the journal keeps as one.)
+        let steps: Vec<(u64, usize)> = journal_lines(&live.journal)
             .iter()
-            .filter_map(|l| Some((l["step"].as_u64()?, l["kind"] == "llm")))
+            .filter_map(|l| {
+                let requests = if l["kind"] != "llm" {
+                    0
+                } else if l.to_string().contains("FLAKY") {
+                    2
+                } else {
+                    1
+                };
+                Some((l["step"].as_u64()?, requests))
+            })
             .collect();
         if let Some(last) = steps.iter().map(|(s, _)| *s).max() {
             let from = 1 + rng.below(last as usize) as u64;
-            let allowed = steps.iter().filter(|(s, llm)| *llm && *s >= from).count();
+            let allowed: usize = steps.iter().filter(|(s, _)| *s >= from).map(|(_, r)| r).sum();
             let forked = self.project("live", workflow);
             // The live project's directory was replaced: run it again to fork it.
             self.fresh_run();
@@ -290,12 +329,52 @@ impl Sim {
             let ended = forked.fork(from);
             let made = self.requests() - before;
             if made > allowed {
-                let why = format!("a fork at step {from} of {last} made {made} model requests, {allowed} model steps follow it: {}", ended.stderr);
+                let why = format!(
+                    "a fork at step {from} of {last} made {made} model requests, {allowed} model steps follow it: {}",
+                    ended.stderr
+                );
                 return fail(figures, "fork", why);
             }
         }
         pass(figures, "fork");
+
+        if self.oracles.contains(&"time-travel") {
+            let back = 1 + rng.below(8) as u64;
+            if let Err(why) = self.travel(workflow, back) {
+                return fail(figures, "time-travel", why);
+            }
+            pass(figures, "time-travel");
+        }
         Ok(())
+    }
+
+    /// A run under `sr serve`, seen at its last event, `back` events before
+    /// it and at the last again: the same files, no request, no tool call.
+    fn travel(&self, workflow: &Workflow, back: u64) -> Result<(), String> {
+        let project = self.project("travel", workflow);
+        self.fresh_run();
+        self.handle.block_on(async {
+            let serve = travel::Serve::start(&self.sr, &project.dir, &self.server.url())?;
+            serve.ready().await?;
+            let id = serve.run().await?;
+            let last = serve.events(&id).await?;
+            let (requests, calls) = (self.requests(), project.mcp_calls().len());
+            let end = serve.files_at(&id, last).await?;
+            if !end["entries"].is_array() {
+                return Err(format!("no files at event {last}: {end}"));
+            }
+            let earlier = last.saturating_sub(back).max(1);
+            serve.files_at(&id, earlier).await?;
+            let again = serve.files_at(&id, last).await?;
+            if again != end {
+                return Err(format!("back to event {earlier} of {last} and forward: files {again}, before {end}"));
+            }
+            let (requests, calls) = (self.requests() - requests, project.mcp_calls().len() - calls);
+            if requests + calls != 0 {
+                return Err(format!("going back and forth made {requests} model requests and {calls} MCP calls"));
+            }
+            Ok(())
+        })
     }
 
     /// Why a replay in `project` differs from the live run, if it does.
@@ -373,7 +452,8 @@ fn diff(want: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>) -> St
 /// Events without what differs between two correct runs (times, ids,
 /// durations) and without text deltas (a replay sends a reply whole).
 fn normalize(events: &[Value]) -> Vec<Value> {
-    const VOLATILE: &[&str] = &["ts", "time", "timestamp", "duration_ms", "elapsed_ms", "invocation_id", "run_id", "session_id"];
+    const VOLATILE: &[&str] =
+        &["ts", "time", "timestamp", "duration_ms", "elapsed_ms", "invocation_id", "run_id", "session_id"];
     events
         .iter()
         .filter(|e| e["type"] != "text_delta")

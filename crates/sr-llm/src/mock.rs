@@ -614,3 +614,28 @@ impl Answer<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    async fn ask(server: &MockServer, text: &str) -> Value {
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": text}], "stream": false});
+        let response =
+            reqwest::Client::new().post(format!("{}/v1/chat/completions", server.url())).body(body.to_string()).send();
+        let bytes = response.await.unwrap().bytes().await.unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()["choices"][0]["message"]["content"].clone()
+    }
+
+    #[tokio::test]
+    async fn pushed_replies_come_first_then_the_responder_answers_from_the_request() {
+        let server = MockServer::start().await;
+        server.push(MockReply::text("pushed"));
+        server.respond_with(|request| MockReply::text(format!("echo {}", request.body["messages"][0]["content"])));
+        assert_eq!(ask(&server, "one").await, "pushed");
+        assert_eq!(ask(&server, "two").await, "echo \"two\"");
+        assert_eq!(ask(&server, "three").await, "echo \"three\"");
+        assert_eq!(server.requests().len(), 3);
+    }
+}

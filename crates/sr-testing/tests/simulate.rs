@@ -55,8 +55,13 @@ fn every_statement_kind_is_a_feature_the_generator_makes() {
 
 #[test]
 fn every_value_source_and_tool_function_is_a_feature_the_generator_calls() {
-    let tools = tool_functions::FS.iter().chain(tool_functions::CLI).chain(tool_functions::STATE).chain(tool_functions::EXECUTOR);
-    let calls = stdlib::NONDETERMINISTIC.iter().map(|name| format!("{name}(")).chain(tools.map(|f| format!(".{}(", f.name)));
+    let tools = tool_functions::FS
+        .iter()
+        .chain(tool_functions::CLI)
+        .chain(tool_functions::STATE)
+        .chain(tool_functions::EXECUTOR);
+    let calls =
+        stdlib::NONDETERMINISTIC.iter().map(|name| format!("{name}(")).chain(tools.map(|f| format!(".{}(", f.name)));
     let mut problems = Vec::new();
     for call in calls {
         let name = call.trim_start_matches('.').trim_end_matches('(');

@@ -96,7 +96,8 @@ impl Project {
     /// Resumes an interrupted run to its end; a cut-off tool call is made
     /// again with its idempotency key.
     pub fn resume(&self) -> Ended {
-        let args = ["run", "w.sr", "--resume", SESSION, "--events", "jsonl", "--in-doubt", "retry", "--work-dir", "work"];
+        let args =
+            ["run", "w.sr", "--resume", SESSION, "--events", "jsonl", "--in-doubt", "retry", "--work-dir", "work"];
         self.run_to_end(&args, &[])
     }
 

@@ -146,9 +146,7 @@ impl Feature {
             Feature::Break => &["BREAK_STMT"],
             Feature::Abort => &["ABORT_STMT"],
             Feature::Guardrails => &["MASK_STMT", "BLOCK_STMT", "WARN_STMT", "RETRY_WITH_STMT", "RETRY_STEP_STMT"],
-            Feature::FileTools | Feature::Cli | Feature::Mcp | Feature::State | Feature::ToolFailure => {
-                &["EXPR_STMT"]
-            }
+            Feature::FileTools | Feature::Cli | Feature::Mcp | Feature::State | Feature::ToolFailure => &["EXPR_STMT"],
             _ => &[],
         }
     }

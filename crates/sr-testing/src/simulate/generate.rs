@@ -220,7 +220,12 @@ impl Generator<'_> {
             let id = self.id();
             let text = format!("fs.write_file(\"failed{id}.txt\", str($error))");
             let handler = Node::Line { feature: Feature::FileTools, text };
-            body.push(Node::Block { feature: Feature::OnFailure, head: "on failure:".into(), body: vec![handler], end: false });
+            body.push(Node::Block {
+                feature: Feature::OnFailure,
+                head: "on failure:".into(),
+                body: vec![handler],
+                end: false,
+            });
         }
         body
     }
@@ -248,13 +253,13 @@ impl Generator<'_> {
         let small = 1 + self.rng.below(3);
         match feature {
             Feature::Assign => line(format!("$a{id} = {id} * 2 + len($pushed)")),
-            Feature::RunAgent => line(format!(
-                "$g{id} = run agent writer with \"task {id}\"\nfs.write_file(\"g{id}.txt\", str($g{id}))"
-            )),
-            Feature::AgentTools => line(format!("run agent writer with \"WRITE m{id}.txt\"")),
-            Feature::ModelRetry => {
-                line(format!("$y{id} = run agent writer with \"FLAKY {id}\"\nfs.write_file(\"y{id}.txt\", str($y{id}))"))
+            Feature::RunAgent => {
+                line(format!("$g{id} = run agent writer with \"task {id}\"\nfs.write_file(\"g{id}.txt\", str($g{id}))"))
             }
+            Feature::AgentTools => line(format!("run agent writer with \"WRITE m{id}.txt\"")),
+            Feature::ModelRetry => line(format!(
+                "$y{id} = run agent writer with \"FLAKY {id}\"\nfs.write_file(\"y{id}.txt\", str($y{id}))"
+            )),
             Feature::RunFlow => line(format!("$s{id} = run sub\nfs.write_file(\"s{id}.txt\", str($s{id}))")),
             Feature::CallLlm => line(format!("$l{id} = call llm ask\nfs.write_file(\"l{id}.txt\", str($l{id}))")),
             Feature::Log => line(format!("log \"log {id} ${{pushed}}\"")),
@@ -299,7 +304,8 @@ impl Generator<'_> {
                 Some(Node::Block { feature, head, body, end: false })
             }
             Feature::For => {
-                let list = if self.on(Feature::RandomInt) && self.chance(50) { "range(random_int(0, 2))" } else { "[1, 2]" };
+                let list =
+                    if self.on(Feature::RandomInt) && self.chance(50) { "range(random_int(0, 2))" } else { "[1, 2]" };
                 let head = format!("for $e{id} in {list} do");
                 let body = self.body(Place { in_loop: true, in_parallel: false, ..inner }, small);
                 Some(Node::Block { feature, head, body, end: true })
@@ -314,8 +320,11 @@ impl Generator<'_> {
                 Some(Node::Block { feature, head: "parallel do".into(), body, end: true })
             }
             Feature::Match => {
-                let scrutinee =
-                    if self.on(Feature::RandomInt) { "str(random_int(1, 3))".to_string() } else { format!("str({id} % 3)") };
+                let scrutinee = if self.on(Feature::RandomInt) {
+                    "str(random_int(1, 3))".to_string()
+                } else {
+                    format!("str({id} % 3)")
+                };
                 line(format!(
                     "match {scrutinee}\n    when \"1\" -> log \"one {id}\"\n    when \"2\" -> notify \"two {id}\"\n    else -> log \"other {id}\"\nend"
                 ))
@@ -328,7 +337,9 @@ impl Generator<'_> {
     fn file_tool(&mut self, id: usize) -> String {
         match self.rng.below(6) {
             0 => format!("fs.write_file(\"f{id}.txt\", \"written {id}\")"),
-            1 => format!("fs.append_to_file(\"a{id}.txt\", \"appended {id}\")\nfs.append_to_file(\"a{id}.txt\", \" again\")"),
+            1 => format!(
+                "fs.append_to_file(\"a{id}.txt\", \"appended {id}\")\nfs.append_to_file(\"a{id}.txt\", \" again\")"
+            ),
             2 => format!("fs.create_directory(\"d{id}\")\nfs.write_file(\"d{id}/in.txt\", \"{id}\")"),
             3 => format!(
                 "fs.write_file(\"w{id}.txt\", \"{id}\")\n$b{id} = fs.read_file(\"w{id}.txt\")\nfs.write_file(\"b{id}.txt\", $b{id} + \"!\")"
