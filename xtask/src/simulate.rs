@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use sr_llm::mock::MockServer;
 use sr_testing::random::Rng;
-use sr_testing::simulate::{Feature, KNOWN_ESCAPES, Workflow, generate, shrink};
+use sr_testing::simulate::{Feature, KNOWN_ESCAPES, KnownEscape, Workflow, generate, shrink};
 
 use project::{Ended, Project, journal_lines};
 
@@ -28,6 +28,8 @@ struct Options {
     kills: usize,
     features: Vec<Feature>,
     oracles: Vec<&'static str>,
+    /// Oracles skipped on workflows with a feature (known escapes).
+    skipped: Vec<(&'static str, Feature)>,
     /// Keep the scratch directories (the last case's runs) for a look.
     keep: bool,
 }
@@ -42,6 +44,7 @@ fn options(args: &[String]) -> Result<Options, String> {
         kills: 4,
         features: Vec::new(),
         oracles: Vec::new(),
+        skipped: Vec::new(),
         keep: false,
     };
     let mut only: Option<Vec<Feature>> = None;
@@ -68,8 +71,11 @@ fn options(args: &[String]) -> Result<Options, String> {
         }
     }
     o.features = only.unwrap_or_else(|| Feature::ALL.to_vec());
-    o.features.retain(|f| !without.contains(f) && (all || !KNOWN_ESCAPES.iter().any(|k| k.feature == Some(*f))));
-    o.oracles = ORACLES.into_iter().filter(|o| all || !KNOWN_ESCAPES.iter().any(|k| k.oracle == Some(*o))).collect();
+    let escapes: Vec<&KnownEscape> = KNOWN_ESCAPES.iter().filter(|_| !all).collect();
+    o.features.retain(|f| !without.contains(f) && !escapes.iter().any(|k| k.feature == Some(*f) && k.oracle.is_none()));
+    o.oracles =
+        ORACLES.into_iter().filter(|o| !escapes.iter().any(|k| k.oracle == Some(*o) && k.feature.is_none())).collect();
+    o.skipped = escapes.iter().filter_map(|k| Some((k.oracle?, k.feature?))).collect();
     Ok(o)
 }
 
@@ -99,8 +105,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let failed = model::script(&server);
     let root = std::env::temp_dir().join(format!("sr-simulate-{}", std::process::id()));
     let handle = runtime.handle().clone();
-    let sim = Sim { sr, server, failed, root: root.clone(), kills: o.kills, oracles: o.oracles.clone(), handle };
+    let (oracles, skipped) = (o.oracles.clone(), o.skipped.clone());
+    let sim = Sim { sr, server, failed, root: root.clone(), kills: o.kills, oracles, skipped, handle };
     println!("simulate: oracles {}", o.oracles.join(","));
+    for (oracle, feature) in &o.skipped {
+        println!("simulate: {oracle} skipped on workflows with {} (a known escape)", feature.name());
+    }
     let started = Instant::now();
     let mut figures = Figures::default();
     let mut failures = Vec::new();
@@ -192,6 +202,7 @@ struct Sim {
     kills: usize,
     /// The oracles checked: all but the known escapes' unless `--all`.
     oracles: Vec<&'static str>,
+    skipped: Vec<(&'static str, Feature)>,
     handle: tokio::runtime::Handle,
 }
 
@@ -207,6 +218,12 @@ struct Live {
 impl Sim {
     fn project(&self, name: &str, workflow: &Workflow) -> Project {
         Project::new(self.root.join(name), &self.sr, &self.server.url(), |mcp| workflow.render(mcp))
+    }
+
+    /// Whether `oracle` is checked on `workflow` (not a known escape).
+    fn checks(&self, oracle: &str, workflow: &Workflow) -> bool {
+        self.oracles.contains(&oracle)
+            && !self.skipped.iter().any(|(o, f)| *o == oracle && workflow.features().contains(f))
     }
 
     fn requests(&self) -> usize {
@@ -293,7 +310,7 @@ impl Sim {
             let replay = self.project("killed-replay", workflow);
             let before = self.requests();
             let ended = replay.replay(&journal);
-            if self.oracles.contains(&"resumed-replay")
+            if self.checks("resumed-replay", workflow)
                 && let Some(why) = self.compare(&resumed, &replay, &ended, before, false)
             {
                 return fail(figures, "resumed-replay", format!("after a kill at journal line {k}: {why}"));
@@ -338,7 +355,7 @@ impl Sim {
         }
         pass(figures, "fork");
 
-        if self.oracles.contains(&"time-travel") {
+        if self.checks("time-travel", workflow) {
             let back = 1 + rng.below(8) as u64;
             if let Err(why) = self.travel(workflow, back) {
                 return fail(figures, "time-travel", why);
