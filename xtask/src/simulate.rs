@@ -211,7 +211,6 @@ struct Live {
     files: BTreeMap<String, Vec<u8>>,
     events: Vec<Value>,
     mcp: Vec<String>,
-    journal: PathBuf,
     code: Option<i32>,
 }
 
@@ -247,13 +246,8 @@ impl Sim {
             return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.stderr));
         }
         pass(figures, "live");
-        let live = Live {
-            files: live.files(),
-            events: ended.events,
-            mcp: applied(&live.mcp_calls()),
-            journal: journal.clone(),
-            code: ended.code,
-        };
+        let live =
+            Live { files: live.files(), events: ended.events, mcp: applied(&live.mcp_calls()), code: ended.code };
         figures.mcp_effects += live.mcp.len();
         figures.files += live.files.len();
 
@@ -306,7 +300,7 @@ impl Sim {
             let Some(journal) = killed.journal() else {
                 return fail(figures, "kill-resume", format!("after a kill at journal line {k}: no journal"));
             };
-            let resumed = Live { files, events: Vec::new(), mcp, journal: journal.clone(), code: ended.code };
+            let resumed = Live { files, events: Vec::new(), mcp, code: ended.code };
             let replay = self.project("killed-replay", workflow);
             let before = self.requests();
             let ended = replay.replay(&journal);
@@ -318,10 +312,17 @@ impl Sim {
         }
         pass(figures, "kill-resume");
 
-        // A fork at step K asks the model only for what follows K.
+        // A fork at step K asks the model only for what follows K: a run of
+        // its own (values drawn anew), then forked.
+        let forked = self.project("fork", workflow);
+        self.fresh_run();
+        forked.run_live(&[]);
         // (step, requests the step's model call took: a `FLAKY` one fails once
         // and the HTTP client sends it again, which the journal keeps as one.)
-        let steps: Vec<(u64, usize)> = journal_lines(&live.journal)
+        let steps: Vec<(u64, usize)> = forked
+            .journal()
+            .map(|journal| journal_lines(&journal))
+            .unwrap_or_default()
             .iter()
             .filter_map(|l| {
                 let requests = if l["kind"] != "llm" {
@@ -337,10 +338,6 @@ impl Sim {
         if let Some(last) = steps.iter().map(|(s, _)| *s).max() {
             let from = 1 + rng.below(last as usize) as u64;
             let allowed: usize = steps.iter().filter(|(s, _)| *s >= from).map(|(_, r)| r).sum();
-            let forked = self.project("live", workflow);
-            // The live project's directory was replaced: run it again to fork it.
-            self.fresh_run();
-            forked.run_live(&[]);
             let before = self.requests();
             self.fresh_run();
             let ended = forked.fork(from);
