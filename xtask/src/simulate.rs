@@ -313,7 +313,7 @@ impl Sim {
         pass(figures, "kill-resume");
 
         // A fork at step K asks the model only for what follows K: a run of
-        // its own (values drawn anew), then forked.
+        // its own, then forked (checked when the workflow draws no value).
         let forked = self.project("fork", workflow);
         self.fresh_run();
         forked.run_live(&[]);
@@ -342,7 +342,8 @@ impl Sim {
             self.fresh_run();
             let ended = forked.fork(from);
             let made = self.requests() - before;
-            if made > allowed {
+            // A fork draws its values anew, and then may take another path.
+            if deterministic && made > allowed {
                 let why = format!(
                     "a fork at step {from} of {last} made {made} model requests, {allowed} model steps follow it: {}",
                     ended.stderr
