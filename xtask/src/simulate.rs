@@ -311,6 +311,9 @@ impl Sim {
             }
         }
         pass(figures, "kill-resume");
+        if self.checks("resumed-replay", workflow) {
+            pass(figures, "resumed-replay");
+        }
 
         // A fork at step K asks the model only for what follows K: a run of
         // its own, then forked (checked when the workflow draws no value).
