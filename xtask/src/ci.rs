@@ -78,6 +78,9 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
     let shipped = target.join("dist").display().to_string();
     step("cargo", &["test", "--workspace"], &[("SR_HOSTILE_BIN_DIR", shipped)])?;
+    // Generated workflows replayed, killed and resumed, forked and sent back in
+    // time (the known escapes left out) for 75 s and the case under way; the seed is printed.
+    step("cargo", &["xtask", "simulate", "--budget", "75", "--kills", "2"], &[])?;
     // The workspace build has every default feature; `sr` without them (no MCP client,
     // container backend or OTLP export) also builds, and sr-mcp without its client reads
     // recordings.

@@ -80,10 +80,27 @@ impl Cassette {
             .and_then(|()| file.flush())
             .map_err(|err| cassette_error(&self.path, &err.to_string()))?;
         drop(file);
+        sim_kill_point();
         match &self.mirror {
             Some(mirror) => mirror.append(entry),
             None => Ok(()),
         }
+    }
+}
+
+/// A testing hook of `cargo xtask simulate`: with
+/// `SR_SIM_KILL_AFTER_JOURNAL_LINES=N` set, the process aborts (no destructor,
+/// no cleanup, like `kill -9`) right after the `N`th line it wrote to a
+/// cassette (a `--record` mirror's lines count too), so the simulator can cut a
+/// run off after every journal write.
+fn sim_kill_point() {
+    static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static AFTER: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let after = AFTER.get_or_init(|| std::env::var("SR_SIM_KILL_AFTER_JOURNAL_LINES").ok()?.parse().ok());
+    if let Some(after) = after
+        && WRITTEN.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == *after
+    {
+        std::process::abort();
     }
 }
 

@@ -51,10 +51,14 @@ struct Shared {
     frames_sent: AtomicUsize,
 }
 
+/// Answers a request from its content, when no pushed reply is left.
+type Responder = Arc<dyn Fn(&MockRequest) -> MockReply + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     replies: VecDeque<MockReply>,
     requests: Vec<MockRequest>,
+    responder: Option<Responder>,
 }
 
 /// A request the server received.
@@ -214,6 +218,13 @@ impl MockServer {
         self.script().replies.push_back(reply);
     }
 
+    /// Answers every request no pushed reply is left for with `responder`'s
+    /// reply to it: a model whose answers depend on the request, not on the
+    /// order requests arrive in (parallel branches, a resumed run).
+    pub fn respond_with(&self, responder: impl Fn(&MockRequest) -> MockReply + Send + Sync + 'static) {
+        self.script().responder = Some(Arc::new(responder));
+    }
+
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<MockRequest> {
         self.script().requests.clone()
@@ -292,7 +303,8 @@ async fn handle(
     let reply = {
         let mut script = shared.script.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         script.requests.push(request.clone());
-        script.replies.pop_front()
+        let responder = script.responder.clone();
+        script.replies.pop_front().or_else(|| responder.map(|respond| respond(&request)))
     };
     let Some(reply) = reply else {
         let message = format!("mock server: no scripted reply left for {method} {path}");
@@ -600,5 +612,30 @@ impl Answer<'_> {
             "usageMetadata": self.gemini_usage(),
             "modelVersion": self.model,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    async fn ask(server: &MockServer, text: &str) -> Value {
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": text}], "stream": false});
+        let response =
+            reqwest::Client::new().post(format!("{}/v1/chat/completions", server.url())).body(body.to_string()).send();
+        let bytes = response.await.unwrap().bytes().await.unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()["choices"][0]["message"]["content"].clone()
+    }
+
+    #[tokio::test]
+    async fn pushed_replies_come_first_then_the_responder_answers_from_the_request() {
+        let server = MockServer::start().await;
+        server.push(MockReply::text("pushed"));
+        server.respond_with(|request| MockReply::text(format!("echo {}", request.body["messages"][0]["content"])));
+        assert_eq!(ask(&server, "one").await, "pushed");
+        assert_eq!(ask(&server, "two").await, "echo \"two\"");
+        assert_eq!(ask(&server, "three").await, "echo \"three\"");
+        assert_eq!(server.requests().len(), 3);
     }
 }

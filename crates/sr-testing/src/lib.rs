@@ -7,6 +7,7 @@ pub mod hostile;
 pub mod postgres;
 pub mod random;
 pub mod scaling;
+pub mod simulate;
 
 use std::path::{Path, PathBuf};
 
