@@ -314,7 +314,8 @@ async fn a_step_cut_off_and_retried_runs_again_with_its_calls_served() {
     let in_doubt =
         resumed.payloads().into_iter().filter(|p| matches!(p, Payload::ToolInDoubt { tool, .. } if tool == "code"));
     assert_eq!(in_doubt.count(), 1);
-    // The resumed journal says what was decided and what the step did.
+    // The resumed journal says how the directory differs from the cut-off
+    // step's start (a.txt is gone), what was decided and what the step did.
     let added = std::fs::read_to_string(&resumed_at).unwrap()[text.len()..].to_string();
     let kinds: Vec<String> = added
         .lines()
@@ -323,5 +324,5 @@ async fn a_step_cut_off_and_retried_runs_again_with_its_calls_served() {
             format!("{} {}", l["kind"].as_str().unwrap(), l["name"].as_str().or(l["decision"].as_str()).unwrap_or(""))
         })
         .collect();
-    assert_eq!(kinds, ["in_doubt retry", "tool_start code", "tool code", "end "]);
+    assert_eq!(kinds, ["files ", "in_doubt retry", "tool_start code", "tool code", "end "]);
 }

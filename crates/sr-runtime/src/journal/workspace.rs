@@ -235,7 +235,13 @@ impl Workspace {
             let states = paths.into_iter().rev().map(|p| (slashed(&p), self.state_of(&mut inner, &p))).collect();
             return Before::Paths(states, turn);
         }
-        let turn = Turn { _shared: None, _alone: Some(self.gate.clone().write_owned().await) };
+        // A coding agent's step takes no turn: its code's own tool calls take
+        // theirs while the step is open, and would wait for it for ever.
+        let alone = match name {
+            super::code::CODE_STEP => None,
+            _ => Some(self.gate.clone().write_owned().await),
+        };
+        let turn = Turn { _shared: None, _alone: alone };
         let mut inner = self.lock();
         let known = match inner.known.take() {
             Some(known) => known,
