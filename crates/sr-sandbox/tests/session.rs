@@ -28,11 +28,11 @@ async fn the_runtime_guard_catches_what_the_static_check_misses() {
     let (mut session, _) = session(backend(), SessionConfig { policy, ..SessionConfig::default() }).await;
 
     // Names built at run time pass the static check; the import guard still refuses.
-    let code = "scope = globals()\nimporter = scope['__buil' + 'tins__']['__imp' + 'ort__']\nimporter('subprocess')";
+    let code = "g = [globals][0]\nscope = g()\nimporter = scope['__buil' + 'tins__']['__imp' + 'ort__']\nimporter('subprocess')";
     let (report, _) = step(&mut session, code).await;
     assert!(runtime_violation(&report.outcome).starts_with("import of 'subprocess' is not allowed"), "{report:?}");
 
-    let code = "scope = globals()\nscope['__buil' + 'tins__']['ex' + 'ec']('x = 1')";
+    let code = "g = [globals][0]\nscope = g()\nscope['__buil' + 'tins__']['ex' + 'ec']('x = 1')";
     let (report, _) = step(&mut session, code).await;
     assert!(runtime_violation(&report.outcome).starts_with("exec() is not allowed"), "{report:?}");
 
