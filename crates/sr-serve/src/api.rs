@@ -4,11 +4,9 @@
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::handler::Handler;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -16,38 +14,11 @@ use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
 use crate::gate::Gate;
+use crate::route::{Access, Route};
 use crate::store::{NewRun, RunRow, RunStatus};
 use crate::{MAX_BODY_BYTES, Server, runs};
 
 type Shared = State<Arc<Server>>;
-
-/// Who may reach a route: anyone (health, the agent cards), or a client
-/// with a key when the server has keys.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    Open,
-    Keyed,
-}
-
-/// One route of the API: the router is built from the table of them
-/// ([`routes`]), and the tests take the write routes from it.
-pub(crate) struct Route {
-    pub method: Method,
-    pub path: &'static str,
-    pub access: Access,
-    pub handler: MethodRouter<Arc<Server>>,
-}
-
-impl Route {
-    pub fn new<H, T>(access: Access, method: Method, path: &'static str, handler: H) -> Route
-    where
-        H: Handler<T, Arc<Server>>,
-        T: 'static,
-    {
-        let filter = MethodFilter::try_from(method.clone()).expect("the API's methods are GET and POST");
-        Route { method, path, access, handler: on(filter, handler) }
-    }
-}
 
 /// Every route the API answers.
 pub(crate) fn routes() -> Vec<Route> {

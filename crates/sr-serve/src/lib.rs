@@ -18,6 +18,7 @@ mod lease;
 mod listen;
 mod metrics;
 mod replayed;
+mod route;
 mod runs;
 mod store;
 mod studio_api;

@@ -12,8 +12,8 @@ use axum::http::Method;
 use serde_json::{Value, json};
 
 use crate::Server;
-use crate::api::{Access, Route};
 use crate::error::ApiError;
+use crate::route::{Access, Route};
 use crate::store::{RecentRun, RunStatus};
 
 pub(crate) const MAX_LIMIT: u32 = 500;

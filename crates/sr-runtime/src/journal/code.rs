@@ -1,5 +1,5 @@
 //! A coding agent's steps through the journal. A step is a tool call named
-//! [`CODE_STEP`] (`tool_start` and `tool` lines): its arguments are the
+//! `CODE_STEP` (`tool_start` and `tool` lines): its arguments are the
 //! agent, the step's number and its code; its result is what the step did
 //! (output, outcome, the calls it made) and its files the work directory's
 //! changes while it ran. The tool calls the code made are effects of their
@@ -13,10 +13,7 @@ use serde_json::{Value, json};
 
 use super::entry::TOOL_KIND;
 use super::files::{Change, State};
-use super::{Effect, EffectAt, Journal, Mode};
-
-/// The name a coding agent's step has in the journal.
-pub(crate) const CODE_STEP: &str = "code";
+use super::{CODE_STEP, Effect, EffectAt, Journal, Mode};
 
 impl Journal {
     /// Where the thread goes on after the step at `at`, cut off and not run

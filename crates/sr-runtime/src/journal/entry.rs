@@ -257,7 +257,7 @@ impl Recorded {
                         files => serde_json::from_value(files).map_err(|e| bad(&format!("files: {e}")))?,
                     };
                     recorded.all_changes.extend(changes.iter().cloned());
-                    super::workspace::see(&mut recorded.view, &changes);
+                    super::files::see(&mut recorded.view, &changes);
                     let tree: Option<Vec<(String, State)>> = match entry["tree"].take() {
                         Value::Null => None,
                         tree => Some(serde_json::from_value(tree).map_err(|e| bad(&format!("tree: {e}")))?),
@@ -277,7 +277,7 @@ impl Recorded {
                     let place = (thread.clone(), n);
                     if let Some(tree) = tree {
                         for (path, state) in &tree {
-                            super::workspace::set(&mut recorded.view, path, state);
+                            super::files::set(&mut recorded.view, path, state);
                         }
                         recorded.in_flight = Some(place.clone());
                     } else if kind == TOOL_KIND && recorded.in_flight.as_ref() == Some(&place) {
@@ -298,7 +298,7 @@ impl Recorded {
                     let changes: Vec<Change> =
                         serde_json::from_value(entry["files"].take()).map_err(|e| bad(&format!("files: {e}")))?;
                     recorded.all_changes.extend(changes.iter().cloned());
-                    super::workspace::see(&mut recorded.view, &changes);
+                    super::files::see(&mut recorded.view, &changes);
                     let place = (intern(&thread), n);
                     if let Some(Effect::Tool { changes: made, .. }) = recorded.effects.get_mut(&place) {
                         made.extend(changes.iter().cloned());

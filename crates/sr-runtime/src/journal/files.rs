@@ -1,6 +1,8 @@
 //! What a journal keeps of the work directory: each path's state before and
 //! after a tool call, and the `blob` lines holding the bytes.
 
+use std::collections::BTreeMap;
+
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -77,5 +79,24 @@ pub(crate) fn blob_bytes(entry: &Value) -> Option<Vec<u8>> {
         (Some(text), _) => Some(text.as_bytes().to_vec()),
         (None, Some(encoded)) => base64::engine::general_purpose::STANDARD.decode(encoded).ok(),
         (None, None) => None,
+    }
+}
+
+/// `view` after `changes`.
+pub(crate) fn see(view: &mut BTreeMap<String, State>, changes: &[Change]) {
+    for change in changes {
+        set(view, &change.path, &change.after);
+    }
+}
+
+/// `view` with `path` in `state`.
+pub(crate) fn set(view: &mut BTreeMap<String, State>, path: &str, state: &State) {
+    match state {
+        State::Absent => {
+            view.remove(path);
+        }
+        state => {
+            view.insert(path.to_string(), state.clone());
+        }
     }
 }

@@ -43,7 +43,6 @@ use sr_llm::Cassette;
 
 use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
 
-pub(crate) use code::CODE_STEP;
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
@@ -53,6 +52,10 @@ pub use tool::ToolStop;
 pub use torn::cut_torn;
 pub(crate) use torn::torn_warning;
 pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, Workspace};
+
+/// The name a coding agent's step has in the journal (its
+/// `tool_start` and `tool` lines).
+pub(crate) const CODE_STEP: &str = "code";
 
 /// What the journal is for in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

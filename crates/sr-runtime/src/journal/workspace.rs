@@ -31,7 +31,7 @@ use sha2::Digest;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
 
 use super::entry::Recorded;
-use super::files::{Change, State, blob_entry};
+use super::files::{Change, State, blob_entry, see};
 use super::{EffectAt, Journal};
 use crate::tools::{Jail, Opened};
 
@@ -238,7 +238,7 @@ impl Workspace {
         // A coding agent's step takes no turn: its code's own tool calls take
         // theirs while the step is open, and would wait for it for ever.
         let alone = match name {
-            super::code::CODE_STEP => None,
+            super::CODE_STEP => None,
             _ => Some(self.gate.clone().write_owned().await),
         };
         let turn = Turn { _shared: None, _alone: alone };
@@ -658,25 +658,6 @@ fn diff<T>(old: &BTreeMap<String, T>, new: &BTreeMap<String, T>, state: impl Fn(
 /// one gone.
 fn delta(known: &BTreeMap<String, State>, now: &BTreeMap<String, State>) -> Vec<(String, State)> {
     diff(known, now, |state| state).into_iter().map(|change| (change.path, change.after)).collect()
-}
-
-/// `view` after `changes`.
-pub(crate) fn see(view: &mut BTreeMap<String, State>, changes: &[Change]) {
-    for change in changes {
-        set(view, &change.path, &change.after);
-    }
-}
-
-/// `view` with `path` in `state`.
-pub(crate) fn set(view: &mut BTreeMap<String, State>, path: &str, state: &State) {
-    match state {
-        State::Absent => {
-            view.remove(path);
-        }
-        state => {
-            view.insert(path.to_string(), state.clone());
-        }
-    }
 }
 
 fn slashed(path: &Path) -> String {

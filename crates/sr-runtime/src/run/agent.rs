@@ -25,7 +25,6 @@ const TRANSFER: &str = "transfer_to_agent";
 const MAX_DEPTH: usize = 8;
 
 mod code;
-mod code_step;
 
 /// The error of the `agent_finished` of an agent run that was cancelled.
 const CANCELLED: &str = "cancelled";

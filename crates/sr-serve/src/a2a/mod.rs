@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use self::methods::Call;
 use self::rpc::{Method, RpcError};
-use crate::api::{Access, Route};
 use crate::error::ApiError;
+use crate::route::{Access, Route};
 use crate::workloads::Workload;
 use crate::{MAX_BODY_BYTES, Server};
 

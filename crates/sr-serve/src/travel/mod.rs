@@ -24,8 +24,8 @@ use sr_runtime::journal::Recorded;
 use sr_runtime::state::StateDir;
 
 use crate::Server;
-use crate::api::{Access, Route};
 use crate::error::{ApiError, Body};
+use crate::route::{Access, Route};
 use crate::store::{NewRun, Refusal, RunRow, RunStatus};
 use moment::Stop;
 use target::Target;

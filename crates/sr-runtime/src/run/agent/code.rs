@@ -5,9 +5,11 @@
 //! the running of its steps over channels, and this module serves them on the
 //! agent's thread, so model calls and tool calls get the same hooks,
 //! guardrails, events, recording and policies as everywhere else, and each
-//! step is an effect in the journal (`code_step`). What stops the run (a
+//! step is an effect in the journal (`step`). What stops the run (a
 //! divergence from the journal, a terminate) stops the code too: the code
 //! never sees it, so no `try`/`except` in it can catch it.
+
+mod step;
 
 use std::sync::Arc;
 
@@ -22,10 +24,10 @@ use sr_sandbox::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::Callable;
-use super::code_step::CodeStep;
 use crate::event::{Emitter, Payload};
 use crate::run::executor::{backend, describe, session_config};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
+use step::CodeStep;
 
 /// What the sandbox's loop needs from the agent's thread.
 pub(super) enum Request {
@@ -63,7 +65,7 @@ impl ToolHost for Channel {
 }
 
 /// The loop's steps go to the agent's thread, which journals them
-/// (`code_step`): the session they run in is the thread's.
+/// (`step`): the session they run in is the thread's.
 struct StepsOnThread {
     channel: Arc<Channel>,
     config: SessionConfig,

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sr_llm::ToolSpec as LlmToolSpec;
 use sr_sandbox::{Outcome, SandboxError, Session, StepReport};
 
-use super::code::{CodeTurns, Request, forward};
+use super::{CodeTurns, Request, forward};
 use crate::event::{Emitter, Payload};
 use crate::journal::{CODE_STEP, Divergence, ToolStop};
 use crate::run::executor::describe;
