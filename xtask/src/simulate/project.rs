@@ -83,7 +83,10 @@ impl Project {
             }
             ended.answers += 1;
             let answer = format!("answer {}", ended.answers);
-            out = self.sr(&["run", "w.sr", "--resume", SESSION, "--events", "jsonl", "--input", &answer], &[]);
+            out = self.sr(
+                &["run", "w.sr", "--resume", SESSION, "--events", "jsonl", "--work-dir", "work", "--input", &answer],
+                &[],
+            );
         }
     }
 

@@ -185,9 +185,9 @@ pub struct KnownEscape {
 
 pub const KNOWN_ESCAPES: &[KnownEscape] = &[
     KnownEscape {
-        feature: None,
-        oracle: Some("resumed-replay"),
-        why: "#41 (torn lines, cut-off file changes): replaying the journal of a run killed and resumed stops before the end (files the resumed run wrote are missing)",
+        feature: Some(Feature::Mcp),
+        oracle: Some("replay"),
+        why: "#41: an MCP tool first called in a parallel branch can miss its recorded listing on replay (\"tool 'counter' gives no functions\"; seed 1795924259)",
     },
     KnownEscape {
         feature: Some(Feature::Parallel),
@@ -197,6 +197,6 @@ pub const KNOWN_ESCAPES: &[KnownEscape] = &[
     KnownEscape {
         feature: Some(Feature::Escalate),
         oracle: None,
-        why: "#41 (replay answers/inputs): a replay of a run that paused for a human pauses again instead of serving the answer",
+        why: "#41 (replay answers): a replay is served the answers in one process, while the live run paused and was resumed: the oracle still compares the two event logs as they are, and they differ by the pause",
     },
 ];
