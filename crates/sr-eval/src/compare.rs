@@ -26,6 +26,7 @@ use crate::stats::paired::{self, SignFlip};
 use crate::stats::{self, COMPARE_RESAMPLES, SEED};
 
 pub use gate::{Judgement, Rule};
+pub use text::judgement_line;
 
 pub struct Options {
     /// The gate's rules; each fails on a change beyond its amount whose
@@ -189,6 +190,25 @@ pub fn compare(base: &Results, new: &Results, options: &Options) -> Result<Compa
     let missing = !comparison.missing.variants.is_empty() || !comparison.missing.runs.is_empty();
     comparison.regressed = comparison.gate.iter().any(|j| j.failed) || (missing && !options.allow_missing);
     Ok(comparison)
+}
+
+/// The verdict of each variant of `results` after the first against the
+/// first, case by case at 0.05: the summary of an evaluation of several.
+pub fn verdicts(results: &Results) -> Vec<String> {
+    let names: Vec<String> = results.summary.iter().map(|s| variant_name(&s.variant())).collect();
+    let Some((first, others)) = names.split_first() else { return Vec::new() };
+    others
+        .iter()
+        .filter_map(|other| {
+            let options = Options {
+                rules: Vec::new(),
+                significance: 0.05,
+                allow_missing: true,
+                variants: Some((first.clone(), other.clone())),
+            };
+            compare(results, results, &options).ok()?.verdict.pop()
+        })
+        .collect()
 }
 
 /// Runs of the base (finished, or planned and missing there too) that the new results lack.
@@ -362,9 +382,8 @@ fn paired_ratio(pairs: &[(Tally, Tally)], figure: fn(&Tally) -> Option<f64>) -> 
         diff(sums(&mut |i| pairs[drawn[i]], drawn.len()))
     });
     let too_few = !paired::can_conclude(pairs.len(), paired::ALPHA);
-    let interval = (!too_few && !resamples.is_empty()).then(|| {
-        (stats::percentile(&resamples, 0.025), stats::percentile(&resamples, 0.975))
-    });
+    let interval = (!too_few && !resamples.is_empty())
+        .then(|| (stats::percentile(&resamples, 0.025), stats::percentile(&resamples, 0.975)));
     Difference {
         base: figure(&base),
         new: figure(&new),

@@ -1,5 +1,5 @@
 //! `report.html`: one self-contained page (inline style and SVG, no script,
-//! nothing fetched): whether the run is complete, the summary table with 95%
+//! nothing fetched): whether the run is complete (and what never started), the summary table with 95%
 //! intervals, precision, recall and F1, each scorer's pass rate, a chart of
 //! each variant's figures with their intervals ([`chart`]), and every case
 //! run expandable to its scores, output and transcript ([`transcript`]),
@@ -9,6 +9,7 @@
 //! blocked and say so in the browser's console (see sr-cli's `eval_report_html` test).
 
 mod chart;
+pub mod compare;
 mod transcript;
 
 use std::fmt::Write;
@@ -57,6 +58,12 @@ pub fn report(results: &Results, out: &Path) -> String {
             results.planned,
             results.missing.len()
         );
+        page.push_str("<ul class=\"partial\">\n");
+        for (variant, count, never) in results.not_run() {
+            let what = if never { "never started" } else { "did not finish" };
+            let _ = writeln!(page, "<li>{}: {what} ({count} case run(s) missing)</li>", escape(&variant));
+        }
+        page.push_str("</ul>\n");
     }
     let variants: Vec<VariantKey> = results.summary.iter().map(Summary::variant).collect();
     summary_table(&mut page, &results.summary, &variants);

@@ -72,12 +72,7 @@ pub fn wilson(p: f64, n: usize) -> Interval {
 /// `n` units drawn with replacement (their indices are passed to `stat`,
 /// which returns `None` where the statistic is undefined); the 2.5th and
 /// 97.5th percentiles of the defined values. `None` when no resample defines it.
-pub fn bootstrap(
-    n: usize,
-    resamples: usize,
-    seed: u64,
-    stat: impl FnMut(&[usize]) -> Option<f64>,
-) -> Option<Interval> {
+pub fn bootstrap(n: usize, resamples: usize, seed: u64, stat: impl FnMut(&[usize]) -> Option<f64>) -> Option<Interval> {
     let values = bootstrap_values(n, resamples, seed, stat);
     (!values.is_empty()).then(|| Interval { low: percentile(&values, 0.025), high: percentile(&values, 0.975) })
 }

@@ -147,9 +147,8 @@ fn epochs_that_flake_without_a_significant_change_pass_the_gate() {
     let c = compare(&runs(0), &runs(1), &options()).unwrap();
     assert!(!c.regressed, "{}", c.text());
     // Half the epochs now failing in every case is a significant drop.
-    let worse = Results::of(
-        (0..8).flat_map(|i| (1..=4).map(move |e| case(&format!("c{i}"), "w.sr", e, e % 2 == 0))).collect(),
-    );
+    let worse =
+        Results::of((0..8).flat_map(|i| (1..=4).map(move |e| case(&format!("c{i}"), "w.sr", e, e % 2 == 0))).collect());
     let c = compare(&runs(0), &worse, &options()).unwrap();
     assert!(c.regressed && c.variants[0].pass_rate.test == "paired-permutation", "{}", c.text());
 }
@@ -225,7 +224,11 @@ fn two_variants_of_one_result_set_compare_case_by_case() {
                    (+0.33, p = 1.0), F1 (+0.46, p = 0.070) or tokens (n/a, p = 1.0). 3 cases cannot make any \
                    difference significant at 0.05 (that takes 6 cases changing one way).\n";
     assert!(c.text().starts_with(&format!("{verdict}variant: base → new (paired difference, 95% interval, p-value of no difference)\n  review.sr × default → split.sr × default (3 paired cases)\n")), "{}", c.text());
-    assert!(c.text().contains("    F1 (micro)  0.400 → 0.857  +0.457 [too few cases to conclude]  p = "), "{}", c.text());
+    assert!(
+        c.text().contains("    F1 (micro)  0.400 → 0.857  +0.457 [too few cases to conclude]  p = "),
+        "{}",
+        c.text()
+    );
     let bad = Options { variants: Some(("nope".into(), "split".into())), ..options() };
     assert!(compare(&results, &results, &bad).unwrap_err().contains("no variant \"nope\""));
 }
@@ -282,7 +285,10 @@ fn rules_parse_and_bad_ones_say_where() {
     assert_eq!(parsed("f1 drop > 0.03"), Ok("f1 drop > 0.03".into()));
     assert_eq!(Rule::max_drop(0.05), Rule::parse("pass_rate drop > 5 points").unwrap());
     for (text, error) in [
-        ("pass rate drop > 2", "column 1: expected a metric (pass_rate, mean_score, f1, precision, recall, tokens, cost), found \"pass\""),
+        (
+            "pass rate drop > 2",
+            "column 1: expected a metric (pass_rate, mean_score, f1, precision, recall, tokens, cost), found \"pass\"",
+        ),
         ("f1 fall > 0.1", "column 4: expected `drop` or `rise`, found \"fall\""),
         ("f1 drop >= 0.1", "column 10: expected an amount (a number at least 0), found \"=\""),
         ("f1 drop 0.1", "column 9: expected `>`, found \"0.1\""),
@@ -349,4 +355,57 @@ fn the_cost_rule_reads_a_rise_relative_to_the_base() {
     let mixed = priced(&[0.015, 0.006, 0.012, 0.007, 0.0135, 0.006, 0.018, 0.005]);
     let c = compare(&base, &mixed, &rule).unwrap();
     assert!(!c.regressed, "{}", c.text());
+}
+
+/// Seed 003's question, "is the structured workflow better than a single
+/// agent?", as its benchmark had it: 6 review cases run by `review.sr@solo`
+/// and `review.sr@structured` (one results set), structured passing two
+/// cases solo fails and failing one it passes, ahead on mean score and F1,
+/// and five times the cost in every case.
+fn seed_003() -> Results {
+    // (passed, score, findings matched of 2 expected and reported, cost) per case.
+    let solo = [
+        (false, 0.0, (0, 1), 0.01),
+        (false, 0.1, (1, 2), 0.01),
+        (true, 0.95, (2, 2), 0.01),
+        (true, 0.6, (1, 1), 0.01),
+        (true, 0.7, (2, 3), 0.01),
+        (false, 0.2, (0, 0), 0.01),
+    ];
+    let structured = [
+        (true, 1.0, (2, 2), 0.05),
+        (true, 0.9, (2, 3), 0.05),
+        (false, 0.05, (1, 2), 0.05),
+        (true, 0.8, (2, 2), 0.05),
+        (true, 0.8, (2, 2), 0.05),
+        (false, 0.32, (1, 2), 0.05),
+    ];
+    let mut cases = Vec::new();
+    for (entry, runs) in [("solo", solo), ("structured", structured)] {
+        for (i, (passed, score, (matched, reported), cost)) in runs.into_iter().enumerate() {
+            let mut findings = Score::new("findings", passed, String::new());
+            findings.findings = Some(Tally { matched, expected: 2, reported });
+            cases.push(CaseResult {
+                entry: Some(entry.into()),
+                passed,
+                score,
+                scores: vec![findings],
+                cost_usd: Some(cost),
+                ..case(&format!("case-{i}"), "review.sr", 1, passed)
+            });
+        }
+    }
+    Results::of(cases)
+}
+
+#[test]
+fn the_verdict_answers_seed_003s_question_in_words() {
+    let results = seed_003();
+    let pair = Options { variants: Some(("solo".into(), "structured".into())), ..options() };
+    let c = compare(&results, &results, &pair).unwrap();
+    assert!(!c.regressed, "{}", c.text());
+    expect_test::expect!["review@structured vs review@solo: no significant difference in pass rate (+16.7 points, p = 1.0), mean score (+0.22, p = 0.34) or F1 (+0.23, p = 0.22); cost +400% (p = 0.031). 6 cases cannot detect a pass-rate difference under 100 points (about 134 would detect +16.7 points with 80% power)."].assert_eq(&c.verdict.join("\n"));
+    // The summary of the evaluation says the same.
+    assert_eq!(verdicts(&results), c.verdict);
+    assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], json!(c.verdict));
 }

@@ -37,7 +37,7 @@ impl Comparison {
         if !self.gate.is_empty() {
             let _ = writeln!(text, "gate (a rule fails on a change beyond its amount with p < {}):", self.significance);
             for j in &self.gate {
-                let _ = writeln!(text, "  {}", judgement(j));
+                let _ = writeln!(text, "  {}", judgement_line(j));
             }
         }
         for added in &self.added {
@@ -82,7 +82,7 @@ enum Unit {
 }
 
 /// `FAIL  pass_rate drop > 2 points (helper.sr × default): 66.7, p = 0.0020`
-pub fn judgement(j: &Judgement) -> String {
+pub fn judgement_line(j: &Judgement) -> String {
     let outcome = if j.failed { "FAIL" } else { "pass" };
     let moved = j.moved.map_or("n/a".to_string(), |m| {
         let text = format!("{:.3}", m + 0.0);

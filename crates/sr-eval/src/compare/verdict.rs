@@ -1,9 +1,11 @@
 //! The comparison in words, a sentence per compared variant: what changed
 //! significantly, what did not (with each difference and p-value), and
 //! whether the cases are enough to tell: "split vs review: no significant
-//! difference in pass rate (+25.0 points, p = 0.31), …; tokens +100% (p =
-//! 0.0078). 8 cases cannot detect a pass-rate difference under 75 points
-//! (about 31 would detect +25.0 points with 80% power)."
+//! difference in pass rate (+16.7 points, p = 1.0), …; cost +400% (p =
+//! 0.031). 6 cases cannot detect a pass-rate difference under 100 points
+//! (about 136 would detect +16.7 points with 80% power)." With pass/fail
+//! cases the floor is exact: fewer than [`fewest_pairs`] cases flipping one
+//! way is never significant; the cases needed are the normal approximation.
 
 use super::{Difference, VariantChange};
 use crate::stats::paired::{can_conclude, fewest_pairs};
@@ -45,13 +47,22 @@ pub fn sentence(change: &VariantChange, level: f64) -> String {
             if n == 1 { "" } else { "s" }
         ));
     } else if !significant(&change.pass_rate, level) {
-        let floor = fewest as f64 / n as f64 * 100.0;
-        text.push_str(&format!(" {n} cases cannot detect a pass-rate difference under {floor:.0} points"));
-        match (change.cases_needed, change.pass_rate.difference) {
-            (Some(needed), Some(d)) => {
-                text.push_str(&format!(" (about {needed} would detect {:+.1} points with 80% power).", d * 100.0))
+        let needed = change.cases_needed.zip(change.pass_rate.difference);
+        if change.pass_rate.test == "mcnemar-exact" {
+            // Fewer cases than `fewest` flipping one way is never significant.
+            let floor = fewest as f64 / n as f64 * 100.0;
+            text.push_str(&format!(" {n} cases cannot detect a pass-rate difference under {floor:.0} points"));
+            match needed {
+                Some((needed, d)) => {
+                    text.push_str(&format!(" (about {needed} would detect {:+.1} points with 80% power).", d * 100.0))
+                }
+                None => text.push('.'),
             }
-            _ => text.push('.'),
+        } else if let Some((needed, d)) = needed {
+            text.push_str(&format!(
+                " About {needed} cases (of {n} here) would detect a pass-rate difference of {:+.1} points with 80% power.",
+                d * 100.0
+            ));
         }
     }
     text
