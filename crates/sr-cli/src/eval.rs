@@ -3,8 +3,9 @@
 //! `report.md` and `report.html` from it; SIGINT, SIGTERM and SIGHUP stop it
 //! with the finished cases written; `--resume OUT` finishes a run that
 //! stopped or was killed; `sr eval compare` is the CI gate between two
-//! result sets, `sr eval merge` joins shards and `sr eval report` renders the
-//! reports of any results.
+//! result sets (and `--baseline RESULTS` applies it to the run just made),
+//! `sr eval merge` joins shards and `sr eval report` renders the reports of
+//! any results.
 
 mod commands;
 mod output;

@@ -1,9 +1,9 @@
 //! The comparison in words, a sentence per compared variant: what changed
 //! significantly, what did not (with each difference and p-value), and
-//! whether the cases are enough to tell: "split vs review: no significant
-//! difference in pass rate (+16.7 points, p = 1.0), …; cost +400% (p =
-//! 0.031). 6 cases cannot detect a pass-rate difference under 100 points
-//! (about 136 would detect +16.7 points with 80% power)." With pass/fail
+//! whether the cases are enough to tell: "review@structured vs review@solo:
+//! no significant difference in pass rate (+16.7 points, p = 1.0), …; cost
+//! +400% (p = 0.031). 6 cases cannot detect a pass-rate difference under 100
+//! points (about 134 would detect +16.7 points with 80% power)." With pass/fail
 //! cases the floor is exact: fewer than [`fewest_pairs`] cases flipping one
 //! way is never significant; the cases needed are the normal approximation.
 

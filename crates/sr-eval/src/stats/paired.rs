@@ -139,7 +139,7 @@ pub fn mcnemar_interval(worse: u64, better: u64, n: u64) -> Interval {
     let at = |p: f64, pick_high: bool| {
         let net = 2.0 * p - 1.0;
         // The difference is share × net; its extreme takes the share that magnifies it.
-        let magnify = (net < 0.0) == !pick_high;
+        let magnify = if pick_high { net > 0.0 } else { net < 0.0 };
         net * if magnify { share.high } else { share.low }
     };
     Interval { low: at(up.low, false), high: at(up.high, true) }
