@@ -115,8 +115,8 @@ pub(crate) struct GateArgs {
     /// Repeatable; without --gate or --max-drop the gate is `pass_rate drop > 0 points`.
     #[arg(long = "gate", value_name = "RULE", value_parser = Rule::parse)]
     rules: Vec<Rule>,
-    /// The rule `pass_rate drop > X points` with X given as a fraction
-    /// (0.05 = five points): a significant pass-rate drop beyond it fails.
+    /// A significant pass-rate drop of more than X, a fraction (0.05 = five
+    /// points), fails: the rule `pass_rate drop > 100·X points`.
     #[arg(long, value_name = "X", value_parser = fraction)]
     max_drop: Option<f64>,
     /// The significance level of every rule: a change fails the gate only

@@ -124,10 +124,12 @@ fn the_mean_score_rule_fails_on_a_significant_drop_only() {
     let c = compare(&base, &lower, &rule).unwrap();
     assert!(c.regressed, "{}", c.text());
     assert!((c.gate[0].p_value.unwrap() - 2.0 / 256.0).abs() < 1e-12);
-    // Noise: as many cases up as down, a small net drop, p far above 0.05.
-    let noise = scored(&[0.7, 0.9, 0.8, 0.8, 0.7, 0.9, 0.5, 0.8]);
+    // Noise: as many cases up as down, a net drop of 0.075 (beyond 0.05) that
+    // the permutation test does not call significant.
+    let noise = scored(&[0.4, 1.0, 0.5, 0.9, 0.5, 1.0, 0.9, 0.6]);
     let c = compare(&base, &noise, &rule).unwrap();
-    assert!(!c.regressed && c.gate[0].moved.unwrap() > 0.0, "{}", c.text());
+    assert!(!c.regressed && (c.gate[0].moved.unwrap() - 0.075).abs() < 1e-9, "{}", c.text());
+    assert!(c.gate[0].p_value.unwrap() > 0.3, "{}", c.text());
     // A significant drop within the amount passes.
     assert!(!compare(&base, &lower, &rules(&["mean_score drop > 0.25"])).unwrap().regressed);
 }
@@ -329,6 +331,38 @@ fn the_f1_rule_is_judged_by_the_paired_bootstrap() {
     assert!(c.regressed && f1.high.unwrap() < 0.0, "{}", c.text());
     let c = compare(&base, &results(&[2, 2, 1, 2, 2, 2, 1, 2]), &rule).unwrap();
     assert!(!c.regressed && c.gate[0].moved.unwrap() > 0.03, "{}", c.text());
+    // Recall halves with it (1 → 0.5) while precision stays 1: only the recall rule fails.
+    let both = rules(&["recall drop > 10%", "precision drop > 0"]);
+    let c = compare(&base, &results(&[1; 8]), &both).unwrap();
+    assert_eq!(c.gate.iter().map(|j| j.failed).collect::<Vec<_>>(), [true, false], "{}", c.text());
+    assert!(!compare(&base, &results(&[2, 2, 1, 2, 2, 2, 1, 2]), &both).unwrap().regressed);
+}
+
+#[test]
+fn the_tokens_rule_fails_on_a_significant_rise_only() {
+    let used = |tokens: &[u64]| {
+        Results::of(
+            tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| CaseResult {
+                    tokens: Tokens { input: *t, output: 0 },
+                    ..case(&format!("c{i}"), "w.sr", 1, true)
+                })
+                .collect(),
+        )
+    };
+    let rule = rules(&["tokens rise > 1000"]);
+    let base = used(&[1000, 1200, 900, 1100, 1000, 1300, 800, 1000]);
+    let c = compare(&base, &used(&[3000, 3200, 2900, 3100, 3000, 3300, 2800, 3000]), &rule).unwrap();
+    assert!(c.regressed && (c.gate[0].moved.unwrap() - 2000.0).abs() < 1e-9, "{}", c.text());
+    // 6,000 more in half the cases and up to 800 fewer in the rest: 2,612 more
+    // on average, beyond the amount, but only the 32 of 256 sign flips that keep
+    // the four rises together reach it (p = 0.125).
+    let mixed = used(&[7000, 400, 6900, 300, 7000, 600, 6800, 200]);
+    let c = compare(&base, &mixed, &rule).unwrap();
+    assert!(!c.regressed && c.gate[0].moved.unwrap() > 1000.0, "{}", c.text());
+    assert!((c.gate[0].p_value.unwrap() - 0.125).abs() < 1e-12, "{}", c.text());
 }
 
 #[test]
@@ -351,10 +385,13 @@ fn the_cost_rule_reads_a_rise_relative_to_the_base() {
     // 10% dearer everywhere is significant but within 20%.
     let bit = priced(&[0.011, 0.0132, 0.0088, 0.0121, 0.0099, 0.011, 0.0132, 0.0088]);
     assert!(!compare(&base, &bit, &rule).unwrap().regressed);
-    // Dearer in half the cases, cheaper in the rest: noise.
-    let mixed = priced(&[0.015, 0.006, 0.012, 0.007, 0.0135, 0.006, 0.018, 0.005]);
+    // 0.012 dearer in half the cases, 0.004 cheaper in the rest: 40% dearer on
+    // average, beyond 20%, but 72 of the 256 sign flips reach that sum (p =
+    // 0.28, as scipy.stats.permutation_test gives): noise.
+    let mixed = priced(&[0.022, 0.008, 0.020, 0.007, 0.021, 0.006, 0.024, 0.004]);
     let c = compare(&base, &mixed, &rule).unwrap();
-    assert!(!c.regressed, "{}", c.text());
+    assert!(!c.regressed && (c.gate[0].moved.unwrap() - 40.0).abs() < 1e-6, "{}", c.text());
+    assert!((c.gate[0].p_value.unwrap() - 0.125).abs() < 1e-12, "{}", c.text());
 }
 
 /// Seed 003's question, "is the structured workflow better than a single
