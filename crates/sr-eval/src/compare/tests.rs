@@ -391,7 +391,7 @@ fn the_cost_rule_reads_a_rise_relative_to_the_base() {
     let mixed = priced(&[0.022, 0.008, 0.020, 0.007, 0.021, 0.006, 0.024, 0.004]);
     let c = compare(&base, &mixed, &rule).unwrap();
     assert!(!c.regressed && (c.gate[0].moved.unwrap() - 40.0).abs() < 1e-6, "{}", c.text());
-    assert!((c.gate[0].p_value.unwrap() - 0.125).abs() < 1e-12, "{}", c.text());
+    assert!((c.gate[0].p_value.unwrap() - 72.0 / 256.0).abs() < 1e-12, "{}", c.text());
 }
 
 /// Seed 003's question, "is the structured workflow better than a single
