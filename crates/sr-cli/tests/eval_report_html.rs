@@ -167,6 +167,16 @@ fn the_report_renders_in_chromium_with_its_rows_chart_and_transcripts_and_a_clea
     assert!(rendered.console.is_empty(), "the report wrote to the console:\n{}", rendered.console.join("\n"));
     let dom = &rendered.dom;
 
+    // The verdict of split.sr against review.sr first.
+    assert!(
+        dom.contains(
+            "<p class=\"verdict\">split vs review: no significant difference in pass rate (+25.0 points, p = 0.31)"
+        ),
+        "{dom}"
+    );
+    let markdown = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(markdown.contains("\n\nsplit vs review: no significant difference in pass rate"), "{markdown}");
+
     // One row per variant, in the table the browser built, under its short
     // label (the file stem) with the full name to hover.
     let body = between(dom, "<table id=\"summary\">", "</table>");

@@ -1,5 +1,6 @@
 //! `report.md`: whether the run is complete (in its first line, and when
-//! not, each variant that never started or did not finish), the summary
+//! not, each variant that never started or did not finish), with several
+//! variants the verdict of each against the first, the summary
 //! per variant with 95% intervals, precision, recall and F1 of `findings`
 //! scorers, each scorer's pass rate, then every failed case run with its reasons.
 
@@ -25,6 +26,9 @@ pub fn markdown(results: &Results) -> String {
             let _ = writeln!(out, "- {}: {what} ({count} case run(s) missing)", cell(&variant));
         }
         out.push('\n');
+    }
+    for sentence in crate::compare::verdicts(results) {
+        let _ = writeln!(out, "{sentence}\n");
     }
     let epochs = results.cases.iter().map(|c| c.epoch).max().unwrap_or(1);
     if epochs > 1 {

@@ -16,7 +16,6 @@ use crate::names::variant_name;
 use crate::results::{CaseResult, Results};
 
 const SIDE_BY_SIDE: &str = ".sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}.sides>div{min-width:0;overflow-wrap:anywhere}\
-.verdict{font-size:15px;background:#eef3fb;border-left:4px solid #3949ab;padding:6px 10px}\
 .gate-fail{color:#b3261e;font-weight:bold}.gate-pass{color:#176f2c}.few{color:#8a5a00}";
 
 /// The page of `comparison`; each side's transcripts are read from the
