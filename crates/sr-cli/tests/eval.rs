@@ -177,6 +177,13 @@ async fn a_recorded_run_replays_offline_to_the_same_scores_and_compare_gates_a_r
     );
     assert!(said.contains("  pass  mean_score drop > 0.1 (helper.sr × default): moved 0, p = 1.0"), "{said}");
     assert!(dir.join("baselined/compare.html").exists());
+    // Against the worse run, the replay's rise in pass rate fails a rule on rises
+    // (at a level three cases can reach): exit 1, the results still written.
+    let risen = ["--baseline", "worse/results.json", "--gate", "pass_rate rise > 10 points", "--significance", "0.6"];
+    let out = sr(&[&replay[..], &risen[..], &["--out", "risen"]].concat(), &dir, &offline_env());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("regression: 1 gate rule(s) failed"), "{}", stderr(&out));
+    assert!(dir.join("risen/results.json").exists() && dir.join("risen/compare.html").exists());
     let unjudged = sr(&[&replay[..], &["--gate", "f1 drop > 0.1", "--out", "x"]].concat(), &dir, &offline_env());
     assert_eq!(unjudged.status.code(), Some(2));
     assert!(stderr(&unjudged).contains("judge a run against --baseline"), "{}", stderr(&unjudged));

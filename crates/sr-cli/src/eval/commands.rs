@@ -56,7 +56,7 @@ fn explain(comparison: &Comparison, options: &Options) {
     }
     let failed = comparison.gate.iter().filter(|j| j.failed).count();
     if failed > 0 {
-        tell(&format!("regression: {failed} gate rule(s) failed (the FAIL lines under `gate` above)"));
+        tell(&format!("regression: {failed} gate rule(s) failed (the FAIL lines above)"));
     }
 }
 
