@@ -365,6 +365,21 @@ async fn evaluate(args: RunArgs) -> ExitCode {
         if let Some(warning) = unrecorded_warning(&unrecorded, config.epochs, dir) {
             tell(&warning);
         }
+    } else if config.epochs > 1 && config.servers.is_empty() {
+        let fixed: Vec<String> = harness::temperature_zero(&variants)
+            .iter()
+            .map(|v| sr_eval::names::variant_name(&(v.workload.clone(), v.entry.clone(), v.model.clone())))
+            .collect();
+        if !fixed.is_empty() {
+            tell(&format!(
+                "warning: --epochs {}: every model of {} is declared at temperature 0, so its epochs ask the same \
+                 thing the same way and differ only as far as the provider is not deterministic; the run does {}× \
+                 the case runs of one epoch",
+                config.epochs,
+                fixed.join(", "),
+                config.epochs
+            ));
+        }
     }
     let plan = harness::plan(&variants, &cases, config.epochs);
     let keys: Vec<RunKey> = plan.iter().map(|p| harness::key(&variants, &cases, *p)).collect();
