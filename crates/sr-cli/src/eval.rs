@@ -3,8 +3,9 @@
 //! `report.md` and `report.html` from it; SIGINT, SIGTERM and SIGHUP stop it
 //! with the finished cases written; `--resume OUT` finishes a run that
 //! stopped or was killed; `sr eval compare` is the CI gate between two
-//! result sets, `sr eval merge` joins shards and `sr eval report` renders the
-//! reports of any results.
+//! result sets (and `--baseline RESULTS` applies it to the run just made),
+//! `sr eval merge` joins shards and `sr eval report` renders the reports of
+//! any results.
 
 mod commands;
 mod output;
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use sr_eval::compare::Rule;
 use sr_eval::config::Reduce;
 use sr_eval::harness;
 use sr_eval::results::{CaseResult, Results, RunKey};
@@ -36,21 +38,14 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Command {
     /// Per-variant and per-case differences between two results.json, each
-    /// with its 95% interval and p-value; exit 1 on a drop beyond --max-drop,
-    /// a passing case that fails, or runs of the base missing from the new results.
+    /// with its p-value and 95% interval, and a verdict in words; exit 1 when
+    /// a gate rule fails (a significant change beyond its amount) or runs of
+    /// the base are missing from the new results.
     Compare {
         base: PathBuf,
         new: PathBuf,
-        /// The pass-rate drop allowed per variant, as a fraction (0.05 = five points).
-        #[arg(long, default_value_t = 0.0, value_parser = fraction)]
-        max_drop: f64,
-        /// Fail only on a drop beyond --max-drop whose p-value is below LEVEL
-        /// (a single case flipping is then not a failure by itself).
-        #[arg(long, value_name = "LEVEL", value_parser = level)]
-        significance: Option<f64>,
-        /// Runs and variants of the base missing from the new results do not fail the gate.
-        #[arg(long)]
-        allow_missing: bool,
+        #[command(flatten)]
+        gate: GateArgs,
         /// Compare this variant of BASE (its full name, `workload@entry`, the
         /// workload or its file stem, or a part only it has: its entry or
         /// model) with --new-variant of NEW, case by case.
@@ -62,6 +57,10 @@ enum Command {
         /// `text` (default) or `json`.
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
+        /// Also write the comparison as a page: the verdict, the gate, the
+        /// paired differences and the changed cases' transcripts side by side.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Join the results.json of shards (`--shard I/N`) into one.
     Merge {
@@ -105,6 +104,49 @@ const RESUME_CONFLICTS: [&str; 20] = [
 
 /// What a server decides for its runs, or what runs here only.
 const SERVER_CONFLICTS: [&str; 5] = ["record_to", "replay_from", "max_turns", "allow_host_tools", "allow_unsandboxed"];
+
+/// The gate of `sr eval compare` and of `sr eval --baseline`.
+#[derive(clap::Args)]
+pub(crate) struct GateArgs {
+    /// A rule that fails the gate: `METRIC drop|rise > AMOUNT [points|%]`
+    /// (metrics: pass_rate, mean_score, f1, precision, recall, tokens,
+    /// cost), such as `pass_rate drop > 2 points` or `cost rise > 20%`; it
+    /// fails on a change beyond AMOUNT whose p-value is below --significance.
+    /// Repeatable; without --gate or --max-drop the gate is `pass_rate drop > 0 points`.
+    #[arg(long = "gate", value_name = "RULE", value_parser = Rule::parse)]
+    rules: Vec<Rule>,
+    /// A significant pass-rate drop of more than X, a fraction (0.05 = five
+    /// points), fails: the rule `pass_rate drop > 100·X points`.
+    #[arg(long, value_name = "X", value_parser = fraction)]
+    max_drop: Option<f64>,
+    /// The significance level of every rule: a change fails the gate only
+    /// when its p-value is below LEVEL (default 0.05).
+    #[arg(long, value_name = "LEVEL", value_parser = level)]
+    significance: Option<f64>,
+    /// Runs and variants of the base missing from the new results do not fail the gate.
+    #[arg(long)]
+    allow_missing: bool,
+}
+
+impl GateArgs {
+    fn given(&self) -> bool {
+        !self.rules.is_empty() || self.max_drop.is_some() || self.significance.is_some() || self.allow_missing
+    }
+
+    fn options(&self, variants: Option<(String, String)>) -> sr_eval::compare::Options {
+        let mut rules = self.rules.clone();
+        rules.extend(self.max_drop.map(Rule::max_drop));
+        if rules.is_empty() {
+            rules.push(Rule::max_drop(0.0));
+        }
+        sr_eval::compare::Options {
+            rules,
+            significance: self.significance.unwrap_or(0.05),
+            allow_missing: self.allow_missing,
+            variants,
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -173,6 +215,14 @@ pub(crate) struct RunArgs {
     /// The API key for --server: the file's first line that is neither blank nor a `#` comment.
     #[arg(long, value_name = "FILE", requires = "servers")]
     api_key_file: Option<PathBuf>,
+    /// Compare the results with these (a results.json) when the run
+    /// finishes, as `sr eval compare RESULTS` would, with the same gate:
+    /// print the verdict, write compare.html beside the reports, and exit 1
+    /// when the gate fails.
+    #[arg(long, value_name = "RESULTS")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    gate: GateArgs,
     /// Finish the run in DIR: run the cases missing from DIR/results.json, as
     /// that run was asked (only --jobs may be given again), and write its
     /// results and reports again.
@@ -231,23 +281,9 @@ fn regex(text: &str) -> Result<String, String> {
 
 pub fn run(args: Args) -> ExitCode {
     match args.command {
-        Some(Command::Compare {
-            base,
-            new,
-            max_drop,
-            significance,
-            allow_missing,
-            base_variant,
-            new_variant,
-            format,
-        }) => {
-            let options = sr_eval::compare::Options {
-                max_drop,
-                significance,
-                allow_missing,
-                variants: base_variant.zip(new_variant),
-            };
-            commands::compare(&base, &new, &options, format == "json")
+        Some(Command::Compare { base, new, gate, base_variant, new_variant, format, html }) => {
+            let options = gate.options(base_variant.zip(new_variant));
+            commands::compare(&base, &new, &options, format == "json", html.as_deref())
         }
         Some(Command::Merge { parts, out }) => commands::merge(&parts, &out),
         Some(Command::Report { results, out }) => commands::report(&results, out.as_deref()),
@@ -267,6 +303,14 @@ pub fn run(args: Args) -> ExitCode {
 /// A new run, or the rest of one (`--resume`).
 async fn evaluate(args: RunArgs) -> ExitCode {
     let jobs = args.jobs.map(usize::from);
+    if args.baseline.is_none() && args.gate.given() {
+        return fail("--gate, --max-drop, --significance and --allow-missing judge a run against --baseline", 2);
+    }
+    // A baseline that cannot be read stops the run before it starts.
+    let baseline = match args.baseline.as_deref().map(|path| read_results(path).map(|r| (r, path))).transpose() {
+        Ok(baseline) => baseline,
+        Err(e) => return fail(e, 2),
+    };
     let (config, out, before) = match &args.resume {
         Some(dir) => {
             let mut results = match read_results(&dir.join("results.json")) {
@@ -320,6 +364,21 @@ async fn evaluate(args: RunArgs) -> ExitCode {
         let unrecorded = harness::unrecorded_epochs(dir, &variants, &cases, config.epochs);
         if let Some(warning) = unrecorded_warning(&unrecorded, config.epochs, dir) {
             tell(&warning);
+        }
+    } else if config.epochs > 1 && config.servers.is_empty() {
+        let fixed: Vec<String> = harness::temperature_zero(&variants)
+            .iter()
+            .map(|v| sr_eval::names::variant_name(&(v.workload.clone(), v.entry.clone(), v.model.clone())))
+            .collect();
+        if !fixed.is_empty() {
+            tell(&format!(
+                "warning: --epochs {}: every model of {} is declared at temperature 0, so its epochs ask the same \
+                 thing the same way and differ only as far as the provider is not deterministic; the run does {}× \
+                 the case runs of one epoch",
+                config.epochs,
+                fixed.join(", "),
+                config.epochs
+            ));
         }
     }
     let plan = harness::plan(&variants, &cases, config.epochs);
@@ -400,13 +459,22 @@ async fn evaluate(args: RunArgs) -> ExitCode {
             2,
         );
     }
+    let mut code = ExitCode::SUCCESS;
+    if let Some((base, path)) = &baseline {
+        let options = args.gate.options(None);
+        match commands::gate(base, path, &results, &out, &options) {
+            Ok(true) => code = ExitCode::from(1),
+            Ok(false) => {}
+            Err(e) => return fail(e, 2),
+        }
+    }
     let mean = results.mean_score();
     match min_score {
         Some(min) if mean < min => {
             tell(&format!("mean score {mean:.3} is below --min-score {min}"));
             ExitCode::from(1)
         }
-        _ => ExitCode::SUCCESS,
+        _ => code,
     }
 }
 

@@ -93,28 +93,29 @@ fn the_bench_replays_offline_to_the_recorded_scores_every_time() {
 
     // The question the bench is for: is split.sr better than review.sr? The
     // difference is there, but with 8 cases it is not significant.
-    let compare = [
-        "eval",
-        "compare",
-        "results.json",
-        "results.json",
-        "--base-variant",
-        "review.sr",
-        "--new-variant",
-        "split.sr",
-        "--significance",
-        "0.05",
-    ];
+    let compare =
+        ["eval", "compare", "results.json", "results.json", "--base-variant", "review.sr", "--new-variant", "split.sr"];
     let out = sr(&compare, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("review.sr × default → split.sr × default (8 paired cases)"), "{text}");
-    assert!(text.contains("pass rate   62.5% → 87.5%  +25.0 points [-8.3, +58.3]  p = 0.312"), "{text}");
-    assert!(text.contains("F1 (micro)  0.739 → 0.933  +0.194"), "{text}");
-    // The other way round, without --significance, a case getting worse fails the gate.
+    // The interval is the permutation test's, inverted: it holds zero as p > 0.05.
+    assert!(text.contains("pass rate   62.5% → 87.5%  +25.0 points [-22.2, +66.7]  p = 0.312"), "{text}");
+    assert!(
+        text.contains("F1 (micro)  0.739 → 0.933  +0.194 [-0.047, +0.452]  p = 0.137 (paired bootstrap)"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("split vs review: no significant difference in pass rate (+25.0 points, p = 0.31)"),
+        "{text}"
+    );
+    // The other way round, one case got worse and several better: not a
+    // significant drop, so the gate passes; the tokens halving is significant.
     let swapped =
         ["eval", "compare", "results.json", "results.json", "--base-variant", "split.sr", "--new-variant", "review.sr"];
-    assert_eq!(sr(&swapped, &[]).status.code(), Some(1));
+    assert_eq!(sr(&swapped, &[]).status.code(), Some(0));
+    let cheaper = [&swapped[..], &["--gate", "tokens drop > 40%"]].concat();
+    assert_eq!(sr(&cheaper, &[]).status.code(), Some(1), "a significant drop in tokens beyond 40% fails that rule");
 }
 
 fn finding(file: &str, line: u64, category: &str, message: &str) -> Value {

@@ -4,7 +4,8 @@
 //! control page, the bench's shipped report with a throwing script and a
 //! remote image added, shows that the console is really read. The report's
 //! screenshot in docs/eval.md is taken here (`UPDATE_EXPECT=1` writes it to
-//! docs/images/eval-report.png).
+//! docs/images/eval-report.png), and so is the compare page's (`sr eval
+//! compare --html`, review.sr against split.sr: docs/images/eval-compare.png).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -166,6 +167,16 @@ fn the_report_renders_in_chromium_with_its_rows_chart_and_transcripts_and_a_clea
     assert!(rendered.console.is_empty(), "the report wrote to the console:\n{}", rendered.console.join("\n"));
     let dom = &rendered.dom;
 
+    // The verdict of split.sr against review.sr first.
+    assert!(
+        dom.contains(
+            "<p class=\"verdict\">split vs review: no significant difference in pass rate (+25.0 points, p = 0.31)"
+        ),
+        "{dom}"
+    );
+    let markdown = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(markdown.contains("\n\nsplit vs review: no significant difference in pass rate"), "{markdown}");
+
     // One row per variant, in the table the browser built, under its short
     // label (the file stem) with the full name to hover.
     let body = between(dom, "<table id=\"summary\">", "</table>");
@@ -221,6 +232,58 @@ fn the_report_renders_in_chromium_with_its_rows_chart_and_transcripts_and_a_clea
     assert_eq!((size(16), size(20)), SHOT);
     if std::env::var_os("UPDATE_EXPECT").is_some() {
         std::fs::write(sr_testing::workspace_root().join("docs/images/eval-report.png"), &png).unwrap();
+    }
+}
+
+#[test]
+fn the_compare_page_renders_in_chromium_with_the_verdict_gate_and_transcripts_side_by_side() {
+    if !sr_testing::required(chromium_available(), "chromium (headless) for the HTML report") {
+        return;
+    }
+    let dir = temp("compare");
+    replay_bench(&dir.join("out"));
+    let results = dir.join("out/results.json");
+    let page = dir.join("out/compare.html");
+    let compare = Command::new(env!("CARGO_BIN_EXE_sr"))
+        .args(["eval", "compare"])
+        .args([&results, &results])
+        .args(["--base-variant", "review", "--new-variant", "split", "--gate", "f1 drop > 0.03"])
+        .args(["--gate", "tokens rise > 50%", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    // split.sr doubles the tokens in every case (p = 2 / 2^8): the tokens rule fails.
+    assert_eq!(compare.status.code(), Some(1), "{}", String::from_utf8_lossy(&compare.stdout));
+    let rendered = render(&page, &dir.join("compare-browser"));
+    assert!(rendered.console.is_empty(), "the page wrote to the console:\n{}", rendered.console.join("\n"));
+    let dom = &rendered.dom;
+    assert!(dom.contains("<h1>Comparison: the gate fails</h1>"), "{dom}");
+    assert!(
+        dom.contains(
+            "<p class=\"verdict\">split vs review: no significant difference in pass rate (+25.0 points, p = 0.31)"
+        ),
+        "{dom}"
+    );
+    let gate = between(dom, "<table id=\"gate\">", "</table>");
+    assert!(gate.contains("<td>f1 drop &gt; 0.03</td><td>split.sr × default</td><td>-0.194</td>"), "{gate}");
+    assert!(gate.contains("<td>tokens rise &gt; 50%</td><td>split.sr × default</td><td>100.000</td><td>0.0078</td><td class=\"gate-fail\">FAIL</td>"), "{gate}");
+    let differences = between(dom, "<table class=\"differences\">", "</table>");
+    assert!(differences.contains("<tr><td>pass rate</td><td>62.500</td><td>87.500</td><td>+25.000</td><td>[-22.222, +66.667]</td><td>0.31</td><td>paired-permutation</td></tr>"), "{differences}");
+    // Five cases changed; each shows review's runs beside split's, with their steps.
+    let changed: Vec<&str> = dom.split("<div class=\"sides\">").skip(1).collect();
+    assert_eq!(changed.len(), 5, "{dom}");
+    for sides in changed {
+        let (base, new) = sides.split_at(sides.find("<h3>new: ").expect("a new side"));
+        assert!(base.trim_start().starts_with("<div><h3>base: review.sr × default</h3>"), "{base}");
+        assert!(new.starts_with("<h3>new: split.sr × default</h3>"), "{new}");
+        for side in [base, new] {
+            assert_eq!(side.matches("<ol class=\"steps\">").count(), 3, "three epochs' transcripts: {side}");
+        }
+    }
+    let png = screenshot(&page, &dir.join("compare-shot"));
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(sr_testing::workspace_root().join("docs/images/eval-compare.png"), &png).unwrap();
     }
 }
 

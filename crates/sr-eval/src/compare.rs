@@ -1,30 +1,39 @@
 //! Comparing two result sets: the CI gate. Cases are paired by id within a
 //! variant (or between two chosen variants); each difference (pass rate,
-//! mean score, and precision, recall and F1 where the cases have findings) is
-//! reported with its 95% bootstrap interval over the pairs and a p-value:
-//! McNemar's exact test where every case is a pass or a fail, else the
-//! paired permutation test. Runs of the base missing from the new results
-//! fail the gate unless allowed.
+//! mean score, precision, recall and F1 where the cases have findings,
+//! tokens and cost) is reported with a p-value of no difference and a 95%
+//! interval made by the same method ([`stats::paired`]): McNemar's exact
+//! test where every case is a pass or a fail, the paired permutation
+//! (sign-flip) test for other means, the paired bootstrap for ratios. The
+//! [`gate`]'s rules fail on significant changes only; runs of the base
+//! missing from the new results fail it unless allowed. [`verdict`] says
+//! the outcome in words.
 
+pub mod gate;
 mod text;
+pub mod verdict;
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
 use crate::config::Reduce;
-use crate::names::{select, variant_name};
+use crate::names::{select, short_name, variant_name};
 use crate::results::summary::{CaseRuns, group};
 use crate::results::{CaseResult, Results, RunKey, VariantKey};
 use crate::scorer::Tally;
+use crate::stats::paired::{self, SignFlip};
 use crate::stats::{self, COMPARE_RESAMPLES, SEED};
 
+pub use gate::{Judgement, Rule};
+pub use text::judgement_line;
+
 pub struct Options {
-    /// The pass-rate drop allowed per variant, a fraction (0.05 = five points).
-    pub max_drop: f64,
-    /// Fail only on a drop beyond `max_drop` with a p-value below this;
-    /// without it, any case that passed and now fails fails the gate.
-    pub significance: Option<f64>,
+    /// The gate's rules; each fails on a change beyond its amount whose
+    /// p-value is below `significance`.
+    pub rules: Vec<Rule>,
+    /// The significance level of every rule (0.05 by default in `sr eval`).
+    pub significance: f64,
     /// Runs and variants of the base missing from the new results do not fail the gate.
     pub allow_missing: bool,
     /// Compare this variant of the base with this variant of the new results
@@ -35,18 +44,21 @@ pub struct Options {
 /// What changed from the base to the new results.
 #[derive(Debug, Serialize)]
 pub struct Comparison {
-    /// The gate fails: a drop, a case that failed, or missing runs.
+    /// The gate fails: a rule failed, or runs are missing.
     pub regressed: bool,
+    /// The outcome in words, a sentence per compared variant ([`verdict`]).
+    pub verdict: Vec<String>,
     /// `partial: …` of the new results, when they are.
     pub partial: Option<String>,
+    /// Every rule on every compared variant.
+    pub gate: Vec<Judgement>,
+    /// The significance level of the rules.
+    pub significance: f64,
     pub variants: Vec<VariantChange>,
     /// Variants only the new results have.
     pub added: Vec<String>,
     pub cases: Vec<CaseChange>,
     pub missing: Missing,
-    /// The significance level and the drop allowed, as asked.
-    pub significance: Option<f64>,
-    pub max_drop: f64,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -73,8 +85,13 @@ pub struct VariantChange {
     /// Cost per case run in USD, over the paired cases both sides priced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<Difference>,
-    /// The pass rate dropped beyond the allowed drop (and significantly, when asked).
-    pub dropped: bool,
+    /// About how many cases a pass-rate difference like this one needs to be
+    /// significant at 5% with 80% power (the normal approximation, with the
+    /// spread of these paired differences); `null` without a difference.
+    pub cases_needed: Option<u64>,
+    /// The variants' short names, for sentences.
+    #[serde(skip)]
+    pub names: (String, String),
 }
 
 #[derive(Debug, Serialize)]
@@ -85,7 +102,9 @@ pub struct FindingsChange {
 }
 
 /// A figure before and after, the paired difference with its 95% interval,
-/// and the p-value of no difference; `null` where undefined.
+/// and the p-value of no difference; `null` where undefined. The interval is
+/// `null`, and `too_few` true, when the pairs are too few for the test to
+/// call any difference significant at 5%.
 #[derive(Debug, Clone, Serialize)]
 pub struct Difference {
     pub base: Option<f64>,
@@ -94,8 +113,11 @@ pub struct Difference {
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub p_value: Option<f64>,
-    /// `mcnemar-exact` or `paired-permutation`.
+    /// `mcnemar-exact`, `paired-permutation` or `paired-bootstrap`.
     pub test: &'static str,
+    /// The paired cases the figure is over.
+    pub pairs: usize,
+    pub too_few: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -134,13 +156,14 @@ pub fn compare(base: &Results, new: &Results, options: &Options) -> Result<Compa
     };
     let mut comparison = Comparison {
         regressed: false,
+        verdict: Vec::new(),
         partial: new.partial(),
+        gate: Vec::new(),
+        significance: options.significance,
         variants: Vec::new(),
         added: Vec::new(),
         cases: Vec::new(),
         missing: Missing::default(),
-        significance: options.significance,
-        max_drop: options.max_drop,
     };
     if options.variants.is_none() {
         comparison.added = new_keys.iter().filter(|k| !base_all.contains(k)).map(variant_name).collect();
@@ -156,16 +179,36 @@ pub fn compare(base: &Results, new: &Results, options: &Options) -> Result<Compa
         };
         let n = &new_groups[at].1;
         comparison.missing.runs.extend(missing_runs(b, &planned, n, &new_key));
-        let change =
-            compare_variant(&base_key, &new_key, b, n, (base.reduce, new.reduce), options, &mut comparison.cases);
+        let mut change = compare_variant(&base_key, &new_key, b, n, (base.reduce, new.reduce), &mut comparison.cases);
+        let named = [base_key.clone(), new_key.clone()];
+        let short = |key: &VariantKey| short_name(key, if base_key == new_key { &base_all } else { &named });
+        change.names = (short(&base_key), short(&new_key));
+        comparison.gate.extend(options.rules.iter().map(|rule| gate::judge(rule, &change, options.significance)));
+        comparison.verdict.push(verdict::sentence(&change, options.significance));
         comparison.variants.push(change);
     }
-    let flipped = comparison.cases.iter().any(|c| c.new_pass < c.base_pass);
     let missing = !comparison.missing.variants.is_empty() || !comparison.missing.runs.is_empty();
-    comparison.regressed = comparison.variants.iter().any(|v| v.dropped)
-        || (options.significance.is_none() && flipped)
-        || (missing && !options.allow_missing);
+    comparison.regressed = comparison.gate.iter().any(|j| j.failed) || (missing && !options.allow_missing);
     Ok(comparison)
+}
+
+/// The verdict of each variant of `results` after the first against the
+/// first, case by case at 0.05: the summary of an evaluation of several.
+pub fn verdicts(results: &Results) -> Vec<String> {
+    let names: Vec<String> = results.summary.iter().map(|s| variant_name(&s.variant())).collect();
+    let Some((first, others)) = names.split_first() else { return Vec::new() };
+    others
+        .iter()
+        .filter_map(|other| {
+            let options = Options {
+                rules: Vec::new(),
+                significance: 0.05,
+                allow_missing: true,
+                variants: Some((first.clone(), other.clone())),
+            };
+            compare(results, results, &options).ok()?.verdict.pop()
+        })
+        .collect()
 }
 
 /// Runs of the base (finished, or planned and missing there too) that the new results lack.
@@ -188,7 +231,6 @@ fn compare_variant(
     base: &[CaseRuns],
     new: &[CaseRuns],
     (base_reduce, new_reduce): (Reduce, Reduce),
-    options: &Options,
     cases: &mut Vec<CaseChange>,
 ) -> VariantChange {
     let by_id: HashMap<&str, &CaseRuns> = new.iter().map(|c| (c.id, c)).collect();
@@ -216,13 +258,6 @@ fn compare_variant(
     let cost_of = |r: &CaseResult| r.cost_usd;
     let costs: Vec<(f64, f64)> =
         pairs.iter().filter_map(|(b, n)| Some((per_run(&b.runs, &cost_of)?, per_run(&n.runs, &cost_of)?))).collect();
-    let drop = -pass_rate.difference.unwrap_or(0.0);
-    // A drop exactly at the limit is allowed (within float noise).
-    let beyond = drop > options.max_drop + 1e-9;
-    let significant = match options.significance {
-        Some(level) => pass_rate.p_value.is_some_and(|p| p < level),
-        None => true,
-    };
     let name = variant_name(new_key);
     for ((_, n), ((bp, np), (bs, ns))) in pairs.iter().zip(pass.iter().zip(&score)) {
         let change = match () {
@@ -264,9 +299,26 @@ fn compare_variant(
         findings,
         tokens: paired_mean(&tokens),
         cost_usd: (!costs.is_empty()).then(|| paired_mean(&costs)),
-        dropped: beyond && significant,
+        cases_needed: cases_needed(&pass),
+        names: (String::new(), String::new()),
     }
 }
+
+/// `((z₀.₉₇₅ + z₀.₈) σ / δ)²` for the paired differences' mean `δ` and
+/// standard deviation `σ`.
+fn cases_needed(pairs: &[(f64, f64)]) -> Option<u64> {
+    let d: Vec<f64> = pairs.iter().map(|(b, n)| n - b).collect();
+    let mean = stats::mean(d.iter().copied())?;
+    let variance = stats::mean(d.iter().map(|x| (x - mean).powi(2)))?;
+    if mean.abs() < 1e-12 || variance <= 0.0 {
+        return None;
+    }
+    let n = ((stats::Z95 + Z80) * variance.sqrt() / mean.abs()).powi(2);
+    Some(n.ceil() as u64)
+}
+
+/// The normal quantile of 80%: the power asked of a study's size.
+const Z80: f64 = 0.841_621_233_572_914_3;
 
 /// Why the first failing run of a case failed.
 fn reason(runs: &[&CaseResult]) -> Option<String> {
@@ -274,42 +326,45 @@ fn reason(runs: &[&CaseResult]) -> Option<String> {
     run.error.clone().or_else(|| run.scores.iter().find(|s| !s.passed).map(|s| s.detail.clone()))
 }
 
-/// The paired difference of means with its bootstrap interval and the
-/// paired permutation test.
+/// The paired difference of means, with the paired permutation
+/// (sign-flip) test and the interval of the shifts it does not reject.
 fn paired_mean(pairs: &[(f64, f64)]) -> Difference {
     let d: Vec<f64> = pairs.iter().map(|(b, n)| n - b).collect();
-    let mean_of = |drawn: &[usize]| stats::mean(drawn.iter().map(|&i| d[i]));
-    let interval = stats::bootstrap(d.len(), COMPARE_RESAMPLES, SEED, mean_of);
-    let p_value = (!d.is_empty()).then(|| {
-        stats::paired_permutation(d.len(), COMPARE_RESAMPLES, SEED, |swapped| {
-            d.iter().zip(swapped).map(|(x, s)| if *s { -x } else { *x }).sum::<f64>() / d.len() as f64
-        })
-    });
+    let flips = SignFlip::new(&d, COMPARE_RESAMPLES, SEED);
+    let too_few = !paired::can_conclude(d.len(), paired::ALPHA);
+    let interval = if too_few { None } else { flips.interval() };
     Difference {
         base: stats::mean(pairs.iter().map(|p| p.0)),
         new: stats::mean(pairs.iter().map(|p| p.1)),
         difference: stats::mean(d.iter().copied()),
         low: interval.map(|i| i.low),
         high: interval.map(|i| i.high),
-        p_value,
+        p_value: (!d.is_empty()).then(|| flips.p_value(0.0)),
         test: "paired-permutation",
+        pairs: d.len(),
+        too_few,
     }
 }
 
-/// As [`paired_mean`], with McNemar's exact test for pass/fail pairs.
+/// As [`paired_mean`], with McNemar's exact test for pass/fail pairs and
+/// its Clopper–Pearson interval.
 fn mcnemar(pairs: &[(f64, f64)]) -> Difference {
     let worse = pairs.iter().filter(|(b, n)| b > n).count() as u64;
     let better = pairs.iter().filter(|(b, n)| b < n).count() as u64;
+    let mean = paired_mean(pairs);
+    let interval = (!mean.too_few).then(|| paired::mcnemar_interval(worse, better, pairs.len() as u64));
     Difference {
         p_value: (!pairs.is_empty()).then(|| stats::mcnemar_exact(worse, better)),
         test: "mcnemar-exact",
-        ..paired_mean(pairs)
+        low: interval.map(|i| i.low),
+        high: interval.map(|i| i.high),
+        ..mean
     }
 }
 
 /// A ratio of added-up findings (micro precision, recall or F1) before and
-/// after, over the paired cases: resampled pairs for the interval, sides
-/// swapped within pairs for the p-value.
+/// after, over the paired cases: the paired bootstrap (pairs resampled) for
+/// both its interval and its p-value.
 fn paired_ratio(pairs: &[(Tally, Tally)], figure: fn(&Tally) -> Option<f64>) -> Difference {
     let sums = |pick: &mut dyn FnMut(usize) -> (Tally, Tally), n: usize| {
         let (mut b, mut a) = (Tally::default(), Tally::default());
@@ -322,24 +377,23 @@ fn paired_ratio(pairs: &[(Tally, Tally)], figure: fn(&Tally) -> Option<f64>) -> 
     };
     let diff = |(b, a): (Tally, Tally)| Some(figure(&a)? - figure(&b)?);
     let (base, new) = sums(&mut |i| pairs[i], pairs.len());
-    let interval = stats::bootstrap(pairs.len(), COMPARE_RESAMPLES, SEED, |drawn| {
+    let observed = diff((base, new));
+    let resamples = stats::bootstrap_values(pairs.len(), COMPARE_RESAMPLES, SEED, |drawn| {
         diff(sums(&mut |i| pairs[drawn[i]], drawn.len()))
     });
-    let observed = diff((base, new));
-    let p_value = observed.map(|_| {
-        stats::paired_permutation(pairs.len(), COMPARE_RESAMPLES, SEED, |swapped| {
-            let pick = |i: usize| if swapped[i] { (pairs[i].1, pairs[i].0) } else { pairs[i] };
-            diff(sums(&mut { pick }, pairs.len())).unwrap_or(0.0)
-        })
-    });
+    let too_few = !paired::can_conclude(pairs.len(), paired::ALPHA);
+    let interval = (!too_few && !resamples.is_empty())
+        .then(|| (stats::percentile(&resamples, 0.025), stats::percentile(&resamples, 0.975)));
     Difference {
         base: figure(&base),
         new: figure(&new),
         difference: observed,
-        low: interval.map(|i| i.low),
-        high: interval.map(|i| i.high),
-        p_value,
-        test: "paired-permutation",
+        low: interval.map(|i| i.0),
+        high: interval.map(|i| i.1),
+        p_value: observed.and_then(|_| paired::bootstrap_p_value(&resamples)),
+        test: "paired-bootstrap",
+        pairs: pairs.len(),
+        too_few,
     }
 }
 

@@ -255,6 +255,20 @@ pub fn unrecorded_epochs(dir: &Path, variants: &[Variant], cases: &[Case], epoch
         .collect()
 }
 
+/// The variants whose every model call is declared at temperature 0: no
+/// `--model` override, and each model of the workload says `temperature:
+/// 0.0`. Their epochs ask the same thing the same way, so they can only
+/// differ as far as the provider is not deterministic.
+pub fn temperature_zero(variants: &[Variant]) -> Vec<&Variant> {
+    variants
+        .iter()
+        .filter(|v| {
+            let models = &v.program.models;
+            v.model.is_none() && !models.is_empty() && models.values().all(|m| m.temperature == Some(0.0))
+        })
+        .collect()
+}
+
 /// One case of one variant, with its retries.
 async fn run_one(
     variant: &Variant,

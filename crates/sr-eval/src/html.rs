@@ -1,5 +1,6 @@
 //! `report.html`: one self-contained page (inline style and SVG, no script,
-//! nothing fetched): whether the run is complete, the summary table with 95%
+//! nothing fetched): whether the run is complete (and what never started),
+//! with several variants the verdict of each against the first, the summary table with 95%
 //! intervals, precision, recall and F1, each scorer's pass rate, a chart of
 //! each variant's figures with their intervals ([`chart`]), and every case
 //! run expandable to its scores, output and transcript ([`transcript`]),
@@ -9,6 +10,7 @@
 //! blocked and say so in the browser's console (see sr-cli's `eval_report_html` test).
 
 mod chart;
+pub mod compare;
 mod transcript;
 
 use std::fmt::Write;
@@ -26,6 +28,7 @@ table{border-collapse:collapse;margin:0 0 1em}td,th{border:1px solid #ccc;paddin
 td:first-child,th:first-child{text-align:left}details{margin:4px 0}summary{cursor:pointer}\
 .pass>summary{color:#176f2c}.fail>summary{color:#b3261e}pre{background:#f6f6f6;padding:6px;white-space:pre-wrap}\
 .partial{background:#fff4e5;border-left:4px solid #e65100;padding:6px 10px}\
+.verdict{font-size:15px;background:#eef3fb;border-left:4px solid #3949ab;padding:6px 10px}\
 .filter{margin:0 0 8px}.filter label{margin-right:12px}\
 ol.steps{font:12px monospace;padding-left:2.5em}ol.steps li{margin:2px 0}.step-model b{color:#3949ab}\
 .step-tool b{color:#00796b}.step-error b{color:#b3261e}details.other{font:12px monospace;color:#555}";
@@ -57,6 +60,15 @@ pub fn report(results: &Results, out: &Path) -> String {
             results.planned,
             results.missing.len()
         );
+        page.push_str("<ul class=\"partial\">\n");
+        for (variant, count, never) in results.not_run() {
+            let what = if never { "never started" } else { "did not finish" };
+            let _ = writeln!(page, "<li>{}: {what} ({count} case run(s) missing)</li>", escape(&variant));
+        }
+        page.push_str("</ul>\n");
+    }
+    for sentence in crate::compare::verdicts(results) {
+        let _ = writeln!(page, "<p class=\"verdict\">{}</p>", escape(&sentence));
     }
     let variants: Vec<VariantKey> = results.summary.iter().map(Summary::variant).collect();
     summary_table(&mut page, &results.summary, &variants);

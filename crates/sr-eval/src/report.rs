@@ -1,4 +1,6 @@
-//! `report.md`: whether the run is complete (in its first line), the summary
+//! `report.md`: whether the run is complete (in its first line, and when
+//! not, each variant that never started or did not finish), with several
+//! variants the verdict of each against the first, the summary
 //! per variant with 95% intervals, precision, recall and F1 of `findings`
 //! scorers, each scorer's pass rate, then every failed case run with its reasons.
 
@@ -19,6 +21,14 @@ pub fn markdown(results: &Results) -> String {
             "{} case run(s) did not run; `sr eval --resume DIR` runs them and writes this report again.\n",
             results.missing.len()
         );
+        for (variant, count, never) in results.not_run() {
+            let what = if never { "never started" } else { "did not finish" };
+            let _ = writeln!(out, "- {}: {what} ({count} case run(s) missing)", cell(&variant));
+        }
+        out.push('\n');
+    }
+    for sentence in crate::compare::verdicts(results) {
+        let _ = writeln!(out, "{sentence}\n");
     }
     let epochs = results.cases.iter().map(|c| c.epoch).max().unwrap_or(1);
     if epochs > 1 {
@@ -33,7 +43,8 @@ pub fn markdown(results: &Results) -> String {
     scorers(&mut out, &results.summary);
     let failures: Vec<&CaseResult> = results.cases.iter().filter(|c| !c.passed).collect();
     if failures.is_empty() {
-        out.push_str("\nEvery case run passed.\n");
+        let which = if results.complete { "Every case run passed." } else { "Every case run that finished passed." };
+        let _ = writeln!(out, "\n{which}");
         return out;
     }
     let _ = writeln!(out, "\n## Failures ({})\n", failures.len());

@@ -165,6 +165,27 @@ impl Results {
         let what = if epochs.unwrap_or(1) > 1 { "case runs" } else { "cases" };
         Some(format!("partial: {} of {} {what}", self.finished, self.planned))
     }
+
+    /// Per variant with missing runs, in plan order: its name, how many of
+    /// its case runs are missing, and whether none of its runs finished
+    /// (it never started).
+    pub fn not_run(&self) -> Vec<(String, usize, bool)> {
+        let mut listed: Vec<(VariantKey, usize)> = Vec::new();
+        for key in &self.missing {
+            let variant = key.variant();
+            match listed.iter_mut().find(|(v, _)| *v == variant) {
+                Some((_, count)) => *count += 1,
+                None => listed.push((variant, 1)),
+            }
+        }
+        listed
+            .into_iter()
+            .map(|(variant, count)| {
+                let started = self.cases.iter().any(|c| c.variant() == variant);
+                (crate::names::variant_name(&variant), count, !started)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,13 @@
 //! tested against known values: the Wilson score interval (pass rates), a
 //! seeded percentile bootstrap (means, ratios, paired differences), McNemar's
 //! exact test (paired pass/fail), a paired permutation test (paired
-//! differences of anything else) and the unbiased pass@k estimator.
+//! differences of means, [`paired::SignFlip`]), the unbiased pass@k estimator, and
+//! intervals of paired differences consistent with their tests ([`paired`]).
 //!
 //! Every random draw comes from [`Rng`] with a fixed seed, so the same results
 //! give the same intervals and p-values on every machine.
+
+pub mod paired;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +19,8 @@ pub const Z95: f64 = 1.959_963_984_540_054;
 pub const SUMMARY_RESAMPLES: usize = 2_000;
 /// Resamples of a comparison's intervals and Monte Carlo permutations.
 pub const COMPARE_RESAMPLES: usize = 10_000;
-/// Up to this many pairs, the permutation test enumerates every assignment.
+/// Up to this many pairs, the permutation test enumerates every assignment
+/// ([`paired::SignFlip`]).
 pub const EXACT_PAIRS: usize = 14;
 /// The seed of every draw.
 pub const SEED: u64 = 0x5eed_5eed;
@@ -68,14 +72,20 @@ pub fn wilson(p: f64, n: usize) -> Interval {
 /// `n` units drawn with replacement (their indices are passed to `stat`,
 /// which returns `None` where the statistic is undefined); the 2.5th and
 /// 97.5th percentiles of the defined values. `None` when no resample defines it.
-pub fn bootstrap(
+pub fn bootstrap(n: usize, resamples: usize, seed: u64, stat: impl FnMut(&[usize]) -> Option<f64>) -> Option<Interval> {
+    let values = bootstrap_values(n, resamples, seed, stat);
+    (!values.is_empty()).then(|| Interval { low: percentile(&values, 0.025), high: percentile(&values, 0.975) })
+}
+
+/// The defined values of [`bootstrap`]'s resamples, sorted.
+pub fn bootstrap_values(
     n: usize,
     resamples: usize,
     seed: u64,
     mut stat: impl FnMut(&[usize]) -> Option<f64>,
-) -> Option<Interval> {
+) -> Vec<f64> {
     if n == 0 {
-        return None;
+        return Vec::new();
     }
     let mut rng = Rng::new(seed);
     let mut drawn = vec![0; n];
@@ -88,11 +98,8 @@ pub fn bootstrap(
             values.push(value);
         }
     }
-    if values.is_empty() {
-        return None;
-    }
     values.sort_by(f64::total_cmp);
-    Some(Interval { low: percentile(&values, 0.025), high: percentile(&values, 0.975) })
+    values
 }
 
 /// The `q` quantile of sorted values (at least one), interpolated linearly
@@ -125,39 +132,6 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     let most = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let tail = most.exp() * terms.iter().map(|t| (t - most).exp()).sum::<f64>();
     (2.0 * tail).min(1.0)
-}
-
-/// The paired permutation test: if the two sides of every pair are
-/// exchangeable, swapping the sides of any subset of pairs is as likely as
-/// the observed assignment. `stat(swapped)` computes the statistic with the
-/// pairs marked `true` swapped; the two-sided p-value is the share of
-/// assignments whose statistic is at least as far from zero as the observed
-/// one: every assignment up to [`EXACT_PAIRS`] pairs, else `resamples`
-/// random ones, counted with the observed (`(1 + k) / (1 + B)`).
-pub fn paired_permutation(n: usize, resamples: usize, seed: u64, mut stat: impl FnMut(&[bool]) -> f64) -> f64 {
-    let mut swapped = vec![false; n];
-    let observed = stat(&swapped).abs();
-    // Float noise does not break a tie.
-    let at_least = |value: f64| value.abs() >= observed - 1e-12;
-    if n <= EXACT_PAIRS {
-        let mut hits = 0u64;
-        for mask in 0u64..1 << n {
-            for (i, slot) in swapped.iter_mut().enumerate() {
-                *slot = mask >> i & 1 == 1;
-            }
-            hits += u64::from(at_least(stat(&swapped)));
-        }
-        return hits as f64 / (1u64 << n) as f64;
-    }
-    let mut rng = Rng::new(seed);
-    let mut hits = 0usize;
-    for _ in 0..resamples {
-        for slot in swapped.iter_mut() {
-            *slot = rng.next_u64() >> 63 == 1;
-        }
-        hits += usize::from(at_least(stat(&swapped)));
-    }
-    (1 + hits) as f64 / (1 + resamples) as f64
 }
 
 /// The unbiased estimator of pass@k from `n` samples of which `c` passed

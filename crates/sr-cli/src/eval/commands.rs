@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use sr_eval::compare::Options;
+use sr_eval::compare::{Comparison, Options};
 use sr_eval::merge::Part;
+use sr_eval::results::Results;
 
 use super::output::{fail, read_results, say, tell, write_reports};
 
@@ -14,8 +15,8 @@ fn dir_of(path: &Path) -> PathBuf {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
 }
 
-pub fn compare(base: &Path, new: &Path, options: &Options, json: bool) -> ExitCode {
-    let (base, new) = match (read_results(base), read_results(new)) {
+pub fn compare(base_path: &Path, new_path: &Path, options: &Options, json: bool, html: Option<&Path>) -> ExitCode {
+    let (base, new) = match (read_results(base_path), read_results(new_path)) {
         (Ok(base), Ok(new)) => (base, new),
         (Err(e), _) | (_, Err(e)) => return fail(e, 2),
     };
@@ -23,15 +24,27 @@ pub fn compare(base: &Path, new: &Path, options: &Options, json: bool) -> ExitCo
         Ok(comparison) => comparison,
         Err(e) => return fail(e, 2),
     };
+    if let Some(page) = html {
+        let text = sr_eval::html::compare::page(&comparison, (&base, &dir_of(base_path)), (&new, &dir_of(new_path)));
+        if let Err(e) = std::fs::write(page, text) {
+            return fail(format!("cannot write {}: {e}", page.display()), 2);
+        }
+    }
     if json {
         say(&serde_json::to_string_pretty(&comparison).unwrap_or_default());
     } else {
         let text = comparison.text();
         say(text.trim_end());
     }
-    if !comparison.regressed {
-        return ExitCode::SUCCESS;
+    if comparison.regressed {
+        explain(&comparison, options);
+        return ExitCode::from(1);
     }
+    ExitCode::SUCCESS
+}
+
+/// Why the gate failed, on stderr.
+fn explain(comparison: &Comparison, options: &Options) {
     let missing = &comparison.missing;
     if (!missing.runs.is_empty() || !missing.variants.is_empty()) && !options.allow_missing {
         tell(&format!(
@@ -41,11 +54,32 @@ pub fn compare(base: &Path, new: &Path, options: &Options, json: bool) -> ExitCo
             missing.variants.len()
         ));
     }
-    let flipped = options.significance.is_none() && comparison.cases.iter().any(|c| c.new_pass < c.base_pass);
-    if comparison.variants.iter().any(|v| v.dropped) || flipped {
-        tell("regression: see the DROP, FAIL and worse lines above");
+    let failed = comparison.gate.iter().filter(|j| j.failed).count();
+    if failed > 0 {
+        tell(&format!("regression: {failed} gate rule(s) failed (the FAIL lines above)"));
     }
-    ExitCode::from(1)
+}
+
+/// `sr eval --baseline`: the run's results against the baseline's, the
+/// verdict and the gate printed, `compare.html` written in `out`; whether
+/// the gate failed.
+pub fn gate(base: &Results, base_path: &Path, new: &Results, out: &Path, options: &Options) -> Result<bool, String> {
+    let comparison = sr_eval::compare::compare(base, new, options)?;
+    let page = out.join("compare.html");
+    let text = sr_eval::html::compare::page(&comparison, (base, &dir_of(base_path)), (new, out));
+    std::fs::write(&page, text).map_err(|e| format!("cannot write {}: {e}", page.display()))?;
+    say(&format!("against the baseline {}:", base_path.display()));
+    for sentence in &comparison.verdict {
+        say(sentence);
+    }
+    for judgement in &comparison.gate {
+        say(&format!("  {}", sr_eval::compare::judgement_line(judgement)));
+    }
+    say(&format!("compare: {}", page.display()));
+    if comparison.regressed {
+        explain(&comparison, options);
+    }
+    Ok(comparison.regressed)
 }
 
 pub fn merge(parts: &[PathBuf], out: &Path) -> ExitCode {

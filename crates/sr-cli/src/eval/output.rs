@@ -58,7 +58,8 @@ pub fn read_results(path: &Path) -> Result<Results, String> {
 }
 
 /// Whether the run is complete, then per variant its figures with their 95%
-/// intervals, then where the results are.
+/// intervals, the verdict of each variant against the first, then where the
+/// results are.
 pub fn print_summary(results: &Results, out: &Path) {
     if let Some(partial) = results.partial() {
         say(&partial);
@@ -87,6 +88,9 @@ pub fn print_summary(results: &Results, out: &Path) {
             );
         }
         say(&line);
+    }
+    for sentence in sr_eval::compare::verdicts(results) {
+        say(&sentence);
     }
     say(&format!("results: {}", out.join("results.json").display()));
     say(&format!("report: {} (and report.html)", out.join("report.md").display()));

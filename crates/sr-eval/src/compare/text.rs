@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{Comparison, Difference};
+use super::verdict::p_text;
+use super::{Comparison, Difference, Judgement};
 use crate::names::variant_name;
 
 /// Missing runs listed one by one; the rest are counted.
@@ -11,6 +12,9 @@ const LISTED: usize = 20;
 impl Comparison {
     pub fn text(&self) -> String {
         let mut text = String::new();
+        for sentence in &self.verdict {
+            let _ = writeln!(text, "{sentence}");
+        }
         if let Some(partial) = &self.partial {
             let _ = writeln!(text, "new results {partial}");
         }
@@ -18,16 +22,7 @@ impl Comparison {
         for v in &self.variants {
             let name = if v.base == v.new { v.base.clone() } else { format!("{} → {}", v.base, v.new) };
             let _ = writeln!(text, "  {name} ({} paired case{})", v.cases, if v.cases == 1 { "" } else { "s" });
-            let mut pass = line("pass rate", &v.pass_rate, Unit::Percent);
-            let dropped = -v.pass_rate.difference.unwrap_or(0.0) > self.max_drop + 1e-9;
-            match self.significance {
-                _ if v.dropped => pass.push_str(" DROP"),
-                Some(level) if dropped => {
-                    let _ = write!(pass, " (a drop, not significant at {level})");
-                }
-                _ => {}
-            }
-            let _ = writeln!(text, "{pass}");
+            let _ = writeln!(text, "{}", line("pass rate", &v.pass_rate, Unit::Percent));
             let _ = writeln!(text, "{}", line("mean score", &v.mean_score, Unit::Fraction));
             if let Some(f) = &v.findings {
                 let _ = writeln!(text, "{}", line("F1 (micro)", &f.f1, Unit::Fraction));
@@ -37,6 +32,12 @@ impl Comparison {
             let _ = writeln!(text, "{}", line("tokens/run", &v.tokens, Unit::Count));
             if let Some(cost) = &v.cost_usd {
                 let _ = writeln!(text, "{}", line("USD/run", cost, Unit::Dollars));
+            }
+        }
+        if !self.gate.is_empty() {
+            let _ = writeln!(text, "gate (a rule fails on a change beyond its amount with p < {}):", self.significance);
+            for j in &self.gate {
+                let _ = writeln!(text, "  {}", judgement_line(j));
             }
         }
         for added in &self.added {
@@ -80,6 +81,17 @@ enum Unit {
     Dollars,
 }
 
+/// `FAIL  pass_rate drop > 2 points (helper.sr × default): 66.7, p = 0.0020`
+pub fn judgement_line(j: &Judgement) -> String {
+    let outcome = if j.failed { "FAIL" } else { "pass" };
+    let moved = j.moved.map_or("n/a".to_string(), |m| {
+        let text = format!("{:.3}", m + 0.0);
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    });
+    let p = j.p_value.map_or(String::new(), |p| format!(", p = {}", p_text(p)));
+    format!("{outcome}  {} ({}): moved {moved}{p}", j.rule, j.variant)
+}
+
 /// `    pass rate   62.5% → 75.0%  +12.5 points [-12.5, +37.5]  p = 0.625 (McNemar exact)`
 fn line(what: &str, d: &Difference, unit: Unit) -> String {
     let value = |v: Option<f64>| match (v, &unit) {
@@ -99,12 +111,20 @@ fn line(what: &str, d: &Difference, unit: Unit) -> String {
     if let Some(difference) = d.difference {
         let points = if matches!(unit, Unit::Percent) { " points" } else { "" };
         let _ = write!(line, "  {}{points}", delta(difference));
-        if let (Some(low), Some(high)) = (d.low, d.high) {
-            let _ = write!(line, " [{}, {}]", delta(low), delta(high));
+        match (d.low, d.high) {
+            (Some(low), Some(high)) => {
+                let _ = write!(line, " [{}, {}]", delta(low), delta(high));
+            }
+            _ if d.too_few => line.push_str(" [too few cases to conclude]"),
+            _ => {}
         }
     }
     if let Some(p) = d.p_value {
-        let test = if d.test == "mcnemar-exact" { "McNemar exact" } else { "paired permutation" };
+        let test = match d.test {
+            "mcnemar-exact" => "McNemar exact",
+            "paired-bootstrap" => "paired bootstrap",
+            _ => "paired permutation",
+        };
         let _ = write!(line, "  p = {p:.3} ({test})");
     }
     line

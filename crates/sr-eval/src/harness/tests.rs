@@ -427,6 +427,26 @@ fn filter_and_shard_pick_cases_and_variants_multiply() {
     assert_eq!(labels[7], ("review-2@helper".to_string(), "m".to_string()));
 }
 
+#[test]
+fn variants_whose_models_are_all_at_temperature_zero_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = |temperature: &str| {
+        format!(
+            "model main:\n    provider: openai\n    name: gpt-4o-mini\n    temperature: {temperature}\n\
+             prompt answer: \"\"\"You answer.\"\"\"\nagent:\n    instruction answer\n"
+        )
+    };
+    let cold = program_of(dir.path(), "cold.sr", &model("0.0"));
+    let warm = program_of(dir.path(), "warm.sr", &model("0.7"));
+    let workloads = [("cold.sr".to_string(), cold.clone()), ("warm.sr".to_string(), warm)];
+    let all = variants(&workloads, &[], &[]);
+    let found: Vec<&str> = temperature_zero(&all).iter().map(|v| v.workload.as_str()).collect();
+    assert_eq!(found, ["cold.sr"]);
+    // A --model override's temperature is not the workload's to say; a model without one is not at 0.
+    assert!(temperature_zero(&variants(&[("cold.sr".to_string(), cold)], &[], &["openai/x".into()])).is_empty());
+    assert!(temperature_zero(&variants(&[("h.sr".to_string(), program(dir.path()))], &[], &[])).is_empty());
+}
+
 /// A model that links a host file (and a host directory) into its work
 /// directory, here through a host command, gets none of it into the results:
 /// the `file` scorer and the grading flow's input read through a jail on the

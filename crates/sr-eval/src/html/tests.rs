@@ -193,3 +193,42 @@ fn a_transcript_is_never_read_from_outside_the_output_directory() {
         assert_eq!(page.contains("<p>no transcript</p>"), !shown, "{events}");
     }
 }
+
+#[test]
+fn the_compare_page_has_the_verdict_the_gate_and_changed_cases_side_by_side() {
+    let (base_dir, new_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = "cases/c0/review/a/events.jsonl";
+    for dir in [&base_dir, &new_dir] {
+        std::fs::create_dir_all(dir.path().join("cases/c0/review/a")).unwrap();
+        std::fs::write(dir.path().join(file), events(0)).unwrap();
+    }
+    // c0 passed and now fails; six more cases fail on both sides.
+    let side = |first: bool| {
+        let mut cases = vec![case("c0", "a", first, json!("x"), Some(file))];
+        cases.extend((1..7).map(|i| case(&format!("c{i}"), "a", false, json!("x"), None)));
+        Results::of(cases)
+    };
+    let (base, new) = (side(true), side(false));
+    let options = crate::compare::Options {
+        rules: vec![crate::compare::Rule::parse("pass_rate drop > 2 points").unwrap()],
+        significance: 0.05,
+        allow_missing: false,
+        variants: None,
+    };
+    let comparison = crate::compare::compare(&base, &new, &options).unwrap();
+    let page = compare::page(&comparison, (&base, base_dir.path()), (&new, new_dir.path()));
+    assert!(page.contains("<h1>Comparison: the gate passes</h1>"), "{page}");
+    assert!(
+        page.contains(
+            "<p class=\"verdict\">review, new vs base: no significant difference in pass rate (-14.3 points, p = 1.0)"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("<td>pass_rate drop &gt; 2 points</td><td>a/very/long/path/to/the/benchmark/workloads/review.sr × a</td><td>14.286</td><td>1.0</td><td class=\"gate-pass\">pass</td>"), "{page}");
+    assert!(page.contains("<tr><td>pass rate</td><td>14.286</td><td>0.000</td><td>-14.286</td><td>[-"), "{page}");
+    // The case that changed: its base run (PASS) and new run (FAIL), each with its transcript.
+    let changed = &page[page.find("<h2>Cases that changed (1)</h2>").unwrap()..];
+    let (left, right) = changed.split_at(changed.find("<h3>new: ").unwrap());
+    assert!(left.contains("<h3>base: ") && left.contains("epoch 1: PASS") && left.contains("read_file"), "{left}");
+    assert!(right.contains("epoch 1: FAIL") && right.contains("read_file"), "{right}");
+}

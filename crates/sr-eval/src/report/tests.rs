@@ -100,3 +100,29 @@ fn a_partial_run_says_so_first_and_findings_have_their_figures() {
     "#]]
     .assert_eq(findings);
 }
+
+#[test]
+fn a_partial_report_lists_the_variants_that_never_started() {
+    let key = |id: &str, workload: &str| RunKey {
+        id: id.into(),
+        workload: workload.into(),
+        entry: None,
+        model: Some("openai/gpt-4o|mini".into()),
+        epoch: 1,
+    };
+    // review.sr ran one of its two cases, which passed; split.sr never started.
+    let plan =
+        [key("c1", "bench/review.sr"), key("c2", "bench/review.sr"), key("c1", "split.sr"), key("c2", "split.sr")];
+    let results = Results::assemble(&plan, vec![case("c1", 1, true, None, vec![])], Reduce::Mean, None);
+    let report = markdown(&results);
+    assert!(
+        report.contains(
+            "- bench/review.sr × openai/gpt-4o\\|mini: did not finish (1 case run(s) missing)\n\
+             - split.sr × openai/gpt-4o\\|mini: never started (2 case run(s) missing)\n"
+        ),
+        "{report}"
+    );
+    assert!(report.ends_with("\nEvery case run that finished passed.\n") && !report.contains("Every case run passed"));
+    let page = crate::html::report(&results, std::path::Path::new("."));
+    assert!(page.contains("<li>split.sr × openai/gpt-4o|mini: never started (2 case run(s) missing)</li>"), "{page}");
+}
