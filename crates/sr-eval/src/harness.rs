@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde_json::Value;
-use sr_llm::{HttpClient, HttpOptions, Provider, Router};
+use sr_llm::{HttpClient, Provider, Router};
 use sr_runtime::RunOptions;
 use sr_runtime::compile::Compiled;
 use sr_runtime::event::{Event, Payload, Usage};
@@ -329,10 +329,7 @@ fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
     if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_) | Scorer::Flow(_))) {
         return Err("the case has no judge".to_string());
     }
-    let router = || -> Result<Arc<dyn Provider>, String> {
-        let http = HttpClient::new(HttpOptions::default()).map_err(|e| e.to_string())?;
-        Ok(Arc::new(Router::from_env(http)))
-    };
+    let router = || -> Result<Arc<dyn Provider>, String> { Ok(Arc::new(Router::from_env(HttpClient::shared()))) };
     let beside = cassette.with_extension("judge.jsonl");
     match models {
         // A server's case runs are judged here, by the providers of this machine.

@@ -65,6 +65,16 @@ impl HttpClient {
         Ok(HttpClient { client: Arc::default(), options: Arc::new(options) })
     }
 
+    /// The process's client with the default options: every run of a process
+    /// (a server's, an evaluation's) shares its connection pool and loads the
+    /// system's TLS roots once, instead of once per run.
+    pub fn shared() -> HttpClient {
+        static SHARED: OnceLock<HttpClient> = OnceLock::new();
+        SHARED
+            .get_or_init(|| HttpClient { client: Arc::default(), options: Arc::new(HttpOptions::default()) })
+            .clone()
+    }
+
     fn client(&self) -> Result<reqwest::Client, LlmError> {
         let built = self.client.get_or_init(|| {
             reqwest::Client::builder()
@@ -500,6 +510,14 @@ pub(crate) fn assert_robust<D: Decoder + Default>(stream: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shared_client_sends_through_one_pool() {
+        let (a, b) = (HttpClient::shared(), HttpClient::shared());
+        assert!(Arc::ptr_eq(&a.client, &b.client), "the process's clients share one pool");
+        let own = HttpClient::new(HttpOptions::default()).unwrap();
+        assert!(!Arc::ptr_eq(&a.client, &own.client), "a client with options of its own has its own pool");
+    }
 
     #[test]
     fn error_bodies_of_every_provider_are_understood() {

@@ -30,7 +30,7 @@ mod stream;
 mod wire;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -61,6 +61,14 @@ impl Default for A2aOptions {
 /// How long to wait between two `GetTask`s of a task still working.
 const POLL: Duration = Duration::from_millis(500);
 
+/// The process's client for remote agents (no redirects), built by the first
+/// program that has one: a run without `a2a` tools never loads TLS roots for
+/// it, and every run of a server shares one connection pool.
+fn client() -> Option<reqwest::Client> {
+    static CLIENT: OnceLock<Option<reqwest::Client>> = OnceLock::new();
+    CLIENT.get_or_init(|| reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().ok()).clone()
+}
+
 /// The remote agents a program defines, with their secrets resolved; nothing
 /// is contacted until a call.
 #[derive(Default)]
@@ -78,7 +86,10 @@ impl Remotes {
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Remotes {
         let mut remotes = Remotes::default();
-        let Ok(client) = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build() else {
+        if !tools.values().any(|data| matches!(data, ToolData::A2a { .. })) {
+            return remotes;
+        }
+        let Some(client) = client() else {
             return remotes;
         };
         for (name, data) in tools {

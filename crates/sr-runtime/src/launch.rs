@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sr_llm::{Cassette, HttpClient, HttpOptions, Provider, Redactor, Router};
+use sr_llm::{Cassette, HttpClient, Provider, Redactor, Router};
 
 use crate::compile::Compiled;
 use crate::event::{Emitter, EventSink, RunStatus};
@@ -211,10 +211,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     };
     let provider = match provider {
         Some(provider) => provider,
-        None => {
-            let http = HttpClient::new(HttpOptions::default()).map_err(LaunchError::Client)?;
-            Arc::new(Router::from_env(http))
-        }
+        None => Arc::new(Router::from_env(HttpClient::shared())),
     };
     let opened = match &storage {
         Some(storage) => Some(open_store(storage)?),

@@ -51,9 +51,6 @@ pub enum LaunchError {
     /// The run to continue is still running.
     #[error("run {run} of session {session} is still running")]
     Busy { session: String, run: i64 },
-    /// The providers' HTTP client cannot be built.
-    #[error("{0}")]
-    Client(sr_llm::LlmError),
     /// The sessions database cannot be opened or read.
     #[error("cannot open {}: {source}", path.display())]
     Sessions { path: PathBuf, source: rusqlite::Error },
