@@ -245,7 +245,14 @@ test("a session typed in the Workloads form is created, and errors say what to d
     "Could not list the sessions: the server did not answer. Check that `sr serve` is still running, then reload.",
   );
   await expect(alert).not.toContainText("Failed to fetch");
-  // The aborted request is the browser's console error, on purpose here.
+  // A run's event stream that gets no answer says so, and the page tries again.
+  await page.route("**/v1/runs/r-done/events", (route) => route.abort("connectionrefused"));
+  await page.goto("/runs/r-done");
+  await expect(page.getByRole("alert")).toHaveText(
+    "Lost the run's event stream (the server did not answer); reconnecting…",
+  );
+  await page.goto("/evals");
+  // The aborted requests are the browser's console errors, on purpose here.
   consoleErrors.length = 0;
 });
 

@@ -216,9 +216,10 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
     pub status: RunStatus,
-    /// The run's message, as submitted (`prompt`, or `input` as JSON text).
-    #[serde(default)]
-    pub message: String,
+    /// The run's message (`prompt`, or `input` as JSON text) as its
+    /// `run_started` event shows it, secrets replaced; none before it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// What a run that is `done` returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,

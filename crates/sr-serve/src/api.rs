@@ -171,7 +171,11 @@ async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<S
     }
     let runs = server.store.session_runs(&id).await?;
     let transcript = server.sessions.messages(&id).map_err(ApiError::internal)?;
-    Ok(Json(Session { id, transcript, runs: runs.into_iter().map(shown).collect() }))
+    let mut shown_runs = Vec::with_capacity(runs.len());
+    for row in runs {
+        shown_runs.push(shown(&server, row).await?);
+    }
+    Ok(Json(Session { id, transcript, runs: shown_runs }))
 }
 
 async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Result<Response, ApiError> {
@@ -229,32 +233,39 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         return Ok((StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response());
     }
     let row = runs::wait_for_end(&server, &id).await?;
-    Ok(Json(shown(row)).into_response())
+    Ok(Json(shown(&server, row).await?).into_response())
 }
 
 async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<Run>, ApiError> {
-    server.find_run(&id).await.map(|row| Json(shown(row)))
+    let row = server.find_run(&id).await?;
+    Ok(Json(shown(&server, row).await?))
 }
 
 /// A stored run as the API shows it (the store moved a run in doubt's
-/// question out of its result).
-pub(crate) fn shown(row: RunRow) -> Run {
+/// question out of its result). Its message is its `run_started` event's
+/// input, where the runtime replaced every secret, never the stored text.
+pub(crate) async fn shown(server: &Server, row: RunRow) -> Result<Run, ApiError> {
+    let first = server.store.events_after(&row.id, 0, 1).await?;
+    let message = first.first().and_then(|(_, text)| match serde_json::from_str::<sr_api::Event>(text) {
+        Ok(sr_api::Event { payload: sr_api::Payload::RunStarted { input, .. }, .. }) => Some(input),
+        _ => None,
+    });
     let question = row.question.and_then(|question| {
         serde_json::from_value(question)
             .inspect_err(|error| tracing::warn!(run = %row.id, %error, "a stored question is not a question"))
             .ok()
     });
-    Run {
+    Ok(Run {
         id: row.id,
         session: row.session,
         workload: row.workload,
         entry: row.entry,
         status: row.status,
-        message: row.message,
+        message,
         result: row.result,
         error: row.error,
         question,
-    }
+    })
 }
 
 async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<CancelAnswer>, ApiError> {

@@ -79,7 +79,7 @@ impl FixtureRun {
             workload: s.workload.clone(),
             entry: s.entry.clone(),
             status: s.status,
-            message: self.message.clone(),
+            message: Some(self.message.clone()),
             result: self.result.clone(),
             error: s.error.clone(),
             question: None,

@@ -240,7 +240,7 @@ export function followEvents(
         }
       } catch (error) {
         if (controller.signal.aborted) return;
-        onError(String(error));
+        onError(error instanceof TypeError ? "the server did not answer" : String(error));
       }
       await new Promise((resolve) => setTimeout(resolve, retry));
       retry = Math.min(retry * 2, 10_000);

@@ -195,8 +195,11 @@ export type Run = {
   /** The entry the run was asked to start at (none: the workload's default). */
   entry?: string | null;
   status: RunStatus;
-  /** The run's message, as submitted (`prompt`, or `input` as JSON text). */
-  message?: string;
+  /**
+   * The run's message (`prompt`, or `input` as JSON text) as its
+   * `run_started` event shows it, secrets replaced; none before it started.
+   */
+  message?: string | null;
   /** What a run that is `done` returned. */
   result?: unknown;
   error?: string | null;
