@@ -69,6 +69,10 @@ test("a run of sr serve: its events live on the page within a second, and the an
   expect(started.ok(), await started.text()).toBeTruthy();
   const { id } = await started.json();
   await page.goto(`/runs/${id}`);
+  // The UUID is shortened, whole on hover; the entry the API's request left out is the default, recorded.
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText(`Run ${id.slice(0, 8)}…Copy`);
+  await expect(page.getByRole("heading", { level: 1 }).locator(`[title="${id}"]`)).toBeVisible();
+  await expect(page.getByTestId("run-entry")).toHaveText("approve · main");
   // The model streams its draft slowly (the script spaces its chunks): the question comes
   // after the page is open, and must be on it within a second of the stream's event.
   const asked = watch(`${serve}/v1/runs/${id}/events`, "human_input_requested");
@@ -92,15 +96,17 @@ test("a run of sr serve: its events live on the page within a second, and the an
 
   // Its session's page lists it.
   await page.goto(`/sessions/${run.session}`);
-  await expect(page.getByRole("link", { name: id })).toBeVisible();
+  await expect(page.locator(`a:has([data-id="${id}"])`)).toBeVisible();
+  await expect(page.getByRole("list", { name: "Turns" })).toContainText("Ada");
   await expect(page.getByRole("alert")).toHaveCount(0);
 
   // The runs list (studio_api's GET /v1/runs) shows it, linked.
   await page.goto("/runs");
-  const row = page.getByRole("row").filter({ hasText: id });
+  const row = page.getByRole("row").filter({ has: page.locator(`[data-id="${id}"]`) });
   await expect(row).toContainText("done");
   await expect(row).toContainText("approve");
-  await row.getByRole("link", { name: id }).click();
+  await expect(row).toContainText("main");
+  await row.locator(`a:has([data-id="${id}"])`).click();
   await expect(page).toHaveURL(new RegExp(`/runs/${id}$`));
   expect(consoleErrors).toEqual([]);
 });
@@ -127,7 +133,13 @@ test("time travel in sr serve: the state at an event, and a fork from it with a 
   const row = page.getByRole("option").filter({ hasText: "model_request" }).nth(1);
   await row.click();
   const state = page.getByRole("region", { name: `State at event ${polish.seq}` });
-  await expect(state.getByTestId("moment-status")).toContainText("running", { timeout: 15_000 });
+  await expect(state.getByTestId("moment-status")).toContainText("This run has finished (done).", { timeout: 15_000 });
+  await expect(state.getByTestId("moment-status")).toContainText("it was running");
+  // The state panel fits the window at 1280 px: nothing to scroll sideways.
+  const details = page.getByRole("region", { name: "Selected event" });
+  const overflow = await details.evaluate((el) => el.scrollWidth - el.clientWidth);
+  expect(overflow, "the selected event's panel overflows").toBeLessThanOrEqual(0);
+  expect(page.viewportSize()?.width).toBe(1280);
   const variables = state.getByRole("table", { name: `Variables of main at event ${polish.seq}` });
   await expect(variables).toContainText("Dear Ada, hello.");
   await expect(variables).toContainText("ship it");

@@ -70,7 +70,7 @@ test("an event emitted by a running flow appears within one second, and answerin
   const id = await startRun(page);
   await page.goto(`/runs/${id}`);
   await expect(page.getByTestId("question")).toHaveText("Which branch should I deploy?");
-  await expect(page.getByTestId("run-status")).toHaveText("paused");
+  await expect(page.getByTestId("run-status")).toHaveText("Waiting for you");
   await expect(page.getByRole("option").filter({ hasText: "I need to ask." }).first()).toBeVisible();
   // The streamed text (events 4 and 5, sent 50 ms apart) is one row that grew.
   await expect(page.locator("#event-4")).toContainText("I need to ask.");
@@ -149,6 +149,18 @@ test("the workloads page draws the graph, lists diagnostics with spans and start
   await expect(page.getByText("ask.sr:12:5–12:12")).toBeVisible();
   await shoot(page, "workloads");
   const form = page.getByRole("form", { name: "Start a run of ask" });
+  // The default entry (`flow main`) is chosen, though the agent is listed first.
+  await expect(form.getByLabel("Entry")).toHaveValue("main");
+  await expect(form.getByLabel("Entry").locator("option:checked")).toHaveText("flow main (default)");
+  // One form's error shows under its own card only.
+  const review = page.getByRole("form", { name: "Start a run of review" });
+  await review.getByRole("button", { name: "Start run" }).click();
+  const reviewCard = page.getByRole("region", { name: "review", exact: true });
+  await expect(reviewCard.getByRole("alert")).toHaveText("Could not start the run: the fixture runs only workload ask");
+  await expect(page.getByRole("region", { name: "ask", exact: true }).getByRole("alert")).toHaveCount(0);
+  // Chromium logs the refused request (503) as a console error: expected here, and only it.
+  expect(consoleErrors).toEqual([expect.stringContaining("503 (Service Unavailable)")]);
+  consoleErrors.length = 0;
   await form.getByLabel("Input").fill("ship it");
   await form.getByRole("button", { name: "Start run" }).click();
   await expect(page).toHaveURL(/\/runs\/r-\d+$/);
@@ -157,18 +169,91 @@ test("the workloads page draws the graph, lists diagnostics with spans and start
   expect(consoleErrors).toEqual([]);
 });
 
-test("a session shows its transcript across its runs", async ({ page, consoleErrors }) => {
+test("a session shows its turns, each linked to its run, and its transcript", async ({ page, consoleErrors }) => {
   await page.goto("/sessions");
-  await page.getByLabel("Session id").fill("s-1");
-  await page.getByRole("button", { name: "Open session" }).click();
+  await page.getByRole("searchbox").fill("s-1");
+  await page.getByRole("link", { name: "s-1", exact: true }).click();
   await expect(page).toHaveURL(/\/sessions\/s-1$/);
+  const turns = page.getByRole("list", { name: "Turns" });
+  await expect(turns).toContainText("You hello");
+  await expect(turns).toContainText("ask · main ok");
+  await expect(turns.getByRole("link", { name: "Run r-done" })).toBeVisible();
+  await page.getByText("Transcript: the messages agents of this session see").click();
   const transcript = page.getByRole("list", { name: "Transcript" });
-  await expect(transcript).toContainText("hello");
-  await expect(transcript).toContainText("ok");
   await expect(transcript).toContainText('→ read_file({"path":"notes.md"})');
-  await expect(page.getByRole("link", { name: "r-done" })).toBeVisible();
   await shoot(page, "session");
   expect(consoleErrors).toEqual([]);
+});
+
+test("the sessions list searches, newest first; a new session is created and continued from its page", async ({
+  page,
+  consoleErrors,
+}) => {
+  await page.goto("/sessions");
+  const firstCells = page.getByRole("row").locator("td:first-child");
+  await expect(firstCells.first()).toBeVisible();
+  const order = await firstCells.allTextContents();
+  // Newest first: s-big's run started at 09:00, s-1's at 08:00, s-2's at 07:00.
+  expect(order.indexOf("s-big")).toBeLessThan(order.indexOf("s-1"));
+  expect(order.indexOf("s-1")).toBeLessThan(order.indexOf("s-2"));
+  await page.getByRole("searchbox").fill("no-such-session");
+  await expect(page.getByText("No session matches “no-such-session”.")).toBeVisible();
+  await page.getByRole("searchbox").fill("");
+  await shoot(page, "sessions");
+
+  await page.getByRole("button", { name: "New session" }).click();
+  await expect(page).toHaveURL(/\/sessions\/s-new-\d+$/);
+  const session = decodeURIComponent(page.url().replace(/.*\/sessions\//, ""));
+  await expect(page.getByText("No turns yet: send the first message below.")).toBeVisible();
+  const chat = page.getByRole("form", { name: "Continue the session" });
+  await expect(chat.getByLabel("Workload")).toHaveValue("ask");
+  // A chat continues an agent: its agent entry comes first and is chosen.
+  await expect(chat.getByLabel("Entry")).toHaveValue("helper");
+  await chat.getByLabel("Message").fill("which branch?");
+  await chat.getByLabel("Message").press("Enter");
+  const turns = page.getByRole("list", { name: "Turns" });
+  await expect(turns).toContainText("You which branch?");
+  await expect(turns).toContainText("Waiting for you: open the run to answer its question.");
+  await expect(chat.getByLabel("Message")).toHaveValue("");
+  await shoot(page, "session-chat");
+  await turns.getByRole("link", { name: /^Run r-\d+$/ }).click();
+  await expect(page).toHaveURL(/\/runs\/r-\d+$/);
+  await expect(page.getByTestId("run-entry")).toHaveText("ask · helper");
+  await expect(page.getByTestId("run-status")).toHaveText("Waiting for you");
+  await page.goto("/sessions");
+  await expect(firstCells.first()).toHaveText(session);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a session typed in the Workloads form is created, and errors say what to do, never 'Failed to fetch'", async ({
+  page,
+  consoleErrors,
+}) => {
+  await page.goto("/workloads");
+  const form = page.getByRole("form", { name: "Start a run of ask" });
+  await form.getByLabel("Input").fill("first message");
+  await form.getByLabel("Session (new or existing, optional)").fill("travel-desk");
+  await form.getByRole("button", { name: "Start run" }).click();
+  await expect(page).toHaveURL(/\/runs\/r-\d+$/);
+  await expect(page.locator('a:has([data-id="travel-desk"])')).toBeVisible();
+
+  // The server does not answer: the page says so, and what to do.
+  await page.route("**/v1/sessions**", (route) => route.abort("connectionrefused"));
+  await page.goto("/sessions");
+  const alert = page.getByRole("alert");
+  await expect(alert).toHaveText(
+    "Could not list the sessions: the server did not answer. Check that `sr serve` is still running, then reload.",
+  );
+  await expect(alert).not.toContainText("Failed to fetch");
+  // A run's event stream that gets no answer says so, and the page tries again.
+  await page.route("**/v1/runs/r-done/events", (route) => route.abort("connectionrefused"));
+  await page.goto("/runs/r-done");
+  await expect(page.getByRole("alert")).toHaveText(
+    "Lost the run's event stream (the server did not answer); reconnecting…",
+  );
+  await page.goto("/evals");
+  // The aborted requests are the browser's console errors, on purpose here.
+  consoleErrors.length = 0;
 });
 
 test("the evaluations page shows the numbers of the results.json it was given, and compares two", async ({ page, consoleErrors }) => {
@@ -201,7 +286,7 @@ test("an in-doubt step is decided from the page, and a running run is cancelled"
 
   const id = await startRun(page);
   await page.goto(`/runs/${id}`);
-  await expect(page.getByTestId("run-status")).toHaveText("paused");
+  await expect(page.getByTestId("run-status")).toHaveText("Waiting for you");
   await page.getByRole("button", { name: "Cancel run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("cancelled");
   await expect(page.getByRole("button", { name: "Cancel run" })).toHaveCount(0);

@@ -297,7 +297,7 @@ async fn bad_requests_get_a_4xx_naming_the_field_never_a_500() {
     // Outside /v1 the studio answers (sr-studio: its app, for its own addresses).
     let (status, _) = serve.get("/nowhere").await;
     assert_eq!(status, 200);
-    let (status, _) = serve.get("/v1/sessions").await;
+    let (status, _) = serve.post("/v1/sessions/nope", json!({})).await;
     assert_eq!(status, 405);
     // The studio's list of runs (sr-serve's studio_api).
     let (status, answer) = serve.get("/v1/runs?status=sideways").await;

@@ -19,9 +19,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use sr_runtime::event::{self, Event, Payload};
-use sr_runtime::served::RunStatus;
+use sr_api::{ErrorAnswer, Event, Payload, Run, RunAccepted, RunEnd, RunRequest, RunStatus, WorkloadList};
 use tokio::task::JoinHandle;
 
 use crate::dataset::{Case, Files};
@@ -111,18 +112,17 @@ impl Servers {
     pub async fn check(&self, wanted: &[(String, Option<String>)]) -> Vec<String> {
         let mut problems = Vec::new();
         for server in &self.servers {
-            let served = match server.request(Method::GET, "/v1/workloads", None).await {
+            let served: WorkloadList = match server.request(Method::GET, "/v1/workloads", None::<&Value>).await {
                 Ok(answer) => answer,
                 Err(failure) => {
                     problems.push(server.explain(failure));
                     continue;
                 }
             };
-            let list = served["workloads"].as_array().cloned().unwrap_or_default();
-            let names: Vec<&str> = list.iter().filter_map(|w| w["name"].as_str()).collect();
+            let names: Vec<&str> = served.workloads.iter().map(|w| w.name.as_str()).collect();
             for (workload, entry) in wanted {
                 let name = served_name(workload);
-                let Some(found) = list.iter().find(|w| w["name"] == name.as_str()) else {
+                let Some(found) = served.workloads.iter().find(|w| w.name == name) else {
                     let serves = if names.is_empty() { "nothing".to_string() } else { names.join(", ") };
                     problems.push(format!(
                         "{}: the server serves no workload named `{name}` (for {workload}); it serves: {serves}",
@@ -130,8 +130,7 @@ impl Servers {
                     ));
                     continue;
                 };
-                let entries: Vec<&str> =
-                    found["entries"].as_array().into_iter().flatten().filter_map(|e| e["name"].as_str()).collect();
+                let entries: Vec<&str> = found.entries.iter().map(|e| e.name.as_str()).collect();
                 if let Some(entry) = entry
                     && !entries.contains(&entry.as_str())
                 {
@@ -219,21 +218,18 @@ pub(crate) struct Ran {
 impl Server {
     async fn run(&self, ask: &Ask<'_>) -> Ran {
         let mut ran = Ran { run: None, events: Vec::new(), result: None, error: None };
-        let mut body = json!({"workload": served_name(ask.workload), "prompt": ask.prompt});
-        if let Some(entry) = ask.entry {
-            body["entry"] = json!(entry);
-        }
-        if let Some(model) = ask.model {
-            body["model"] = json!(model);
-        }
-        let id = match self.request(Method::POST, "/v1/runs", Some(&body)).await {
-            Ok(answer) => match answer["id"].as_str() {
-                Some(id) => id.to_string(),
-                None => {
-                    ran.error = Some(format!("{}: the server's answer to POST /v1/runs has no run id", self.base));
-                    return ran;
-                }
-            },
+        let body = RunRequest {
+            workload: served_name(ask.workload),
+            entry: ask.entry.map(str::to_string),
+            prompt: Some(ask.prompt.to_string()),
+            input: None,
+            session: None,
+            model: ask.model.map(str::to_string),
+            wait: false,
+            on_conflict: sr_api::OnConflict::Reject,
+        };
+        let id = match self.request::<RunAccepted>(Method::POST, "/v1/runs", Some(&body)).await {
+            Ok(answer) => answer.id,
             Err(failure) => {
                 ran.error = Some(self.explain(failure));
                 return ran;
@@ -247,10 +243,10 @@ impl Server {
         match outcome {
             Ok((events, row)) => {
                 ran.events = events;
-                ran.result = row.get("result").filter(|r| !r.is_null()).cloned();
-                ran.error = row["error"].as_str().map(str::to_string);
-                if status(&row) != Some(RunStatus::Done) && ran.error.is_none() {
-                    ran.error = Some(format!("the run ended {} on the server", row["status"].as_str().unwrap_or("?")));
+                ran.result = row.result.filter(|r| !r.is_null());
+                ran.error = row.error;
+                if row.status != RunStatus::Done && ran.error.is_none() {
+                    ran.error = Some(format!("the run ended {} on the server", row.status));
                 }
             }
             Err(e) => ran.error = Some(e),
@@ -260,7 +256,7 @@ impl Server {
 
     /// Reads the run's events to the end of its stream (reconnecting after
     /// the last one seen), writing them to `events_file`; then the run's row.
-    async fn follow(&self, id: &str, events_file: &Path) -> Result<(Vec<Event>, Value), String> {
+    async fn follow(&self, id: &str, events_file: &Path) -> Result<(Vec<Event>, Run), String> {
         let cannot = |e: std::io::Error| format!("cannot write {}: {e}", events_file.display());
         if let Some(parent) = events_file.parent() {
             std::fs::create_dir_all(parent).map_err(cannot)?;
@@ -284,11 +280,11 @@ impl Server {
             };
             file.flush().map_err(cannot)?;
             // A broken stream is the first thing to tell, before what asking for the row gave.
-            let row = match self.request(Method::GET, &format!("/v1/runs/{id}"), None).await {
+            let row: Run = match self.request(Method::GET, &format!("/v1/runs/{id}"), None::<&Value>).await {
                 Ok(row) => row,
                 Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
             };
-            if status(&row).is_some_and(RunStatus::is_ended) && failure.is_none() {
+            if row.status.is_ended() && failure.is_none() {
                 return Ok((events, row));
             }
             broken += 1;
@@ -335,7 +331,7 @@ impl Server {
             let line = match serde_json::from_value::<Event>(value.clone()) {
                 Ok(event) => {
                     let line = serde_json::to_string(&event).unwrap_or_default();
-                    paused = matches!(event.payload, Payload::RunFinished { status: event::RunStatus::Paused, .. });
+                    paused = matches!(event.payload, Payload::RunFinished { status: RunEnd::Paused, .. });
                     events.push(event);
                     line
                 }
@@ -357,7 +353,7 @@ impl Server {
 
     async fn cancel(&self, id: &str) {
         // `{}`: the server takes only JSON bodies on POST.
-        let _ = self.request(Method::POST, &format!("/v1/runs/{id}/cancel"), Some(&json!({}))).await;
+        let _ = self.request::<Value>(Method::POST, &format!("/v1/runs/{id}/cancel"), Some(&json!({}))).await;
     }
 
     fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -367,11 +363,17 @@ impl Server {
         }
     }
 
-    /// A JSON request and its JSON answer (a 2xx), within [`REQUEST`].
-    async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, Failure> {
+    /// A JSON request and its answer (a 2xx) as API v1 shapes it, within [`REQUEST`].
+    async fn request<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T, Failure> {
         let mut request = self.with_key(self.client.request(method, format!("{}{path}", self.base))).timeout(REQUEST);
         if let Some(body) = body {
-            request = request.header("content-type", "application/json").body(body.to_string());
+            let text = serde_json::to_string(body).expect("the API's requests serialise to JSON");
+            request = request.header("content-type", "application/json").body(text);
         }
         let response =
             request.send().await.map_err(|e| Failure { status: None, message: unreachable(&self.base, &e) })?;
@@ -380,8 +382,10 @@ impl Server {
         }
         let status = response.status();
         let text = bounded_text(response).await.map_err(|message| Failure { status: Some(status), message })?;
-        serde_json::from_str(&text)
-            .map_err(|e| Failure { status: Some(status), message: format!("its answer is not JSON: {e}") })
+        serde_json::from_str(&text).map_err(|e| Failure {
+            status: Some(status),
+            message: format!("its answer to {path} is not what API v1 answers: {e}"),
+        })
     }
 
     /// A failure as the user reads it: the server, and what went wrong.
@@ -418,11 +422,6 @@ impl Drop for Pending {
     }
 }
 
-/// A run's status as the server's answer names it (`None`: it names none).
-fn status(row: &Value) -> Option<RunStatus> {
-    row["status"].as_str()?.parse().ok()
-}
-
 fn unreachable(base: &str, error: &reqwest::Error) -> String {
     let why = if error.is_timeout() { "it did not answer in time".to_string() } else { chain(error) };
     format!("cannot reach the server at {base}: {why}")
@@ -444,14 +443,8 @@ fn chain(error: &dyn std::error::Error) -> String {
 async fn answer_failure(response: reqwest::Response) -> Failure {
     let status = response.status();
     let text = bounded_text(response).await.unwrap_or_default();
-    let message = match serde_json::from_str::<Value>(&text) {
-        Ok(body) if body["error"]["message"].is_string() => {
-            format!(
-                "{}: {}",
-                body["error"]["code"].as_str().unwrap_or("error"),
-                body["error"]["message"].as_str().unwrap_or("")
-            )
-        }
+    let message = match serde_json::from_str::<ErrorAnswer>(&text) {
+        Ok(body) => format!("{}: {}", body.error.code, body.error.message),
         _ if text.trim().is_empty() => "the server answered with no detail".to_string(),
         _ => text.chars().take(500).collect(),
     };

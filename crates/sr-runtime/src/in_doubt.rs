@@ -50,7 +50,7 @@ impl std::str::FromStr for Decision {
 }
 
 /// A call in doubt, as it is put to whoever decides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Question {
     pub tool: String,
     pub args: Value,

@@ -13,7 +13,7 @@ use crate::event;
 
 /// Where a served run is: waiting in the queue, running, waiting for a human
 /// (`paused`, `in_doubt`), or ended (`done`, `failed`, `cancelled`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Queued,

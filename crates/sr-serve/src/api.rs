@@ -8,8 +8,11 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use sr_api::{
+    CancelAnswer, CancelStatus, Health, InputRequest, NewSession, OnConflict, Run, RunAccepted, RunRequest, Session,
+    SessionCreated, WorkloadList,
+};
 use sr_runtime::ids::{self, IdKind};
 
 use crate::error::{ApiError, Body};
@@ -24,7 +27,7 @@ type Shared = State<Arc<Server>>;
 pub(crate) fn routes() -> Vec<Route> {
     use Access::{Keyed, Open};
     let mut routes = vec![
-        Route::new(Open, Method::GET, "/healthz", || async { Json(json!({"status": "ok"})) }),
+        Route::new(Open, Method::GET, "/healthz", || async { Json(Health { status: "ok".to_string() }) }),
         Route::new(Open, Method::GET, "/readyz", readyz),
         Route::new(Keyed, Method::GET, "/v1/workloads", workloads),
         Route::new(Keyed, Method::POST, "/v1/sessions", create_session),
@@ -35,6 +38,7 @@ pub(crate) fn routes() -> Vec<Route> {
         Route::new(Keyed, Method::POST, "/v1/runs/{id}/cancel", cancel),
         Route::new(Keyed, Method::POST, "/v1/runs/{id}/input", input),
         Route::new(Keyed, Method::GET, "/metrics", metrics),
+        Route::new(Keyed, Method::GET, "/v1/openapi.json", openapi),
     ];
     routes.extend(crate::studio_api::routes());
     routes.extend(crate::travel::routes());
@@ -118,7 +122,7 @@ async fn readyz(State(server): Shared) -> Response {
             .into_response();
     }
     let unreachable = match tokio::time::timeout(STORE_PING, server.store.ping()).await {
-        Ok(Ok(())) => return Json(json!({"status": "ready"})).into_response(),
+        Ok(Ok(())) => return Json(Health { status: "ready".to_string() }).into_response(),
         Ok(Err(error)) => error.to_string(),
         Err(_) => format!("no answer within {} s", STORE_PING.as_secs()),
     };
@@ -132,15 +136,13 @@ async fn metrics(State(server): Shared) -> Result<Response, ApiError> {
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
 }
 
-async fn workloads(State(server): Shared) -> Json<Value> {
-    let list: Vec<&Value> = server.workloads.values().map(|w| &w.description).collect();
-    Json(json!({"workloads": list}))
+/// The committed OpenAPI document (sr-api's drift test keeps it current).
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], sr_api::openapi::COMMITTED).into_response()
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct NewSession {
-    id: Option<String>,
+async fn workloads(State(server): Shared) -> Json<WorkloadList> {
+    Json(WorkloadList { workloads: server.workloads.values().map(|w| w.description.clone()).collect() })
 }
 
 async fn create_session(State(server): Shared, Body(body): Body<NewSession>) -> Result<Response, ApiError> {
@@ -155,44 +157,25 @@ async fn create_session(State(server): Shared, Body(body): Body<NewSession>) -> 
         None => uuid::Uuid::new_v4().to_string(),
     };
     server.store.create_session(&id).await?;
-    Ok((StatusCode::CREATED, Json(json!({"id": id}))).into_response())
+    Ok((StatusCode::CREATED, Json(SessionCreated { id })).into_response())
 }
 
 fn checked_session(id: &str) -> Result<(), ApiError> {
     ids::check(IdKind::Session, id).map_err(|_| ApiError::not_found(format!("no session {id:?}")))
 }
 
-async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<Session>, ApiError> {
     checked_session(&id)?;
     if !server.store.session_exists(&id).await? {
         return Err(ApiError::not_found(format!("no session {id}")));
     }
     let runs = server.store.session_runs(&id).await?;
     let transcript = server.sessions.messages(&id).map_err(ApiError::internal)?;
-    Ok(Json(json!({"id": id, "transcript": transcript, "runs": runs})))
-}
-
-#[derive(Deserialize, Clone, Copy, Default, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-enum OnConflict {
-    #[default]
-    Reject,
-    Enqueue,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunRequest {
-    workload: String,
-    entry: Option<String>,
-    prompt: Option<String>,
-    input: Option<Value>,
-    session: Option<String>,
-    model: Option<String>,
-    #[serde(default)]
-    wait: bool,
-    #[serde(default)]
-    on_conflict: OnConflict,
+    let mut shown_runs = Vec::with_capacity(runs.len());
+    for row in runs {
+        shown_runs.push(shown(&server, row).await?);
+    }
+    Ok(Json(Session { id, transcript, runs: shown_runs }))
 }
 
 async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Result<Response, ApiError> {
@@ -236,41 +219,70 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         None => uuid::Uuid::new_v4().to_string(),
     };
     let id = uuid::Uuid::new_v4().to_string();
+    let entry = request.entry.or_else(|| workload.default_entry());
     let new = NewRun {
         id: &id,
         session: &session,
         workload: &workload.name,
-        entry: request.entry.as_deref(),
+        entry: entry.as_deref(),
         message: &message,
         model: request.model.as_deref(),
     };
     runs::queue(&server, &new, request.on_conflict == OnConflict::Reject).await?;
     if !request.wait {
-        return Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response());
+        return Ok((StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response());
     }
     let row = runs::wait_for_end(&server, &id).await?;
-    Ok(Json(row).into_response())
+    Ok(Json(shown(&server, row).await?).into_response())
 }
 
-async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<RunRow>, ApiError> {
-    server.find_run(&id).await.map(Json)
+async fn run(State(server): Shared, Path(id): Path<String>) -> Result<Json<Run>, ApiError> {
+    let row = server.find_run(&id).await?;
+    Ok(Json(shown(&server, row).await?))
 }
 
-async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let status = runs::cancel_run(&server, &id).await?;
-    Ok(Json(json!({"id": id, "status": status.as_str()})))
+/// A stored run as the API shows it (the store moved a run in doubt's
+/// question out of its result). Its message is its `run_started` event's
+/// input, where the runtime replaced every secret, never the stored text.
+pub(crate) async fn shown(server: &Server, row: RunRow) -> Result<Run, ApiError> {
+    let first = server.store.events_after(&row.id, 0, 1).await?;
+    let message = first.first().and_then(|(_, text)| match serde_json::from_str::<sr_api::Event>(text) {
+        Ok(sr_api::Event { payload: sr_api::Payload::RunStarted { input, .. }, .. }) => Some(input),
+        _ => None,
+    });
+    let question = row.question.and_then(|question| {
+        serde_json::from_value(question)
+            .inspect_err(|error| tracing::warn!(run = %row.id, %error, "a stored question is not a question"))
+            .ok()
+    });
+    Ok(Run {
+        id: row.id,
+        session: row.session,
+        workload: row.workload,
+        entry: row.entry,
+        status: row.status,
+        message,
+        result: row.result,
+        error: row.error,
+        question,
+    })
+}
+
+async fn cancel(State(server): Shared, Path(id): Path<String>) -> Result<Json<CancelAnswer>, ApiError> {
+    let status = match runs::cancel_run(&server, &id).await? {
+        runs::Cancel::Cancelled => CancelStatus::Cancelled,
+        runs::Cancel::Cancelling => CancelStatus::Cancelling,
+    };
+    Ok(Json(CancelAnswer { id, status }))
 }
 
 /// An answer to `escalate to human` (`text`), or a decision about a tool
 /// call in doubt (`decision`; a `text` of `retry`, `skip` or `fail` decides too).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Input {
-    text: Option<String>,
-    decision: Option<String>,
-}
-
-async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<Input>) -> Result<Response, ApiError> {
+async fn input(
+    State(server): Shared,
+    Path(id): Path<String>,
+    Body(body): Body<InputRequest>,
+) -> Result<Response, ApiError> {
     match (body.text, body.decision) {
         (Some(_), Some(_)) => return Err(ApiError::bad_request("text, decision: give one of them, not both")),
         (None, None) => return Err(ApiError::bad_request("text: missing (or decision, for a run in doubt)")),
@@ -280,5 +292,35 @@ async fn input(State(server): Shared, Path(id): Path<String>, Body(body): Body<I
             runs::decide(&server, &id, decision).await?;
         }
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({"id": id, "status": RunStatus::Queued}))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Access, routes};
+
+    /// Every route but time travel's and A2A's is in the OpenAPI document,
+    /// with its method, and asks for a key there exactly when the server does.
+    #[test]
+    fn openapi_lists_the_routes() {
+        let document = sr_api::openapi::document();
+        let mut listed = Vec::new();
+        for route in routes() {
+            let path = route.path;
+            if path.contains("/at/")
+                || path.ends_with("/fork")
+                || path.starts_with("/a2a")
+                || path.contains("well-known")
+            {
+                continue;
+            }
+            let operation = &document["paths"][path][route.method.as_str().to_lowercase()];
+            assert!(operation.is_object(), "{} {path} is not in the OpenAPI document", route.method);
+            assert_eq!(operation.get("security").is_some(), route.access == Access::Keyed, "{path}: security");
+            listed.push(path);
+        }
+        let operations: usize =
+            document["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
+        assert_eq!(operations, listed.len(), "the document lists a route the server does not have");
+    }
 }

@@ -1,15 +1,16 @@
 //! What the studio (sr-studio) asks beyond API v1: `GET /v1/runs`, the newest runs first
 //! (`?status=` to keep one status, `?limit=` up to 500, default 200), each with when it
 //! started, how long it took once it ended, and its tokens and cost from its
-//! `run_finished` event. The embedded store reads `serve.db` for it on a read-only
-//! connection of its own, so it never holds the store's lock.
+//! `run_finished` event; and `GET /v1/sessions`, the sessions of those runs (`?q=` to
+//! search, `?limit=` runs read, default 500). The embedded store reads `serve.db` for
+//! them on a read-only connection of its own, so it never holds the store's lock.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::Method;
-use serde_json::{Value, json};
+use sr_api::{RunList, RunSummary, SessionList, SessionSummary, Tokens};
 
 use crate::Server;
 use crate::error::ApiError;
@@ -19,22 +20,29 @@ use crate::store::{RecentRun, RunStatus};
 pub(crate) const MAX_LIMIT: u32 = 500;
 
 pub(crate) fn routes() -> Vec<Route> {
-    vec![Route::new(Access::Keyed, Method::GET, "/v1/runs", list)]
+    vec![
+        Route::new(Access::Keyed, Method::GET, "/v1/runs", list),
+        Route::new(Access::Keyed, Method::GET, "/v1/sessions", sessions),
+    ]
 }
 
-/// `?status=S&limit=N`, each at most once; anything else is a JSON 400 naming it.
+/// `?status=S&limit=N` (or, for sessions, `?q=TEXT&limit=N`), each at most once;
+/// anything else is a JSON 400 naming it.
 #[derive(Default)]
 struct ListQuery {
     status: Option<RunStatus>,
     limit: Option<u32>,
+    q: Option<String>,
 }
 
-fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
+fn parse_query(raw: Option<&str>, route: &str) -> Result<ListQuery, ApiError> {
+    let sessions = route == "/v1/sessions";
     let mut query = ListQuery::default();
     for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
-            "status" if query.status.is_none() => {
+            "q" if sessions && query.q.is_none() => query.q = Some(decode(value)?),
+            "status" if !sessions && query.status.is_none() => {
                 query.status = Some(value.parse().map_err(|e| ApiError::bad_request(format!("status: {e}")))?);
             }
             "limit" if query.limit.is_none() => {
@@ -42,41 +50,100 @@ fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
                     value.parse().map_err(|_| ApiError::bad_request(format!("limit: {value:?} is not a count")))?;
                 query.limit = Some(limit);
             }
-            "status" | "limit" => return Err(ApiError::bad_request(format!("{key}: given twice"))),
+            key if key == "limit" || key == if sessions { "q" } else { "status" } => {
+                return Err(ApiError::bad_request(format!("{key}: given twice")));
+            }
             _ => {
-                return Err(ApiError::bad_request(format!("{key:?}: not a parameter of GET /v1/runs (status, limit)")));
+                let known = if sessions { "q, limit" } else { "status, limit" };
+                return Err(ApiError::bad_request(format!("{key:?}: not a parameter of GET {route} ({known})")));
             }
         }
     }
     Ok(query)
 }
 
-async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
-    let query = parse_query(raw.as_deref())?;
-    let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
-    let runs: Vec<Value> = server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
-    Ok(Json(json!({"runs": runs})))
+/// A query's value with `+` and `%XX` decoded.
+fn decode(value: &str) -> Result<String, ApiError> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+                let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
+                out.push(byte.ok_or_else(|| ApiError::bad_request(format!("q: {value:?} has a bad %-escape")))?);
+                i += 2;
+            }
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| ApiError::bad_request("q: not UTF-8 once decoded"))
 }
 
-fn shown(row: RecentRun) -> Value {
+async fn sessions(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<SessionList>, ApiError> {
+    let query = parse_query(raw.as_deref(), "/v1/sessions")?;
+    let limit = query.limit.unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT);
+    let runs = server.store.recent_runs(None, limit).await?;
+    Ok(Json(SessionList { sessions: group(runs, query.q.as_deref().unwrap_or("")) }))
+}
+
+/// The sessions of `runs` (newest first), in the order of their newest run,
+/// those whose id or a workload contains `q`.
+fn group(runs: Vec<RecentRun>, q: &str) -> Vec<SessionSummary> {
+    let mut sessions: Vec<SessionSummary> = Vec::new();
+    for run in runs {
+        match sessions.iter_mut().find(|s| s.id == run.session) {
+            Some(session) => {
+                session.runs += 1;
+                if !session.workloads.contains(&run.workload) {
+                    session.workloads.push(run.workload);
+                }
+            }
+            None => sessions.push(SessionSummary {
+                id: run.session,
+                runs: 1,
+                last_run: run.id,
+                last_started: iso(run.created_ms),
+                last_status: run.status,
+                workloads: vec![run.workload],
+            }),
+        }
+    }
+    let q = q.to_lowercase();
+    sessions.retain(|s| s.id.to_lowercase().contains(&q) || s.workloads.iter().any(|w| w.to_lowercase().contains(&q)));
+    sessions
+}
+
+async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<RunList>, ApiError> {
+    let query = parse_query(raw.as_deref(), "/v1/runs")?;
+    let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
+    let runs = server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
+    Ok(Json(RunList { runs }))
+}
+
+fn shown(row: RecentRun) -> RunSummary {
     let RecentRun { id, session, workload, entry, status, error, created_ms, updated_ms, last_event } = row;
-    let mut run = json!({"id": id, "session": session, "workload": workload, "entry": entry, "status": status,
-                         "started": iso(created_ms)});
-    if let Some(error) = error {
-        run["error"] = json!(error);
+    let usage = last_event.and_then(|text| serde_json::from_str::<sr_api::Event>(&text).ok()).and_then(|event| {
+        match event.payload {
+            sr_api::Payload::RunFinished { usage, .. } => Some(usage),
+            _ => None,
+        }
+    });
+    RunSummary {
+        id,
+        session,
+        workload,
+        entry,
+        status,
+        started: iso(created_ms),
+        error,
+        duration_ms: status.is_ended().then(|| u64::try_from(updated_ms.saturating_sub(created_ms)).unwrap_or(0)),
+        tokens: usage.as_ref().map(|u| Tokens { input: u.input_tokens, output: u.output_tokens }),
+        cost_usd: usage.and_then(|u| u.cost_usd),
     }
-    if status.is_ended() {
-        run["duration_ms"] = json!(updated_ms.saturating_sub(created_ms));
-    }
-    if let Some(usage) = last_event
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .filter(|event| event["type"] == "run_finished")
-        .map(|event| event["usage"].clone())
-    {
-        run["tokens"] = json!({"input": usage["input_tokens"], "output": usage["output_tokens"]});
-        run["cost_usd"] = usage.get("cost_usd").cloned().unwrap_or(Value::Null);
-    }
-    run
 }
 
 /// Milliseconds since the epoch as UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`.
@@ -98,13 +165,18 @@ fn iso(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{RunStatus, iso, parse_query};
+    use super::{RecentRun, RunStatus, group, iso, parse_query};
 
     #[test]
     fn queries() {
-        let ok = parse_query(Some("status=done&limit=3")).unwrap();
+        let ok = parse_query(Some("status=done&limit=3"), "/v1/runs").unwrap();
         assert_eq!((ok.status, ok.limit), (Some(RunStatus::Done), Some(3)));
-        assert!(parse_query(None).unwrap().status.is_none());
+        assert!(parse_query(None, "/v1/runs").unwrap().status.is_none());
+        let search = parse_query(Some("q=travel+desk%2F2&limit=9"), "/v1/sessions").unwrap();
+        assert_eq!((search.q.as_deref(), search.limit), (Some("travel desk/2"), Some(9)));
+        for bad in ["status=done", "q=a&q=b", "q=%zz", "q=%ff", "limit=x"] {
+            assert!(parse_query(Some(bad), "/v1/sessions").is_err(), "{bad}");
+        }
         for bad in [
             "status=sideways",
             "limit=abc",
@@ -114,8 +186,34 @@ mod tests {
             "x=1",
             "status",
         ] {
-            assert!(parse_query(Some(bad)).is_err(), "{bad}");
+            assert!(parse_query(Some(bad), "/v1/runs").is_err(), "{bad}");
         }
+    }
+
+    /// Runs newest first become their sessions in the order of each one's newest run.
+    #[test]
+    fn sessions_of_runs() {
+        let run = |id: &str, session: &str, workload: &str, at: i64| RecentRun {
+            id: id.into(),
+            session: session.into(),
+            workload: workload.into(),
+            entry: None,
+            status: RunStatus::Done,
+            error: None,
+            created_ms: at,
+            updated_ms: at,
+            last_event: None,
+        };
+        let runs =
+            || vec![run("r3", "b", "desk", 3000), run("r2", "a", "review", 2000), run("r1", "b", "review", 1000)];
+        let shown: Vec<(String, u32, String, Vec<String>)> =
+            group(runs(), "").into_iter().map(|s| (s.id, s.runs, s.last_run, s.workloads)).collect();
+        let expected = [("b", 2, "r3", vec!["desk", "review"]), ("a", 1, "r2", vec!["review"])]
+            .map(|(id, n, last, w)| (id.to_string(), n, last.to_string(), w.into_iter().map(String::from).collect()));
+        assert_eq!(shown, expected);
+        let found: Vec<String> = group(runs(), "DESK").into_iter().map(|s| s.id).collect();
+        assert_eq!(found, ["b"]);
+        assert!(group(runs(), "nothing").is_empty());
     }
 
     #[test]

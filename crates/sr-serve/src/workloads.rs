@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use sr_api::{Diagnostic, EntryKind, EntryPoint, Graph, GraphEdge, GraphNode, InputHelp};
 use sr_hir::graph::{EdgeKind, ProgramGraph, program_graph};
 use sr_hir::{ItemKind, RootDatabase};
 use sr_runtime::compile::{Compiled, Entry};
@@ -19,29 +18,24 @@ pub struct Workload {
     pub name: String,
     pub program: Arc<Compiled>,
     /// What `GET /v1/workloads` says of it.
-    pub description: Value,
+    pub description: sr_api::Workload,
 }
 
 impl Workload {
+    /// The flow or agent a run that names none starts at: recorded as the
+    /// run's entry, so every run, over the API or A2A, shows where it started.
+    pub fn default_entry(&self) -> Option<String> {
+        match &self.program.entry {
+            Some(Entry::Flow(name) | Entry::Agent(name)) => Some(name.to_string()),
+            None => None,
+        }
+    }
+
     /// Whether a run may start at `entry` (a flow or an agent).
     pub fn has_entry(&self, entry: &str) -> bool {
         self.program.flows.keys().any(|f| f.as_str() == entry)
             || self.program.agents.keys().any(|a| a.as_str() == entry)
     }
-}
-
-#[derive(Serialize)]
-struct NodeView {
-    id: String,
-    kind: &'static str,
-    label: String,
-}
-
-#[derive(Serialize)]
-struct EdgeView<'a> {
-    from: &'a str,
-    to: &'a str,
-    kind: &'static str,
 }
 
 /// Loads every workload; a file that does not compile, or two with one
@@ -79,55 +73,59 @@ fn load_one(name: &str, path: &Path) -> Result<Workload, Vec<String>> {
     })?;
     let graph = match db.load_with_imports(&path) {
         Ok(root) if path.extension().is_some_and(|e| e == "sr") => graph_view(&db, &program_graph(&db, root)),
-        _ => json!({"nodes": [], "edges": []}),
+        _ => Graph::default(),
     };
     let entry = match &program.entry {
         Some(Entry::Flow(name)) => Some(format!("flow {name}")),
         Some(Entry::Agent(name)) => Some(format!("agent {name}")),
         None => None,
     };
-    let entries: Vec<Value> = program
+    let entry_point = |name: &str, kind| EntryPoint { name: name.to_string(), kind, input: "prompt".to_string() };
+    let entries: Vec<EntryPoint> = program
         .flows
         .keys()
-        .map(|f| json!({"name": f.as_str(), "kind": "flow", "input": "prompt"}))
-        .chain(program.agents.keys().map(|a| json!({"name": a.as_str(), "kind": "agent", "input": "prompt"})))
+        .map(|f| entry_point(f.as_str(), EntryKind::Flow))
+        .chain(program.agents.keys().map(|a| entry_point(a.as_str(), EntryKind::Agent)))
         .collect();
-    let description = json!({
-        "name": name,
-        "entry": entry,
-        "entries": entries,
-        "input": {"prompt": "text: the run's message", "input": "any JSON value: given to the run as its message, as JSON text"},
-        "graph": graph,
-        "diagnostics": diagnostics(&program),
-    });
+    let description = sr_api::Workload {
+        name: name.to_string(),
+        entry,
+        entries,
+        input: InputHelp {
+            prompt: "text: the run's message".to_string(),
+            input: "any JSON value: given to the run as its message, as JSON text".to_string(),
+        },
+        graph,
+        diagnostics: diagnostics(&program),
+    };
     Ok(Workload { name: name.to_string(), program, description })
 }
 
 /// What `sr check` says of a workload that runs (its warnings and our stricter
 /// checks: an error stops the server at start), each at its exact span:
 /// 1-based lines and columns in characters, as the studio shows them.
-fn diagnostics(program: &Compiled) -> Vec<Value> {
+fn diagnostics(program: &Compiled) -> Vec<Diagnostic> {
     program
         .warnings
         .iter()
         .map(|(path, d)| {
             let source = program.sources.iter().find(|s| &s.path == path);
             let file = source.map_or_else(|| path.display().to_string(), |s| s.display.to_string());
-            let mut view = json!({
-                "severity": d.severity.as_str(),
-                "code": d.code().to_string(),
-                "message": d.message(),
-                "file": file,
-                "line": 1,
-                "column": 1,
-            });
+            let mut view = Diagnostic {
+                severity: d.severity.as_str().to_string(),
+                code: d.code().to_string(),
+                message: d.message().clone(),
+                file,
+                line: 1,
+                column: 1,
+                end_line: None,
+                end_column: None,
+            };
             if let Some(index) = source.map(|s| &s.index) {
                 let at = |offset| (index.line_col(offset).line + 1, index.col_in(offset, Encoding::Char) + 1);
                 let ((line, column), (end_line, end_column)) = (at(d.range.start()), at(d.range.end()));
-                view["line"] = json!(line);
-                view["column"] = json!(column);
-                view["end_line"] = json!(end_line);
-                view["end_column"] = json!(end_column);
+                (view.line, view.column) = (line, column);
+                (view.end_line, view.end_column) = (Some(end_line), Some(end_column));
             }
             view
         })
@@ -137,21 +135,21 @@ fn diagnostics(program: &Compiled) -> Vec<Value> {
 /// The graph `sr graph` and the editor draw, for clients: nodes named
 /// `KIND NAME` (`agent reviewer`), edges between them with their exact kind
 /// (`handler` ties an agent to its own handler).
-fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Value {
-    let nodes: Vec<NodeView> = graph
+fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Graph {
+    let nodes: Vec<GraphNode> = graph
         .nodes
         .iter()
         .map(|node| {
             let (kind, name) = (node.item.kind(db), node.item.name(db));
-            NodeView { id: label(kind, name), kind: kind_name(kind), label: name.to_string() }
+            GraphNode { id: label(kind, name), kind: kind_name(kind).to_string(), label: name.to_string() }
         })
         .collect();
-    let edges: Vec<EdgeView> = graph
+    let edges: Vec<GraphEdge> = graph
         .links
         .iter()
-        .map(|link| EdgeView {
-            from: &nodes[link.from].id,
-            to: &nodes[link.to].id,
+        .map(|link| GraphEdge {
+            from: nodes[link.from].id.clone(),
+            to: nodes[link.to].id.clone(),
             kind: match link.kind {
                 None => "handler",
                 Some(EdgeKind::Delegate) => "delegate",
@@ -160,10 +158,11 @@ fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Value {
                 Some(EdgeKind::RunFlow) => "run_flow",
                 Some(EdgeKind::CallLlm) => "call_llm",
                 Some(EdgeKind::Instruction) => "instruction",
-            },
+            }
+            .to_string(),
         })
         .collect();
-    json!({"nodes": nodes, "edges": edges})
+    Graph { nodes, edges }
 }
 
 fn kind_name(kind: ItemKind) -> &'static str {

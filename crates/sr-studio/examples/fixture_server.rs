@@ -1,7 +1,9 @@
 //! The API of `sr serve` (issue #30) played from a script, with the studio mounted as
 //! `sr serve` mounts it: what the browser tests of `studio/e2e` drive until they run
 //! against `sr serve` itself. Runs live in memory; `POST /v1/runs` of workload `ask`
-//! starts a run that asks a human a question and finishes with the answer.
+//! starts a run that asks a human a question and finishes with the answer. Its answers
+//! are API v1's wire types (sr-api), and every event it emits, but for the hostile ones
+//! that try the page, is read back as an `Event` first.
 //!
 //! `fixture_server [ADDR]` (default 127.0.0.1:4791). Test support: it unwraps.
 #![allow(clippy::unwrap_used)]
@@ -17,16 +19,24 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
+use sr_api::{
+    CancelAnswer, CancelStatus, EntryKind, EntryPoint, ErrorAnswer, ErrorDetail, Graph, GraphEdge, InputHelp,
+    InputRequest, NewSession, Run, RunAccepted, RunList, RunRequest, RunStatus, RunSummary, Session, SessionCreated,
+    SessionList, SessionSummary, Tokens, WorkloadList,
+};
 use tokio::sync::watch;
 
 #[derive(Default)]
 struct Fixture {
     runs: BTreeMap<String, FixtureRun>,
+    sessions: std::collections::BTreeSet<String>,
     next: u64,
 }
 
 struct FixtureRun {
-    info: Value,
+    summary: RunSummary,
+    message: String,
+    result: Option<Value>,
     events: Vec<Value>,
     /// Each event as its Server-Sent Event, written once (as a store would keep it).
     lines: Vec<String>,
@@ -40,37 +50,86 @@ fn lock(state: &Shared) -> std::sync::MutexGuard<'_, Fixture> {
 }
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, Json(json!({"error": {"code": code, "message": message}}))).into_response()
+    let detail = ErrorDetail { code: code.to_string(), message: message.to_string() };
+    (status, Json(ErrorAnswer { error: detail })).into_response()
+}
+
+/// A run of `workload` (entry `main`) in `session`, as the runs list shows it.
+fn summary(session: &str, workload: &str, status: RunStatus, started: &str) -> RunSummary {
+    RunSummary {
+        id: String::new(),
+        session: session.to_string(),
+        workload: workload.to_string(),
+        entry: Some("main".to_string()),
+        status,
+        started: started.to_string(),
+        error: None,
+        duration_ms: None,
+        tokens: None,
+        cost_usd: None,
+    }
+}
+
+impl FixtureRun {
+    fn run(&self) -> Run {
+        let s = &self.summary;
+        Run {
+            id: s.id.clone(),
+            session: s.session.clone(),
+            workload: s.workload.clone(),
+            entry: s.entry.clone(),
+            status: s.status,
+            message: Some(self.message.clone()),
+            result: self.result.clone(),
+            error: s.error.clone(),
+            question: None,
+        }
+    }
 }
 
 impl Fixture {
-    fn add(&mut self, id: &str, info: Value) {
+    fn add(&mut self, id: &str, mut summary: RunSummary) {
         let (changed, _) = watch::channel(0);
-        let mut info = info;
-        info["id"] = json!(id);
-        self.runs.insert(id.to_string(), FixtureRun { info, events: Vec::new(), lines: Vec::new(), changed });
+        summary.id = id.to_string();
+        self.sessions.insert(summary.session.clone());
+        let (result, message) = (None, String::new());
+        let run = FixtureRun { summary, message, result, events: Vec::new(), lines: Vec::new(), changed };
+        self.runs.insert(id.to_string(), run);
     }
 
+    /// Emits `payload` as the run's next event, which must be an `Event` of API v1.
     fn emit(&mut self, id: &str, path: &[&str], payload: Value) {
-        let run = self.runs.get_mut(id).unwrap();
-        let mut event = json!({"seq": run.events.len() + 1, "invocation_id": "inv-1", "path": path});
+        let seq = self.runs[id].events.len() + 1;
+        let mut event = json!({"seq": seq, "invocation_id": "inv-1", "path": path});
         event.as_object_mut().unwrap().extend(payload.as_object().unwrap().clone());
+        if let Err(e) = serde_json::from_value::<sr_api::Event>(event.clone()) {
+            panic!("the fixture's event {event} is not an API v1 event: {e}");
+        }
+        self.emit_raw(id, event);
+    }
+
+    /// Emits `event` as it is, valid or not (the hostile run's).
+    fn emit_raw(&mut self, id: &str, event: Value) {
+        let run = self.runs.get_mut(id).unwrap();
         run.lines.push(format!("id: {}\ndata: {event}\n\n", run.events.len() + 1));
         run.events.push(event);
         run.changed.send_replace(run.events.len());
     }
 
-    fn set(&mut self, id: &str, field: &str, value: Value) {
+    fn update(&mut self, id: &str, change: impl FnOnce(&mut FixtureRun)) {
         let run = self.runs.get_mut(id).unwrap();
-        run.info[field] = value;
+        change(run);
         run.changed.send_modify(|_| {});
     }
 }
 
 /// A finished run of `count` events of every kind the timeline draws, nested two deep.
 fn seed_big(fixture: &mut Fixture, id: &str, count: usize) {
-    fixture.add(id, json!({"session": "s-big", "status": "done", "workload": "review", "entry": "main",
-        "started": "2026-11-26T09:00:00Z", "duration_ms": 183_000, "tokens": {"input": 120_000, "output": 40_000}, "cost_usd": 0.84}));
+    let mut big = summary("s-big", "review", RunStatus::Done, "2026-11-26T09:00:00Z");
+    big.duration_ms = Some(183_000);
+    big.tokens = Some(Tokens { input: 120_000, output: 40_000 });
+    big.cost_usd = Some(0.84);
+    fixture.add(id, big);
     let flow = ["flow:main"];
     let agent = ["flow:main", "agent:reviewer"];
     fixture.emit(
@@ -114,15 +173,15 @@ fn seed_big(fixture: &mut Fixture, id: &str, count: usize) {
 /// hostile events (markup, a megabyte of text, a line that is not JSON).
 fn seed_trials(fixture: &mut Fixture) {
     let flow = ["flow:main"];
-    fixture.add("r-doubt", json!({"session": "s-2", "status": "in_doubt", "workload": "ask", "entry": "main", "started": "2026-11-26T07:00:00Z"}));
+    fixture.add("r-doubt", summary("s-2", "ask", RunStatus::InDoubt, "2026-11-26T07:00:00Z"));
     fixture.emit("r-doubt", &[], json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "pay"}));
     fixture.emit("r-doubt", &flow, json!({"type": "tool_call", "call_id": "c1", "tool": "pay", "args": {"amount": 5}}));
-    fixture.add("r-flaky", json!({"session": "s-3", "status": "done", "workload": "ask", "entry": "main", "started": "2026-11-26T06:00:00Z"}));
+    fixture.add("r-flaky", summary("s-3", "ask", RunStatus::Done, "2026-11-26T06:00:00Z"));
     for i in 0..11 {
         fixture.emit("r-flaky", &flow, json!({"type": "log", "message": format!("step {i}")}));
     }
     fixture.emit("r-flaky", &[], json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}));
-    fixture.add("r-hostile", json!({"session": "s-4", "status": "done", "workload": "ask", "entry": "main", "started": "2026-11-26T05:00:00Z"}));
+    fixture.add("r-hostile", summary("s-4", "ask", RunStatus::Done, "2026-11-26T05:00:00Z"));
     fixture.emit(
         "r-hostile",
         &flow,
@@ -132,15 +191,24 @@ fn seed_trials(fixture: &mut Fixture) {
     run.lines.push("id: 2\ndata: {not json\n\n".to_string());
     run.events.push(json!({"seq": 2, "type": "unparsable"}));
     fixture.emit("r-hostile", &["flow:main", "agent:a"], json!({"type": "text_delta", "text": "y".repeat(1 << 20)}));
-    fixture.emit("r-hostile", &flow, json!({"type": "some_future_kind", "field": {"deep": [1, 2, 3]}}));
+    fixture.emit_raw(
+        "r-hostile",
+        json!({"seq": 4, "invocation_id": "inv-1", "path": flow, "type": "some_future_kind", "field": {"deep": [1, 2, 3]}}),
+    );
     fixture.emit("r-hostile", &[], json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}));
 }
 
 fn seed(fixture: &mut Fixture) {
     seed_big(fixture, "r-big", 10_000);
     seed_trials(fixture);
-    fixture.add("r-done", json!({"session": "s-1", "status": "done", "workload": "ask", "entry": "main",
-        "started": "2026-11-26T08:00:00Z", "duration_ms": 2_400, "tokens": {"input": 30, "output": 12}, "cost_usd": null, "result": "ok"}));
+    let mut done = summary("s-1", "ask", RunStatus::Done, "2026-11-26T08:00:00Z");
+    done.duration_ms = Some(2_400);
+    done.tokens = Some(Tokens { input: 30, output: 12 });
+    fixture.add("r-done", done);
+    fixture.update("r-done", |run| {
+        run.result = Some(json!("ok"));
+        run.message = "hello".to_string();
+    });
     let flow = ["flow:main"];
     fixture.emit("r-done", &[], json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "hello"}));
     fixture.emit("r-done", &flow, json!({"type": "flow_started", "flow": "main"}));
@@ -154,67 +222,138 @@ fn seed(fixture: &mut Fixture) {
     );
 }
 
-async fn workloads() -> Json<Value> {
-    Json(json!([{
-        "name": "ask",
-        "entry": "flow main",
-        "entries": [{"name": "main", "kind": "flow", "input": "prompt"}, {"name": "helper", "kind": "agent", "input": "prompt"}],
-        "graph": {"edges": [
-            {"from": "flow main", "to": "agent helper", "kind": "run_agent"},
-            {"from": "agent helper", "to": "agent expert", "kind": "delegate"},
-            {"from": "flow main", "to": "flow notify", "kind": "run_flow"}
-        ]},
-        "diagnostics": [{"code": "SR204", "severity": "warning", "message": "variable `$unused` is never read",
-                         "file": "ask.sr", "line": 12, "column": 5, "end_line": 12, "end_column": 12}]
-    }]))
+/// `ask`, whose default entry is not its first, and `review`, whose runs the fixture refuses.
+async fn workloads() -> Json<WorkloadList> {
+    let entry = |name: &str, kind| EntryPoint { name: name.to_string(), kind, input: "prompt".to_string() };
+    let edge = |from: &str, to: &str, kind: &str| GraphEdge { from: from.into(), to: to.into(), kind: kind.into() };
+    let review = sr_api::Workload {
+        name: "review".to_string(),
+        entry: Some("agent reviewer".to_string()),
+        entries: vec![entry("reviewer", EntryKind::Agent)],
+        input: InputHelp { prompt: "text: the run's message".to_string(), input: "any JSON value".to_string() },
+        graph: Graph::default(),
+        diagnostics: Vec::new(),
+    };
+    Json(WorkloadList {
+        workloads: vec![
+            sr_api::Workload {
+                name: "ask".to_string(),
+                entry: Some("flow main".to_string()),
+                entries: vec![entry("helper", EntryKind::Agent), entry("main", EntryKind::Flow)],
+                input: InputHelp { prompt: "text: the run's message".to_string(), input: "any JSON value".to_string() },
+                graph: Graph {
+                    nodes: Vec::new(),
+                    edges: vec![
+                        edge("flow main", "agent helper", "run_agent"),
+                        edge("agent helper", "agent expert", "delegate"),
+                        edge("flow main", "flow notify", "run_flow"),
+                    ],
+                },
+                diagnostics: vec![sr_api::Diagnostic {
+                    code: "SR204".to_string(),
+                    severity: "warning".to_string(),
+                    message: "variable `$unused` is never read".to_string(),
+                    file: "ask.sr".to_string(),
+                    line: 12,
+                    column: 5,
+                    end_line: Some(12),
+                    end_column: Some(12),
+                }],
+            },
+            review,
+        ],
+    })
 }
 
-async fn runs(State(state): State<Shared>) -> Json<Value> {
+async fn runs(State(state): State<Shared>) -> Json<RunList> {
     let fixture = lock(&state);
-    Json(json!({"runs": fixture.runs.values().rev().map(|r| r.info.clone()).collect::<Vec<_>>()}))
+    Json(RunList { runs: fixture.runs.values().rev().map(|r| r.summary.clone()).collect() })
 }
 
 async fn run(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     match lock(&state).runs.get(&id) {
-        Some(run) => Json(run.info.clone()).into_response(),
+        Some(run) => Json(run.run()).into_response(),
         None => error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'")),
     }
 }
 
+/// The sessions of the runs, the newest run's first (`?q=` searches ids and workloads).
+async fn sessions(State(state): State<Shared>, Query(query): Query<BTreeMap<String, String>>) -> Json<SessionList> {
+    let fixture = lock(&state);
+    let q = query.get("q").map_or(String::new(), |q| q.to_lowercase());
+    let mut runs: Vec<&RunSummary> = fixture.runs.values().map(|r| &r.summary).collect();
+    runs.sort_by(|a, b| b.started.cmp(&a.started));
+    let mut sessions: Vec<SessionSummary> = Vec::new();
+    for run in runs {
+        if let Some(session) = sessions.iter_mut().find(|s| s.id == run.session) {
+            session.runs += 1;
+            continue;
+        }
+        sessions.push(SessionSummary {
+            id: run.session.clone(),
+            runs: 1,
+            last_run: run.id.clone(),
+            last_started: run.started.clone(),
+            last_status: run.status,
+            workloads: vec![run.workload.clone()],
+        });
+    }
+    sessions.retain(|s| s.id.to_lowercase().contains(&q) || s.workloads.iter().any(|w| w.contains(&q)));
+    Json(SessionList { sessions })
+}
+
+async fn create_session(State(state): State<Shared>, Json(body): Json<NewSession>) -> Response {
+    let mut fixture = lock(&state);
+    fixture.next += 1;
+    let id = body.id.unwrap_or_else(|| format!("s-new-{}", fixture.next));
+    if !fixture.sessions.insert(id.clone()) {
+        return error(StatusCode::CONFLICT, "session_exists", &format!("id: session {id} exists"));
+    }
+    (StatusCode::CREATED, Json(SessionCreated { id })).into_response()
+}
+
 async fn session(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     let fixture = lock(&state);
-    let runs: Vec<&FixtureRun> = fixture.runs.values().filter(|r| r.info["session"] == json!(id)).collect();
-    if runs.is_empty() {
+    let runs: Vec<&FixtureRun> = fixture.runs.values().filter(|r| r.summary.session == id).collect();
+    if !fixture.sessions.contains(&id) {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no session '{id}'"));
     }
     let mut transcript = Vec::new();
     for run in &runs {
         let started = run.events.iter().find(|e| e["type"] == "run_started");
         let said = started.map_or(json!(""), |e| e["input"].clone());
-        let answered = run.info.get("result").cloned().unwrap_or(json!(""));
+        let answered = run.result.clone().unwrap_or(json!(""));
         transcript.push(json!({"role": "user", "content": [{"type": "text", "text": said}]}));
         transcript.push(json!({"role": "assistant", "content": [{"type": "text", "text": answered},
             {"type": "tool_call", "id": "c1", "name": "read_file", "arguments": {"path": "notes.md"}}]}));
     }
-    Json(json!({"id": id, "transcript": transcript, "runs": runs.iter().map(|r| r.info.clone()).collect::<Vec<_>>()}))
-        .into_response()
+    Json(Session { id, transcript, runs: runs.iter().map(|r| r.run()).collect() }).into_response()
 }
 
-async fn start(State(state): State<Shared>, Json(body): Json<Value>) -> Response {
-    let Some(workload) = body["workload"].as_str() else {
-        return error(StatusCode::BAD_REQUEST, "bad_request", "`workload` is required");
-    };
-    if workload != "ask" {
-        return error(StatusCode::NOT_FOUND, "unknown_workload", &format!("no workload '{workload}'"));
+async fn start(State(state): State<Shared>, Json(body): Json<RunRequest>) -> Response {
+    if body.workload == "review" {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "busy", "the fixture runs only workload ask");
     }
-    let prompt = body["prompt"].as_str().unwrap_or("").to_string();
+    if body.workload != "ask" {
+        let message = format!("workload: no workload named {:?} (served: ask, review)", body.workload);
+        return error(StatusCode::BAD_REQUEST, "invalid_request", &message);
+    }
+    let prompt = body.prompt.unwrap_or_default();
     let id = {
         let mut fixture = lock(&state);
+        if let Some(session) = body.session.as_ref().filter(|s| !fixture.sessions.contains(*s)) {
+            let message = format!("session: no session {session}; create it with POST /v1/sessions");
+            return error(StatusCode::NOT_FOUND, "not_found", &message);
+        }
         fixture.next += 1;
         let id = format!("r-{}", fixture.next);
-        let session = body["session"].as_str().map_or_else(|| format!("s-{id}"), str::to_string);
-        fixture.add(&id, json!({"session": session, "status": "running", "workload": "ask", "entry": body["entry"].as_str().unwrap_or("main"),
-            "started": "2026-11-26T10:00:00Z", "tokens": {"input": 0, "output": 0}}));
+        let session = body.session.unwrap_or_else(|| format!("s-{id}"));
+        let started = format!("2026-11-26T10:{:02}:00Z", fixture.next % 60);
+        let mut run = summary(&session, "ask", RunStatus::Running, &started);
+        // As `sr serve` does, a run that names no entry records the default one.
+        run.entry = Some(body.entry.unwrap_or_else(|| "main".to_string()));
+        fixture.add(&id, run);
+        fixture.update(&id, |run| run.message.clone_from(&prompt));
         id
     };
     let script = [
@@ -240,29 +379,28 @@ async fn start(State(state): State<Shared>, Json(body): Json<Value>) -> Response
             tokio::time::sleep(Duration::from_millis(50)).await;
             lock(&task_state).emit(&task_id, &path, payload);
         }
-        let mut fixture = lock(&task_state);
-        fixture.set(&task_id, "status", json!("paused"));
-        fixture.set(&task_id, "question", json!("Which branch should I deploy?"));
+        lock(&task_state).update(&task_id, |run| run.summary.status = RunStatus::Paused);
     });
-    (StatusCode::CREATED, Json(json!({"id": id, "status": "running"}))).into_response()
+    (StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response()
 }
 
-async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): Json<Value>) -> Response {
-    let Some(text) = body["text"].as_str() else {
-        return error(StatusCode::BAD_REQUEST, "bad_request", "`text` is required");
+async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): Json<InputRequest>) -> Response {
+    let Some(text) = body.text.or(body.decision) else {
+        return error(StatusCode::BAD_REQUEST, "invalid_request", "text: missing (or decision, for a run in doubt)");
     };
+    let text = text.as_str();
     let mut fixture = lock(&state);
     let Some(run) = fixture.runs.get(&id) else {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'"));
     };
-    if run.info["status"] == "in_doubt" {
+    if run.summary.status == RunStatus::InDoubt {
         let status = match text {
-            "retry" | "skip" => "done",
-            "fail" => "failed",
+            "retry" | "skip" => RunStatus::Done,
+            "fail" => RunStatus::Failed,
             _ => {
                 return error(
                     StatusCode::BAD_REQUEST,
-                    "bad_request",
+                    "invalid_request",
                     "an in-doubt step is decided with `retry`, `skip` or `fail`",
                 );
             }
@@ -271,21 +409,19 @@ async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): 
         fixture.emit(
             &id,
             &[],
-            json!({"type": "run_finished", "status": if status == "done" { "completed" } else { "failed" },
+            json!({"type": "run_finished", "status": if status == RunStatus::Done { "completed" } else { "failed" },
             "result": null, "error": null, "usage": {"input_tokens": 0, "output_tokens": 0}}),
         );
-        fixture.set(&id, "status", json!(status));
-        return Json(json!({"id": id, "status": status})).into_response();
+        fixture.update(&id, |run| run.summary.status = status);
+        return (StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response();
     }
-    if run.info["status"] != "paused" {
-        return error(
-            StatusCode::CONFLICT,
-            "not_paused",
-            &format!("run '{id}' is {} and asks nothing", run.info["status"]),
-        );
+    if run.summary.status != RunStatus::Paused {
+        let message =
+            format!("run {id} is {}: only a run paused by `escalate to human` takes input", run.summary.status);
+        return error(StatusCode::CONFLICT, "not_waiting", &message);
     }
     let flow = ["flow:main"];
-    fixture.set(&id, "status", json!("running"));
+    fixture.update(&id, |run| run.summary.status = RunStatus::Running);
     fixture.emit(&id, &flow, json!({"type": "state_change", "variable": "branch", "value": text}));
     fixture.emit(&id, &flow, json!({"type": "flow_finished", "flow": "main", "result": format!("deployed {text}")}));
     fixture.emit(
@@ -294,9 +430,11 @@ async fn input(State(state): State<Shared>, Path(id): Path<String>, Json(body): 
         json!({"type": "run_finished", "status": "completed", "result": format!("deployed {text}"), "error": null,
         "usage": {"input_tokens": 11, "output_tokens": 4}}),
     );
-    fixture.set(&id, "result", json!(format!("deployed {text}")));
-    fixture.set(&id, "status", json!("done"));
-    Json(json!({"id": id, "status": "running"})).into_response()
+    fixture.update(&id, |run| {
+        run.result = Some(json!(format!("deployed {text}")));
+        run.summary.status = RunStatus::Done;
+    });
+    (StatusCode::ACCEPTED, Json(RunAccepted { id, status: RunStatus::Queued })).into_response()
 }
 
 async fn cancel(State(state): State<Shared>, Path(id): Path<String>) -> Response {
@@ -304,12 +442,13 @@ async fn cancel(State(state): State<Shared>, Path(id): Path<String>) -> Response
     let Some(run) = fixture.runs.get(&id) else {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no run '{id}'"));
     };
-    if ["done", "failed", "cancelled"].contains(&run.info["status"].as_str().unwrap_or("")) {
-        return error(StatusCode::CONFLICT, "finished", &format!("run '{id}' has ended"));
+    if run.summary.status.is_ended() {
+        let message = format!("run {id} has ended ({}): nothing to cancel", run.summary.status);
+        return error(StatusCode::CONFLICT, "run_ended", &message);
     }
     fixture.emit(&id, &[], json!({"type": "run_finished", "status": "cancelled", "result": null, "error": "cancelled", "usage": {"input_tokens": 0, "output_tokens": 0}}));
-    fixture.set(&id, "status", json!("cancelled"));
-    Json(json!({"id": id, "status": "cancelled"})).into_response()
+    fixture.update(&id, |run| run.summary.status = RunStatus::Cancelled);
+    Json(CancelAnswer { id, status: CancelStatus::Cancelled }).into_response()
 }
 
 /// Test control: appends a log event to a run, as a running flow would.
@@ -387,6 +526,7 @@ async fn main() {
         .route("/v1/runs/{id}/events", get(events))
         .route("/v1/runs/{id}/input", post(input))
         .route("/v1/runs/{id}/cancel", post(cancel))
+        .route("/v1/sessions", get(sessions).post(create_session))
         .route("/v1/sessions/{id}", get(session))
         .route("/fixture/runs/{id}/emit", post(emit))
         .with_state(state);

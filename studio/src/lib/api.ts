@@ -1,33 +1,29 @@
 // The client of `sr serve`'s API v1: same origin only, the API key (when the server
 // wants one) from this browser's local storage, errors as the server's `{error}`.
 
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "paused"
-  | "in_doubt"
-  | "done"
-  | "failed"
-  | "cancelled";
+import type * as wire from "./wire";
 
-export const TERMINAL: ReadonlySet<string> = new Set(["done", "failed", "cancelled"]);
+// API v1's shapes are generated from the server's own types (crates/sr-api) into
+// wire.ts; these are the names the pages use.
+export type RunStatus = wire.RunStatus;
+/** `GET /v1/runs/ID`. */
+export type Run = wire.Run;
+/** A run in `GET /v1/runs`: when it started, how long it took, its tokens and cost. */
+export type RunSummary = wire.RunSummary;
+export type Entry = wire.EntryPoint;
+export type GraphNode = wire.GraphNode;
+export type GraphEdge = wire.GraphEdge;
+export type Diagnostic = wire.Diagnostic;
+export type Workload = wire.Workload;
+export type SessionSummary = wire.SessionSummary;
 
-export interface Run {
-  id: string;
-  session: string;
-  status: RunStatus;
-  result?: unknown;
-  error?: string;
-  workload?: string;
-  entry?: string;
-  started?: string;
-  duration_ms?: number;
-  tokens?: { input: number; output: number };
-  cost_usd?: number | null;
-  question?: string;
-}
+export const TERMINAL: ReadonlySet<string> = new Set<RunStatus>(["done", "failed", "cancelled"]);
 
-/** One journal event, as `sr run --events jsonl` prints it. */
+/**
+ * One event as the page reads it: `wire.Event`'s envelope with its payload's fields
+ * loose, since a newer server may send kinds (or a hostile one, shapes) this build
+ * does not know, and the timeline shows those too.
+ */
 export interface RunEvent {
   seq: number;
   invocation_id?: string;
@@ -36,56 +32,15 @@ export interface RunEvent {
   [field: string]: unknown;
 }
 
-export interface Entry {
-  name: string;
-  kind?: string;
-  input?: string;
-}
-
-export interface GraphNode {
-  id: string;
-  kind: string;
-  label?: string;
-}
-
-export interface GraphEdge {
-  from: string;
-  to: string;
-  kind: string;
-}
-
-export interface Diagnostic {
-  code: string;
-  severity: string;
-  message: string;
-  file: string;
-  line: number;
-  column: number;
-  end_line?: number;
-  end_column?: number;
-}
-
-export interface Workload {
-  name: string;
-  entries: Entry[];
-  /** The default entry (`flow main`), when the workload has one. */
-  entry?: string | null;
-  /** Edges name their ends `KIND NAME` (`agent reviewer`); `nodes` may list lone items. */
-  graph?: { nodes?: GraphNode[]; edges: GraphEdge[] };
-  diagnostics?: Diagnostic[];
-}
-
-/** A part of a session's message, as the runtime stores it. */
+/** A part of a session's message, as the runtime stores it (`wire.Session` leaves the transcript untyped). */
 export type Part =
   | { type: "text"; text: string }
   | { type: "tool_call"; id: string; name: string; arguments: unknown }
   | { type: "tool_result"; [field: string]: unknown };
 
-export interface Session {
-  id: string;
+export interface Session extends Omit<wire.Session, "transcript"> {
   /** The session's messages across its runs, oldest first. */
   transcript: { role: string; content: Part[] }[];
-  runs: Run[];
 }
 
 /** A file of the run's work directory at an event (`text` for small UTF-8 files). */
@@ -165,26 +120,46 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   return json as T;
 }
 
+/**
+ * What went wrong, for a person: what could not be done, why, and what to do. A
+ * network failure says the server is unreachable (never "Failed to fetch"); the
+ * server's own messages already name the field at fault.
+ */
+export function explain(error: unknown, doing: string): string {
+  if (error instanceof ApiError) {
+    if (error.status === 401) return `Could not ${doing}: the server wants an API key. Enter it above and save it.`;
+    return `Could not ${doing}: ${error.message}`;
+  }
+  if (error instanceof TypeError) {
+    return `Could not ${doing}: the server did not answer. Check that \`sr serve\` is still running, then reload.`;
+  }
+  return `Could not ${doing}: ${String((error as Error)?.message ?? error)}`;
+}
+
 export const api = {
-  workloads: () => request<{ workloads: Workload[] } | Workload[]>("GET", "/v1/workloads").then(list),
-  runs: () => request<{ runs: Run[] } | Run[]>("GET", "/v1/runs").then(list),
+  /** Creates session `id` unless it exists. */
+  ensureSession: async (id: string) => {
+    try {
+      await request<wire.SessionCreated>("POST", "/v1/sessions", { id } satisfies wire.NewSession);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === "session_exists")) throw e;
+    }
+  },
+  sessions: (q: string) =>
+    request<wire.SessionList>("GET", `/v1/sessions${q ? `?q=${encodeURIComponent(q)}` : ""}`).then((a) => a.sessions),
+  createSession: () => request<wire.SessionCreated>("POST", "/v1/sessions", {} satisfies wire.NewSession),
+  workloads: () => request<wire.WorkloadList>("GET", "/v1/workloads").then((answer) => answer.workloads),
+  runs: () => request<wire.RunList>("GET", "/v1/runs").then((answer) => answer.runs),
   run: (id: string) => request<Run>("GET", `/v1/runs/${encodeURIComponent(id)}`),
-  start: (body: { workload: string; entry?: string; prompt?: string; input?: unknown; session?: string }) =>
-    request<{ id: string; status: RunStatus }>("POST", "/v1/runs", body),
+  start: (body: wire.RunRequest) => request<wire.RunAccepted>("POST", "/v1/runs", body),
   input: (id: string, text: string) =>
-    request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/input`, { text }),
-  cancel: (id: string) => request<unknown>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
+    request<wire.RunAccepted>("POST", `/v1/runs/${encodeURIComponent(id)}/input`, { text } satisfies wire.InputRequest),
+  cancel: (id: string) => request<wire.CancelAnswer>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   session: (id: string) => request<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
   at: (id: string, seq: number) => request<Moment>("GET", `/v1/runs/${encodeURIComponent(id)}/at/${seq}`),
   fork: (id: string, body: ForkRequest) =>
     request<{ id: string; status: RunStatus; session: string }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, body),
 };
-
-function list<T>(value: T[] | Record<string, T[]>): T[] {
-  if (Array.isArray(value)) return value;
-  const first = Object.values(value).find(Array.isArray);
-  return first ?? [];
-}
 
 /**
  * Follows a run's events (Server-Sent Events over `fetch`, so the API key can be sent;
@@ -265,7 +240,7 @@ export function followEvents(
         }
       } catch (error) {
         if (controller.signal.aborted) return;
-        onError(String(error));
+        onError(error instanceof TypeError ? "the server did not answer" : String(error));
       }
       await new Promise((resolve) => setTimeout(resolve, retry));
       retry = Math.min(retry * 2, 10_000);

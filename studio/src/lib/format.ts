@@ -1,4 +1,4 @@
-export function duration(ms: number | undefined): string {
+export function duration(ms: number | null | undefined): string {
   if (ms == null) return "";
   if (ms < 1000) return `${ms} ms`;
   const s = ms / 1000;
@@ -17,4 +17,16 @@ export function when(iso: string | undefined): string {
 
 export function percent(fraction: number | null | undefined): string {
   return fraction == null || Number.isNaN(fraction) ? "" : `${(fraction * 100).toFixed(1)}%`;
+}
+
+/** A run's status in words for a person: a paused run waits for an answer, not an error. */
+export function statusLabel(status: string): string {
+  switch (status) {
+    case "paused":
+      return "Waiting for you";
+    case "in_doubt":
+      return "In doubt: decide";
+    default:
+      return status;
+  }
 }

@@ -83,12 +83,30 @@ fn json_ok(body: &str) -> String {
     http("200 OK", "application/json", body)
 }
 
-const WORKLOADS: &str = r#"{"workloads": [{"name": "helper", "entries": [{"name": "main"}]}]}"#;
+/// `GET /v1/workloads`' answer: workload `helper` with one entry, `entry`.
+fn workloads(entry: &str) -> String {
+    let workload = sr_api::Workload {
+        name: "helper".to_string(),
+        entry: None,
+        entries: vec![sr_api::EntryPoint {
+            name: entry.to_string(),
+            kind: sr_api::EntryKind::Flow,
+            input: "prompt".to_string(),
+        }],
+        input: sr_api::InputHelp { prompt: String::new(), input: String::new() },
+        graph: sr_api::Graph::default(),
+        diagnostics: Vec::new(),
+    };
+    serde_json::to_string(&sr_api::WorkloadList { workloads: vec![workload] }).unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hostile_server_is_a_clear_problem_before_anything_runs() {
     let table: [(Answer, &str); 7] = [
-        (|_| json_ok("not json"), ": its answer is not JSON: expected ident at line 1 column 2 (200 OK)"),
+        (
+            |_| json_ok("not json"),
+            ": its answer to /v1/workloads is not what API v1 answers: expected ident at line 1 column 2 (200 OK)",
+        ),
         (|_| String::new(), "cannot reach the server at "),
         (|_| http("401 Unauthorized", "application/json", "{}"), ": the server refused the API key (401 Unauthorized)"),
         (
@@ -103,13 +121,10 @@ async fn a_hostile_server_is_a_clear_problem_before_anything_runs() {
         ),
         (|_| http("502 Bad Gateway", "text/html", "<html>"), ": <html> (502 Bad Gateway)"),
         (
-            |_| json_ok(r#"{"workloads": 7}"#),
+            |_| json_ok(r#"{"workloads": []}"#),
             ": the server serves no workload named `helper` (for w/helper.sr); it serves: nothing",
         ),
-        (
-            |_| json_ok(WORKLOADS.replace("main", "other").as_str()),
-            ": the server's workload `helper` has no entry `main`; its entries: other",
-        ),
+        (|_| json_ok(&workloads("other")), ": the server's workload `helper` has no entry `main`; its entries: other"),
     ];
     for (answer, expected) in table {
         let url = hostile(answer).await;
@@ -142,37 +157,39 @@ async fn a_hostile_server_fails_the_case_with_a_reason_never_a_hang() {
             |_| http("409 Conflict", "application/json", r#"{"error": {"code": "session_busy", "message": "busy"}}"#),
             ": session_busy: busy (409 Conflict)",
         ),
-        (|_| json_ok("{}"), ": the server's answer to POST /v1/runs has no run id"),
+        (|_| json_ok("{}"), ": its answer to /v1/runs is not what API v1 answers: missing field `id`"),
         (
             |line| match line {
-                l if l.starts_with("POST") => json_ok(r#"{"id": "r1"}"#),
+                l if l.starts_with("POST") => json_ok(r#"{"id": "r1", "status": "queued"}"#),
                 l if l.contains("/events") => sse("id: 1\ndata: {not json\n\n"),
-                _ => json_ok(r#"{"id": "r1", "status": "running"}"#),
+                _ => json_ok(r#"{"id": "r1", "session": "s1", "workload": "helper", "status": "running"}"#),
             },
             ": an event is not JSON",
         ),
         (
             |line| match line {
-                l if l.starts_with("POST") => json_ok(r#"{"id": "r1"}"#),
+                l if l.starts_with("POST") => json_ok(r#"{"id": "r1", "status": "queued"}"#),
                 l if l.contains("/events") => sse("id: 1\ndata: {\"type\": \"run_started\"}\n\n"),
-                _ => json_ok(r#"{"id": "r1", "status": "running"}"#),
+                _ => json_ok(r#"{"id": "r1", "session": "s1", "workload": "helper", "status": "running"}"#),
             },
             ": an event has no `seq`",
         ),
         // The stream ends while the run is still running, every time.
         (
             |line| match line {
-                l if l.starts_with("POST") => json_ok(r#"{"id": "r1"}"#),
+                l if l.starts_with("POST") => json_ok(r#"{"id": "r1", "status": "queued"}"#),
                 l if l.contains("/events") => sse(""),
-                _ => json_ok(r#"{"id": "r1", "status": "running"}"#),
+                _ => json_ok(r#"{"id": "r1", "session": "s1", "workload": "helper", "status": "running"}"#),
             },
             ": the run's event stream broke 5 times: it kept ending before the run did",
         ),
         (
             |line| match line {
-                l if l.starts_with("POST") => json_ok(r#"{"id": "r1"}"#),
+                l if l.starts_with("POST") => json_ok(r#"{"id": "r1", "status": "queued"}"#),
                 l if l.contains("/events") => sse(""),
-                _ => json_ok(r#"{"id": "r1", "status": "failed", "error": "the model is gone"}"#),
+                _ => json_ok(
+                    r#"{"id": "r1", "session": "s1", "workload": "helper", "status": "failed", "error": "the model is gone"}"#,
+                ),
             },
             "the model is gone",
         ),

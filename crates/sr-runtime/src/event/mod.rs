@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -14,7 +15,7 @@ mod gate;
 pub use gate::Gate;
 use gate::{GateLink, Pending};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     pub seq: u64,
     pub invocation_id: String,
@@ -25,7 +26,7 @@ pub struct Event {
 }
 
 /// A 1-based position in a source file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Location {
     /// Shared with the compiled program: every statement's step carries one.
     pub file: Arc<str>,
@@ -33,8 +34,10 @@ pub struct Location {
     pub column: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// How a run ended (or paused): `run_finished`'s `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "RunEnd")]
 pub enum RunStatus {
     Completed,
     Failed,
@@ -47,7 +50,7 @@ pub enum RunStatus {
 
 /// Tokens a model call took, or a total of several; the cost in USD when the
 /// run has a price table (`sr run --prices`) with a price for the model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -65,7 +68,7 @@ impl Usage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Payload {
     RunStarted {

@@ -105,8 +105,15 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         None => uuid::Uuid::new_v4().to_string(),
     };
     let id = uuid::Uuid::new_v4().to_string();
-    let new =
-        NewRun { id: &id, session: &session, workload: &call.workload.name, entry: skill, message: &text, model: None };
+    let entry = skill.map(str::to_string).or_else(|| call.workload.default_entry());
+    let new = NewRun {
+        id: &id,
+        session: &session,
+        workload: &call.workload.name,
+        entry: entry.as_deref(),
+        message: &text,
+        model: None,
+    };
     runs::queue(&call.server, &new, true).await.map_err(|e| match e.code {
         "session_busy" => RpcError::unsupported(format!(
             "context {session} has a task in progress; this agent runs one task of a context at a time: \
