@@ -25,7 +25,7 @@ use tracing::Instrument;
 
 use crate::metrics::RunTimer;
 use crate::store::{Ending, RunRow, RunStatus, StoreError};
-use crate::{Server, locked, replayed, travel};
+use crate::{Server, cache, fence, locked, replayed, travel};
 
 pub use crate::store::MAX_EVENT_BYTES;
 
@@ -60,7 +60,7 @@ pub async fn dispatch(server: Arc<Server>) {
 /// Runs one claimed run to its end (or pause), as a task the API can abort
 /// (cancel) and the drain can stop.
 async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit) {
-    let (id, epoch) = (run.id.clone(), run.epoch);
+    let (id, epoch, session) = (run.id.clone(), run.epoch, run.session.clone());
     let span = tracing::info_span!("run", run = %id, session = %run.session, workload = %run.workload, epoch);
     // This process claimed the run again while an older claim of its own is
     // still winding down (its lease expired while the process was stalled):
@@ -112,7 +112,20 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     let tail = if cancelled { Vec::new() } else { std::mem::take(&mut *locked(&held.events)) };
     let invocation = locked(&held.invocation).clone();
     let error = outcome.error.as_deref().map(|error| server.without_paths(error));
-    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation);
+    let attempt = *locked(&held.attempt);
+    // What the attempt changed of the session, stored with the end; a run
+    // that never started an attempt changed nothing.
+    let record = match attempt {
+        Some(_) => match cache::collect(&server, &session, attempt) {
+            Ok(record) => Some(record),
+            Err(error) => {
+                tracing::error!(%error, "the session's record is not stored with the run's end");
+                None
+            }
+        },
+        None => None,
+    };
+    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation).recording(record);
     match server.store.end(&id, epoch, &ending).await {
         Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
@@ -139,6 +152,8 @@ struct Held {
     events: Mutex<Vec<Event>>,
     /// The invocation id of the run's events, for a `run_finished` the server writes.
     invocation: Mutex<String>,
+    /// The runtime's run number of this claim's attempt, once launched.
+    attempt: Mutex<Option<i64>>,
 }
 
 async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
@@ -148,6 +163,9 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
     let work_dir = server.settings.state_dir.join("runs").join(&run.id).join("work");
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
+    }
+    if let Err(e) = cache::hydrate(&server, &run).await {
+        return failed(e);
     }
     // A run in doubt continues with its decision; a pending input of any
     // other run is a human's answer.
@@ -185,6 +203,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
+    *locked(&held.attempt) = launched.run_number();
     if let Some(number) = launched.run_number()
         && let Err(error) = server.store.set_attempt(&run.id, run.epoch, number).await
     {
@@ -207,6 +226,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         timer: RunTimer::default(),
         held,
     });
+    let hook = Arc::new(fence::Fenced { server: server.clone(), run: run.id.clone(), epoch: run.epoch, inner: hook });
     match launched.run(hook, vec![sink]).await {
         Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");

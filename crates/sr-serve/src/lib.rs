@@ -10,9 +10,11 @@
 mod a2a;
 mod api;
 mod auth;
+mod cache;
 mod dispatch;
 mod error;
 mod events;
+mod fence;
 mod gate;
 mod lease;
 mod listen;

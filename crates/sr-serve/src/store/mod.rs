@@ -17,6 +17,7 @@
 mod ending;
 mod migrate;
 mod postgres;
+mod record;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ use serde_json::Value;
 pub use sr_runtime::served::RunStatus;
 
 pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
+pub use self::record::Record;
 use tokio::sync::mpsc;
 
 /// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
@@ -129,6 +131,8 @@ pub enum StoreError {
     Reader(String),
     /// A stored status that names no status (a store written by another program).
     Status(sr_runtime::served::UnknownStatus),
+    /// A stored row of a session's record this version cannot read.
+    Undecodable(String),
     /// A write of a run by a claim that is no longer its last: another
     /// replica claimed it since (this one's lease expired).
     Fenced {
@@ -144,6 +148,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StoreError::Reader(e) => write!(f, "the store's reader failed: {e}"),
             StoreError::Status(e) => write!(f, "a stored run's status: {e}"),
+            StoreError::Undecodable(what) => write!(f, "{what}"),
             StoreError::Fenced { run, epoch } => {
                 write!(f, "run {run} was claimed again since this claim (epoch {epoch}): write refused")
             }
@@ -236,8 +241,13 @@ pub trait RunStore: Send + Sync {
     fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
     /// Records how a claimed run ended (or paused) and appends its last
-    /// events (its `run_finished` first), in one transaction fenced by its epoch.
+    /// events (its `run_finished` first) and its session's record, in one
+    /// transaction fenced by its epoch.
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
+
+    /// What the store holds of session `session`'s runtime state (empty
+    /// when its runs never ended anywhere).
+    fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
@@ -293,4 +303,11 @@ pub trait RunStore: Send + Sync {
 /// Ids past i64::MAX do not exist: nothing is after them.
 fn stored_id(after: u64) -> i64 {
     i64::try_from(after).unwrap_or(i64::MAX)
+}
+
+/// Message `position` of `session` as stored: JSON, or an error naming it.
+fn stored_message(session: &str, position: i64, json: &str) -> Result<Value> {
+    serde_json::from_str(json).map_err(|e| {
+        StoreError::Undecodable(format!("message {position} of session {session} in the store is not JSON: {e}"))
+    })
 }

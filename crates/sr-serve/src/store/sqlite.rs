@@ -10,11 +10,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use serde_json::Value;
 
 use futures::future::BoxFuture;
+use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
-    stored_id,
+    Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
+    stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -248,8 +249,46 @@ impl Sqlite {
             return Err(Self::fenced(id, epoch));
         }
         append_ending(&tx, id, epoch, ending)?;
+        if let Some(record) = &ending.record {
+            save_record(&tx, record)?;
+        }
         tx.commit()?;
         Ok(())
+    }
+
+    fn record(&self, session: &str) -> Result<Record> {
+        let conn = self.conn();
+        let mut record = Record { session: session.to_string(), ..Record::default() };
+        let mut statement =
+            conn.prepare_cached("SELECT position, message FROM session_messages WHERE session = ?1 ORDER BY position")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (position, json) = row?;
+            record.messages.push(stored_message(session, position, &json)?);
+        }
+        let mut statement = conn.prepare_cached(
+            "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = ?1 ORDER BY attempt",
+        )?;
+        let rows = statement.query_map([session], |r| {
+            Ok(RunLineage {
+                run: r.get(0)?,
+                status: r.get(1)?,
+                parent: r.get(2)?,
+                from_step: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
+            })
+        })?;
+        record.attempts = rows.collect::<rusqlite::Result<_>>()?;
+        let mut statement =
+            conn.prepare_cached("SELECT attempt, body FROM journal_lines WHERE session = ?1 ORDER BY attempt, line")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (attempt, body) = row?;
+            match record.journals.last_mut() {
+                Some((last, lines)) if *last == attempt => lines.push(body),
+                _ => record.journals.push((attempt, vec![body])),
+            }
+        }
+        Ok(record)
     }
 
     fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -358,6 +397,36 @@ fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: 
     Ok(())
 }
 
+/// Replaces the session's conversation and attempts with `record`'s, and
+/// the journals it lists.
+fn save_record(tx: &rusqlite::Transaction<'_>, record: &Record) -> Result<()> {
+    let session = &record.session;
+    tx.execute("DELETE FROM session_messages WHERE session = ?1", [session])?;
+    for (position, message) in record.messages.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO session_messages (session, position, message) VALUES (?1, ?2, ?3)",
+            params![session, position as i64, message.to_string()],
+        )?;
+    }
+    tx.execute("DELETE FROM session_attempts WHERE session = ?1", [session])?;
+    for attempt in &record.attempts {
+        tx.execute(
+            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![session, attempt.run, attempt.status, attempt.parent, attempt.from_step.map(|s| s as i64)],
+        )?;
+    }
+    for (attempt, lines) in &record.journals {
+        tx.execute("DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2", params![session, attempt])?;
+        for (line, body) in lines.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)",
+                params![session, attempt, line as i64, body],
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// A call answered at once: SQLite's calls are made when asked.
 fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
     Box::pin(std::future::ready(value))
@@ -402,6 +471,10 @@ impl RunStore for Sqlite {
 
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
         ready(Sqlite::end(self, id, epoch, ending))
+    }
+
+    fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
+        ready(Sqlite::record(self, session))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

@@ -1,0 +1,199 @@
+//! The store of record: with `--database-url` (a PostgreSQL server started
+//! by the test, `sr_testing::postgres`) replicas with state directories of
+//! their own continue each other's sessions — a session's next turn sees the
+//! whole conversation, a question asked on one replica is answered and
+//! finished on another — because what the runtime keeps of a session is in
+//! the database and each replica's state directory is a cache of it. The
+//! embedded store does the same for a state directory whose runtime files
+//! were deleted between two starts. Only one replica runs at a time here, so
+//! the replica that runs each turn is the one the test chose.
+#![allow(clippy::unwrap_used)]
+
+mod serving;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use serving::{Serve, temp, wait_until};
+use sr_llm::mock::{MockReply, MockServer};
+use sr_testing::postgres::Postgres;
+
+/// One agent: a session's turns are one conversation.
+const CHAT: &str = "model main = openai/gpt-4o-mini\nprompt chat: \"\"\"Answer in one word.\"\"\"\nagent main:\n    instruction chat\n";
+const PAUSING: &str = include_str!("fixtures/pausing.sr");
+
+/// A directory of its own per replica, each with the workloads: `sr serve`
+/// keeps its state in `DIR/state`.
+fn machines(name: &str) -> (PathBuf, PathBuf) {
+    let files = [("chat.sr", CHAT), ("reply.sr", PAUSING)];
+    let (a, b) = (temp(&format!("{name}-a"), &files), temp(&format!("{name}-b"), &files));
+    let (sa, sb) = (a.join("state"), b.join("state"));
+    assert!(!sa.starts_with(&sb) && !sb.starts_with(&sa) && !a.starts_with(&b) && !b.starts_with(&a), "no path shared");
+    (a, b)
+}
+
+async fn replica(dir: &Path, mock: &MockServer, db: &Postgres, name: &str) -> Serve {
+    let url = db.url();
+    Serve::start(dir, mock, &["chat.sr", "reply.sr", "--database-url", &url, "--replica-id", name, "--lease-secs", "2"])
+        .await
+}
+
+async fn embedded(dir: &Path, mock: &MockServer) -> Serve {
+    Serve::start(dir, mock, &["chat.sr", "reply.sr"]).await
+}
+
+/// Runs `prompt` as the session's next turn, to its end.
+async fn turn(serve: &Serve, session: &str, prompt: &str) -> Value {
+    let run =
+        serve.post("/v1/runs", json!({"workload": "chat", "prompt": prompt, "session": session, "wait": true})).await;
+    assert_eq!((run.0, run.1["status"].clone()), (200, json!("done")), "{}\n{}", run.1, serve.log());
+    run.1
+}
+
+/// How many messages each model request sent.
+fn sent(mock: &MockServer) -> Vec<usize> {
+    mock.requests().iter().map(|r| r.body["messages"].as_array().unwrap().len()).collect()
+}
+
+/// What the runtime keeps in a state directory (the server's own `serve.db` stays).
+fn forget_runtime_files(dir: &Path) {
+    let state = dir.join("state");
+    for entry in std::fs::read_dir(&state).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("sessions.db") {
+            std::fs::remove_file(&path).unwrap();
+        } else if name == "journal" {
+            std::fs::remove_dir_all(&path).unwrap();
+        }
+    }
+    assert!(!state.join("sessions.db").exists() && !state.join("journal").exists());
+}
+
+/// A session's three turns on replicas a, b, a: each request carries the
+/// whole conversation (system, then two messages per earlier turn, then the
+/// new one), as on one replica.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_alternating_replicas_sends_the_model_its_whole_history() {
+    let Some(db) = sr_testing::postgres::start("rec-turns") else { return };
+    let (dir_a, dir_b) = machines("rec-turns");
+    let mock = MockServer::start().await;
+    for reply in ["One.", "Two.", "Three."] {
+        mock.push(MockReply::text(reply));
+    }
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let session = a.post("/v1/sessions", json!({})).await.1["id"].as_str().unwrap().to_string();
+    let first = turn(&a, &session, "first").await;
+    drop(a);
+    let b = replica(&dir_b, &mock, &db, "b").await;
+    let second = turn(&b, &session, "second").await;
+    drop(b);
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let third = turn(&a, &session, "third").await;
+    assert_eq!([&first["result"], &second["result"], &third["result"]], ["One.", "Two.", "Three."]);
+    assert_eq!(sent(&mock), [2, 4, 6], "every turn sees the whole conversation");
+    let last = &mock.requests()[2].body["messages"];
+    let texts: Vec<&str> = (1..6).map(|i| last[i]["content"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["first", "One.", "second", "Two.", "third"]);
+    let (client, connection) = tokio_postgres::connect(&db.url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let replicas: Vec<String> = client
+        .query("SELECT replica FROM runs WHERE session = $1 ORDER BY position", &[&session])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(replicas, ["a", "b", "a"]);
+    // The database holds the conversation and each attempt's journal, no line twice.
+    let held: i64 =
+        client.query_one("SELECT COUNT(*) FROM session_messages WHERE session = $1", &[&session]).await.unwrap().get(0);
+    assert_eq!(held, 6);
+    let attempts: Vec<(i64, String)> = client
+        .query("SELECT attempt, status FROM session_attempts WHERE session = $1 ORDER BY attempt", &[&session])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(attempts, [(1, "completed".to_string()), (2, "completed".to_string()), (3, "completed".to_string())]);
+    let llm_lines: Vec<(i64, i64)> = client
+        .query(
+            "SELECT attempt, COUNT(*) FROM journal_lines WHERE session = $1 AND body LIKE '{\"kind\":\"llm\"%'
+             GROUP BY attempt ORDER BY attempt",
+            &[&session],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(llm_lines, [(1, 1), (2, 1), (3, 1)], "one model exchange journaled per turn");
+}
+
+/// A run pauses on replica a for `escalate to human`; replica b, which never
+/// saw it, takes the answer and finishes it from the journal a stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_asked_on_one_replica_is_answered_and_finished_on_another() {
+    let Some(db) = sr_testing::postgres::start("rec-ask") else { return };
+    let (dir_a, dir_b) = machines("rec-ask");
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Draft: thanks for writing."));
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let run = a.post("/v1/runs", json!({"workload": "reply", "prompt": "a customer mail", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    drop(a);
+    let b = replica(&dir_b, &mock, &db, "b").await;
+    mock.push(MockReply::text("Thanks for writing; we will reply within a day."));
+    let answered = b.post(&format!("/v1/runs/{id}/input"), json!({"text": "approved, be warm"})).await;
+    assert_eq!(answered.0, 202, "{}", answered.1);
+    let ended = ended(&b, &id).await;
+    assert_eq!(ended["result"], "Thanks for writing; we will reply within a day.");
+    assert_eq!(mock.requests().len(), 2, "the draft came from the journal a stored");
+    let polish = mock.requests()[1].body["messages"].to_string();
+    assert!(polish.contains("approved, be warm") && polish.contains("Draft: thanks for writing."), "{polish}");
+    assert!(b.log().contains("resumed=true"), "{}", b.log());
+}
+
+async fn ended(serve: &Serve, id: &str) -> Value {
+    let path = format!("/v1/runs/{id}");
+    wait_until(Duration::from_secs(60), || async {
+        let run = serve.get(&path).await.1;
+        (run["status"] == "done" || run["status"] == "failed").then_some(run)
+    })
+    .await
+}
+
+/// The embedded store: the runtime's files of the state directory deleted
+/// between two starts, a session's next turn still sees its history and a
+/// paused run still takes its answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_store_rebuilds_a_deleted_cache() {
+    let dir = temp("rec-embedded", &[("chat.sr", CHAT), ("reply.sr", PAUSING)]);
+    let mock = MockServer::start().await;
+    for reply in ["One.", "Two.", "Draft: thanks for writing."] {
+        mock.push(MockReply::text(reply));
+    }
+    let serve = embedded(&dir, &mock).await;
+    let session = serve.post("/v1/sessions", json!({})).await.1["id"].as_str().unwrap().to_string();
+    turn(&serve, &session, "first").await;
+    drop(serve);
+    forget_runtime_files(&dir);
+    let serve = embedded(&dir, &mock).await;
+    turn(&serve, &session, "second").await;
+    assert_eq!(sent(&mock), [2, 4]);
+    let run = serve.post("/v1/runs", json!({"workload": "reply", "prompt": "a customer mail", "wait": true})).await;
+    assert_eq!(run.1["status"], "paused", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    drop(serve);
+    forget_runtime_files(&dir);
+    let serve = embedded(&dir, &mock).await;
+    mock.push(MockReply::text("Thanks for writing; we will reply within a day."));
+    let answered = serve.post(&format!("/v1/runs/{id}/input"), json!({"text": "approved"})).await;
+    assert_eq!(answered.0, 202, "{}", answered.1);
+    let ended = ended(&serve, &id).await;
+    assert_eq!(ended["result"], "Thanks for writing; we will reply within a day.", "{}", serve.log());
+    assert_eq!(mock.requests().len(), 4, "the draft came from the stored journal");
+}
