@@ -22,11 +22,15 @@ use sr_testing::postgres::Postgres;
 /// One agent: a session's turns are one conversation.
 const CHAT: &str = "model main = openai/gpt-4o-mini\nprompt chat: \"\"\"Answer in one word.\"\"\"\nagent main:\n    instruction chat\n";
 const PAUSING: &str = include_str!("fixtures/pausing.sr");
+/// A writer, then a reviewer of its draft.
+const TWO_AGENTS: &str = include_str!("fixtures/two_agents.sr");
+/// An agent with the file tools.
+const FILER: &str = "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\nprompt file: \"\"\"File the note.\"\"\"\nagent:\n    instruction file\n    tools fs\n";
 
 /// A directory of its own per replica, each with the workloads: `sr serve`
 /// keeps its state in `DIR/state`.
 fn machines(name: &str) -> (PathBuf, PathBuf) {
-    let files = [("chat.sr", CHAT), ("reply.sr", PAUSING)];
+    let files = [("chat.sr", CHAT), ("reply.sr", PAUSING), ("greet.sr", TWO_AGENTS), ("filer.sr", FILER)];
     let (a, b) = (temp(&format!("{name}-a"), &files), temp(&format!("{name}-b"), &files));
     let (sa, sb) = (a.join("state"), b.join("state"));
     assert!(!sa.starts_with(&sb) && !sb.starts_with(&sa) && !a.starts_with(&b) && !b.starts_with(&a), "no path shared");
@@ -35,8 +39,9 @@ fn machines(name: &str) -> (PathBuf, PathBuf) {
 
 async fn replica(dir: &Path, mock: &MockServer, db: &Postgres, name: &str) -> Serve {
     let url = db.url();
-    Serve::start(dir, mock, &["chat.sr", "reply.sr", "--database-url", &url, "--replica-id", name, "--lease-secs", "2"])
-        .await
+    let workloads = ["chat.sr", "reply.sr", "greet.sr", "filer.sr"];
+    let flags = ["--database-url", &url, "--replica-id", name, "--lease-secs", "2"];
+    Serve::start(dir, mock, &[&workloads[..], &flags[..]].concat()).await
 }
 
 async fn embedded(dir: &Path, mock: &MockServer) -> Serve {
@@ -196,4 +201,111 @@ async fn the_embedded_store_rebuilds_a_deleted_cache() {
     let ended = ended(&serve, &id).await;
     assert_eq!(ended["result"], "Thanks for writing; we will reply within a day.", "{}", serve.log());
     assert_eq!(mock.requests().len(), 4, "the draft came from the stored journal");
+}
+
+/// A client of the test's own on the replicas' database.
+async fn sql(db: &Postgres) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&db.url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// The journal of the run's last attempt as the database holds it: no
+/// line twice, no step twice; its lines.
+async fn stored_journal(client: &tokio_postgres::Client, run: &str) -> Vec<Value> {
+    let row = client.query_one("SELECT session, attempt_run FROM runs WHERE id = $1", &[&run]).await.unwrap();
+    let (session, attempt): (String, i64) = (row.get(0), row.get(1));
+    let lines: Vec<Value> = client
+        .query(
+            "SELECT body FROM journal_lines WHERE session = $1 AND attempt = $2 ORDER BY line",
+            &[&session, &attempt],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str(r.get::<_, &str>(0)).unwrap())
+        .collect();
+    // A call's `tool_start` and `tool` lines share its step; progress updates may be many.
+    let mut steps: Vec<String> = lines
+        .iter()
+        .filter(|l| l["kind"] != "tool_update")
+        .filter_map(|l| l["step"].as_u64().map(|step| format!("{} {step}", l["kind"])))
+        .collect();
+    let count = steps.len();
+    steps.sort_unstable();
+    steps.dedup();
+    assert_eq!(steps.len(), count, "no step twice: {lines:?}");
+    lines
+}
+
+fn of_kind<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == kind).collect()
+}
+
+/// Kills replica `a` (`kill -9`) and starts `b` on its own state directory.
+async fn kill_and_replace(mut a: Serve, dir_b: &Path, mock: &MockServer, db: &Postgres) -> Serve {
+    a.signal(libc::SIGKILL);
+    a.wait_exit(Duration::from_secs(10));
+    replica(dir_b, mock, db, "b").await
+}
+
+async fn status_is(serve: &Serve, id: &str, status: &str) -> Value {
+    let path = format!("/v1/runs/{id}");
+    wait_until(Duration::from_secs(60), || async {
+        let run = serve.get(&path).await.1;
+        (run["status"] == status).then_some(run)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_during_a_model_call_has_its_run_finished_by_a_replica_of_its_own_state() {
+    let Some(db) = sr_testing::postgres::start("rec-kill-model") else { return };
+    let (dir_a, dir_b) = machines("rec-kill-model");
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Hello, dear reader."));
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let id =
+        a.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada"})).await.1["id"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 2).then_some(()) }).await;
+    mock.push(MockReply::text("Looks good."));
+    let b = kill_and_replace(a, &dir_b, &mock, &db).await;
+    let ended = status_is(&b, &id, "done").await;
+    assert_eq!(ended["result"], "Looks good.");
+    assert_eq!(mock.requests().len(), 3, "the writer's reply came from the journal in the database");
+    let review = mock.requests()[2].body["messages"].to_string();
+    assert!(review.contains("Hello, dear reader."), "{review}");
+    let client = sql(&db).await;
+    let journal = stored_journal(&client, &id).await;
+    assert_eq!(of_kind(&journal, "llm").len(), 2, "{journal:?}");
+    assert!(b.log().contains("resumed=true"), "{}", b.log());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_right_after_a_file_write_leaves_the_file_to_the_replica_that_finishes() {
+    let Some(db) = sr_testing::postgres::start("rec-kill-file") else { return };
+    let (dir_a, dir_b) = machines("rec-kill-file");
+    let mock = MockServer::start().await;
+    mock.push(MockReply::tool_call("w1", "write_file", json!({"path": "note.txt", "content": "Dear Ada."})));
+    mock.push(MockReply::text("never sent").delay(Duration::from_secs(120)));
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let id =
+        a.post("/v1/runs", json!({"workload": "filer", "prompt": "Ada"})).await.1["id"].as_str().unwrap().to_string();
+    // The file is written and journaled; the next model call is under way.
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 2).then_some(()) }).await;
+    let on_a = dir_a.join("state/runs").join(&id).join("work/note.txt");
+    assert_eq!(std::fs::read_to_string(&on_a).unwrap(), "Dear Ada.");
+    mock.push(MockReply::text("Filed."));
+    let b = kill_and_replace(a, &dir_b, &mock, &db).await;
+    let ended = status_is(&b, &id, "done").await;
+    assert_eq!(ended["result"], "Filed.", "{}", b.log());
+    let on_b = dir_b.join("state/runs").join(&id).join("work/note.txt");
+    assert_eq!(std::fs::read_to_string(&on_b).unwrap(), "Dear Ada.", "the file rebuilt from the journal");
+    assert_eq!(mock.requests().len(), 3, "the tool call came from the journal: not asked for again");
+    let client = sql(&db).await;
+    let journal = stored_journal(&client, &id).await;
+    let tools: Vec<_> = of_kind(&journal, "tool").iter().map(|l| l["name"].clone()).collect();
+    assert_eq!(tools, [json!("write_file")], "the write journaled once: {journal:?}");
+    assert_eq!(of_kind(&journal, "tool_start").len(), 1, "{journal:?}");
 }

@@ -226,9 +226,9 @@ impl SessionStore {
     /// Takes a session's conversation and runs from a store of record (`sr
     /// serve`'s database, which any replica may have written since this
     /// cache was): the recorded conversation replaces the cached one when it
-    /// is longer, each recorded run replaces the cached run of its number,
-    /// and a cached run the record lacks (one this process made and has not
-    /// recorded yet) is kept. One transaction.
+    /// is longer, each recorded run replaces the cached run of its number
+    /// unless that one is running (its lease says whether it still is), and
+    /// a cached run the record lacks is kept. One transaction.
     pub fn restore(
         &self,
         session: &str,
@@ -256,8 +256,10 @@ impl SessionStore {
         }
         for run in runs {
             tx.execute(
-                "INSERT OR REPLACE INTO runs (session_id, run, status, lease, parent, from_step)
-                 VALUES (?1, ?2, ?3, NULL, ?4, ?5)",
+                "INSERT INTO runs (session_id, run, status, lease, parent, from_step) VALUES (?1, ?2, ?3, NULL, ?4, ?5)
+                 ON CONFLICT (session_id, run) DO UPDATE
+                 SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step
+                 WHERE runs.status <> 'running'",
                 params![session, run.run, run.status, run.parent, run.from_step.map(|s| s as i64)],
             )?;
         }
@@ -486,6 +488,9 @@ mod tests {
         assert_eq!(store.messages("s1").unwrap(), recorded);
         // Run 2 is the cache's own, not in the record: kept.
         assert_eq!(store.runs("s1").unwrap(), [(1, "paused".to_string()), (2, "running".to_string())]);
+        // A cached running run is the runtime's to judge, by its lease.
+        store.restore("s1", "demo.sr", &[], &[lineage(2, "interrupted", Some(1))]).unwrap();
+        assert_eq!(store.runs("s1").unwrap()[1], (2, "running".to_string()));
         // A shorter recorded conversation leaves the longer cached one.
         store.restore("s1", "demo.sr", &recorded[..1], &[]).unwrap();
         assert_eq!(store.messages("s1").unwrap().len(), 3);

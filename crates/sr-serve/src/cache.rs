@@ -1,10 +1,11 @@
 //! A replica's state directory is a cache of the store: what the runtime
 //! keeps of a session (its `sessions.db` rows, its journals) is taken from
-//! the store's record before a claimed run starts, and what the run's
-//! attempt changed is stored with the run's end (`Ending::recording`). So a
-//! session's next run, an answer to a run's question or a decision about a
-//! call in doubt continues on any replica, and an emptied state directory
-//! loses nothing that ended.
+//! the store's record before a claimed run starts; the run's journal is
+//! copied to the store as it is written (`copies`), and its conversation
+//! and attempts are stored with the run's end (`Ending::recording`). So a
+//! session's next run, an answer to a run's question, a decision about a
+//! call in doubt or a run a dead replica left continues on any replica, and
+//! an emptied state directory loses nothing the store holds.
 
 use std::path::Path;
 
@@ -15,12 +16,17 @@ use crate::store::{Record, RunRow};
 
 /// Brings the state directory up to what the store holds of `run`'s
 /// session, before the run starts; keeps what the cache has that the record
-/// lacks (an attempt this replica made and has not stored yet). A run whose
-/// last attempt is neither cached nor recorded (made on a replica that died
-/// before storing it) cannot be continued here: an error says so.
+/// lacks. A run whose last attempt is neither cached nor recorded cannot be
+/// continued here: an error says so.
 pub async fn hydrate(server: &Server, run: &RunRow) -> Result<(), String> {
-    let record =
+    let mut record =
         server.store.record(&run.session).await.map_err(|e| format!("cannot read the session's record: {e}"))?;
+    // This replica holds the claim now: an attempt the store shows running
+    // was a replica's that stopped (the cache keeps its own running ones,
+    // which the runtime tells by their leases).
+    for attempt in record.attempts.iter_mut().filter(|a| a.status == "running") {
+        attempt.status = "interrupted".to_string();
+    }
     server
         .sessions
         .restore(&run.session, &run.workload, &record.messages, &record.attempts)
@@ -37,8 +43,8 @@ pub async fn hydrate(server: &Server, run: &RunRow) -> Result<(), String> {
         let cached = server.sessions.runs(&run.session).map_err(|e| format!("cannot read the session's runs: {e}"))?;
         if !cached.iter().any(|(n, _)| *n == attempt) {
             return Err(format!(
-                "attempt {attempt} of run {} was made on another replica that stopped before it stored its \
-                 journal (a journal is stored when its attempt ends or pauses): it cannot be continued here",
+                "attempt {attempt} of run {} is not in the store (its replica stopped before the attempt's \
+                 journal began): it cannot be continued here",
                 run.id
             ));
         }
@@ -46,25 +52,17 @@ pub async fn hydrate(server: &Server, run: &RunRow) -> Result<(), String> {
     Ok(())
 }
 
-/// The session as attempt `attempt` left it in the cache, to store with the
-/// run's end: its conversation, its attempts (one still marked running has
-/// stopped: the run's task is over) and the attempt's journal.
-pub fn collect(server: &Server, session: &str, attempt: Option<i64>) -> Result<Record, String> {
+/// The session as the run's attempt left it in the cache, to store with the
+/// run's end: its conversation and its attempts (one still marked running
+/// has stopped: the run's task is over). Its journal is in the store already.
+pub fn collect(server: &Server, session: &str) -> Result<Record, String> {
     let messages = server.sessions.messages(session).map_err(|e| format!("cannot read the session's messages: {e}"))?;
     let mut attempts =
         server.sessions.run_lineage(session).map_err(|e| format!("cannot read the session's runs: {e}"))?;
     for attempt in attempts.iter_mut().filter(|a| a.status == "running") {
         attempt.status = "interrupted".to_string();
     }
-    let mut journals = Vec::new();
-    if let Some(attempt) = attempt {
-        let state = StateDir { dir: server.settings.state_dir.clone() };
-        let path = state.journal(session, attempt).map_err(|e| e.to_string())?;
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("cannot read the journal of attempt {attempt}: {e}"))?;
-        journals.push((attempt, text.lines().map(str::to_string).collect()));
-    }
-    Ok(Record { session: session.to_string(), messages, attempts, journals })
+    Ok(Record { session: session.to_string(), messages, attempts, journals: Vec::new() })
 }
 
 fn cached_lines(path: &Path) -> usize {

@@ -23,6 +23,7 @@ use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
+use crate::copies::StoreCopies;
 use crate::metrics::RunTimer;
 use crate::store::{Ending, RunRow, RunStatus, StoreError};
 use crate::{Server, cache, fence, locked, replayed, travel};
@@ -112,11 +113,10 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     let tail = if cancelled { Vec::new() } else { std::mem::take(&mut *locked(&held.events)) };
     let invocation = locked(&held.invocation).clone();
     let error = outcome.error.as_deref().map(|error| server.without_paths(error));
-    let attempt = *locked(&held.attempt);
     // What the attempt changed of the session, stored with the end; a run
     // that never started an attempt changed nothing.
-    let record = match attempt {
-        Some(_) => match cache::collect(&server, &session, attempt) {
+    let record = match *locked(&held.attempt) {
+        Some(_) => match cache::collect(&server, &session) {
             Ok(record) => Some(record),
             Err(error) => {
                 tracing::error!(%error, "the session's record is not stored with the run's end");
@@ -161,6 +161,9 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         return failed(format!("workload '{}' is not served by this server", run.workload));
     };
     let work_dir = server.settings.state_dir.join("runs").join(&run.id).join("work");
+    // A run continued here for the first time (another replica ran it so
+    // far) gets its files back from its journal.
+    let fresh = !work_dir.exists();
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
     }
@@ -181,7 +184,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         message: run.message.clone(),
         work_dir: work_dir.clone(),
         read_only: false,
-        storage: Some(storage(&server, &run, from, decision.is_none())),
+        storage: Some(storage(&server, &run, from, decision.is_none(), fresh)),
         models: server.settings.replay.clone().map_or(Models::Live, |file| Models::Replay(Recording::File(file))),
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
@@ -245,16 +248,20 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
 }
 
 /// The runtime's session of the run: a new run of it the first time, a
-/// continuation of its last run (from its journal) after that.
-fn storage(server: &Server, run: &RunRow, from: Option<u64>, answered: bool) -> Storage {
+/// continuation of its last run (from its journal; its files rebuilt when
+/// its work directory is `fresh`) after that. Its journal is copied to the store.
+fn storage(server: &Arc<Server>, run: &RunRow, from: Option<u64>, answered: bool, fresh: bool) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
     let input = run.pending_input.clone().filter(|_| answered);
-    let resume = run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from });
+    let resume =
+        run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from, rebuild_files: fresh });
+    let copies = StoreCopies { server: server.clone(), run: run.id.clone(), epoch: run.epoch };
     Storage {
         sessions: state.sessions_db(),
         state,
         session: if resume.is_some() { None } else { Some(run.session.clone()) },
         resume,
+        copies: Some(Arc::new(copies)),
     }
 }
 
@@ -380,7 +387,7 @@ impl EventSink for RunSink {
 /// `sr` runs); the embedded store's writes wait on nothing and are done at
 /// their first poll. A write that would wait on a single-thread runtime is
 /// an error, not a hang.
-fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+pub(crate) fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
     use futures::FutureExt;
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current() {

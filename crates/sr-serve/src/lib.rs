@@ -11,6 +11,7 @@ mod a2a;
 mod api;
 mod auth;
 mod cache;
+mod copies;
 mod dispatch;
 mod error;
 mod events;

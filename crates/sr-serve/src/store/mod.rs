@@ -33,7 +33,7 @@ use serde_json::Value;
 pub use sr_runtime::served::RunStatus;
 
 pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
-pub use self::record::Record;
+pub use self::record::{Attempt, Record};
 use tokio::sync::mpsc;
 
 /// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
@@ -248,6 +248,29 @@ pub trait RunStore: Send + Sync {
     /// What the store holds of session `session`'s runtime state (empty
     /// when its runs never ended anywhere).
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
+
+    /// Starts the store's copy of a claimed run's attempt `attempt` of
+    /// `session` (its journal's first lines `inherited`; `origin` the attempt
+    /// it continues and the step it goes live from), fenced by the epoch:
+    /// the attempt is recorded running, its journal is `inherited`.
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>>;
+
+    /// Appends line `line` (0-based) of an attempt's journal, fenced by the
+    /// claim's epoch, committed before it returns.
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;

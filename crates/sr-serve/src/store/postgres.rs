@@ -19,8 +19,8 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
-    stored_id, stored_message,
+    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
+    migrate, now_ms, stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -294,6 +294,59 @@ impl Postgres {
         Ok(())
     }
 
+    async fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let held = tx
+            .query_opt("SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'", &[&run, &epoch])
+            .await?;
+        if held.is_none() {
+            return Err(fenced(run, epoch));
+        }
+        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES ($1, $2, 'running', $3, $4)
+             ON CONFLICT (session, attempt) DO UPDATE
+             SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step",
+            &[&attempt.session, &attempt.number, &parent, &from],
+        )
+        .await?;
+        tx.execute(
+            "DELETE FROM journal_lines WHERE session = $1 AND attempt = $2",
+            &[&attempt.session, &attempt.number],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO journal_lines (session, attempt, line, body)
+             SELECT $1, $2, l.n - 1, l.body FROM UNNEST($3::text[]) WITH ORDINALITY AS l(body, n)",
+            &[&attempt.session, &attempt.number, &inherited],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn append_journal_line(
+        &self,
+        run: &str,
+        epoch: i64,
+        attempt: &Attempt<'_>,
+        line: i64,
+        body: &str,
+    ) -> Result<()> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO journal_lines (session, attempt, line, body)
+                 SELECT $3, $4, $5, $6
+                 WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running')",
+            )
+            .await?;
+        let added =
+            client.execute(&statement, &[&run, &epoch, &attempt.session, &attempt.number, &line, &body]).await?;
+        if added == 0 { Err(fenced(run, epoch)) } else { Ok(()) }
+    }
+
     async fn record(&self, session: &str) -> Result<Record> {
         let client = self.pool.get().await?;
         let mut record = Record { session: session.to_string(), ..Record::default() };
@@ -506,8 +559,8 @@ async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i
     Ok(())
 }
 
-/// Replaces the session's conversation and attempts with `record`'s, and
-/// the journals it lists (a statement per table, whatever their sizes).
+/// Replaces the session's conversation and attempts with `record`'s (two
+/// statements per table, whatever their sizes).
 async fn save_record(tx: &tokio_postgres::Transaction<'_>, record: &Record) -> Result<()> {
     let session = &record.session;
     let messages: Vec<String> = record.messages.iter().map(Value::to_string).collect();
@@ -529,15 +582,6 @@ async fn save_record(tx: &tokio_postgres::Transaction<'_>, record: &Record) -> R
         &[session, &numbers, &statuses, &parents, &froms],
     )
     .await?;
-    for (attempt, lines) in &record.journals {
-        tx.execute("DELETE FROM journal_lines WHERE session = $1 AND attempt = $2", &[session, attempt]).await?;
-        tx.execute(
-            "INSERT INTO journal_lines (session, attempt, line, body)
-             SELECT $1, $2, l.n - 1, l.body FROM UNNEST($3::text[]) WITH ORDINALITY AS l(body, n)",
-            &[session, attempt, lines],
-        )
-        .await?;
-    }
     Ok(())
 }
 
@@ -584,6 +628,27 @@ impl RunStore for Postgres {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         Box::pin(Postgres::record(self, session))
+    }
+
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::open_journal(self, run, epoch, attempt, inherited))
+    }
+
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::append_journal_line(self, run, epoch, attempt, line, body))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

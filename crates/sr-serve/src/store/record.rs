@@ -13,8 +13,8 @@ pub struct Record {
     pub messages: Vec<Value>,
     /// The runtime's runs of the session, in order.
     pub attempts: Vec<RunLineage>,
-    /// Journals by attempt, each as its lines; when saved, only the journals
-    /// listed are replaced.
+    /// Journals by attempt, each as its lines (copied to the store as they
+    /// are written, `RunStore::append_journal_line`; not saved with the record).
     pub journals: Vec<(i64, Vec<String>)>,
 }
 
@@ -29,4 +29,12 @@ impl Record {
             })
         })
     }
+}
+
+/// One attempt of a session, as its journal's copy names it.
+pub struct Attempt<'a> {
+    pub session: &'a str,
+    pub number: i64,
+    /// The attempt it continues and the step it went live from.
+    pub origin: Option<(i64, Option<u64>)>,
 }

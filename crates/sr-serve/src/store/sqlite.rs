@@ -14,8 +14,8 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
-    stored_id, stored_message,
+    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
+    migrate, now_ms, stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -256,6 +256,46 @@ impl Sqlite {
         Ok(())
     }
 
+    fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let held: bool = tx.query_row(
+            "SELECT COUNT(*) > 0 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
+            params![run, epoch],
+            |r| r.get(0),
+        )?;
+        if !held {
+            return Err(Self::fenced(run, epoch));
+        }
+        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT OR REPLACE INTO session_attempts (session, attempt, status, parent, from_step)
+             VALUES (?1, ?2, 'running', ?3, ?4)",
+            params![attempt.session, attempt.number, parent, from],
+        )?;
+        tx.execute(
+            "DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2",
+            params![attempt.session, attempt.number],
+        )?;
+        for (line, body) in inherited.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)",
+                params![attempt.session, attempt.number, line as i64, body],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn append_journal_line(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, line: i64, body: &str) -> Result<()> {
+        let added = self.conn().execute(
+            "INSERT INTO journal_lines (session, attempt, line, body)
+             SELECT ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running')",
+            params![run, epoch, attempt.session, attempt.number, line, body],
+        )?;
+        if added == 0 { Err(Self::fenced(run, epoch)) } else { Ok(()) }
+    }
+
     fn record(&self, session: &str) -> Result<Record> {
         let conn = self.conn();
         let mut record = Record { session: session.to_string(), ..Record::default() };
@@ -397,8 +437,7 @@ fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: 
     Ok(())
 }
 
-/// Replaces the session's conversation and attempts with `record`'s, and
-/// the journals it lists.
+/// Replaces the session's conversation and attempts with `record`'s.
 fn save_record(tx: &rusqlite::Transaction<'_>, record: &Record) -> Result<()> {
     let session = &record.session;
     tx.execute("DELETE FROM session_messages WHERE session = ?1", [session])?;
@@ -414,15 +453,6 @@ fn save_record(tx: &rusqlite::Transaction<'_>, record: &Record) -> Result<()> {
             "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![session, attempt.run, attempt.status, attempt.parent, attempt.from_step.map(|s| s as i64)],
         )?;
-    }
-    for (attempt, lines) in &record.journals {
-        tx.execute("DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2", params![session, attempt])?;
-        for (line, body) in lines.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)",
-                params![session, attempt, line as i64, body],
-            )?;
-        }
     }
     Ok(())
 }
@@ -475,6 +505,27 @@ impl RunStore for Sqlite {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         ready(Sqlite::record(self, session))
+    }
+
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::open_journal(self, run, epoch, attempt, inherited))
+    }
+
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::append_journal_line(self, run, epoch, attempt, line, body))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
