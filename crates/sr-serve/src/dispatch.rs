@@ -192,11 +192,14 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
     };
     // A fork (`travel::fork`) starts from another run's journal; once started,
     // it resumes from its own like any run, its variable edits made again.
-    let launched = match travel::fork::find(&server.settings.state_dir, &run.id) {
+    let launched = match travel::fork::find(&server.store, &run.id).await {
         None => launch_when_free(&server, &run, spec)
             .await
             .map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
-        Some(Ok(plan)) if run.attempt_run.is_none() => travel::fork::launch(spec(None), &plan),
+        Some(Ok(plan)) if run.attempt_run.is_none() => match travel::fork::journal(&server.store, &plan).await {
+            Ok(journal) => travel::fork::launch(spec(None), &plan, journal),
+            Err(e) => return failed(e),
+        },
         Some(Ok(plan)) => {
             launch_when_free(&server, &run, spec).await.map(|launched| (launched, travel::fork::resuming(&plan)))
         }

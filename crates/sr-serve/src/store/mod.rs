@@ -272,6 +272,15 @@ pub trait RunStore: Send + Sync {
         body: &'a str,
     ) -> BoxFuture<'a, Result<()>>;
 
+    /// Keeps the plan (JSON) of fork `run`, before it is queued.
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// Forgets the plan of a fork that was not queued after all.
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// The plan of run `run`, if it is a fork.
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
+
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
 

@@ -347,6 +347,23 @@ impl Postgres {
         if added == 0 { Err(fenced(run, epoch)) } else { Ok(()) }
     }
 
+    async fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("INSERT INTO fork_plans (run, plan) VALUES ($1, $2)", &[&run, &plan]).await?;
+        Ok(())
+    }
+
+    async fn discard_plan(&self, run: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("DELETE FROM fork_plans WHERE run = $1", &[&run]).await?;
+        Ok(())
+    }
+
+    async fn plan(&self, run: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        Ok(client.query_opt("SELECT plan FROM fork_plans WHERE run = $1", &[&run]).await?.map(|r| r.get(0)))
+    }
+
     async fn record(&self, session: &str) -> Result<Record> {
         let client = self.pool.get().await?;
         let mut record = Record { session: session.to_string(), ..Record::default() };
@@ -628,6 +645,18 @@ impl RunStore for Postgres {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         Box::pin(Postgres::record(self, session))
+    }
+
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::save_plan(self, run, plan))
+    }
+
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::discard_plan(self, run))
+    }
+
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::plan(self, run))
     }
 
     fn open_journal<'a>(

@@ -296,6 +296,20 @@ impl Sqlite {
         if added == 0 { Err(Self::fenced(run, epoch)) } else { Ok(()) }
     }
 
+    fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
+        self.conn().execute("INSERT INTO fork_plans (run, plan) VALUES (?1, ?2)", params![run, plan])?;
+        Ok(())
+    }
+
+    fn discard_plan(&self, run: &str) -> Result<()> {
+        self.conn().execute("DELETE FROM fork_plans WHERE run = ?1", [run])?;
+        Ok(())
+    }
+
+    fn plan(&self, run: &str) -> Result<Option<String>> {
+        Ok(self.conn().query_row("SELECT plan FROM fork_plans WHERE run = ?1", [run], |r| r.get(0)).optional()?)
+    }
+
     fn record(&self, session: &str) -> Result<Record> {
         let conn = self.conn();
         let mut record = Record { session: session.to_string(), ..Record::default() };
@@ -505,6 +519,18 @@ impl RunStore for Sqlite {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         ready(Sqlite::record(self, session))
+    }
+
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::save_plan(self, run, plan))
+    }
+
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::discard_plan(self, run))
+    }
+
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        ready(Sqlite::plan(self, run))
     }
 
     fn open_journal<'a>(

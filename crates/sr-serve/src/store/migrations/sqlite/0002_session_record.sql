@@ -23,3 +23,9 @@ CREATE TABLE journal_lines (
     body TEXT NOT NULL,
     PRIMARY KEY (session, attempt, line)
 );
+-- A fork's plan (JSON: the run and event it forks from, its edits), written
+-- before the fork is queued, read by whichever replica claims it.
+CREATE TABLE fork_plans (
+    run TEXT PRIMARY KEY,
+    plan TEXT NOT NULL
+);
