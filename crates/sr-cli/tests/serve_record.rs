@@ -27,10 +27,29 @@ const TWO_AGENTS: &str = include_str!("fixtures/two_agents.sr");
 /// An agent with the file tools.
 const FILER: &str = "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\nprompt file: \"\"\"File the note.\"\"\"\nagent:\n    instruction file\n    tools fs\n";
 
+/// An agent with one tool, `pay__charge`, an MCP server that notes each
+/// call's idempotency key in `log`, outside every replica's directories.
+fn payer(log: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serving/charge_mcp.py");
+    format!(
+        "model main = openai/gpt-4o-mini\ntool pay = mcp \"stdio:python3 '{}' '{}'\"\n\
+         prompt helper: \"\"\"You charge cards.\"\"\"\nagent:\n    instruction helper\n    tools pay\n",
+        script.display(),
+        log.display()
+    )
+}
+
+/// Where the charges of test `name` are noted (the host's counter of the tool's effects).
+fn charges(name: &str) -> PathBuf {
+    temp(&format!("{name}-host"), &[]).join("charges.log")
+}
+
 /// A directory of its own per replica, each with the workloads: `sr serve`
 /// keeps its state in `DIR/state`.
 fn machines(name: &str) -> (PathBuf, PathBuf) {
-    let files = [("chat.sr", CHAT), ("reply.sr", PAUSING), ("greet.sr", TWO_AGENTS), ("filer.sr", FILER)];
+    let pay = payer(&charges(name));
+    let files =
+        [("chat.sr", CHAT), ("reply.sr", PAUSING), ("greet.sr", TWO_AGENTS), ("filer.sr", FILER), ("pay.sr", &pay)];
     let (a, b) = (temp(&format!("{name}-a"), &files), temp(&format!("{name}-b"), &files));
     let (sa, sb) = (a.join("state"), b.join("state"));
     assert!(!sa.starts_with(&sb) && !sb.starts_with(&sa) && !a.starts_with(&b) && !b.starts_with(&a), "no path shared");
@@ -39,7 +58,7 @@ fn machines(name: &str) -> (PathBuf, PathBuf) {
 
 async fn replica(dir: &Path, mock: &MockServer, db: &Postgres, name: &str) -> Serve {
     let url = db.url();
-    let workloads = ["chat.sr", "reply.sr", "greet.sr", "filer.sr"];
+    let workloads = ["chat.sr", "reply.sr", "greet.sr", "filer.sr", "pay.sr"];
     let flags = ["--database-url", &url, "--replica-id", name, "--lease-secs", "2"];
     Serve::start(dir, mock, &[&workloads[..], &flags[..]].concat()).await
 }
@@ -307,5 +326,69 @@ async fn a_replica_killed_right_after_a_file_write_leaves_the_file_to_the_replic
     let journal = stored_journal(&client, &id).await;
     let tools: Vec<_> = of_kind(&journal, "tool").iter().map(|l| l["name"].clone()).collect();
     assert_eq!(tools, [json!("write_file")], "the write journaled once: {journal:?}");
+    assert_eq!(of_kind(&journal, "tool_start").len(), 1, "{journal:?}");
+}
+
+/// A run that ended on replica a is travelled in and forked on replica b,
+/// which never saw it: the journal and the fork's plan come from the database.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_of_one_replica_is_travelled_in_and_forked_on_another() {
+    let Some(db) = sr_testing::postgres::start("rec-fork") else { return };
+    let (dir_a, dir_b) = machines("rec-fork");
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("Hello."));
+    mock.push(MockReply::text("Looks good: Hello."));
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let run = a.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    drop(a);
+    let b = replica(&dir_b, &mock, &db, "b").await;
+    let events = serving::events_of(&b.get_text(&format!("/v1/runs/{id}/events")).await);
+    let reply = events.iter().find(|(_, e)| e["type"] == "model_response").map(|(seq, _)| *seq).unwrap();
+    let last = events.last().unwrap().0;
+    let moment = b.get(&format!("/v1/runs/{id}/at/{last}")).await;
+    assert_eq!(moment.0, 200, "{}", moment.1);
+    assert!(moment.1.to_string().contains("Looks good: Hello."), "{}", moment.1);
+    mock.push(MockReply::text("Looks fine: Hi."));
+    let fork = b.post(&format!("/v1/runs/{id}/fork"), json!({"at": reply, "reply": "Hi."})).await;
+    assert_eq!(fork.0, 202, "{}", fork.1);
+    let fork_id = fork.1["id"].as_str().unwrap().to_string();
+    let forked = ended(&b, &fork_id).await;
+    assert_eq!((forked["status"].clone(), forked["result"].clone()), (json!("done"), json!("Looks fine: Hi.")));
+    assert_eq!(mock.requests().len(), 3, "the fork asked only the reviewer, live");
+    assert!(!dir_b.join("state/forks").exists(), "the plan is in the database");
+}
+
+/// Replica a killed during a call of a tool that is not idempotent: b, on
+/// its own state directory, finds the call's start in the journal in the
+/// database and stops the run in doubt instead of charging again; decided
+/// `skip`, the run finishes, and the card was charged once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_during_a_tool_call_leaves_the_call_in_doubt_to_the_next_and_it_runs_once() {
+    let Some(db) = sr_testing::postgres::start("rec-kill-tool") else { return };
+    let (dir_a, dir_b) = machines("rec-kill-tool");
+    let log = charges("rec-kill-tool");
+    let executions = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+    let mock = MockServer::start().await;
+    mock.push(MockReply::tool_call("c1", "pay__charge", json!({"cents": 500})));
+    let a = replica(&dir_a, &mock, &db, "a").await;
+    let id = a.post("/v1/runs", json!({"workload": "pay", "prompt": "charge 5 dollars"})).await.1["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The charge is made; the tool answers a minute later.
+    wait_until(Duration::from_secs(60), || async { (executions() == 1).then_some(()) }).await;
+    let b = kill_and_replace(a, &dir_b, &mock, &db).await;
+    let run = status_is(&b, &id, "in_doubt").await;
+    assert_eq!(run["question"]["tool"], "pay__charge", "{run}");
+    assert_eq!((mock.requests().len(), executions()), (1, 1), "nothing made again before the decision");
+    mock.push(MockReply::text("The charge may not have gone through."));
+    let decided = b.post(&format!("/v1/runs/{id}/input"), json!({"decision": "skip"})).await;
+    assert_eq!(decided.0, 202, "{}", decided.1);
+    let ended = status_is(&b, &id, "done").await;
+    assert_eq!(ended["result"], "The charge may not have gone through.");
+    assert_eq!(executions(), 1, "the card was charged once");
+    let journal = stored_journal(&sql(&db).await, &id).await;
     assert_eq!(of_kind(&journal, "tool_start").len(), 1, "{journal:?}");
 }

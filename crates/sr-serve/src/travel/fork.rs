@@ -72,7 +72,8 @@ pub async fn find(store: &Store, run: &str) -> Option<Result<Plan, String>> {
 
 /// The original's journal a fork replays, from the store.
 pub async fn journal(store: &Store, plan: &Plan) -> Result<String, String> {
-    let record = store.record(&plan.from_session).await.map_err(|e| format!("cannot read the original's journal: {e}"))?;
+    let record =
+        store.record(&plan.from_session).await.map_err(|e| format!("cannot read the original's journal: {e}"))?;
     record.journal_text(plan.from_attempt).ok_or_else(|| {
         format!("the journal of run {} (attempt {}) is not in the store", plan.from_run, plan.from_attempt)
     })

@@ -57,9 +57,9 @@ pub(crate) fn file_failed(message: impl Into<String>, path: &std::path::Path) ->
 pub(crate) async fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiError> {
     let attempt = attempt_of(run)?;
     let record = server.store.record(&run.session).await?;
-    record.journal_text(attempt).ok_or_else(|| {
-        replay_failed(format!("the journal of run {} (attempt {attempt}) is not in the store", run.id))
-    })
+    record
+        .journal_text(attempt)
+        .ok_or_else(|| replay_failed(format!("the journal of run {} (attempt {attempt}) is not in the store", run.id)))
 }
 
 /// Runs `work` (a travel: locating its event among the run's stored events
@@ -110,9 +110,8 @@ fn replay(
 
 /// The runtime's attempt whose journal is the run's.
 fn attempt_of(run: &RunRow) -> Result<i64, ApiError> {
-    run.attempt_run.ok_or_else(|| {
-        ApiError::conflict("never_started", format!("run {} never started: it has no journal", run.id))
-    })
+    run.attempt_run
+        .ok_or_else(|| ApiError::conflict("never_started", format!("run {} never started: it has no journal", run.id)))
 }
 
 /// The answers the run was given to `escalate to human`, in order.
