@@ -71,7 +71,7 @@ fn cached_lines(path: &Path) -> usize {
 
 /// Writes `text` whole or not at all (a temporary file renamed over `path`).
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("a journal path has a directory"))?;
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("a journal's path names no directory"))?;
     std::fs::create_dir_all(dir)?;
     let temporary = path.with_extension("jsonl.part");
     std::fs::write(&temporary, text)?;
