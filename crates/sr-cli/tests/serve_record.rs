@@ -130,6 +130,14 @@ async fn a_session_alternating_replicas_sends_the_model_its_whole_history() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(replicas, ["a", "b", "a"]);
+    // A replica that ran none of it shows the whole transcript.
+    drop(a);
+    let dir_c =
+        temp("rec-turns-c", &[("chat.sr", CHAT), ("reply.sr", PAUSING), ("greet.sr", TWO_AGENTS), ("filer.sr", FILER)]);
+    std::fs::write(dir_c.join("pay.sr"), payer(&charges("rec-turns"))).unwrap();
+    let c = replica(&dir_c, &mock, &db, "c").await;
+    let shown = c.get(&format!("/v1/sessions/{session}")).await.1;
+    assert_eq!(shown["transcript"].as_array().map(Vec::len), Some(6), "{shown}");
     // The database holds the conversation and each attempt's journal, no line twice.
     let held: i64 =
         client.query_one("SELECT COUNT(*) FROM session_messages WHERE session = $1", &[&session]).await.unwrap().get(0);

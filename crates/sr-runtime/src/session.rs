@@ -482,6 +482,7 @@ mod tests {
         store.append_messages("s1", &[serde_json::json!({"role": "user", "text": "cached"})]).unwrap();
         assert_eq!(store.reserve_run("s1", None).unwrap(), 1);
         assert_eq!(store.reserve_run("s1", None).unwrap(), 2);
+        store.set_run_status("s1", 1, "interrupted").unwrap();
         let recorded: Vec<Value> =
             ["a", "b", "c"].iter().map(|t| serde_json::json!({"role": "user", "text": t})).collect();
         store.restore("s1", "demo.sr", &recorded, &[lineage(1, "paused", None)]).unwrap();
