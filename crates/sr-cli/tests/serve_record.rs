@@ -400,3 +400,45 @@ async fn a_replica_killed_during_a_tool_call_leaves_the_call_in_doubt_to_the_nex
     let journal = stored_journal(&sql(&db).await, &id).await;
     assert_eq!(of_kind(&journal, "tool_start").len(), 1, "{journal:?}");
 }
+
+/// Replica a stopped (SIGSTOP) during a model call past its lease: b, on its
+/// own state directory, takes the run over and charges the card; a, let go
+/// on, gets its model's answer (the same tool call) but makes no call: its
+/// claim is gone. The card is charged once, by b.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_stopped_past_its_lease_makes_no_effect_once_it_continues() {
+    let Some(db) = sr_testing::postgres::start("rec-stop") else { return };
+    let (dir_a, dir_b) = machines("rec-stop");
+    let log = charges("rec-stop");
+    // Not the first call ever: the tool answers at once (`charge_mcp.py`).
+    std::fs::write(&log, "earlier\n").unwrap();
+    let executions = || std::fs::read_to_string(&log).unwrap_or_default().lines().count() - 1;
+    let mock = MockServer::start().await;
+    let charge = || MockReply::tool_call("c1", "pay__charge", json!({"cents": 500}));
+    mock.push(charge().delay(Duration::from_secs(4)));
+    let mut a = replica(&dir_a, &mock, &db, "a").await;
+    let id = a.post("/v1/runs", json!({"workload": "pay", "prompt": "charge 5 dollars"})).await.1["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_until(Duration::from_secs(30), || async { (mock.requests().len() == 1).then_some(()) }).await;
+    a.signal(libc::SIGSTOP);
+    mock.push(charge());
+    mock.push(MockReply::text("Charged."));
+    let b = replica(&dir_b, &mock, &db, "b").await;
+    let mut ended = Value::Null;
+    for _ in 0..300 {
+        ended = b.get(&format!("/v1/runs/{id}")).await.1;
+        if ended["status"] == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ended["result"], "Charged.", "{ended}\nb:\n{}", b.log());
+    assert_eq!(executions(), 1, "b charged once");
+    a.signal(libc::SIGCONT);
+    wait_until(Duration::from_secs(30), || async { a.log().contains("the run stops here").then_some(()) }).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(executions(), 1, "a made no call once its claim was gone: {}", a.log());
+    assert_eq!(b.get(&format!("/v1/runs/{id}")).await.1["status"], "done");
+}
