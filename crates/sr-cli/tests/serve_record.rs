@@ -5,8 +5,16 @@
 //! finished on another — because what the runtime keeps of a session is in
 //! the database and each replica's state directory is a cache of it. The
 //! embedded store does the same for a state directory whose runtime files
-//! were deleted between two starts. Only one replica runs at a time here, so
-//! the replica that runs each turn is the one the test chose.
+//! were deleted between two starts. Only one replica dispatches at a time
+//! here, so the replica that runs each step is the one the test chose.
+//!
+//! A replica killed (`kill -9`) during a model call, right after a tool wrote
+//! a file, or during a tool call has its run taken over by a replica that
+//! never saw it: the journal, copied to the database line by line, serves
+//! what was done, the work directory is rebuilt from the journal's file
+//! checkpoints, and no step is journaled twice. A run is travelled in and
+//! forked on a replica that never saw it, and a replica stopped past its
+//! lease makes no tool call once it continues.
 #![allow(clippy::unwrap_used)]
 
 mod serving;
