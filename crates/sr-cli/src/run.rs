@@ -189,8 +189,12 @@ async fn run_async(args: Args) -> ExitCode {
         Err(e) => return fail(e, 2),
     };
     storage.session = args.session.clone();
-    storage.resume =
-        args.resume.clone().map(|session| ResumeSpec { session, input: args.input.clone(), from: args.from });
+    storage.resume = args.resume.clone().map(|session| ResumeSpec {
+        session,
+        input: args.input.clone(),
+        from: args.from,
+        rebuild_files: false,
+    });
     let prices = match args.prices.as_deref().map(crate::load::prices).transpose() {
         Ok(prices) => prices,
         Err(e) => return fail(e, 2),

@@ -218,13 +218,18 @@ async fn a_clients_error_names_no_path_of_the_server_and_the_log_does() {
     assert_eq!(run.1["status"], "done", "{}", run.1);
     let id = run.1["id"].as_str().unwrap();
     let state = std::fs::canonicalize(dir.join("state")).unwrap();
+    // The journal files are a cache: travel reads the store's.
     std::fs::remove_dir_all(state.join("journal")).unwrap();
+    assert_eq!(serve.get(&format!("/v1/runs/{id}/at/1")).await.0, 200);
+    // Where travels replay, a file: the scratch directory cannot be made.
+    let _ = std::fs::remove_dir_all(state.join("travel"));
+    std::fs::write(state.join("travel"), "not a directory").unwrap();
     let (status, answer) = serve.get(&format!("/v1/runs/{id}/at/1")).await;
     assert_eq!((status, answer["error"]["code"].clone()), (500, json!("replay_failed")), "{answer}");
     let text = answer.to_string();
-    assert!(text.contains("cannot read the journal"), "{text}");
-    assert!(!text.contains(&state.display().to_string()) && !text.contains("journal/"), "{text}");
-    assert!(serve.log().contains(&state.join("journal").display().to_string()), "the log keeps the path");
+    assert!(text.contains("cannot create the replay's scratch directory"), "{text}");
+    assert!(!text.contains(&state.display().to_string()) && !text.contains("travel/"), "{text}");
+    assert!(serve.log().contains(&state.join("travel").display().to_string()), "the log keeps the path");
 }
 
 /// Connects from `local` (another loopback address: the cap is per client address).

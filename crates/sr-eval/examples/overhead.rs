@@ -115,6 +115,7 @@ async fn direct(
         sessions: state.join("sessions.db"),
         session: None,
         resume: None,
+        copies: None,
     };
     let launched = launch(LaunchSpec {
         program: program.clone(),

@@ -72,6 +72,7 @@ impl Sessions {
             sessions: Self::database(dir),
             session: None,
             resume: None,
+            copies: None,
         }
     }
 }

@@ -18,9 +18,17 @@ pub const LLM_KIND: &str = "llm";
 /// The format version of `llm` lines.
 pub const CASSETTE_VERSION: u64 = 1;
 
+/// A copy of a cassette's lines kept elsewhere (`sr serve`'s store of
+/// record): each line, as written to the file, is handed over before
+/// [`Cassette::append`] returns and in the file's order, so an entry is
+/// durable there before the step it records counts as done. An error fails
+/// the append.
+pub trait LineCopy: Send + Sync {
+    fn copy(&self, line: &str) -> Result<(), String>;
+}
+
 /// An append-only JSON-lines file. One handle is shared by every writer of a
 /// run (the runtime appends its own kinds of entries to the same file).
-#[derive(Debug)]
 pub struct Cassette {
     path: PathBuf,
     file: Mutex<File>,
@@ -28,6 +36,14 @@ pub struct Cassette {
     redactor: Option<Arc<crate::Redactor>>,
     /// Another cassette every entry is also appended to.
     mirror: Option<Arc<Cassette>>,
+    /// Where every line is copied too.
+    copy: Option<Arc<dyn LineCopy>>,
+}
+
+impl fmt::Debug for Cassette {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cassette").field("path", &self.path).field("copied", &self.copy.is_some()).finish()
+    }
 }
 
 impl Cassette {
@@ -43,13 +59,19 @@ impl Cassette {
 
     fn open(path: &Path, options: &OpenOptions) -> Result<Cassette, LlmError> {
         let file = options.open(path).map_err(|err| cassette_error(path, &err.to_string()))?;
-        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None, mirror: None })
+        Ok(Cassette { path: path.to_owned(), file: Mutex::new(file), redactor: None, mirror: None, copy: None })
     }
 
     /// Every entry is also appended to `mirror` (a run's journal and its
     /// `--record` file get the same lines).
     pub fn mirrored_to(mut self, mirror: Arc<Cassette>) -> Cassette {
         self.mirror = Some(mirror);
+        self
+    }
+
+    /// Every line is also handed to `copy`, after the file has it.
+    pub fn copying_to(mut self, copy: Arc<dyn LineCopy>) -> Cassette {
+        self.copy = Some(copy);
         self
     }
 
@@ -79,6 +101,10 @@ impl Cassette {
         file.write_all(line.as_bytes())
             .and_then(|()| file.flush())
             .map_err(|err| cassette_error(&self.path, &err.to_string()))?;
+        // Under the file's lock: the copy gets the lines in the file's order.
+        if let Some(copy) = &self.copy {
+            copy.copy(line.trim_end_matches('\n')).map_err(|err| cassette_error(&self.path, &err))?;
+        }
         drop(file);
         sim_kill_point();
         match &self.mirror {

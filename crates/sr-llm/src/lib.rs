@@ -97,7 +97,7 @@ pub mod sse;
 mod types;
 
 pub use crate::anthropic::Anthropic;
-pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, cassette_entries, differences, normalize};
+pub use crate::cassette::{CASSETTE_VERSION, Cassette, LLM_KIND, LineCopy, cassette_entries, differences, normalize};
 pub use crate::error::LlmError;
 pub use crate::gemini::Gemini;
 pub use crate::http::{HttpClient, HttpOptions};

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sr_llm::{Cassette, HttpClient, Provider, Redactor, Router};
+use sr_llm::{Cassette, HttpClient, LineCopy, Provider, Redactor, Router};
 
 use crate::compile::Compiled;
 use crate::event::{Emitter, EventSink, RunStatus};
@@ -92,6 +92,24 @@ pub struct Storage {
     pub session: Option<String>,
     /// Continue the last run of this session.
     pub resume: Option<ResumeSpec>,
+    /// Where the run's journal is also kept, line by line (`sr serve`'s
+    /// store of record); `None`: the file alone.
+    pub copies: Option<Arc<dyn JournalCopies>>,
+}
+
+/// Where a stored run's journal is copied as it is written (see
+/// [`sr_llm::LineCopy`]).
+pub trait JournalCopies: Send + Sync {
+    /// The copy of the journal of run `run` of `session`, which continues
+    /// `origin` (its run, and the step it goes live from) and starts with
+    /// `inherited` (the lines the file starts with, already written).
+    fn open(
+        &self,
+        session: &str,
+        run: i64,
+        origin: Option<(i64, Option<u64>)>,
+        inherited: &str,
+    ) -> Result<Arc<dyn LineCopy>, String>;
 }
 
 /// How to continue a session's last run (`sr run --resume ID`).
@@ -104,6 +122,9 @@ pub struct ResumeSpec {
     /// did from there is done again, for real (a tool retried after fixing
     /// its cause).
     pub from: Option<u64>,
+    /// The work directory is new (another machine ran the run so far): the
+    /// file changes its journal holds are made again before it goes on.
+    pub rebuild_files: bool,
 }
 
 impl Storage {
@@ -113,7 +134,7 @@ impl Storage {
         let beside = sessions.map(|db| db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")));
         let state = StateDir::resolve(state_dir.or(beside), work_dir)?;
         let sessions = sessions.map(PathBuf::from).unwrap_or_else(|| state.sessions_db());
-        Ok(Storage { state, sessions, session: None, resume: None })
+        Ok(Storage { state, sessions, session: None, resume: None, copies: None })
     }
 }
 
@@ -267,11 +288,25 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         jail = jail.protect(&cwd.join(source));
     }
     let redactor = secrets(&mcp, &mut warnings);
+    let rebuild_files = storage.as_ref().and_then(|s| s.resume.as_ref()).is_some_and(|r| r.rebuild_files);
+    let mut copied = None;
     let stored = match (storage, opened) {
         (Some(storage), Some(store)) => {
             let origin = resume.as_ref().map(|r| (r.run, storage.resume.as_ref().and_then(|spec| spec.from)));
             let session = storage.resume.map(|r| r.session).or(storage.session).unwrap_or_else(new_id);
-            Some(reserve(store, &storage.state, session, &program, origin)?)
+            let stored = reserve(store, &storage.state, session, &program, origin)?;
+            if let Some(copies) = &storage.copies {
+                match copies.open(&stored.session.id, stored.session.run, origin, &served) {
+                    Ok(copy) => copied = Some(copy),
+                    Err(e) => {
+                        let SessionRun { store, id, run } = &stored.session;
+                        let _ = store.set_run_status(id, *run, "failed");
+                        stored.lease.release();
+                        return Err(LaunchError::Journal(e));
+                    }
+                }
+            }
+            Some(stored)
         }
         _ => None,
     };
@@ -288,18 +323,22 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         // that a replay paused where its recording ends resumes from there.
         // Nothing is added: a replay observes nothing new.
         Mode::Replay => match &stored {
-            Some(stored) => open_cassette(&stored.journal, &served, redactor.clone())
+            Some(stored) => open_cassette(&stored.journal, &served, redactor.clone(), copied)
                 .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(|e| e.to_string()))
                 .map(|()| Journal::new(mode, recorded, None, Some(files))),
             None => Ok(Journal::new(mode, recorded, None, Some(files))),
         },
         _ => {
             let paths = (stored.as_ref().map(|s| s.journal.as_path()), record.as_deref());
-            open_journal(paths, &served, &redactor, &meta, &mcp)
+            open_journal(paths, &served, (&redactor, copied), &meta, &mcp)
                 .map(|cassette| Journal::new(mode, recorded, cassette, Some(files)))
         }
     };
-    let journal = match journaled.and_then(|journal| journal.rewind_files().map(|()| journal)) {
+    let restored = |journal: Journal| match rebuild_files {
+        true => journal.rebuild_files().map(|()| journal),
+        false => journal.rewind_files().map(|()| journal),
+    };
+    let journal = match journaled.and_then(restored) {
         Ok(journal) => Arc::new(journal.deciding(&invocation_id, in_doubt)),
         Err(e) => {
             if let Some(stored) = stored {
@@ -507,11 +546,14 @@ fn reserve(
 fn open_journal(
     (journal, record): (Option<&Path>, Option<&Path>),
     inherited: &str,
-    redactor: &Arc<Redactor>,
+    (redactor, copy): (&Arc<Redactor>, Option<Arc<dyn LineCopy>>),
     meta: &Meta,
     mcp: &Arc<McpHub>,
 ) -> Result<Option<Arc<Cassette>>, String> {
-    let mut cassettes = journal.into_iter().chain(record).map(|path| open_cassette(path, inherited, redactor.clone()));
+    // The journal file's lines are copied (`Storage::copies`), a `--record` mirror's are not.
+    let mut copy = copy;
+    let mut cassettes =
+        journal.into_iter().chain(record).map(|path| open_cassette(path, inherited, redactor.clone(), copy.take()));
     let cassette = match (cassettes.next().transpose()?, cassettes.next().transpose()?) {
         (Some(first), Some(mirror)) => Some(first.mirrored_to(Arc::new(mirror))),
         (first, _) => first,
@@ -522,15 +564,24 @@ fn open_journal(
     Ok(Some(cassette))
 }
 
-/// A new cassette at `path` holding `inherited` (already redacted lines).
-fn open_cassette(path: &Path, inherited: &str, redactor: Arc<Redactor>) -> Result<Cassette, String> {
+/// A new cassette at `path` holding `inherited` (already redacted lines),
+/// its new lines copied to `copy`.
+fn open_cassette(
+    path: &Path,
+    inherited: &str,
+    redactor: Arc<Redactor>,
+    copy: Option<Arc<dyn LineCopy>>,
+) -> Result<Cassette, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| cannot(&e))?;
     }
     std::fs::write(path, inherited).map_err(|e| cannot(&e))?;
-    let cassette = Cassette::append_to(path).map_err(|e| cannot(&e))?;
-    Ok(cassette.redacting(redactor))
+    let cassette = Cassette::append_to(path).map_err(|e| cannot(&e))?.redacting(redactor);
+    Ok(match copy {
+        Some(copy) => cassette.copying_to(copy),
+        None => cassette,
+    })
 }
 
 /// The run's secrets: the API keys in the environment and the values of the

@@ -223,6 +223,49 @@ impl SessionStore {
         rows.collect()
     }
 
+    /// Takes a session's conversation and runs from a store of record (`sr
+    /// serve`'s database, which any replica may have written since this
+    /// cache was): the recorded conversation replaces the cached one when it
+    /// is longer, each recorded run replaces the cached run of its number
+    /// unless that one is running (its lease says whether it still is), and
+    /// a cached run the record lacks is kept. One transaction.
+    pub fn restore(
+        &self,
+        session: &str,
+        workload: &str,
+        messages: &[Value],
+        runs: &[RunLineage],
+    ) -> rusqlite::Result<()> {
+        let mut conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now = now_ms();
+        tx.execute(
+            "INSERT OR IGNORE INTO sessions (id, workload, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+            params![session, workload, now],
+        )?;
+        let cached: i64 =
+            tx.query_row("SELECT COUNT(*) FROM messages WHERE session_id = ?1", [session], |r| r.get(0))?;
+        if messages.len() as i64 > cached {
+            tx.execute("DELETE FROM messages WHERE session_id = ?1", [session])?;
+            for (position, message) in messages.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO messages (session_id, position, message) VALUES (?1, ?2, ?3)",
+                    params![session, position as i64, message.to_string()],
+                )?;
+            }
+        }
+        for run in runs {
+            tx.execute(
+                "INSERT INTO runs (session_id, run, status, lease, parent, from_step) VALUES (?1, ?2, ?3, NULL, ?4, ?5)
+                 ON CONFLICT (session_id, run) DO UPDATE
+                 SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step
+                 WHERE runs.status <> 'running'",
+                params![session, run.run, run.status, run.parent, run.from_step.map(|s| s as i64)],
+            )?;
+        }
+        tx.commit()
+    }
+
     /// The session's runs and their status, in order.
     pub fn runs(&self, session: &str) -> rusqlite::Result<Vec<(i64, String)>> {
         let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -427,6 +470,37 @@ mod tests {
         assert_eq!(store.messages("s1").unwrap().len(), 2);
         let sessions = store.list().unwrap();
         assert_eq!((sessions[0].id.as_str(), sessions[0].runs), ("s1", 1));
+    }
+
+    /// A record replaces what the cache has less of, and leaves alone what
+    /// the record lacks.
+    #[test]
+    fn a_restored_session_takes_the_record_and_keeps_newer_cached_runs() {
+        let store = SessionStore::in_memory().unwrap();
+        let lineage = |run, status: &str, parent| RunLineage { run, status: status.into(), parent, from_step: None };
+        store.create("s1", "demo.sr").unwrap();
+        store.append_messages("s1", &[serde_json::json!({"role": "user", "text": "cached"})]).unwrap();
+        assert_eq!(store.reserve_run("s1", None).unwrap(), 1);
+        assert_eq!(store.reserve_run("s1", None).unwrap(), 2);
+        store.set_run_status("s1", 1, "interrupted").unwrap();
+        let recorded: Vec<Value> =
+            ["a", "b", "c"].iter().map(|t| serde_json::json!({"role": "user", "text": t})).collect();
+        store.restore("s1", "demo.sr", &recorded, &[lineage(1, "paused", None)]).unwrap();
+        assert_eq!(store.messages("s1").unwrap(), recorded);
+        // Run 2 is the cache's own, not in the record: kept.
+        assert_eq!(store.runs("s1").unwrap(), [(1, "paused".to_string()), (2, "running".to_string())]);
+        // A cached running run is the runtime's to judge, by its lease.
+        store.restore("s1", "demo.sr", &[], &[lineage(2, "interrupted", Some(1))]).unwrap();
+        assert_eq!(store.runs("s1").unwrap()[1], (2, "running".to_string()));
+        // A shorter recorded conversation leaves the longer cached one.
+        store.restore("s1", "demo.sr", &recorded[..1], &[]).unwrap();
+        assert_eq!(store.messages("s1").unwrap().len(), 3);
+        // A session the cache never saw is created.
+        store
+            .restore("s2", "demo.sr", &recorded[..1], &[lineage(1, "completed", None), lineage(2, "paused", Some(1))])
+            .unwrap();
+        assert_eq!(store.run_lineage("s2").unwrap()[1], lineage(2, "paused", Some(1)));
+        assert_eq!(store.reserve_run("s2", None).unwrap(), 3);
     }
 
     #[test]

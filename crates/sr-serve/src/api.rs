@@ -170,7 +170,8 @@ async fn session(State(server): Shared, Path(id): Path<String>) -> Result<Json<S
         return Err(ApiError::not_found(format!("no session {id}")));
     }
     let runs = server.store.session_runs(&id).await?;
-    let transcript = server.sessions.messages(&id).map_err(ApiError::internal)?;
+    // The session's record, whichever replica ran its turns.
+    let transcript = server.store.record(&id).await?.messages;
     let mut shown_runs = Vec::with_capacity(runs.len());
     for row in runs {
         shown_runs.push(shown(&server, row).await?);

@@ -23,9 +23,10 @@ use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
+use crate::copies::StoreCopies;
 use crate::metrics::RunTimer;
 use crate::store::{Ending, RunRow, RunStatus, StoreError};
-use crate::{Server, locked, replayed, travel};
+use crate::{Server, cache, fence, locked, replayed, travel};
 
 pub use crate::store::MAX_EVENT_BYTES;
 
@@ -60,7 +61,7 @@ pub async fn dispatch(server: Arc<Server>) {
 /// Runs one claimed run to its end (or pause), as a task the API can abort
 /// (cancel) and the drain can stop.
 async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit) {
-    let (id, epoch) = (run.id.clone(), run.epoch);
+    let (id, epoch, session) = (run.id.clone(), run.epoch, run.session.clone());
     let span = tracing::info_span!("run", run = %id, session = %run.session, workload = %run.workload, epoch);
     // This process claimed the run again while an older claim of its own is
     // still winding down (its lease expired while the process was stalled):
@@ -112,7 +113,19 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     let tail = if cancelled { Vec::new() } else { std::mem::take(&mut *locked(&held.events)) };
     let invocation = locked(&held.invocation).clone();
     let error = outcome.error.as_deref().map(|error| server.without_paths(error));
-    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation);
+    // What the attempt changed of the session, stored with the end; a run
+    // that never started an attempt changed nothing.
+    let record = match *locked(&held.attempt) {
+        Some(_) => match cache::collect(&server, &session) {
+            Ok(record) => Some(record),
+            Err(error) => {
+                tracing::error!(%error, "the session's record is not stored with the run's end");
+                None
+            }
+        },
+        None => None,
+    };
+    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation).recording(record);
     match server.store.end(&id, epoch, &ending).await {
         Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
@@ -139,6 +152,8 @@ struct Held {
     events: Mutex<Vec<Event>>,
     /// The invocation id of the run's events, for a `run_finished` the server writes.
     invocation: Mutex<String>,
+    /// The runtime's run number of this claim's attempt, once launched.
+    attempt: Mutex<Option<i64>>,
 }
 
 async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
@@ -146,8 +161,14 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         return failed(format!("workload '{}' is not served by this server", run.workload));
     };
     let work_dir = server.settings.state_dir.join("runs").join(&run.id).join("work");
+    // A run continued here for the first time (another replica ran it so
+    // far) gets its files back from its journal.
+    let fresh = !work_dir.exists();
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return failed(format!("cannot create the run's work directory: {e}"));
+    }
+    if let Err(e) = cache::hydrate(&server, &run).await {
+        return failed(e);
     }
     // A run in doubt continues with its decision; a pending input of any
     // other run is a human's answer.
@@ -163,7 +184,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         message: run.message.clone(),
         work_dir: work_dir.clone(),
         read_only: false,
-        storage: Some(storage(&server, &run, from, decision.is_none())),
+        storage: Some(storage(&server, &run, from, decision.is_none(), fresh)),
         models: server.settings.replay.clone().map_or(Models::Live, |file| Models::Replay(Recording::File(file))),
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
@@ -171,11 +192,14 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
     };
     // A fork (`travel::fork`) starts from another run's journal; once started,
     // it resumes from its own like any run, its variable edits made again.
-    let launched = match travel::fork::find(&server.settings.state_dir, &run.id) {
+    let launched = match travel::fork::find(&server.store, &run.id).await {
         None => launch_when_free(&server, &run, spec)
             .await
             .map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
-        Some(Ok(plan)) if run.attempt_run.is_none() => travel::fork::launch(spec(None), &plan),
+        Some(Ok(plan)) if run.attempt_run.is_none() => match travel::fork::journal(&server.store, &plan).await {
+            Ok(journal) => travel::fork::launch(spec(None), &plan, journal),
+            Err(e) => return failed(e),
+        },
         Some(Ok(plan)) => {
             launch_when_free(&server, &run, spec).await.map(|launched| (launched, travel::fork::resuming(&plan)))
         }
@@ -185,6 +209,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
+    *locked(&held.attempt) = launched.run_number();
     if let Some(number) = launched.run_number()
         && let Err(error) = server.store.set_attempt(&run.id, run.epoch, number).await
     {
@@ -207,6 +232,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         timer: RunTimer::default(),
         held,
     });
+    let hook = Arc::new(fence::Fenced { server: server.clone(), run: run.id.clone(), epoch: run.epoch, inner: hook });
     match launched.run(hook, vec![sink]).await {
         Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
@@ -225,16 +251,20 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
 }
 
 /// The runtime's session of the run: a new run of it the first time, a
-/// continuation of its last run (from its journal) after that.
-fn storage(server: &Server, run: &RunRow, from: Option<u64>, answered: bool) -> Storage {
+/// continuation of its last run (from its journal; its files rebuilt when
+/// its work directory is `fresh`) after that. Its journal is copied to the store.
+fn storage(server: &Arc<Server>, run: &RunRow, from: Option<u64>, answered: bool, fresh: bool) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
     let input = run.pending_input.clone().filter(|_| answered);
-    let resume = run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from });
+    let resume =
+        run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from, rebuild_files: fresh });
+    let copies = StoreCopies { server: server.clone(), run: run.id.clone(), epoch: run.epoch };
     Storage {
         sessions: state.sessions_db(),
         state,
         session: if resume.is_some() { None } else { Some(run.session.clone()) },
         resume,
+        copies: Some(Arc::new(copies)),
     }
 }
 
@@ -360,7 +390,7 @@ impl EventSink for RunSink {
 /// `sr` runs); the embedded store's writes wait on nothing and are done at
 /// their first poll. A write that would wait on a single-thread runtime is
 /// an error, not a hang.
-fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+pub(crate) fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
     use futures::FutureExt;
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current() {

@@ -3,16 +3,21 @@
 //! `escalate to human`, health and metrics). Embedded mode: the server's
 //! records in SQLite in the state directory, one process dispatching runs.
 //! PostgreSQL mode (`database_url`): replicas share the records, claim runs
-//! under leases and fence each other's writes. Either way the runtime's
-//! sessions, journals and leases are files in the state directory, and every
-//! run goes through the runtime's one run path; see `docs/serve.md`.
+//! under leases and fence each other's writes and effects. Either way the
+//! store holds what a run is (its journal, its session's conversation and
+//! attempts, fork plans), the runtime's files in the state directory are a
+//! cache of it (`cache`), and every run goes through the runtime's one run
+//! path; see `docs/serve.md`.
 
 mod a2a;
 mod api;
 mod auth;
+mod cache;
+mod copies;
 mod dispatch;
 mod error;
 mod events;
+mod fence;
 mod gate;
 mod lease;
 mod listen;
@@ -51,8 +56,8 @@ pub struct Config {
     /// The `.sr` (or YAML) files to serve, each named by its file stem.
     pub workloads: Vec<PathBuf>,
     pub bind: SocketAddr,
-    /// Where the server's records, the runtime's sessions and journals and
-    /// the runs' work directories live.
+    /// Where the embedded store (`serve.db`), the runtime's cache of the
+    /// store's sessions and journals, and the runs' work directories live.
     pub state_dir: PathBuf,
     /// Runs executed at once.
     pub workers: usize,

@@ -386,6 +386,16 @@ impl Journal {
         }
     }
 
+    /// Makes every file change the journal holds again, in order: a run
+    /// continued on a machine whose work directory is new (`sr serve`'s
+    /// replicas) goes on with the files it left.
+    pub fn rebuild_files(&self) -> Result<(), String> {
+        match (&self.workspace, self.mode) {
+            (Some(workspace), Mode::Resume) => workspace.redo(&self.recorded, &self.recorded.all_changes),
+            _ => Ok(()),
+        }
+    }
+
     /// Puts the work directory back as it was when the recorded run started
     /// (a run going back in time starts there).
     pub fn rewind_files(&self) -> Result<(), String> {

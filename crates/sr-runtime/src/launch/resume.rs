@@ -39,7 +39,7 @@ pub fn find(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
 }
 
 fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result<Resume, String> {
-    let ResumeSpec { session, input, from } = spec;
+    let ResumeSpec { session, input, from, .. } = spec;
     let runs = store.runs(session).map_err(|e| format!("cannot read session {session}: {e}"))?;
     let Some((run, status)) = runs.last() else {
         return Err(format!("session {session} has no run to resume"));

@@ -7,6 +7,7 @@ use serde_json::Value;
 use sr_runtime::event::{Event, Payload, Usage};
 
 use super::RunStatus;
+use super::record::Record;
 
 /// An event over this many bytes of JSON is stored and streamed as an
 /// `event_too_large` event that keeps its id, type and size.
@@ -18,6 +19,8 @@ pub struct Ending {
     pub error: Option<String>,
     /// The run's `run_finished` and whatever the runtime emitted after it.
     events: Vec<Event>,
+    /// What the run's attempt changed of its session's record, stored with its end.
+    pub record: Option<Record>,
 }
 
 impl Ending {
@@ -47,7 +50,12 @@ impl Ending {
                 },
             }],
         };
-        Ending { status, result, error, events }
+        Ending { status, result, error, events, record: None }
+    }
+
+    /// The ending, storing `record` (the session as the attempt left it) with it.
+    pub fn recording(self, record: Option<Record>) -> Ending {
+        Ending { record, ..self }
     }
 
     /// The ending's events as stored, under ids from `first` on.

@@ -11,9 +11,15 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-pub const SQLITE: &[Migration] = &[Migration { version: 1, sql: include_str!("migrations/sqlite/0001_init.sql") }];
+pub const SQLITE: &[Migration] = &[
+    Migration { version: 1, sql: include_str!("migrations/sqlite/0001_init.sql") },
+    Migration { version: 2, sql: include_str!("migrations/sqlite/0002_session_record.sql") },
+];
 
-pub const POSTGRES: &[Migration] = &[Migration { version: 1, sql: include_str!("migrations/postgres/0001_init.sql") }];
+pub const POSTGRES: &[Migration] = &[
+    Migration { version: 1, sql: include_str!("migrations/postgres/0001_init.sql") },
+    Migration { version: 2, sql: include_str!("migrations/postgres/0002_session_record.sql") },
+];
 
 /// The table of applied versions (the PostgreSQL store kept it before the
 /// files did, one row per version, so its databases carry on as they are).

@@ -17,6 +17,7 @@
 mod ending;
 mod migrate;
 mod postgres;
+mod record;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ use serde_json::Value;
 pub use sr_runtime::served::RunStatus;
 
 pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
+pub use self::record::{Attempt, Record};
 use tokio::sync::mpsc;
 
 /// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
@@ -129,6 +131,8 @@ pub enum StoreError {
     Reader(String),
     /// A stored status that names no status (a store written by another program).
     Status(sr_runtime::served::UnknownStatus),
+    /// A stored row of a session's record this version cannot read.
+    Undecodable(String),
     /// A write of a run by a claim that is no longer its last: another
     /// replica claimed it since (this one's lease expired).
     Fenced {
@@ -144,6 +148,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StoreError::Reader(e) => write!(f, "the store's reader failed: {e}"),
             StoreError::Status(e) => write!(f, "a stored run's status: {e}"),
+            StoreError::Undecodable(what) => write!(f, "{what}"),
             StoreError::Fenced { run, epoch } => {
                 write!(f, "run {run} was claimed again since this claim (epoch {epoch}): write refused")
             }
@@ -236,8 +241,45 @@ pub trait RunStore: Send + Sync {
     fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
     /// Records how a claimed run ended (or paused) and appends its last
-    /// events (its `run_finished` first), in one transaction fenced by its epoch.
+    /// events (its `run_finished` first) and its session's record, in one
+    /// transaction fenced by its epoch.
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
+
+    /// What the store holds of session `session`'s runtime state (empty
+    /// when its runs never ended anywhere).
+    fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
+
+    /// Starts the store's copy of a claimed run's attempt `attempt` of
+    /// `session` (its journal's first lines `inherited`; `origin` the attempt
+    /// it continues and the step it goes live from), fenced by the epoch:
+    /// the attempt is recorded running, its journal is `inherited`.
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>>;
+
+    /// Appends line `line` (0-based) of an attempt's journal, fenced by the
+    /// claim's epoch, committed before it returns.
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>>;
+
+    /// Keeps the plan (JSON) of fork `run`, before it is queued.
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// Forgets the plan of a fork that was not queued after all.
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// The plan of run `run`, if it is a fork.
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
@@ -293,4 +335,11 @@ pub trait RunStore: Send + Sync {
 /// Ids past i64::MAX do not exist: nothing is after them.
 fn stored_id(after: u64) -> i64 {
     i64::try_from(after).unwrap_or(i64::MAX)
+}
+
+/// Message `position` of `session` as stored: JSON, or an error naming it.
+fn stored_message(session: &str, position: i64, json: &str) -> Result<Value> {
+    serde_json::from_str(json).map_err(|e| {
+        StoreError::Undecodable(format!("message {position} of session {session} in the store is not JSON: {e}"))
+    })
 }

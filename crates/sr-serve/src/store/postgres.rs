@@ -16,10 +16,11 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row};
 
 use futures::future::BoxFuture;
+use sr_runtime::session::RunLineage;
 
 use super::{
-    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
-    stored_id,
+    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
+    migrate, now_ms, stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -286,8 +287,118 @@ impl Postgres {
             return Err(fenced(id, epoch));
         }
         append_ending(&tx, id, epoch, ending).await?;
+        if let Some(record) = &ending.record {
+            save_record(&tx, record).await?;
+        }
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let held = tx
+            .query_opt("SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'", &[&run, &epoch])
+            .await?;
+        if held.is_none() {
+            return Err(fenced(run, epoch));
+        }
+        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES ($1, $2, 'running', $3, $4)
+             ON CONFLICT (session, attempt) DO UPDATE
+             SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step",
+            &[&attempt.session, &attempt.number, &parent, &from],
+        )
+        .await?;
+        tx.execute(
+            "DELETE FROM journal_lines WHERE session = $1 AND attempt = $2",
+            &[&attempt.session, &attempt.number],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO journal_lines (session, attempt, line, body)
+             SELECT $1, $2, l.n - 1, l.body FROM UNNEST($3::text[]) WITH ORDINALITY AS l(body, n)",
+            &[&attempt.session, &attempt.number, &inherited],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn append_journal_line(
+        &self,
+        run: &str,
+        epoch: i64,
+        attempt: &Attempt<'_>,
+        line: i64,
+        body: &str,
+    ) -> Result<()> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "INSERT INTO journal_lines (session, attempt, line, body)
+                 SELECT $3, $4, $5, $6
+                 WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running')",
+            )
+            .await?;
+        let added =
+            client.execute(&statement, &[&run, &epoch, &attempt.session, &attempt.number, &line, &body]).await?;
+        if added == 0 { Err(fenced(run, epoch)) } else { Ok(()) }
+    }
+
+    async fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("INSERT INTO fork_plans (run, plan) VALUES ($1, $2)", &[&run, &plan]).await?;
+        Ok(())
+    }
+
+    async fn discard_plan(&self, run: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("DELETE FROM fork_plans WHERE run = $1", &[&run]).await?;
+        Ok(())
+    }
+
+    async fn plan(&self, run: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        Ok(client.query_opt("SELECT plan FROM fork_plans WHERE run = $1", &[&run]).await?.map(|r| r.get(0)))
+    }
+
+    async fn record(&self, session: &str) -> Result<Record> {
+        let client = self.pool.get().await?;
+        let mut record = Record { session: session.to_string(), ..Record::default() };
+        let rows = client
+            .query("SELECT position, message FROM session_messages WHERE session = $1 ORDER BY position", &[&session])
+            .await?;
+        for row in rows {
+            record.messages.push(stored_message(session, row.get(0), row.get(1))?);
+        }
+        let rows = client
+            .query(
+                "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = $1 ORDER BY attempt",
+                &[&session],
+            )
+            .await?;
+        record.attempts = rows
+            .iter()
+            .map(|r| RunLineage {
+                run: r.get(0),
+                status: r.get(1),
+                parent: r.get(2),
+                from_step: r.get::<_, Option<i64>>(3).map(|s| s as u64),
+            })
+            .collect();
+        let rows = client
+            .query("SELECT attempt, body FROM journal_lines WHERE session = $1 ORDER BY attempt, line", &[&session])
+            .await?;
+        for row in rows {
+            let (attempt, body): (i64, String) = (row.get(0), row.get(1));
+            match record.journals.last_mut() {
+                Some((last, lines)) if *last == attempt => lines.push(body),
+                _ => record.journals.push((attempt, vec![body])),
+            }
+        }
+        Ok(record)
     }
 
     async fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -465,6 +576,32 @@ async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i
     Ok(())
 }
 
+/// Replaces the session's conversation and attempts with `record`'s (two
+/// statements per table, whatever their sizes).
+async fn save_record(tx: &tokio_postgres::Transaction<'_>, record: &Record) -> Result<()> {
+    let session = &record.session;
+    let messages: Vec<String> = record.messages.iter().map(Value::to_string).collect();
+    tx.execute("DELETE FROM session_messages WHERE session = $1", &[session]).await?;
+    tx.execute(
+        "INSERT INTO session_messages (session, position, message)
+         SELECT $1, m.n - 1, m.message FROM UNNEST($2::text[]) WITH ORDINALITY AS m(message, n)",
+        &[session, &messages],
+    )
+    .await?;
+    let numbers: Vec<i64> = record.attempts.iter().map(|a| a.run).collect();
+    let statuses: Vec<&str> = record.attempts.iter().map(|a| a.status.as_str()).collect();
+    let parents: Vec<Option<i64>> = record.attempts.iter().map(|a| a.parent).collect();
+    let froms: Vec<Option<i64>> = record.attempts.iter().map(|a| a.from_step.map(|s| s as i64)).collect();
+    tx.execute("DELETE FROM session_attempts WHERE session = $1", &[session]).await?;
+    tx.execute(
+        "INSERT INTO session_attempts (session, attempt, status, parent, from_step)
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::bigint[])",
+        &[session, &numbers, &statuses, &parents, &froms],
+    )
+    .await?;
+    Ok(())
+}
+
 impl RunStore for Postgres {
     fn create_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<()>> {
         Box::pin(Postgres::create_session(self, id))
@@ -504,6 +641,43 @@ impl RunStore for Postgres {
 
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
         Box::pin(Postgres::end(self, id, epoch, ending))
+    }
+
+    fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
+        Box::pin(Postgres::record(self, session))
+    }
+
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::save_plan(self, run, plan))
+    }
+
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::discard_plan(self, run))
+    }
+
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::plan(self, run))
+    }
+
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::open_journal(self, run, epoch, attempt, inherited))
+    }
+
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::append_journal_line(self, run, epoch, attempt, line, body))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

@@ -10,11 +10,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use serde_json::Value;
 
 use futures::future::BoxFuture;
+use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, NewRun, Note, RecentRun, Refusal, Result, RunRow, RunStatus, RunStore, StoreError, migrate, now_ms,
-    stored_id,
+    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
+    migrate, now_ms, stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -248,8 +249,100 @@ impl Sqlite {
             return Err(Self::fenced(id, epoch));
         }
         append_ending(&tx, id, epoch, ending)?;
+        if let Some(record) = &ending.record {
+            save_record(&tx, record)?;
+        }
         tx.commit()?;
         Ok(())
+    }
+
+    fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let held: bool = tx.query_row(
+            "SELECT COUNT(*) > 0 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
+            params![run, epoch],
+            |r| r.get(0),
+        )?;
+        if !held {
+            return Err(Self::fenced(run, epoch));
+        }
+        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT OR REPLACE INTO session_attempts (session, attempt, status, parent, from_step)
+             VALUES (?1, ?2, 'running', ?3, ?4)",
+            params![attempt.session, attempt.number, parent, from],
+        )?;
+        tx.execute(
+            "DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2",
+            params![attempt.session, attempt.number],
+        )?;
+        for (line, body) in inherited.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)",
+                params![attempt.session, attempt.number, line as i64, body],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn append_journal_line(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, line: i64, body: &str) -> Result<()> {
+        let added = self.conn().execute(
+            "INSERT INTO journal_lines (session, attempt, line, body)
+             SELECT ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running')",
+            params![run, epoch, attempt.session, attempt.number, line, body],
+        )?;
+        if added == 0 { Err(Self::fenced(run, epoch)) } else { Ok(()) }
+    }
+
+    fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
+        self.conn().execute("INSERT INTO fork_plans (run, plan) VALUES (?1, ?2)", params![run, plan])?;
+        Ok(())
+    }
+
+    fn discard_plan(&self, run: &str) -> Result<()> {
+        self.conn().execute("DELETE FROM fork_plans WHERE run = ?1", [run])?;
+        Ok(())
+    }
+
+    fn plan(&self, run: &str) -> Result<Option<String>> {
+        Ok(self.conn().query_row("SELECT plan FROM fork_plans WHERE run = ?1", [run], |r| r.get(0)).optional()?)
+    }
+
+    fn record(&self, session: &str) -> Result<Record> {
+        let conn = self.conn();
+        let mut record = Record { session: session.to_string(), ..Record::default() };
+        let mut statement =
+            conn.prepare_cached("SELECT position, message FROM session_messages WHERE session = ?1 ORDER BY position")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (position, json) = row?;
+            record.messages.push(stored_message(session, position, &json)?);
+        }
+        let mut statement = conn.prepare_cached(
+            "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = ?1 ORDER BY attempt",
+        )?;
+        let rows = statement.query_map([session], |r| {
+            Ok(RunLineage {
+                run: r.get(0)?,
+                status: r.get(1)?,
+                parent: r.get(2)?,
+                from_step: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
+            })
+        })?;
+        record.attempts = rows.collect::<rusqlite::Result<_>>()?;
+        let mut statement =
+            conn.prepare_cached("SELECT attempt, body FROM journal_lines WHERE session = ?1 ORDER BY attempt, line")?;
+        let rows = statement.query_map([session], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (attempt, body) = row?;
+            match record.journals.last_mut() {
+                Some((last, lines)) if *last == attempt => lines.push(body),
+                _ => record.journals.push((attempt, vec![body])),
+            }
+        }
+        Ok(record)
     }
 
     fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -358,6 +451,26 @@ fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: 
     Ok(())
 }
 
+/// Replaces the session's conversation and attempts with `record`'s.
+fn save_record(tx: &rusqlite::Transaction<'_>, record: &Record) -> Result<()> {
+    let session = &record.session;
+    tx.execute("DELETE FROM session_messages WHERE session = ?1", [session])?;
+    for (position, message) in record.messages.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO session_messages (session, position, message) VALUES (?1, ?2, ?3)",
+            params![session, position as i64, message.to_string()],
+        )?;
+    }
+    tx.execute("DELETE FROM session_attempts WHERE session = ?1", [session])?;
+    for attempt in &record.attempts {
+        tx.execute(
+            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![session, attempt.run, attempt.status, attempt.parent, attempt.from_step.map(|s| s as i64)],
+        )?;
+    }
+    Ok(())
+}
+
 /// A call answered at once: SQLite's calls are made when asked.
 fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
     Box::pin(std::future::ready(value))
@@ -402,6 +515,43 @@ impl RunStore for Sqlite {
 
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
         ready(Sqlite::end(self, id, epoch, ending))
+    }
+
+    fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
+        ready(Sqlite::record(self, session))
+    }
+
+    fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::save_plan(self, run, plan))
+    }
+
+    fn discard_plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::discard_plan(self, run))
+    }
+
+    fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        ready(Sqlite::plan(self, run))
+    }
+
+    fn open_journal<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        inherited: &'a [String],
+    ) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::open_journal(self, run, epoch, attempt, inherited))
+    }
+
+    fn append_journal_line<'a>(
+        &'a self,
+        run: &'a str,
+        epoch: i64,
+        attempt: &'a Attempt<'a>,
+        line: i64,
+        body: &'a str,
+    ) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::append_journal_line(self, run, epoch, attempt, line, body))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

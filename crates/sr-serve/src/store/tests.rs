@@ -347,7 +347,9 @@ async fn replicas_starting_at_once_migrate_once(fixture: Fixture) {
         start.await.unwrap().unwrap();
     }
     let store = fixture.store("last", LEASE).await;
-    assert_eq!(store.raw("UPDATE sr_serve_schema SET version = version").await.unwrap(), 1);
+    // One row per version.
+    let versions = migrate::POSTGRES.len() as u64;
+    assert_eq!(store.raw("UPDATE sr_serve_schema SET version = version").await.unwrap(), versions);
 }
 
 type Case = fn(Fixture) -> BoxFuture<'static, ()>;
@@ -366,7 +368,52 @@ const BOTH: &[(&str, Case)] = cases![
     a_takeover_mid_stream_leaves_no_gap,
     replicas_claim_each_run_once_in_order,
     a_runs_end_and_its_run_finished_are_one_write,
+    a_sessions_record_is_kept_by_its_claims_only,
 ];
+
+/// A session's record: an attempt's journal copied line by line under the
+/// claim, its conversation and attempts stored with the run's end; a
+/// superseded claim adds no line, and a journal started again replaces its
+/// lines, never doubles them.
+async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
+    use sr_runtime::session::RunLineage;
+    let store = fixture.store("a", LEASE).await;
+    assert_eq!(store.record("s").await.unwrap(), Record { session: "s".into(), ..Record::default() });
+    store.submit(&new_run("r", "s"), false).await.unwrap();
+    let claim = store.claim().await.unwrap().unwrap();
+    let attempt = Attempt { session: "s", number: 1, origin: None };
+    store.open_journal("r", claim.epoch, &attempt, &["meta".to_string()]).await.unwrap();
+    store.append_journal_line("r", claim.epoch, &attempt, 1, "llm").await.unwrap();
+    let running = RunLineage { run: 1, status: "running".into(), parent: None, from_step: None };
+    let record = store.record("s").await.unwrap();
+    assert_eq!((&record.attempts, record.journal_text(1)), (&vec![running], Some("meta\nllm\n".to_string())));
+    // The next claim starts attempt 2 from attempt 1's journal, twice (its
+    // first launch failed): one copy of the lines.
+    expire(&store, "r").await;
+    let again = store.claim().await.unwrap().unwrap();
+    let second = Attempt { session: "s", number: 2, origin: Some((1, None)) };
+    for _ in 0..2 {
+        store.open_journal("r", again.epoch, &second, &["meta".to_string(), "llm".to_string()]).await.unwrap();
+    }
+    let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { .. }));
+    assert!(fenced(store.append_journal_line("r", claim.epoch, &attempt, 2, "late").await));
+    assert!(fenced(store.open_journal("r", claim.epoch, &second, &[]).await));
+    store.append_journal_line("r", again.epoch, &second, 2, "tool").await.unwrap();
+    let attempts = vec![
+        RunLineage { run: 1, status: "interrupted".into(), parent: None, from_step: None },
+        RunLineage { run: 2, status: "completed".into(), parent: Some(1), from_step: None },
+    ];
+    let messages = vec![serde_json::json!({"role": "user"}), serde_json::json!({"role": "assistant"})];
+    let ended =
+        Record { session: "s".into(), messages: messages.clone(), attempts: attempts.clone(), journals: Vec::new() };
+    let ending = Ending::of(RunStatus::Done, None, None).recording(Some(ended.clone()));
+    assert!(fenced(store.end("r", claim.epoch, &ending).await));
+    store.end("r", again.epoch, &ending).await.unwrap();
+    let record = store.record("s").await.unwrap();
+    assert_eq!((&record.messages, &record.attempts), (&messages, &attempts));
+    assert_eq!(record.journal_text(1).as_deref(), Some("meta\nllm\n"));
+    assert_eq!(record.journal_text(2).as_deref(), Some("meta\nllm\ntool\n"));
+}
 
 /// The cases of replicas sharing a database.
 const SHARED: &[(&str, Case)] =

@@ -1,9 +1,9 @@
 //! Forks: a new run, in a new session, that replays another run's journal up
 //! to a point (`Mode::Travel`: every recorded reply and result is served, no
 //! model or tool is called) and goes live there, with the model's reply
-//! replaced or variables edited. Its plan is a file in the state directory
-//! (`forks/RUN.json`), written before the run is queued, so the dispatcher
-//! (and, after a crash, the next server) starts it as a fork; once started,
+//! replaced or variables edited. Its plan is kept in the store, written
+//! before the run is queued, so whichever replica claims it (after a crash
+//! too) starts it as a fork, from the original's journal in the store; once started,
 //! the fork has a journal of its own and continues from it like any run, its
 //! variable edits made again at the point (they are not in the journal). The
 //! original's answers to `escalate to human` before the point are the fork's
@@ -12,7 +12,6 @@
 //! question after the point is the fork's to ask.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +23,7 @@ use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing_an
 
 use super::moment::{Point, count_point};
 use crate::locked;
+use crate::store::Store;
 
 /// What a fork does: where it goes live, and with what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,8 +31,10 @@ pub struct Plan {
     /// The run it forks from, and the event.
     pub from_run: String,
     pub at: u64,
-    /// The original's journal, replayed up to the point.
-    pub journal: PathBuf,
+    /// The original's session and the attempt whose journal (in the store)
+    /// is replayed up to the point.
+    pub from_session: String,
+    pub from_attempt: i64,
     /// Where it goes live; `None`: the original had no point after the
     /// event, and the fork replays it to its end.
     pub point: Option<Point>,
@@ -43,52 +45,44 @@ pub struct Plan {
     pub set: Map<String, Value>,
 }
 
-fn plan_path(state_dir: &Path, run: &str) -> PathBuf {
-    state_dir.join("forks").join(format!("{run}.json"))
-}
-
-/// Keeps the plan of run `run` (written whole, then renamed into place).
-pub fn save(state_dir: &Path, run: &str, plan: &Plan) -> Result<(), String> {
-    let path = plan_path(state_dir, run);
-    let dir = state_dir.join("forks");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let partial = path.with_extension("partial");
-    let text = serde_json::to_vec(plan).map_err(|e| e.to_string())?;
-    std::fs::write(&partial, text).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
-    std::fs::rename(&partial, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// Keeps the plan of run `run` in the store.
+pub async fn save(store: &Store, run: &str, plan: &Plan) -> Result<(), String> {
+    let text = serde_json::to_string(plan).map_err(|e| e.to_string())?;
+    store.save_plan(run, &text).await.map_err(|e| format!("cannot store the fork's plan: {e}"))
 }
 
 /// Forgets the plan of a run that was not queued after all.
-pub fn discard(state_dir: &Path, run: &str) {
-    let _ = std::fs::remove_file(plan_path(state_dir, run));
+pub async fn discard(store: &Store, run: &str) {
+    if let Err(error) = store.discard_plan(run).await {
+        tracing::warn!(run, %error, "cannot forget the plan of a fork that was not queued");
+    }
 }
 
 /// The plan of run `run`, if it is a fork.
-pub fn find(state_dir: &Path, run: &str) -> Option<Result<Plan, String>> {
-    let path = plan_path(state_dir, run);
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            tracing::error!(run, path = %path.display(), error = %e, "cannot read a fork's plan");
-            return Some(Err(format!("cannot read the fork's plan: {e}")));
-        }
+pub async fn find(store: &Store, run: &str) -> Option<Result<Plan, String>> {
+    let text = match store.plan(run).await {
+        Ok(text) => text?,
+        Err(e) => return Some(Err(format!("cannot read the fork's plan: {e}"))),
     };
-    Some(serde_json::from_slice(&text).map_err(|e| {
-        tracing::error!(run, path = %path.display(), error = %e, "a fork's plan is damaged");
+    Some(serde_json::from_str(&text).map_err(|e| {
+        tracing::error!(run, error = %e, "a fork's plan is damaged");
         format!("the fork's plan is damaged: {e}")
     }))
 }
 
+/// The original's journal a fork replays, from the store.
+pub async fn journal(store: &Store, plan: &Plan) -> Result<String, String> {
+    let record =
+        store.record(&plan.from_session).await.map_err(|e| format!("cannot read the original's journal: {e}"))?;
+    record.journal_text(plan.from_attempt).ok_or_else(|| {
+        format!("the journal of run {} (attempt {}) is not in the store", plan.from_run, plan.from_attempt)
+    })
+}
+
 /// Launches the fork `spec` describes (its own session and work directory)
-/// going back in time in the original's journal, and the hook that makes it
+/// going back in time in the original's `journal`, and the hook that makes it
 /// go live at the plan's point.
-pub fn launch(spec: LaunchSpec, plan: &Plan) -> Result<(Launched, Arc<dyn StepHook>), LaunchError> {
-    let journal = std::fs::read_to_string(&plan.journal).map_err(|source| LaunchError::UnreadableJournal {
-        run: plan.from_run.clone(),
-        path: plan.journal.clone(),
-        source,
-    })?;
+pub fn launch(spec: LaunchSpec, plan: &Plan, journal: String) -> Result<(Launched, Arc<dyn StepHook>), LaunchError> {
     let launched = launch_continuing_answered(spec, journal, plan.answers.clone())?;
     Ok((launched, Arc::new(Forking::new(plan, false))))
 }
@@ -194,29 +188,33 @@ mod tests {
         assert!(around("main").is_empty());
     }
 
-    #[test]
-    fn a_plan_is_kept_whole_and_read_back() {
+    #[tokio::test]
+    async fn a_plan_is_kept_whole_and_read_back() {
         let dir = std::env::temp_dir().join(format!("sr-serve-fork-{}", uuid::Uuid::new_v4()));
-        assert!(find(&dir, "r").is_none(), "no plan: an ordinary run");
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&dir.join("serve.db")).unwrap();
+        assert!(find(&store, "r").await.is_none(), "no plan: an ordinary run");
         let mut set = Map::new();
         set.insert("draft".to_string(), Value::from("edited"));
         let plan = Plan {
             from_run: "o".into(),
             at: 7,
-            journal: dir.join("journal/s/1.jsonl"),
+            from_session: "s".into(),
+            from_attempt: 1,
             point: Some(Point { thread: "main".into(), n: 4, kind: "model_reply".into() }),
             answers: vec!["ship it".into()],
             reply: Some("injected".into()),
             set,
         };
-        save(&dir, "r", &plan).unwrap();
-        assert_eq!(find(&dir, "r").unwrap().unwrap(), plan);
-        assert!(!dir.join("forks/r.partial").exists());
-        std::fs::write(dir.join("forks/bad.json"), "{").unwrap();
-        let error = find(&dir, "bad").unwrap().unwrap_err();
+        save(&store, "r", &plan).await.unwrap();
+        assert_eq!(find(&store, "r").await.unwrap().unwrap(), plan);
+        let error = journal(&store, &plan).await.unwrap_err();
+        assert_eq!(error, "the journal of run o (attempt 1) is not in the store");
+        store.save_plan("bad", "{").await.unwrap();
+        let error = find(&store, "bad").await.unwrap().unwrap_err();
         assert!(error.contains("is damaged"), "{error}");
-        discard(&dir, "r");
-        assert!(find(&dir, "r").is_none());
+        discard(&store, "r").await;
+        assert!(find(&store, "r").await.is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

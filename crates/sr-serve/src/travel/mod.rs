@@ -21,7 +21,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sr_runtime::journal::Recorded;
-use sr_runtime::state::StateDir;
 
 use crate::Server;
 use crate::error::{ApiError, Body};
@@ -53,11 +52,14 @@ pub(crate) fn file_failed(message: impl Into<String>, path: &std::path::Path) ->
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "replay_failed", message)
 }
 
-/// The run's journal: the one its last attempt wrote.
-pub(crate) fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiError> {
-    let path = journal_path(server, run)?;
-    std::fs::read_to_string(&path)
-        .map_err(|e| file_failed(format!("cannot read the journal of run {}: {e}", run.id), &path))
+/// The run's journal: the one its last attempt wrote, from the store (any
+/// replica may have written it).
+pub(crate) async fn journal_of(server: &Server, run: &RunRow) -> Result<String, ApiError> {
+    let attempt = attempt_of(run)?;
+    let record = server.store.record(&run.session).await?;
+    record
+        .journal_text(attempt)
+        .ok_or_else(|| replay_failed(format!("the journal of run {} (attempt {attempt}) is not in the store", run.id)))
 }
 
 /// Runs `work` (a travel: locating its event among the run's stored events
@@ -89,21 +91,27 @@ where
 }
 
 /// [`moment::moment`] on a runtime of the calling (blocking) thread: the
-/// tasks the replay spawns stay on it.
-fn replay(server: &Server, run: &RunRow, target: &Target, stop: Stop) -> Result<moment::Moment, ApiError> {
+/// tasks the replay spawns stay on it. The run's journal is read from the
+/// store on `main`, the server's runtime, whose connections the store's are.
+fn replay(
+    server: &Server,
+    main: &tokio::runtime::Handle,
+    run: &RunRow,
+    target: &Target,
+    stop: Stop,
+) -> Result<moment::Moment, ApiError> {
+    let journal = main.block_on(journal_of(server, run))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| replay_failed(format!("cannot start the replay: {e}")))?;
-    runtime.block_on(moment::moment(server, run, target, stop))
+    runtime.block_on(moment::moment(server, run, &journal, target, stop))
 }
 
-fn journal_path(server: &Server, run: &RunRow) -> Result<std::path::PathBuf, ApiError> {
-    let Some(attempt) = run.attempt_run else {
-        return Err(ApiError::conflict("never_started", format!("run {} never started: it has no journal", run.id)));
-    };
-    let state = StateDir { dir: server.settings.state_dir.clone() };
-    state.journal(&run.session, attempt).map_err(|e| replay_failed(e.to_string()))
+/// The runtime's attempt whose journal is the run's.
+fn attempt_of(run: &RunRow) -> Result<i64, ApiError> {
+    run.attempt_run
+        .ok_or_else(|| ApiError::conflict("never_started", format!("run {} never started: it has no journal", run.id)))
 }
 
 /// The answers the run was given to `escalate to human`, in order.
@@ -143,7 +151,7 @@ async fn at(State(server): State<Arc<Server>>, Path((id, seq)): Path<(String, St
     let run = settled_run(&server, &id).await?;
     let moment = off_workers(&server, move |server, main| {
         let target = main.block_on(locate(server, &run, seq)).map_err(|e| renamed(e, "at: ", "seq: "))?;
-        replay(server, &run, &target, Stop::After(target.count))
+        replay(server, main, &run, &target, Stop::After(target.count))
     })
     .await?;
     Ok(Json(moment).into_response())
@@ -192,7 +200,7 @@ async fn fork_run(
             })?),
             false => Stop::After(target.count),
         };
-        let moment = replay(server, &run, &target, stop)?;
+        let moment = replay(server, main, &run, &target, stop)?;
         Ok((target, moment))
     })
     .await?;
@@ -218,7 +226,8 @@ async fn fork_run(
     let plan = fork::Plan {
         from_run: run.id.clone(),
         at: target.seq,
-        journal: journal_path(&server, &run)?,
+        from_session: run.session.clone(),
+        from_attempt: attempt_of(&run)?,
         point: moment.point.clone(),
         answers: moment.answered,
         reply: request.reply,
@@ -226,7 +235,7 @@ async fn fork_run(
     };
     let new_id = uuid::Uuid::new_v4().to_string();
     let session = uuid::Uuid::new_v4().to_string();
-    fork::save(&server.settings.state_dir, &new_id, &plan).map_err(|e| {
+    fork::save(&server.store, &new_id, &plan).await.map_err(|e| {
         tracing::error!(error = %e, "cannot save a fork's plan");
         replay_failed("cannot save the fork's plan; see the server's log")
     })?;
@@ -239,7 +248,7 @@ async fn fork_run(
         model: run.model.as_deref(),
     };
     if let Err(refusal) = server.store.submit(&new, true).await {
-        fork::discard(&server.settings.state_dir, &new_id);
+        fork::discard(&server.store, &new_id).await;
         return Err(match refusal {
             Refusal::Sql(e) => e.into(),
             Refusal::SessionBusy(busy) => ApiError::conflict("session_busy", format!("run {busy} holds the session")),

@@ -79,12 +79,17 @@ pub struct Moment {
     pub answered: Vec<String>,
 }
 
-/// Replays `run` to `target` and describes it there.
-pub async fn moment(server: &Server, run: &RunRow, target: &Target, stop: Stop) -> Result<Moment, ApiError> {
-    let journal = super::journal_of(server, run)?;
+/// Replays `run` (its `journal`) to `target` and describes it there.
+pub async fn moment(
+    server: &Server,
+    run: &RunRow,
+    journal: &str,
+    target: &Target,
+    stop: Stop,
+) -> Result<Moment, ApiError> {
     let scratch = server.settings.state_dir.join("travel").join(uuid::Uuid::new_v4().to_string());
     let work = scratch.join("work");
-    let described = describe(server, run, &journal, &work, target, stop).await;
+    let described = describe(server, run, journal, &work, target, stop).await;
     if let Err(e) = std::fs::remove_dir_all(&scratch) {
         tracing::warn!(error = %e, dir = %scratch.display(), "cannot remove a travel's scratch directory");
     }
