@@ -1,7 +1,8 @@
 //! Which programs a file belongs to. A program is a root file (one no other
 //! workspace file imports) and everything it imports; a file is analysed as
-//! part of each program that includes it, and alone only when none does (a
-//! root, or a file only an import cycle reaches).
+//! part of each program that includes it, and alone only when it is a root.
+//! Files only import cycles reach are judged with one file of their cycle as
+//! the root, so that a cycle is one program.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -22,12 +23,27 @@ pub fn programs_of(db: &dyn Db, file: File) -> Vec<File> {
 }
 
 /// For every file some root's program includes, those roots in path order.
+/// Files that only import cycles reach (every one is imported) get roots of
+/// their own: the one whose program is largest first (in path order among
+/// equals), so the files of a cycle are judged as one program.
 #[salsa::tracked(returns(ref))]
 fn memberships(db: &dyn Db) -> HashMap<File, Vec<File>> {
     let imported = imported_paths(db);
     let mut out: HashMap<File, Vec<File>> = HashMap::new();
     for (path, &root) in db.workspace().files(db) {
         if imported.contains(path) {
+            continue;
+        }
+        for &file in &program(db, root).files {
+            out.entry(file).or_default().push(root);
+        }
+    }
+    let mut unreached: Vec<File> =
+        db.workspace().files(db).values().copied().filter(|file| !out.contains_key(file)).collect();
+    // Stable: equal sizes keep path order.
+    unreached.sort_by_key(|&file| std::cmp::Reverse(program(db, file).files.len()));
+    for root in unreached {
+        if out.contains_key(&root) {
             continue;
         }
         for &file in &program(db, root).files {
