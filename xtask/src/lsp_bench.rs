@@ -2,7 +2,7 @@
 //! a client meets it, the source of every language-server figure in the
 //! README. Spawns the release `sr-lsp` binary and speaks LSP to it over its
 //! stdin and stdout (`Content-Length` frames), first on the example workload
-//! (5 generated files of 10k lines), then on one generated 10 MB file. It
+//! (5 generated files of 10k lines), then on one generated 9.2 MB file. It
 //! times edits to published diagnostics (percentiles of many edits), and for
 //! each request reports the wall time from the request's first byte written
 //! to the answer's last byte read (fastest and slowest of N runs), the
@@ -21,7 +21,9 @@ use serde_json::{Value, json};
 use crate::ci::step;
 use crate::{flag, target_dir};
 
-const BIG_FILE: usize = 10 << 20;
+/// The big file's lines: 10 MiB at 26 bytes a line, which the generated
+/// workload's lines are not quite (it is 9,235,493 bytes, 378,888 lines).
+const BIG_FILE_LINES: usize = (10 << 20) / 26;
 /// Edits timed per workload (insert a `$`, take it out again).
 const EDITS: [usize; 2] = [200, 4];
 
@@ -52,8 +54,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "example workload, 5 files of 10k lines",
             (0..5).map(|i| (format!("file:///bench/workload{i}.sr"), sr_testing::generated_workload(10_700))).collect(),
         ),
-        // About 26 bytes a line.
-        ("one 10 MB file", vec![("file:///bench/big.sr".to_string(), sr_testing::generated_workload(BIG_FILE / 26))]),
+        ("one 9.2 MB file", vec![("file:///bench/big.sr".to_string(), sr_testing::generated_workload(BIG_FILE_LINES))]),
     ];
     for ((title, files), edits) in workloads.into_iter().zip(EDITS) {
         let lines: usize = files.iter().map(|(_, text)| text.lines().count()).sum();
