@@ -13,7 +13,7 @@ use crate::diagnostic_kinds as kinds;
 use crate::entry::entry_point;
 use crate::hir::{Event, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
-use crate::membership::imported_paths;
+use crate::membership::is_imported;
 use crate::resolve::Program;
 use crate::summary::body_summary;
 use crate::{Db, File, Name, item_data, program};
@@ -110,7 +110,7 @@ fn reachable(start: &Name, runs: &HashMap<Name, Vec<Name>>) -> Vec<Name> {
 pub fn program_checks(db: &dyn Db, root: File) -> Vec<SemanticDiagnostic<'_>> {
     let program = program(db, root);
     let mut out = cycles(db, program);
-    if !imported_paths(db).contains(root.path(db)) {
+    if !is_imported(db, root.path(db)) {
         out.extend(unused(db, program));
         out.extend(missing_entry(db, program));
         out.extend(imported_tools::check(db, program));
