@@ -2,7 +2,9 @@
 //! a client meets it, the source of every language-server figure in the
 //! README. Spawns the release `sr-lsp` binary and speaks LSP to it over its
 //! stdin and stdout (`Content-Length` frames), first on the example workload
-//! (5 generated files of 10k lines), then on one generated 10 MB file. It
+//! (5 generated files of 10k lines), then on one generated 9.2 MB file, then
+//! edits with a pause between them in 5 open files, alone and inside a
+//! workspace folder of 20 closed files of 10k lines and the 9.2 MB file. It
 //! times edits to published diagnostics (percentiles of many edits), and for
 //! each request reports the wall time from the request's first byte written
 //! to the answer's last byte read (fastest and slowest of N runs), the
@@ -21,9 +23,15 @@ use serde_json::{Value, json};
 use crate::ci::step;
 use crate::{flag, target_dir};
 
-const BIG_FILE: usize = 10 << 20;
+/// The big file's lines: 10 MiB at 26 bytes a line, which the generated
+/// workload's lines are not quite (it is 9,235,493 bytes, 378,888 lines).
+const BIG_FILE_LINES: usize = (10 << 20) / 26;
 /// Edits timed per workload (insert a `$`, take it out again).
 const EDITS: [usize; 2] = [200, 4];
+/// Edits in the workspace scenario, and the time between them: a person
+/// typing leaves the server time to work on closed files between edits.
+const PACED_EDITS: usize = 40;
+const PACE: Duration = Duration::from_millis(500);
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let server = match flag(args, "--server") {
@@ -52,8 +60,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "example workload, 5 files of 10k lines",
             (0..5).map(|i| (format!("file:///bench/workload{i}.sr"), sr_testing::generated_workload(10_700))).collect(),
         ),
-        // About 26 bytes a line.
-        ("one 10 MB file", vec![("file:///bench/big.sr".to_string(), sr_testing::generated_workload(BIG_FILE / 26))]),
+        ("one 9.2 MB file", vec![("file:///bench/big.sr".to_string(), sr_testing::generated_workload(BIG_FILE_LINES))]),
     ];
     for ((title, files), edits) in workloads.into_iter().zip(EDITS) {
         let lines: usize = files.iter().map(|(_, text)| text.lines().count()).sum();
@@ -70,18 +77,65 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("{:<44} {:>18.2?}", "open -> diagnostics published", start.elapsed());
         println!("idle: RSS {}, peak so far {}", client.memory("VmRSS:"), client.memory("VmHWM:"));
         let (uri, text) = &files[0];
-        client.edits(uri, text, edits)?;
+        client.edits(uri, text, edits, Duration::ZERO)?;
         for (label, method, params) in requests(uri, text) {
             client.measure(label, method, &params, runs)?;
         }
     }
-    client.request("shutdown", Value::Null)?;
-    client.notify("exit", Value::Null)?;
-    let status = client.child.wait().map_err(|e| e.to_string())?;
-    if !status.success() {
-        return Err(format!("sr-lsp exited with {status}"));
+    client.stop()?;
+    workspace(&server)
+}
+
+/// Edit -> diagnostics of one of 5 open files of 10k lines, edits [`PACE`]
+/// apart, first with no workspace folder, then with the files inside a
+/// workspace folder that also holds 20 closed files of 10k lines and the big
+/// file: open documents' diagnostics must not wait for the workspace's.
+fn workspace(server: &PathBuf) -> Result<(), String> {
+    let dir = target_dir().join("bench-lsp-workspace");
+    let write = |name: String, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok::<_, String>(path)
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let text = sr_testing::generated_workload(10_700);
+    for i in 0..20 {
+        write(format!("closed{i}.sr"), &text)?;
     }
-    Ok(())
+    write("big.sr".to_string(), &sr_testing::generated_workload(BIG_FILE_LINES))?;
+    let mut open = Vec::new();
+    for i in 0..5 {
+        open.push(format!("file://{}", write(format!("open{i}.sr"), &text)?.display()));
+    }
+    let folder = format!("file://{}", dir.display());
+    for (title, root) in [
+        ("5 open files, no workspace folder", None),
+        ("the same beside 20 closed files of 10k lines and the 9.2 MB file", Some(folder.as_str())),
+    ] {
+        println!("\n{title}, {PACED_EDITS} edits {PACE:?} apart");
+        let mut client = Client::spawn(server)?;
+        let folders = root.map(|uri| json!([{"uri": uri, "name": "bench"}]));
+        let init = json!({
+            "processId": null,
+            "rootUri": root,
+            "workspaceFolders": folders,
+            "capabilities": {},
+            "initializationOptions": {"streetrace": {"debounceMs": 0}},
+        });
+        client.request("initialize", init)?;
+        client.notify("initialized", json!({}))?;
+        for uri in &open {
+            let open = json!({"textDocument": {"uri": uri, "languageId": "streetrace", "version": 0, "text": text}});
+            client.notify("textDocument/didOpen", open)?;
+        }
+        for uri in &open {
+            client.published(uri, 0)?;
+        }
+        client.edits(&open[0], &text, PACED_EDITS, PACE)?;
+        client.stop()?;
+    }
+    std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
 }
 
 /// The requests timed on `text`, the first file of a workload.
@@ -201,8 +255,19 @@ impl Client {
         Ok(at)
     }
 
-    /// Edit -> published diagnostics of the edited file, `samples` times.
-    fn edits(&mut self, uri: &str, text: &str, samples: usize) -> Result<(), String> {
+    fn stop(mut self) -> Result<(), String> {
+        self.request("shutdown", Value::Null)?;
+        self.notify("exit", Value::Null)?;
+        let status = self.child.wait().map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("sr-lsp exited with {status}"));
+        }
+        Ok(())
+    }
+
+    /// Edit -> published diagnostics of the edited file, `samples` times,
+    /// `pause` after each.
+    fn edits(&mut self, uri: &str, text: &str, samples: usize, pause: Duration) -> Result<(), String> {
         let (line, character) = text
             .lines()
             .enumerate()
@@ -218,6 +283,7 @@ impl Client {
             let sent = Instant::now();
             self.notify("textDocument/didChange", change)?;
             times.push(self.published(uri, version)? - sent);
+            std::thread::sleep(pause);
         }
         times.sort();
         let percentile = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];

@@ -27,7 +27,7 @@ tasks:
       every benchmark (divan benches of sr-syntax, sr-hir, sr-ide, sr-runtime,
       sr-sandbox; the language server's latency and memory examples; the
       scaling check), or those named; `lsp [--server PATH] [--runs N]` drives
-      the release sr-lsp binary over stdio on the example workload and a 10 MB
+      the release sr-lsp binary over stdio on the example workload and a 9.2 MB
       file and prints each request's time, answer size and the server's memory; `scaling` runs sr check (release) on
       every generated hostile input (one per diagnostic code, one per
       construct, the hand-written ones) at a size and twice it and fails when

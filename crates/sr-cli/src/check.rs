@@ -1,7 +1,6 @@
 //! `sr check`: report every problem in `.sr` files.
 
 use std::collections::HashSet;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -92,35 +91,45 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     let many = units.len() > 1;
+    // Several files' JSON documents make one array; upstream prints one
+    // document per file, one after another, and `--compat upstream` does too.
+    let mut json = report::JsonOut::new(many && !upstream);
     let mut failed = false;
     let mut file_errors = false;
     for (path, loaded) in units {
-        match loaded {
+        let written = match loaded {
             Ok(file) => {
                 let report = report_for(&db, file, &path, upstream);
                 failed |= report.diagnostics.iter().any(|d| d.severity == Severity::Error || args.strict);
                 match args.format {
-                    Format::Json => {
-                        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                        let written = report::write_json(&report, upstream, &mut out).and_then(|()| out.flush());
-                        if let Err(e) = written {
-                            eprintln!("error: cannot write the report: {e}");
-                            file_errors = true;
-                        }
-                    }
+                    Format::Json => json.report(&report, upstream),
                     Format::Text => {
-                        anstream::print!("{}", report::text(&report, args.verbose || many, args.max_diagnostics))
+                        anstream::print!("{}", report::text(&report, args.verbose || many, args.max_diagnostics));
+                        Ok(())
                     }
                 }
             }
             Err(message) => {
                 file_errors = true;
                 match args.format {
-                    Format::Json => println!("{}", report::json_file_error(&path, &message)),
-                    Format::Text => eprintln!("error: {message}"),
+                    Format::Json => json.file_error(&path, &message),
+                    Format::Text => {
+                        eprintln!("error: {message}");
+                        Ok(())
+                    }
                 }
             }
+        };
+        if let Err(e) = written {
+            eprintln!("error: cannot write the report: {e}");
+            file_errors = true;
         }
+    }
+    if args.format == Format::Json
+        && let Err(e) = json.finish()
+    {
+        eprintln!("error: cannot write the report: {e}");
+        file_errors = true;
     }
     if file_errors {
         ExitCode::from(2)
@@ -138,13 +147,14 @@ fn display_path(path: &Path) -> PathBuf {
     relative.unwrap_or_else(|| path.to_path_buf())
 }
 
-/// The file's report: as the programs that import it judge it, or with
-/// `--compat upstream` alone, as upstream's checker judges each file.
+/// The file's report: as the programs that import it judge it, with its
+/// program's counts, or with `--compat upstream` alone, as upstream's checker
+/// judges each file.
 fn report_for(db: &RootDatabase, file: sr_hir::File, path: &Path, upstream: bool) -> FileReport {
     let all = if upstream { file_diagnostics_alone(db, file) } else { file_diagnostics(db, file) };
     let mut diagnostics: Vec<Diagnostic> = all.iter().filter(|d| d.in_mode(upstream)).cloned().collect();
     let syntax_error = diagnostics.iter().position(|d| d.code().is_syntax());
-    let mut stats = stats(&parse(db, file).tree());
+    let mut stats = if upstream { stats(&parse(db, file).tree()) } else { program_stats(db, file) };
     if upstream && let Some(first) = syntax_error {
         // Upstream stops at its first syntax error and counts nothing.
         diagnostics = vec![diagnostics.swap_remove(first)];
@@ -153,7 +163,20 @@ fn report_for(db: &RootDatabase, file: sr_hir::File, path: &Path, upstream: bool
     FileReport { path: path.display().to_string(), index: line_index(db, file).clone(), diagnostics, stats }
 }
 
-/// Counts as upstream prints them: handlers include agent-scoped ones.
+/// The program rooted at the file: its definitions and those of its imports
+/// (upstream counts the file's own, [`stats`]). Handlers include agent-scoped ones.
+fn program_stats(db: &RootDatabase, file: sr_hir::File) -> Stats {
+    let program = program(db, file);
+    Stats {
+        models: program.models.len(),
+        agents: program.agents.len(),
+        flows: program.flows.len(),
+        handlers: program.handlers.len(),
+    }
+}
+
+/// The file's own definitions, as upstream counts them: handlers include
+/// agent-scoped ones.
 fn stats(file: &ast::SourceFile) -> Stats {
     let mut stats = Stats::default();
     for item in file.items() {

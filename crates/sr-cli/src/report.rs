@@ -330,8 +330,51 @@ fn entry<'a>(d: &Diagnostic, file: &'a str, index: &LineIndex, upstream: bool) -
     Entry { severity: d.severity.as_str(), message: d.message(), location, code: d.code().as_str(), help: d.help() }
 }
 
+/// `sr check --format json`'s output on stdout: one document, or with
+/// `array`, one JSON array of the files' documents.
+pub struct JsonOut {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    array: bool,
+    written: usize,
+}
+
+impl JsonOut {
+    pub fn new(array: bool) -> JsonOut {
+        JsonOut { out: std::io::BufWriter::new(std::io::stdout().lock()), array, written: 0 }
+    }
+
+    pub fn report(&mut self, report: &FileReport, upstream: bool) -> std::io::Result<()> {
+        self.separate()?;
+        write_json(report, upstream, &mut self.out)?;
+        self.out.flush()
+    }
+
+    pub fn file_error(&mut self, path: &Path, message: &str) -> std::io::Result<()> {
+        self.separate()?;
+        writeln!(self.out, "{}", json_file_error(path, message))?;
+        self.out.flush()
+    }
+
+    /// Closes the array.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if self.array {
+            let close: &[u8] = if self.written == 0 { b"[]\n" } else { b"]\n" };
+            self.out.write_all(close)?;
+        }
+        self.out.flush()
+    }
+
+    fn separate(&mut self) -> std::io::Result<()> {
+        if self.array {
+            self.out.write_all(if self.written == 0 { b"[\n" } else { b",\n" })?;
+        }
+        self.written += 1;
+        Ok(())
+    }
+}
+
 /// Upstream's JSON for a file that could not be read.
-pub fn json_file_error(path: &Path, message: &str) -> String {
+fn json_file_error(path: &Path, message: &str) -> String {
     let document = json!({
         "version": "1.0",
         "file": path.display().to_string(),

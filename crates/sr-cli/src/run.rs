@@ -176,6 +176,15 @@ async fn run_async(args: Args) -> ExitCode {
         print!("{}", crate::load::agents(&program));
         return ExitCode::SUCCESS;
     }
+    // The editor's run lenses ask the same question. A resumed or replayed
+    // run starts at its recorded entry; a YAML agent is not in the database.
+    if args.resume.is_none()
+        && args.replay.is_none()
+        && let Some(root) = db.file(&program.root)
+        && let Err(refusal) = sr_hir::entry::run_start(&db, root, args.entry.as_deref())
+    {
+        return fail(format!("{}: {refusal}", args.workload), 2);
+    }
     for (flag, model) in [("--model", &args.model), ("--override-model", &args.override_model)] {
         if let Some(model) = model
             && let Err(e) = crate::load::check_model(flag, model)

@@ -271,3 +271,40 @@ fn a_folder_judges_each_file_as_part_of_the_programs_that_import_it() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("prompt 'greet' references undefined variable '$name'"), "{stdout}");
 }
+
+/// Findings in an imported file: one JSON array of both files' documents, and
+/// the entry's stats count its program's agents (they are in the import).
+/// `--compat upstream` prints upstream's one document for the file given.
+#[test]
+fn json_for_several_files_is_one_array_with_program_stats() {
+    let agents = "prompt p expecting Nope: \"\"\"Hi\"\"\"\nagent a:\n    instruction p\nagent b:\n    instruction p\nagent c:\n    instruction p\n";
+    let main = "import ./agents.sr\nmodel main = anthropic/claude\nflow main:\n    run agent a\n";
+    let dir = temp_dir("json_array", &[("main.sr", main), ("agents.sr", agents)]);
+    let (code, stdout, _) = sr(&["check", "--format", "json", "main.sr"], &dir);
+    assert_eq!(code, 1, "{stdout}");
+    let documents: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let summary: Vec<(String, String, usize)> = documents
+        .iter()
+        .map(|d| {
+            (d["file"].as_str().unwrap().to_string(), d["stats"].to_string(), d["errors"].as_array().unwrap().len())
+        })
+        .collect();
+    expect![[r#"
+        [
+            (
+                "main.sr",
+                "{\"models\":1,\"agents\":3,\"flows\":1,\"handlers\":0}",
+                0,
+            ),
+            (
+                "agents.sr",
+                "{\"models\":0,\"agents\":3,\"flows\":0,\"handlers\":0}",
+                1,
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&summary);
+    let (_, stdout, _) = sr(&["check", "--compat", "upstream", "--format", "json", "main.sr"], &dir);
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((document["file"].as_str(), document["stats"]["agents"].as_u64()), (Some("main.sr"), Some(0)));
+}

@@ -496,3 +496,30 @@ async fn a_cli_command_cannot_rewrite_the_workload() {
     let result = String::from_utf8(out.stdout).unwrap();
     assert!(result.contains("Read-only file system") || result.contains("Device or resource busy"), "{result}");
 }
+
+/// `sr run` refuses before anything runs where the editor shows no run lens
+/// (`sr_hir::entry::run_start`): no entry point, an `--entry` naming nothing,
+/// a library file that uses its importer's variables.
+#[test]
+fn a_run_that_cannot_start_is_refused_before_it_runs() {
+    let dir = temp("no-start");
+    std::fs::write(dir.join("lib.sr"), "flow helper:\n    return 1\n").unwrap();
+    let main = "import ./agents.sr\nmodel main = anthropic/claude\nflow main:\n    $topic = \"x\"\n    $r = run helper\n    return $r\n";
+    std::fs::write(dir.join("main.sr"), main).unwrap();
+    let agents = "prompt write: \"\"\"About ${topic}\"\"\"\nflow helper:\n    $r = call llm write\n    return $r\n";
+    std::fs::write(dir.join("agents.sr"), agents).unwrap();
+    let refused = |args: &[&str]| {
+        let out = sr(args, &dir, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(
+        refused(&["run", "lib.sr", "--prompt", "x"]),
+        "error: lib.sr: no entry point: define `flow main` or an agent, or pass --entry NAME\n"
+    );
+    assert_eq!(
+        refused(&["run", "lib.sr", "--entry", "nope", "--prompt", "x"]),
+        "error: lib.sr: --entry nope: the program has no flow or agent of that name\n"
+    );
+    assert!(refused(&["run", "agents.sr", "--entry", "helper", "--prompt", "x"]).contains("error[E0015]"));
+}

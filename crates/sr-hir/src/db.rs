@@ -75,16 +75,20 @@ impl RootDatabase {
         db
     }
 
-    /// A database that records which queries execute (see
+    /// A database that records which queries execute and which memos are
+    /// validated without executing (`validated …`; see
     /// [`RootDatabase::take_executed`]); the hook costs time, so only tests use it.
     pub fn with_execution_log() -> Self {
         let executed: Arc<Mutex<Option<Vec<String>>>> = Arc::new(Mutex::new(None));
         let log = executed.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind
-                && let Some(log) = log.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_mut()
-            {
-                log.push(format!("{database_key:?}"));
+            let entry = match event.kind {
+                salsa::EventKind::WillExecute { database_key } => format!("{database_key:?}"),
+                salsa::EventKind::DidValidateMemoizedValue { database_key } => format!("validated {database_key:?}"),
+                _ => return,
+            };
+            if let Some(log) = log.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_mut() {
+                log.push(entry);
             }
         })));
         RootDatabase::new(storage, executed)
@@ -175,7 +179,8 @@ impl RootDatabase {
         *self.executed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Vec::new());
     }
 
-    /// The queries executed since the last call, as `query(id)` strings.
+    /// The queries executed since the last call, as `query(id)` strings, and
+    /// the memos validated, as `validated query(id)`.
     pub fn take_executed(&self) -> Vec<String> {
         self.executed
             .lock()

@@ -1,9 +1,14 @@
 //! Which programs a file belongs to. A program is a root file (one no other
 //! workspace file imports) and everything it imports; a file is analysed as
-//! part of each program that includes it, and alone only when none does (a
-//! root, or a file only an import cycle reaches).
+//! part of each program that includes it, and alone only when it is a root.
+//! Files only import cycles reach are judged with one file of their cycle as
+//! the root, so that a cycle is one program.
+//!
+//! The roots of a file are found by walking up from it through its importers
+//! ([`importers`], built from each file's own imports), so an edit re-reads
+//! the edited file's imports and nothing of the files outside its programs.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::hir::{ImportSource, ItemData};
@@ -12,46 +17,74 @@ use crate::resolve::resolve_import;
 use crate::{Db, File, item_data, program};
 
 /// The roots of the programs `file` belongs to, in path order; `[file]` when
-/// no program includes it.
+/// no other file imports it.
 #[salsa::tracked(returns(ref))]
 pub fn programs_of(db: &dyn Db, file: File) -> Vec<File> {
-    match memberships(db).get(&file) {
-        Some(roots) => roots.clone(),
-        None => vec![file],
+    let importers = importers(db);
+    let mut ancestors = vec![file];
+    let mut seen: HashSet<File> = HashSet::from([file]);
+    let mut roots = Vec::new();
+    let mut i = 0;
+    while i < ancestors.len() {
+        let at = ancestors[i];
+        match importers.get(at.path(db)) {
+            Some(by) => {
+                for &importer in by {
+                    if seen.insert(importer) {
+                        ancestors.push(importer);
+                    }
+                }
+            }
+            None => roots.push(at),
+        }
+        i += 1;
     }
+    if roots.is_empty() {
+        // Only cycles reach it: the ancestor whose program is largest, the
+        // first by path among equals (every file of the cycle chooses the same).
+        let largest = ancestors.iter().copied().max_by(|a, b| {
+            let size = |f: &File| program(db, *f).files.len();
+            size(a).cmp(&size(b)).then_with(|| b.path(db).cmp(a.path(db)))
+        });
+        roots.extend(largest);
+    }
+    roots.sort_by(|a, b| a.path(db).cmp(b.path(db)));
+    roots
 }
 
-/// For every file some root's program includes, those roots in path order.
+/// For each imported path, the workspace files that import it, in path order.
 #[salsa::tracked(returns(ref))]
-fn memberships(db: &dyn Db) -> HashMap<File, Vec<File>> {
-    let imported = imported_paths(db);
-    let mut out: HashMap<File, Vec<File>> = HashMap::new();
-    for (path, &root) in db.workspace().files(db) {
-        if imported.contains(path) {
+fn importers(db: &dyn Db) -> HashMap<PathBuf, Vec<File>> {
+    let mut out: HashMap<PathBuf, Vec<File>> = HashMap::new();
+    for &file in db.workspace().files(db).values() {
+        for path in file_imports(db, file) {
+            let by = out.entry(path.clone()).or_default();
+            if by.last() != Some(&file) {
+                by.push(file);
+            }
+        }
+    }
+    out
+}
+
+/// The workspace paths a file imports (`import ./x.sr`), resolved.
+#[salsa::tracked(returns(ref))]
+fn file_imports(db: &dyn Db, file: File) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for &item in file_items(db, file) {
+        if item.kind(db) != ItemKind::Import {
             continue;
         }
-        for &file in &program(db, root).files {
-            out.entry(file).or_default().push(root);
+        if let ItemData::Import(import) = &*item_data(db, item)
+            && let ImportSource::Local(relative) = &import.source
+        {
+            out.push(resolve_import(db, file, relative));
         }
     }
     out
 }
 
-/// Files some other workspace file imports: libraries, not workloads.
-#[salsa::tracked(returns(ref))]
-pub fn imported_paths(db: &dyn Db) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    for &file in db.workspace().files(db).values() {
-        for &item in file_items(db, file) {
-            if item.kind(db) != ItemKind::Import {
-                continue;
-            }
-            if let ItemData::Import(import) = &*item_data(db, item)
-                && let ImportSource::Local(relative) = &import.source
-            {
-                out.insert(resolve_import(db, file, relative));
-            }
-        }
-    }
-    out
+/// Whether some workspace file imports `path`: a library, not a workload.
+pub fn is_imported(db: &dyn Db, path: &std::path::Path) -> bool {
+    importers(db).contains_key(path)
 }

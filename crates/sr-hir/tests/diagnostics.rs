@@ -139,3 +139,46 @@ fn diagnostic_fixtures() {
         .collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// SR119's "did you mean": a schema starting like the name first, else a
+/// primitive close to it, else the schemas defined.
+#[test]
+fn unknown_field_types_suggest_a_schema_or_a_primitive() {
+    let mut db = RootDatabase::default();
+    let text = "schema Finding:\n    a: stringy\n    b: list[Findng]\n    c: Zzz\n    d: boolean?\n";
+    let file = db.set_file("/ws/types.sr", text);
+    let helps: Vec<(String, Option<String>)> = file_diagnostics(&db, file)
+        .iter()
+        .filter(|d| d.code() == sr_syntax::Code::SR119)
+        .map(|d| (text[d.range].to_string(), d.help()))
+        .collect();
+    expect_test::expect![[r#"
+        [
+            (
+                "stringy",
+                Some(
+                    "did you mean 'string'?",
+                ),
+            ),
+            (
+                "Findng",
+                Some(
+                    "did you mean 'Finding'?",
+                ),
+            ),
+            (
+                "Zzz",
+                Some(
+                    "types are string, int, float, bool and schemas; defined schemas are: Finding",
+                ),
+            ),
+            (
+                "boolean",
+                Some(
+                    "did you mean 'bool'?",
+                ),
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&helps);
+}

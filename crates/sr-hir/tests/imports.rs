@@ -27,14 +27,19 @@ fn a_missing_import_is_reported_at_its_path() {
     assert_eq!(d.help().as_deref(), Some("looked for /ws/nope.sr"));
 }
 
+/// Once, in the file the cycle's program is judged from; alone, each file
+/// reports the cycle as seen from itself.
 #[test]
 fn an_import_cycle_is_reported() {
     let mut db = RootDatabase::default();
     db.set_file("/ws/b.sr", "import ./a.sr\nprompt p: \"\"\"P.\"\"\"\n");
     let a = db.set_file("/ws/a.sr", "import ./b.sr\nagent:\n    instruction p\n");
     let b = db.file("/ws/b.sr").unwrap();
-    assert_eq!(codes(&db, b), vec![(Code::SR108, "import cycle: b.sr -> a.sr -> b.sr".to_string())]);
+    assert_eq!(codes(&db, b), vec![]);
     assert_eq!(codes(&db, a), vec![(Code::SR108, "import cycle: a.sr -> b.sr -> a.sr".to_string())]);
+    let alone =
+        |file| -> Vec<String> { sr_hir::file_diagnostics_alone(&db, file).iter().map(|d| d.message()).collect() };
+    assert_eq!(alone(b), ["import cycle: b.sr -> a.sr -> b.sr"]);
 }
 
 #[test]
@@ -133,4 +138,28 @@ fn imports_that_cannot_be_read_say_why() {
     db.read_import(&dir.join("pipe.sr")).unwrap();
     assert_eq!(codes(&db, file).len(), 3);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Files that import each other are one program: a prompt in one sees the
+/// variables the other's flow assigns (no false E0015), and each file
+/// belongs to the cycle's program, not to a program of its own.
+#[test]
+fn an_import_cycle_is_judged_as_one_program() {
+    let mut db = RootDatabase::default();
+    let agents = db.set_file(
+        "/ws/agents.sr",
+        "import ./main.sr\nprompt write: \"\"\"About ${topic}\"\"\"\nflow helper:\n    $r = call llm write\n    return $r\n",
+    );
+    let main = db.set_file(
+        "/ws/main.sr",
+        "import ./agents.sr\nmodel main = anthropic/claude\nflow main:\n    $topic = \"x\"\n    $r = run helper\n    return $r\n",
+    );
+    let programs =
+        |file| sr_hir::programs_of(&db, file).iter().map(|f| f.path(&db).display().to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        (programs(agents), programs(main)),
+        (vec!["/ws/agents.sr".to_string()], vec!["/ws/agents.sr".to_string()])
+    );
+    let all: Vec<(Code, String)> = [agents, main].into_iter().flat_map(|f| codes(&db, f)).collect();
+    assert_eq!(all, vec![(Code::SR108, "import cycle: agents.sr -> main.sr -> agents.sr".to_string())]);
 }

@@ -42,12 +42,16 @@ fn executed(db: &RootDatabase, file: sr_hir::File) -> Vec<String> {
     let mut out: Vec<String> = db
         .take_executed()
         .into_iter()
+        .filter(|query| !query.starts_with("validated "))
         .map(|query| {
             if query.starts_with("parse_piece(") {
                 return "parse_piece(piece)".to_string();
             }
             if query.starts_with("item_diagnostics(") {
                 return "item_diagnostics(root, item)".to_string();
+            }
+            if query.starts_with("walked(") {
+                return "walked(root, item)".to_string();
             }
             if query.starts_with("in_program(") {
                 return "in_program(root, file)".to_string();
@@ -89,11 +93,11 @@ fn editing_inside_one_flow_touches_no_other_item() {
             "file_items(file)",
             "file_pieces(file)",
             "in_program(root, file)",
-            "item_diagnostics(root, item)",
             "line_index(file)",
             "lower_item[main]",
             "parse_piece(piece)",
             "syntax_errors(file)",
+            "walked(root, item)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -145,4 +149,25 @@ fn the_generated_benchmark_workload_has_no_diagnostic() {
     let mut db = RootDatabase::default();
     let file = db.set_file("/bench/generated.sr", sr_testing::generated_workload(2_000));
     assert_eq!(file_diagnostics(&db, file), &[]);
+}
+
+/// Which programs a file belongs to is found from its importers, so an edit
+/// validates nothing of a file outside the edited file's programs: the work
+/// does not grow with an unrelated file (20 unrelated files of 10k lines once
+/// made an edit's check 33.5 ms instead of 0.4 ms, release build).
+#[test]
+fn an_edit_validates_nothing_of_an_unrelated_file() {
+    let work_after_an_edit = |unrelated: &str| {
+        let (mut db, file) = setup();
+        let other = db.set_file("/incremental/other.sr", unrelated);
+        let _ = file_diagnostics(&db, other);
+        let _ = file_diagnostics(&db, file);
+        db.take_executed();
+        db.set_file("/incremental/main.sr", SOURCE.replace("log \"reviewed\"", "log \"reviewed twice\""));
+        let _ = file_diagnostics(&db, file);
+        db.take_executed().len()
+    };
+    let small = work_after_an_edit("flow helper:\n    return 1\n");
+    let big = work_after_an_edit(&sr_testing::generated_workload(2_000));
+    assert_eq!(small, big);
 }

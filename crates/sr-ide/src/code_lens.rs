@@ -1,8 +1,10 @@
 //! What code lenses show: runnables for "Run" / "Debug" (the entry point and
-//! every flow), and the prompts a "Preview" opens.
+//! every flow, where `sr run` would start them), and the prompts a "Preview"
+//! opens.
 
 use std::path::{Path, PathBuf};
 
+use sr_hir::entry::{NoStart, run_start};
 use sr_hir::{ItemKind, RootDatabase, file_items, program};
 
 use crate::TextRange;
@@ -19,9 +21,16 @@ pub struct Runnable {
     pub entry: bool,
 }
 
+/// Only where `sr run FILE --entry TARGET` starts ([`run_start`]): a file with
+/// errors that stop a run, such as a library that uses its importer's
+/// definitions, has none.
 pub(crate) fn runnables(db: &RootDatabase, path: &Path) -> Vec<Runnable> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    let entry = sr_hir::entry::entry_point(db, file).map(|e| e.item);
+    let entry = match run_start(db, file, None) {
+        Ok(entry) => Some(entry),
+        Err(NoStart::NoEntryPoint) => None,
+        Err(_) => return Vec::new(),
+    };
     file_items(db, file)
         .iter()
         .filter(|&&item| Some(item) == entry || (item.kind(db) == ItemKind::Flow && item.owner(db).is_none()))
@@ -62,9 +71,22 @@ mod tests {
 
     use crate::tests::analysis;
 
+    /// Each fixture file's runnables, as `//- PATH` then `"focus" target=… entry=…`.
+    fn check(fixture: &str, expect: expect_test::Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let mut out = String::new();
+        for (path, text) in &fixture.files {
+            out.push_str(&format!("//- {path}\n"));
+            for r in analysis.runnables(std::path::Path::new(path)).unwrap() {
+                out.push_str(&format!("{:?} target={} entry={}\n", &text[r.range], r.target, r.entry));
+            }
+        }
+        expect.assert_eq(&out);
+    }
+
     #[test]
     fn entry_point_and_every_flow() {
-        let (analysis, fixture) = analysis(
+        check(
             r#"
             prompt p: """s"""
             agent:
@@ -74,16 +96,80 @@ mod tests {
             flow report:
                 return 2
             "#,
+            expect![[r#"
+                //- /main.sr
+                "agent" target=default entry=true
+                "refine" target=refine entry=false
+                "report" target=report entry=false
+            "#]],
         );
-        let text = fixture.text("/main.sr");
-        let runnables = analysis.runnables(std::path::Path::new("/main.sr")).unwrap();
-        let out: Vec<String> =
-            runnables.iter().map(|r| format!("{:?} target={} entry={}", &text[r.range], r.target, r.entry)).collect();
-        expect![[r#"
-            "agent" target=default entry=true
-            "refine" target=refine entry=false
-            "report" target=report entry=false"#]]
-        .assert_eq(&out.join("\n"));
+    }
+
+    #[test]
+    fn a_library_that_does_not_run_alone_has_none() {
+        // `sr run agents.sr` (agent `writer`, or `--entry helper`) refuses:
+        // `${topic}` is assigned only in main.sr (E0015).
+        check(
+            r#"
+            //- /main.sr
+            import ./agents.sr
+            flow main:
+                $topic = "x"
+                $r = run helper
+                return $r
+            //- /agents.sr
+            prompt plain: """Write"""
+            agent writer:
+                instruction plain
+            prompt write: """Write about ${topic}"""
+            flow helper:
+                $r = call llm write
+                return $r
+            "#,
+            expect![[r#"
+                //- /main.sr
+                "main" target=main entry=true
+                //- /agents.sr
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_library_that_runs_alone_keeps_its_lenses() {
+        check(
+            r#"
+            //- /main.sr
+            import ./agents.sr
+            flow main:
+                $r = run agent writer
+                return $r
+            //- /agents.sr
+            prompt write: """Write"""
+            agent writer:
+                instruction write
+            "#,
+            expect![[r#"
+                //- /main.sr
+                "main" target=main entry=true
+                //- /agents.sr
+                "writer" target=writer entry=true
+            "#]],
+        );
+    }
+
+    #[test]
+    fn errors_that_stop_a_run_remove_every_lens() {
+        check(
+            r#"
+            flow main:
+                run agent missing "x"
+            flow other:
+                return 1
+            "#,
+            expect![[r#"
+                //- /main.sr
+            "#]],
+        );
     }
 
     #[test]

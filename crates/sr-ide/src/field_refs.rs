@@ -51,6 +51,16 @@ pub(crate) fn references<'db>(db: &'db RootDatabase, schema: Item<'db>, field: &
     out
 }
 
+/// Where `schema` declares `field`: its name in the schema's file.
+pub(crate) fn declaration(db: &dyn Db, schema: Item<'_>, field: &Name) -> Option<TextRange> {
+    let ItemData::Schema(data) = &*item_data(db, schema) else { return None };
+    let declared = data.fields.iter().find(|f| &f.name.name == field)?;
+    let range = source_map(db, schema).part(declared.name.part) + schema.offset(db);
+    let start = usize::from(range.start());
+    let at = schema.file(db).text(db).get(start..usize::from(range.end()))?.find(field.as_str())?;
+    Some(TextRange::at(TextSize::from((start + at) as u32), TextSize::of(field.as_str())))
+}
+
 /// The fields `schema` declares.
 pub(crate) fn declared(db: &dyn Db, schema: Item<'_>) -> Vec<Name> {
     match &*item_data(db, schema) {

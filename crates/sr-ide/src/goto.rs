@@ -1,4 +1,5 @@
-//! Go to definition: from any name to the item (or first assignment) it names.
+//! Go to definition: from any name to the item (or first assignment) it names,
+//! and from a schema field's use to its declaration.
 
 use sr_hir::RootDatabase;
 use sr_syntax::{TextRange, TextSize};
@@ -10,6 +11,18 @@ use crate::{FilePosition, NavigationTarget};
 
 pub(crate) fn goto_definition(db: &RootDatabase, position: &FilePosition) -> Vec<NavigationTarget> {
     let Some(file) = db.file(&position.path) else { return Vec::new() };
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return crate::field_refs::declaration(db, field.schema, &field.field)
+            .map(|range| NavigationTarget {
+                path: field.schema.file(db).path(db).clone(),
+                name: field.field.to_string(),
+                kind: SymbolKind::Field,
+                full_range: range,
+                focus_range: range,
+            })
+            .into_iter()
+            .collect();
+    }
     let occurrences = file_occurrences(db, file);
     let Some(occurrence) = occurrence_at(&occurrences, position.offset) else { return Vec::new() };
     let program = analysis_program(db, file);
@@ -56,6 +69,34 @@ mod tests {
             .map(|t| format!("{:?} {} focus {}", t.kind, t.name, show(&fixture, &t.path, t.focus_range)))
             .collect();
         expect.assert_eq(&out.join("\n"));
+    }
+
+    /// From each use of a schema field (`$f.note`, `${f.note}` in a string
+    /// and in a prompt body) and from the declaration itself, to the declaration.
+    #[test]
+    fn a_schema_field_goes_to_its_declaration() {
+        let fixture = |cursor: usize| {
+            let spelled = ["note", "note", "note", "note"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| if i == cursor { "no$0te" } else { n });
+            let [declared, prompt, code, string]: [&str; 4] = spelled.collect::<Vec<_>>().try_into().unwrap();
+            format!(
+                "//- /types.sr\nschema Finding:\n    {declared}: string\nprompt one expecting Finding: \"\"\"One.\"\"\"\n\
+                 agent reviewer:\n    instruction one\n//- /main.sr\nimport ./types.sr\n\
+                 prompt explain: \"\"\"Explain ${{f.{prompt}}}.\"\"\"\nflow main:\n    $f = run agent reviewer\n    log $f.{code}\n\
+                 \x20   log \"${{f.{string}}}\"\n    $e = call llm explain\n    return $e\n"
+            )
+        };
+        for cursor in 0..4 {
+            let (analysis, fixture) = analysis(&fixture(cursor));
+            let targets = analysis.goto_definition(&position(&fixture)).unwrap();
+            let out: Vec<String> = targets
+                .iter()
+                .map(|t| format!("{:?} {} focus {}", t.kind, t.name, show(&fixture, &t.path, t.focus_range)))
+                .collect();
+            assert_eq!(out, ["Field note focus /types.sr:20..24 \"note\""], "cursor {cursor}");
+        }
     }
 
     #[test]

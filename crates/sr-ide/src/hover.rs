@@ -8,7 +8,7 @@ use sr_hir::tool_functions::ToolKind;
 use sr_hir::{Db, Item, ItemKind, Name, RootDatabase, item_data};
 
 use crate::defs::{Symbol, file_occurrences, occurrence_at, resolve_item, variable_definition};
-use crate::{FilePosition, TextRange};
+use crate::{FilePosition, TextRange, TextSize};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoverResult {
@@ -24,6 +24,12 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
     let file = db.file(&position.path)?;
     if let Some((range, markdown)) = crate::tool_functions::function_at(db, file, position.offset) {
         return Some(HoverResult { range, markdown });
+    }
+    if let Some((range, markdown)) = builtin_in_declaration(db, file, position.offset) {
+        return Some(HoverResult { range, markdown });
+    }
+    if let Some(field) = crate::field_refs::field_at(db, position) {
+        return Some(HoverResult { range: field.range, markdown: field_hover(db, field.schema, &field.field)? });
     }
     let occurrences = file_occurrences(db, file);
     let occurrence = occurrence_at(&occurrences, position.offset)?;
@@ -90,6 +96,24 @@ fn builtin_tool_hover(kind: ItemKind, name: &str) -> Option<String> {
     let mut out = format!("```streetrace\ntool {name}\n```\n\n**tool** built-in `{name}`  ");
     tool_functions(&mut out, tool);
     Some(out)
+}
+
+/// `builtin streetrace.fs` in `tool fs = builtin streetrace.fs`: the built-in
+/// tool and its functions.
+fn builtin_in_declaration(db: &dyn Db, file: sr_hir::File, offset: TextSize) -> Option<(TextRange, String)> {
+    let item = sr_hir::item_at(db, file, offset)?;
+    let ItemData::Tool(ToolData::Builtin(path)) = &*item_data(db, item) else { return None };
+    let start = usize::from(item.offset(db));
+    let text = file.text(db);
+    let header = text[start..].lines().next()?;
+    let keyword = header.find("builtin")?;
+    let at = keyword + header[keyword..].find(path.as_str())?;
+    let range =
+        TextRange::new(TextSize::from((start + keyword) as u32), TextSize::from((start + at + path.len()) as u32));
+    if !range.contains_inclusive(offset) {
+        return None;
+    }
+    Some((range, builtin_tool_hover(ItemKind::Tool, path)?))
 }
 
 /// The functions a tool gives, by `sr_hir::tool_functions`.
@@ -275,6 +299,22 @@ fn item_hover(db: &dyn Db, program: &Program<'_>, item: Item<'_>) -> String {
     out.trim_end().to_string()
 }
 
+/// The field's declaration line under its schema's header, and the file.
+fn field_hover(db: &dyn Db, schema: Item<'_>, field: &Name) -> Option<String> {
+    let range = crate::field_refs::declaration(db, schema, field)?;
+    let text = schema.file(db).text(db);
+    let start = text[..usize::from(range.start())].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[start..end].split(" #").next().unwrap_or_default().trim();
+    let path = schema.file(db).path(db);
+    let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Some(format!(
+        "```streetrace\nschema {}:\n    {line}\n```\n\nfield of schema `{}` ({file})",
+        schema.name(db),
+        schema.name(db)
+    ))
+}
+
 fn variable_hover(db: &dyn Db, file: sr_hir::File, item: Item<'_>, name: &Name) -> String {
     let mut out = format!("```streetrace\n${name}\n```\n");
     if sr_hir::diagnostics::BUILTIN_VARIABLES.contains(&name.as_str()) {
@@ -291,7 +331,10 @@ fn variable_hover(db: &dyn Db, file: sr_hir::File, item: Item<'_>, name: &Name) 
     match found.map(|(_, def)| def) {
         Some(def) => {
             let owner = def.item;
-            let _ = write!(out, "\nfirst assigned in {} `{}`", owner.kind(db).describe(), owner.name(db));
+            let path = owner.file(db).path(db);
+            let file =
+                path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+            let _ = write!(out, "\nfirst assigned in {} `{}` ({file})", owner.kind(db).describe(), owner.name(db));
         }
         None => out.push_str("\nnever assigned"),
     }
@@ -318,6 +361,57 @@ mod tests {
             None => "no hover".to_string(),
         };
         expect.assert_eq(&out);
+    }
+
+    const FIELDS: &str = r#"
+//- /types.sr
+schema Finding:
+    note: string?  # why
+prompt one expecting Finding: """One."""
+agent reviewer:
+    instruction one
+//- /main.sr
+import ./types.sr
+prompt explain: """Explain ${f.NOTE1}."""
+flow main:
+    $f = run agent reviewer
+    log $f.NOTE2
+    log "note: ${f.NOTE3}"
+    $e = call llm explain
+    return $e
+"#;
+
+    /// A schema field hovers the same at its declaration and at each use.
+    #[test]
+    fn a_schema_field_where_it_is_declared_and_used() {
+        let hover = |marker: &str| {
+            let fixture = FIELDS.replace("NOTE1", "note").replace("NOTE2", "note").replace("NOTE3", "note");
+            let fixture = match marker {
+                "declaration" => fixture.replacen("note: string", "no$0te: string", 1),
+                _ => FIELDS
+                    .replace(marker, "no$0te")
+                    .replace("NOTE1", "note")
+                    .replace("NOTE2", "note")
+                    .replace("NOTE3", "note"),
+            };
+            let (analysis, fixture) = analysis(&fixture);
+            let hover = analysis.hover(&position(&fixture)).unwrap().expect("a hover");
+            let path = fixture.position().0;
+            format!("{:?}\n{}", &fixture.text(path)[hover.range], hover.markdown)
+        };
+        let declared = hover("declaration");
+        expect![[r#"
+            "note"
+            ```streetrace
+            schema Finding:
+                note: string?
+            ```
+
+            field of schema `Finding` (types.sr)"#]]
+        .assert_eq(&declared);
+        for marker in ["NOTE1", "NOTE2", "NOTE3"] {
+            assert_eq!(hover(marker), declared, "{marker}");
+        }
     }
 
     #[test]
@@ -457,7 +551,7 @@ mod tests {
                 ```
 
                 **type** `int`  
-                first assigned in flow `main`"#]],
+                first assigned in flow `main` (main.sr)"#]],
         );
         check(
             r#"
@@ -490,7 +584,7 @@ mod tests {
                 ```
 
                 **type** `Finding`  
-                first assigned in flow `main`"#]],
+                first assigned in flow `main` (main.sr)"#]],
         );
         check(
             &format!("{defs}flow main:\n    $r$0 = run agent reviewer\nflow other:\n    $n = $r.findings\n"),
@@ -501,17 +595,17 @@ mod tests {
                 ```
 
                 **type** `Report`  
-                first assigned in flow `main`"#]],
+                first assigned in flow `main` (main.sr)"#]],
         );
         check(
             &format!("{defs}flow main:\n    $r = run agent loose\n    log $r$0\n"),
             expect![[r#"
-            266..267 "r"
-            ```streetrace
-            $r
-            ```
+                266..267 "r"
+                ```streetrace
+                $r
+                ```
 
-            first assigned in flow `main`"#]],
+                first assigned in flow `main` (main.sr)"#]],
         );
     }
 
@@ -534,6 +628,37 @@ mod tests {
                 **tool** remote A2A agent, card `https://h/.well-known/agent-card.json` with bearer auth  
 
                 agents call it through `use`, `delegate` or `tools`; its card is read at run time"#]],
+        );
+    }
+
+    #[test]
+    fn builtin_in_a_tool_declaration() {
+        check(
+            r#"
+            tool ro = builtin streetrace.fs_rea$0donly
+            "#,
+            expect![[r#"
+                10..40 "builtin streetrace.fs_readonly"
+                ```streetrace
+                tool streetrace.fs_readonly
+                ```
+
+                **tool** built-in `streetrace.fs_readonly`  
+
+                **functions**
+                - `read_file(path)`: Read the contents of a text file.
+                  - `path`: Path relative to the working directory.
+                - `list_directory(path)`: List the files and directories in a directory.
+                  - `path`: Path relative to the working directory.
+                - `find_in_files(pattern, search_string)`: Search files matching a glob pattern for a string (case-insensitive).
+                  - `pattern`: Glob pattern relative to the working directory, e.g. **/*.py.
+                  - `search_string`: Text to find."#]],
+        );
+        check(
+            r#"
+            tool ro = bui$0ltin streetrace.nosuch
+            "#,
+            expect!["no hover"],
         );
     }
 

@@ -33,7 +33,9 @@ pub struct InlayHint {
 pub(crate) fn inlay_hints(db: &RootDatabase, path: &Path, range: Option<TextRange>) -> Vec<InlayHint> {
     let Some(file) = db.file(path) else { return Vec::new() };
     let program = crate::namespace::analysis_program(db, file);
-    let entry = sr_hir::entry::entry_point(db, file).filter(|e| e.item.file(db) == file);
+    // Only where `sr run FILE` starts: an imported library file gets none.
+    let entry = sr_hir::entry::entry_point(db, file)
+        .filter(|e| e.item.file(db) == file && sr_hir::entry::run_start(db, file, None) == Ok(e.item));
     let mut out = Vec::new();
     for &item in file_items(db, file) {
         let header_end = header_end(db, item);
@@ -194,6 +196,41 @@ mod tests {
         );
     }
 
+    #[test]
+    fn no_entry_hint_where_sr_run_would_refuse() {
+        // `sr run agents.sr` would start at agent `writer` but refuses (E0015:
+        // `${topic}` is assigned in main.sr only); `sr run main.sr` starts at `main`.
+        let (analysis, fixture) = analysis(
+            r#"
+            //- /main.sr
+            import ./agents.sr
+            flow main:
+                $topic = "x"
+                $r = run helper
+                return $r
+            //- /agents.sr
+            prompt plain: """Write"""
+            agent writer:
+                instruction plain
+            prompt write: """Write about ${topic}"""
+            flow helper:
+                $r = call llm write
+                return $r
+            "#,
+        );
+        let entries = |path: &str| -> Vec<String> {
+            let text = fixture.text(path);
+            let hints = analysis.inlay_hints(std::path::Path::new(path), None).unwrap();
+            hints
+                .iter()
+                .filter(|h| h.kind == super::InlayKind::EntryPoint)
+                .map(|h| text[..usize::from(h.offset)].lines().last().unwrap_or_default().to_string())
+                .collect()
+        };
+        assert_eq!(entries("/main.sr"), ["flow main:"]);
+        assert_eq!(entries("/agents.sr"), Vec::<String>::new());
+    }
+
     const TYPES: &str = r#"
 //- /types.sr
 schema Finding:
@@ -208,7 +245,7 @@ agent reviewer:
     fn the_schema_a_variable_holds_where_it_is_assigned_across_files() {
         check(
             &format!(
-                "{TYPES}//- /main.sr\nimport ./types.sr\nflow main:\n    $f = run agent reviewer\n    $g = $f\n    $found = call llm many\n    for $x in $found:\n        log $x.note\n    $n = $f.note\n    $mixed = call llm one\n    $mixed = 3\n"
+                "{TYPES}//- /main.sr\nimport ./types.sr\nflow main:\n    $f = run agent reviewer\n    $g = $f\n    $found = call llm many\n    for $x in $found do\n        log $x.note\n    end\n    $n = $f.note\n    $mixed = call llm one\n    $mixed = 3\n"
             ),
             expect![[r#"
                 flow main:⟨entry point⟩ — the workload starts here

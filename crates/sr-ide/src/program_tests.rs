@@ -66,7 +66,7 @@ fn hover_in_an_imported_file_sees_the_programs_variables() {
             ```
 
             **type** `string`  
-            first assigned in flow `main`"#]],
+            first assigned in flow `main` (main.sr)"#]],
     );
 }
 

@@ -2,7 +2,7 @@
 //! variable that every flow assigns and every prompt no flow calls
 //! interpolates (each such prompt shares variables with every flow that
 //! assigns one of its `${x}`, so a pairwise search is quadratic here; it took
-//! minutes on the 10 MB example once). Measured as sr-hir's scaling test
+//! minutes on the 9.2 MB benchmark file once). Measured as sr-hir's scaling test
 //! measures checking: the input made eight times larger once a request takes
 //! 40 ms, best of three when it looks superlinear.
 #![allow(clippy::unwrap_used)]

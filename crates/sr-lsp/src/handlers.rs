@@ -339,7 +339,7 @@ pub(crate) fn rename(s: &Snapshot, params: lsp::RenameParams) -> Result<Option<l
 }
 
 /// Over stdio (`slot`), each top-level symbol is serialised into the answer
-/// as soon as it is made: the outline of a 10 MB file is 100k symbols, and
+/// as soon as it is made: the outline of the 9.2 MB benchmark file is 100k symbols, and
 /// they never all exist at once, neither as sr-ide's nor as LSP's.
 pub(crate) fn document_symbol(
     s: &Snapshot,

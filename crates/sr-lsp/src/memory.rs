@@ -3,17 +3,17 @@
 //! server's resident memory stays near that answer's peak for the rest of the
 //! session; and with an arena per thread (up to 8 per core), memory one
 //! blocking thread freed is not reused by the next request's thread, so each
-//! big request on the 10 MB file added 10–50 MiB that stayed.
+//! big request on the 9.2 MB benchmark file added 10–50 MiB that stayed.
 
 /// Answers at least this big are followed by a trim.
 pub(crate) const TRIM_AFTER: usize = 1 << 20;
 
 /// Diagnostics that took at least this long to compute are followed by a
 /// trim: they parsed and lowered enough to leave tens of MiB freed but
-/// resident (opening the 10 MB file).
+/// resident (opening the 9.2 MB benchmark file).
 pub(crate) const TRIM_AFTER_ANALYSIS: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// One malloc arena for the whole process. Through stdio on the 10 MB file
+/// One malloc arena for the whole process. Through stdio on the 9.2 MB benchmark file
 /// (`cargo xtask bench lsp`), requests then leave resident memory where it
 /// was instead of raising it, at no measured cost in time: the server works
 /// on one or two requests at a time, so threads seldom wait for the arena.

@@ -75,6 +75,7 @@ kinds! {
     imported_local_program: ImportedLocalProgram;
     unknown_tool_function: UnknownTool, UnknownToolFunction;
     wrong_tool_arguments: ToolArguments;
+    unknown_field_type: UnknownFieldType;
 }
 
 pub use invalid_executor::ExecutorProblem;

@@ -7,8 +7,9 @@
 //! - `Flat` follows the runtime: one namespace per run shared by every flow
 //!   (so callers' and callees' assignments count), textual order, every
 //!   statement. Its E0002s (positions upstream checks) are `DefaultOnly`; other
-//!   positions give SR101. It also checks schema fields (SR104), unreachable
-//!   statements (SR103) and guardrail names (SR109).
+//!   positions give SR101. It also checks schema fields in `$x.f` and in each
+//!   string's `${x.f}` (SR104, `fields`), unreachable statements (SR103) and
+//!   guardrail names (SR109).
 //!
 //! References (E0001) and `on escalate continue` (E0012) are reported once, by
 //! the upstream walk where upstream looks and by the flat walk elsewhere.
@@ -18,19 +19,36 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sr_syntax::Reported;
 
+use super::fields::{self, Ty};
 use super::suggest::program_names;
 use super::whole_program::{ProgramVars, program_vars};
 use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
     UpstreamAt,
 };
-use crate::diagnostic_kinds::{self as kinds, Listing, Suggestion};
+use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::*;
 use crate::items::{Item, ItemKind};
 use crate::resolve::Program;
 use crate::{Db, Name, body, item_data, program};
 
 pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+    walked(db, root, item).diagnostics.clone()
+}
+
+/// The variables a flow or handler gives a value, with their types.
+pub(super) fn bindings<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> &'db [(Name, Option<Ty>)] {
+    &walked(db, root, item).bindings
+}
+
+#[derive(Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+struct Walked<'db> {
+    diagnostics: Vec<SemanticDiagnostic<'db>>,
+    bindings: Vec<(Name, Option<Ty>)>,
+}
+
+#[salsa::tracked(returns(ref))]
+fn walked<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> Walked<'db> {
     let body = body(db, item);
     let program = program(db, root);
     let vars = program_vars(db, root);
@@ -53,11 +71,20 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
         }
         _ => defined.add(&vars.all_vars),
     }
-    let mut flat = Flat { cx: &cx, vars: &vars, defined, types: HashMap::new(), loop_depth: 0, breakable: false };
+    let mut flat = Flat {
+        cx: &cx,
+        vars: &vars,
+        defined,
+        types: HashMap::new(),
+        bindings: Vec::new(),
+        loop_depth: 0,
+        breakable: false,
+    };
     flat.block(&body.root, upstream_looks, &mut out);
+    let bindings = flat.bindings;
     out.extend(super::functions::check(item, &body));
     out.extend(super::tool_calls::check(db, item, &body, program));
-    out
+    Walked { diagnostics: out, bindings }
 }
 
 struct Cx<'a, 'db> {
@@ -451,18 +478,14 @@ impl<'db> Upstream<'_, '_, 'db> {
     }
 }
 
-/// A value's schema type, for field checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ty {
-    Schema(Name),
-    List(Box<Ty>),
-}
-
 struct Flat<'a, 'b, 'db> {
     cx: &'a Cx<'b, 'db>,
     vars: &'a ProgramVars,
     defined: Names,
     types: HashMap<Name, Ty>,
+    /// Every variable given a value, with its type: the program's variable
+    /// types ([`super::fields::var_types`]) are read from these.
+    bindings: Vec<(Name, Option<Ty>)>,
     loop_depth: u32,
     /// Whether a `break` here ends a loop of this body.
     breakable: bool,
@@ -674,6 +697,7 @@ impl<'db> Flat<'_, '_, 'db> {
 
     fn define(&mut self, name: &Name, ty: Option<Ty>) {
         self.defined.insert(name.clone());
+        self.bindings.push((name.clone(), ty.clone()));
         match ty {
             Some(ty) => self.types.insert(name.clone(), ty),
             None => self.types.remove(name),
@@ -714,13 +738,17 @@ impl<'db> Flat<'_, '_, 'db> {
                     let Some(var) = interpolation.path.first() else { continue };
                     if !var.is_empty() && !self.defined.contains(var) {
                         out.push(cx.undefined(var, Anchor::Part(cx.item, interpolation.part), false));
+                    } else if let Some(ty) = self.types.get(var) {
+                        out.extend(fields::interpolation(cx.db, cx.program, cx.item, ty.clone(), interpolation));
                     }
                 }
             }
             Expr::Field { base, field } => {
                 self.expr(*base, primary, out);
-                if let Some(Ty::Schema(schema)) = self.type_of(*base) {
-                    self.check_field(id, &schema, field, out);
+                if let Some(ty) = self.type_of(*base)
+                    && let Err(unknown) = fields::field(cx.db, cx.program, &ty, field, Anchor::Expr(cx.item, id))
+                {
+                    out.push(*unknown);
                 }
             }
             Expr::Unary { operand, .. } => self.expr(*operand, primary, out),
@@ -742,27 +770,13 @@ impl<'db> Flat<'_, '_, 'db> {
         }
     }
 
-    /// SR104: a field the schema of the value does not have.
-    fn check_field(&self, id: ExprId, schema: &Name, field: &Name, out: &mut Vec<SemanticDiagnostic<'db>>) {
-        let Some(fields) = self.schema_fields(schema) else { return };
-        if fields.types.contains_key(field) {
-            return;
-        }
-        let kind =
-            kinds::UnknownField { schema: schema.to_string(), field: field.to_string(), fields: fields.names.clone() };
-        out.push(SemanticDiagnostic::new(kind, Anchor::Expr(self.cx.item, id)));
-    }
-
-    fn schema_fields(&self, schema: &Name) -> Option<&'db Fields> {
-        let &item = self.cx.program.schemas.get(schema)?;
-        Some(schema_fields(self.cx.db, item))
-    }
-
     fn type_of(&self, id: ExprId) -> Option<Ty> {
         match &self.cx.body.exprs[id] {
             Expr::Var { name, .. } => self.types.get(name).cloned(),
             Expr::Field { base, field } => match self.type_of(*base)? {
-                Ty::Schema(schema) => to_ty(self.schema_fields(&schema)?.types.get(field)?),
+                Ty::Schema(schema) => {
+                    Ty::of(fields::fields_of(self.cx.db, self.cx.program, &schema)?.types.get(field)?)
+                }
                 Ty::List(_) => None,
             },
             _ => None,
@@ -783,33 +797,5 @@ impl<'db> Flat<'_, '_, 'db> {
             ItemData::Agent(data) => self.prompt_output(&data.instruction.as_ref()?.name),
             _ => None,
         }
-    }
-}
-
-/// A schema's fields by name (the first of two with one name), and the help's
-/// list of them: made once per schema, however many accesses check it.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Fields {
-    types: HashMap<Name, TypeRef>,
-    names: Listing,
-}
-
-#[salsa::tracked(returns(ref))]
-fn schema_fields<'db>(db: &'db dyn Db, item: Item<'db>) -> Fields {
-    let ItemData::Schema(data) = &*item_data(db, item) else { return Fields::default() };
-    let mut types = HashMap::with_capacity(data.fields.len());
-    for field in &data.fields {
-        types.entry(field.name.name.clone()).or_insert_with(|| field.ty.clone());
-    }
-    let names = Listing::new(data.fields.iter().map(|f| f.name.name.to_string()), data.fields.len());
-    Fields { types, names }
-}
-
-fn to_ty(ty: &TypeRef) -> Option<Ty> {
-    match ty {
-        TypeRef::Named(named) => Some(Ty::Schema(named.name.clone())),
-        TypeRef::List(inner) => Some(Ty::List(Box::new(to_ty(inner)?))),
-        TypeRef::Optional(inner) => to_ty(inner),
-        _ => None,
     }
 }

@@ -7,6 +7,7 @@ mod agent;
 mod agent_cycles;
 mod body;
 mod executor;
+mod fields;
 mod functions;
 mod imported_tools;
 mod prompt;
@@ -84,7 +85,7 @@ pub fn file_diagnostics(db: &dyn Db, file: File) -> Vec<Diagnostic> {
 }
 
 /// A file's syntax errors as the analysis reports them.
-fn syntax(db: &dyn Db, file: File) -> Vec<Diagnostic> {
+pub(crate) fn syntax(db: &dyn Db, file: File) -> Vec<Diagnostic> {
     syntax_errors(db, file).iter().map(|d| d.clone().map_kind(DiagnosticKind::Syntax)).collect()
 }
 
@@ -176,7 +177,7 @@ pub fn item_diagnostics<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Ve
         ItemKind::Agent => agent::check(db, root, item),
         ItemKind::Prompt => prompt::check(db, root, item),
         ItemKind::Flow | ItemKind::Handler => body::check(db, root, item),
-        ItemKind::Schema => whole_program::schema(db, item),
+        ItemKind::Schema => whole_program::schema(db, root, item),
         ItemKind::Executor => executor::check(db, root, item),
         ItemKind::Tool => a2a_tool::check(db, item),
         _ => Vec::new(),

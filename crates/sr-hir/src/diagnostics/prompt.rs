@@ -1,8 +1,9 @@
-//! Checks of one prompt definition: its model and schema (E0001) and the
-//! variables its body interpolates (E0015).
+//! Checks of one prompt definition: its model and schema (E0001), the
+//! variables its body interpolates (E0015) and their fields (SR104).
 
 use sr_syntax::{ItemKind, Reported};
 
+use super::fields;
 use super::suggest::{program_names, variable_typos};
 use super::whole_program::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
@@ -51,6 +52,11 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Se
 
     let Some(body) = &prompt.body else { return out };
     out.extend(super::functions::template_calls(item, &body.template));
+    for interpolation in body.template.interpolations().filter(|i| i.path.len() > 1) {
+        if let Some(ty) = fields::var_types(db, root).get(&interpolation.path[0]) {
+            out.extend(fields::interpolation(db, program, item, ty.clone(), interpolation));
+        }
+    }
     let vars = program_vars(db, root);
     let mut interpolations = body.template.interpolations().filter(|i| i.plain).peekable();
     if interpolations.peek().is_none() {

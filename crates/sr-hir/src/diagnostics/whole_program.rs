@@ -1,7 +1,7 @@
 //! Checks that look at a whole program: circular agent references (E0011),
 //! unused definitions (SR100), a missing entry point (SR105), stdio MCP
 //! servers from imported files (SR116); the variable
-//! tables other checks share; and schema fields (SR106).
+//! tables other checks share; and schema fields (SR106) and their types (SR119).
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::diagnostic_kinds as kinds;
 use crate::entry::entry_point;
 use crate::hir::{Event, ItemData, Timing, TypeRef};
 use crate::items::{Item, ItemKind, file_items};
-use crate::membership::imported_paths;
+use crate::membership::is_imported;
 use crate::resolve::Program;
 use crate::summary::body_summary;
 use crate::{Db, File, Name, item_data, program};
@@ -110,7 +110,7 @@ fn reachable(start: &Name, runs: &HashMap<Name, Vec<Name>>) -> Vec<Name> {
 pub fn program_checks(db: &dyn Db, root: File) -> Vec<SemanticDiagnostic<'_>> {
     let program = program(db, root);
     let mut out = cycles(db, program);
-    if !imported_paths(db).contains(root.path(db)) {
+    if !is_imported(db, root.path(db)) {
         out.extend(unused(db, program));
         out.extend(missing_entry(db, program));
         out.extend(imported_tools::check(db, program));
@@ -273,11 +273,25 @@ fn missing_entry<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<SemanticDi
 }
 
 /// SR106: a field defined twice in one schema.
-pub(super) fn schema<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
+pub(super) fn schema<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<SemanticDiagnostic<'db>> {
     let ItemData::Schema(schema) = &*item_data(db, item) else { return Vec::new() };
     let mut seen: HashMap<&Name, crate::hir::PartId> = HashMap::new();
     let mut out = Vec::new();
     for field in &schema.fields {
+        if let Some(named) = unknown_type(&field.ty, program(db, root)) {
+            out.push(SemanticDiagnostic {
+                reported: Reported::DefaultOnly,
+                ..SemanticDiagnostic::new(
+                    kinds::UnknownFieldType {
+                        ty: named.name.to_string(),
+                        field: field.name.name.to_string(),
+                        schema: item.name(db).to_string(),
+                        suggestion: type_suggestion(db, root, &named.name),
+                    },
+                    Anchor::Part(item, named.part),
+                )
+            });
+        }
         if let Some(&first) = seen.get(&field.name.name) {
             out.push(SemanticDiagnostic {
                 related: vec![(Anchor::Part(item, first), "first defined here".to_string())],
@@ -291,4 +305,32 @@ pub(super) fn schema<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<SemanticDiagn
         }
     }
     out
+}
+
+/// The schema name in a field's type that the program does not define.
+fn unknown_type<'a>(ty: &'a TypeRef, program: &Program<'_>) -> Option<&'a crate::hir::Named> {
+    match ty {
+        TypeRef::Named(named) => (!program.schemas.contains_key(&named.name)).then_some(named),
+        TypeRef::List(inner) | TypeRef::Optional(inner) => unknown_type(inner, program),
+        TypeRef::String | TypeRef::Int | TypeRef::Float | TypeRef::Bool | TypeRef::Missing => None,
+    }
+}
+
+/// A schema whose name starts like `name` (`Findng`), else a primitive type
+/// close to it (`stringy`), else the program's schemas: a constant cost per
+/// field.
+fn type_suggestion(db: &dyn Db, root: File, name: &Name) -> kinds::Suggestion {
+    let schemas = super::suggest::program_names(db, root).of(ItemKind::Schema).suggest(name);
+    if matches!(schemas, kinds::Suggestion::DidYouMean(_)) {
+        return schemas;
+    }
+    let primitive = ["string", "int", "float", "bool"]
+        .into_iter()
+        .map(|p| (super::similarity(&name.to_lowercase(), p), p))
+        .filter(|(score, _)| *score >= 0.5)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match primitive {
+        Some((_, p)) => kinds::Suggestion::DidYouMean(p.to_string()),
+        None => schemas,
+    }
 }

@@ -113,6 +113,8 @@ SR116 "imported-local-program" Warning,
 SR117 "unknown-tool-function" Error,
 /// A builtin tool function called with the wrong arguments.
 SR118 "wrong-tool-arguments" Error,
+/// A schema field's type that is neither a primitive nor a schema.
+SR119 "unknown-field-type" Warning,
 }
 
 impl Code {

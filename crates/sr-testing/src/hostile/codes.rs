@@ -103,4 +103,6 @@ pub const CODES: &[Generator] = &[
     Generator::new("SR118", "calls", |n| {
         repeat(n, "tool fs = builtin streetrace.fs\nflow main:\n", "    $x{i} = fs.read_file()\n", "")
     }),
+    // Fields of unknown types beside `n` schemas (the help may list them).
+    Generator::new("SR119", "fields", |n| repeat(n, "", "schema S{i}:\n    f: Nope{i}\n    g: stringy\n", "")),
 ];
