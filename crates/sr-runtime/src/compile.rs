@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use sr_hir::diagnostic_kinds::Unreadable;
-use sr_hir::entry::entry_point;
+use sr_hir::entry::{entry_point, stops_run};
 use sr_hir::{
     AgentData, Body, Db, Diagnostic, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name,
     PolicyData, PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData,
     body, file_diagnostics, item_data, program, source_map,
 };
-use sr_syntax::{Code, LineIndex, Severity, TextRange, TextSize};
+use sr_syntax::{LineIndex, TextRange, TextSize};
 
 use crate::event::Location;
 
@@ -161,12 +161,6 @@ pub fn compile_path(db: &mut RootDatabase, path: &Path) -> Result<Arc<Compiled>,
     compile(db, file)
 }
 
-/// Whether a diagnostic stops a run: every error, except our heuristics about
-/// runtime state (they become warnings) and W0002 (upstream's loader ignores it).
-fn blocks_run(d: &Diagnostic) -> bool {
-    d.severity == Severity::Error && d.in_mode(false) && !matches!(d.code(), Code::W0002 | Code::SR101 | Code::SR104)
-}
-
 pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
     let program = program(db, root);
     let mut errors = Vec::new();
@@ -174,7 +168,7 @@ pub fn compile(db: &dyn Db, root: File) -> Result<Arc<Compiled>, CompileError> {
     for &file in &program.files {
         for d in file_diagnostics(db, file).iter().filter(|d| d.in_mode(false)) {
             let entry = (file.path(db).clone(), d.clone());
-            if blocks_run(d) { errors.push(entry) } else { warnings.push(entry) }
+            if stops_run(d) { errors.push(entry) } else { warnings.push(entry) }
         }
     }
     if !errors.is_empty() {
