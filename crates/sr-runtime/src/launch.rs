@@ -255,7 +255,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     }
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
-        Some(text) => McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?,
+        Some(text) => {
+            let hub = McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?;
+            if recorded.ended() { hub.cut_off_unlisted(&program.tools) } else { hub }
+        }
         // Servers connect when an agent first uses them.
         None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });

@@ -185,11 +185,6 @@ pub struct KnownEscape {
 
 pub const KNOWN_ESCAPES: &[KnownEscape] = &[
     KnownEscape {
-        feature: Some(Feature::Mcp),
-        oracle: Some("replay"),
-        why: "#41: an MCP tool first called in a parallel branch can miss its recorded listing on replay (\"tool 'counter' gives no functions\"; seed 1795924259)",
-    },
-    KnownEscape {
         feature: Some(Feature::Parallel),
         oracle: Some("time-travel"),
         why: "#41 (resume interleave order): sr serve's at-endpoint cannot follow a run's parallel branches (\"a branch waited 10s for its turn\", 500 replay_failed)",
