@@ -48,6 +48,11 @@ pub struct Meta {
     /// Answers to its `escalate to human`s, in order (a resumed run's).
     #[serde(default)]
     pub answers: Vec<String>,
+    /// The work directory it ran in, absolute, so that a resumed run works
+    /// on the same files wherever it is started from (`None`: a journal
+    /// written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
 }
 
 impl Meta {
@@ -59,6 +64,7 @@ impl Meta {
             input: input.into(),
             entry: None,
             answers: Vec::new(),
+            work_dir: None,
         }
     }
 
@@ -504,9 +510,7 @@ mod tests {
     }
 
     fn meta() -> String {
-        Meta { invocation_id: "i".into(), workload: "w.sr".into(), input: "go".into(), entry: None, answers: vec![] }
-            .to_entry()
-            .to_string()
+        Meta { invocation_id: "i".into(), ..Meta::new("w.sr", "go") }.to_entry().to_string()
     }
 
     #[test]
