@@ -255,3 +255,45 @@ async fn a_replay_cancels_the_branch_the_live_run_cut_off_while_it_connected_a_s
     assert_eq!(replayed.error, live.error);
     assert_eq!(starts(), live_starts, "the replay started the server");
 }
+
+/// Nested `parallel` blocks in concurrent branches start in an order timing
+/// decides: the live run's slow branch starts its block last, a replay (served
+/// at once) may start it first. Each branch gets the thread id it had, so the
+/// events' `branch:ID` paths are the live run's, which `sr serve`'s time
+/// travel follows a replay's branches by.
+#[tokio::test]
+async fn nested_blocks_in_concurrent_branches_replay_with_their_thread_ids() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow slow:
+    $s = run agent echo with "slow"
+    parallel do
+        $a = 1
+        $b = 2
+    end
+    return $s
+
+flow quick:
+    parallel do
+        $c = 3
+        $d = 4
+    end
+    return $c + $d
+
+flow main:
+    parallel do
+        $x = run slow
+        $y = run quick
+    end
+    return [$x, $y]
+"#;
+    let model = ScriptedProvider::new()
+        .on(user_says("slow"), vec![Reply::Text("s".into())])
+        .with_delay(Duration::from_millis(50));
+    let live = record_and_replay("nested-ids", source, Arc::new(model), 3).await;
+    assert_eq!(live.outcome.result, Some(json!(["s", 7])));
+}

@@ -183,8 +183,4 @@ pub struct KnownEscape {
     pub why: &'static str,
 }
 
-pub const KNOWN_ESCAPES: &[KnownEscape] = &[KnownEscape {
-    feature: Some(Feature::Parallel),
-    oracle: Some("time-travel"),
-    why: "#41 (resume interleave order): sr serve's at-endpoint cannot follow a run's parallel branches (\"a branch waited 10s for its turn\", 500 replay_failed)",
-}];
+pub const KNOWN_ESCAPES: &[KnownEscape] = &[];
