@@ -136,15 +136,17 @@ impl Effect {
     }
 }
 
+/// A parallel block's order, with the step of its line (the last of the
+/// block's) and the ids its branches' threads had (none in a journal written
+/// before they were kept).
+type Interleaving = (Vec<u32>, u64, Vec<u32>);
+
 /// A journal read into what it serves.
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub(crate) meta: Option<Meta>,
     effects: HashMap<(Arc<str>, u32), Effect>,
-    /// Each block's order, with the step of its line (the last of the
-    /// block's) and the ids its branches' threads had (none in a journal
-    /// written before they were kept).
-    interleavings: HashMap<(Arc<str>, u32), (Vec<u32>, u64, Vec<u32>)>,
+    interleavings: HashMap<(Arc<str>, u32), Interleaving>,
     /// The highest thread id of a recorded block's branches.
     last_thread: u32,
     /// Every file change in the file, void or not, in the order they were
