@@ -245,6 +245,9 @@ impl Sim {
         if !matches!(ended.code, Some(0 | 1)) {
             return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.stderr));
         }
+        if let Some(why) = ended.paused.iter().find_map(|paused| paused_differs(paused, &ended.events)) {
+            return fail(figures, "live", why);
+        }
         pass(figures, "live");
         let live =
             Live { files: live.files(), events: ended.events, mcp: applied(&live.mcp_calls()), code: ended.code };
@@ -465,6 +468,29 @@ fn diff(want: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>) -> St
     }
     out.extend(got.keys().filter(|p| !want.contains_key(*p)).map(|p| format!("{p} extra")));
     format!("files differ: {}", out.join("; "))
+}
+
+/// Why the events of a process that paused for a human are not the run's
+/// (`last`: the last process's, which emits the run from its start) up to
+/// the question, followed by the pause (the flows and agents under way
+/// finished, then the run, paused), if they are not.
+fn paused_differs(paused: &[Value], last: &[Value]) -> Option<String> {
+    let (paused, last) = (normalize(paused), normalize(last));
+    let Some(asked) = paused.iter().rposition(|e| e["type"] == "human_input_requested") else {
+        return Some(format!("a process paused without asking: {:?}", paused.last()));
+    };
+    if paused[..=asked] != last[..=asked.min(last.len().saturating_sub(1))] {
+        let at = paused.iter().zip(&last).position(|(a, b)| a != b).unwrap_or(last.len());
+        return Some(format!(
+            "a paused process's events differ at {at} from the resumed run's: paused {:?}, resumed {:?}",
+            paused.get(at),
+            last.get(at)
+        ));
+    }
+    let tail = &paused[asked + 1..];
+    let pause = tail.last().is_some_and(|e| e["type"] == "run_finished" && e["status"] == "paused");
+    let finishing = tail.iter().all(|e| e["type"].as_str().is_some_and(|t| t.ends_with("_finished")));
+    (!pause || !finishing).then(|| format!("a process's events after its question are not a pause: {tail:?}"))
 }
 
 /// Events without what differs between two correct runs (times, ids,

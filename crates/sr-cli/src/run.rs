@@ -12,7 +12,7 @@ use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
 use sr_runtime::ids::{self, IdKind};
 use sr_runtime::in_doubt::{Always, Decision};
-use sr_runtime::launch::{Finished, LaunchSpec, Models, Recording, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, Models, Recording, ResumeSpec, ResumeWorkDir, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -75,7 +75,9 @@ pub struct Args {
     /// `escalate to human`: a --prompt or --entry that differs is refused.
     #[arg(long)]
     replay: Option<PathBuf>,
-    /// Directory file tools work in (default: the current directory).
+    /// Directory file tools work in (default: the current directory; with
+    /// --resume, the directory the run worked in, and another one is refused
+    /// while that one exists).
     #[arg(long)]
     work_dir: Option<PathBuf>,
     /// Where the runtime keeps sessions, journals and run locks (default:
@@ -198,11 +200,14 @@ async fn run_async(args: Args) -> ExitCode {
         Err(e) => return fail(e, 2),
     };
     storage.session = args.session.clone();
+    // A resumed run continues in the work directory it ran in, unless one is named.
+    let resumed_in = if args.work_dir.is_some() { ResumeWorkDir::Named } else { ResumeWorkDir::Recorded };
     storage.resume = args.resume.clone().map(|session| ResumeSpec {
         session,
         input: args.input.clone(),
         from: args.from,
         rebuild_files: false,
+        work_dir: resumed_in,
     });
     let prices = match args.prices.as_deref().map(crate::load::prices).transpose() {
         Ok(prices) => prices,

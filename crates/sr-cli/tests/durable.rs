@@ -375,3 +375,90 @@ async fn mcp_servers_start_on_first_use_and_are_closed_gracefully_at_the_end() {
     assert_eq!(std::fs::read_to_string(dir.join("used.log")).unwrap(), "started\nclosed\n");
     assert!(!dir.join("unused.log").exists(), "the unused server of the imported file was started");
 }
+
+const PAUSED_BETWEEN_FILES: &str = r#"tool fs = builtin streetrace.fs
+flow main:
+    $a = fs.write_file("first.txt", "1")
+    escalate to human "Go on?"
+    $b = fs.write_file("second.txt", $human_input)
+"#;
+
+/// A run resumed from another directory continues in the work directory it
+/// ran in (its journal's `meta` records it), and a different `--work-dir` is
+/// refused, naming both, while the recorded one exists.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_run_works_in_its_own_work_directory_wherever_it_is_resumed_from() {
+    let server = MockServer::start().await;
+    let project = Project::new("resume-work-dir", PAUSED_BETWEEN_FILES, &server);
+    let (work, elsewhere, other) = (project.dir.join("work"), project.dir.join("elsewhere"), project.dir.join("other"));
+    for dir in [&work, &elsewhere, &other] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let paused = project.sr(&["run", "w.sr", "--session", "s", "--work-dir", "work"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", String::from_utf8_lossy(&paused.stderr));
+    assert!(work.join("first.txt").exists());
+
+    let workload = project.dir.join("w.sr").display().to_string();
+    let resume_from = |cwd: &Path, extra: &[&str]| {
+        let mut command = project.command(&["run", &workload, "--resume", "s", "--input", "yes"]);
+        command.args(extra).current_dir(cwd).output().unwrap()
+    };
+    let refused = resume_from(&elsewhere, &["--work-dir", other.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert!(stderr.contains(&canonical(&work)) && stderr.contains(&canonical(&other)), "{stderr}");
+
+    let resumed = resume_from(&elsewhere, &[]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(std::fs::read_to_string(work.join("second.txt")).unwrap(), "yes");
+    for dir in [&elsewhere, &other] {
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "files in {}", dir.display());
+    }
+}
+
+/// A paused and answered run's contract: the resumed process emits the run
+/// from its start (served) and goes on, and a replay of the final journal
+/// emits those same events and makes the same files; the paused process
+/// emitted them up to its question, then the pause.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_of_a_paused_and_answered_run_emits_the_resumed_processs_events() {
+    let server = MockServer::start().await;
+    let project = Project::new("pause-replay", PAUSED_BETWEEN_FILES, &server);
+    for dir in ["work", "replayed"] {
+        std::fs::create_dir_all(project.dir.join(dir)).unwrap();
+    }
+    let lines = |out: &Output| -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let jsonl = ["--events", "jsonl", "--work-dir"];
+    let paused = project.sr(&[&["run", "w.sr", "--session", "s"][..], &jsonl, &["work"]].concat());
+    assert_eq!(paused.status.code(), Some(3));
+    let resumed = project.sr(&[&["run", "w.sr", "--resume", "s", "--input", "yes"][..], &jsonl, &["work"]].concat());
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let journal = project.dir.join("state/journal/s/2.jsonl").display().to_string();
+    let replay = project.sr(&[&["run", "w.sr", "--replay", &journal][..], &jsonl, &["replayed"]].concat());
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+
+    let (paused, resumed) = (lines(&paused), lines(&resumed));
+    assert_eq!(lines(&replay), resumed);
+    let asked = paused.iter().position(|e| e["type"] == "human_input_requested").unwrap();
+    assert_eq!(paused[..=asked], resumed[..=asked]);
+    let tail: Vec<&Value> = paused[asked + 1..].iter().map(|e| &e["type"]).collect();
+    assert_eq!(tail, ["flow_finished", "run_finished"]);
+    assert_eq!(paused.last().unwrap()["status"], "paused");
+    assert_eq!(
+        files(&project.dir.join("replayed")),
+        files(&project.dir.join("work")),
+        "the replay's files are the run's"
+    );
+    assert_eq!(std::fs::read_to_string(project.dir.join("replayed/second.txt")).unwrap(), "yes");
+}
+
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .collect()
+}

@@ -154,6 +154,12 @@ impl Hub {
         Ok(hub)
     }
 
+    /// Whether the hub has the server defined as `name` (a recorded hub:
+    /// whether the recording lists it).
+    pub fn has(&self, name: &str) -> bool {
+        self.servers.contains_key(name)
+    }
+
     /// Records the listings to `cassette`, for [`Hub::from_recording`]:
     /// those of servers connected so far now, the others when they connect.
     pub fn record(&self, cassette: Arc<Cassette>) -> Result<(), LlmError> {

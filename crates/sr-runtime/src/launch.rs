@@ -125,6 +125,24 @@ pub struct ResumeSpec {
     /// The work directory is new (another machine ran the run so far): the
     /// file changes its journal holds are made again before it goes on.
     pub rebuild_files: bool,
+    /// Which work directory the resumed run works in.
+    pub work_dir: ResumeWorkDir,
+}
+
+/// Which work directory a resumed run works in: the files it left are
+/// there, so by default the one its journal records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResumeWorkDir {
+    /// The spec's, whatever the run recorded (`sr serve`: the server's own).
+    #[default]
+    Spec,
+    /// None was named (`sr run --resume` without `--work-dir`): the one the
+    /// run recorded, or the spec's for a journal that records none.
+    Recorded,
+    /// The spec's, named by the user: refused when it is not the recorded
+    /// one and that one still exists (a project moved away is resumed
+    /// where it is now).
+    Named,
 }
 
 impl Storage {
@@ -243,6 +261,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         _ => None,
     };
     warnings.extend(resume.iter().flat_map(|resume| resume.warnings.iter().cloned()));
+    let work_dir = match (&resume, storage.as_ref().and_then(|s| s.resume.as_ref())) {
+        (Some(resume), Some(spec)) => resumed_work_dir(work_dir, resume.work_dir.as_deref(), spec.work_dir)?,
+        _ => work_dir,
+    };
     // What the run is served from, and how.
     let (mode, served) = match (&replay_text, &resume, &continued) {
         (Some(text), _, _) => (Mode::Replay, text.clone()),
@@ -273,7 +295,10 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     }
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
-        Some(text) => McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?,
+        Some(text) => {
+            let hub = McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?;
+            if recorded.ended() { hub.cut_off_unlisted(&program.tools) } else { hub }
+        }
         // Servers connect when an agent first uses them.
         None => McpHub::new(&program.tools, &McpOptions::default(), &|name| std::env::var(name).ok()),
     });
@@ -316,6 +341,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         input: message.clone(),
         entry: options.entry.clone(),
         answers: answers.clone(),
+        work_dir: Some(std::fs::canonicalize(&work_dir).unwrap_or_else(|_| cwd.join(&work_dir)).display().to_string()),
     };
     let files = Workspace::new(jail.clone());
     let journaled = match mode {
@@ -605,6 +631,21 @@ fn secrets(mcp: &McpHub, warnings: &mut Vec<String>) -> Arc<Redactor> {
 
 /// The input a replay starts with: its recording's. A message given too must
 /// be the same, or the replay would follow another path than the recording.
+/// The work directory of a resumed run, given the spec's and the one its
+/// journal recorded (`ResumeWorkDir` says which wins).
+fn resumed_work_dir(given: PathBuf, recorded: Option<&str>, rule: ResumeWorkDir) -> Result<PathBuf, LaunchError> {
+    let Some(recorded) = recorded.map(PathBuf::from) else { return Ok(given) };
+    match rule {
+        ResumeWorkDir::Spec => Ok(given),
+        ResumeWorkDir::Recorded if recorded.is_dir() => Ok(recorded),
+        ResumeWorkDir::Recorded => Err(LaunchError::WorkDirGone { recorded }),
+        ResumeWorkDir::Named => {
+            let same = std::fs::canonicalize(&given).is_ok_and(|given| given == recorded);
+            if same || !recorded.exists() { Ok(given) } else { Err(LaunchError::WorkDirDiffers { recorded, given }) }
+        }
+    }
+}
+
 fn replayed_input(given: String, meta: &Meta) -> Result<String, LaunchError> {
     if given.is_empty() || given == meta.input {
         return Ok(meta.input.clone());

@@ -88,9 +88,10 @@ fn idempotent(tools: &IndexMap<Name, ToolData>) -> HashSet<String> {
 
 /// The MCP servers a program defines, connected on first use (with those of
 /// them declared idempotent), and its remote A2A agents (`crate::a2a`), which
-/// share the hub's place in a run (secrets, notices, no contact before first use).
+/// share the hub's place in a run (secrets, notices, no contact before first use),
+/// and, in a replay, the servers its recorded run was cut off connecting to.
 #[derive(Default)]
-pub struct McpHub(Hub, Remotes, HashSet<String>);
+pub struct McpHub(Hub, Remotes, HashSet<String>, HashSet<String>);
 
 impl McpHub {
     /// The MCP servers among `tools` (a program's tool definitions), with
@@ -104,6 +105,7 @@ impl McpHub {
             Hub::new(definitions(tools), options, env),
             Remotes::new(tools, &A2aOptions::default(), env),
             idempotent(tools),
+            HashSet::new(),
         )
     }
 
@@ -114,7 +116,12 @@ impl McpHub {
         a2a: &A2aOptions,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> McpHub {
-        McpHub(Hub::new(definitions(tools), options, env), Remotes::new(tools, a2a, env), idempotent(tools))
+        McpHub(
+            Hub::new(definitions(tools), options, env),
+            Remotes::new(tools, a2a, env),
+            idempotent(tools),
+            HashSet::new(),
+        )
     }
 
     /// The tool of the remote A2A agent `name` defines (`crate::a2a`).
@@ -130,6 +137,7 @@ impl McpHub {
             Hub::connect(definitions(tools), options).await,
             Remotes::new(tools, &A2aOptions::default(), &env),
             idempotent(tools),
+            HashSet::new(),
         )
     }
 
@@ -143,13 +151,25 @@ impl McpHub {
             Hub::connect_with_env(definitions(tools), options, env).await,
             Remotes::new(tools, &A2aOptions::default(), env),
             idempotent(tools),
+            HashSet::new(),
         )
     }
 
     /// The hub a recorded run had: the same tools, no connections (remote A2A
     /// agents are offered, and the journal serves their calls).
     pub fn from_recording(text: &str) -> Result<McpHub, sr_mcp::RecordingError> {
-        Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default(), HashSet::new()))
+        Hub::from_recording(text).map(|hub| McpHub(hub, Remotes::default(), HashSet::new(), HashSet::new()))
+    }
+
+    /// For the replay of a recorded run that ended: a server among `tools`
+    /// that its recording does not list was still connecting when the run
+    /// cancelled its use (a sibling branch failed, a timeout struck), as a
+    /// listing is journaled once the server answers. Its use then waits to
+    /// be cancelled at the same point, as the live run's did, instead of
+    /// failing at once as a server without tools.
+    pub fn cut_off_unlisted(mut self, tools: &IndexMap<Name, ToolData>) -> McpHub {
+        self.3 = definitions(tools).map(|(name, _)| name).filter(|name| !self.0.has(name)).collect();
+        self
     }
 
     /// Records the listings and notices to `cassette`, for [`McpHub::from_recording`].
@@ -165,6 +185,9 @@ impl McpHub {
     /// The tools of the server defined as `name`, connecting it if this is
     /// its first use; with the server's warning the first time it is asked.
     pub async fn use_tools(&self, name: &str) -> (Vec<Arc<dyn Tool>>, Option<String>) {
+        if self.3.contains(name) {
+            return std::future::pending().await;
+        }
         let (tools, warning) = self.0.use_tools(name).await;
         (adapt(tools, self.2.contains(name)), warning)
     }

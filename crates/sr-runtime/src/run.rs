@@ -197,10 +197,17 @@ impl Thread {
     }
 
     /// Branch `index` of the parallel block at `block` (an effect of this
-    /// thread): a new thread id, the same stack, a copy of the variables, its
-    /// events passing through the block's `gate`.
-    pub(crate) fn branch(&self, block: &EffectAt, index: u32, gate: &Arc<crate::event::Gate>) -> Thread {
-        let id = self.next_thread.fetch_add(1, Ordering::Relaxed);
+    /// thread): a new thread id (or the `recorded` one it had), the same
+    /// stack, a copy of the variables, its events passing through the
+    /// block's `gate`.
+    pub(crate) fn branch(
+        &self,
+        block: &EffectAt,
+        index: u32,
+        gate: &Arc<crate::event::Gate>,
+        recorded: Option<u32>,
+    ) -> Thread {
+        let id = recorded.unwrap_or_else(|| self.next_thread.fetch_add(1, Ordering::Relaxed));
         Thread {
             id,
             key: format!("{}/{}.{index}", block.thread, block.n).into(),
@@ -217,6 +224,11 @@ impl Thread {
             failure_reported: false,
             next_thread: self.next_thread.clone(),
         }
+    }
+
+    /// New thread ids are above `last` (the highest a journal serves).
+    pub(crate) fn reserve_threads(&self, last: u32) {
+        self.next_thread.fetch_max(last.saturating_add(1), Ordering::Relaxed);
     }
 
     /// The place of the thread's next effect in the journal.

@@ -201,3 +201,99 @@ async fn answers_given_during_a_run_are_served_to_its_replay() {
     let refused = sr_runtime::launch::launch_continuing(spec, text);
     assert!(matches!(refused, Err(sr_runtime::launch::LaunchError::ReplayContinued)));
 }
+
+/// A branch that was connecting to an MCP server when a sibling branch
+/// failed: the live run journaled no listing of the server. Its replay fails
+/// the same way, with no server started, instead of failing the branch at
+/// once for a server without tools.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_cancels_the_branch_the_live_run_cut_off_while_it_connected_a_server() {
+    use sr_runtime::launch::{LaunchSpec, Models, Recording, launch};
+    let dir = tempfile::Builder::new().prefix("sr-runtime-mcp-cut-").tempdir().unwrap();
+    let (work, started) = (dir.path().join("work"), dir.path().join("started.txt"));
+    std::fs::create_dir(&work).unwrap();
+    // A server that never answers: it only counts its starts.
+    let source = format!(
+        "tool fs = builtin streetrace.fs\n\
+         tool slow = mcp \"stdio:sh -c 'echo started >> {}; sleep 5'\"\n\
+         flow main:\n    parallel do\n        slow.bump(\"x\")\n        $v = 1\n        \
+         fs.write_file(\"v.txt\", str($v))\n    end\n",
+        started.display()
+    );
+    std::fs::write(dir.path().join("w.sr"), source).unwrap();
+    let recording = dir.path().join("rec.jsonl");
+    let run = |models: Models| {
+        let program =
+            sr_runtime::compile::compile_path(&mut sr_hir::RootDatabase::default(), &dir.path().join("w.sr")).unwrap();
+        let launched = launch(LaunchSpec {
+            program,
+            message: String::new(),
+            work_dir: work.clone(),
+            read_only: false,
+            storage: None,
+            models,
+            options: sr_runtime::RunOptions::default(),
+            human: Arc::new(sr_runtime::human::Unattended),
+            in_doubt: sr_runtime::in_doubt::skip_all(),
+        })
+        .unwrap();
+        async move { launched.run(Arc::new(sr_runtime::hook::NoHook), Vec::new()).await.unwrap() }
+    };
+    let scripted = Models::Provider { provider: Arc::new(ScriptedProvider::new()), record: Some(recording.clone()) };
+    let live = run(scripted).await;
+    assert_eq!(live.status, Some(RunStatus::Failed));
+    let error = live.error.clone().unwrap();
+    assert!(error.contains("'$v' is not defined"), "{error}");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert!(!text.contains("mcp_tools"), "the server was listed: {text}");
+    let starts = || std::fs::read_to_string(&started).unwrap_or_default().lines().count();
+    let live_starts = starts();
+
+    let replay = Models::Replay(Recording::File(recording.clone()));
+    let replayed = tokio::time::timeout(Duration::from_secs(30), run(replay)).await.expect("the replay ends");
+    assert_eq!(replayed.status, live.status);
+    assert_eq!(replayed.error, live.error);
+    assert_eq!(starts(), live_starts, "the replay started the server");
+}
+
+/// Nested `parallel` blocks in concurrent branches start in an order timing
+/// decides: the live run's slow branch starts its block last, a replay (served
+/// at once) may start it first. Each branch gets the thread id it had, so the
+/// events' `branch:ID` paths are the live run's, which `sr serve`'s time
+/// travel follows a replay's branches by.
+#[tokio::test]
+async fn nested_blocks_in_concurrent_branches_replay_with_their_thread_ids() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt echo: """Repeat the input."""
+agent echo:
+    instruction echo
+
+flow slow:
+    $s = run agent echo with "slow"
+    parallel do
+        $a = 1
+        $b = 2
+    end
+    return $s
+
+flow quick:
+    parallel do
+        $c = 3
+        $d = 4
+    end
+    return $c + $d
+
+flow main:
+    parallel do
+        $x = run slow
+        $y = run quick
+    end
+    return [$x, $y]
+"#;
+    let model = ScriptedProvider::new()
+        .on(user_says("slow"), vec![Reply::Text("s".into())])
+        .with_delay(Duration::from_millis(50));
+    let live = record_and_replay("nested-ids", source, Arc::new(model), 3).await;
+    assert_eq!(live.outcome.result, Some(json!(["s", 7])));
+}

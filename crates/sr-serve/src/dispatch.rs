@@ -18,7 +18,9 @@ use sr_runtime::event::{self, Event, EventSink, Payload};
 use sr_runtime::hook::{NoHook, StepHook};
 use sr_runtime::human::Unattended;
 use sr_runtime::in_doubt::{Decision, Once};
-use sr_runtime::launch::{Finished, LaunchError, LaunchSpec, Launched, Models, Recording, ResumeSpec, Storage, launch};
+use sr_runtime::launch::{
+    Finished, LaunchError, LaunchSpec, Launched, Models, Recording, ResumeSpec, ResumeWorkDir, Storage, launch,
+};
 use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
@@ -256,8 +258,13 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
 fn storage(server: &Arc<Server>, run: &RunRow, from: Option<u64>, answered: bool, fresh: bool) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
     let input = run.pending_input.clone().filter(|_| answered);
-    let resume =
-        run.attempt_run.map(|_| ResumeSpec { session: run.session.clone(), input, from, rebuild_files: fresh });
+    let resume = run.attempt_run.map(|_| ResumeSpec {
+        session: run.session.clone(),
+        input,
+        from,
+        rebuild_files: fresh,
+        work_dir: ResumeWorkDir::Spec,
+    });
     let copies = StoreCopies { server: server.clone(), run: run.id.clone(), epoch: run.epoch };
     Storage {
         sessions: state.sessions_db(),

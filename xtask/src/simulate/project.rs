@@ -21,8 +21,11 @@ pub struct Project {
 pub struct Ended {
     /// The last process's exit code (`None`: killed by a signal).
     pub code: Option<i32>,
-    /// The events (`--events jsonl`) of every process, in order.
+    /// The events (`--events jsonl`) of the last process: a resumed process
+    /// emits the run's events from its start again, served.
     pub events: Vec<Value>,
+    /// The events of each process before it that paused, in order.
+    pub paused: Vec<Vec<Value>>,
     pub stderr: String,
     /// Pauses answered.
     pub answers: usize,
@@ -73,9 +76,10 @@ impl Project {
     /// the first process only.
     pub fn run_to_end(&self, first: &[&str], env: &[(&str, String)]) -> Ended {
         let mut out = self.sr(first, env);
-        let mut ended = Ended { code: None, events: Vec::new(), stderr: String::new(), answers: 0 };
+        let mut ended = Ended { code: None, events: Vec::new(), paused: Vec::new(), stderr: String::new(), answers: 0 };
         loop {
-            ended.events.extend(events(&out.stdout));
+            ended.paused.extend((!ended.events.is_empty()).then(|| std::mem::take(&mut ended.events)));
+            ended.events = events(&out.stdout);
             ended.stderr.push_str(&String::from_utf8_lossy(&out.stderr));
             ended.code = out.status.code();
             if ended.code != Some(3) || ended.answers > 50 {
@@ -121,9 +125,10 @@ impl Project {
     /// The journal of the session's run.
     pub fn journal(&self) -> Option<PathBuf> {
         let dir = self.dir.join("state/journal").join(SESSION);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        files.sort();
-        files.pop()
+        // Runs are numbered: `10.jsonl` follows `9.jsonl`.
+        let run = |path: &PathBuf| path.file_stem().and_then(|s| s.to_str()?.parse::<u64>().ok()).unwrap_or(0);
+        let files = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok().map(|e| e.path()));
+        files.max_by_key(run)
     }
 
     /// Every file under the work directory, by relative path.

@@ -48,6 +48,11 @@ pub struct Meta {
     /// Answers to its `escalate to human`s, in order (a resumed run's).
     #[serde(default)]
     pub answers: Vec<String>,
+    /// The work directory it ran in, absolute, so that a resumed run works
+    /// on the same files wherever it is started from (`None`: a journal
+    /// written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
 }
 
 impl Meta {
@@ -59,6 +64,7 @@ impl Meta {
             input: input.into(),
             entry: None,
             answers: Vec::new(),
+            work_dir: None,
         }
     }
 
@@ -130,13 +136,19 @@ impl Effect {
     }
 }
 
+/// A parallel block's order, with the step of its line (the last of the
+/// block's) and the ids its branches' threads had (none in a journal written
+/// before they were kept).
+type Interleaving = (Vec<u32>, u64, Vec<u32>);
+
 /// A journal read into what it serves.
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub(crate) meta: Option<Meta>,
     effects: HashMap<(Arc<str>, u32), Effect>,
-    /// Each block's order, with the step of its line (the last of the block's).
-    interleavings: HashMap<(Arc<str>, u32), (Vec<u32>, u64)>,
+    interleavings: HashMap<(Arc<str>, u32), Interleaving>,
+    /// The highest thread id of a recorded block's branches.
+    last_thread: u32,
     /// Every file change in the file, void or not, in the order they were
     /// made: undoing them all in reverse gives the files the run started with.
     pub(crate) all_changes: Vec<Change>,
@@ -325,7 +337,15 @@ impl Recorded {
                 INTERLEAVE_KIND => {
                     let (thread, n) = at()?;
                     let order = super::interleave::expand(&entry["order"]).ok_or_else(|| bad("a bad `order`"))?;
-                    recorded.interleavings.insert((intern(&thread), n), (order, step));
+                    let threads = match entry.get("threads") {
+                        None => Vec::new(),
+                        Some(ids) => ids
+                            .as_array()
+                            .and_then(|ids| ids.iter().map(|id| u32::try_from(id.as_u64()?).ok()).collect())
+                            .ok_or_else(|| bad("bad `threads`"))?,
+                    };
+                    recorded.last_thread = threads.iter().copied().fold(recorded.last_thread, u32::max);
+                    recorded.interleavings.insert((intern(&thread), n), (order, step, threads));
                 }
                 BLOB_KIND => {
                     let hash = entry["sha256"].as_str().ok_or_else(|| bad("a blob without `sha256`"))?.to_string();
@@ -393,7 +413,7 @@ impl Recorded {
         self.effects.retain(|_, effect| effect.step() < from);
         // A block's line comes after its effects: one that ends at or after
         // the fork point runs again.
-        self.interleavings.retain(|_, (_, step)| *step < from);
+        self.interleavings.retain(|_, (_, step, _)| *step < from);
         let effects = &self.effects;
         self.updates.retain(|place, _| effects.contains_key(place));
         self.cut_changes.retain(|place, _| effects.contains_key(place));
@@ -418,7 +438,17 @@ impl Recorded {
     }
 
     pub(crate) fn interleaving(&self, at: &EffectAt) -> Option<&[u32]> {
-        self.interleavings.get(&(at.thread.clone(), at.n)).map(|(order, _)| order.as_slice())
+        self.interleavings.get(&(at.thread.clone(), at.n)).map(|(order, _, _)| order.as_slice())
+    }
+
+    /// The thread ids the branches of the block at `at` had, if the journal keeps them.
+    pub(crate) fn threads(&self, at: &EffectAt) -> Option<&[u32]> {
+        let (_, _, threads) = self.interleavings.get(&(at.thread.clone(), at.n))?;
+        (!threads.is_empty()).then_some(threads.as_slice())
+    }
+
+    pub(crate) fn last_thread(&self) -> u32 {
+        self.last_thread
     }
 
     /// The recorded tool effects with file changes, of `block`'s branches (the
@@ -504,9 +534,7 @@ mod tests {
     }
 
     fn meta() -> String {
-        Meta { invocation_id: "i".into(), workload: "w.sr".into(), input: "go".into(), entry: None, answers: vec![] }
-            .to_entry()
-            .to_string()
+        Meta { invocation_id: "i".into(), ..Meta::new("w.sr", "go") }.to_entry().to_string()
     }
 
     #[test]

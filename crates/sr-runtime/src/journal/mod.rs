@@ -346,6 +346,24 @@ impl Journal {
         self.recorded_interleaving(at)
     }
 
+    /// The thread ids the branches of the parallel block at `at` had, to
+    /// give them again where its order is served ([`Journal::interleaving`]):
+    /// the events' `branch:ID` paths are the recorded ones, so that `sr
+    /// serve`'s time travel follows a replay's branches by the stored events.
+    pub fn branch_threads(&self, at: &EffectAt) -> Option<Vec<u32>> {
+        self.interleaving(at)?;
+        self.recorded.threads(at).map(<[u32]>::to_vec)
+    }
+
+    /// The highest thread id [`Journal::branch_threads`] can give: new
+    /// threads get higher ones, so that no two threads share an id.
+    pub fn last_served_thread(&self) -> u32 {
+        match self.mode {
+            Mode::Replay | Mode::Resume => self.recorded.last_thread(),
+            _ => 0,
+        }
+    }
+
     /// The block's recorded order, unless something under it went live on purpose.
     fn recorded_interleaving(&self, at: &EffectAt) -> Option<Vec<u32>> {
         if self.mode == Mode::Live || self.forked_under(at) {
@@ -364,14 +382,15 @@ impl Journal {
     }
 
     /// Records the order in which the block's branches emitted their events,
-    /// unless the journal has it already: an earlier line is never written again.
-    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32]) -> Result<(), String> {
+    /// and their `threads`' ids, unless the journal has them already: an
+    /// earlier line is never written again.
+    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32], threads: &[u32]) -> Result<(), String> {
         if !self.writes() || order.is_empty() || self.mode == Mode::Replay || self.recorded_interleaving(at).is_some() {
             return Ok(());
         }
         let entry = json!({
             "kind": entry::INTERLEAVE_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
-            "order": interleave::compress(order),
+            "order": interleave::compress(order), "threads": threads,
         });
         self.write(&entry)
     }

@@ -34,6 +34,21 @@ pub enum LaunchError {
         recorded.as_deref().map_or("at its default entry".to_string(), |e| format!("at '{e}'"))
     )]
     EntryDiffers { recorded: Option<String>, given: String },
+    /// A resumed run named another work directory than the one it ran in,
+    /// which still exists: its files are there.
+    #[error(
+        "the run worked in {} and --work-dir names {}: a resumed run continues on its own files \
+         (leave --work-dir out, or move or remove the recorded directory to continue elsewhere)",
+        recorded.display(),
+        given.display()
+    )]
+    WorkDirDiffers { recorded: PathBuf, given: PathBuf },
+    /// A resumed run named no work directory, and the one it ran in is gone.
+    #[error(
+        "the run worked in {}, which no longer exists: name the directory to continue in with --work-dir",
+        recorded.display()
+    )]
+    WorkDirGone { recorded: PathBuf },
     /// The work directory cannot be opened.
     #[error("bad work directory {}: {source}", path.display())]
     BadWorkDir { path: PathBuf, source: std::io::Error },

@@ -20,6 +20,8 @@ pub struct Resume {
     pub journal: String,
     /// The run it continues.
     pub run: i64,
+    /// The work directory the run recorded (its journal's `meta`).
+    pub work_dir: Option<String>,
     /// What was wrong with the journal and set right (a half-written last
     /// line dropped), for the user.
     pub warnings: Vec<String>,
@@ -57,13 +59,13 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
     // How the run started, and the answers it was given: its journal's
     // `meta`, written before the run began, so that a run killed at any
     // instant (a pause included) can be continued.
-    let recorded_start = |journal: &str| -> Result<(String, Vec<String>), String> {
+    let recorded_start = |journal: &str| -> Result<(String, Vec<String>, Option<String>), String> {
         let recorded =
             Recorded::parse(journal).map_err(|e| format!("the journal of run {run} ({}): {e}", path.display()))?;
         let meta = recorded
             .meta
             .ok_or_else(|| format!("the journal of run {run} of session {session} does not say how it started"))?;
-        Ok((meta.input, meta.answers))
+        Ok((meta.input, meta.answers, meta.work_dir))
     };
     let with_from = |mut journal: String| {
         if let Some(from) = from {
@@ -77,9 +79,9 @@ fn find_run(store: &SessionStore, state: &StateDir, spec: &ResumeSpec) -> Result
     };
     let mut answered = |answer: &Option<String>| -> Result<Resume, String> {
         let journal = read_journal()?;
-        let (message, mut answers) = recorded_start(&journal)?;
+        let (message, mut answers, work_dir) = recorded_start(&journal)?;
         answers.extend(answer.iter().cloned());
-        Ok(Resume { message, answers, journal: with_from(journal), run: *run, warnings: Vec::new() })
+        Ok(Resume { message, answers, journal: with_from(journal), run: *run, work_dir, warnings: Vec::new() })
     };
     let resume = match (status.as_str(), input) {
         // It started after `find` looked.

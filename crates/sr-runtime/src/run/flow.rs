@@ -531,7 +531,14 @@ impl Runtime {
         let turns = conversation::len(&before);
         let block = th.next_effect();
         let gate = crate::event::Gate::new(body.len(), self.env.journal.interleaving(&block));
-        let mut branches: Vec<Thread> = (0..body.len()).map(|index| th.branch(&block, index as u32, &gate)).collect();
+        // A served block's branches get the thread ids they had.
+        let recorded = self.env.journal.branch_threads(&block).filter(|ids| ids.len() == body.len());
+        th.reserve_threads(self.env.journal.last_served_thread());
+        let mut branches: Vec<Thread> = (0..body.len())
+            .map(|index| {
+                th.branch(&block, index as u32, &gate, recorded.as_ref().and_then(|ids| ids.get(index).copied()))
+            })
+            .collect();
         let parent = th.id;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {
@@ -544,7 +551,8 @@ impl Runtime {
         });
         let joined = futures::future::try_join_all(futures).await;
         th.emitter.release(gate.finish());
-        let settled = self.env.journal.record_interleaving(&block, &gate.order());
+        let threads: Vec<u32> = branches.iter().map(|b| b.id).collect();
+        let settled = self.env.journal.record_interleaving(&block, &gate.order(), &threads);
         let settled = settled.and_then(|()| self.env.journal.settle_block(&block));
         // A branch's failure was reported on the branch.
         th.failure_reported |= branches.iter().any(|b| b.failure_reported);

@@ -9,11 +9,13 @@
 //! stops; once that thread has ended, any thread does.
 //!
 //! Threads are the runtime's ids, as the events' paths name them
-//! (`branch:ID`); a replay allocates them in the order its blocks start,
-//! which the turns keep as the recorded run had them, except for blocks
-//! that branches running at once start (nested `parallel`), whose order may
-//! differ: a thread that waits [`WAIT`] with nothing moving ends the replay
-//! with an error rather than a hang.
+//! (`branch:ID`); a replay gives each block's branches the ids its journal
+//! recorded for them (its `interleave` line), so they are the stored
+//! events' also where branches running at once started blocks (nested
+//! `parallel`) in an order timing decided. A journal written before the ids
+//! were kept gets new ones in the order its blocks start: there a thread
+//! that waits [`WAIT`] with nothing moving ends the replay with an error
+//! rather than a hang.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
