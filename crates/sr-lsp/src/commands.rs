@@ -16,48 +16,11 @@ use serde_json::{Value, json};
 use sr_wire::launch::{DebugConfiguration, LaunchArguments};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
+use crate::command_names::CommandName;
 use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
 use crate::runnable::LensRunnable;
-
-/// Declares [`CommandName`], its wire names and the list of all of them from
-/// one table, so a new command cannot be advertised under one name and parsed
-/// under another.
-macro_rules! command_names {
-    ($($variant:ident = $name:literal,)*) => {
-        /// A command this server runs, before its arguments are read.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(crate) enum CommandName {
-            $($variant,)*
-        }
-
-        impl CommandName {
-            /// Every command, in the order they are advertised.
-            pub(crate) const ALL: &[CommandName] = &[$(CommandName::$variant,)*];
-
-            /// The name clients send in `workspace/executeCommand`.
-            pub(crate) fn name(self) -> &'static str {
-                match self {
-                    $(CommandName::$variant => $name,)*
-                }
-            }
-        }
-    };
-}
-
-command_names! {
-    ShowGraph = "streetrace.showGraph",
-    PreviewPrompt = "streetrace.previewPrompt",
-    Run = "streetrace.run",
-    Debug = "streetrace.debug",
-}
-
-impl CommandName {
-    fn from_name(name: &str) -> Option<CommandName> {
-        CommandName::ALL.iter().copied().find(|c| c.name() == name)
-    }
-}
 
 /// A command with its arguments read.
 #[derive(Debug, PartialEq)]

@@ -9,7 +9,7 @@ use serde_json::json;
 use sr_ide::{Cancellable, FilePosition, FileRange, LineIndex, NavigationTarget, SourceChange, TextRange};
 use tower_lsp_server::ls_types::{self as lsp, OneOf, Uri};
 
-use crate::commands::CommandName;
+use crate::command_names::CommandName;
 use crate::convert::{self, path_of};
 use crate::owner::Snapshot;
 use crate::raw;

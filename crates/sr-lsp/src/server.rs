@@ -447,7 +447,7 @@ fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
 /// that registers every advertised command would clash with them).
 fn advertised_commands(options: Option<&serde_json::Value>) -> Vec<String> {
     let own = options.and_then(|o| o["streetrace"]["clientCommands"].as_array());
-    crate::commands::CommandName::ALL
+    crate::command_names::CommandName::ALL
         .iter()
         .map(|c| c.name())
         .filter(|name| !own.is_some_and(|own| own.iter().any(|o| o == *name)))
