@@ -69,7 +69,7 @@ fn root_file(path: &str) -> bool {
 pub fn run(_args: &[String]) -> Result<(), String> {
     prerequisites()?;
     step("cargo", &["fmt", "--all", "--", "--check"], &[])?;
-    step("cargo", &["xtask", "cycles"], &[])?;
+    step("cargo", &["cycles"], &[])?;
     step("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
     // The installable artifacts, and the wheel installed with no index in a fresh venv.
     // Built before the tests: the hostile suites drive these binaries (what users

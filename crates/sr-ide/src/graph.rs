@@ -64,20 +64,15 @@ impl Drawing {
             .nodes
             .iter()
             .map(|node| {
-                let item = node.item;
-                let (shape, kind) = match item.kind(db) {
-                    ItemKind::Flow => (Shape::Flow, "flow"),
-                    ItemKind::Agent => (Shape::Agent, "agent"),
-                    ItemKind::Handler => (Shape::Handler, "handler"),
-                    ItemKind::Tool => (Shape::Remote, "remote agent"),
-                    _ => (Shape::Prompt, "prompt"),
+                let shape = match node.item.kind(db) {
+                    ItemKind::Flow => Shape::Flow,
+                    ItemKind::Agent => Shape::Agent,
+                    ItemKind::Handler => Shape::Handler,
+                    ItemKind::Tool => Shape::Remote,
+                    _ => Shape::Prompt,
                 };
-                let label = item.name(db).to_string();
-                let key = match item.owner(db) {
-                    Some(owner) => format!("{kind} {owner} {label}"),
-                    None => format!("{kind} {label}"),
-                };
-                Node { id: unique_id(&key, &mut ids), label, shape }
+                let label = node.item.name(db).to_string();
+                Node { id: unique_id(&node.key(db), &mut ids), label, shape }
             })
             .collect();
         Drawing {
@@ -270,5 +265,70 @@ mod tests {
                 class agent_lead entry
         "#]]
         .assert_eq(&out);
+    }
+
+    /// The keys `sr serve` sends as node ids are the ones the drawing's ids
+    /// are made from: two agents' `on input` handlers are two nodes in both.
+    #[test]
+    fn handlers_of_two_agents_are_two_nodes_keyed_by_their_agent() {
+        let (analysis, _) = analysis(
+            r#"
+            //- /main.sr
+            prompt p: """x"""
+            agent checker:
+                instruction p
+            agent a:
+                instruction p
+                on input do
+                    $x = run agent checker
+                end
+            agent b:
+                instruction p
+                on input do
+                    $x = run agent checker
+                end
+            "#,
+        );
+        let db = &analysis.db;
+        let root = db.file(std::path::Path::new("/main.sr")).unwrap();
+        let graph = sr_hir::graph::program_graph(db, root);
+        let keys: Vec<String> = graph.nodes.iter().map(|n| n.key(db)).collect();
+        let links: Vec<_> = graph.links.iter().map(|l| (&keys[l.from][..], &keys[l.to][..], l.kind_name())).collect();
+        expect![[r#"
+            (
+                [
+                    "agent checker",
+                    "agent a",
+                    "agent b",
+                    "handler a on input",
+                    "handler b on input",
+                ],
+                [
+                    (
+                        "agent a",
+                        "handler a on input",
+                        "handler",
+                    ),
+                    (
+                        "handler a on input",
+                        "agent checker",
+                        "run_agent",
+                    ),
+                    (
+                        "agent b",
+                        "handler b on input",
+                        "handler",
+                    ),
+                    (
+                        "handler b on input",
+                        "agent checker",
+                        "run_agent",
+                    ),
+                ],
+            )
+        "#]]
+        .assert_debug_eq(&(&keys, &links));
+        let out = analysis.graph_mermaid(std::path::Path::new("/main.sr")).unwrap().unwrap();
+        assert!(out.contains("handler_a_on_input{{") && out.contains("handler_b_on_input{{"), "{out}");
     }
 }

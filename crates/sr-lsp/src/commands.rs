@@ -16,14 +16,11 @@ use serde_json::{Value, json};
 use sr_wire::launch::{DebugConfiguration, LaunchArguments};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
+use crate::command_names::CommandName;
 use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
 use crate::runnable::LensRunnable;
-
-/// What this server runs, by name.
-pub(crate) const COMMANDS: [&str; 4] =
-    ["streetrace.showGraph", "streetrace.previewPrompt", "streetrace.run", "streetrace.debug"];
 
 /// A command with its arguments read.
 #[derive(Debug, PartialEq)]
@@ -37,18 +34,25 @@ pub(crate) enum Command {
 impl Command {
     pub(crate) fn parse(params: ExecuteCommandParams) -> Result<Command> {
         let args = Value::Array(params.arguments);
-        match params.command.as_str() {
-            "streetrace.showGraph" => {
+        let Some(name) = CommandName::from_name(&params.command) else {
+            let known: Vec<&str> = CommandName::ALL.iter().map(|c| c.name()).collect();
+            return Err(refused(&format!(
+                "unknown command '{}'; this server runs {}",
+                params.command,
+                known.join(", ")
+            )));
+        };
+        match name {
+            CommandName::ShowGraph => {
                 let (uri,) = arguments::<(Uri,)>(args, "[uri]")?;
                 Ok(Command::ShowGraph { uri })
             }
-            "streetrace.previewPrompt" => {
+            CommandName::PreviewPrompt => {
                 let (uri, prompt) = arguments::<(Uri, String)>(args, "[uri, prompt name]")?;
                 Ok(Command::PreviewPrompt { uri, prompt })
             }
-            "streetrace.run" => Ok(Command::Run(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
-            "streetrace.debug" => Ok(Command::Debug(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
-            other => Err(refused(&format!("unknown command '{other}'; this server runs {}", COMMANDS.join(", ")))),
+            CommandName::Run => Ok(Command::Run(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
+            CommandName::Debug => Ok(Command::Debug(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
         }
     }
 }
@@ -124,13 +128,21 @@ mod tests {
         assert_eq!(parse("streetrace.debug", json!([lens])).ok(), Some(Command::Debug(runnable)));
     }
 
+    /// Names are distinct, so each reads back as its own command.
+    #[test]
+    fn every_name_reads_back_as_its_command() {
+        for command in CommandName::ALL {
+            assert_eq!(CommandName::from_name(command.name()), Some(*command));
+        }
+    }
+
     /// Every command, with arguments of every JSON kind but its own: refused
     /// with what it expects, whatever is added to the table.
     #[test]
     fn every_command_refuses_every_wrong_kind_of_argument() {
         let wrong =
             [json!([]), json!([null]), json!([true]), json!([7]), json!([[]]), json!([{}]), json!(["x", 1, {}])];
-        for command in COMMANDS {
+        for command in CommandName::ALL.iter().map(|c| c.name()) {
             for arguments in &wrong {
                 let why = refusal(parse(command, arguments.clone()));
                 assert!(why.starts_with("expects "), "{command} {arguments}: {why}");

@@ -9,6 +9,7 @@ use serde_json::json;
 use sr_ide::{Cancellable, FilePosition, FileRange, LineIndex, NavigationTarget, SourceChange, TextRange};
 use tower_lsp_server::ls_types::{self as lsp, OneOf, Uri};
 
+use crate::command_names::CommandName;
 use crate::convert::{self, path_of};
 use crate::owner::Snapshot;
 use crate::raw;
@@ -523,13 +524,13 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
     for runnable in s.analysis.runnables(&doc.path)? {
         let args =
             serde_json::to_value(crate::runnable::LensRunnable::from(&runnable)).expect("a runnable is plain data");
-        for (title, command) in [("▶ Run", "streetrace.run"), ("Debug", "streetrace.debug")] {
-            out.push(lens(runnable.range, title, command, vec![args.clone()]));
+        for (title, command) in [("▶ Run", CommandName::Run), ("Debug", CommandName::Debug)] {
+            out.push(lens(runnable.range, title, command.name(), vec![args.clone()]));
         }
     }
     for prompt in s.analysis.previewable_prompts(&doc.path)? {
         let arguments = vec![json!(params.text_document.uri.as_str()), json!(prompt.name)];
-        out.push(lens(prompt.range, "Preview", "streetrace.previewPrompt", arguments));
+        out.push(lens(prompt.range, "Preview", CommandName::PreviewPrompt.name(), arguments));
     }
     Ok(Some(out))
 }

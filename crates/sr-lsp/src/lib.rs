@@ -9,6 +9,7 @@
 //! one, from [`poll`].
 
 mod change;
+mod command_names;
 mod commands;
 mod config;
 mod convert;

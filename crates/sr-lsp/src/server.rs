@@ -447,9 +447,10 @@ fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
 /// that registers every advertised command would clash with them).
 fn advertised_commands(options: Option<&serde_json::Value>) -> Vec<String> {
     let own = options.and_then(|o| o["streetrace"]["clientCommands"].as_array());
-    crate::commands::COMMANDS
+    crate::command_names::CommandName::ALL
         .iter()
-        .filter(|c| !own.is_some_and(|own| own.iter().any(|o| o == **c)))
-        .map(|c| c.to_string())
+        .map(|c| c.name())
+        .filter(|name| !own.is_some_and(|own| own.iter().any(|o| o == *name)))
+        .map(str::to_string)
         .collect()
 }

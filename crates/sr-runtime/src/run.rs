@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::compile::{Compiled, Entry};
 use crate::eval::Vars;
 use crate::event::{Emitter, Location, Payload, RunStatus};
-use crate::hook::{Frame, StepHook};
+use crate::hook::{Frame, Step, StepHook, StepPoint};
 use crate::journal::EffectAt;
 use crate::tools::Jail;
 
@@ -177,6 +177,31 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// The hook's view of this thread at `point`, placed at the innermost
+    /// frame that has a location.
+    pub(crate) fn step<'a>(&'a mut self, program: &'a Compiled, point: StepPoint<'a>) -> Step<'a> {
+        let location = self.frames.iter().rev().find_map(|f| f.location.clone());
+        self.step_at(program, point, location)
+    }
+
+    /// The hook's view of this thread at `point`, placed at `location`.
+    pub(crate) fn step_at<'a>(
+        &'a mut self,
+        program: &'a Compiled,
+        point: StepPoint<'a>,
+        location: Option<Location>,
+    ) -> Step<'a> {
+        Step {
+            program,
+            thread: self.id,
+            thread_key: &self.key,
+            frames: &self.frames,
+            vars: &mut self.vars,
+            point,
+            location,
+        }
+    }
+
     pub fn new(vars: Vars, emitter: Emitter) -> Thread {
         Thread {
             id: 0,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sr_api::{Diagnostic, EntryKind, EntryPoint, Graph, GraphEdge, GraphNode, InputHelp};
-use sr_hir::graph::{EdgeKind, ProgramGraph, program_graph};
-use sr_hir::{ItemKind, RootDatabase};
+use sr_hir::RootDatabase;
+use sr_hir::graph::{ProgramGraph, program_graph};
 use sr_runtime::compile::{Compiled, Entry};
 use sr_runtime::workload::load;
 use sr_syntax::line_index::Encoding;
@@ -132,16 +132,18 @@ fn diagnostics(program: &Compiled) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// The graph `sr graph` and the editor draw, for clients: nodes named
-/// `KIND NAME` (`agent reviewer`), edges between them with their exact kind
-/// (`handler` ties an agent to its own handler).
+/// The graph `sr graph` and the editor draw, for clients: nodes keyed as the
+/// drawings key them (`agent reviewer`, `handler reviewer on input`), edges
+/// between them with their exact kind (`handler` ties an agent to its own
+/// handler).
 fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Graph {
     let nodes: Vec<GraphNode> = graph
         .nodes
         .iter()
-        .map(|node| {
-            let (kind, name) = (node.item.kind(db), node.item.name(db));
-            GraphNode { id: label(kind, name), kind: kind_name(kind).to_string(), label: name.to_string() }
+        .map(|node| GraphNode {
+            id: node.key(db),
+            kind: node.kind_name(db).to_string(),
+            label: node.item.name(db).to_string(),
         })
         .collect();
     let edges: Vec<GraphEdge> = graph
@@ -150,33 +152,8 @@ fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Graph {
         .map(|link| GraphEdge {
             from: nodes[link.from].id.clone(),
             to: nodes[link.to].id.clone(),
-            kind: match link.kind {
-                None => "handler",
-                Some(EdgeKind::Delegate) => "delegate",
-                Some(EdgeKind::Use) => "use",
-                Some(EdgeKind::RunAgent) => "run_agent",
-                Some(EdgeKind::RunFlow) => "run_flow",
-                Some(EdgeKind::CallLlm) => "call_llm",
-                Some(EdgeKind::Instruction) => "instruction",
-            }
-            .to_string(),
+            kind: link.kind_name().to_string(),
         })
         .collect();
     Graph { nodes, edges }
-}
-
-fn kind_name(kind: ItemKind) -> &'static str {
-    match kind {
-        ItemKind::Agent => "agent",
-        ItemKind::Flow => "flow",
-        ItemKind::Prompt => "prompt",
-        ItemKind::Handler => "handler",
-        // The graph's only tools are remote agents (`a2a` tools).
-        ItemKind::Tool => "remote_agent",
-        _ => "item",
-    }
-}
-
-fn label(kind: ItemKind, name: &sr_hir::Name) -> String {
-    format!("{} {name}", kind_name(kind))
 }

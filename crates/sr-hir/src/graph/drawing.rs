@@ -40,6 +40,46 @@ pub struct GraphLink {
     pub kind: Option<EdgeKind>,
 }
 
+impl GraphNode<'_> {
+    /// The node's kind as every client names it (`sr serve`'s graph, the
+    /// drawings' ids): `agent`, `flow`, `prompt`, `handler`, `remote_agent`.
+    pub fn kind_name(&self, db: &dyn Db) -> &'static str {
+        match self.item.kind(db) {
+            ItemKind::Agent => "agent",
+            ItemKind::Flow => "flow",
+            ItemKind::Prompt => "prompt",
+            ItemKind::Handler => "handler",
+            // The graph's only tools are remote agents (`a2a` tools).
+            ItemKind::Tool => "remote_agent",
+            ItemKind::Import
+            | ItemKind::Model
+            | ItemKind::Schema
+            | ItemKind::RetryPolicy
+            | ItemKind::TimeoutPolicy
+            | ItemKind::Policy
+            | ItemKind::Executor => "item",
+        }
+    }
+
+    /// `KIND NAME`, or `KIND OWNER NAME` for a handler inside an agent: two
+    /// agents' `on input` handlers are two nodes.
+    pub fn key(&self, db: &dyn Db) -> String {
+        let (kind, name) = (self.kind_name(db), self.item.name(db));
+        match self.item.owner(db) {
+            Some(owner) => format!("{kind} {owner} {name}"),
+            None => format!("{kind} {name}"),
+        }
+    }
+}
+
+impl GraphLink {
+    /// The link's kind as clients name it: `handler` for an agent's own
+    /// handler, otherwise [`EdgeKind::name`].
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.map_or("handler", EdgeKind::name)
+    }
+}
+
 impl ProgramGraph<'_> {
     /// Each file's nodes in source order, the root file first; files with no
     /// node are left out.

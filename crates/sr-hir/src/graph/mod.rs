@@ -30,6 +30,20 @@ pub enum EdgeKind {
     Instruction,
 }
 
+impl EdgeKind {
+    /// The kind as clients name it (`run_agent`), in `sr serve`'s graph.
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Delegate => "delegate",
+            EdgeKind::Use => "use",
+            EdgeKind::RunAgent => "run_agent",
+            EdgeKind::RunFlow => "run_flow",
+            EdgeKind::CallLlm => "call_llm",
+            EdgeKind::Instruction => "instruction",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge<'db> {
     pub from: Item<'db>,

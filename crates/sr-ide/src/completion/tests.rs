@@ -311,3 +311,31 @@ fn names_from_other_workspace_files_come_with_their_import() {
         expect![[r#"Prompt quick + "import ./lib.sr\n"@0..0"#]],
     );
 }
+
+/// Every word of completion's keyword lists is one the lexer knows
+/// (`sr_syntax::KEYWORDS`), but `executor`, our contextual extension: a word
+/// renamed or dropped from the table fails here, naming the list.
+#[test]
+fn offered_keywords_are_keywords_of_the_table() {
+    let lists: [(&str, &[&str]); 10] = [
+        ("TOP_LEVEL", super::TOP_LEVEL),
+        ("AGENT_BODY", super::AGENT_BODY),
+        ("FLOW_BODY", super::FLOW_BODY),
+        ("HANDLER_BODY", super::HANDLER_BODY),
+        ("MODEL_BODY", super::MODEL_BODY),
+        ("TOOL_BODY", super::TOOL_BODY),
+        ("POLICY_BODY", super::POLICY_BODY),
+        ("EXPRESSION_KEYWORDS", super::EXPRESSION_KEYWORDS),
+        ("TYPES", super::TYPES),
+        ("EVENTS", super::EVENTS),
+    ];
+    let mut unknown = Vec::new();
+    for (list, words) in lists {
+        for word in words {
+            if *word != super::EXECUTOR && sr_syntax::SyntaxKind::from_keyword(word).is_none() {
+                unknown.push(format!("{list}: {word}"));
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "offered as keywords but not in sr_syntax::KEYWORDS: {unknown:?}");
+}

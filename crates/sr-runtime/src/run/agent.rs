@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, ChatResponse, Message, Part, Role, ToolCall, ToolResult, ToolSpec};
 
 use crate::event::{Payload, Usage};
-use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
+use crate::hook::{Control, Failure, Frame, FrameKind, StepPoint};
 use crate::journal::{Divergence, EffectAt, ToolStop};
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::structured;
@@ -280,15 +280,7 @@ impl Runtime {
         agent: &str,
         request: ChatRequest,
     ) -> Result<ChatResponse, RunError> {
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point: StepPoint::ModelCall { agent, request: &request },
-            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
-        };
+        let step = th.step(&self.program, StepPoint::ModelCall { agent, request: &request });
         let control = self.env.hook.on_step(step).await;
         let request = match self.obey(th, control)? {
             Control::Replace(edited) => *edited,
@@ -319,15 +311,7 @@ impl Runtime {
                 }
             }
         };
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point: StepPoint::ModelReply { agent, request: &request, response: &response },
-            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
-        };
+        let step = th.step(&self.program, StepPoint::ModelReply { agent, request: &request, response: &response });
         let control = self.env.hook.on_step(step).await;
         let response = match self.obey(th, control)? {
             Control::Reply(edited) => {
@@ -375,15 +359,7 @@ impl Runtime {
             let item = match futures::future::select(stream.next(), self.env.hook.interrupt(th.id)).await {
                 futures::future::Either::Left((item, _)) => item,
                 futures::future::Either::Right(((), _)) => {
-                    let step = Step {
-                        program: &self.program,
-                        thread: th.id,
-                        thread_key: &th.key,
-                        frames: &th.frames,
-                        vars: &mut th.vars,
-                        point: StepPoint::ModelStreaming { agent, request, partial: &partial },
-                        location: th.frames.iter().rev().find_map(|f| f.location.clone()),
-                    };
+                    let step = th.step(&self.program, StepPoint::ModelStreaming { agent, request, partial: &partial });
                     let control = self.env.hook.on_step(step).await;
                     self.obey(th, control)?;
                     continue;
@@ -422,15 +398,7 @@ impl Runtime {
         call: &ToolCall,
         callables: &[(String, Callable)],
     ) -> Result<ToolResult, RunError> {
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
-            location: th.frames.iter().rev().find_map(|f| f.location.clone()),
-        };
+        let step = th.step(&self.program, StepPoint::ToolCall { tool: &call.name, args: &call.arguments });
         let control = self.env.hook.on_step(step).await;
         self.obey(th, control)?;
         th.emitter.emit(Payload::ToolCall {
@@ -505,15 +473,7 @@ impl Runtime {
         // model handles it, the hook hears of it at the call.
         if is_error || content.get("result").and_then(Value::as_str) == Some("failure") {
             let message = display(content.get("error").unwrap_or(&content));
-            let step = Step {
-                program: &self.program,
-                thread: th.id,
-                thread_key: &th.key,
-                frames: &th.frames,
-                vars: &mut th.vars,
-                point: StepPoint::ToolCall { tool: &call.name, args: &call.arguments },
-                location: th.frames.iter().rev().find_map(|f| f.location.clone()),
-            };
+            let step = th.step(&self.program, StepPoint::ToolCall { tool: &call.name, args: &call.arguments });
             let control = self.env.hook.on_failure(step, Failure { message: &message, caught: true }).await;
             self.obey(th, control)?;
         }

@@ -8,7 +8,7 @@ use sr_hir::{OnEscalate, Place, RunStmt, Stmt, StmtId};
 
 use crate::compile::BodySpec;
 use crate::event::Payload;
-use crate::hook::{Control, Failure, Frame, FrameKind, Step, StepPoint};
+use crate::hook::{Control, Failure, Frame, FrameKind, StepPoint};
 use crate::run::conversation;
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 use crate::value::{self, display};
@@ -193,15 +193,7 @@ impl Runtime {
             frame.location = Some(location.clone());
         }
         th.failure_reported = false;
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point: StepPoint::Statement { body: spec, stmt: id },
-            location: Some(location),
-        };
+        let step = th.step_at(&self.program, StepPoint::Statement { body: spec, stmt: id }, Some(location));
         let control = self.env.hook.on_step(step).await;
         self.obey(th, control).map(drop)
     }
@@ -228,16 +220,8 @@ impl Runtime {
         if !reported || std::mem::replace(&mut th.failure_reported, true) {
             return Ok(());
         }
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point,
-            location: error.location.clone(),
-        };
         let failure = Failure { message: &error.message, caught: th.guarded > 0 && error.kind == ErrorKind::Failed };
+        let step = th.step_at(&self.program, point, error.location.clone());
         let control = self.env.hook.on_failure(step, failure).await;
         self.obey(th, control).map(drop)
     }

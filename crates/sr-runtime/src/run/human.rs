@@ -9,7 +9,7 @@ use sr_hir::StmtId;
 
 use crate::compile::BodySpec;
 use crate::event::Payload;
-use crate::hook::{Step, StepPoint};
+use crate::hook::StepPoint;
 use crate::run::{ErrorKind, RunError, Runtime, Thread};
 
 /// Where answers to `escalate to human` come from.
@@ -73,15 +73,11 @@ impl Runtime {
         message: String,
     ) -> Result<(), RunError> {
         th.emitter.emit(Payload::HumanInputRequested { message: message.clone() });
-        let step = Step {
-            program: &self.program,
-            thread: th.id,
-            thread_key: &th.key,
-            frames: &th.frames,
-            vars: &mut th.vars,
-            point: StepPoint::Statement { body: spec, stmt: id },
-            location: Some(self.program.stmt_location(&spec.source, id)),
-        };
+        let step = th.step_at(
+            &self.program,
+            StepPoint::Statement { body: spec, stmt: id },
+            Some(self.program.stmt_location(&spec.source, id)),
+        );
         let answer = match self.env.hook.on_human(step, &message).await {
             Some(answer) => Some(answer),
             None => self.env.human.ask(&message).await,

@@ -1,4 +1,6 @@
-//! `cargo xtask cycles`: no module cycle inside any crate.
+//! `cargo cycles` (also `cargo xtask cycles`): no module cycle inside any crate.
+//! A package of its own that needs only `syn`, so the check builds in seconds
+//! instead of after the analysis stack and the HTTP server that `xtask` links.
 //!
 //! The rule is rust-analyzer's "sibling modules form a DAG": a path written in module
 //! `a::b::c` that names `a::d::…` is an edge `b → d` between the children of `a`. Every
@@ -13,16 +15,15 @@ use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err("usage: cargo xtask cycles".to_string());
-    }
-    let root = crate::root();
+/// Checks every crate under `root/crates` and `root/xtask`; `Ok` is the summary line,
+/// `Err` lists each cycle with one reference per edge.
+pub fn check(root: &Path) -> Result<String, String> {
     let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
         .map_err(|e| format!("crates/: {e}"))?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .collect();
     crates.push(root.join("xtask"));
+    crates.push(root.join("xtask/cycles"));
     crates.sort();
     let mut report = String::new();
     let mut modules = 0;
@@ -34,14 +35,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             let tree = ModuleTree::read(&file)?;
             modules += tree.modules.len();
-            for cycle in tree.cycles() {
-                report.push_str(&format!("{}: {cycle}\n", file.strip_prefix(&root).unwrap_or(&file).display()));
+            for cycle in tree.cycles(root) {
+                report.push_str(&format!("{}: {cycle}\n", file.strip_prefix(root).unwrap_or(&file).display()));
             }
         }
     }
     if report.is_empty() {
-        println!("cycles: {modules} modules, no cycle between sibling modules");
-        Ok(())
+        Ok(format!("cycles: {modules} modules, no cycle between sibling modules"))
     } else {
         Err(format!("module cycles (sibling modules must form a DAG):\n{report}"))
     }
@@ -120,8 +120,9 @@ impl ModuleTree {
         Ok(())
     }
 
-    /// Every strongly connected set of sibling modules, as `a → b → a` with references.
-    fn cycles(&self) -> Vec<String> {
+    /// Every strongly connected set of sibling modules, as `a → b → a` with references
+    /// (their files relative to `root`).
+    fn cycles(&self, root: &Path) -> Vec<String> {
         // parent → child → (child it refers to → first reference)
         let mut edges: BTreeMap<ModPath, BTreeMap<String, BTreeMap<String, &Reference>>> = BTreeMap::new();
         for (from, to, reference) in &self.references {
@@ -151,7 +152,7 @@ impl ModuleTree {
                         if component.contains(to) {
                             lines.push(format!(
                                 "    {from} → {to}: {} `{}`",
-                                reference.file.strip_prefix(crate::root()).unwrap_or(&reference.file).display(),
+                                reference.file.strip_prefix(root).unwrap_or(&reference.file).display(),
                                 reference.text
                             ));
                         }
@@ -324,7 +325,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let cycles = ModuleTree::read(&dir.join("lib.rs")).unwrap().cycles();
+        let cycles = ModuleTree::read(&dir.join("lib.rs")).unwrap().cycles(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         cycles
     }
