@@ -183,7 +183,7 @@ async fn run_async(args: Args) -> ExitCode {
     if args.resume.is_none()
         && args.replay.is_none()
         && let Some(root) = db.file(&program.root)
-        && let Err(refusal) = sr_hir::entry::run_start(&db, root, args.entry.as_deref())
+        && let Err(refusal) = sr_hir::start::run_start(&db, root, args.entry.as_deref())
     {
         return fail(format!("{}: {refusal}", args.workload), 2);
     }

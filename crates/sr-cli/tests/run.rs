@@ -498,7 +498,7 @@ async fn a_cli_command_cannot_rewrite_the_workload() {
 }
 
 /// `sr run` refuses before anything runs where the editor shows no run lens
-/// (`sr_hir::entry::run_start`): no entry point, an `--entry` naming nothing,
+/// (`sr_hir::start::run_start`): no entry point, an `--entry` naming nothing,
 /// a library file that uses its importer's variables.
 #[test]
 fn a_run_that_cannot_start_is_refused_before_it_runs() {

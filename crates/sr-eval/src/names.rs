@@ -5,7 +5,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::results::VariantKey;
+/// What identifies a variant: workload, entry, model.
+pub type VariantKey = (String, Option<String>, Option<String>);
 
 /// `workload@entry × model`, as reports and progress lines name a variant.
 pub fn variant_name((workload, entry, model): &VariantKey) -> String {

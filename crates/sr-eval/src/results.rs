@@ -12,6 +12,7 @@ use serde_json::Value;
 pub use summary::{Estimate, Findings, Prf, ScorerRate, Summary};
 
 use crate::config::{Reduce, RunConfig};
+pub use crate::names::VariantKey;
 use crate::scorer::Score;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,9 +72,6 @@ pub struct Tokens {
     pub input: u64,
     pub output: u64,
 }
-
-/// What identifies a variant: workload, entry, model.
-pub type VariantKey = (String, Option<String>, Option<String>);
 
 /// What identifies one case run: the case, its variant and its epoch.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -30,6 +30,7 @@ mod lower;
 pub mod membership;
 mod name;
 pub mod resolve;
+pub mod start;
 pub mod stdlib;
 pub mod summary;
 pub mod template;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sr_hir::entry::{NoStart, run_start};
+use sr_hir::start::{NoStart, run_start};
 use sr_hir::{ItemKind, RootDatabase, file_items, program};
 
 use crate::TextRange;

@@ -35,7 +35,7 @@ pub(crate) fn inlay_hints(db: &RootDatabase, path: &Path, range: Option<TextRang
     let program = crate::namespace::analysis_program(db, file);
     // Only where `sr run FILE` starts: an imported library file gets none.
     let entry = sr_hir::entry::entry_point(db, file)
-        .filter(|e| e.item.file(db) == file && sr_hir::entry::run_start(db, file, None) == Ok(e.item));
+        .filter(|e| e.item.file(db) == file && sr_hir::start::run_start(db, file, None) == Ok(e.item));
     let mut out = Vec::new();
     for &item in file_items(db, file) {
         let header_end = header_end(db, item);

@@ -70,9 +70,7 @@ impl HttpClient {
     /// system's TLS roots once, instead of once per run.
     pub fn shared() -> HttpClient {
         static SHARED: OnceLock<HttpClient> = OnceLock::new();
-        SHARED
-            .get_or_init(|| HttpClient { client: Arc::default(), options: Arc::new(HttpOptions::default()) })
-            .clone()
+        SHARED.get_or_init(|| HttpClient { client: Arc::default(), options: Arc::new(HttpOptions::default()) }).clone()
     }
 
     fn client(&self) -> Result<reqwest::Client, LlmError> {

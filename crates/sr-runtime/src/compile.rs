@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use sr_hir::diagnostic_kinds::Unreadable;
-use sr_hir::entry::{entry_point, stops_run};
+use sr_hir::entry::entry_point;
+use sr_hir::start::stops_run;
 use sr_hir::{
     AgentData, Body, Db, Diagnostic, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name,
     PolicyData, PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData,

@@ -13,8 +13,7 @@ use sr_llm::LineCopy;
 use sr_runtime::launch::JournalCopies;
 
 use crate::Server;
-use crate::dispatch::committed;
-use crate::store::{Attempt, StoreError};
+use crate::store::{Attempt, StoreError, committed};
 
 /// The copies of run `run`'s attempts under its claim `epoch`.
 pub struct StoreCopies {

@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use crate::copies::StoreCopies;
 use crate::metrics::RunTimer;
-use crate::store::{Ending, RunRow, RunStatus, StoreError};
+use crate::store::{Ending, RunRow, RunStatus, StoreError, committed};
 use crate::{Server, cache, fence, locked, replayed, travel};
 
 pub use crate::store::MAX_EVENT_BYTES;
@@ -387,25 +387,5 @@ impl EventSink for RunSink {
             Err(error) => tracing::error!(%error, event = id, "cannot store an event"),
         }
         self.server.changed(&self.run);
-    }
-}
-
-/// Waits for a store write from the runtime's synchronous event sink: an
-/// event is committed before the run goes on, so the store never lags the
-/// journal. The PostgreSQL store's writes run on the async runtime, which
-/// needs its worker threads (`block_in_place`, so the multi-thread runtime
-/// `sr` runs); the embedded store's writes wait on nothing and are done at
-/// their first poll. A write that would wait on a single-thread runtime is
-/// an error, not a hang.
-pub(crate) fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-    use futures::FutureExt;
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| handle.block_on(write))
-        }
-        _ => write.now_or_never().unwrap_or_else(|| {
-            Err(StoreError::Postgres("a run's events need the multi-thread async runtime".to_string()))
-        }),
     }
 }

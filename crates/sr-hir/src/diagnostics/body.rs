@@ -21,7 +21,7 @@ use sr_syntax::Reported;
 
 use super::fields::{self, Ty};
 use super::suggest::program_names;
-use super::whole_program::{ProgramVars, program_vars};
+use super::vars::{ProgramVars, program_vars};
 use super::{
     Anchor, BUILTIN_VARIABLES, ENFORCED_GUARDRAILS, KNOWN_GUARDRAILS, NOT_ENFORCED_GUARDRAIL, SemanticDiagnostic,
     UpstreamAt,
@@ -39,6 +39,28 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) ->
 /// The variables a flow or handler gives a value, with their types.
 pub(super) fn bindings<'db>(db: &'db dyn Db, root: crate::File, item: Item<'db>) -> &'db [(Name, Option<Ty>)] {
     &walked(db, root, item).bindings
+}
+
+/// The schema each variable holds wherever the program's flows and handlers
+/// assign it (a variable one assignment gives another or an unknown type is
+/// left out).
+#[salsa::tracked(returns(ref))]
+pub(super) fn var_types(db: &dyn Db, root: crate::File) -> HashMap<Name, Ty> {
+    let program = program(db, root);
+    let mut known: HashMap<Name, Option<Ty>> = HashMap::new();
+    for &item in program.flows.values().chain(&program.handlers) {
+        for (name, ty) in bindings(db, root, item) {
+            known
+                .entry(name.clone())
+                .and_modify(|seen| {
+                    if seen != ty {
+                        *seen = None
+                    }
+                })
+                .or_insert_with(|| ty.clone());
+        }
+    }
+    known.into_iter().filter_map(|(name, ty)| Some((name, ty?))).collect()
 }
 
 #[derive(Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -484,7 +506,7 @@ struct Flat<'a, 'b, 'db> {
     defined: Names,
     types: HashMap<Name, Ty>,
     /// Every variable given a value, with its type: the program's variable
-    /// types ([`super::fields::var_types`]) are read from these.
+    /// types ([`var_types`]) are read from these.
     bindings: Vec<(Name, Option<Ty>)>,
     loop_depth: u32,
     /// Whether a `break` here ends a loop of this body.

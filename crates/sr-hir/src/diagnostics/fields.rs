@@ -1,7 +1,7 @@
 //! SR104, a field the schema of a value does not have: one check for `$x.f`
 //! in code and `${x.f}` in every string (flow and handler strings, `log`,
 //! prompt bodies). A prompt body has no assignments of its own, so its
-//! variables' types are the program's ([`var_types`]): known where every
+//! variables' types are the program's ([`super::body::var_types`]): known where every
 //! assignment in the program's flows and handlers gives the same schema.
 
 use foldhash::{HashMap, HashMapExt};
@@ -11,7 +11,7 @@ use crate::diagnostic_kinds::{self as kinds, Listing};
 use crate::hir::{Interpolation, ItemData, TypeRef};
 use crate::items::Item;
 use crate::resolve::Program;
-use crate::{Db, File, Name, item_data, program};
+use crate::{Db, Name, item_data};
 
 /// A value's schema type, for field checks.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -94,26 +94,4 @@ pub(super) fn interpolation<'db>(
         }
     }
     None
-}
-
-/// The schema each variable holds wherever the program's flows and handlers
-/// assign it (a variable one assignment gives another or an unknown type is
-/// left out).
-#[salsa::tracked(returns(ref))]
-pub(super) fn var_types(db: &dyn Db, root: File) -> HashMap<Name, Ty> {
-    let program = program(db, root);
-    let mut known: HashMap<Name, Option<Ty>> = HashMap::new();
-    for &item in program.flows.values().chain(&program.handlers) {
-        for (name, ty) in super::body::bindings(db, root, item) {
-            known
-                .entry(name.clone())
-                .and_modify(|seen| {
-                    if seen != ty {
-                        *seen = None
-                    }
-                })
-                .or_insert_with(|| ty.clone());
-        }
-    }
-    known.into_iter().filter_map(|(name, ty)| Some((name, ty?))).collect()
 }

@@ -15,6 +15,7 @@ mod suggest;
 
 pub use suggest::similarity;
 mod tool_calls;
+mod vars;
 mod whole_program;
 
 use sr_syntax::line_index::Encoding;

@@ -5,7 +5,7 @@ use sr_syntax::{ItemKind, Reported};
 
 use super::fields;
 use super::suggest::{program_names, variable_typos};
-use super::whole_program::program_vars;
+use super::vars::program_vars;
 use super::{Anchor, BUILTIN_VARIABLES, SemanticDiagnostic, UpstreamAt};
 use crate::diagnostic_kinds::{self as kinds, Suggestion};
 use crate::hir::ItemData;
@@ -53,7 +53,7 @@ pub(super) fn check<'db>(db: &'db dyn Db, root: File, item: Item<'db>) -> Vec<Se
     let Some(body) = &prompt.body else { return out };
     out.extend(super::functions::template_calls(item, &body.template));
     for interpolation in body.template.interpolations().filter(|i| i.path.len() > 1) {
-        if let Some(ty) = fields::var_types(db, root).get(&interpolation.path[0]) {
+        if let Some(ty) = super::body::var_types(db, root).get(&interpolation.path[0]) {
             out.extend(fields::interpolation(db, program, item, ty.clone(), interpolation));
         }
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use foldhash::{HashMap, HashSet};
 
 use super::BUILTIN_VARIABLES;
-use super::whole_program::program_vars;
+use super::vars::program_vars;
 use crate::diagnostic_kinds::{Listing, Suggestion};
 use crate::items::ItemKind;
 use crate::{Db, File, Name, program};

@@ -343,3 +343,23 @@ fn stored_message(session: &str, position: i64, json: &str) -> Result<Value> {
         StoreError::Undecodable(format!("message {position} of session {session} in the store is not JSON: {e}"))
     })
 }
+
+/// Waits for a store write from the runtime's synchronous sinks (events, journal lines): an
+/// event is committed before the run goes on, so the store never lags the
+/// journal. The PostgreSQL store's writes run on the async runtime, which
+/// needs its worker threads (`block_in_place`, so the multi-thread runtime
+/// `sr` runs); the embedded store's writes wait on nothing and are done at
+/// their first poll. A write that would wait on a single-thread runtime is
+/// an error, not a hang.
+pub(crate) fn committed<T>(write: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    use futures::FutureExt;
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(write))
+        }
+        _ => write.now_or_never().unwrap_or_else(|| {
+            Err(StoreError::Postgres("a run's events need the multi-thread async runtime".to_string()))
+        }),
+    }
+}
