@@ -229,6 +229,38 @@ async fn a_call_cut_off_by_a_crash_keeps_its_file_change_in_the_journal() {
     assert!(!dir.join("out").exists(), "the cut-off call's directory was not undone");
 }
 
+/// Found by `cargo xtask simulate` (seed 20261505): killed after an append
+/// changed its file but before its result was journaled, a resume that
+/// retries the append appended twice.
+#[tokio::test]
+async fn an_append_cut_off_by_a_crash_and_retried_appends_once() {
+    let dir = work_dir("journal-cut-off-append");
+    let path = dir.join("w.sr");
+    std::fs::write(
+        &path,
+        "tool fs = builtin streetrace.fs\n\nflow main:\n    fs.append_to_file(\"a.txt\", \"once\")\n    \
+         fs.append_to_file(\"a.txt\", \" again\")\n    $b = fs.read_file(\"a.txt\")\n    return $b\n",
+    )
+    .unwrap();
+    let journal_path = work_dir("journal-cut-off-append-journal").join("run.jsonl");
+    let live = run_with_journal(&path, &dir, common::recording(&journal_path, &dir)).await;
+    assert_eq!(live.result, Some(json!("once again")), "{:?}", live.error);
+
+    // Killed during the first append: the file has it, the journal has its
+    // `tool_start` (and the blob of what it wrote), not its `tool` line.
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let start = text.lines().position(|l| l.contains(r#""kind":"tool_start""#)).unwrap();
+    let cut: String = text.lines().take(start + 1).flat_map(|l| [l, "\n"]).collect();
+    std::fs::write(dir.join("a.txt"), "once").unwrap();
+    let resumed_path = journal_path.with_file_name("resumed.jsonl");
+    let retry = Arc::new(sr_runtime::in_doubt::Always(sr_runtime::in_doubt::Decision::Retry));
+    let journal = Arc::into_inner(serving(Mode::Resume, &cut, &dir, Some(&resumed_path))).unwrap();
+    let resumed = run_with_journal(&path, &dir, Arc::new(journal.deciding("test", retry))).await;
+    assert_eq!(resumed.status, RunStatus::Completed, "{:?}", resumed.error);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "once again", "the append was made twice");
+    assert_eq!(resumed.result, Some(json!("once again")));
+}
+
 #[tokio::test]
 async fn a_command_cut_off_by_a_crash_keeps_its_file_change_in_the_journal() {
     if !bubblewrap_or_skip("the cli tool") {

@@ -181,7 +181,10 @@ impl Journal {
         }
         let Question { tool: name, args, idempotency_key } = question;
         match decision {
-            InDoubt::Retry => Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key), report).await),
+            InDoubt::Retry => {
+                self.put_back(at, tool).map_err(ToolStop::Unrestorable)?;
+                Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key), report).await)
+            }
             InDoubt::Fail => Err(ToolStop::Failed(Question { tool: name, args, idempotency_key })),
             InDoubt::Skip => {
                 // It may have taken effect: it is not made again. The answer
@@ -200,6 +203,19 @@ impl Journal {
                 }
                 Ok(Err(ToolError(error)))
             }
+        }
+    }
+
+    /// A file tool that is not idempotent (an append) cut off after it
+    /// changed its paths is made again from the state it started in, so
+    /// that its change is made once whatever the crash interrupted.
+    fn put_back(&self, at: &EffectAt, tool: &dyn Tool) -> Result<(), String> {
+        if tool.idempotent() || self.mode != Mode::Resume {
+            return Ok(());
+        }
+        match (&self.workspace, self.recorded.effect(at)) {
+            (Some(workspace), Some(Effect::Tool { before, .. })) => workspace.put_back(&self.recorded, before),
+            _ => Ok(()),
         }
     }
 

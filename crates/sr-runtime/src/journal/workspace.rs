@@ -521,6 +521,26 @@ impl Workspace {
         Ok(())
     }
 
+    /// Puts `paths` back as they were before a call (its `tool_start`'s
+    /// states), so that a call cut off after it changed them is made again
+    /// from where it started. When one cannot be put back (a file kept by
+    /// hash only), nothing is touched and the error names it.
+    pub(crate) fn put_back(&self, recorded: &Recorded, paths: &[(String, State)]) -> Result<(), String> {
+        let unrestorable: Vec<String> =
+            paths.iter().filter_map(|(path, state)| state.unrestorable(path, &recorded.blobs)).collect();
+        if !unrestorable.is_empty() {
+            return Err(format!(
+                "cannot make the cut-off call again from the state it started in: {}",
+                unrestorable.join("; ")
+            ));
+        }
+        for (path, state) in paths {
+            self.apply(recorded, path, state)?;
+        }
+        self.lock().known = None;
+        Ok(())
+    }
+
     /// Undoes every change the journal holds, last first. When the journal
     /// cannot put back a state it would pass through (a file kept by hash
     /// only, a call whose changes it does not know), nothing is touched and
