@@ -306,6 +306,49 @@ flow main:
     assert!(!dir.join("old.txt").exists(), "the command's removal was not journaled");
 }
 
+/// Found by `cargo xtask simulate` (seed 20261393): a branch's command that
+/// the live run cancelled when a sibling failed the `parallel` block was
+/// taken by a resumed run for a call a crash cut off (in doubt).
+#[tokio::test]
+async fn a_call_its_failed_block_cancelled_is_cancelled_again_on_resume() {
+    if !bubblewrap_or_skip("the cli tool") {
+        return;
+    }
+    let dir = work_dir("journal-cancelled-branch");
+    let path = dir.join("w.sr");
+    std::fs::write(
+        &path,
+        r#"tool cli = builtin streetrace.cli
+tool fs = builtin streetrace.fs
+
+flow main:
+    parallel do
+        $c = cli.execute_cli_command(["sh", "-c", "sleep 5; echo ran >> ran.txt"])
+        fs.write_file("rc.txt", str($c.return_code))
+    end
+    on failure:
+        fs.write_file("failed.txt", "failed")
+    fs.write_file("after.txt", "after")
+    return "done"
+"#,
+    )
+    .unwrap();
+    let journal_path = work_dir("journal-cancelled-branch-journal").join("run.jsonl");
+    let live = run_with_journal(&path, &dir, common::recording(&journal_path, &dir)).await;
+    assert_eq!(live.result, Some(json!("done")), "{:?}", live.error);
+
+    // Killed before `after.txt`: the block, its cancelled command and the
+    // failure handler are journaled.
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let last = text.lines().position(|l| l.contains(r#""after.txt""#)).unwrap();
+    let cut: String = text.lines().take(last).flat_map(|l| [l, "\n"]).collect();
+    let resumed_path = journal_path.with_file_name("resumed.jsonl");
+    let resumed = run_with_journal(&path, &dir, serving(Mode::Resume, &cut, &dir, Some(&resumed_path))).await;
+    assert_eq!(resumed.result, Some(json!("done")), "{:?}", resumed.error);
+    let journaled = std::fs::read_to_string(&resumed_path).unwrap();
+    assert!(!journaled.contains(r#""kind":"in_doubt""#), "the cancelled command was taken for one a crash cut off");
+}
+
 #[tokio::test]
 async fn past_a_limit_the_run_says_so_and_replays_refuse_rather_than_lose_files() {
     let dir = work_dir("journal-limits");
