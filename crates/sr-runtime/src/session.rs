@@ -60,6 +60,19 @@ pub struct RunLineage {
     pub from_step: Option<u64>,
 }
 
+impl RunLineage {
+    /// A row of `run, status, parent, from_step`, as both the sessions
+    /// database and the server's embedded store select them.
+    pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunLineage> {
+        Ok(RunLineage {
+            run: row.get(0)?,
+            status: row.get(1)?,
+            parent: row.get(2)?,
+            from_step: row.get::<_, Option<i64>>(3)?.map(|s| s as u64),
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub id: String,
@@ -212,14 +225,7 @@ impl SessionStore {
         let conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut statement =
             conn.prepare("SELECT run, status, parent, from_step FROM runs WHERE session_id = ?1 ORDER BY run")?;
-        let rows = statement.query_map([session], |r| {
-            Ok(RunLineage {
-                run: r.get(0)?,
-                status: r.get(1)?,
-                parent: r.get(2)?,
-                from_step: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
-            })
-        })?;
+        let rows = statement.query_map([session], RunLineage::from_row)?;
         rows.collect()
     }
 

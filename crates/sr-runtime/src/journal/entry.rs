@@ -472,14 +472,13 @@ impl Recorded {
         self.decisions.get(&step).copied()
     }
 
-    /// Whether the `parallel` block `thread` is a branch of (`main/3.1`:
-    /// branch 1 of effect 3 of `main`) finished in the recorded run (its
-    /// `interleave` line is journaled): a call of the branch that has no
-    /// result was cancelled when the block ended, not cut off by a crash.
+    /// Whether a `parallel` block `thread` is a branch of (`main/3.1`:
+    /// branch 1 of effect 3 of `main`), or of a block inside one, finished in
+    /// the recorded run (its `interleave` line is journaled): a call of the
+    /// branch that has no result was cancelled when the block ended, not cut
+    /// off by a crash.
     pub(crate) fn block_finished(&self, thread: &str) -> bool {
-        let Some((parent, branch)) = thread.rsplit_once('/') else { return false };
-        let Some(n) = branch.split_once('.').and_then(|(n, _)| n.parse::<u32>().ok()) else { return false };
-        self.interleavings.keys().any(|(t, m)| &**t == parent && *m == n)
+        self.interleavings.keys().any(|(parent, n)| in_block(thread, parent, *n))
     }
 
     pub(crate) fn ended(&self) -> bool {

@@ -323,14 +323,7 @@ impl Sqlite {
         let mut statement = conn.prepare_cached(
             "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = ?1 ORDER BY attempt",
         )?;
-        let rows = statement.query_map([session], |r| {
-            Ok(RunLineage {
-                run: r.get(0)?,
-                status: r.get(1)?,
-                parent: r.get(2)?,
-                from_step: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
-            })
-        })?;
+        let rows = statement.query_map([session], RunLineage::from_row)?;
         record.attempts = rows.collect::<rusqlite::Result<_>>()?;
         let mut statement =
             conn.prepare_cached("SELECT attempt, body FROM journal_lines WHERE session = ?1 ORDER BY attempt, line")?;
