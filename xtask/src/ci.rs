@@ -79,8 +79,10 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     let shipped = target.join("dist").display().to_string();
     step("cargo", &["test", "--workspace"], &[("SR_HOSTILE_BIN_DIR", shipped)])?;
     // Generated workflows replayed, killed and resumed, forked and sent back in
-    // time (the known escapes left out) for 75 s and the case under way; the seed is printed.
-    step("cargo", &["xtask", "simulate", "--budget", "75", "--kills", "2"], &[])?;
+    // time (the known escapes left out): the first 45 cases of a fixed seed, so
+    // that a landing never rests on which workflows a clock picked (fresh seeds
+    // are the longer job run on demand); 240 s at most.
+    step("cargo", &["xtask", "simulate", "--seed", "20261129", "--cases", "45", "--budget", "240", "--kills", "2"], &[])?;
     // The workspace build has every default feature; `sr` without them (no MCP client,
     // container backend or OTLP export) also builds, and sr-mcp without its client reads
     // recordings.

@@ -119,6 +119,9 @@ pub struct Journal {
     /// What the tool calls at each place must tell the run about their
     /// files (a limit passed), until the run takes it.
     warnings: Mutex<HashMap<EffectAt, Vec<String>>>,
+    /// Threads of finished `parallel` blocks that reached an effect the
+    /// recording lacks: the recorded run cancelled them before it.
+    cut_short: Mutex<Vec<Arc<str>>>,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -168,6 +171,7 @@ impl Journal {
             recorded,
             writer,
             forks: Mutex::new(HashMap::new()),
+            cut_short: Mutex::new(Vec::new()),
             workspace,
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),
@@ -245,6 +249,9 @@ impl Journal {
         match self.recorded.effect(at) {
             Some(effect) => Decision::Serve(effect),
             _ if self.mode == Mode::Replay => Decision::Missing,
+            // A branch of a block that finished in the recording never goes
+            // live on resume: what it did not record, it never did.
+            _ if self.recorded.block_finished(&at.thread) => Decision::Missing,
             _ => Decision::Live,
         }
     }
@@ -319,6 +326,9 @@ impl Journal {
 
     /// The divergence of a replay that reached an effect its recording lacks.
     fn missing(&self, at: &EffectAt, what: &str) -> Divergence {
+        if self.recorded.block_finished(&at.thread) {
+            self.cut_short.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(at.thread.clone());
+        }
         let recorded = self.recorded.effects_of(&at.thread);
         match recorded {
             0 => Divergence(format!(
@@ -331,6 +341,15 @@ impl Journal {
                 at.n + 1
             )),
         }
+    }
+
+    /// Whether `thread` (a `parallel` branch), or a branch inside it, diverged
+    /// only by reaching an effect the recording lacks although its block
+    /// finished there: a sibling's failure cancelled it before that effect,
+    /// and cancels it again when the branch waits for it.
+    pub fn cut_short(&self, thread: &str) -> bool {
+        let cut = self.cut_short.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        cut.iter().any(|t| t.strip_prefix(thread).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
     }
 
     /// The order in which the branches of the parallel block at `at` emitted

@@ -524,10 +524,30 @@ impl Runtime {
             })
             .collect();
         let parent = th.id;
+        // How many branches ended well or wait to be cancelled (below).
+        let (settled_tx, _) = tokio::sync::watch::channel(0usize);
+        let settled_tx = &settled_tx;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {
                 self.env.hook.on_thread(branch.id, parent, true);
                 let outcome = self.exec_stmt(branch, spec, stmt).await;
+                let outcome = match outcome {
+                    // The recorded run's block cancelled this branch before the
+                    // effect it reached (a sibling failed): it waits for the
+                    // sibling's failure to cancel it again. Should every other
+                    // branch end without failing, it is a divergence after all.
+                    Err(e) if e.kind == ErrorKind::Diverged && self.env.journal.cut_short(&branch.key) => {
+                        let mut settled = settled_tx.subscribe();
+                        settled_tx.send_modify(|n| *n += 1);
+                        let _ = settled.wait_for(|&n| n == body.len()).await;
+                        Err(e)
+                    }
+                    Ok(signal) => {
+                        settled_tx.send_modify(|n| *n += 1);
+                        Ok(signal)
+                    }
+                    failed => failed,
+                };
                 self.env.hook.on_thread(branch.id, parent, false);
                 outcome
             }
