@@ -82,7 +82,11 @@ pub fn run(_args: &[String]) -> Result<(), String> {
     // time (the known escapes left out): the first 45 cases of a fixed seed, so
     // that a landing never rests on which workflows a clock picked (fresh seeds
     // are the longer job run on demand); 240 s at most.
-    step("cargo", &["xtask", "simulate", "--seed", "20261129", "--cases", "45", "--budget", "240", "--kills", "2"], &[])?;
+    step(
+        "cargo",
+        &["xtask", "simulate", "--seed", "20261129", "--cases", "45", "--budget", "240", "--kills", "2"],
+        &[],
+    )?;
     // The workspace build has every default feature; `sr` without them (no MCP client,
     // container backend or OTLP export) also builds, and sr-mcp without its client reads
     // recordings.

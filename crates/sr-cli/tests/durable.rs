@@ -423,8 +423,37 @@ async fn a_resumed_run_works_in_its_own_work_directory_wherever_it_is_resumed_fr
 /// emitted them up to its question, then the pause.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replay_of_a_paused_and_answered_run_emits_the_resumed_processs_events() {
+    paused_answered_and_replayed("pause-replay", PAUSED_BETWEEN_FILES).await;
+}
+
+/// A question asked in a `parallel` branch stops its block (the siblings are
+/// cancelled, the block's line says it was cut): the resumed run continues
+/// the block, the siblings' effects made then, once, and a replay of the
+/// final journal agrees. A resumed run once took the cut block for one that
+/// had finished and failed its siblings as diverged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_in_a_parallel_branch_pauses_and_resumes_the_whole_block() {
+    let source = "tool fs = builtin streetrace.fs\nflow main:\n    parallel do\n        escalate to human \"Go on?\"\n        \
+                  $b = fs.write_file(\"branch.txt\", \"b\")\n    end\n    $c = fs.write_file(\"second.txt\", $human_input)\n";
+    let project = paused_answered_and_replayed("pause-parallel", source).await;
+    assert_eq!(std::fs::read_to_string(project.dir.join("work/branch.txt")).unwrap(), "b");
+    let journal = std::fs::read_to_string(project.dir.join("state/journal/s/2.jsonl")).unwrap();
+    let blocks: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "interleave")
+        .collect();
+    assert_eq!(blocks.len(), 2, "the cut block's line, then the finished one's: {blocks:?}");
+    assert_eq!((blocks[0]["cut"].as_bool(), blocks[1]["cut"].as_bool()), (Some(true), None));
+}
+
+/// Pauses `source` (which writes `second.txt` from the answer), resumes it
+/// with "yes" and replays the final journal: the replay emits the resumed
+/// process's events and makes its files; the paused process emitted them up
+/// to its question, then only the pause's ends.
+async fn paused_answered_and_replayed(name: &str, source: &str) -> Project {
     let server = MockServer::start().await;
-    let project = Project::new("pause-replay", PAUSED_BETWEEN_FILES, &server);
+    let project = Project::new(name, source, &server);
     for dir in ["work", "replayed"] {
         std::fs::create_dir_all(project.dir.join(dir)).unwrap();
     }
@@ -453,6 +482,7 @@ async fn a_replay_of_a_paused_and_answered_run_emits_the_resumed_processs_events
         "the replay's files are the run's"
     );
     assert_eq!(std::fs::read_to_string(project.dir.join("replayed/second.txt")).unwrap(), "yes");
+    project
 }
 
 fn files(dir: &Path) -> BTreeMap<String, String> {

@@ -21,7 +21,8 @@ pub struct Gate {
 struct State {
     /// The recorded order still to come (a replay); `None` records.
     replay: Option<VecDeque<u32>>,
-    /// The order events passed in (what a live run records).
+    /// The order events passed in (what a live run records; in a resumed
+    /// run, the recorded order and then what came after it).
     seen: Vec<u32>,
     /// Events held back, per branch (a replay).
     held: Vec<VecDeque<Pending>>,
@@ -53,6 +54,7 @@ impl Gate {
             match held.get_mut(next as usize).and_then(VecDeque::pop_front) {
                 Some(item) => {
                     order.pop_front();
+                    seen.push(next);
                     out.push(item);
                 }
                 None => break,
@@ -61,7 +63,8 @@ impl Gate {
         // Past the recorded order (the recording was cut short), events go
         // out as they come.
         if order.is_empty() {
-            for queue in held.iter_mut() {
+            for (branch, queue) in (0..).zip(held.iter_mut()) {
+                seen.extend(std::iter::repeat_n(branch, queue.len()));
                 out.extend(queue.drain(..));
             }
         }
@@ -72,14 +75,16 @@ impl Gate {
     /// far as it goes, then branch by branch.
     pub(crate) fn finish(&self) -> Vec<Pending> {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let State { replay, held, .. } = &mut *state;
+        let State { replay, held, seen } = &mut *state;
         let mut out = Vec::new();
         for next in replay.iter_mut().flat_map(|order| order.drain(..)) {
             if let Some(item) = held.get_mut(next as usize).and_then(VecDeque::pop_front) {
+                seen.push(next);
                 out.push(item);
             }
         }
-        for queue in held.iter_mut() {
+        for (branch, queue) in (0..).zip(held.iter_mut()) {
+            seen.extend(std::iter::repeat_n(branch, queue.len()));
             out.extend(queue.drain(..));
         }
         out

@@ -136,10 +136,20 @@ impl Effect {
     }
 }
 
-/// A parallel block's order, with the step of its line (the last of the
-/// block's) and the ids its branches' threads had (none in a journal written
-/// before they were kept).
-type Interleaving = (Vec<u32>, u64, Vec<u32>);
+/// A parallel block's `interleave` line.
+#[derive(Debug)]
+struct Interleaving {
+    /// The order its branches' events came in.
+    order: Vec<u32>,
+    /// The step of its line (the last of the block's).
+    step: u64,
+    /// The ids its branches' threads had (none in a journal written before
+    /// they were kept).
+    threads: Vec<u32>,
+    /// A pause or a terminate stopped it: its branches were interrupted, not
+    /// finished, and a resumed run continues them.
+    cut: bool,
+}
 
 /// A journal read into what it serves.
 #[derive(Debug, Default)]
@@ -345,7 +355,8 @@ impl Recorded {
                             .ok_or_else(|| bad("bad `threads`"))?,
                     };
                     recorded.last_thread = threads.iter().copied().fold(recorded.last_thread, u32::max);
-                    recorded.interleavings.insert((intern(&thread), n), (order, step, threads));
+                    let cut = entry["cut"].as_bool().unwrap_or(false);
+                    recorded.interleavings.insert((intern(&thread), n), Interleaving { order, step, threads, cut });
                 }
                 BLOB_KIND => {
                     let hash = entry["sha256"].as_str().ok_or_else(|| bad("a blob without `sha256`"))?.to_string();
@@ -413,7 +424,7 @@ impl Recorded {
         self.effects.retain(|_, effect| effect.step() < from);
         // A block's line comes after its effects: one that ends at or after
         // the fork point runs again.
-        self.interleavings.retain(|_, (_, step, _)| *step < from);
+        self.interleavings.retain(|_, block| block.step < from);
         let effects = &self.effects;
         self.updates.retain(|place, _| effects.contains_key(place));
         self.cut_changes.retain(|place, _| effects.contains_key(place));
@@ -438,12 +449,12 @@ impl Recorded {
     }
 
     pub(crate) fn interleaving(&self, at: &EffectAt) -> Option<&[u32]> {
-        self.interleavings.get(&(at.thread.clone(), at.n)).map(|(order, _, _)| order.as_slice())
+        self.interleavings.get(&(at.thread.clone(), at.n)).map(|block| block.order.as_slice())
     }
 
     /// The thread ids the branches of the block at `at` had, if the journal keeps them.
     pub(crate) fn threads(&self, at: &EffectAt) -> Option<&[u32]> {
-        let (_, _, threads) = self.interleavings.get(&(at.thread.clone(), at.n))?;
+        let threads = &self.interleavings.get(&(at.thread.clone(), at.n))?.threads;
         (!threads.is_empty()).then_some(threads.as_slice())
     }
 
@@ -474,11 +485,16 @@ impl Recorded {
 
     /// Whether a `parallel` block `thread` is a branch of (`main/3.1`:
     /// branch 1 of effect 3 of `main`), or of a block inside one, finished in
-    /// the recorded run (its `interleave` line is journaled): a call of the
-    /// branch that has no result was cancelled when the block ended, not cut
-    /// off by a crash.
+    /// the recorded run (its `interleave` line is journaled, and no pause or
+    /// terminate cut it): a call of the branch that has no result was
+    /// cancelled when the block ended, not cut off by a crash.
     pub(crate) fn block_finished(&self, thread: &str) -> bool {
-        self.interleavings.keys().any(|(parent, n)| in_block(thread, parent, *n))
+        self.interleavings.iter().any(|((parent, n), block)| !block.cut && in_block(thread, parent, *n))
+    }
+
+    /// Whether the block at `at` was stopped by a pause or a terminate.
+    pub(crate) fn block_cut(&self, at: &EffectAt) -> bool {
+        self.interleavings.get(&(at.thread.clone(), at.n)).is_some_and(|block| block.cut)
     }
 
     pub(crate) fn ended(&self) -> bool {

@@ -251,7 +251,7 @@ impl Journal {
             _ if self.mode == Mode::Replay => Decision::Missing,
             // A branch of a block that finished in the recording never goes
             // live on resume: what it did not record, it never did.
-            _ if self.recorded.block_finished(&at.thread) => Decision::Missing,
+            _ if self.mode == Mode::Resume && self.recorded.block_finished(&at.thread) => Decision::Missing,
             _ => Decision::Live,
         }
     }
@@ -401,16 +401,24 @@ impl Journal {
     }
 
     /// Records the order in which the block's branches emitted their events,
-    /// and their `threads`' ids, unless the journal has them already: an
-    /// earlier line is never written again.
-    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32], threads: &[u32]) -> Result<(), String> {
-        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || self.recorded_interleaving(at).is_some() {
+    /// their `threads`' ids, and whether a pause or a terminate `cut` the
+    /// block short, unless the journal has them already: an earlier line is
+    /// never written again. A block an earlier process's pause cut is
+    /// recorded again when it ends here, with its whole order (what the
+    /// earlier line held comes first), and the later line is the one a
+    /// journal serves.
+    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32], threads: &[u32], cut: bool) -> Result<(), String> {
+        let recorded = self.recorded_interleaving(at).is_some() && !self.recorded.block_cut(at);
+        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || recorded {
             return Ok(());
         }
-        let entry = json!({
+        let mut entry = json!({
             "kind": entry::INTERLEAVE_KIND, "at": &*at.thread, "n": at.n, "step": self.take_step(),
             "order": interleave::compress(order), "threads": threads,
         });
+        if cut {
+            entry["cut"] = json!(true);
+        }
         self.write(&entry)
     }
 

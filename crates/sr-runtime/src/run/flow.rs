@@ -556,7 +556,8 @@ impl Runtime {
         let joined = futures::future::try_join_all(futures).await;
         th.emitter.release(gate.finish());
         let threads: Vec<u32> = branches.iter().map(|b| b.id).collect();
-        let settled = self.env.journal.record_interleaving(&block, &gate.order(), &threads);
+        let cut = matches!(&joined, Err(e) if matches!(e.kind, ErrorKind::Paused | ErrorKind::Terminated));
+        let settled = self.env.journal.record_interleaving(&block, &gate.order(), &threads, cut);
         let settled = settled.and_then(|()| self.env.journal.settle_block(&block));
         // A branch's failure was reported on the branch.
         th.failure_reported |= branches.iter().any(|b| b.failure_reported);
