@@ -112,6 +112,16 @@ vim.lsp.commands['streetrace.debug'] = function(command, ctx)
   end)
 end
 
+-- The references-count lens: its locations (the third argument, as for VS
+-- Code's `editor.action.showReferences`) in the quickfix list.
+vim.lsp.commands['streetrace.showReferences'] = function(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local items = vim.lsp.util.locations_to_items(command.arguments[3] or {}, encoding)
+  vim.fn.setqflist({}, ' ', { title = command.title, items = items })
+  vim.cmd('botright copen')
+end
+
 --- Attaches the language server to a buffer, starting it for the buffer's root if needed.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
