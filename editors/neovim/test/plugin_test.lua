@@ -229,6 +229,14 @@ local function checks()
   vim.wait(10000, function() return #vim.diagnostic.get(uses) == 0 end, 20)
   report('import_restored_and_saved', #vim.diagnostic.get(uses))
 
+  -- lib.sr moved to a subdirectory: uses.sr's import follows it.
+  vim.cmd('edit ' .. project .. '/lib.sr')
+  vim.wait(5000, function() return #clients(0) == 1 end, 20)
+  vim.cmd('StreetraceRenameFile ' .. project .. '/agents/lib.sr')
+  report('rename_file', vim.api.nvim_buf_get_lines(uses, 0, 1, false)[1] .. ' '
+    .. tostring(vim.loop.fs_stat(project .. '/agents/lib.sr') ~= nil) .. ' '
+    .. tostring(vim.loop.fs_stat(project .. '/lib.sr') ~= nil))
+
   vim.cmd('enew')
   vim.bo.filetype = 'streetrace'
   vim.api.nvim_buf_set_lines(0, 0, -1, false,
