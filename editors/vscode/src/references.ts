@@ -16,6 +16,8 @@ interface ProtocolLocation {
 }
 
 const position = (p: ProtocolPosition) => new vscode.Position(p.line, p.character);
+const location = (l: ProtocolLocation) =>
+  new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(position(l.range.start), position(l.range.end)));
 
 export function registerShowReferences(): vscode.Disposable {
   return vscode.commands.registerCommand(
@@ -25,9 +27,7 @@ export function registerShowReferences(): vscode.Disposable {
         'editor.action.showReferences',
         vscode.Uri.parse(uri),
         position(at),
-        locations.map(
-          (l) => new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(position(l.range.start), position(l.range.end))),
-        ),
+        locations.map(location),
       ),
   );
 }
