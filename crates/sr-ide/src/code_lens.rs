@@ -50,7 +50,7 @@ pub(crate) fn runnables(db: &RootDatabase, path: &Path) -> Vec<Runnable> {
 /// the editor shows the lens.
 pub(crate) fn reference_lenses(db: &RootDatabase, path: &Path) -> Vec<TextRange> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    let mut seen = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for &item in file_items(db, file) {
         let kind = item.kind(db);
@@ -58,9 +58,7 @@ pub(crate) fn reference_lenses(db: &RootDatabase, path: &Path) -> Vec<TextRange>
             continue;
         }
         let Some(name) = sr_hir::item_name_range(db, item) else { continue };
-        let key = (kind, item.name(db).clone());
-        if !seen.contains(&key) {
-            seen.push(key);
+        if seen.insert((kind, item.name(db).clone())) {
             out.push(name + item.offset(db));
         }
     }

@@ -9,12 +9,17 @@ use sr_syntax::{TextRange, TextSize};
 
 use super::{BodyString, trimmed};
 use crate::code_actions::{ActionKind, removal_range};
-use crate::defs::Symbol;
+use crate::defs::{Symbol, occurrence_at, occurrences_of_item};
 use crate::namespace::analysis_program;
 use crate::references::related_occurrences;
 use crate::{CodeAction, FilePosition, SourceChange, TextEdit};
 
 pub(super) fn inline_prompt(db: &RootDatabase, file: File, offset: TextSize) -> Option<CodeAction> {
+    // Only the item under the cursor is read before it is known to name a prompt.
+    let here = occurrences_of_item(db, sr_hir::item_at(db, file, offset)?);
+    if !matches!(occurrence_at(&here, offset)?.symbol, Symbol::Item(ItemKind::Prompt, _)) {
+        return None;
+    }
     let position = FilePosition { path: file.path(db).clone(), offset };
     let (target, found) = related_occurrences(db, &position)?;
     let Symbol::Item(ItemKind::Prompt, name) = &target.symbol else { return None };

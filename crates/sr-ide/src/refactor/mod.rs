@@ -22,12 +22,14 @@ pub(crate) fn refactors(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAction
     out
 }
 
-/// The top-level item whose text contains `offset`.
+/// The top-level item whose text (without trailing trivia) contains `offset`.
 fn top_level_item_at(db: &RootDatabase, file: File, offset: TextSize) -> Option<Item<'_>> {
     file_items(db, file)
         .iter()
         .copied()
         .filter(|item| item.owner(db).is_none())
+        // The item's text with its trivia first: no syntax node is built for the others.
+        .filter(|item| TextRange::at(item.offset(db), item.green(db).text_len()).contains_inclusive(offset))
         .find(|&item| crate::defs::item_range(db, item).contains_inclusive(offset))
 }
 
