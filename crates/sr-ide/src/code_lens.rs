@@ -234,7 +234,7 @@ mod tests {
             prompt other expecting Reply: """x"""
             "#,
             expect![[r#"
-                "Reply" 1 [/main.sr@70..75]
+                "Reply" 2 [/lib.sr@23..28, /main.sr@70..75]
                 "greet" 2 [/main.sr@219..224, /main.sr@248..253]
                 "tone" 1 [/main.sr@93..97]
                 "helper" 2 [/main.sr@267..273, /main.sr@321..327]
