@@ -162,4 +162,15 @@ fn references_count_lens_is_resolved_when_shown() {
             ]],
         })
     );
+    // A lens that is no references count, or names a document the server
+    // lacks, comes back as it was.
+    for (id, lens) in [
+        (3, json!({"range": range((0, 0), (0, 1)), "data": {"other": 1}})),
+        (
+            4,
+            json!({"range": range((0, 0), (0, 1)), "data": {"references": {"uri": "file:///nowhere.sr", "position": position}}}),
+        ),
+    ] {
+        assert_eq!(request(&mut server, id, "codeLens/resolve", lens.clone()), lens);
+    }
 }
