@@ -53,7 +53,7 @@ pub(crate) struct Importable {
 pub(crate) fn importable(db: &RootDatabase, file: File, kind: ItemKind) -> Vec<Importable> {
     let imported = &program(db, file).files;
     let Some(dir) = file.path(db).parent() else { return Vec::new() };
-    let at = insertion_point(db, file);
+    let at = import_insertion_point(db, file);
     let mut out = Vec::new();
     let mut files = db.files();
     files.sort_by_key(|f| f.path(db).clone());
@@ -82,8 +82,9 @@ pub(crate) fn local_path(dir: &Path, target: &Path) -> Option<String> {
     text.ends_with(".sr").then(|| format!("./{text}"))
 }
 
-/// After the last import, else after the version line, else at the start.
-fn insertion_point(db: &RootDatabase, file: File) -> sr_syntax::TextRange {
+/// Where a new import goes: after the last import, else after the version
+/// line, else at the start.
+pub(crate) fn import_insertion_point(db: &RootDatabase, file: File) -> sr_syntax::TextRange {
     let text = file.text(db);
     let items = file_items(db, file);
     let after =
@@ -102,9 +103,54 @@ fn insertion_point(db: &RootDatabase, file: File) -> sr_syntax::TextRange {
     sr_syntax::TextRange::empty(at)
 }
 
+/// How a file in `dir` imports `target`: `./x.sr`, `./sub/x.sr`, or
+/// `./../x.sr` for a file outside `dir`. `None` when the path has a character
+/// an import path cannot hold (the lexer takes `./[a-zA-Z0-9_-./]+.sr`).
+pub(crate) fn relative_import(dir: &Path, target: &Path) -> Option<String> {
+    use std::path::Component;
+    let dir: Vec<Component<'_>> = dir.components().collect();
+    let target: Vec<Component<'_>> = target.components().collect();
+    let common = dir.iter().zip(&target).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; dir.len() - common];
+    for component in &target[common..] {
+        parts.push(component.as_os_str().to_str()?);
+    }
+    let path = format!("./{}", parts.join("/"));
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    (path.ends_with(".sr") && path.len() > "./.sr".len() && path.chars().all(allowed)).then_some(path)
+}
+
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use expect_test::expect;
+
+    use super::relative_import;
+
+    #[test]
+    fn relative_import_paths() {
+        let cases = [
+            ("/w", "/w/a.sr"),
+            ("/w", "/w/lib/a.sr"),
+            ("/w/app", "/w/lib/a.sr"),
+            ("/w/app/deep", "/w/a.sr"),
+            ("/w", "/w/with space.sr"),
+            ("/w", "/w/notes.txt"),
+        ];
+        let out: Vec<String> = cases
+            .iter()
+            .map(|(dir, t)| format!("{dir} {t} -> {:?}", relative_import(Path::new(dir), Path::new(t))))
+            .collect();
+        expect![[r#"
+            /w /w/a.sr -> Some("./a.sr")
+            /w /w/lib/a.sr -> Some("./lib/a.sr")
+            /w/app /w/lib/a.sr -> Some("./../lib/a.sr")
+            /w/app/deep /w/a.sr -> Some("./../../a.sr")
+            /w /w/with space.sr -> None
+            /w /w/notes.txt -> None"#]]
+        .assert_eq(&out.join("\n"));
+    }
 
     use crate::tests::{analysis, show};
 

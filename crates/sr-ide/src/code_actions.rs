@@ -9,9 +9,23 @@ use sr_syntax::{DefinitionKind, Fix, TextRange, TextSize};
 use crate::defs::item_range;
 use crate::{FileRange, SourceChange, TextEdit};
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionKind {
+    QuickFix,
+    /// Extract prompt.
+    Extract,
+    /// Inline prompt.
+    Inline,
+    /// Move an item to a file of its own.
+    Move,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeAction {
     pub title: String,
+    pub kind: ActionKind,
+    /// Why the action cannot be applied here (its change is then empty).
+    pub disabled: Option<String>,
     /// The diagnostic the action fixes.
     pub diagnostic: Option<Diagnostic>,
     pub change: SourceChange,
@@ -54,7 +68,14 @@ pub(crate) fn code_actions(db: &RootDatabase, frange: &FileRange) -> Vec<CodeAct
         for ((title, edit), is_preferred) in existing.chain(other.into_iter().map(|action| (action, false))) {
             let mut change = SourceChange::default();
             change.insert(&frange.path, edit);
-            out.push(CodeAction { title, diagnostic: Some(diagnostic.clone()), change, is_preferred });
+            out.push(CodeAction {
+                title,
+                kind: ActionKind::QuickFix,
+                disabled: None,
+                diagnostic: Some(diagnostic.clone()),
+                change,
+                is_preferred,
+            });
         }
     }
     out
@@ -99,7 +120,14 @@ fn define(db: &RootDatabase, file: File, kind: DefinitionKind, name: &str) -> (S
 
 fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Option<TextEdit> {
     let item = item_at(db, file, diagnostic.range.start())?;
-    let text = file.text(db);
+    Some(TextEdit { range: removal_range(db, item), new_text: String::new() })
+}
+
+/// What removing `item` takes: its lines, the comment lines right above
+/// (its documentation) and one blank line beside them unless that would
+/// join two paragraphs.
+pub(crate) fn removal_range(db: &RootDatabase, item: sr_hir::Item<'_>) -> TextRange {
+    let text = item.file(db).text(db);
     let range = item_range(db, item);
     let start = usize::from(range.start());
     let mut start = text[..start].rfind('\n').map_or(0, |i| i + 1);
@@ -118,10 +146,11 @@ fn remove_unused(db: &RootDatabase, file: File, diagnostic: &Diagnostic) -> Opti
     if blank_before && let Some(next) = text[end..].find('\n').filter(|&i| text[end..end + i].trim().is_empty()) {
         end += next + 1;
     }
-    Some(TextEdit {
-        range: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
-        new_text: String::new(),
-    })
+    // The last item takes the blank line above it: a file ends in one newline.
+    if blank_before && end == text.len() && start > 0 {
+        start -= 1;
+    }
+    TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32))
 }
 
 #[cfg(test)]
@@ -129,7 +158,7 @@ mod tests {
     use expect_test::{Expect, expect};
 
     use crate::tests::analysis;
-    use crate::{FileRange, TextRange};
+    use crate::{ActionKind, FileRange, TextRange};
 
     fn check(fixture: &str, expect: Expect) {
         let (analysis, fixture) = analysis(fixture);
@@ -144,7 +173,9 @@ mod tests {
         });
         let frange = FileRange { path: "/main.sr".into(), range: TextRange::new(start.into(), end.into()) };
         let mut out = String::new();
-        for action in analysis.code_actions(&frange).unwrap() {
+        let quick_fixes =
+            analysis.code_actions(&frange).unwrap().into_iter().filter(|a| a.kind == ActionKind::QuickFix);
+        for action in quick_fixes {
             let mut text = fixture.text("/main.sr").to_string();
             for (_, edits) in &action.change.edits {
                 for edit in edits.iter().rev() {

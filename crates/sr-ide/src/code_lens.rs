@@ -1,6 +1,6 @@
 //! What code lenses show: runnables for "Run" / "Debug" (the entry point and
-//! every flow, where `sr run` would start them), and the prompts a "Preview"
-//! opens.
+//! every flow, where `sr run` would start them), the prompts a "Preview"
+//! opens, and the definitions a references count goes on.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +42,27 @@ pub(crate) fn runnables(db: &RootDatabase, path: &Path) -> Vec<Runnable> {
             entry: Some(item) == entry,
         })
         .collect()
+}
+
+/// The name of each agent, prompt and schema defined in `path` (a prompt
+/// declared in parts, once): where a references count goes. The count is
+/// [`crate::Analysis::find_references`] at the name, asked for only when
+/// the editor shows the lens.
+pub(crate) fn reference_lenses(db: &RootDatabase, path: &Path) -> Vec<TextRange> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for &item in file_items(db, file) {
+        let kind = item.kind(db);
+        if !matches!(kind, ItemKind::Agent | ItemKind::Prompt | ItemKind::Schema) || item.owner(db).is_some() {
+            continue;
+        }
+        let Some(name) = sr_hir::item_name_range(db, item) else { continue };
+        if seen.insert((kind, item.name(db).clone())) {
+            out.push(name + item.offset(db));
+        }
+    }
+    out
 }
 
 /// A prompt with a body written in this file, which `streetrace.previewPrompt` renders.
@@ -168,6 +189,55 @@ mod tests {
             "#,
             expect![[r#"
                 //- /main.sr
+            "#]],
+        );
+    }
+
+    /// Each lens of `/main.sr` as the name and its references count.
+    fn check_counts(fixture: &str, expect: expect_test::Expect) {
+        let (analysis, fixture) = analysis(fixture);
+        let path = std::path::PathBuf::from("/main.sr");
+        let text = fixture.text("/main.sr");
+        let mut out = String::new();
+        for range in analysis.reference_lenses(&path).unwrap() {
+            let at = crate::FilePosition { path: path.clone(), offset: range.start() };
+            let references = analysis.find_references(&at, false).unwrap();
+            let places: Vec<String> =
+                references.iter().map(|r| format!("{}@{:?}", r.path.display(), r.range)).collect();
+            out.push_str(&format!("{:?} {} [{}]\n", &text[range], references.len(), places.join(", ")));
+        }
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn references_counts_on_agents_prompts_and_schemas() {
+        check_counts(
+            r#"
+            //- /main.sr
+            import ./lib.sr
+            schema Reply:
+                text: string
+            prompt greet expecting Reply: """Hi ${who}, ${tone}"""
+            prompt greet using model "fast"
+            prompt tone: """kindly"""
+            model fast = anthropic/haiku
+            agent helper:
+                instruction greet
+            agent:
+                instruction greet
+                delegate helper
+            flow main:
+                $who = "you"
+                $r = run agent helper
+                return $r
+            //- /lib.sr
+            prompt other expecting Reply: """x"""
+            "#,
+            expect![[r#"
+                "Reply" 2 [/lib.sr@23..28, /main.sr@70..75]
+                "greet" 2 [/main.sr@219..224, /main.sr@248..253]
+                "tone" 1 [/main.sr@93..97]
+                "helper" 2 [/main.sr@267..273, /main.sr@321..327]
             "#]],
         );
     }

@@ -14,6 +14,7 @@ mod completion;
 mod defs;
 mod diagnostics;
 mod field_refs;
+mod file_rename;
 mod folding;
 mod goto;
 mod goto_type;
@@ -24,6 +25,7 @@ mod namespace;
 mod preview;
 #[cfg(test)]
 mod program_tests;
+mod refactor;
 mod references;
 mod rename;
 mod selection;
@@ -44,7 +46,7 @@ use std::sync::Arc;
 use sr_hir::{ItemKind, RootDatabase};
 
 pub use crate::call_hierarchy::CallHierarchyItem;
-pub use crate::code_actions::CodeAction;
+pub use crate::code_actions::{ActionKind, CodeAction};
 pub use crate::code_lens::{PreviewablePrompt, Runnable};
 pub use crate::completion::{CompletionConfig, CompletionItem, CompletionKind};
 pub use crate::diagnostics::DiagnosticsMode;
@@ -96,10 +98,12 @@ pub struct TextEdit {
     pub new_text: String,
 }
 
-/// Edits to several files, each file's edits sorted and disjoint.
+/// Edits to several files, each file's edits sorted and disjoint, and the
+/// files to create (path and text; none of them exists in the database).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceChange {
     pub edits: Vec<(PathBuf, Vec<TextEdit>)>,
+    pub new_files: Vec<(PathBuf, String)>,
 }
 
 impl SourceChange {
@@ -281,8 +285,20 @@ impl Analysis {
         self.with_db(|db| selection::selection_ranges(db, path, offsets))
     }
 
+    /// Quick fixes for the diagnostics in `frange`, then the refactors that
+    /// apply there (extract or inline a prompt, move an item to a file).
     pub fn code_actions(&self, frange: &FileRange) -> Cancellable<Vec<CodeAction>> {
-        self.with_db(|db| code_actions::code_actions(db, frange))
+        self.with_db(|db| {
+            let mut actions = code_actions::code_actions(db, frange);
+            actions.extend(refactor::refactors(db, frange));
+            actions
+        })
+    }
+
+    /// The import paths to rewrite before files move from the first path
+    /// of each pair to the second (a directory moves every file under it).
+    pub fn will_rename_files(&self, renames: &[(PathBuf, PathBuf)]) -> Cancellable<SourceChange> {
+        self.with_db(|db| file_rename::will_rename_files(db, renames))
     }
 
     pub fn inlay_hints(&self, path: &Path, range: Option<TextRange>) -> Cancellable<Vec<InlayHint>> {
@@ -307,6 +323,12 @@ impl Analysis {
 
     pub fn runnables(&self, path: &Path) -> Cancellable<Vec<Runnable>> {
         self.with_db(|db| code_lens::runnables(db, path))
+    }
+
+    /// The names of the agents, prompts and schemas defined in `path`, where
+    /// a references-count lens goes (the count is asked for when shown).
+    pub fn reference_lenses(&self, path: &Path) -> Cancellable<Vec<TextRange>> {
+        self.with_db(|db| code_lens::reference_lenses(db, path))
     }
 
     pub fn previewable_prompts(&self, path: &Path) -> Cancellable<Vec<PreviewablePrompt>> {

@@ -1,17 +1,18 @@
 //! Find references and document highlight.
 //!
 //! An item's references are searched in every file of the workspace: each file
-//! resolves names in its own program (itself and its imports), and a reference
+//! resolves names in the first program that holds it (`analysis_program`: an
+//! imported file sees its importer's definitions), and a reference
 //! counts when it resolves to the same definition. A variable's references
 //! are its spellings (`$x`, `x`, `${x}`) in every item of its namespace
 //! (`namespace`): the flows, prompts and agents that share one run's variables.
 //! A schema field's are its declaration and its uses through values of the
 //! schema (`field_refs`).
 
-use sr_hir::{Db, File, Item, RootDatabase, program};
+use sr_hir::{Db, File, Item, RootDatabase};
 
 use crate::defs::{Occurrence, Symbol, file_occurrences, occurrence_at, occurrences_of_item, resolve_item};
-use crate::namespace::variable_scope;
+use crate::namespace::{analysis_program, variable_scope};
 use crate::{FilePosition, FileRange, TextRange};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +39,10 @@ pub(crate) fn related_occurrences<'db>(
     let target = occurrence_at(&occurrences, position.offset)?.clone();
     let found = match &target.symbol {
         Symbol::Item(kind, name) => {
-            let definition = resolve_item(program(db, file), *kind, name)?;
+            let definition = resolve_item(analysis_program(db, file), *kind, name)?;
             let mut out = Vec::new();
             for other in db.files() {
-                if !program(db, other).items.contains(&definition) {
+                if !analysis_program(db, other).items.contains(&definition) {
                     continue;
                 }
                 let occurrences = if other == file { occurrences.clone() } else { file_occurrences(db, other) };
@@ -70,7 +71,7 @@ fn same_definition(db: &dyn Db, file: File, occurrence: &Occurrence<'_>, definit
         // A definition site names itself (also a duplicate or a merged prompt part).
         return occurrence.item.kind(db) == definition.kind(db) && occurrence.item.name(db) == definition.name(db);
     }
-    resolve_item(program(db, file), *kind, name) == Some(definition)
+    resolve_item(analysis_program(db, file), *kind, name) == Some(definition)
 }
 
 pub(crate) fn find_references(db: &RootDatabase, position: &FilePosition, include_declaration: bool) -> Vec<FileRange> {
@@ -163,6 +164,42 @@ mod tests {
                 /lib.sr:6..12 "helper"
                 /main.sr:59..65 "helper"
                 /main.sr:96..102 "helper""#]],
+        );
+    }
+
+    #[test]
+    fn an_imported_file_uses_its_importers_definition() {
+        // lib.sr's `Reply` is main.sr's (lib.sr is read in main.sr's program),
+        // asked from either file.
+        check(
+            r#"
+            //- /main.sr
+            import ./lib.sr
+            schema Re$0ply:
+                text: string
+            prompt main_prompt expecting Reply: """x"""
+            //- /lib.sr
+            prompt other expecting Reply: """y"""
+            "#,
+            expect![[r#"
+                /lib.sr:23..28 "Reply"
+                /main.sr:23..28 "Reply"
+                /main.sr:76..81 "Reply""#]],
+        );
+        check(
+            r#"
+            //- /main.sr
+            import ./lib.sr
+            schema Reply:
+                text: string
+            prompt main_prompt expecting Reply: """x"""
+            //- /lib.sr
+            prompt other expecting Re$0ply: """y"""
+            "#,
+            expect![[r#"
+                /lib.sr:23..28 "Reply"
+                /main.sr:23..28 "Reply"
+                /main.sr:76..81 "Reply""#]],
         );
     }
 

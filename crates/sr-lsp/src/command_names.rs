@@ -41,3 +41,8 @@ impl CommandName {
         CommandName::ALL.iter().copied().find(|c| c.name() == name)
     }
 }
+
+/// The command of a references-count lens. The client runs it (VS Code's
+/// extension hands its arguments to `editor.action.showReferences`, Neovim's
+/// plugin lists the locations), so the server does not advertise it.
+pub(crate) const SHOW_REFERENCES: &str = "streetrace.showReferences";

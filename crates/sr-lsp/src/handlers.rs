@@ -67,7 +67,9 @@ impl Snapshot {
 
     /// The edit as versioned `documentChanges` when the client takes them
     /// (an open document carries its version, so a stale edit is refused by
-    /// the client), else as plain `changes`.
+    /// the client), else as plain `changes`. Files to create come first, as
+    /// `create` operations and an edit that writes their text; only a client
+    /// with [`Snapshot::create_files`] is given a change that creates files.
     fn workspace_edit(&self, change: SourceChange) -> Cancellable<lsp::WorkspaceEdit> {
         let mut files = Vec::new();
         for (path, edits) in change.edits {
@@ -82,17 +84,33 @@ impl Snapshot {
             let changes = files.into_iter().map(|(_, uri, edits)| (uri, edits)).collect();
             return Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() });
         }
-        let documents = files
-            .into_iter()
-            .map(|(path, uri, edits)| lsp::TextDocumentEdit {
-                text_document: lsp::OptionalVersionedTextDocumentIdentifier {
-                    uri,
-                    version: self.documents.get(&path).map(|d| d.version),
-                },
-                edits: edits.into_iter().map(OneOf::Left).collect(),
-            })
-            .collect();
-        Ok(lsp::WorkspaceEdit { document_changes: Some(lsp::DocumentChanges::Edits(documents)), ..Default::default() })
+        let edit = |uri: Uri, version: Option<i32>, edits: Vec<lsp::TextEdit>| lsp::TextDocumentEdit {
+            text_document: lsp::OptionalVersionedTextDocumentIdentifier { uri, version },
+            edits: edits.into_iter().map(OneOf::Left).collect(),
+        };
+        let documents =
+            files.into_iter().map(|(path, uri, edits)| edit(uri, self.documents.get(&path).map(|d| d.version), edits));
+        if change.new_files.is_empty() {
+            let documents = documents.collect();
+            return Ok(lsp::WorkspaceEdit {
+                document_changes: Some(lsp::DocumentChanges::Edits(documents)),
+                ..Default::default()
+            });
+        }
+        let mut operations = Vec::new();
+        for (path, text) in change.new_files {
+            let Some(uri) = convert::uri_of(&path) else { continue };
+            let options = lsp::CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(false) };
+            let create = lsp::CreateFile { uri: uri.clone(), options: Some(options), annotation_id: None };
+            operations.push(lsp::DocumentChangeOperation::Op(lsp::ResourceOp::Create(create)));
+            let write = lsp::TextEdit { range: lsp::Range::default(), new_text: text };
+            operations.push(lsp::DocumentChangeOperation::Edit(edit(uri, None, vec![write])));
+        }
+        operations.extend(documents.map(lsp::DocumentChangeOperation::Edit));
+        Ok(lsp::WorkspaceEdit {
+            document_changes: Some(lsp::DocumentChanges::Operations(operations)),
+            ..Default::default()
+        })
     }
 
     fn call_item(&self, target: &NavigationTarget) -> Cancellable<Option<lsp::CallHierarchyItem>> {
@@ -485,25 +503,63 @@ pub(crate) fn formatting(s: &Snapshot, uri: &Uri, range: Option<lsp::Range>) -> 
     }
 }
 
+/// The kind of "move item to file" (LSP names no move kind; TypeScript's
+/// server uses this one).
+pub(crate) const REFACTOR_MOVE: lsp::CodeActionKind = lsp::CodeActionKind::new("refactor.move");
+
 pub(crate) fn code_action(s: &Snapshot, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>> {
     let Some(doc) = s.doc(&params.text_document.uri)? else { return Ok(None) };
     let range = convert::text_range(&doc.index, params.range, s.encoding);
+    let only = params.context.only.as_deref();
     let mut out = Vec::new();
     for action in s.analysis.code_actions(&FileRange { path: doc.path.clone(), range })? {
+        let kind = match action.kind {
+            sr_ide::ActionKind::QuickFix => lsp::CodeActionKind::QUICKFIX,
+            sr_ide::ActionKind::Extract => lsp::CodeActionKind::REFACTOR_EXTRACT,
+            sr_ide::ActionKind::Inline => lsp::CodeActionKind::REFACTOR_INLINE,
+            sr_ide::ActionKind::Move => REFACTOR_MOVE,
+        };
+        // `only: ["refactor"]` asks for every refactor.
+        let asked = |k: &lsp::CodeActionKind| {
+            kind.as_str() == k.as_str() || kind.as_str().starts_with(&format!("{}.", k.as_str()))
+        };
+        if only.is_some_and(|only| !only.iter().any(asked)) || (!action.change.new_files.is_empty() && !s.create_files)
+        {
+            continue;
+        }
         let diagnostics = match &action.diagnostic {
             Some(d) => Some(vec![diagnostic(s, &doc.path, &doc.index, &mut Indexes::default(), d)?]),
             None => None,
         };
+        let edit = match action.disabled {
+            None => Some(s.workspace_edit(action.change)?),
+            Some(_) => None,
+        };
         out.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
             title: action.title,
-            kind: Some(lsp::CodeActionKind::QUICKFIX),
+            kind: Some(kind),
             diagnostics,
-            edit: Some(s.workspace_edit(action.change)?),
+            edit,
             is_preferred: action.is_preferred.then_some(true),
+            disabled: action.disabled.map(|reason| lsp::CodeActionDisabled { reason }),
             ..Default::default()
         }));
     }
     Ok(Some(out))
+}
+
+/// Files renamed in the editor: the edit that keeps the imports naming them right.
+pub(crate) fn will_rename_files(s: &Snapshot, params: lsp::RenameFilesParams) -> Result<Option<lsp::WorkspaceEdit>> {
+    let renames: Vec<(PathBuf, PathBuf)> = params
+        .files
+        .iter()
+        .filter_map(|f| Some((path_of(&f.old_uri.parse().ok()?), path_of(&f.new_uri.parse().ok()?))))
+        .collect();
+    let change = s.analysis.will_rename_files(&renames)?;
+    if change.edits.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(s.workspace_edit(change)?))
 }
 
 pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
@@ -532,7 +588,42 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
         let arguments = vec![json!(params.text_document.uri.as_str()), json!(prompt.name)];
         out.push(lens(prompt.range, "Preview", CommandName::PreviewPrompt.name(), arguments));
     }
+    for name in s.analysis.reference_lenses(&doc.path)? {
+        let range = convert::range(&doc.index, name, s.encoding);
+        let data = json!({ "references": { "uri": params.text_document.uri.as_str(), "position": range.start } });
+        out.push(lsp::CodeLens { range, command: None, data: Some(data) });
+    }
     Ok(Some(out))
+}
+
+/// A references-count lens: "N references", which shows them
+/// (`streetrace.showReferences`, with `editor.action.showReferences`'
+/// arguments: the document's URI, the position and the locations). Any other
+/// lens comes back as it was.
+pub(crate) fn code_lens_resolve(s: &Snapshot, mut lens: lsp::CodeLens) -> Result<lsp::CodeLens> {
+    let Some(at) = lens.data.as_ref().map(|d| d["references"].clone()) else { return Ok(lens) };
+    let (Some(uri), Ok(position)) = (
+        at["uri"].as_str().and_then(|u| u.parse::<Uri>().ok()),
+        serde_json::from_value::<lsp::Position>(at["position"].clone()),
+    ) else {
+        return Ok(lens);
+    };
+    let Some(doc) = s.doc(&uri)? else { return Ok(lens) };
+    let offset = convert::offset(&doc.index, position, s.encoding);
+    let mut locations = Vec::new();
+    for r in s.analysis.find_references(&FilePosition { path: doc.path, offset }, false)? {
+        locations.extend(s.location(&r.path, r.range)?);
+    }
+    let title = match locations.len() {
+        1 => "1 reference".to_string(),
+        n => format!("{n} references"),
+    };
+    lens.command = Some(lsp::Command {
+        title,
+        command: crate::command_names::SHOW_REFERENCES.to_string(),
+        arguments: Some(vec![json!(uri.as_str()), json!(position), json!(locations)]),
+    });
+    Ok(lens)
 }
 
 pub(crate) fn inlay_hint(s: &Snapshot, params: lsp::InlayHintParams) -> Result<Option<Vec<lsp::InlayHint>>> {

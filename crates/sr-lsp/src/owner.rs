@@ -57,6 +57,8 @@ pub(crate) struct Snapshot {
     /// The client takes `documentChanges` in workspace edits (set by the
     /// server from the client's capabilities).
     pub document_changes: bool,
+    /// The client creates files a workspace edit asks for (set by the server).
+    pub create_files: bool,
 }
 
 pub(crate) struct Owner {
@@ -147,6 +149,7 @@ impl Owner {
             config: self.config.clone(),
             encoding: *self.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
             document_changes: false,
+            create_files: false,
         }
     }
 

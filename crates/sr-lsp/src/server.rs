@@ -110,10 +110,16 @@ impl Server {
             document_symbol_provider: Some(OneOf::Left(true)),
             workspace_symbol_provider: Some(OneOf::Left(true)),
             code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                code_action_kinds: Some(vec![
+                    CodeActionKind::QUICKFIX,
+                    CodeActionKind::REFACTOR_EXTRACT,
+                    CodeActionKind::REFACTOR_INLINE,
+                    handlers::REFACTOR_MOVE,
+                ]),
                 ..Default::default()
             })),
-            code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+            // References counts are computed when the client resolves them.
+            code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(true) }),
             document_formatting_provider: Some(OneOf::Left(true)),
             document_range_formatting_provider: Some(OneOf::Left(true)),
             rename_provider: Some(OneOf::Right(RenameOptions {
@@ -142,7 +148,30 @@ impl Server {
                     supported: Some(true),
                     change_notifications: Some(OneOf::Left(true)),
                 }),
-                file_operations: None,
+                // Renaming a `.sr` file, or a folder, rewrites the imports that name it.
+                file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                    will_rename: Some(FileOperationRegistrationOptions {
+                        filters: vec![
+                            FileOperationFilter {
+                                scheme: Some("file".to_string()),
+                                pattern: FileOperationPattern {
+                                    glob: "**/*.sr".to_string(),
+                                    matches: Some(FileOperationPatternKind::File),
+                                    options: None,
+                                },
+                            },
+                            FileOperationFilter {
+                                scheme: Some("file".to_string()),
+                                pattern: FileOperationPattern {
+                                    glob: "**".to_string(),
+                                    matches: Some(FileOperationPatternKind::Folder),
+                                    options: None,
+                                },
+                            },
+                        ],
+                    }),
+                    ..Default::default()
+                }),
             }),
             experimental: Some(json!({
                 "streetrace": { "serverVersion": env!("CARGO_PKG_VERSION"), "protocolVersion": 1 }
@@ -382,6 +411,14 @@ impl LanguageServer for Server {
         self.run(move |s| handlers::code_lens(s, params)).await
     }
 
+    async fn code_lens_resolve(&self, lens: CodeLens) -> Result<CodeLens> {
+        self.run(move |s| handlers::code_lens_resolve(s, lens)).await
+    }
+
+    async fn will_rename_files(&self, params: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+        self.run(move |s| handlers::will_rename_files(s, params)).await
+    }
+
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         self.run(move |s| handlers::inlay_hint(s, params)).await
     }
@@ -438,6 +475,10 @@ fn client_features(capabilities: &ClientCapabilities) -> ClientFeatures {
             .and_then(|c| c.completion_item.as_ref())
             .and_then(|i| i.snippet_support)
             .unwrap_or(false),
+        create_files: workspace.and_then(|w| w.workspace_edit.as_ref()).is_some_and(|e| {
+            e.document_changes == Some(true)
+                && e.resource_operations.as_ref().is_some_and(|ops| ops.contains(&ResourceOperationKind::Create))
+        }),
     }
 }
 

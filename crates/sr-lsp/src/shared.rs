@@ -26,6 +26,9 @@ pub(crate) struct ClientFeatures {
     pub diagnostic_refresh: bool,
     /// Takes snippet syntax in completion items (`completionItem.snippetSupport`).
     pub snippets: bool,
+    /// Creates files a workspace edit asks for (`documentChanges` with the
+    /// `create` resource operation): it is offered "move item to file".
+    pub create_files: bool,
 }
 
 pub(crate) struct Shared {
@@ -88,6 +91,7 @@ impl Shared {
         self.send(Message::Snapshot(reply));
         let mut snapshot = receive.await.ok()?;
         snapshot.document_changes = self.document_changes.load(Ordering::SeqCst);
+        snapshot.create_files = self.features().create_files;
         Some(snapshot)
     }
 

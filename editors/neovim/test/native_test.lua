@@ -42,6 +42,30 @@ local function checks()
     vim.cmd('buffer ' .. buf)
   end
 
+  -- Entering the buffer while edits reach the server: a lens request the
+  -- edits overtake is asked again, not logged as an error.
+  local log_path = vim.lsp.get_log_path()
+  local function modified_logged()
+    local log = io.open(log_path, 'r')
+    if not log then return 0 end
+    local text = log:read('*a')
+    log:close()
+    return select(2, text:gsub('Content modified', ''))
+  end
+  local logged_before = modified_logged()
+  for i = 1, 20 do
+    vim.api.nvim_buf_set_lines(buf, 6, 6, false, { '    log "edit ' .. i .. '"' })
+    vim.api.nvim_exec_autocmds('BufEnter', { buffer = buf })
+    vim.api.nvim_buf_set_lines(buf, 6, 7, false, {})
+    vim.lsp.buf_request(buf, 'textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, function() end)
+    vim.wait(50, function() return false end, 10)
+  end
+  vim.wait(3000, function() return false end, 50)
+  report('native_lens_race_logged', modified_logged() - logged_before)
+  local titles = vim.tbl_map(function(l) return l.command and l.command.title or '?' end, vim.lsp.codelens.get(buf))
+  table.sort(titles)
+  report('native_lens_after_edits', table.concat(titles, ','))
+
   vim.cmd('checkhealth streetrace')
   local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   report('native_health_client', health:find('client ' .. client.id .. ': `' .. sr .. ' lsp`', 1, true) ~= nil)

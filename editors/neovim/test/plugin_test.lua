@@ -92,10 +92,17 @@ local function checks()
 
   -- Code lenses: Preview on the prompt, which opens the rendered prompt in a
   -- split; no Run or Debug, since `sr run main.sr` would refuse its errors.
+  -- A references count comes without its command until resolved.
   local function lenses_of(bufnr)
     local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/codeLens',
       { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, 5000) or {}
     local found = (responses[client.id] or {}).result or {}
+    for i, lens in ipairs(found) do
+      if not lens.command then
+        local resolved = vim.lsp.buf_request_sync(bufnr, 'codeLens/resolve', lens, 5000) or {}
+        found[i] = (resolved[client.id] or {}).result or lens
+      end
+    end
     local titles = vim.tbl_map(function(l) return l.range.start.line .. ':' .. l.command.title end, found)
     table.sort(titles)
     return found, table.concat(titles, ',')
@@ -109,6 +116,15 @@ local function checks()
     report('lens_preview', vim.api.nvim_buf_get_name(0):match('Prompt: %w+') .. ' | '
       .. table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '|'))
     vim.cmd('bwipeout')
+    vim.cmd('buffer ' .. buf)
+  end
+  -- The references count of `greet` lists its one use in the quickfix list.
+  local count = vim.tbl_filter(function(l) return l.command.title == '1 reference' end, lenses)[1]
+  if count then
+    vim.lsp.commands[count.command.command](count.command, { client_id = client.id, bufnr = buf })
+    local uses = vim.tbl_map(function(q) return q.lnum .. ':' .. q.col end, vim.fn.getqflist())
+    report('lens_references', table.concat(uses, ','))
+    vim.cmd('cclose')
     vim.cmd('buffer ' .. buf)
   end
   -- Run and Debug on a file `sr run` starts.
@@ -212,6 +228,14 @@ local function checks()
   vim.cmd('write')
   vim.wait(10000, function() return #vim.diagnostic.get(uses) == 0 end, 20)
   report('import_restored_and_saved', #vim.diagnostic.get(uses))
+
+  -- lib.sr moved to a subdirectory: uses.sr's import follows it.
+  vim.cmd('edit ' .. project .. '/lib.sr')
+  vim.wait(5000, function() return #clients(0) == 1 end, 20)
+  vim.cmd('StreetraceRenameFile ' .. project .. '/agents/lib.sr')
+  report('rename_file', vim.api.nvim_buf_get_lines(uses, 0, 1, false)[1] .. ' '
+    .. tostring(vim.loop.fs_stat(project .. '/agents/lib.sr') ~= nil) .. ' '
+    .. tostring(vim.loop.fs_stat(project .. '/lib.sr') ~= nil))
 
   vim.cmd('enew')
   vim.bo.filetype = 'streetrace'

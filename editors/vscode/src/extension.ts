@@ -1,5 +1,5 @@
 // The StreetRace extension: language server, run, debug, syntax tree, graph
-// view and prompt preview.
+// view, prompt preview and the references-count lens's command.
 
 import * as vscode from 'vscode';
 
@@ -7,6 +7,7 @@ import { Binaries } from './binaries';
 import { debugWorkload, registerDebugger } from './debug';
 import { registerGraphView } from './graphView';
 import { registerPromptPreview } from './preview';
+import { registerShowReferences } from './references';
 import { Runner } from './run';
 import { LanguageServer } from './server';
 import { registerSyntaxTree } from './syntaxTree';
@@ -26,6 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerDebugger(binaries),
     registerGraphView(server),
     registerPromptPreview(server),
+    registerShowReferences(),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('streetrace.path') || event.affectsConfiguration('streetrace.server.path')) {
         void server.restart();

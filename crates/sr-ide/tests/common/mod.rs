@@ -69,6 +69,13 @@ pub fn check_all(text: &str, cursors: &[TextSize], what: String) {
     for runnable in analysis.runnables(here).unwrap() {
         check.range(runnable.range, "code lens");
     }
+    for name in analysis.reference_lenses(here).unwrap() {
+        check.range(name, "references lens");
+    }
+    let moved = analysis.will_rename_files(&[(path.clone(), PathBuf::from("/work/sub/moved.sr"))]).unwrap();
+    for (_, edits) in &moved.edits {
+        edits.iter().for_each(|e| check.range(e.range, "file rename"));
+    }
     for ranges in analysis.selection_ranges(here, cursors).unwrap() {
         ranges.iter().for_each(|r| check.range(*r, "selection range"));
     }

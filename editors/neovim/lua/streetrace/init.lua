@@ -112,6 +112,51 @@ vim.lsp.commands['streetrace.debug'] = function(command, ctx)
   end)
 end
 
+-- The references-count lens: its locations (the third argument, as for VS
+-- Code's `editor.action.showReferences`) in the quickfix list.
+vim.lsp.commands['streetrace.showReferences'] = function(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local items = vim.lsp.util.locations_to_items(command.arguments[3] or {}, encoding)
+  vim.fn.setqflist({}, ' ', { title = command.title, items = items })
+  vim.cmd('botright copen')
+end
+
+--- The language server clients attached to a buffer (0.7 and 0.11 name this apart).
+local function buffer_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
+--- Renames or moves the current file to `new_name` (`:StreetraceRenameFile NEW`), as
+--- VS Code's explorer does: first the server's edit for `workspace/willRenameFiles`,
+--- which rewrites the imports naming the file (the buffers it changes are left
+--- unsaved), then the rename on disk.
+function M.rename_file(new_name)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local old = vim.api.nvim_buf_get_name(bufnr)
+  local new = vim.fn.fnamemodify(new_name, ':p')
+  local params = { files = { { oldUri = vim.uri_from_fname(old), newUri = vim.uri_from_fname(new) } } }
+  for _, client in ipairs(buffer_clients(bufnr)) do
+    local operations = (client.server_capabilities.workspace or {}).fileOperations or {}
+    if operations.willRename then
+      local response = client.request_sync('workspace/willRenameFiles', params, 5000, bufnr) or {}
+      if response.err then
+        vim.notify('StreetRace: ' .. response.err.message, vim.log.levels.ERROR)
+      elseif response.result then
+        vim.lsp.util.apply_workspace_edit(response.result, client.offset_encoding)
+      end
+    end
+  end
+  vim.fn.mkdir(vim.fn.fnamemodify(new, ':h'), 'p')
+  vim.lsp.util.rename(old, new)
+end
+
+vim.api.nvim_create_user_command('StreetraceRenameFile', function(args) M.rename_file(args.args) end,
+  { nargs = 1, complete = 'file', desc = 'Rename the StreetRace file, updating the imports that name it' })
+
 --- Attaches the language server to a buffer, starting it for the buffer's root if needed.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
