@@ -37,6 +37,10 @@ tasks:
       no module cycle inside any crate: sibling modules must form a DAG
       (a path from a::b::… to a::c::… is an edge b → c); runs the syn-only
       xtask-cycles package, which `cargo cycles` runs without building xtask
+  string-errors [--list]
+      per crate, the `Result<_, String>` types and `map_err(|e| format!(…))`
+      calls of shipped code (tests and sr-testing left out); --list names
+      each site; runs the syn-only xtask-cycles package
   differential [--cases N] [--seed S] [--save FILE]
       mutate the corpus, parse every mutant here and with upstream StreetRace
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and
@@ -96,6 +100,11 @@ fn main() -> ExitCode {
         // The check is its own syn-only package (xtask/cycles), fast to build.
         Some("cycles") => {
             let mut command = vec!["run", "--quiet", "--package", "xtask-cycles", "--"];
+            command.extend(args[1..].iter().map(String::as_str));
+            ci::step("cargo", &command, &[])
+        }
+        Some("string-errors") => {
+            let mut command = vec!["run", "--quiet", "--package", "xtask-cycles", "--", "string-errors"];
             command.extend(args[1..].iter().map(String::as_str));
             ci::step("cargo", &command, &[])
         }

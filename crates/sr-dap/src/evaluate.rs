@@ -35,13 +35,12 @@ impl Expression {
         let file = db.set_file("/__eval__.sr", source);
         let item = *file_items(&db, file).first().ok_or_else(|| format!("cannot read `{}`", shortened(text)))?;
         let body = body(&db, item);
-        match body.root.as_slice() {
-            [only] => match &body.stmts[*only] {
-                Stmt::Return(expr) => Ok(Expression { expr: *expr, body }),
-                _ => Err(format!("`{}` is not an expression", shortened(text))),
-            },
-            _ => Err(format!("`{}` is not an expression", shortened(text))),
+        if let [only] = body.root.as_slice()
+            && let Stmt::Return(expr) = body.stmts[*only]
+        {
+            return Ok(Expression { expr, body });
         }
+        Err(format!("`{}` is not an expression", shortened(text)))
     }
 
     pub fn eval(&self, vars: &Vars) -> Result<Value, String> {

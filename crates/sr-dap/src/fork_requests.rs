@@ -84,6 +84,6 @@ impl Debugger {
             let lineage = st.forks.lineage(to, thread);
             (to, Back::To { thread, point: at.point, lineage })
         };
-        Ok((to, self.travel_target(None, back)?))
+        Ok((to, self.travel_target(None, back).map_err(|e| e.to_string())?))
     }
 }

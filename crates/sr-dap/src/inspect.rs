@@ -20,8 +20,54 @@ use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
 
+/// Why an inspection request (stack trace, scopes, variables, evaluate,
+/// setVariable, exception info, going back) is refused; its text is the
+/// message of the error response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InspectError {
+    #[error("there is no frame {0} (the thread has moved on)")]
+    NoFrame(i64),
+    #[error("there is no variable {0} (the thread has moved on)")]
+    NoVariable(i64),
+    /// A DAP thread id.
+    #[error("thread {0} is not stopped")]
+    NotStopped(i64),
+    #[error("the thread has moved on")]
+    MovedOn,
+    #[error("the call is gone")]
+    CallGone,
+    #[error("the value is gone")]
+    ValueGone,
+    #[error("evaluation needs a stopped thread")]
+    NoStoppedThread,
+    #[error("only a model call about to be sent, or its reply, can be changed")]
+    CallNotEditable,
+    #[error("only the run's variables and a model call can be changed")]
+    NotEditable,
+    #[error("not an index")]
+    NotAnIndex,
+    #[error("the thread did not stop on an exception")]
+    NoException,
+    #[error("going back needs a threadId")]
+    NoThreadId,
+    #[error("this is the first point of the run")]
+    FirstPoint,
+    /// A runtime thread number.
+    #[error("this is the first point of branch {0}: the branch has no earlier point of its own")]
+    FirstPointOfBranch(u32),
+    /// The expression or value could not be read or evaluated: the evaluator's message.
+    #[error("{0}")]
+    Expression(String),
+    /// The new value does not fit where it goes: the message says why.
+    #[error("{0}")]
+    Edit(String),
+    /// A debug console command (`:answer`) failed: its message.
+    #[error("{0}")]
+    Console(String),
+}
+
 impl Debugger {
-    pub fn stack_trace(&self, args: StackTraceArguments) -> Result<(Vec<StackFrame>, usize), String> {
+    pub fn stack_trace(&self, args: StackTraceArguments) -> Result<(Vec<StackFrame>, usize), InspectError> {
         let st = self.lock();
         let stopped = stopped(&st, args.thread_id)?;
         let total = stopped.frames.len();
@@ -40,14 +86,14 @@ impl Debugger {
         Ok((frames, total))
     }
 
-    pub fn scopes(&self, frame_id: i64) -> Result<Vec<Scope>, String> {
+    pub fn scopes(&self, frame_id: i64) -> Result<Vec<Scope>, InspectError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let Some(Handle::Frame { thread, index }) = st.run.handles.get(frame_id).cloned() else {
-            return Err(format!("there is no frame {frame_id} (the thread has moved on)"));
+            return Err(InspectError::NoFrame(frame_id));
         };
-        let stopped = st.run.stopped.get(&thread).ok_or("the thread has moved on")?;
-        let frame = stopped.frames.get(index).ok_or("the thread has moved on")?;
+        let stopped = st.run.stopped.get(&thread).ok_or(InspectError::MovedOn)?;
+        let frame = stopped.frames.get(index).ok_or(InspectError::MovedOn)?;
         let mut scopes = Vec::new();
         for spec in &frame.scopes {
             let (named, indexed) = match &spec.root {
@@ -69,17 +115,17 @@ impl Debugger {
         Ok(scopes)
     }
 
-    pub fn variables(&self, args: VariablesArguments) -> Result<Vec<Variable>, String> {
+    pub fn variables(&self, args: VariablesArguments) -> Result<Vec<Variable>, InspectError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let node = node(st, args.variables_reference)?;
-        let stopped = st.run.stopped.get(&node.thread).ok_or("the thread has moved on")?;
+        let stopped = st.run.stopped.get(&node.thread).ok_or(InspectError::MovedOn)?;
         let container = match &node.root {
             Root::Vars => Container::Vars(&stopped.snapshot.vars),
-            Root::Call => Container::Value(&stopped.snapshot.call.as_ref().ok_or("the call is gone")?.details),
+            Root::Call => Container::Value(&stopped.snapshot.call.as_ref().ok_or(InspectError::CallGone)?.details),
             Root::Value(value) => Container::Value(value),
         };
-        let container = container.walk(&node.path).ok_or("the value is gone")?;
+        let container = container.walk(&node.path).ok_or(InspectError::ValueGone)?;
         let parent = path_expression(&node.path);
         let entries = page(container.entries(args.filter.as_deref()), args.start, args.count);
         let handles = &mut st.run.handles;
@@ -105,7 +151,7 @@ impl Debugger {
     /// In `clipboard` context the result is the whole value, unabridged.
     /// Evaluating never answers `escalate to human`: in the debug console
     /// (`repl`), `:answer TEXT` does (see `answer`).
-    pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, String> {
+    pub fn evaluate(&self, args: EvaluateArguments) -> Result<EvaluateResponse, InspectError> {
         if args.context.as_deref() == Some("repl") {
             let line = Console::read(&args.expression);
             if !matches!(line, Console::Expression(_)) {
@@ -114,7 +160,7 @@ impl Debugger {
                     None => None,
                 };
                 let asking = thread.filter(|t| self.lock().run.stopped.get(t).is_some_and(|s| s.question.is_some()));
-                return self.console_command(asking.map(dap_thread), line);
+                return self.console_command(asking.map(dap_thread), line).map_err(InspectError::Console);
             }
         }
         let mut guard = self.lock();
@@ -122,15 +168,17 @@ impl Debugger {
         let thread = match args.frame_id {
             Some(id) => match st.run.handles.get(id) {
                 Some(Handle::Frame { thread, .. }) => *thread,
-                _ => return Err(format!("there is no frame {id} (the thread has moved on)")),
+                _ => return Err(InspectError::NoFrame(id)),
             },
             None => {
                 let asking = st.run.stopped.iter().find(|(_, s)| s.question.is_some()).map(|(t, _)| *t);
-                asking.or(st.run.stopped.keys().next().copied()).ok_or("evaluation needs a stopped thread")?
+                asking.or(st.run.stopped.keys().next().copied()).ok_or(InspectError::NoStoppedThread)?
             }
         };
-        let stopped = st.run.stopped.get(&thread).ok_or("evaluation needs a stopped thread")?;
-        let value = Expression::parse(&args.expression).and_then(|e| e.eval(&stopped.snapshot.vars))?;
+        let stopped = st.run.stopped.get(&thread).ok_or(InspectError::NoStoppedThread)?;
+        let value = Expression::parse(&args.expression)
+            .and_then(|e| e.eval(&stopped.snapshot.vars))
+            .map_err(InspectError::Expression)?;
         let (named, indexed) = counts(&value);
         let reference = if is_container(&value) {
             st.run.handles.add(Handle::Node(Node { thread, root: Root::Value(Arc::new(value.clone())), path: vec![] }))
@@ -152,16 +200,17 @@ impl Debugger {
     /// part of the model call it is about to make (which must stay a valid
     /// request); the value is a DSL expression or JSON. The thread gets it
     /// when it resumes.
-    pub fn set_variable(&self, args: SetVariableArguments) -> Result<SetVariableBody, String> {
+    pub fn set_variable(&self, args: SetVariableArguments) -> Result<SetVariableBody, InspectError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let node = node(st, args.variables_reference)?;
-        let stopped = st.run.stopped.get_mut(&node.thread).ok_or("the thread has moved on")?;
+        let stopped = st.run.stopped.get_mut(&node.thread).ok_or(InspectError::MovedOn)?;
         let snapshot = &mut stopped.snapshot;
-        let value = parse_value(&args.value, &snapshot.vars)?;
+        let value = parse_value(&args.value, &snapshot.vars).map_err(InspectError::Expression)?;
         let container = match &node.root {
             Root::Vars => {
-                variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())?;
+                variables::set(&mut snapshot.vars, &node.path, &args.name, value.clone())
+                    .map_err(InspectError::Edit)?;
                 stopped.edited = true;
                 let name = match node.path.first() {
                     Some(Key::Field(name)) => name.clone(),
@@ -172,19 +221,19 @@ impl Debugger {
             }
             Root::Call => {
                 let call = snapshot.call.as_mut().and_then(|c| Some((c.editable?, c)));
-                let (kind, call) = call.ok_or("only a model call about to be sent, or its reply, can be changed")?;
+                let (kind, call) = call.ok_or(InspectError::CallNotEditable)?;
                 let mut details = call.details.clone();
-                variables::set_in(&mut details, &node.path, &args.name, value.clone())?;
-                Call::parse(kind, &details)?;
+                variables::set_in(&mut details, &node.path, &args.name, value.clone()).map_err(InspectError::Edit)?;
+                Call::parse(kind, &details).map_err(InspectError::Edit)?;
                 call.details = details;
                 call.edited = true;
                 Container::Value(&call.details)
             }
-            Root::Value(_) => return Err("only the run's variables and a model call can be changed".to_string()),
+            Root::Value(_) => return Err(InspectError::NotEditable),
         };
         let key = match container.walk(&node.path) {
             Some(Container::Value(Value::Array(_))) => {
-                let index = args.name.trim_matches(['[', ']']).parse().map_err(|_| "not an index")?;
+                let index = args.name.trim_matches(['[', ']']).parse().map_err(|_| InspectError::NotAnIndex)?;
                 Key::Index(index)
             }
             _ => Key::Field(args.name.clone()),
@@ -231,9 +280,9 @@ impl Debugger {
         }
     }
 
-    pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, String> {
+    pub fn exception_info(&self, thread_id: i64) -> Result<ExceptionInfoResponse, InspectError> {
         let st = self.lock();
-        let exception = stopped(&st, thread_id)?.exception.as_ref().ok_or("the thread did not stop on an exception")?;
+        let exception = stopped(&st, thread_id)?.exception.as_ref().ok_or(InspectError::NoException)?;
         Ok(ExceptionInfoResponse {
             exception_id: exception.kind.id().to_string(),
             description: exception.description.clone(),
@@ -244,17 +293,17 @@ impl Debugger {
 
 impl Debugger {
     /// The runtime thread of a frame id.
-    fn frame_thread(&self, id: i64) -> Result<u32, String> {
+    fn frame_thread(&self, id: i64) -> Result<u32, InspectError> {
         match self.lock().run.handles.get(id) {
             Some(Handle::Frame { thread, .. }) => Ok(*thread),
-            _ => Err(format!("there is no frame {id} (the thread has moved on)")),
+            _ => Err(InspectError::NoFrame(id)),
         }
     }
 
     /// The plan to go back from where stopped thread `thread_id` is (the
     /// frame's thread for [`Back::Frame`]): that thread to the point `back`
     /// leads to, every other thread to where it is.
-    pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, String> {
+    pub fn travel_target(&self, thread_id: Option<i64>, back: Back) -> Result<Travel, InspectError> {
         let st = self.lock();
         let (thread, to, reason) = destination(&st, thread_id, &back)?;
         let lineage: HashMap<u32, u64> = match back {
@@ -309,11 +358,10 @@ impl Debugger {
 }
 
 /// The thread that goes back, the point it goes to and the reason it stops there.
-fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, u64, &'static str), String> {
-    let here = || -> Result<(u32, &Stopped), String> {
-        let thread = thread_id.and_then(thread_number).ok_or("going back needs a threadId")?;
-        let stopped =
-            st.run.stopped.get(&thread).ok_or_else(|| format!("thread {} is not stopped", dap_thread(thread)))?;
+fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, u64, &'static str), InspectError> {
+    let here = || -> Result<(u32, &Stopped), InspectError> {
+        let thread = thread_id.and_then(thread_number).ok_or(InspectError::NoThreadId)?;
+        let stopped = st.run.stopped.get(&thread).ok_or(InspectError::NotStopped(dap_thread(thread)))?;
         Ok((thread, stopped))
     };
     match back {
@@ -321,10 +369,8 @@ fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, 
             let (thread, stopped) = here()?;
             // Stopped inside a point (a failure, a question): back to before it.
             match stopped.at.point - u64::from(!stopped.at.inside) {
-                0 if thread == 0 => Err("this is the first point of the run".to_string()),
-                0 => Err(format!(
-                    "this is the first point of branch {thread}: the branch has no earlier point of its own"
-                )),
+                0 if thread == 0 => Err(InspectError::FirstPoint),
+                0 => Err(InspectError::FirstPointOfBranch(thread)),
                 to => Ok((thread, to, "step")),
             }
         }
@@ -339,14 +385,14 @@ fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, 
         }
         Back::Frame(id) => {
             let Some(Handle::Frame { thread, index }) = st.run.handles.get(*id) else {
-                return Err(format!("there is no frame {id} (the thread has moved on)"));
+                return Err(InspectError::NoFrame(*id));
             };
-            let stopped = st.run.stopped.get(thread).ok_or("the thread has moved on")?;
+            let stopped = st.run.stopped.get(thread).ok_or(InspectError::MovedOn)?;
             // Shown innermost first, a call above the frame that makes it.
             let call = usize::from(stopped.snapshot.call.is_some());
             let to = match index.checked_sub(call) {
                 None => stopped.at.point,
-                Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or("the thread has moved on")?,
+                Some(i) => *stopped.frame_starts.iter().rev().nth(i).ok_or(InspectError::MovedOn)?,
             };
             Ok((*thread, to, "restart"))
         }
@@ -354,16 +400,14 @@ fn destination(st: &State, thread_id: Option<i64>, back: &Back) -> Result<(u32, 
     }
 }
 
-fn stopped(st: &State, thread_id: i64) -> Result<&Stopped, String> {
-    thread_number(thread_id)
-        .and_then(|t| st.run.stopped.get(&t))
-        .ok_or_else(|| format!("thread {thread_id} is not stopped"))
+fn stopped(st: &State, thread_id: i64) -> Result<&Stopped, InspectError> {
+    thread_number(thread_id).and_then(|t| st.run.stopped.get(&t)).ok_or(InspectError::NotStopped(thread_id))
 }
 
-fn node(st: &State, reference: i64) -> Result<Node, String> {
+fn node(st: &State, reference: i64) -> Result<Node, InspectError> {
     match st.run.handles.get(reference) {
         Some(Handle::Node(node)) => Ok(node.clone()),
-        _ => Err(format!("there is no variable {reference} (the thread has moved on)")),
+        _ => Err(InspectError::NoVariable(reference)),
     }
 }
 

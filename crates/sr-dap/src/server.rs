@@ -18,6 +18,7 @@ use crate::client::Client;
 use crate::debugger::{Action, Debugger};
 use crate::exceptions::ExceptionKind;
 use crate::forks::Piece;
+use crate::inspect::InspectError;
 use crate::launch::{self, Launch, LaunchError};
 use crate::protocol::{
     BreakpointLocationsBody, BreakpointsBody, Capabilities, Command, ContinueBody, Event, LaunchArguments, NotARequest,
@@ -240,23 +241,23 @@ impl Session {
                     .debugger
                     .stack_trace(args)
                     .map(|(stack_frames, total_frames)| StackTraceBody { stack_frames, total_frames });
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::Scopes(args) => {
                 let result = self.debugger.scopes(args.frame_id).map(|scopes| ScopesBody { scopes });
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::Variables(args) => {
                 let result = self.debugger.variables(args).map(|variables| VariablesBody { variables });
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::Evaluate(args) => {
                 let result = self.debugger.evaluate(args);
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::SetVariable(args) => {
                 let result = self.debugger.set_variable(args);
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::Answer(args) => {
                 let result = match &args.text {
@@ -267,7 +268,7 @@ impl Session {
             }
             Command::ExceptionInfo(args) => {
                 let result = self.debugger.exception_info(args.thread_id);
-                self.respond(&request, result);
+                self.respond_inspected(&request, result);
             }
             Command::Terminate => {
                 self.respond(&request, Ok(()));
@@ -295,6 +296,11 @@ impl Session {
             message,
             body,
         });
+    }
+
+    /// Answers an inspection request: a refusal's message is the error's text.
+    fn respond_inspected<T: Serialize>(&self, request: &Request, result: Result<T, InspectError>) {
+        self.respond(request, result.map_err(|e| e.to_string()));
     }
 
     fn launch(&mut self, request: &Request, args: LaunchArguments) {
@@ -388,7 +394,7 @@ impl Session {
         }
         match self.debugger.travel_target(thread_id, back) {
             Ok(travel) => self.travel(request, travel, None).await,
-            Err(e) => self.respond(request, Err::<(), _>(e)),
+            Err(e) => self.respond_inspected(request, Err::<(), _>(e)),
         }
     }
 

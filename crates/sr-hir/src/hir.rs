@@ -12,6 +12,9 @@ use sr_syntax::TextRange;
 use crate::Name;
 use crate::diagnostic_kinds::ExecutorProblem;
 
+mod facts;
+pub use facts::{Binding, GuardrailAction, Invocation, PlaceUse};
+
 /// A piece of an item whose range the source map knows (a name, a reference, a
 /// string, a `${…}`), numbered in source order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -652,119 +655,6 @@ impl Template {
             TemplatePart::Interpolation(i) => Some(i),
             TemplatePart::Text(_) => None,
         })
-    }
-}
-
-/// A variable a statement gives a value as a whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding<'a> {
-    /// `$x = …`, `$x = run …`, `$x = call llm …`.
-    Assign(&'a Place),
-    /// `for $x in …`.
-    Loop(&'a Place),
-    /// `escalate to human` gives `$human_input` the answer.
-    HumanInput,
-}
-
-impl Stmt {
-    /// The statements nested in this one, in order: its blocks' statements
-    /// and its `match` arms.
-    ///
-    /// Every statement kind is listed (here, in [`Stmt::exprs`] and
-    /// [`Stmt::binds`]): a new kind does not compile until each says what it
-    /// holds, and the walkers built on them see it.
-    pub fn children(&self) -> Vec<StmtId> {
-        match self {
-            Stmt::For { body, .. }
-            | Stmt::Parallel { body }
-            | Stmt::Loop { body, .. }
-            | Stmt::If { body, .. }
-            | Stmt::OnFailure { body } => body.clone(),
-            Stmt::Match { arms, otherwise, .. } => arms.iter().map(|(_, s)| *s).chain(*otherwise).collect(),
-            Stmt::Assign { .. }
-            | Stmt::Run(_)
-            | Stmt::Call(_)
-            | Stmt::Return(_)
-            | Stmt::Push { .. }
-            | Stmt::Escalate { .. }
-            | Stmt::Log(_)
-            | Stmt::Notify(_)
-            | Stmt::Expr(_)
-            | Stmt::Continue
-            | Stmt::Break
-            | Stmt::Abort
-            | Stmt::RetryStep(_)
-            | Stmt::Mask { .. }
-            | Stmt::Block { .. }
-            | Stmt::Warn { .. }
-            | Stmt::RetryWith { .. }
-            | Stmt::Missing => Vec::new(),
-        }
-    }
-
-    /// The expressions the statement evaluates itself (not those of nested
-    /// statements), in evaluation order.
-    pub fn exprs(&self) -> Vec<ExprId> {
-        match self {
-            Stmt::Assign { value, .. } => vec![*value],
-            Stmt::Run(run) => run
-                .input
-                .into_iter()
-                .chain(match &run.on_escalate {
-                    Some(OnEscalate::Return(e)) => Some(*e),
-                    Some(OnEscalate::Continue | OnEscalate::Abort) | None => None,
-                })
-                .collect(),
-            Stmt::Call(call) => call.input.into_iter().collect(),
-            Stmt::Return(e) | Stmt::Log(e) | Stmt::Notify(e) | Stmt::Expr(e) | Stmt::RetryStep(e) => vec![*e],
-            Stmt::For { iterable, .. } => vec![*iterable],
-            Stmt::Match { scrutinee, .. } => vec![*scrutinee],
-            Stmt::If { condition, .. } | Stmt::Block { condition } => vec![*condition],
-            Stmt::Push { value, .. } => vec![*value],
-            Stmt::Warn { condition, .. } => condition.iter().copied().collect(),
-            Stmt::RetryWith { message, condition } => vec![*message, *condition],
-            Stmt::Parallel { .. }
-            | Stmt::Loop { .. }
-            | Stmt::Escalate { .. }
-            | Stmt::OnFailure { .. }
-            | Stmt::Continue
-            | Stmt::Break
-            | Stmt::Abort
-            | Stmt::Mask { .. }
-            | Stmt::Missing => Vec::new(),
-        }
-    }
-
-    /// The variable the statement gives a value as a whole, if it does.
-    /// (`$x.f = …` changes a field of `$x`; `push … to $x` changes its items.)
-    pub fn binds(&self) -> Option<Binding<'_>> {
-        match self {
-            Stmt::Assign { target, .. } if target.fields.is_empty() => Some(Binding::Assign(target)),
-            Stmt::Assign { .. } => None,
-            Stmt::Run(run) => run.target.as_ref().map(Binding::Assign),
-            Stmt::Call(call) => call.target.as_ref().map(Binding::Assign),
-            Stmt::For { var, .. } => Some(Binding::Loop(var)),
-            Stmt::Escalate { .. } => Some(Binding::HumanInput),
-            Stmt::Return(_)
-            | Stmt::Parallel { .. }
-            | Stmt::Loop { .. }
-            | Stmt::Match { .. }
-            | Stmt::If { .. }
-            | Stmt::Push { .. }
-            | Stmt::Log(_)
-            | Stmt::Notify(_)
-            | Stmt::Expr(_)
-            | Stmt::OnFailure { .. }
-            | Stmt::Continue
-            | Stmt::Break
-            | Stmt::Abort
-            | Stmt::RetryStep(_)
-            | Stmt::Mask { .. }
-            | Stmt::Block { .. }
-            | Stmt::Warn { .. }
-            | Stmt::RetryWith { .. }
-            | Stmt::Missing => None,
-        }
     }
 }
 

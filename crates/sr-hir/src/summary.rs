@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::hir::{Binding, Body, Stmt};
+use crate::hir::{Binding, Body, Invocation, Stmt};
 use crate::items::Item;
 use crate::{Db, Name, body};
 
@@ -43,14 +43,13 @@ pub fn body_summary<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<BodySummary> {
             Some(Binding::HumanInput) => summary.assigned.push(Name::new_static(HUMAN_INPUT)),
             None => {}
         }
-        if let Stmt::Run(run) = stmt {
-            match run.agent {
-                true => summary.runs_agents.push(run.callee.name.clone()),
-                false => summary.runs_flows.push(run.callee.name.clone()),
-            }
+        match stmt.invokes() {
+            Some((Invocation::RunAgent, agent)) => summary.runs_agents.push(agent.name.clone()),
+            Some((Invocation::RunFlow, flow)) => summary.runs_flows.push(flow.name.clone()),
+            Some((Invocation::CallLlm, prompt)) => summary.calls_prompts.push(prompt.name.clone()),
+            None => {}
         }
         if let Stmt::Call(call) = stmt {
-            summary.calls_prompts.push(call.prompt.name.clone());
             summary.call_models.extend(call.model.iter().map(|m| m.name.clone()));
         }
     });

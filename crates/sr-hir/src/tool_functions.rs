@@ -120,16 +120,13 @@ impl ToolKind {
     /// Upstream's rule for builtins: the reference (or the name) is matched by
     /// substring, in order: `fs_readonly`, `fs`, `cli`; then ours, `state`.
     pub fn of(name: &str, data: Option<&ToolData>) -> ToolKind {
-        let key = match data {
-            Some(ToolData::Mcp { .. }) => return ToolKind::Mcp,
-            Some(ToolData::A2a { .. }) => return ToolKind::A2a,
-            Some(ToolData::Long { ty: Some(ty), url: Some(_), .. }) if ty.as_str() == "mcp" => return ToolKind::Mcp,
-            Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
-                reference.to_lowercase()
-            }
-            Some(ToolData::Long { url: Some(url), .. }) => url.to_lowercase(),
-            _ => name.to_lowercase(),
-        };
+        if data.is_some_and(ToolData::is_mcp) {
+            return ToolKind::Mcp;
+        }
+        if let Some(ToolData::A2a { .. }) = data {
+            return ToolKind::A2a;
+        }
+        let key = data.and_then(ToolData::builtin_key).unwrap_or(name).to_lowercase();
         if key.contains("fs_readonly") {
             ToolKind::FsReadonly
         } else if key.contains("fs") {

@@ -103,20 +103,22 @@ const AGENT_BODY: &[&str] = &[
     "on",
     "after",
 ];
+/// `when`, `else` and `end` start the lines of a `match` and close a block.
 const FLOW_BODY: &[&str] = &[
-    "run", "call", "return", "for", "parallel", "loop", "match", "if", "push", "escalate", "log", "notify", "continue",
-    "abort", "retry", "on",
+    "run", "call", "return", "for", "parallel", "loop", "match", "when", "else", "end", "if", "push", "escalate",
+    "log", "notify", "continue", "abort", "retry", "on",
 ];
 const HANDLER_BODY: &[&str] = &[
-    "run", "call", "for", "parallel", "loop", "if", "push", "escalate", "log", "notify", "continue", "abort", "retry",
-    "mask", "block", "warn",
+    "run", "call", "for", "parallel", "loop", "end", "if", "push", "escalate", "log", "notify", "continue", "abort",
+    "retry", "mask", "block", "warn",
 ];
 /// The contextual keyword of our `executor` extension.
 const EXECUTOR: &str = "executor";
 const MODEL_BODY: &[&str] = &["provider", "name", "temperature", "max_tokens", "max_input_tokens"];
 const TOOL_BODY: &[&str] = &["type", "url", "headers"];
 const POLICY_BODY: &[&str] = &["trigger", "strategy", "preserve", "use"];
-const EXPRESSION_KEYWORDS: &[&str] = &["true", "false", "null", "not", "filter", "initial"];
+/// `process x` is a call of the standard library function whose name upstream lexes as a keyword.
+const EXPRESSION_KEYWORDS: &[&str] = &["true", "false", "null", "not", "filter", "initial", "process"];
 const TYPES: &[&str] = &["string", "int", "float", "bool", "list"];
 const EVENTS: &[&str] = &["start", "input", "output", "tool-call", "tool-result"];
 
@@ -505,5 +507,7 @@ fn enclosing_block(text: &str, line_start: usize, word_start: usize) -> Block {
     Block::TopLevel
 }
 
+#[cfg(test)]
+mod keywords_tests;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use sr_hir::hir::{Body, Expr, ItemData, ModelData, Named, Place, Stmt, TypeRef};
+use sr_hir::hir::{Body, Expr, ItemData, ModelData, Named, Place, PlaceUse, Stmt, TypeRef};
 use sr_hir::resolve::{Program, resolve_import};
 use sr_hir::{Db, File, Item, ItemKind, Name, body, file_items, item_data, item_name_range, item_syntax, source_map};
 use sr_syntax::ast::{self, AstNode};
@@ -210,22 +210,14 @@ impl<'db> Collect<'_, 'db> {
     fn body(&mut self, body: &Body, map: &sr_hir::SourceMap) {
         let parts = &map.parts;
         body.walk_stmts(&mut |_, stmt| {
-            match stmt {
-                Stmt::Assign { target, .. } => self.place(parts, target, target.fields.is_empty()),
-                Stmt::Run(run) => {
-                    run.target.iter().for_each(|t| self.place(parts, t, t.fields.is_empty()));
-                    let kind = if run.agent { ItemKind::Agent } else { ItemKind::Flow };
-                    self.named(parts, &run.callee, kind, false);
-                    run.history.iter().for_each(|h| self.place(parts, h, false));
-                }
-                Stmt::Call(call) => {
-                    call.target.iter().for_each(|t| self.place(parts, t, t.fields.is_empty()));
-                    self.named(parts, &call.prompt, ItemKind::Prompt, false);
-                    call.model.iter().for_each(|m| self.named(parts, m, ItemKind::Model, true));
-                }
-                Stmt::For { var, .. } => self.place(parts, var, true),
-                Stmt::Push { target, .. } => self.place(parts, target, false),
-                _ => {}
+            for (place, used) in stmt.places() {
+                self.place(parts, place, used == PlaceUse::Bind && place.fields.is_empty());
+            }
+            if let Some((how, callee)) = stmt.invokes() {
+                self.named(parts, callee, how.item_kind(), false);
+            }
+            if let Stmt::Call(call) = stmt {
+                call.model.iter().for_each(|m| self.named(parts, m, ItemKind::Model, true));
             }
             for expr in stmt.exprs() {
                 body.walk_expr(expr, &mut |id, expr| match expr {

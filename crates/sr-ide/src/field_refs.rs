@@ -6,7 +6,7 @@
 //! through a value of unknown type is not found (nor renamed). `.note` inside
 //! `filter … where` is not followed either.
 
-use sr_hir::hir::{Body, Expr, ExprId, ItemData, Place, Stmt, Template};
+use sr_hir::hir::{Body, Expr, ExprId, ItemData, Place, PlaceUse, Template};
 use sr_hir::resolve::Program;
 use sr_hir::{Db, File, Item, ItemKind, Name, RootDatabase, body, file_items, item_data, source_map};
 use sr_syntax::{TextRange, TextSize};
@@ -108,11 +108,10 @@ impl<'db> Collect<'_, 'db> {
             _ if matches!(item.kind(self.db), ItemKind::Flow | ItemKind::Handler) => {
                 let body = body(self.db, item);
                 body.walk_stmts(&mut |_, stmt| {
-                    match stmt {
-                        Stmt::Assign { target, .. } => self.place(target, &map.parts, offset),
-                        Stmt::Run(run) => run.target.iter().for_each(|t| self.place(t, &map.parts, offset)),
-                        Stmt::Call(call) => call.target.iter().for_each(|t| self.place(t, &map.parts, offset)),
-                        _ => {}
+                    for (place, used) in stmt.places() {
+                        if used == PlaceUse::Bind {
+                            self.place(place, &map.parts, offset);
+                        }
                     }
                     for root in stmt.exprs() {
                         body.walk_expr(root, &mut |id, expr| match expr {

@@ -130,7 +130,28 @@ impl<'a, 'db> VarTypes<'a, 'db> {
                         (target.name.clone(), Source::Fixed(prompt_result(db, program, &call.prompt.name)))
                     }
                     Stmt::For { var, iterable, .. } => (var.name.clone(), Source::Item(body.clone(), *iterable)),
-                    _ => return,
+                    // A field's assignment, and statements that give no variable a value of known type.
+                    Stmt::Assign { .. }
+                    | Stmt::Return(_)
+                    | Stmt::Parallel { .. }
+                    | Stmt::Loop { .. }
+                    | Stmt::Match { .. }
+                    | Stmt::If { .. }
+                    | Stmt::Push { .. }
+                    | Stmt::Escalate { .. }
+                    | Stmt::Log(_)
+                    | Stmt::Notify(_)
+                    | Stmt::Expr(_)
+                    | Stmt::OnFailure { .. }
+                    | Stmt::Continue
+                    | Stmt::Break
+                    | Stmt::Abort
+                    | Stmt::RetryStep(_)
+                    | Stmt::Mask { .. }
+                    | Stmt::Block { .. }
+                    | Stmt::Warn { .. }
+                    | Stmt::RetryWith { .. }
+                    | Stmt::Missing => return,
                 };
                 sources.entry(name).or_default().push(source);
             });

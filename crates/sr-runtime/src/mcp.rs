@@ -28,16 +28,6 @@ pub use sr_mcp::{MCP_NOTICE_KIND, MCP_TOOLS_KIND, Options as McpOptions};
 use crate::a2a::{A2aOptions, Remotes};
 use crate::tools::{Tool, ToolError, ToolSpec};
 
-/// Whether a `tool` definition is an MCP server's, so that its tools come
-/// from the hub: `mcp "URL"`, or the long form with `type: mcp` and a `url`.
-pub fn is_mcp(data: &ToolData) -> bool {
-    match data {
-        ToolData::Mcp { .. } => true,
-        ToolData::Long { ty: Some(ty), url: Some(_), .. } => ty.as_str() == "mcp",
-        _ => false,
-    }
-}
-
 /// What an MCP definition says: `tool x = mcp "URL" with …`, or the long form
 /// with `type: mcp` (upstream never reads it, but its intent is plain).
 fn definition(data: &ToolData) -> Option<Definition> {
@@ -56,10 +46,12 @@ fn definition(data: &ToolData) -> Option<Definition> {
             }),
             options: options(written),
         }),
-        ToolData::Long { ty: Some(ty), url: Some(url), headers } if ty.as_str() == "mcp" => {
+        ToolData::Long { url: Some(url), headers, .. } if data.is_mcp() => {
             Some(Definition { url: url.clone(), auth: None, options: options(headers) })
         }
-        _ => None,
+        ToolData::Long { .. } | ToolData::A2a { .. } | ToolData::Builtin(_) | ToolData::Ref(_) | ToolData::Missing => {
+            None
+        }
     }
 }
 
@@ -80,7 +72,7 @@ fn idempotent(tools: &IndexMap<Name, ToolData>) -> HashSet<String> {
         .filter(|(_, data)| match data {
             ToolData::Mcp { options, .. } => declared(options),
             ToolData::Long { headers, .. } => declared(headers),
-            _ => false,
+            ToolData::A2a { .. } | ToolData::Builtin(_) | ToolData::Ref(_) | ToolData::Missing => false,
         })
         .map(|(name, _)| name.to_string())
         .collect()
@@ -277,7 +269,7 @@ mod tests {
             options: vec![("X-Team".into(), "core".into())],
         };
         assert_eq!(definition(&short), Some(expected));
-        assert!(is_mcp(&short));
+        assert!(short.is_mcp());
 
         let long = ToolData::Long {
             ty: Some("mcp".into()),
@@ -287,7 +279,7 @@ mod tests {
         let expected =
             Definition { url: "http://h/mcp".into(), auth: None, options: vec![("X-Key".into(), "v".into())] };
         assert_eq!(definition(&long), Some(expected));
-        assert!(is_mcp(&long));
+        assert!(long.is_mcp());
 
         for other in [
             ToolData::Long { ty: Some("mcp".into()), url: None, headers: vec![] },
@@ -295,7 +287,7 @@ mod tests {
             ToolData::Builtin("streetrace.fs".into()),
         ] {
             assert_eq!(definition(&other), None, "{other:?}");
-            assert!(!is_mcp(&other), "{other:?}");
+            assert!(!other.is_mcp(), "{other:?}");
         }
     }
 

@@ -19,6 +19,7 @@ syn keyword streetraceStatement log notify continue abort
 " Declarations at the start of a line, and the name they define.
 syn match streetraceVersion /^streetrace\s\+v\d\+\%(\.\d\+\)\=\>/
 syn match streetraceInclude /^import\>/
+syn match streetraceInclude /\%(^import\s\+\h[[:alnum:]_-]*\s\+\)\@<=from\>/
 syn match streetraceDeclaration /^\%(model\|schema\|tool\|prompt\|flow\|policy\|retry\|timeout\)\>/ nextgroup=streetraceDefinition skipwhite
 syn match streetraceDeclaration /^agent\>/ nextgroup=streetraceDefinition skipwhite
 syn match streetraceDefinition /\h[[:alnum:]_-]*/ contained
@@ -28,6 +29,7 @@ syn match streetraceConditional /^\s*\zs\%(if\|match\|when\|else\)\>/
 syn match streetraceRepeat /^\s*\zs\%(for\|loop\|parallel\)\>/
 syn match streetraceKeyword /^\s*\zs\%(on\|after\)\ze\s\+\S\+\s\+do\>/
 syn match streetraceKeyword /^\s*\zson\ze\s\+failure\s*:/
+syn match streetraceEvent /\%(^\s*\%(on\|after\)\s\+\)\@<=\%(start\|input\|output\)\ze\s\+do\>/
 syn match streetraceKeyword /\<do\ze\s*\%(#.*\)\=$/
 syn match streetraceKeyword /^\s*\zsend\>/
 syn match streetraceStatement /\%(^\s*\|->\s*\|:\s\+\)\zs\%(return\|push\|escalate\|mask\|block\|warn\)\>/
@@ -38,6 +40,11 @@ syn match streetraceKeyword /\<\%(times\|backoff\|to\s\+human\|on\s\+escalate\|e
 syn match streetraceKeyword /\<as\ze\s\+\h[[:alnum:]_-]*\s\+to\>/
 syn match streetraceKeyword /\<to\ze\s\+\$\=\h[[:alnum:]_-]*\s*\%(#.*\)\=$/
 syn match streetraceBuiltin /\<initial\s\+user\s\+prompt\>/
+syn match streetraceBuiltin /\<process\ze\s\+\%(\%(and\|or\|contains\)\>\)\@![$"'(\[[:alnum:]_]/
+syn match streetraceKeyword /\<\%(exponential\|linear\|fixed\)\ze\s\+backoff\>/
+syn match streetraceKeyword /\<last\ze\s\+\d\+\s\+messages\>/
+syn match streetraceKeyword /\%(\<last\s\+\d\+\s\+\)\@<=messages\>/
+syn match streetraceKeyword /\<tool\s\+results\>/
 syn match streetraceProperty /^\s\+\zs\%(tools\|instruction\|prompt\|produces\|description\|delegate\|use\|history\|retry\|timeout\)\>/
 syn match streetraceField /^\s\+\zs\h[[:alnum:]_-]*\ze\s*:\%(\s\|$\)/
 

@@ -2,7 +2,8 @@
 # Headless test of the Neovim plugin (works on Neovim 0.7+):
 #   SR_BIN=target/debug/sr editors/neovim/test/run.sh
 # NVIM names the nvim to test (default: `nvim` on PATH). Compares what
-# plugin_test.lua saw with expected.txt, one check per line; on Neovim 0.11+
+# plugin_test.lua saw with expected.txt and what syntax_test.lua saw with
+# syntax_expected.txt, one check per line; on Neovim 0.11+
 # also what native_test.lua saw (the native `vim.lsp.enable` configuration)
 # with native_expected.txt.
 set -euo pipefail
@@ -38,6 +39,7 @@ run() {
 }
 
 run plugin_test.lua expected.txt
+run syntax_test.lua syntax_expected.txt
 if "$nvim" --headless --clean -c 'lua io.stdout:write(vim.lsp.enable and "native" or "")' -c 'qall!' 2>/dev/null | grep -q native; then
   run native_test.lua native_expected.txt
 else

@@ -9,11 +9,18 @@
 //! the fix is obvious. `#[cfg(test)]` modules are skipped: tests may reach anywhere.
 //! Paths through re-exports (`crate::Foo` where the root says `pub use b::Foo`) count as
 //! edges to the root, not to `b`; the check is about the module files a reader opens.
+//!
+//! [`wildcards`] is the package's other source check: no catch-all arm in a `match`
+//! over a statement or a tool definition (run by the package's `workspace` test).
+//! [`string_errors`] counts the `String` errors of shipped code (`cargo xtask string-errors`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
+
+pub mod string_errors;
+pub mod wildcards;
 
 /// Checks every crate under `root/crates` and `root/xtask`; `Ok` is the summary line,
 /// `Err` lists each cycle with one reference per edge.

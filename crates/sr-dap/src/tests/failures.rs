@@ -6,6 +6,7 @@ use serde_json::json;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
 use super::{Harness, MAIN};
+use crate::inspect::InspectError;
 use crate::protocol::StackTraceArguments;
 
 const READER: &str = concat!(
@@ -114,7 +115,11 @@ flow main:
     assert_eq!(h.debugger.exception_info(3).unwrap().description, "no field 'y' (fields: x)");
     assert_eq!(h.var(3, "a").unwrap().value, "{\"x\":0}", "the branch has its own copy of the variables");
     let main = StackTraceArguments { thread_id: MAIN, ..Default::default() };
-    assert_eq!(h.debugger.stack_trace(main).unwrap_err(), "thread 1 is not stopped");
+    let refused = h.debugger.stack_trace(main).unwrap_err();
+    assert_eq!(
+        (refused.clone(), refused.to_string()),
+        (InspectError::NotStopped(1), "thread 1 is not stopped".to_string())
+    );
     h.cont();
     assert_eq!(h.terminated().await, 1);
     assert_eq!(h.continued, [3], "continuing names thread 1; thread 3 is told it runs on");

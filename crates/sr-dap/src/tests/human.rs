@@ -3,6 +3,7 @@
 //! `continue`. Evaluating an expression never answers.
 
 use super::{Harness, MAIN};
+use crate::inspect::InspectError;
 
 const ASK: &str = "\
 streetrace v1
@@ -33,9 +34,15 @@ async fn the_answer_command_answers_and_evaluating_does_not() {
     assert_eq!(h.evaluate_in(None, "\"approved\"", Some("clipboard")), Ok("approved".to_string()));
     assert!(h.debugger.lock().run.stopped[&0].answer.is_none(), "evaluating answered");
     // Only the debug console runs commands.
-    assert!(h.evaluate_in(None, ":answer no", Some("watch")).unwrap_err().starts_with("cannot read"));
+    let watched = h.evaluate_in(None, ":answer no", Some("watch")).unwrap_err();
+    assert!(matches!(&watched, InspectError::Expression(m) if m.starts_with("cannot read")), "{watched:?}");
     let unknown = h.evaluate_in(None, ":anwser yes", Some("repl")).unwrap_err();
-    assert_eq!(unknown, "`:anwser` is not a console command; `:answer TEXT` answers the pending `escalate to human`");
+    assert_eq!(
+        unknown,
+        InspectError::Console(
+            "`:anwser` is not a console command; `:answer TEXT` answers the pending `escalate to human`".to_string()
+        )
+    );
     let frame = Some(h.frame_id(MAIN, 0));
     assert_eq!(
         h.evaluate_in(frame, ":answer approved, ship it", Some("repl")),

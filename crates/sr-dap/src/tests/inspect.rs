@@ -4,6 +4,7 @@ use serde_json::json;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
 use super::{Harness, MAIN, line};
+use crate::inspect::InspectError;
 use crate::protocol::{EvaluateArguments, VariablesArguments};
 use crate::stepping::StepKind;
 
@@ -123,8 +124,12 @@ async fn expressions_evaluate_in_any_frame() {
     assert_eq!(h.evaluate(Some(top), "len($profile.tags) + $count"), Ok("5".to_string()));
     assert_eq!(h.evaluate(Some(flow), "$profile.name + \"!\""), Ok("\"Ada!\"".to_string()));
     assert_eq!(h.evaluate(None, "count"), Ok("2".to_string()), "a hover on a bare name");
-    assert_eq!(h.evaluate(Some(flow), "$answer"), Err("variable '$answer' is not defined".to_string()));
-    assert!(h.evaluate(Some(flow), "$count +").unwrap_err().starts_with("cannot read"));
+    assert_eq!(
+        h.evaluate(Some(flow), "$answer"),
+        Err(InspectError::Expression("variable '$answer' is not defined".to_string()))
+    );
+    let unread = h.evaluate(Some(flow), "$count +").unwrap_err();
+    assert!(matches!(&unread, InspectError::Expression(m) if m.starts_with("cannot read")), "{unread:?}");
     let args = EvaluateArguments {
         expression: "filter [{s: 1}, {s: 5}] where .s > $count".into(),
         frame_id: Some(flow),
@@ -153,12 +158,10 @@ async fn set_variable_changes_what_the_run_sees() {
     h.set(tags, "[0]", "{\"json\": [1, 2]}").unwrap();
     assert_eq!(h.var(MAIN, "profile").unwrap().value, r#"{"name":"Grace","tags":[{"json":[1,2]},"engines","chess"]}"#);
     assert!(h.set(scope, "nothing", "1").is_err());
-    assert!(h.set(scope, "count", "$undefined +").unwrap_err().contains("not JSON either"));
+    let unread = h.set(scope, "count", "$undefined +").unwrap_err();
+    assert!(matches!(&unread, InspectError::Expression(m) if m.contains("not JSON either")), "{unread:?}");
     let run = h.scope(h.frame_id(MAIN, 0), "Run");
-    assert_eq!(
-        h.set(run, "input", "\"x\""),
-        Err("only the run's variables and a model call can be changed".to_string())
-    );
+    assert_eq!(h.set(run, "input", "\"x\"").unwrap_err(), InspectError::NotEditable);
     h.cont();
     h.terminated().await;
     assert!(h.output("console").contains(r#"run completed: {"count":20,"name":"Grace"}"#), "{}", h.output("console"));
@@ -187,7 +190,10 @@ async fn an_edited_model_call_is_what_the_model_gets() {
     assert_eq!(h.set(call, "temperature", "0.5").unwrap().value, "0.5");
     assert_eq!(h.set(call, "max_tokens", "99").unwrap().value, "99");
     let refused = h.set(call, "model", "42").unwrap_err();
-    assert!(refused.starts_with("the call would not be a valid request: invalid type: integer `42`"), "{refused}");
+    assert!(
+        matches!(&refused, InspectError::Edit(m) if m.starts_with("the call would not be a valid request: invalid type: integer `42`")),
+        "{refused:?}"
+    );
     assert_eq!(h.children(call).iter().find(|v| v.name == "model").unwrap().value, "\"openai/test\"", "unchanged");
 
     // The tool call that follows cannot be edited.
@@ -197,10 +203,7 @@ async fn an_edited_model_call_is_what_the_model_gets() {
     h.stopped().await;
     assert_eq!(h.frames(MAIN)[0].0, "tool read_file");
     let tool_call = h.scope(h.frame_id(MAIN, 0), "Call");
-    assert_eq!(
-        h.set(tool_call, "tool", "\"x\"").unwrap_err(),
-        "only a model call about to be sent, or its reply, can be changed"
-    );
+    assert_eq!(h.set(tool_call, "tool", "\"x\"").unwrap_err(), InspectError::CallNotEditable);
     h.cont();
     assert_eq!(h.terminated().await, 0);
     let sent = provider.requests();
@@ -234,7 +237,10 @@ async fn a_replaced_reply_is_what_the_agent_gets() {
     h.set(reply, "tool_calls", "[]").unwrap();
     h.set(reply, "finish_reason", "\"stop\"").unwrap();
     let refused = h.set(reply, "tool_calls", "3").unwrap_err();
-    assert!(refused.starts_with("the reply would not be a valid reply:"), "{refused}");
+    assert!(
+        matches!(&refused, InspectError::Edit(m) if m.starts_with("the reply would not be a valid reply:")),
+        "{refused:?}"
+    );
     h.cont();
     assert_eq!(h.terminated().await, 0);
     assert_eq!(provider.requests().len(), 1, "no tool ran, no second call");

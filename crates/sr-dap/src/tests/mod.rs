@@ -47,6 +47,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::client::Client;
 use crate::debugger::{Action, Debugger};
+use crate::inspect::InspectError;
 use crate::launch::Launch;
 use crate::protocol::{
     Breakpoint, EvaluateArguments, FunctionBreakpoint, Outgoing, SetBreakpointsArguments,
@@ -242,18 +243,23 @@ impl Harness {
         self.children(scope).into_iter().find(|v| v.name == name)
     }
 
-    pub fn evaluate(&self, frame: Option<i64>, expression: &str) -> Result<String, String> {
+    pub fn evaluate(&self, frame: Option<i64>, expression: &str) -> Result<String, InspectError> {
         self.evaluate_in(frame, expression, None)
     }
 
     /// Evaluates in a context (`repl`, `watch`, `hover`, `clipboard`).
-    pub fn evaluate_in(&self, frame: Option<i64>, expression: &str, context: Option<&str>) -> Result<String, String> {
+    pub fn evaluate_in(
+        &self,
+        frame: Option<i64>,
+        expression: &str,
+        context: Option<&str>,
+    ) -> Result<String, InspectError> {
         let context = context.map(str::to_string);
         let args = EvaluateArguments { expression: expression.to_string(), frame_id: frame, context };
         self.debugger.evaluate(args).map(|r| r.result)
     }
 
-    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<SetVariableBody, String> {
+    pub fn set(&self, reference: i64, name: &str, value: &str) -> Result<SetVariableBody, InspectError> {
         let args =
             SetVariableArguments { variables_reference: reference, name: name.to_string(), value: value.to_string() };
         self.debugger.set_variable(args)

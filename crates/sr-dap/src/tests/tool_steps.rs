@@ -6,6 +6,7 @@ use serde_json::json;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
 use super::{Harness, MAIN, line};
+use crate::inspect::InspectError;
 use crate::protocol::{DataBreakpoint, DataBreakpointInfoArguments, Variable};
 use crate::stepping::StepKind;
 
@@ -57,7 +58,7 @@ async fn step_in_stops_at_a_flow_tool_call_with_its_arguments_then_shows_its_val
     let call = h.children(h.scope(h.frame_id(MAIN, 0), "Call"));
     assert_eq!(
         h.set(field(&call, "args").variables_reference, "path", "\"other.txt\"").unwrap_err(),
-        "only a model call about to be sent, or its reply, can be changed"
+        InspectError::CallNotEditable
     );
 
     h.step(StepKind::In);

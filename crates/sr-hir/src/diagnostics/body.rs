@@ -125,11 +125,8 @@ impl<'db> Cx<'_, 'db> {
 
     /// E0001 for `run agent X`, `run F` and `call llm P`.
     fn reference(&self, stmt: StmtId, reported: Reported, out: &mut Vec<SemanticDiagnostic<'db>>) {
-        let (kind, target) = match &self.body.stmts[stmt] {
-            Stmt::Run(run) => (if run.agent { ItemKind::Agent } else { ItemKind::Flow }, &run.callee),
-            Stmt::Call(call) => (ItemKind::Prompt, &call.prompt),
-            _ => return,
-        };
+        let Some((how, target)) = self.body.stmts[stmt].invokes() else { return };
+        let kind = how.item_kind();
         let known = match kind {
             ItemKind::Prompt => self.program.prompts.contains_key(&target.name),
             _ => self.program.defs(kind).is_some_and(|defs| defs.contains_key(&target.name)),
@@ -529,32 +526,7 @@ impl<'db> Flat<'_, '_, 'db> {
             }
             self.stmt(id, visible, out);
             if ended_by.is_none() {
-                ended_by = match stmt {
-                    Stmt::Return(_) => Some("return"),
-                    Stmt::Abort => Some("abort"),
-                    Stmt::Continue => Some("continue"),
-                    Stmt::Break => Some("break"),
-                    Stmt::Assign { .. }
-                    | Stmt::Run(_)
-                    | Stmt::Call(_)
-                    | Stmt::For { .. }
-                    | Stmt::Parallel { .. }
-                    | Stmt::Loop { .. }
-                    | Stmt::Match { .. }
-                    | Stmt::If { .. }
-                    | Stmt::Push { .. }
-                    | Stmt::Escalate { .. }
-                    | Stmt::Log(_)
-                    | Stmt::Notify(_)
-                    | Stmt::Expr(_)
-                    | Stmt::OnFailure { .. }
-                    | Stmt::RetryStep(_)
-                    | Stmt::Mask { .. }
-                    | Stmt::Block { .. }
-                    | Stmt::Warn { .. }
-                    | Stmt::RetryWith { .. }
-                    | Stmt::Missing => None,
-                };
+                ended_by = stmt.ends_block();
             }
         }
     }

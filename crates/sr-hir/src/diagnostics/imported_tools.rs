@@ -34,9 +34,12 @@ pub(super) fn check<'db>(db: &'db dyn Db, program: &Program<'db>) -> Vec<Semanti
 fn stdio_command(data: &ItemData) -> Option<String> {
     let ItemData::Tool(tool) = data else { return None };
     let url = match tool {
-        ToolData::Mcp { url, .. } => url,
-        ToolData::Long { url: Some(url), .. } => url,
-        _ => return None,
+        ToolData::Mcp { url, .. } | ToolData::Long { url: Some(url), .. } => url,
+        ToolData::Long { url: None, .. }
+        | ToolData::A2a { .. }
+        | ToolData::Builtin(_)
+        | ToolData::Ref(_)
+        | ToolData::Missing => return None,
     };
     url.strip_prefix("stdio:").map(|command| command.trim().to_string())
 }

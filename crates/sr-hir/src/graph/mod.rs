@@ -9,7 +9,7 @@ mod drawing;
 pub use drawing::{GraphLink, GraphNode, ProgramGraph, program_graph};
 
 use crate::anchor::Anchor;
-use crate::hir::{ItemData, Stmt};
+use crate::hir::{Invocation, ItemData};
 use crate::items::{Item, ItemKind};
 use crate::{Db, File, body, item_data, program};
 
@@ -87,13 +87,13 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
             ItemData::Flow | ItemData::Handler(_) => {
                 let body = body(db, item);
                 body.walk_stmts(&mut |_, stmt| {
-                    let (target, kind, target_kind) = match stmt {
-                        Stmt::Run(run) if run.agent => (&run.callee, EdgeKind::RunAgent, ItemKind::Agent),
-                        Stmt::Run(run) => (&run.callee, EdgeKind::RunFlow, ItemKind::Flow),
-                        Stmt::Call(call) => (&call.prompt, EdgeKind::CallLlm, ItemKind::Prompt),
-                        _ => return,
+                    let Some((how, target)) = stmt.invokes() else { return };
+                    let kind = match how {
+                        Invocation::RunAgent => EdgeKind::RunAgent,
+                        Invocation::RunFlow => EdgeKind::RunFlow,
+                        Invocation::CallLlm => EdgeKind::CallLlm,
                     };
-                    if let Some(to) = program.lookup(target_kind, &target.name) {
+                    if let Some(to) = program.lookup(how.item_kind(), &target.name) {
                         out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
                     }
                 });

@@ -488,7 +488,8 @@ impl Runtime {
         let mut seen = HashSet::new();
         for tool_ref in &spec.data.tools {
             let data = self.program.tools.get(&tool_ref.name);
-            if ToolKind::of(&tool_ref.name, data) == ToolKind::State {
+            let kind = ToolKind::of(&tool_ref.name, data);
+            if kind == ToolKind::State {
                 for function in STATE {
                     if seen.insert(function.name.to_string()) {
                         callables.push((function.name.to_string(), Callable::State));
@@ -496,18 +497,20 @@ impl Runtime {
                 }
                 continue;
             }
-            let mut tools = match data {
-                Some(data @ sr_hir::ToolData::A2a { .. }) => {
-                    self.env.mcp.a2a_tool(&tool_ref.name, data).into_iter().collect()
+            let mut tools = match kind {
+                ToolKind::A2a => {
+                    data.and_then(|data| self.env.mcp.a2a_tool(&tool_ref.name, data)).into_iter().collect()
                 }
-                Some(data) if crate::mcp::is_mcp(data) => {
+                ToolKind::Mcp => {
                     let (tools, warning) = self.env.mcp.use_tools(&tool_ref.name).await;
                     if let Some(message) = warning {
                         th.emitter.emit(Payload::Warning { message });
                     }
                     tools
                 }
-                _ => builtin_tools(&tool_ref.name, data, &self.env.jail, &self.env.options),
+                ToolKind::Fs | ToolKind::FsReadonly | ToolKind::Cli | ToolKind::State | ToolKind::None => {
+                    builtin_tools(&tool_ref.name, data, &self.env.jail, &self.env.options)
+                }
             };
             // A tool named like one function of its module (YAML agents'
             // `{module, function}`) gives that function only.

@@ -35,9 +35,10 @@ fn segments(spec: &BodySpec, stmts: &[StmtId]) -> Vec<(Vec<StmtId>, Option<Vec<S
     let mut out = Vec::new();
     let mut current = Vec::new();
     for &id in stmts {
-        match &spec.body.stmts[id] {
-            Stmt::OnFailure { body } => out.push((std::mem::take(&mut current), Some(body.clone()))),
-            _ => current.push(id),
+        if let Stmt::OnFailure { body } = &spec.body.stmts[id] {
+            out.push((std::mem::take(&mut current), Some(body.clone())));
+        } else {
+            current.push(id);
         }
     }
     out.push((current, None));

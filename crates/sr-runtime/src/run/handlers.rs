@@ -14,7 +14,7 @@
 //! `warn …` reports, `retry with M if C` asks the model again with `M`.
 
 use serde_json::{Value, json};
-use sr_hir::{Event, Expr, Stmt, StmtId, Timing, VarOrigin};
+use sr_hir::{Event, Expr, GuardrailAction, StmtId, Timing, VarOrigin};
 use sr_llm::{ChatRequest, ChatResponse, Message, Role};
 
 use super::flow::Signal;
@@ -239,8 +239,10 @@ impl Runtime {
             }
             Ok(truthy(&eval(th, e)?))
         };
-        match &spec.body.stmts[id] {
-            Stmt::Mask { guardrail: name } => {
+        // Every other kind of statement is the flow interpreter's (`exec_stmt_here`).
+        let Some(action) = spec.body.stmts[id].guardrail_action() else { return Ok(Signal::Next) };
+        match action {
+            GuardrailAction::Mask(name) => {
                 let message = th.guard.as_ref().expect(GUARDED).message.clone();
                 match guardrail::mask(&name.name, &message) {
                     Some(masked) => {
@@ -252,47 +254,28 @@ impl Runtime {
                     }
                 }
             }
-            Stmt::Block { condition: c } if condition(th, *c)? => {
-                th.guard.as_mut().expect(GUARDED).blocked = true;
-                return Ok(Signal::Return(Value::Null));
+            GuardrailAction::Block { condition: c } => {
+                if condition(th, c)? {
+                    th.guard.as_mut().expect(GUARDED).blocked = true;
+                    return Ok(Signal::Return(Value::Null));
+                }
             }
-            Stmt::Warn { condition: c, message } => {
+            GuardrailAction::Warn { condition: c, message } => {
                 let triggered = match c {
-                    Some(c) => condition(th, *c)?,
+                    Some(c) => condition(th, c)?,
                     None => true,
                 };
                 if triggered {
-                    let message = message.clone().unwrap_or_else(|| "Warning condition triggered".to_string());
+                    let message = message.unwrap_or("Warning condition triggered").to_string();
                     th.emitter.emit(Payload::Warning { message });
                 }
             }
-            Stmt::RetryWith { message, condition: c } if condition(th, *c)? => {
-                let feedback = display(&eval(th, *message)?);
-                th.guard.as_mut().expect(GUARDED).retry = Some(feedback);
+            GuardrailAction::RetryWith { message, condition: c } => {
+                if condition(th, c)? {
+                    let feedback = display(&eval(th, message)?);
+                    th.guard.as_mut().expect(GUARDED).retry = Some(feedback);
+                }
             }
-            // A condition that does not hold does nothing; every other kind
-            // of statement is the flow interpreter's (`exec_stmt_here`).
-            Stmt::Block { .. } | Stmt::RetryWith { .. } => {}
-            Stmt::Assign { .. }
-            | Stmt::Run(_)
-            | Stmt::Call(_)
-            | Stmt::Return(_)
-            | Stmt::For { .. }
-            | Stmt::Parallel { .. }
-            | Stmt::Loop { .. }
-            | Stmt::Match { .. }
-            | Stmt::If { .. }
-            | Stmt::Push { .. }
-            | Stmt::Escalate { .. }
-            | Stmt::Log(_)
-            | Stmt::Notify(_)
-            | Stmt::Expr(_)
-            | Stmt::OnFailure { .. }
-            | Stmt::Continue
-            | Stmt::Break
-            | Stmt::Abort
-            | Stmt::RetryStep(_)
-            | Stmt::Missing => {}
         }
         Ok(Signal::Next)
     }

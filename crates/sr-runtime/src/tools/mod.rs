@@ -75,13 +75,7 @@ pub fn builtin_tools(name: &str, data: Option<&ToolData>, jail: &Jail, options: 
         ToolKind::FsReadonly => fs::read_only(jail),
         ToolKind::Fs => fs::read_write(jail),
         ToolKind::Cli => {
-            let key = match data {
-                Some(ToolData::Builtin(reference) | ToolData::Ref(reference)) if !reference.is_empty() => {
-                    reference.to_lowercase()
-                }
-                Some(ToolData::Long { url: Some(url), .. }) => url.to_lowercase(),
-                _ => name.to_lowercase(),
-            };
+            let key = data.and_then(ToolData::builtin_key).unwrap_or(name).to_lowercase();
             let segments: Vec<&str> = key.split('.').collect();
             let place = if segments.contains(&"host") {
                 cli::Place::Host { allowed: options.allow_host_tools }
