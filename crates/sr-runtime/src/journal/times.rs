@@ -121,6 +121,42 @@ impl Clock for EventTimes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Payload;
+    use crate::journal::{Mode, Recorded as Effects};
+
+    fn event(seq: u64, payload: Payload) -> Event {
+        Event { seq, invocation_id: "i".into(), path: Vec::new(), at_ms: None, payload }
+    }
+
+    fn log(seq: u64) -> Event {
+        event(seq, Payload::Log { message: String::new() })
+    }
+
+    /// Seqs 1 to 3 recorded as logs at 10, 20, 30, served in `mode`.
+    fn clock(mode: Mode) -> (Arc<Journal>, EventTimes) {
+        let journal = Arc::new(Journal::new(mode, Effects::default(), None, None));
+        let recorded = (1..=3).map(|seq| (seq, (seq * 10, "log".to_string()))).collect();
+        (journal.clone(), EventTimes::new(journal, recorded))
+    }
+
+    #[test]
+    fn recorded_times_are_served_until_an_event_differs_then_never_again() {
+        let (_, clock) = clock(Mode::Replay);
+        assert_eq!(clock.stamp(&log(1)), 10);
+        let warning = event(2, Payload::Warning { message: String::new() });
+        assert!(clock.stamp(&warning) > 30, "another event than the recorded one: the wall clock's");
+        assert!(clock.stamp(&log(3)) > 30, "after a difference, even a recorded one");
+        let (_, past) = self::clock(Mode::Replay);
+        assert!(past.stamp(&log(4)) > 30, "past the recorded times");
+    }
+
+    #[test]
+    fn after_a_fork_every_time_is_the_wall_clocks() {
+        let (journal, clock) = clock(Mode::Travel);
+        assert_eq!(clock.stamp(&log(1)), 10);
+        journal.fork(&Arc::from("main"), 2).unwrap();
+        assert!(clock.stamp(&log(2)) > 30);
+    }
 
     #[test]
     fn times_are_read_by_seq_and_a_later_line_wins() {
