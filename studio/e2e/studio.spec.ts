@@ -225,6 +225,68 @@ test("the sessions list searches, newest first; a new session is created and con
   expect(consoleErrors).toEqual([]);
 });
 
+test("a run's events show when they happened, and its trace marks the slowest step", async ({ page, consoleErrors }) => {
+  // The fixture has no travel endpoints: the state at the selected event is scripted.
+  await page.route("**/v1/runs/r-done/at/*", (route) =>
+    route.fulfill({
+      json: { run: "r-done", at: 6, event: "tool_call", status: "done", point: null, scopes: [], files: { entries: [], omitted: 0 } },
+    }),
+  );
+  await page.goto("/runs/r-done");
+  const trace = page.getByRole("region", { name: "Trace" });
+  await expect(trace).toContainText("Slowest: model scripted, 1.2 s.");
+  const spans = trace.getByRole("listitem");
+  await expect(spans).toHaveCount(4);
+  await expect(spans.nth(0)).toContainText("agent helper");
+  await expect(spans.nth(0)).toContainText("2.1 s · 42 tokens");
+  await expect(spans.nth(1)).toContainText("model scripted");
+  await expect(spans.nth(1)).toContainText("slowest");
+  await expect(spans.nth(1)).toContainText("1.2 s · 28 tokens");
+  await expect(spans.nth(2)).toContainText("tool read_file");
+  await expect(spans.nth(2)).toContainText("250 ms");
+  await expect(spans.nth(2)).not.toContainText("slowest");
+  // A span selects the event that started it, with its time.
+  await spans.nth(2).getByRole("button").click();
+  await expect(page.getByRole("heading", { name: "Event 6: tool_call" })).toBeVisible();
+  await expect(page.getByTestId("event-time")).toHaveText("At 2026-11-26T08:00:01.230Z (1.230 s into the run)");
+  await expect(page.getByRole("option").filter({ hasText: "model_response" }).first()).toContainText("+1.220s");
+  await shoot(page, "run-trace");
+  const scan = await new AxeBuilder({ page }).analyze();
+  expect(scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("every session is listed, one with no run too, a page at a time", async ({ page, consoleErrors }) => {
+  const created = await page.request.post("/v1/sessions", { data: { id: "s-empty" } });
+  expect(created.status()).toBe(201);
+  // Pages of two sessions, so that the fixture's take several.
+  await page.route(
+    (url) => url.pathname === "/v1/sessions",
+    (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set("limit", "2");
+      return route.continue({ url: url.toString() });
+    },
+  );
+  await page.goto("/sessions");
+  const rows = page.getByRole("table").getByRole("row");
+  await expect(rows).toHaveCount(3); // The header and a page of two.
+  const first = rows.nth(1);
+  await expect(first.locator("td").first()).toHaveText("s-empty");
+  await expect(first).toContainText("No run yet");
+  const more = page.getByRole("button", { name: "More sessions" });
+  for (let listed = 2; await more.isVisible(); listed = (await rows.count()) - 1) {
+    await more.click();
+    await expect(rows).not.toHaveCount(listed + 1);
+  }
+  const ids = await page.getByRole("table").locator("tbody tr td:first-child").allTextContents();
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const id of ["s-empty", "s-big", "s-1", "s-2", "s-3", "s-4"]) expect(ids).toContain(id);
+  const scan = await new AxeBuilder({ page }).analyze();
+  expect(scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+});
+
 test("a session typed in the Workloads form is created, and errors say what to do, never 'Failed to fetch'", async ({
   page,
   consoleErrors,

@@ -118,3 +118,40 @@ test("a fork's body sends what the user typed: a reply when not blank, a variabl
   expect(forkBody(3, "", "s", "")).toEqual({ at: 3, set: { s: "" } });
   expect([...REPLY_EVENTS].sort()).toEqual(["model_request", "model_response"]);
 });
+
+test("the trace pairs each agent, model call and tool call with its end, and the slowest is a step", async () => {
+  const { spans, slowest } = await import("../src/lib/waterfall");
+  const agent = ["flow:main", "agent:a"];
+  const at = (seq: number, ms: number, type: string, fields: Record<string, unknown> = {}, path = agent): RunEvent => ({
+    ...event(seq, type, fields, path),
+    at_ms: 1_000_000 + ms,
+  });
+  const usage = { input_tokens: 5, output_tokens: 2, cost_usd: 0.5 };
+  const all = spans([
+    at(1, 0, "run_started", {}, []),
+    at(2, 10, "agent_started", { agent: "a" }),
+    at(3, 20, "model_request", { model: "m" }),
+    at(4, 520, "model_response", { model: "m", usage }),
+    // Two calls at once, answered in the other order.
+    at(5, 530, "tool_call", { tool: "slow", call_id: "c1" }),
+    at(6, 531, "tool_call", { tool: "quick", call_id: "c2" }),
+    at(7, 600, "tool_result", { tool: "quick", call_id: "c2" }),
+    at(8, 1530, "tool_result", { tool: "slow", call_id: "c1" }),
+    at(9, 1540, "agent_finished", { agent: "a", usage }),
+    at(10, 1600, "model_request", { model: "m" }, ["flow:main", "agent:b"]),
+  ]);
+  const shown = all.map((s) => [s.label, s.seq, s.start, s.duration ?? "open"]);
+  expect(shown).toEqual([
+    ["agent a", 2, 10, 1530],
+    ["model m", 3, 20, 500],
+    ["tool slow", 5, 530, 1000],
+    ["tool quick", 6, 531, 69],
+    ["model m", 10, 1600, "open"],
+  ]);
+  expect(all[1].tokens).toEqual({ input: 5, output: 2 });
+  expect(all[1].cost).toBe(0.5);
+  expect(all[2].tokens).toBeUndefined();
+  // The agent took longest, but it holds its steps: the slow tool is the one to look at.
+  expect(slowest(all)?.label).toBe("tool slow");
+  expect(spans([event(1, "agent_started", { agent: "a" })])).toEqual([]);
+});

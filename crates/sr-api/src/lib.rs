@@ -13,7 +13,9 @@ pub use sr_runtime::event::{Event, Location, Payload, RunStatus as RunEnd, Usage
 pub use sr_runtime::in_doubt::Question;
 pub use sr_runtime::served::RunStatus;
 
+pub mod a2a;
 pub mod openapi;
+pub mod travel;
 pub mod typescript;
 
 /// `GET /healthz` (`ok`) and `GET /readyz` (`ready`).
@@ -139,23 +141,33 @@ pub struct Session {
     pub runs: Vec<Run>,
 }
 
-/// `GET /v1/sessions`: the sessions of the newest runs (`?limit=` runs, default
-/// 500), the session of the newest run first; `?q=` keeps those whose id or a
-/// run's workload contains it. A session without runs is not listed.
+/// `GET /v1/sessions`: every session, the one active last first (its newest
+/// run's submission, or its creation); `?q=` keeps those whose id or a run's
+/// workload contains it (any case), `?limit=` sessions per page (default 50,
+/// up to 500), `?before=` a page's `next`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionSummary>,
+    /// The cursor of the next page (`?before=`); none on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionSummary {
     pub id: String,
-    /// Its runs among the newest runs read.
+    /// When it was created (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`).
+    pub created: String,
+    /// All its runs.
     pub runs: u32,
-    /// Its newest run, and when that started (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`).
-    pub last_run: String,
-    pub last_started: String,
-    pub last_status: RunStatus,
+    /// Its newest run, when that was submitted (UTC) and its status; none
+    /// for a session with no run yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_started: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<RunStatus>,
     /// The workloads its runs ran, each once, newest first.
     pub workloads: Vec<String>,
 }

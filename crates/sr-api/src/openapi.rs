@@ -8,6 +8,8 @@ use schemars::Schema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
+use crate::a2a::{Message, RpcAnswer, RpcRequest, Task, TaskArtifactUpdate, TaskStatusUpdate};
+use crate::travel::{ForkRequest, Forked, Moment};
 use crate::{
     CancelAnswer, ErrorAnswer, Event, Health, InputRequest, NewSession, Payload, Run, RunAccepted, RunList, RunRequest,
     Session, SessionCreated, SessionList, WorkloadList,
@@ -72,8 +74,8 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "get",
             "/v1/sessions",
-            "The sessions of the newest runs, newest first (`?q=` searches ids and workloads, `?limit=` runs read, \
-             up to 500)",
+            "Every session, the one active last first, a page at a time (`?q=` searches ids and workloads, \
+             `?limit=` per page (default 50, up to 500), `?before=` a page's `next`)",
             None,
             vec![Answer::Json(200, "the sessions", g.subschema_for::<SessionList>())],
             &[],
@@ -139,9 +141,78 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Operation> {
             vec![Answer::Json(202, "queued again", accepted)],
             &[(404, "no such run"), (409, "`not_waiting` or `not_in_doubt`")],
         ),
+        op(
+            "get",
+            "/v1/runs/{id}/at/{seq}",
+            "The run as it was at its event `seq` (an ended or paused run), its journal replayed with no model or \
+             tool call",
+            None,
+            vec![Answer::Json(200, "the run then", g.subschema_for::<Moment>())],
+            &[
+                (404, "no such run"),
+                (409, "`run_active`, `never_started` or `workload_gone`"),
+                (500, "`replay_failed`"),
+                (503, "`busy`: too many travels at once"),
+            ],
+        ),
+        op(
+            "post",
+            "/v1/runs/{id}/fork",
+            "A new run, in a new session, that replays the run up to event `at` and goes live there",
+            Some(g.subschema_for::<ForkRequest>()),
+            vec![Answer::Json(202, "the fork, queued", g.subschema_for::<Forked>())],
+            &[
+                (404, "no such run"),
+                (409, "`run_active`, `never_started`, `workload_gone` or `replay_server`"),
+                (500, "`replay_failed`"),
+                (503, "`busy`: too many travels at once"),
+            ],
+        ),
+        a2a(g, "/a2a", "A2A JSON-RPC (1.0 and 0.3) to the server's only workload"),
+        a2a(g, "/a2a/{workload}", "A2A JSON-RPC (1.0 and 0.3) to a workload"),
+        op(
+            "get",
+            "/.well-known/agent-card.json",
+            "The agent card of the server's only workload (1.0's and 0.3's fields); open, as clients read it first",
+            None,
+            vec![Answer::Text("application/json")],
+            &[(404, "the server runs several workloads: each has its own card")],
+        ),
+        op(
+            "get",
+            "/a2a/{workload}/.well-known/agent-card.json",
+            "A workload's agent card (1.0's and 0.3's fields)",
+            None,
+            vec![Answer::Text("application/json")],
+            &[(404, "no such workload")],
+        ),
         op("get", "/metrics", "Prometheus metrics", None, vec![Answer::Text("text/plain; version=0.0.4")], &[]),
         op("get", "/v1/openapi.json", "This document", None, vec![Answer::Text("application/json")], &[]),
     ]
+}
+
+/// An A2A endpoint: a JSON-RPC request, answered with JSON, or with Server-Sent
+/// Events (one answer each) for the streaming methods.
+fn a2a(g: &mut SchemaGenerator, path: &'static str, summary: &'static str) -> Operation {
+    Operation {
+        method: "post",
+        path,
+        summary,
+        request: Some(g.subschema_for::<RpcRequest>()),
+        answers: vec![Answer::Json(
+            200,
+            "the answer; `SendStreamingMessage`, `message/stream`, `SubscribeToTask` and `tasks/resubscribe` answer \
+             `text/event-stream`, one answer per event",
+            g.subschema_for::<RpcAnswer>(),
+        )],
+        refusals: &[(404, "no such workload")],
+    }
+}
+
+/// Whether a route needs a key when the server has them: all but the health
+/// checks and the agent cards.
+fn keyed(path: &str) -> bool {
+    !matches!(path, "/healthz" | "/readyz") && !path.ends_with("/agent-card.json")
 }
 
 /// The document: every operation of API v1 and the schemas of its bodies.
@@ -150,6 +221,11 @@ pub fn document() -> Value {
     let event = g.subschema_for::<Event>();
     // Named apart from `Event`, which flattens it, for clients that switch on its `type`.
     g.subschema_for::<Payload>();
+    // What an A2A answer's `result` holds.
+    g.subschema_for::<Task>();
+    g.subschema_for::<Message>();
+    g.subschema_for::<TaskStatusUpdate>();
+    g.subschema_for::<TaskArtifactUpdate>();
     let error = g.subschema_for::<ErrorAnswer>();
     let mut paths = Map::new();
     for operation in operations(&mut g) {
@@ -169,7 +245,7 @@ pub fn document() -> Value {
             responses.insert(status.to_string(), body);
         }
         // What sr-serve's route table says (its test `openapi_lists_the_routes` checks it).
-        let keyed = operation.path.starts_with("/v1/") || operation.path == "/metrics";
+        let keyed = keyed(operation.path);
         let common: &[(u16, &str)] = if keyed { &[(400, "a bad request"), (401, "no valid key")] } else { &[] };
         for (status, description) in common.iter().chain(operation.refusals) {
             responses.insert(
@@ -178,8 +254,13 @@ pub fn document() -> Value {
             );
         }
         let mut body = json!({"summary": operation.summary, "responses": responses});
-        if operation.path.contains("{id}") {
-            body["parameters"] = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+        let parameters: Vec<Value> = [("id", "string"), ("seq", "integer"), ("workload", "string")]
+            .into_iter()
+            .filter(|(name, _)| operation.path.contains(&format!("{{{name}}}")))
+            .map(|(name, kind)| json!({"name": name, "in": "path", "required": true, "schema": {"type": kind}}))
+            .collect();
+        if !parameters.is_empty() {
+            body["parameters"] = Value::Array(parameters);
         }
         if let Some(request) = operation.request {
             body["requestBody"] = json!({"content": {"application/json": {"schema": request}}});

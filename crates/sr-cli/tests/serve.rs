@@ -82,6 +82,36 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
     assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), ids.len(), "{nodes}");
 }
 
+/// `GET /v1/sessions` lists every session of the store, one with no run
+/// too, the one active last first, a page at a time: each page's `next`,
+/// given as `before`, gives the next page, and the last page has none.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_session_is_listed_a_page_at_a_time() {
+    let dir = temp("sessions-list", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    assert_eq!(serve.post("/v1/sessions", json!({"id": "empty"})).await.0, 201);
+    two_agent_replies(&mock);
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+    let (id, session) = (run.1["id"].as_str().unwrap(), run.1["session"].as_str().unwrap());
+
+    let first = serve.get("/v1/sessions?limit=1").await.1;
+    assert_eq!(first["sessions"][0]["id"], session, "the session active last first: {first}");
+    assert_eq!(first["sessions"][0]["last_run"], id, "{first}");
+    assert_eq!(first["sessions"][0]["workloads"], json!(["greet"]), "{first}");
+    let next = first["next"].as_str().expect("a next page");
+    let second = serve.get(&format!("/v1/sessions?limit=1&before={}", next.replace('.', "%2E"))).await.1;
+    assert_eq!(second["sessions"][0]["id"], "empty", "{second}");
+    assert_eq!((second["sessions"][0]["runs"].clone(), second["sessions"][0].get("last_run")), (json!(0), None));
+    let next = second["next"].as_str().expect("a full page has a next one");
+    let last = serve.get(&format!("/v1/sessions?limit=1&before={next}")).await.1;
+    assert_eq!(last, json!({"sessions": []}));
+    assert_eq!(serve.get("/v1/sessions?q=GREET").await.1["sessions"].as_array().unwrap().len(), 1);
+    let bad = serve.get("/v1/sessions?before=yesterday").await;
+    assert_eq!(bad.0, 400, "{}", bad.1);
+    assert!(bad.1["error"]["message"].as_str().unwrap().starts_with("before: "), "{}", bad.1);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_workload_lists_what_sr_check_says_of_it_at_exact_spans() {
     // SR101 does not stop a run (the variable may be set at run time), so the

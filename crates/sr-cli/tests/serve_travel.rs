@@ -715,4 +715,34 @@ async fn nested_parallel_blocks_travel() {
     assert_eq!(assigned.len(), 4);
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
     assert_eq!(mock.requests().len(), 4, "travelling made no model call");
+
+    // One name per thread: the threads the state view shows over the whole
+    // run are those the events' paths name (`main`, `branch:N`), and a
+    // branch listed at its assignment holds the variable under that name.
+    let innermost = |event: &Value| {
+        let path = event["path"].as_array().unwrap();
+        path.iter().rev().find_map(|p| p.as_str().filter(|p| p.starts_with("branch:"))).unwrap_or("main").to_string()
+    };
+    let in_events: std::collections::BTreeSet<String> = events.iter().map(|(_, e)| innermost(e)).collect();
+    let mut in_state = std::collections::BTreeSet::new();
+    for (seq, event) in &events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await.1;
+        for scope in at["scopes"].as_array().unwrap() {
+            in_state.insert(scope["thread"].as_str().unwrap().to_string());
+            if event["type"] == "state_change" && scope["thread"] == innermost(event).as_str() {
+                let variable = event["variable"].as_str().unwrap();
+                assert_eq!(scope["variables"][variable], "same", "event {seq}: {at}");
+            }
+        }
+    }
+    let in_paths: std::collections::BTreeSet<String> = events
+        .iter()
+        .flat_map(|(_, e)| e["path"].as_array().unwrap().iter().filter_map(|p| p.as_str()))
+        .filter(|p| p.starts_with("branch:"))
+        .map(str::to_string)
+        .chain(["main".to_string()])
+        .collect();
+    assert!(in_events.is_subset(&in_state), "{in_events:?} are not all in {in_state:?}");
+    assert!(in_state.is_subset(&in_paths), "{in_state:?} names a thread no event's path names ({in_paths:?})");
+    assert_eq!(in_paths.len(), 7, "main, two branches, four nested ones: {in_paths:?}");
 }

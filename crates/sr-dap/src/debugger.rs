@@ -369,7 +369,7 @@ impl Debugger {
         let st = self.lock();
         std::iter::once(0)
             .chain(st.run.threads.iter().copied())
-            .map(|t| Thread { id: dap_thread(t), name: display(t) })
+            .map(|t| Thread { id: dap_thread(t), name: display(&st.run.runtime, t) })
             .collect()
     }
 
@@ -530,7 +530,7 @@ impl Debugger {
     /// A fork point as the console shows it: `file:line (thread)`.
     pub fn place(&self, st: &State, point: &ForkPoint) -> String {
         let file = point.file.and_then(|f| st.loaded.as_ref()?.source(f)).map(|s| s.name).unwrap_or_default();
-        format!("{file}:{} ({})", st.positions.line_out(point.line), display(point.thread))
+        format!("{file}:{} ({})", st.positions.line_out(point.line), display(&st.run.runtime, point.thread))
     }
 
     /// Tells the client a thread that waited for an answer goes on.

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use sr_runtime::event::{Event, Payload};
+use sr_runtime::event::{Event, Payload, thread_of};
 use sr_runtime::hook::{Failure, StepPoint};
 use sr_runtime::value::display;
 
@@ -154,11 +154,6 @@ pub fn tool_failed(result: &serde_json::Value, is_error: bool) -> bool {
     is_error || result.get("result").and_then(serde_json::Value::as_str) == Some("failure")
 }
 
-/// The runtime thread an event comes from: its innermost `branch:N`.
-pub fn thread_of(path: &[String]) -> u32 {
-    path.iter().rev().find_map(|segment| segment.strip_prefix("branch:")?.parse().ok()).unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,7 +200,7 @@ mod tests {
             condition_value: "help".into(),
         };
         let path = ["flow:main", "branch:3", "agent:a"].map(String::from).to_vec();
-        w.record(&Event { seq: 1, invocation_id: "i".into(), path, payload });
+        w.record(&Event { seq: 1, invocation_id: "i".into(), path, at_ms: None, payload });
         assert_eq!(w.take(0), None);
         assert_eq!(w.take(3).map(|e| e.description), Some("agent 'a' escalated: help == \"help\"".into()));
         assert_eq!(w.take(3), None, "taken once");

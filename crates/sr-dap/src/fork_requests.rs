@@ -31,10 +31,13 @@ impl Debugger {
         let text = match st.run.mode == Some(Mode::Travel) && st.forks.went_past(thread, at) {
             true => format!(
                 "{} goes live here when it resumes: its model and tool calls from here on are made for real, in a new fork",
-                display(thread)
+                display(&st.run.runtime, thread)
             ),
             false => {
-                format!("{} is live from here already: nothing of it past this point was recorded", display(thread))
+                format!(
+                    "{} is live from here already: nothing of it past this point was recorded",
+                    display(&st.run.runtime, thread)
+                )
             }
         };
         self.client.output("console", text);

@@ -382,7 +382,8 @@ impl Debugger {
         let (tx, rx) = oneshot::channel();
         let mut guard = self.lock();
         let st = &mut *guard;
-        let frames = shown(st.loaded.as_ref(), &snapshot, &st.run.info, thread, &mut st.run.handles);
+        let name = display(&st.run.runtime, thread);
+        let frames = shown(st.loaded.as_ref(), &snapshot, (&st.run.info, &name), thread, &mut st.run.handles);
         let (mut live, mut edited_names) = (false, None::<BTreeSet<String>>);
         let stop = |reason: &str, description: Option<String>, ids| StoppedEvent {
             reason: reason.to_string(),
@@ -462,7 +463,7 @@ fn arrived_inside(run: &mut Run, thread: u32) -> Option<Reason> {
 fn shown(
     loaded: Option<&Loaded>,
     snapshot: &Snapshot,
-    info: &RunInfo,
+    (info, name): (&RunInfo, &str),
     thread: u32,
     handles: &mut Handles,
 ) -> Vec<Shown> {
@@ -470,7 +471,7 @@ fn shown(
         "workload": info.workload,
         "input": info.input,
         "invocation": info.invocation,
-        "thread": display(thread),
+        "thread": name,
     })));
     let scope = |name, hint, root| ScopeSpec { name, hint, root };
     let mut out = Vec::new();

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
-use sr_runtime::event::{Event, EventSink, Payload, RunStatus};
+use sr_runtime::event::{Event, EventSink, Payload, RunStatus, thread_of};
 use sr_runtime::value::display;
 
 use crate::debugger::Debugger;
-use crate::exceptions::{thread_of, tool_failed};
+use crate::exceptions::tool_failed;
 
 /// Values in one-line messages are cut to this many characters.
 const SHORT: usize = 200;

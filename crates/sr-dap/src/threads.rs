@@ -5,10 +5,13 @@
 //! of `main`), the same in every run served the same values. The debugger
 //! numbers threads by that name, once per session, so that going back in
 //! time or to another fork finds the threads the client knows under the ids
-//! it knows them by; runtime ids only tell a run's own threads apart.
+//! it knows them by; runtime ids only tell a run's own threads apart, and
+//! name them for a person as the run's events do (`branch:2`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use sr_runtime::event::thread_name;
 
 /// The session's thread numbers: `main` is 0, every other name gets the
 /// next number when first seen. Numbers are never reused.
@@ -35,11 +38,18 @@ impl Names {
     }
 }
 
-/// How the client names a thread.
-pub fn display(thread: u32) -> String {
-    match thread {
-        0 => "main".to_string(),
-        n => format!("branch {n}"),
+/// How the client names the session's thread `thread`: as the run's events
+/// and `sr serve`'s state view name it ([`thread_name`] of its runtime id in
+/// the current run, `runtime`: runtime id to session number), so that the
+/// names in the console, the threads view and a run's events agree. A thread
+/// the current run has not started is `thread N` (its session number).
+pub fn display(runtime: &HashMap<u32, u32>, thread: u32) -> String {
+    if thread == 0 {
+        return thread_name(0);
+    }
+    match runtime.iter().find(|&(_, &number)| number == thread) {
+        Some((&id, _)) => thread_name(id),
+        None => format!("thread {thread}"),
     }
 }
 
@@ -55,5 +65,15 @@ mod tests {
         assert_eq!(names.of("main/2.0"), 2);
         assert_eq!(names.of("main/2.1"), 1, "seen again, in another run");
         assert_eq!(names.of("main/2.1/0.0"), 3);
+    }
+
+    #[test]
+    fn threads_are_shown_by_the_name_the_runs_events_give_them() {
+        // Session threads 1 and 2 are the runtime's threads 5 and 3 in this run.
+        let runtime = HashMap::from([(5, 1), (3, 2)]);
+        assert_eq!(display(&runtime, 0), "main");
+        assert_eq!(display(&runtime, 1), "branch:5");
+        assert_eq!(display(&runtime, 2), "branch:3");
+        assert_eq!(display(&runtime, 4), "thread 4", "not started in this run");
     }
 }

@@ -358,7 +358,7 @@ async fn a_fork_made_in_a_parallel_branch_is_gone_to_in_that_branch() {
     dap.request("continue", json!({"threadId": 2})).await;
     assert_eq!(dap.event("exited").await["body"]["exitCode"], 0);
     assert!(dap.output("console").contains("run completed: [110,20]\n"), "{}", dap.output("console"));
-    assert_eq!(forks(&mut dap).await[1], fork(2, Some(1), Some("edit"), "$l edited at branch.sr:5 (branch 1)", true));
+    assert_eq!(forks(&mut dap).await[1], fork(2, Some(1), Some("edit"), "$l edited at branch.sr:5 (branch:1)", true));
 
     let stopped = switch(&mut dap, 1).await;
     assert_eq!((&stopped["body"]["threadId"], &stopped["body"]["reason"]), (&json!(2), &json!("goto")));

@@ -20,6 +20,7 @@ use crate::hook::StepHook;
 use crate::human::{Answers, Human};
 use crate::ids::{self, IdKind};
 use crate::in_doubt::{Decider, Question};
+use crate::journal::times::EventTimes;
 use crate::journal::{Journal, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
@@ -173,6 +174,8 @@ pub struct Launched {
     stored: Option<StoredRun>,
     /// Problems with the setup that do not stop the run, for the user.
     warnings: Vec<String>,
+    /// Every event's time: the recorded run's where it is served.
+    clock: Arc<EventTimes>,
 }
 
 /// How a run ended.
@@ -276,6 +279,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         Mode::Live => Recorded::default(),
         _ => Recorded::parse(&served).map_err(LaunchError::BadRecording)?,
     };
+    let recorded_times = crate::journal::times::read(&served);
     let (message, answers) = match (&resume, continued, recorded.meta.as_ref()) {
         (Some(resume), _, _) => (resume.message.clone(), resume.answers.clone()),
         (None, Some((_, answers)), _) => (message, answers),
@@ -379,6 +383,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     // recorded run did.
     let human: Arc<dyn Human> =
         Arc::new(Answers::new(answers, (mode != Mode::Replay).then_some(human), journal.clone()));
+    let clock = Arc::new(EventTimes::new(journal.clone(), recorded_times));
     Ok(Launched {
         program,
         message,
@@ -392,6 +397,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         redactor,
         stored,
         warnings,
+        clock,
     })
 }
 
@@ -458,13 +464,14 @@ impl Launched {
             redactor,
             stored,
             warnings: _,
+            clock,
         } = self;
         let env = Env { provider, hook, jail, mcp: mcp.clone(), journal: journal.clone(), human, options };
         let session = stored.as_ref().map(|stored| stored.session.clone());
         if let Some(session) = &session {
             sinks.insert(0, session.sink());
         }
-        let emitter = Emitter::new(invocation_id, sinks).with_redactor(redactor.clone());
+        let emitter = Emitter::new(invocation_id, sinks).with_redactor(redactor.clone()).with_clock(clock);
         let runtime = Runtime::new(program, env);
         let mut task = AbortOnDrop(tokio::spawn(async move {
             let history = session.as_ref().map_or(Ok(Vec::new()), SessionRun::start);

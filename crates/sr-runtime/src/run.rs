@@ -239,7 +239,7 @@ impl Thread {
             effects: Default::default(),
             vars: self.vars.clone(),
             frames: self.frames.clone(),
-            emitter: self.emitter.child(format!("branch:{id}")).gated(gate.clone(), index),
+            emitter: self.emitter.child(crate::event::thread_name(id)).gated(gate.clone(), index),
             guard: None,
             agent_usage: Vec::new(),
             last_conversation: None,

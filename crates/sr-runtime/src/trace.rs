@@ -156,6 +156,7 @@ mod tests {
             seq: 7,
             invocation_id: "a-random-id".into(),
             path: path.iter().map(|p| p.to_string()).collect(),
+            at_ms: None,
             payload,
         }
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use common::{Options, bubblewrap_or_skip, run_file, run_with_journal, serving, work_dir};
 use serde_json::{Value, json};
 use sr_runtime::ErrorKind;
-use sr_runtime::event::{Event, Payload, RunStatus};
+use sr_runtime::event::{Event, Payload, RunStatus, branch_of};
 use sr_runtime::journal::{Journal, Limits, Meta, Mode, Recorded, Workspace};
 use sr_runtime::scripted::ScriptedProvider;
 use sr_runtime::tools::Jail;
@@ -126,8 +126,7 @@ flow main:
 /// The branch index of each event a block's branches emitted, in order
 /// (their threads are numbered in branch order).
 fn branch_order(events: &[Event]) -> Vec<u32> {
-    let ids: Vec<u32> =
-        events.iter().filter_map(|e| e.path.iter().find_map(|p| p.strip_prefix("branch:")?.parse().ok())).collect();
+    let ids: Vec<u32> = events.iter().filter_map(|e| e.path.iter().find_map(|p| branch_of(p))).collect();
     let first = ids.iter().copied().min().unwrap_or(0);
     ids.into_iter().map(|id| id - first).collect()
 }

@@ -3,6 +3,7 @@
 //! and time travel counts its moments in them.
 
 use serde_json::Value;
+use sr_runtime::event::branch_of;
 
 use crate::store::{Store, StoreError};
 
@@ -68,7 +69,7 @@ pub struct Stored {
 /// The branches an event's `path` names, outermost first.
 pub fn branches_of(event: &Value) -> Vec<u32> {
     let path = event["path"].as_array().map(Vec::as_slice).unwrap_or_default();
-    path.iter().filter_map(|p| p.as_str()?.strip_prefix("branch:")?.parse().ok()).collect()
+    path.iter().filter_map(|p| branch_of(p.as_str()?)).collect()
 }
 
 /// A run's stored events, all of them, in id order.

@@ -1,9 +1,10 @@
 //! What the studio (sr-studio) asks beyond API v1: `GET /v1/runs`, the newest runs first
 //! (`?status=` to keep one status, `?limit=` up to 500, default 200), each with when it
 //! started, how long it took once it ended, and its tokens and cost from its
-//! `run_finished` event; and `GET /v1/sessions`, the sessions of those runs (`?q=` to
-//! search, `?limit=` runs read, default 500). The embedded store reads `serve.db` for
-//! them on a read-only connection of its own, so it never holds the store's lock.
+//! `run_finished` event; and `GET /v1/sessions`, every session in the store, the one
+//! active last first, a page at a time (`?q=` to search, `?limit=` per page, default 50,
+//! `?before=` the previous page's `next`). The embedded store reads `serve.db` for them
+//! on a read-only connection of its own, so it never holds the store's lock.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use sr_api::{RunList, RunSummary, SessionList, SessionSummary, Tokens};
 use crate::Server;
 use crate::error::ApiError;
 use crate::route::{Access, Route};
-use crate::store::{RecentRun, RunStatus};
+use crate::store::{RecentRun, RunStatus, SessionPage, SessionRow};
 
 pub(crate) const MAX_LIMIT: u32 = 500;
 
@@ -26,13 +27,17 @@ pub(crate) fn routes() -> Vec<Route> {
     ]
 }
 
-/// `?status=S&limit=N` (or, for sessions, `?q=TEXT&limit=N`), each at most once;
-/// anything else is a JSON 400 naming it.
+/// Sessions a page lists unless `?limit=` says otherwise.
+const SESSIONS_PER_PAGE: u32 = 50;
+
+/// `?status=S&limit=N` (or, for sessions, `?q=TEXT&limit=N&before=CURSOR`), each
+/// at most once; anything else is a JSON 400 naming it.
 #[derive(Default)]
 struct ListQuery {
     status: Option<RunStatus>,
     limit: Option<u32>,
     q: Option<String>,
+    before: Option<(i64, String)>,
 }
 
 fn parse_query(raw: Option<&str>, route: &str) -> Result<ListQuery, ApiError> {
@@ -42,6 +47,7 @@ fn parse_query(raw: Option<&str>, route: &str) -> Result<ListQuery, ApiError> {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "q" if sessions && query.q.is_none() => query.q = Some(decode(value)?),
+            "before" if sessions && query.before.is_none() => query.before = Some(cursor(&decode(value)?)?),
             "status" if !sessions && query.status.is_none() => {
                 query.status = Some(value.parse().map_err(|e| ApiError::bad_request(format!("status: {e}")))?);
             }
@@ -50,16 +56,22 @@ fn parse_query(raw: Option<&str>, route: &str) -> Result<ListQuery, ApiError> {
                     value.parse().map_err(|_| ApiError::bad_request(format!("limit: {value:?} is not a count")))?;
                 query.limit = Some(limit);
             }
-            key if key == "limit" || key == if sessions { "q" } else { "status" } => {
-                return Err(ApiError::bad_request(format!("{key}: given twice")));
-            }
+            "limit" | "q" | "before" if sessions => return Err(ApiError::bad_request(format!("{key}: given twice"))),
+            "limit" | "status" if !sessions => return Err(ApiError::bad_request(format!("{key}: given twice"))),
             _ => {
-                let known = if sessions { "q, limit" } else { "status, limit" };
+                let known = if sessions { "q, limit, before" } else { "status, limit" };
                 return Err(ApiError::bad_request(format!("{key:?}: not a parameter of GET {route} ({known})")));
             }
         }
     }
     Ok(query)
+}
+
+/// A session's place in the list, as a page's `next` gives it: `ACTIVE_MS.ID`.
+fn cursor(value: &str) -> Result<(i64, String), ApiError> {
+    let bad = || ApiError::bad_request(format!("before: {value:?} is not a page's `next`"));
+    let (ms, id) = value.split_once('.').ok_or_else(bad)?;
+    Ok((ms.parse().map_err(|_| bad())?, id.to_string()))
 }
 
 /// A query's value with `+` and `%XX` decoded.
@@ -85,36 +97,25 @@ fn decode(value: &str) -> Result<String, ApiError> {
 
 async fn sessions(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<SessionList>, ApiError> {
     let query = parse_query(raw.as_deref(), "/v1/sessions")?;
-    let limit = query.limit.unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT);
-    let runs = server.store.recent_runs(None, limit).await?;
-    Ok(Json(SessionList { sessions: group(runs, query.q.as_deref().unwrap_or("")) }))
+    let limit = query.limit.unwrap_or(SESSIONS_PER_PAGE).clamp(1, MAX_LIMIT);
+    let q = query.q.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    let page = SessionPage { q, before: query.before, limit };
+    let rows = server.store.sessions(&page).await?;
+    let next = rows.last().filter(|_| rows.len() == limit as usize).map(|s| format!("{}.{}", s.active_ms, s.id));
+    Ok(Json(SessionList { sessions: rows.into_iter().map(summary).collect(), next }))
 }
 
-/// The sessions of `runs` (newest first), in the order of their newest run,
-/// those whose id or a workload contains `q`.
-fn group(runs: Vec<RecentRun>, q: &str) -> Vec<SessionSummary> {
-    let mut sessions: Vec<SessionSummary> = Vec::new();
-    for run in runs {
-        match sessions.iter_mut().find(|s| s.id == run.session) {
-            Some(session) => {
-                session.runs += 1;
-                if !session.workloads.contains(&run.workload) {
-                    session.workloads.push(run.workload);
-                }
-            }
-            None => sessions.push(SessionSummary {
-                id: run.session,
-                runs: 1,
-                last_run: run.id,
-                last_started: iso(run.created_ms),
-                last_status: run.status,
-                workloads: vec![run.workload],
-            }),
-        }
+fn summary(row: SessionRow) -> SessionSummary {
+    let SessionRow { id, created_ms, runs, last, workloads, .. } = row;
+    SessionSummary {
+        id,
+        created: iso(created_ms),
+        runs: u32::try_from(runs).unwrap_or(u32::MAX),
+        last_started: last.as_ref().map(|l| iso(l.created_ms)),
+        last_status: last.as_ref().map(|l| l.status),
+        last_run: last.map(|l| l.id),
+        workloads,
     }
-    let q = q.to_lowercase();
-    sessions.retain(|s| s.id.to_lowercase().contains(&q) || s.workloads.iter().any(|w| w.to_lowercase().contains(&q)));
-    sessions
 }
 
 async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<RunList>, ApiError> {
@@ -165,7 +166,7 @@ fn iso(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{RecentRun, RunStatus, group, iso, parse_query};
+    use super::{RunStatus, iso, parse_query};
 
     #[test]
     fn queries() {
@@ -174,7 +175,11 @@ mod tests {
         assert!(parse_query(None, "/v1/runs").unwrap().status.is_none());
         let search = parse_query(Some("q=travel+desk%2F2&limit=9"), "/v1/sessions").unwrap();
         assert_eq!((search.q.as_deref(), search.limit), (Some("travel desk/2"), Some(9)));
-        for bad in ["status=done", "q=a&q=b", "q=%zz", "q=%ff", "limit=x"] {
+        let paged = parse_query(Some("before=1795706655989.s.1%2F2"), "/v1/sessions").unwrap();
+        assert_eq!(paged.before, Some((1_795_706_655_989, "s.1/2".to_string())), "an id may hold dots");
+        for bad in
+            ["status=done", "q=a&q=b", "q=%zz", "q=%ff", "limit=x", "before=x", "before=1", "before=1.a&before=1.a"]
+        {
             assert!(parse_query(Some(bad), "/v1/sessions").is_err(), "{bad}");
         }
         for bad in [
@@ -188,32 +193,6 @@ mod tests {
         ] {
             assert!(parse_query(Some(bad), "/v1/runs").is_err(), "{bad}");
         }
-    }
-
-    /// Runs newest first become their sessions in the order of each one's newest run.
-    #[test]
-    fn sessions_of_runs() {
-        let run = |id: &str, session: &str, workload: &str, at: i64| RecentRun {
-            id: id.into(),
-            session: session.into(),
-            workload: workload.into(),
-            entry: None,
-            status: RunStatus::Done,
-            error: None,
-            created_ms: at,
-            updated_ms: at,
-            last_event: None,
-        };
-        let runs =
-            || vec![run("r3", "b", "desk", 3000), run("r2", "a", "review", 2000), run("r1", "b", "review", 1000)];
-        let shown: Vec<(String, u32, String, Vec<String>)> =
-            group(runs(), "").into_iter().map(|s| (s.id, s.runs, s.last_run, s.workloads)).collect();
-        let expected = [("b", 2, "r3", vec!["desk", "review"]), ("a", 1, "r2", vec!["review"])]
-            .map(|(id, n, last, w)| (id.to_string(), n, last.to_string(), w.into_iter().map(String::from).collect()));
-        assert_eq!(shown, expected);
-        let found: Vec<String> = group(runs(), "DESK").into_iter().map(|s| s.id).collect();
-        assert_eq!(found, ["b"]);
-        assert!(group(runs(), "nothing").is_empty());
     }
 
     #[test]

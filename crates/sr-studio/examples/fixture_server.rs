@@ -29,7 +29,8 @@ use tokio::sync::watch;
 #[derive(Default)]
 struct Fixture {
     runs: BTreeMap<String, FixtureRun>,
-    sessions: std::collections::BTreeSet<String>,
+    /// Each session and when it was created.
+    sessions: BTreeMap<String, String>,
     next: u64,
 }
 
@@ -91,7 +92,7 @@ impl Fixture {
     fn add(&mut self, id: &str, mut summary: RunSummary) {
         let (changed, _) = watch::channel(0);
         summary.id = id.to_string();
-        self.sessions.insert(summary.session.clone());
+        self.sessions.entry(summary.session.clone()).or_insert_with(|| summary.started.clone());
         let (result, message) = (None, String::new());
         let run = FixtureRun { summary, message, result, events: Vec::new(), lines: Vec::new(), changed };
         self.runs.insert(id.to_string(), run);
@@ -209,18 +210,56 @@ fn seed(fixture: &mut Fixture) {
         run.result = Some(json!("ok"));
         run.message = "hello".to_string();
     });
+    // Timed as a run of two model calls and a tool call between them, the
+    // first call the slowest step (1.2 s).
     let flow = ["flow:main"];
-    fixture.emit("r-done", &[], json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "hello"}));
-    fixture.emit("r-done", &flow, json!({"type": "flow_started", "flow": "main"}));
-    fixture.emit("r-done", &flow, json!({"type": "state_change", "variable": "greeting", "value": "hello"}));
-    fixture.emit("r-done", &flow, json!({"type": "flow_finished", "flow": "main", "result": "ok"}));
-    fixture.emit(
-        "r-done",
-        &[],
-        json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null,
-        "usage": {"input_tokens": 30, "output_tokens": 12}}),
-    );
+    let agent = ["flow:main", "agent:helper"];
+    let usage = |input: u32, output: u32| json!({"input_tokens": input, "output_tokens": output});
+    let events: [(&[&str], u64, Value); 13] = [
+        (&[], 0, json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "hello"})),
+        (&flow, 5, json!({"type": "flow_started", "flow": "main"})),
+        (&agent, 10, json!({"type": "agent_started", "agent": "helper", "model": "scripted", "input": "hello"})),
+        (&agent, 20, json!({"type": "model_request", "model": "scripted", "messages": 1, "tools": ["read_file"]})),
+        (
+            &agent,
+            1220,
+            json!({"type": "model_response", "model": "scripted", "text": "", "tool_calls": ["read_file"],
+                   "finish_reason": "tool_calls", "usage": usage(20, 8)}),
+        ),
+        (
+            &agent,
+            1230,
+            json!({"type": "tool_call", "call_id": "c1", "tool": "read_file", "args": {"path": "notes.md"}}),
+        ),
+        (
+            &agent,
+            1480,
+            json!({"type": "tool_result", "call_id": "c1", "tool": "read_file", "result": "hello", "is_error": false}),
+        ),
+        (&agent, 1490, json!({"type": "model_request", "model": "scripted", "messages": 3, "tools": ["read_file"]})),
+        (
+            &agent,
+            2090,
+            json!({"type": "model_response", "model": "scripted", "text": "ok", "tool_calls": [],
+                   "finish_reason": "stop", "usage": usage(10, 4)}),
+        ),
+        (&agent, 2100, json!({"type": "agent_finished", "agent": "helper", "output": "ok", "usage": usage(30, 12)})),
+        (&flow, 2110, json!({"type": "state_change", "variable": "greeting", "value": "hello"})),
+        (&flow, 2120, json!({"type": "flow_finished", "flow": "main", "result": "ok"})),
+        (
+            &[],
+            2400,
+            json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": usage(30, 12)}),
+        ),
+    ];
+    for (path, after, mut payload) in events {
+        payload["at_ms"] = json!(R_DONE_STARTED_MS + after);
+        fixture.emit("r-done", path, payload);
+    }
 }
+
+/// When r-done started: 2026-11-26T08:00:00Z, as the runs list says.
+const R_DONE_STARTED_MS: u64 = 1_795_680_000_000;
 
 /// `ask`, whose default entry is not its first, and `review`, whose runs the fixture refuses.
 async fn workloads() -> Json<WorkloadList> {
@@ -277,45 +316,65 @@ async fn run(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     }
 }
 
-/// The sessions of the runs, the newest run's first (`?q=` searches ids and workloads).
+/// Every session, the one active last first (`?q=` searches ids and
+/// workloads, `?limit=` per page, `?before=` a page's `next`: here the id of
+/// the last session of the page before).
 async fn sessions(State(state): State<Shared>, Query(query): Query<BTreeMap<String, String>>) -> Json<SessionList> {
     let fixture = lock(&state);
     let q = query.get("q").map_or(String::new(), |q| q.to_lowercase());
-    let mut runs: Vec<&RunSummary> = fixture.runs.values().map(|r| &r.summary).collect();
-    runs.sort_by(|a, b| b.started.cmp(&a.started));
-    let mut sessions: Vec<SessionSummary> = Vec::new();
-    for run in runs {
-        if let Some(session) = sessions.iter_mut().find(|s| s.id == run.session) {
-            session.runs += 1;
-            continue;
-        }
-        sessions.push(SessionSummary {
-            id: run.session.clone(),
-            runs: 1,
-            last_run: run.id.clone(),
-            last_started: run.started.clone(),
-            last_status: run.status,
-            workloads: vec![run.workload.clone()],
-        });
+    let limit = query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(50usize).max(1);
+    let mut sessions: Vec<SessionSummary> = fixture
+        .sessions
+        .iter()
+        .map(|(id, created)| {
+            let mut runs: Vec<&RunSummary> =
+                fixture.runs.values().map(|r| &r.summary).filter(|r| &r.session == id).collect();
+            runs.sort_by(|a, b| b.started.cmp(&a.started));
+            let mut workloads: Vec<String> = Vec::new();
+            for run in &runs {
+                if !workloads.contains(&run.workload) {
+                    workloads.push(run.workload.clone());
+                }
+            }
+            SessionSummary {
+                id: id.clone(),
+                created: created.clone(),
+                runs: runs.len() as u32,
+                last_run: runs.first().map(|r| r.id.clone()),
+                last_started: runs.first().map(|r| r.started.clone()),
+                last_status: runs.first().map(|r| r.status),
+                workloads,
+            }
+        })
+        .filter(|s| s.id.to_lowercase().contains(&q) || s.workloads.iter().any(|w| w.contains(&q)))
+        .collect();
+    let active = |s: &SessionSummary| s.last_started.clone().unwrap_or_default().max(s.created.clone());
+    sessions.sort_by(|a, b| (active(b), &b.id).cmp(&(active(a), &a.id)));
+    if let Some(before) = query.get("before") {
+        let after = sessions.iter().position(|s| &s.id == before).map_or(0, |i| i + 1);
+        sessions.drain(..after);
     }
-    sessions.retain(|s| s.id.to_lowercase().contains(&q) || s.workloads.iter().any(|w| w.contains(&q)));
-    Json(SessionList { sessions })
+    let next = (sessions.len() > limit).then(|| sessions[limit - 1].id.clone());
+    sessions.truncate(limit);
+    Json(SessionList { sessions, next })
 }
 
 async fn create_session(State(state): State<Shared>, Json(body): Json<NewSession>) -> Response {
     let mut fixture = lock(&state);
     fixture.next += 1;
     let id = body.id.unwrap_or_else(|| format!("s-new-{}", fixture.next));
-    if !fixture.sessions.insert(id.clone()) {
+    if fixture.sessions.contains_key(&id) {
         return error(StatusCode::CONFLICT, "session_exists", &format!("id: session {id} exists"));
     }
+    let created = format!("2026-11-26T10:{:02}:00Z", fixture.next % 60);
+    fixture.sessions.insert(id.clone(), created);
     (StatusCode::CREATED, Json(SessionCreated { id })).into_response()
 }
 
 async fn session(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     let fixture = lock(&state);
     let runs: Vec<&FixtureRun> = fixture.runs.values().filter(|r| r.summary.session == id).collect();
-    if !fixture.sessions.contains(&id) {
+    if !fixture.sessions.contains_key(&id) {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("no session '{id}'"));
     }
     let mut transcript = Vec::new();
@@ -341,7 +400,7 @@ async fn start(State(state): State<Shared>, Json(body): Json<RunRequest>) -> Res
     let prompt = body.prompt.unwrap_or_default();
     let id = {
         let mut fixture = lock(&state);
-        if let Some(session) = body.session.as_ref().filter(|s| !fixture.sessions.contains(*s)) {
+        if let Some(session) = body.session.as_ref().filter(|s| !fixture.sessions.contains_key(*s)) {
             let message = format!("session: no session {session}; create it with POST /v1/sessions");
             return error(StatusCode::NOT_FOUND, "not_found", &message);
         }

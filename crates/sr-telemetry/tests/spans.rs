@@ -410,7 +410,7 @@ fn tool_calls_from_code_are_children_of_their_step() {
         ),
     ];
     for (seq, (path, payload)) in events.into_iter().enumerate() {
-        collector.telemetry.record(&Event { seq: seq as u64, invocation_id: "i".into(), path, payload });
+        collector.telemetry.record(&Event { seq: seq as u64, invocation_id: "i".into(), path, at_ms: None, payload });
     }
     // A call made after the step ended is the agent's own again.
     expect![[r#"

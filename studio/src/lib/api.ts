@@ -44,31 +44,10 @@ export interface Session extends Omit<wire.Session, "transcript"> {
 }
 
 /** A file of the run's work directory at an event (`text` for small UTF-8 files). */
-export interface FileEntry {
-  path: string;
-  kind: "file" | "dir" | "symlink";
-  size: number;
-  text?: string;
-  truncated?: boolean;
-}
-
+export type FileEntry = wire.FileEntry;
 /** A run as it was at one of its events (`GET /v1/runs/ID/at/SEQ`), from a replay of its journal. */
-export interface Moment {
-  run: string;
-  at: number;
-  event: string;
-  status: string;
-  /** Where the replay stopped (a thread's n-th step); null at the run's end. */
-  point: { thread: string; n: number; kind: string } | null;
-  scopes: { thread: string; frames: { kind: string; name: string }[]; variables: Record<string, unknown> }[];
-  files: { entries: FileEntry[]; omitted: number };
-}
-
-export interface ForkRequest {
-  at: number;
-  reply?: string;
-  set?: Record<string, unknown>;
-}
+export type Moment = wire.Moment;
+export type ForkRequest = wire.ForkRequest;
 
 const KEY_STORAGE = "sr-studio-api-key";
 
@@ -145,8 +124,13 @@ export const api = {
       if (!(e instanceof ApiError && e.code === "session_exists")) throw e;
     }
   },
-  sessions: (q: string) =>
-    request<wire.SessionList>("GET", `/v1/sessions${q ? `?q=${encodeURIComponent(q)}` : ""}`).then((a) => a.sessions),
+  /** A page of sessions, the one active last first; `before` is the previous page's `next`. */
+  sessions: (q: string, before?: string) => {
+    const query = new URLSearchParams();
+    if (q) query.set("q", q);
+    if (before) query.set("before", before);
+    return request<wire.SessionList>("GET", `/v1/sessions${query.size ? `?${query}` : ""}`);
+  },
   createSession: () => request<wire.SessionCreated>("POST", "/v1/sessions", {} satisfies wire.NewSession),
   workloads: () => request<wire.WorkloadList>("GET", "/v1/workloads").then((answer) => answer.workloads),
   runs: () => request<wire.RunList>("GET", "/v1/runs").then((answer) => answer.runs),
@@ -158,7 +142,7 @@ export const api = {
   session: (id: string) => request<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
   at: (id: string, seq: number) => request<Moment>("GET", `/v1/runs/${encodeURIComponent(id)}/at/${seq}`),
   fork: (id: string, body: ForkRequest) =>
-    request<{ id: string; status: RunStatus; session: string }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, body),
+    request<wire.Forked>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, body),
 };
 
 /**

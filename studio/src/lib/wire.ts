@@ -4,8 +4,18 @@
 export type Event = {
   seq: number;
   invocation_id: string;
-  /** Producers, outermost first: `flow:main`, `agent:reviewer`, `branch:2`. */
+  /**
+   * Producers, outermost first: `flow:main`, `agent:reviewer`, `branch:2`
+   * (a `parallel` branch's thread, named as [`thread_name`] names it).
+   */
   path: string[];
+  /**
+   * When it happened, in milliseconds since the Unix epoch: the run's
+   * [`Clock`] gives it, and a run served from a journal shows the recorded
+   * run's times (the journal keeps them). None only in events stored
+   * before events had times.
+   */
+  at_ms?: number | null;
 } & Payload;
 
 /** How a run ended (or paused): `run_finished`'s `status`. */
@@ -170,6 +180,90 @@ export type Payload = ({
   messages_removed: number;
 });
 
+/** A task: one run, in the context of its session. */
+export type Task = {
+  /** The run's id. */
+  id: string;
+  /** The run's session. */
+  contextId: string;
+  status: TaskStatus;
+  /** The run's result, once it is done (when asked for). */
+  artifacts?: Artifact[] | null;
+  /** The message that started the run (when asked for). */
+  history?: Message[] | null;
+  /** 0.3: `task`. */
+  kind?: string | null;
+};
+
+export type TaskStatus = {
+  /**
+   * 1.0: `TASK_STATE_SUBMITTED`, `…_WORKING`, `…_INPUT_REQUIRED`,
+   * `…_COMPLETED`, `…_FAILED`, `…_CANCELED`; 0.3: `submitted`, `working`,
+   * `input-required`, `completed`, `failed`, `canceled`.
+   */
+  state: string;
+  /** What a paused run asks, or why a run failed or was cancelled. */
+  message?: (Message | null);
+};
+
+export type Message = {
+  messageId: string;
+  /** 1.0: `ROLE_USER`, `ROLE_AGENT`; 0.3: `user`, `agent`. */
+  role: string;
+  /** Text and data parts; file parts are refused (-32005). */
+  parts: Part[];
+  taskId?: string | null;
+  contextId?: string | null;
+  /** 0.3: `message`. */
+  kind?: string | null;
+};
+
+/**
+ * A text part (`text`) or a data part (`data`: any JSON, given to a run as
+ * its JSON text).
+ */
+export type Part = {
+  text?: string | null;
+  data?: unknown;
+  /** 1.0's data part: `application/json`. */
+  mediaType?: string | null;
+  /** 0.3: `text` or `data`. */
+  kind?: string | null;
+};
+
+/** A run's result: one text part for text, one data part for anything else. */
+export type Artifact = {
+  /** `result`. */
+  artifactId: string;
+  name: string;
+  parts: Part[];
+  /** `{"schema": …}`: the result's JSON schema, when the program declares one. */
+  metadata?: unknown;
+};
+
+/** A stream's news of a task's status (1.0 wraps it as `statusUpdate`). */
+export type TaskStatusUpdate = {
+  taskId: string;
+  contextId: string;
+  status: TaskStatus;
+  /** 0.3: `status-update`. */
+  kind?: string | null;
+  /** 0.3: whether the stream ends after it. */
+  final?: boolean | null;
+};
+
+/** A stream's news of a task's result (1.0 wraps it as `artifactUpdate`). */
+export type TaskArtifactUpdate = {
+  taskId: string;
+  contextId: string;
+  artifact: Artifact;
+  lastChunk: boolean;
+  /** 0.3: `artifact-update`. */
+  kind?: string | null;
+  /** 0.3: `false`. */
+  append?: boolean | null;
+};
+
 /** Every refusal: `{"error": {"code", "message"}}` with the HTTP status that fits. */
 export type ErrorAnswer = {
   error: ErrorDetail;
@@ -293,22 +387,30 @@ export type Diagnostic = {
 };
 
 /**
- * `GET /v1/sessions`: the sessions of the newest runs (`?limit=` runs, default
- * 500), the session of the newest run first; `?q=` keeps those whose id or a
- * run's workload contains it. A session without runs is not listed.
+ * `GET /v1/sessions`: every session, the one active last first (its newest
+ * run's submission, or its creation); `?q=` keeps those whose id or a run's
+ * workload contains it (any case), `?limit=` sessions per page (default 50,
+ * up to 500), `?before=` a page's `next`.
  */
 export type SessionList = {
   sessions: SessionSummary[];
+  /** The cursor of the next page (`?before=`); none on the last page. */
+  next?: string | null;
 };
 
 export type SessionSummary = {
   id: string;
-  /** Its runs among the newest runs read. */
+  /** When it was created (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`). */
+  created: string;
+  /** All its runs. */
   runs: number;
-  /** Its newest run, and when that started (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`). */
-  last_run: string;
-  last_started: string;
-  last_status: RunStatus;
+  /**
+   * Its newest run, when that was submitted (UTC) and its status; none
+   * for a session with no run yet.
+   */
+  last_run?: string | null;
+  last_started?: string | null;
+  last_status?: (RunStatus | null);
   /** The workloads its runs ran, each once, newest first. */
   workloads: string[];
 };
@@ -395,6 +497,159 @@ export type CancelStatus = ("cancelled" | "cancelling");
 export type InputRequest = {
   text?: string | null;
   decision?: string | null;
+};
+
+/** A run as it was at one of its events, found by replaying its journal. */
+export type Moment = {
+  run: string;
+  /** The event's `seq`. */
+  at: number;
+  /** The event's type. */
+  event: string;
+  /**
+   * `running` before the run's last event; at it, the run's status (a
+   * `run_finished` in the middle of the events, where a run paused and
+   * went on, is `paused`).
+   */
+  status: RunStatus;
+  /** Where the replay stopped; none when the run had no step after the event. */
+  point?: (StepAt | null);
+  /** Each live thread, in the order threads started. */
+  scopes: ThreadScope[];
+  /** The work directory then. */
+  files: WorkFiles;
+};
+
+/** A thread's `n`-th step (each statement, model call, model reply and tool call is one). */
+export type StepAt = {
+  /** The thread, named as the events' paths name it: `main`, or `branch:N`. */
+  thread: string;
+  n: number;
+  /** `statement`, `model_call`, `model_reply` or `tool_call`. */
+  kind: string;
+};
+
+/** One thread's variables (every flow of a thread shares them) and frames. */
+export type ThreadScope = {
+  /** `main`, or `branch:N` as the events' paths name the thread. */
+  thread: string;
+  /** Outermost first. */
+  frames: Frame[];
+  variables: {
+    [field: string]: unknown;
+  };
+};
+
+export type Frame = {
+  kind: FrameKind;
+  name: string;
+  location?: (Location | null);
+};
+
+export type FrameKind = "flow" | "agent" | "handler";
+
+/**
+ * A work directory, bounded: at most 500 entries (the rest counted in
+ * `omitted`), each UTF-8 file's text up to 64 KiB, 1 MiB in all.
+ */
+export type WorkFiles = {
+  /** Sorted by path. */
+  entries: FileEntry[];
+  omitted: number;
+};
+
+export type FileEntry = {
+  /** Relative to the work directory, `/`-separated. */
+  path: string;
+  kind: FileKind;
+  size: number;
+  /** The content, when it is UTF-8 and within the bounds. */
+  text?: string | null;
+  /** The text is the first 64 KiB only (cut at a character). */
+  truncated?: boolean;
+};
+
+/** Symbolic links are listed, never followed. */
+export type FileKind = "file" | "dir" | "symlink";
+
+/**
+ * `POST /v1/runs/{id}/fork`: a new run, in a new session, that replays the
+ * run up to the first step after event `at` and goes live there.
+ */
+export type ForkRequest = {
+  at: number;
+  /**
+   * The model's answer instead of the recorded one (only at a
+   * `model_request` or `model_response` event).
+   */
+  reply?: string | null;
+  /** Variables given new values at the fork's step; each must exist there. */
+  set?: {
+    [field: string]: unknown;
+  };
+};
+
+/** `POST /v1/runs/{id}/fork`'s answer (202): the fork, queued. */
+export type Forked = {
+  id: string;
+  status: RunStatus;
+  session: string;
+  forked_from: ForkedFrom;
+};
+
+export type ForkedFrom = {
+  run: string;
+  /** The event of the original the fork went live after. */
+  at: number;
+};
+
+/** A request: one object (no batches), with an id (A2A has no notifications). */
+export type RpcRequest = {
+  /** `2.0`. */
+  jsonrpc: string;
+  id: RpcId;
+  method: RpcMethod;
+  /**
+   * The method's parameters: `{message, configuration?, metadata?}` for a
+   * send (`metadata.skill` picks the entry), `{id}` for a task's.
+   */
+  params?: {
+    [field: string]: unknown;
+  } | null;
+};
+
+export type RpcId = (string | number);
+
+/**
+ * Every method either version defines. Push notification configuration and
+ * the extended card answer errors (-32003, -32007).
+ */
+export type RpcMethod = "SendMessage" | "SendStreamingMessage" | "GetTask" | "ListTasks" | "CancelTask" | "SubscribeToTask" | "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" | "ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig" | "GetExtendedAgentCard" | "message/send" | "message/stream" | "tasks/get" | "tasks/cancel" | "tasks/resubscribe" | "tasks/pushNotificationConfig/set" | "tasks/pushNotificationConfig/get" | "tasks/pushNotificationConfig/list" | "tasks/pushNotificationConfig/delete" | "agent/getAuthenticatedExtendedCard";
+
+/**
+ * An answer: HTTP 200 with a `result` or an `error`; a streaming method
+ * answers Server-Sent Events whose `data:` is one answer each.
+ */
+export type RpcAnswer = {
+  jsonrpc: string;
+  /** The request's id; null when the request could not be read. */
+  id: unknown;
+} & ({
+  result: unknown;
+} | {
+  error: RpcError;
+});
+
+/**
+ * Codes: -32700 parse, -32600 invalid request, -32601 no such method,
+ * -32602 invalid params, -32603 internal, -32001 no such task, -32002 not
+ * cancelable, -32003 push notifications not supported, -32004 unsupported
+ * operation, -32005 content type not supported, -32007 no extended card,
+ * -32009 version not supported.
+ */
+export type RpcError = {
+  code: number;
+  message: string;
 };
 
 /** Every event `type` the runtime emits, in the order `Payload` declares them. */

@@ -215,10 +215,14 @@ pub fn events_of(text: &str) -> Vec<(u64, Value)> {
     out
 }
 
-/// An event without what differs between two runs of the same workload.
+/// An event without what differs between two runs of the same workload
+/// (its invocation id, its time).
 pub fn normalized(event: &Value) -> Value {
     let mut event = event.clone();
     event["invocation_id"] = Value::String("*".into());
+    if let Some(object) = event.as_object_mut() {
+        object.remove("at_ms");
+    }
     event
 }
 

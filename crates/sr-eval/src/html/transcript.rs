@@ -45,7 +45,7 @@ pub(super) fn transcript(page: &mut String, jail: Option<&Jail>, events: &Path) 
         let Ok(Value::Object(mut event)) = serde_json::from_str::<Value>(&line) else { continue };
         let kind = event.remove("type").and_then(|t| t.as_str().map(str::to_string)).unwrap_or_default();
         let path = event.remove("path").map(|p| path_text(&p)).unwrap_or_default();
-        for key in ["seq", "invocation_id", "ts"] {
+        for key in ["seq", "invocation_id", "ts", "at_ms"] {
             event.remove(key);
         }
         let text = |key: &str| event.get(key).map(short).unwrap_or_default();

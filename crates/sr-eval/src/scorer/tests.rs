@@ -25,7 +25,7 @@ fn seen<'a>(output: Option<&'a Value>, work_dir: &'a Path, events: &'a [Event]) 
 }
 
 fn event(payload: Payload) -> Event {
-    Event { seq: 0, invocation_id: "i".into(), path: vec![], payload }
+    Event { seq: 0, invocation_id: "i".into(), path: vec![], at_ms: None, payload }
 }
 
 /// (passed, score) of `spec` on `output`, with no files and no events.

@@ -19,10 +19,60 @@ use gate::{GateLink, Pending};
 pub struct Event {
     pub seq: u64,
     pub invocation_id: String,
-    /// Producers, outermost first: `flow:main`, `agent:reviewer`, `branch:2`.
+    /// Producers, outermost first: `flow:main`, `agent:reviewer`, `branch:2`
+    /// (a `parallel` branch's thread, named as [`thread_name`] names it).
     pub path: Vec<String>,
+    /// When it happened, in milliseconds since the Unix epoch: the run's
+    /// [`Clock`] gives it, and a run served from a journal shows the recorded
+    /// run's times (the journal keeps them). None only in events stored
+    /// before events had times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
     #[serde(flatten)]
     pub payload: Payload,
+}
+
+/// Gives each event the time it happened, once it is numbered.
+pub trait Clock: Send + Sync {
+    /// `event`'s time, in milliseconds since the Unix epoch.
+    fn stamp(&self, event: &Event) -> u64;
+}
+
+/// The wall clock: an event happens when it is numbered.
+pub struct WallClock;
+
+impl Clock for WallClock {
+    fn stamp(&self, _event: &Event) -> u64 {
+        now_ms()
+    }
+}
+
+/// Milliseconds since the Unix epoch now (0 on a clock set before it).
+pub fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The one name of a thread, wherever a person sees it (events' paths, the
+/// state at an event, the debugger): `main`, or `branch:N` for the runtime's
+/// thread `N` of a `parallel` branch. A replay gives each branch the id its
+/// journal recorded, so a run's replays name its threads as it did.
+pub fn thread_name(thread: u32) -> String {
+    match thread {
+        0 => "main".to_string(),
+        n => format!("branch:{n}"),
+    }
+}
+
+/// The thread a path segment names (`branch:N`), if it names one.
+pub fn branch_of(segment: &str) -> Option<u32> {
+    segment.strip_prefix("branch:")?.parse().ok()
+}
+
+/// The thread that emitted an event with this path: its innermost branch, or
+/// `main` (0).
+pub fn thread_of<S: AsRef<str>>(path: &[S]) -> u32 {
+    path.iter().rev().find_map(|segment| branch_of(segment.as_ref())).unwrap_or(0)
 }
 
 /// A 1-based position in a source file.
@@ -245,6 +295,7 @@ struct Shared {
     sinks: Vec<Arc<dyn EventSink>>,
     /// Secrets replaced in every event before any sink sees it.
     redactor: Arc<sr_llm::Redactor>,
+    clock: Arc<dyn Clock>,
     /// Per producer path, the end of the streamed text that may be the start
     /// of a secret the next delta completes.
     held: HashMap<Vec<String>, String>,
@@ -265,7 +316,13 @@ pub struct Emitter {
 impl Emitter {
     pub fn new(invocation_id: impl Into<Arc<str>>, sinks: Vec<Arc<dyn EventSink>>) -> Emitter {
         Emitter {
-            shared: Arc::new(Mutex::new(Shared { seq: 0, sinks, redactor: Default::default(), held: HashMap::new() })),
+            shared: Arc::new(Mutex::new(Shared {
+                seq: 0,
+                sinks,
+                redactor: Default::default(),
+                clock: Arc::new(WallClock),
+                held: HashMap::new(),
+            })),
             invocation_id: invocation_id.into(),
             path: Vec::new(),
             gate: None,
@@ -276,6 +333,12 @@ impl Emitter {
     /// redacted by `redactor` before it is emitted.
     pub fn with_redactor(self, redactor: Arc<sr_llm::Redactor>) -> Emitter {
         self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).redactor = redactor;
+        self
+    }
+
+    /// Every event's time comes from `clock` (the wall clock's otherwise).
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Emitter {
+        self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clock = clock;
         self
     }
 
@@ -373,7 +436,9 @@ impl Emitter {
     fn dispatch(&self, shared: &mut Shared, path: Vec<String>, payload: Payload) {
         let payload = redacted(&shared.redactor, payload);
         shared.seq += 1;
-        let event = Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path, payload };
+        let mut event =
+            Event { seq: shared.seq, invocation_id: self.invocation_id.to_string(), path, at_ms: None, payload };
+        event.at_ms = Some(shared.clock.stamp(&event));
         for sink in &shared.sinks {
             sink.record(&event);
         }
@@ -406,14 +471,29 @@ mod tests {
             seq: 3,
             invocation_id: "inv".into(),
             path: vec!["flow:main".into()],
+            at_ms: Some(1_795_680_000_000),
             payload: Payload::LlmCall { prompt_name: "p".into(), model: "m".into(), prompt_text: "t".into() },
         };
         let json = serde_json::to_string(&event).unwrap();
         assert_eq!(
             json,
-            r#"{"seq":3,"invocation_id":"inv","path":["flow:main"],"type":"llm_call","prompt_name":"p","model":"m","prompt_text":"t"}"#
+            r#"{"seq":3,"invocation_id":"inv","path":["flow:main"],"at_ms":1795680000000,"type":"llm_call","prompt_name":"p","model":"m","prompt_text":"t"}"#
         );
         assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), event);
+    }
+
+    #[test]
+    fn threads_are_named_and_found_again_by_one_spelling() {
+        for thread in [0, 1, 42] {
+            let path = ["flow:main".to_string(), thread_name(thread), "agent:a".to_string()];
+            assert_eq!(thread_of(&path), thread, "{path:?}");
+        }
+        assert_eq!(thread_name(0), "main");
+        assert_eq!(thread_name(3), "branch:3");
+        assert_eq!(thread_of(&["branch:2", "flow:f", "branch:7", "agent:a"]), 7, "the innermost branch");
+        for odd in ["branch:", "branch:x", "branch:-1", "flow:branch:2"] {
+            assert_eq!(branch_of(odd), None, "{odd}");
+        }
     }
 
     #[test]

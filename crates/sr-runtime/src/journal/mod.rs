@@ -30,6 +30,7 @@ mod files;
 pub(crate) mod interleave;
 mod listing;
 mod model;
+pub mod times;
 mod tool;
 mod torn;
 mod workspace;
@@ -282,6 +283,12 @@ impl Journal {
 
     fn writes(&self) -> bool {
         self.writer.is_some()
+    }
+
+    /// Whether a thread went live on purpose (a fork): what the run does
+    /// from then on is not the recorded run's.
+    fn went_live(&self) -> bool {
+        !self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_empty()
     }
 
     /// A value only the world knows (`uuid()`, `now()`, a random number):

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
+use sr_api::a2a::{RpcAnswer, RpcOutcome};
+
 use crate::error::ApiError;
 
 /// The protocol version a method name belongs to: it decides the shapes of
@@ -176,11 +178,16 @@ pub fn check_version(header: Option<&[u8]>) -> Result<(), RpcError> {
 }
 
 pub fn success(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    answer(id, RpcOutcome::Result { result })
 }
 
 pub fn failure(id: &Value, error: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}})
+    answer(id, RpcOutcome::Error { error: sr_api::a2a::RpcError { code: error.code, message: error.message.clone() } })
+}
+
+fn answer(id: &Value, outcome: RpcOutcome) -> Value {
+    let answer = RpcAnswer { jsonrpc: "2.0".to_string(), id: id.clone(), outcome };
+    serde_json::to_value(answer).expect("an answer has string keys only")
 }
 
 /// A string parameter.

@@ -6,6 +6,7 @@
 //! task is a run.
 
 use serde_json::{Value, json};
+use sr_api::a2a::{Artifact, Message, Part, Task, TaskArtifactUpdate, TaskStatus, TaskStatusUpdate};
 
 use super::rpc::{RpcError, Version};
 use crate::store::{RunRow, RunStatus};
@@ -69,27 +70,27 @@ pub struct View {
 }
 
 pub fn task(run: &RunRow, version: Version, view: &View) -> Value {
-    let mut task = json!({
-        "id": run.id,
-        "contextId": run.session,
-        "status": status(run, version, view.question.as_deref()),
-    });
-    if view.artifacts
-        && let Some(artifact) = artifact(run, version, view.schema.as_ref())
-    {
-        task["artifacts"] = json!([artifact]);
-    }
-    if view.history {
-        task["history"] = json!([message(version, false, vec![text_part(version, &run.message)], run)]);
-    }
-    if version == Version::V03 {
-        task["kind"] = json!("task");
-    }
-    task
+    let task = Task {
+        id: run.id.clone(),
+        context_id: run.session.clone(),
+        status: status(run, version, view.question.as_deref()),
+        artifacts: view
+            .artifacts
+            .then(|| artifact(run, version, view.schema.as_ref()))
+            .flatten()
+            .map(|artifact| vec![artifact]),
+        history: view.history.then(|| vec![message(version, false, vec![text_part(version, &run.message)], run)]),
+        kind: (version == Version::V03).then(|| "task".to_string()),
+    };
+    to_json(&task)
 }
 
-fn status(run: &RunRow, version: Version, question: Option<&str>) -> Value {
-    let mut status = json!({"state": state(run.status, version)});
+/// A wire object as JSON.
+fn to_json(object: &impl serde::Serialize) -> Value {
+    serde_json::to_value(object).expect("A2A's wire objects have string keys only")
+}
+
+fn status(run: &RunRow, version: Version, question: Option<&str>) -> TaskStatus {
     let said = match run.status {
         RunStatus::Paused => {
             question.or(Some("The task waits for your answer: send it as a message with this taskId."))
@@ -100,73 +101,77 @@ fn status(run: &RunRow, version: Version, question: Option<&str>) -> Value {
         RunStatus::Failed | RunStatus::Cancelled => run.error.as_deref(),
         _ => None,
     };
-    if let Some(said) = said {
-        status["message"] = message(version, true, vec![text_part(version, said)], run);
+    TaskStatus {
+        state: state(run.status, version).to_string(),
+        message: said.map(|said| message(version, true, vec![text_part(version, said)], run)),
     }
-    status
 }
 
 /// A message of the task: the agent's (`agent`) or the user's.
-pub fn message(version: Version, agent: bool, parts: Vec<Value>, run: &RunRow) -> Value {
-    let id = uuid::Uuid::new_v4().to_string();
-    match version {
-        Version::V10 => json!({
-            "messageId": id,
-            "role": if agent { "ROLE_AGENT" } else { "ROLE_USER" },
-            "parts": parts,
-            "taskId": run.id,
-            "contextId": run.session,
-        }),
-        Version::V03 => json!({
-            "kind": "message",
-            "messageId": id,
-            "role": if agent { "agent" } else { "user" },
-            "parts": parts,
-            "taskId": run.id,
-            "contextId": run.session,
-        }),
+pub fn message(version: Version, agent: bool, parts: Vec<Part>, run: &RunRow) -> Message {
+    let role = match (version, agent) {
+        (Version::V10, true) => "ROLE_AGENT",
+        (Version::V10, false) => "ROLE_USER",
+        (Version::V03, true) => "agent",
+        (Version::V03, false) => "user",
+    };
+    Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        role: role.to_string(),
+        parts,
+        task_id: Some(run.id.clone()),
+        context_id: Some(run.session.clone()),
+        kind: (version == Version::V03).then(|| "message".to_string()),
     }
 }
 
-pub fn text_part(version: Version, text: &str) -> Value {
-    match version {
-        Version::V10 => json!({"text": text}),
-        Version::V03 => json!({"kind": "text", "text": text}),
-    }
+pub fn text_part(version: Version, text: &str) -> Part {
+    let kind = (version == Version::V03).then(|| "text".to_string());
+    Part { text: Some(text.to_string()), data: None, media_type: None, kind }
 }
 
 /// The run's result: a text part for text, a data part (with the schema in
 /// the artifact's metadata, when known) for anything else.
-pub fn artifact(run: &RunRow, version: Version, schema: Option<&Value>) -> Option<Value> {
+pub fn artifact(run: &RunRow, version: Version, schema: Option<&Value>) -> Option<Artifact> {
     let result = run.result.as_ref().filter(|_| run.status == RunStatus::Done)?;
     let part = match (result, version) {
         (Value::String(text), _) => text_part(version, text),
-        (data, Version::V10) => json!({"data": data, "mediaType": "application/json"}),
-        (data, Version::V03) => json!({"kind": "data", "data": data}),
+        (data, Version::V10) => {
+            Part { text: None, data: Some(data.clone()), media_type: Some("application/json".into()), kind: None }
+        }
+        (data, Version::V03) => {
+            Part { text: None, data: Some(data.clone()), media_type: None, kind: Some("data".into()) }
+        }
     };
-    let mut artifact = json!({"artifactId": "result", "name": "result", "parts": [part]});
-    if let Some(schema) = schema.filter(|_| !result.is_string()) {
-        artifact["metadata"] = json!({"schema": schema});
-    }
-    Some(artifact)
+    Some(Artifact {
+        artifact_id: "result".to_string(),
+        name: "result".to_string(),
+        parts: vec![part],
+        metadata: schema.filter(|_| !result.is_string()).map(|schema| json!({"schema": schema})),
+    })
 }
 
 pub fn status_update(run: &RunRow, version: Version, question: Option<&str>) -> Value {
-    let mut update = json!({"taskId": run.id, "contextId": run.session, "status": status(run, version, question)});
-    if version == Version::V03 {
-        update["kind"] = json!("status-update");
-        update["final"] = json!(run.status.is_stopped());
-    }
-    update
+    let v03 = version == Version::V03;
+    to_json(&TaskStatusUpdate {
+        task_id: run.id.clone(),
+        context_id: run.session.clone(),
+        status: status(run, version, question),
+        kind: v03.then(|| "status-update".to_string()),
+        r#final: v03.then(|| run.status.is_stopped()),
+    })
 }
 
-pub fn artifact_update(run: &RunRow, version: Version, artifact: Value) -> Value {
-    let mut update = json!({"taskId": run.id, "contextId": run.session, "artifact": artifact, "lastChunk": true});
-    if version == Version::V03 {
-        update["kind"] = json!("artifact-update");
-        update["append"] = json!(false);
-    }
-    update
+pub fn artifact_update(run: &RunRow, version: Version, artifact: Artifact) -> Value {
+    let v03 = version == Version::V03;
+    to_json(&TaskArtifactUpdate {
+        task_id: run.id.clone(),
+        context_id: run.session.clone(),
+        artifact,
+        last_chunk: true,
+        kind: v03.then(|| "artifact-update".to_string()),
+        append: v03.then_some(false),
+    })
 }
 
 /// What a stream or a send answers with: 1.0 wraps each object in a field

@@ -42,6 +42,8 @@ impl Ending {
                 seq: 0,
                 invocation_id: invocation.to_string(),
                 path: Vec::new(),
+                // The server ends the run now (a cancel, a failure to start).
+                at_ms: Some(sr_runtime::event::now_ms()),
                 payload: Payload::RunFinished {
                     status: status.to_runtime().unwrap_or(sr_runtime::event::RunStatus::Failed),
                     result: result.clone(),
@@ -78,6 +80,7 @@ pub fn stored(event: &Event, id: u64) -> String {
         "seq": id,
         "invocation_id": event.invocation_id,
         "path": event.path,
+        "at_ms": event.at_ms,
         "type": "event_too_large",
         "original_type": kind,
         "bytes": json.len(),

@@ -14,11 +14,13 @@ pub struct Migration {
 pub const SQLITE: &[Migration] = &[
     Migration { version: 1, sql: include_str!("migrations/sqlite/0001_init.sql") },
     Migration { version: 2, sql: include_str!("migrations/sqlite/0002_session_record.sql") },
+    Migration { version: 3, sql: include_str!("migrations/sqlite/0003_session_activity.sql") },
 ];
 
 pub const POSTGRES: &[Migration] = &[
     Migration { version: 1, sql: include_str!("migrations/postgres/0001_init.sql") },
     Migration { version: 2, sql: include_str!("migrations/postgres/0002_session_record.sql") },
+    Migration { version: 3, sql: include_str!("migrations/postgres/0003_session_activity.sql") },
 ];
 
 /// The table of applied versions (the PostgreSQL store kept it before the

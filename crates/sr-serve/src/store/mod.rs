@@ -109,6 +109,59 @@ pub struct RecentRun {
     pub last_event: Option<String>,
 }
 
+/// Which sessions `RunStore::sessions` lists: those whose id or a run's
+/// workload contains `q` (lowercase; any case matches), after the cursor
+/// `before` (a session's `(active_ms, id)`: the list is newest first), at
+/// most `limit`.
+#[derive(Debug, Default, Clone)]
+pub struct SessionPage {
+    pub q: Option<String>,
+    pub before: Option<(i64, String)>,
+    pub limit: u32,
+}
+
+/// A session as the studio lists it (`GET /v1/sessions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub created_ms: i64,
+    /// Its newest run's submission, or its creation: the list's order.
+    pub active_ms: i64,
+    pub runs: i64,
+    pub last: Option<LastRun>,
+    /// The workloads its runs ran, each once, newest first.
+    pub workloads: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastRun {
+    pub id: String,
+    pub created_ms: i64,
+    pub status: RunStatus,
+}
+
+/// The SQL (`?N` placeholders, which PostgreSQL spells `$N`) of a page of
+/// sessions: `contains` is the backend's substring test (`instr`, `strpos`).
+/// Parameters: the search (or NULL), the cursor's `active_ms` and id (or
+/// NULL), the limit.
+fn sessions_sql(contains: &str) -> String {
+    format!(
+        "SELECT s.id, s.created_ms, s.active_ms, (SELECT COUNT(*) FROM runs AS r WHERE r.session = s.id)
+         FROM sessions AS s
+         WHERE (?1 IS NULL OR {contains}(lower(s.id), ?1) > 0
+                OR EXISTS (SELECT 1 FROM runs AS r WHERE r.session = s.id AND {contains}(lower(r.workload), ?1) > 0))
+           AND (?2 IS NULL OR s.active_ms < ?2 OR (s.active_ms = ?2 AND s.id < ?3))
+         ORDER BY s.active_ms DESC, s.id DESC LIMIT ?4"
+    )
+}
+
+/// A session's newest run.
+const LAST_RUN_SQL: &str = "SELECT id, created_ms, status FROM runs WHERE session = ?1 ORDER BY position DESC LIMIT 1";
+
+/// A session's workloads, newest first.
+const WORKLOADS_SQL: &str =
+    "SELECT workload FROM runs WHERE session = ?1 GROUP BY workload ORDER BY MAX(position) DESC";
+
 /// Why a run was not queued.
 #[derive(Debug)]
 pub enum Refusal {
@@ -315,6 +368,9 @@ pub trait RunStore: Send + Sync {
 
     /// The newest runs first, for the studio.
     fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>>;
+
+    /// A page of sessions, the one active last first, for the studio.
+    fn sessions<'a>(&'a self, page: &'a SessionPage) -> BoxFuture<'a, Result<Vec<SessionRow>>>;
 
     /// Other replicas' changes, as they commit (PostgreSQL only: `None`
     /// for the embedded store, where this process makes every change).

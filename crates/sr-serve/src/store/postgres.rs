@@ -19,8 +19,9 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
-    migrate, now_ms, stored_id, stored_message,
+    Attempt, Ending, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
+    RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
+    stored_message,
 };
 
 #[derive(Clone)]
@@ -56,6 +57,11 @@ const RUN: &str = "sr_serve_run";
 const CANCEL: &str = "sr_serve_cancel";
 
 /// Column `i` of a row as a status.
+/// SQLite's `?N` placeholders as PostgreSQL's `$N`.
+fn dollars(sql: &str) -> String {
+    sql.replace('?', "$")
+}
+
 fn status(r: &Row, i: usize) -> Result<RunStatus> {
     r.get::<_, &str>(i).parse().map_err(StoreError::Status)
 }
@@ -122,7 +128,10 @@ impl Postgres {
     async fn create_session(&self, id: &str) -> Result<()> {
         let client = self.pool.get().await?;
         client
-            .execute("INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &now_ms()])
+            .execute(
+                "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2) ON CONFLICT DO NOTHING",
+                &[&id, &now_ms()],
+            )
             .await?;
         Ok(())
     }
@@ -137,7 +146,7 @@ impl Postgres {
         let tx = client.transaction().await.map_err(StoreError::from)?;
         let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
         tx.execute(
-            "INSERT INTO sessions (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2) ON CONFLICT DO NOTHING",
             &[&run.session, &now_ms()],
         )
         .await
@@ -166,6 +175,9 @@ impl Postgres {
         )
         .await
         .map_err(sql)?;
+        tx.execute("UPDATE sessions SET active_ms = GREATEST(active_ms, $2) WHERE id = $1", &[&run.session, &now])
+            .await
+            .map_err(sql)?;
         tx.execute("SELECT pg_notify($1, '')", &[&WAKE]).await.map_err(sql)?;
         tx.commit().await.map_err(sql)?;
         Ok(())
@@ -512,6 +524,34 @@ impl Postgres {
         Ok(())
     }
 
+    async fn sessions(&self, page: &SessionPage) -> Result<Vec<SessionRow>> {
+        let client = self.pool.get().await?;
+        let (before_ms, before_id) = page.before.clone().unzip();
+        let sql = dollars(&sessions_sql("strpos"))
+            .replace("$1 IS NULL", "$1::text IS NULL")
+            .replace("$2 IS NULL", "$2::bigint IS NULL");
+        let rows = client.query(&sql, &[&page.q, &before_ms, &before_id, &i64::from(page.limit)]).await?;
+        let (last, workloads) = (dollars(LAST_RUN_SQL), dollars(WORKLOADS_SQL));
+        let mut sessions = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id: String = r.get(0);
+            let last = match client.query_opt(&last, &[&id]).await? {
+                Some(run) => Some(LastRun { id: run.get(0), created_ms: run.get(1), status: status(&run, 2)? }),
+                None => None,
+            };
+            let workloads = client.query(&workloads, &[&id]).await?.iter().map(|w| w.get(0)).collect();
+            sessions.push(SessionRow {
+                id,
+                created_ms: r.get(1),
+                active_ms: r.get(2),
+                runs: r.get(3),
+                last,
+                workloads,
+            });
+        }
+        Ok(sessions)
+    }
+
     async fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
         let client = self.pool.get().await?;
         let rows = client
@@ -718,6 +758,10 @@ impl RunStore for Postgres {
 
     fn recent_runs(&self, status: Option<RunStatus>, limit: u32) -> BoxFuture<'_, Result<Vec<RecentRun>>> {
         Box::pin(Postgres::recent_runs(self, status, limit))
+    }
+
+    fn sessions<'a>(&'a self, page: &'a SessionPage) -> BoxFuture<'a, Result<Vec<SessionRow>>> {
+        Box::pin(Postgres::sessions(self, page))
     }
 
     fn listen(&self) -> Option<mpsc::Receiver<Note>> {

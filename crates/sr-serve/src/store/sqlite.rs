@@ -14,8 +14,9 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Attempt, Ending, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus, RunStore, StoreError,
-    migrate, now_ms, stored_id, stored_message,
+    Attempt, Ending, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
+    RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
+    stored_message,
 };
 
 #[derive(Clone)]
@@ -107,8 +108,10 @@ impl Sqlite {
     }
 
     fn create_session(&self, id: &str) -> Result<()> {
-        self.conn()
-            .execute("INSERT OR IGNORE INTO sessions (id, created_ms) VALUES (?1, ?2)", params![id, now_ms()])?;
+        self.conn().execute(
+            "INSERT OR IGNORE INTO sessions (id, created_ms, active_ms) VALUES (?1, ?2, ?2)",
+            params![id, now_ms()],
+        )?;
         Ok(())
     }
 
@@ -120,8 +123,11 @@ impl Sqlite {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let refuse = |e: rusqlite::Error| Refusal::Sql(e.into());
-        tx.execute("INSERT OR IGNORE INTO sessions (id, created_ms) VALUES (?1, ?2)", params![run.session, now_ms()])
-            .map_err(refuse)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO sessions (id, created_ms, active_ms) VALUES (?1, ?2, ?2)",
+            params![run.session, now_ms()],
+        )
+        .map_err(refuse)?;
         if reject {
             let busy: Option<String> = tx
                 .query_row(
@@ -143,6 +149,8 @@ impl Sqlite {
             params![run.id, run.session, run.workload, run.entry, run.message, run.model, now],
         )
         .map_err(refuse)?;
+        tx.execute("UPDATE sessions SET active_ms = MAX(active_ms, ?2) WHERE id = ?1", params![run.session, now])
+            .map_err(refuse)?;
         tx.commit().map_err(refuse)?;
         Ok(())
     }
@@ -402,14 +410,46 @@ impl Sqlite {
         Ok(lost)
     }
 
-    /// Read on a read-only connection of its own, so it never holds the
-    /// store's lock.
-    fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
+    /// A read-only connection of its own, so that the studio's reads never
+    /// hold the store's lock.
+    fn reader(&self) -> Result<Connection> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        Ok(conn)
+    }
+
+    fn sessions(&self, page: &SessionPage) -> Result<Vec<SessionRow>> {
+        let conn = self.reader()?;
+        let (before_ms, before_id) = page.before.clone().unzip();
+        let mut statement = conn.prepare(&sessions_sql("instr"))?;
+        let rows = statement.query_map(params![page.q, before_ms, before_id, page.limit], |r| {
+            Ok(SessionRow {
+                id: r.get(0)?,
+                created_ms: r.get(1)?,
+                active_ms: r.get(2)?,
+                runs: r.get(3)?,
+                last: None,
+                workloads: Vec::new(),
+            })
+        })?;
+        let mut sessions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        let (mut last, mut workloads) = (conn.prepare(LAST_RUN_SQL)?, conn.prepare(WORKLOADS_SQL)?);
+        for session in &mut sessions {
+            session.last = last
+                .query_row([&session.id], |r| {
+                    Ok(LastRun { id: r.get(0)?, created_ms: r.get(1)?, status: status(r, 2)? })
+                })
+                .optional()?;
+            session.workloads = workloads.query_map([&session.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        }
+        Ok(sessions)
+    }
+
+    fn recent_runs(&self, wanted: Option<RunStatus>, limit: u32) -> Result<Vec<RecentRun>> {
+        let conn = self.reader()?;
         let mut statement = conn.prepare(
             "SELECT id, session, workload, entry, status, error, created_ms, updated_ms,
                     (SELECT event FROM run_events AS e WHERE e.run = runs.id ORDER BY e.id DESC LIMIT 1)
@@ -588,6 +628,16 @@ impl RunStore for Sqlite {
         let store = self.clone();
         Box::pin(async move {
             tokio::task::spawn_blocking(move || store.recent_runs(status, limit))
+                .await
+                .map_err(|e| StoreError::Reader(e.to_string()))?
+        })
+    }
+
+    /// On a thread of its own, as `recent_runs`.
+    fn sessions<'a>(&'a self, page: &'a SessionPage) -> BoxFuture<'a, Result<Vec<SessionRow>>> {
+        let (store, page) = (self.clone(), page.clone());
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || store.sessions(&page))
                 .await
                 .map_err(|e| StoreError::Reader(e.to_string()))?
         })

@@ -369,7 +369,68 @@ const BOTH: &[(&str, Case)] = cases![
     replicas_claim_each_run_once_in_order,
     a_runs_end_and_its_run_finished_are_one_write,
     a_sessions_record_is_kept_by_its_claims_only,
+    sessions_are_listed_newest_first_in_pages,
 ];
+
+/// Sessions come from the sessions table: one with no run is listed, every
+/// page follows the last one's cursor with no gap and no repeat, the search
+/// matches ids and workloads in any case, and a new run moves its session
+/// first.
+async fn sessions_are_listed_newest_first_in_pages(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    let submit = |id: &'static str, session: &'static str, workload: &'static str| {
+        let store = &store;
+        async move {
+            let run = NewRun { id, session, workload, entry: None, message: "hi", model: None };
+            store.submit(&run, false).await.unwrap();
+            // Each its own millisecond: the order is the activity's.
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+    };
+    store.create_session("empty").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    submit("r1", "alpha", "Travel").await;
+    submit("r2", "beta", "desk").await;
+    submit("r3", "alpha", "desk").await;
+    submit("r4", "gamma", "desk").await;
+    let page =
+        |q: Option<&str>, before: Option<(i64, String)>, limit| SessionPage { q: q.map(str::to_string), before, limit };
+    let all = store.sessions(&page(None, None, 10)).await.unwrap();
+    let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["gamma", "alpha", "beta", "empty"]);
+    let alpha = &all[1];
+    assert_eq!((alpha.runs, alpha.workloads.clone()), (2, vec!["desk".to_string(), "Travel".to_string()]));
+    let last = alpha.last.as_ref().unwrap();
+    assert_eq!((last.id.as_str(), last.status, last.created_ms), ("r3", RunStatus::Queued, alpha.active_ms));
+    assert_eq!((all[3].runs, all[3].last.clone(), all[3].workloads.len()), (0, None, 0), "a session with no run");
+
+    // Pages of two, each after the previous one's last session.
+    let mut paged = Vec::new();
+    let mut before = None;
+    loop {
+        let rows = store.sessions(&page(None, before.clone(), 2)).await.unwrap();
+        let Some(tail) = rows.last() else { break };
+        before = Some((tail.active_ms, tail.id.clone()));
+        paged.extend(rows.into_iter().map(|s| s.id));
+    }
+    assert_eq!(paged, ids);
+
+    let found = |q| {
+        let store = &store;
+        async move {
+            let rows = store.sessions(&page(Some(q), None, 10)).await.unwrap();
+            rows.into_iter().map(|s| s.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(found("travel").await, ["alpha"], "a workload's name, in any case");
+    assert_eq!(found("mpt").await, ["empty"]);
+    assert_eq!(found("desk").await, ["gamma", "alpha", "beta"]);
+    assert_eq!(found("%").await, Vec::<String>::new(), "no pattern characters");
+
+    submit("r5", "empty", "desk").await;
+    let first = store.sessions(&page(None, None, 1)).await.unwrap();
+    assert_eq!((first[0].id.as_str(), first[0].runs), ("empty", 1), "a new run makes its session the newest");
+}
 
 /// A session's record: an attempt's journal copied line by line under the
 /// claim, its conversation and attempts stored with the run's end; a

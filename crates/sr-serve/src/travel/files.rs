@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use sr_api::travel::{FileEntry as Entry, FileKind, WorkFiles as Files};
 
 /// Entries listed at most; the rest are counted in `omitted`.
 pub const MAX_ENTRIES: usize = 500;
@@ -14,28 +14,6 @@ pub const MAX_TEXT: usize = 64 * 1024;
 pub const MAX_TOTAL_TEXT: usize = 1 << 20;
 /// Directories deeper than this are not entered.
 const MAX_DEPTH: usize = 32;
-
-#[derive(Debug, Default, Serialize)]
-pub struct Files {
-    pub entries: Vec<Entry>,
-    /// Entries past [`MAX_ENTRIES`].
-    pub omitted: usize,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Entry {
-    /// Relative to the work directory, `/`-separated.
-    pub path: String,
-    /// `file`, `dir` or `symlink`.
-    pub kind: &'static str,
-    pub size: u64,
-    /// The content, when it is UTF-8 and within the bounds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The text is the first [`MAX_TEXT`] bytes only (cut at a character).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
-}
 
 /// Everything under `root`, sorted by path.
 pub fn list(root: &Path) -> Files {
@@ -57,15 +35,15 @@ fn walk(root: &Path, dir: &Path, depth: usize, files: &mut Files, budget: &mut u
         }
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         let kind = if meta.file_type().is_symlink() {
-            "symlink"
+            FileKind::Symlink
         } else if meta.is_dir() {
-            "dir"
+            FileKind::Dir
         } else {
-            "file"
+            FileKind::File
         };
-        let (text, truncated) = if kind == "file" { text_of(&path, meta.len(), budget) } else { (None, false) };
+        let (text, truncated) = if kind == FileKind::File { text_of(&path, meta.len(), budget) } else { (None, false) };
         files.entries.push(Entry { path: relative, kind, size: meta.len(), text, truncated });
-        if kind == "dir" && depth < MAX_DEPTH {
+        if kind == FileKind::Dir && depth < MAX_DEPTH {
             walk(root, &path, depth + 1, files, budget);
         }
     }
@@ -118,11 +96,11 @@ mod tests {
         assert_eq!(
             shown,
             [
-                ("a.txt", "file", 5, Some(5)),
-                ("bin", "file", 3, None),
-                ("link", "symlink", 11, None),
-                ("sub", "dir", files.entries[3].size, None),
-                ("sub/long.txt", "file", long.len() as u64, Some(MAX_TEXT - 1)),
+                ("a.txt", FileKind::File, 5, Some(5)),
+                ("bin", FileKind::File, 3, None),
+                ("link", FileKind::Symlink, 11, None),
+                ("sub", FileKind::Dir, files.entries[3].size, None),
+                ("sub/long.txt", FileKind::File, long.len() as u64, Some(MAX_TEXT - 1)),
             ]
         );
         assert!(files.entries[4].truncated);

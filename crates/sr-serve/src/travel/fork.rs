@@ -201,7 +201,7 @@ mod tests {
             at: 7,
             from_session: "s".into(),
             from_attempt: 1,
-            point: Some(Point { thread: "main".into(), n: 4, kind: "model_reply".into() }),
+            point: Some(Point { thread: "main".into(), n: 4, kind: "model_reply".into(), name: String::new() }),
             answers: vec!["ship it".into()],
             reply: Some("injected".into()),
             set,

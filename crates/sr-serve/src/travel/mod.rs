@@ -18,8 +18,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use sr_api::travel::{ForkRequest, Forked, ForkedFrom};
 use sr_runtime::journal::Recorded;
 
 use crate::Server;
@@ -154,7 +153,7 @@ async fn at(State(server): State<Arc<Server>>, Path((id, seq)): Path<(String, St
         replay(server, main, &run, &target, Stop::After(target.count))
     })
     .await?;
-    Ok(Json(moment).into_response())
+    Ok(Json(moment.wire()).into_response())
 }
 
 /// The same error with its field named as the request names it.
@@ -163,15 +162,6 @@ fn renamed(mut error: ApiError, from: &str, to: &str) -> ApiError {
         error.message = format!("{to}{rest}");
     }
     error
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ForkRequest {
-    at: u64,
-    reply: Option<String>,
-    #[serde(default)]
-    set: Map<String, Value>,
 }
 
 async fn fork_run(
@@ -211,7 +201,7 @@ async fn fork_run(
         )));
     }
     if let Some(point) = &moment.point {
-        let scope = moment.scopes.iter().find(|s| s.thread == point.thread);
+        let scope = moment.scopes.iter().find(|s| s.key == point.thread).map(|s| &s.shown);
         for name in request.set.keys() {
             if !scope.is_some_and(|s| s.variables.contains_key(name)) {
                 let known: Vec<&str> = scope.iter().flat_map(|s| s.variables.keys().map(String::as_str)).collect();
@@ -256,6 +246,11 @@ async fn fork_run(
     }
     tracing::info!(run = %new_id, from = %run.id, at = target.seq, "fork queued");
     server.wake.notify_one();
-    let body = json!({"id": new_id, "status": RunStatus::Queued, "session": session, "forked_from": {"run": run.id, "at": target.seq}});
+    let body = Forked {
+        id: new_id,
+        status: RunStatus::Queued,
+        session,
+        forked_from: ForkedFrom { run: run.id, at: target.seq },
+    };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }

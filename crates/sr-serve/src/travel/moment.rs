@@ -15,14 +15,16 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use sr_runtime::RunOptions;
-use sr_runtime::event::{Event, EventSink, Payload};
+use sr_runtime::event::{Event, EventSink, Payload, thread_name, thread_of};
 use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::human::Unattended;
 use sr_runtime::launch::{LaunchSpec, Models, Recording, launch};
 
-use super::files::{self, Files};
+use sr_api::travel::{Frame, FrameKind, StepAt, ThreadScope, WorkFiles};
+
+use super::files;
 use super::replay_failed;
 use super::target::Target;
 use super::turns::{self, Turns};
@@ -43,24 +45,27 @@ pub enum Stop {
 }
 
 /// A point of a thread: its `n`-th (each statement, model call, model reply
-/// and tool call is one), as a fork finds it again.
+/// and tool call is one), as a fork finds it again: by the thread's journal
+/// key (`main/0.1`), which every replay gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Point {
     pub thread: String,
     pub n: u64,
     pub kind: String,
+    /// The thread as a person knows it ([`thread_name`]); not kept in a fork's plan.
+    #[serde(skip)]
+    pub name: String,
 }
 
-/// One thread's variables (every flow of a thread shares them) and frames.
-#[derive(Debug, Clone, Serialize)]
+/// One thread's scope, and the thread's journal key, by which a [`Point`] names it.
+#[derive(Debug, Clone)]
 pub struct Scope {
-    pub thread: String,
-    pub frames: Vec<Value>,
-    pub variables: Map<String, Value>,
+    pub key: String,
+    pub shown: ThreadScope,
 }
 
 /// The run at an event.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct Moment {
     pub run: String,
     pub at: u64,
@@ -72,11 +77,25 @@ pub struct Moment {
     /// the event (its end).
     pub point: Option<Point>,
     pub scopes: Vec<Scope>,
-    pub files: Files,
+    pub files: WorkFiles,
     /// The recorded answers to `escalate to human` the run had been given
     /// before the point, in order: a fork from it is given them again.
-    #[serde(skip)]
     pub answered: Vec<String>,
+}
+
+impl Moment {
+    /// The moment as `GET /v1/runs/{id}/at/{seq}` answers it.
+    pub fn wire(self) -> sr_api::travel::Moment {
+        sr_api::travel::Moment {
+            run: self.run,
+            at: self.at,
+            event: self.event,
+            status: self.status,
+            point: self.point.map(|p| StepAt { thread: p.name, n: p.n, kind: p.kind }),
+            scopes: self.scopes.into_iter().map(|s| s.shown).collect(),
+            files: self.files,
+        }
+    }
 }
 
 /// Replays `run` (its `journal`) to `target` and describes it there.
@@ -195,8 +214,8 @@ async fn replay(
     let names = locked(&watch.names);
     for (thread, changes) in std::mem::take(&mut *locked(&watch.pending)) {
         let name = names.get(&thread).map_or("main", String::as_str);
-        if let Some(scope) = threads.iter_mut().find(|s| s.thread == name) {
-            scope.variables.extend(changes);
+        if let Some(scope) = threads.iter_mut().find(|s| s.key == name) {
+            scope.shown.variables.extend(changes);
         }
     }
     drop(names);
@@ -280,15 +299,16 @@ fn scope_of(step: &Step<'_>) -> Scope {
         .iter()
         .map(|f| {
             let kind = match f.kind {
-                sr_runtime::hook::FrameKind::Flow => "flow",
-                sr_runtime::hook::FrameKind::Agent => "agent",
-                sr_runtime::hook::FrameKind::Handler => "handler",
+                sr_runtime::hook::FrameKind::Flow => FrameKind::Flow,
+                sr_runtime::hook::FrameKind::Agent => FrameKind::Agent,
+                sr_runtime::hook::FrameKind::Handler => FrameKind::Handler,
             };
-            json!({"kind": kind, "name": f.name, "location": f.location})
+            Frame { kind, name: f.name.clone(), location: f.location.clone() }
         })
         .collect();
     let variables = step.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    Scope { thread: step.thread_key.to_string(), frames, variables }
+    let shown = ThreadScope { thread: thread_name(step.thread), frames, variables };
+    Scope { key: step.thread_key.to_string(), shown }
 }
 
 impl Watch {
@@ -322,7 +342,7 @@ impl Watch {
             .map(|(_, name)| name.clone())
             .collect();
         if !gone.is_empty() {
-            locked(&self.threads).retain(|s| !gone.contains(&s.thread));
+            locked(&self.threads).retain(|s| !gone.contains(&s.key));
         }
     }
 }
@@ -346,7 +366,7 @@ impl StepHook for Watch {
             {
                 let scope = scope_of(&step);
                 let mut threads = locked(&self.threads);
-                match threads.iter_mut().find(|s| s.thread == scope.thread) {
+                match threads.iter_mut().find(|s| s.key == scope.key) {
                     Some(known) => *known = scope,
                     None => threads.push(scope),
                 }
@@ -361,7 +381,9 @@ impl StepHook for Watch {
             if !here {
                 return Control::Continue;
             }
-            *locked(&self.stopped) = Some(Point { thread: step.thread_key.to_string(), n, kind: kind.to_string() });
+            let name = thread_name(step.thread);
+            *locked(&self.stopped) =
+                Some(Point { thread: step.thread_key.to_string(), n, kind: kind.to_string(), name });
             self.stop_here();
             Control::Terminate
         })
@@ -399,8 +421,8 @@ impl EventSink for Watch {
         if emitted <= self.keep_kinds {
             locked(&self.kinds).push(kind);
             if let Payload::StateChange { variable, value } = &event.payload {
-                let thread = event.path.iter().rev().find_map(|p| p.strip_prefix("branch:")?.parse().ok());
-                locked(&self.pending).entry(thread.unwrap_or(0)).or_default().push((variable.clone(), value.clone()));
+                let thread = thread_of(&event.path);
+                locked(&self.pending).entry(thread).or_default().push((variable.clone(), value.clone()));
             }
         }
         self.turns.moved();
