@@ -343,6 +343,7 @@ async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreErr
 /// streams; from its `run_finished` on, keeps them back for the run's end
 /// (`Held`). A continued run first replays what its journal holds: the
 /// `skip` events already stored (`stored_tally`) are not stored again.
+/// Once the drain has stopped the server's runs, it stores nothing.
 struct RunSink {
     server: Arc<Server>,
     run: String,
@@ -355,6 +356,9 @@ struct RunSink {
 
 impl EventSink for RunSink {
     fn record(&self, event: &Event) {
+        if self.server.halted() {
+            return;
+        }
         {
             let mut skip = self.skip.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if *skip > 0 {
