@@ -41,8 +41,10 @@ impl RunJournal {
     /// stops the run, and so does a store that does not answer for a whole
     /// lease (the others may have taken the run by then).
     pub fn before_effect(&self) -> Result<(), String> {
-        let mut held = crate::locked(&self.held);
-        self.commit(&mut held)
+        off_workers(|| {
+            let mut held = crate::locked(&self.held);
+            self.commit(&mut held)
+        })
     }
 
     /// The lines still held back, for the run's end to store (`Ending::with_journal`).
@@ -84,12 +86,25 @@ impl RunJournal {
     /// Adds a line the runtime wrote; commits it with those held back
     /// unless it records no effect.
     fn add(&self, line: &str) -> Result<(), String> {
-        let mut held = crate::locked(&self.held);
-        let Some(lines) = held.as_mut() else {
-            return Err("cannot copy the journal to the store: the run's attempt has ended".to_string());
-        };
-        lines.lines.push(line.to_string());
-        if held_back(line) { Ok(()) } else { self.commit(&mut held) }
+        off_workers(|| {
+            let mut held = crate::locked(&self.held);
+            let Some(lines) = held.as_mut() else {
+                return Err("cannot copy the journal to the store: the run's attempt has ended".to_string());
+            };
+            lines.lines.push(line.to_string());
+            if held_back(line) { Ok(()) } else { self.commit(&mut held) }
+        })
+    }
+}
+
+/// Runs `wait` (it may wait on the lines' lock, the store, or between two
+/// tries) on a thread the async workers can do without, on the server's
+/// multi-thread runtime; directly elsewhere.
+fn off_workers<T>(wait: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(wait),
+        _ => wait(),
     }
 }
 

@@ -23,9 +23,8 @@ impl StepHook for Fenced {
     fn on_step<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Control> {
         Box::pin(async move {
             let effect = matches!(step.point, StepPoint::ModelCall { .. } | StepPoint::ToolCall { .. });
-            // The store is asked on a thread that may block (the lines wait
-            // for each other); a claim found lost stops the run there.
-            if effect && tokio::task::block_in_place(|| self.journal.before_effect()).is_err() {
+            // A claim found lost stops the run here.
+            if effect && self.journal.before_effect().is_err() {
                 return Control::Terminate;
             }
             self.inner.on_step(step).await
