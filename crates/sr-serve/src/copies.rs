@@ -8,7 +8,7 @@
 //! the run's `end`) are held back: they ride with the next line committed,
 //! with the claim check before the run's next effect ([`RunJournal::before_effect`]),
 //! or with the run's end. So the store always holds a prefix of the journal
-//! in which every effect made is recorded, a replica that dies at any
+//! in which every step counted as done is recorded, a replica that dies at any
 //! instant leaves its run to whichever replica claims it next, and a
 //! replica that lost its claim cannot add a line.
 
