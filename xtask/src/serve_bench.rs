@@ -1,14 +1,18 @@
 //! `cargo xtask bench serve`: `sr serve` (release) under load, in the embedded
-//! mode and then as 3 replicas on one PostgreSQL server (a throwaway cluster,
-//! `sr_testing::postgres`). 200 sessions each run a scripted two-agent flow
-//! (sr-llm's mock server is the model, answering at once), submitted by 32
-//! clients at a time, each run's events followed on its own stream. With
-//! replicas, run N is submitted to replica N, its events followed on replica
-//! N+1 and its status read on replica N+2, so every run crosses replicas.
-//! Reports throughput (runs/s), API latency p50/p95 (POST /v1/sessions, POST
-//! /v1/runs, GET /v1/runs/ID), the latency from a run's acceptance to its first
-//! streamed event (alone on an idle server, and under the load, where it
-//! includes queueing), and each server's peak resident memory.
+//! mode and then as 3 replicas, each with a state directory of its own, on
+//! one PostgreSQL server (a throwaway cluster, `sr_testing::postgres`, that
+//! syncs every commit: `fsync=on`). 200 sessions each run a scripted
+//! two-agent flow (sr-llm's mock server is the model, answering at once),
+//! submitted by 32 clients at a time, each run's events followed on its own
+//! stream. With replicas, run N is submitted to replica N, its events
+//! followed on replica N+1 and its status read on replica N+2, so every run
+//! crosses replicas. Reports throughput (runs/s), API latency p50/p95 (POST
+//! /v1/sessions, POST /v1/runs, GET /v1/runs/ID), the latency from a run's
+//! acceptance to its first streamed event (alone on an idle server, and
+//! under the load, where it includes queueing), each server's peak resident
+//! memory, and per run of the load: the servers' CPU time and, on
+//! PostgreSQL, the statements and the commits the database counted
+//! (`Postgres::counted`); each against the target.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -19,6 +23,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sr_llm::mock::{MockReply, MockServer};
+use sr_testing::postgres::Postgres;
 
 use crate::ci::step;
 use crate::root;
@@ -35,22 +40,26 @@ pub fn run() -> Result<(), String> {
     let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), Into::into);
     let sr = Path::new(&target).join("release/sr");
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(bench(&sr, ""))?;
+    runtime.block_on(bench(&sr, None))?;
     if !sr_testing::postgres::available() {
         println!("sr serve on PostgreSQL: skipped (no PostgreSQL 15 in /usr/lib/postgresql/15/bin)");
         return Ok(());
     }
-    let postgres = sr_testing::postgres::start("bench").ok_or("PostgreSQL did not start")?;
-    runtime.block_on(bench(&sr, &postgres.url()))
+    let settings = [sr_testing::postgres::DURABLE, sr_testing::postgres::COUNTING].concat();
+    let postgres = sr_testing::postgres::start_with("bench", &settings).ok_or("PostgreSQL did not start")?;
+    runtime.block_on(bench(&sr, Some(&postgres)))
 }
 
-/// The replicas one deployment runs: one embedded server, or three on PostgreSQL.
-fn replicas(database_url: &str) -> Vec<Vec<String>> {
-    if database_url.is_empty() {
-        return vec![Vec::new()];
-    }
+/// The replicas one deployment runs: one embedded server, or three on
+/// PostgreSQL, each with a state directory of its own.
+fn replicas(database: Option<&Postgres>) -> Vec<Vec<String>> {
+    let Some(database) = database else { return vec![["--state-dir", "state"].map(String::from).to_vec()] };
+    let url = database.url();
     (1..=3)
-        .map(|n| ["--database-url", database_url, "--replica-id", &format!("r{n}")].map(String::from).to_vec())
+        .map(|n| {
+            let (id, state) = (format!("r{n}"), format!("state-r{n}"));
+            ["--database-url", &url, "--replica-id", &id, "--state-dir", &state].map(String::from).to_vec()
+        })
         .collect()
 }
 
@@ -68,7 +77,7 @@ impl Drop for Served {
 
 fn start(sr: &Path, dir: &Path, mock: &MockServer, extra: &[String]) -> Result<Served, String> {
     let mut child = Command::new(sr)
-        .args(["serve", "flow.sr", "--bind", "127.0.0.1:0", "--state-dir", "state", "--workers", "8"])
+        .args(["serve", "flow.sr", "--bind", "127.0.0.1:0", "--workers", "8"])
         .args(extra)
         .current_dir(dir)
         .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
@@ -94,8 +103,8 @@ fn start(sr: &Path, dir: &Path, mock: &MockServer, extra: &[String]) -> Result<S
     Ok(Served { child, base })
 }
 
-/// One deployment's figures: embedded when `database_url` is empty.
-async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
+/// One deployment's figures: embedded without a database.
+async fn bench(sr: &Path, database: Option<&Postgres>) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("sr-serve-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -105,7 +114,7 @@ async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
         mock.push(MockReply::chunks(["Hello, ", "dear ", "reader."]));
     }
     let mut served = Vec::new();
-    for extra in replicas(database_url) {
+    for extra in replicas(database) {
         served.push(start(sr, &dir, &mock, &extra)?);
     }
     let client = reqwest::Client::new();
@@ -118,6 +127,8 @@ async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
     }
 
     let api = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let counter = database.map(Postgres::counter);
+    let cpu_before: Vec<Option<u64>> = served.iter().map(|s| cpu_ticks(s.child.id())).collect();
     let started = Instant::now();
     let semaphore = Arc::new(tokio::sync::Semaphore::new(CLIENTS));
     let mut tasks = Vec::new();
@@ -136,18 +147,21 @@ async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
         loaded.push(run.first_event);
     }
     let elapsed = started.elapsed();
+    let work = database.zip(counter.as_ref()).map(|(database, counter)| database.counted(counter));
+    let cpu: Option<u64> =
+        served.iter().zip(&cpu_before).map(|(s, before)| Some(cpu_ticks(s.child.id())? - (*before)?)).sum();
     let memory: Vec<Option<u64>> = served.iter().map(|s| peak_memory(s.child.id())).collect();
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 
     let mut api = api.lock().unwrap().clone();
-    let deployment = match bases.len() {
-        1 => "embedded (SQLite)".to_string(),
-        n => format!("{n} replicas on one PostgreSQL 15 (fsync off)"),
+    let (deployment, target) = match bases.len() {
+        1 => ("embedded (SQLite)".to_string(), 150),
+        n => (format!("{n} replicas on one PostgreSQL 15 (fsync on), a state directory each"), 100),
     };
     println!("sr serve, {deployment}, --workers 8: {SESSIONS} sessions × a two-agent flow, {CLIENTS} clients");
     println!(
-        "  throughput            {:.1} runs/s ({SESSIONS} runs in {:.2} s)",
+        "  throughput            {:.1} runs/s ({SESSIONS} runs in {:.2} s; target ≥ {target})",
         SESSIONS as f64 / elapsed.as_secs_f64(),
         elapsed.as_secs_f64()
     );
@@ -168,6 +182,19 @@ async fn bench(sr: &Path, database_url: &str) -> Result<(), String> {
         .map(|kb| kb.map_or("unknown".to_string(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0)))
         .collect();
     println!("  peak resident memory  {} (each server)", memory.join(" / "));
+    let per_run = |n: u64| n as f64 / SESSIONS as f64;
+    if let Some(ticks) = cpu {
+        // /proc counts CPU time in USER_HZ ticks, 100 a second on Linux.
+        println!("  CPU per run           {:.1} ms (the servers' user and system time)", per_run(ticks) * 10.0);
+    }
+    if let Some(work) = work {
+        println!(
+            "  SQL per run           {:.1} statements ({:.1} of them BEGIN/COMMIT; target ≤ 30), {:.1} commits (target ≤ 6)",
+            per_run(work.statements),
+            per_run(work.transaction_control),
+            per_run(work.commits)
+        );
+    }
     Ok(())
 }
 
@@ -244,6 +271,14 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
 
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The process's CPU time so far (user and system), in USER_HZ ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields 14 and 15 (utime, stime), counted after the command's closing parenthesis.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 /// The process's peak resident set (VmHWM), in KiB.

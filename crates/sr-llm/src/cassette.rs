@@ -20,9 +20,9 @@ pub const CASSETTE_VERSION: u64 = 1;
 
 /// A copy of a cassette's lines kept elsewhere (`sr serve`'s store of
 /// record): each line, as written to the file, is handed over before
-/// [`Cassette::append`] returns and in the file's order, so an entry is
-/// durable there before the step it records counts as done. An error fails
-/// the append.
+/// [`Cassette::append`] returns and in the file's order, so the copy can
+/// make an entry durable before the step it records counts as done (it may
+/// hold back lines that record no step). An error fails the append.
 pub trait LineCopy: Send + Sync {
     fn copy(&self, line: &str) -> Result<(), String>;
 }

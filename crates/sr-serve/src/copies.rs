@@ -1,26 +1,126 @@
-//! A claimed run's journal, copied line by line to the store as the runtime
-//! writes it (`sr_runtime::launch::JournalCopies`): a line is committed in
-//! the store, fenced by the claim's epoch, before the step it records counts
-//! as done, as the file's own write is. So a replica that dies at any
-//! instant leaves its run's journal (model replies, tool results, file
-//! checkpoints) to whichever replica claims the run next, and a replica that
-//! lost its claim cannot add a line.
+//! A claimed run's journal, copied to the store as the runtime writes it
+//! (`sr_runtime::launch::JournalCopies`), fenced by the claim's epoch. A
+//! line that records an effect or what a later effect depends on (a model
+//! reply, a tool call's start and result, a value, an answer, a decision)
+//! is committed before the runtime goes on, as the file's own write is, with
+//! every line held back before it. Lines that record no effect (the
+//! journal's start and MCP listings, a block's interleaving, file blobs,
+//! the run's `end`) are held back: they ride with the next line committed,
+//! with the claim check before the run's next effect ([`RunJournal::before_effect`]),
+//! or with the run's end. So the store always holds a prefix of the journal
+//! in which every step counted as done is recorded, a replica that dies at any
+//! instant leaves its run to whichever replica claims it next, and a
+//! replica that lost its claim cannot add a line.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use serde::Deserialize;
 use sr_llm::LineCopy;
 use sr_runtime::launch::JournalCopies;
 
 use crate::Server;
-use crate::store::{Attempt, StoreError, committed};
+use crate::store::{JournalLines, StoreError, committed};
 
-/// The copies of run `run`'s attempts under its claim `epoch`.
-pub struct StoreCopies {
-    pub server: Arc<Server>,
-    pub run: String,
-    pub epoch: i64,
+/// The journal of one claim of run `run`: the lines the store does not have yet.
+pub struct RunJournal {
+    server: Arc<Server>,
+    run: String,
+    epoch: i64,
+    /// The attempt's lines held back (none before the attempt's journal opens).
+    held: Mutex<Option<JournalLines>>,
 }
+
+impl RunJournal {
+    pub fn new(server: Arc<Server>, run: String, epoch: i64) -> Arc<RunJournal> {
+        Arc::new(RunJournal { server, run, epoch, held: Mutex::new(None) })
+    }
+
+    /// Commits the lines held back, or with none only checks that the claim
+    /// holds: before each effect of the run (`fence`). A claim that is lost
+    /// stops the run, and so does a store that does not answer for a whole
+    /// lease (the others may have taken the run by then).
+    pub fn before_effect(&self) -> Result<(), String> {
+        off_workers(|| {
+            let mut held = crate::locked(&self.held);
+            self.commit(&mut held)
+        })
+    }
+
+    /// The lines still held back, for the run's end to store (`Ending::with_journal`).
+    pub fn rest(&self) -> Option<JournalLines> {
+        crate::locked(&self.held).take().filter(|lines| lines.opening || !lines.lines.is_empty())
+    }
+
+    /// Stores what `held` holds, asking again while the store does not
+    /// answer, for at most a lease; then starts the next batch.
+    fn commit(&self, held: &mut Option<JournalLines>) -> Result<(), String> {
+        let started = Instant::now();
+        let lines = held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty());
+        loop {
+            match committed(self.server.store.write_journal(&self.run, self.epoch, lines)) {
+                Ok(()) => break,
+                Err(error @ StoreError::Fenced { .. }) => {
+                    self.server.lose(&self.run, "the run's claim was lost");
+                    return Err(format!("cannot copy the journal to the store: {error}"));
+                }
+                Err(error) if started.elapsed() < self.server.settings.lease => {
+                    tracing::warn!(%error, "cannot copy the run's journal to the store; asking again");
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                Err(error) => {
+                    tracing::error!(%error, "cannot copy the run's journal to the store for a whole lease");
+                    self.server.lose(&self.run, "the store could not be reached for a whole lease");
+                    return Err(format!("cannot copy the journal to the store: {error}"));
+                }
+            }
+        }
+        if let Some(lines) = held {
+            lines.first += lines.lines.len() as i64;
+            lines.lines.clear();
+            lines.opening = false;
+        }
+        Ok(())
+    }
+
+    /// Adds a line the runtime wrote; commits it with those held back
+    /// unless it records no effect.
+    fn add(&self, line: &str) -> Result<(), String> {
+        off_workers(|| {
+            let mut held = crate::locked(&self.held);
+            let Some(lines) = held.as_mut() else {
+                return Err("cannot copy the journal to the store: the run's attempt has ended".to_string());
+            };
+            lines.lines.push(line.to_string());
+            if held_back(line) { Ok(()) } else { self.commit(&mut held) }
+        })
+    }
+}
+
+/// Runs `wait` (it may wait on the lines' lock, the store, or between two
+/// tries) on a thread the async workers can do without, on the server's
+/// multi-thread runtime; directly elsewhere.
+fn off_workers<T>(wait: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(wait),
+        _ => wait(),
+    }
+}
+
+/// Whether a journal line records no effect and nothing a later effect
+/// depends on, so it may wait for the next line committed.
+fn held_back(line: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Kind {
+        kind: String,
+    }
+    serde_json::from_str::<Kind>(line)
+        .is_ok_and(|k| matches!(k.kind.as_str(), "meta" | "mcp_tools" | "mcp_notice" | "interleave" | "blob" | "end"))
+}
+
+/// The copies of a claim's attempts (`sr_runtime::launch::Storage::copies`).
+pub struct StoreCopies(pub Arc<RunJournal>);
 
 impl JournalCopies for StoreCopies {
     fn open(
@@ -30,52 +130,22 @@ impl JournalCopies for StoreCopies {
         origin: Option<(i64, Option<u64>)>,
         inherited: &str,
     ) -> Result<Arc<dyn LineCopy>, String> {
-        let attempt = Attempt { session, number, origin };
-        let lines: Vec<String> = inherited.lines().map(str::to_string).collect();
-        committed(self.server.store.open_journal(&self.run, self.epoch, &attempt, &lines))
-            .map_err(|e| self.refused(e))?;
-        Ok(Arc::new(StoreLines {
-            copies: StoreCopies { server: self.server.clone(), run: self.run.clone(), epoch: self.epoch },
-            session: session.to_string(),
-            number,
-            origin,
-            next: AtomicI64::new(lines.len() as i64),
-        }))
+        let lines = inherited.lines().map(str::to_string).collect();
+        // Stored with the first line committed: a journal that never gets
+        // one was cut off before its run made any effect.
+        let opening =
+            JournalLines { session: session.to_string(), attempt: number, origin, opening: true, first: 0, lines };
+        *crate::locked(&self.0.held) = Some(opening);
+        Ok(Arc::new(StoreLines(self.0.clone())))
     }
 }
 
-impl StoreCopies {
-    /// The error a refused copy fails the journal's write with; a fenced one
-    /// also stops the run here.
-    fn refused(&self, error: StoreError) -> String {
-        if matches!(error, StoreError::Fenced { .. }) {
-            self.server.lose(&self.run, "the run's claim was lost");
-        }
-        format!("cannot copy the journal to the store: {error}")
-    }
-}
-
-/// One attempt's journal in the store: the next line's number.
-struct StoreLines {
-    copies: StoreCopies,
-    session: String,
-    number: i64,
-    origin: Option<(i64, Option<u64>)>,
-    next: AtomicI64,
-}
+/// The runtime's handle on the attempt's copy.
+struct StoreLines(Arc<RunJournal>);
 
 impl LineCopy for StoreLines {
-    fn copy(&self, body: &str) -> Result<(), String> {
+    fn copy(&self, line: &str) -> Result<(), String> {
         // The cassette calls this under its file's lock: one line at a time, in order.
-        let line = self.next.fetch_add(1, Ordering::SeqCst);
-        let attempt = Attempt { session: &self.session, number: self.number, origin: self.origin };
-        committed(self.copies.server.store.append_journal_line(
-            &self.copies.run,
-            self.copies.epoch,
-            &attempt,
-            line,
-            body,
-        ))
-        .map_err(|e| self.copies.refused(e))
+        self.0.add(line)
     }
 }

@@ -25,7 +25,7 @@ use sr_runtime::state::StateDir;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
-use crate::copies::StoreCopies;
+use crate::copies::{RunJournal, StoreCopies};
 use crate::metrics::RunTimer;
 use crate::store::{Ending, RunRow, RunStatus, StoreError, committed};
 use crate::{Server, cache, fence, locked, replayed, travel};
@@ -74,7 +74,8 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     }
     server.claims_lock().insert(id.clone(), epoch);
     let held = Arc::new(Held::default());
-    let task = tokio::spawn(attempt(server.clone(), run, held.clone()).instrument(span.clone()));
+    let journal = RunJournal::new(server.clone(), id.clone(), epoch);
+    let task = tokio::spawn(attempt(server.clone(), run, held.clone(), journal.clone()).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
     // A cancel that came between the claim and here.
     if server.cancelled_lock().contains(&id) {
@@ -127,7 +128,9 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         },
         None => None,
     };
-    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation).recording(record);
+    let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation)
+        .recording(record)
+        .with_journal(journal.rest());
     match server.store.end(&id, epoch, &ending).await {
         Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
@@ -158,7 +161,7 @@ struct Held {
     attempt: Mutex<Option<i64>>,
 }
 
-async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
+async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc<RunJournal>) -> Outcome {
     let Some(workload) = server.workloads.get(&run.workload).cloned() else {
         return failed(format!("workload '{}' is not served by this server", run.workload));
     };
@@ -186,7 +189,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         message: run.message.clone(),
         work_dir: work_dir.clone(),
         read_only: false,
-        storage: Some(storage(&server, &run, from, decision.is_none(), fresh)),
+        storage: Some(storage(&server, &run, from, decision.is_none(), fresh, &journal)),
         models: server.settings.replay.clone().map_or(Models::Live, |file| Models::Replay(Recording::File(file))),
         options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
         human: Arc::new(Unattended),
@@ -211,15 +214,8 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         Ok(launched) => launched,
         Err(e) => return failed(e.to_string()),
     };
+    // The store records the attempt with its journal's first lines (`copies`).
     *locked(&held.attempt) = launched.run_number();
-    if let Some(number) = launched.run_number()
-        && let Err(error) = server.store.set_attempt(&run.id, run.epoch, number).await
-    {
-        if matches!(error, StoreError::Fenced { .. }) {
-            server.lose(&run.id, "the run's claim was lost before it started");
-        }
-        return failed(format!("cannot store the run's attempt: {error}"));
-    }
     let (last, replayed) = match stored_tally(&server, &run.id).await {
         Ok(tally) => tally,
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
@@ -234,7 +230,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
         timer: RunTimer::default(),
         held,
     });
-    let hook = Arc::new(fence::Fenced { server: server.clone(), run: run.id.clone(), epoch: run.epoch, inner: hook });
+    let hook = Arc::new(fence::Fenced { journal, inner: hook });
     match launched.run(hook, vec![sink]).await {
         Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
@@ -255,7 +251,14 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>) -> Outcome {
 /// The runtime's session of the run: a new run of it the first time, a
 /// continuation of its last run (from its journal; its files rebuilt when
 /// its work directory is `fresh`) after that. Its journal is copied to the store.
-fn storage(server: &Arc<Server>, run: &RunRow, from: Option<u64>, answered: bool, fresh: bool) -> Storage {
+fn storage(
+    server: &Arc<Server>,
+    run: &RunRow,
+    from: Option<u64>,
+    answered: bool,
+    fresh: bool,
+    journal: &Arc<RunJournal>,
+) -> Storage {
     let state = StateDir { dir: server.settings.state_dir.clone() };
     let input = run.pending_input.clone().filter(|_| answered);
     let resume = run.attempt_run.map(|_| ResumeSpec {
@@ -265,13 +268,12 @@ fn storage(server: &Arc<Server>, run: &RunRow, from: Option<u64>, answered: bool
         rebuild_files: fresh,
         work_dir: ResumeWorkDir::Spec,
     });
-    let copies = StoreCopies { server: server.clone(), run: run.id.clone(), epoch: run.epoch };
     Storage {
         sessions: state.sessions_db(),
         state,
         session: if resume.is_some() { None } else { Some(run.session.clone()) },
         resume,
-        copies: Some(Arc::new(copies)),
+        copies: Some(Arc::new(StoreCopies(journal.clone()))),
     }
 }
 
@@ -341,6 +343,7 @@ async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreErr
 /// streams; from its `run_finished` on, keeps them back for the run's end
 /// (`Held`). A continued run first replays what its journal holds: the
 /// `skip` events already stored (`stored_tally`) are not stored again.
+/// Once the drain has stopped the server's runs, it stores nothing.
 struct RunSink {
     server: Arc<Server>,
     run: String,
@@ -353,6 +356,9 @@ struct RunSink {
 
 impl EventSink for RunSink {
     fn record(&self, event: &Event) {
+        if self.server.halted() {
+            return;
+        }
         {
             let mut skip = self.skip.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if *skip > 0 {

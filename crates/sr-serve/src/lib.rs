@@ -129,6 +129,10 @@ pub struct Server {
     lost: Mutex<HashSet<String>>,
     pub(crate) wake: Notify,
     draining: AtomicBool,
+    /// Set when the drain stops the runs still running: another replica (or
+    /// the next start) continues them, so what they emit while they unwind
+    /// (an agent's `agent_finished` saying "cancelled") is not stored.
+    halted: AtomicBool,
     /// Set when the server stops: open event streams end.
     pub(crate) closing: watch::Sender<bool>,
 }
@@ -161,12 +165,18 @@ impl Server {
             lost: Mutex::default(),
             wake: Notify::new(),
             draining: AtomicBool::new(false),
+            halted: AtomicBool::new(false),
             closing: watch::channel(false).0,
         }
     }
 
     pub(crate) fn draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Whether the drain has stopped the runs still running.
+    pub(crate) fn halted(&self) -> bool {
+        self.halted.load(Ordering::SeqCst)
     }
 
     pub(crate) fn tasks_lock(&self) -> MutexGuard<'_, HashMap<String, AbortHandle>> {
@@ -372,6 +382,7 @@ impl Bound {
         }
         let stopped: Vec<AbortHandle> = server.tasks_lock().values().cloned().collect();
         let released: Vec<(String, i64)> = server.claims_lock().iter().map(|(id, e)| (id.clone(), *e)).collect();
+        server.halted.store(true, Ordering::SeqCst);
         for task in &stopped {
             task.abort();
         }

@@ -13,6 +13,31 @@ const BIN: &str = "/usr/lib/postgresql/15/bin";
 pub struct Postgres {
     dir: PathBuf,
     as_nobody: bool,
+    /// `-c` settings given after the defaults (they win).
+    settings: Vec<String>,
+}
+
+/// Settings of a server that syncs every commit to disk, as a production one does.
+pub const DURABLE: &[&str] = &["fsync=on", "synchronous_commit=on", "full_page_writes=on"];
+
+/// Settings of a server whose statements [`Postgres::counted`] can count.
+pub const COUNTING: &[&str] = &["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"];
+
+/// What the server did between [`Postgres::counter`] and [`Postgres::counted`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Work {
+    /// Statements executed, by every client (`BEGIN` and `COMMIT` included).
+    pub statements: u64,
+    /// Of those, `BEGIN`, `COMMIT` and `ROLLBACK`.
+    pub transaction_control: u64,
+    /// Transactions that wrote and committed (commit records in the WAL:
+    /// a read-only transaction writes none).
+    pub commits: u64,
+}
+
+/// Where counting started: the WAL's position then.
+pub struct Counter {
+    lsn: String,
 }
 
 /// Whether the machine can start one (the programs exist; as root, setpriv too).
@@ -24,10 +49,15 @@ pub fn available() -> bool {
 /// Starts a server, or returns `None` after [`crate::required`] said why not
 /// (in CI a missing PostgreSQL fails the test).
 pub fn start(name: &str) -> Option<Postgres> {
+    start_with(name, &[])
+}
+
+/// [`start`], with `settings` (`name=value`, e.g. [`DURABLE`], [`COUNTING`]) over the defaults.
+pub fn start_with(name: &str, settings: &[&str]) -> Option<Postgres> {
     if !crate::required(available(), "PostgreSQL 15 (/usr/lib/postgresql/15/bin: .ci/setup installs `postgresql`)") {
         return None;
     }
-    Some(Postgres::start(name))
+    Some(Postgres::start(name, settings))
 }
 
 fn is_root() -> bool {
@@ -35,7 +65,7 @@ fn is_root() -> bool {
 }
 
 impl Postgres {
-    fn start(name: &str) -> Postgres {
+    fn start(name: &str, settings: &[&str]) -> Postgres {
         // Short: a unix socket's path is at most 107 bytes.
         static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -43,7 +73,8 @@ impl Postgres {
         let dir = std::env::temp_dir().join(format!("srpg-{name}-{unique}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let server = Postgres { dir, as_nobody: is_root() };
+        let settings = settings.iter().map(|s| format!("-c {s}")).collect();
+        let server = Postgres { dir, as_nobody: is_root(), settings };
         if server.as_nobody {
             let status = Command::new("chown").arg("nobody:").arg(&server.dir).status().unwrap();
             assert!(status.success(), "chown nobody {}", server.dir.display());
@@ -58,8 +89,9 @@ impl Postgres {
     /// Starts the server (again, after [`Postgres::pause`]), waiting until it takes connections.
     pub fn resume(&self) {
         let options = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-            self.dir.display()
+            "-k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 {}",
+            self.dir.display(),
+            self.settings.join(" ")
         );
         let (data, log) = (self.dir.join("data"), self.dir.join("log"));
         self.pg(
@@ -74,8 +106,47 @@ impl Postgres {
         self.pg("pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
     }
 
-    /// Runs one of PostgreSQL's programs (as `nobody` when we are root); it must succeed.
-    fn pg(&self, program: &str, args: &[&str]) {
+    /// Starts counting the server's work (a server started with [`COUNTING`]).
+    pub fn counter(&self) -> Counter {
+        self.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        self.sql("SELECT pg_stat_statements_reset()");
+        Counter { lsn: self.sql("SELECT pg_current_wal_insert_lsn()") }
+    }
+
+    /// The work of every client since `counter` (the counting's own queries left out).
+    pub fn counted(&self, counter: &Counter) -> Work {
+        let own = "query ~* '(pg_stat_statements|pg_current_wal|pg_switch_wal)'";
+        let sum = |filter: &str| -> u64 {
+            let sql = format!("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE NOT {own} {filter}");
+            self.sql(&sql).parse().expect("a sum of calls is a number")
+        };
+        let statements = sum("");
+        let transaction_control = sum("AND query ~* '^(BEGIN|COMMIT|ROLLBACK)'");
+        let end = self.sql("SELECT pg_current_wal_insert_lsn()");
+        // Writes the WAL up to `end` to its files, where pg_waldump reads it.
+        self.sql("SELECT pg_switch_wal()");
+        let wal = self.dir.join("data/pg_wal");
+        let stats =
+            self.pg("pg_waldump", &["-p", wal.to_str().unwrap(), "-s", &counter.lsn, "-e", &end, "--stats=record"]);
+        let commits = stats
+            .lines()
+            .find_map(|line| line.strip_prefix("Transaction/COMMIT "))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        Work { statements, transaction_control, commits }
+    }
+
+    /// The one value `sql` answers, as `psql` prints it.
+    fn sql(&self, sql: &str) -> String {
+        let host = self.dir.to_str().unwrap();
+        self.pg("psql", &["-X", "-A", "-t", "-h", host, "-U", "postgres", "-d", "postgres", "-c", sql])
+            .trim()
+            .to_string()
+    }
+
+    /// Runs one of PostgreSQL's programs (as `nobody` when we are root); it
+    /// must succeed. Its standard output.
+    fn pg(&self, program: &str, args: &[&str]) -> String {
         let path = Path::new(BIN).join(program);
         let mut command = if self.as_nobody {
             let mut command = Command::new("setpriv");
@@ -92,6 +163,7 @@ impl Postgres {
             String::from_utf8_lossy(&out.stderr),
             std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
         );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// A connection URL for database `postgres` over the server's socket.

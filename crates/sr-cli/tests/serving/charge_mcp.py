@@ -2,13 +2,19 @@
 # call appends the idempotency key of its request (`_meta`) to the file
 # named by argv[1], at once. The first call ever (the file was empty) then
 # waits 60 s before answering, so that a test can kill the run mid-call;
-# later calls answer at once.
+# later calls answer at once. With a second argument N, the server notes
+# its start in the file argv[1] + ".started" and answers `initialize` only
+# N seconds later (a server slow to start).
 import json
 import sys
 
 import time
 
 log = sys.argv[1]
+slow_start = float(sys.argv[2]) if len(sys.argv) > 2 else 0
+if slow_start:
+    with open(log + ".started", "w") as f:
+        f.write("started\n")
 KEY = "streetrace.dev/idempotency-key"
 for line in sys.stdin:
     message = json.loads(line)
@@ -16,6 +22,7 @@ for line in sys.stdin:
         continue
     method = message.get("method")
     if method == "initialize":
+        time.sleep(slow_start)
         result = {
             "protocolVersion": message["params"]["protocolVersion"],
             "capabilities": {"tools": {}},

@@ -11,6 +11,8 @@ use futures::StreamExt;
 use serde_json::Value;
 use sr_llm::mock::MockServer;
 
+pub mod record;
+
 pub const KEY: &str = "test-key-1234";
 
 /// A fresh directory holding `files`, unique to `name` and this process.

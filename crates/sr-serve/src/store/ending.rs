@@ -7,7 +7,7 @@ use serde_json::Value;
 use sr_runtime::event::{Event, Payload, Usage};
 
 use super::RunStatus;
-use super::record::Record;
+use super::record::{JournalLines, Record};
 
 /// An event over this many bytes of JSON is stored and streamed as an
 /// `event_too_large` event that keeps its id, type and size.
@@ -21,6 +21,9 @@ pub struct Ending {
     events: Vec<Event>,
     /// What the run's attempt changed of its session's record, stored with its end.
     pub record: Option<Record>,
+    /// The last lines of the attempt's journal, which record no effect (its
+    /// `end`), stored with the run's end.
+    pub journal: Option<JournalLines>,
 }
 
 impl Ending {
@@ -52,12 +55,17 @@ impl Ending {
                 },
             }],
         };
-        Ending { status, result, error, events, record: None }
+        Ending { status, result, error, events, record: None, journal: None }
     }
 
     /// The ending, storing `record` (the session as the attempt left it) with it.
     pub fn recording(self, record: Option<Record>) -> Ending {
         Ending { record, ..self }
+    }
+
+    /// The ending, storing `journal` (lines its journal's copy held back) with it.
+    pub fn with_journal(self, journal: Option<JournalLines>) -> Ending {
+        Ending { journal, ..self }
     }
 
     /// The ending's events as stored, under ids from `first` on.

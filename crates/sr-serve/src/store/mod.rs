@@ -33,7 +33,7 @@ use serde_json::Value;
 pub use sr_runtime::served::RunStatus;
 
 pub use self::ending::{Ending, MAX_EVENT_BYTES, stored};
-pub use self::record::{Attempt, Record};
+pub use self::record::{JournalLines, Record};
 use tokio::sync::mpsc;
 
 /// The server's store, whichever backend holds it; its calls are [`RunStore`]'s.
@@ -285,8 +285,6 @@ pub trait RunStore: Send + Sync {
     /// runs are claimed again when their leases expire (0 runs).
     fn requeue_running(&self) -> Result<usize>;
 
-    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>>;
-
     /// Records how a run that is not running ended (a cancel of a queued or
     /// paused run) and appends its last events, in one transaction; `from`
     /// guards against a change made meanwhile: nothing changes unless the
@@ -294,35 +292,22 @@ pub trait RunStore: Send + Sync {
     fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
     /// Records how a claimed run ended (or paused) and appends its last
-    /// events (its `run_finished` first) and its session's record, in one
-    /// transaction fenced by its epoch.
+    /// events (its `run_finished` first), its journal's last lines and its
+    /// session's record, in one transaction fenced by its epoch.
     fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
 
     /// What the store holds of session `session`'s runtime state (empty
     /// when its runs never ended anywhere).
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
 
-    /// Starts the store's copy of a claimed run's attempt `attempt` of
-    /// `session` (its journal's first lines `inherited`; `origin` the attempt
-    /// it continues and the step it goes live from), fenced by the epoch:
-    /// the attempt is recorded running, its journal is `inherited`.
-    fn open_journal<'a>(
+    /// Stores `lines` of a claimed run's journal in one transaction, fenced
+    /// by the claim's epoch, committed before it returns; with no lines,
+    /// only checks that the claim still holds (a read: nothing committed).
+    fn write_journal<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
-        attempt: &'a Attempt<'a>,
-        inherited: &'a [String],
-    ) -> BoxFuture<'a, Result<()>>;
-
-    /// Appends line `line` (0-based) of an attempt's journal, fenced by the
-    /// claim's epoch, committed before it returns.
-    fn append_journal_line<'a>(
-        &'a self,
-        run: &'a str,
-        epoch: i64,
-        attempt: &'a Attempt<'a>,
-        line: i64,
-        body: &'a str,
+        lines: Option<&'a JournalLines>,
     ) -> BoxFuture<'a, Result<()>>;
 
     /// Keeps the plan (JSON) of fork `run`, before it is queued.

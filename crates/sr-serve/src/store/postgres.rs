@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Attempt, Ending, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
+    Ending, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
     RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
     stored_message,
 };
@@ -243,18 +243,6 @@ impl Postgres {
         rows.iter().map(run_row).collect()
     }
 
-    async fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
-        let client = self.pool.get().await?;
-        let changed = client
-            .execute(
-                "UPDATE runs SET attempt_run = $3, pending_input = NULL, updated_ms = $4
-                 WHERE id = $1 AND epoch = $2 AND status = 'running'",
-                &[&id, &epoch, &attempt_run, &now_ms()],
-            )
-            .await?;
-        if changed == 0 { Err(fenced(id, epoch)) } else { Ok(()) }
-    }
-
     async fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
@@ -281,6 +269,10 @@ impl Postgres {
     async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
+        // Before the status changes: an opening is fenced by the run still running.
+        if let Some(lines) = &ending.journal {
+            store_lines(&tx, id, epoch, lines).await?;
+        }
         let changed = tx
             .execute(
                 "UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
@@ -306,57 +298,36 @@ impl Postgres {
         Ok(())
     }
 
-    async fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+    async fn write_journal(&self, run: &str, epoch: i64, lines: Option<&JournalLines>) -> Result<()> {
         let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        let held = tx
-            .query_opt("SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'", &[&run, &epoch])
-            .await?;
-        if held.is_none() {
-            return Err(fenced(run, epoch));
-        }
-        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
-        tx.execute(
-            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES ($1, $2, 'running', $3, $4)
-             ON CONFLICT (session, attempt) DO UPDATE
-             SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step",
-            &[&attempt.session, &attempt.number, &parent, &from],
-        )
-        .await?;
-        tx.execute(
-            "DELETE FROM journal_lines WHERE session = $1 AND attempt = $2",
-            &[&attempt.session, &attempt.number],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO journal_lines (session, attempt, line, body)
-             SELECT $1, $2, l.n - 1, l.body FROM UNNEST($3::text[]) WITH ORDINALITY AS l(body, n)",
-            &[&attempt.session, &attempt.number, &inherited],
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn append_journal_line(
-        &self,
-        run: &str,
-        epoch: i64,
-        attempt: &Attempt<'_>,
-        line: i64,
-        body: &str,
-    ) -> Result<()> {
-        let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "INSERT INTO journal_lines (session, attempt, line, body)
-                 SELECT $3, $4, $5, $6
-                 WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running')",
-            )
-            .await?;
-        let added =
-            client.execute(&statement, &[&run, &epoch, &attempt.session, &attempt.number, &line, &body]).await?;
-        if added == 0 { Err(fenced(run, epoch)) } else { Ok(()) }
+        let held = match lines {
+            // Lines that continue the attempt: one statement, fenced by the epoch.
+            Some(lines) if !lines.opening => {
+                let statement = client
+                    .prepare_cached(
+                        "INSERT INTO journal_lines (session, attempt, line, body)
+                         SELECT $3, $4, $5 + l.n - 1, l.body FROM UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)
+                         WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running')",
+                    )
+                    .await?;
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                    [&run, &epoch, &lines.session, &lines.attempt, &lines.first, &lines.lines];
+                client.execute(&statement, &params).await? > 0 || lines.lines.is_empty()
+            }
+            Some(lines) => {
+                let tx = client.transaction().await?;
+                store_lines(&tx, run, epoch, lines).await?;
+                tx.commit().await?;
+                true
+            }
+            None => {
+                let statement = client
+                    .prepare_cached("SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'")
+                    .await?;
+                client.query_opt(&statement, &[&run, &epoch]).await?.is_some()
+            }
+        };
+        if held { Ok(()) } else { Err(fenced(run, epoch)) }
     }
 
     async fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
@@ -601,6 +572,40 @@ impl Postgres {
     }
 }
 
+/// Stores an attempt's journal `lines` in `tx`; an opening is fenced by the
+/// claim's epoch (its UPDATE holds the run's row), other lines by the caller.
+async fn store_lines(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, lines: &JournalLines) -> Result<()> {
+    let (session, attempt) = (&lines.session, &lines.attempt);
+    if lines.opening {
+        let changed = tx
+            .execute(
+                "UPDATE runs SET attempt_run = $3, pending_input = NULL, updated_ms = $4
+                 WHERE id = $1 AND epoch = $2 AND status = 'running'",
+                &[&run, &epoch, attempt, &now_ms()],
+            )
+            .await?;
+        if changed == 0 {
+            return Err(fenced(run, epoch));
+        }
+        let (parent, from) = lines.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT INTO session_attempts (session, attempt, status, parent, from_step) VALUES ($1, $2, 'running', $3, $4)
+             ON CONFLICT (session, attempt) DO UPDATE
+             SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step",
+            &[session, attempt, &parent, &from],
+        )
+        .await?;
+        tx.execute("DELETE FROM journal_lines WHERE session = $1 AND attempt = $2", &[session, attempt]).await?;
+    }
+    tx.execute(
+        "INSERT INTO journal_lines (session, attempt, line, body)
+         SELECT $1, $2, $3 + l.n - 1, l.body FROM UNNEST($4::text[]) WITH ORDINALITY AS l(body, n)",
+        &[session, attempt, &lines.first, &lines.lines],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Appends a run's last events after its others and announces the run's
 /// change, in the transaction that ends it (whose UPDATE holds the run's row).
 async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
@@ -671,10 +676,6 @@ impl RunStore for Postgres {
         Ok(0)
     }
 
-    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::set_attempt(self, id, epoch, attempt_run))
-    }
-
     fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
         Box::pin(Postgres::finish(self, id, from, ending))
     }
@@ -699,25 +700,13 @@ impl RunStore for Postgres {
         Box::pin(Postgres::plan(self, run))
     }
 
-    fn open_journal<'a>(
+    fn write_journal<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
-        attempt: &'a Attempt<'a>,
-        inherited: &'a [String],
+        lines: Option<&'a JournalLines>,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::open_journal(self, run, epoch, attempt, inherited))
-    }
-
-    fn append_journal_line<'a>(
-        &'a self,
-        run: &'a str,
-        epoch: i64,
-        attempt: &'a Attempt<'a>,
-        line: i64,
-        body: &'a str,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::append_journal_line(self, run, epoch, attempt, line, body))
+        Box::pin(Postgres::write_journal(self, run, epoch, lines))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

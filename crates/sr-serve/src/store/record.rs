@@ -14,7 +14,7 @@ pub struct Record {
     /// The runtime's runs of the session, in order.
     pub attempts: Vec<RunLineage>,
     /// Journals by attempt, each as its lines (copied to the store as they
-    /// are written, `RunStore::append_journal_line`; not saved with the record).
+    /// are written, `RunStore::write_journal`; not saved with the record).
     pub journals: Vec<(i64, Vec<String>)>,
 }
 
@@ -31,10 +31,20 @@ impl Record {
     }
 }
 
-/// One attempt of a session, as its journal's copy names it.
-pub struct Attempt<'a> {
-    pub session: &'a str,
-    pub number: i64,
+/// Lines of one attempt's journal, stored in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalLines {
+    pub session: String,
+    /// The attempt (the runtime's run number).
+    pub attempt: i64,
     /// The attempt it continues and the step it went live from.
     pub origin: Option<(i64, Option<u64>)>,
+    /// Whether these lines begin the attempt (its inherited lines first):
+    /// the attempt is recorded running and as its run's last, the answer
+    /// the run waited with is taken, and whatever an earlier claim stored
+    /// of the attempt is replaced.
+    pub opening: bool,
+    /// The number of the first of `lines` in the journal (0-based).
+    pub first: i64,
+    pub lines: Vec<String>,
 }

@@ -14,7 +14,7 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Attempt, Ending, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
+    Ending, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
     RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
     stored_message,
 };
@@ -205,15 +205,6 @@ impl Sqlite {
         StoreError::Fenced { run: id.to_string(), epoch }
     }
 
-    fn set_attempt(&self, id: &str, epoch: i64, attempt_run: i64) -> Result<()> {
-        let changed = self.conn().execute(
-            "UPDATE runs SET attempt_run = ?3, pending_input = NULL, updated_ms = ?4
-             WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
-            params![id, epoch, attempt_run, now_ms()],
-        )?;
-        if changed == 0 { Err(Self::fenced(id, epoch)) } else { Ok(()) }
-    }
-
     fn finish(&self, id: &str, from: RunStatus, ending: &Ending) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -241,6 +232,10 @@ impl Sqlite {
     fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Before the status changes: an opening is fenced by the run still running.
+        if let Some(lines) = &ending.journal {
+            store_lines(&tx, id, epoch, lines)?;
+        }
         let changed = tx.execute(
             "UPDATE runs SET status = ?3, result = ?4, error = ?5, updated_ms = ?6
              WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
@@ -264,9 +259,11 @@ impl Sqlite {
         Ok(())
     }
 
-    fn open_journal(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, inherited: &[String]) -> Result<()> {
+    fn write_journal(&self, run: &str, epoch: i64, lines: Option<&JournalLines>) -> Result<()> {
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Without lines, a read: no write lock.
+        let behavior = if lines.is_some() { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
+        let tx = conn.transaction_with_behavior(behavior)?;
         let held: bool = tx.query_row(
             "SELECT COUNT(*) > 0 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
             params![run, epoch],
@@ -275,33 +272,11 @@ impl Sqlite {
         if !held {
             return Err(Self::fenced(run, epoch));
         }
-        let (parent, from) = attempt.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
-        tx.execute(
-            "INSERT OR REPLACE INTO session_attempts (session, attempt, status, parent, from_step)
-             VALUES (?1, ?2, 'running', ?3, ?4)",
-            params![attempt.session, attempt.number, parent, from],
-        )?;
-        tx.execute(
-            "DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2",
-            params![attempt.session, attempt.number],
-        )?;
-        for (line, body) in inherited.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)",
-                params![attempt.session, attempt.number, line as i64, body],
-            )?;
+        if let Some(lines) = lines {
+            store_lines(&tx, run, epoch, lines)?;
         }
         tx.commit()?;
         Ok(())
-    }
-
-    fn append_journal_line(&self, run: &str, epoch: i64, attempt: &Attempt<'_>, line: i64, body: &str) -> Result<()> {
-        let added = self.conn().execute(
-            "INSERT INTO journal_lines (session, attempt, line, body)
-             SELECT ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running')",
-            params![run, epoch, attempt.session, attempt.number, line, body],
-        )?;
-        if added == 0 { Err(Self::fenced(run, epoch)) } else { Ok(()) }
     }
 
     fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
@@ -472,6 +447,35 @@ impl Sqlite {
     }
 }
 
+/// Stores an attempt's journal `lines` in `tx`; an opening is fenced by the
+/// claim's epoch, other lines by the caller.
+fn store_lines(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, lines: &JournalLines) -> Result<()> {
+    let (session, attempt) = (&lines.session, lines.attempt);
+    if lines.opening {
+        let changed = tx.execute(
+            "UPDATE runs SET attempt_run = ?3, pending_input = NULL, updated_ms = ?4
+             WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
+            params![run, epoch, attempt, now_ms()],
+        )?;
+        if changed == 0 {
+            return Err(Sqlite::fenced(run, epoch));
+        }
+        let (parent, from) = lines.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+        tx.execute(
+            "INSERT OR REPLACE INTO session_attempts (session, attempt, status, parent, from_step)
+             VALUES (?1, ?2, 'running', ?3, ?4)",
+            params![session, attempt, parent, from],
+        )?;
+        tx.execute("DELETE FROM journal_lines WHERE session = ?1 AND attempt = ?2", params![session, attempt])?;
+    }
+    let mut insert =
+        tx.prepare_cached("INSERT INTO journal_lines (session, attempt, line, body) VALUES (?1, ?2, ?3, ?4)")?;
+    for (line, body) in (lines.first..).zip(&lines.lines) {
+        insert.execute(params![session, attempt, line, body])?;
+    }
+    Ok(())
+}
+
 /// Appends a run's last events after its others, in the transaction that ends it.
 fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
     let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
@@ -538,10 +542,6 @@ impl RunStore for Sqlite {
         Sqlite::requeue_running(self)
     }
 
-    fn set_attempt<'a>(&'a self, id: &'a str, epoch: i64, attempt_run: i64) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::set_attempt(self, id, epoch, attempt_run))
-    }
-
     fn finish<'a>(&'a self, id: &'a str, from: RunStatus, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
         ready(Sqlite::finish(self, id, from, ending))
     }
@@ -566,25 +566,13 @@ impl RunStore for Sqlite {
         ready(Sqlite::plan(self, run))
     }
 
-    fn open_journal<'a>(
+    fn write_journal<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
-        attempt: &'a Attempt<'a>,
-        inherited: &'a [String],
+        lines: Option<&'a JournalLines>,
     ) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::open_journal(self, run, epoch, attempt, inherited))
-    }
-
-    fn append_journal_line<'a>(
-        &'a self,
-        run: &'a str,
-        epoch: i64,
-        attempt: &'a Attempt<'a>,
-        line: i64,
-        body: &'a str,
-    ) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::append_journal_line(self, run, epoch, attempt, line, body))
+        ready(Sqlite::write_journal(self, run, epoch, lines))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {

@@ -112,7 +112,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let second = fixture.store("second", LEASE).await;
     first.submit(&new_run("r", "s"), false).await.unwrap();
     let claim = first.claim().await.unwrap().unwrap();
-    first.set_attempt("r", claim.epoch, 1).await.unwrap();
+    first.write_journal("r", claim.epoch, Some(&opening("s", 1, None, &["meta"]))).await.unwrap();
     first.append_event("r", claim.epoch, 1, r#"{"type":"run_started"}"#).await.unwrap();
     first.append_event("r", claim.epoch, 2, r#"{"type":"text_delta"}"#).await.unwrap();
     assert!(first.heartbeat(&[("r".to_string(), claim.epoch)]).await.unwrap().is_empty());
@@ -122,7 +122,8 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let old = claim.epoch;
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { epoch, .. }) if epoch == old);
     assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
-    assert!(fenced(first.set_attempt("r", old, 2).await));
+    assert!(fenced(first.write_journal("r", old, Some(&opening("s", 2, None, &[]))).await));
+    assert!(fenced(first.write_journal("r", old, None).await), "the claim check refuses too");
     assert!(fenced(first.end("r", old, &Ending::of(RunStatus::Done, None, None)).await));
     assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
     first.release("r", old).await.unwrap();
@@ -369,6 +370,7 @@ const BOTH: &[(&str, Case)] = cases![
     replicas_claim_each_run_once_in_order,
     a_runs_end_and_its_run_finished_are_one_write,
     a_sessions_record_is_kept_by_its_claims_only,
+    an_attempt_without_effects_is_opened_by_its_end,
     sessions_are_listed_newest_first_in_pages,
 ];
 
@@ -432,19 +434,32 @@ async fn sessions_are_listed_newest_first_in_pages(fixture: Fixture) {
     assert_eq!((first[0].id.as_str(), first[0].runs), ("empty", 1), "a new run makes its session the newest");
 }
 
-/// A session's record: an attempt's journal copied line by line under the
-/// claim, its conversation and attempts stored with the run's end; a
-/// superseded claim adds no line, and a journal started again replaces its
-/// lines, never doubles them.
+/// The lines that begin attempt `attempt` of session `session`.
+fn opening(session: &str, attempt: i64, origin: Option<(i64, Option<u64>)>, lines: &[&str]) -> JournalLines {
+    let lines = lines.iter().map(|l| l.to_string()).collect();
+    JournalLines { session: session.into(), attempt, origin, opening: true, first: 0, lines }
+}
+
+/// Lines `first..` of attempt `attempt` of session `session`, after its opening.
+fn later(session: &str, attempt: i64, first: i64, lines: &[&str]) -> JournalLines {
+    JournalLines { opening: false, first, ..opening(session, attempt, None, lines) }
+}
+
+/// A session's record: an attempt's journal copied in batches under the
+/// claim (the opening records the attempt and makes it the run's last), the
+/// last lines, the conversation and the attempts stored with the run's end;
+/// a superseded claim adds no line, and a journal started again replaces
+/// its lines, never doubles them.
 async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
     use sr_runtime::session::RunLineage;
     let store = fixture.store("a", LEASE).await;
     assert_eq!(store.record("s").await.unwrap(), Record { session: "s".into(), ..Record::default() });
     store.submit(&new_run("r", "s"), false).await.unwrap();
     let claim = store.claim().await.unwrap().unwrap();
-    let attempt = Attempt { session: "s", number: 1, origin: None };
-    store.open_journal("r", claim.epoch, &attempt, &["meta".to_string()]).await.unwrap();
-    store.append_journal_line("r", claim.epoch, &attempt, 1, "llm").await.unwrap();
+    store.write_journal("r", claim.epoch, None).await.unwrap();
+    assert_eq!(store.run("r").await.unwrap().unwrap().attempt_run, None, "a check writes nothing");
+    store.write_journal("r", claim.epoch, Some(&opening("s", 1, None, &["meta", "llm"]))).await.unwrap();
+    assert_eq!(store.run("r").await.unwrap().unwrap().attempt_run, Some(1));
     let running = RunLineage { run: 1, status: "running".into(), parent: None, from_step: None };
     let record = store.record("s").await.unwrap();
     assert_eq!((&record.attempts, record.journal_text(1)), (&vec![running], Some("meta\nllm\n".to_string())));
@@ -452,14 +467,14 @@ async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
     // first launch failed): one copy of the lines.
     expire(&store, "r").await;
     let again = store.claim().await.unwrap().unwrap();
-    let second = Attempt { session: "s", number: 2, origin: Some((1, None)) };
     for _ in 0..2 {
-        store.open_journal("r", again.epoch, &second, &["meta".to_string(), "llm".to_string()]).await.unwrap();
+        let second = opening("s", 2, Some((1, None)), &["meta", "llm"]);
+        store.write_journal("r", again.epoch, Some(&second)).await.unwrap();
     }
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { .. }));
-    assert!(fenced(store.append_journal_line("r", claim.epoch, &attempt, 2, "late").await));
-    assert!(fenced(store.open_journal("r", claim.epoch, &second, &[]).await));
-    store.append_journal_line("r", again.epoch, &second, 2, "tool").await.unwrap();
+    assert!(fenced(store.write_journal("r", claim.epoch, Some(&later("s", 1, 2, &["late"]))).await));
+    assert!(fenced(store.write_journal("r", claim.epoch, Some(&opening("s", 2, None, &[]))).await));
+    store.write_journal("r", again.epoch, Some(&later("s", 2, 2, &["tool_start", "tool"]))).await.unwrap();
     let attempts = vec![
         RunLineage { run: 1, status: "interrupted".into(), parent: None, from_step: None },
         RunLineage { run: 2, status: "completed".into(), parent: Some(1), from_step: None },
@@ -467,13 +482,33 @@ async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
     let messages = vec![serde_json::json!({"role": "user"}), serde_json::json!({"role": "assistant"})];
     let ended =
         Record { session: "s".into(), messages: messages.clone(), attempts: attempts.clone(), journals: Vec::new() };
-    let ending = Ending::of(RunStatus::Done, None, None).recording(Some(ended.clone()));
-    assert!(fenced(store.end("r", claim.epoch, &ending).await));
-    store.end("r", again.epoch, &ending).await.unwrap();
+    let ending = || {
+        Ending::of(RunStatus::Done, None, None).recording(Some(ended.clone())).with_journal(Some(later(
+            "s",
+            2,
+            4,
+            &["end"],
+        )))
+    };
+    assert!(fenced(store.end("r", claim.epoch, &ending()).await));
+    assert_eq!(store.record("s").await.unwrap().journal_text(2).as_deref(), Some("meta\nllm\ntool_start\ntool\n"));
+    store.end("r", again.epoch, &ending()).await.unwrap();
     let record = store.record("s").await.unwrap();
     assert_eq!((&record.messages, &record.attempts), (&messages, &attempts));
     assert_eq!(record.journal_text(1).as_deref(), Some("meta\nllm\n"));
-    assert_eq!(record.journal_text(2).as_deref(), Some("meta\nllm\ntool\n"));
+    assert_eq!(record.journal_text(2).as_deref(), Some("meta\nllm\ntool_start\ntool\nend\n"));
+}
+
+/// A run that ends before any effect stores its attempt's opening with its end.
+async fn an_attempt_without_effects_is_opened_by_its_end(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.submit(&new_run("r", "s"), false).await.unwrap();
+    let claim = store.claim().await.unwrap().unwrap();
+    let ending = Ending::of(RunStatus::Done, None, None).with_journal(Some(opening("s", 1, None, &["meta", "end"])));
+    store.end("r", claim.epoch, &ending).await.unwrap();
+    let run = store.run("r").await.unwrap().unwrap();
+    assert_eq!((run.status, run.attempt_run), (RunStatus::Done, Some(1)));
+    assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nend\n"));
 }
 
 /// The cases of replicas sharing a database.

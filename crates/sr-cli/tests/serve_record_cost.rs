@@ -1,0 +1,54 @@
+//! What a served run costs the store of record, counted by PostgreSQL itself
+//! (`pg_stat_statements` for statements, the WAL's commit records for
+//! transactions that wrote): runs of the two-agent flow on one replica, one
+//! after another, with everything the replica does meanwhile (the API's
+//! requests, the dispatcher, heartbeats, the journal's copy, the events).
+#![allow(clippy::unwrap_used)]
+
+mod serving;
+
+use serde_json::json;
+use serving::{Serve, temp};
+use sr_llm::mock::{MockReply, MockServer};
+use sr_testing::postgres;
+
+const TWO_AGENTS: &str = include_str!("fixtures/two_agents.sr");
+const RUNS: u64 = 20;
+
+/// A run of the two-agent flow commits: its submission, its claim, its
+/// attempt's opening (with the journal's first lines, at the claim check
+/// before the first model call), each model reply's journal line, each of
+/// its 20 events but the last ones (one commit each), and its end (with the
+/// journal's `end` line). The claim check before the second model call is a
+/// read. Before the journal's lines were batched it was 31.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_of_the_two_agent_flow_commits_26_times() {
+    let Some(db) = postgres::start_with("rec-cost", postgres::COUNTING) else { return };
+    let dir = temp("rec-cost", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    for _ in 0..2 * (RUNS + 1) {
+        mock.push(MockReply::chunks(["Hello, ", "dear ", "reader."]));
+    }
+    let url = db.url();
+    let serve = Serve::start(&dir, &mock, &["greet.sr", "--database-url", &url, "--replica-id", "a"]).await;
+    let run = || async {
+        let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+        assert_eq!(run.1["status"], "done", "{}\n{}", run.1, serve.log());
+    };
+    // The first run prepares the statements every later one reuses.
+    run().await;
+    let counter = db.counter();
+    for _ in 0..RUNS {
+        run().await;
+    }
+    let work = db.counted(&counter);
+    let per_run = |n: u64| n as f64 / RUNS as f64;
+    eprintln!(
+        "per run: {:.1} statements ({:.1} of them BEGIN/COMMIT), {:.1} commits",
+        per_run(work.statements),
+        per_run(work.transaction_control),
+        per_run(work.commits)
+    );
+    // A heartbeat may fall within the runs (a commit every 2.5 s while a run is claimed).
+    assert!((26.0..27.0).contains(&per_run(work.commits)), "{work:?}");
+}
