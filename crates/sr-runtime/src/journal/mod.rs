@@ -36,7 +36,7 @@ mod workspace;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use sr_llm::Cassette;
@@ -119,6 +119,8 @@ pub struct Journal {
     /// What the tool calls at each place must tell the run about their
     /// files (a limit passed), until the run takes it.
     warnings: Mutex<HashMap<EffectAt, Vec<String>>>,
+    /// Told when a thread waits at a served call to be cancelled ([`Journal::parked`]).
+    parked_to: OnceLock<Arc<dyn crate::hook::StepHook>>,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -172,6 +174,25 @@ impl Journal {
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),
             warnings: Mutex::new(HashMap::new()),
+            parked_to: OnceLock::new(),
+        }
+    }
+
+    /// `hook` is told of each thread that waits at a served call to be
+    /// cancelled ([`crate::hook::StepHook::on_parked`]); the first hook given stays.
+    pub fn report_parked_to(&self, hook: Arc<dyn crate::hook::StepHook>) {
+        let _ = self.parked_to.set(hook);
+    }
+
+    /// Waits for ever, as the recorded run did at a call of `thread` until
+    /// it was cancelled; the hook hears of it when the wait begins.
+    pub(crate) fn parked<T>(&self, thread: &str) -> impl std::future::Future<Output = T> + Send + 'static {
+        let (hook, thread) = (self.parked_to.get().cloned(), thread.to_string());
+        async move {
+            if let Some(hook) = hook {
+                hook.on_parked(&thread);
+            }
+            std::future::pending().await
         }
     }
 
