@@ -127,8 +127,7 @@ pub trait StepHook: Send + Sync {
 
     /// Thread `thread_key` reached a served call that the recorded run was
     /// cancelled in (a failed sibling branch, a timeout): it waits there to
-    /// be cancelled again and takes no step before, so a hook that waits for
-    /// its next step waits for something else instead.
+    /// be cancelled again and takes no step until then.
     fn on_parked(&self, _thread_key: &str) {}
 
     /// A failure on the thread, reported once, where it happened (see
