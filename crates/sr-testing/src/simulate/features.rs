@@ -183,4 +183,8 @@ pub struct KnownEscape {
     pub why: &'static str,
 }
 
-pub const KNOWN_ESCAPES: &[KnownEscape] = &[];
+pub const KNOWN_ESCAPES: &[KnownEscape] = &[KnownEscape {
+    feature: Some(Feature::Parallel),
+    oracle: Some("replay"),
+    why: "#41 (a parallel branch's call cancelled before it recorded anything): a branch whose cli command or executor run waited for its turn at the work directory (a sibling's whole-directory call held it) when another sibling failed has no journal line for that call; a replay, which takes no turns, reaches the call and stops with \"the recording has nothing for a call of tool 'execute_cli_command' here: it recorded no effect of thread main/0.1\" where the live run failed with the sibling's error (seeds 20262033, 20262089, 2 of 190 cases of seed 20261900); the fix in the journal's recorded lookup removes this entry",
+}];
