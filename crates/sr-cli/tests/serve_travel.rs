@@ -746,3 +746,50 @@ async fn nested_parallel_blocks_travel() {
     assert!(in_state.is_subset(&in_paths), "{in_state:?} names a thread no event's path names ({in_paths:?})");
     assert_eq!(in_paths.len(), 7, "main, two branches, four nested ones: {in_paths:?}");
 }
+
+/// A branch that calls the model while its sibling fails: the block cancels
+/// the call, which the journal keeps as cancelled.
+const CANCELLED: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt ask: """Say something."""
+flow main:
+    fs.write_file("before.txt", "kept")
+    parallel do
+        $a = call llm ask
+        fs.write_file("a.txt", str($a))
+    end
+"#;
+
+/// At an event of a branch whose model call its sibling's failure cancelled,
+/// the replay waits at the call to be cancelled again, and the moment is the
+/// next step of any thread: every event is shown, with the files as they
+/// were, no model call, in bounded time (it waited 10 s and failed with "a
+/// branch waited 10s for its turn", issue #41).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_of_a_branch_its_sibling_cancelled_is_shown() {
+    let dir = temp("travel-cancelled", &[("cancelled.sr", CANCELLED)]);
+    let mock = MockServer::start().await;
+    mock.push(MockReply::text("never used").delay(Duration::from_secs(30)));
+    let serve = Serve::start(&dir, &mock, &["cancelled.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "cancelled", "prompt": "go", "wait": true})).await;
+    assert_eq!(run.1["status"], "failed", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    let request = seq_of(&events, "model_request", 0);
+    // The request may have been cancelled before it reached the mock.
+    let made = mock.requests().len();
+
+    let started = std::time::Instant::now();
+    for (seq, event) in events.iter().filter(|(seq, _)| *seq >= request) {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
+        let files = at.1["files"]["entries"].as_array().unwrap();
+        let files: Vec<(&str, &str)> =
+            files.iter().map(|f| (f["path"].as_str().unwrap(), f["text"].as_str().unwrap())).collect();
+        assert_eq!(files, [("before.txt", "kept")], "event {seq}: {}", at.1);
+    }
+    let at = serve.get(&format!("/v1/runs/{id}/at/{request}")).await.1;
+    assert_eq!(at["point"]["thread"], "main/1.1", "the sibling's next step: {at}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    assert_eq!(mock.requests().len(), made, "travelling made no model call");
+}

@@ -125,6 +125,11 @@ pub trait StepHook: Send + Sync {
     /// A new thread (a `parallel do` branch of `parent`) started or ended.
     fn on_thread(&self, _thread: u32, _parent: u32, _started: bool) {}
 
+    /// Thread `thread_key` reached a served call that the recorded run was
+    /// cancelled in (a failed sibling branch, a timeout): it waits there to
+    /// be cancelled again and takes no step until then.
+    fn on_parked(&self, _thread_key: &str) {}
+
     /// A failure on the thread, reported once, where it happened (see
     /// [`Failure`]); `step` has the thread's frames and variables as they were.
     fn on_failure<'a>(&'a self, _step: Step<'a>, _failure: Failure<'a>) -> BoxFuture<'a, Control> {

@@ -466,6 +466,7 @@ impl Launched {
             warnings: _,
             clock,
         } = self;
+        journal.report_parked_to(&hook);
         let env = Env { provider, hook, jail, mcp: mcp.clone(), journal: journal.clone(), human, options };
         let session = stored.as_ref().map(|stored| stored.session.clone());
         if let Some(session) = &session {

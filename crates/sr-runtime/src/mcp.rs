@@ -174,12 +174,17 @@ impl McpHub {
         Ok(())
     }
 
+    /// Whether the server defined as `name` was still connecting when the
+    /// recorded run, which never listed its tools, was cancelled: a replay
+    /// waits at its first use to be cancelled the same way.
+    pub fn never_listed(&self, name: &str) -> bool {
+        self.3.contains(name)
+    }
+
     /// The tools of the server defined as `name`, connecting it if this is
     /// its first use; with the server's warning the first time it is asked.
+    /// The caller waits instead for a server [`McpHub::never_listed`].
     pub async fn use_tools(&self, name: &str) -> (Vec<Arc<dyn Tool>>, Option<String>) {
-        if self.3.contains(name) {
-            return std::future::pending().await;
-        }
         let (tools, warning) = self.0.use_tools(name).await;
         (adapt(tools, self.2.contains(name)), warning)
     }

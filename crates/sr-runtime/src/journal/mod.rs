@@ -37,7 +37,7 @@ mod workspace;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use serde_json::{Value, json};
 use sr_llm::Cassette;
@@ -123,6 +123,9 @@ pub struct Journal {
     /// Threads of finished `parallel` blocks that reached an effect the
     /// recording lacks: the recorded run cancelled them before it.
     cut_short: Mutex<Vec<Arc<str>>>,
+    /// Told when a thread waits at a served call to be cancelled
+    /// ([`Journal::parked`]); weak, as the hook may hold the journal.
+    parked_to: OnceLock<Weak<dyn crate::hook::StepHook>>,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -177,6 +180,25 @@ impl Journal {
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),
             warnings: Mutex::new(HashMap::new()),
+            parked_to: OnceLock::new(),
+        }
+    }
+
+    /// `hook` is told of each thread that waits at a served call to be
+    /// cancelled ([`crate::hook::StepHook::on_parked`]); the first hook given stays.
+    pub fn report_parked_to(&self, hook: &Arc<dyn crate::hook::StepHook>) {
+        let _ = self.parked_to.set(Arc::downgrade(hook));
+    }
+
+    /// Waits for ever, as the recorded run did at a call of `thread` until
+    /// it was cancelled; the hook hears of it when the wait begins.
+    pub(crate) fn parked<T>(&self, thread: &str) -> impl std::future::Future<Output = T> + Send + 'static {
+        let (hook, thread) = (self.parked_to.get().and_then(Weak::upgrade), thread.to_string());
+        async move {
+            if let Some(hook) = hook {
+                hook.on_parked(&thread);
+            }
+            std::future::pending().await
         }
     }
 

@@ -31,7 +31,7 @@ impl Journal {
                     events.iter().cloned().map(Ok).chain(error.clone().map(Err)).collect();
                 let served = stream::iter(items);
                 Ok(match cancelled {
-                    true => served.chain(stream::pending()).boxed(),
+                    true => served.chain(stream::once(self.parked(&at.thread))).boxed(),
                     false => served.boxed(),
                 })
             }

@@ -125,10 +125,10 @@ impl Journal {
             Some(Err(error)) => Ok(Err(ToolError(error.clone()))),
             // The live run was cancelled during the call (a timeout, a failed
             // sibling branch): a replay waits to be cancelled at the same point.
-            None if self.mode == Mode::Replay && self.recorded.ended() => std::future::pending().await,
+            None if self.mode == Mode::Replay && self.recorded.ended() => self.parked(&at.thread).await,
             // Cancelled when its `parallel` block ended (a sibling failed):
             // a resumed run waits to be cancelled at the same point too.
-            None if self.recorded.block_finished(&at.thread) => std::future::pending().await,
+            None if self.recorded.block_finished(&at.thread) => self.parked(&at.thread).await,
             None => {
                 let key = key.clone().unwrap_or_else(|| self.key(at, step));
                 let question = Question { tool: name, args, idempotency_key: key };

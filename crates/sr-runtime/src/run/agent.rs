@@ -480,6 +480,16 @@ impl Runtime {
         Ok(ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error })
     }
 
+    /// The tools of MCP server `name`, with its warning the first time; a
+    /// replay waits at a server its recorded run never listed, to be
+    /// cancelled as the recorded run was.
+    pub(crate) async fn mcp_tools(&self, th: &Thread, name: &str) -> (Vec<Arc<dyn Tool>>, Option<String>) {
+        if self.env.mcp.never_listed(name) {
+            return self.env.journal.parked(&th.key).await;
+        }
+        self.env.mcp.use_tools(name).await
+    }
+
     /// The tools of an agent: builtin, MCP and remote A2A agents' tools, `use`
     /// agents, and the transfer tool for `delegate`.
     async fn agent_tools(&self, th: &Thread, name: &str) -> (Vec<(String, Callable)>, Vec<ToolSpec>) {
@@ -502,7 +512,7 @@ impl Runtime {
                     data.and_then(|data| self.env.mcp.a2a_tool(&tool_ref.name, data)).into_iter().collect()
                 }
                 ToolKind::Mcp => {
-                    let (tools, warning) = self.env.mcp.use_tools(&tool_ref.name).await;
+                    let (tools, warning) = self.mcp_tools(th, &tool_ref.name).await;
                     if let Some(message) = warning {
                         th.emitter.emit(Payload::Warning { message });
                     }

@@ -540,7 +540,12 @@ impl Runtime {
                     Err(e) if e.kind == ErrorKind::Diverged && self.env.journal.cut_short(&branch.key) => {
                         let mut settled = settled_tx.subscribe();
                         settled_tx.send_modify(|n| *n += 1);
-                        let _ = settled.wait_for(|&n| n == body.len()).await;
+                        // Parked: time travel takes its next step elsewhere.
+                        let parked = self.env.journal.parked::<()>(&branch.key);
+                        tokio::select! {
+                            () = parked => {}
+                            _ = settled.wait_for(|&n| n == body.len()) => {}
+                        }
                         Err(e)
                     }
                     Ok(signal) => {

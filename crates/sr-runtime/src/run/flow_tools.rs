@@ -161,7 +161,7 @@ impl Runtime {
         }
         let tools = match kind {
             ToolKind::Mcp => {
-                let (tools, warning) = self.env.mcp.use_tools(tool).await;
+                let (tools, warning) = self.mcp_tools(th, tool).await;
                 if let Some(message) = warning {
                     th.emitter.emit(Payload::Warning { message });
                 }

@@ -179,11 +179,10 @@ async fn replay(
         .run(watch.clone(), vec![watch.clone() as Arc<dyn EventSink>])
         .await
         .map_err(|e| replay_failed(format!("the replay failed: {e}")))?;
-    if watch.lost.load(Ordering::SeqCst) {
+    if let Some(lost) = locked(&watch.lost).take() {
         return Err(replay_failed(format!(
-            "the replay could not follow the run's parallel branches to event {}: a branch waited {}s for its turn",
+            "the replay could not follow the run's parallel branches to event {}: {lost}",
             target.seq,
-            turns::WAIT.as_secs()
         )));
     }
     // The events before the stop are the stored ones.
@@ -244,8 +243,8 @@ struct Watch {
     /// Each branch's parent thread.
     parents: Mutex<HashMap<u32, u32>>,
     turns: Turns,
-    /// A thread waited for its turn in vain: the replay stopped there.
-    lost: AtomicBool,
+    /// A thread waited for its turn in vain, where: the replay stopped there.
+    lost: Mutex<Option<String>>,
     /// Each thread's state changes since its last point.
     pending: Mutex<HashMap<u32, Vec<(String, Value)>>>,
     stopped: Mutex<Option<Point>>,
@@ -266,7 +265,7 @@ impl Watch {
             names: Mutex::default(),
             parents: Mutex::default(),
             turns: Turns::new(target.branches.clone(), target.count.saturating_sub(1) as usize),
-            lost: AtomicBool::new(false),
+            lost: Mutex::default(),
             pending: Mutex::default(),
             stopped: Mutex::default(),
             done: AtomicBool::new(false),
@@ -354,7 +353,14 @@ impl StepHook for Watch {
             let done = || self.done.load(Ordering::SeqCst);
             let turn = self.turns.wait(step.thread, emitted, (self.stop_count(), turns::WAIT), done).await;
             if !turn {
-                self.lost.store(true, Ordering::SeqCst);
+                let at = emitted();
+                let point = point_kind(&step.point);
+                *locked(&self.lost) = Some(format!(
+                    "thread {} waited {}s for its turn at a {point} point ({at} events out, the next stored one {})",
+                    step.thread_key,
+                    turns::WAIT.as_secs(),
+                    self.turns.describe(at as usize)
+                ));
                 self.stop_here();
             }
             if done() {
@@ -395,6 +401,16 @@ impl StepHook for Watch {
                 locked(&self.parents).insert(thread, parent);
             }
             false => self.turns.end(thread),
+        }
+    }
+
+    /// A thread waiting at a call to be cancelled takes no step before a
+    /// sibling's failure cancels it: past the target, the target's thread
+    /// parked there counts as ended, and the next step of any thread is the stop.
+    fn on_parked(&self, thread_key: &str) {
+        let id = locked(&self.names).iter().find(|(_, name)| name.as_str() == thread_key).map(|(id, _)| *id);
+        if let Some(id) = id {
+            self.turns.end(id);
         }
     }
 

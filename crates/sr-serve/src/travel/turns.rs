@@ -6,7 +6,9 @@
 //! events say it may go on: the next one is its own, or one of a branch it
 //! started (it must go on to start it), or it has none left. Past the target
 //! event only the event's thread goes on, to its next step, where the replay
-//! stops; once that thread has ended, any thread does.
+//! stops; once that thread has ended, or waits at a call the recorded run
+//! was cancelled in (a sibling's failure cancels it: it takes no step
+//! before), any thread does.
 //!
 //! Threads are the runtime's ids, as the events' paths name them
 //! (`branch:ID`); a replay gives each block's branches the ids its journal
@@ -86,11 +88,21 @@ impl Turns {
         }
     }
 
+    /// The stored event at `index` (counted), by its branches, for an error.
+    pub fn describe(&self, index: usize) -> String {
+        match self.order.get(index) {
+            Some(chain) if chain.is_empty() => "main's".to_string(),
+            Some(chain) => format!("branch {chain:?}'s"),
+            None => "none".to_string(),
+        }
+    }
+
     /// An event went out, a thread ended or the replay stopped: waiting threads look again.
     pub fn moved(&self) {
         self.moved.notify_waiters();
     }
 
+    /// `thread` ended, or waits to be cancelled: it takes no more steps.
     pub fn end(&self, thread: u32) {
         locked(&self.ended).insert(thread);
         self.moved();

@@ -183,8 +183,4 @@ pub struct KnownEscape {
     pub why: &'static str,
 }
 
-pub const KNOWN_ESCAPES: &[KnownEscape] = &[KnownEscape {
-    feature: Some(Feature::Parallel),
-    oracle: Some("time-travel"),
-    why: "#41 (time travel across parallel blocks): sr serve's at-endpoint still, now and then, cannot follow a run's parallel branches (\"a branch waited 10s for its turn\", 500 replay_failed; flaky: 5 of 245 cases of seed 20261129, at seeds 20261162, 20261234, 20261240, 20261248, 20261373, each passing when checked again) after the journal gave replays the branches' recorded thread ids",
-}];
+pub const KNOWN_ESCAPES: &[KnownEscape] = &[];
