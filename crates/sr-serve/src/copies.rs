@@ -109,14 +109,17 @@ fn off_workers<T>(wait: impl FnOnce() -> T) -> T {
 }
 
 /// Whether a journal line records no effect and nothing a later effect
-/// depends on, so it may wait for the next line committed.
+/// depends on, so it may wait for the next line committed (the events'
+/// times too: a crash that loses some makes those events' times the wall
+/// clock's, as it does for a file journal's unflushed tail).
 fn held_back(line: &str) -> bool {
     #[derive(Deserialize)]
     struct Kind {
         kind: String,
     }
-    serde_json::from_str::<Kind>(line)
-        .is_ok_and(|k| matches!(k.kind.as_str(), "meta" | "mcp_tools" | "mcp_notice" | "interleave" | "blob" | "end"))
+    serde_json::from_str::<Kind>(line).is_ok_and(|k| {
+        matches!(k.kind.as_str(), "meta" | "mcp_tools" | "mcp_notice" | "interleave" | "blob" | "end" | "event_times")
+    })
 }
 
 /// The copies of a claim's attempts (`sr_runtime::launch::Storage::copies`).
