@@ -5,9 +5,10 @@
 //! is committed before the runtime goes on, as the file's own write is, with
 //! every line held back before it. Lines that record no effect (the
 //! journal's start and MCP listings, a block's interleaving, file blobs,
-//! the run's `end`) are held back: they ride with the next line committed,
-//! with the claim check before the run's next effect ([`RunJournal::before_effect`]),
-//! or with the run's end. So the store always holds a prefix of the journal
+//! the events' times, the run's `end`) are held back: they ride with the
+//! next line committed, with the claim check before the run's next effect
+//! ([`RunJournal::before_effect`]; events' times alone wait on), or with the
+//! run's end. So the store always holds a prefix of the journal
 //! in which every step counted as done is recorded, a replica that dies at any
 //! instant leaves its run to whichever replica claims it next, and a
 //! replica that lost its claim cannot add a line.
@@ -43,7 +44,9 @@ impl RunJournal {
     pub fn before_effect(&self) -> Result<(), String> {
         off_workers(|| {
             let mut held = crate::locked(&self.held);
-            self.commit(&mut held)
+            // Events' times alone wait on: no effect depends on them.
+            let times_only = held.as_ref().is_some_and(|l| !l.opening && l.lines.iter().all(|line| times(line)));
+            if times_only { self.store(None) } else { self.commit(&mut held) }
         })
     }
 
@@ -55,8 +58,19 @@ impl RunJournal {
     /// Stores what `held` holds, asking again while the store does not
     /// answer, for at most a lease; then starts the next batch.
     fn commit(&self, held: &mut Option<JournalLines>) -> Result<(), String> {
+        self.store(held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty()))?;
+        if let Some(lines) = held {
+            lines.first += lines.lines.len() as i64;
+            lines.lines.clear();
+            lines.opening = false;
+        }
+        Ok(())
+    }
+
+    /// Writes `lines` (with none: checks that the claim holds), asking again
+    /// while the store does not answer, for at most a lease.
+    fn store(&self, lines: Option<&JournalLines>) -> Result<(), String> {
         let started = Instant::now();
-        let lines = held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty());
         loop {
             match committed(self.server.store.write_journal(&self.run, self.epoch, lines)) {
                 Ok(()) => break,
@@ -74,11 +88,6 @@ impl RunJournal {
                     return Err(format!("cannot copy the journal to the store: {error}"));
                 }
             }
-        }
-        if let Some(lines) = held {
-            lines.first += lines.lines.len() as i64;
-            lines.lines.clear();
-            lines.opening = false;
         }
         Ok(())
     }
@@ -113,13 +122,22 @@ fn off_workers<T>(wait: impl FnOnce() -> T) -> T {
 /// times too: a crash that loses some makes those events' times the wall
 /// clock's, as it does for a file journal's unflushed tail).
 fn held_back(line: &str) -> bool {
+    kind(line).is_some_and(|k| {
+        matches!(k.as_str(), "meta" | "mcp_tools" | "mcp_notice" | "interleave" | "blob" | "end" | "event_times")
+    })
+}
+
+/// Whether a journal line holds only events' times.
+fn times(line: &str) -> bool {
+    kind(line).is_some_and(|k| k == "event_times")
+}
+
+fn kind(line: &str) -> Option<String> {
     #[derive(Deserialize)]
     struct Kind {
         kind: String,
     }
-    serde_json::from_str::<Kind>(line).is_ok_and(|k| {
-        matches!(k.kind.as_str(), "meta" | "mcp_tools" | "mcp_notice" | "interleave" | "blob" | "end" | "event_times")
-    })
+    serde_json::from_str::<Kind>(line).ok().map(|k| k.kind)
 }
 
 /// The copies of a claim's attempts (`sr_runtime::launch::Storage::copies`).
