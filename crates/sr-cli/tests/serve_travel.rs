@@ -789,7 +789,8 @@ async fn an_event_of_a_branch_its_sibling_cancelled_is_shown() {
         assert_eq!(files, [("before.txt", "kept")], "event {seq}: {}", at.1);
     }
     let at = serve.get(&format!("/v1/runs/{id}/at/{request}")).await.1;
-    assert_eq!(at["point"]["thread"], "main/1.1", "the sibling's next step: {at}");
+    // The sibling (the block's second branch, `branch:2` in the events).
+    assert_eq!(at["point"]["thread"], "branch:2", "the sibling's next step: {at}");
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
     assert_eq!(mock.requests().len(), made, "travelling made no model call");
 }
