@@ -229,7 +229,13 @@ async fn a_clients_error_names_no_path_of_the_server_and_the_log_does() {
     let text = answer.to_string();
     assert!(text.contains("cannot create the replay's scratch directory"), "{text}");
     assert!(!text.contains(&state.display().to_string()) && !text.contains("travel/"), "{text}");
-    assert!(serve.log().contains(&state.join("travel").display().to_string()), "the log keeps the path");
+    // The log is read from the server's stderr as it comes: give it a moment.
+    let path = state.join("travel").display().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !serve.log().contains(&path) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(serve.log().contains(&path), "the log keeps the path");
 }
 
 /// Connects from `local` (another loopback address: the cap is per client address).
