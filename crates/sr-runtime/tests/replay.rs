@@ -246,7 +246,12 @@ async fn a_replay_cancels_the_branch_the_live_run_cut_off_while_it_connected_a_s
     assert!(error.contains("'$v' is not defined"), "{error}");
     let text = std::fs::read_to_string(&recording).unwrap();
     assert!(!text.contains("mcp_tools"), "the server was listed: {text}");
-    let starts = || std::fs::read_to_string(&started).unwrap_or_default().lines().count();
+    // A server the live run spawned as it was cancelled may write its line
+    // late on a busy machine: counts are taken once that has had time.
+    let starts = || {
+        std::thread::sleep(Duration::from_secs(2));
+        std::fs::read_to_string(&started).unwrap_or_default().lines().count()
+    };
     let live_starts = starts();
 
     let replay = Models::Replay(Recording::File(recording.clone()));
