@@ -239,38 +239,23 @@ fn on_start_globals(db: &dyn Db, root: crate::File) -> Vec<(usize, Vec<Name>)> {
 
 fn top_scope_definitions(program: &Program<'_>, body: &Body, stmts: &[StmtId], out: &mut Vec<Name>) {
     for &id in stmts {
-        match &body.stmts[id] {
-            Stmt::Assign { target, .. } if target.fields.is_empty() => out.push(target.name.clone()),
-            Stmt::Run(run) => match &run.target {
-                Some(t) => out.push(t.name.clone()),
-                None if run.agent => out.extend(program.produces.get(&run.callee.name).cloned()),
-                None => {}
-            },
-            Stmt::Call(call) => out.extend(call.target.iter().map(|t| t.name.clone())),
-            Stmt::Parallel { body: inner } => top_scope_definitions(program, body, inner, out),
-            // Only the top scope (and `parallel do`'s, which is the same): not
-            // loops' or conditions' bodies, nor `for` variables.
-            Stmt::Assign { .. }
-            | Stmt::Return(_)
-            | Stmt::For { .. }
-            | Stmt::Loop { .. }
-            | Stmt::Match { .. }
-            | Stmt::If { .. }
-            | Stmt::Push { .. }
-            | Stmt::Escalate { .. }
-            | Stmt::Log(_)
-            | Stmt::Notify(_)
-            | Stmt::Expr(_)
-            | Stmt::OnFailure { .. }
-            | Stmt::Continue
-            | Stmt::Break
-            | Stmt::Abort
-            | Stmt::RetryStep(_)
-            | Stmt::Mask { .. }
-            | Stmt::Block { .. }
-            | Stmt::Warn { .. }
-            | Stmt::RetryWith { .. }
-            | Stmt::Missing => {}
+        let stmt = &body.stmts[id];
+        // `parallel do`'s scope is the top one; loops' and conditions' bodies are not.
+        if let Stmt::Parallel { body: inner } = stmt {
+            top_scope_definitions(program, body, inner, out);
+        }
+        match stmt.binds() {
+            Some(Binding::Assign(target)) => out.push(target.name.clone()),
+            // Not `for` variables, nor `$human_input` (a builtin).
+            Some(Binding::Loop(_) | Binding::HumanInput) => {}
+            // An agent run without a target still defines what the agent produces.
+            None => {
+                if let Stmt::Run(run) = stmt
+                    && run.agent
+                {
+                    out.extend(program.produces.get(&run.callee.name).cloned());
+                }
+            }
         }
     }
 }
