@@ -348,29 +348,36 @@ flow main:
     assert!(!journaled.contains(r#""kind":"in_doubt""#), "the cancelled command was taken for one a crash cut off");
 }
 
+/// Runs a block of two file writes live (the second writes `second`, an
+/// expression) and gives its journal as if the live run had cancelled the
+/// first branch before its write (which comes first is the scheduler's).
+async fn recorded_without_first_branch(
+    name: &str,
+    second: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, common::Run, String) {
+    let dir = work_dir(name);
+    let path = dir.join("w.sr");
+    let source = format!(
+        "tool fs = builtin streetrace.fs\n\nflow main:\n    parallel do\n        fs.write_file(\"one.txt\", \"1\")\n        \
+         fs.write_file(\"two.txt\", {second})\n    end\n    return \"done\"\n"
+    );
+    std::fs::write(&path, source).unwrap();
+    let journal_path = work_dir(&format!("{name}-journal")).join("run.jsonl");
+    let live = run(&path, &dir, common::recording(&journal_path, &dir)).await;
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let cut = text.lines().filter(|l| !l.contains(r#""at":"main/0.0""#)).flat_map(|l| [l, "\n"]).collect();
+    (dir, path, live, cut)
+}
+
 /// Found by `cargo xtask simulate` (seed 1795939047): a branch that the live
 /// run cancelled (a sibling failed) before it made its first effect reached
 /// that effect in a replay and diverged, hiding the sibling's failure; a
 /// resumed run made it live, an effect the recorded run never made.
 #[tokio::test]
 async fn a_branch_cancelled_before_its_effect_waits_to_be_cancelled_again() {
-    let dir = work_dir("journal-cut-short-branch");
-    let path = dir.join("w.sr");
-    std::fs::write(
-        &path,
-        "tool fs = builtin streetrace.fs\n\nflow main:\n    parallel do\n        fs.write_file(\"one.txt\", \"1\")\n        \
-         fs.write_file(\"two.txt\", $missing)\n    end\n    return \"done\"\n",
-    )
-    .unwrap();
-    let journal_path = work_dir("journal-cut-short-branch-journal").join("run.jsonl");
-    let live = run(&path, &dir, common::recording(&journal_path, &dir)).await;
+    let (dir, path, live, cut) = recorded_without_first_branch("journal-cut-short-branch", "$missing").await;
     let failure = live.outcome.error.expect("the second branch fails");
     assert!(failure.message.contains("$missing"), "{}", failure.message);
-
-    // The journal as if the live run had cancelled the first branch before
-    // its write (which of the two comes first is up to the scheduler).
-    let text = std::fs::read_to_string(&journal_path).unwrap();
-    let cut: String = text.lines().filter(|l| !l.contains(r#""at":"main/0.0""#)).flat_map(|l| [l, "\n"]).collect();
     assert!(cut.contains(r#""kind":"interleave""#), "{cut}");
     let _ = std::fs::remove_file(dir.join("one.txt"));
 
@@ -386,19 +393,8 @@ async fn a_branch_cancelled_before_its_effect_waits_to_be_cancelled_again() {
 /// reaches an effect its recording lacks diverged, and says so (no hang).
 #[tokio::test]
 async fn a_branch_missing_effects_of_a_block_that_ended_well_diverges() {
-    let dir = work_dir("journal-missing-branch");
-    let path = dir.join("w.sr");
-    std::fs::write(
-        &path,
-        "tool fs = builtin streetrace.fs\n\nflow main:\n    parallel do\n        fs.write_file(\"one.txt\", \"1\")\n        \
-         fs.write_file(\"two.txt\", \"2\")\n    end\n    return \"done\"\n",
-    )
-    .unwrap();
-    let journal_path = work_dir("journal-missing-branch-journal").join("run.jsonl");
-    let live = run(&path, &dir, common::recording(&journal_path, &dir)).await;
+    let (dir, path, live, cut) = recorded_without_first_branch("journal-missing-branch", "\"2\"").await;
     assert_eq!(live.outcome.result, Some(json!("done")), "{:?}", live.outcome.error);
-    let text = std::fs::read_to_string(&journal_path).unwrap();
-    let cut: String = text.lines().filter(|l| !l.contains(r#""at":"main/0.0""#)).flat_map(|l| [l, "\n"]).collect();
     for mode in [Mode::Replay, Mode::Resume] {
         let served =
             tokio::time::timeout(std::time::Duration::from_secs(20), run(&path, &dir, serving(mode, &cut, &dir, None)))
