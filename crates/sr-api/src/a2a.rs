@@ -32,8 +32,9 @@ pub enum RpcId {
     Number(i64),
 }
 
-/// Every method either version defines. Push notification configuration and
-/// the extended card answer errors (-32003, -32007).
+/// Every method either version defines. The push notification methods answer
+/// -32003 unless the server allows webhook hosts (`sr serve --push-host`);
+/// the extended card answers -32007.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum RpcMethod {
     SendMessage,
@@ -141,7 +142,7 @@ pub struct Message {
     pub message_id: String,
     /// 1.0: `ROLE_USER`, `ROLE_AGENT`; 0.3: `user`, `agent`.
     pub role: String,
-    /// Text and data parts; file parts are refused (-32005).
+    /// Text, data and file parts (a file by URL is refused: -32005).
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
@@ -152,28 +153,92 @@ pub struct Message {
     pub kind: Option<String>,
 }
 
-/// A text part (`text`) or a data part (`data`: any JSON, given to a run as
-/// its JSON text).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A text part (`text`), a data part (`data`: any JSON, given to a run as
+/// its JSON text) or a file part (1.0: `raw`, `filename`, `mediaType`; 0.3:
+/// `file`), whose bytes are base64.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
-    /// 1.0's data part: `application/json`.
+    /// 1.0's file part: the file's bytes, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    /// 1.0's file part: the file's name (a path relative to the run's work
+    /// directory in an artifact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// 1.0's data part: `application/json`; a file part's type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
-    /// 0.3: `text` or `data`.
+    /// 0.3's file part's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileContent>,
+    /// 0.3: `text`, `data` or `file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
-/// A run's result: one text part for text, one data part for anything else.
+/// 0.3's file: its bytes (base64), name and type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileContent {
+    pub bytes: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// 1.0's push notification configuration of a task
+/// (`CreateTaskPushNotificationConfig`'s params and answer,
+/// `SendMessage`'s `configuration.taskPushNotificationConfig`). The webhook
+/// is sent `X-A2A-Notification-Token: token` and `Authorization: SCHEME
+/// CREDENTIALS`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<PushAuthentication>,
+}
+
+/// 1.0: `scheme` and `credentials`; 0.3: `schemes` (the first is used) and `credentials`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PushAuthentication {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schemes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+/// 0.3's push notification configuration of a task
+/// (`tasks/pushNotificationConfig/set`'s params and answer); `message/send`'s
+/// `configuration.pushNotificationConfig` is its inner object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushConfigV03 {
+    pub task_id: String,
+    pub push_notification_config: TaskPushConfig,
+}
+
+/// A run's result (`result`: one text part for text, one data part for
+/// anything else) or the files it wrote (`files`: one file part each).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
-    /// `result`.
+    /// `result` or `files`.
     pub artifact_id: String,
     pub name: String,
     pub parts: Vec<Part>,

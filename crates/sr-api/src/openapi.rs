@@ -8,7 +8,9 @@ use schemars::Schema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
-use crate::a2a::{Message, RpcAnswer, RpcRequest, Task, TaskArtifactUpdate, TaskStatusUpdate};
+use crate::a2a::{
+    Message, RpcAnswer, RpcRequest, Task, TaskArtifactUpdate, TaskPushConfig, TaskPushConfigV03, TaskStatusUpdate,
+};
 use crate::travel::{ForkRequest, Forked, Moment};
 use crate::{
     CancelAnswer, ErrorAnswer, Event, Health, InputRequest, NewSession, Payload, Run, RunAccepted, RunList, RunRequest,
@@ -226,6 +228,8 @@ pub fn document() -> Value {
     g.subschema_for::<Message>();
     g.subschema_for::<TaskStatusUpdate>();
     g.subschema_for::<TaskArtifactUpdate>();
+    g.subschema_for::<TaskPushConfig>();
+    g.subschema_for::<TaskPushConfigV03>();
     let error = g.subschema_for::<ErrorAnswer>();
     let mut paths = Map::new();
     for operation in operations(&mut g) {

@@ -65,6 +65,10 @@ pub struct Args {
     /// Seconds SIGTERM waits for running runs before stopping them (they resume at the next start).
     #[arg(long, default_value_t = 30)]
     drain_timeout: u64,
+    /// Let A2A push notifications reach webhooks on this host (`HOST` any port, or `HOST:PORT`);
+    /// repeatable. Default: none, and push notifications are off.
+    #[arg(long, value_name = "HOST")]
+    push_host: Vec<String>,
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -116,6 +120,7 @@ pub fn run(args: Args) -> ExitCode {
         travels: usize::try_from(args.max_travels).unwrap_or(usize::MAX),
         drain_timeout: Duration::from_secs(args.drain_timeout),
         frontend: Some(sr_studio::router()),
+        push_hosts: args.push_host,
     };
     let runtime = match sr_runtime::async_runtime() {
         Ok(runtime) => runtime,

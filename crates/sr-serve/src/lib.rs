@@ -91,6 +91,9 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Served for every path the API does not answer (a web frontend).
     pub frontend: Option<Router>,
+    /// Hosts (`HOST` or `HOST:PORT`) A2A push notifications may be sent to;
+    /// none (the default) turns them off.
+    pub push_hosts: Vec<String>,
 }
 
 /// What the dispatcher needs of the configuration.
@@ -103,6 +106,10 @@ pub(crate) struct Settings {
     pub base_url: String,
     pub session_quota: usize,
     pub travels: usize,
+    /// Hosts webhooks may be on (`HOST` or `HOST:PORT`, lowercase).
+    pub push_hosts: Vec<String>,
+    /// PostgreSQL mode: other replicas may run a run queued here.
+    pub shared: bool,
 }
 
 /// The state every handler and the dispatcher share.
@@ -341,6 +348,8 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         base_url: public.as_ref().map_or_else(|| format!("http://{addr}"), |p| p.base.clone()),
         session_quota: config.session_quota,
         travels: config.travels,
+        push_hosts: config.push_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
+        shared: config.database_url.is_some(),
     };
     let server = Arc::new(Server::new(settings, store, sessions, workloads, keys));
     let gate = gate::Gate::new(addr, public.as_ref(), &cors);
@@ -427,6 +436,8 @@ pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc
             base_url: "http://127.0.0.1:8787".to_string(),
             session_quota: 8 << 20,
             travels: 2,
+            push_hosts: Vec::new(),
+            shared: false,
         },
         store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
         SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),

@@ -210,7 +210,7 @@ export type Message = {
   messageId: string;
   /** 1.0: `ROLE_USER`, `ROLE_AGENT`; 0.3: `user`, `agent`. */
   role: string;
-  /** Text and data parts; file parts are refused (-32005). */
+  /** Text, data and file parts (a file by URL is refused: -32005). */
   parts: Part[];
   taskId?: string | null;
   contextId?: string | null;
@@ -219,21 +219,41 @@ export type Message = {
 };
 
 /**
- * A text part (`text`) or a data part (`data`: any JSON, given to a run as
- * its JSON text).
+ * A text part (`text`), a data part (`data`: any JSON, given to a run as
+ * its JSON text) or a file part (1.0: `raw`, `filename`, `mediaType`; 0.3:
+ * `file`), whose bytes are base64.
  */
 export type Part = {
   text?: string | null;
   data?: unknown;
-  /** 1.0's data part: `application/json`. */
+  /** 1.0's file part: the file's bytes, base64. */
+  raw?: string | null;
+  /**
+   * 1.0's file part: the file's name (a path relative to the run's work
+   * directory in an artifact).
+   */
+  filename?: string | null;
+  /** 1.0's data part: `application/json`; a file part's type. */
   mediaType?: string | null;
-  /** 0.3: `text` or `data`. */
+  /** 0.3's file part's file. */
+  file?: (FileContent | null);
+  /** 0.3: `text`, `data` or `file`. */
   kind?: string | null;
 };
 
-/** A run's result: one text part for text, one data part for anything else. */
+/** 0.3's file: its bytes (base64), name and type. */
+export type FileContent = {
+  bytes: string;
+  name?: string | null;
+  mimeType?: string | null;
+};
+
+/**
+ * A run's result (`result`: one text part for text, one data part for
+ * anything else) or the files it wrote (`files`: one file part each).
+ */
 export type Artifact = {
-  /** `result`. */
+  /** `result` or `files`. */
   artifactId: string;
   name: string;
   parts: Part[];
@@ -262,6 +282,38 @@ export type TaskArtifactUpdate = {
   kind?: string | null;
   /** 0.3: `false`. */
   append?: boolean | null;
+};
+
+/**
+ * 1.0's push notification configuration of a task
+ * (`CreateTaskPushNotificationConfig`'s params and answer,
+ * `SendMessage`'s `configuration.taskPushNotificationConfig`). The webhook
+ * is sent `X-A2A-Notification-Token: token` and `Authorization: SCHEME
+ * CREDENTIALS`.
+ */
+export type TaskPushConfig = {
+  taskId?: string | null;
+  id?: string | null;
+  url: string;
+  token?: string | null;
+  authentication?: (PushAuthentication | null);
+};
+
+/** 1.0: `scheme` and `credentials`; 0.3: `schemes` (the first is used) and `credentials`. */
+export type PushAuthentication = {
+  scheme?: string | null;
+  schemes?: string[] | null;
+  credentials?: string | null;
+};
+
+/**
+ * 0.3's push notification configuration of a task
+ * (`tasks/pushNotificationConfig/set`'s params and answer); `message/send`'s
+ * `configuration.pushNotificationConfig` is its inner object.
+ */
+export type TaskPushConfigV03 = {
+  taskId: string;
+  pushNotificationConfig: TaskPushConfig;
 };
 
 /** Every refusal: `{"error": {"code", "message"}}` with the HTTP status that fits. */
@@ -621,8 +673,9 @@ export type RpcRequest = {
 export type RpcId = (string | number);
 
 /**
- * Every method either version defines. Push notification configuration and
- * the extended card answer errors (-32003, -32007).
+ * Every method either version defines. The push notification methods answer
+ * -32003 unless the server allows webhook hosts (`sr serve --push-host`);
+ * the extended card answers -32007.
  */
 export type RpcMethod = "SendMessage" | "SendStreamingMessage" | "GetTask" | "ListTasks" | "CancelTask" | "SubscribeToTask" | "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" | "ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig" | "GetExtendedAgentCard" | "message/send" | "message/stream" | "tasks/get" | "tasks/cancel" | "tasks/resubscribe" | "tasks/pushNotificationConfig/set" | "tasks/pushNotificationConfig/get" | "tasks/pushNotificationConfig/list" | "tasks/pushNotificationConfig/delete" | "agent/getAuthenticatedExtendedCard";
 

@@ -18,9 +18,16 @@ pub const SCHEMA_EXTENSION: &str = "https://streetrace.dev/a2a/extensions/skill-
 /// The protocol versions the endpoint answers, newest first.
 pub const VERSIONS: [&str; 2] = ["1.0", "0.3"];
 
-/// The card of `workload`, whose JSON-RPC endpoint is `endpoint`; `keyed`:
-/// the server asks for a bearer key.
-pub fn card(workload: &Workload, endpoint: &str, keyed: bool) -> Value {
+/// What the server offers that a card declares.
+pub struct Options {
+    /// The server asks for a bearer key.
+    pub keyed: bool,
+    /// Push notifications are on (`--push-host`).
+    pub push: bool,
+}
+
+/// The card of `workload`, whose JSON-RPC endpoint is `endpoint`.
+pub fn card(workload: &Workload, endpoint: &str, options: &Options) -> Value {
     let program = &workload.program;
     let default = default_entry(program);
     let mut skills = Vec::new();
@@ -44,7 +51,7 @@ pub fn card(workload: &Workload, endpoint: &str, keyed: bool) -> Value {
             "inputModes": ["text/plain", "application/json"],
             "outputModes": [output_modes],
         }));
-        let mut schema = json!({"input": {"type": "string", "description": "the run's message ($input_prompt); a data part is given as its JSON text"}});
+        let mut schema = json!({"input": {"type": "string", "description": "the run's message ($input_prompt): its text parts, a data part as its JSON text; files land in inbox/"}});
         if let Some(output) = output {
             schema["output"] = output;
         }
@@ -66,7 +73,7 @@ pub fn card(workload: &Workload, endpoint: &str, keyed: bool) -> Value {
         "supportedInterfaces": interfaces,
         "capabilities": {
             "streaming": true,
-            "pushNotifications": false,
+            "pushNotifications": options.push,
             "extensions": [{
                 "uri": SCHEMA_EXTENSION,
                 "description": "Each skill's input and (where the program declares one) output JSON schema, by skill id; \
@@ -83,7 +90,7 @@ pub fn card(workload: &Workload, endpoint: &str, keyed: bool) -> Value {
         "preferredTransport": "JSONRPC",
         "protocolVersion": "0.3.0",
     });
-    if keyed {
+    if options.keyed {
         // 1.0's scheme and requirement beside 0.3's, as the SDKs serve them.
         card["securitySchemes"] = json!({"bearer": {
             "httpAuthSecurityScheme": {"scheme": "Bearer", "description": "a key of the server's --api-key-file"},

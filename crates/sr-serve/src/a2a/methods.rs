@@ -10,6 +10,8 @@ use serde_json::{Map, Value, json};
 use sr_runtime::ids::{self, IdKind};
 
 use super::card::{default_entry, output_schema};
+use super::inbound::{self, Inbound};
+use super::record::{self, Sent};
 use super::rpc::{self, RpcError, Version};
 use super::shapes::{self, View};
 use crate::store::{NewRun, RunRow, RunStatus, StoreError};
@@ -34,16 +36,28 @@ impl Call {
         run.filter(|run| run.workload == self.workload.name).ok_or_else(|| RpcError::task_not_found(id))
     }
 
-    /// What a task of `run` shows.
-    pub async fn view(&self, run: &RunRow, history: bool) -> View {
+    /// What a task of `run` shows (its artifacts too, with `artifacts`).
+    pub async fn view(&self, run: &RunRow, history: bool, artifacts: bool) -> View {
         let program = &self.workload.program;
         let entry = run.entry.clone().or_else(|| default_entry(program));
         let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
-        View { question, schema: entry.and_then(|entry| output_schema(program, &entry)), history, artifacts: true }
+        let record = record::read(&self.server, &run.id);
+        let files = match artifacts && run.status == RunStatus::Done {
+            true => super::files::written(&record::work_dir(&self.server, &run.id), &record.files),
+            false => Vec::new(),
+        };
+        View {
+            question,
+            schema: entry.and_then(|entry| output_schema(program, &entry)),
+            history,
+            artifacts,
+            sent: record.sent,
+            files,
+        }
     }
 
     pub async fn task(&self, run: &RunRow, history: bool) -> Value {
-        shapes::task(run, self.version, &self.view(run, history).await)
+        shapes::task(run, self.version, &self.view(run, history, true).await)
     }
 }
 
@@ -63,7 +77,13 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
     let Some(message) = params.get("message").and_then(Value::as_object) else {
         return Err(RpcError::invalid_params("message: missing or not an object"));
     };
-    let text = shapes::message_text(&Value::Object(message.clone()))?;
+    let Inbound { sent, files } = inbound::read(message)?;
+    if !files.is_empty() && call.server.settings.shared {
+        return Err(RpcError::content_type(
+            "file parts are not taken in PostgreSQL mode (another replica may run the task, without the files); \
+             send text or data parts",
+        ));
+    }
     let context = rpc::string(message, "contextId").map_err(prefixed("message."))?;
     if let Some(task) = rpc::string(message, "taskId").map_err(prefixed("message."))? {
         let run = call.find(task).await?;
@@ -81,7 +101,11 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
                 shapes::state(run.status, call.version)
             )));
         }
-        runs::answer(&call.server, task, &text).await?;
+        if run.status == RunStatus::Paused {
+            take_files(call, task, &files)?;
+        }
+        runs::answer(&call.server, task, &sent.text).await?;
+        keep(call, task, sent)?;
         return Ok(task.to_string());
     }
     let skill = skill(params).or_else(|| skill(message)).transpose()?;
@@ -106,15 +130,22 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
     };
     let id = uuid::Uuid::new_v4().to_string();
     let entry = skill.map(str::to_string).or_else(|| call.workload.default_entry());
+    let input = sent.text.clone();
     let new = NewRun {
         id: &id,
         session: &session,
         workload: &call.workload.name,
         entry: entry.as_deref(),
-        message: &text,
+        message: &input,
         model: None,
     };
-    runs::queue(&call.server, &new, true).await.map_err(|e| match e.code {
+    take_files(call, &id, &files)?;
+    keep(call, &id, sent)?;
+    let queued = runs::queue(&call.server, &new, true).await;
+    if queued.is_err() {
+        let _ = std::fs::remove_dir_all(record::run_dir(&call.server, &id));
+    }
+    queued.map_err(|e| match e.code {
         "session_busy" => RpcError::unsupported(format!(
             "context {session} has a task in progress; this agent runs one task of a context at a time: \
              wait for it, answer it or cancel it, or use another context"
@@ -122,6 +153,27 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         _ => e.into(),
     })?;
     Ok(id)
+}
+
+/// Writes a message's files into the run's work directory (`inbox/`) and
+/// records them.
+fn take_files(call: &Call, run: &str, files: &[inbound::File]) -> Result<(), RpcError> {
+    let internal = |e: std::io::Error| RpcError::internal(format!("cannot keep the message's files: {e}"));
+    let delivered = inbound::deliver(&record::work_dir(&call.server, run), files).map_err(internal)?;
+    if !delivered.is_empty() {
+        record::update(&call.server, run, |record| {
+            record.files.retain(|kept| !delivered.iter().any(|d| d.path == kept.path));
+            record.files.extend(delivered);
+        })
+        .map_err(internal)?;
+    }
+    Ok(())
+}
+
+/// Records a message the client sent to task `run`.
+fn keep(call: &Call, run: &str, sent: Sent) -> Result<(), RpcError> {
+    record::update(&call.server, run, |record| record.sent.push(sent))
+        .map_err(|e| RpcError::internal(format!("cannot record the message: {e}")))
 }
 
 fn skill(holder: &Map<String, Value>) -> Option<Result<&str, RpcError>> {
@@ -137,15 +189,14 @@ fn prefixed(prefix: &'static str) -> impl Fn(RpcError) -> RpcError {
 
 /// `SendMessage`/`message/send`: the task once it has ended or waits for
 /// input, or at once when the client asks not to wait.
-pub async fn send(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcError> {
-    let id = deliver(call, params).await?;
+pub async fn send(call: &Call, params: &Map<String, Value>, id: &str) -> Result<Value, RpcError> {
     let configuration = params.get("configuration");
     let flag = |name: &str| configuration.and_then(|c| c.get(name)).and_then(Value::as_bool);
     let immediately = match call.version {
         Version::V10 => flag("returnImmediately") == Some(true),
         Version::V03 => flag("blocking") == Some(false),
     };
-    let run = if immediately { call.find(&id).await? } else { runs::wait_for_end(&call.server, &id).await? };
+    let run = if immediately { call.find(id).await? } else { runs::wait_for_end(&call.server, id).await? };
     let history = configuration.and_then(|c| c.get("historyLength")).and_then(Value::as_u64) != Some(0);
     Ok(shapes::wrapped(call.version, "task", call.task(&run, history).await))
 }
@@ -202,8 +253,7 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
         .collect();
     let mut tasks: Vec<Value> = Vec::new();
     for run in kept.iter().take(page as usize) {
-        let mut view = call.view(run, history != Some(0)).await;
-        view.artifacts = artifacts;
+        let view = call.view(run, history != Some(0), artifacts).await;
         tasks.push(shapes::task(run, call.version, &view));
     }
     Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page, "totalSize": kept.len()}))

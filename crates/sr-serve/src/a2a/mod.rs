@@ -1,11 +1,18 @@
 //! Every served workload as an Agent2Agent (A2A) agent: its card
 //! (`card`), and its JSON-RPC endpoint answering A2A 1.0's method names and
 //! 0.3's, each in its version's shapes (`rpc`, `shapes`), one response
-//! (`methods`) or a stream of Server-Sent Events (`stream`). A context is a
+//! (`methods`) or a stream of Server-Sent Events (`stream`). A client's
+//! message is read by `inbound` (its own text, context parts, files), what
+//! A2A adds to a run is kept by `record`, the files a run wrote come back
+//! through `files`, and webhooks are notified by `push`. A context is a
 //! session and a task a run; see `docs/a2a.md`.
 
 mod card;
+mod files;
+mod inbound;
 mod methods;
+mod push;
+mod record;
 mod rpc;
 mod shapes;
 mod stream;
@@ -58,13 +65,17 @@ async fn only_card(State(server): Shared) -> Result<Response, ApiError> {
         )));
     };
     let endpoint = format!("{}/a2a", server.settings.base_url);
-    Ok(axum::Json(card::card(&workload, &endpoint, server.keys.is_some())).into_response())
+    Ok(axum::Json(card::card(&workload, &endpoint, &card_options(&server))).into_response())
 }
 
 async fn workload_card(State(server): Shared, Path(name): Path<String>) -> Result<Response, ApiError> {
     let workload = server.workloads.get(&name).ok_or_else(|| unknown(&server, &name))?;
     let endpoint = format!("{}/a2a/{name}", server.settings.base_url);
-    Ok(axum::Json(card::card(workload, &endpoint, server.keys.is_some())).into_response())
+    Ok(axum::Json(card::card(workload, &endpoint, &card_options(&server))).into_response())
+}
+
+fn card_options(server: &Server) -> card::Options {
+    card::Options { keyed: server.keys.is_some(), push: !server.settings.push_hosts.is_empty() }
 }
 
 fn unknown(server: &Server, name: &str) -> ApiError {
@@ -131,14 +142,20 @@ async fn call(
     let call = Call { server, workload, version: request.version };
     let params = &request.params;
     let answer = match request.method {
-        Method::Send => methods::send(&call, params).await,
+        Method::Send => match delivered(&call, params).await {
+            Ok(task) => methods::send(&call, params, &task).await,
+            Err(error) => Err(error),
+        },
         Method::Get => methods::get(&call, params).await,
         Method::List => methods::list(&call, params).await,
         Method::Cancel => methods::cancel(&call, params).await,
-        Method::Push => Err(RpcError::push_not_supported()),
+        Method::PushSet => push::set(&call, params).await,
+        Method::PushGet => push::get(&call, params).await,
+        Method::PushList => push::list(&call, params).await,
+        Method::PushDelete => push::delete(&call, params).await,
         Method::ExtendedCard => Err(RpcError::no_extended_card()),
         Method::Stream => {
-            let streamed = match methods::deliver(&call, params).await {
+            let streamed = match delivered(&call, params).await {
                 Ok(task) => stream::respond(call, id.clone(), &task).await,
                 Err(error) => Err(error),
             };
@@ -163,6 +180,17 @@ async fn call(
         Ok(result) => json(StatusCode::OK, rpc::success(&id, result)),
         Err(error) => fail(error),
     }
+}
+
+/// Delivers a send's message, with its push notification configuration
+/// (checked first: a refused one starts no task); returns the task's id.
+async fn delivered(call: &Call, params: &serde_json::Map<String, Value>) -> Result<String, RpcError> {
+    let push = push::from_send(call, params)?;
+    let task = methods::deliver(call, params).await?;
+    if let Some(push) = push {
+        push::attach(call, &task, push)?;
+    }
+    Ok(task)
 }
 
 #[cfg(test)]

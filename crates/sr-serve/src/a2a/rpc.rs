@@ -24,8 +24,11 @@ pub enum Method {
     List,
     Cancel,
     Subscribe,
-    /// Push notification configuration: not built.
-    Push,
+    /// Push notification configuration: set, get, list, delete.
+    PushSet,
+    PushGet,
+    PushList,
+    PushDelete,
     /// The extended (authenticated) card: not built.
     ExtendedCard,
 }
@@ -38,20 +41,20 @@ pub const METHODS: [(&str, Method, Version); 21] = [
     ("ListTasks", Method::List, Version::V10),
     ("CancelTask", Method::Cancel, Version::V10),
     ("SubscribeToTask", Method::Subscribe, Version::V10),
-    ("CreateTaskPushNotificationConfig", Method::Push, Version::V10),
-    ("GetTaskPushNotificationConfig", Method::Push, Version::V10),
-    ("ListTaskPushNotificationConfigs", Method::Push, Version::V10),
-    ("DeleteTaskPushNotificationConfig", Method::Push, Version::V10),
+    ("CreateTaskPushNotificationConfig", Method::PushSet, Version::V10),
+    ("GetTaskPushNotificationConfig", Method::PushGet, Version::V10),
+    ("ListTaskPushNotificationConfigs", Method::PushList, Version::V10),
+    ("DeleteTaskPushNotificationConfig", Method::PushDelete, Version::V10),
     ("GetExtendedAgentCard", Method::ExtendedCard, Version::V10),
     ("message/send", Method::Send, Version::V03),
     ("message/stream", Method::Stream, Version::V03),
     ("tasks/get", Method::Get, Version::V03),
     ("tasks/cancel", Method::Cancel, Version::V03),
     ("tasks/resubscribe", Method::Subscribe, Version::V03),
-    ("tasks/pushNotificationConfig/set", Method::Push, Version::V03),
-    ("tasks/pushNotificationConfig/get", Method::Push, Version::V03),
-    ("tasks/pushNotificationConfig/list", Method::Push, Version::V03),
-    ("tasks/pushNotificationConfig/delete", Method::Push, Version::V03),
+    ("tasks/pushNotificationConfig/set", Method::PushSet, Version::V03),
+    ("tasks/pushNotificationConfig/get", Method::PushGet, Version::V03),
+    ("tasks/pushNotificationConfig/list", Method::PushList, Version::V03),
+    ("tasks/pushNotificationConfig/delete", Method::PushDelete, Version::V03),
     ("agent/getAuthenticatedExtendedCard", Method::ExtendedCard, Version::V03),
 ];
 
@@ -81,6 +84,9 @@ impl RpcError {
     pub fn invalid_params(message: impl Into<String>) -> RpcError {
         RpcError::new(-32602, message)
     }
+    pub fn internal(message: impl Into<String>) -> RpcError {
+        RpcError::new(-32603, message)
+    }
     pub fn task_not_found(id: &str) -> RpcError {
         let shown: String = id.chars().take(80).collect();
         RpcError::new(-32001, format!("no task {shown:?} in this agent"))
@@ -89,7 +95,10 @@ impl RpcError {
         RpcError::new(-32002, message)
     }
     pub fn push_not_supported() -> RpcError {
-        RpcError::new(-32003, "push notifications are not supported: stream the task or poll it")
+        RpcError::new(
+            -32003,
+            "push notifications are off on this server (sr serve --push-host turns them on): stream the task or poll it",
+        )
     }
     pub fn unsupported(message: impl Into<String>) -> RpcError {
         RpcError::new(-32004, message)

@@ -5,10 +5,13 @@
 //! `agent`, parts and objects tagged with `kind`). A context is a session, a
 //! task is a run.
 
+use base64::Engine;
 use serde_json::{Value, json};
-use sr_api::a2a::{Artifact, Message, Part, Task, TaskArtifactUpdate, TaskStatus, TaskStatusUpdate};
+use sr_api::a2a::{Artifact, FileContent, Message, Part, Task, TaskArtifactUpdate, TaskStatus, TaskStatusUpdate};
 
-use super::rpc::{RpcError, Version};
+use super::files::Written;
+use super::record::Sent;
+use super::rpc::Version;
 use crate::store::{RunRow, RunStatus};
 
 /// The task state each version (1.0, 0.3) names a run's status with.
@@ -67,6 +70,10 @@ pub struct View {
     pub schema: Option<Value>,
     pub history: bool,
     pub artifacts: bool,
+    /// The messages the client sent (none for a run started over API v1).
+    pub sent: Vec<Sent>,
+    /// The files the run wrote (once it is done).
+    pub files: Vec<Written>,
 }
 
 pub fn task(run: &RunRow, version: Version, view: &View) -> Value {
@@ -74,15 +81,65 @@ pub fn task(run: &RunRow, version: Version, view: &View) -> Value {
         id: run.id.clone(),
         context_id: run.session.clone(),
         status: status(run, version, view.question.as_deref()),
-        artifacts: view
-            .artifacts
-            .then(|| artifact(run, version, view.schema.as_ref()))
-            .flatten()
-            .map(|artifact| vec![artifact]),
-        history: view.history.then(|| vec![message(version, false, vec![text_part(version, &run.message)], run)]),
+        artifacts: view.artifacts.then(|| artifacts(run, version, view)).filter(|a| !a.is_empty()),
+        history: view.history.then(|| history(run, version, &view.sent)),
         kind: (version == Version::V03).then(|| "task".to_string()),
     };
     to_json(&task)
+}
+
+/// The messages the client sent, each with its own `messageId` and its
+/// context parts after its text; a run started over API v1 shows its input
+/// under an id made from the run's.
+fn history(run: &RunRow, version: Version, sent: &[Sent]) -> Vec<Message> {
+    if sent.is_empty() {
+        let mut message = message(version, false, vec![text_part(version, &run.message)], run);
+        message.message_id = format!("{}-input", run.id);
+        return vec![message];
+    }
+    sent.iter()
+        .map(|sent| {
+            let texts = std::iter::once(&sent.text).chain(&sent.context);
+            let mut message = message(version, false, texts.map(|text| text_part(version, text)).collect(), run);
+            message.message_id.clone_from(&sent.message_id);
+            message
+        })
+        .collect()
+}
+
+/// The run's result, then the files it wrote, once it is done.
+pub fn artifacts(run: &RunRow, version: Version, view: &View) -> Vec<Artifact> {
+    let mut all: Vec<Artifact> = artifact(run, version, view.schema.as_ref()).into_iter().collect();
+    if run.status == RunStatus::Done && !view.files.is_empty() {
+        all.push(Artifact {
+            artifact_id: "files".to_string(),
+            name: "files".to_string(),
+            parts: view.files.iter().map(|file| file_part(version, file)).collect(),
+            metadata: None,
+        });
+    }
+    all
+}
+
+fn file_part(version: Version, file: &Written) -> Part {
+    let bytes = base64::engine::general_purpose::STANDARD.encode(&file.bytes);
+    match version {
+        Version::V10 => Part {
+            raw: Some(bytes),
+            filename: Some(file.path.clone()),
+            media_type: Some(file.media_type.to_string()),
+            ..Part::default()
+        },
+        Version::V03 => Part {
+            file: Some(FileContent {
+                bytes,
+                name: Some(file.path.clone()),
+                mime_type: Some(file.media_type.to_string()),
+            }),
+            kind: Some("file".to_string()),
+            ..Part::default()
+        },
+    }
 }
 
 /// A wire object as JSON.
@@ -127,21 +184,19 @@ pub fn message(version: Version, agent: bool, parts: Vec<Part>, run: &RunRow) ->
 
 pub fn text_part(version: Version, text: &str) -> Part {
     let kind = (version == Version::V03).then(|| "text".to_string());
-    Part { text: Some(text.to_string()), data: None, media_type: None, kind }
+    Part { text: Some(text.to_string()), kind, ..Part::default() }
 }
 
 /// The run's result: a text part for text, a data part (with the schema in
 /// the artifact's metadata, when known) for anything else.
-pub fn artifact(run: &RunRow, version: Version, schema: Option<&Value>) -> Option<Artifact> {
+fn artifact(run: &RunRow, version: Version, schema: Option<&Value>) -> Option<Artifact> {
     let result = run.result.as_ref().filter(|_| run.status == RunStatus::Done)?;
     let part = match (result, version) {
         (Value::String(text), _) => text_part(version, text),
         (data, Version::V10) => {
-            Part { text: None, data: Some(data.clone()), media_type: Some("application/json".into()), kind: None }
+            Part { data: Some(data.clone()), media_type: Some("application/json".into()), ..Part::default() }
         }
-        (data, Version::V03) => {
-            Part { text: None, data: Some(data.clone()), media_type: None, kind: Some("data".into()) }
-        }
+        (data, Version::V03) => Part { data: Some(data.clone()), kind: Some("data".into()), ..Part::default() },
     };
     Some(Artifact {
         artifact_id: "result".to_string(),
@@ -181,31 +236,4 @@ pub fn wrapped(version: Version, kind: &str, value: Value) -> Value {
         Version::V10 => json!({ kind: value }),
         Version::V03 => value,
     }
-}
-
-/// The text of a message's parts, one part a line: a text part's text, a
-/// data part's JSON. Files are refused (content type not supported).
-pub fn message_text(message: &Value) -> Result<String, RpcError> {
-    let Some(parts) = message.get("parts").and_then(Value::as_array).filter(|p| !p.is_empty()) else {
-        return Err(RpcError::invalid_params("message.parts: must be a non-empty list of parts"));
-    };
-    let mut lines = Vec::with_capacity(parts.len());
-    for (index, part) in parts.iter().enumerate() {
-        let kind = part.get("kind").and_then(Value::as_str);
-        if let Some(text) = part.get("text") {
-            let Some(text) = text.as_str() else {
-                return Err(RpcError::invalid_params(format!("message.parts[{index}].text: must be a string")));
-            };
-            lines.push(text.to_string());
-        } else if let Some(data) = part.get("data") {
-            lines.push(data.to_string());
-        } else if kind == Some("file") || ["raw", "url", "file"].iter().any(|f| part.get(f).is_some()) {
-            return Err(RpcError::content_type(format!(
-                "message.parts[{index}]: file parts are not supported; send text or data parts"
-            )));
-        } else {
-            return Err(RpcError::invalid_params(format!("message.parts[{index}]: a part needs text, data or a file")));
-        }
-    }
-    Ok(lines.join("\n"))
 }

@@ -1,8 +1,8 @@
 //! `SendStreamingMessage`/`message/stream` and
 //! `SubscribeToTask`/`tasks/resubscribe`: Server-Sent Events whose data are
 //! JSON-RPC responses: first the task, then a status update at each change
-//! of its run's status (and the result as an artifact update before
-//! `completed`). The stream ends when the task has ended or waits for input,
+//! of its run's status (and the result and the files the run wrote as
+//! artifact updates before `completed`). The stream ends when the task has ended or waits for input,
 //! or the server stops. It follows the run's row, woken by the run's change
 //! channel as API v1's event streams are.
 
@@ -72,8 +72,8 @@ impl Follow {
             };
             if run.status != self.last {
                 let version = self.call.version;
-                let view = self.call.view(&run, false).await;
-                if let Some(artifact) = shapes::artifact(&run, version, view.schema.as_ref()) {
+                let view = self.call.view(&run, false, true).await;
+                for artifact in shapes::artifacts(&run, version, &view) {
                     let update = shapes::artifact_update(&run, version, artifact);
                     self.pending.push_back(shapes::wrapped(version, "artifactUpdate", update));
                 }

@@ -41,6 +41,10 @@ struct Fixture {
 }
 
 fn fixture(name: &str, files: &[(&str, &str)], keys: Option<&str>) -> Fixture {
+    fixture_with(name, files, keys, |_| {})
+}
+
+fn fixture_with(name: &str, files: &[(&str, &str)], keys: Option<&str>, edit: impl FnOnce(&mut Server)) -> Fixture {
     let dir = std::env::temp_dir().join(format!("sr-serve-a2a-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -53,6 +57,7 @@ fn fixture(name: &str, files: &[(&str, &str)], keys: Option<&str>) -> Fixture {
     let mut server = test_server(&dir.join("state"), loaded);
     server.keys = keys.map(|k| ApiKeys::parse(k).unwrap());
     server.settings.base_url = "http://agents.test:8787".to_string();
+    edit(&mut server);
     let server = Arc::new(server);
     let gate = Gate::new("0.0.0.0:8787".parse().unwrap(), None, &[]);
     let router = api::router(server.clone(), gate, None).unwrap();
@@ -176,13 +181,13 @@ async fn the_card_describes_the_program_and_the_server() {
                     "main": {
                       "input": {
                         "type": "string",
-                        "description": "the run's message ($input_prompt); a data part is given as its JSON text"
+                        "description": "the run's message ($input_prompt): its text parts, a data part as its JSON text; files land in inbox/"
                       }
                     },
                     "judge": {
                       "input": {
                         "type": "string",
-                        "description": "the run's message ($input_prompt); a data part is given as its JSON text"
+                        "description": "the run's message ($input_prompt): its text parts, a data part as its JSON text; files land in inbox/"
                       },
                       "output": {
                         "type": "object",
@@ -650,4 +655,164 @@ async fn a_subscription_follows_a_task_to_input_required() {
     let last = &events[1]["result"];
     assert_eq!((last["status"]["state"].clone(), last["final"].clone()), (json!("input-required"), json!(true)));
     assert_eq!(last["status"]["message"]["parts"][0]["text"], "Sure?");
+}
+
+#[tokio::test]
+async fn the_sender_s_message_ids_are_kept_and_adk_context_parts_are_not_the_input() {
+    let f = greet("context");
+    let parts = json!([
+        {"text": "For context:"},
+        {"text": "[planner] said: The deploy is ready."},
+        {"text": "Approve the deploy"},
+    ]);
+    let sent = f
+        .result(
+            "SendMessage",
+            json!({"message": {"messageId": "client-42", "role": "ROLE_USER", "parts": parts},
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let id = sent["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(f.server.store.run(&id).await.unwrap().unwrap().message, "Approve the deploy");
+    // The default entry is recorded when no skill is named.
+    assert_eq!(f.server.store.run(&id).await.unwrap().unwrap().entry.as_deref(), Some("main"));
+    let history = &sent["task"]["history"];
+    assert_eq!(history[0]["messageId"], "client-42");
+    assert_eq!(
+        history[0]["parts"],
+        json!([{"text": "Approve the deploy"}, {"text": "For context:"}, {"text": "[planner] said: The deploy is ready."}])
+    );
+    f.claim(&id).await;
+    f.finish(&id, RunStatus::Running, RunStatus::Paused, None).await;
+    // ADK's answer repeats the question as context before the person's own text.
+    let answer = json!({"message": {"messageId": "client-43", "taskId": id, "parts": [
+        {"text": "For context:"}, {"text": "[approver] said: Ship it? Answer yes or no."}, {"text": "yes"}]},
+        "configuration": {"returnImmediately": true}});
+    let answered = f.result("SendMessage", answer).await;
+    assert_eq!(f.server.store.run(&id).await.unwrap().unwrap().pending_input.as_deref(), Some("yes"));
+    let ids: Vec<&str> =
+        answered["task"]["history"].as_array().unwrap().iter().map(|m| m["messageId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["client-42", "client-43"]);
+    let old = f.result("tasks/get", json!({"id": id})).await;
+    assert_eq!(old["history"][1]["parts"][0], json!({"kind": "text", "text": "yes"}));
+}
+
+#[tokio::test]
+async fn file_parts_land_in_the_inbox_and_the_files_a_run_wrote_come_back_as_artifacts() {
+    let f = greet("files");
+    let parts = json!([
+        {"text": "Summarize the notes"},
+        {"raw": "bm90ZXM=", "filename": "../../notes.txt", "mediaType": "text/plain"},
+    ]);
+    let sent = f
+        .result("SendMessage", json!({"message": {"parts": parts}, "configuration": {"returnImmediately": true}}))
+        .await;
+    let id = sent["task"]["id"].as_str().unwrap().to_string();
+    let work = f.server.settings.state_dir.join("runs").join(&id).join("work");
+    assert_eq!(std::fs::read_to_string(work.join("inbox/notes.txt")).unwrap(), "notes");
+    assert!(!f.server.settings.state_dir.join("runs/notes.txt").exists());
+    f.claim(&id).await;
+    // What the run writes, as its tools would.
+    std::fs::create_dir_all(work.join("out")).unwrap();
+    std::fs::write(work.join("out/summary.md"), "# Notes").unwrap();
+    f.finish(&id, RunStatus::Running, RunStatus::Done, Some(json!("Summarized."))).await;
+    let got = f.result("GetTask", json!({"id": id})).await;
+    assert_eq!(
+        got["artifacts"][1],
+        json!({"artifactId": "files", "name": "files",
+               "parts": [{"raw": "IyBOb3Rlcw==", "filename": "out/summary.md", "mediaType": "text/markdown"}]})
+    );
+    let old = f.result("tasks/get", json!({"id": id})).await;
+    assert_eq!(
+        old["artifacts"][1]["parts"],
+        json!([{"kind": "file", "file": {"bytes": "IyBOb3Rlcw==", "name": "out/summary.md", "mimeType": "text/markdown"}}])
+    );
+    // A 0.3 file part lands the same way.
+    let v03 = json!({"message": {"kind": "message", "messageId": "m", "role": "user",
+                     "parts": [{"kind": "file", "file": {"bytes": "eA==", "name": "a.txt"}}]},
+                     "configuration": {"blocking": false}});
+    let sent = f.result("message/send", v03).await;
+    let work = f.server.settings.state_dir.join("runs").join(sent["id"].as_str().unwrap()).join("work");
+    assert_eq!(std::fs::read_to_string(work.join("inbox/a.txt")).unwrap(), "x");
+}
+
+/// A webhook receiver on loopback: records each POST's headers and body;
+/// refuses the first with 503, so that the retry is seen.
+async fn receiver() -> (String, Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>>) {
+    let seen: Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
+    let kept = seen.clone();
+    let app = Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let kept = kept.clone();
+            async move {
+                let mut seen = kept.lock().unwrap();
+                seen.push((headers, serde_json::from_str(&body).unwrap()));
+                if seen.len() == 1 { axum::http::StatusCode::SERVICE_UNAVAILABLE } else { axum::http::StatusCode::OK }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn push_notifications_reach_an_allowed_webhook_with_its_token_and_retries() {
+    let f = fixture_with("push", &[("greet.sr", GREET)], None, |server| {
+        server.settings.push_hosts = vec!["127.0.0.1".to_string()];
+    });
+    let (_, card) = f.get("/.well-known/agent-card.json").await;
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
+    let (url, seen) = receiver().await;
+    // A host the server was not told of is refused, and no task starts.
+    let elsewhere = json!({"message": {"parts": [{"text": "x"}]},
+        "configuration": {"taskPushNotificationConfig": {"url": "http://169.254.169.254/hook"}}});
+    assert_eq!(f.code("SendMessage", elsewhere).await, -32602);
+    assert_eq!(f.result("ListTasks", json!({})).await["tasks"], json!([]));
+    let config =
+        json!({"url": url, "token": "tok-1", "authentication": {"scheme": "Bearer", "credentials": "hook-secret"}});
+    let sent = f
+        .result(
+            "SendMessage",
+            json!({"message": {"parts": [{"text": "Ada"}]},
+                   "configuration": {"returnImmediately": true, "taskPushNotificationConfig": config}}),
+        )
+        .await;
+    let id = sent["task"]["id"].as_str().unwrap().to_string();
+    let listed = f.result("ListTaskPushNotificationConfigs", json!({"taskId": id})).await;
+    let config_id = listed["configs"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(listed["configs"][0]["url"], json!(url));
+    let got = f.result("GetTaskPushNotificationConfig", json!({"taskId": id, "id": config_id})).await;
+    assert_eq!(got["token"], "tok-1");
+    let old = f.result("tasks/pushNotificationConfig/list", json!({"id": id})).await;
+    assert_eq!(old[0]["pushNotificationConfig"]["authentication"]["schemes"], json!(["Bearer"]));
+    f.claim(&id).await;
+    f.finish(&id, RunStatus::Running, RunStatus::Done, Some(json!("Hello, Ada."))).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let last = seen.lock().unwrap().last().map(|(_, body)| body.clone());
+        if last.as_ref().is_some_and(|b| b["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no completed notification: {:?}", seen.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seen = seen.lock().unwrap().clone();
+    // The refused first notification was sent again.
+    assert_eq!(seen[0].1, seen[1].1, "retried after the 503");
+    for (headers, _) in &seen {
+        assert_eq!(headers["x-a2a-notification-token"], "tok-1");
+        assert_eq!(headers["authorization"], "Bearer hook-secret");
+    }
+    let bodies: Vec<&Value> = seen.iter().map(|(_, body)| body).collect();
+    let result = bodies.iter().find(|b| b.get("artifactUpdate").is_some()).expect("the result was pushed");
+    assert_eq!(result["artifactUpdate"]["artifact"]["parts"], json!([{"text": "Hello, Ada."}]));
+    assert_eq!(result["artifactUpdate"]["taskId"], json!(id));
+    // Deleting the configuration leaves none.
+    let deleted = f.result("DeleteTaskPushNotificationConfig", json!({"taskId": id, "id": config_id})).await;
+    assert_eq!(deleted, Value::Null);
+    assert_eq!(f.result("ListTaskPushNotificationConfigs", json!({"taskId": id})).await["configs"], json!([]));
+    assert_eq!(f.code("DeleteTaskPushNotificationConfig", json!({"taskId": id, "id": config_id})).await, -32602);
 }

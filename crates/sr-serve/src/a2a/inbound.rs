@@ -1,0 +1,244 @@
+//! A client's message as a run takes it: its own text (the run's input or
+//! answer), its context parts kept apart, and its file parts, which become
+//! files of the run's work directory (`inbox/NAME`).
+//!
+//! Context parts are what Google ADK's `RemoteA2aAgent` sends before the
+//! user's own parts: a text part `For context:` followed by parts that
+//! start `[AGENT] said: `, `[AGENT] thought: `, `[AGENT] called tool ` or
+//! `[AGENT] `TOOL` tool returned result: `, one block per other agent's turn.
+
+use std::path::Path;
+
+use base64::Engine;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::record::{Delivered, Sent};
+use super::rpc::RpcError;
+
+/// Files one message may bring.
+pub const MAX_FILES: usize = 16;
+
+/// The longest name a delivered file keeps (in bytes).
+const MAX_NAME: usize = 100;
+
+/// The text part that opens one of ADK's context blocks.
+const CONTEXT_OPENER: &str = "For context:";
+
+/// A message, read.
+#[derive(Debug, Default, PartialEq)]
+pub struct Inbound {
+    pub sent: Sent,
+    pub files: Vec<File>,
+}
+
+/// A file part's file.
+#[derive(Debug, PartialEq)]
+pub struct File {
+    /// Its name in `inbox/`: the part's name made safe, unique in the message.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads a message: its `messageId` (a new one when it has none), its own
+/// text (text parts' texts and data parts' JSON, one part a line), its
+/// context parts, and its files (bytes only: a file by URL is refused, as
+/// fetching it would reach a host the client chose).
+pub fn read(message: &Map<String, Value>) -> Result<Inbound, RpcError> {
+    let Some(parts) = message.get("parts").and_then(Value::as_array).filter(|p| !p.is_empty()) else {
+        return Err(RpcError::invalid_params("message.parts: must be a non-empty list of parts"));
+    };
+    let message_id = match message.get("messageId") {
+        Some(Value::String(id)) if !id.is_empty() => id.chars().take(200).collect(),
+        None | Some(Value::Null) | Some(Value::String(_)) => uuid::Uuid::new_v4().to_string(),
+        Some(_) => return Err(RpcError::invalid_params("message.messageId: must be a string")),
+    };
+    let mut own = Vec::new();
+    let mut context = Vec::new();
+    let mut files = Vec::new();
+    let mut in_context = false;
+    for (index, part) in parts.iter().enumerate() {
+        let at = |what: &str| format!("message.parts[{index}]{what}");
+        if let Some(text) = part.get("text") {
+            let Some(text) = text.as_str() else {
+                return Err(RpcError::invalid_params(format!("{}: must be a string", at(".text"))));
+            };
+            in_context = text.trim() == CONTEXT_OPENER || (in_context && is_context_line(text));
+            if in_context {
+                context.push(text.to_string());
+            } else {
+                own.push(text.to_string());
+            }
+        } else if let Some(data) = part.get("data") {
+            in_context = false;
+            own.push(data.to_string());
+        } else if let Some(file) = file_part(part, &at)? {
+            in_context = false;
+            if files.len() == MAX_FILES {
+                return Err(RpcError::invalid_params(format!(
+                    "{}: a message brings at most {MAX_FILES} files",
+                    at("")
+                )));
+            }
+            let name = unique(safe_name(file.0.as_deref(), index), &files);
+            files.push(File { name, bytes: file.1 });
+        } else {
+            return Err(RpcError::invalid_params(format!("{}: a part needs text, data or a file", at(""))));
+        }
+    }
+    Ok(Inbound { sent: Sent { message_id, text: own.join("\n"), context }, files })
+}
+
+/// A context block's line after its opener: `[AGENT] said: …` and the like.
+fn is_context_line(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('[') else { return false };
+    let Some((agent, rest)) = rest.split_once("] ") else { return false };
+    !agent.is_empty()
+        && (rest.starts_with("said: ")
+            || rest.starts_with("thought: ")
+            || rest.starts_with("called tool `")
+            || (rest.starts_with('`') && rest.contains("` tool returned result: ")))
+}
+
+/// A file part's name (when it has one) and bytes.
+type Named = (Option<String>, Vec<u8>);
+
+/// A file part's name and bytes (1.0: `raw`, `filename`; 0.3: `file.bytes`,
+/// `file.name`); `None` for a part that is no file.
+fn file_part(part: &Value, at: &dyn Fn(&str) -> String) -> Result<Option<Named>, RpcError> {
+    let (name, encoded, url, field) = if let Some(file) = part.get("file") {
+        (file.get("name"), file.get("bytes"), file.get("uri"), ".file.bytes")
+    } else if part.get("raw").is_some() || part.get("url").is_some() {
+        (part.get("filename"), part.get("raw"), part.get("url"), ".raw")
+    } else {
+        return Ok(None);
+    };
+    if url.is_some_and(|u| !u.is_null()) {
+        return Err(RpcError::content_type(format!(
+            "{}: a file by URL is not fetched (this server reaches no host a client names); send its bytes",
+            at("")
+        )));
+    }
+    let Some(encoded) = encoded.and_then(Value::as_str) else {
+        return Err(RpcError::invalid_params(format!("{}: missing or not a string", at(field))));
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| RpcError::invalid_params(format!("{}: not base64: {e}", at(field))))?;
+    Ok(Some((name.and_then(Value::as_str).map(str::to_string), bytes)))
+}
+
+/// A file name that is one plain path component: the part after the last
+/// `/` or `\`, letters, digits, `.`, `-` and `_` kept, anything else `_`,
+/// no leading dot, at most 100 bytes; `file-N` when nothing is left.
+pub fn safe_name(name: Option<&str>, index: usize) -> String {
+    let last = name.unwrap_or_default().rsplit(['/', '\\']).next().unwrap_or_default();
+    let mut safe: String =
+        last.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
+    safe = safe.trim_start_matches('.').to_string();
+    safe.truncate(MAX_NAME);
+    if safe.is_empty() { format!("file-{index}") } else { safe }
+}
+
+/// `name`, or `N-name` when an earlier file of the message has it.
+fn unique(name: String, files: &[File]) -> String {
+    if !files.iter().any(|f| f.name == name) {
+        return name;
+    }
+    (2..).map(|n| format!("{n}-{name}")).find(|candidate| !files.iter().any(|f| &f.name == candidate)).unwrap_or(name)
+}
+
+/// Writes `files` into `work/inbox/` (created when missing); returns what
+/// the record keeps of each.
+pub fn deliver(work: &Path, files: &[File]) -> std::io::Result<Vec<Delivered>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let inbox = work.join("inbox");
+    std::fs::create_dir_all(&inbox)?;
+    let mut delivered = Vec::with_capacity(files.len());
+    for file in files {
+        std::fs::write(inbox.join(&file.name), &file.bytes)?;
+        delivered.push(Delivered { path: format!("inbox/{}", file.name), sha256: sha256(&file.bytes) });
+    }
+    Ok(delivered)
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn parts(parts: Value) -> Result<Inbound, RpcError> {
+        read(json!({"messageId": "m-1", "parts": parts}).as_object().expect("an object"))
+    }
+
+    #[test]
+    fn adk_context_blocks_are_kept_apart_from_the_message_s_own_text() {
+        let read = parts(json!([
+            {"text": "For context:"},
+            {"text": "[approver] said: Ship it? Answer yes or no."},
+            {"text": "[approver] called tool `lookup` with parameters: {'q': 1}"},
+            {"text": "For context:"},
+            {"text": "[helper] `lookup` tool returned result: {'a': 2}"},
+            {"text": "yes"},
+        ]))
+        .expect("read");
+        assert_eq!(read.sent.text, "yes");
+        assert_eq!(read.sent.message_id, "m-1");
+        assert_eq!(read.sent.context.len(), 5);
+        assert_eq!(read.sent.context[1], "[approver] said: Ship it? Answer yes or no.");
+    }
+
+    #[test]
+    fn text_that_only_looks_like_context_outside_a_block_is_the_message_s_own() {
+        let read = parts(json!([{"text": "[me] said: hello"}, {"data": {"a": 1}}])).expect("read");
+        assert_eq!(read.sent.text, "[me] said: hello\n{\"a\":1}");
+        assert!(read.sent.context.is_empty());
+    }
+
+    #[test]
+    fn file_parts_of_both_versions_become_files_with_safe_unique_names() {
+        let read = parts(json!([
+            {"text": "see attached"},
+            {"raw": "aGVsbG8=", "filename": "../../etc/passwd", "mediaType": "text/plain"},
+            {"kind": "file", "file": {"bytes": "d29ybGQ=", "name": "passwd"}},
+            {"raw": "", "filename": ".."},
+            {"raw": "", "filename": "a b\u{e9}.txt"},
+        ]))
+        .expect("read");
+        let names: Vec<&str> = read.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["passwd", "2-passwd", "file-3", "a_b_.txt"]);
+        assert_eq!(read.files[0].bytes, b"hello");
+        assert_eq!(read.files[1].bytes, b"world");
+    }
+
+    #[test]
+    fn bad_file_parts_are_refused_naming_the_part() {
+        let by_url = parts(json!([{"url": "http://169.254.169.254/", "filename": "x"}])).unwrap_err();
+        assert_eq!((by_url.code, by_url.message.starts_with("message.parts[0]: a file by URL")), (-32005, true));
+        let v03_uri = parts(json!([{"kind": "file", "file": {"uri": "file:///etc/passwd"}}])).unwrap_err();
+        assert_eq!(v03_uri.code, -32005);
+        let not_base64 = parts(json!([{"text": "x"}, {"raw": "%%%"}])).unwrap_err();
+        assert_eq!(not_base64.code, -32602);
+        assert!(not_base64.message.starts_with("message.parts[1].raw: not base64"), "{}", not_base64.message);
+        let many: Vec<Value> = (0..=MAX_FILES).map(|_| json!({"raw": "eA=="})).collect();
+        let too_many = parts(Value::Array(many)).unwrap_err();
+        assert!(too_many.message.contains("at most 16 files"), "{}", too_many.message);
+    }
+
+    #[test]
+    fn a_message_without_an_id_gets_one() {
+        let read = read(json!({"parts": [{"text": "hi"}]}).as_object().expect("an object")).expect("read");
+        assert_eq!(read.sent.message_id.len(), 36);
+    }
+}
