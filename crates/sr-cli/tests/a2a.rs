@@ -1,7 +1,8 @@
 //! A2A interoperability: the official Python SDK (`a2a-sdk`, pinned and
 //! installed in a venv by `.ci/setup`) and JavaScript SDK (`@a2a-js/sdk`,
 //! pinned by `tests/a2a/js/package-lock.json`, installed by its `setup.sh`)
-//! as clients of a real `sr serve` whose model is sr-llm's mock. Each script
+//! as clients of a real `sr serve` whose model is sr-llm's mock (the Python
+//! SDK also with file parts, ADK's context parts and a webhook). Each script
 //! asserts its steps; these tests give the model's replies in the order the
 //! script asks for them and check that every step passed.
 #![allow(clippy::unwrap_used)]
@@ -20,6 +21,9 @@ const HELLO: &str = include_str!("fixtures/greeter.sr");
 
 /// A flow that asks a human between two model calls.
 const APPROVE: &str = include_str!("fixtures/pausing.sr");
+
+/// A flow that reads a delivered file, asks a human, and writes a file when the answer is "yes".
+const GATED: &str = include_str!("fixtures/gated.sr");
 
 const KEY: &str = "a2a-interop-key-0123456789";
 
@@ -58,6 +62,36 @@ async fn the_official_python_sdk_is_a_client_of_sr_serve() {
         serve.log()
     );
     assert_eq!(passed, ["card", "send", "stream", "get-list", "input-required", "v0.3", "cancel", "auth"]);
+}
+
+/// The SDK sends a file part and ADK's context parts, and receives push
+/// notifications on a webhook of its own (`tests/a2a/sdk_files_push.py`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_python_sdk_round_trips_files_context_and_push_notifications() {
+    let python = venv_python();
+    let has_sdk = Command::new(&python).args(["-c", "import a2a.client"]).output().is_ok_and(|o| o.status.success());
+    if !sr_testing::required(has_sdk, &format!("a2a-sdk in {} (run .ci/setup)", python.display())) {
+        return;
+    }
+    let dir = temp("a2a-sdk-push", &[("gated.sr", GATED), ("keys", KEY)]);
+    let mock = MockServer::start().await;
+    let args = ["gated.sr", "--api-key-file", "keys", "--push-host", "127.0.0.1"];
+    let serve = Serve::start(&dir, &mock, &args).await;
+    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a/sdk_files_push.py");
+    let base = serve.base().to_string();
+    let out = tokio::task::spawn_blocking(move || Command::new(&python).arg(script).args([&base, KEY]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
+    assert!(
+        out.status.success(),
+        "the SDK client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.log()
+    );
+    assert_eq!(passed, ["card", "message-id", "context", "files", "push"]);
 }
 
 /// Where `tests/a2a/js/setup.sh` installs the JavaScript SDK.

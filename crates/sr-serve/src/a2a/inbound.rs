@@ -1,6 +1,7 @@
 //! A client's message as a run takes it: its own text (the run's input or
-//! answer), its context parts kept apart, and its file parts, which become
-//! files of the run's work directory (`inbox/NAME`).
+//! answer), its context parts kept apart (appended to the work directory's
+//! `inbox/.context.txt`, where the workload can read them), and its file
+//! parts, which become files of the run's work directory (`inbox/NAME`).
 //!
 //! Context parts are what Google ADK's `RemoteA2aAgent` sends before the
 //! user's own parts: a text part `For context:` followed by parts that
@@ -21,6 +22,11 @@ pub const MAX_FILES: usize = 16;
 
 /// The longest name a delivered file keeps (in bytes).
 const MAX_NAME: usize = 100;
+
+/// Where a run's context parts are kept, one part a line, each message's
+/// after the last's: a name no delivered file can take (they never start
+/// with a dot).
+pub const CONTEXT_FILE: &str = "inbox/.context.txt";
 
 /// The text part that opens one of ADK's context blocks.
 const CONTEXT_OPENER: &str = "For context:";
@@ -148,18 +154,29 @@ fn unique(name: String, files: &[File]) -> String {
     (2..).map(|n| format!("{n}-{name}")).find(|candidate| !files.iter().any(|f| &f.name == candidate)).unwrap_or(name)
 }
 
-/// Writes `files` into `work/inbox/` (created when missing); returns what
-/// the record keeps of each.
-pub fn deliver(work: &Path, files: &[File]) -> std::io::Result<Vec<Delivered>> {
-    if files.is_empty() {
+/// Writes `files` into `work/inbox/` (created when missing) and appends
+/// `context` to its context file; returns what the record keeps of each
+/// file written.
+pub fn deliver(work: &Path, files: &[File], context: &[String]) -> std::io::Result<Vec<Delivered>> {
+    if files.is_empty() && context.is_empty() {
         return Ok(Vec::new());
     }
     let inbox = work.join("inbox");
     std::fs::create_dir_all(&inbox)?;
-    let mut delivered = Vec::with_capacity(files.len());
+    let mut delivered = Vec::with_capacity(files.len() + 1);
     for file in files {
         std::fs::write(inbox.join(&file.name), &file.bytes)?;
         delivered.push(Delivered { path: format!("inbox/{}", file.name), sha256: sha256(&file.bytes) });
+    }
+    if !context.is_empty() {
+        let path = work.join(CONTEXT_FILE);
+        let mut text = std::fs::read(&path).unwrap_or_default();
+        for line in context {
+            text.extend_from_slice(line.as_bytes());
+            text.push(b'\n');
+        }
+        std::fs::write(&path, &text)?;
+        delivered.push(Delivered { path: CONTEXT_FILE.to_string(), sha256: sha256(&text) });
     }
     Ok(delivered)
 }

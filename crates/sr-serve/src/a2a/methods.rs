@@ -102,7 +102,7 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
             )));
         }
         if run.status == RunStatus::Paused {
-            take_files(call, task, &files)?;
+            take_files(call, task, &files, &sent.context)?;
         }
         runs::answer(&call.server, task, &sent.text).await?;
         keep(call, task, sent)?;
@@ -139,7 +139,7 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         message: &input,
         model: None,
     };
-    take_files(call, &id, &files)?;
+    take_files(call, &id, &files, &sent.context)?;
     keep(call, &id, sent)?;
     let queued = runs::queue(&call.server, &new, true).await;
     if queued.is_err() {
@@ -155,11 +155,11 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
     Ok(id)
 }
 
-/// Writes a message's files into the run's work directory (`inbox/`) and
-/// records them.
-fn take_files(call: &Call, run: &str, files: &[inbound::File]) -> Result<(), RpcError> {
+/// Writes a message's files and context parts into the run's work
+/// directory (`inbox/`) and records them.
+fn take_files(call: &Call, run: &str, files: &[inbound::File], context: &[String]) -> Result<(), RpcError> {
     let internal = |e: std::io::Error| RpcError::internal(format!("cannot keep the message's files: {e}"));
-    let delivered = inbound::deliver(&record::work_dir(&call.server, run), files).map_err(internal)?;
+    let delivered = inbound::deliver(&record::work_dir(&call.server, run), files, context).map_err(internal)?;
     if !delivered.is_empty() {
         record::update(&call.server, run, |record| {
             record.files.retain(|kept| !delivered.iter().any(|d| d.path == kept.path));

@@ -695,6 +695,16 @@ async fn the_sender_s_message_ids_are_kept_and_adk_context_parts_are_not_the_inp
     assert_eq!(ids, ["client-42", "client-43"]);
     let old = f.result("tasks/get", json!({"id": id})).await;
     assert_eq!(old["history"][1]["parts"][0], json!({"kind": "text", "text": "yes"}));
+    // The workload reads the context parts from its work directory, each message's in turn.
+    let work = f.server.settings.state_dir.join("runs").join(&id).join("work");
+    assert_eq!(
+        std::fs::read_to_string(work.join("inbox/.context.txt")).unwrap(),
+        "For context:\n[planner] said: The deploy is ready.\nFor context:\n[approver] said: Ship it? Answer yes or no.\n"
+    );
+    // Left as it came, it is not a file the run wrote.
+    f.finish(&id, RunStatus::Queued, RunStatus::Done, Some(json!("ok"))).await;
+    let got = f.result("GetTask", json!({"id": id})).await;
+    assert_eq!(got["artifacts"].as_array().unwrap().len(), 1, "{got}");
 }
 
 #[tokio::test]
