@@ -22,6 +22,9 @@ const HELLO: &str = include_str!("fixtures/greeter.sr");
 /// A flow that asks a human between two model calls.
 const APPROVE: &str = include_str!("fixtures/pausing.sr");
 
+/// A flow that asks a human and, when the answer is "yes", returns the context it was sent.
+const ADK_GATE: &str = include_str!("fixtures/adk_gate.sr");
+
 /// A flow that reads a delivered file, asks a human, and writes a file when the answer is "yes".
 const GATED: &str = include_str!("fixtures/gated.sr");
 
@@ -92,6 +95,43 @@ async fn the_official_python_sdk_round_trips_files_context_and_push_notification
         serve.log()
     );
     assert_eq!(passed, ["card", "message-id", "context", "files", "push"]);
+}
+
+/// The Python of the venv `.ci/setup` installs Google ADK in.
+fn adk_python() -> PathBuf {
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    let venv = std::env::var_os("SR_ADK_VENV").map_or_else(|| home.join(".cache/streetrace/adk-venv"), PathBuf::from);
+    venv.join("bin/python")
+}
+
+/// ADK's `RemoteA2aAgent` answers a served flow's question with context parts
+/// beside the person's "yes" (`tests/a2a/adk_remote.py`).
+#[tokio::test(flavor = "multi_thread")]
+async fn google_adk_s_remote_agent_answers_a_served_question_with_context_apart() {
+    let python = adk_python();
+    let import = "from google.adk.agents.remote_a2a_agent import RemoteA2aAgent";
+    let has_adk = Command::new(&python).args(["-c", import]).output().is_ok_and(|o| o.status.success());
+    if !sr_testing::required(has_adk, &format!("google-adk in {} (run .ci/setup)", python.display())) {
+        return;
+    }
+    let dir = temp("a2a-adk", &[("adk_gate.sr", ADK_GATE), ("keys", KEY)]);
+    let mock = MockServer::start().await;
+    let serve = Serve::start(&dir, &mock, &["adk_gate.sr", "--api-key-file", "keys"]).await;
+    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a/adk_remote.py");
+    let base = serve.base().to_string();
+    let out = tokio::task::spawn_blocking(move || Command::new(&python).arg(script).args([&base, KEY]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
+    assert!(
+        out.status.success(),
+        "the ADK client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.log()
+    );
+    assert_eq!(passed, ["asked", "answered"]);
 }
 
 /// Where `tests/a2a/js/setup.sh` installs the JavaScript SDK.

@@ -3,10 +3,13 @@
 //! `inbox/.context.txt`, where the workload can read them), and its file
 //! parts, which become files of the run's work directory (`inbox/NAME`).
 //!
-//! Context parts are what Google ADK's `RemoteA2aAgent` sends before the
-//! user's own parts: a text part `For context:` followed by parts that
-//! start `[AGENT] said: `, `[AGENT] thought: `, `[AGENT] called tool ` or
-//! `[AGENT] `TOOL` tool returned result: `, one block per other agent's turn.
+//! Context parts are what Google ADK's `RemoteA2aAgent` sends beside the
+//! user's own parts: what other agents of its session did. A context block
+//! is a text part starting `For context:` followed by parts that start
+//! `[AGENT] said:`, `[AGENT] thought:`, `[AGENT] called tool ` or
+//! `[AGENT] `TOOL` tool returned result:`, one block per other agent's turn.
+//! (ADK 2 also marks parts `metadata.is_user_input`, but it marks these
+//! blocks too, so the mark does not tell them apart.)
 
 use std::path::Path;
 
@@ -69,7 +72,7 @@ pub fn read(message: &Map<String, Value>) -> Result<Inbound, RpcError> {
             let Some(text) = text.as_str() else {
                 return Err(RpcError::invalid_params(format!("{}: must be a string", at(".text"))));
             };
-            in_context = text.trim() == CONTEXT_OPENER || (in_context && is_context_line(text));
+            in_context = text.starts_with(CONTEXT_OPENER) || (in_context && is_context_line(text));
             if in_context {
                 context.push(text.to_string());
             } else {
@@ -100,10 +103,10 @@ fn is_context_line(text: &str) -> bool {
     let Some(rest) = text.strip_prefix('[') else { return false };
     let Some((agent, rest)) = rest.split_once("] ") else { return false };
     !agent.is_empty()
-        && (rest.starts_with("said: ")
-            || rest.starts_with("thought: ")
+        && (rest.starts_with("said:")
+            || rest.starts_with("thought:")
             || rest.starts_with("called tool `")
-            || (rest.starts_with('`') && rest.contains("` tool returned result: ")))
+            || (rest.starts_with('`') && rest.contains("` tool returned result:")))
 }
 
 /// A file part's name (when it has one) and bytes.
@@ -214,6 +217,21 @@ mod tests {
         assert_eq!(read.sent.message_id, "m-1");
         assert_eq!(read.sent.context.len(), 5);
         assert_eq!(read.sent.context[1], "[approver] said: Ship it? Answer yes or no.");
+    }
+
+    #[test]
+    fn adk_2_s_fenced_blocks_are_context_though_it_marks_every_part_as_user_input() {
+        let mark = json!({"is_user_input": true});
+        let read = parts(json!([
+            {"text": "For context: below is a transcript of what another agent did, quoted between …", "metadata": mark},
+            {"text": "[planner] said:\n<<<BEGIN_QUOTED_AGENT_CONTENT>>>\nReady.\n<<<END_QUOTED_AGENT_CONTENT>>>", "metadata": mark},
+            {"text": "yes", "metadata": mark},
+        ]))
+        .expect("read");
+        assert_eq!(read.sent.text, "yes");
+        assert_eq!(read.sent.context.len(), 2);
+        let own = parts(json!([{"text": "For contextual reasons: yes"}])).expect("read");
+        assert!(own.sent.context.is_empty(), "only `For context:` opens a block");
     }
 
     #[test]
