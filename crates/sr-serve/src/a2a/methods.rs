@@ -36,13 +36,14 @@ impl Call {
         run.filter(|run| run.workload == self.workload.name).ok_or_else(|| RpcError::task_not_found(id))
     }
 
-    /// What a task of `run` shows (its artifacts too, with `artifacts`).
-    pub async fn view(&self, run: &RunRow, history: bool, artifacts: bool) -> View {
+    /// What a task of `run` shows (its artifacts too, with `artifacts`; the
+    /// files it wrote among them, with `files`).
+    pub async fn view(&self, run: &RunRow, history: bool, artifacts: bool, files: bool) -> View {
         let program = &self.workload.program;
         let entry = run.entry.clone().or_else(|| default_entry(program));
         let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
         let record = record::read(&self.server, &run.id);
-        let files = match artifacts && run.status == RunStatus::Done {
+        let files = match artifacts && files && run.status == RunStatus::Done {
             true => super::files::written(&record::work_dir(&self.server, &run.id), &record.files),
             false => Vec::new(),
         };
@@ -57,7 +58,7 @@ impl Call {
     }
 
     pub async fn task(&self, run: &RunRow, history: bool) -> Value {
-        shapes::task(run, self.version, &self.view(run, history, true).await)
+        shapes::task(run, self.version, &self.view(run, history, true, true).await)
     }
 }
 
@@ -253,7 +254,8 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
         .collect();
     let mut tasks: Vec<Value> = Vec::new();
     for run in kept.iter().take(page as usize) {
-        let view = call.view(run, history != Some(0), artifacts).await;
+        // The files a run wrote are GetTask's: a page of tasks carries their results only.
+        let view = call.view(run, history != Some(0), artifacts, false).await;
         tasks.push(shapes::task(run, call.version, &view));
     }
     Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page, "totalSize": kept.len()}))

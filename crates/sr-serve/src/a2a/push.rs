@@ -170,8 +170,9 @@ pub async fn get(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcE
     let id = config_id(call, params)?;
     let pushes = record::read(&call.server, &task).push;
     let found = pushes.iter().find(|p| id.is_none_or(|id| p.id == id));
-    let push = found.ok_or_else(|| {
-        RpcError::invalid_params(format!("task {task} has no push notification configuration {}", id.unwrap_or("")))
+    let push = found.ok_or_else(|| match id {
+        Some(id) => RpcError::invalid_params(format!("task {task} has no push notification configuration {id}")),
+        None => RpcError::invalid_params(format!("task {task} has no push notification configuration")),
     })?;
     Ok(shown(&task, push, call.version))
 }
@@ -257,7 +258,7 @@ async fn notify_changes(call: &Call, task: &str) {
             if pushes.is_empty() {
                 return;
             }
-            let view = call.view(&run, false, true).await;
+            let view = call.view(&run, false, true, true).await;
             for push in &pushes {
                 for body in notifications(&run, &view, push.v03) {
                     post(&client, task, push, &body).await;

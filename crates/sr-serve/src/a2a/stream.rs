@@ -72,7 +72,7 @@ impl Follow {
             };
             if run.status != self.last {
                 let version = self.call.version;
-                let view = self.call.view(&run, false, true).await;
+                let view = self.call.view(&run, false, true, true).await;
                 for artifact in shapes::artifacts(&run, version, &view) {
                     let update = shapes::artifact_update(&run, version, artifact);
                     self.pending.push_back(shapes::wrapped(version, "artifactUpdate", update));

@@ -826,3 +826,84 @@ async fn push_notifications_reach_an_allowed_webhook_with_its_token_and_retries(
     assert_eq!(f.result("ListTaskPushNotificationConfigs", json!({"taskId": id})).await["configs"], json!([]));
     assert_eq!(f.code("DeleteTaskPushNotificationConfig", json!({"taskId": id, "id": config_id})).await, -32602);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_0_3_webhook_set_on_an_existing_task_is_sent_0_3_s_task() {
+    let f = fixture_with("push03", &[("greet.sr", GREET)], None, |server| {
+        server.settings.push_hosts = vec!["127.0.0.1".to_string()];
+    });
+    let (url, seen) = receiver().await;
+    let id = f.queued("Ada", None).await;
+    let set = json!({"taskId": id, "pushNotificationConfig": {"url": url, "id": "hook-1", "token": "t03",
+                     "authentication": {"schemes": ["Basic"], "credentials": "dXNlcjpwdw=="}}});
+    let answer = f.result("tasks/pushNotificationConfig/set", set).await;
+    assert_eq!(answer["pushNotificationConfig"]["id"], "hook-1");
+    let got = f.result("tasks/pushNotificationConfig/get", json!({"id": id})).await;
+    assert_eq!(got["pushNotificationConfig"]["token"], "t03", "without an id, the first");
+    f.claim(&id).await;
+    f.finish(&id, RunStatus::Running, RunStatus::Done, Some(json!("Hello, Ada."))).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !seen.lock().unwrap().last().is_some_and(|(_, body)| body["status"]["state"] == "completed") {
+        assert!(tokio::time::Instant::now() < deadline, "no completed task: {:?}", seen.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (headers, task) = seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!((task["kind"].clone(), task["id"].clone()), (json!("task"), json!(id)));
+    assert_eq!(task["artifacts"][0]["parts"], json!([{"kind": "text", "text": "Hello, Ada."}]));
+    assert_eq!(headers["authorization"], "Basic dXNlcjpwdw==");
+    assert_eq!(headers["x-a2a-notification-token"], "t03");
+    let deleted = json!({"id": id, "pushNotificationConfigId": "hook-1"});
+    assert_eq!(f.result("tasks/pushNotificationConfig/delete", deleted).await, Value::Null);
+}
+
+/// With push notifications on, every push method answers hostile params
+/// with a JSON-RPC error naming the problem, never a 500, and keeps nothing.
+#[tokio::test]
+async fn push_methods_refuse_hostile_configurations() {
+    let f = fixture_with("push-hostile", &[("greet.sr", GREET)], None, |server| {
+        server.settings.push_hosts = vec!["hooks.test:8443".to_string()];
+    });
+    let id = f.queued("Ada", None).await;
+    let cases = [
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": 7}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "not a url"}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "file:///etc/passwd"}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "https://hooks.test/x"}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "https://HOOKS.test.evil/x"}), -32602),
+        ("CreateTaskPushNotificationConfig", json!({"taskId": "nope", "url": "https://hooks.test:8443/x"}), -32001),
+        ("GetTaskPushNotificationConfig", json!({"taskId": id, "id": "none"}), -32602),
+        ("DeleteTaskPushNotificationConfig", json!({"taskId": id}), -32602),
+        ("tasks/pushNotificationConfig/set", json!({"id": id, "pushNotificationConfig": []}), -32602),
+        ("tasks/pushNotificationConfig/delete", json!({"id": id}), -32602),
+        ("tasks/pushNotificationConfig/list", json!({}), -32602),
+    ];
+    for (method, params, code) in cases {
+        assert_eq!(f.code(method, params.clone()).await, code, "{method} {params}");
+    }
+    assert_eq!(f.result("ListTaskPushNotificationConfigs", json!({"taskId": id})).await["configs"], json!([]));
+    // The allowed host and port, in any case.
+    let ok =
+        f.result("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "https://Hooks.Test:8443/x"})).await;
+    assert_eq!(ok["taskId"], json!(id));
+}
+
+#[tokio::test]
+async fn file_parts_are_refused_in_postgresql_mode_and_a_task_list_carries_no_files() {
+    let shared = fixture_with("files-shared", &[("greet.sr", GREET)], None, |server| server.settings.shared = true);
+    let file = json!({"message": {"parts": [{"raw": "eA==", "filename": "a.txt"}]}});
+    assert_eq!(shared.code("SendMessage", file).await, -32005);
+    let f = greet("files-list");
+    let id = f.queued("Ada", None).await;
+    f.claim(&id).await;
+    let work = f.server.settings.state_dir.join("runs").join(&id).join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("out.txt"), "written").unwrap();
+    f.finish(&id, RunStatus::Running, RunStatus::Done, Some(json!("done"))).await;
+    let listed = f.result("ListTasks", json!({"includeArtifacts": true})).await;
+    let ids: Vec<&str> =
+        listed["tasks"][0]["artifacts"].as_array().unwrap().iter().map(|a| a["artifactId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["result"]);
+    let got = f.result("GetTask", json!({"id": id})).await;
+    assert_eq!(got["artifacts"][1]["parts"][0]["filename"], "out.txt");
+}
