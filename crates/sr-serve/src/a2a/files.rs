@@ -13,6 +13,9 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The bytes of all the files together, and how many files, at most.
 pub const MAX_TOTAL_BYTES: u64 = 4 << 20;
 pub const MAX_FILES: usize = 32;
+/// Directory entries looked at, at most: a run that wrote a huge tree costs
+/// each task read this much, not the whole tree.
+pub const MAX_ENTRIES: usize = 10_000;
 
 /// A file the run wrote.
 #[derive(Debug, PartialEq)]
@@ -26,7 +29,7 @@ pub struct Written {
 /// The files under `work` the run wrote, in path order, within the bounds.
 pub fn written(work: &Path, delivered: &[Delivered]) -> Vec<Written> {
     let mut paths = Vec::new();
-    walk(work, "", &mut paths);
+    walk(work, "", &mut paths, &mut { MAX_ENTRIES });
     paths.sort();
     let mut files = Vec::new();
     let mut total = 0;
@@ -45,15 +48,21 @@ pub fn written(work: &Path, delivered: &[Delivered]) -> Vec<Written> {
     files
 }
 
-/// Regular files under `dir`, with their sizes, named relative to the work directory.
-fn walk(dir: &Path, prefix: &str, into: &mut Vec<(String, u64)>) {
+/// Regular files under `dir`, with their sizes, named relative to the work
+/// directory; `budget` is the entries still to look at.
+fn walk(dir: &Path, prefix: &str, into: &mut Vec<(String, u64)>, budget: &mut usize) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
+        if *budget == 0 {
+            tracing::info!(dir = %dir.display(), "a run's work directory has over {MAX_ENTRIES} entries; the rest are left out");
+            return;
+        }
+        *budget -= 1;
         let Ok(kind) = entry.file_type() else { continue };
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
         if kind.is_dir() {
-            walk(&entry.path(), &path, into);
+            walk(&entry.path(), &path, into, budget);
         } else if kind.is_file() {
             into.push((path, entry.metadata().map_or(0, |m| m.len())));
         }
@@ -100,6 +109,20 @@ mod tests {
         let listed: Vec<(&str, &str)> = files.iter().map(|f| (f.path.as_str(), f.media_type)).collect();
         assert_eq!(listed, [("inbox/edited.txt", "text/plain"), ("out/report.md", "text/markdown")]);
         assert_eq!(files[1].bytes, b"# Report");
+        let _ = std::fs::remove_dir_all(&work);
+    }
+
+    #[test]
+    fn a_huge_tree_is_looked_at_only_up_to_the_entry_budget() {
+        let work = std::env::temp_dir().join(format!("sr-serve-a2a-tree-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&work).unwrap();
+        for n in 0..MAX_ENTRIES + 50 {
+            std::fs::write(work.join(format!("f{n:05}")), "").unwrap();
+        }
+        let mut paths = Vec::new();
+        walk(&work, "", &mut paths, &mut { MAX_ENTRIES });
+        assert_eq!(paths.len(), MAX_ENTRIES);
+        assert_eq!(written(&work, &[]).len(), MAX_FILES);
         let _ = std::fs::remove_dir_all(&work);
     }
 }
