@@ -3,7 +3,8 @@
 //! sent (with their own `messageId`s and context parts), the files they
 //! brought (so that the run's own files can be told from them) and the
 //! task's push notification configurations. A run started over API v1 has
-//! none. The store does not hold it: a replica shows what it took itself.
+//! none until a push method gives it a webhook. The store does not hold it:
+//! a replica shows what it took itself.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
