@@ -38,7 +38,7 @@ impl Call {
 
     /// What a task of `run` shows (its artifacts too, with `artifacts`; the
     /// files it wrote among them, with `files`).
-    pub async fn view(&self, run: &RunRow, history: bool, artifacts: bool, files: bool) -> View {
+    pub async fn view(&self, run: &RunRow, history: usize, artifacts: bool, files: bool) -> View {
         let program = &self.workload.program;
         let entry = run.entry.clone().or_else(|| default_entry(program));
         let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
@@ -57,7 +57,8 @@ impl Call {
         }
     }
 
-    pub async fn task(&self, run: &RunRow, history: bool) -> Value {
+    /// The task, with at most `history` of its newest messages.
+    pub async fn task(&self, run: &RunRow, history: usize) -> Value {
         shapes::task(run, self.version, &self.view(run, history, true, true).await)
     }
 }
@@ -198,8 +199,13 @@ pub async fn send(call: &Call, params: &Map<String, Value>, id: &str) -> Result<
         Version::V03 => flag("blocking") == Some(false),
     };
     let run = if immediately { call.find(id).await? } else { runs::wait_for_end(&call.server, id).await? };
-    let history = configuration.and_then(|c| c.get("historyLength")).and_then(Value::as_u64) != Some(0);
-    Ok(shapes::wrapped(call.version, "task", call.task(&run, history).await))
+    let history = configuration.and_then(|c| c.get("historyLength")).and_then(Value::as_u64);
+    Ok(shapes::wrapped(call.version, "task", call.task(&run, shown(history)).await))
+}
+
+/// How many history messages a `historyLength` shows: all when it is not given.
+fn shown(history_length: Option<u64>) -> usize {
+    history_length.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// `GetTask`/`tasks/get`.
@@ -207,7 +213,7 @@ pub async fn get(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcE
     let id = rpc::required(params, "id")?;
     let history = rpc::count(params, "historyLength", u64::from(u32::MAX))?;
     let run = call.find(id).await?;
-    Ok(call.task(&run, history != Some(0)).await)
+    Ok(call.task(&run, shown(history)).await)
 }
 
 /// `ListTasks` (1.0): this agent's tasks, newest first, of one context or
@@ -255,7 +261,7 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
     let mut tasks: Vec<Value> = Vec::new();
     for run in kept.iter().take(page as usize) {
         // The files a run wrote are GetTask's: a page of tasks carries their results only.
-        let view = call.view(run, history != Some(0), artifacts, false).await;
+        let view = call.view(run, shown(history), artifacts, false).await;
         tasks.push(shapes::task(run, call.version, &view));
     }
     Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page, "totalSize": kept.len()}))
@@ -276,5 +282,5 @@ pub async fn cancel(call: &Call, params: &Map<String, Value>) -> Result<Value, R
         let _ = tokio::time::timeout(Duration::from_secs(10), runs::wait_for_end(&call.server, id)).await;
     }
     let run = call.find(id).await?;
-    Ok(call.task(&run, true).await)
+    Ok(call.task(&run, usize::MAX).await)
 }

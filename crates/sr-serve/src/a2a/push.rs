@@ -258,7 +258,7 @@ async fn notify_changes(call: &Call, task: &str) {
             if pushes.is_empty() {
                 return;
             }
-            let view = call.view(&run, false, true, true).await;
+            let view = call.view(&run, 0, true, true).await;
             for push in &pushes {
                 for body in notifications(&run, &view, push.v03) {
                     post(&client, task, push, &body).await;

@@ -68,7 +68,8 @@ pub struct View {
     pub question: Option<String>,
     /// The schema of the run's result, when the program declares one.
     pub schema: Option<Value>,
-    pub history: bool,
+    /// The newest messages of the history shown, at most (0: no history).
+    pub history: usize,
     pub artifacts: bool,
     /// The messages the client sent (none for a run started over API v1).
     pub sent: Vec<Sent>,
@@ -82,7 +83,11 @@ pub fn task(run: &RunRow, version: Version, view: &View) -> Value {
         context_id: run.session.clone(),
         status: status(run, version, view.question.as_deref()),
         artifacts: view.artifacts.then(|| artifacts(run, version, view)).filter(|a| !a.is_empty()),
-        history: view.history.then(|| history(run, version, &view.sent)),
+        history: (view.history > 0).then(|| {
+            let all = history(run, version, &view.sent);
+            let skip = all.len().saturating_sub(view.history);
+            all.into_iter().skip(skip).collect()
+        }),
         kind: (version == Version::V03).then(|| "task".to_string()),
     };
     to_json(&task)

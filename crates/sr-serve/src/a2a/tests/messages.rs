@@ -46,6 +46,11 @@ async fn the_sender_s_message_ids_are_kept_and_adk_context_parts_are_not_the_inp
     assert_eq!(ids, ["client-42", "client-43"]);
     let old = f.result("tasks/get", json!({"id": id})).await;
     assert_eq!(old["history"][1]["parts"][0], json!({"kind": "text", "text": "yes"}));
+    // historyLength keeps the newest messages.
+    let newest = f.result("GetTask", json!({"id": id, "historyLength": 1})).await;
+    let ids: Vec<&str> =
+        newest["history"].as_array().unwrap().iter().map(|m| m["messageId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["client-43"]);
     // The workload reads the context parts from its work directory, each message's in turn.
     let work = f.server.settings.state_dir.join("runs").join(&id).join("work");
     assert_eq!(
