@@ -92,6 +92,8 @@ struct Figures {
     mcp_effects: usize,
     files: usize,
     kills: usize,
+    /// Forks from right after a call the run cancelled.
+    cancelled_forks: usize,
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -154,14 +156,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&root);
     }
     println!(
-        "simulate: {} cases in {:.1?} ({:.2?} per case), {} model requests, {} MCP effects, {} files, {} kills",
+        "simulate: {} cases in {:.1?} ({:.2?} per case), {} model requests, {} MCP effects, {} files, {} kills, {} forks after a cancelled call",
         figures.cases,
         took,
         took / figures.cases.max(1) as u32,
         figures.requests,
         figures.mcp_effects,
         figures.files,
-        figures.kills
+        figures.kills,
+        figures.cancelled_forks
     );
     for oracle in ORACLES {
         println!(
@@ -295,19 +298,26 @@ impl Sim {
                     format!("after a kill at journal line {k}: {}", diff(&live.files, &files)),
                 );
             }
+            let Some(killed_journal) = killed.journal() else {
+                return fail(figures, "kill-resume", format!("after a kill at journal line {k}: no journal"));
+            };
+            // A call a sibling branch's failure cancelled may have reached the
+            // server or not, as timing had it, in either run.
+            let mut cancelled = cancelled_bumps(&journal_lines(&journal));
+            cancelled.extend(cancelled_bumps(&journal_lines(&killed_journal)));
+            let made = |names: &[String]| -> Vec<String> {
+                names.iter().filter(|n| !cancelled.contains(n)).cloned().collect()
+            };
             let mcp = applied(&killed.mcp_calls());
-            if deterministic && mcp != live.mcp {
+            if deterministic && made(&mcp) != made(&live.mcp) {
                 let why =
                     format!("after a kill at journal line {k}: MCP effects {mcp:?}, uninterrupted {:?}", live.mcp);
                 return fail(figures, "kill-resume", why);
             }
-            let Some(journal) = killed.journal() else {
-                return fail(figures, "kill-resume", format!("after a kill at journal line {k}: no journal"));
-            };
             let resumed = Live { files, events: Vec::new(), mcp, code: ended.code };
             let replay = self.project("killed-replay", workflow);
             let before = self.requests();
-            let ended = replay.replay(&journal);
+            let ended = replay.replay(&killed_journal);
             if self.checks("resumed-replay", workflow)
                 && let Some(why) = self.compare(&resumed, &replay, &ended, before, false)
             {
@@ -326,10 +336,8 @@ impl Sim {
         forked.run_live(&[]);
         // (step, requests the step's model call took: a `FLAKY` one fails once
         // and the HTTP client sends it again, which the journal keeps as one.)
-        let steps: Vec<(u64, usize)> = forked
-            .journal()
-            .map(|journal| journal_lines(&journal))
-            .unwrap_or_default()
+        let lines = forked.journal().map(|journal| journal_lines(&journal)).unwrap_or_default();
+        let steps: Vec<(u64, usize)> = lines
             .iter()
             .filter_map(|l| {
                 let requests = if l["kind"] != "llm" {
@@ -343,7 +351,15 @@ impl Sim {
             })
             .collect();
         if let Some(last) = steps.iter().map(|(s, _)| *s).max() {
-            let from = 1 + rng.below(last as usize) as u64;
+            // Half the time, right after a call the run cancelled (a sibling
+            // branch failed): a moment inside a branch that has no result
+            // to serve.
+            let cancelled = cancelled_steps(&lines);
+            let from = match cancelled.is_empty() || rng.below(2) == 0 {
+                true => 1 + rng.below(last as usize) as u64,
+                false => cancelled[rng.below(cancelled.len())] + 1,
+            };
+            figures.cancelled_forks += usize::from(cancelled.contains(&(from - 1)));
             let allowed: usize = steps.iter().filter(|(s, _)| *s >= from).map(|(_, r)| r).sum();
             let before = self.requests();
             self.fresh_run();
@@ -439,6 +455,27 @@ fn pass(figures: &mut Figures, oracle: &'static str) {
 fn fail(figures: &mut Figures, oracle: &'static str, why: String) -> Result<(), Failure> {
     *figures.failed.entry(oracle).or_default() += 1;
     Err(Failure::Oracle(oracle, why))
+}
+
+/// The steps of the calls a journal has no result for although its run
+/// ended: model calls marked `cancelled`, tool calls with no `tool` line.
+fn cancelled_steps(lines: &[Value]) -> Vec<u64> {
+    if !lines.iter().any(|l| l["kind"] == "end") {
+        return Vec::new();
+    }
+    let place = |l: &Value| (l["at"].clone(), l["n"].clone());
+    let ended: Vec<_> = lines.iter().filter(|l| l["kind"] == "tool").map(place).collect();
+    let tool_cut = |l: &Value| l["kind"] == "tool_start" && !ended.contains(&place(l));
+    let model_cut = |l: &Value| l["kind"] == "llm" && l["cancelled"] == true;
+    lines.iter().filter(|l| model_cut(l) || tool_cut(l)).filter_map(|l| l["step"].as_u64()).collect()
+}
+
+/// The names of the counter's calls a journal has a start and no result
+/// for although its run ended: cancelled, maybe after they took effect.
+fn cancelled_bumps(lines: &[Value]) -> Vec<String> {
+    let cancelled = cancelled_steps(lines);
+    let bump = |l: &&Value| l["kind"] == "tool_start" && l["step"].as_u64().is_some_and(|s| cancelled.contains(&s));
+    lines.iter().filter(bump).filter_map(|l| Some(l["args"]["name"].as_str()?.to_owned())).collect()
 }
 
 /// The MCP effects applied: one per idempotency key (a call repeated with

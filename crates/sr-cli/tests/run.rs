@@ -417,6 +417,50 @@ async fn a_run_goes_live_again_from_a_step_to_retry_a_tool() {
     assert!(steps.contains("tool read_file {\"path\":\"notes.txt\"} → ok"), "{steps}");
 }
 
+/// A fork from right after a model call the recorded run cancelled (its
+/// sibling branch failed) has no reply to serve for it: the call waits while
+/// the sibling can fail again. Failing again, the sibling cancels it and no
+/// request is made; with its cause fixed, the sibling ends well and the call
+/// is made, live. A fork once asked the cancelled call again at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_after_a_cancelled_call_waits_for_the_sibling_that_cancelled_it() {
+    let dir = temp("fork-cancelled");
+    let slow = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/slow_mcp.py");
+    let source = format!(
+        "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\n\
+         tool slow = mcp \"stdio:python3 '{}' '{}' 0.5\"\nprompt ask: \"\"\"Say something.\"\"\"\n\
+         flow main:\n    parallel do\n        $said = call llm ask\n        if true:\n            \
+         $b = slow.bump()\n            $notes = fs.read_file(\"notes.txt\")\n    end\n    return $said\n",
+        slow.display(),
+        dir.join("count.txt").display()
+    );
+    std::fs::write(dir.join("w.sr"), source).unwrap();
+    let server = MockServer::start().await;
+    let env = [mock_env(&server), vec![("STREETRACE_STATE_DIR", dir.join("state").display().to_string())]].concat();
+    server.push(MockReply::text("too late").delay(std::time::Duration::from_secs(30)));
+    let failed = sr(&["run", "w.sr", "--session", "s1"], &dir, &env);
+    assert_eq!(failed.status.code(), Some(1), "notes.txt is missing");
+    let journal = std::fs::read_to_string(dir.join("state/journal/s1/1.jsonl")).unwrap();
+    let cancelled = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["kind"] == "llm" && l["cancelled"] == true)
+        .expect("the model call was cancelled");
+    let from = (cancelled["step"].as_u64().unwrap() + 1).to_string();
+    assert_eq!(server.requests().len(), 1);
+
+    let again = sr(&["run", "w.sr", "--resume", "s1", "--from", &from], &dir, &env);
+    assert_eq!(again.status.code(), Some(1), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(server.requests().len(), 1, "the sibling's failure cancelled the call before it was made");
+
+    std::fs::write(dir.join("notes.txt"), "the notes").unwrap();
+    server.push(MockReply::text("hello"));
+    let fixed = sr(&["run", "w.sr", "--resume", "s1", "--from", &from], &dir, &env);
+    assert!(fixed.status.success(), "{}", String::from_utf8_lossy(&fixed.stderr));
+    assert_eq!(String::from_utf8_lossy(&fixed.stdout).trim(), "hello");
+    assert_eq!(server.requests().len(), 2, "the call was made once the sibling ended well");
+}
+
 /// A model that streams 64 MiB of tool-call arguments gets an error it can act
 /// on; `sr` holds no more than the 4 MiB limit of them.
 #[tokio::test(flavor = "multi_thread")]

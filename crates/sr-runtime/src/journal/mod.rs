@@ -30,6 +30,7 @@ mod files;
 pub(crate) mod interleave;
 mod listing;
 mod model;
+mod siblings;
 pub mod times;
 mod tool;
 mod torn;
@@ -123,6 +124,8 @@ pub struct Journal {
     /// Threads of finished `parallel` blocks that reached an effect the
     /// recording lacks: the recorded run cancelled them before it.
     cut_short: Mutex<Vec<Arc<str>>>,
+    /// The `parallel` blocks under way ([`siblings`]).
+    blocks: siblings::Blocks,
     /// Told when a thread waits at a served call to be cancelled
     /// ([`Journal::parked`]); weak, as the hook may hold the journal.
     parked_to: OnceLock<Weak<dyn crate::hook::StepHook>>,
@@ -176,6 +179,7 @@ impl Journal {
             writer,
             forks: Mutex::new(HashMap::new()),
             cut_short: Mutex::new(Vec::new()),
+            blocks: Default::default(),
             workspace,
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),

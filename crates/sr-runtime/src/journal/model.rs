@@ -15,17 +15,34 @@ use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 
 impl Journal {
     /// The reply to `request`, made at `at`: from the journal, or from `live`.
-    pub fn chat(&self, at: &EffectAt, request: &ChatRequest, live: &dyn Provider) -> Result<ChatStream, Divergence> {
+    pub fn chat(
+        &self,
+        at: &EffectAt,
+        request: &ChatRequest,
+        live: &Arc<dyn Provider>,
+    ) -> Result<ChatStream, Divergence> {
         let normalized = sr_llm::normalize(request);
         match self.decide(at) {
             Decision::Serve(Effect::Model { request: recorded, events, error, cancelled, .. }) => {
                 if *recorded != normalized {
                     return Err(request_divergence(recorded, &normalized));
                 }
-                // A resumed run asks again for what the live run cancelled:
-                // it never reached the run.
-                if *cancelled && self.mode != Mode::Replay {
-                    return Ok(self.live_chat(at, request, normalized, live));
+                // A resumed run asks again for what the live run cancelled
+                // (it never reached the run), unless the block it was in
+                // finished there: the sibling's failure that cancelled it is
+                // served, and cancels it again. In a block under way, it
+                // waits for that failure first ([`super::siblings`]).
+                if *cancelled && self.mode != Mode::Replay && !self.recorded.block_finished(&at.thread) {
+                    let Some(settled) = self.siblings_settled(&at.thread) else {
+                        return Ok(self.live_chat(at, request, normalized, live.as_ref()));
+                    };
+                    let pending = self.pending(at, normalized);
+                    let (live, request) = (live.clone(), request.clone());
+                    let asked = async move {
+                        settled.await;
+                        record(live.chat(request), pending)
+                    };
+                    return Ok(stream::once(asked).flatten().boxed());
                 }
                 let items: Vec<Result<ChatEvent, LlmError>> =
                     events.iter().cloned().map(Ok).chain(error.clone().map(Err)).collect();
@@ -68,12 +85,26 @@ impl Journal {
 
     fn live_chat(&self, at: &EffectAt, request: &ChatRequest, normalized: Value, live: &dyn Provider) -> ChatStream {
         let inner = live.chat(request.clone());
-        let Some(writer) = &self.writer else { return inner };
+        record(inner, self.pending(at, normalized))
+    }
+
+    /// The start of the journal line of the exchange at `at`, and where it
+    /// goes, when the journal writes.
+    fn pending(&self, at: &EffectAt, normalized: Value) -> Option<(Value, Arc<sr_llm::Cassette>)> {
+        let writer = self.writer.as_ref()?;
         let head = json!({
             "kind": LLM_KIND, "version": CASSETTE_VERSION, "at": &*at.thread, "n": at.n, "step": self.take_step(),
             "request": normalized,
         });
-        Box::pin(Recording { inner, pending: Some((head, writer.cassette.clone())), events: Vec::new(), ended: false })
+        Some((head, writer.cassette.clone()))
+    }
+}
+
+/// `inner`, journaled as `pending` says (when it says).
+fn record(inner: ChatStream, pending: Option<(Value, Arc<sr_llm::Cassette>)>) -> ChatStream {
+    match pending {
+        Some(pending) => Box::pin(Recording { inner, pending: Some(pending), events: Vec::new(), ended: false }),
+        None => inner,
     }
 }
 
@@ -179,7 +210,7 @@ impl Provider for JournaledProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let at = EffectAt { thread: self.thread.clone(), n };
-        match self.journal.chat(&at, &request, self.live.as_ref()) {
+        match self.journal.chat(&at, &request, &self.live) {
             Ok(stream) => stream,
             Err(divergence) => {
                 stream::once(async move { Err(LlmError::NotRecorded { message: divergence.0 }) }).boxed()

@@ -130,6 +130,16 @@ impl Journal {
             // a resumed run waits to be cancelled at the same point too.
             None if self.recorded.block_finished(&at.thread) => self.parked(&at.thread).await,
             None => {
+                // Cancelled by its block (the recorded run ended) while a
+                // sibling's failure may cancel it again: it waits for that
+                // first ([`super::siblings`]), then is in doubt as any call
+                // cut off half-way.
+                if self.mode != Mode::Replay
+                    && self.recorded.ended()
+                    && let Some(settled) = self.siblings_settled(&at.thread)
+                {
+                    settled.await;
+                }
                 let key = key.clone().unwrap_or_else(|| self.key(at, step));
                 let question = Question { tool: name, args, idempotency_key: key };
                 // A replay never goes live: it is told the call was cut off.

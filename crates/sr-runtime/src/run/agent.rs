@@ -351,8 +351,7 @@ impl Runtime {
         at: &EffectAt,
         request: &ChatRequest,
     ) -> Result<Result<ChatResponse, sr_llm::LlmError>, RunError> {
-        let mut stream =
-            self.env.journal.chat(at, request, self.env.provider.as_ref()).map_err(|d| self.diverged(th, d))?;
+        let mut stream = self.env.journal.chat(at, request, &self.env.provider).map_err(|d| self.diverged(th, d))?;
         let mut events = Vec::new();
         let mut partial = String::new();
         loop {

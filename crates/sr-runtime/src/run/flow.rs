@@ -525,8 +525,10 @@ impl Runtime {
             })
             .collect();
         let parent = th.id;
-        // How many branches ended well or wait to be cancelled (below).
-        let (settled_tx, _) = tokio::sync::watch::channel(0usize);
+        // How many branches ended well or wait to be cancelled (below, and
+        // at a call the recorded run cancelled: `Journal::siblings_settled`).
+        let settled_tx = std::sync::Arc::new(tokio::sync::watch::channel(0usize).0);
+        let _under_way = self.env.journal.block_under_way(&block, (settled_tx.clone(), body.len()));
         let settled_tx = &settled_tx;
         let futures = branches.iter_mut().zip(body).map(|(branch, &stmt)| {
             async move {

@@ -266,7 +266,16 @@ impl Generator<'_> {
             Feature::Notify => line(format!("notify \"note {id}\"")),
             Feature::Push => line(format!("push \"p{id}\" to $pushed")),
             Feature::Escalate => {
-                line(format!("escalate to human \"Question {id}?\"\nfs.write_file(\"h{id}.txt\", str($human_input))"))
+                let text =
+                    format!("escalate to human \"Question {id}?\"\nfs.write_file(\"h{id}.txt\", str($human_input))");
+                if place.in_parallel {
+                    // A branch is one statement: the question and the write of
+                    // its answer share one.
+                    let body = vec![Node::Line { feature, text }];
+                    Some(Node::Block { feature: Feature::If, head: "if true:".into(), body, end: false })
+                } else {
+                    line(text)
+                }
             }
             Feature::Uuid => line(format!("$u{id} = uuid()\nfs.write_file(\"u{id}.txt\", $u{id})")),
             Feature::Now => line(format!("$t{id} = now()\nfs.write_file(\"t{id}.txt\", $t{id})")),
@@ -366,7 +375,6 @@ impl Generator<'_> {
             // Parallel branches share `$pushed` and the state: their order
             // would depend on timing.
             Feature::Push | Feature::Match => !place.in_parallel,
-            Feature::Escalate => !place.in_parallel,
             Feature::Return | Feature::OnFailure | Feature::Guardrails => false,
             _ => true,
         }
