@@ -7,6 +7,7 @@ mod eval;
 mod files;
 mod graph;
 mod load;
+mod playground;
 mod report;
 mod run;
 #[cfg(feature = "serve")]
@@ -46,6 +47,8 @@ enum Command {
     Dap,
     /// Run a workload (a .sr file, a YAML agent, or a name).
     Run(Box<run::Args>),
+    /// Run one agent or prompt of a workload with test inputs, without its flows.
+    Try(Box<playground::Args>),
     /// Evaluate workloads on a dataset of cases; compare and merge results.
     Eval(Box<eval::Args>),
     /// Serve workloads over HTTP: sessions, runs, streamed events (see docs/serve.md).
@@ -94,7 +97,7 @@ impl Color {
 
 /// Commands whose only output is a report end quietly when the reader of
 /// their output goes away (`sr check | head`), as Unix tools do, instead of
-/// panicking on the failed write. `run`, `eval`, `lsp` and `dap` keep SIGPIPE
+/// panicking on the failed write. `run`, `try`, `eval`, `lsp` and `dap` keep SIGPIPE
 /// ignored: they must finish storing what they did.
 fn die_quietly_on_closed_pipe() {
     // SAFETY: restoring a signal's default disposition before any thread starts.
@@ -112,7 +115,7 @@ fn main() -> ExitCode {
         );
     }
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap)
+    if !matches!(cli.command, Command::Run(_) | Command::Try(_) | Command::Eval(_) | Command::Lsp | Command::Dap)
         && !is_serve(&cli.command)
     {
         die_quietly_on_closed_pipe();
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Try(args) => playground::run(*args),
         Command::Eval(args) => eval::run(*args),
         Command::Graph(args) => graph::run(args),
         Command::Fmt { paths, check } => {
