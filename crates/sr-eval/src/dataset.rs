@@ -214,7 +214,8 @@ pub fn parse_jsonl(text: &str, file: &Path, base: &Path) -> Result<Vec<Case>, Ve
                 (serde_json::from_str::<Value>(scorer.get()).unwrap_or(Value::Null), place)
             })
             .collect();
-        let raw = RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
+        let raw =
+            RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
         if let Some(case) = finish(raw, base, (line_no, None), &mut problems, |e| e) {
             cases.push((case, line_no));
         }
@@ -265,7 +266,8 @@ pub fn parse_yaml(text: &str, file: &Path, base: &Path) -> Result<Vec<Case>, Vec
     for (raw, line) in raws {
         let places = scorer_lines(&lines, line, raw.expect.len());
         let expect = raw.expect.into_iter().zip(places).collect();
-        let raw = RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
+        let raw =
+            RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
         let id = raw.id.0.clone();
         if let Some(case) = finish(raw, base, (line, None), &mut problems, |e| format!("case {id:?}: {e}")) {
             cases.push((case, line));

@@ -24,8 +24,13 @@ pub fn entries(workloads: &[(String, Arc<Compiled>)], entries: &[String]) -> Vec
             continue;
         }
         // The runtime's order: a prompt starts only when no flow or agent has its name.
-        let known: Vec<&str> =
-            program.flows.keys().chain(program.agents.keys()).chain(program.prompts.keys()).map(|n| n.as_str()).collect();
+        let known: Vec<&str> = program
+            .flows
+            .keys()
+            .chain(program.agents.keys())
+            .chain(program.prompts.keys())
+            .map(|n| n.as_str())
+            .collect();
         for entry in entries.iter().filter(|e| !known.contains(&e.as_str())) {
             let hint = match closest(entry, known.iter().copied()) {
                 Some(near) => format!(": did you mean `{near}`?"),

@@ -13,7 +13,9 @@ use crate::{Db, File, Item, Name, item_data, program, source_map};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tried {
     /// An agent, whose instruction prompt (if any) is this one.
-    Agent { instruction: Option<Name> },
+    Agent {
+        instruction: Option<Name>,
+    },
     Prompt,
 }
 
@@ -29,7 +31,9 @@ pub enum NoTry {
 impl std::fmt::Display for NoTry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NoTry::Flow(name) => write!(f, "'{name}' is a flow: `sr try` runs one agent or prompt (`sr run --entry {name}` runs a flow)"),
+            NoTry::Flow(name) => {
+                write!(f, "'{name}' is a flow: `sr try` runs one agent or prompt (`sr run --entry {name}` runs a flow)")
+            }
             NoTry::Unknown { name, known } if known.is_empty() => {
                 write!(f, "the program has no agent or prompt named '{name}' (it has none)")
             }
@@ -160,9 +164,14 @@ flow main:
                 mood in tone at "${mood}"
             "#]],
         );
-        check(PROGRAM, "greet", &["who", "items", "mood"], expect![[r#"
+        check(
+            PROGRAM,
+            "greet",
+            &["who", "items", "mood"],
+            expect![[r#"
             prompt
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
@@ -194,11 +203,21 @@ flow main:
 
     #[test]
     fn flows_and_unknown_names_are_refused() {
-        check(PROGRAM, "main", &[], expect![[r#"
+        check(
+            PROGRAM,
+            "main",
+            &[],
+            expect![[r#"
             'main' is a flow: `sr try` runs one agent or prompt (`sr run --entry main` runs a flow)
-        "#]]);
-        check(PROGRAM, "nope", &[], expect![[r#"
+        "#]],
+        );
+        check(
+            PROGRAM,
+            "nope",
+            &[],
+            expect![[r#"
             the program has no agent or prompt named 'nope' (it has: helper, tone, greet)
-        "#]]);
+        "#]],
+        );
     }
 }
