@@ -97,7 +97,7 @@ impl Color {
 
 /// Commands whose only output is a report end quietly when the reader of
 /// their output goes away (`sr check | head`), as Unix tools do, instead of
-/// panicking on the failed write. `run`, `try`, `eval`, `lsp` and `dap` keep SIGPIPE
+/// panicking on the failed write. `run`, `eval`, `lsp` and `dap` keep SIGPIPE
 /// ignored: they must finish storing what they did.
 fn die_quietly_on_closed_pipe() {
     // SAFETY: restoring a signal's default disposition before any thread starts.
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
         );
     }
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Run(_) | Command::Try(_) | Command::Eval(_) | Command::Lsp | Command::Dap)
+    if !matches!(cli.command, Command::Run(_) | Command::Eval(_) | Command::Lsp | Command::Dap)
         && !is_serve(&cli.command)
     {
         die_quietly_on_closed_pipe();
