@@ -75,24 +75,25 @@ pub struct MissingInput {
 }
 
 /// The variables prompt `name` reads, composed prompts' included, that are
-/// neither `given` nor set by the runtime ([`BUILTIN_VARIABLES`]), in the
-/// order of their first `${…}`. A `${x}` naming a prompt composes it unless
-/// `x` is given: the runtime reads a variable first.
+/// neither `given` nor set by the runtime ([`BUILTIN_VARIABLES`]), each once,
+/// at its first `${…}`: a prompt's own before those of the prompts it
+/// composes. A `${x}` naming a prompt composes it unless `x` is given: the
+/// runtime reads a variable first.
 pub fn missing_inputs(db: &dyn Db, root: File, name: &str, given: &dyn Fn(&str) -> bool) -> Vec<MissingInput> {
     let program = program(db, root);
     let mut out: Vec<MissingInput> = Vec::new();
-    let mut stack: Vec<Item<'_>> = Vec::new();
-    let mut next = program.prompts.get(name).and_then(|p| p.body).map(|body| (Name::from(name), body));
-    let mut pending = Vec::new();
-    while let Some((prompt, item)) = next.take().or_else(|| pending.pop()) {
-        if stack.contains(&item) {
+    let mut seen: Vec<Item<'_>> = Vec::new();
+    // A prompt's own variables first, then those of the prompts it composes, in order.
+    let mut pending: Vec<(Name, Item<'_>)> =
+        program.prompts.get(name).and_then(|p| p.body).map(|body| (Name::from(name), body)).into_iter().collect();
+    while let Some((prompt, item)) = pending.pop() {
+        if seen.contains(&item) {
             continue;
         }
-        stack.push(item);
+        seen.push(item);
         let data = item_data(db, item);
         let ItemData::Prompt(PromptData { body: Some(body), .. }) = &*data else { continue };
         let map = source_map(db, item);
-        // Composed prompts are visited after this one, in the order they appear.
         let mut composed = Vec::new();
         for part in &body.template.parts {
             let TemplatePart::Interpolation(i) = part else { continue };
