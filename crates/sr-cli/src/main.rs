@@ -7,6 +7,7 @@ mod eval;
 mod files;
 mod graph;
 mod load;
+mod playground;
 mod report;
 mod run;
 #[cfg(feature = "serve")]
@@ -46,6 +47,8 @@ enum Command {
     Dap,
     /// Run a workload (a .sr file, a YAML agent, or a name).
     Run(Box<run::Args>),
+    /// Run one agent or prompt of a workload with test inputs, without its flows.
+    Try(Box<playground::Args>),
     /// Evaluate workloads on a dataset of cases; compare and merge results.
     Eval(Box<eval::Args>),
     /// Serve workloads over HTTP: sessions, runs, streamed events (see docs/serve.md).
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Try(args) => playground::run(*args),
         Command::Eval(args) => eval::run(*args),
         Command::Graph(args) => graph::run(args),
         Command::Fmt { paths, check } => {

@@ -576,7 +576,7 @@ async fn every_problem_is_reported_before_any_case_runs() {
         "error: data.jsonl:2:",
         "bad regex",
         "error: data.jsonl:4:",
-        "--entry mian: helper.sr has no flow or agent named `mian`",
+        "--entry mian: helper.sr has no flow, agent or prompt named `mian`",
         "nowhere/m1",
     ] {
         assert!(errors.contains(expected), "{expected:?} in\n{errors}");

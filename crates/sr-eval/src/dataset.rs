@@ -24,6 +24,9 @@ pub struct Case {
     /// The message the run starts with, `${name}` replaced by `input` values.
     pub prompt: String,
     pub files: Files,
+    /// Variables the run starts with (`RunOptions::vars`): a prompt's or
+    /// agent's inputs, as `sr try --save-case` writes them.
+    pub vars: sr_runtime::eval::Vars,
     pub expect: Vec<Scorer>,
 }
 
@@ -71,6 +74,8 @@ struct RawCase<S> {
     files: Option<RawFiles>,
     #[serde(default)]
     input: BTreeMap<String, Value>,
+    #[serde(default)]
+    vars: sr_runtime::eval::Vars,
     expect: Vec<S>,
 }
 
@@ -209,7 +214,8 @@ pub fn parse_jsonl(text: &str, file: &Path, base: &Path) -> Result<Vec<Case>, Ve
                 (serde_json::from_str::<Value>(scorer.get()).unwrap_or(Value::Null), place)
             })
             .collect();
-        let raw = RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, expect };
+        let raw =
+            RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
         if let Some(case) = finish(raw, base, (line_no, None), &mut problems, |e| e) {
             cases.push((case, line_no));
         }
@@ -260,7 +266,8 @@ pub fn parse_yaml(text: &str, file: &Path, base: &Path) -> Result<Vec<Case>, Vec
     for (raw, line) in raws {
         let places = scorer_lines(&lines, line, raw.expect.len());
         let expect = raw.expect.into_iter().zip(places).collect();
-        let raw = RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, expect };
+        let raw =
+            RawCase { id: raw.id, prompt: raw.prompt, files: raw.files, input: raw.input, vars: raw.vars, expect };
         let id = raw.id.0.clone();
         if let Some(case) = finish(raw, base, (line, None), &mut problems, |e| format!("case {id:?}: {e}")) {
             cases.push((case, line));
@@ -375,6 +382,7 @@ fn finish(
         prompt: fill(&raw.prompt, &raw.input),
         id: raw.id.0,
         files,
+        vars: raw.vars,
         expect,
     })
 }

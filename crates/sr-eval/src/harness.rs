@@ -292,6 +292,7 @@ async fn run_one(
             options: RunOptions {
                 override_model: variant.model.clone(),
                 entry: variant.entry.clone(),
+                vars: case.vars.clone(),
                 ..options.run.clone()
             },
             models: models.clone(),

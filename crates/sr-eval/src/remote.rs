@@ -174,10 +174,17 @@ pub fn served_name(file: &str) -> String {
 
 /// What the cases ask that a server cannot do, one problem per case: starting
 /// files (the run's work directory is the server's, and the API takes no
-/// files) and scorers that read the work directory (`file`, `flow`).
+/// files), variables to start with (the API takes a message only) and
+/// scorers that read the work directory (`file`, `flow`).
 pub fn unsupported(cases: &[Case]) -> Vec<String> {
     let mut problems = Vec::new();
     for case in cases {
+        if !case.vars.is_empty() {
+            problems.push(format!(
+                "case {}: has `vars`, which --server cannot send (the server's runs start from a message only)",
+                case.id
+            ));
+        }
         if !matches!(&case.files, Files::Map(files) if files.is_empty()) {
             problems.push(format!(
                 "case {}: has starting files, which --server cannot send (the server's runs start in an empty work directory)",

@@ -1,6 +1,6 @@
 //! What is checked before any case runs, so that a mistake is one message and
 //! exit 2 rather than every case failing: each entry a variant starts at is a
-//! flow or agent of its workload (with "did you mean"), each workload has
+//! flow, agent or prompt of its workload (with "did you mean"), each workload has
 //! something to start, and each model a run, a judge or a grading flow will
 //! call names a known provider and, when the models are live, has its key.
 
@@ -23,14 +23,21 @@ pub fn entries(workloads: &[(String, Arc<Compiled>)], entries: &[String]) -> Vec
             }
             continue;
         }
-        let known: Vec<&str> = program.flows.keys().chain(program.agents.keys()).map(|n| n.as_str()).collect();
+        // The runtime's order: a prompt starts only when no flow or agent has its name.
+        let known: Vec<&str> = program
+            .flows
+            .keys()
+            .chain(program.agents.keys())
+            .chain(program.prompts.keys())
+            .map(|n| n.as_str())
+            .collect();
         for entry in entries.iter().filter(|e| !known.contains(&e.as_str())) {
             let hint = match closest(entry, known.iter().copied()) {
                 Some(near) => format!(": did you mean `{near}`?"),
                 None if known.is_empty() => String::new(),
                 None => format!(" (it has: {})", known.join(", ")),
             };
-            problems.push(format!("--entry {entry}: {name} has no flow or agent named `{entry}`{hint}"));
+            problems.push(format!("--entry {entry}: {name} has no flow, agent or prompt named `{entry}`{hint}"));
         }
     }
     problems
@@ -98,16 +105,17 @@ mod tests {
     }
 
     #[test]
-    fn entries_must_be_flows_or_agents_of_every_workload() {
+    fn entries_must_be_flows_agents_or_prompts_of_every_workload() {
         let dir = tempfile::tempdir().unwrap();
         let helper = compiled(dir.path(), "helper.sr", sr_testing::HELPER_WORKLOAD);
         assert!(entries(std::slice::from_ref(&helper), &[]).is_empty());
-        assert!(entries(std::slice::from_ref(&helper), &["main".into(), "helper".into()]).is_empty());
+        let all = ["main".into(), "helper".into(), "helper_instruction".into()];
+        assert!(entries(std::slice::from_ref(&helper), &all).is_empty());
         assert_eq!(
             entries(std::slice::from_ref(&helper), &["mian".into(), "zzz".into()]),
             [
-                "--entry mian: helper.sr has no flow or agent named `mian`: did you mean `main`?",
-                "--entry zzz: helper.sr has no flow or agent named `zzz` (it has: main, helper)",
+                "--entry mian: helper.sr has no flow, agent or prompt named `mian`: did you mean `main`?",
+                "--entry zzz: helper.sr has no flow, agent or prompt named `zzz` (it has: main, helper, helper_instruction)",
             ]
         );
     }

@@ -29,6 +29,7 @@ mod last_pieces;
 mod lower;
 pub mod membership;
 mod name;
+pub mod playground;
 pub mod resolve;
 pub mod start;
 pub mod stdlib;

@@ -22,6 +22,7 @@ pub mod graph;
 mod hover;
 mod inlay_hints;
 mod namespace;
+mod playground;
 mod preview;
 #[cfg(test)]
 mod program_tests;
@@ -53,6 +54,7 @@ pub use crate::diagnostics::DiagnosticsMode;
 pub use crate::folding::{Fold, FoldKind};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
+pub use crate::playground::{TryKind, Tryable};
 pub use crate::references::{Highlight, HighlightAccess};
 pub use crate::rename::RenameError;
 pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
@@ -329,6 +331,12 @@ impl Analysis {
     /// a references-count lens goes (the count is asked for when shown).
     pub fn reference_lenses(&self, path: &Path) -> Cancellable<Vec<TextRange>> {
         self.with_db(|db| code_lens::reference_lenses(db, path))
+    }
+
+    /// The agents and prompts defined in `path` that `sr try` runs, where a
+    /// "Try" lens goes.
+    pub fn tryables(&self, path: &Path) -> Cancellable<Vec<Tryable>> {
+        self.with_db(|db| playground::tryables(db, path))
     }
 
     pub fn previewable_prompts(&self, path: &Path) -> Cancellable<Vec<PreviewablePrompt>> {

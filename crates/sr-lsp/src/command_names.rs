@@ -33,6 +33,7 @@ command_names! {
     PreviewPrompt = "streetrace.previewPrompt",
     Run = "streetrace.run",
     Debug = "streetrace.debug",
+    Try = "streetrace.try",
 }
 
 impl CommandName {

@@ -10,6 +10,9 @@
 //!   client must launch for a lens's [`LensRunnable`](crate::runnable::LensRunnable): a command line for
 //!   `sr run`, a launch configuration for the `sr dap` debug adapter (its
 //!   [`LaunchArguments`], the type the adapter reads).
+//! - `streetrace.try [try]`: the `sr try` command line for a Try lens's
+//!   [`LensTry`] (with `--format json`, which the client runs and shows) and
+//!   the inputs file it reads by default, which the client may open.
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -20,7 +23,7 @@ use crate::command_names::CommandName;
 use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
-use crate::runnable::LensRunnable;
+use crate::runnable::{LensRunnable, LensTry};
 
 /// A command with its arguments read.
 #[derive(Debug, PartialEq)]
@@ -29,6 +32,7 @@ pub(crate) enum Command {
     PreviewPrompt { uri: Uri, prompt: String },
     Run(LensRunnable),
     Debug(LensRunnable),
+    Try(LensTry),
 }
 
 impl Command {
@@ -53,6 +57,7 @@ impl Command {
             }
             CommandName::Run => Ok(Command::Run(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
             CommandName::Debug => Ok(Command::Debug(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
+            CommandName::Try => Ok(Command::Try(arguments::<(LensTry,)>(args, "[{file, item}]")?.0)),
         }
     }
 }
@@ -91,6 +96,10 @@ pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Opti
             let configuration = DebugConfiguration::launch(format!("Debug {}", runnable.file), arguments);
             Ok(Some(json!({"adapter": {"command": "sr", "args": ["dap"]}, "configuration": configuration})))
         }
+        Command::Try(tried) => {
+            let args = ["try", &tried.file, &tried.item, "--format", "json"];
+            Ok(Some(json!({"command": "sr", "args": args, "cwd": tried.dir(), "inputs": tried.inputs()})))
+        }
     }
 }
 
@@ -126,6 +135,9 @@ mod tests {
         let runnable = LensRunnable { file: "/w/main.sr".into(), target: "side".into(), entry: false };
         let lens = serde_json::to_value(&runnable).unwrap();
         assert_eq!(parse("streetrace.debug", json!([lens])).ok(), Some(Command::Debug(runnable)));
+        let tried = LensTry { file: "/w/main.sr".into(), item: "ask".into() };
+        let lens = serde_json::to_value(&tried).unwrap();
+        assert_eq!(parse("streetrace.try", json!([lens])).ok(), Some(Command::Try(tried)));
     }
 
     /// Names are distinct, so each reads back as its own command.
@@ -158,6 +170,7 @@ mod tests {
             ("streetrace.previewPrompt", json!(["file:///a.sr"]), "expects [uri, prompt name]"),
             ("streetrace.run", json!([{"target": "main"}]), "missing field `file`"),
             ("streetrace.debug", json!(["main.sr"]), "expects [{file, target, entry}]"),
+            ("streetrace.try", json!([{"file": "/w/main.sr"}]), "missing field `item`"),
             ("streetrace.explode", json!([]), "unknown command 'streetrace.explode'"),
         ] {
             let why = refusal(parse(command, arguments.clone()));

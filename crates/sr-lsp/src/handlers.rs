@@ -584,6 +584,10 @@ pub(crate) fn code_lens(s: &Snapshot, params: lsp::CodeLensParams) -> Result<Opt
             out.push(lens(runnable.range, title, command.name(), vec![args.clone()]));
         }
     }
+    for tryable in s.analysis.tryables(&doc.path)? {
+        let args = serde_json::to_value(crate::runnable::LensTry::from(&tryable)).expect("a try is plain data");
+        out.push(lens(tryable.range, "Try", CommandName::Try.name(), vec![args]));
+    }
     for prompt in s.analysis.previewable_prompts(&doc.path)? {
         let arguments = vec![json!(params.text_document.uri.as_str()), json!(prompt.name)];
         out.push(lens(prompt.range, "Preview", CommandName::PreviewPrompt.name(), arguments));

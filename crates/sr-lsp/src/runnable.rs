@@ -1,5 +1,5 @@
-//! What a Run or Debug lens carries and the command it sends reads back: one
-//! type for both ends, so a lens and its command cannot disagree on a field.
+//! What a Run, Debug or Try lens carries and the command it sends reads back:
+//! one type for both ends, so a lens and its command cannot disagree on a field.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,5 +33,31 @@ impl LensRunnable {
 
     pub(crate) fn work_dir(&self) -> Option<String> {
         std::path::Path::new(&self.file).parent().map(|d| d.display().to_string())
+    }
+}
+
+/// The argument of a Try lens, and of the `streetrace.try` command it sends back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LensTry {
+    /// The file `sr try` loads (the item's own, or its importer's).
+    pub file: String,
+    /// The agent or prompt.
+    pub item: String,
+}
+
+impl From<&sr_ide::Tryable> for LensTry {
+    fn from(tryable: &sr_ide::Tryable) -> LensTry {
+        LensTry { file: tryable.root.display().to_string(), item: tryable.name.clone() }
+    }
+}
+
+impl LensTry {
+    pub(crate) fn dir(&self) -> std::path::PathBuf {
+        std::path::Path::new(&self.file).parent().map(|d| d.to_path_buf()).unwrap_or_default()
+    }
+
+    /// The inputs `sr try` reads when given none: `ITEM.inputs.yaml` beside the file.
+    pub(crate) fn inputs(&self) -> String {
+        self.dir().join(format!("{}.inputs.yaml", self.item)).display().to_string()
     }
 }

@@ -63,7 +63,7 @@ fn rename_answers_versioned_edits_and_refuses_taken_names() {
 }
 
 #[test]
-fn execute_command_answers_graph_preview_and_launches() {
+fn execute_command_answers_graph_preview_launches_and_tries() {
     let mut server = start();
     let text = "prompt tone: \"\"\"Be brief.\"\"\"\nprompt ask: \"\"\"${tone} About ${topic}\"\"\"\nagent helper:\n    instruction ask\nflow main:\n    $topic = \"x\"\n    $r = run agent helper\nflow side:\n    log 1\n";
     open(&mut server, MAIN, 1, text);
@@ -94,7 +94,29 @@ fn execute_command_answers_graph_preview_and_launches() {
     let unknown = request(&mut server, 7, "workspace/executeCommand", execute("streetrace.nope", json!([])));
     assert_eq!(
         unknown["error"]["message"],
-        "unknown command 'streetrace.nope'; this server runs streetrace.showGraph, streetrace.previewPrompt, streetrace.run, streetrace.debug"
+        "unknown command 'streetrace.nope'; this server runs streetrace.showGraph, streetrace.previewPrompt, streetrace.run, streetrace.debug, streetrace.try"
+    );
+
+    // A Try lens on each agent and prompt; its command is `sr try`'s line.
+    let text = "prompt tone: \"\"\"Be brief.\"\"\"\nprompt ask: \"\"\"${tone} About ${topic}\"\"\"\nagent helper:\n    instruction tone\nflow main:\n    $topic = \"x\"\n    $r = call llm ask\n";
+    open(&mut server, "file:///transcripts/try.sr", 1, text);
+    let lenses = request(
+        &mut server,
+        8,
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": "file:///transcripts/try.sr"}}),
+    );
+    let tries: Vec<&Value> =
+        lenses["result"].as_array().unwrap().iter().filter(|l| l["command"]["title"] == "Try").collect();
+    let on: Vec<(u64, &Value)> =
+        tries.iter().map(|l| (l["range"]["start"]["line"].as_u64().unwrap(), &l["command"]["arguments"][0])).collect();
+    let lens = |item: &str| json!({"file": "/transcripts/try.sr", "item": item});
+    assert_eq!(on, [(0, &lens("tone")), (1, &lens("ask")), (2, &lens("helper"))]);
+    let tried = request(&mut server, 9, "workspace/executeCommand", execute("streetrace.try", json!([lens("ask")])));
+    assert_eq!(
+        tried["result"],
+        json!({"command": "sr", "args": ["try", "/transcripts/try.sr", "ask", "--format", "json"],
+            "cwd": "/transcripts", "inputs": "/transcripts/ask.inputs.yaml"})
     );
 }
 
@@ -103,10 +125,10 @@ fn advertised_commands_leave_out_the_clients_own_and_formatting_a_broken_file_sa
     let options = json!({"streetrace": {"clientCommands": ["streetrace.run", "streetrace.debug"]}});
     let own = Server::start(json!({"capabilities": {}, "processId": null, "initializationOptions": options}));
     let commands = &own.initialized["result"]["capabilities"]["executeCommandProvider"]["commands"];
-    assert_eq!(*commands, json!(["streetrace.showGraph", "streetrace.previewPrompt"]));
+    assert_eq!(*commands, json!(["streetrace.showGraph", "streetrace.previewPrompt", "streetrace.try"]));
     let mut server = start();
     let commands = &server.initialized["result"]["capabilities"]["executeCommandProvider"]["commands"];
-    assert_eq!(commands.as_array().unwrap().len(), 4);
+    assert_eq!(commands.as_array().unwrap().len(), 5);
     open(&mut server, MAIN, 1, "agent a:\n    instruction p\nflow main:\n    $x = (\n");
     let refused = request(
         &mut server,

@@ -40,8 +40,13 @@ pub struct RunOptions {
     pub max_turns: u32,
     /// Prices for the cost of model calls; none by default.
     pub prices: Option<Arc<sr_llm::PriceTable>>,
-    /// Start at this flow or agent instead of the workload's entry point.
+    /// Start at this flow, agent or prompt (in that order of precedence)
+    /// instead of the workload's entry point. A prompt is one `call llm` of
+    /// it, with `vars`: what `sr try` runs.
     pub entry: Option<String>,
+    /// Variables the run starts with, before any flow or agent assigns one
+    /// (`sr try`'s inputs, an eval case's `vars`).
+    pub vars: Vars,
     /// Let cli tools declared `streetrace.cli.host` run on the host (`sr run
     /// --allow-host-tools`); without it they fail.
     pub allow_host_tools: bool,
@@ -60,6 +65,7 @@ impl Default for RunOptions {
             max_turns: 25,
             prices: None,
             entry: None,
+            vars: Vars::new(),
             allow_host_tools: false,
             allow_unsandboxed: false,
             command_timeout: std::time::Duration::from_secs(120),
@@ -297,6 +303,13 @@ pub(crate) struct ThreadMark {
     guard: Option<handlers::Guard>,
 }
 
+/// What a run starts at: the program's entry point or `RunOptions::entry`.
+enum Start<'a> {
+    Flow(&'a str),
+    Agent(&'a str),
+    Prompt(&'a str),
+}
+
 /// How a whole run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -320,14 +333,22 @@ impl Runtime {
     /// the conversation so far (for an agent entry in a continued session).
     pub async fn run(&self, emitter: Emitter, input: String, history: Vec<sr_llm::Message>) -> RunOutcome {
         let entry = match &self.env.options.entry {
-            Some(name) if self.program.flows.contains_key(name.as_str()) => Some(Entry::Flow(name.as_str().into())),
-            Some(name) if self.program.agents.contains_key(name.as_str()) => Some(Entry::Agent(name.as_str().into())),
-            Some(name) => return self.refuse(&emitter, format!("there is no flow or agent named '{name}' to start")),
-            None => self.program.entry.clone(),
+            Some(name) if self.program.flows.contains_key(name.as_str()) => Some(Start::Flow(name)),
+            Some(name) if self.program.agents.contains_key(name.as_str()) => Some(Start::Agent(name)),
+            Some(name) if self.program.prompts.contains_key(name.as_str()) => Some(Start::Prompt(name)),
+            Some(name) => {
+                return self.refuse(&emitter, format!("there is no flow, agent or prompt named '{name}' to start"));
+            }
+            None => match &self.program.entry {
+                Some(Entry::Flow(name)) => Some(Start::Flow(name)),
+                Some(Entry::Agent(name)) => Some(Start::Agent(name)),
+                None => None,
+            },
         };
         let entry_name = match &entry {
-            Some(Entry::Flow(name)) => format!("flow {name}"),
-            Some(Entry::Agent(name)) => format!("agent {name}"),
+            Some(Start::Flow(name)) => format!("flow {name}"),
+            Some(Start::Agent(name)) => format!("agent {name}"),
+            Some(Start::Prompt(name)) => format!("prompt {name}"),
             None => "none".to_string(),
         };
         emitter.emit(Payload::RunStarted {
@@ -342,7 +363,7 @@ impl Runtime {
         for message in self.env.mcp.notices() {
             emitter.emit(Payload::Warning { message });
         }
-        let mut vars = Vars::new();
+        let mut vars = self.env.options.vars.clone();
         vars.insert("input_prompt".to_string(), Value::String(input.clone()));
         conversation::start(&mut vars, &history, &input);
         let mut th = Thread::new(vars, emitter.clone());
@@ -350,15 +371,16 @@ impl Runtime {
 
         let outcome = async {
             self.run_start_handlers(&mut th).await?;
-            match &entry {
-                Some(Entry::Flow(name)) => {
+            match entry {
+                Some(Start::Flow(name)) => {
                     let result = self.run_flow(&mut th, name).await?;
                     if !result.is_null() {
                         th.emitter.emit(Payload::FlowResult { result: result.clone() });
                     }
                     Ok(result)
                 }
-                Some(Entry::Agent(name)) => self.run_agent(&mut th, name, input.clone(), history).await,
+                Some(Start::Agent(name)) => self.run_agent(&mut th, name, input.clone(), history).await,
+                Some(Start::Prompt(name)) => self.call_llm(&mut th, name, None, None).await,
                 None => Err(RunError::failed("No entry point found in workflow: define `flow main` or an agent", None)),
             }
         }

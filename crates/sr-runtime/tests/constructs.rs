@@ -475,7 +475,44 @@ flow other:
     assert_eq!(run.outcome.result, Some(json!("other")));
     let run = run_source("entry", source, "go", provider, start("missing")).await;
     assert_eq!(run.outcome.status, RunStatus::Failed);
-    assert_eq!(run.outcome.error.unwrap().message, "there is no flow or agent named 'missing' to start");
+    assert_eq!(run.outcome.error.unwrap().message, "there is no flow, agent or prompt named 'missing' to start");
+}
+
+/// `sr try`: a prompt as the entry is one `call llm` of it, rendered with
+/// the variables the run starts with, composed prompts included; no flow runs.
+#[tokio::test]
+async fn a_run_can_start_at_a_prompt_with_variables_given() {
+    let source = r#"
+model main = openai/gpt-4o
+prompt tone: """Be ${mood}."""
+prompt ask: """${tone} Explain ${topic.name}."""
+flow main:
+    $topic = {name: "never used"}
+    $mood = "never used"
+    $r = call llm ask
+    return $r
+"#;
+    let provider = Arc::new(ScriptedProvider::new().always(|_| true, Reply::Text("Rust is safe.".into())));
+    let vars = [("topic".to_string(), json!({"name": "rust"})), ("mood".to_string(), json!("brief"))];
+    let options = Options {
+        options: RunOptions { entry: Some("ask".into()), vars: vars.into_iter().collect(), ..RunOptions::default() },
+        ..Default::default()
+    };
+    let run = run_source("try", source, "", provider.clone(), options).await;
+    assert_eq!(run.outcome.result, Some(json!("Rust is safe.")));
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(format!("{:?}", requests[0].messages[0].text()), r#""Be brief. Explain rust.""#);
+    expect![[r#"
+        - run_started try.sr entry=prompt ask input=""
+        - llm_call ask model=openai/gpt-4o
+        - model_request openai/gpt-4o messages=1 tools=[]
+        - text_delta "Rust is safe."
+        - model_response openai/gpt-4o stop text="Rust is safe." calls=[] tokens=10/4
+        - llm_response ask final "Rust is safe."
+        - run_finished completed result="Rust is safe." tokens=10/4
+    "#]]
+    .assert_eq(&run.trace());
 }
 
 #[tokio::test(start_paused = true)]

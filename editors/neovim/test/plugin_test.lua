@@ -164,6 +164,44 @@ local function checks()
     vim.cmd('bwipeout!')
     vim.cmd('buffer ' .. buf)
   end
+  -- Try on a prompt, served from a recording: without inputs, the inputs file
+  -- opens with a line for each; filled in and saved, Try shows the rendered
+  -- prompt, the reply and the tokens; :StreetraceSaveCase appends that run
+  -- to an sr eval dataset.
+  require('streetrace').config.try_args = { '--replay', project .. '/try.cassette.jsonl' }
+  vim.cmd('edit ' .. project .. '/try.sr')
+  local tries = vim.api.nvim_get_current_buf()
+  vim.wait(10000, function() return #clients(tries) > 0 end, 20)
+  local try_lens
+  vim.wait(10000, function()
+    lenses = lenses_of(tries)
+    try_lens = vim.tbl_filter(function(l) return l.command.title == 'Try' end, lenses)[1]
+    return try_lens ~= nil
+  end, 100)
+  report('try_lens', try_lens and try_lens.range.start.line .. ':' .. try_lens.command.arguments[1].item)
+  if try_lens then
+    local function current_name() return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t') end
+    vim.lsp.commands[try_lens.command.command](try_lens.command, { client_id = client.id, bufnr = tries })
+    vim.wait(20000, function() return current_name() == 'greet.inputs.yaml' end, 20)
+    report('try_inputs', current_name() .. ' | ' .. table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '|'))
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'name: Ann' })
+    vim.cmd('write')
+    vim.cmd('bwipeout')
+    vim.cmd('buffer ' .. tries)
+    vim.lsp.commands[try_lens.command.command](try_lens.command, { client_id = client.id, bufnr = tries })
+    vim.wait(20000, function() return current_name() == 'Try: greet' end, 20)
+    report('try_result', table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '|'))
+    vim.cmd('bwipeout')
+    vim.cmd('buffer ' .. tries)
+    local saved_note
+    vim.notify = function(message) saved_note = message end
+    vim.cmd('StreetraceSaveCase ' .. project .. '/cases.yaml')
+    vim.wait(20000, function() return saved_note ~= nil end, 20)
+    vim.notify = notify
+    local saved = tostring(saved_note):gsub(vim.pesc(project), 'PROJECT')
+    report('try_saved', saved .. ' | ' .. table.concat(vim.fn.readfile(project .. '/cases.yaml'), '|'))
+    vim.cmd('buffer ' .. buf)
+  end
   -- The graph (a command, no lens): its Mermaid text in a split.
   local graph = { command = 'streetrace.showGraph', arguments = { vim.uri_from_bufnr(buf) } }
   vim.lsp.commands[graph.command](graph, { client_id = client.id, bufnr = buf })

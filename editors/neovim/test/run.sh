@@ -19,7 +19,8 @@ passed=0 failed=0
 run() {
   rm -rf "$work/project" "$work/report.txt"
   mkdir -p "$work/project/.git"
-  cp "$here/main.sr" "$here/other.sr" "$here/lib.sr" "$here/uses.sr" "$here/runs.sr" "$work/project/"
+  cp "$here/main.sr" "$here/other.sr" "$here/lib.sr" "$here/uses.sr" "$here/runs.sr" "$here/try.sr" \
+    "$here/try.cassette.jsonl" "$work/project/"
   SR_BIN="$sr" SR_PROJECT="$work/project" SR_REPORT="$work/report.txt" \
     XDG_STATE_HOME="$work/state" XDG_CACHE_HOME="$work/cache" XDG_CONFIG_HOME="$work/config" \
     timeout 90 "$nvim" --headless --clean --cmd "set rtp^=$(dirname "$here")" -c "luafile $here/$1" \

@@ -1,5 +1,5 @@
 // The StreetRace extension: language server, run, debug, syntax tree, graph
-// view, prompt preview and the references-count lens's command.
+// view, prompt preview, Try and the references-count lens's command.
 
 import * as vscode from 'vscode';
 
@@ -11,6 +11,7 @@ import { registerShowReferences } from './references';
 import { Runner } from './run';
 import { LanguageServer } from './server';
 import { registerSyntaxTree } from './syntaxTree';
+import { registerTry } from './tryItem';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const binaries = new Binaries(context.extensionPath);
@@ -27,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerDebugger(binaries),
     registerGraphView(server),
     registerPromptPreview(server),
+    registerTry(server, binaries),
     registerShowReferences(),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('streetrace.path') || event.affectsConfiguration('streetrace.server.path')) {

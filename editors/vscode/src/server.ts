@@ -18,7 +18,13 @@ import { StatusItem } from './status';
 const PROTOCOL_VERSION = 1;
 
 /** Server commands the extension registers under the same names. */
-const CLIENT_COMMANDS = ['streetrace.run', 'streetrace.debug', 'streetrace.showGraph', 'streetrace.previewPrompt'];
+const CLIENT_COMMANDS = [
+  'streetrace.run',
+  'streetrace.debug',
+  'streetrace.showGraph',
+  'streetrace.previewPrompt',
+  'streetrace.try',
+];
 
 export class LanguageServer implements vscode.Disposable {
   private client: LanguageClient | undefined;

@@ -6,6 +6,8 @@
 import { randomBytes } from 'crypto';
 import * as vscode from 'vscode';
 
+import { escapeHtml } from './html';
+
 /** A complete HTML page around `body` (already escaped), styled by `css`. */
 export function page(title: string, css: string, body: string): string {
   const nonce = randomBytes(16).toString('base64');
@@ -29,9 +31,7 @@ ${body}
 </html>`;
 }
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml } from './html';
 
 /** A message for a failed server command. */
 export function failure(error: unknown): string {

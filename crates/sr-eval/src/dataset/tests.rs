@@ -34,6 +34,18 @@ fn jsonl_cases_read_with_files_input_and_scorers() {
     assert_eq!(cases[1].prompt, "keep ${this}");
 }
 
+/// `vars` are the run's starting variables, kept as written (not filled in
+/// the prompt, which only `input` does).
+#[test]
+fn vars_are_read_as_the_runs_starting_variables() {
+    let text = r#"{"id": "try", "prompt": "${topic}", "vars": {"topic": {"name": "rust"}, "n": 2}, "expect": []}"#;
+    let cases = jsonl(text).unwrap();
+    assert_eq!(cases[0].prompt, "${topic}");
+    assert_eq!(serde_json::to_string(&cases[0].vars).unwrap(), r#"{"topic":{"name":"rust"},"n":2}"#);
+    let bad = jsonl(r#"{"id": "try", "prompt": "", "vars": [1], "expect": []}"#).unwrap_err();
+    assert!(bad.starts_with("set.jsonl:1:"), "{bad}");
+}
+
 #[test]
 fn yaml_cases_read_the_same() {
     let text = "- id: c1\n  prompt: hi ${who}\n  input:\n    who: Ann\n  expect:\n    - regex: 'order\\s+7'\n    - file: out.txt\n      contains: '7'\n- id: c2\n  prompt: two\n  expect: []\n";

@@ -13,6 +13,8 @@ local defaults = {
   settings = {},
   -- Files or directories marking a project root; else the file's directory.
   root_markers = { '.git', '.streetrace' },
+  -- Extra `sr try` arguments for the Try lens, e.g. `{ '--replay', 'try.cassette.jsonl' }`.
+  try_args = {},
   on_attach = nil,
   capabilities = nil,
 }
@@ -111,6 +113,125 @@ vim.lsp.commands['streetrace.debug'] = function(command, ctx)
     end
   end)
 end
+
+-- Try: `sr try … --format json` (the server's command line, then
+-- `config.try_args`), run in the background; its outcome in a scratch buffer
+-- `Try: ITEM`. Missing inputs open the inputs file the server names in a
+-- split, with a line for each, to fill in and save. The run is recorded (or
+-- its `--replay` kept) so that `:StreetraceSaveCase FILE` saves that very run.
+local last_try
+
+local function sr_try(line, extra, on_done)
+  local cmd = vim.list_extend(vim.list_extend({ M.config.sr }, line.args), extra)
+  local out, err = {}, {}
+  vim.fn.jobstart(cmd, {
+    cwd = line.cwd,
+    stdout_buffered = true,
+    stderr_buffered = true,
+    on_stdout = function(_, data) out = data end,
+    on_stderr = function(_, data) err = data end,
+    on_exit = function(_, code)
+      vim.schedule(function() on_done(code, table.concat(out, '\n'), table.concat(err, '\n')) end)
+    end,
+  })
+end
+
+local function given(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+local function try_text(outcome)
+  local lines = { '# ' .. outcome.kind .. ' ' .. outcome.item
+    .. (given(outcome.model) and ' (' .. outcome.model .. ')' or '') }
+  if outcome.kind == 'agent' then
+    table.insert(lines, '# message: ' .. outcome.message)
+  end
+  if given(outcome.rendered) then
+    vim.list_extend(lines, vim.split(outcome.rendered, '\n', { plain = true }))
+  end
+  if #outcome.tool_calls > 0 then
+    table.insert(lines, '# tool calls: ' .. table.concat(outcome.tool_calls, ', '))
+  end
+  table.insert(lines, '# reply')
+  local reply = outcome.reply
+  if type(reply) == 'string' then
+    vim.list_extend(lines, vim.split(reply, '\n', { plain = true }))
+  elseif given(reply) then
+    table.insert(lines, vim.fn.json_encode(reply))
+  else
+    table.insert(lines, '(none: ' .. (given(outcome.error) and outcome.error or outcome.status) .. ')')
+  end
+  local usage = outcome.usage
+  local cost = given(usage.cost_usd) and string.format(', $%.6f', usage.cost_usd) or ''
+  table.insert(lines, string.format('# %d input + %d output tokens%s', usage.input_tokens, usage.output_tokens, cost))
+  table.insert(lines, '# :StreetraceSaveCase FILE saves this run as an sr eval case')
+  return table.concat(lines, '\n')
+end
+
+--- Opens the inputs file in a split; when it is empty, with a line for each missing input.
+local function open_inputs(path, missing)
+  vim.cmd('botright split ' .. vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #lines <= 1 and (lines[1] or '') == '' then
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.tbl_map(function(n) return n .. ': ' end, missing))
+  end
+end
+
+vim.lsp.commands['streetrace.try'] = function(command, ctx)
+  server_command(command, ctx, function(line)
+    local extra = vim.deepcopy(M.config.try_args or {})
+    local replay
+    for i, arg in ipairs(extra) do
+      if arg == '--replay' then
+        replay = extra[i + 1] and vim.fn.fnamemodify(extra[i + 1], ':p')
+      end
+    end
+    if not replay then
+      replay = vim.fn.tempname() .. '.jsonl'
+      vim.list_extend(extra, { '--record', replay })
+    end
+    local item = tostring(line.args[3])
+    sr_try(line, extra, function(code, out, err)
+      local ok, outcome = pcall(vim.fn.json_decode, out)
+      if ok and type(outcome) == 'table' then
+        last_try = { line = line, replay = replay }
+        show('Try: ' .. item, try_text(outcome))
+        return
+      end
+      local missing = {}
+      for name in err:gmatch("missing input '([^']+)'") do
+        table.insert(missing, name)
+      end
+      vim.notify('StreetRace: ' .. err, vim.log.levels.ERROR)
+      if #missing > 0 then
+        open_inputs(line.inputs, missing)
+      else
+        show('Try: ' .. item, err .. (code ~= 0 and ('\nexit ' .. code) or ''))
+      end
+    end)
+  end)
+end
+
+--- Saves the last Try's run (served from its recording) as a case of the `sr eval` dataset `file`.
+function M.save_case(file)
+  if not last_try then
+    vim.notify('StreetRace: no Try has run yet', vim.log.levels.WARN)
+    return
+  end
+  local extra = { '--replay', last_try.replay, '--save-case', vim.fn.fnamemodify(file, ':p') }
+  sr_try(last_try.line, extra, function(code, out, err)
+    local ok, outcome = pcall(vim.fn.json_decode, out)
+    if code == 0 and ok and type(outcome) == 'table' and given(outcome.saved_case) then
+      vim.notify('StreetRace: saved as case ' .. outcome.saved_case .. ' in ' .. file)
+    else
+      vim.notify('StreetRace: ' .. err, vim.log.levels.ERROR)
+    end
+  end)
+end
+
+vim.api.nvim_create_user_command('StreetraceSaveCase', function(args) M.save_case(args.args) end,
+  { nargs = 1, complete = 'file', desc = "Save the last Try's run as a case of an sr eval dataset" })
 
 -- The references-count lens: its locations (the third argument, as for VS
 -- Code's `editor.action.showReferences`) in the quickfix list.

@@ -2,7 +2,8 @@
 // headless Chromium: install the .vsix, open a broken .sr file, see the
 // diagnostic in the Problems panel, fix the file, see the panel empty, open
 // the syntax tree, open a prompt's preview from its "Preview" code lens (and
-// see it follow an edit) and the graph view, then run the debugger's fixture
+// see it follow an edit) and the graph view, try a prompt from its "Try" code
+// lens (replayed from a recording), then run the debugger's fixture
 // workload from its "Run" code lens and debug it from a launch.json (both
 // replayed from its recording): stop at a breakpoint, step back with the debug
 // toolbar's Step Back, continue to the end. Run by `cargo xtask e2e-vscode`,
@@ -20,6 +21,7 @@ import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dapFixtures = path.resolve(here, '../../../../crates/sr-dap/tests/fixtures');
+const neovimFixtures = path.resolve(here, '../../../neovim/test');
 const { values: options } = parseArgs({
   options: {
     vsix: { type: 'string' },
@@ -71,6 +73,10 @@ function prepare() {
   for (const file of ['broken.sr', 'preview.sr']) {
     fs.copyFileSync(path.join(here, file), path.join(dirs.project, file));
   }
+  for (const file of ['try.sr', 'try.cassette.jsonl']) {
+    fs.copyFileSync(path.join(neovimFixtures, file), path.join(dirs.project, file));
+  }
+  fs.writeFileSync(path.join(dirs.project, 'greet.inputs.yaml'), 'name: Ann\n');
   fs.mkdirSync(path.join(dirs.project, 'debug'));
   for (const file of ['debug.sr', 'debug.cassette.jsonl', 'notes.txt']) {
     fs.copyFileSync(path.join(dapFixtures, file), path.join(dirs.project, 'debug', file));
@@ -78,7 +84,10 @@ function prepare() {
   fs.mkdirSync(path.join(dirs.project, '.vscode'));
   fs.writeFileSync(
     path.join(dirs.project, '.vscode/settings.json'),
-    JSON.stringify({ 'streetrace.run.args': ['--replay', 'debug/debug.cassette.jsonl', '--work-dir', 'debug'] }),
+    JSON.stringify({
+      'streetrace.run.args': ['--replay', 'debug/debug.cassette.jsonl', '--work-dir', 'debug'],
+      'streetrace.try.args': ['--replay', 'try.cassette.jsonl'],
+    }),
   );
   fs.writeFileSync(
     path.join(dirs.project, '.vscode/launch.json'),
@@ -252,6 +261,19 @@ async function scenario(page, url, project) {
   if (edges.join() !== 'call llm,delegate,run,run,run') throw new Error(`the graph's edges are ${edges.join()}`);
   step('graph view shows 2 flows, 2 agents, a prompt, 3 runs, a delegation and a call');
   await page.screenshot({ path: path.join(options.screenshots, 'vscode-graph.png') });
+  await command(page, 'View: Close All Editors');
+
+  // Try the prompt of try.sr from its "Try" lens, with greet.inputs.yaml: the
+  // rendered prompt, the recorded reply and its tokens in a webview.
+  await openFile(page, 'try.sr', 'prompt greet');
+  const tryLens = page.locator('.codelens-decoration a', { hasText: 'Try' }).filter({ visible: true });
+  await tryLens.first().waitFor();
+  await tryLens.first().click();
+  const tried = await webview(page, 'pre', 'Hi! I am a recording.');
+  await tried.locator('pre', { hasText: 'Hello Ann' }).waitFor();
+  await tried.locator('p', { hasText: '7 input + 5 output tokens' }).waitFor();
+  await tried.locator('a', { hasText: 'Save as eval case' }).waitFor();
+  step('"Try" code lens showed the rendered prompt, the reply and the tokens');
   await command(page, 'View: Close All Editors');
 
   // Run the fixture workload from the code lens of its entry point (the lowest

@@ -17,7 +17,12 @@ const untrusted = manifest.capabilities.untrustedWorkspaces;
 const dangerous = Object.keys(properties).filter((name) => /(path|args)$/i.test(name));
 
 test('every setting that names a program or adds arguments is kept from untrusted workspaces', () => {
-  assert.deepEqual(dangerous.sort(), ['streetrace.path', 'streetrace.run.args', 'streetrace.server.path']);
+  assert.deepEqual(dangerous.sort(), [
+    'streetrace.path',
+    'streetrace.run.args',
+    'streetrace.server.path',
+    'streetrace.try.args',
+  ]);
   assert.equal(untrusted.supported, 'limited');
   for (const name of dangerous) {
     assert.ok(untrusted.restrictedConfigurations.includes(name), `${name} is restricted in untrusted workspaces`);
