@@ -119,6 +119,33 @@ test("a fork's body sends what the user typed: a reply when not blank, a variabl
   expect([...REPLY_EVENTS].sort()).toEqual(["model_request", "model_response"]);
 });
 
+test("a fork's value box starts with the variable's value, which the body sends back unchanged", async () => {
+  const { forkBody, prefill } = await import("../src/lib/travel");
+  const variables = { draft: "Dear Ada", n: 42, o: { a: [1, null] }, s: "42", none: null };
+  for (const [name, value] of Object.entries(variables)) {
+    expect(forkBody(1, "", name, prefill(variables, name)).set, name).toEqual({ [name]: value });
+  }
+  expect(prefill(variables, "draft")).toBe('"Dear Ada"');
+  expect(prefill(variables, "")).toBe("");
+  expect(prefill(variables, "missing")).toBe("");
+});
+
+test("a fork says what it was given: the reply shortened, each variable set, or nothing", async () => {
+  const { forkBrief, forkChanges } = await import("../src/lib/travel");
+  const long = "y".repeat(200);
+  const cases = [
+    [{ run: "r", at: 3 }, "nothing replaced", "nothing replaced"],
+    [{ run: "r", at: 3, reply: "Hi" }, "reply replaced", "the model's reply replaced by “Hi”"],
+    [{ run: "r", at: 3, reply: "" }, "reply replaced", "the model's reply replaced by “”"],
+    [{ run: "r", at: 3, set: { a: 1, b: "x" } }, "$a set, $b set", '$a set to 1; $b set to "x"'],
+    [{ run: "r", at: 3, reply: long, set: { c: long } }, "reply replaced, $c set", `the model's reply replaced by “${"y".repeat(80)}…”; $c set to "${"y".repeat(79)}…`],
+  ] as const;
+  for (const [from, brief, changes] of cases) {
+    expect(forkBrief(from), JSON.stringify(from)).toBe(brief);
+    expect(forkChanges(from), JSON.stringify(from)).toBe(changes);
+  }
+});
+
 test("the trace pairs each agent, model call and tool call with its end, and the slowest is a step", async () => {
   const { spans, slowest } = await import("../src/lib/waterfall");
   const agent = ["flow:main", "agent:a"];

@@ -240,6 +240,9 @@ pub struct Run {
     /// What a run `in_doubt` asks about the tool call a crash cut off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
+    /// The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<travel::ForkedFrom>,
 }
 
 /// `GET /v1/runs`: the newest runs first.
@@ -269,6 +272,9 @@ pub struct RunSummary {
     /// From the run's `run_finished` event, when the server has a price for its model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The run and event a fork was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<travel::ForkedFrom>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -68,6 +68,7 @@ fn summary(session: &str, workload: &str, status: RunStatus, started: &str) -> R
         duration_ms: None,
         tokens: None,
         cost_usd: None,
+        forked_from: None,
     }
 }
 
@@ -84,6 +85,7 @@ impl FixtureRun {
             result: self.result.clone(),
             error: s.error.clone(),
             question: None,
+            forked_from: s.forked_from.clone(),
         }
     }
 }

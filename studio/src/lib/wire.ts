@@ -299,6 +299,8 @@ export type Run = {
   error?: string | null;
   /** What a run `in_doubt` asks about the tool call a crash cut off. */
   question?: (Question | null);
+  /** The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from. */
+  forked_from?: (ForkedFrom | null);
 };
 
 /**
@@ -313,6 +315,19 @@ export type Question = {
   args: unknown;
   /** The key the call was made with, and is made with again on `retry`. */
   idempotency_key: string;
+};
+
+/** What a fork was forked from: the run, the event, and what it was given there. */
+export type ForkedFrom = {
+  run: string;
+  /** The event of the original the fork went live after. */
+  at: number;
+  /** The model's reply it was given instead of the recorded one. */
+  reply?: string | null;
+  /** The variables it was given new values, with those values. */
+  set?: {
+    [field: string]: unknown;
+  };
 };
 
 /** A run accepted (202): submitted, or answered and queued again. */
@@ -453,6 +468,8 @@ export type RunSummary = {
   tokens?: (Tokens | null);
   /** From the run's `run_finished` event, when the server has a price for its model. */
   cost_usd?: number | null;
+  /** The run and event a fork was forked from. */
+  forked_from?: (ForkedFrom | null);
 };
 
 export type Tokens = {
@@ -595,12 +612,6 @@ export type Forked = {
   status: RunStatus;
   session: string;
   forked_from: ForkedFrom;
-};
-
-export type ForkedFrom = {
-  run: string;
-  /** The event of the original the fork went live after. */
-  at: number;
 };
 
 /** A request: one object (no batches), with an id (A2A has no notifications). */
