@@ -101,6 +101,18 @@ pub struct GraphEdge {
     pub to: String,
     /// `handler`, `delegate`, `use`, `run_agent`, `run_flow`, `call_llm` or `instruction`.
     pub kind: String,
+    /// The `parallel` branch the edge's reference is in: the branches of one block run at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<ParallelBranch>,
+}
+
+/// A branch of a `parallel` block of the edge's flow or handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ParallelBranch {
+    /// The block, numbered within its flow or handler.
+    pub block: u32,
+    /// The branch's place in the block, from 0.
+    pub branch: u32,
 }
 
 /// A diagnostic at its span: 1-based lines and columns in characters.

@@ -848,7 +848,8 @@ fn files_of(moment: &Value) -> Vec<(String, String)> {
 
 /// At every event of a run whose `parallel` branches write files, the state
 /// lists a file from the event of the tool call that wrote it on, never
-/// before: not when a sibling branch writes it later.
+/// before: not when a sibling branch writes it later. The workload's graph
+/// gives the two agents' edges as branches of one block.
 #[tokio::test(flavor = "multi_thread")]
 async fn files_written_in_parallel_branches_are_shown_once_written() {
     let dir = temp("travel-writers", &[("writers.sr", WRITERS)]);
@@ -865,6 +866,13 @@ async fn files_written_in_parallel_branches_are_shown_once_written() {
         }
     });
     let serve = Serve::start(&dir, &mock, &["writers.sr"]).await;
+    // The graph tells the two agents apart as branches of one block.
+    let workloads = serve.get("/v1/workloads").await.1;
+    let edges = workloads["workloads"][0]["graph"]["edges"].as_array().unwrap().clone();
+    let branch_of = |agent: &str| edges.iter().find(|e| e["to"] == agent).unwrap()["parallel"].clone();
+    let (wa, wb) = (branch_of("agent wa"), branch_of("agent wb"));
+    assert_eq!((wa["branch"].clone(), wb["branch"].clone()), (json!(0), json!(1)), "{edges:?}");
+    assert!(wa["block"].is_u64() && wa["block"] == wb["block"], "{edges:?}");
     let run = serve.post("/v1/runs", json!({"workload": "writers", "prompt": "go", "wait": true})).await;
     assert_eq!(run.1["status"], "done", "{}", run.1);
     let id = run.1["id"].as_str().unwrap().to_string();

@@ -387,6 +387,16 @@ export type GraphEdge = {
   to: string;
   /** `handler`, `delegate`, `use`, `run_agent`, `run_flow`, `call_llm` or `instruction`. */
   kind: string;
+  /** The `parallel` branch the edge's reference is in: the branches of one block run at once. */
+  parallel?: (ParallelBranch | null);
+};
+
+/** A branch of a `parallel` block of the edge's flow or handler. */
+export type ParallelBranch = {
+  /** The block, numbered within its flow or handler. */
+  block: number;
+  /** The branch's place in the block, from 0. */
+  branch: number;
 };
 
 /** A diagnostic at its span: 1-based lines and columns in characters. */
