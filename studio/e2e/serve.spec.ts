@@ -145,6 +145,10 @@ test("time travel in sr serve: the state at an event, and a fork from it with a 
   await expect(variables).toContainText("ship it");
   await expect(state).toContainText("The work directory is empty.");
 
+  // The variable box starts with the chosen variable's value there, as JSON.
+  await state.getByLabel("Edit a variable (optional)").selectOption("draft");
+  await expect(state.getByLabel(/^New value of draft/)).toHaveValue('"Dear Ada, hello."');
+  await state.getByLabel("Edit a variable (optional)").selectOption("");
   await state.getByLabel("Replace the model's reply (optional)").fill("Forked: a reply of my own.");
   const scan = await new AxeBuilder({ page }).analyze();
   const serious = scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
@@ -157,7 +161,18 @@ test("time travel in sr serve: the state at an event, and a fork from it with a 
   await expect(page.getByRole("option").filter({ hasText: "Forked: a reply of my own." }).first()).toBeVisible();
   const fork = await (await page.request.get(page.url().replace(/.*\/runs\//, "/v1/runs/"))).json();
   expect(fork.result).toBe("Forked: a reply of my own.");
+  // The reply it replaced is streamed nowhere in the fork, and the fork says where it came from.
+  await expect(page.getByRole("option").filter({ hasText: "Polished" })).toHaveCount(0);
+  const from = page.getByTestId("forked-from");
+  await expect(from).toContainText(`Forked from run ${id.slice(0, 8)}… after its event ${polish.seq}`);
+  await expect(from).toContainText("the model's reply replaced by “Forked: a reply of my own.”");
   await expect(page.getByRole("alert")).toHaveCount(0);
+  await page.goto("/runs");
+  const listed = page.getByRole("row").filter({ has: page.locator(`[data-id="${fork.id}"]`) });
+  await expect(listed.getByTestId("forked-from")).toHaveText(`fork of ${id.slice(0, 8)}… at event ${polish.seq}: reply replaced`);
+  await listed.getByRole("link", { name: `${id.slice(0, 8)}…` }).click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${id}$`));
+  await expect(page.getByTestId("forked-from")).toHaveCount(0);
   // `cargo xtask studio-e2e` then checks the scripted model server saw two requests in
   // all: the original's; the state view and the fork made none.
   expect(consoleErrors).toEqual([]);

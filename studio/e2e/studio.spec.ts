@@ -142,6 +142,69 @@ test("a run of 10,000 events renders within one second, virtualised, and the key
   expect(consoleErrors).toEqual([]);
 });
 
+test("a finished run's graph highlights its path, its nodes are buttons that list their events, and no label overlaps another", async ({
+  page,
+  consoleErrors,
+}) => {
+  // The fixture has no travel endpoints: the state at the node's first event is scripted.
+  await page.route("**/v1/runs/r-done/at/*", (route) =>
+    route.fulfill({
+      json: { run: "r-done", at: 3, event: "agent_started", status: "done", point: null, scopes: [], files: { entries: [], omitted: 0 } },
+    }),
+  );
+  await page.goto("/runs/r-done");
+  await expect(page.getByText("Graph of ask: the run's path highlighted")).toBeVisible();
+  const graph = page.getByRole("group", { name: "Graph of ask" });
+  // The run went through flow main and agent helper, not the expert or notify.
+  const onPath = await graph.locator("g.onpath").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-node")));
+  expect(onPath.sort()).toEqual(["agent helper", "flow main"]);
+  await expect(graph.locator("line.taken")).toHaveCount(1);
+  await expect(graph.getByRole("button")).toHaveCount(4);
+  // The flow's parallel block: its two branches are lanes in one box, and the legend says so.
+  await expect(graph.locator("rect.lanes")).toHaveCount(1);
+  await expect(graph.locator("rect.lanes")).toHaveAttribute("data-lanes", "agent helper, flow notify");
+  await expect(page.getByText("A dashed box holds the branches of one parallel block")).toBeVisible();
+  await expect(graph.locator("text", { hasText: "∥ run_agent" })).toHaveCount(1);
+
+  // No text of the graph (names, kinds, edge labels) overlaps another.
+  const boxes = await graph.locator("text").evaluateAll((texts) =>
+    texts.map((t) => {
+      const r = t.getBoundingClientRect();
+      return { text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+    }),
+  );
+  expect(boxes.length).toBeGreaterThan(8);
+  for (const [i, a] of boxes.entries()) {
+    for (const b of boxes.slice(i + 1)) {
+      const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+      expect(apart, `"${a.text}" overlaps "${b.text}"`).toBe(true);
+    }
+  }
+
+  // The keyboard reaches a node; Enter lists its events and selects the first.
+  const helper = graph.getByRole("button", { name: /^agent helper/ });
+  await helper.focus();
+  await expect(helper).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(helper).toHaveAttribute("aria-pressed", "true");
+  await expect(page.getByTestId("node-filter")).toContainText("The 8 events of agent helper.");
+  const list = page.getByRole("listbox", { name: "Events of run r-done" });
+  await expect(list.getByRole("option")).toHaveCount(8);
+  await expect(page.getByRole("heading", { name: "Event 3: agent_started" })).toBeVisible();
+  const scan = await new AxeBuilder({ page }).analyze();
+  expect(scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id)).toEqual([]);
+  await shoot(page, "run-graph");
+
+  // A click lists another node's events; "Show all events" lists them all again.
+  await graph.getByRole("button", { name: /^flow main/ }).click();
+  await expect(page.getByTestId("node-filter")).toContainText("The 11 events of flow main.");
+  await expect(helper).toHaveAttribute("aria-pressed", "false");
+  await page.getByRole("button", { name: "Show all events" }).click();
+  await expect(list.getByRole("option")).toHaveCount(13);
+  await expect(page.getByTestId("node-filter")).toHaveCount(0);
+  expect(consoleErrors).toEqual([]);
+});
+
 test("the workloads page draws the graph, lists diagnostics with spans and starts a run", async ({ page, consoleErrors }) => {
   await page.goto("/workloads");
   await expect(page.getByRole("img", { name: "Graph of ask" })).toBeVisible();

@@ -119,6 +119,110 @@ test("a fork's body sends what the user typed: a reply when not blank, a variabl
   expect([...REPLY_EVENTS].sort()).toEqual(["model_request", "model_response"]);
 });
 
+test("a fork's value box starts with the variable's value, which the body sends back unchanged", async () => {
+  const { forkBody, prefill } = await import("../src/lib/travel");
+  const variables = { draft: "Dear Ada", n: 42, o: { a: [1, null] }, s: "42", none: null };
+  for (const [name, value] of Object.entries(variables)) {
+    expect(forkBody(1, "", name, prefill(variables, name)).set, name).toEqual({ [name]: value });
+  }
+  expect(prefill(variables, "draft")).toBe('"Dear Ada"');
+  expect(prefill(variables, "")).toBe("");
+  expect(prefill(variables, "missing")).toBe("");
+});
+
+test("a fork says what it was given: the reply shortened, each variable set, or nothing", async () => {
+  const { forkBrief, forkChanges } = await import("../src/lib/travel");
+  const long = "y".repeat(200);
+  const cases = [
+    [{ run: "r", at: 3 }, "nothing replaced", "nothing replaced"],
+    [{ run: "r", at: 3, reply: "Hi" }, "reply replaced", "the model's reply replaced by “Hi”"],
+    [{ run: "r", at: 3, reply: "" }, "reply replaced", "the model's reply replaced by “”"],
+    [{ run: "r", at: 3, set: { a: 1, b: "x" } }, "$a set, $b set", '$a set to 1; $b set to "x"'],
+    [{ run: "r", at: 3, reply: long, set: { c: long } }, "reply replaced, $c set", `the model's reply replaced by “${"y".repeat(80)}…”; $c set to "${"y".repeat(79)}…`],
+  ] as const;
+  for (const [from, brief, changes] of cases) {
+    expect(forkBrief(from), JSON.stringify(from)).toBe(brief);
+    expect(forkChanges(from), JSON.stringify(from)).toBe(changes);
+  }
+});
+
+test("the graph's labels: each kind once per target, three lines at most, none over another or over a node", async () => {
+  const { layout, labelLines, fitted, GAP_X, NODE_W, NODE_H } = await import("../src/lib/graph");
+  expect(labelLines(["use", "use", "delegate"])).toEqual(["use", "delegate"]);
+  expect(labelLines(["a", "b", "c", "d", "e"])).toEqual(["a", "b", "+3 more"]);
+  expect(fitted("short")).toBe("short");
+  expect(fitted("x".repeat(40))).toBe(`${"x".repeat(19)}…`);
+  // Many sources into few targets, every kind, a cycle and a node of its own.
+  const kinds = ["run_agent", "run_flow", "call_llm", "delegate", "use", "handler", "instruction"];
+  const edges = [];
+  for (let i = 0; i < 14; i++) edges.push({ from: `flow f${i % 5}`, to: `agent a${i % 3}`, kind: kinds[i % kinds.length] });
+  edges.push({ from: "agent a0", to: "flow f0", kind: "use" }, { from: "agent a1", to: "agent a2", kind: "delegate" });
+  const drawn = layout({ nodes: [{ id: "prompt alone", kind: "prompt", label: "alone" }], edges });
+  // A label is at most 11 characters of 10 px type (about 6 px each), right-aligned at x.
+  const boxes = drawn.labels.map((l) => ({ left: l.x - l.text.length * 6, right: l.x, top: l.y - 10, bottom: l.y }));
+  const nodes = [...drawn.at.values()].map((p) => ({ left: p.x, right: p.x + NODE_W, top: p.y, bottom: p.y + NODE_H }));
+  const apart = (a: typeof boxes[0], b: typeof boxes[0]) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+  for (const [i, a] of boxes.entries()) {
+    expect(a.right - a.left, drawn.labels[i].text).toBeLessThan(GAP_X - 6);
+    for (const b of boxes.slice(i + 1)) expect(apart(a, b), `${JSON.stringify(a)} ${JSON.stringify(b)}`).toBe(true);
+    for (const n of nodes) expect(apart(a, n), drawn.labels[i].text).toBe(true);
+  }
+  for (const [i, a] of nodes.entries()) for (const b of nodes.slice(i + 1)) expect(apart(a, b)).toBe(true);
+  expect(drawn.labels.length).toBeGreaterThan(3);
+});
+
+test("a parallel block's branches are lanes: next to each other in one column, in a box that holds only them", async () => {
+  const { layout, NODE_W, NODE_H } = await import("../src/lib/graph");
+  const lane = (block: number, branch: number) => ({ parallel: { block, branch } });
+  const drawn = layout({
+    edges: [
+      { from: "flow main", to: "agent first", kind: "run_agent" },
+      { from: "flow main", to: "agent a", kind: "run_agent", ...lane(4, 0) },
+      { from: "flow main", to: "agent between", kind: "run_agent" },
+      { from: "flow main", to: "flow b", kind: "run_flow", ...lane(4, 1) },
+      { from: "flow main", to: "agent c", kind: "run_agent", ...lane(9, 0) },
+      { from: "flow main", to: "agent d", kind: "run_agent", ...lane(9, 1) },
+      { from: "flow b", to: "agent a", kind: "delegate" },
+    ],
+  });
+  expect(drawn.lanes.map((l) => [l.key, l.nodes])).toEqual([
+    ["flow main#4", ["agent a", "flow b"]],
+    ["flow main#9", ["agent c", "agent d"]],
+  ]);
+  const y = (id: string) => drawn.at.get(id)!.y;
+  expect(y("flow b") - y("agent a")).toBe(NODE_H + 14);
+  expect(y("agent d") - y("agent c")).toBe(NODE_H + 14);
+  const rect = (id: string) => ({ left: drawn.at.get(id)!.x, right: drawn.at.get(id)!.x + NODE_W, top: y(id), bottom: y(id) + NODE_H });
+  const inside = (r: ReturnType<typeof rect>, l: (typeof drawn.lanes)[0]) =>
+    r.left >= l.x && r.right <= l.x + l.width && r.top >= l.y && r.bottom <= l.y + l.height;
+  const meets = (r: ReturnType<typeof rect>, l: (typeof drawn.lanes)[0]) =>
+    !(r.right <= l.x || l.x + l.width <= r.left || r.bottom <= l.y || l.y + l.height <= r.top);
+  for (const l of drawn.lanes) {
+    for (const node of drawn.nodes) {
+      const r = rect(node.id);
+      if (l.nodes.includes(node.id)) expect(inside(r, l), `${node.id} in ${l.key}`).toBe(true);
+      else expect(meets(r, l), `${node.id} meets ${l.key}`).toBe(false);
+    }
+    for (const label of drawn.labels) expect(label.x < l.x || label.x - label.text.length * 6 > l.x + l.width, label.text).toBe(true);
+  }
+  expect(drawn.labels.filter((l) => l.text.startsWith("∥")).map((l) => l.text)).toEqual(["∥ run_agent", "∥ run_flow", "∥ run_agent", "∥ run_agent"]);
+});
+
+test("the run's path is the nodes its events came from; a node's events are those inside it", async () => {
+  const { visited, inNode, nodeOf } = await import("../src/lib/graph");
+  const events = [
+    event(1, "run_started", {}, []),
+    event(2, "flow_started", {}, ["flow:main"]),
+    event(3, "agent_started", {}, ["flow:main", "branch:2", "agent:helper"]),
+    event(4, "log", {}, ["flow:main", "branch:2", "agent:helper", "agent:expert"]),
+    { seq: 5, type: "hostile", path: "not a list" } as unknown as RunEvent,
+  ];
+  expect([...visited(events)].sort()).toEqual(["agent expert", "agent helper", "flow main"]);
+  expect(events.filter((e) => inNode(e, "agent helper")).map((e) => e.seq)).toEqual([3, 4]);
+  expect(events.filter((e) => inNode(e, "flow main")).map((e) => e.seq)).toEqual([2, 3, 4]);
+  expect([nodeOf("branch:2"), nodeOf("agent:"), nodeOf("tool:x"), nodeOf("flow:a b")]).toEqual([undefined, undefined, undefined, "flow a b"]);
+});
+
 test("the trace pairs each agent, model call and tool call with its end, and the slowest is a step", async () => {
   const { spans, slowest } = await import("../src/lib/waterfall");
   const agent = ["flow:main", "agent:a"];

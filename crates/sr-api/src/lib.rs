@@ -101,6 +101,18 @@ pub struct GraphEdge {
     pub to: String,
     /// `handler`, `delegate`, `use`, `run_agent`, `run_flow`, `call_llm` or `instruction`.
     pub kind: String,
+    /// The `parallel` branch the edge's reference is in: the branches of one block run at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<ParallelBranch>,
+}
+
+/// A branch of a `parallel` block of the edge's flow or handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ParallelBranch {
+    /// The block, numbered within its flow or handler.
+    pub block: u32,
+    /// The branch's place in the block, from 0.
+    pub branch: u32,
 }
 
 /// A diagnostic at its span: 1-based lines and columns in characters.
@@ -240,6 +252,9 @@ pub struct Run {
     /// What a run `in_doubt` asks about the tool call a crash cut off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
+    /// The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<travel::ForkedFrom>,
 }
 
 /// `GET /v1/runs`: the newest runs first.
@@ -269,6 +284,9 @@ pub struct RunSummary {
     /// From the run's `run_finished` event, when the server has a price for its model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The run and event a fork was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<travel::ForkedFrom>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

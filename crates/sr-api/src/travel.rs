@@ -118,9 +118,16 @@ pub struct Forked {
     pub forked_from: ForkedFrom,
 }
 
+/// What a fork was forked from: the run, the event, and what it was given there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ForkedFrom {
     pub run: String,
     /// The event of the original the fork went live after.
     pub at: u64,
+    /// The model's reply it was given instead of the recorded one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// The variables it was given new values, with those values.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub set: Map<String, Value>,
 }

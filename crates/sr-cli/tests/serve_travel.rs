@@ -46,6 +46,19 @@ async fn finished_run(serve: &Serve) -> (String, Vec<(u64, Value)>) {
     (id, events)
 }
 
+/// The text deltas of each model call, joined, in order.
+fn streamed(events: &[(u64, Value)]) -> Vec<String> {
+    let mut calls = Vec::new();
+    for (_, event) in events {
+        match event["type"].as_str() {
+            Some("model_request") => calls.push(String::new()),
+            Some("text_delta") => calls.last_mut().unwrap().push_str(event["text"].as_str().unwrap()),
+            _ => {}
+        }
+    }
+    calls
+}
+
 /// The id of the `nth` (from 0) event of type `kind`.
 fn seq_of(events: &[(u64, Value)], kind: &str, nth: usize) -> u64 {
     events.iter().filter(|(_, e)| e["type"] == kind).nth(nth).unwrap_or_else(|| panic!("no {kind} #{nth}")).0
@@ -175,6 +188,14 @@ async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_a
     let fork_id = fork.1["id"].as_str().unwrap().to_string();
     let ended = done(&serve, &fork_id).await;
     assert_eq!(ended["result"], "title two", "{ended}");
+    // The fork says what it was forked from, on its own and in the runs list; the original says nothing.
+    let origin = json!({"run": id, "at": at, "reply": "injected summary"});
+    assert_eq!(fork.1["forked_from"], origin);
+    assert_eq!(ended["forked_from"], origin, "{ended}");
+    let listed = serve.get("/v1/runs").await.1;
+    let listed = |run: &str| listed["runs"].as_array().unwrap().iter().find(|r| r["id"] == run).unwrap().clone();
+    assert_eq!(listed(&fork_id)["forked_from"], origin);
+    assert_eq!((listed(&id).get("forked_from"), original.get("forked_from")), (None, None));
     let requests = mock.requests();
     assert_eq!(requests.len(), 5, "one live call, the title; nothing before the fork point was asked again");
     assert!(requests[4].body.to_string().contains("Title for: injected summary"), "{}", requests[4].body);
@@ -182,6 +203,9 @@ async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_a
     let replies: Vec<&Value> =
         fork_events.iter().filter(|(_, e)| e["type"] == "model_response").map(|(_, e)| &e["text"]).collect();
     assert_eq!(replies, [&json!(""), &json!("wrote notes"), &json!("injected summary"), &json!("title two")]);
+    // Each call streams the text it answers with: the replaced reply is never streamed.
+    assert_eq!(streamed(&events), ["", "wrote notes", "summary one", "title one"]);
+    assert_eq!(streamed(&fork_events), ["", "wrote notes", "injected summary", "title two"]);
     // The fork's work directory got the served tool's file.
     let fork_notes = dir.join("state/runs").join(&fork_id).join("work/notes.txt");
     assert_eq!(std::fs::read_to_string(fork_notes).unwrap(), "first notes");
@@ -194,6 +218,7 @@ async fn a_fork_replays_up_to_its_event_then_goes_live_and_leaves_the_original_a
     assert_eq!(edited.0, 202, "{}", edited.1);
     let ended = done(&serve, edited.1["id"].as_str().unwrap()).await;
     assert_eq!(ended["result"], "title three", "{ended}");
+    assert_eq!(ended["forked_from"], json!({"run": id, "at": assigned, "set": {"summary": "edited"}}));
     let requests = mock.requests();
     assert_eq!(requests.len(), 6);
     assert!(requests[5].body.to_string().contains("Title for: edited"), "{}", requests[5].body);
@@ -793,4 +818,88 @@ async fn an_event_of_a_branch_its_sibling_cancelled_is_shown() {
     assert_eq!(at["point"]["thread"], "branch:2", "the sibling's next step: {at}");
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
     assert_eq!(mock.requests().len(), made, "travelling made no model call");
+}
+
+/// Two agents in a `parallel` block, each writing its own file; the second
+/// one's model is slow, so its file is written events after the first's.
+const WRITERS: &str = r#"model main = openai/gpt-4o-mini
+tool fs = builtin streetrace.fs
+prompt write_a: """Write a.txt."""
+prompt write_b: """Write b.txt."""
+agent wa:
+    instruction write_a
+    tools fs
+agent wb:
+    instruction write_b
+    tools fs
+flow main:
+    parallel do
+        $a = run agent wa with $input_prompt
+        $b = run agent wb with $input_prompt
+    end
+    return $a
+"#;
+
+/// The files of the moment, by path and text.
+fn files_of(moment: &Value) -> Vec<(String, String)> {
+    let entries = moment["files"]["entries"].as_array().unwrap();
+    entries.iter().map(|e| (e["path"].as_str().unwrap().to_string(), e["text"].as_str().unwrap().to_string())).collect()
+}
+
+/// At every event of a run whose `parallel` branches write files, the state
+/// lists a file from the event of the tool call that wrote it on, never
+/// before: not when a sibling branch writes it later. The workload's graph
+/// gives the two agents' edges as branches of one block.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_written_in_parallel_branches_are_shown_once_written() {
+    let dir = temp("travel-writers", &[("writers.sr", WRITERS)]);
+    let mock = MockServer::start().await;
+    mock.respond_with(|request| {
+        let body = request.body.to_string();
+        let (file, delay) = if body.contains("Write a.txt") { ("a.txt", 0) } else { ("b.txt", 600) };
+        if body.contains("\"tool\"") || body.contains("tool_call_id") {
+            MockReply::text(format!("wrote {file}"))
+        } else {
+            let content = format!("{file} content");
+            MockReply::tool_call(file, "write_file", json!({"path": file, "content": content}))
+                .delay(Duration::from_millis(delay))
+        }
+    });
+    let serve = Serve::start(&dir, &mock, &["writers.sr"]).await;
+    // The graph tells the two agents apart as branches of one block.
+    let workloads = serve.get("/v1/workloads").await.1;
+    let edges = workloads["workloads"][0]["graph"]["edges"].as_array().unwrap().clone();
+    let branch_of = |agent: &str| edges.iter().find(|e| e["to"] == agent).unwrap()["parallel"].clone();
+    let (wa, wb) = (branch_of("agent wa"), branch_of("agent wb"));
+    assert_eq!((wa["branch"].clone(), wb["branch"].clone()), (json!(0), json!(1)), "{edges:?}");
+    assert!(wa["block"].is_u64() && wa["block"] == wb["block"], "{edges:?}");
+    let run = serve.post("/v1/runs", json!({"workload": "writers", "prompt": "go", "wait": true})).await;
+    assert_eq!(run.1["status"], "done", "{}", run.1);
+    let id = run.1["id"].as_str().unwrap().to_string();
+    let events = events_of(&serve.get_text(&format!("/v1/runs/{id}/events")).await);
+    // Where each file was written: its tool call's result.
+    // Each call's id is the file it writes.
+    let event = |kind: &str, file: &str| {
+        events
+            .iter()
+            .find(|(_, e)| e["type"] == kind && e["call_id"] == file)
+            .unwrap_or_else(|| panic!("{kind} {file}"))
+            .0
+    };
+    let span = |file| (event("tool_call", file), event("tool_result", file));
+    let (a, b) = (span("a.txt"), span("b.txt"));
+    eprintln!("a {a:?} b {b:?}");
+    for (seq, event) in &events {
+        let at = serve.get(&format!("/v1/runs/{id}/at/{seq}")).await;
+        assert_eq!(at.0, 200, "event {seq} {event}: {}", at.1);
+        let files = files_of(&at.1);
+        for (file, (call, result)) in [("a.txt", a), ("b.txt", b)] {
+            let shown = files.iter().any(|(path, _)| path == file);
+            if *seq < call {
+                assert!(!shown, "event {seq} ({}): {file} is written at {call}..{result}: {files:?}", event["type"]);
+            } else if *seq >= result {
+                assert!(shown, "event {seq} ({}): {file} was written at {result}: {files:?}", event["type"]);
+            }
+        }
+    }
 }

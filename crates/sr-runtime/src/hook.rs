@@ -99,7 +99,9 @@ pub enum Control {
     /// At a [`StepPoint::ModelCall`], send this request instead (a debugger's
     /// edit of the call); elsewhere the same as `Continue`.
     Replace(Box<sr_llm::ChatRequest>),
-    /// At a [`StepPoint::ModelReply`], the agent gets this reply instead;
+    /// At a [`StepPoint::ModelReply`], the agent gets this reply instead; at
+    /// a [`StepPoint::ModelCall`], the call is neither sent nor served and
+    /// this reply streams as its text (the call's `ModelReply` step follows);
     /// elsewhere the same as `Continue`.
     Reply(Box<sr_llm::ChatResponse>),
     /// Continue, and from this step on the thread's effects are live: the

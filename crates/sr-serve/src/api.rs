@@ -256,7 +256,9 @@ pub(crate) async fn shown(server: &Server, row: RunRow) -> Result<Run, ApiError>
             .inspect_err(|error| tracing::warn!(run = %row.id, %error, "a stored question is not a question"))
             .ok()
     });
+    let forked_from = crate::travel::fork::origin(&server.store, &row.id).await;
     Ok(Run {
+        forked_from,
         id: row.id,
         session: row.session,
         workload: row.workload,

@@ -1,10 +1,11 @@
 //! What the studio (sr-studio) asks beyond API v1: `GET /v1/runs`, the newest runs first
 //! (`?status=` to keep one status, `?limit=` up to 500, default 200), each with when it
-//! started, how long it took once it ended, and its tokens and cost from its
-//! `run_finished` event; and `GET /v1/sessions`, every session in the store, the one
-//! active last first, a page at a time (`?q=` to search, `?limit=` per page, default 50,
-//! `?before=` the previous page's `next`). The embedded store reads `serve.db` for them
-//! on a read-only connection of its own, so it never holds the store's lock.
+//! started, how long it took once it ended, its tokens and cost from its `run_finished`
+//! event, and what a fork was forked from; and `GET /v1/sessions`, every session in the
+//! store, the one active last first, a page at a time (`?q=` to search, `?limit=` per
+//! page, default 50, `?before=` the previous page's `next`). The embedded store reads
+//! `serve.db` for the lists on a read-only connection of its own, so they never hold the
+//! store's lock; a listed run's fork plan is one short read of the store each.
 
 use std::sync::Arc;
 
@@ -121,7 +122,13 @@ fn summary(row: SessionRow) -> SessionSummary {
 async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Result<Json<RunList>, ApiError> {
     let query = parse_query(raw.as_deref(), "/v1/runs")?;
     let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
-    let runs = server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
+    let mut runs: Vec<RunSummary> =
+        server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
+    let origins =
+        futures::future::join_all(runs.iter().map(|r| crate::travel::fork::origin(&server.store, &r.id))).await;
+    for (run, origin) in runs.iter_mut().zip(origins) {
+        run.forked_from = origin;
+    }
     Ok(Json(RunList { runs }))
 }
 
@@ -144,6 +151,7 @@ fn shown(row: RecentRun) -> RunSummary {
         duration_ms: status.is_ended().then(|| u64::try_from(updated_ms.saturating_sub(created_ms)).unwrap_or(0)),
         tokens: usage.as_ref().map(|u| Tokens { input: u.input_tokens, output: u.output_tokens }),
         cost_usd: usage.and_then(|u| u.cost_usd),
+        forked_from: None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sr_api::{Diagnostic, EntryKind, EntryPoint, Graph, GraphEdge, GraphNode, InputHelp};
+use sr_api::{Diagnostic, EntryKind, EntryPoint, Graph, GraphEdge, GraphNode, InputHelp, ParallelBranch};
 use sr_hir::RootDatabase;
 use sr_hir::graph::{ProgramGraph, program_graph};
 use sr_runtime::compile::{Compiled, Entry};
@@ -153,6 +153,7 @@ fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Graph {
             from: nodes[link.from].id.clone(),
             to: nodes[link.to].id.clone(),
             kind: link.kind_name().to_string(),
+            parallel: link.branch.map(|b| ParallelBranch { block: b.block, branch: b.index }),
         })
         .collect();
     Graph { nodes, edges }

@@ -21,8 +21,8 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use sr_api::{
     CancelAnswer, CancelStatus, EntryKind, EntryPoint, ErrorAnswer, ErrorDetail, Graph, GraphEdge, InputHelp,
-    InputRequest, NewSession, Run, RunAccepted, RunList, RunRequest, RunStatus, RunSummary, Session, SessionCreated,
-    SessionList, SessionSummary, Tokens, WorkloadList,
+    InputRequest, NewSession, ParallelBranch, Run, RunAccepted, RunList, RunRequest, RunStatus, RunSummary, Session,
+    SessionCreated, SessionList, SessionSummary, Tokens, WorkloadList,
 };
 use tokio::sync::watch;
 
@@ -68,6 +68,7 @@ fn summary(session: &str, workload: &str, status: RunStatus, started: &str) -> R
         duration_ms: None,
         tokens: None,
         cost_usd: None,
+        forked_from: None,
     }
 }
 
@@ -84,6 +85,7 @@ impl FixtureRun {
             result: self.result.clone(),
             error: s.error.clone(),
             question: None,
+            forked_from: s.forked_from.clone(),
         }
     }
 }
@@ -264,7 +266,17 @@ const R_DONE_STARTED_MS: u64 = 1_795_680_000_000;
 /// `ask`, whose default entry is not its first, and `review`, whose runs the fixture refuses.
 async fn workloads() -> Json<WorkloadList> {
     let entry = |name: &str, kind| EntryPoint { name: name.to_string(), kind, input: "prompt".to_string() };
-    let edge = |from: &str, to: &str, kind: &str| GraphEdge { from: from.into(), to: to.into(), kind: kind.into() };
+    let edge = |from: &str, to: &str, kind: &str| GraphEdge {
+        from: from.into(),
+        to: to.into(),
+        kind: kind.into(),
+        parallel: None,
+    };
+    // Branches 0 and 1 of the flow's `parallel` block 3.
+    let branch = |from: &str, to: &str, kind: &str, branch| GraphEdge {
+        parallel: Some(ParallelBranch { block: 3, branch }),
+        ..edge(from, to, kind)
+    };
     let review = sr_api::Workload {
         name: "review".to_string(),
         entry: Some("agent reviewer".to_string()),
@@ -283,9 +295,9 @@ async fn workloads() -> Json<WorkloadList> {
                 graph: Graph {
                     nodes: Vec::new(),
                     edges: vec![
-                        edge("flow main", "agent helper", "run_agent"),
+                        branch("flow main", "agent helper", "run_agent", 0),
                         edge("agent helper", "agent expert", "delegate"),
-                        edge("flow main", "flow notify", "run_flow"),
+                        branch("flow main", "flow notify", "run_flow", 1),
                     ],
                 },
                 diagnostics: vec![sr_api::Diagnostic {

@@ -351,6 +351,8 @@ export type Run = {
   error?: string | null;
   /** What a run `in_doubt` asks about the tool call a crash cut off. */
   question?: (Question | null);
+  /** The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from. */
+  forked_from?: (ForkedFrom | null);
 };
 
 /**
@@ -365,6 +367,19 @@ export type Question = {
   args: unknown;
   /** The key the call was made with, and is made with again on `retry`. */
   idempotency_key: string;
+};
+
+/** What a fork was forked from: the run, the event, and what it was given there. */
+export type ForkedFrom = {
+  run: string;
+  /** The event of the original the fork went live after. */
+  at: number;
+  /** The model's reply it was given instead of the recorded one. */
+  reply?: string | null;
+  /** The variables it was given new values, with those values. */
+  set?: {
+    [field: string]: unknown;
+  };
 };
 
 /** A run accepted (202): submitted, or answered and queued again. */
@@ -424,6 +439,16 @@ export type GraphEdge = {
   to: string;
   /** `handler`, `delegate`, `use`, `run_agent`, `run_flow`, `call_llm` or `instruction`. */
   kind: string;
+  /** The `parallel` branch the edge's reference is in: the branches of one block run at once. */
+  parallel?: (ParallelBranch | null);
+};
+
+/** A branch of a `parallel` block of the edge's flow or handler. */
+export type ParallelBranch = {
+  /** The block, numbered within its flow or handler. */
+  block: number;
+  /** The branch's place in the block, from 0. */
+  branch: number;
 };
 
 /** A diagnostic at its span: 1-based lines and columns in characters. */
@@ -505,6 +530,8 @@ export type RunSummary = {
   tokens?: (Tokens | null);
   /** From the run's `run_finished` event, when the server has a price for its model. */
   cost_usd?: number | null;
+  /** The run and event a fork was forked from. */
+  forked_from?: (ForkedFrom | null);
 };
 
 export type Tokens = {
@@ -647,12 +674,6 @@ export type Forked = {
   status: RunStatus;
   session: string;
   forked_from: ForkedFrom;
-};
-
-export type ForkedFrom = {
-  run: string;
-  /** The event of the original the fork went live after. */
-  at: number;
 };
 
 /** A request: one object (no batches), with an id (A2A has no notifications). */

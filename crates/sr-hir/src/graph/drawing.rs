@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::{EdgeKind, edges};
+use super::{Branch, EdgeKind, edges};
 use crate::entry::entry_point;
 use crate::items::{Item, ItemKind};
 use crate::{Db, File, program};
@@ -38,6 +38,8 @@ pub struct GraphLink {
     pub to: usize,
     /// `None` ties an agent to one of its own handlers.
     pub kind: Option<EdgeKind>,
+    /// The `parallel` branch of the link's first reference, if it is in one.
+    pub branch: Option<Branch>,
 }
 
 impl GraphNode<'_> {
@@ -124,14 +126,14 @@ pub fn program_graph<'db>(db: &'db dyn Db, root: File) -> ProgramGraph<'db> {
         if let (Some(owner), ItemKind::Handler) = (edge.from.owner(db), edge.from.kind(db))
             && let Some(&agent) = program.agents.get(owner)
         {
-            let tie = GraphLink { from: node(&mut graph, agent), to: from, kind: None };
-            if seen.insert(tie) {
+            let tie = GraphLink { from: node(&mut graph, agent), to: from, kind: None, branch: None };
+            if seen.insert((tie.from, tie.to, tie.kind)) {
                 graph.links.push(tie);
             }
         }
-        let link = GraphLink { from, to: node(&mut graph, edge.to), kind: Some(edge.kind) };
+        let link = GraphLink { from, to: node(&mut graph, edge.to), kind: Some(edge.kind), branch: edge.branch };
         // `run agent` and `run` of a flow are drawn alike; the kind stays exact.
-        if seen.insert(link) {
+        if seen.insert((link.from, link.to, link.kind)) {
             graph.links.push(link);
         }
     }

@@ -9,7 +9,7 @@ mod drawing;
 pub use drawing::{GraphLink, GraphNode, ProgramGraph, program_graph};
 
 use crate::anchor::Anchor;
-use crate::hir::{Invocation, ItemData};
+use crate::hir::{Body, Invocation, ItemData, Stmt, StmtId};
 use crate::items::{Item, ItemKind};
 use crate::{Db, File, body, item_data, program};
 
@@ -51,6 +51,39 @@ pub struct Edge<'db> {
     pub kind: EdgeKind,
     /// The reference that makes the edge.
     pub at: Anchor<'db>,
+    /// The innermost `parallel` branch the reference is in (flows and handlers).
+    pub branch: Option<Branch>,
+}
+
+/// A branch of a `parallel` block: branches of one block run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Branch {
+    /// The block's statement, numbered within its flow or handler.
+    pub block: u32,
+    /// The branch's place in the block, from 0.
+    pub index: u32,
+}
+
+/// Every statement under `stmts` with the innermost `parallel` branch it is in.
+fn walk_branches<'b>(
+    body: &'b Body,
+    stmts: &[StmtId],
+    branch: Option<Branch>,
+    f: &mut impl FnMut(&'b Stmt, Option<Branch>),
+) {
+    for &id in stmts {
+        let stmt = &body.stmts[id];
+        f(stmt, branch);
+        match stmt {
+            Stmt::Parallel { body: branches } => {
+                let block = u32::from(id.into_raw());
+                for (index, &first) in (0..).zip(branches) {
+                    walk_branches(body, &[first], Some(Branch { block, index }), f);
+                }
+            }
+            _ => walk_branches(body, &stmt.children(), branch, f),
+        }
+    }
 }
 
 /// Every edge of the program rooted at `root`, in source order.
@@ -80,13 +113,13 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
                         _ => program.lookup(target_kind, &target.name),
                     };
                     if let Some(to) = to {
-                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
+                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part), branch: None });
                     }
                 }
             }
             ItemData::Flow | ItemData::Handler(_) => {
                 let body = body(db, item);
-                body.walk_stmts(&mut |_, stmt| {
+                walk_branches(&body, &body.root, None, &mut |stmt, branch| {
                     let Some((how, target)) = stmt.invokes() else { return };
                     let kind = match how {
                         Invocation::RunAgent => EdgeKind::RunAgent,
@@ -94,7 +127,7 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
                         Invocation::CallLlm => EdgeKind::CallLlm,
                     };
                     if let Some(to) = program.lookup(how.item_kind(), &target.name) {
-                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part) });
+                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part), branch });
                     }
                 });
             }

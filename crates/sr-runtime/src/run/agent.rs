@@ -282,9 +282,10 @@ impl Runtime {
     ) -> Result<ChatResponse, RunError> {
         let step = th.step(&self.program, StepPoint::ModelCall { agent, request: &request });
         let control = self.env.hook.on_step(step).await;
-        let request = match self.obey(th, control)? {
-            Control::Replace(edited) => *edited,
-            _ => request,
+        let (request, given) = match self.obey(th, control)? {
+            Control::Replace(edited) => (*edited, None),
+            Control::Reply(given) => (request, Some(*given)),
+            _ => (request, None),
         };
         th.emitter.emit(Payload::ModelRequest {
             model: request.model.clone(),
@@ -294,20 +295,24 @@ impl Runtime {
         let request_json = serde_json::to_value(&request).unwrap_or(Value::Null);
         let policy = self.call_policy(th);
         let mut attempt = 0;
-        let (at, response) = loop {
-            let at = th.next_effect();
-            match self.stream_reply(th, agent, &at, &request).await? {
-                Ok(response) => break (at, response),
-                Err(e) if e.is_retryable() && attempt < policy.retries() => {
-                    attempt += 1;
-                    let delay = policy.delay(attempt, e.retry_after());
-                    let what = format!("model {}", request.model);
-                    self.before_retry(th, &what, &e.to_string(), (attempt, policy.retries()), delay).await;
-                }
-                Err(e) => {
-                    let error = RunError::failed(format!("model {}: {e}", request.model), None);
-                    self.report_failure(th, StepPoint::ModelCall { agent, request: &request }, &error).await?;
-                    return Err(error);
+        let (at, response) = if let Some(given) = given {
+            self.given_reply(th, &request, given)
+        } else {
+            loop {
+                let at = th.next_effect();
+                match self.stream_reply(th, agent, &at, &request).await? {
+                    Ok(response) => break (at, response),
+                    Err(e) if e.is_retryable() && attempt < policy.retries() => {
+                        attempt += 1;
+                        let delay = policy.delay(attempt, e.retry_after());
+                        let what = format!("model {}", request.model);
+                        self.before_retry(th, &what, &e.to_string(), (attempt, policy.retries()), delay).await;
+                    }
+                    Err(e) => {
+                        let error = RunError::failed(format!("model {}: {e}", request.model), None);
+                        self.report_failure(th, StepPoint::ModelCall { agent, request: &request }, &error).await?;
+                        return Err(error);
+                    }
                 }
             }
         };
@@ -338,6 +343,21 @@ impl Runtime {
             );
         }
         Ok(response)
+    }
+
+    /// The reply the hook gave at a call's [`StepPoint::ModelCall`]: the
+    /// call is neither sent nor served from the journal, the reply streams
+    /// as its text (so a fork never shows the reply it replaced), and the
+    /// thread's journal goes on from it.
+    fn given_reply(&self, th: &mut Thread, request: &ChatRequest, given: ChatResponse) -> (EffectAt, ChatResponse) {
+        let at = th.next_effect();
+        if let Err(message) = self.env.journal.replace_reply(&at, request, &given) {
+            th.emitter.emit(Payload::Warning { message });
+        }
+        if !given.text.is_empty() {
+            th.emitter.emit(Payload::TextDelta { text: given.text.clone() });
+        }
+        (at, given)
     }
 
     /// Sends `request`, streaming the reply's text as events. When the hook

@@ -566,7 +566,10 @@ impl Runtime {
         let threads: Vec<u32> = branches.iter().map(|b| b.id).collect();
         let cut = matches!(&joined, Err(e) if matches!(e.kind, ErrorKind::Paused | ErrorKind::Terminated));
         let settled = self.env.journal.record_interleaving(&block, &gate.order(), &threads, cut);
-        let settled = settled.and_then(|()| self.env.journal.settle_block(&block));
+        // A block cut short (time travel stops a replay at its moment) keeps
+        // the files its branches' served tools made so far: settling would
+        // make every change the branches recorded, later ones too.
+        let settled = settled.and_then(|()| if cut { Ok(()) } else { self.env.journal.settle_block(&block) });
         // A branch's failure was reported on the branch.
         th.failure_reported |= branches.iter().any(|b| b.failure_reported);
         joined?;

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use sr_api::travel::ForkedFrom;
 use sr_runtime::hook::{Control, Step, StepHook, StepPoint};
 use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing_answered};
 
@@ -43,6 +44,25 @@ pub struct Plan {
     pub answers: Vec<String>,
     pub reply: Option<String>,
     pub set: Map<String, Value>,
+}
+
+impl Plan {
+    /// What the fork was forked from, as the API shows it.
+    pub fn origin(&self) -> ForkedFrom {
+        ForkedFrom { run: self.from_run.clone(), at: self.at, reply: self.reply.clone(), set: self.set.clone() }
+    }
+}
+
+/// What run `run` was forked from; `None` for a run that is not a fork, or
+/// whose plan cannot be read (logged).
+pub async fn origin(store: &Store, run: &str) -> Option<ForkedFrom> {
+    match find(store, run).await? {
+        Ok(plan) => Some(plan.origin()),
+        Err(error) => {
+            tracing::warn!(run, %error, "a fork's origin is not shown");
+            None
+        }
+    }
 }
 
 /// Keeps the plan of run `run` in the store.
@@ -95,7 +115,8 @@ pub fn resuming(plan: &Plan) -> Arc<dyn StepHook> {
     Arc::new(Forking::new(plan, true))
 }
 
-/// At the plan's point, edits the variables, replaces the reply and forks;
+/// At the plan's point, edits the variables, replaces the reply (given at
+/// the point's model call, the step before its reply) and forks;
 /// when the point is in a `parallel` branch, the threads around it fork at
 /// their next step too (after the block), since what they do next depends on
 /// what the branch does now. The other branches are served on.
@@ -107,6 +128,8 @@ struct Forking {
     set: Map<String, Value>,
     points: Mutex<HashMap<String, u64>>,
     forked: AtomicBool,
+    /// The reply was given at the point's model call, before it was sent.
+    given: AtomicBool,
     /// The fork is resumed from its own journal: at the point, the edits only.
     resuming: bool,
 }
@@ -120,6 +143,7 @@ impl Forking {
             set: plan.set.clone(),
             points: Mutex::default(),
             forked: AtomicBool::new(false),
+            given: AtomicBool::new(false),
             resuming,
         }
     }
@@ -130,19 +154,23 @@ impl StepHook for Forking {
         let control = match &self.point {
             Some(point) if !self.forked.load(Ordering::SeqCst) => {
                 let n = count_point(&self.points, step.thread_key);
-                if step.thread_key == point.thread && n == point.n {
+                let mine = step.thread_key == point.thread;
+                if let (Some(text), StepPoint::ModelCall { .. }, false) = (&self.reply, step.point, self.resuming)
+                    && mine
+                    && n + 1 == point.n
+                {
+                    // The call whose reply the point is: it is not served,
+                    // so the replaced reply is never streamed.
+                    self.given.store(true, Ordering::SeqCst);
+                    Control::Reply(Box::new(reply(text)))
+                } else if mine && n == point.n {
                     self.forked.store(true, Ordering::SeqCst);
                     for (name, value) in &self.set {
                         step.vars.insert(name.clone(), value.clone());
                     }
                     match (&self.reply, step.point) {
-                        _ if self.resuming => Control::Continue,
-                        (Some(text), StepPoint::ModelReply { .. }) => Control::Reply(Box::new(sr_llm::ChatResponse {
-                            text: text.clone(),
-                            tool_calls: Vec::new(),
-                            usage: sr_llm::Usage::default(),
-                            finish_reason: sr_llm::FinishReason::Stop,
-                        })),
+                        _ if self.resuming || self.given.load(Ordering::SeqCst) => Control::Continue,
+                        (Some(text), StepPoint::ModelReply { .. }) => Control::Reply(Box::new(reply(text))),
                         _ => Control::Fork,
                     }
                 } else {
@@ -162,6 +190,16 @@ impl StepHook for Forking {
             }
         };
         Box::pin(std::future::ready(control))
+    }
+}
+
+/// The model's reply a fork gives instead of the recorded one.
+fn reply(text: &str) -> sr_llm::ChatResponse {
+    sr_llm::ChatResponse {
+        text: text.to_string(),
+        tool_calls: Vec::new(),
+        usage: sr_llm::Usage::default(),
+        finish_reason: sr_llm::FinishReason::Stop,
     }
 }
 

@@ -18,7 +18,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sr_api::travel::{ForkRequest, Forked, ForkedFrom};
+use sr_api::travel::{ForkRequest, Forked};
 use sr_runtime::journal::Recorded;
 
 use crate::Server;
@@ -223,6 +223,7 @@ async fn fork_run(
         reply: request.reply,
         set: request.set,
     };
+    let forked_from = plan.origin();
     let new_id = uuid::Uuid::new_v4().to_string();
     let session = uuid::Uuid::new_v4().to_string();
     fork::save(&server.store, &new_id, &plan).await.map_err(|e| {
@@ -246,11 +247,6 @@ async fn fork_run(
     }
     tracing::info!(run = %new_id, from = %run.id, at = target.seq, "fork queued");
     server.wake.notify_one();
-    let body = Forked {
-        id: new_id,
-        status: RunStatus::Queued,
-        session,
-        forked_from: ForkedFrom { run: run.id, at: target.seq },
-    };
+    let body = Forked { id: new_id, status: RunStatus::Queued, session, forked_from };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
