@@ -26,6 +26,7 @@
 //! recorded answers and needs neither the remote agent nor its card; the
 //! tool's description comes from the program alone for that reason.
 
+mod error;
 mod stream;
 mod wire;
 
@@ -40,6 +41,7 @@ use serde_json::{Value, json};
 use sr_hir::{Name, ToolData};
 
 use crate::tools::{Report, Tool, ToolError, ToolSpec};
+use error::CallError;
 use wire::{Endpoint, Outcome};
 
 /// Limits of the calls to remote agents.
@@ -106,11 +108,11 @@ impl Remotes {
             for (header, value) in values.chain(written.iter().map(|(k, v)| (k.to_string(), v.clone()))) {
                 match substitute(&value, env, &mut remotes.secrets) {
                     Ok(resolved) => headers.push((header, resolved)),
-                    Err(var) => missing = Some(var),
+                    Err(error) => missing = Some(error),
                 }
             }
             let headers = match missing {
-                Some(var) => Err(format!("environment variable '{var}' is not set")),
+                Some(error) => Err(error),
                 None => Ok(headers),
             };
             let remote = Remote {
@@ -167,20 +169,19 @@ impl std::fmt::Debug for Remotes {
 }
 
 /// `${env:VAR}` and `${VAR}` replaced as in MCP servers' definitions
-/// (`sr_mcp::substitute`), each value used noted in `secrets`; the name of a
-/// variable that is not set is the error.
+/// (`sr_mcp::substitute`), each value used noted in `secrets`.
 fn substitute(
     text: &str,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     secrets: &mut Vec<String>,
-) -> Result<String, String> {
+) -> Result<String, CallError> {
     let used = std::cell::RefCell::new(Vec::new());
     let resolved = sr_mcp::substitute(text, |name| {
         let value = env(name);
         used.borrow_mut().extend(value.clone());
         value
     })
-    .map_err(|sr_mcp::MissingVar(name)| name)?;
+    .map_err(|sr_mcp::MissingVar(name)| CallError::MissingVar(name))?;
     for value in used.into_inner() {
         if !secrets.contains(&value) {
             secrets.push(value);
@@ -193,7 +194,7 @@ fn substitute(
 struct Remote {
     card_url: String,
     /// `Authorization` and the options, or why they cannot be made.
-    headers: Result<Vec<(String, String)>, String>,
+    headers: Result<Vec<(String, String)>, CallError>,
     client: reqwest::Client,
     options: A2aOptions,
     endpoint: tokio::sync::Mutex<Option<Endpoint>>,
@@ -202,7 +203,7 @@ struct Remote {
 impl Remote {
     /// Sends `text` (the answer to `task` when given) and waits for the
     /// answer, reporting a stream's updates to `report`.
-    async fn call(&self, text: &str, task: Option<(&str, Option<&str>)>, report: &Report) -> Result<Value, String> {
+    async fn call(&self, text: &str, task: Option<(&str, Option<&str>)>, report: &Report) -> Result<Value, CallError> {
         let endpoint = self.endpoint().await?;
         let message_id = uuid::Uuid::new_v4().to_string();
         let mut outcome = if endpoint.streaming {
@@ -225,31 +226,32 @@ impl Remote {
                 "context_id": context_id,
                 "note": "the remote agent waits for an answer: call this tool again with the answer as `request` and this `task_id` (and `context_id`)",
             })),
-            Outcome::Failed(why) => Err(why),
-            Outcome::Working { .. } => Err("the remote task never ended".to_string()),
+            Outcome::Failed(why) => Err(CallError::TaskFailed(why)),
+            Outcome::Working { .. } => Err(CallError::NeverEnded),
         }
     }
 
     /// The card's endpoint, fetched at the first call (a failure is not kept:
     /// the next call tries again).
-    async fn endpoint(&self) -> Result<Endpoint, String> {
+    async fn endpoint(&self) -> Result<Endpoint, CallError> {
         let mut known = self.endpoint.lock().await;
         if let Some(endpoint) = &*known {
             return Ok(endpoint.clone());
         }
         let request = self.with_headers(self.client.get(&self.card_url))?;
         let card = self.read_json(request, "the card").await?;
-        let endpoint = wire::endpoint(&card, &self.card_url).map_err(|e| format!("{e} ({})", self.card_url))?;
+        let endpoint = wire::endpoint(&card, &self.card_url)
+            .map_err(|problem| CallError::Card { problem, card_url: self.card_url.clone() })?;
         *known = Some(endpoint.clone());
         Ok(endpoint)
     }
 
-    async fn post(&self, endpoint: &Endpoint, body: &Value) -> Result<Value, String> {
+    async fn post(&self, endpoint: &Endpoint, body: &Value) -> Result<Value, CallError> {
         self.read_json(self.rpc(endpoint, body)?, "the reply").await
     }
 
     /// A JSON-RPC request of `body` to `endpoint`, with the headers.
-    fn rpc(&self, endpoint: &Endpoint, body: &Value) -> Result<reqwest::RequestBuilder, String> {
+    fn rpc(&self, endpoint: &Endpoint, body: &Value) -> Result<reqwest::RequestBuilder, CallError> {
         let version = match endpoint.version {
             wire::Version::V10 => "1.0",
             wire::Version::V03 => "0.3",
@@ -267,9 +269,9 @@ impl Remote {
         request: &Value,
         task: Option<&str>,
         report: &Report,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, CallError> {
         let request = self.rpc(endpoint, request)?.header("Accept", "text/event-stream");
-        let mut response = request.send().await.map_err(|e| format!("cannot reach the remote agent: {}", plain(&e)))?;
+        let mut response = request.send().await.map_err(|e| CallError::Unreachable(plain(&e)))?;
         let is_stream = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -280,14 +282,18 @@ impl Remote {
         }
         let limit = self.options.max_reply_bytes;
         let (mut sse, mut follow, mut read) = (stream::Sse::default(), stream::Follow::new(task), 0);
-        while let Some(chunk) = response.chunk().await.map_err(|e| format!("the stream was cut off: {}", plain(&e)))? {
+        while let Some(chunk) =
+            response.chunk().await.map_err(|e| CallError::CutOff { what: "the stream", cause: plain(&e) })?
+        {
             read += chunk.len();
             if read > limit {
-                return Err(format!("the stream is larger than {limit} bytes"));
+                return Err(CallError::TooLarge { what: "the stream", limit });
             }
             for data in sse.feed(&chunk)? {
-                let event: Value = serde_json::from_str(&data)
-                    .map_err(|e| format!("a stream event is not JSON: {e}: '{}'", wire::short(&data)))?;
+                let event: Value = serde_json::from_str(&data).map_err(|e| CallError::NotJson {
+                    what: "a stream event",
+                    cause: format!("{e}: '{}'", wire::short(&data)),
+                })?;
                 let (update, end) = follow.event(&event)?;
                 report(update);
                 if let Some(outcome) = end {
@@ -297,11 +303,11 @@ impl Remote {
         }
         match follow.task_id() {
             Some(task_id) => Ok(Outcome::Working { task_id: task_id.to_string() }),
-            None => Err("the stream ended before it named a task".to_string()),
+            None => Err(CallError::StreamEndedEarly),
         }
     }
 
-    fn with_headers(&self, mut request: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, String> {
+    fn with_headers(&self, mut request: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, CallError> {
         for (name, value) in self.headers.as_ref().map_err(Clone::clone)? {
             request = request.header(name.as_str(), value.as_str());
         }
@@ -309,29 +315,29 @@ impl Remote {
     }
 
     /// Sends `request` and reads its JSON body, at most `max_reply_bytes`.
-    async fn read_json(&self, request: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
-        let response = request.send().await.map_err(|e| format!("cannot reach the remote agent: {}", plain(&e)))?;
+    async fn read_json(&self, request: reqwest::RequestBuilder, what: &'static str) -> Result<Value, CallError> {
+        let response = request.send().await.map_err(|e| CallError::Unreachable(plain(&e)))?;
         self.json_body(response, what).await
     }
 
     /// `response`'s JSON body, at most `max_reply_bytes`.
-    async fn json_body(&self, mut response: reqwest::Response, what: &str) -> Result<Value, String> {
+    async fn json_body(&self, mut response: reqwest::Response, what: &'static str) -> Result<Value, CallError> {
         let status = response.status();
         let limit = self.options.max_reply_bytes;
         if response.content_length().is_some_and(|n| n > limit as u64) {
-            return Err(format!("{what} is larger than {limit} bytes"));
+            return Err(CallError::TooLarge { what, limit });
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| format!("{what} was cut off: {}", plain(&e)))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| CallError::CutOff { what, cause: plain(&e) })? {
             if body.len() + chunk.len() > limit {
-                return Err(format!("{what} is larger than {limit} bytes"));
+                return Err(CallError::TooLarge { what, limit });
             }
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
-            return Err(format!("{what}: HTTP {status}"));
+            return Err(CallError::Status { what, status });
         }
-        serde_json::from_slice(&body).map_err(|e| format!("{what} is not JSON: {e}"))
+        serde_json::from_slice(&body).map_err(|e| CallError::NotJson { what, cause: e.to_string() })
     }
 }
 
@@ -422,6 +428,6 @@ mod tests {
         let text = substitute("Bearer ${env:KEY} ${KEY} ${1x} ${KEY", &env, &mut secrets).unwrap();
         assert_eq!(text, "Bearer k-0123456789 k-0123456789 ${1x} ${KEY");
         assert_eq!(secrets, ["k-0123456789"]);
-        assert_eq!(substitute("${env:NOPE}", &env, &mut secrets), Err("NOPE".to_string()));
+        assert_eq!(substitute("${env:NOPE}", &env, &mut secrets), Err(CallError::MissingVar("NOPE".to_string())));
     }
 }

@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use super::error::CallError;
 use super::wire::{self, Outcome, short};
 use crate::tools::Update;
 
@@ -22,7 +23,7 @@ impl Sse {
     /// Reads `bytes`; the data of each event they complete, in order.
     /// Comments (keep-alives) and the `event`, `id` and `retry` fields are
     /// skipped; a line that is not one of those, or not UTF-8, is an error.
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, CallError> {
         let mut done = Vec::new();
         for &byte in bytes {
             if byte != b'\n' {
@@ -33,7 +34,7 @@ impl Sse {
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            let line = String::from_utf8(line).map_err(|_| "the stream has a line that is not UTF-8".to_string())?;
+            let line = String::from_utf8(line).map_err(|_| CallError::NotUtf8Line)?;
             if line.is_empty() {
                 done.extend(self.data.take());
                 continue;
@@ -52,7 +53,7 @@ impl Sse {
                     None => self.data = Some(value.to_string()),
                 },
                 "event" | "id" | "retry" => {}
-                _ => return Err(format!("the stream has a line that is not Server-Sent Events: '{}'", short(&line))),
+                _ => return Err(CallError::NotSse(short(&line))),
             }
         }
         Ok(done)
@@ -83,27 +84,25 @@ impl Follow {
 
     /// What one event (a JSON-RPC response) says: the update to report and,
     /// when it ends the call, the outcome.
-    pub fn event(&mut self, response: &Value) -> Result<(Update, Option<Outcome>), String> {
+    pub fn event(&mut self, response: &Value) -> Result<(Update, Option<Outcome>), CallError> {
         if let Some(error) = wire::rpc_error(response) {
             return Err(error);
         }
         let Some(result) = response.get("result").filter(|r| r.is_object()) else {
-            return Err("a stream event is not a JSON-RPC response (no result and no error)".to_string());
+            return Err(CallError::NotRpcResponse { what: "a stream event" });
         };
-        let (kind, object) = kind_of(result).ok_or_else(|| {
-            "a stream event is neither a task, a message, a status update nor an artifact update".to_string()
-        })?;
+        let (kind, object) = kind_of(result).ok_or(CallError::UnknownStreamEvent)?;
         let id_field = if kind == "task" { "id" } else { "taskId" };
         if let Some(id) = object.get(id_field).and_then(Value::as_str) {
             match &self.task_id {
                 Some(known) if known != id => {
-                    return Err(format!("the stream sent an event of task '{}', not of the call's task", short(id)));
+                    return Err(CallError::OtherTask(short(id)));
                 }
                 Some(_) => {}
                 None => self.task_id = Some(id.to_string()),
             }
         } else if kind != "message" {
-            return Err(format!("a stream's {kind} names no task"));
+            return Err(CallError::NoTask(kind));
         }
         if let Some(context) = object.get("contextId").and_then(Value::as_str) {
             self.context_id = Some(context.to_string());

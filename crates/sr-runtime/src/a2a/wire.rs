@@ -5,6 +5,8 @@
 
 use serde_json::{Value, json};
 
+use super::error::{CallError, CardProblem};
+
 /// The protocol version an endpoint speaks, which decides the method names
 /// and the shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +29,9 @@ pub struct Endpoint {
 /// `url` with `preferredTransport` JSONRPC (or none) or one of its
 /// `additionalInterfaces`. The endpoint must be on the card's origin (scheme,
 /// host and port): a card cannot send the tool, and its key, to another host.
-pub fn endpoint(card: &Value, card_url: &str) -> Result<Endpoint, String> {
+pub fn endpoint(card: &Value, card_url: &str) -> Result<Endpoint, CardProblem> {
     if !card.is_object() {
-        return Err("the card is not a JSON object".to_string());
+        return Err(CardProblem::NotAnObject);
     }
     let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
     let jsonrpc =
@@ -60,16 +62,16 @@ pub fn endpoint(card: &Value, card_url: &str) -> Result<Endpoint, String> {
     }
     found.sort_by_key(|e| e.version != Version::V10);
     let Some(first) = found.first() else {
-        return Err("the card names no JSON-RPC interface of A2A 1.0 or 0.3".to_string());
+        return Err(CardProblem::NoJsonRpcInterface);
     };
     let Some(card_origin) = origin(card_url) else {
-        return Err(format!("the card URL '{card_url}' is not an http(s) URL"));
+        return Err(CardProblem::NotHttp(card_url.to_string()));
     };
     found
         .iter()
         .find(|e| origin(&e.url).as_deref() == Some(card_origin.as_str()))
         .cloned()
-        .ok_or_else(|| format!("the card's interface '{}' is not on the card's host {card_origin}", short(&first.url)))
+        .ok_or_else(|| CardProblem::OffOrigin { url: short(&first.url), origin: card_origin })
 }
 
 /// `scheme://host:port`, lowercased, with the scheme's default port made explicit.
@@ -149,13 +151,13 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// A JSON-RPC response: its result as an [`Outcome`], or its error as text.
-pub fn outcome(response: &Value) -> Result<Outcome, String> {
+/// A JSON-RPC response: its result as an [`Outcome`], or its error.
+pub fn outcome(response: &Value) -> Result<Outcome, CallError> {
     if let Some(error) = rpc_error(response) {
         return Err(error);
     }
     let Some(result) = response.get("result") else {
-        return Err("the reply is not a JSON-RPC response (no result and no error)".to_string());
+        return Err(CallError::NotRpcResponse { what: "the reply" });
     };
     // 1.0 wraps the result in a field naming its kind; 0.3 tags it with `kind`.
     if let Some(task) = result.get("task") {
@@ -167,16 +169,16 @@ pub fn outcome(response: &Value) -> Result<Outcome, String> {
     match result.get("kind").and_then(Value::as_str) {
         Some("message") => Ok(Outcome::Answer(parts_text(result.get("parts")))),
         _ if result.get("status").is_some() => task_outcome(result),
-        _ => Err("the reply's result is neither a task nor a message".to_string()),
+        _ => Err(CallError::NeitherTaskNorMessage),
     }
 }
 
-/// A JSON-RPC response's error, as text with its code.
-pub fn rpc_error(response: &Value) -> Option<String> {
+/// A JSON-RPC response's error, with its code.
+pub fn rpc_error(response: &Value) -> Option<CallError> {
     let error = response.get("error")?;
     let code = error.get("code").map_or_else(|| "?".to_string(), Value::to_string);
-    let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
-    Some(format!("JSON-RPC error {code}: {}", short(message)))
+    let message = short(error.get("message").and_then(Value::as_str).unwrap_or("no message"));
+    Some(CallError::Rpc { code, message })
 }
 
 /// A task state in 0.3's spelling: `TASK_STATE_INPUT_REQUIRED` (1.0) and
@@ -186,7 +188,7 @@ pub fn state_name(state: &str) -> String {
 }
 
 /// What a task (of a reply, or as a stream left it) comes to.
-pub fn task_outcome(task: &Value) -> Result<Outcome, String> {
+pub fn task_outcome(task: &Value) -> Result<Outcome, CallError> {
     let id = task.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
     let status = task.get("status").unwrap_or(&Value::Null);
     let state = state_name(status.get("state").and_then(Value::as_str).unwrap_or_default());
@@ -207,7 +209,7 @@ pub fn task_outcome(task: &Value) -> Result<Outcome, String> {
             let why = if said.is_empty() { String::new() } else { format!(": {said}") };
             Ok(Outcome::Failed(format!("the remote task is {state}{why}")))
         }
-        other => Err(format!("the remote task is in an unknown state '{}'", short(other))),
+        other => Err(CallError::UnknownState(short(other))),
     }
 }
 

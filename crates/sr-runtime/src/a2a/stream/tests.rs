@@ -185,5 +185,5 @@ fn every_event_of_a_good_stream_made_hostile_is_an_error_that_says_what_came() {
     }
     let mut sse = Sse::default();
     let error = sse.feed(b"data: \xff\xfe\n\n").unwrap_err();
-    assert_eq!(error, "the stream has a line that is not UTF-8");
+    assert_eq!(error.to_string(), "the stream has a line that is not UTF-8");
 }

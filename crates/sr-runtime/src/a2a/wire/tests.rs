@@ -111,7 +111,7 @@ fn origins_make_default_ports_explicit() {
 }
 
 fn check_outcome(response: Value, expect: Expect) {
-    expect.assert_eq(&format!("{:?}", outcome(&response)));
+    expect.assert_eq(&format!("{:?}", outcome(&response).map_err(|e| e.to_string())));
 }
 
 #[test]
