@@ -15,8 +15,10 @@
 //! the owner counts a file whose imports changed, and what they reach, as
 //! changed). Changes on disk, to the workspace folders or to the diagnostics
 //! mode make every file stale. Open documents are checked and published first;
-//! closed files follow in short batches, and a change that arrives between
-//! two batches (or cancels one: salsa) interrupts them: the files left stay
+//! closed files wait until no change came for [`IDLE`] (while the user types,
+//! checking them would make each edit wait for them: a write waits for salsa
+//! to cancel the check) and follow in short batches; a change that arrives
+//! between two batches (or cancels one) interrupts them: the files left stay
 //! stale for the next round, which starts with the changed document. With
 //! `trace` on (`initialize`, `$/setTrace`), each batch is logged with
 //! `$/logTrace`: how many files, how long, and (verbose) their paths. After a
@@ -40,6 +42,9 @@ use crate::handlers::Indexes;
 use crate::memory;
 use crate::owner::{Changed, Event, Snapshot};
 use crate::shared::Shared;
+
+/// How long no change must come before closed files are checked.
+const IDLE: Duration = Duration::from_secs(1);
 
 /// How long a round a change cancelled waits for that change's event.
 const AFTER_CANCEL: Duration = Duration::from_secs(1);
@@ -79,7 +84,24 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, mut events: mpsc::U
         }
         let Some(snapshot) = publisher.shared.snapshot().await else { return };
         debounce = snapshot.config.debounce;
-        cancelled = match publisher.check(snapshot, &mut events).await {
+        let mut checked = publisher.check_open(snapshot).await;
+        if checked.is_ok() && !publisher.work.stale.is_empty() {
+            // Closed files wait for a quiet editor: checking them while the
+            // user types would make the next edit wait for them. (No
+            // snapshot is held meanwhile: it would hold up the next change.)
+            match tokio::time::timeout(IDLE, events.recv()).await {
+                Ok(Some(event)) => {
+                    publisher.work.absorb(event);
+                    checked = Err(Stop::Yielded);
+                }
+                Ok(None) => return,
+                Err(_) => match publisher.shared.snapshot().await {
+                    Some(snapshot) => checked = publisher.check_closed(snapshot, &mut events).await,
+                    None => return,
+                },
+            }
+        }
+        cancelled = match checked {
             Ok(()) | Err(Stop::Yielded) => false,
             Err(Stop::Cancelled) => true,
             Err(Stop::Gone) => return,
@@ -162,9 +184,9 @@ struct Publisher {
 }
 
 impl Publisher {
-    /// One round: turns the changes into stale files, then checks and
-    /// publishes them, open documents first, then closed files batch by batch.
-    async fn check(&mut self, snapshot: Snapshot, events: &mut mpsc::UnboundedReceiver<Event>) -> Result<(), Stop> {
+    /// A round's first part: turns the changes into stale files, withdraws
+    /// what is no longer pushed, checks and publishes the open documents.
+    async fn check_open(&mut self, snapshot: Snapshot) -> Result<(), Stop> {
         let changed = std::mem::take(&mut self.work.changed);
         let published: Vec<PathBuf> = if changed.all { self.published.keys().cloned().collect() } else { Vec::new() };
         let (snapshot, stale) =
@@ -177,18 +199,26 @@ impl Publisher {
             }
         }
         // What is no longer pushed is withdrawn rather than checked.
-        let (open, closed, withdrawn) = self.sort_stale(&snapshot);
+        let (open, _, withdrawn) = self.sort_stale(&snapshot);
         for path in &withdrawn {
             self.withdraw(path).await;
         }
         self.work.checked(&withdrawn);
-
-        let mut snapshot = snapshot;
         if !open.is_empty() {
-            let (s, found) = blocking(snapshot, move |s| check_files(s, &open, None)).await?;
-            snapshot = s;
+            let (_, found) = blocking(snapshot, move |s| check_files(s, &open, None)).await?;
             self.publish(found.map_err(|_| Stop::Cancelled)?, "open documents").await;
         }
+        Ok(())
+    }
+
+    /// A round's second part: the stale closed files, batch by batch, until
+    /// a change is queued.
+    async fn check_closed(
+        &mut self,
+        mut snapshot: Snapshot,
+        events: &mut mpsc::UnboundedReceiver<Event>,
+    ) -> Result<(), Stop> {
+        let (_, closed, _) = self.sort_stale(&snapshot);
         let closed = Arc::new(closed);
         let mut next = 0;
         while next < closed.len() {
