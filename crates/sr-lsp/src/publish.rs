@@ -14,7 +14,7 @@
 //! file of every program that includes a changed file (`Analysis::program_files`;
 //! the owner counts a file whose imports changed, and what they reach, as
 //! changed). Changes on disk, to the workspace folders or to the diagnostics
-//! mode make every file stale. Open documents are checked and published first;
+//! mode, and a closed document whose file is gone, make every file stale. Open documents are checked and published first;
 //! closed files wait until no change came for [`IDLE`] (while the user types,
 //! checking them would make each edit wait for them: a write waits for salsa
 //! to cancel the check) and follow in short batches; a change that arrives

@@ -1,5 +1,6 @@
 //! State the protocol side shares: the owner's channel, the document
-//! generation, the negotiated encoding and the semantic-token baselines.
+//! generation, the negotiated encoding, the semantic-token baselines and
+//! what the client asked to be traced.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
