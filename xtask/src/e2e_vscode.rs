@@ -5,7 +5,8 @@
 //! in `editors/vscode/test/e2e/node_modules`) and runs
 //! `editors/vscode/test/e2e/smoke.mjs` in headless Chromium (`apt-get install
 //! chromium libkrb5-dev`): diagnostics, code lenses, syntax tree, prompt
-//! preview, graph view, a Try lens, run, and debug with a step back. Screenshots go to
+//! preview, graph view, the references-count lens, renaming an imported file,
+//! a Try lens, run, and debug with a step back. Screenshots go to
 //! `docs/images`.
 
 use std::path::{Path, PathBuf};

@@ -67,9 +67,10 @@ fn importers(db: &dyn Db) -> HashMap<PathBuf, Vec<File>> {
     out
 }
 
-/// The workspace paths a file imports (`import ./x.sr`), resolved.
+/// The local paths a file imports (`import ./x.sr`), resolved, in the order
+/// written (whether the database has those files or not).
 #[salsa::tracked(returns(ref))]
-fn file_imports(db: &dyn Db, file: File) -> Vec<PathBuf> {
+pub fn file_imports(db: &dyn Db, file: File) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for &item in file_items(db, file) {
         if item.kind(db) != ItemKind::Import {

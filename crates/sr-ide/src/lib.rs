@@ -44,7 +44,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sr_hir::{ItemKind, RootDatabase};
+use sr_hir::RootDatabase;
 
 pub use crate::call_hierarchy::CallHierarchyItem;
 pub use crate::code_actions::{ActionKind, CodeAction};
@@ -168,18 +168,11 @@ impl AnalysisHost {
         let mut pending = vec![path.to_path_buf()];
         while let Some(path) = pending.pop() {
             let Some(file) = self.db.file(&path) else { continue };
-            let mut missing = Vec::new();
-            let imports = sr_hir::file_items(&self.db, file).iter().filter(|i| i.kind(&self.db) == ItemKind::Import);
-            for &item in imports {
-                if let sr_hir::ItemData::Import(import) = &*sr_hir::item_data(&self.db, item)
-                    && let sr_hir::hir::ImportSource::Local(relative) = &import.source
-                {
-                    let target = sr_hir::resolve::resolve_import(&self.db, file, relative);
-                    if self.db.file(&target).is_none() {
-                        missing.push(target);
-                    }
-                }
-            }
+            let missing: Vec<PathBuf> = sr_hir::membership::file_imports(&self.db, file)
+                .iter()
+                .filter(|t| self.db.file(t).is_none())
+                .cloned()
+                .collect();
             for target in missing {
                 if self.db.read_import(&target).is_some() {
                     pending.push(target);
@@ -212,6 +205,34 @@ impl Analysis {
 
     pub fn files(&self) -> Cancellable<Vec<PathBuf>> {
         self.with_db(|db| db.files().iter().map(|f| f.path(db).clone()).collect())
+    }
+
+    /// The local files `path` imports, resolved, in the order written.
+    pub fn imports(&self, path: &Path) -> Cancellable<Vec<PathBuf>> {
+        self.with_db(|db| {
+            db.file(path).map(|file| sr_hir::membership::file_imports(db, file).clone()).unwrap_or_default()
+        })
+    }
+
+    /// Every file of every program that includes `path`, each once: the files
+    /// whose diagnostics a change to `path` can alter while every file's
+    /// imports stay as they are (a file is judged within its programs, and
+    /// upstream's mode judges it with what it imports). Empty for a file the
+    /// database does not have.
+    pub fn program_files(&self, path: &Path) -> Cancellable<Vec<PathBuf>> {
+        self.with_db(|db| {
+            let Some(file) = db.file(path) else { return Vec::new() };
+            let mut seen = std::collections::HashSet::new();
+            let mut out = Vec::new();
+            for &root in sr_hir::programs_of(db, file) {
+                for &member in &sr_hir::program(db, root).files {
+                    if seen.insert(member) {
+                        out.push(member.path(db).clone());
+                    }
+                }
+            }
+            out
+        })
     }
 
     pub fn line_index(&self, path: &Path) -> Cancellable<Option<LineIndex>> {

@@ -132,3 +132,30 @@ fn rename_from_an_imported_file_leaves_no_stale_interpolation() {
     "#]]
     .assert_eq(&out);
 }
+
+/// `imports` and `program_files` of each file of the workload beside a file
+/// of its own, as `path: [imports] [program files]`.
+#[test]
+fn program_files_are_every_program_a_file_is_in() {
+    let mut text = workload(("/none", ""));
+    text.push_str(
+        "//- /ws/other.sr\nimport ./prompts.sr\nflow other:\n    log 1\n//- /ws/alone.sr\nflow alone:\n    log 2\n",
+    );
+    let (analysis, fixture) = analysis(&text);
+    let name = |p: &std::path::PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+    let mut out = String::new();
+    for path in fixture.files.iter().map(|(path, _)| path.as_str()).chain(["/ws/missing.sr"]) {
+        let imports: Vec<String> = analysis.imports(Path::new(path)).unwrap().iter().map(name).collect();
+        let files: Vec<String> = analysis.program_files(Path::new(path)).unwrap().iter().map(name).collect();
+        out.push_str(&format!("{path}: [{}] [{}]\n", imports.join(" "), files.join(" ")));
+    }
+    expect![[r#"
+        /ws/prompts.sr: [] [prompts.sr agents.sr main.sr other.sr]
+        /ws/agents.sr: [prompts.sr] [prompts.sr agents.sr main.sr]
+        /ws/main.sr: [agents.sr] [prompts.sr agents.sr main.sr]
+        /ws/other.sr: [prompts.sr] [prompts.sr other.sr]
+        /ws/alone.sr: [] [alone.sr]
+        /ws/missing.sr: [] []
+    "#]]
+    .assert_eq(&out);
+}

@@ -24,43 +24,26 @@ pub(crate) struct FileReport {
     pub items: Vec<lsp::Diagnostic>,
 }
 
-/// Which files a set of reports covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Files {
-    Open,
-    /// Files under a workspace folder that the editor does not have open.
-    ClosedInWorkspace,
-    /// Every file under a workspace folder, open or not.
-    Workspace,
-}
-
 impl Snapshot {
-    fn in_workspace(&self, path: &Path) -> bool {
+    pub(crate) fn in_workspace(&self, path: &Path) -> bool {
         self.roots.iter().any(|root| path.starts_with(root))
     }
-
-    fn paths(&self, files: Files) -> Cancellable<Vec<PathBuf>> {
-        Ok(match files {
-            Files::Open => self.documents.keys().cloned().collect(),
-            Files::ClosedInWorkspace => self
-                .analysis
-                .files()?
-                .into_iter()
-                .filter(|p| self.in_workspace(p) && !self.documents.contains_key(p))
-                .collect(),
-            Files::Workspace => self.analysis.files()?.into_iter().filter(|p| self.in_workspace(p)).collect(),
-        })
-    }
 }
 
-/// The reports of `files`, by path.
-pub(crate) fn reports(s: &Snapshot, files: Files) -> Cancellable<Vec<(PathBuf, FileReport)>> {
+/// The report of one file; `None` for a file the database does not have.
+pub(crate) fn report(s: &Snapshot, path: &Path, indexes: &mut Indexes) -> Cancellable<Option<FileReport>> {
+    let (Some(uri), Some(items)) = (s.uri(path), file_diagnostics(s, path, indexes)?) else { return Ok(None) };
+    Ok(Some(FileReport { uri, version: s.documents.get(path).map(|d| d.version), items }))
+}
+
+/// The reports of every file under a workspace folder, open or not, by path.
+fn workspace_reports(s: &Snapshot) -> Cancellable<Vec<(PathBuf, FileReport)>> {
     let mut out = Vec::new();
     let mut indexes = Indexes::default();
-    for path in s.paths(files)? {
-        let (Some(uri), Some(items)) = (s.uri(&path), file_diagnostics(s, &path, &mut indexes)?) else { continue };
-        let version = s.documents.get(&path).map(|d| d.version);
-        out.push((path, FileReport { uri, version, items }));
+    for path in s.analysis.files()?.into_iter().filter(|p| s.in_workspace(p)) {
+        if let Some(report) = report(s, &path, &mut indexes)? {
+            out.push((path, report));
+        }
     }
     Ok(out)
 }
@@ -107,7 +90,7 @@ pub(crate) fn workspace_report(
     let mut previous: HashMap<PathBuf, (Uri, String)> =
         params.previous_result_ids.into_iter().map(|p| (path_of(&p.uri), (p.uri, p.value))).collect();
     let mut items = Vec::new();
-    for (path, report) in reports(s, Files::Workspace)? {
+    for (path, report) in workspace_reports(s)? {
         let id = result_id(&report.items);
         let version = report.version.map(i64::from);
         let unchanged = previous.remove(&path).is_some_and(|(_, value)| value == id);

@@ -13,6 +13,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
+use tower_lsp_server::ls_types::SetTraceParams;
+use tower_lsp_server::ls_types::notification::{Notification, SetTrace};
 
 use crate::change::Change;
 use crate::owner::Message;
@@ -54,6 +56,14 @@ where
         let method = request.method().to_string();
         if request.id().is_none() {
             let params = request.params().cloned().unwrap_or(Value::Null);
+            // tower-lsp-server drops `$/` notifications it does not know.
+            if method == <SetTrace as Notification>::METHOD {
+                match serde_json::from_value::<SetTraceParams>(params) {
+                    Ok(p) => self.shared.set_trace(p.value),
+                    Err(e) => eprintln!("sr-lsp: ignoring {method} with malformed params: {e}"),
+                }
+                return Box::pin(self.inner.call(request));
+            }
             match Change::read(&method, params) {
                 Some(Ok(change)) => {
                     self.shared.bump();

@@ -33,10 +33,33 @@ pub(crate) enum Message {
     Snapshot(oneshot::Sender<Snapshot>),
 }
 
-/// What the diagnostics publisher needs to hear: the analysis changed, and
+/// What the diagnostics publisher needs to hear: which files changed, and
 /// whether files on disk did (pull clients are then asked to refresh).
-pub(crate) enum Event {
-    Changed { disk: bool },
+pub(crate) struct Event {
+    pub changed: Changed,
+    pub disk: bool,
+}
+
+/// The files whose text or imports changed: only the programs that include
+/// them can have new diagnostics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Changed {
+    /// Any file's diagnostics may differ: the setting they depend on, the
+    /// workspace folders or files on disk changed, or a file was removed
+    /// (what imported it is not known any more).
+    pub all: bool,
+    pub paths: BTreeSet<PathBuf>,
+}
+
+impl Changed {
+    pub(crate) fn merge(&mut self, other: Changed) {
+        self.all |= other.all;
+        self.paths.extend(other.paths);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.all && self.paths.is_empty()
+    }
 }
 
 /// A document the editor has open.
@@ -72,6 +95,8 @@ pub(crate) struct Owner {
     events: mpsc::UnboundedSender<Event>,
     /// A file on disk changed since the last event.
     disk_changed: bool,
+    /// What changed since the last event.
+    changed: Changed,
 }
 
 impl Owner {
@@ -84,6 +109,7 @@ impl Owner {
             encoding,
             events,
             disk_changed: false,
+            changed: Changed::default(),
         }
     }
 
@@ -101,7 +127,7 @@ impl Owner {
             }
             if changed {
                 let disk = std::mem::take(&mut self.disk_changed);
-                let _ = self.events.send(Event::Changed { disk });
+                let _ = self.events.send(Event { changed: std::mem::take(&mut self.changed), disk });
             }
         }
     }
@@ -116,11 +142,13 @@ impl Owner {
             Message::Settings(value) => {
                 let before = self.config.clone();
                 self.config.update(&value);
+                self.changed.all |= self.config.mode != before.mode;
                 self.config != before
             }
             Message::ScanFolders(folders) => {
                 folders.iter().for_each(|f| self.scan(f));
                 Arc::make_mut(&mut self.roots).extend(folders);
+                self.changed.all = true;
                 true
             }
             Message::Disk(files) => {
@@ -137,6 +165,7 @@ impl Owner {
         }));
         result.unwrap_or_else(|_| {
             eprintln!("sr-lsp: the owner recovered from a panic while applying a change");
+            self.changed.all = true;
             true
         })
     }
@@ -157,17 +186,26 @@ impl Owner {
         match change {
             Change::Open(p) => {
                 let path = convert::path_of(&p.text_document.uri);
+                let before = self.imports(&path);
                 self.set_document(&path, p.text_document.uri, p.text_document.version, p.text_document.text);
                 self.host.load_missing_imports(&path);
+                self.text_changed(&path, before);
                 true
             }
             Change::Edit(p) => self.change(p),
             Change::Close(p) => {
                 let path = convert::path_of(&p.text_document.uri);
                 Arc::make_mut(&mut self.documents).remove(&path);
+                let before = self.imports(&path);
                 match sr_files::read_source(&path) {
-                    Ok(text) => self.host.set_file(&path, text),
-                    Err(_) => self.host.remove_file(&path),
+                    Ok(text) => {
+                        self.host.set_file(&path, text);
+                        self.text_changed(&path, before);
+                    }
+                    Err(_) => {
+                        self.host.remove_file(&path);
+                        self.changed.all = true;
+                    }
                 }
                 true
             }
@@ -213,6 +251,7 @@ impl Owner {
                     Arc::make_mut(&mut self.roots).push(root);
                 }
                 self.disk_changed = true;
+                self.changed.all = true;
                 true
             }
             Change::Configuration(settings) => self.handle(Message::Settings(settings)),
@@ -239,7 +278,38 @@ impl Owner {
             _ => false,
         };
         self.disk_changed |= changed;
+        // What imported or was imported by a file on disk is not known
+        // without reading its old text again: every file is checked.
+        self.changed.all |= changed;
         changed
+    }
+
+    /// The local files `path` imports now (nothing for a file the database
+    /// lacks). The snapshot is a temporary, dropped before any write.
+    fn imports(&self, path: &Path) -> Vec<PathBuf> {
+        self.host.analysis().imports(path).unwrap_or_default()
+    }
+
+    /// Records that `path`'s text changed. When its imports changed too
+    /// (`before` is what it imported), the programs of the files either list
+    /// reaches may have changed: they are recorded as well, so that a file
+    /// an edit stops importing is judged alone again.
+    fn text_changed(&mut self, path: &Path, before: Vec<PathBuf>) {
+        self.changed.paths.insert(path.to_path_buf());
+        let after = self.imports(path);
+        if after == before {
+            return;
+        }
+        let analysis = self.host.analysis();
+        let mut seen = BTreeSet::new();
+        let mut pending: Vec<PathBuf> = before.into_iter().chain(after).collect();
+        while let Some(file) = pending.pop() {
+            if seen.insert(file.clone()) {
+                // The owner is the only writer: this snapshot is never cancelled.
+                pending.extend(analysis.imports(&file).unwrap_or_default());
+            }
+        }
+        self.changed.paths.extend(seen);
     }
 
     /// Loads what the open documents now import that the database lacks: a
@@ -287,6 +357,7 @@ impl Owner {
             eprintln!("sr-lsp: change to a document that is not open: {}", uri.as_str());
             return false;
         };
+        let before = self.imports(&path);
         let encoding = *self.encoding.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // The database's index of the text before this notification (built
         // once per version and usually already there: diagnostics used it).
@@ -304,6 +375,7 @@ impl Owner {
         }
         self.set_document(&path, uri, params.text_document.version, text);
         self.host.load_missing_imports(&path);
+        self.text_changed(&path, before);
         true
     }
 

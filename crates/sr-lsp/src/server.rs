@@ -203,6 +203,9 @@ impl LanguageServer for Server {
         if let Some(options) = params.initialization_options.clone() {
             self.shared.send(Message::Settings(options));
         }
+        if let Some(trace) = params.trace {
+            self.shared.set_trace(trace);
+        }
         let features = client_features(&params.capabilities);
         *self.shared.client_features.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = features;
         let document_changes = params

@@ -1,5 +1,6 @@
 //! State the protocol side shares: the owner's channel, the document
-//! generation, the negotiated encoding and the semantic-token baselines.
+//! generation, the negotiated encoding, the semantic-token baselines and
+//! what the client asked to be traced.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,9 +8,9 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use sr_ide::Encoding;
 use tokio::sync::{mpsc as async_mpsc, oneshot};
-use tower_lsp_server::ls_types::SemanticToken;
+use tower_lsp_server::ls_types::{SemanticToken, TraceValue};
 
-use crate::owner::{Event, Message, Snapshot};
+use crate::owner::{Changed, Event, Message, Snapshot};
 use crate::raw::RawAnswers;
 
 /// What the client said it supports, from `initialize`.
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     pub document_changes: std::sync::atomic::AtomicBool,
     /// Over stdio: where big answers wait, serialised, for the writer.
     pub raw: Option<Arc<RawAnswers>>,
+    /// What the client asked to be traced (`initialize`'s `trace`, `$/setTrace`).
+    trace: Mutex<TraceValue>,
 }
 
 impl Shared {
@@ -69,6 +72,7 @@ impl Shared {
             events,
             document_changes: Default::default(),
             raw,
+            trace: Mutex::new(TraceValue::Off),
         }
     }
 
@@ -103,8 +107,17 @@ impl Shared {
     /// it pushed for closed files.
     pub(crate) fn workspace_pulled(&self) {
         if !self.pulls_workspace.swap(true, Ordering::SeqCst) {
-            let _ = self.events.send(Event::Changed { disk: false });
+            // Every file is looked at again: the pushed closed ones are withdrawn.
+            let _ = self.events.send(Event { changed: Changed { all: true, ..Changed::default() }, disk: false });
         }
+    }
+
+    pub(crate) fn trace(&self) -> TraceValue {
+        *self.trace.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn set_trace(&self, value: TraceValue) {
+        *self.trace.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = value;
     }
 
     pub(crate) fn result_id(&self) -> String {

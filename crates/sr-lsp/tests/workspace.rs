@@ -370,3 +370,108 @@ fn a_client_that_pulls_without_refresh_is_pushed_and_never_stale() {
         publish main.sr v1: []"#]]
     .assert_eq(&transcript.join("\n"));
 }
+
+/// A server on `folder` that traces verbosely: after each batch of
+/// diagnostics it logs (`$/logTrace`) the paths of the files it checked.
+fn start_traced(folder: &Folder) -> Server {
+    Server::start(json!({
+        "capabilities": {},
+        "processId": null,
+        "rootUri": format!("file://{}", folder.0.display()),
+        "trace": "verbose",
+        "initializationOptions": {"streetrace": {"debounceMs": 0}},
+    }))
+}
+
+/// Waits for the message that `matches`, returning every message read until then.
+fn messages_until(server: &mut Server, matches: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let seen = std::cell::RefCell::new(Vec::new());
+    server.wait_for(|m| {
+        seen.borrow_mut().push(m.clone());
+        matches(m)
+    });
+    seen.into_inner()
+}
+
+/// The file names the traces among `messages` say were checked, sorted.
+fn checked(messages: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = messages
+        .iter()
+        .filter(|m| m["method"] == "$/logTrace")
+        .flat_map(|m| m["params"]["verbose"].as_str().unwrap().lines().map(str::to_string).collect::<Vec<_>>())
+        .map(|path| path.rsplit('/').next().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn edit(server: &mut Server, uri: &str, version: i32, text: &str) {
+    let change = json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]});
+    notify(server, "textDocument/didChange", change);
+}
+
+/// An edit checks only the files of the programs that include the edited
+/// file: the closed file that imports it is checked and re-published, the
+/// unrelated closed file (with diagnostics of its own) is not looked at.
+#[test]
+fn an_edit_checks_only_the_programs_that_include_it() {
+    let folder = Folder::new("ws-scope", &[("lib.sr", LIB), ("main.sr", MAIN), ("other.sr", BROKEN)]);
+    let (lib, main, other) = (folder.uri("lib.sr"), folder.uri("main.sr"), folder.uri("other.sr"));
+    let mut server = start_traced(&folder);
+    open(&mut server, &lib, 1, LIB);
+    let mut before = messages_until(&mut server, |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == other
+    });
+    if !before.iter().any(|m| m["params"]["uri"] == lib && m["params"]["version"] == 1) {
+        before.extend(messages_until(&mut server, |m| m["params"]["uri"] == lib && m["params"]["version"] == 1));
+    }
+    before.extend(server.drain(Duration::from_millis(500)));
+    assert!(checked(&before).contains(&"other.sr".to_string()), "{before:?}");
+
+    edit(&mut server, &lib, 2, LIB_RENAMED);
+    let mut after = messages_until(&mut server, |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == main
+            && helper_is_missing(&m["params"])
+    });
+    after.extend(server.drain(Duration::from_millis(500)));
+    assert_eq!(checked(&after), ["lib.sr", "main.sr"], "{after:?}");
+    let published: Vec<&Value> = after
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .map(|m| &m["params"]["uri"])
+        .collect();
+    assert!(!published.contains(&&json!(other)), "{after:?}");
+    assert!(published.contains(&&json!(lib)), "{after:?}");
+}
+
+/// An edit that drops an import makes the closed file it imported a program
+/// of its own again, judged alone; putting the import back judges it with
+/// its importer again.
+#[test]
+fn a_file_an_edit_stops_importing_is_judged_alone_again() {
+    const PROMPTS: &str = "prompt greet: \"\"\"Greet ${target}.\"\"\"\n";
+    const MAIN: &str = "import ./prompts.sr\nmodel main = anthropic/claude\nflow main:\n    $target = \"world\"\n    $r = call llm greet\n    return $r\n";
+    let folder = Folder::new("ws-unimport", &[("prompts.sr", PROMPTS), ("main.sr", MAIN)]);
+    let (main, prompts) = (folder.uri("main.sr"), folder.uri("prompts.sr"));
+    let mut server = start_traced(&folder);
+    let mut transcript = Vec::new();
+    let mut step = |server: &mut Server, matches: &dyn Fn(&Value) -> bool| {
+        let messages = messages_until(server, |m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == prompts && matches(&m["params"])
+        });
+        let last = &messages.last().unwrap()["params"]["diagnostics"];
+        let texts: Vec<&str> = last.as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+        transcript.push(format!("prompts.sr: {texts:?}"));
+    };
+    open(&mut server, &main, 1, MAIN);
+    step(&mut server, &|p| p["diagnostics"] == json!([]));
+    edit(&mut server, &main, 2, MAIN.strip_prefix("import ./prompts.sr\n").unwrap());
+    step(&mut server, &|p| p["diagnostics"] != json!([]));
+    edit(&mut server, &main, 3, MAIN);
+    step(&mut server, &|p| p["diagnostics"] == json!([]));
+    expect_test::expect![[r#"
+        prompts.sr: []
+        prompts.sr: ["prompt 'greet' is never used\nhelp: remove it, or refer to it from an agent or a flow", "prompt 'greet' references undefined variable '$target'"]
+        prompts.sr: []"#]].assert_eq(&transcript.join("\n"));
+}

@@ -3,7 +3,9 @@
 // diagnostic in the Problems panel, fix the file, see the panel empty, open
 // the syntax tree, open a prompt's preview from its "Preview" code lens (and
 // see it follow an edit) and the graph view, try a prompt from its "Try" code
-// lens (replayed from a recording), then run the debugger's fixture
+// lens (replayed from a recording), open an agent's references from its
+// references-count lens, rename an imported file in the Explorer and see
+// the import that names it follow, then run the debugger's fixture
 // workload from its "Run" code lens and debug it from a launch.json (both
 // replayed from its recording): stop at a breakpoint, step back with the debug
 // toolbar's Step Back, continue to the end. Run by `cargo xtask e2e-vscode`,
@@ -77,6 +79,12 @@ function prepare() {
     fs.copyFileSync(path.join(neovimFixtures, file), path.join(dirs.project, file));
   }
   fs.writeFileSync(path.join(dirs.project, 'greet.inputs.yaml'), 'name: Ann\n');
+  fs.mkdirSync(path.join(dirs.project, 'rename'));
+  fs.writeFileSync(path.join(dirs.project, 'rename/helpers.sr'), 'prompt hello: """Say hello."""\n');
+  fs.writeFileSync(
+    path.join(dirs.project, 'rename/workload.sr'),
+    'import ./helpers.sr\n\nmodel main = openai/gpt-4o-mini\n\nflow main:\n    $r = call llm hello\n    return $r\n',
+  );
   fs.mkdirSync(path.join(dirs.project, 'debug'));
   for (const file of ['debug.sr', 'debug.cassette.jsonl', 'notes.txt']) {
     fs.copyFileSync(path.join(dapFixtures, file), path.join(dirs.project, 'debug', file));
@@ -274,6 +282,43 @@ async function scenario(page, url, project) {
   await tried.locator('p', { hasText: '7 input + 5 output tokens' }).waitFor();
   await tried.locator('a', { hasText: 'Save as eval case' }).waitFor();
   step('"Try" code lens showed the rendered prompt, the reply and the tokens');
+  await command(page, 'View: Close All Editors');
+
+  // The references-count lens of agent reviewer (a delegation and a run of
+  // it) resolves to its count and opens the references in a peek view.
+  await openFile(page, 'preview.sr', 'agent reviewer');
+  const referencesLens = page.locator('.codelens-decoration a', { hasText: /^2 references$/ }).filter({ visible: true });
+  await referencesLens.first().waitFor();
+  const counts = await page.locator('.codelens-decoration a', { hasText: /references?$/ }).filter({ visible: true }).allTextContents();
+  if (counts.filter((c) => c === '2 references').length !== 1) throw new Error(`references lenses: ${counts.join(', ')}`);
+  await referencesLens.first().click();
+  const peek = page.locator('.reference-zone-widget');
+  for (const use of ['delegate reviewer', 'run agent reviewer']) {
+    await peek.locator('.monaco-list-row', { hasText: use }).first().waitFor();
+  }
+  step('references lens "2 references" on agent reviewer opened its delegation and its run');
+  await page.keyboard.press('Escape');
+  await peek.waitFor({ state: 'hidden' });
+  await command(page, 'View: Close All Editors');
+
+  // Renaming a file in the Explorer rewrites, once confirmed, the import that names it.
+  await openFile(page, 'workload.sr', 'import ./helpers.sr');
+  await page.keyboard.press('Control+Shift+E');
+  const helpers = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'helpers.sr' });
+  await helpers.click();
+  await page.keyboard.press('F2');
+  const input = page.locator('.explorer-folders-view .monaco-inputbox input');
+  await input.waitFor();
+  await input.fill('greetings.sr');
+  await page.keyboard.press('Enter');
+  // VS Code asks before it applies an extension's edits for a file move.
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'wants to make refactoring changes with this file move' });
+  await dialog.locator('.monaco-button', { hasText: /^OK$/ }).click();
+  await page.locator('.tabs-container .tab', { hasText: 'workload.sr' }).click();
+  await page.locator('.editor-instance .view-lines', { hasText: 'import ./greetings.sr' }).waitFor();
+  if (!fs.existsSync(path.join(project, 'rename/greetings.sr'))) throw new Error('rename/greetings.sr was not created');
+  step('renaming helpers.sr to greetings.sr rewrote the import in workload.sr');
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await command(page, 'View: Close All Editors');
 
   // Run the fixture workload from the code lens of its entry point (the lowest
