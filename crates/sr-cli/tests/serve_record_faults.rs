@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use serving::record::{
     charges, machines, of_kind, payer_starting_in, replica, replica_with, sql, status_is, stored_journal,
 };
-use serving::{Serve, wait_until};
+use serving::{Serve, events_of, wait_until};
 use sr_llm::mock::{MockReply, MockServer};
 
 /// Submits `count` runs of the two-agent flow, alternating between `replicas`.
@@ -64,7 +64,9 @@ async fn readyz(serve: &Serve) -> (u16, Value) {
 /// both replicas answer `/readyz` 503 `store_unreachable` meanwhile; each
 /// run's replica stops it once the database has not answered for a lease
 /// (2 s here), and once the database is back the runs are claimed again
-/// and all finish, each with both model replies in its journal once.
+/// and all finish, each with both model replies in its journal once. An
+/// event stream open on replica b all along goes on after the outage with
+/// no gap and no duplicate, to the run's end.
 #[tokio::test(flavor = "multi_thread")]
 async fn runs_in_flight_while_postgres_is_stopped_for_20_s_all_finish_once_it_is_back() {
     // Every commit on disk before it returns, as in production: a stop loses none.
@@ -79,9 +81,27 @@ async fn runs_in_flight_while_postgres_is_stopped_for_20_s_all_finish_once_it_is
     let b = replica(&dir_b, &mock, &db, "b").await;
     let ids = submit(&[&a, &b], 6).await;
     model_calls(&mock, 6, &a).await;
+    let followed = format!("/v1/runs/{}/events", ids[0]);
+    let (streamed, ()) = tokio::join!(b.get_text_for(&followed, Duration::from_secs(150)), async {
+        // The stream is open before the outage.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        outage(&db, &a, &b, &ids).await;
+    });
+    let streamed = events_of(&streamed);
+    let stored = a.get_events_after_header(&ids[0], 0).await;
+    assert_eq!(streamed, stored, "the stream across the outage");
+    assert_eq!(streamed.iter().map(|(id, _)| *id).collect::<Vec<_>>(), (1..=stored.len() as u64).collect::<Vec<_>>());
+    assert_eq!(streamed.last().unwrap().1["type"], "run_finished");
+    assert!(b.log().contains("cannot read a run's events"), "the stream met the outage: {}", b.log());
+}
+
+/// PostgreSQL stopped for 20 s under `a` and `b`, then started again: both
+/// say they are not ready meanwhile, ready again after, and runs `ids` all
+/// finish, each with both model replies in its journal once.
+async fn outage(db: &sr_testing::postgres::Postgres, a: &Serve, b: &Serve, ids: &[String]) {
     let stopped = Instant::now();
     db.pause();
-    for serve in [&a, &b] {
+    for serve in [a, b] {
         let refused = wait_until(Duration::from_secs(10), || async {
             let ready = readyz(serve).await;
             (ready.0 == 503).then_some(ready.1)
@@ -91,17 +111,17 @@ async fn runs_in_flight_while_postgres_is_stopped_for_20_s_all_finish_once_it_is
     }
     while stopped.elapsed() < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        for serve in [&a, &b] {
+        for serve in [a, b] {
             assert_eq!(readyz(serve).await.0, 503, "ready with the database stopped");
         }
     }
     db.resume();
-    for serve in [&a, &b] {
+    for serve in [a, b] {
         wait_until(Duration::from_secs(30), || async { (readyz(serve).await.0 == 200).then_some(()) }).await;
     }
-    let client = sql(&db).await;
-    for id in &ids {
-        let run = done(&a, &b, id).await;
+    let client = sql(db).await;
+    for id in ids {
+        let run = done(a, b, id).await;
         assert_eq!(run["result"], "Hello, dear reader.", "{run}");
         let journal = stored_journal(&client, id).await;
         assert_eq!(replies(&journal), 2, "{journal:?}");

@@ -1,78 +1,198 @@
-//! A claimed run's journal, copied to the store as the runtime writes it
-//! (`sr_runtime::launch::JournalCopies`), fenced by the claim's epoch. A
-//! line that records an effect or what a later effect depends on (a model
-//! reply, a tool call's start and result, a value, an answer, a decision)
-//! is committed before the runtime goes on, as the file's own write is, with
-//! every line held back before it. Lines that record no effect (the
-//! journal's start and MCP listings, a block's interleaving, file blobs,
-//! the events' times, the run's `end`) are held back: they ride with the
-//! next line committed, with the claim check before the run's next effect
+//! A claimed run's journal and events, copied to the store as the runtime
+//! writes them (`sr_runtime::launch::JournalCopies`, the run's event sink),
+//! fenced by the claim's epoch. A line that records an effect or what a
+//! later effect depends on (a model reply, a tool call's start and result,
+//! a value, an answer, a decision) is committed before the runtime goes on,
+//! as the file's own write is, with every line held back before it and
+//! every event emitted since the last batch: one transaction and one
+//! notification per step. Lines that record no effect (the journal's start
+//! and MCP listings, a block's interleaving, file blobs, the events' times,
+//! the run's `end`) are held back: they ride with the next line committed,
+//! with the claim check before the run's next effect
 //! ([`RunJournal::before_effect`]; events' times alone wait on), or with the
-//! run's end. So the store always holds a prefix of the journal
-//! in which every step counted as done is recorded, a replica that dies at any
-//! instant leaves its run to whichever replica claims it next, and a
-//! replica that lost its claim cannot add a line.
+//! run's end. Events ride with the next lines committed or with the run's
+//! end; those that wait longer than [`LATE`] ([`LATE_TEXT`] for a model's
+//! text deltas), as during a long model or tool call, are committed on
+//! their own ([`RunJournal::flush_late`]). So the store always
+//! holds a prefix of the journal in which every step counted as done is
+//! recorded and a prefix of the events, a replica that dies at any instant
+//! leaves its run to whichever replica claims it next (which emits the
+//! events not stored again, as its replay of the journal goes past them),
+//! and a replica that lost its claim cannot add a line or an event.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use sr_llm::LineCopy;
+use sr_runtime::event::{Event, Payload};
 use sr_runtime::launch::JournalCopies;
+use tokio::sync::Notify;
 
 use crate::Server;
-use crate::store::{JournalLines, StoreError, committed};
+use crate::store::{JournalLines, StoreError, committed, stored};
 
-/// The journal of one claim of run `run`: the lines the store does not have yet.
+/// How long an event waits for a batch of the journal to take it before it
+/// is committed on its own: the longest a stream waits for it.
+pub const LATE: Duration = Duration::from_millis(100);
+
+/// The same for a text delta, which a stream shows as the model writes.
+pub const LATE_TEXT: Duration = Duration::from_millis(1);
+
+/// The journal and events of one claim of run `run`: what the store does not have yet.
 pub struct RunJournal {
     server: Arc<Server>,
     run: String,
     epoch: i64,
     /// The attempt's lines held back (none before the attempt's journal opens).
     held: Mutex<Option<JournalLines>>,
+    /// The events emitted and not stored yet; taken only while `held` is
+    /// locked, so batches are stored in the order of their ids.
+    events: Mutex<Pending>,
+    /// Told when an event is added: [`RunJournal::flush_late`] waits on it.
+    added: Notify,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// The id the next event gets.
+    next: u64,
+    events: Vec<(u64, String)>,
+    /// When the events are committed on their own if no batch took them.
+    due: Option<tokio::time::Instant>,
+}
+
+impl Pending {
+    /// The events, for a batch.
+    fn take(&mut self) -> Vec<(u64, String)> {
+        self.due = None;
+        std::mem::take(&mut self.events)
+    }
 }
 
 impl RunJournal {
     pub fn new(server: Arc<Server>, run: String, epoch: i64) -> Arc<RunJournal> {
-        Arc::new(RunJournal { server, run, epoch, held: Mutex::new(None) })
+        Arc::new(RunJournal {
+            server,
+            run,
+            epoch,
+            held: Mutex::new(None),
+            events: Mutex::default(),
+            added: Notify::new(),
+        })
     }
 
-    /// Commits the lines held back, or with none only checks that the claim
-    /// holds: before each effect of the run (`fence`). A claim that is lost
-    /// stops the run, and so does a store that does not answer for a whole
-    /// lease (the others may have taken the run by then).
+    /// The next event gets id `next` (one after the last the store holds).
+    pub fn number_from(&self, next: u64) {
+        crate::locked(&self.events).next = next;
+    }
+
+    /// Gives `event` the run's next id and keeps it for the next batch.
+    pub fn add_event(&self, event: &Event) {
+        let wait = if matches!(event.payload, Payload::TextDelta { .. }) { LATE_TEXT } else { LATE };
+        {
+            let mut pending = crate::locked(&self.events);
+            let id = pending.next;
+            pending.next += 1;
+            pending.events.push((id, stored(event, id)));
+            let due = tokio::time::Instant::now() + wait;
+            pending.due = Some(pending.due.map_or(due, |earlier| earlier.min(due)));
+        }
+        self.added.notify_one();
+    }
+
+    /// Commits the lines held back (with the events pending), or with none
+    /// only checks that the claim holds: before each effect of the run
+    /// (`fence`). A claim that is lost stops the run, and so does a store
+    /// that does not answer for a whole lease (the others may have taken
+    /// the run by then).
     pub fn before_effect(&self) -> Result<(), String> {
         off_workers(|| {
             let mut held = crate::locked(&self.held);
             // Events' times alone wait on: no effect depends on them.
             let times_only = held.as_ref().is_some_and(|l| !l.opening && l.lines.iter().all(|line| times(line)));
-            if times_only { self.store(None) } else { self.commit(&mut held) }
+            if times_only { self.store(None, &[]) } else { self.commit(&mut held) }
         })
     }
 
-    /// The lines still held back, for the run's end to store (`Ending::with_journal`).
-    pub fn rest(&self) -> Option<JournalLines> {
-        crate::locked(&self.held).take().filter(|lines| lines.opening || !lines.lines.is_empty())
+    /// The lines still held back and the events pending, for the run's end
+    /// to store (`Ending::with_journal`, `Ending::with_events`).
+    pub fn rest(&self) -> (Option<JournalLines>, Vec<(u64, String)>) {
+        let mut held = crate::locked(&self.held);
+        let lines = held.take().filter(|lines| lines.opening || !lines.lines.is_empty());
+        (lines, crate::locked(&self.events).take())
     }
 
-    /// Stores what `held` holds, asking again while the store does not
-    /// answer, for at most a lease; then starts the next batch.
+    /// Commits the events that no batch took within [`LATE`] of the first
+    /// of them ([`LATE_TEXT`] of a text delta), until the claim's task
+    /// aborts this.
+    pub async fn flush_late(self: Arc<Self>) {
+        loop {
+            let due = crate::locked(&self.events).due;
+            match due {
+                None => self.added.notified().await,
+                Some(due) => tokio::select! {
+                    () = tokio::time::sleep_until(due) => self.flush(),
+                    // An event that may be due sooner.
+                    () = self.added.notified() => {}
+                },
+            }
+        }
+    }
+
+    /// Commits the events pending on their own; a store that does not
+    /// answer keeps them for the next batch.
+    fn flush(&self) {
+        off_workers(|| {
+            let _order = crate::locked(&self.held);
+            let events = crate::locked(&self.events).take();
+            if events.is_empty() {
+                return;
+            }
+            match committed(self.server.store.write_batch(&self.run, self.epoch, None, &events)) {
+                Ok(()) => self.server.changed(&self.run),
+                Err(error @ StoreError::Fenced { .. }) => {
+                    tracing::warn!(%error, "the events of a run this replica lost were refused");
+                    self.server.lose(&self.run, "the run's claim was lost");
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot store the run's events; they wait for its next batch");
+                    let mut pending = crate::locked(&self.events);
+                    let later = std::mem::replace(&mut pending.events, events);
+                    pending.events.extend(later);
+                    pending.due = Some(tokio::time::Instant::now() + LATE);
+                }
+            }
+        })
+    }
+
+    /// Stores what `held` holds with the events pending (with no lines:
+    /// only checks the claim, and the events wait), asking again while the
+    /// store does not answer, for at most a lease; then starts the next batch.
     fn commit(&self, held: &mut Option<JournalLines>) -> Result<(), String> {
-        self.store(held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty()))?;
+        let lines = held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty());
+        let events = match lines {
+            Some(_) => crate::locked(&self.events).take(),
+            None => Vec::new(),
+        };
+        self.store(lines, &events)?;
         if let Some(lines) = held {
             lines.first += lines.lines.len() as i64;
             lines.lines.clear();
             lines.opening = false;
         }
+        if !events.is_empty() {
+            self.server.changed(&self.run);
+        }
         Ok(())
     }
 
-    /// Writes `lines` (with none: checks that the claim holds), asking again
-    /// while the store does not answer, for at most a lease.
-    fn store(&self, lines: Option<&JournalLines>) -> Result<(), String> {
+    /// Writes `lines` and `events` (with neither: checks that the claim
+    /// holds), asking again while the store does not answer, for at most a lease.
+    fn store(&self, lines: Option<&JournalLines>, events: &[(u64, String)]) -> Result<(), String> {
         let started = Instant::now();
         loop {
-            match committed(self.server.store.write_journal(&self.run, self.epoch, lines)) {
+            match committed(self.server.store.write_batch(&self.run, self.epoch, lines, events)) {
                 Ok(()) => break,
                 Err(error @ StoreError::Fenced { .. }) => {
                     self.server.lose(&self.run, "the run's claim was lost");

@@ -8,7 +8,6 @@
 //! `in_doubt` with the question, and continues with the decision `/input`
 //! gives it (`sr_runtime::in_doubt`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +26,7 @@ use tracing::Instrument;
 
 use crate::copies::{RunJournal, StoreCopies};
 use crate::metrics::RunTimer;
-use crate::store::{Ending, RunRow, RunStatus, StoreError, committed};
+use crate::store::{Ending, RunRow, RunStatus, StoreError};
 use crate::{Server, cache, fence, locked, replayed, travel};
 
 pub use crate::store::MAX_EVENT_BYTES;
@@ -75,6 +74,7 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
     server.claims_lock().insert(id.clone(), epoch);
     let held = Arc::new(Held::default());
     let journal = RunJournal::new(server.clone(), id.clone(), epoch);
+    let flusher = tokio::spawn(journal.clone().flush_late());
     let task = tokio::spawn(attempt(server.clone(), run, held.clone(), journal.clone()).instrument(span.clone()));
     server.tasks_lock().insert(id.clone(), task.abort_handle());
     // A cancel that came between the claim and here.
@@ -82,6 +82,7 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         task.abort();
     }
     let ended = task.await;
+    flusher.abort();
     server.tasks_lock().remove(&id);
     server.claims_lock().remove(&id);
     let cancelled = server.cancelled_lock().remove(&id);
@@ -128,9 +129,11 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         },
         None => None,
     };
+    let (lines, events) = journal.rest();
     let ending = Ending::new(outcome.status, outcome.result, error, tail, &invocation)
         .recording(record)
-        .with_journal(journal.rest());
+        .with_journal(lines)
+        .with_events(events);
     match server.store.end(&id, epoch, &ending).await {
         Ok(()) => tracing::info!(status = %ending.status, "run ended"),
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
@@ -221,11 +224,10 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
     };
     tracing::info!(attempt = launched.run_number(), resumed = run.attempt_run.is_some(), "run started");
+    journal.number_from(last + 1);
     let sink = Arc::new(RunSink {
         server: server.clone(),
-        run: run.id.clone(),
-        epoch: run.epoch,
-        next: AtomicU64::new(last + 1),
+        journal: journal.clone(),
         skip: Mutex::new(replayed),
         timer: RunTimer::default(),
         held,
@@ -339,16 +341,15 @@ async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreErr
     Ok((last, replayed::repeated(&kinds).into_iter().filter(|r| *r).count() as u64))
 }
 
-/// Stores each event of a run under the run's next event id and wakes its
-/// streams; from its `run_finished` on, keeps them back for the run's end
-/// (`Held`). A continued run first replays what its journal holds: the
-/// `skip` events already stored (`stored_tally`) are not stored again.
-/// Once the drain has stopped the server's runs, it stores nothing.
+/// Gives each event of a run the run's next event id, for the journal's
+/// next batch to store (`copies::RunJournal`); from its `run_finished` on,
+/// keeps them back for the run's end (`Held`). A continued run first
+/// replays what its journal holds: the `skip` events already stored
+/// (`stored_tally`) are not stored again. Once the drain has stopped the
+/// server's runs, it keeps nothing.
 struct RunSink {
     server: Arc<Server>,
-    run: String,
-    epoch: i64,
-    next: AtomicU64,
+    journal: Arc<RunJournal>,
     skip: Mutex<u64>,
     timer: RunTimer,
     held: Arc<Held>,
@@ -382,16 +383,6 @@ impl EventSink for RunSink {
                 return;
             }
         }
-        let id = self.next.fetch_add(1, Ordering::SeqCst);
-        let json = crate::store::stored(event, id);
-        match committed(self.server.store.append_event(&self.run, self.epoch, id, &json)) {
-            Ok(()) => {}
-            Err(error @ StoreError::Fenced { .. }) => {
-                tracing::warn!(%error, event = id, "an event of a run this replica lost was refused");
-                self.server.lose(&self.run, "the run's claim was lost");
-            }
-            Err(error) => tracing::error!(%error, event = id, "cannot store an event"),
-        }
-        self.server.changed(&self.run);
+        self.journal.add_event(event);
     }
 }

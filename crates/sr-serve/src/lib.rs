@@ -215,9 +215,9 @@ impl Server {
 
     /// A receiver that sees every later change of run `id` (an event, a
     /// status); the run's channel goes when its last subscription does.
-    pub(crate) fn subscribe(&self, id: &str) -> Subscription<'_> {
+    pub(crate) fn subscribe(self: &Arc<Self>, id: &str) -> Subscription {
         let changes = locked(&self.progress).entry(id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe();
-        Subscription { server: self, id: id.to_string(), changes }
+        Subscription { server: self.clone(), id: id.to_string(), changes }
     }
 
     /// Tells the run's streams and waiters that it changed.
@@ -255,13 +255,13 @@ impl Server {
 }
 
 /// What [`Server::subscribe`] gives: the run's changes, while it lives.
-pub(crate) struct Subscription<'a> {
-    server: &'a Server,
+pub(crate) struct Subscription {
+    server: Arc<Server>,
     id: String,
     pub changes: watch::Receiver<u64>,
 }
 
-impl Drop for Subscription<'_> {
+impl Drop for Subscription {
     fn drop(&mut self) {
         let mut progress = locked(&self.server.progress);
         // Only this subscription's receiver is left: nobody waits on the run.
@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn a_runs_channel_lives_only_while_someone_waits_on_it() {
         let dir = std::env::temp_dir().join(format!("sr-serve-lib-{}", uuid::Uuid::new_v4()));
-        let server = server(&dir);
+        let server = Arc::new(server(&dir));
         let first = server.subscribe("r");
         let second = server.subscribe("r");
         drop(first);

@@ -2,6 +2,8 @@
 //! it, answer it. Each keeps the store's rules (one active run per session,
 //! status guards) and wakes the dispatcher and the run's watchers.
 
+use std::sync::Arc;
+
 use sr_runtime::in_doubt::Decision;
 
 use axum::http::StatusCode;
@@ -55,7 +57,7 @@ async fn within_quota(server: &Server, session: &str, adding: usize) -> Result<(
 }
 
 /// The run once it has ended or paused (or the server stops).
-pub(crate) async fn wait_for_end(server: &Server, id: &str) -> Result<RunRow, ApiError> {
+pub(crate) async fn wait_for_end(server: &Arc<Server>, id: &str) -> Result<RunRow, ApiError> {
     let mut closing = server.closing.subscribe();
     loop {
         let mut changes = server.subscribe(id);

@@ -136,6 +136,16 @@ impl Postgres {
         Work { statements, transaction_control, commits }
     }
 
+    /// The statements counted since the last [`Postgres::counter`], the most
+    /// called first, a line each (`calls|the query's start`): what a cost
+    /// test that fails shows.
+    pub fn statements(&self) -> String {
+        self.sql(
+            "SELECT calls, regexp_replace(left(query, 120), '\\s+', ' ', 'g') FROM pg_stat_statements
+             ORDER BY calls DESC, query",
+        )
+    }
+
     /// The one value `sql` answers, as `psql` prints it.
     fn sql(&self, sql: &str) -> String {
         let host = self.dir.to_str().unwrap();

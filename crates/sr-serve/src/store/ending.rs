@@ -1,6 +1,7 @@
 //! How a run ends (or stops to wait for a human): its status, result and
-//! error, and its last events from its `run_finished` on. The store writes
-//! them in one transaction (`RunStore::end`, `RunStore::finish`), so a run's
+//! error, the events it emitted since the last batch stored
+//! (`copies::RunJournal`), and its last events from its `run_finished` on.
+//! The store writes them in one transaction (`RunStore::end`, `RunStore::finish`), so a run's
 //! `run_finished` is stored exactly when its status says it stopped.
 
 use serde_json::Value;
@@ -17,6 +18,8 @@ pub struct Ending {
     pub status: RunStatus,
     pub result: Option<Value>,
     pub error: Option<String>,
+    /// Events not stored yet, under the ids they were given, before `events`.
+    pending: Vec<(u64, String)>,
     /// The run's `run_finished` and whatever the runtime emitted after it.
     events: Vec<Event>,
     /// What the run's attempt changed of its session's record, stored with its end.
@@ -55,7 +58,7 @@ impl Ending {
                 },
             }],
         };
-        Ending { status, result, error, events, record: None, journal: None }
+        Ending { status, result, error, pending: Vec::new(), events, record: None, journal: None }
     }
 
     /// The ending, storing `record` (the session as the attempt left it) with it.
@@ -68,9 +71,25 @@ impl Ending {
         Ending { journal, ..self }
     }
 
-    /// The ending's events as stored, under ids from `first` on.
+    /// The ending, storing `pending` (events given their ids, not stored
+    /// yet) before its last events.
+    pub fn with_events(self, pending: Vec<(u64, String)>) -> Ending {
+        Ending { pending, ..self }
+    }
+
+    /// The ending's events as stored: those pending, then the last ones
+    /// under the ids after them (from `first` on when none is pending:
+    /// `first` is one after the last id stored).
     pub fn stored_events(&self, first: u64) -> Vec<(u64, String)> {
-        self.events.iter().zip(first..).map(|(event, id)| (id, stored(event, id))).collect()
+        let first = self.pending.last().map_or(first, |(id, _)| id + 1);
+        let last = self.events.iter().zip(first..).map(|(event, id)| (id, stored(event, id)));
+        self.pending.iter().cloned().chain(last).collect()
+    }
+
+    /// Whether the ending's ids follow from those pending, so the store
+    /// need not read its last id.
+    pub fn numbered(&self) -> bool {
+        !self.pending.is_empty()
     }
 }
 

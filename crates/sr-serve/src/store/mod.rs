@@ -300,14 +300,17 @@ pub trait RunStore: Send + Sync {
     /// when its runs never ended anywhere).
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
 
-    /// Stores `lines` of a claimed run's journal in one transaction, fenced
-    /// by the claim's epoch, committed before it returns; with no lines,
-    /// only checks that the claim still holds (a read: nothing committed).
-    fn write_journal<'a>(
+    /// Stores `lines` of a claimed run's journal and the run's `events`
+    /// (ids in order, after those stored) in one transaction, fenced by the
+    /// claim's epoch, committed before it returns, and announces the events
+    /// once; with neither, only checks that the claim still holds (a read:
+    /// nothing committed).
+    fn write_batch<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
         lines: Option<&'a JournalLines>,
+        events: &'a [(u64, String)],
     ) -> BoxFuture<'a, Result<()>>;
 
     /// Keeps the plan (JSON) of fork `run`, before it is queued.
@@ -325,15 +328,17 @@ pub trait RunStore: Send + Sync {
     /// Queues a run in doubt again with the decision it waits for.
     fn decide<'a>(&'a self, id: &'a str, decision: &'a str) -> BoxFuture<'a, Result<bool>>;
 
-    /// Appends a run's event under id `id`, fenced by the claim's epoch,
-    /// committed before it returns.
-    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>>;
-
     /// The last event id of a run (0 when it has none).
     fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>>;
 
     /// Up to `limit` events of a run after id `after`, in order.
     fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>>;
+
+    /// A run's status and up to `limit` of its events after id `after`, read
+    /// in one statement (a stream's one read per change: a run's end is
+    /// stored with its last events, so an ended status comes with all of
+    /// them); `None` for an unknown run.
+    fn follow<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Option<Followed>>>;
 
     /// How many runs are in each status (every status listed, zeros included).
     fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>>;
@@ -371,7 +376,16 @@ pub trait RunStore: Send + Sync {
     /// A statement of the test's own (to break the rules on purpose); the rows it changed.
     #[cfg(test)]
     fn raw<'a>(&'a self, sql: &'a str) -> BoxFuture<'a, Result<u64>>;
+
+    /// Appends one event of a claimed run (a batch of one).
+    #[cfg(test)]
+    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move { self.write_batch(run, epoch, None, &[(id, event.to_string())]).await })
+    }
 }
+
+/// What [`RunStore::follow`] reads: the run's status and events.
+pub type Followed = (RunStatus, Vec<(u64, String)>);
 
 /// Ids past i64::MAX do not exist: nothing is after them.
 fn stored_id(after: u64) -> i64 {
@@ -385,9 +399,9 @@ fn stored_message(session: &str, position: i64, json: &str) -> Result<Value> {
     })
 }
 
-/// Waits for a store write from the runtime's synchronous sinks (events, journal lines): an
-/// event is committed before the run goes on, so the store never lags the
-/// journal. The PostgreSQL store's writes run on the async runtime, which
+/// Waits for a store write from the runtime's synchronous journal copy
+/// (`copies::RunJournal`): a line that records an effect is committed
+/// before the run goes on, so the store never lags the journal. The PostgreSQL store's writes run on the async runtime, which
 /// needs its worker threads (`block_in_place`, so the multi-thread runtime
 /// `sr` runs); the embedded store's writes wait on nothing and are done at
 /// their first poll. A write that would wait on a single-thread runtime is

@@ -2,9 +2,11 @@
 //! one more that `LISTEN`s. Replicas coordinate only through it: claims
 //! lock the queue's head with `FOR UPDATE SKIP LOCKED`, leases use the
 //! database's clock, every write of a claimed run checks its epoch while
-//! holding the run's row (`FOR SHARE`, so a claim waits for it and it sees
-//! a claim that committed first), and each change is announced with
-//! `NOTIFY` in the transaction that makes it.
+//! holding the run's row (a batch `FOR KEY SHARE`, so a claim's `FOR
+//! UPDATE` skips or waits for it and it sees a claim that committed first,
+//! while a heartbeat's `UPDATE` of the lease does not wait on it; an end
+//! or an attempt's opening by its `UPDATE`), and each change is announced
+//! with `NOTIFY` in the transaction that makes it.
 
 use std::time::Duration;
 
@@ -19,8 +21,8 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Ending, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
-    RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
+    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
+    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
     stored_message,
 };
 
@@ -56,12 +58,28 @@ const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
 const CANCEL: &str = "sr_serve_cancel";
 
-/// Column `i` of a row as a status.
+/// A batch of a claimed run (`RunStore::write_batch`) in one statement: the
+/// run's row held `FOR KEY SHARE` while its epoch is checked, so a claim
+/// (whose `FOR UPDATE` skips or waits for it) sees the batch whole or not
+/// at all, while a heartbeat's `UPDATE` of the lease does not wait on it;
+/// then the journal's lines, the events, and one notification when there
+/// are events. Parameters: run, epoch, the lines' session, attempt, first
+/// line number and bodies, the first event id and the events, the channel.
+const BATCH_SQL: &str = "WITH owner AS (SELECT id FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'
+                                        FOR KEY SHARE),
+     lines AS (INSERT INTO journal_lines (session, attempt, line, body)
+               SELECT $3, $4, $5 + l.n - 1, l.body FROM owner, UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)),
+     events AS (INSERT INTO run_events (run, id, event, epoch)
+                SELECT $1, $7 + e.n - 1, e.event, $2 FROM owner, UNNEST($8::text[]) WITH ORDINALITY AS e(event, n)),
+     noted AS (SELECT pg_notify($9, $1) FROM owner WHERE cardinality($8::text[]) > 0)
+SELECT (SELECT COUNT(*) FROM noted) FROM owner";
+
 /// SQLite's `?N` placeholders as PostgreSQL's `$N`.
 fn dollars(sql: &str) -> String {
     sql.replace('?', "$")
 }
 
+/// Column `i` of a row as a status.
 fn status(r: &Row, i: usize) -> Result<RunStatus> {
     r.get::<_, &str>(i).parse().map_err(StoreError::Status)
 }
@@ -298,33 +316,39 @@ impl Postgres {
         Ok(())
     }
 
-    async fn write_journal(&self, run: &str, epoch: i64, lines: Option<&JournalLines>) -> Result<()> {
+    async fn write_batch(
+        &self,
+        run: &str,
+        epoch: i64,
+        lines: Option<&JournalLines>,
+        events: &[(u64, String)],
+    ) -> Result<()> {
         let mut client = self.pool.get().await?;
         let held = match lines {
-            // Lines that continue the attempt: one statement, fenced by the epoch.
-            Some(lines) if !lines.opening => {
-                let statement = client
-                    .prepare_cached(
-                        "INSERT INTO journal_lines (session, attempt, line, body)
-                         SELECT $3, $4, $5 + l.n - 1, l.body FROM UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)
-                         WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running')",
-                    )
-                    .await?;
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-                    [&run, &epoch, &lines.session, &lines.attempt, &lines.first, &lines.lines];
-                client.execute(&statement, &params).await? > 0 || lines.lines.is_empty()
-            }
-            Some(lines) => {
+            Some(lines) if lines.opening => {
                 let tx = client.transaction().await?;
                 store_lines(&tx, run, epoch, lines).await?;
+                insert_events(&tx, run, epoch, events).await?;
                 tx.commit().await?;
                 true
             }
-            None => {
+            None if events.is_empty() => {
                 let statement = client
                     .prepare_cached("SELECT 1 FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'")
                     .await?;
                 client.query_opt(&statement, &[&run, &epoch]).await?.is_some()
+            }
+            // Lines that continue the attempt, events, or both: one statement.
+            lines => {
+                let statement = client.prepare_cached(BATCH_SQL).await?;
+                let (session, attempt, first, bodies) = match lines {
+                    Some(l) => (l.session.as_str(), l.attempt, l.first, l.lines.as_slice()),
+                    None => ("", 0, 0, [].as_slice()),
+                };
+                let (first_event, texts) = event_columns(events);
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
+                    [&run, &epoch, &session, &attempt, &first, &bodies, &first_event, &texts, &RUN];
+                client.query_opt(&statement, &params).await?.is_some()
             }
         };
         if held { Ok(()) } else { Err(fenced(run, epoch)) }
@@ -412,23 +436,6 @@ impl Postgres {
         Ok(changed.is_some())
     }
 
-    async fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
-        let client = self.pool.get().await?;
-        // The run's row is held (FOR SHARE) until this commits: a claim
-        // (an UPDATE of that row) waits for it, and it sees a claim that
-        // committed first, and then writes nothing.
-        let statement = client
-            .prepare_cached(
-                "WITH owner AS (SELECT id FROM runs WHERE id = $1 AND epoch = $2 FOR SHARE),
-                      added AS (INSERT INTO run_events (run, id, event, epoch)
-                                SELECT $1, $3, $4, $2 FROM owner RETURNING run)
-                 SELECT pg_notify($5, run) FROM added",
-            )
-            .await?;
-        let added = client.query_opt(&statement, &[&run, &epoch, &(id as i64), &event, &RUN]).await?;
-        if added.is_none() { Err(fenced(run, epoch)) } else { Ok(()) }
-    }
-
     async fn last_event(&self, run: &str) -> Result<u64> {
         let client = self.pool.get().await?;
         let row = client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?;
@@ -442,6 +449,22 @@ impl Postgres {
             .await?;
         let rows = client.query(&statement, &[&run, &after, &limit]).await?;
         Ok(rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
+    }
+
+    async fn follow(&self, run: &str, after: i64, limit: i64) -> Result<Option<Followed>> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT r.status, e.id, e.event FROM runs AS r
+                 LEFT JOIN LATERAL (SELECT id, event FROM run_events
+                                    WHERE run = r.id AND id > $2 ORDER BY id LIMIT $3) AS e ON true
+                 WHERE r.id = $1 ORDER BY e.id",
+            )
+            .await?;
+        let rows = client.query(&statement, &[&run, &after, &limit]).await?;
+        let Some(first) = rows.first() else { return Ok(None) };
+        let events = rows.iter().filter_map(|r| Some((r.get::<_, Option<i64>>(1)? as u64, r.get(2)))).collect();
+        Ok(Some((status(first, 0)?, events)))
     }
 
     async fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
@@ -609,16 +632,48 @@ async fn store_lines(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64
 /// Appends a run's last events after its others and announces the run's
 /// change, in the transaction that ends it (whose UPDATE holds the run's row).
 async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
-    let last: i64 = tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0);
-    for (id, event) in ending.stored_events(last as u64 + 1) {
-        tx.execute(
-            "INSERT INTO run_events (run, id, event, epoch) VALUES ($1, $2, $3, $4)",
-            &[&run, &(id as i64), &event, &epoch],
-        )
-        .await?;
-    }
-    tx.execute("SELECT pg_notify($1, $2), pg_notify($3, '')", &[&RUN, &run, &WAKE]).await?;
+    let last: i64 = match ending.numbered() {
+        true => 0,
+        false => tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0),
+    };
+    let events = ending.stored_events(last as u64 + 1);
+    let (first, texts) = event_columns(&events);
+    tx.execute(
+        "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
+                        SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
+         SELECT pg_notify($5, $1), pg_notify($6, '')",
+        &[&run, &first, &epoch, &texts, &RUN, &WAKE],
+    )
+    .await?;
     Ok(())
+}
+
+/// Inserts a claimed run's events under their ids and announces them, in
+/// `tx` (which the caller fenced); nothing without events.
+async fn insert_events(
+    tx: &tokio_postgres::Transaction<'_>,
+    run: &str,
+    epoch: i64,
+    events: &[(u64, String)],
+) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let (first, texts) = event_columns(events);
+    tx.execute(
+        "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
+                        SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
+         SELECT pg_notify($5, $1)",
+        &[&run, &first, &epoch, &texts, &RUN],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Events with consecutive ids as the statements take them: the first id and the texts.
+fn event_columns(events: &[(u64, String)]) -> (i64, Vec<&str>) {
+    debug_assert!(events.windows(2).all(|w| w[1].0 == w[0].0 + 1), "a batch's event ids follow each other");
+    (events.first().map_or(0, |(id, _)| *id as i64), events.iter().map(|(_, text)| text.as_str()).collect())
 }
 
 /// Replaces the session's conversation and attempts with `record`'s (two
@@ -700,13 +755,14 @@ impl RunStore for Postgres {
         Box::pin(Postgres::plan(self, run))
     }
 
-    fn write_journal<'a>(
+    fn write_batch<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
         lines: Option<&'a JournalLines>,
+        events: &'a [(u64, String)],
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::write_journal(self, run, epoch, lines))
+        Box::pin(Postgres::write_batch(self, run, epoch, lines, events))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
@@ -717,16 +773,16 @@ impl RunStore for Postgres {
         Box::pin(Postgres::decide(self, id, decision))
     }
 
-    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Postgres::append_event(self, run, epoch, id, event))
-    }
-
     fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>> {
         Box::pin(Postgres::last_event(self, run))
     }
 
     fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>> {
         Box::pin(Postgres::events_after(self, run, stored_id(after), limit as i64))
+    }
+
+    fn follow<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Option<Followed>>> {
+        Box::pin(Postgres::follow(self, run, stored_id(after), limit as i64))
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>> {

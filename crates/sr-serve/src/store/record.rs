@@ -14,7 +14,7 @@ pub struct Record {
     /// The runtime's runs of the session, in order.
     pub attempts: Vec<RunLineage>,
     /// Journals by attempt, each as its lines (copied to the store as they
-    /// are written, `RunStore::write_journal`; not saved with the record).
+    /// are written, `RunStore::write_batch`; not saved with the record).
     pub journals: Vec<(i64, Vec<String>)>,
 }
 

@@ -14,8 +14,8 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow, RunStatus,
-    RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
+    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
+    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
     stored_message,
 };
 
@@ -259,10 +259,11 @@ impl Sqlite {
         Ok(())
     }
 
-    fn write_journal(&self, run: &str, epoch: i64, lines: Option<&JournalLines>) -> Result<()> {
+    fn write_batch(&self, run: &str, epoch: i64, lines: Option<&JournalLines>, events: &[(u64, String)]) -> Result<()> {
         let mut conn = self.conn();
-        // Without lines, a read: no write lock.
-        let behavior = if lines.is_some() { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
+        // With nothing to write, a read: no write lock.
+        let writes = lines.is_some() || !events.is_empty();
+        let behavior = if writes { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
         let tx = conn.transaction_with_behavior(behavior)?;
         let held: bool = tx.query_row(
             "SELECT COUNT(*) > 0 FROM runs WHERE id = ?1 AND epoch = ?2 AND status = 'running'",
@@ -275,6 +276,7 @@ impl Sqlite {
         if let Some(lines) = lines {
             store_lines(&tx, run, epoch, lines)?;
         }
+        insert_events(&tx, run, epoch, events)?;
         tx.commit()?;
         Ok(())
     }
@@ -337,18 +339,6 @@ impl Sqlite {
         Ok(changed > 0)
     }
 
-    fn append_event(&self, run: &str, epoch: i64, id: u64, event: &str) -> Result<()> {
-        let conn = self.conn();
-        let mut insert = conn.prepare_cached(
-            "INSERT INTO run_events (run, id, event, epoch)
-             SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND epoch = ?4)",
-        )?;
-        if insert.execute(params![run, id as i64, event, epoch])? == 0 {
-            return Err(Self::fenced(run, epoch));
-        }
-        Ok(())
-    }
-
     fn last_event(&self, run: &str) -> Result<u64> {
         let last: i64 =
             self.conn().query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
@@ -361,6 +351,24 @@ impl Sqlite {
             conn.prepare_cached("SELECT id, event FROM run_events WHERE run = ?1 AND id > ?2 ORDER BY id LIMIT ?3")?;
         let rows = statement.query_map(params![run, after, limit], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn follow(&self, run: &str, after: i64, limit: i64) -> Result<Option<Followed>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT r.status, e.id, e.event FROM runs AS r
+             LEFT JOIN (SELECT id, event FROM run_events WHERE run = ?1 AND id > ?2 ORDER BY id LIMIT ?3) AS e
+             WHERE r.id = ?1 ORDER BY e.id",
+        )?;
+        let mut rows = statement.query(params![run, after, limit])?;
+        let mut followed: Option<Followed> = None;
+        while let Some(row) = rows.next()? {
+            let (_, events) = followed.get_or_insert((status(row, 0)?, Vec::new()));
+            if let Some(id) = row.get::<_, Option<i64>>(1)? {
+                events.push((id as u64, row.get(2)?));
+            }
+        }
+        Ok(followed)
     }
 
     fn counts(&self) -> Result<Vec<(RunStatus, i64)>> {
@@ -478,12 +486,18 @@ fn store_lines(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, lines: &Jo
 
 /// Appends a run's last events after its others, in the transaction that ends it.
 fn append_ending(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
-    let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?;
-    for (id, event) in ending.stored_events(last as u64 + 1) {
-        tx.execute(
-            "INSERT INTO run_events (run, id, event, epoch) VALUES (?1, ?2, ?3, ?4)",
-            params![run, id as i64, event, epoch],
-        )?;
+    let last: i64 = match ending.numbered() {
+        true => 0,
+        false => tx.query_row("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = ?1", [run], |r| r.get(0))?,
+    };
+    insert_events(tx, run, epoch, &ending.stored_events(last as u64 + 1))
+}
+
+/// Inserts a claimed run's events under their ids, in `tx` (which the caller fenced).
+fn insert_events(tx: &rusqlite::Transaction<'_>, run: &str, epoch: i64, events: &[(u64, String)]) -> Result<()> {
+    let mut insert = tx.prepare_cached("INSERT INTO run_events (run, id, event, epoch) VALUES (?1, ?2, ?3, ?4)")?;
+    for (id, event) in events {
+        insert.execute(params![run, *id as i64, event, epoch])?;
     }
     Ok(())
 }
@@ -566,13 +580,14 @@ impl RunStore for Sqlite {
         ready(Sqlite::plan(self, run))
     }
 
-    fn write_journal<'a>(
+    fn write_batch<'a>(
         &'a self,
         run: &'a str,
         epoch: i64,
         lines: Option<&'a JournalLines>,
+        events: &'a [(u64, String)],
     ) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::write_journal(self, run, epoch, lines))
+        ready(Sqlite::write_batch(self, run, epoch, lines, events))
     }
 
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>> {
@@ -583,16 +598,16 @@ impl RunStore for Sqlite {
         ready(Sqlite::decide(self, id, decision))
     }
 
-    fn append_event<'a>(&'a self, run: &'a str, epoch: i64, id: u64, event: &'a str) -> BoxFuture<'a, Result<()>> {
-        ready(Sqlite::append_event(self, run, epoch, id, event))
-    }
-
     fn last_event<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<u64>> {
         ready(Sqlite::last_event(self, run))
     }
 
     fn events_after<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Vec<(u64, String)>>> {
         ready(Sqlite::events_after(self, run, stored_id(after), limit as i64))
+    }
+
+    fn follow<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Option<Followed>>> {
+        ready(Sqlite::follow(self, run, stored_id(after), limit as i64))
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>> {

@@ -112,7 +112,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let second = fixture.store("second", LEASE).await;
     first.submit(&new_run("r", "s"), false).await.unwrap();
     let claim = first.claim().await.unwrap().unwrap();
-    first.write_journal("r", claim.epoch, Some(&opening("s", 1, None, &["meta"]))).await.unwrap();
+    first.write_batch("r", claim.epoch, Some(&opening("s", 1, None, &["meta"])), &[]).await.unwrap();
     first.append_event("r", claim.epoch, 1, r#"{"type":"run_started"}"#).await.unwrap();
     first.append_event("r", claim.epoch, 2, r#"{"type":"text_delta"}"#).await.unwrap();
     assert!(first.heartbeat(&[("r".to_string(), claim.epoch)]).await.unwrap().is_empty());
@@ -122,8 +122,8 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     let old = claim.epoch;
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { epoch, .. }) if epoch == old);
     assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
-    assert!(fenced(first.write_journal("r", old, Some(&opening("s", 2, None, &[]))).await));
-    assert!(fenced(first.write_journal("r", old, None).await), "the claim check refuses too");
+    assert!(fenced(first.write_batch("r", old, Some(&opening("s", 2, None, &[])), &[]).await));
+    assert!(fenced(first.write_batch("r", old, None, &[]).await), "the claim check refuses too");
     assert!(fenced(first.end("r", old, &Ending::of(RunStatus::Done, None, None)).await));
     assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
     first.release("r", old).await.unwrap();
@@ -371,6 +371,7 @@ const BOTH: &[(&str, Case)] = cases![
     a_runs_end_and_its_run_finished_are_one_write,
     a_sessions_record_is_kept_by_its_claims_only,
     an_attempt_without_effects_is_opened_by_its_end,
+    a_steps_lines_and_events_are_one_batch,
     sessions_are_listed_newest_first_in_pages,
 ];
 
@@ -456,9 +457,9 @@ async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
     assert_eq!(store.record("s").await.unwrap(), Record { session: "s".into(), ..Record::default() });
     store.submit(&new_run("r", "s"), false).await.unwrap();
     let claim = store.claim().await.unwrap().unwrap();
-    store.write_journal("r", claim.epoch, None).await.unwrap();
+    store.write_batch("r", claim.epoch, None, &[]).await.unwrap();
     assert_eq!(store.run("r").await.unwrap().unwrap().attempt_run, None, "a check writes nothing");
-    store.write_journal("r", claim.epoch, Some(&opening("s", 1, None, &["meta", "llm"]))).await.unwrap();
+    store.write_batch("r", claim.epoch, Some(&opening("s", 1, None, &["meta", "llm"])), &[]).await.unwrap();
     assert_eq!(store.run("r").await.unwrap().unwrap().attempt_run, Some(1));
     let running = RunLineage { run: 1, status: "running".into(), parent: None, from_step: None };
     let record = store.record("s").await.unwrap();
@@ -469,12 +470,12 @@ async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
     let again = store.claim().await.unwrap().unwrap();
     for _ in 0..2 {
         let second = opening("s", 2, Some((1, None)), &["meta", "llm"]);
-        store.write_journal("r", again.epoch, Some(&second)).await.unwrap();
+        store.write_batch("r", again.epoch, Some(&second), &[]).await.unwrap();
     }
     let fenced = |result: Result<()>| matches!(result, Err(StoreError::Fenced { .. }));
-    assert!(fenced(store.write_journal("r", claim.epoch, Some(&later("s", 1, 2, &["late"]))).await));
-    assert!(fenced(store.write_journal("r", claim.epoch, Some(&opening("s", 2, None, &[]))).await));
-    store.write_journal("r", again.epoch, Some(&later("s", 2, 2, &["tool_start", "tool"]))).await.unwrap();
+    assert!(fenced(store.write_batch("r", claim.epoch, Some(&later("s", 1, 2, &["late"])), &[]).await));
+    assert!(fenced(store.write_batch("r", claim.epoch, Some(&opening("s", 2, None, &[])), &[]).await));
+    store.write_batch("r", again.epoch, Some(&later("s", 2, 2, &["tool_start", "tool"])), &[]).await.unwrap();
     let attempts = vec![
         RunLineage { run: 1, status: "interrupted".into(), parent: None, from_step: None },
         RunLineage { run: 2, status: "completed".into(), parent: Some(1), from_step: None },
@@ -509,6 +510,40 @@ async fn an_attempt_without_effects_is_opened_by_its_end(fixture: Fixture) {
     let run = store.run("r").await.unwrap().unwrap();
     assert_eq!((run.status, run.attempt_run), (RunStatus::Done, Some(1)));
     assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nend\n"));
+}
+
+/// A step's journal lines and the events emitted since the last batch are
+/// one write, refused as a whole; a stream's read gets the run's status with
+/// its events; the end stores the events still pending before its
+/// `run_finished`, whose id follows theirs.
+async fn a_steps_lines_and_events_are_one_batch(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    assert!(store.follow("r", 0, 10).await.unwrap().is_none(), "an unknown run");
+    store.submit(&new_run("r", "s"), false).await.unwrap();
+    assert_eq!(store.follow("r", 0, 10).await.unwrap(), Some((RunStatus::Queued, Vec::new())));
+    let claim = store.claim().await.unwrap().unwrap();
+    let events = |ids: std::ops::RangeInclusive<u64>| -> Vec<(u64, String)> {
+        ids.map(|id| (id, format!(r#"{{"seq":{id},"type":"step"}}"#))).collect()
+    };
+    let ids = |followed: Option<Followed>| {
+        followed.map(|(status, events)| (status, events.iter().map(|e| e.0).collect::<Vec<_>>()))
+    };
+    store.write_batch("r", claim.epoch, Some(&opening("s", 1, None, &["meta", "llm"])), &events(1..=3)).await.unwrap();
+    store.write_batch("r", claim.epoch, Some(&later("s", 1, 2, &["tool"])), &events(4..=5)).await.unwrap();
+    store.write_batch("r", claim.epoch, None, &events(6..=6)).await.unwrap();
+    // An event id stored already: the batch's line is not stored either.
+    assert!(store.write_batch("r", claim.epoch, Some(&later("s", 1, 3, &["x"])), &events(6..=7)).await.is_err());
+    // Another claim's epoch: refused whole.
+    let refused = store.write_batch("r", claim.epoch + 1, Some(&later("s", 1, 3, &["y"])), &events(7..=7)).await;
+    assert!(matches!(refused, Err(StoreError::Fenced { .. })), "{refused:?}");
+    assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nllm\ntool\n"));
+    assert_eq!(ids(store.follow("r", 0, 10).await.unwrap()), Some((RunStatus::Running, (1..=6).collect())));
+    assert_eq!(ids(store.follow("r", 4, 1).await.unwrap()), Some((RunStatus::Running, vec![5])));
+    let ending = Ending::of(RunStatus::Done, None, None).with_events(events(7..=8));
+    store.end("r", claim.epoch, &ending).await.unwrap();
+    let (status, ended) = store.follow("r", 6, 10).await.unwrap().unwrap();
+    assert_eq!((status, ended.iter().map(|e| e.0).collect::<Vec<_>>()), (RunStatus::Done, vec![7, 8, 9]));
+    assert_eq!(finished_events(&store, "r").await, [(9, "completed".to_string())]);
 }
 
 /// The cases of replicas sharing a database.
