@@ -19,7 +19,7 @@ use sr_runtime::event::{Event, EventSink, Payload, RunStatus, Usage};
 use sr_runtime::hook::NoHook;
 use sr_runtime::human::Unattended;
 use sr_runtime::in_doubt::{Always, Decision};
-use sr_runtime::launch::{Finished, LaunchSpec, Models, Recording, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, Models, launch};
 use sr_runtime::workload::load;
 
 #[derive(clap::Args)]
@@ -184,11 +184,7 @@ async fn run_async(args: Args) -> ExitCode {
         work_dir: args.work_dir.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default()),
         read_only: false,
         storage: None,
-        models: match (args.record.clone(), args.replay.clone()) {
-            (Some(file), _) => Models::Record(file),
-            (None, Some(file)) => Models::Replay(Recording::File(file)),
-            (None, None) => Models::Live,
-        },
+        models: Models::from_flags(args.record.clone(), args.replay.clone()),
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),

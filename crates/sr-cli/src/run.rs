@@ -12,7 +12,7 @@ use sr_runtime::hook::NoHook;
 use sr_runtime::human::{Human, Unattended};
 use sr_runtime::ids::{self, IdKind};
 use sr_runtime::in_doubt::{Always, Decision};
-use sr_runtime::launch::{Finished, LaunchSpec, Models, Recording, ResumeSpec, ResumeWorkDir, Storage, launch};
+use sr_runtime::launch::{Finished, LaunchSpec, Models, ResumeSpec, ResumeWorkDir, Storage, launch};
 use sr_runtime::workload::{discover, load};
 
 use crate::transcript::{Terminal, TerminalHuman};
@@ -223,12 +223,7 @@ async fn run_async(args: Args) -> ExitCode {
         work_dir,
         read_only: false,
         storage: Some(storage),
-        // `--record` and `--replay` conflict (clap).
-        models: match (args.record.clone(), args.replay.clone()) {
-            (Some(file), _) => Models::Record(file),
-            (None, Some(file)) => Models::Replay(Recording::File(file)),
-            (None, None) => Models::Live,
-        },
+        models: Models::from_flags(args.record.clone(), args.replay.clone()),
         options: RunOptions {
             default_model: args.model.clone(),
             override_model: args.override_model.clone(),

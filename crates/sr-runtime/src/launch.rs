@@ -75,6 +75,18 @@ pub enum Models {
     Provider { provider: Arc<dyn Provider>, record: Option<PathBuf> },
 }
 
+impl Models {
+    /// The models of a command line's `--record FILE` and `--replay FILE`,
+    /// which conflict (clap): a recording when one is given, else live.
+    pub fn from_flags(record: Option<PathBuf>, replay: Option<PathBuf>) -> Models {
+        match (record, replay) {
+            (Some(file), _) => Models::Record(file),
+            (None, Some(file)) => Models::Replay(Recording::File(file)),
+            (None, None) => Models::Live,
+        }
+    }
+}
+
 /// A recording a run is served from.
 pub enum Recording {
     /// A file the user named.
