@@ -117,10 +117,14 @@ impl RunJournal {
 
     /// The lines still held back and the events pending, for the run's end
     /// to store (`Ending::with_journal`, `Ending::with_events`).
+    /// Off the workers like every other taker of `held`: its holder may be
+    /// waiting on the store, whose connections the workers drive.
     pub fn rest(&self) -> (Option<JournalLines>, Vec<(u64, String)>) {
-        let mut held = crate::locked(&self.held);
-        let lines = held.take().filter(|lines| lines.opening || !lines.lines.is_empty());
-        (lines, crate::locked(&self.events).take())
+        off_workers(|| {
+            let mut held = crate::locked(&self.held);
+            let lines = held.take().filter(|lines| lines.opening || !lines.lines.is_empty());
+            (lines, crate::locked(&self.events).take())
+        })
     }
 
     /// Commits the events that no batch took within [`LATE`] of the first
