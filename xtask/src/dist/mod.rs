@@ -14,9 +14,10 @@ const BINARIES: [&str; 3] = ["sr", "sr-lsp", "sr-dap"];
 /// Size budgets in MiB: `sr` carries the runtime, `sr serve` and its studio (the
 /// distribution issue's 25 MiB target predates the server; 27 MiB predates the
 /// server's own accept loop, the reply limits, wrapped-secret redaction, the protected
-/// paths' guard, the store's migrations and coding agents' journaled steps), `sr-lsp`
-/// only the compiler and IDE layers.
-const BUDGET_MIB: [(&str, f64); 2] = [("sr", 28.0), ("sr-lsp", 10.0)];
+/// paths' guard, the store's migrations and coding agents' journaled steps; 28 MiB
+/// predates `sr try`, A2A push notifications and file parts), `sr-lsp` only the
+/// compiler and IDE layers.
+const BUDGET_MIB: [(&str, f64); 2] = [("sr", 29.0), ("sr-lsp", 10.0)];
 const TRIPLE: &str = "x86_64-unknown-linux-gnu";
 
 pub fn run(args: &[String]) -> Result<(), String> {
