@@ -74,14 +74,15 @@ fn walk_branches<'b>(
     for &id in stmts {
         let stmt = &body.stmts[id];
         f(stmt, branch);
-        match stmt {
-            Stmt::Parallel { body: branches } => {
-                let block = u32::from(id.into_raw());
-                for (index, &first) in (0..).zip(branches) {
-                    walk_branches(body, &[first], Some(Branch { block, index }), f);
-                }
+        // Only `parallel` starts branches; every other kind's nested statements
+        // come from its exhaustive `children` fact.
+        if let Stmt::Parallel { body: branches } = stmt {
+            let block = u32::from(id.into_raw());
+            for (index, &first) in (0..).zip(branches) {
+                walk_branches(body, &[first], Some(Branch { block, index }), f);
             }
-            _ => walk_branches(body, &stmt.children(), branch, f),
+        } else {
+            walk_branches(body, &stmt.children(), branch, f);
         }
     }
 }
