@@ -2,10 +2,10 @@
 // headless Chromium: install the .vsix, open a broken .sr file, see the
 // diagnostic in the Problems panel, fix the file, see the panel empty, open
 // the syntax tree, open a prompt's preview from its "Preview" code lens (and
-// see it follow an edit) and the graph view, try a prompt from its "Try" code
-// lens (replayed from a recording), open an agent's references from its
-// references-count lens, rename an imported file in the Explorer and see
-// the import that names it follow, then run the debugger's fixture
+// see it follow an edit) and the graph view, open an agent's references from
+// its references-count lens, rename an imported file in the Explorer and see
+// the import that names it follow, try a prompt from its "Try" code lens
+// (replayed from a recording), then run the debugger's fixture
 // workload from its "Run" code lens and debug it from a launch.json (both
 // replayed from its recording): stop at a breakpoint, step back with the debug
 // toolbar's Step Back, continue to the end. Run by `cargo xtask e2e-vscode`,
@@ -271,19 +271,6 @@ async function scenario(page, url, project) {
   await page.screenshot({ path: path.join(options.screenshots, 'vscode-graph.png') });
   await command(page, 'View: Close All Editors');
 
-  // Try the prompt of try.sr from its "Try" lens, with greet.inputs.yaml: the
-  // rendered prompt, the recorded reply and its tokens in a webview.
-  await openFile(page, 'try.sr', 'prompt greet');
-  const tryLens = page.locator('.codelens-decoration a', { hasText: 'Try' }).filter({ visible: true });
-  await tryLens.first().waitFor();
-  await tryLens.first().click();
-  const tried = await webview(page, 'pre', 'Hi! I am a recording.');
-  await tried.locator('pre', { hasText: 'Hello Ann' }).waitFor();
-  await tried.locator('p', { hasText: '7 input + 5 output tokens' }).waitFor();
-  await tried.locator('a', { hasText: 'Save as eval case' }).waitFor();
-  step('"Try" code lens showed the rendered prompt, the reply and the tokens');
-  await command(page, 'View: Close All Editors');
-
   // The references-count lens of agent reviewer (a delegation and a run of
   // it) resolves to its count and opens the references in a peek view.
   await openFile(page, 'preview.sr', 'agent reviewer');
@@ -319,6 +306,19 @@ async function scenario(page, url, project) {
   if (!fs.existsSync(path.join(project, 'rename/greetings.sr'))) throw new Error('rename/greetings.sr was not created');
   step('renaming helpers.sr to greetings.sr rewrote the import in workload.sr');
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await command(page, 'View: Close All Editors');
+
+  // Try the prompt of try.sr from its "Try" lens, with greet.inputs.yaml: the
+  // rendered prompt, the recorded reply and its tokens in a webview.
+  await openFile(page, 'try.sr', 'prompt greet');
+  const tryLens = page.locator('.codelens-decoration a', { hasText: 'Try' }).filter({ visible: true });
+  await tryLens.first().waitFor();
+  await tryLens.first().click();
+  const tried = await webview(page, 'pre', 'Hi! I am a recording.');
+  await tried.locator('pre', { hasText: 'Hello Ann' }).waitFor();
+  await tried.locator('p', { hasText: '7 input + 5 output tokens' }).waitFor();
+  await tried.locator('a', { hasText: 'Save as eval case' }).waitFor();
+  step('"Try" code lens showed the rendered prompt, the reply and the tokens');
   await command(page, 'View: Close All Editors');
 
   // Run the fixture workload from the code lens of its entry point (the lowest
