@@ -124,10 +124,10 @@ async fn list(State(server): State<Arc<Server>>, RawQuery(raw): RawQuery) -> Res
     let limit = query.limit.unwrap_or(200).clamp(1, MAX_LIMIT);
     let mut runs: Vec<RunSummary> =
         server.store.recent_runs(query.status, limit).await?.into_iter().map(shown).collect();
-    let origins =
-        futures::future::join_all(runs.iter().map(|r| crate::travel::fork::origin(&server.store, &r.id))).await;
-    for (run, origin) in runs.iter_mut().zip(origins) {
-        run.forked_from = origin;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
+    let mut origins = crate::travel::fork::origins(&server.store, &ids).await;
+    for run in &mut runs {
+        run.forked_from = origins.remove(&run.id);
     }
     Ok(Json(RunList { runs }))
 }

@@ -27,6 +27,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::collections::HashMap;
+
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
@@ -321,6 +323,10 @@ pub trait RunStore: Send + Sync {
 
     /// The plan of run `run`, if it is a fork.
     fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
+
+    /// The plans of those of `runs` that are forks, by run, in one query (a
+    /// list of runs shows each one's origin).
+    fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;

@@ -8,6 +8,7 @@
 //! or an attempt's opening by its `UPDATE`), and each change is announced
 //! with `NOTIFY` in the transaction that makes it.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -369,6 +370,12 @@ impl Postgres {
     async fn plan(&self, run: &str) -> Result<Option<String>> {
         let client = self.pool.get().await?;
         Ok(client.query_opt("SELECT plan FROM fork_plans WHERE run = $1", &[&run]).await?.map(|r| r.get(0)))
+    }
+
+    async fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT run, plan FROM fork_plans WHERE run = ANY($1)", &[&runs]).await?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     async fn record(&self, session: &str) -> Result<Record> {
@@ -753,6 +760,10 @@ impl RunStore for Postgres {
 
     fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
         Box::pin(Postgres::plan(self, run))
+    }
+
+    fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
+        Box::pin(Postgres::plans(self, runs))
     }
 
     fn write_batch<'a>(

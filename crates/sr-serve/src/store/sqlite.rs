@@ -3,6 +3,7 @@
 //! so a claim has no lease to expire: a restart queues again what the
 //! previous process left running.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -295,6 +296,18 @@ impl Sqlite {
         Ok(self.conn().query_row("SELECT plan FROM fork_plans WHERE run = ?1", [run], |r| r.get(0)).optional()?)
     }
 
+    fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT plan FROM fork_plans WHERE run = ?1")?;
+        let mut plans = HashMap::new();
+        for run in runs {
+            if let Some(plan) = statement.query_row([run], |r| r.get::<_, String>(0)).optional()? {
+                plans.insert(run.clone(), plan);
+            }
+        }
+        Ok(plans)
+    }
+
     fn record(&self, session: &str) -> Result<Record> {
         let conn = self.conn();
         let mut record = Record { session: session.to_string(), ..Record::default() };
@@ -578,6 +591,10 @@ impl RunStore for Sqlite {
 
     fn plan<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
         ready(Sqlite::plan(self, run))
+    }
+
+    fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
+        ready(Sqlite::plans(self, runs))
     }
 
     fn write_batch<'a>(

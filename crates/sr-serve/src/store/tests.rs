@@ -373,6 +373,7 @@ const BOTH: &[(&str, Case)] = cases![
     an_attempt_without_effects_is_opened_by_its_end,
     a_steps_lines_and_events_are_one_batch,
     sessions_are_listed_newest_first_in_pages,
+    the_plans_of_a_list_of_runs_are_one_read,
 ];
 
 /// Sessions come from the sessions table: one with no run is listed, every
@@ -510,6 +511,19 @@ async fn an_attempt_without_effects_is_opened_by_its_end(fixture: Fixture) {
     let run = store.run("r").await.unwrap().unwrap();
     assert_eq!((run.status, run.attempt_run), (RunStatus::Done, Some(1)));
     assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nend\n"));
+}
+
+/// The plans of the forks among a list of runs, by run; runs that are not
+/// forks (or unknown) are left out.
+async fn the_plans_of_a_list_of_runs_are_one_read(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.save_plan("f1", r#"{"one":1}"#).await.unwrap();
+    store.save_plan("f2", r#"{"two":2}"#).await.unwrap();
+    let runs = ["f1", "plain", "f2", "nobody"].map(String::from);
+    let mut plans: Vec<(String, String)> = store.plans(&runs).await.unwrap().into_iter().collect();
+    plans.sort();
+    assert_eq!(plans, [("f1".into(), r#"{"one":1}"#.into()), ("f2".into(), r#"{"two":2}"#.into())]);
+    assert!(store.plans(&[]).await.unwrap().is_empty());
 }
 
 /// A step's journal lines and the events emitted since the last batch are

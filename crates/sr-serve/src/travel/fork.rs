@@ -65,6 +65,25 @@ pub async fn origin(store: &Store, run: &str) -> Option<ForkedFrom> {
     }
 }
 
+/// The origins of those of `runs` that are forks, by run, read in one query.
+pub async fn origins(store: &Store, runs: &[String]) -> HashMap<String, ForkedFrom> {
+    let plans = match store.plans(runs).await {
+        Ok(plans) => plans,
+        Err(error) => {
+            tracing::warn!(%error, "the forks' origins are not shown");
+            return HashMap::new();
+        }
+    };
+    let read = |(run, text): (String, String)| match serde_json::from_str::<Plan>(&text) {
+        Ok(plan) => Some((run, plan.origin())),
+        Err(error) => {
+            tracing::error!(run, %error, "a fork's plan is damaged");
+            None
+        }
+    };
+    plans.into_iter().filter_map(read).collect()
+}
+
 /// Keeps the plan of run `run` in the store.
 pub async fn save(store: &Store, run: &str, plan: &Plan) -> Result<(), String> {
     let text = serde_json::to_string(plan).map_err(|e| e.to_string())?;
