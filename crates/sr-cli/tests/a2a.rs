@@ -50,20 +50,7 @@ async fn the_official_python_sdk_is_a_client_of_sr_serve() {
     }
     mock.push(MockReply::text("too late").delay(Duration::from_secs(60)));
     let serve = Serve::start(&dir, &mock, &["hello.sr", "approve.sr", "--api-key-file", "keys"]).await;
-    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a/sdk_client.py");
-    let base = serve.base().to_string();
-    let out = tokio::task::spawn_blocking(move || Command::new(&python).arg(script).args([&base, KEY]).output())
-        .await
-        .unwrap()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
-    assert!(
-        out.status.success(),
-        "the SDK client failed after {passed:?}:\n{stderr}\n--- sr serve's log ---\n{}",
-        serve.log()
-    );
+    let passed = python_steps(python, "sdk_client.py", &serve, "SDK").await;
     assert_eq!(passed, ["card", "send", "stream", "get-list", "input-required", "v0.3", "cancel", "auth"]);
 }
 
@@ -80,21 +67,29 @@ async fn the_official_python_sdk_round_trips_files_context_and_push_notification
     let mock = MockServer::start().await;
     let args = ["gated.sr", "--api-key-file", "keys", "--push-host", "127.0.0.1"];
     let serve = Serve::start(&dir, &mock, &args).await;
-    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a/sdk_files_push.py");
+    let passed = python_steps(python, "sdk_files_push.py", &serve, "SDK").await;
+    assert_eq!(passed, ["card", "message-id", "context", "files", "push"]);
+}
+
+/// The steps `tests/a2a/SCRIPT` passed (its `ok STEP` lines), run by `python`
+/// against `serve`; a failing script fails the test with its output and the
+/// server's log.
+async fn python_steps(python: PathBuf, script: &str, serve: &Serve, who: &str) -> Vec<String> {
+    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a").join(script);
     let base = serve.base().to_string();
     let out = tokio::task::spawn_blocking(move || Command::new(&python).arg(script).args([&base, KEY]).output())
         .await
         .unwrap()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
+    let passed: Vec<String> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).map(String::from).collect();
     assert!(
         out.status.success(),
-        "the SDK client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
+        "the {who} client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
         String::from_utf8_lossy(&out.stderr),
         serve.log()
     );
-    assert_eq!(passed, ["card", "message-id", "context", "files", "push"]);
+    passed
 }
 
 /// The Python of the venv `.ci/setup` installs Google ADK in.
@@ -117,20 +112,7 @@ async fn google_adk_s_remote_agent_answers_a_served_question_with_context_apart(
     let dir = temp("a2a-adk", &[("adk_gate.sr", ADK_GATE), ("keys", KEY)]);
     let mock = MockServer::start().await;
     let serve = Serve::start(&dir, &mock, &["adk_gate.sr", "--api-key-file", "keys"]).await;
-    let script = sr_testing::workspace_root().join("crates/sr-cli/tests/a2a/adk_remote.py");
-    let base = serve.base().to_string();
-    let out = tokio::task::spawn_blocking(move || Command::new(&python).arg(script).args([&base, KEY]).output())
-        .await
-        .unwrap()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let passed: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("ok ")).collect();
-    assert!(
-        out.status.success(),
-        "the ADK client failed after {passed:?}:\n{}\n--- sr serve's log ---\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.log()
-    );
+    let passed = python_steps(python, "adk_remote.py", &serve, "ADK").await;
     assert_eq!(passed, ["asked", "answered"]);
 }
 
