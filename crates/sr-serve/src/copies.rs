@@ -44,7 +44,8 @@ pub struct RunJournal {
     server: Arc<Server>,
     run: String,
     epoch: i64,
-    /// The attempt's lines held back (none before the attempt's journal opens).
+    /// The attempt's lines held back (none before the attempt's journal opens);
+    /// locked only through [`RunJournal::with_held`].
     held: Mutex<Option<JournalLines>>,
     /// The events emitted and not stored yet; taken only while `held` is
     /// locked, so batches are stored in the order of their ids.
@@ -107,24 +108,29 @@ impl RunJournal {
     /// that does not answer for a whole lease (the others may have taken
     /// the run by then).
     pub fn before_effect(&self) -> Result<(), String> {
-        off_workers(|| {
-            let mut held = crate::locked(&self.held);
+        self.with_held(|held| {
             // Events' times alone wait on: no effect depends on them.
             let times_only = held.as_ref().is_some_and(|l| !l.opening && l.lines.iter().all(|line| times(line)));
-            if times_only { self.store(None, &[]) } else { self.commit(&mut held) }
+            if times_only { self.store(None, &[]) } else { self.commit(held) }
         })
     }
 
     /// The lines still held back and the events pending, for the run's end
     /// to store (`Ending::with_journal`, `Ending::with_events`).
-    /// Off the workers like every other taker of `held`: its holder may be
-    /// waiting on the store, whose connections the workers drive.
     pub fn rest(&self) -> (Option<JournalLines>, Vec<(u64, String)>) {
-        off_workers(|| {
-            let mut held = crate::locked(&self.held);
+        self.with_held(|held| {
             let lines = held.take().filter(|lines| lines.opening || !lines.lines.is_empty());
             (lines, crate::locked(&self.events).take())
         })
+    }
+
+    /// Runs `f` with the lines held back locked, off the workers, the only
+    /// way to take that lock: its holder may wait on the store, whose
+    /// connections the workers drive, so a worker waiting for it can stall
+    /// every run of the replica (3 replicas under load did, when the run's
+    /// end took it on a worker).
+    fn with_held<T>(&self, f: impl FnOnce(&mut Option<JournalLines>) -> T) -> T {
+        off_workers(|| f(&mut crate::locked(&self.held)))
     }
 
     /// Commits the events that no batch took within [`LATE`] of the first
@@ -147,8 +153,7 @@ impl RunJournal {
     /// Commits the events pending on their own; a store that does not
     /// answer keeps them for the next batch.
     fn flush(&self) {
-        off_workers(|| {
-            let _order = crate::locked(&self.held);
+        self.with_held(|_order| {
             let events = crate::locked(&self.events).take();
             if events.is_empty() {
                 return;
@@ -219,13 +224,12 @@ impl RunJournal {
     /// Adds a line the runtime wrote; commits it with those held back
     /// unless it records no effect.
     fn add(&self, line: &str) -> Result<(), String> {
-        off_workers(|| {
-            let mut held = crate::locked(&self.held);
+        self.with_held(|held| {
             let Some(lines) = held.as_mut() else {
                 return Err("cannot copy the journal to the store: the run's attempt has ended".to_string());
             };
             lines.lines.push(line.to_string());
-            if held_back(line) { Ok(()) } else { self.commit(&mut held) }
+            if held_back(line) { Ok(()) } else { self.commit(held) }
         })
     }
 }
