@@ -328,6 +328,33 @@ pub trait RunStore: Send + Sync {
     /// list of runs shows each one's origin).
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>>;
 
+    /// What A2A added to run `run` (JSON, `a2a::record`), if anything.
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
+
+    /// Keeps `files` (hash, bytes) for run `run` and changes its A2A record
+    /// with `change`, in one transaction that holds the record's row, so the
+    /// changes of every replica apply one after another; whether the record
+    /// changed.
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// The bytes of the files kept for run `run`, by hash.
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>>;
+
+    /// Names `follower` (a replica's id; `None`: none) as the replica that
+    /// sends run `run`'s push notifications while some are still to be sent.
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>>;
+
+    /// The runs whose push notifications `follower` still has to send.
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>>;
+
+    /// Forgets run `run`'s A2A record and files (a task that was not queued after all).
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>>;
+
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
 
@@ -389,6 +416,10 @@ pub trait RunStore: Send + Sync {
         Box::pin(async move { self.write_batch(run, epoch, None, &[(id, event.to_string())]).await })
     }
 }
+
+/// A change of a run's A2A record ([`RunStore::change_a2a`]): given the
+/// stored JSON (`None`: none yet), the new JSON, or `None` to leave it.
+pub type A2aChange<'a> = dyn Fn(Option<&str>) -> Result<Option<String>> + Send + Sync + 'a;
 
 /// What [`RunStore::follow`] reads: the run's status and events.
 pub type Followed = (RunStatus, Vec<(u64, String)>);

@@ -22,9 +22,9 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
-    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
-    stored_message,
+    A2aChange, Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result,
+    RunRow, RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql,
+    stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -370,6 +370,61 @@ impl Postgres {
     async fn plan(&self, run: &str) -> Result<Option<String>> {
         let client = self.pool.get().await?;
         Ok(client.query_opt("SELECT plan FROM fork_plans WHERE run = $1", &[&run]).await?.map(|r| r.get(0)))
+    }
+
+    async fn a2a_record(&self, run: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt("SELECT record FROM a2a_records WHERE run = $1", &[&run]).await?;
+        Ok(row.map(|r| r.get::<_, String>(0)).filter(|r| !r.is_empty()))
+    }
+
+    async fn change_a2a(&self, run: &str, files: &[(String, Vec<u8>)], change: &A2aChange<'_>) -> Result<bool> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        for (sha256, bytes) in files {
+            tx.execute(
+                "INSERT INTO a2a_files (run, sha256, bytes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&run, sha256, bytes],
+            )
+            .await?;
+        }
+        // An empty record is a row to lock before any replica wrote one.
+        tx.execute("INSERT INTO a2a_records (run, record) VALUES ($1, '') ON CONFLICT DO NOTHING", &[&run]).await?;
+        let stored: String =
+            tx.query_one("SELECT record FROM a2a_records WHERE run = $1 FOR UPDATE", &[&run]).await?.get(0);
+        let changed = change(Some(stored.as_str()).filter(|r| !r.is_empty()))?;
+        if let Some(changed) = &changed {
+            tx.execute("UPDATE a2a_records SET record = $2 WHERE run = $1", &[&run, changed]).await?;
+        }
+        tx.commit().await?;
+        Ok(changed.is_some())
+    }
+
+    async fn a2a_files(&self, run: &str) -> Result<HashMap<String, Vec<u8>>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT sha256, bytes FROM a2a_files WHERE run = $1", &[&run]).await?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    async fn follow_a2a(&self, run: &str, follower: Option<&str>) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("UPDATE a2a_records SET follower = $2 WHERE run = $1", &[&run, &follower]).await?;
+        Ok(())
+    }
+
+    async fn a2a_followed(&self, follower: &str) -> Result<Vec<String>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT run FROM a2a_records WHERE follower = $1 ORDER BY run", &[&follower]).await?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn forget_a2a(&self, run: &str) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("DELETE FROM a2a_records WHERE run = $1", &[&run]).await?;
+        tx.execute("DELETE FROM a2a_files WHERE run = $1", &[&run]).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
@@ -764,6 +819,35 @@ impl RunStore for Postgres {
 
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
         Box::pin(Postgres::plans(self, runs))
+    }
+
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::a2a_record(self, run))
+    }
+
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::change_a2a(self, run, files, change))
+    }
+
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>> {
+        Box::pin(Postgres::a2a_files(self, run))
+    }
+
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::forget_a2a(self, run))
+    }
+
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::follow_a2a(self, run, follower))
+    }
+
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::a2a_followed(self, follower))
     }
 
     fn write_batch<'a>(

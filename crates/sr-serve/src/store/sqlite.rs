@@ -15,9 +15,9 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
-    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
-    stored_message,
+    A2aChange, Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result,
+    RunRow, RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql,
+    stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -294,6 +294,63 @@ impl Sqlite {
 
     fn plan(&self, run: &str) -> Result<Option<String>> {
         Ok(self.conn().query_row("SELECT plan FROM fork_plans WHERE run = ?1", [run], |r| r.get(0)).optional()?)
+    }
+
+    fn a2a_record(&self, run: &str) -> Result<Option<String>> {
+        let record: Option<String> =
+            self.conn().query_row("SELECT record FROM a2a_records WHERE run = ?1", [run], |r| r.get(0)).optional()?;
+        Ok(record.filter(|r| !r.is_empty()))
+    }
+
+    fn change_a2a(&self, run: &str, files: &[(String, Vec<u8>)], change: &A2aChange<'_>) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (sha256, bytes) in files {
+            tx.execute(
+                "INSERT OR IGNORE INTO a2a_files (run, sha256, bytes) VALUES (?1, ?2, ?3)",
+                params![run, sha256, bytes],
+            )?;
+        }
+        let stored: Option<String> =
+            tx.query_row("SELECT record FROM a2a_records WHERE run = ?1", [run], |r| r.get(0)).optional()?;
+        let Some(changed) = change(stored.as_deref().filter(|r| !r.is_empty()))? else {
+            tx.commit()?;
+            return Ok(false);
+        };
+        tx.execute(
+            "INSERT INTO a2a_records (run, record) VALUES (?1, ?2) ON CONFLICT (run) DO UPDATE SET record = ?2",
+            params![run, changed],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    fn a2a_files(&self, run: &str) -> Result<HashMap<String, Vec<u8>>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT sha256, bytes FROM a2a_files WHERE run = ?1")?;
+        let rows = statement.query_map([run], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn follow_a2a(&self, run: &str, follower: Option<&str>) -> Result<()> {
+        self.conn().execute("UPDATE a2a_records SET follower = ?2 WHERE run = ?1", params![run, follower])?;
+        Ok(())
+    }
+
+    fn a2a_followed(&self, follower: &str) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT run FROM a2a_records WHERE follower = ?1 ORDER BY run")?;
+        let rows = statement.query_map([follower], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn forget_a2a(&self, run: &str) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM a2a_records WHERE run = ?1", [run])?;
+        tx.execute("DELETE FROM a2a_files WHERE run = ?1", [run])?;
+        tx.commit()?;
+        Ok(())
     }
 
     fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
@@ -595,6 +652,35 @@ impl RunStore for Sqlite {
 
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
         ready(Sqlite::plans(self, runs))
+    }
+
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        ready(Sqlite::a2a_record(self, run))
+    }
+
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::change_a2a(self, run, files, change))
+    }
+
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>> {
+        ready(Sqlite::a2a_files(self, run))
+    }
+
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::forget_a2a(self, run))
+    }
+
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::follow_a2a(self, run, follower))
+    }
+
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        ready(Sqlite::a2a_followed(self, follower))
     }
 
     fn write_batch<'a>(
