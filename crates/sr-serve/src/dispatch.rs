@@ -179,7 +179,9 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         return failed(e);
     }
     // The files A2A messages brought (the store keeps them for any replica).
-    if let Err(e) = crate::a2a::place_inbox(&server, &run.id, &work_dir, fresh).await {
+    if run.a2a
+        && let Err(e) = crate::a2a::place_inbox(&server, &run.id, &work_dir, fresh).await
+    {
         return failed(e);
     }
     // A run in doubt continues with its decision; a pending input of any

@@ -1,7 +1,8 @@
 //! The files a run wrote, as an artifact `files` of file parts: those its
 //! journal (in the store) records it left, by the tool calls of its last
 //! attempt's journal (which starts with the lines of the attempts it
-//! continues), so any replica answers with them and a later run of the same
+//! continues; a fork's, with its original's, whose files it lists too), so
+//! any replica answers with them and a later run of the same
 //! session changes nothing here. A file a message brought is listed once a
 //! tool changed it. Bounds keep a task's JSON small.
 
@@ -30,9 +31,9 @@ pub struct Written {
 /// The files `run`'s journal records it wrote, in path order, within the bounds.
 pub async fn written(server: &Server, run: &RunRow) -> Result<Vec<Written>, String> {
     let Some(attempt) = run.attempt_run else { return Ok(Vec::new()) };
-    let record = server.store.record(&run.session).await.map_err(|e| format!("cannot read the run's journal: {e}"))?;
-    let Some(journal) = record.journal_text(attempt) else { return Ok(Vec::new()) };
-    let recorded = Recorded::parse(&journal).map_err(|e| format!("the run's journal: {e}"))?;
+    let lines =
+        server.store.journal(&run.session, attempt).await.map_err(|e| format!("cannot read the run's journal: {e}"))?;
+    let recorded = Recorded::parse(&lines.join("\n")).map_err(|e| format!("the run's journal: {e}"))?;
     Ok(bounded(recorded.files_written()))
 }
 

@@ -150,6 +150,7 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         entry: entry.as_deref(),
         message: &input,
         model: None,
+        a2a: true,
     };
     keep(call, &id, sent, &files).await?;
     let queued = runs::queue(&call.server, &new, true).await;

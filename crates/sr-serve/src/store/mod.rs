@@ -75,6 +75,10 @@ pub struct RunRow {
     /// How many times the run was claimed; the writes of a claim carry it.
     #[serde(skip)]
     pub epoch: i64,
+    /// Whether A2A added to the run (`RunStore::change_a2a`): the files its
+    /// messages brought are placed before each attempt.
+    #[serde(skip)]
+    pub a2a: bool,
 }
 
 impl RunRow {
@@ -95,6 +99,8 @@ pub struct NewRun<'a> {
     pub entry: Option<&'a str>,
     pub message: &'a str,
     pub model: Option<&'a str>,
+    /// An A2A task: its record is written before it is queued.
+    pub a2a: bool,
 }
 
 /// A run as the studio lists it (`GET /v1/runs`).
@@ -302,6 +308,11 @@ pub trait RunStore: Send + Sync {
     /// when its runs never ended anywhere).
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
 
+    /// The lines of attempt `attempt`'s journal in session `session`, in
+    /// order (none when the store has none): one attempt's, where `record`
+    /// reads the whole session.
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>>;
+
     /// Stores `lines` of a claimed run's journal and the run's `events`
     /// (ids in order, after those stored) in one transaction, fenced by the
     /// claim's epoch, committed before it returns, and announces the events
@@ -333,8 +344,8 @@ pub trait RunStore: Send + Sync {
 
     /// Keeps `files` (hash, bytes) for run `run` and changes its A2A record
     /// with `change`, in one transaction that holds the record's row, so the
-    /// changes of every replica apply one after another; whether the record
-    /// changed.
+    /// changes of every replica apply one after another, and marks the run
+    /// (once it is queued) as one A2A added to; whether the record changed.
     fn change_a2a<'a>(
         &'a self,
         run: &'a str,

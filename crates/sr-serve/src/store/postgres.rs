@@ -53,7 +53,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
@@ -100,6 +100,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         attempt_run: r.get(9),
         pending_input: r.get(10),
         epoch: r.get(11),
+        a2a: r.get(12),
         question: None,
     }
     .questioned())
@@ -188,9 +189,9 @@ impl Postgres {
         }
         let now = now_ms();
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7)",
-            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now],
+            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms, a2a)
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7, $8)",
+            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now, &run.a2a],
         )
         .await
         .map_err(sql)?;
@@ -388,6 +389,7 @@ impl Postgres {
             )
             .await?;
         }
+        tx.execute("UPDATE runs SET a2a = true WHERE id = $1 AND NOT a2a", &[&run]).await?;
         // An empty record is a row to lock before any replica wrote one.
         tx.execute("INSERT INTO a2a_records (run, record) VALUES ($1, '') ON CONFLICT DO NOTHING", &[&run]).await?;
         let stored: String =
@@ -431,6 +433,17 @@ impl Postgres {
         let client = self.pool.get().await?;
         let rows = client.query("SELECT run, plan FROM fork_plans WHERE run = ANY($1)", &[&runs]).await?;
         Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    async fn journal(&self, session: &str, attempt: i64) -> Result<Vec<String>> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT body FROM journal_lines WHERE session = $1 AND attempt = $2 ORDER BY line",
+                &[&session, &attempt],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
     }
 
     async fn record(&self, session: &str) -> Result<Record> {
@@ -803,6 +816,10 @@ impl RunStore for Postgres {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         Box::pin(Postgres::record(self, session))
+    }
+
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::journal(self, session, attempt))
     }
 
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {

@@ -30,7 +30,7 @@ pub struct Sqlite {
 const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
 
 /// Column `i` of a row as a status.
 fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
@@ -54,6 +54,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         attempt_run: r.get(9)?,
         pending_input: r.get(10)?,
         epoch: r.get(11)?,
+        a2a: r.get(12)?,
         question: None,
     }
     .questioned())
@@ -145,9 +146,9 @@ impl Sqlite {
         }
         let now = now_ms();
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?7)",
-            params![run.id, run.session, run.workload, run.entry, run.message, run.model, now],
+            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms, a2a)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?7, ?8)",
+            params![run.id, run.session, run.workload, run.entry, run.message, run.model, now, run.a2a],
         )
         .map_err(refuse)?;
         tx.execute("UPDATE sessions SET active_ms = MAX(active_ms, ?2) WHERE id = ?1", params![run.session, now])
@@ -311,6 +312,7 @@ impl Sqlite {
                 params![run, sha256, bytes],
             )?;
         }
+        tx.execute("UPDATE runs SET a2a = 1 WHERE id = ?1 AND a2a = 0", [run])?;
         let stored: Option<String> =
             tx.query_row("SELECT record FROM a2a_records WHERE run = ?1", [run], |r| r.get(0)).optional()?;
         let Some(changed) = change(stored.as_deref().filter(|r| !r.is_empty()))? else {
@@ -391,6 +393,14 @@ impl Sqlite {
             }
         }
         Ok(record)
+    }
+
+    fn journal(&self, session: &str, attempt: i64) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut statement =
+            conn.prepare_cached("SELECT body FROM journal_lines WHERE session = ?1 AND attempt = ?2 ORDER BY line")?;
+        let rows = statement.query_map(params![session, attempt], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -636,6 +646,10 @@ impl RunStore for Sqlite {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         ready(Sqlite::record(self, session))
+    }
+
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
+        ready(Sqlite::journal(self, session, attempt))
     }
 
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {

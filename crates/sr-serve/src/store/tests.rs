@@ -36,7 +36,7 @@ impl Fixture {
 const LEASE: Duration = Duration::from_secs(30);
 
 fn new_run<'a>(id: &'a str, session: &'a str) -> NewRun<'a> {
-    NewRun { id, session, workload: "w", entry: None, message: "hi", model: None }
+    NewRun { id, session, workload: "w", entry: None, message: "hi", model: None, a2a: false }
 }
 
 /// Makes run `id` claimable again as if its claimer had died: its lease
@@ -386,7 +386,7 @@ async fn sessions_are_listed_newest_first_in_pages(fixture: Fixture) {
     let submit = |id: &'static str, session: &'static str, workload: &'static str| {
         let store = &store;
         async move {
-            let run = NewRun { id, session, workload, entry: None, message: "hi", model: None };
+            let run = NewRun { id, session, workload, entry: None, message: "hi", model: None, a2a: false };
             store.submit(&run, false).await.unwrap();
             // Each its own millisecond: the order is the activity's.
             tokio::time::sleep(Duration::from_millis(3)).await;
@@ -529,11 +529,17 @@ async fn the_plans_of_a_list_of_runs_are_one_read(fixture: Fixture) {
 
 /// A run's A2A record: none at first; each change sees the one before
 /// (from any replica: they apply one after another); a change that leaves
-/// it stores nothing; files are kept once per hash; forgetting drops both.
+/// it stores nothing; files are kept once per hash; the run is marked as
+/// one A2A added to; forgetting drops the record and the files.
 async fn a_runs_a2a_record_changes_one_after_another(fixture: Fixture) {
     let a = fixture.store("a", LEASE).await;
     let b = fixture.store("b", LEASE).await;
     assert_eq!(a.a2a_record("t").await.unwrap(), None);
+    // A run queued over API v1 is marked once A2A adds to it; a task is marked as it is queued.
+    a.submit(&new_run("t", "s"), false).await.unwrap();
+    a.submit(&NewRun { a2a: true, ..new_run("u", "s2") }, false).await.unwrap();
+    assert_eq!(b.run("t").await.unwrap().map(|r| r.a2a), Some(false));
+    assert_eq!(b.run("u").await.unwrap().map(|r| r.a2a), Some(true));
     let append = |n: u32| {
         move |stored: Option<&str>| -> Result<Option<String>> {
             let mut list: Vec<u32> = stored.map_or_else(Vec::new, |s| serde_json::from_str(s).unwrap());
@@ -561,6 +567,7 @@ async fn a_runs_a2a_record_changes_one_after_another(fixture: Fixture) {
     let files = b.a2a_files("t").await.unwrap();
     assert_eq!(files.into_iter().collect::<Vec<_>>(), file);
     assert!(a.a2a_files("other").await.unwrap().is_empty());
+    assert_eq!(b.run("t").await.unwrap().map(|r| r.a2a), Some(true));
     let undecodable = a.change_a2a("t", &[], &|_| Err(StoreError::Undecodable("no".into()))).await;
     assert!(undecodable.is_err());
     assert_eq!(serde_json::from_str::<Vec<u32>>(&a.a2a_record("t").await.unwrap().unwrap()).unwrap().len(), 9);
@@ -604,6 +611,8 @@ async fn a_steps_lines_and_events_are_one_batch(fixture: Fixture) {
     let refused = store.write_batch("r", claim.epoch + 1, Some(&later("s", 1, 3, &["y"])), &events(7..=7)).await;
     assert!(matches!(refused, Err(StoreError::Fenced { .. })), "{refused:?}");
     assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nllm\ntool\n"));
+    assert_eq!(store.journal("s", 1).await.unwrap(), ["meta", "llm", "tool"], "one attempt's lines alone");
+    assert!(store.journal("s", 2).await.unwrap().is_empty());
     assert_eq!(ids(store.follow("r", 0, 10).await.unwrap()), Some((RunStatus::Running, (1..=6).collect())));
     assert_eq!(ids(store.follow("r", 4, 1).await.unwrap()), Some((RunStatus::Running, vec![5])));
     let ending = Ending::of(RunStatus::Done, None, None).with_events(events(7..=8));

@@ -11,6 +11,8 @@ CREATE TABLE a2a_records (
     follower TEXT
 );
 CREATE INDEX a2a_records_by_follower ON a2a_records(follower) WHERE follower IS NOT NULL;
+-- Whether a run has such a record: the dispatcher reads it only then.
+ALTER TABLE runs ADD COLUMN a2a INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE a2a_files (
     run TEXT NOT NULL,
     sha256 TEXT NOT NULL,
