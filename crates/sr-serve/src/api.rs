@@ -228,6 +228,7 @@ async fn submit(State(server): Shared, Body(request): Body<RunRequest>) -> Resul
         entry: entry.as_deref(),
         message: &message,
         model: request.model.as_deref(),
+        a2a: false,
     };
     runs::queue(&server, &new, request.on_conflict == OnConflict::Reject).await?;
     if !request.wait {

@@ -178,6 +178,12 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
     if let Err(e) = cache::hydrate(&server, &run).await {
         return failed(e);
     }
+    // The files A2A messages brought (the store keeps them for any replica).
+    if run.a2a
+        && let Err(e) = crate::a2a::place_inbox(&server, &run.id, &work_dir, fresh).await
+    {
+        return failed(e);
+    }
     // A run in doubt continues with its decision; a pending input of any
     // other run is a human's answer.
     let decision = match attempt_in_doubt(&server, &run) {

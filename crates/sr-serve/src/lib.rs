@@ -108,8 +108,9 @@ pub(crate) struct Settings {
     pub travels: usize,
     /// Hosts webhooks may be on (`HOST` or `HOST:PORT`, lowercase).
     pub push_hosts: Vec<String>,
-    /// PostgreSQL mode: other replicas may run a run queued here.
-    pub shared: bool,
+    /// This process's name (`--replica-id`): the tasks it follows for their
+    /// webhooks are followed again when a process of this name starts.
+    pub replica_id: String,
 }
 
 /// The state every handler and the dispatcher share.
@@ -349,7 +350,7 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         session_quota: config.session_quota,
         travels: config.travels,
         push_hosts: config.push_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
-        shared: config.database_url.is_some(),
+        replica_id: config.replica_id.clone(),
     };
     let server = Arc::new(Server::new(settings, store, sessions, workloads, keys));
     let gate = gate::Gate::new(addr, public.as_ref(), &cors);
@@ -380,6 +381,7 @@ impl Bound {
         let heartbeat = tokio::spawn(lease::heartbeat(server.clone()));
         let listener_task = server.store.listen().map(|notes| tokio::spawn(lease::follow(server.clone(), notes)));
         let http = tokio::spawn(listen::serve(listener, router, limits, server.closing.subscribe()));
+        a2a::resume_push(&server).await;
         tracing::info!(replica = %replica_id, "serving");
         shutdown.await;
         tracing::info!(replica = %replica_id, "draining");
@@ -437,7 +439,7 @@ pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc
             session_quota: 8 << 20,
             travels: 2,
             push_hosts: Vec::new(),
-            shared: false,
+            replica_id: "test".to_string(),
         },
         store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
         SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),

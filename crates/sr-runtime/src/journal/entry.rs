@@ -197,6 +197,23 @@ impl Recorded {
         self.meta.as_ref()
     }
 
+    /// The files the recorded run wrote and left, by path in order: each
+    /// path whose last change leaves a regular file, with its bytes when the
+    /// journal holds them (`None`: kept by hash only, past the journal's
+    /// limits). A file it removed, a directory or a link is not listed.
+    pub fn files_written(&self) -> Vec<(String, Option<Arc<[u8]>>)> {
+        let mut last: std::collections::BTreeMap<&str, &State> = std::collections::BTreeMap::new();
+        for change in &self.all_changes {
+            last.insert(&change.path, &change.after);
+        }
+        last.into_iter()
+            .filter_map(|(path, state)| match state {
+                State::File { sha256, .. } => Some((path.to_string(), self.blobs.get(sha256).cloned())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Reads journal `text`. Lines it does not know are skipped (MCP listings
     /// are read by the MCP hub); a line that is not JSON, or a journal of an
     /// older format, is an error naming the line.
@@ -596,6 +613,36 @@ mod tests {
         let text = format!("{}\n{}", meta(), resumed.to_entry());
         assert_eq!(Recorded::parse(&text).unwrap().meta().map(|m| m.answers.clone()), Some(vec!["yes".to_string()]));
         assert_eq!(Recorded::parse("").unwrap().meta(), None);
+    }
+
+    #[test]
+    fn the_files_written_are_each_path_s_last_regular_file_with_its_bytes() {
+        let file = |sha: &str, kept: bool| json!({"is": "file", "sha256": sha, "size": 2, "kept": kept});
+        let absent = json!({"is": "absent"});
+        let change =
+            |path: &str, before: &Value, after: &Value| json!({"path": path, "before": before, "after": after});
+        let tool = |n: u32, files: Value| {
+            json!({"kind": "tool", "at": "main", "n": n, "step": n + 1, "name": "t", "args": {}, "result": null, "files": files})
+                .to_string()
+        };
+        let text = [
+            meta(),
+            tool(0, json!([change("b.txt", &absent, &file("h1", true)), change("gone", &absent, &file("h1", true))])),
+            json!({"kind": "blob", "sha256": "h1", "text": "v1"}).to_string(),
+            tool(
+                1,
+                json!([
+                    change("b.txt", &file("h1", true), &file("h2", true)),
+                    change("gone", &file("h1", true), &absent)
+                ]),
+            ),
+            json!({"kind": "blob", "sha256": "h2", "base64": "AP8="}).to_string(),
+            tool(2, json!([change("a/big", &absent, &file("h3", false)), change("d", &absent, &json!({"is": "dir"}))])),
+        ]
+        .join("\n");
+        let written = Recorded::parse(&text).unwrap().files_written();
+        let shown: Vec<(&str, Option<&[u8]>)> = written.iter().map(|(p, b)| (p.as_str(), b.as_deref())).collect();
+        assert_eq!(shown, [("a/big", None), ("b.txt", Some(&[0u8, 255][..]))]);
     }
 
     #[test]

@@ -1,21 +1,23 @@
-//! The files a run wrote, as an artifact `files` of file parts: every
-//! regular file of its work directory (symbolic links are not followed)
-//! but the ones a message brought that the run left as they came, within
-//! bounds that keep a task's JSON small.
+//! The files a run wrote, as an artifact `files` of file parts: those its
+//! journal (in the store) records it left, by the tool calls of its last
+//! attempt's journal (which starts with the lines of the attempts it
+//! continues; a fork's, with its original's, whose files it lists too), so
+//! any replica answers with them and a later run of the same
+//! session changes nothing here. A file a message brought is listed once a
+//! tool changed it. Bounds keep a task's JSON small.
 
-use std::path::Path;
+use std::sync::Arc;
 
-use super::inbound::sha256;
-use super::record::Delivered;
+use sr_runtime::journal::Recorded;
+
+use crate::Server;
+use crate::store::RunRow;
 
 /// The largest file an artifact carries; a larger one is left out (the log says so).
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The bytes of all the files together, and how many files, at most.
 pub const MAX_TOTAL_BYTES: u64 = 4 << 20;
 pub const MAX_FILES: usize = 32;
-/// Directory entries looked at, at most: a run that wrote a huge tree costs
-/// each task read this much, not the whole tree.
-pub const MAX_ENTRIES: usize = 10_000;
 
 /// A file the run wrote.
 #[derive(Debug, PartialEq)]
@@ -26,47 +28,33 @@ pub struct Written {
     pub bytes: Vec<u8>,
 }
 
-/// The files under `work` the run wrote, in path order, within the bounds.
-pub fn written(work: &Path, delivered: &[Delivered]) -> Vec<Written> {
-    let mut paths = Vec::new();
-    walk(work, "", &mut paths, &mut { MAX_ENTRIES });
-    paths.sort();
-    let mut files = Vec::new();
+/// The files `run`'s journal records it wrote, in path order, within the bounds.
+pub async fn written(server: &Server, run: &RunRow) -> Result<Vec<Written>, String> {
+    let Some(attempt) = run.attempt_run else { return Ok(Vec::new()) };
+    let lines =
+        server.store.journal(&run.session, attempt).await.map_err(|e| format!("cannot read the run's journal: {e}"))?;
+    let recorded = Recorded::parse(&lines.join("\n")).map_err(|e| format!("the run's journal: {e}"))?;
+    Ok(bounded(recorded.files_written()))
+}
+
+/// `files` (path, bytes when the journal holds them) within the bounds.
+fn bounded(files: Vec<(String, Option<Arc<[u8]>>)>) -> Vec<Written> {
+    let mut kept = Vec::new();
     let mut total = 0;
-    for (path, size) in paths {
-        if files.len() == MAX_FILES || size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES {
+    for (path, bytes) in files {
+        let Some(bytes) = bytes else {
+            tracing::info!(%path, "a file the run wrote is in its journal by hash only; left out of the artifact");
+            continue;
+        };
+        let size = bytes.len() as u64;
+        if kept.len() == MAX_FILES || size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES {
             tracing::info!(%path, size, "a file the run wrote is over an artifact's bounds; left out");
             continue;
         }
-        let Ok(bytes) = std::fs::read(work.join(&path)) else { continue };
-        if delivered.iter().any(|d| d.path == path && d.sha256 == sha256(&bytes)) {
-            continue;
-        }
         total += size;
-        files.push(Written { media_type: media_type(&path), path, bytes });
+        kept.push(Written { media_type: media_type(&path), path, bytes: bytes.to_vec() });
     }
-    files
-}
-
-/// Regular files under `dir`, with their sizes, named relative to the work
-/// directory; `budget` is the entries still to look at.
-fn walk(dir: &Path, prefix: &str, into: &mut Vec<(String, u64)>, budget: &mut usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if *budget == 0 {
-            tracing::info!(dir = %dir.display(), "a run's work directory has over {MAX_ENTRIES} entries; the rest are left out");
-            return;
-        }
-        *budget -= 1;
-        let Ok(kind) = entry.file_type() else { continue };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
-        if kind.is_dir() {
-            walk(&entry.path(), &path, into, budget);
-        } else if kind.is_file() {
-            into.push((path, entry.metadata().map_or(0, |m| m.len())));
-        }
-    }
+    kept
 }
 
 /// The media type a file's extension names (`application/octet-stream` when it names none known).
@@ -92,37 +80,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn written_files_are_listed_but_unchanged_deliveries_links_and_huge_files_are_not() {
-        let work = std::env::temp_dir().join(format!("sr-serve-a2a-files-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(work.join("inbox")).unwrap();
-        std::fs::create_dir_all(work.join("out")).unwrap();
-        std::fs::write(work.join("inbox/kept.txt"), "as sent").unwrap();
-        std::fs::write(work.join("inbox/edited.txt"), "changed by the run").unwrap();
-        std::fs::write(work.join("out/report.md"), "# Report").unwrap();
-        std::fs::write(work.join("huge.bin"), vec![0u8; MAX_FILE_BYTES as usize + 1]).unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", work.join("link")).unwrap();
-        let delivered = [
-            Delivered { path: "inbox/kept.txt".into(), sha256: sha256(b"as sent") },
-            Delivered { path: "inbox/edited.txt".into(), sha256: sha256(b"as sent") },
+    fn files_past_the_bounds_or_kept_by_hash_only_are_left_out() {
+        let file = |path: &str, size: usize| (path.to_string(), Some(Arc::from(vec![b'x'; size])));
+        let mut files = vec![
+            file("out/report.md", 8),
+            ("hashed.bin".to_string(), None),
+            file("huge.bin", MAX_FILE_BYTES as usize + 1),
+            file("data.csv", 3),
         ];
-        let files = written(&work, &delivered);
-        let listed: Vec<(&str, &str)> = files.iter().map(|f| (f.path.as_str(), f.media_type)).collect();
-        assert_eq!(listed, [("inbox/edited.txt", "text/plain"), ("out/report.md", "text/markdown")]);
-        assert_eq!(files[1].bytes, b"# Report");
-        let _ = std::fs::remove_dir_all(&work);
-    }
-
-    #[test]
-    fn a_huge_tree_is_looked_at_only_up_to_the_entry_budget() {
-        let work = std::env::temp_dir().join(format!("sr-serve-a2a-tree-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&work).unwrap();
-        for n in 0..MAX_ENTRIES + 50 {
-            std::fs::write(work.join(format!("f{n:05}")), "").unwrap();
-        }
-        let mut paths = Vec::new();
-        walk(&work, "", &mut paths, &mut { MAX_ENTRIES });
-        assert_eq!(paths.len(), MAX_ENTRIES);
-        assert_eq!(written(&work, &[]).len(), MAX_FILES);
-        let _ = std::fs::remove_dir_all(&work);
+        let listed = |written: &[Written]| -> Vec<(String, &str, usize)> {
+            written.iter().map(|w| (w.path.clone(), w.media_type, w.bytes.len())).collect()
+        };
+        assert_eq!(
+            listed(&bounded(files.clone())),
+            [("out/report.md".into(), "text/markdown", 8), ("data.csv".into(), "text/csv", 3)]
+        );
+        // Past the total, or the count: the rest are left out.
+        let big = MAX_FILE_BYTES as usize;
+        files = (0..5).map(|n| file(&format!("big{n}"), big)).collect();
+        assert_eq!(bounded(files).len(), (MAX_TOTAL_BYTES / MAX_FILE_BYTES) as usize);
+        files = (0..MAX_FILES + 3).map(|n| file(&format!("f{n:03}.txt"), 1)).collect();
+        let kept = bounded(files);
+        assert_eq!((kept.len(), kept[MAX_FILES - 1].path.as_str()), (MAX_FILES, "f031.txt"));
     }
 }

@@ -1,7 +1,9 @@
 //! A client's message as a run takes it: its own text (the run's input or
-//! answer), its context parts kept apart (appended to the work directory's
-//! `inbox/.context.txt`, where the workload can read them), and its file
-//! parts, which become files of the run's work directory (`inbox/NAME`).
+//! answer), its context parts kept apart (the work directory's
+//! `inbox/.context.txt` holds those of every message sent to the task, where
+//! the workload can read them), and its file parts, which become files of
+//! the run's work directory (`inbox/NAME`), kept by the store until the
+//! replica that runs the task puts them there (`place`).
 //!
 //! Context parts are what Google ADK's `RemoteA2aAgent` sends beside the
 //! user's own parts: what other agents of its session did. A context block
@@ -17,8 +19,9 @@ use base64::Engine;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::record::{Delivered, Sent};
+use super::record::{self, Delivered, Sent};
 use super::rpc::RpcError;
+use crate::Server;
 
 /// Files one message may bring.
 pub const MAX_FILES: usize = 16;
@@ -157,31 +160,64 @@ fn unique(name: String, files: &[File]) -> String {
     (2..).map(|n| format!("{n}-{name}")).find(|candidate| !files.iter().any(|f| &f.name == candidate)).unwrap_or(name)
 }
 
-/// Writes `files` into `work/inbox/` (created when missing) and appends
-/// `context` to its context file; returns what the record keeps of each
-/// file written.
-pub fn deliver(work: &Path, files: &[File], context: &[String]) -> std::io::Result<Vec<Delivered>> {
-    if files.is_empty() && context.is_empty() {
-        return Ok(Vec::new());
+/// What the store keeps of files that message `message` brought: the
+/// record's entry of each (`inbox/NAME`) and its bytes by hash.
+pub fn delivery(message: &str, files: &[File]) -> (Vec<Delivered>, Vec<(String, Vec<u8>)>) {
+    files
+        .iter()
+        .map(|file| {
+            let sha256 = sha256(&file.bytes);
+            let delivered = Delivered {
+                path: format!("inbox/{}", file.name),
+                sha256: sha256.clone(),
+                message: message.to_string(),
+                placed: false,
+            };
+            (delivered, (sha256, file.bytes.clone()))
+        })
+        .unzip()
+}
+
+/// Puts the files messages brought to task `run` into its work directory
+/// `work`, before an attempt of the run: every one when the directory is
+/// `fresh` (new on this replica: the runtime then makes the journal's own
+/// file changes again, over them), else those no attempt had yet (an
+/// answer's); then marks them placed. The context file's text is the
+/// context parts of every message sent so far.
+pub async fn place(server: &Server, run: &str, work: &Path, fresh: bool) -> Result<(), String> {
+    let record = record::read(server, run).await.map_err(|e| format!("cannot read the task's A2A record: {e}"))?;
+    let due: Vec<&Delivered> = record.files.iter().filter(|d| fresh || !d.placed).collect();
+    if due.is_empty() {
+        return Ok(());
     }
-    let inbox = work.join("inbox");
-    std::fs::create_dir_all(&inbox)?;
-    let mut delivered = Vec::with_capacity(files.len() + 1);
-    for file in files {
-        std::fs::write(inbox.join(&file.name), &file.bytes)?;
-        delivered.push(Delivered { path: format!("inbox/{}", file.name), sha256: sha256(&file.bytes) });
+    let bytes = server.store.a2a_files(run).await.map_err(|e| format!("cannot read the task's files: {e}"))?;
+    let context = record.context_text();
+    for delivered in &due {
+        let content = match delivered.path.as_str() {
+            CONTEXT_FILE => context.as_bytes(),
+            _ => bytes.get(&delivered.sha256).map(Vec::as_slice).ok_or_else(|| {
+                format!("the store lacks the bytes of {} (sha256 {})", delivered.path, delivered.sha256)
+            })?,
+        };
+        let path = work.join(&delivered.path);
+        let written =
+            path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, content));
+        written.map_err(|e| format!("cannot put {} into the work directory: {e}", delivered.path))?;
     }
-    if !context.is_empty() {
-        let path = work.join(CONTEXT_FILE);
-        let mut text = std::fs::read(&path).unwrap_or_default();
-        for line in context {
-            text.extend_from_slice(line.as_bytes());
-            text.push(b'\n');
+    let placed: Vec<(String, String)> = due.iter().map(|d| (d.path.clone(), d.sha256.clone())).collect();
+    record::update(server, run, &[], |record| {
+        let mut changed = false;
+        for delivered in record.files.iter_mut().filter(|d| !d.placed) {
+            if placed.iter().any(|(path, sha256)| *path == delivered.path && *sha256 == delivered.sha256) {
+                delivered.placed = true;
+                changed = true;
+            }
         }
-        std::fs::write(&path, &text)?;
-        delivered.push(Delivered { path: CONTEXT_FILE.to_string(), sha256: sha256(&text) });
-    }
-    Ok(delivered)
+        changed
+    })
+    .await
+    .map_err(|e| format!("cannot record the task's files as placed: {e}"))?;
+    Ok(())
 }
 
 pub fn sha256(bytes: &[u8]) -> String {

@@ -11,7 +11,7 @@ use sr_runtime::ids::{self, IdKind};
 
 use super::card::{default_entry, output_schema};
 use super::inbound::{self, Inbound};
-use super::record::{self, Sent};
+use super::record::{self, Delivered, Sent};
 use super::rpc::{self, RpcError, Version};
 use super::shapes::{self, View};
 use crate::store::{NewRun, RunRow, RunStatus, StoreError};
@@ -38,29 +38,33 @@ impl Call {
 
     /// What a task of `run` shows (its artifacts too, with `artifacts`; the
     /// files it wrote among them, with `files`).
-    pub async fn view(&self, run: &RunRow, history: usize, artifacts: bool, files: bool) -> View {
+    pub async fn view(&self, run: &RunRow, history: usize, artifacts: bool, files: bool) -> Result<View, RpcError> {
         let program = &self.workload.program;
         let entry = run.entry.clone().or_else(|| default_entry(program));
         let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
-        let record = record::read(&self.server, &run.id);
+        let record = record::read(&self.server, &run.id).await.map_err(internal)?;
         let files = match artifacts && files && run.status == RunStatus::Done {
-            true => super::files::written(&record::work_dir(&self.server, &run.id), &record.files),
+            true => super::files::written(&self.server, run).await.map_err(RpcError::internal)?,
             false => Vec::new(),
         };
-        View {
+        Ok(View {
             question,
             schema: entry.and_then(|entry| output_schema(program, &entry)),
             history,
             artifacts,
             sent: record.sent,
             files,
-        }
+        })
     }
 
     /// The task, with at most `history` of its newest messages.
-    pub async fn task(&self, run: &RunRow, history: usize) -> Value {
-        shapes::task(run, self.version, &self.view(run, history, true, true).await)
+    pub async fn task(&self, run: &RunRow, history: usize) -> Result<Value, RpcError> {
+        Ok(shapes::task(run, self.version, &self.view(run, history, true, true).await?))
     }
+}
+
+fn internal(e: StoreError) -> RpcError {
+    RpcError::from(crate::error::ApiError::from(e))
 }
 
 /// What a paused run asks: its last `human_input_requested` event.
@@ -80,12 +84,6 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         return Err(RpcError::invalid_params("message: missing or not an object"));
     };
     let Inbound { sent, files } = inbound::read(message)?;
-    if !files.is_empty() && call.server.settings.shared {
-        return Err(RpcError::content_type(
-            "file parts are not taken in PostgreSQL mode (another replica may run the task, without the files); \
-             send text or data parts",
-        ));
-    }
     let context = rpc::string(message, "contextId").map_err(prefixed("message."))?;
     if let Some(task) = rpc::string(message, "taskId").map_err(prefixed("message."))? {
         let run = call.find(task).await?;
@@ -103,11 +101,23 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
                 shapes::state(run.status, call.version)
             )));
         }
-        if run.status == RunStatus::Paused {
-            take_files(call, task, &files, &sent.context)?;
+        // An answer's files and context reach the attempt it starts (on
+        // whichever replica): they are kept before the answer queues it.
+        let paused = run.status == RunStatus::Paused;
+        let id = sent.message_id.clone();
+        let text = sent.text.clone();
+        if paused {
+            keep(call, task, sent.clone(), &files).await?;
         }
-        runs::answer(&call.server, task, &sent.text).await?;
-        keep(call, task, sent)?;
+        if let Err(error) = runs::answer(&call.server, task, &text).await {
+            if paused {
+                unkeep(call, task, &id).await;
+            }
+            return Err(error.into());
+        }
+        if !paused {
+            keep(call, task, sent, &[]).await?;
+        }
         return Ok(task.to_string());
     }
     let skill = skill(params).or_else(|| skill(message)).transpose()?;
@@ -140,12 +150,14 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
         entry: entry.as_deref(),
         message: &input,
         model: None,
+        a2a: true,
     };
-    take_files(call, &id, &files, &sent.context)?;
-    keep(call, &id, sent)?;
+    keep(call, &id, sent, &files).await?;
     let queued = runs::queue(&call.server, &new, true).await;
-    if queued.is_err() {
-        let _ = std::fs::remove_dir_all(record::run_dir(&call.server, &id));
+    if queued.is_err()
+        && let Err(error) = call.server.store.forget_a2a(&id).await
+    {
+        tracing::warn!(%error, task = %id, "the A2A record of a task that was not queued is left in the store");
     }
     queued.map_err(|e| match e.code {
         "session_busy" => RpcError::unsupported(format!(
@@ -157,25 +169,38 @@ pub async fn deliver(call: &Call, params: &Map<String, Value>) -> Result<String,
     Ok(id)
 }
 
-/// Writes a message's files and context parts into the run's work
-/// directory (`inbox/`) and records them.
-fn take_files(call: &Call, run: &str, files: &[inbound::File], context: &[String]) -> Result<(), RpcError> {
-    let internal = |e: std::io::Error| RpcError::internal(format!("cannot keep the message's files: {e}"));
-    let delivered = inbound::deliver(&record::work_dir(&call.server, run), files, context).map_err(internal)?;
-    if !delivered.is_empty() {
-        record::update(&call.server, run, |record| {
-            record.files.retain(|kept| !delivered.iter().any(|d| d.path == kept.path));
-            record.files.extend(delivered);
-        })
-        .map_err(internal)?;
-    }
-    Ok(())
+/// Records a message the client sent to task `run`, with the files it
+/// brought (their bytes kept by the store) and its context parts (the
+/// context file, rewritten with them).
+async fn keep(call: &Call, run: &str, sent: Sent, files: &[inbound::File]) -> Result<(), RpcError> {
+    let (delivered, bytes) = inbound::delivery(&sent.message_id, files);
+    record::update(&call.server, run, &bytes, |record| {
+        record.sent.push(sent.clone());
+        let mut brought = delivered.clone();
+        if !sent.context.is_empty() {
+            let sha256 = inbound::sha256(record.context_text().as_bytes());
+            let path = inbound::CONTEXT_FILE.to_string();
+            brought.push(Delivered { path, sha256, message: sent.message_id.clone(), placed: false });
+        }
+        record.files.retain(|kept| !brought.iter().any(|d| d.path == kept.path));
+        record.files.extend(brought);
+        true
+    })
+    .await
+    .map(drop)
+    .map_err(|e| RpcError::internal(format!("cannot record the message: {e}")))
 }
 
-/// Records a message the client sent to task `run`.
-fn keep(call: &Call, run: &str, sent: Sent) -> Result<(), RpcError> {
-    record::update(&call.server, run, |record| record.sent.push(sent))
-        .map_err(|e| RpcError::internal(format!("cannot record the message: {e}")))
+/// Takes back what `keep` recorded of message `message` (its answer was refused).
+async fn unkeep(call: &Call, run: &str, message: &str) {
+    let taken = record::update(&call.server, run, &[], |record| {
+        record.sent.retain(|sent| sent.message_id != message);
+        record.files.retain(|file| file.message != message);
+        true
+    });
+    if let Err(error) = taken.await {
+        tracing::warn!(%error, task = %run, "a refused answer's message is left in the task's A2A record");
+    }
 }
 
 fn skill(holder: &Map<String, Value>) -> Option<Result<&str, RpcError>> {
@@ -200,7 +225,7 @@ pub async fn send(call: &Call, params: &Map<String, Value>, id: &str) -> Result<
     };
     let run = if immediately { call.find(id).await? } else { runs::wait_for_end(&call.server, id).await? };
     let history = configuration.and_then(|c| c.get("historyLength")).and_then(Value::as_u64);
-    Ok(shapes::wrapped(call.version, "task", call.task(&run, shown(history)).await))
+    Ok(shapes::wrapped(call.version, "task", call.task(&run, shown(history)).await?))
 }
 
 /// How many history messages a `historyLength` shows: all when it is not given.
@@ -213,7 +238,7 @@ pub async fn get(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcE
     let id = rpc::required(params, "id")?;
     let history = rpc::count(params, "historyLength", u64::from(u32::MAX))?;
     let run = call.find(id).await?;
-    Ok(call.task(&run, shown(history)).await)
+    call.task(&run, shown(history)).await
 }
 
 /// `ListTasks` (1.0): this agent's tasks, newest first, of one context or
@@ -241,7 +266,6 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(RpcError::invalid_params("includeArtifacts: must be true or false")),
     };
-    let internal = |e: StoreError| RpcError::from(crate::error::ApiError::from(e));
     let runs: Vec<RunRow> = match context {
         Some(context) => call.server.store.session_runs(context).await.map_err(internal)?.into_iter().rev().collect(),
         None => {
@@ -261,7 +285,7 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
     let mut tasks: Vec<Value> = Vec::new();
     for run in kept.iter().take(page as usize) {
         // The files a run wrote are GetTask's: a page of tasks carries their results only.
-        let view = call.view(run, shown(history), artifacts, false).await;
+        let view = call.view(run, shown(history), artifacts, false).await?;
         tasks.push(shapes::task(run, call.version, &view));
     }
     Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page, "totalSize": kept.len()}))
@@ -282,5 +306,5 @@ pub async fn cancel(call: &Call, params: &Map<String, Value>) -> Result<Value, R
         let _ = tokio::time::timeout(Duration::from_secs(10), runs::wait_for_end(&call.server, id)).await;
     }
     let run = call.find(id).await?;
-    Ok(call.task(&run, usize::MAX).await)
+    call.task(&run, usize::MAX).await
 }

@@ -10,6 +10,9 @@
 mod card;
 mod files;
 mod inbound;
+
+pub(crate) use inbound::place as place_inbox;
+pub(crate) use push::resume as resume_push;
 mod methods;
 mod push;
 mod record;
@@ -188,7 +191,7 @@ async fn delivered(call: &Call, params: &serde_json::Map<String, Value>) -> Resu
     let push = push::from_send(call, params)?;
     let task = methods::deliver(call, params).await?;
     if let Some(push) = push {
-        push::attach(call, &task, push)?;
+        push::attach(call, &task, push).await?;
     }
     Ok(task)
 }

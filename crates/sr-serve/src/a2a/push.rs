@@ -5,6 +5,9 @@
 //! authentication (`Authorization: SCHEME CREDENTIALS`), retried with
 //! backoff. A webhook's host must be one `sr serve --push-host` allows: a
 //! client names the URL, and the server reaches no host it was not told to.
+//! The store names the replica that follows a task (`RunStore::follow_a2a`)
+//! until the task's end is sent; a restarted process of that name follows
+//! its tasks again (`resume`).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -16,6 +19,7 @@ use super::methods::Call;
 use super::record::{self, Push};
 use super::rpc::{self, RpcError, Version};
 use super::shapes;
+use crate::Server;
 use crate::store::RunStatus;
 
 /// Tries of one notification, and the wait before the second (doubled for each next).
@@ -91,14 +95,58 @@ pub fn from_send(call: &Call, params: &Map<String, Value>) -> Result<Option<Push
 }
 
 /// Keeps `push` for `task` and follows the task for it.
-pub fn attach(call: &Call, task: &str, push: Push) -> Result<(), RpcError> {
-    record::update(&call.server, task, |record| {
+pub async fn attach(call: &Call, task: &str, push: Push) -> Result<(), RpcError> {
+    record::update(&call.server, task, &[], |record| {
         record.push.retain(|kept| kept.id != push.id);
-        record.push.push(push);
+        record.push.push(push.clone());
+        true
     })
+    .await
     .map_err(|e| RpcError::internal(format!("cannot keep the configuration: {e}")))?;
+    let server = &call.server;
+    server
+        .store
+        .follow_a2a(task, Some(&server.settings.replica_id))
+        .await
+        .map_err(|e| RpcError::internal(format!("cannot record who follows the task: {e}")))?;
     follow(call, task);
     Ok(())
+}
+
+/// Follows again the tasks a process of this replica's name was following
+/// for their webhooks when it stopped: each one's status as it is now (an
+/// end reached meanwhile, on any replica, included) is sent first, so a
+/// webhook may get a status twice, but not miss the end.
+pub async fn resume(server: &Arc<Server>) {
+    let runs = match server.store.a2a_followed(&server.settings.replica_id).await {
+        Ok(runs) => runs,
+        Err(error) => {
+            tracing::error!(%error, "cannot read the tasks this replica follows for their webhooks");
+            return;
+        }
+    };
+    for task in runs {
+        let workload = match server.store.run(&task).await {
+            Ok(Some(run)) => server.workloads.get(&run.workload).cloned(),
+            Ok(None) => None,
+            Err(error) => {
+                tracing::error!(%error, %task, "cannot read a task its webhooks wait on");
+                continue;
+            }
+        };
+        let Some(workload) = workload else {
+            tracing::warn!(%task, "a task's webhooks wait on a workload this server does not serve; not followed");
+            continue;
+        };
+        tracing::info!(%task, "following a task for its webhooks again");
+        follow(&Call { server: server.clone(), workload, version: Version::V10 }, &task);
+    }
+}
+
+/// The task's configurations.
+async fn configs(call: &Call, task: &str) -> Result<Vec<Push>, RpcError> {
+    let record = record::read(&call.server, task).await;
+    Ok(record.map_err(|e| RpcError::internal(format!("cannot read the configurations: {e}")))?.push)
 }
 
 /// The configuration as its version shows it.
@@ -149,7 +197,7 @@ pub async fn set(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcE
         }
     };
     let answer = shown(&task, &push, call.version);
-    attach(call, &task, push)?;
+    attach(call, &task, push).await?;
     Ok(answer)
 }
 
@@ -168,7 +216,7 @@ pub async fn get(call: &Call, params: &Map<String, Value>) -> Result<Value, RpcE
     }
     let task = task_of(call, params).await?;
     let id = config_id(call, params)?;
-    let pushes = record::read(&call.server, &task).push;
+    let pushes = configs(call, &task).await?;
     let found = pushes.iter().find(|p| id.is_none_or(|id| p.id == id));
     let push = found.ok_or_else(|| match id {
         Some(id) => RpcError::invalid_params(format!("task {task} has no push notification configuration {id}")),
@@ -183,8 +231,7 @@ pub async fn list(call: &Call, params: &Map<String, Value>) -> Result<Value, Rpc
         return Err(refused());
     }
     let task = task_of(call, params).await?;
-    let configs: Vec<Value> =
-        record::read(&call.server, &task).push.iter().map(|push| shown(&task, push, call.version)).collect();
+    let configs: Vec<Value> = configs(call, &task).await?.iter().map(|push| shown(&task, push, call.version)).collect();
     Ok(match call.version {
         Version::V10 => json!({"configs": configs, "nextPageToken": ""}),
         Version::V03 => Value::Array(configs),
@@ -200,16 +247,23 @@ pub async fn delete(call: &Call, params: &Map<String, Value>) -> Result<Value, R
     let Some(id) = config_id(call, params)? else {
         return Err(RpcError::invalid_params("pushNotificationConfigId: missing"));
     };
-    let removed = record::update(&call.server, &task, |record| {
+    let removed = record::update(&call.server, &task, &[], |record| {
         let before = record.push.len();
         record.push.retain(|push| push.id != id);
         before != record.push.len()
     })
+    .await
     .map_err(|e| RpcError::internal(format!("cannot change the configurations: {e}")))?;
     if !removed {
         return Err(RpcError::invalid_params(format!("task {task} has no push notification configuration {id}")));
     }
     Ok(Value::Null)
+}
+
+/// Whether this process follows `task` for its webhooks now.
+#[cfg(test)]
+pub(crate) fn is_followed(task: &str) -> bool {
+    FOLLOWING.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_ref().is_some_and(|f| f.contains(task))
 }
 
 /// Follows `task` (unless this process already does) until it ends, the
@@ -224,19 +278,33 @@ fn follow(call: &Call, task: &str) {
     let call = Call { server: call.server.clone(), workload: call.workload.clone(), version: call.version };
     let task = task.to_string();
     tokio::spawn(async move {
-        notify_changes(&call, &task).await;
+        // Followed to its end: nothing is left to send after a restart.
+        if notify_changes(&call, &task).await == Followed::ToTheEnd
+            && let Err(error) = call.server.store.follow_a2a(&task, None).await
+        {
+            tracing::warn!(%error, %task, "cannot record that a task's webhooks have nothing left to be sent");
+        }
         let mut following = FOLLOWING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         following.get_or_insert_with(HashSet::new).remove(&task);
     });
 }
 
-async fn notify_changes(call: &Call, task: &str) {
+/// Why a follower stopped.
+#[derive(Debug, PartialEq)]
+enum Followed {
+    /// The task ended (its end sent), has no configuration left, or is gone.
+    ToTheEnd,
+    /// The server stops, or the store failed: a restart follows it again.
+    Stopped,
+}
+
+async fn notify_changes(call: &Call, task: &str) -> Followed {
     let client =
         match reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).timeout(POST_TIMEOUT).build() {
             Ok(client) => Arc::new(client),
             Err(error) => {
                 tracing::error!(%error, "cannot make the webhooks' HTTP client");
-                return;
+                return Followed::Stopped;
             }
         };
     let server = call.server.clone();
@@ -246,31 +314,41 @@ async fn notify_changes(call: &Call, task: &str) {
         let mut changes = server.subscribe(task);
         let run = match server.store.run(task).await {
             Ok(Some(run)) => run,
-            Ok(None) => return,
+            Ok(None) => return Followed::ToTheEnd,
             Err(error) => {
                 tracing::error!(%error, "cannot read a task's run for its webhooks");
-                return;
+                return Followed::Stopped;
             }
         };
         if last != Some(run.status) {
             last = Some(run.status);
-            let pushes = record::read(&server, task).push;
-            if pushes.is_empty() {
-                return;
-            }
-            let view = call.view(&run, 0, true, true).await;
+            let pushes = match record::read(&server, task).await {
+                Ok(record) if record.push.is_empty() => return Followed::ToTheEnd,
+                Ok(record) => record.push,
+                Err(error) => {
+                    tracing::error!(%error, "cannot read a task's webhooks");
+                    return Followed::Stopped;
+                }
+            };
+            let view = match call.view(&run, 0, true, true).await {
+                Ok(view) => view,
+                Err(error) => {
+                    tracing::error!(error = %error.message, "cannot read what a task's webhooks are sent");
+                    return Followed::Stopped;
+                }
+            };
             for push in &pushes {
                 for body in notifications(&run, &view, push.v03) {
                     post(&client, task, push, &body).await;
                 }
             }
             if run.status.is_ended() {
-                return;
+                return Followed::ToTheEnd;
             }
         }
         tokio::select! {
             _ = changes.changes.changed() => {}
-            _ = closing.changed() => return,
+            _ = closing.changed() => return Followed::Stopped,
             () = tokio::time::sleep(Duration::from_secs(5)) => {}
         }
     }

@@ -1,18 +1,15 @@
-//! What A2A adds to a run, kept beside its work directory
-//! (`runs/{id}/a2a.json` in the state directory): the messages the client
-//! sent (with their own `messageId`s and context parts), the files they
-//! brought (so that the run's own files can be told from them) and the
-//! task's push notification configurations. A run started over API v1 has
-//! none until a push method gives it a webhook. The store does not hold it:
-//! a replica shows what it took itself.
-
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+//! What A2A adds to a run, held by the store (`RunStore::a2a_record`,
+//! migration 0004) so that any replica answers for any task: the messages
+//! the client sent (with their own `messageId`s and context parts), the
+//! files they brought (their bytes kept by hash, `RunStore::a2a_files`; the
+//! replica that runs the task puts them into its work directory,
+//! `inbound::place`) and the task's push notification configurations. A run
+//! started over API v1 has none until a push method gives it a webhook.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::Server;
+use crate::store::StoreError;
 
 /// One message a client sent to the task: the one that started it, then
 /// each answer.
@@ -32,6 +29,12 @@ pub struct Delivered {
     /// Relative to the work directory (`inbox/NAME`).
     pub path: String,
     pub sha256: String,
+    /// The `messageId` of the message that brought it.
+    pub message: String,
+    /// Whether an attempt of the run had it in its work directory (a later
+    /// attempt on the same replica finds it there, as the run left it).
+    #[serde(default)]
+    pub placed: bool,
 }
 
 /// A push notification configuration of the task, in the protocol version
@@ -61,48 +64,45 @@ pub struct Record {
     pub push: Vec<Push>,
 }
 
-/// Serializes the read-modify-writes of every run's record in this process.
-static WRITING: Mutex<()> = Mutex::new(());
-
-/// The run's directory in the state directory (its work directory is `work/` in it).
-pub fn run_dir(server: &Server, run: &str) -> PathBuf {
-    server.settings.state_dir.join("runs").join(run)
-}
-
-pub fn work_dir(server: &Server, run: &str) -> PathBuf {
-    run_dir(server, run).join("work")
-}
-
-fn path(server: &Server, run: &str) -> PathBuf {
-    run_dir(server, run).join("a2a.json")
-}
-
-/// The run's record; empty when it has none (or it cannot be read, which
-/// the log says).
-pub fn read(server: &Server, run: &str) -> Record {
-    read_at(&path(server, run))
-}
-
-fn read_at(path: &Path) -> Record {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            tracing::warn!(%error, path = %path.display(), "an A2A record is not readable; ignored");
-            Record::default()
-        }),
-        Err(_) => Record::default(),
+impl Record {
+    /// The context parts of every message sent so far, one a line: the
+    /// context file's text.
+    pub fn context_text(&self) -> String {
+        self.sent.iter().flat_map(|sent| &sent.context).fold(String::new(), |mut text, line| {
+            text.push_str(line);
+            text.push('\n');
+            text
+        })
     }
 }
 
-/// Changes the run's record with `change`, written before this returns.
-pub fn update<T>(server: &Server, run: &str, change: impl FnOnce(&mut Record) -> T) -> std::io::Result<T> {
-    let _writing = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let path = path(server, run);
-    let mut record = read_at(&path);
-    let answer = change(&mut record);
-    std::fs::create_dir_all(run_dir(server, run))?;
-    let text: Value = serde_json::to_value(&record).expect("a record has string keys only");
-    let temporary = path.with_extension("json.tmp");
-    std::fs::write(&temporary, text.to_string())?;
-    std::fs::rename(&temporary, &path)?;
-    Ok(answer)
+/// The run's record; empty when it has none.
+pub async fn read(server: &Server, run: &str) -> Result<Record, StoreError> {
+    decode(run, server.store.a2a_record(run).await?.as_deref())
+}
+
+/// Keeps `files` (hash, bytes) for the run and changes its record with
+/// `change` (which says whether it changed anything), committed before this
+/// returns; whether the record changed.
+pub async fn update(
+    server: &Server,
+    run: &str,
+    files: &[(String, Vec<u8>)],
+    change: impl Fn(&mut Record) -> bool + Send + Sync,
+) -> Result<bool, StoreError> {
+    let apply = |stored: Option<&str>| -> Result<Option<String>, StoreError> {
+        let mut record = decode(run, stored)?;
+        Ok(change(&mut record).then(|| serde_json::to_string(&record).expect("a record has string keys only")))
+    };
+    server.store.change_a2a(run, files, &apply).await
+}
+
+fn decode(run: &str, stored: Option<&str>) -> Result<Record, StoreError> {
+    stored.map_or_else(
+        || Ok(Record::default()),
+        |text| {
+            serde_json::from_str(text)
+                .map_err(|e| StoreError::Undecodable(format!("the A2A record of run {run} in the store: {e}")))
+        },
+    )
 }

@@ -32,7 +32,7 @@ struct Follow {
 /// The stream of task `task`, starting with the task as it is now.
 pub async fn respond(call: Call, rpc_id: Value, task: &str) -> Result<Response, RpcError> {
     let run = call.find(task).await?;
-    let first = shapes::wrapped(call.version, "task", call.task(&run, usize::MAX).await);
+    let first = shapes::wrapped(call.version, "task", call.task(&run, usize::MAX).await?);
     let follow = Follow {
         done: run.status.is_stopped(),
         call,
@@ -72,7 +72,13 @@ impl Follow {
             };
             if run.status != self.last {
                 let version = self.call.version;
-                let view = self.call.view(&run, 0, true, true).await;
+                let view = match self.call.view(&run, 0, true, true).await {
+                    Ok(view) => view,
+                    Err(error) => {
+                        tracing::error!(error = %error.message, "cannot read what a task shows");
+                        return None;
+                    }
+                };
                 for artifact in shapes::artifacts(&run, version, &view) {
                     let update = shapes::artifact_update(&run, version, artifact);
                     self.pending.push_back(shapes::wrapped(version, "artifactUpdate", update));

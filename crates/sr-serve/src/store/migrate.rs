@@ -15,12 +15,14 @@ pub const SQLITE: &[Migration] = &[
     Migration { version: 1, sql: include_str!("migrations/sqlite/0001_init.sql") },
     Migration { version: 2, sql: include_str!("migrations/sqlite/0002_session_record.sql") },
     Migration { version: 3, sql: include_str!("migrations/sqlite/0003_session_activity.sql") },
+    Migration { version: 4, sql: include_str!("migrations/sqlite/0004_a2a_record.sql") },
 ];
 
 pub const POSTGRES: &[Migration] = &[
     Migration { version: 1, sql: include_str!("migrations/postgres/0001_init.sql") },
     Migration { version: 2, sql: include_str!("migrations/postgres/0002_session_record.sql") },
     Migration { version: 3, sql: include_str!("migrations/postgres/0003_session_activity.sql") },
+    Migration { version: 4, sql: include_str!("migrations/postgres/0004_a2a_record.sql") },
 ];
 
 /// The table of applied versions (the PostgreSQL store kept it before the

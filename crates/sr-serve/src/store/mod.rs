@@ -75,6 +75,10 @@ pub struct RunRow {
     /// How many times the run was claimed; the writes of a claim carry it.
     #[serde(skip)]
     pub epoch: i64,
+    /// Whether A2A added to the run (`RunStore::change_a2a`): the files its
+    /// messages brought are placed before each attempt.
+    #[serde(skip)]
+    pub a2a: bool,
 }
 
 impl RunRow {
@@ -95,6 +99,8 @@ pub struct NewRun<'a> {
     pub entry: Option<&'a str>,
     pub message: &'a str,
     pub model: Option<&'a str>,
+    /// An A2A task: its record is written before it is queued.
+    pub a2a: bool,
 }
 
 /// A run as the studio lists it (`GET /v1/runs`).
@@ -302,6 +308,11 @@ pub trait RunStore: Send + Sync {
     /// when its runs never ended anywhere).
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>>;
 
+    /// The lines of attempt `attempt`'s journal in session `session`, in
+    /// order (none when the store has none): one attempt's, where `record`
+    /// reads the whole session.
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>>;
+
     /// Stores `lines` of a claimed run's journal and the run's `events`
     /// (ids in order, after those stored) in one transaction, fenced by the
     /// claim's epoch, committed before it returns, and announces the events
@@ -327,6 +338,33 @@ pub trait RunStore: Send + Sync {
     /// The plans of those of `runs` that are forks, by run, in one query (a
     /// list of runs shows each one's origin).
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>>;
+
+    /// What A2A added to run `run` (JSON, `a2a::record`), if anything.
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
+
+    /// Keeps `files` (hash, bytes) for run `run` and changes its A2A record
+    /// with `change`, in one transaction that holds the record's row, so the
+    /// changes of every replica apply one after another, and marks the run
+    /// (once it is queued) as one A2A added to; whether the record changed.
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// The bytes of the files kept for run `run`, by hash.
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>>;
+
+    /// Names `follower` (a replica's id; `None`: none) as the replica that
+    /// sends run `run`'s push notifications while some are still to be sent.
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>>;
+
+    /// The runs whose push notifications `follower` still has to send.
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>>;
+
+    /// Forgets run `run`'s A2A record and files (a task that was not queued after all).
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>>;
 
     /// Queues a paused run again with the answer it waits for.
     fn answer<'a>(&'a self, id: &'a str, input: &'a str) -> BoxFuture<'a, Result<bool>>;
@@ -389,6 +427,10 @@ pub trait RunStore: Send + Sync {
         Box::pin(async move { self.write_batch(run, epoch, None, &[(id, event.to_string())]).await })
     }
 }
+
+/// A change of a run's A2A record ([`RunStore::change_a2a`]): given the
+/// stored JSON (`None`: none yet), the new JSON, or `None` to leave it.
+pub type A2aChange<'a> = dyn Fn(Option<&str>) -> Result<Option<String>> + Send + Sync + 'a;
 
 /// What [`RunStore::follow`] reads: the run's status and events.
 pub type Followed = (RunStatus, Vec<(u64, String)>);

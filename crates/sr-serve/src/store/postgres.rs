@@ -22,9 +22,9 @@ use futures::future::BoxFuture;
 use sr_runtime::session::RunLineage;
 
 use super::{
-    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
-    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
-    stored_message,
+    A2aChange, Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result,
+    RunRow, RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql,
+    stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -53,7 +53,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
@@ -100,6 +100,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         attempt_run: r.get(9),
         pending_input: r.get(10),
         epoch: r.get(11),
+        a2a: r.get(12),
         question: None,
     }
     .questioned())
@@ -188,9 +189,9 @@ impl Postgres {
         }
         let now = now_ms();
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7)",
-            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now],
+            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms, a2a)
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7, $8)",
+            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now, &run.a2a],
         )
         .await
         .map_err(sql)?;
@@ -372,10 +373,77 @@ impl Postgres {
         Ok(client.query_opt("SELECT plan FROM fork_plans WHERE run = $1", &[&run]).await?.map(|r| r.get(0)))
     }
 
+    async fn a2a_record(&self, run: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt("SELECT record FROM a2a_records WHERE run = $1", &[&run]).await?;
+        Ok(row.map(|r| r.get::<_, String>(0)).filter(|r| !r.is_empty()))
+    }
+
+    async fn change_a2a(&self, run: &str, files: &[(String, Vec<u8>)], change: &A2aChange<'_>) -> Result<bool> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        for (sha256, bytes) in files {
+            tx.execute(
+                "INSERT INTO a2a_files (run, sha256, bytes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&run, sha256, bytes],
+            )
+            .await?;
+        }
+        tx.execute("UPDATE runs SET a2a = true WHERE id = $1 AND NOT a2a", &[&run]).await?;
+        // An empty record is a row to lock before any replica wrote one.
+        tx.execute("INSERT INTO a2a_records (run, record) VALUES ($1, '') ON CONFLICT DO NOTHING", &[&run]).await?;
+        let stored: String =
+            tx.query_one("SELECT record FROM a2a_records WHERE run = $1 FOR UPDATE", &[&run]).await?.get(0);
+        let changed = change(Some(stored.as_str()).filter(|r| !r.is_empty()))?;
+        if let Some(changed) = &changed {
+            tx.execute("UPDATE a2a_records SET record = $2 WHERE run = $1", &[&run, changed]).await?;
+        }
+        tx.commit().await?;
+        Ok(changed.is_some())
+    }
+
+    async fn a2a_files(&self, run: &str) -> Result<HashMap<String, Vec<u8>>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT sha256, bytes FROM a2a_files WHERE run = $1", &[&run]).await?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    async fn follow_a2a(&self, run: &str, follower: Option<&str>) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.execute("UPDATE a2a_records SET follower = $2 WHERE run = $1", &[&run, &follower]).await?;
+        Ok(())
+    }
+
+    async fn a2a_followed(&self, follower: &str) -> Result<Vec<String>> {
+        let client = self.pool.get().await?;
+        let rows = client.query("SELECT run FROM a2a_records WHERE follower = $1 ORDER BY run", &[&follower]).await?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn forget_a2a(&self, run: &str) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("DELETE FROM a2a_records WHERE run = $1", &[&run]).await?;
+        tx.execute("DELETE FROM a2a_files WHERE run = $1", &[&run]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
         let client = self.pool.get().await?;
         let rows = client.query("SELECT run, plan FROM fork_plans WHERE run = ANY($1)", &[&runs]).await?;
         Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    async fn journal(&self, session: &str, attempt: i64) -> Result<Vec<String>> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT body FROM journal_lines WHERE session = $1 AND attempt = $2 ORDER BY line",
+                &[&session, &attempt],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
     }
 
     async fn record(&self, session: &str) -> Result<Record> {
@@ -750,6 +818,10 @@ impl RunStore for Postgres {
         Box::pin(Postgres::record(self, session))
     }
 
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::journal(self, session, attempt))
+    }
+
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
         Box::pin(Postgres::save_plan(self, run, plan))
     }
@@ -764,6 +836,35 @@ impl RunStore for Postgres {
 
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
         Box::pin(Postgres::plans(self, runs))
+    }
+
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::a2a_record(self, run))
+    }
+
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(Postgres::change_a2a(self, run, files, change))
+    }
+
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>> {
+        Box::pin(Postgres::a2a_files(self, run))
+    }
+
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::forget_a2a(self, run))
+    }
+
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Postgres::follow_a2a(self, run, follower))
+    }
+
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(Postgres::a2a_followed(self, follower))
     }
 
     fn write_batch<'a>(

@@ -15,9 +15,9 @@ use sr_runtime::session::RunLineage;
 use tokio::sync::mpsc;
 
 use super::{
-    Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result, RunRow,
-    RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql, stored_id,
-    stored_message,
+    A2aChange, Ending, Followed, JournalLines, LAST_RUN_SQL, LastRun, NewRun, Note, RecentRun, Record, Refusal, Result,
+    RunRow, RunStatus, RunStore, SessionPage, SessionRow, StoreError, WORKLOADS_SQL, migrate, now_ms, sessions_sql,
+    stored_id, stored_message,
 };
 
 #[derive(Clone)]
@@ -30,7 +30,7 @@ pub struct Sqlite {
 const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
 
 /// Column `i` of a row as a status.
 fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
@@ -54,6 +54,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         attempt_run: r.get(9)?,
         pending_input: r.get(10)?,
         epoch: r.get(11)?,
+        a2a: r.get(12)?,
         question: None,
     }
     .questioned())
@@ -145,9 +146,9 @@ impl Sqlite {
         }
         let now = now_ms();
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?7)",
-            params![run.id, run.session, run.workload, run.entry, run.message, run.model, now],
+            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms, a2a)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?7, ?8)",
+            params![run.id, run.session, run.workload, run.entry, run.message, run.model, now, run.a2a],
         )
         .map_err(refuse)?;
         tx.execute("UPDATE sessions SET active_ms = MAX(active_ms, ?2) WHERE id = ?1", params![run.session, now])
@@ -296,6 +297,64 @@ impl Sqlite {
         Ok(self.conn().query_row("SELECT plan FROM fork_plans WHERE run = ?1", [run], |r| r.get(0)).optional()?)
     }
 
+    fn a2a_record(&self, run: &str) -> Result<Option<String>> {
+        let record: Option<String> =
+            self.conn().query_row("SELECT record FROM a2a_records WHERE run = ?1", [run], |r| r.get(0)).optional()?;
+        Ok(record.filter(|r| !r.is_empty()))
+    }
+
+    fn change_a2a(&self, run: &str, files: &[(String, Vec<u8>)], change: &A2aChange<'_>) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (sha256, bytes) in files {
+            tx.execute(
+                "INSERT OR IGNORE INTO a2a_files (run, sha256, bytes) VALUES (?1, ?2, ?3)",
+                params![run, sha256, bytes],
+            )?;
+        }
+        tx.execute("UPDATE runs SET a2a = 1 WHERE id = ?1 AND a2a = 0", [run])?;
+        let stored: Option<String> =
+            tx.query_row("SELECT record FROM a2a_records WHERE run = ?1", [run], |r| r.get(0)).optional()?;
+        let Some(changed) = change(stored.as_deref().filter(|r| !r.is_empty()))? else {
+            tx.commit()?;
+            return Ok(false);
+        };
+        tx.execute(
+            "INSERT INTO a2a_records (run, record) VALUES (?1, ?2) ON CONFLICT (run) DO UPDATE SET record = ?2",
+            params![run, changed],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    fn a2a_files(&self, run: &str) -> Result<HashMap<String, Vec<u8>>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT sha256, bytes FROM a2a_files WHERE run = ?1")?;
+        let rows = statement.query_map([run], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn follow_a2a(&self, run: &str, follower: Option<&str>) -> Result<()> {
+        self.conn().execute("UPDATE a2a_records SET follower = ?2 WHERE run = ?1", params![run, follower])?;
+        Ok(())
+    }
+
+    fn a2a_followed(&self, follower: &str) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT run FROM a2a_records WHERE follower = ?1 ORDER BY run")?;
+        let rows = statement.query_map([follower], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn forget_a2a(&self, run: &str) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM a2a_records WHERE run = ?1", [run])?;
+        tx.execute("DELETE FROM a2a_files WHERE run = ?1", [run])?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn plans(&self, runs: &[String]) -> Result<HashMap<String, String>> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached("SELECT plan FROM fork_plans WHERE run = ?1")?;
@@ -334,6 +393,14 @@ impl Sqlite {
             }
         }
         Ok(record)
+    }
+
+    fn journal(&self, session: &str, attempt: i64) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut statement =
+            conn.prepare_cached("SELECT body FROM journal_lines WHERE session = ?1 AND attempt = ?2 ORDER BY line")?;
+        let rows = statement.query_map(params![session, attempt], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     fn answer(&self, id: &str, input: &str) -> Result<bool> {
@@ -581,6 +648,10 @@ impl RunStore for Sqlite {
         ready(Sqlite::record(self, session))
     }
 
+    fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
+        ready(Sqlite::journal(self, session, attempt))
+    }
+
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {
         ready(Sqlite::save_plan(self, run, plan))
     }
@@ -595,6 +666,35 @@ impl RunStore for Sqlite {
 
     fn plans<'a>(&'a self, runs: &'a [String]) -> BoxFuture<'a, Result<HashMap<String, String>>> {
         ready(Sqlite::plans(self, runs))
+    }
+
+    fn a2a_record<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        ready(Sqlite::a2a_record(self, run))
+    }
+
+    fn change_a2a<'a>(
+        &'a self,
+        run: &'a str,
+        files: &'a [(String, Vec<u8>)],
+        change: &'a A2aChange<'a>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        ready(Sqlite::change_a2a(self, run, files, change))
+    }
+
+    fn a2a_files<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<HashMap<String, Vec<u8>>>> {
+        ready(Sqlite::a2a_files(self, run))
+    }
+
+    fn forget_a2a<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::forget_a2a(self, run))
+    }
+
+    fn follow_a2a<'a>(&'a self, run: &'a str, follower: Option<&'a str>) -> BoxFuture<'a, Result<()>> {
+        ready(Sqlite::follow_a2a(self, run, follower))
+    }
+
+    fn a2a_followed<'a>(&'a self, follower: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        ready(Sqlite::a2a_followed(self, follower))
     }
 
     fn write_batch<'a>(

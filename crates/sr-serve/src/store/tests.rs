@@ -36,7 +36,7 @@ impl Fixture {
 const LEASE: Duration = Duration::from_secs(30);
 
 fn new_run<'a>(id: &'a str, session: &'a str) -> NewRun<'a> {
-    NewRun { id, session, workload: "w", entry: None, message: "hi", model: None }
+    NewRun { id, session, workload: "w", entry: None, message: "hi", model: None, a2a: false }
 }
 
 /// Makes run `id` claimable again as if its claimer had died: its lease
@@ -374,6 +374,7 @@ const BOTH: &[(&str, Case)] = cases![
     a_steps_lines_and_events_are_one_batch,
     sessions_are_listed_newest_first_in_pages,
     the_plans_of_a_list_of_runs_are_one_read,
+    a_runs_a2a_record_changes_one_after_another,
 ];
 
 /// Sessions come from the sessions table: one with no run is listed, every
@@ -385,7 +386,7 @@ async fn sessions_are_listed_newest_first_in_pages(fixture: Fixture) {
     let submit = |id: &'static str, session: &'static str, workload: &'static str| {
         let store = &store;
         async move {
-            let run = NewRun { id, session, workload, entry: None, message: "hi", model: None };
+            let run = NewRun { id, session, workload, entry: None, message: "hi", model: None, a2a: false };
             store.submit(&run, false).await.unwrap();
             // Each its own millisecond: the order is the activity's.
             tokio::time::sleep(Duration::from_millis(3)).await;
@@ -526,6 +527,65 @@ async fn the_plans_of_a_list_of_runs_are_one_read(fixture: Fixture) {
     assert!(store.plans(&[]).await.unwrap().is_empty());
 }
 
+/// A run's A2A record: none at first; each change sees the one before
+/// (from any replica: they apply one after another); a change that leaves
+/// it stores nothing; files are kept once per hash; the run is marked as
+/// one A2A added to; forgetting drops the record and the files.
+async fn a_runs_a2a_record_changes_one_after_another(fixture: Fixture) {
+    let a = fixture.store("a", LEASE).await;
+    let b = fixture.store("b", LEASE).await;
+    assert_eq!(a.a2a_record("t").await.unwrap(), None);
+    // A run queued over API v1 is marked once A2A adds to it; a task is marked as it is queued.
+    a.submit(&new_run("t", "s"), false).await.unwrap();
+    a.submit(&NewRun { a2a: true, ..new_run("u", "s2") }, false).await.unwrap();
+    assert_eq!(b.run("t").await.unwrap().map(|r| r.a2a), Some(false));
+    assert_eq!(b.run("u").await.unwrap().map(|r| r.a2a), Some(true));
+    let append = |n: u32| {
+        move |stored: Option<&str>| -> Result<Option<String>> {
+            let mut list: Vec<u32> = stored.map_or_else(Vec::new, |s| serde_json::from_str(s).unwrap());
+            list.push(n);
+            Ok(Some(serde_json::to_string(&list).unwrap()))
+        }
+    };
+    let file = vec![("h1".to_string(), vec![0u8, 159, 146, 150])];
+    // A change that leaves the record as it is stores nothing, but keeps the files.
+    assert!(!a.change_a2a("t", &file, &|_| Ok(None)).await.unwrap());
+    assert_eq!(a.a2a_record("t").await.unwrap(), None);
+    let writers: Vec<_> = (0..8u32)
+        .map(|n| {
+            let store = if n % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { store.change_a2a("t", &[], &append(n)).await.unwrap() })
+        })
+        .collect();
+    for writer in writers {
+        assert!(writer.await.unwrap());
+    }
+    let mut seen: Vec<u32> = serde_json::from_str(&b.a2a_record("t").await.unwrap().unwrap()).unwrap();
+    seen.sort();
+    assert_eq!(seen, (0..8).collect::<Vec<_>>(), "no change lost");
+    a.change_a2a("t", &file, &append(8)).await.unwrap();
+    let files = b.a2a_files("t").await.unwrap();
+    assert_eq!(files.into_iter().collect::<Vec<_>>(), file);
+    assert!(a.a2a_files("other").await.unwrap().is_empty());
+    assert_eq!(b.run("t").await.unwrap().map(|r| r.a2a), Some(true));
+    let undecodable = a.change_a2a("t", &[], &|_| Err(StoreError::Undecodable("no".into()))).await;
+    assert!(undecodable.is_err());
+    assert_eq!(serde_json::from_str::<Vec<u32>>(&a.a2a_record("t").await.unwrap().unwrap()).unwrap().len(), 9);
+    // The replica that follows a task for its webhooks, as every replica sees it.
+    assert!(b.a2a_followed("a").await.unwrap().is_empty());
+    a.follow_a2a("t", Some("a")).await.unwrap();
+    assert_eq!(
+        (b.a2a_followed("a").await.unwrap(), b.a2a_followed("b").await.unwrap()),
+        (vec!["t".to_string()], vec![])
+    );
+    a.change_a2a("t", &[], &append(9)).await.unwrap();
+    assert_eq!(b.a2a_followed("a").await.unwrap(), ["t"], "a change keeps the follower");
+    a.follow_a2a("t", None).await.unwrap();
+    assert!(b.a2a_followed("a").await.unwrap().is_empty());
+    b.forget_a2a("t").await.unwrap();
+    assert_eq!((a.a2a_record("t").await.unwrap(), a.a2a_files("t").await.unwrap().len()), (None, 0));
+}
+
 /// A step's journal lines and the events emitted since the last batch are
 /// one write, refused as a whole; a stream's read gets the run's status with
 /// its events; the end stores the events still pending before its
@@ -551,6 +611,8 @@ async fn a_steps_lines_and_events_are_one_batch(fixture: Fixture) {
     let refused = store.write_batch("r", claim.epoch + 1, Some(&later("s", 1, 3, &["y"])), &events(7..=7)).await;
     assert!(matches!(refused, Err(StoreError::Fenced { .. })), "{refused:?}");
     assert_eq!(store.record("s").await.unwrap().journal_text(1).as_deref(), Some("meta\nllm\ntool\n"));
+    assert_eq!(store.journal("s", 1).await.unwrap(), ["meta", "llm", "tool"], "one attempt's lines alone");
+    assert!(store.journal("s", 2).await.unwrap().is_empty());
     assert_eq!(ids(store.follow("r", 0, 10).await.unwrap()), Some((RunStatus::Running, (1..=6).collect())));
     assert_eq!(ids(store.follow("r", 4, 1).await.unwrap()), Some((RunStatus::Running, vec![5])));
     let ending = Ending::of(RunStatus::Done, None, None).with_events(events(7..=8));

@@ -237,6 +237,7 @@ async fn fork_run(
         entry: run.entry.as_deref(),
         message: &run.message,
         model: run.model.as_deref(),
+        a2a: false,
     };
     if let Err(refusal) = server.store.submit(&new, true).await {
         fork::discard(&server.store, &new_id).await;

@@ -138,9 +138,12 @@ impl Fixture {
         self.server.changed(id);
     }
 
-    async fn claim(&self, id: &str) {
-        assert_eq!(self.server.store.claim().await.unwrap().unwrap().id, id);
+    /// Claims run `id` as the dispatcher would; the claim's epoch.
+    async fn claim(&self, id: &str) -> i64 {
+        let claimed = self.server.store.claim().await.unwrap().unwrap();
+        assert_eq!(claimed.id, id);
         self.server.changed(id);
+        claimed.epoch
     }
 }
 

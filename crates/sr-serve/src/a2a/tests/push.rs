@@ -1,6 +1,7 @@
 //! Push notifications: webhooks on loopback receive each change of a task,
 //! with the configuration's token and credentials, a refused one sent
-//! again; hostile configurations are refused.
+//! again; hostile configurations are refused; a restarted server sends what
+//! its stopped predecessor had not.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use axum::Router;
 use serde_json::{Value, json};
 
 use super::{GREET, fixture_with};
+use crate::a2a::push::is_followed;
 use crate::store::RunStatus;
+use crate::{Server, test_server};
 
 /// A webhook receiver on loopback: records each POST's headers and body;
 /// refuses the first with 503, so that the retry is seen.
@@ -152,4 +155,47 @@ async fn push_methods_refuse_hostile_configurations() {
     let ok =
         f.result("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "https://Hooks.Test:8443/x"})).await;
     assert_eq!(ok["taskId"], json!(id));
+}
+
+/// A server that stops while a task it follows for a webhook has not ended
+/// leaves the task to the next process of its name (`--replica-id`): the
+/// end, reached while no follower ran, is sent by the restarted server,
+/// which then records that nothing is left to send.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_server_sends_the_end_its_stopped_predecessor_did_not() {
+    let allow = |server: &mut Server| server.settings.push_hosts = vec!["127.0.0.1".to_string()];
+    let f = fixture_with("push-resume", &[("greet.sr", GREET)], None, allow);
+    let (url, seen) = receiver().await;
+    let config = json!({"url": url, "token": "tok-r"});
+    let params = json!({"message": {"parts": [{"text": "Ada"}]},
+                        "configuration": {"returnImmediately": true, "taskPushNotificationConfig": config}});
+    let id = f.result("SendMessage", params).await["task"]["id"].as_str().unwrap().to_string();
+    let state = |body: &Value| body["statusUpdate"]["status"]["state"].as_str().map(str::to_string);
+    let states = || seen.lock().unwrap().iter().filter_map(|(_, body)| state(body)).collect::<Vec<_>>();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    // The first is refused with 503 and sent again.
+    while states().len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no submitted notification: {:?}", states());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f.server.closing.send_replace(true);
+    while is_followed(&id) {
+        assert!(tokio::time::Instant::now() < deadline, "the follower did not stop");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(f.server.store.a2a_followed("test").await.unwrap(), [id.as_str()], "left to the next process");
+    f.finish(&id, RunStatus::Queued, RunStatus::Done, Some(json!("Hello, Ada."))).await;
+    let mut again = test_server(&f.server.settings.state_dir, f.server.workloads.clone());
+    allow(&mut again);
+    crate::a2a::resume_push(&Arc::new(again)).await;
+    while states().last().is_none_or(|s| s != "TASK_STATE_COMPLETED") {
+        assert!(tokio::time::Instant::now() < deadline, "no completed notification: {:?}", states());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(states(), ["TASK_STATE_SUBMITTED", "TASK_STATE_SUBMITTED", "TASK_STATE_COMPLETED"]);
+    assert_eq!(seen.lock().unwrap().last().unwrap().0["x-a2a-notification-token"], "tok-r");
+    while !f.server.store.a2a_followed("test").await.unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the task is still left to follow");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
