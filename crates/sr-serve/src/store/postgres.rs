@@ -53,7 +53,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, trace_id";
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
@@ -100,6 +100,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         attempt_run: r.get(9),
         pending_input: r.get(10),
         epoch: r.get(11),
+        trace_id: r.get(12),
         question: None,
     }
     .questioned())
@@ -353,6 +354,12 @@ impl Postgres {
             }
         };
         if held { Ok(()) } else { Err(fenced(run, epoch)) }
+    }
+
+    async fn trace(&self, run: &str, trace_id: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        let sql = "UPDATE runs SET trace_id = COALESCE(trace_id, $2) WHERE id = $1 RETURNING trace_id";
+        Ok(client.query_opt(sql, &[&run, &trace_id]).await?.map(|r| r.get(0)))
     }
 
     async fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
@@ -748,6 +755,10 @@ impl RunStore for Postgres {
 
     fn record<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Record>> {
         Box::pin(Postgres::record(self, session))
+    }
+
+    fn trace<'a>(&'a self, run: &'a str, trace_id: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::trace(self, run, trace_id))
     }
 
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {

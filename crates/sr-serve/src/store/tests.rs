@@ -374,6 +374,7 @@ const BOTH: &[(&str, Case)] = cases![
     a_steps_lines_and_events_are_one_batch,
     sessions_are_listed_newest_first_in_pages,
     the_plans_of_a_list_of_runs_are_one_read,
+    a_runs_first_trace_id_is_kept,
 ];
 
 /// Sessions come from the sessions table: one with no run is listed, every
@@ -524,6 +525,19 @@ async fn the_plans_of_a_list_of_runs_are_one_read(fixture: Fixture) {
     plans.sort();
     assert_eq!(plans, [("f1".into(), r#"{"one":1}"#.into()), ("f2".into(), r#"{"two":2}"#.into())]);
     assert!(store.plans(&[]).await.unwrap().is_empty());
+}
+
+/// A run gets the first trace id it is given and keeps it for every later
+/// claim (one trace per run); an unknown run has none.
+async fn a_runs_first_trace_id_is_kept(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.submit(&new_run("r", "s"), false).await.unwrap();
+    assert_eq!(store.run("r").await.unwrap().unwrap().trace_id, None);
+    let first = "0af7651916cd43dd8448eb211c80319c";
+    assert_eq!(store.trace("r", first).await.unwrap().as_deref(), Some(first));
+    assert_eq!(store.trace("r", "b7ad6b7169203331b7ad6b7169203331").await.unwrap().as_deref(), Some(first));
+    assert_eq!(store.claim().await.unwrap().unwrap().trace_id.as_deref(), Some(first));
+    assert_eq!(store.trace("nobody", first).await.unwrap(), None);
 }
 
 /// A step's journal lines and the events emitted since the last batch are
