@@ -142,7 +142,7 @@ test("a run of 10,000 events renders within one second, virtualised, and the key
   expect(consoleErrors).toEqual([]);
 });
 
-test("a finished run's graph highlights its path, its nodes are buttons that list their events, and no label overlaps another", async ({
+test("a finished run's graph highlights its path (the prompt its flow called too), draws the flow's calls as a chain, its nodes are buttons that list their events, and no label overlaps another", async ({
   page,
   consoleErrors,
 }) => {
@@ -155,11 +155,21 @@ test("a finished run's graph highlights its path, its nodes are buttons that lis
   await page.goto("/runs/r-done");
   await expect(page.getByText("Graph of ask: the run's path highlighted")).toBeVisible();
   const graph = page.getByRole("group", { name: "Graph of ask" });
-  // The run went through flow main and agent helper, not the expert or notify.
+  // The run went through flow main, agent helper and the prompt the flow called (`call llm plan`),
+  // not the expert or notify.
   const onPath = await graph.locator("g.onpath").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-node")));
-  expect(onPath.sort()).toEqual(["agent helper", "flow main"]);
-  await expect(graph.locator("line.taken")).toHaveCount(1);
-  await expect(graph.getByRole("button")).toHaveCount(4);
+  expect(onPath.sort()).toEqual(["agent helper", "flow main", "prompt plan"]);
+  await expect(graph.locator("line.taken")).toHaveCount(2);
+  await expect(graph.getByRole("button")).toHaveCount(5);
+  // The flow's calls are a chain in statement order: the parallel block, then the prompt, a
+  // column further, its arrow from the block's box (not from the flow).
+  const box = (await graph.locator("rect.lanes").boundingBox())!;
+  const plan = (await graph.locator('[data-node="prompt plan"] rect').boundingBox())!;
+  expect(plan.x).toBeGreaterThan(box.x + box.width);
+  const then = graph.locator('line[data-then="flow main then prompt plan"]');
+  await expect(then).toHaveClass(/taken/);
+  const x1 = Number(await then.getAttribute("x1"));
+  expect(x1).toBe(Number(await graph.locator("rect.lanes").getAttribute("x")) + Number(await graph.locator("rect.lanes").getAttribute("width")));
   // The flow's parallel block: its two branches are lanes in one box, and the legend says so.
   await expect(graph.locator("rect.lanes")).toHaveCount(1);
   await expect(graph.locator("rect.lanes")).toHaveAttribute("data-lanes", "agent helper, flow notify");
@@ -197,10 +207,10 @@ test("a finished run's graph highlights its path, its nodes are buttons that lis
 
   // A click lists another node's events; "Show all events" lists them all again.
   await graph.getByRole("button", { name: /^flow main/ }).click();
-  await expect(page.getByTestId("node-filter")).toContainText("The 11 events of flow main.");
+  await expect(page.getByTestId("node-filter")).toContainText("The 15 events of flow main.");
   await expect(helper).toHaveAttribute("aria-pressed", "false");
   await page.getByRole("button", { name: "Show all events" }).click();
-  await expect(list.getByRole("option")).toHaveCount(13);
+  await expect(list.getByRole("option")).toHaveCount(17);
   await expect(page.getByTestId("node-filter")).toHaveCount(0);
   expect(consoleErrors).toEqual([]);
 });
@@ -299,7 +309,7 @@ test("a run's events show when they happened, and its trace marks the slowest st
   const trace = page.getByRole("region", { name: "Trace" });
   await expect(trace).toContainText("Slowest: model scripted, 1.2 s.");
   const spans = trace.getByRole("listitem");
-  await expect(spans).toHaveCount(4);
+  await expect(spans).toHaveCount(5);
   await expect(spans.nth(0)).toContainText("agent helper");
   await expect(spans.nth(0)).toContainText("2.1 s · 42 tokens");
   await expect(spans.nth(1)).toContainText("model scripted");
@@ -316,6 +326,28 @@ test("a run's events show when they happened, and its trace marks the slowest st
   await shoot(page, "run-trace");
   const scan = await new AxeBuilder({ page }).analyze();
   expect(scan.violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+});
+
+test("a traced run links to its OpenTelemetry trace from its summary and its trace; an untraced run does not", async ({
+  page,
+  consoleErrors,
+}) => {
+  // r-done is traced as a server started with `--otlp --trace-url http://127.0.0.1:16686/trace/{trace_id}` traces it.
+  const url = "http://127.0.0.1:16686/trace/0af7651916cd43dd8448eb211c80319c";
+  await page.goto("/runs/r-done");
+  const summary = page.getByTestId("trace-link");
+  await expect(summary).toHaveText("Open trace");
+  await expect(summary).toHaveAttribute("href", url);
+  await expect(summary).toHaveAttribute("target", "_blank");
+  const inTrace = page.getByRole("region", { name: "Trace" }).getByRole("link", { name: "Open trace" });
+  await expect(inTrace).toHaveAttribute("href", url);
+  await shoot(page, "run-trace-link");
+  // r-big has no trace id: no link anywhere.
+  await page.goto("/runs/r-big");
+  await expect(page.getByTestId("event-count")).toContainText("events");
+  await expect(page.getByTestId("run-status")).toBeVisible();
+  await expect(page.getByRole("link", { name: "Open trace" })).toHaveCount(0);
   expect(consoleErrors).toEqual([]);
 });
 

@@ -208,6 +208,46 @@ test("a parallel block's branches are lanes: next to each other in one column, i
   expect(drawn.labels.filter((l) => l.text.startsWith("∥")).map((l) => l.text)).toEqual(["∥ run_agent", "∥ run_flow", "∥ run_agent", "∥ run_agent"]);
 });
 
+test("a flow's calls are a chain in statement order: a step a column further, its arrow from the step before; a block is one step", async () => {
+  const { layout, steps, NODE_W, NODE_H } = await import("../src/lib/graph");
+  const call = (to: string, kind: string, order: number, block?: number, branch?: number) => ({
+    from: "flow main",
+    to,
+    kind,
+    order,
+    ...(block === undefined ? {} : { parallel: { block, branch: branch! } }),
+  });
+  // Listed out of order: the order is the edges' own.
+  const edges = [
+    call("agent last", "run_agent", 4),
+    call("prompt plan", "call_llm", 0),
+    call("agent a", "run_agent", 1, 7, 0),
+    call("agent b", "run_agent", 2, 7, 1),
+    call("flow sub", "run_flow", 3),
+    { from: "agent a", to: "agent expert", kind: "delegate" },
+  ];
+  expect(edges.map((e) => steps(edges).get(e))).toEqual([3, 0, 1, 1, 2, undefined]);
+  const drawn = layout({ edges });
+  const column = (id: string) => drawn.at.get(id)!.x;
+  expect(["flow main", "prompt plan", "agent a", "agent b", "flow sub", "agent last"].map(column)).toEqual(
+    [0, 1, 2, 2, 3, 4].map((d) => d * (NODE_W + 90) + 4),
+  );
+  const from = (to: string) => drawn.arrows.find((a) => a.edge.to === to)!;
+  const right = (id: string) => [drawn.at.get(id)!.x + NODE_W, drawn.at.get(id)!.y + NODE_H / 2];
+  // The first step from the flow; the block's branches from the prompt; the next step from the block's box.
+  expect([from("prompt plan").then, [from("prompt plan").x1, from("prompt plan").y1]]).toEqual([false, right("flow main")]);
+  expect([from("agent a").then, [from("agent a").x1, from("agent a").y1]]).toEqual([true, right("prompt plan")]);
+  const box = drawn.lanes.find((l) => l.key === "flow main#7")!;
+  expect([from("flow sub").x1, from("flow sub").y1]).toEqual([box.x + box.width, box.y + box.height / 2]);
+  expect([from("agent last").x1, from("agent last").y1]).toEqual(right("flow sub"));
+  // A reference that is no call of a flow is drawn from its source.
+  expect([from("agent expert").then, [from("agent expert").x1, from("agent expert").y1]]).toEqual([false, right("agent a")]);
+  // Without orders (an older server) the calls fan out from the flow, one column.
+  const plain = layout({ edges: edges.map((e) => ({ ...e, order: undefined })) });
+  expect(new Set(["prompt plan", "agent a", "flow sub", "agent last"].map((id) => plain.at.get(id)!.x)).size).toBe(1);
+  expect(plain.arrows.every((a) => !a.then)).toBe(true);
+});
+
 test("the run's path is the nodes its events came from; a node's events are those inside it", async () => {
   const { visited, inNode, nodeOf } = await import("../src/lib/graph");
   const events = [
@@ -216,10 +256,11 @@ test("the run's path is the nodes its events came from; a node's events are thos
     event(3, "agent_started", {}, ["flow:main", "branch:2", "agent:helper"]),
     event(4, "log", {}, ["flow:main", "branch:2", "agent:helper", "agent:expert"]),
     { seq: 5, type: "hostile", path: "not a list" } as unknown as RunEvent,
+    event(6, "llm_call", { prompt_name: "plan" }, ["flow:main"]),
   ];
-  expect([...visited(events)].sort()).toEqual(["agent expert", "agent helper", "flow main"]);
+  expect([...visited(events)].sort()).toEqual(["agent expert", "agent helper", "flow main", "prompt plan"]);
   expect(events.filter((e) => inNode(e, "agent helper")).map((e) => e.seq)).toEqual([3, 4]);
-  expect(events.filter((e) => inNode(e, "flow main")).map((e) => e.seq)).toEqual([2, 3, 4]);
+  expect(events.filter((e) => inNode(e, "flow main")).map((e) => e.seq)).toEqual([2, 3, 4, 6]);
   expect([nodeOf("branch:2"), nodeOf("agent:"), nodeOf("tool:x"), nodeOf("flow:a b")]).toEqual([undefined, undefined, undefined, "flow a b"]);
 });
 

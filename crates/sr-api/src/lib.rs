@@ -104,6 +104,10 @@ pub struct GraphEdge {
     /// The `parallel` branch the edge's reference is in: the branches of one block run at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelBranch>,
+    /// A flow's or handler's call: its place among the calls of its flow in source order,
+    /// from 0 (a flow makes them one after another, a `parallel` block's branches at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<u32>,
 }
 
 /// A branch of a `parallel` block of the edge's flow or handler.
@@ -255,6 +259,15 @@ pub struct Run {
     /// The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<travel::ForkedFrom>,
+    /// The OpenTelemetry trace of the run's spans (32 hex digits), one for all
+    /// its attempts: only on a server started with `--otlp` (none before the
+    /// run is first claimed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// Where the trace is shown: the server's `--trace-url` with `{trace_id}`
+    /// replaced (none without a trace id or a `--trace-url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_url: Option<String>,
 }
 
 /// `GET /v1/runs`: the newest runs first.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -69,6 +70,21 @@ pub struct Args {
     /// repeatable. Default: none, and push notifications are off.
     #[arg(long, value_name = "HOST")]
     push_host: Vec<String>,
+    /// Send a trace of each run (OpenTelemetry GenAI spans, one trace per run, its id on the
+    /// run) over OTLP/HTTP: to ENDPOINT (`--otlp=http://host:4318`), else
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT, else http://127.0.0.1:4318.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    otlp: Option<String>,
+    /// Put prompts, replies, tool arguments and results in the traces.
+    #[cfg(feature = "otlp")]
+    #[arg(long, requires = "otlp")]
+    capture_content: bool,
+    /// Where a trace is shown, `{trace_id}` standing for its id
+    /// (`http://localhost:16686/trace/{trace_id}`): runs link to their trace.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "TEMPLATE", requires = "otlp")]
+    trace_url: Option<String>,
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -78,24 +94,33 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 pub fn run(args: Args) -> ExitCode {
     // The server's own lines (requests, runs) at info; other crates' (salsa's
-    // query log among them) only when they warn.
+    // query log among them) only when they warn; the runs' spans are for the
+    // trace exporter only.
     let targets = tracing_subscriber::filter::Targets::new()
         .with_target("sr_serve", tracing::Level::INFO)
         .with_target("tower_http", tracing::Level::INFO)
+        .with_target("sr_telemetry", tracing::level_filters::LevelFilter::OFF)
         .with_default(tracing::Level::WARN);
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish()
-        .with(targets)
-        .init();
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_ansi(false);
+    // Made before the async runtime so that it is dropped after it: the
+    // traces still queued are sent when the server has stopped.
+    #[cfg(feature = "otlp")]
+    let (export, _otlp) = match args.otlp.as_deref() {
+        Some(endpoint) => match sr_telemetry::otlp_layer(Some(endpoint).filter(|e| !e.is_empty())) {
+            Ok((layer, guard)) => (Some(layer), Some(guard)),
+            Err(e) => return fail(e),
+        },
+        None => (None, None),
+    };
+    #[cfg(not(feature = "otlp"))]
+    let export: Option<tracing_subscriber::layer::Identity> = None;
+    tracing_subscriber::registry().with(log.with_filter(targets)).with(export).init();
     let cwd = std::env::current_dir().unwrap_or_default();
     let state_dir = match sr_runtime::state::StateDir::resolve(args.state_dir.as_deref(), &cwd) {
         Ok(state) => state.dir,
         Err(e) => return fail(e),
     };
+    let tracer = tracer(&args);
     let replica_id = args.replica_id.unwrap_or_else(|| {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         format!("{}-{}", host.trim(), std::process::id())
@@ -121,6 +146,11 @@ pub fn run(args: Args) -> ExitCode {
         drain_timeout: Duration::from_secs(args.drain_timeout),
         frontend: Some(sr_studio::router()),
         push_hosts: args.push_host,
+        tracer,
+        #[cfg(feature = "otlp")]
+        trace_url: args.trace_url,
+        #[cfg(not(feature = "otlp"))]
+        trace_url: None,
     };
     let runtime = match sr_runtime::async_runtime() {
         Ok(runtime) => runtime,
@@ -143,6 +173,27 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     })
+}
+
+/// With `--otlp`: each run's spans go into the trace the server gives it.
+#[cfg(feature = "otlp")]
+fn tracer(args: &Args) -> Option<sr_serve::Tracer> {
+    args.otlp.as_ref()?;
+    let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
+    Some(std::sync::Arc::new(move |trace_id: &str| -> std::sync::Arc<dyn sr_runtime::event::EventSink> {
+        match sr_telemetry::Telemetry::new(config).in_trace(trace_id) {
+            Ok(telemetry) => std::sync::Arc::new(telemetry),
+            Err(error) => {
+                tracing::warn!(%error, "the run is not traced");
+                std::sync::Arc::new(|_: &sr_runtime::event::Event| {})
+            }
+        }
+    }))
+}
+
+#[cfg(not(feature = "otlp"))]
+fn tracer(_: &Args) -> Option<sr_serve::Tracer> {
+    None
 }
 
 /// SIGTERM or Ctrl-C.

@@ -71,7 +71,8 @@ async fn a_run_streams_the_events_sr_run_prints_and_every_reconnect_resumes_exac
     let workloads = serve.get("/v1/workloads").await;
     assert_eq!(workloads.1["workloads"][0]["name"], "greet");
     let edges = workloads.1["workloads"][0]["graph"]["edges"].to_string();
-    assert!(edges.contains(r#"{"from":"flow main","to":"agent reviewer","kind":"run_agent"}"#), "{edges}");
+    // The flow runs the writer, then the reviewer: its calls are numbered in statement order.
+    assert!(edges.contains(r#"{"from":"flow main","to":"agent reviewer","kind":"run_agent","order":1}"#), "{edges}");
     // The nodes `sr graph` draws: every flow and agent, each once.
     let nodes = &workloads.1["workloads"][0]["graph"]["nodes"];
     assert!(

@@ -331,4 +331,57 @@ mod tests {
         let out = analysis.graph_mermaid(std::path::Path::new("/main.sr")).unwrap().unwrap();
         assert!(out.contains("handler_a_on_input{{") && out.contains("handler_b_on_input{{"), "{out}");
     }
+
+    /// A flow's calls are numbered in statement order, a `parallel` block's
+    /// branches each one number among them (nested calls too); agents'
+    /// references have none.
+    #[test]
+    fn a_flows_calls_are_numbered_in_statement_order() {
+        let (analysis, _) = analysis(
+            r#"
+            //- /main.sr
+            prompt p: """x"""
+            agent a:
+                instruction p
+                delegate b
+            agent b:
+                instruction p
+            agent c:
+                instruction p
+            flow main:
+                $plan = call llm p
+                parallel do
+                    $x = run agent a
+                    if $plan:
+                        $y = run agent b
+                    end
+                end
+                $z = run agent c
+                return $z
+            "#,
+        );
+        let db = &analysis.db;
+        let root = db.file(std::path::Path::new("/main.sr")).unwrap();
+        let graph = sr_hir::graph::program_graph(db, root);
+        let keys: Vec<String> = graph.nodes.iter().map(|n| n.key(db)).collect();
+        let links: Vec<String> = graph
+            .links
+            .iter()
+            .map(|l| {
+                let branch = l.branch.map_or(String::new(), |b| format!(" branch {}", b.index));
+                let order = l.order.map_or("-".to_string(), |o| o.to_string());
+                format!("{order} {} -> {}{branch}", keys[l.from], keys[l.to])
+            })
+            .collect();
+        expect![[r#"
+            [
+                "- agent a -> agent b",
+                "0 flow main -> prompt p",
+                "1 flow main -> agent a branch 0",
+                "2 flow main -> agent b branch 1",
+                "3 flow main -> agent c",
+            ]
+        "#]]
+        .assert_debug_eq(&links);
+    }
 }

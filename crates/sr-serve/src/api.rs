@@ -269,6 +269,8 @@ pub(crate) async fn shown(server: &Server, row: RunRow) -> Result<Run, ApiError>
         result: row.result,
         error: row.error,
         question,
+        trace_url: row.trace_id.as_deref().and_then(|id| server.trace_url(id)),
+        trace_id: row.trace_id,
     })
 }
 

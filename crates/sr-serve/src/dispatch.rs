@@ -239,7 +239,20 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         held,
     });
     let hook = Arc::new(fence::Fenced { journal, inner: hook });
-    match launched.run(hook, vec![sink]).await {
+    // With a tracer, the run's spans go into its trace: a random id the first
+    // time it is traced, the stored one for every later attempt (a resumed
+    // attempt emits again the events its journal serves, so its trace shows
+    // those steps again).
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![sink];
+    if let Some(tracer) = &server.settings.tracer {
+        let new = uuid::Uuid::new_v4().simple().to_string();
+        match server.store.trace(&run.id, &new).await {
+            Ok(Some(trace_id)) => sinks.push(tracer(&trace_id)),
+            Ok(None) => tracing::warn!("the run is not traced: it is no longer stored"),
+            Err(error) => tracing::warn!(%error, "the run is not traced: its trace id cannot be stored"),
+        }
+    }
+    match launched.run(hook, sinks).await {
         Ok(Finished { status: Some(event::RunStatus::Paused), in_doubt: Some(question), .. }) => {
             tracing::info!(tool = %question.tool, key = %question.idempotency_key, "a tool call is in doubt");
             Outcome {

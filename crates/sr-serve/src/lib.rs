@@ -94,7 +94,20 @@ pub struct Config {
     /// Hosts (`HOST` or `HOST:PORT`) A2A push notifications may be sent to;
     /// none (the default) turns them off.
     pub push_hosts: Vec<String>,
+    /// Traces each run's events into the trace whose id it is given (`sr serve
+    /// --otlp`); none: runs are not traced and have no trace id.
+    pub tracer: Option<Tracer>,
+    /// Where a trace is shown, `{trace_id}` standing for its id
+    /// (`http://localhost:16686/trace/{trace_id}`); runs' answers carry the URL.
+    pub trace_url: Option<String>,
 }
+
+/// What `--trace-url` replaces with a run's trace id.
+const TRACE_ID: &str = "{trace_id}";
+
+/// Makes the event sink that puts a run's spans in the trace with this id
+/// (32 hex digits). sr-cli supplies it, so this crate carries no OpenTelemetry code.
+pub type Tracer = Arc<dyn Fn(&str) -> Arc<dyn sr_runtime::event::EventSink> + Send + Sync>;
 
 /// What the dispatcher needs of the configuration.
 pub(crate) struct Settings {
@@ -111,6 +124,9 @@ pub(crate) struct Settings {
     /// This process's name (`--replica-id`): the tasks it follows for their
     /// webhooks are followed again when a process of this name starts.
     pub replica_id: String,
+    /// PostgreSQL mode: other replicas may run a run queued here.
+    pub tracer: Option<Tracer>,
+    pub trace_url: Option<String>,
 }
 
 /// The state every handler and the dispatcher share.
@@ -176,6 +192,11 @@ impl Server {
             halted: AtomicBool::new(false),
             closing: watch::channel(false).0,
         }
+    }
+
+    /// Where the trace `trace_id` is shown (`--trace-url`), if anywhere.
+    pub(crate) fn trace_url(&self, trace_id: &str) -> Option<String> {
+        self.settings.trace_url.as_ref().map(|template| template.replace(TRACE_ID, trace_id))
     }
 
     pub(crate) fn draining(&self) -> bool {
@@ -299,6 +320,9 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
     if config.workloads.is_empty() {
         return Err("no workload to serve: name one or more .sr files".to_string());
     }
+    if let Some(template) = config.trace_url.as_deref().filter(|t| !t.contains(TRACE_ID)) {
+        return Err(format!("--trace-url {template:?} does not say where the trace id goes: put {TRACE_ID} in it"));
+    }
     let cors = config.cors_origins.iter().map(|origin| gate::cors_origin(origin)).collect::<Result<Vec<_>, _>>()?;
     let public = config.public_url.as_deref().map(gate::PublicUrl::parse).transpose()?;
     let workloads = workloads::load_all(&config.workloads).map_err(|problems| problems.join("\n"))?;
@@ -351,6 +375,8 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         travels: config.travels,
         push_hosts: config.push_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
         replica_id: config.replica_id.clone(),
+        tracer: config.tracer,
+        trace_url: config.trace_url,
     };
     let server = Arc::new(Server::new(settings, store, sessions, workloads, keys));
     let gate = gate::Gate::new(addr, public.as_ref(), &cors);
@@ -440,6 +466,8 @@ pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc
             travels: 2,
             push_hosts: Vec::new(),
             replica_id: "test".to_string(),
+            tracer: None,
+            trace_url: None,
         },
         store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
         SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),

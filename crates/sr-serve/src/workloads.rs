@@ -154,6 +154,7 @@ fn graph_view(db: &RootDatabase, graph: &ProgramGraph<'_>) -> Graph {
             to: nodes[link.to].id.clone(),
             kind: link.kind_name().to_string(),
             parallel: link.branch.map(|b| ParallelBranch { block: b.block, branch: b.index }),
+            order: link.order,
         })
         .collect();
     Graph { nodes, edges }

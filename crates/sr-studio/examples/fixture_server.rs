@@ -38,6 +38,8 @@ struct FixtureRun {
     summary: RunSummary,
     message: String,
     result: Option<Value>,
+    /// As on a server started with `--otlp --trace-url`.
+    trace_id: Option<String>,
     events: Vec<Value>,
     /// Each event as its Server-Sent Event, written once (as a store would keep it).
     lines: Vec<String>,
@@ -86,6 +88,8 @@ impl FixtureRun {
             error: s.error.clone(),
             question: None,
             forked_from: s.forked_from.clone(),
+            trace_url: self.trace_id.as_ref().map(|id| format!("{TRACE_VIEWER}/{id}")),
+            trace_id: self.trace_id.clone(),
         }
     }
 }
@@ -96,7 +100,8 @@ impl Fixture {
         summary.id = id.to_string();
         self.sessions.entry(summary.session.clone()).or_insert_with(|| summary.started.clone());
         let (result, message) = (None, String::new());
-        let run = FixtureRun { summary, message, result, events: Vec::new(), lines: Vec::new(), changed };
+        let run =
+            FixtureRun { summary, message, result, trace_id: None, events: Vec::new(), lines: Vec::new(), changed };
         self.runs.insert(id.to_string(), run);
     }
 
@@ -206,18 +211,19 @@ fn seed(fixture: &mut Fixture) {
     seed_trials(fixture);
     let mut done = summary("s-1", "ask", RunStatus::Done, "2026-11-26T08:00:00Z");
     done.duration_ms = Some(2_400);
-    done.tokens = Some(Tokens { input: 30, output: 12 });
+    done.tokens = Some(Tokens { input: 36, output: 14 });
     fixture.add("r-done", done);
     fixture.update("r-done", |run| {
         run.result = Some(json!("ok"));
         run.message = "hello".to_string();
+        run.trace_id = Some("0af7651916cd43dd8448eb211c80319c".to_string());
     });
-    // Timed as a run of two model calls and a tool call between them, the
-    // first call the slowest step (1.2 s).
+    // Timed as an agent's two model calls and a tool call between them, the
+    // first call the slowest step (1.2 s), then the flow's `call llm plan`.
     let flow = ["flow:main"];
     let agent = ["flow:main", "agent:helper"];
     let usage = |input: u32, output: u32| json!({"input_tokens": input, "output_tokens": output});
-    let events: [(&[&str], u64, Value); 13] = [
+    let events: [(&[&str], u64, Value); 17] = [
         (&[], 0, json!({"type": "run_started", "workload": "ask", "entry": "main", "input": "hello"})),
         (&flow, 5, json!({"type": "flow_started", "flow": "main"})),
         (&agent, 10, json!({"type": "agent_started", "agent": "helper", "model": "scripted", "input": "hello"})),
@@ -247,11 +253,24 @@ fn seed(fixture: &mut Fixture) {
         ),
         (&agent, 2100, json!({"type": "agent_finished", "agent": "helper", "output": "ok", "usage": usage(30, 12)})),
         (&flow, 2110, json!({"type": "state_change", "variable": "greeting", "value": "hello"})),
+        (
+            &flow,
+            2111,
+            json!({"type": "llm_call", "prompt_name": "plan", "model": "scripted", "prompt_text": "Plan: hello"}),
+        ),
+        (&flow, 2112, json!({"type": "model_request", "model": "scripted", "messages": 1, "tools": []})),
+        (
+            &flow,
+            2117,
+            json!({"type": "model_response", "model": "scripted", "text": "ok", "tool_calls": [],
+                   "finish_reason": "stop", "usage": usage(6, 2)}),
+        ),
+        (&flow, 2118, json!({"type": "llm_response", "prompt_name": "plan", "content": "ok", "is_final": true})),
         (&flow, 2120, json!({"type": "flow_finished", "flow": "main", "result": "ok"})),
         (
             &[],
             2400,
-            json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": usage(30, 12)}),
+            json!({"type": "run_finished", "status": "completed", "result": "ok", "error": null, "usage": usage(36, 14)}),
         ),
     ];
     for (path, after, mut payload) in events {
@@ -259,6 +278,9 @@ fn seed(fixture: &mut Fixture) {
         fixture.emit("r-done", path, payload);
     }
 }
+
+/// Where the fixture's `--trace-url` shows traces (`{trace_id}` appended).
+const TRACE_VIEWER: &str = "http://127.0.0.1:16686/trace";
 
 /// When r-done started: 2026-11-26T08:00:00Z, as the runs list says.
 const R_DONE_STARTED_MS: u64 = 1_795_680_000_000;
@@ -271,10 +293,12 @@ async fn workloads() -> Json<WorkloadList> {
         to: to.into(),
         kind: kind.into(),
         parallel: None,
+        order: None,
     };
-    // Branches 0 and 1 of the flow's `parallel` block 3.
-    let branch = |from: &str, to: &str, kind: &str, branch| GraphEdge {
+    // The flow's calls: branches 0 and 1 of its `parallel` block 3, then `call llm plan`.
+    let branch = |from: &str, to: &str, kind: &str, branch: u32| GraphEdge {
         parallel: Some(ParallelBranch { block: 3, branch }),
+        order: Some(branch),
         ..edge(from, to, kind)
     };
     let review = sr_api::Workload {
@@ -298,6 +322,7 @@ async fn workloads() -> Json<WorkloadList> {
                         branch("flow main", "agent helper", "run_agent", 0),
                         edge("agent helper", "agent expert", "delegate"),
                         branch("flow main", "flow notify", "run_flow", 1),
+                        GraphEdge { order: Some(2), ..edge("flow main", "prompt plan", "call_llm") },
                     ],
                 },
                 diagnostics: vec![sr_api::Diagnostic {

@@ -1,7 +1,7 @@
-//! OTLP export, only when the user asks for it (`sr run --otlp`): a global
-//! subscriber that hands the spans to a batch processor, which sends them as
-//! OTLP/HTTP protobuf from its own thread, so the run never waits on the
-//! collector and the caller's async runtime is not involved.
+//! OTLP export, only when the user asks for it (`sr run --otlp`, `sr serve
+//! --otlp`): a `tracing` layer that hands the spans to a batch processor,
+//! which sends them as OTLP/HTTP protobuf from its own thread, so the run
+//! never waits on the collector and the caller's async runtime is not involved.
 
 use std::fmt;
 
@@ -9,11 +9,14 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{ExporterBuildError, Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing::Level;
 use tracing::subscriber::SetGlobalDefaultError;
-use tracing_subscriber::Layer as _;
+use tracing::{Level, Subscriber};
+use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::trace_ids::RunTraceIds;
 
 /// A collector on this machine (the OTLP/HTTP port).
 const LOCAL_COLLECTOR: &str = "http://127.0.0.1:4318";
@@ -25,6 +28,8 @@ pub enum Error {
     Exporter(ExporterBuildError),
     /// A global subscriber is installed already.
     Subscriber(SetGlobalDefaultError),
+    /// A trace id that is not 32 hex digits (or is all zeros).
+    TraceId(String),
 }
 
 impl fmt::Display for Error {
@@ -32,6 +37,7 @@ impl fmt::Display for Error {
         match self {
             Error::Exporter(e) => write!(f, "cannot export OTLP: {e}"),
             Error::Subscriber(e) => write!(f, "cannot install the OTLP subscriber: {e}"),
+            Error::TraceId(id) => write!(f, "{id:?} is not a trace id (32 hex digits, not all zero)"),
         }
     }
 }
@@ -60,6 +66,26 @@ impl Drop for Guard {
 /// `$OTEL_EXPORTER_OTLP_HEADERS` (API keys) and `$OTEL_SERVICE_NAME` apply.
 /// `rmcp` logs at `warn` only: its debug logs may quote MCP messages.
 pub fn init_otlp(endpoint: Option<&str>) -> Result<Guard, Error> {
+    let provider = provider(endpoint)?;
+    let filter = Targets::new().with_default(Level::INFO).with_target("rmcp", Level::WARN);
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer(&provider).with_filter(filter)))
+        .map_err(Error::Subscriber)?;
+    Ok(Guard { provider })
+}
+
+/// A layer that exports the runs' spans (target `sr_telemetry`) and nothing
+/// else to the collector `endpoint` names (as [`init_otlp`]'s), for a
+/// subscriber that also does other things (`sr serve`'s log).
+pub fn otlp_layer<S>(endpoint: Option<&str>) -> Result<(impl Layer<S> + use<S>, Guard), Error>
+where
+    S: Subscriber + for<'span> LookupSpan<'span>,
+{
+    let provider = provider(endpoint)?;
+    let filter = Targets::new().with_target(crate::spans::TARGET, Level::INFO);
+    Ok((layer(&provider).with_filter(filter), Guard { provider }))
+}
+
+fn provider(endpoint: Option<&str>) -> Result<SdkTracerProvider, Error> {
     let mut exporter = SpanExporter::builder().with_http().with_protocol(Protocol::HttpBinary);
     if let Some(url) = traces_url(endpoint, |var| std::env::var_os(var).is_some_and(|v| !v.is_empty())) {
         exporter = exporter.with_endpoint(url);
@@ -69,17 +95,23 @@ pub fn init_otlp(endpoint: Option<&str>) -> Result<Guard, Error> {
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name("streetrace");
     }
-    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource.build()).build();
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_id_generator(RunTraceIds::default())
+        .with_resource(resource.build())
+        .build())
+}
+
+fn layer<S>(provider: &SdkTracerProvider) -> impl Layer<S> + use<S>
+where
+    S: Subscriber + for<'span> LookupSpan<'span>,
+{
     // Source locations and threads would be telemetry's own, not the run's.
-    let layer = tracing_opentelemetry::layer()
+    tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("sr-telemetry"))
         .with_location(false)
         .with_threads(false)
-        .with_tracked_inactivity(false);
-    let filter = Targets::new().with_default(Level::INFO).with_target("rmcp", Level::WARN);
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer.with_filter(filter)))
-        .map_err(Error::Subscriber)?;
-    Ok(Guard { provider })
+        .with_tracked_inactivity(false)
 }
 
 /// The URL spans are posted to; `None` leaves the environment's URL to the

@@ -41,6 +41,9 @@ pub struct Telemetry {
 
 #[derive(Default)]
 struct State {
+    /// The trace the run's span starts (`Telemetry::in_trace`).
+    #[cfg(feature = "otlp")]
+    trace: Option<opentelemetry::trace::TraceId>,
     spans: OpenSpans,
     /// `call llm` prompts whose model calls are under way.
     prompts: Vec<Prompt>,
@@ -60,6 +63,17 @@ impl Telemetry {
     /// (the global one, in `sr run`).
     pub fn new(config: TelemetryConfig) -> Telemetry {
         Telemetry { config, dispatch: None, state: Mutex::default() }
+    }
+
+    /// The run's spans go in the trace with id `trace_id` (32 hex digits)
+    /// instead of a new one, when an OpenTelemetry exporter of this crate
+    /// ([`crate::init_otlp`], [`crate::otlp_layer`]) builds them. For one run
+    /// at a time: every run this sink sees starts that trace.
+    #[cfg(feature = "otlp")]
+    pub fn in_trace(mut self, trace_id: &str) -> Result<Telemetry, crate::Error> {
+        let trace = crate::trace_ids::parse(trace_id).ok_or_else(|| crate::Error::TraceId(trace_id.to_string()))?;
+        self.state.get_mut().unwrap_or_else(PoisonError::into_inner).trace = Some(trace);
+        Ok(self)
     }
 
     /// Spans go to `dispatch`, whatever the default is (tests, embedders with
@@ -91,6 +105,10 @@ impl State {
             Payload::RunStarted { workload, entry, input } => {
                 let name = Path::new(workload).file_stem().map_or(workload.into(), |s| s.to_string_lossy());
                 let span = spans::run(&name, entry, &event.invocation_id);
+                #[cfg(feature = "otlp")]
+                if let Some(trace) = self.trace {
+                    crate::trace_ids::start_in(&span, trace);
+                }
                 if capture {
                     span.record("gen_ai.input.messages", content::user(input));
                 }

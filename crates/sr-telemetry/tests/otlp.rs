@@ -1,11 +1,12 @@
 //! OTLP export to a collector on this machine: spans arrive as OTLP/HTTP
-//! protobuf when the guard is dropped. Its own test binary: `init_otlp`
+//! protobuf when the guard is dropped, the run's in the trace it was given. Its own test binary: `init_otlp`
 //! installs the process's global subscriber.
 #![allow(clippy::unwrap_used)]
 #![cfg(feature = "otlp")]
 
 mod common;
 
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -43,6 +44,9 @@ fn collector(received: Received) -> String {
     url
 }
 
+/// The trace the run is put in (`Telemetry::in_trace`).
+const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+
 #[test]
 fn spans_reach_an_otlp_collector() {
     let received = Received::default();
@@ -63,7 +67,7 @@ agent worker:
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let guard = sr_telemetry::init_otlp(Some(&url)).unwrap();
-        let telemetry = Arc::new(Telemetry::new(TelemetryConfig::default()));
+        let telemetry = Arc::new(Telemetry::new(TelemetryConfig::default()).in_trace(TRACE).unwrap());
         common::run_with(source, "go", provider, telemetry).await;
         // MCP's client logs through `tracing`, quoting messages at debug level: only its warnings pass.
         drop(tracing::info_span!(target: "rmcp::service", "rmcp_info"));
@@ -82,7 +86,19 @@ agent worker:
             let service = service.and_then(|kv| kv.value.as_ref()?.value.clone());
             assert_eq!(service, Some(Value::StringValue("streetrace".into())));
             for scope in &resource.scope_spans {
-                names.extend(scope.spans.iter().map(|s| s.name.clone()));
+                for span in &scope.spans {
+                    // The run's spans are in its trace, its own span the root;
+                    // the next root span gets a trace of its own.
+                    let trace = span.trace_id.iter().fold(String::new(), |mut text, b| {
+                        let _ = write!(text, "{b:02x}");
+                        text
+                    });
+                    assert_eq!(trace == TRACE, span.name != "rmcp_warning", "{}: trace {trace}", span.name);
+                    if span.name == "invoke_workflow workload" {
+                        assert!(span.parent_span_id.is_empty(), "the run's span has a parent");
+                    }
+                    names.push(span.name.clone());
+                }
             }
         }
     }

@@ -1,7 +1,8 @@
 // A workload's graph as the studio draws it: nodes in columns by distance from the
-// entries, the branches of a `parallel` block as lanes in one box, each edge's kind
-// written once per target (never over another label), and which nodes a run's events
-// came from (the path a run took).
+// entries, a flow's calls in statement order as a chain (each step a column further,
+// an arrow from one step to the next), the branches of a `parallel` block as lanes in
+// one box (one step), each edge's kind written once per target (never over another
+// label), and which nodes a run's events came from (the path a run took).
 
 import type { GraphEdge, GraphNode, RunEvent } from "./api";
 
@@ -34,9 +35,21 @@ export interface Lanes {
   height: number;
 }
 
+/** An edge as drawn: from its flow, or, for a later step of a flow's sequence, from the step before. */
+export interface Arrow {
+  edge: GraphEdge;
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+  /** Drawn from the previous step of its flow's sequence, not from the flow. */
+  then: boolean;
+}
+
 export interface Layout {
   nodes: GraphNode[];
   at: Map<string, { x: number; y: number }>;
+  arrows: Arrow[];
   /** The kinds of each node's incoming edges, left of the node, one line each. */
   labels: Label[];
   lanes: Lanes[];
@@ -64,12 +77,39 @@ export function nodesOf(graph: { nodes?: GraphNode[]; edges: GraphEdge[] }): Gra
 }
 
 /**
+ * Each call of a flow (an edge with an `order`) and its step in the flow's sequence, from
+ * 0: calls one after another are steps one after another, the branches of one `parallel`
+ * block one step.
+ */
+export function steps(edges: GraphEdge[]): Map<GraphEdge, number> {
+  const out = new Map<GraphEdge, number>();
+  const byFlow = new Map<string, GraphEdge[]>();
+  for (const edge of edges) {
+    if (edge.order == null) continue;
+    byFlow.set(edge.from, [...(byFlow.get(edge.from) ?? []), edge]);
+  }
+  for (const calls of byFlow.values()) {
+    calls.sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+    let step = -1;
+    let block: number | undefined;
+    for (const call of calls) {
+      if (!call.parallel || call.parallel.block !== block) step++;
+      block = call.parallel?.block;
+      out.set(call, step);
+    }
+  }
+  return out;
+}
+
+/**
  * Columns by breadth-first distance from the nodes with no incoming edge (each node
- * placed once, so a cycle cannot loop), rows in the order met. A node's label lines sit
+ * placed once, so a cycle cannot loop), a flow's later steps a column further each,
+ * rows in the order met. A node's label lines sit
  * in the gap left of it, within its own height, so no two labels share a place.
  */
 export function layout(graph: { nodes?: GraphNode[]; edges: GraphEdge[] }): Layout {
   const nodes = nodesOf(graph);
+  const step = steps(graph.edges);
   const depth = new Map<string, number>();
   const incoming = new Set(graph.edges.map((e) => e.to));
   const queue = nodes.filter((n) => !incoming.has(n.id)).map((n) => n.id);
@@ -78,7 +118,7 @@ export function layout(graph: { nodes?: GraphNode[]; edges: GraphEdge[] }): Layo
   for (let i = 0; i < queue.length; i++) {
     for (const edge of graph.edges) {
       if (edge.from === queue[i] && !depth.has(edge.to)) {
-        depth.set(edge.to, (depth.get(queue[i]) ?? 0) + 1);
+        depth.set(edge.to, (depth.get(queue[i]) ?? 0) + 1 + (step.get(edge) ?? 0));
         queue.push(edge.to);
       }
     }
@@ -118,6 +158,7 @@ export function layout(graph: { nodes?: GraphNode[]; edges: GraphEdge[] }): Layo
     const from = key.slice(0, key.lastIndexOf("#"));
     lanes.push({ key, from, nodes: ids, x: placed[0].x - PAD, y: top - PAD, width: NODE_W + 2 * PAD, height: bottom - top + 2 * PAD });
   }
+  const arrows = graph.edges.flatMap((edge) => arrow(edge, graph.edges, step, at, lanes));
   const labels: Label[] = [];
   for (const node of nodes) {
     const p = at.get(node.id);
@@ -129,7 +170,34 @@ export function layout(graph: { nodes?: GraphNode[]; edges: GraphEdge[] }): Layo
   }
   const width = Math.max(1, ...[...depth.values()].map((d) => d + 1)) * (NODE_W + GAP_X);
   const height = Math.max(1, ...rows.values()) * (NODE_H + GAP_Y) + 8 + 2 * PAD;
-  return { nodes, at, labels, lanes, width, height };
+  return { nodes, at, arrows, labels, lanes, width, height };
+}
+
+/**
+ * The edge's arrow to its target: from the previous step of its flow's sequence (the
+ * right of that step's node, or of its lanes' box) when that step is drawn left of the
+ * target, otherwise from the edge's own source.
+ */
+function arrow(
+  edge: GraphEdge,
+  edges: GraphEdge[],
+  step: Map<GraphEdge, number>,
+  at: Map<string, { x: number; y: number }>,
+  lanes: Lanes[],
+): Arrow[] {
+  const a = at.get(edge.from);
+  const b = at.get(edge.to);
+  if (!a || !b) return [];
+  const to = { x2: b.x, y2: b.y + NODE_H / 2 };
+  const k = step.get(edge) ?? 0;
+  const before = k > 0 ? edges.find((e) => e.from === edge.from && step.get(e) === k - 1) : undefined;
+  if (before) {
+    const box = before.parallel && lanes.find((l) => l.key === `${before.from}#${before.parallel!.block}`);
+    const p = at.get(before.to);
+    const start = box ? { x1: box.x + box.width, y1: box.y + box.height / 2 } : p && { x1: p.x + NODE_W, y1: p.y + NODE_H / 2 };
+    if (start && start.x1 < b.x) return [{ edge, ...start, ...to, then: true }];
+  }
+  return [{ edge, x1: a.x + NODE_W, y1: a.y + NODE_H / 2, ...to, then: false }];
 }
 
 /** The lines of a node's label: each kind once, at most three lines (the last says how many more). */
@@ -155,10 +223,11 @@ export function inNode(event: RunEvent, id: string): boolean {
   return Array.isArray(event.path) && event.path.some((segment) => nodeOf(String(segment)) === id);
 }
 
-/** Every node a run's events came from: the path the run took. */
+/** Every node a run's events came from, and the prompts its flows called: the path the run took. */
 export function visited(events: RunEvent[]): Set<string> {
   const nodes = new Set<string>();
   for (const event of events) {
+    if (event.type === "llm_call" && typeof event.prompt_name === "string") nodes.add(`prompt ${event.prompt_name}`);
     if (!Array.isArray(event.path)) continue;
     for (const segment of event.path) {
       const node = nodeOf(String(segment));

@@ -353,6 +353,17 @@ export type Run = {
   question?: (Question | null);
   /** The run and event a fork (`POST /v1/runs/{id}/fork`) was forked from. */
   forked_from?: (ForkedFrom | null);
+  /**
+   * The OpenTelemetry trace of the run's spans (32 hex digits), one for all
+   * its attempts: only on a server started with `--otlp` (none before the
+   * run is first claimed).
+   */
+  trace_id?: string | null;
+  /**
+   * Where the trace is shown: the server's `--trace-url` with `{trace_id}`
+   * replaced (none without a trace id or a `--trace-url`).
+   */
+  trace_url?: string | null;
 };
 
 /**
@@ -441,6 +452,11 @@ export type GraphEdge = {
   kind: string;
   /** The `parallel` branch the edge's reference is in: the branches of one block run at once. */
   parallel?: (ParallelBranch | null);
+  /**
+   * A flow's or handler's call: its place among the calls of its flow in source order,
+   * from 0 (a flow makes them one after another, a `parallel` block's branches at once).
+   */
+  order?: number | null;
 };
 
 /** A branch of a `parallel` block of the edge's flow or handler. */

@@ -40,6 +40,8 @@ pub struct GraphLink {
     pub kind: Option<EdgeKind>,
     /// The `parallel` branch of the link's first reference, if it is in one.
     pub branch: Option<Branch>,
+    /// The place of the link's first reference among its flow's calls ([`super::Edge::order`]).
+    pub order: Option<u32>,
 }
 
 impl GraphNode<'_> {
@@ -126,12 +128,13 @@ pub fn program_graph<'db>(db: &'db dyn Db, root: File) -> ProgramGraph<'db> {
         if let (Some(owner), ItemKind::Handler) = (edge.from.owner(db), edge.from.kind(db))
             && let Some(&agent) = program.agents.get(owner)
         {
-            let tie = GraphLink { from: node(&mut graph, agent), to: from, kind: None, branch: None };
+            let tie = GraphLink { from: node(&mut graph, agent), to: from, kind: None, branch: None, order: None };
             if seen.insert((tie.from, tie.to, tie.kind)) {
                 graph.links.push(tie);
             }
         }
-        let link = GraphLink { from, to: node(&mut graph, edge.to), kind: Some(edge.kind), branch: edge.branch };
+        let to = node(&mut graph, edge.to);
+        let link = GraphLink { from, to, kind: Some(edge.kind), branch: edge.branch, order: edge.order };
         // `run agent` and `run` of a flow are drawn alike; the kind stays exact.
         if seen.insert((link.from, link.to, link.kind)) {
             graph.links.push(link);

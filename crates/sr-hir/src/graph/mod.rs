@@ -53,6 +53,10 @@ pub struct Edge<'db> {
     pub at: Anchor<'db>,
     /// The innermost `parallel` branch the reference is in (flows and handlers).
     pub branch: Option<Branch>,
+    /// The reference's place among its flow's (or handler's) calls in source
+    /// order, from 0: outside `parallel` blocks a flow makes them one after
+    /// another. `None` for an agent's references, which say what it may do.
+    pub order: Option<u32>,
 }
 
 /// A branch of a `parallel` block: branches of one block run at once.
@@ -114,12 +118,14 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
                         _ => program.lookup(target_kind, &target.name),
                     };
                     if let Some(to) = to {
-                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part), branch: None });
+                        let at = Anchor::Part(item, target.part);
+                        out.push(Edge { from: item, to, kind, at, branch: None, order: None });
                     }
                 }
             }
             ItemData::Flow | ItemData::Handler(_) => {
                 let body = body(db, item);
+                let mut order = 0;
                 walk_branches(&body, &body.root, None, &mut |stmt, branch| {
                     let Some((how, target)) = stmt.invokes() else { return };
                     let kind = match how {
@@ -128,7 +134,9 @@ pub fn edges(db: &dyn Db, root: File) -> Vec<Edge<'_>> {
                         Invocation::CallLlm => EdgeKind::CallLlm,
                     };
                     if let Some(to) = program.lookup(how.item_kind(), &target.name) {
-                        out.push(Edge { from: item, to, kind, at: Anchor::Part(item, target.part), branch });
+                        let at = Anchor::Part(item, target.part);
+                        out.push(Edge { from: item, to, kind, at, branch, order: Some(order) });
+                        order += 1;
                     }
                 });
             }

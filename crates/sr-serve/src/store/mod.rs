@@ -79,6 +79,9 @@ pub struct RunRow {
     /// messages brought are placed before each attempt.
     #[serde(skip)]
     pub a2a: bool,
+    /// The run's OpenTelemetry trace id (`RunStore::trace`), once it is traced.
+    #[serde(skip)]
+    pub trace_id: Option<String>,
 }
 
 impl RunRow {
@@ -383,6 +386,11 @@ pub trait RunStore: Send + Sync {
     /// stored with its last events, so an ended status comes with all of
     /// them); `None` for an unknown run.
     fn follow<'a>(&'a self, run: &'a str, after: u64, limit: usize) -> BoxFuture<'a, Result<Option<Followed>>>;
+
+    /// The run's trace id: the one stored, else `trace_id`, stored now, so
+    /// that every attempt of a run, on any replica, traces into one trace.
+    /// `None`: no such run.
+    fn trace<'a>(&'a self, run: &'a str, trace_id: &'a str) -> BoxFuture<'a, Result<Option<String>>>;
 
     /// How many runs are in each status (every status listed, zeros included).
     fn counts(&self) -> BoxFuture<'_, Result<Vec<(RunStatus, i64)>>>;

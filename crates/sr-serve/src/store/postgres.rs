@@ -53,7 +53,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
@@ -101,6 +101,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         pending_input: r.get(10),
         epoch: r.get(11),
         a2a: r.get(12),
+        trace_id: r.get(13),
         question: None,
     }
     .questioned())
@@ -354,6 +355,12 @@ impl Postgres {
             }
         };
         if held { Ok(()) } else { Err(fenced(run, epoch)) }
+    }
+
+    async fn trace(&self, run: &str, trace_id: &str) -> Result<Option<String>> {
+        let client = self.pool.get().await?;
+        let sql = "UPDATE runs SET trace_id = COALESCE(trace_id, $2) WHERE id = $1 RETURNING trace_id";
+        Ok(client.query_opt(sql, &[&run, &trace_id]).await?.map(|r| r.get(0)))
     }
 
     async fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
@@ -820,6 +827,10 @@ impl RunStore for Postgres {
 
     fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
         Box::pin(Postgres::journal(self, session, attempt))
+    }
+
+    fn trace<'a>(&'a self, run: &'a str, trace_id: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(Postgres::trace(self, run, trace_id))
     }
 
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {

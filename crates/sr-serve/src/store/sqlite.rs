@@ -30,7 +30,7 @@ pub struct Sqlite {
 const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 
 const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a";
+    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
 
 /// Column `i` of a row as a status.
 fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
@@ -55,6 +55,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         pending_input: r.get(10)?,
         epoch: r.get(11)?,
         a2a: r.get(12)?,
+        trace_id: r.get(13)?,
         question: None,
     }
     .questioned())
@@ -281,6 +282,11 @@ impl Sqlite {
         insert_events(&tx, run, epoch, events)?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn trace(&self, run: &str, trace_id: &str) -> Result<Option<String>> {
+        let sql = "UPDATE runs SET trace_id = COALESCE(trace_id, ?2) WHERE id = ?1 RETURNING trace_id";
+        Ok(self.conn().query_row(sql, [run, trace_id], |r| r.get(0)).optional()?)
     }
 
     fn save_plan(&self, run: &str, plan: &str) -> Result<()> {
@@ -650,6 +656,10 @@ impl RunStore for Sqlite {
 
     fn journal<'a>(&'a self, session: &'a str, attempt: i64) -> BoxFuture<'a, Result<Vec<String>>> {
         ready(Sqlite::journal(self, session, attempt))
+    }
+
+    fn trace<'a>(&'a self, run: &'a str, trace_id: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        ready(Sqlite::trace(self, run, trace_id))
     }
 
     fn save_plan<'a>(&'a self, run: &'a str, plan: &'a str) -> BoxFuture<'a, Result<()>> {

@@ -375,6 +375,7 @@ const BOTH: &[(&str, Case)] = cases![
     sessions_are_listed_newest_first_in_pages,
     the_plans_of_a_list_of_runs_are_one_read,
     a_runs_a2a_record_changes_one_after_another,
+    a_runs_first_trace_id_is_kept,
 ];
 
 /// Sessions come from the sessions table: one with no run is listed, every
@@ -584,6 +585,19 @@ async fn a_runs_a2a_record_changes_one_after_another(fixture: Fixture) {
     assert!(b.a2a_followed("a").await.unwrap().is_empty());
     b.forget_a2a("t").await.unwrap();
     assert_eq!((a.a2a_record("t").await.unwrap(), a.a2a_files("t").await.unwrap().len()), (None, 0));
+}
+
+/// A run gets the first trace id it is given and keeps it for every later
+/// claim (one trace per run); an unknown run has none.
+async fn a_runs_first_trace_id_is_kept(fixture: Fixture) {
+    let store = fixture.store("a", LEASE).await;
+    store.submit(&new_run("r", "s"), false).await.unwrap();
+    assert_eq!(store.run("r").await.unwrap().unwrap().trace_id, None);
+    let first = "0af7651916cd43dd8448eb211c80319c";
+    assert_eq!(store.trace("r", first).await.unwrap().as_deref(), Some(first));
+    assert_eq!(store.trace("r", "b7ad6b7169203331b7ad6b7169203331").await.unwrap().as_deref(), Some(first));
+    assert_eq!(store.claim().await.unwrap().unwrap().trace_id.as_deref(), Some(first));
+    assert_eq!(store.trace("nobody", first).await.unwrap(), None);
 }
 
 /// A step's journal lines and the events emitted since the last batch are
