@@ -47,9 +47,9 @@ pub enum RemoteError {
     /// break, `None` when the stream ended cleanly before the run did.
     #[error("{base}: the run's event stream broke {} times: {}", RECONNECTS, broke_why(why))]
     Broke { base: String, why: Option<Box<RemoteError>> },
-    /// The event stream is not Server-Sent Events (the parser's reason).
-    #[error("{0}")]
-    NotSse(String),
+    /// The event stream is not Server-Sent Events.
+    #[error(transparent)]
+    NotSse(#[from] sr_llm::sse::SseError),
     #[error("{base}: an event is not JSON: {source}")]
     EventNotJson { base: String, source: serde_json::Error },
     #[error("{0}: an event has no `seq`")]
