@@ -56,7 +56,7 @@ impl Expression {
         }
         let source = format!("flow __eval__:\n    return {text}\n");
         if let Some(error) = sr_syntax::parse(&source).errors().first() {
-            return Err(ExpressionError::Syntax { text: shortened(text), message: error.message().to_string() });
+            return Err(ExpressionError::Syntax { text: shortened(text), message: error.message().clone() });
         }
         let mut db = RootDatabase::default();
         let file = db.set_file("/__eval__.sr", source);

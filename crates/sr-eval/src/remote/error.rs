@@ -45,7 +45,7 @@ pub enum RemoteError {
     AskedHuman(String),
     /// The stream broke more than [`RECONNECTS`] times; `why` is the last
     /// break, `None` when the stream ended cleanly before the run did.
-    #[error("{base}: the run's event stream broke {} times: {}", RECONNECTS, broke_why(why))]
+    #[error("{base}: the run's event stream broke {} times: {}", RECONNECTS, broke_why(why.as_deref()))]
     Broke { base: String, why: Option<Box<RemoteError>> },
     /// The event stream is not Server-Sent Events.
     #[error(transparent)]
@@ -56,6 +56,6 @@ pub enum RemoteError {
     NoSeq(String),
 }
 
-fn broke_why(why: &Option<Box<RemoteError>>) -> String {
-    why.as_ref().map_or_else(|| "it kept ending before the run did".to_string(), ToString::to_string)
+fn broke_why(why: Option<&RemoteError>) -> String {
+    why.map_or_else(|| "it kept ending before the run did".to_string(), ToString::to_string)
 }
