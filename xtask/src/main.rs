@@ -37,10 +37,11 @@ tasks:
       no module cycle inside any crate: sibling modules must form a DAG
       (a path from a::b::… to a::c::… is an edge b → c); runs the syn-only
       xtask-cycles package, which `cargo cycles` runs without building xtask
-  string-errors [--list]
+  string-errors [--list] [--max N]
       per crate, the `Result<_, String>` types and `map_err(|e| format!(…))`
       calls of shipped code (tests and sr-testing left out); --list names
-      each site; runs the syn-only xtask-cycles package
+      each site; --max fails when more than N `Result<_, String>` remain;
+      runs the syn-only xtask-cycles package
   differential [--cases N] [--seed S] [--save FILE]
       mutate the corpus, parse every mutant here and with upstream StreetRace
       (python from $STREETRACE_PYTHON, default /opt/upstream/bin/python) and

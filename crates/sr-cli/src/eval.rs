@@ -412,8 +412,10 @@ async fn evaluate(args: RunArgs) -> ExitCode {
     };
     let finished = |p: &harness::Progress| {
         display.case_done(p);
-        let appended =
-            log.lock().map_err(|_| "the log's lock is poisoned".to_string()).and_then(|mut l| l.append(p.case));
+        let appended = log
+            .lock()
+            .map_err(|_| "the log's lock is poisoned".to_string())
+            .and_then(|mut l| l.append(p.case).map_err(|e| e.to_string()));
         if let Err(e) = appended {
             tell(&format!("warning: {e} (this case run is not kept: --resume runs it again)"));
         }
@@ -483,15 +485,15 @@ async fn evaluate(args: RunArgs) -> ExitCode {
 /// there was one) gets one with the case runs of its `results`.
 fn logged(path: &Path, results: &Results) -> Result<Vec<CaseResult>, String> {
     if path.exists() {
-        let read = runlog::recover(path)?;
+        let read = runlog::recover(path).map_err(|e| e.to_string())?;
         if let Some(dropped) = read.dropped {
             tell(&format!("warning: {dropped}"));
         }
         return Ok(read.cases);
     }
-    let mut log = RunLog::create(path)?;
+    let mut log = RunLog::create(path).map_err(|e| e.to_string())?;
     for case in &results.cases {
-        log.append(case)?;
+        log.append(case).map_err(|e| e.to_string())?;
     }
     Ok(results.cases.clone())
 }

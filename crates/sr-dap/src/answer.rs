@@ -8,6 +8,7 @@
 
 use crate::debugger::{Debugger, dap_thread, thread_number};
 use crate::protocol::{AnswerBody, EvaluateResponse};
+use crate::request_error::RequestError;
 
 /// The console command that answers.
 pub const COMMAND: &str = ":answer";
@@ -39,21 +40,17 @@ impl Console<'_> {
 impl Debugger {
     /// Records `text` as the answer of the thread that waits on `escalate to
     /// human`: `thread_id`'s, else the first waiting thread's.
-    pub fn answer(&self, thread_id: Option<i64>, text: &str) -> Result<AnswerBody, String> {
+    pub fn answer(&self, thread_id: Option<i64>, text: &str) -> Result<AnswerBody, RequestError> {
         let mut st = self.lock();
         let thread = match thread_id {
-            Some(id) => thread_number(id).ok_or_else(|| format!("there is no thread {id}"))?,
+            Some(id) => thread_number(id).ok_or(RequestError::NoThread(id))?,
             None => {
                 let asking = st.run.stopped.iter().find(|(_, s)| s.question.is_some()).map(|(t, _)| *t);
-                asking.ok_or("no thread is waiting for an answer")?
+                asking.ok_or(RequestError::NoneAsking)?
             }
         };
-        let stopped =
-            st.run.stopped.get_mut(&thread).ok_or_else(|| format!("thread {} is not stopped", dap_thread(thread)))?;
-        let question = stopped
-            .question
-            .clone()
-            .ok_or_else(|| format!("thread {} is not waiting for an answer", dap_thread(thread)))?;
+        let stopped = st.run.stopped.get_mut(&thread).ok_or(RequestError::NotStopped(dap_thread(thread)))?;
+        let question = stopped.question.clone().ok_or(RequestError::NotAsking(dap_thread(thread)))?;
         stopped.answer = Some(text.to_string());
         let quoted = serde_json::Value::String(text.to_string());
         self.client
@@ -62,14 +59,16 @@ impl Debugger {
     }
 
     /// A console line that is not an expression: a command.
-    pub fn console_command(&self, frame_thread: Option<i64>, command: Console<'_>) -> Result<EvaluateResponse, String> {
+    pub fn console_command(
+        &self,
+        frame_thread: Option<i64>,
+        command: Console<'_>,
+    ) -> Result<EvaluateResponse, RequestError> {
         let text = match command {
-            Console::Expression(_) => return Err("not a console command".to_string()),
+            Console::Expression(_) => return Err(RequestError::NotConsoleCommand),
             Console::Unknown(word) => {
                 let word = word.split_whitespace().next().unwrap_or(word);
-                return Err(format!(
-                    "`{word}` is not a console command; `{COMMAND} TEXT` answers the pending `escalate to human`"
-                ));
+                return Err(RequestError::UnknownConsoleCommand(word.to_string()));
             }
             Console::Answer(text) => text,
         };

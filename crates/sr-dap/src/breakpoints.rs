@@ -109,7 +109,7 @@ impl Breakpoints {
                     out.push(Breakpoint { id: Some(id), verified: true, ..Breakpoint::default() });
                 }
                 (false, _) => out.push(Breakpoint::failed(id, format!("'{}' is not a flow variable", request.data_id))),
-                (true, Err(e)) => out.push(Breakpoint::failed(id, e)),
+                (true, Err(e)) => out.push(Breakpoint::failed(id, e.to_string())),
             }
         }
         out
@@ -178,7 +178,7 @@ impl Breakpoints {
             request.log_message.as_deref(),
         ) {
             Ok(trigger) => trigger,
-            Err(e) => return unverified("failed", e),
+            Err(e) => return unverified("failed", e.to_string()),
         };
         let column = request.column.and_then(|c| positions.column_in(c));
         let line = positions.line_in(request.line);
@@ -238,7 +238,7 @@ impl Breakpoints {
             let trigger = match Trigger::new(request.condition.as_deref(), request.hit_condition.as_deref(), None) {
                 Ok(trigger) => trigger,
                 Err(e) => {
-                    out.push(unverified("failed", e));
+                    out.push(unverified("failed", e.to_string()));
                     continue;
                 }
             };

@@ -27,6 +27,7 @@ use crate::protocol::{
     QuestionEvent, SetBreakpointsArguments, SetExceptionBreakpointsArguments, SetFunctionBreakpointsArguments,
     SourceBreakpoint, StoppedEvent, Thread, ThreadEvent,
 };
+use crate::request_error::RequestError;
 use crate::snapshot::{Call, Edit, Shown, Snapshot};
 use crate::source::{Loaded, Positions};
 use crate::stepping::{Seen, StepKind, Stepping};
@@ -226,8 +227,8 @@ impl Debugger {
         }
     }
 
-    pub fn set_breakpoints(&self, args: SetBreakpointsArguments) -> Result<Vec<Breakpoint>, String> {
-        let path = args.source.path.ok_or("setBreakpoints needs a source with a path")?;
+    pub fn set_breakpoints(&self, args: SetBreakpointsArguments) -> Result<Vec<Breakpoint>, RequestError> {
+        let path = args.source.path.ok_or(RequestError::NoSourcePath)?;
         let requested = match (args.breakpoints, args.lines) {
             (Some(breakpoints), _) => breakpoints,
             (None, Some(lines)) => {
@@ -420,19 +421,24 @@ impl Debugger {
     /// thread resumed other than `thread` gets a `continued` event.
     /// `ack` runs once the request is known to be valid, before any thread
     /// moves, so that the response precedes the events the move causes.
-    pub fn resume(&self, thread: Option<i64>, action: Action, single: bool, ack: impl FnOnce()) -> Result<(), String> {
+    pub fn resume(
+        &self,
+        thread: Option<i64>,
+        action: Action,
+        single: bool,
+        ack: impl FnOnce(),
+    ) -> Result<(), RequestError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let thread = thread.and_then(thread_number);
         let targets: Vec<u32> = match (action, thread) {
             (Action::Step(kind), Some(t)) => {
-                let stopped =
-                    st.run.stopped.get(&t).ok_or_else(|| format!("thread {} is not stopped", dap_thread(t)))?;
+                let stopped = st.run.stopped.get(&t).ok_or(RequestError::NotStopped(dap_thread(t)))?;
                 let step = Stepping { kind, depth: stopped.depth };
                 st.run.stepping.insert(t, step);
                 vec![t]
             }
-            (Action::Step(_), None) => return Err("a step needs a threadId".to_string()),
+            (Action::Step(_), None) => return Err(RequestError::StepNeedsThread),
             (Action::Continue, Some(t)) if single => {
                 st.run.stepping.remove(&t);
                 vec![t]

@@ -10,6 +10,33 @@ use sr_hir::{Body, ExprId, RootDatabase, Stmt, body, file_items};
 use sr_runtime::eval::{Evaluator, Vars};
 use sr_runtime::value::display;
 
+/// Why typed text is not an expression, or its value could not be had.
+/// The text quoted is at most 60 characters of what was typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpressionError {
+    #[error("the expression is empty")]
+    Empty,
+    #[error("an expression is one line")]
+    MultiLine,
+    /// The parser's first error.
+    #[error("cannot read `{text}`: {message}")]
+    Syntax { text: String, message: String },
+    #[error("cannot read `{0}`")]
+    Unreadable(String),
+    #[error("`{0}` is not an expression")]
+    NotExpression(String),
+    /// The runtime's evaluator refused it.
+    #[error("{0}")]
+    Eval(String),
+    /// A new value that is neither: why it is not an expression.
+    #[error("{0}; it is not JSON either")]
+    NeitherDslNorJson(Box<ExpressionError>),
+    #[error("unclosed `{{` in the log message `{0}`")]
+    UnclosedBrace(String),
+    #[error("unmatched `}}` in the log message `{0}` (write `}}}}`)")]
+    UnmatchedBrace(String),
+}
+
 /// A parsed expression, ready to evaluate any number of times.
 #[derive(Debug, Clone)]
 pub struct Expression {
@@ -19,32 +46,34 @@ pub struct Expression {
 
 impl Expression {
     /// Parses one expression, as it would be written after `return` in a flow.
-    pub fn parse(text: &str) -> Result<Expression, String> {
+    pub fn parse(text: &str) -> Result<Expression, ExpressionError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("the expression is empty".to_string());
+            return Err(ExpressionError::Empty);
         }
         if text.contains(['\n', '\r']) {
-            return Err("an expression is one line".to_string());
+            return Err(ExpressionError::MultiLine);
         }
         let source = format!("flow __eval__:\n    return {text}\n");
         if let Some(error) = sr_syntax::parse(&source).errors().first() {
-            return Err(format!("cannot read `{}`: {}", shortened(text), error.message()));
+            return Err(ExpressionError::Syntax { text: shortened(text), message: error.message().clone() });
         }
         let mut db = RootDatabase::default();
         let file = db.set_file("/__eval__.sr", source);
-        let item = *file_items(&db, file).first().ok_or_else(|| format!("cannot read `{}`", shortened(text)))?;
+        let item = *file_items(&db, file).first().ok_or_else(|| ExpressionError::Unreadable(shortened(text)))?;
         let body = body(&db, item);
         if let [only] = body.root.as_slice()
             && let Stmt::Return(expr) = body.stmts[*only]
         {
             return Ok(Expression { expr, body });
         }
-        Err(format!("`{}` is not an expression", shortened(text)))
+        Err(ExpressionError::NotExpression(shortened(text)))
     }
 
-    pub fn eval(&self, vars: &Vars) -> Result<Value, String> {
-        Evaluator { body: &self.body, vars, item: None, tools: None }.eval(self.expr).map_err(|e| e.0)
+    pub fn eval(&self, vars: &Vars) -> Result<Value, ExpressionError> {
+        Evaluator { body: &self.body, vars, item: None, tools: None }
+            .eval(self.expr)
+            .map_err(|e| ExpressionError::Eval(e.0))
     }
 }
 
@@ -58,10 +87,10 @@ fn shortened(text: &str) -> String {
 
 /// A new value for a variable: a DSL expression evaluated against the
 /// thread's variables, else JSON.
-pub fn parse_value(text: &str, vars: &Vars) -> Result<Value, String> {
+pub fn parse_value(text: &str, vars: &Vars) -> Result<Value, ExpressionError> {
     match Expression::parse(text).and_then(|e| e.eval(vars)) {
         Ok(value) => Ok(value),
-        Err(dsl) => serde_json::from_str(text).map_err(|_| format!("{dsl}; it is not JSON either")),
+        Err(dsl) => serde_json::from_str(text).map_err(|_| ExpressionError::NeitherDslNorJson(Box::new(dsl))),
     }
 }
 
@@ -79,7 +108,7 @@ enum Part {
 }
 
 impl LogMessage {
-    pub fn parse(text: &str) -> Result<LogMessage, String> {
+    pub fn parse(text: &str) -> Result<LogMessage, ExpressionError> {
         let mut parts = Vec::new();
         let mut literal = String::new();
         let mut chars = text.chars().peekable();
@@ -109,14 +138,14 @@ impl LogMessage {
                         inner.push(c);
                     }
                     if depth != 0 {
-                        return Err(format!("unclosed `{{` in the log message `{}`", shortened(text)));
+                        return Err(ExpressionError::UnclosedBrace(shortened(text)));
                     }
                     if !literal.is_empty() {
                         parts.push(Part::Text(std::mem::take(&mut literal)));
                     }
                     parts.push(Part::Expr(Expression::parse(&inner)?));
                 }
-                '}' => return Err(format!("unmatched `}}` in the log message `{}` (write `}}}}`)", shortened(text))),
+                '}' => return Err(ExpressionError::UnmatchedBrace(shortened(text))),
                 c => literal.push(c),
             }
         }
@@ -154,7 +183,7 @@ mod tests {
 
     #[test]
     fn expressions_evaluate_as_in_a_flow() {
-        let eval = |text: &str| Expression::parse(text).and_then(|e| e.eval(&vars()));
+        let eval = |text: &str| Expression::parse(text).and_then(|e| e.eval(&vars())).map_err(|e| e.to_string());
         assert_eq!(eval("$n * 3 + len($r.a)"), Ok(json!(8)));
         assert_eq!(eval("\"n=${n}\""), Ok(json!("n=2")));
         assert_eq!(eval("n"), Ok(json!(2)), "a bare word is a variable");
@@ -170,13 +199,13 @@ mod tests {
     fn deeply_nested_text_is_refused() {
         for (open, close) in [("(", ")"), ("[", "]"), ("{a: ", "}"), ("-", ""), ("not ", "")] {
             let text = format!("{}1{}", open.repeat(20_000), close.repeat(20_000));
-            let error = Expression::parse(&text).err().unwrap_or_else(|| panic!("{open}: parsed"));
+            let error = Expression::parse(&text).err().unwrap_or_else(|| panic!("{open}: parsed")).to_string();
             assert!(error.len() < 300, "{open}: the error repeats the text: {}", &error[..300]);
             assert!(error.contains("nested more than 256 levels"), "{open}: {error}");
             assert!(parse_value(&text, &vars()).is_err(), "{open}");
         }
         let chain = vec!["1"; 20_000].join(" + ");
-        assert!(Expression::parse(&chain).unwrap_err().contains("nested more than 256 levels"));
+        assert!(Expression::parse(&chain).unwrap_err().to_string().contains("nested more than 256 levels"));
         assert!(LogMessage::parse(&format!("x={{{}1{}}}", "(".repeat(20_000), ")".repeat(20_000))).is_err());
     }
 
@@ -185,7 +214,7 @@ mod tests {
         assert_eq!(parse_value("$n + 1", &vars()), Ok(json!(3)));
         assert_eq!(parse_value("{\"k\": [1, null]}", &vars()), Ok(json!({"k": [1, null]})));
         assert_eq!(parse_value("\"text\"", &vars()), Ok(json!("text")));
-        assert!(parse_value("$nope", &vars()).unwrap_err().contains("not JSON either"));
+        assert!(parse_value("$nope", &vars()).unwrap_err().to_string().contains("not JSON either"));
     }
 
     #[test]

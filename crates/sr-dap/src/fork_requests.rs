@@ -7,6 +7,7 @@ use sr_runtime::journal::Mode;
 
 use crate::debugger::{Debugger, dap_thread, thread_number};
 use crate::protocol::{Fork, ForksBody, RunLiveFromBody};
+use crate::request_error::RequestError;
 use crate::threads::display;
 use crate::travel::{Back, Travel};
 
@@ -14,18 +15,17 @@ impl Debugger {
     /// `streetraceRunLiveFrom`: the stopped thread forks where it is when it
     /// resumes, so that its next effects are made for real (a tool retried
     /// after its cause was fixed, rather than its recorded failure served).
-    pub fn run_live_from(&self, thread_id: Option<i64>) -> Result<RunLiveFromBody, String> {
+    pub fn run_live_from(&self, thread_id: Option<i64>) -> Result<RunLiveFromBody, RequestError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.run.mode == Some(Mode::Replay) {
-            return Err("a replay never goes live: launch without `replay` to make calls for real".to_string());
+            return Err(RequestError::ReplayNeverLive);
         }
         let thread = match thread_id {
-            Some(id) => thread_number(id).ok_or_else(|| format!("there is no thread {id}"))?,
-            None => st.run.focus.filter(|t| st.run.stopped.contains_key(t)).ok_or("no thread is stopped")?,
+            Some(id) => thread_number(id).ok_or(RequestError::NoThread(id))?,
+            None => st.run.focus.filter(|t| st.run.stopped.contains_key(t)).ok_or(RequestError::NoneStopped)?,
         };
-        let stopped =
-            st.run.stopped.get_mut(&thread).ok_or_else(|| format!("thread {} is not stopped", dap_thread(thread)))?;
+        let stopped = st.run.stopped.get_mut(&thread).ok_or(RequestError::NotStopped(dap_thread(thread)))?;
         stopped.live = true;
         let at = stopped.at;
         let text = match st.run.mode == Some(Mode::Travel) && st.forks.went_past(thread, at) {
@@ -78,15 +78,15 @@ impl Debugger {
     /// `streetraceSwitchFork`: the branch to go to, and the plan that brings
     /// its thread to where it parts from the current one (see
     /// `Forks::destination`).
-    pub fn switch_plan(&self, id: i64) -> Result<(usize, Travel), String> {
+    pub fn switch_plan(&self, id: i64) -> Result<(usize, Travel), RequestError> {
         let (to, back) = {
             let st = self.lock();
             let to = id.checked_sub(1).and_then(|to| usize::try_from(to).ok());
-            let to = to.ok_or_else(|| format!("there is no fork {id}"))?;
+            let to = to.ok_or(RequestError::NoFork(id))?;
             let (thread, at) = st.forks.destination(to)?;
             let lineage = st.forks.lineage(to, thread);
             (to, Back::To { thread, point: at.point, lineage })
         };
-        Ok((to, self.travel_target(None, back).map_err(|e| e.to_string())?))
+        Ok((to, self.travel_target(None, back)?))
     }
 }

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 
 use sr_runtime::eval::Vars;
 
+use crate::request_error::RequestError;
 use crate::travel::{At, is_future};
 
 /// Where a branch's journal is: `file` from byte `skip` on (the bytes before
@@ -210,12 +211,13 @@ impl Forks {
     /// Where going to branch `to` stops: for an ancestor of the current
     /// branch, the point where the current one left it (its child's fork
     /// point on the way); for any other branch, its own fork point.
-    pub fn destination(&self, to: usize) -> Result<(u32, At), String> {
+    pub fn destination(&self, to: usize) -> Result<(u32, At), RequestError> {
+        let number = i64::try_from(to).map_or(i64::MAX, |to| to.saturating_add(1));
         if to >= self.branches.len() {
-            return Err(format!("there is no fork {}", to + 1));
+            return Err(RequestError::NoFork(number));
         }
         if to == self.current {
-            return Err(format!("fork {} is the one the run is in", to + 1));
+            return Err(RequestError::CurrentFork(number));
         }
         let departure = std::iter::once(self.current)
             .chain(self.ancestors(self.current))
@@ -224,7 +226,7 @@ impl Forks {
             Some(child) => self.branches[child].point.as_ref(),
             None => self.branches[to].point.as_ref(),
         };
-        let point = point.ok_or("the original run has no fork point")?;
+        let point = point.ok_or(RequestError::NoForkPoint)?;
         Ok((point.thread, At { point: point.at.point, inside: false }))
     }
 }
@@ -287,8 +289,9 @@ mod tests {
         let stop = |at| Ok((0, At { point: at, inside: false }));
         assert_eq!(forks.destination(0), stop(3), "the original: where fork 4 left it");
         assert_eq!(forks.destination(2), stop(8), "another branch: its own fork point");
-        assert_eq!(forks.destination(3), Err("fork 4 is the one the run is in".to_string()));
-        assert_eq!(forks.destination(7), Err("there is no fork 8".to_string()));
+        let refused = |to| forks.destination(to).map_err(|e| e.to_string());
+        assert_eq!(refused(3), Err("fork 4 is the one the run is in".to_string()));
+        assert_eq!(refused(7), Err("there is no fork 8".to_string()));
         forks.current = 2;
         assert_eq!(forks.destination(1), stop(8), "an ancestor: where its child on the way left it");
         assert_eq!(forks.destination(0), stop(5));

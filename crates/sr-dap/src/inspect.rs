@@ -9,12 +9,12 @@ use sr_runtime::value::{display, type_name};
 
 use crate::answer::Console;
 use crate::debugger::{Debugger, State, Stopped, dap_thread, thread_number};
-use crate::evaluate::{Expression, parse_value};
+use crate::evaluate::{Expression, ExpressionError, parse_value};
 use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
-use crate::snapshot::Call;
+use crate::snapshot::{Call, EditError};
 use crate::travel::{At, Back, Held, Quiet, Travel, is_future};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
@@ -55,15 +55,15 @@ pub enum InspectError {
     /// A runtime thread number.
     #[error("this is the first point of branch {0}: the branch has no earlier point of its own")]
     FirstPointOfBranch(u32),
-    /// The expression or value could not be read or evaluated: the evaluator's message.
-    #[error("{0}")]
-    Expression(String),
-    /// The new value does not fit where it goes: the message says why.
-    #[error("{0}")]
-    Edit(String),
-    /// A debug console command (`:answer`) failed: its message.
-    #[error("{0}")]
-    Console(String),
+    /// The expression or value could not be read or evaluated.
+    #[error(transparent)]
+    Expression(#[from] ExpressionError),
+    /// The new value does not fit where it goes.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// A debug console command (`:answer`) failed.
+    #[error(transparent)]
+    Console(Box<crate::request_error::RequestError>),
 }
 
 impl Debugger {
@@ -160,7 +160,9 @@ impl Debugger {
                     None => None,
                 };
                 let asking = thread.filter(|t| self.lock().run.stopped.get(t).is_some_and(|s| s.question.is_some()));
-                return self.console_command(asking.map(dap_thread), line).map_err(InspectError::Console);
+                return self
+                    .console_command(asking.map(dap_thread), line)
+                    .map_err(|e| InspectError::Console(Box::new(e)));
             }
         }
         let mut guard = self.lock();

@@ -26,6 +26,7 @@ mod launch;
 mod output;
 mod prompts;
 pub mod protocol;
+mod request_error;
 mod run;
 mod server;
 mod snapshot;

@@ -18,13 +18,13 @@ use crate::client::Client;
 use crate::debugger::{Action, Debugger};
 use crate::exceptions::ExceptionKind;
 use crate::forks::Piece;
-use crate::inspect::InspectError;
 use crate::launch::{self, Launch, LaunchError};
 use crate::protocol::{
     BreakpointLocationsBody, BreakpointsBody, Capabilities, Command, ContinueBody, Event, LaunchArguments, NotARequest,
     Outgoing, Request, Response, RestartArguments, ScopesBody, StackTraceBody, ThreadArguments, ThreadsBody,
     VariablesBody,
 };
+use crate::request_error::RequestError;
 use crate::run::{self, Running};
 use crate::source::Positions;
 use crate::stepping::StepKind;
@@ -169,7 +169,7 @@ impl Session {
         let command = match Command::parse(&request.command, std::mem::take(&mut request.arguments)) {
             Ok(command) => command,
             Err(message) => {
-                self.respond(&request, Err::<(), _>(message));
+                self.refuse(&request, message);
                 return true;
             }
         };
@@ -179,13 +179,13 @@ impl Session {
                     line_base: if args.lines_start_at1.unwrap_or(true) { 1 } else { 0 },
                     column_base: if args.columns_start_at1.unwrap_or(true) { 1 } else { 0 },
                 });
-                self.respond(&request, Ok(capabilities()));
+                self.answer(&request, capabilities());
             }
             Command::Launch(args) => self.launch(&request, args),
-            Command::Attach => self.respond(&request, Err::<(), _>("attach is not supported; use launch".to_string())),
+            Command::Attach => self.refuse(&request, "attach is not supported; use launch"),
             Command::ConfigurationDone => {
                 self.configured = true;
-                self.respond(&request, Ok(()));
+                self.answer(&request, ());
                 self.start();
             }
             Command::SetBreakpoints(args) => {
@@ -194,20 +194,20 @@ impl Session {
             }
             Command::SetFunctionBreakpoints(args) => {
                 let breakpoints = self.debugger.set_function_breakpoints(args);
-                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
+                self.answer(&request, BreakpointsBody { breakpoints });
             }
             Command::SetExceptionBreakpoints(args) => {
                 let breakpoints = self.debugger.set_exception_breakpoints(args);
-                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
+                self.answer(&request, BreakpointsBody { breakpoints });
             }
             Command::BreakpointLocations(args) => {
                 let breakpoints = self.debugger.breakpoint_locations(args);
-                self.respond(&request, Ok(BreakpointLocationsBody { breakpoints }));
+                self.answer(&request, BreakpointLocationsBody { breakpoints });
             }
-            Command::DataBreakpointInfo(args) => self.respond(&request, Ok(self.debugger.data_breakpoint_info(args))),
+            Command::DataBreakpointInfo(args) => self.answer(&request, self.debugger.data_breakpoint_info(args)),
             Command::SetDataBreakpoints(args) => {
                 let breakpoints = self.debugger.lock().breakpoints.set_data(args.breakpoints);
-                self.respond(&request, Ok(BreakpointsBody { breakpoints }));
+                self.answer(&request, BreakpointsBody { breakpoints });
             }
             Command::Continue(args) => self.resume(&request, args, Action::Continue),
             Command::Next(args) => self.resume(&request, args, Action::Step(StepKind::Over)),
@@ -220,74 +220,91 @@ impl Session {
                 let result = self.debugger.run_live_from(args.thread_id);
                 self.respond(&request, result);
             }
-            Command::Forks => self.respond(&request, Ok(self.debugger.forks())),
+            Command::Forks => self.answer(&request, self.debugger.forks()),
             Command::SwitchFork(args) => {
                 let planned = args
                     .id
-                    .ok_or_else(|| "streetraceSwitchFork needs `id`, a fork of streetraceForks".to_string())
+                    .ok_or(RequestError::Missing {
+                        command: "streetraceSwitchFork",
+                        field: "id",
+                        what: "a fork of streetraceForks",
+                    })
                     .and_then(|id| self.debugger.switch_plan(id));
                 match planned {
                     Ok((to, travel)) => self.travel(&request, travel, Some(to)).await,
-                    Err(e) => self.respond(&request, Err::<(), _>(e)),
+                    Err(e) => self.refuse(&request, e),
                 }
             }
             Command::Pause(_) => {
                 self.debugger.pause();
-                self.respond(&request, Ok(()));
+                self.answer(&request, ());
             }
-            Command::Threads => self.respond(&request, Ok(ThreadsBody { threads: self.debugger.threads() })),
+            Command::Threads => self.answer(&request, ThreadsBody { threads: self.debugger.threads() }),
             Command::StackTrace(args) => {
                 let result = self
                     .debugger
                     .stack_trace(args)
                     .map(|(stack_frames, total_frames)| StackTraceBody { stack_frames, total_frames });
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::Scopes(args) => {
                 let result = self.debugger.scopes(args.frame_id).map(|scopes| ScopesBody { scopes });
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::Variables(args) => {
                 let result = self.debugger.variables(args).map(|variables| VariablesBody { variables });
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::Evaluate(args) => {
                 let result = self.debugger.evaluate(args);
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::SetVariable(args) => {
                 let result = self.debugger.set_variable(args);
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::Answer(args) => {
                 let result = match &args.text {
                     Some(text) => self.debugger.answer(args.thread_id, text),
-                    None => Err("streetraceAnswer needs `text`, the answer".to_string()),
+                    None => {
+                        Err(RequestError::Missing { command: "streetraceAnswer", field: "text", what: "the answer" })
+                    }
                 };
                 self.respond(&request, result);
             }
             Command::ExceptionInfo(args) => {
                 let result = self.debugger.exception_info(args.thread_id);
-                self.respond_inspected(&request, result);
+                self.respond(&request, result);
             }
             Command::Terminate => {
-                self.respond(&request, Ok(()));
+                self.answer(&request, ());
                 self.stop_run(Ending::Heard).await;
             }
             Command::Restart(args) => self.restart(&request, args).await,
             Command::Disconnect => {
                 self.stop_run(Ending::Heard).await;
-                self.respond(&request, Ok(()));
+                self.answer(&request, ());
                 return false;
             }
         }
         true
     }
 
-    fn respond<T: Serialize>(&self, request: &Request, result: Result<T, String>) {
+    /// Answers `request` with `body`.
+    fn answer<T: Serialize>(&self, request: &Request, body: T) {
+        self.respond(request, Ok::<T, &str>(body));
+    }
+
+    /// Refuses `request`: the error's text is the response's message.
+    fn refuse(&self, request: &Request, error: impl std::fmt::Display) {
+        self.respond(request, Err::<(), _>(error));
+    }
+
+    /// Answers `request` with `result`'s body, or refuses it with its error's text.
+    fn respond<T: Serialize, E: std::fmt::Display>(&self, request: &Request, result: Result<T, E>) {
         let (success, message, body) = match result {
             Ok(body) => (true, None, serde_json::to_value(body).ok().filter(|b| !b.is_null())),
-            Err(message) => (false, Some(message), None),
+            Err(message) => (false, Some(message.to_string()), None),
         };
         self.client.respond(Response {
             request_seq: request.seq,
@@ -298,14 +315,9 @@ impl Session {
         });
     }
 
-    /// Answers an inspection request: a refusal's message is the error's text.
-    fn respond_inspected<T: Serialize>(&self, request: &Request, result: Result<T, InspectError>) {
-        self.respond(request, result.map_err(|e| e.to_string()));
-    }
-
     fn launch(&mut self, request: &Request, args: LaunchArguments) {
         if self.arguments.is_some() {
-            return self.respond(request, Err::<(), _>("the program is already launched".to_string()));
+            return self.refuse(request, "the program is already launched");
         }
         match launch::prepare(&args) {
             Ok(launch) => {
@@ -313,7 +325,7 @@ impl Session {
                 self.arguments = Some(args);
                 self.keep_timeline(&launch);
                 self.ready = Some(launch);
-                self.respond(request, Ok(()));
+                self.answer(request, ());
                 self.client.event(Event::Initialized);
                 self.start();
             }
@@ -348,7 +360,7 @@ impl Session {
             })
         };
         if let Err(e) = self.debugger.resume(args.thread_id, action, single, ack) {
-            self.respond(request, Err::<(), _>(e));
+            self.refuse(request, e);
         }
     }
 
@@ -357,7 +369,7 @@ impl Session {
     async fn restart(&mut self, request: &Request, args: RestartArguments) {
         let args = args.arguments.or(self.arguments.clone());
         let Some(args) = args else {
-            return self.respond(request, Err::<(), _>("nothing was launched yet".to_string()));
+            return self.refuse(request, "nothing was launched yet");
         };
         self.stop_run(Ending::Replaced).await;
         match launch::prepare(&args) {
@@ -365,7 +377,7 @@ impl Session {
                 self.debugger.load(launch.launched.program().clone());
                 self.arguments = Some(args);
                 self.keep_timeline(&launch);
-                self.respond(request, Ok(()));
+                self.answer(request, ());
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }
             Err(error) => self.fail(request, error),
@@ -390,11 +402,11 @@ impl Session {
     /// every other thread to where it is (see `travel`).
     async fn go_back(&mut self, request: &Request, thread_id: Option<i64>, back: Back) {
         if self.arguments.is_none() || self.timeline.is_none() {
-            return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
+            return self.refuse(request, "this run has no recording to go back in");
         }
         match self.debugger.travel_target(thread_id, back) {
             Ok(travel) => self.travel(request, travel, None).await,
-            Err(e) => self.respond_inspected(request, Err::<(), _>(e)),
+            Err(e) => self.refuse(request, e),
         }
     }
 
@@ -405,7 +417,7 @@ impl Session {
     /// live only where the branch's recording ends or it forks.
     async fn travel(&mut self, request: &Request, travel: Travel, to: Option<usize>) {
         let (Some(arguments), Some(_)) = (self.arguments.clone(), &self.timeline) else {
-            return self.respond(request, Err::<(), _>("this run has no recording to go back in".to_string()));
+            return self.refuse(request, "this run has no recording to go back in");
         };
         let offline = arguments.replay.is_some();
         let again = LaunchArguments { stop_on_entry: Some(false), ..arguments };
@@ -413,7 +425,7 @@ impl Session {
         if let Some((file, served)) = self.recording.take()
             && let Err(e) = self.archive.absorb(&file, served)
         {
-            return self.fail(request, LaunchError::new(e));
+            return self.fail(request, LaunchError::new(e.to_string()));
         }
         let branch = {
             let mut st = self.debugger.lock();
@@ -426,7 +438,7 @@ impl Session {
             (true, _) => launch::prepare(&again).map(|launch| (launch, 0, 0)),
             (false, None) => Err(LaunchError::new("this run has no recording to go back in")),
             (false, Some(branch)) => {
-                self.archive.compose(&branch).map_err(LaunchError::new).and_then(|(text, skip)| {
+                self.archive.compose(&branch).map_err(|e| LaunchError::new(e.to_string())).and_then(|(text, skip)| {
                     let served = text.len() as u64;
                     launch::prepare_continuing(&again, text).map(|launch| (launch, skip, served))
                 })
@@ -444,7 +456,7 @@ impl Session {
                     self.temporary.push(file.clone());
                 }
                 self.recording = launch.piece.as_ref().map(|piece| (piece.file.clone(), served));
-                self.respond(request, Ok(()));
+                self.answer(request, ());
                 self.running = Some(run::spawn(self.debugger.clone(), launch));
             }
             Err(error) => self.fail(request, error),
@@ -478,7 +490,7 @@ impl Session {
             self.client.event(Event::Output(diagnostic));
         }
         self.client.output("stderr", error.message.clone());
-        self.respond(request, Err::<(), _>(error.message));
+        self.refuse(request, error.message);
         self.client.event(Event::Terminated);
     }
 

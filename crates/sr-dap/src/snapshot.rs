@@ -42,17 +42,30 @@ pub enum Edit {
     Reply(Box<sr_llm::ChatResponse>),
 }
 
+/// Why a variable or a model call cannot take a new value (the JSON
+/// reader's reason, for a call).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The name of the child that is not there.
+    #[error("there is no '{0}' here")]
+    NoChild(String),
+    #[error("the call would not be a valid request: {0}")]
+    InvalidRequest(String),
+    #[error("the reply would not be a valid reply: {0}")]
+    InvalidReply(String),
+}
+
 impl Call {
     /// What `details` make of the call; an error when they would not be a
     /// valid request or reply.
-    pub fn parse(kind: Editable, details: &Value) -> Result<Edit, String> {
+    pub fn parse(kind: Editable, details: &Value) -> Result<Edit, EditError> {
         match kind {
             Editable::Request => serde_json::from_value(details.clone())
                 .map(|r| Edit::Request(Box::new(r)))
-                .map_err(|e| format!("the call would not be a valid request: {e}")),
+                .map_err(|e| EditError::InvalidRequest(e.to_string())),
             Editable::Reply => serde_json::from_value(details.clone())
                 .map(|r| Edit::Reply(Box::new(r)))
-                .map_err(|e| format!("the reply would not be a valid reply: {e}")),
+                .map_err(|e| EditError::InvalidReply(e.to_string())),
         }
     }
 

@@ -19,6 +19,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use crate::forks::Piece;
+use crate::request_error::ArchiveError;
 
 /// Voids every effect recorded before it (`sr run --from 0` in effect).
 pub const MARKER: &str = r#"{"kind":"fork","from_step":0}"#;
@@ -60,8 +61,8 @@ impl Archive {
 
     /// Keeps the file changes a run recorded in `file` after the `served`
     /// bytes a travel gave it (those are the archive's and a branch's already).
-    pub fn absorb(&mut self, file: &Path, served: u64) -> Result<(), String> {
-        let cannot = |e: std::io::Error| format!("cannot read the run's journal {}: {e}", file.display());
+    pub fn absorb(&mut self, file: &Path, served: u64) -> Result<(), ArchiveError> {
+        let cannot = |source| ArchiveError::ReadRun { path: file.to_path_buf(), source };
         let mut journal = std::fs::File::open(file).map_err(cannot)?;
         journal.seek(SeekFrom::Start(served)).map_err(cannot)?;
         let mut text = String::new();
@@ -88,15 +89,15 @@ impl Archive {
             return Ok(());
         }
         let path = self.file.get_or_insert_with(|| temporary("archive")).clone();
-        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+        let cannot = |source| ArchiveError::Write { path: path.clone(), source };
         let mut archive = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(cannot)?;
         archive.write_all(kept.as_bytes()).map_err(cannot)
     }
 
     /// What a travel in the branch whose journal is `branch` is served, and
     /// where the branch's journal starts in it.
-    pub fn compose(&self, branch: &Piece) -> Result<(String, u64), String> {
-        let cannot = |file: &Path, e: std::io::Error| format!("cannot read {}: {e}", file.display());
+    pub fn compose(&self, branch: &Piece) -> Result<(String, u64), ArchiveError> {
+        let cannot = |file: &Path, source| ArchiveError::Read { path: file.to_path_buf(), source };
         let mut journal = std::fs::File::open(&branch.file).map_err(|e| cannot(&branch.file, e))?;
         journal.seek(SeekFrom::Start(branch.skip)).map_err(|e| cannot(&branch.file, e))?;
         let mut own = String::new();

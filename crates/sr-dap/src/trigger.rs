@@ -3,7 +3,19 @@
 
 use sr_runtime::eval::Vars;
 
-use crate::evaluate::{Expression, LogMessage};
+use crate::evaluate::{Expression, ExpressionError, LogMessage};
+
+/// Why a breakpoint's condition, hit count or log message is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TriggerError {
+    #[error("condition: {0}")]
+    Condition(ExpressionError),
+    /// The hit count as written.
+    #[error("hit count `{0}`: expected e.g. `3`, `>= 3`, `% 2`")]
+    HitCount(String),
+    #[error(transparent)]
+    Log(ExpressionError),
+}
 
 /// `hitCondition`: `N` or `== N`, `>= N`, `> N`, `< N`, `<= N`, `% N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,12 +29,11 @@ pub enum HitCondition {
 }
 
 impl HitCondition {
-    pub fn parse(text: &str) -> Result<HitCondition, String> {
+    pub fn parse(text: &str) -> Result<HitCondition, TriggerError> {
         let text = text.trim();
         let split = text.find(|c: char| c.is_ascii_digit()).unwrap_or(text.len());
         let (op, number) = text.split_at(split);
-        let n: u64 =
-            number.trim().parse().map_err(|_| format!("hit count `{text}`: expected e.g. `3`, `>= 3`, `% 2`"))?;
+        let n: u64 = number.trim().parse().map_err(|_| TriggerError::HitCount(text.to_string()))?;
         Ok(match op.trim() {
             "" | "=" | "==" => HitCondition::Eq(n),
             ">=" => HitCondition::Ge(n),
@@ -30,7 +41,7 @@ impl HitCondition {
             "<" => HitCondition::Lt(n),
             "<=" => HitCondition::Le(n),
             "%" if n > 0 => HitCondition::Every(n),
-            _ => return Err(format!("hit count `{text}`: expected e.g. `3`, `>= 3`, `% 2`")),
+            _ => return Err(TriggerError::HitCount(text.to_string())),
         })
     }
 
@@ -66,12 +77,12 @@ pub struct Trigger {
 }
 
 impl Trigger {
-    pub fn new(condition: Option<&str>, hit: Option<&str>, log: Option<&str>) -> Result<Trigger, String> {
+    pub fn new(condition: Option<&str>, hit: Option<&str>, log: Option<&str>) -> Result<Trigger, TriggerError> {
         Ok(Trigger {
-            condition: present(condition).map(Expression::parse).transpose().map_err(|e| format!("condition: {e}"))?,
+            condition: present(condition).map(Expression::parse).transpose().map_err(TriggerError::Condition)?,
             hit: present(hit).map(HitCondition::parse).transpose()?,
             // A log message is kept as written (spaces matter).
-            log: log.filter(|l| !l.is_empty()).map(LogMessage::parse).transpose()?,
+            log: log.filter(|l| !l.is_empty()).map(LogMessage::parse).transpose().map_err(TriggerError::Log)?,
             hits: 0,
         })
     }
@@ -93,7 +104,7 @@ impl Trigger {
             return Verdict::Skip;
         }
         match (failed, &self.log) {
-            (Some(e), _) => Verdict::StopFailed(e),
+            (Some(e), _) => Verdict::StopFailed(e.to_string()),
             (None, Some(log)) => Verdict::Log(log.render(vars)),
             (None, None) => Verdict::Stop,
         }
@@ -151,7 +162,7 @@ mod tests {
             Trigger::new(Some("$gone"), None, None).unwrap().check(&vars),
             Verdict::StopFailed("variable '$gone' is not defined".into())
         );
-        assert!(Trigger::new(Some("1 +"), None, None).unwrap_err().starts_with("condition: cannot read"));
+        assert!(Trigger::new(Some("1 +"), None, None).unwrap_err().to_string().starts_with("condition: cannot read"));
         assert!(Trigger::new(Some("  "), Some(""), None).is_ok(), "empty fields mean none");
     }
 }

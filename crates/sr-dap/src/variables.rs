@@ -12,6 +12,7 @@ use sr_runtime::eval::Vars;
 use sr_runtime::value::type_name;
 
 use crate::protocol::Variable;
+use crate::snapshot::EditError;
 
 /// Strings longer than this are cut in previews (and expand into pieces this long).
 pub const MAX_STRING: usize = 10_000;
@@ -228,8 +229,8 @@ pub fn variable(key: &Key, value: &Value, evaluate_name: Option<String>, referen
 
 /// Sets child `name` of the container at `path` in `vars`. Only existing
 /// children can be set.
-pub fn set(vars: &mut Vars, path: &[Key], name: &str, new: Value) -> Result<(), String> {
-    let missing = || format!("there is no '{name}' here");
+pub fn set(vars: &mut Vars, path: &[Key], name: &str, new: Value) -> Result<(), EditError> {
+    let missing = || EditError::NoChild(name.to_string());
     let Some((first, rest)) = path.split_first() else {
         let slot = vars.get_mut(name).ok_or_else(missing)?;
         *slot = new;
@@ -241,8 +242,8 @@ pub fn set(vars: &mut Vars, path: &[Key], name: &str, new: Value) -> Result<(), 
 
 /// Sets child `name` of the container at `path` in `root`. Only existing
 /// children can be set.
-pub fn set_in(root: &mut Value, path: &[Key], name: &str, new: Value) -> Result<(), String> {
-    let missing = || format!("there is no '{name}' here");
+pub fn set_in(root: &mut Value, path: &[Key], name: &str, new: Value) -> Result<(), EditError> {
+    let missing = || EditError::NoChild(name.to_string());
     let mut current = root;
     for key in path {
         current = match (current, key) {

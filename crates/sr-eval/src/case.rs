@@ -20,6 +20,32 @@ use sr_runtime::tools::{Entry, Jail, Opened};
 use crate::dataset::Files;
 use crate::remote::{Ask, Servers};
 
+/// Why a case could not be set up or run to its end (a run that ends
+/// failed is not one: its error is the run's).
+#[derive(Debug, thiserror::Error)]
+pub enum CaseError {
+    #[error("cannot make a directory for the sessions: {0}")]
+    SessionsDir(std::io::Error),
+    #[error("cannot create the session store: {0}")]
+    SessionStore(rusqlite::Error),
+    #[error("cannot make a work directory: {0}")]
+    WorkDir(std::io::Error),
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    /// A dataset's `files` directory could not be copied: the path under it.
+    #[error("cannot copy {}: {source}", path.display())]
+    Copy { path: PathBuf, source: std::io::Error },
+    /// A recording (its path) could not be read; not UTF-8 is `InvalidData`.
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: no such file", path.display())]
+    NoSuchFile { path: PathBuf },
+    #[error("cannot write the events: {0}")]
+    Events(std::io::Error),
+    #[error(transparent)]
+    Launch(#[from] sr_runtime::launch::LaunchError),
+}
+
 /// Where a case's model answers come from.
 #[derive(Clone)]
 pub enum Models {
@@ -50,13 +76,9 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub fn new() -> Result<Sessions, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("sr-eval-sessions-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a directory for the sessions: {e}"))?;
-        let held = SessionStore::open(&Self::database(dir.path()))
-            .map_err(|e| format!("cannot create the session store: {e}"))?;
+    pub fn new() -> Result<Sessions, CaseError> {
+        let dir = tempfile::Builder::new().prefix("sr-eval-sessions-").tempdir().map_err(CaseError::SessionsDir)?;
+        let held = SessionStore::open(&Self::database(dir.path())).map_err(CaseError::SessionStore)?;
         Ok(Sessions { _held: held, dir })
     }
 
@@ -91,7 +113,7 @@ pub struct CaseSpec {
     /// The run's events, one JSON object a line.
     pub events_file: PathBuf,
     /// Where the case's session goes, or why there is nowhere.
-    pub sessions: Result<Arc<Sessions>, String>,
+    pub sessions: Result<Arc<Sessions>, Arc<CaseError>>,
 }
 
 /// What a case run produced. The work directory lives as long as this does.
@@ -120,15 +142,15 @@ pub async fn run_case(spec: CaseSpec) -> CaseRun {
     let failed = |error: String| CaseRun { events: Vec::new(), result: None, error: Some(error), run: None, dir: None };
     let sessions = match &spec.sessions {
         Ok(sessions) => sessions.clone(),
-        Err(e) => return failed(e.clone()),
+        Err(e) => return failed(e.to_string()),
     };
     let dir = match tempfile::Builder::new().prefix("sr-eval-").tempdir() {
         Ok(dir) => dir,
-        Err(e) => return failed(format!("cannot make a work directory: {e}")),
+        Err(e) => return failed(CaseError::WorkDir(e).to_string()),
     };
     let (events, result, error) = match launch_and_run(&spec, dir.path(), &sessions).await {
         Ok(done) => done,
-        Err(e) => (Vec::new(), None, Some(e)),
+        Err(e) => (Vec::new(), None, Some(e.to_string())),
     };
     CaseRun { events, result, error, run: None, dir: Some(dir) }
 }
@@ -151,7 +173,7 @@ async fn run_on_server(spec: &CaseSpec, servers: &Servers) -> CaseRun {
 
 type Outcome = (Vec<Event>, Option<Value>, Option<String>);
 
-async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Result<Outcome, String> {
+async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Result<Outcome, CaseError> {
     let work = work.to_path_buf();
     write_files(&spec.files, &work)?;
     let storage = sessions.storage();
@@ -159,7 +181,7 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
         Models::Record(dir) => RunModels::Record(dir.join(&spec.cassette)),
         Models::Replay(dir) => {
             let text = read_text(dir, &spec.cassette)?
-                .ok_or_else(|| format!("cannot read {}: no such file", dir.join(&spec.cassette).display()))?;
+                .ok_or_else(|| CaseError::NoSuchFile { path: dir.join(&spec.cassette) })?;
             RunModels::Replay(Recording::Text(text))
         }
         Models::Provider(provider) => RunModels::Provider { provider: provider.clone(), record: None },
@@ -175,11 +197,9 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
         options: spec.options.clone(),
         human: Arc::new(Unattended),
         in_doubt: sr_runtime::in_doubt::skip_all(),
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let sink = Arc::new(Collect::create(&spec.events_file)?);
-    let finished =
-        launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await.map_err(|e| e.to_string())?;
+    let finished = launched.run(Arc::new(sr_runtime::hook::NoHook), vec![sink.clone()]).await?;
     let events = sink.take()?;
     let error = finished.error.or_else(|| {
         let ended = events.iter().any(|e| matches!(e.payload, Payload::RunFinished { .. }));
@@ -192,12 +212,12 @@ async fn launch_and_run(spec: &CaseSpec, work: &Path, sessions: &Sessions) -> Re
 struct Collect {
     events: Mutex<Vec<Event>>,
     file: Mutex<std::io::BufWriter<std::fs::File>>,
-    failed: Mutex<Option<String>>,
+    failed: Mutex<Option<std::io::Error>>,
 }
 
 impl Collect {
-    fn create(path: &Path) -> Result<Collect, String> {
-        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    fn create(path: &Path) -> Result<Collect, CaseError> {
+        let cannot = |source| CaseError::Write { path: path.to_path_buf(), source };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(cannot)?;
         }
@@ -209,15 +229,11 @@ impl Collect {
         })
     }
 
-    fn take(&self) -> Result<Vec<Event>, String> {
+    fn take(&self) -> Result<Vec<Event>, CaseError> {
         if let Some(e) = self.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
-            return Err(e);
+            return Err(CaseError::Events(e));
         }
-        self.file
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .flush()
-            .map_err(|e| format!("cannot write the events: {e}"))?;
+        self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).flush().map_err(CaseError::Events)?;
         Ok(std::mem::take(&mut *self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner())))
     }
 }
@@ -230,16 +246,13 @@ impl EventSink for Collect {
         }
         let line = serde_json::to_string(event).unwrap_or_default();
         if let Err(e) = writeln!(self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner()), "{line}") {
-            self.failed
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .get_or_insert(format!("cannot write the events: {e}"));
+            self.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get_or_insert(e);
         }
         self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(event.clone());
     }
 }
 
-fn write_files(files: &Files, work: &Path) -> Result<(), String> {
+fn write_files(files: &Files, work: &Path) -> Result<(), CaseError> {
     match files {
         Files::Map(map) => {
             for (path, text) in map {
@@ -253,8 +266,8 @@ fn write_files(files: &Files, work: &Path) -> Result<(), String> {
 
 /// Writes into the case's fresh work directory, which holds only what the
 /// dataset put there (no symlinks): the dataset's own paths, `.git/` included.
-fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+fn write_file(path: &Path, text: &str) -> Result<(), CaseError> {
+    let cannot = |source| CaseError::Write { path: path.to_path_buf(), source };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(cannot)?;
     }
@@ -264,8 +277,8 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 /// Copies the regular files and directories under `relative`, read through a
 /// jail on the dataset's directory `base`: symbolic links are not followed,
 /// FIFOs and devices not read.
-fn copy_dir(base: &Path, relative: &Path, to: &Path) -> Result<(), String> {
-    let cannot = |at: &Path, e: std::io::Error| format!("cannot copy {}: {e}", base.join(at).display());
+fn copy_dir(base: &Path, relative: &Path, to: &Path) -> Result<(), CaseError> {
+    let cannot = |at: &Path, source| CaseError::Copy { path: base.join(at), source };
     let jail = Jail::read_only(base).map_err(|e| cannot(Path::new("."), e))?;
     let mut pending = vec![(relative.to_path_buf(), to.to_path_buf())];
     while let Some((from, into)) = pending.pop() {
@@ -291,13 +304,15 @@ const MAX_CASSETTE: u64 = 256 << 20;
 /// The text of `relative` in `dir`, read through a jail on `dir` (beneath
 /// it, no symlink out, a regular file of at most [`MAX_CASSETTE`]); `None`
 /// when there is no such file.
-pub(crate) fn read_text(dir: &Path, relative: &Path) -> Result<Option<String>, String> {
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", dir.join(relative).display());
-    let jail = Jail::read_only(dir).map_err(|e| cannot(&e))?;
+pub(crate) fn read_text(dir: &Path, relative: &Path) -> Result<Option<String>, CaseError> {
+    let cannot = |source| CaseError::Read { path: dir.join(relative), source };
+    let jail = Jail::read_only(dir).map_err(cannot)?;
     match jail.read(relative, MAX_CASSETTE) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| cannot(&e)),
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| cannot(std::io::Error::new(std::io::ErrorKind::InvalidData, e))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(cannot(&e)),
+        Err(e) => Err(cannot(e)),
     }
 }
 

@@ -20,12 +20,12 @@ use sr_runtime::journal::{Journal, JournaledProvider, Mode, Recorded};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::case::{CaseRun, CaseSpec, Models, Sessions, read_text, run_case};
+use crate::case::{CaseError, CaseRun, CaseSpec, Models, Sessions, read_text, run_case};
 use crate::config::Reduce;
 use crate::dataset::Case;
 use crate::meter::Meter;
 use crate::results::{CaseResult, Results, RunKey, Tokens};
-use crate::scorer::{JudgeModel, Observed, Score, Scorer};
+use crate::scorer::{JudgeModel, NoJudge, Observed, Score, Scorer};
 
 /// One workload (at one entry) with one model.
 pub struct Variant {
@@ -163,7 +163,7 @@ pub async fn run(
     let keys: Vec<RunKey> = planned.iter().map(|p| key(&variants, &cases, *p)).collect();
     let reduce = options.reduce;
     let (variants, cases, options) = (Arc::new(variants), Arc::new(cases), Arc::new(options));
-    let sessions = Sessions::new().map(Arc::new);
+    let sessions = Sessions::new().map(Arc::new).map_err(Arc::new);
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let total = planned.len();
     let mut tasks = JoinSet::new();
@@ -275,7 +275,7 @@ async fn run_one(
     case: &Case,
     epoch: u32,
     options: &Options,
-    sessions: &Result<Arc<Sessions>, String>,
+    sessions: &Result<Arc<Sessions>, Arc<CaseError>>,
 ) -> CaseResult {
     let model = model_label(variant.model.as_deref());
     let events = format!("cases/{}/{}/{model}/{}.jsonl", case.id, variant.label, with_epoch("events", epoch));
@@ -308,11 +308,15 @@ async fn run_one(
         let latency_ms = started.elapsed().as_millis() as u64;
         let failed = run.as_ref().is_none_or(|r| r.error.is_some());
         if !failed || attempt >= options.retries {
-            let meter =
-                judge_model(case, &models, &cassette).map(|p| Arc::new(Meter::new(p, options.run.prices.clone())));
-            let judge = meter.clone().map(|m| m as Arc<dyn Provider>);
+            let (judge, meter) = match judge_model(case, &models, &cassette) {
+                Ok(provider) => {
+                    let meter = Arc::new(Meter::new(provider, options.run.prices.clone()));
+                    (Ok(meter.clone() as Arc<dyn Provider>), Some(meter))
+                }
+                Err(e) => (Err(e), None),
+            };
             let mut result = score(variant, case, epoch, run, latency_ms, &judge, options.timeout).await;
-            if let Ok(meter) = meter {
+            if let Some(meter) = meter {
                 add_usage(&mut result, &meter.spent());
             }
             result.events = Some(events);
@@ -328,26 +332,25 @@ async fn run_one(
 /// tokens and cost are added to the case's.
 fn judge_model(case: &Case, models: &Models, cassette: &Path) -> JudgeModel {
     if !case.expect.iter().any(|s| matches!(s, Scorer::Judge(_) | Scorer::Flow(_))) {
-        return Err("the case has no judge".to_string());
+        return Err(NoJudge::NotAsked);
     }
-    let router = || -> Result<Arc<dyn Provider>, String> { Ok(Arc::new(Router::from_env(HttpClient::shared()))) };
+    let router = || -> Arc<dyn Provider> { Arc::new(Router::from_env(HttpClient::shared())) };
     let beside = cassette.with_extension("judge.jsonl");
     match models {
         // A server's case runs are judged here, by the providers of this machine.
-        Models::Live | Models::Server(_) => router(),
+        Models::Live | Models::Server(_) => Ok(router()),
         Models::Provider(provider) => Ok(provider.clone()),
         Models::Record(dir) => {
-            let journal = Journal::recording_exchanges(&dir.join(beside))?;
-            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
+            let journal = Journal::recording_exchanges(&dir.join(beside)).map_err(NoJudge::Record)?;
+            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router())))
         }
         Models::Replay(dir) => {
             let shown = dir.join(&beside);
-            let text =
-                read_text(dir, &beside)?.ok_or_else(|| format!("cannot read {}: no such file", shown.display()))?;
-            let recorded = Recorded::parse(&text).map_err(|e| format!("{}: {e}", shown.display()))?;
+            let text = read_text(dir, &beside)?.ok_or_else(|| CaseError::NoSuchFile { path: shown.clone() })?;
+            let recorded = Recorded::parse(&text).map_err(|cause| NoJudge::BadRecording { path: shown, cause })?;
             // A replay never asks the router: what is not recorded is an error.
             let journal = Journal::new(Mode::Replay, recorded, None, None);
-            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router()?)))
+            Ok(Arc::new(JournaledProvider::new(Arc::new(journal), "judge", router())))
         }
     }
 }

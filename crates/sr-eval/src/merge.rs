@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
+use crate::config::Reduce;
 use crate::names::variant_name;
 use crate::results::{Results, RunKey};
 
@@ -15,15 +16,26 @@ pub struct Part {
     pub dir: PathBuf,
 }
 
+/// Why parts cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("the results reduce epochs differently ({0} and {1}): merge results of one kind")]
+    Reductions(Reduce, Reduce),
+    #[error("case {case}{} of {variant} is in two of the results", epoch_note(*epoch))]
+    Twice { case: String, epoch: u32, variant: String },
+}
+
+/// ` (epoch N)` past the first.
+fn epoch_note(epoch: u32) -> String {
+    if epoch > 1 { format!(" (epoch {epoch})") } else { String::new() }
+}
+
 /// The merged results, written into `out_dir`. The same run in two parts is
 /// an error, as are parts reduced differently.
-pub fn merge(parts: Vec<Part>, out_dir: &Path) -> Result<Results, String> {
+pub fn merge(parts: Vec<Part>, out_dir: &Path) -> Result<Results, MergeError> {
     let reduce = parts.first().map(|p| p.results.reduce).unwrap_or_default();
     if let Some(other) = parts.iter().find(|p| p.results.reduce != reduce) {
-        return Err(format!(
-            "the results reduce epochs differently ({reduce} and {}): merge results of one kind",
-            other.results.reduce
-        ));
+        return Err(MergeError::Reductions(reduce, other.results.reduce));
     }
     let mut seen = HashSet::new();
     let mut cases = Vec::new();
@@ -31,12 +43,8 @@ pub fn merge(parts: Vec<Part>, out_dir: &Path) -> Result<Results, String> {
     for part in parts {
         for mut case in part.results.cases {
             if !seen.insert(case.key()) {
-                let epoch = if case.epoch > 1 { format!(" (epoch {})", case.epoch) } else { String::new() };
-                return Err(format!(
-                    "case {}{epoch} of {} is in two of the results",
-                    case.id,
-                    variant_name(&case.variant())
-                ));
+                let variant = variant_name(&case.variant());
+                return Err(MergeError::Twice { case: case.id, epoch: case.epoch, variant });
             }
             case.events = case.events.map(|events| rebase(&part.dir.join(events), out_dir));
             cases.push(case);
@@ -98,7 +106,7 @@ mod tests {
         assert_eq!((merged.summary[1].passed, merged.summary[1].total), (1, 1));
         assert!(merged.complete && merged.run.is_none());
         assert_eq!(merged.cases[0].events.as_deref(), Some("../one/cases/c1/w/a/events.jsonl"));
-        let error = merge(vec![one(), one()], Path::new("/runs")).unwrap_err();
+        let error = merge(vec![one(), one()], Path::new("/runs")).unwrap_err().to_string();
         assert_eq!(error, "case c1 of w.sr × a is in two of the results");
     }
 
@@ -119,7 +127,12 @@ mod tests {
         assert_eq!(merged.partial().as_deref(), Some("partial: 2 of 3 cases"));
         let mut max = part("m", &[("c9", "a", true)]);
         max.results.reduce = Reduce::Max;
-        assert!(merge(vec![part("p", &[]), max], Path::new(".")).unwrap_err().contains("reduce epochs differently"));
+        assert!(
+            merge(vec![part("p", &[]), max], Path::new("."))
+                .unwrap_err()
+                .to_string()
+                .contains("reduce epochs differently")
+        );
     }
 
     #[test]

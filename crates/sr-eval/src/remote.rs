@@ -28,6 +28,9 @@ use tokio::task::JoinHandle;
 use crate::dataset::{Case, Files};
 use crate::scorer::Scorer;
 
+mod error;
+pub use error::{RemoteError, SetupError};
+
 /// Bound on connecting to a server.
 const CONNECT: Duration = Duration::from_secs(10);
 /// Bound on one request and its answer (the event stream aside).
@@ -68,11 +71,11 @@ struct Failure {
 
 impl Servers {
     /// Clients for `urls` (`http://` or `https://`), sending `key` when given.
-    pub fn new(urls: &[String], key: Option<&str>) -> Result<Servers, String> {
+    pub fn new(urls: &[String], key: Option<&str>) -> Result<Servers, SetupError> {
         let auth = match key {
             Some(key) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
-                    .map_err(|_| "the API key holds characters an HTTP header cannot carry".to_string())?;
+                let mut value =
+                    HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| SetupError::KeyNotHeader)?;
                 value.set_sensitive(true);
                 Some(value)
             }
@@ -84,25 +87,26 @@ impl Servers {
             .pool_idle_timeout(IDLE)
             .user_agent(concat!("sr-eval/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+            .map_err(SetupError::Client)?;
         let cancels = Arc::default();
         let mut servers = Vec::new();
         for url in urls {
-            let parsed = reqwest::Url::parse(url).map_err(|e| format!("--server {url}: {e}"))?;
+            let parsed =
+                reqwest::Url::parse(url).map_err(|e| SetupError::BadUrl { url: url.clone(), cause: e.to_string() })?;
             if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
-                return Err(format!("--server {url}: not an http:// or https:// URL"));
+                return Err(SetupError::NotHttp(url.clone()));
             }
             if !parsed.username().is_empty() || parsed.password().is_some() {
-                return Err(format!("--server {url}: give the key with --api-key-file, not in the URL"));
+                return Err(SetupError::KeyInUrl(url.clone()));
             }
             if parsed.query().is_some() || parsed.fragment().is_some() {
-                return Err(format!("--server {url}: a server's URL has no query or fragment"));
+                return Err(SetupError::QueryOrFragment(url.clone()));
             }
             let base = url.trim_end_matches('/').to_string();
             servers.push(Server { base, auth: auth.clone(), client: client.clone(), cancels: Arc::clone(&cancels) });
         }
         if servers.is_empty() {
-            return Err("no --server given".to_string());
+            return Err(SetupError::NoServer);
         }
         Ok(Servers { servers, next: AtomicUsize::new(0) })
     }
@@ -256,15 +260,15 @@ impl Server {
                     ran.error = Some(format!("the run ended {} on the server", row.status));
                 }
             }
-            Err(e) => ran.error = Some(e),
+            Err(e) => ran.error = Some(e.to_string()),
         }
         ran
     }
 
     /// Reads the run's events to the end of its stream (reconnecting after
     /// the last one seen), writing them to `events_file`; then the run's row.
-    async fn follow(&self, id: &str, events_file: &Path) -> Result<(Vec<Event>, Run), String> {
-        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", events_file.display());
+    async fn follow(&self, id: &str, events_file: &Path) -> Result<(Vec<Event>, Run), RemoteError> {
+        let cannot = |source| RemoteError::Write { path: events_file.to_path_buf(), source };
         if let Some(parent) = events_file.parent() {
             std::fs::create_dir_all(parent).map_err(cannot)?;
         }
@@ -278,9 +282,7 @@ impl Server {
             let failure = match self.stream(id, &mut after, &mut asked, &mut events, &mut file).await {
                 Ok(Some(question)) => {
                     self.cancel(id).await;
-                    return Err(format!(
-                        "the run asked a human ({question}); sr eval answers no question, so the run was cancelled"
-                    ));
+                    return Err(RemoteError::AskedHuman(question));
                 }
                 Ok(None) => None,
                 Err(e) => Some(e),
@@ -289,15 +291,14 @@ impl Server {
             // A broken stream is the first thing to tell, before what asking for the row gave.
             let row: Run = match self.request(Method::GET, &format!("/v1/runs/{id}"), None::<&Value>).await {
                 Ok(row) => row,
-                Err(f) => return Err(failure.unwrap_or_else(|| self.explain(f))),
+                Err(f) => return Err(failure.unwrap_or_else(|| RemoteError::Request(self.explain(f)))),
             };
             if row.status.is_ended() && failure.is_none() {
                 return Ok((events, row));
             }
             broken += 1;
             if broken > RECONNECTS {
-                let why = failure.unwrap_or_else(|| "it kept ending before the run did".to_string());
-                return Err(format!("{}: the run's event stream broke {RECONNECTS} times: {why}", self.base));
+                return Err(RemoteError::Broke { base: self.base.clone(), why: failure.map(Box::new) });
             }
             tokio::time::sleep(Duration::from_millis(100 << broken.min(4))).await;
         }
@@ -312,19 +313,23 @@ impl Server {
         asked: &mut Option<String>,
         events: &mut Vec<Event>,
         file: &mut impl Write,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, RemoteError> {
         let url = format!("{}/v1/runs/{id}/events?after={after}", self.base);
-        let response = self.with_key(self.client.get(&url)).send().await.map_err(|e| unreachable(&self.base, &e))?;
+        let response = self
+            .with_key(self.client.get(&url))
+            .send()
+            .await
+            .map_err(|e| RemoteError::Request(unreachable(&self.base, &e)))?;
         if !response.status().is_success() {
-            return Err(self.explain(answer_failure(response).await));
+            return Err(RemoteError::Request(self.explain(answer_failure(response).await)));
         }
         let mut stream = sr_llm::sse::events(response.bytes_stream());
         while let Some(next) = stream.next().await {
-            let data = next?.data;
-            let value: Value =
-                serde_json::from_str(&data).map_err(|e| format!("{}: an event is not JSON: {e}", self.base))?;
+            let data = next.map_err(RemoteError::NotSse)?.data;
+            let value: Value = serde_json::from_str(&data)
+                .map_err(|source| RemoteError::EventNotJson { base: self.base.clone(), source })?;
             let Some(seq) = value["seq"].as_u64() else {
-                return Err(format!("{}: an event has no `seq`", self.base));
+                return Err(RemoteError::NoSeq(self.base.clone()));
             };
             if seq <= *after {
                 continue;
@@ -345,7 +350,7 @@ impl Server {
                 // An event the server cut down (`event_too_large`) is kept as it came.
                 Err(_) => data,
             };
-            writeln!(file, "{line}").map_err(|e| format!("cannot write the events: {e}"))?;
+            writeln!(file, "{line}").map_err(RemoteError::Events)?;
             if value["type"] == "human_input_requested" {
                 *asked = Some(value["message"].as_str().unwrap_or("a question").to_string());
             }
@@ -474,13 +479,14 @@ async fn bounded_text(response: reqwest::Response) -> Result<String, String> {
 
 /// The key in `path`: its first line that is neither blank nor a `#` comment
 /// (the format of `sr serve --api-key-file`).
-pub fn read_key(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--api-key-file {}: {e}", path.display()))?;
+pub fn read_key(path: &Path) -> Result<String, SetupError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| SetupError::KeyFile { path: path.to_path_buf(), source })?;
     text.lines()
         .map(str::trim)
         .find(|line| !line.is_empty() && !line.starts_with('#'))
         .map(str::to_string)
-        .ok_or_else(|| format!("--api-key-file {}: the file holds no key", path.display()))
+        .ok_or_else(|| SetupError::NoKey { path: path.to_path_buf() })
 }
 
 #[cfg(test)]

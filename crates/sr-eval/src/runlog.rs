@@ -9,6 +9,24 @@ use std::path::{Path, PathBuf};
 
 use crate::results::CaseResult;
 
+/// Why the log could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum RunLogError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// A line before the last is not a case run: the log was not written by a run.
+    #[error("{}:{line}: not a case run: {source}", path.display())]
+    NotACaseRun { path: PathBuf, line: usize, source: serde_json::Error },
+    #[error("{0}")]
+    Encode(serde_json::Error),
+}
+
+fn cannot_write(path: &Path) -> impl FnOnce(std::io::Error) -> RunLogError + '_ {
+    move |source| RunLogError::Write { path: path.to_path_buf(), source }
+}
+
 /// The log's name in the output directory.
 pub const FILE: &str = "runs.jsonl";
 
@@ -21,29 +39,22 @@ pub struct RunLog {
 impl RunLog {
     /// A new, empty log at `path` (one already there is emptied: a new run
     /// into the same directory starts again).
-    pub fn create(path: &Path) -> Result<RunLog, String> {
-        let file = File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    pub fn create(path: &Path) -> Result<RunLog, RunLogError> {
+        let file = File::create(path).map_err(cannot_write(path))?;
         Ok(RunLog { file, path: path.to_path_buf() })
     }
 
     /// The log at `path`, appended to after what it holds.
-    pub fn append_to(path: &Path) -> Result<RunLog, String> {
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    pub fn append_to(path: &Path) -> Result<RunLog, RunLogError> {
+        let file = OpenOptions::new().append(true).create(true).open(path).map_err(cannot_write(path))?;
         Ok(RunLog { file, path: path.to_path_buf() })
     }
 
     /// Appends `case` as one line and syncs it to disk before returning.
-    pub fn append(&mut self, case: &CaseResult) -> Result<(), String> {
-        let mut line = serde_json::to_string(case).map_err(|e| e.to_string())?;
+    pub fn append(&mut self, case: &CaseResult) -> Result<(), RunLogError> {
+        let mut line = serde_json::to_string(case).map_err(RunLogError::Encode)?;
         line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
+        self.file.write_all(line.as_bytes()).and_then(|()| self.file.sync_data()).map_err(cannot_write(&self.path))
     }
 }
 
@@ -60,9 +71,9 @@ pub struct Recovered {
 /// a case run, is what a process killed while writing leaves: it is cut off
 /// the file (so appends start on a line of their own) and named in
 /// `dropped`. Any other line that is not a case run is an error naming it.
-pub fn recover(path: &Path) -> Result<Recovered, String> {
+pub fn recover(path: &Path) -> Result<Recovered, RunLogError> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|source| RunLogError::Read { path: path.to_path_buf(), source })?;
     let mut cases = Vec::new();
     let mut at = 0;
     let mut number = 0;
@@ -84,7 +95,7 @@ pub fn recover(path: &Path) -> Result<Recovered, String> {
             // Without its newline the line was not finished, even if it parses.
             Ok(_) => Some("no newline"),
             Err(_) if next == bytes.len() => Some(if whole { "not a case run" } else { "no newline" }),
-            Err(e) => return Err(format!("{shown}:{number}: not a case run: {e}")),
+            Err(source) => return Err(RunLogError::NotACaseRun { path: path.to_path_buf(), line: number, source }),
         };
         if let Some(why) = torn {
             cut(path, at)?;
@@ -98,12 +109,9 @@ pub fn recover(path: &Path) -> Result<Recovered, String> {
 }
 
 /// Cuts the file at `path` to its first `len` bytes, synced.
-fn cut(path: &Path, len: usize) -> Result<(), String> {
-    let file =
-        OpenOptions::new().write(true).open(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    file.set_len(len as u64)
-        .and_then(|()| file.sync_data())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+fn cut(path: &Path, len: usize) -> Result<(), RunLogError> {
+    let file = OpenOptions::new().write(true).open(path).map_err(cannot_write(path))?;
+    file.set_len(len as u64).and_then(|()| file.sync_data()).map_err(cannot_write(path))
 }
 
 #[cfg(test)]

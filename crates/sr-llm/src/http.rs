@@ -409,8 +409,8 @@ impl<D: Decoder> Decoding<D> {
         let mut events = Vec::new();
         let parsed = self.parser.push(chunk, &mut events);
         self.dispatch(events, post);
-        if let Err(message) = parsed {
-            self.fail(post.protocol(message));
+        if let Err(error) = parsed {
+            self.fail(post.protocol(error.to_string()));
         }
     }
 
@@ -419,7 +419,7 @@ impl<D: Decoder> Decoding<D> {
         let parsed = self.parser.finish(&mut events);
         self.dispatch(events, post);
         match parsed {
-            Err(message) => self.fail(post.protocol(message)),
+            Err(error) => self.fail(post.protocol(error.to_string())),
             Ok(()) if !self.seen => self.fail(post.protocol("the event stream ended without any event".into())),
             // Neither `[DONE]` nor a finish reason: the connection was cut
             // mid-reply, which a retry may get whole.

@@ -16,6 +16,20 @@ use futures::stream::{BoxStream, Stream, StreamExt};
 /// The longest line, and the most data one event may gather.
 pub const MAX_EVENT_BYTES: usize = 16 << 20;
 
+/// Why a byte stream is not an event stream, or stopped being one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SseError {
+    #[error("an event-stream line is not UTF-8")]
+    NotUtf8,
+    #[error("an event-stream line is longer than {} MiB", MAX_EVENT_BYTES >> 20)]
+    LineTooLong,
+    #[error("an event's data is longer than {} MiB", MAX_EVENT_BYTES >> 20)]
+    DataTooLong,
+    /// The transport failed: its error, as it tells it.
+    #[error("the event stream broke: {0}")]
+    Broke(String),
+}
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -34,14 +48,14 @@ pub struct SseParser {
 
 impl SseParser {
     /// Feeds a chunk, pushing every event it completes.
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.buffer.extend_from_slice(chunk);
         let mut start = 0;
         let mut from = self.scanned;
         while let Some(newline) = self.buffer[from..].iter().position(|&b| b == b'\n') {
             let end = from + newline;
             let line = self.buffer[start..end].strip_suffix(b"\r").unwrap_or(&self.buffer[start..end]);
-            let line = std::str::from_utf8(line).map_err(|_| "an event-stream line is not UTF-8".to_owned())?;
+            let line = std::str::from_utf8(line).map_err(|_| SseError::NotUtf8)?;
             let line = line.to_owned();
             start = end + 1;
             from = start;
@@ -50,21 +64,21 @@ impl SseParser {
         self.buffer.drain(..start);
         self.scanned = self.buffer.len();
         if self.buffer.len() > MAX_EVENT_BYTES {
-            return Err(format!("an event-stream line is longer than {} MiB", MAX_EVENT_BYTES >> 20));
+            return Err(SseError::LineTooLong);
         }
         Ok(())
     }
 
     /// Ends the input: a last line without a newline and an event without its
     /// blank line are still delivered, as lenient servers end streams that way.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), String> {
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if !self.buffer.is_empty() {
             self.push(b"\n", out)?;
         }
         self.line("", out)
     }
 
-    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) -> Result<(), String> {
+    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if line.is_empty() {
             if let Some(data) = self.data.take() {
                 out.push(SseEvent { event: self.event.take(), data });
@@ -81,7 +95,7 @@ impl SseParser {
             "data" => match &mut self.data {
                 Some(data) => {
                     if data.len() + value.len() > MAX_EVENT_BYTES {
-                        return Err(format!("an event's data is longer than {} MiB", MAX_EVENT_BYTES >> 20));
+                        return Err(SseError::DataTooLong);
                     }
                     data.push('\n');
                     data.push_str(value);
@@ -99,11 +113,11 @@ impl SseParser {
 /// the last item; the end of the stream delivers an event left unterminated.
 pub fn events<E: Display + Send + 'static>(
     bytes: impl Stream<Item = Result<Bytes, E>> + Send + 'static,
-) -> BoxStream<'static, Result<SseEvent, String>> {
+) -> BoxStream<'static, Result<SseEvent, SseError>> {
     struct State<E> {
         bytes: BoxStream<'static, Result<Bytes, E>>,
         parser: SseParser,
-        ready: VecDeque<Result<SseEvent, String>>,
+        ready: VecDeque<Result<SseEvent, SseError>>,
         ended: bool,
     }
     let state = State { bytes: bytes.boxed(), parser: SseParser::default(), ready: VecDeque::new(), ended: false };
@@ -122,7 +136,7 @@ pub fn events<E: Display + Send + 'static>(
             let mut out = Vec::new();
             let parsed = match state.bytes.next().await {
                 Some(Ok(chunk)) => state.parser.push(&chunk, &mut out),
-                Some(Err(e)) => Err(format!("the event stream broke: {e}")),
+                Some(Err(e)) => Err(SseError::Broke(e.to_string())),
                 None => {
                     state.ended = true;
                     state.parser.finish(&mut out)
@@ -178,14 +192,18 @@ mod tests {
     fn an_endless_line_or_event_is_an_error() {
         let mut parser = SseParser::default();
         let chunk = vec![b'x'; 1 << 20];
-        let errors: Vec<String> = (0..17).filter_map(|_| parser.push(&chunk, &mut Vec::new()).err()).collect();
+        let errors: Vec<String> =
+            (0..17).filter_map(|_| parser.push(&chunk, &mut Vec::new()).err().map(|e| e.to_string())).collect();
         assert_eq!(errors, ["an event-stream line is longer than 16 MiB"]);
 
         // Sixteen 1 MiB lines and their line breaks pass 16 MiB.
         let mut parser = SseParser::default();
         let line = format!("data: {}\n", "y".repeat(1 << 20));
         let first = (1..=16).find_map(|n| parser.push(line.as_bytes(), &mut Vec::new()).err().map(|e| (n, e)));
-        assert_eq!(first, Some((16, "an event's data is longer than 16 MiB".to_string())));
+        assert_eq!(
+            first.map(|(n, e)| (n, e.to_string())),
+            Some((16, "an event's data is longer than 16 MiB".to_string()))
+        );
     }
 
     /// A long line in small chunks is scanned once: rescanning the buffer on
@@ -207,10 +225,11 @@ mod tests {
     async fn a_byte_stream_becomes_events_then_its_error() {
         let chunks: Vec<Result<Bytes, String>> =
             vec![Ok(Bytes::from("data: a\n\nda")), Ok(Bytes::from("ta: b\n")), Err("reset".to_string())];
-        let got: Vec<Result<SseEvent, String>> = events(futures::stream::iter(chunks)).collect().await;
-        assert_eq!(got, [Ok(event(None, "a")), Err("the event stream broke: reset".to_string())]);
+        let got: Vec<Result<SseEvent, SseError>> = events(futures::stream::iter(chunks)).collect().await;
+        assert_eq!(got, [Ok(event(None, "a")), Err(SseError::Broke("reset".to_string()))]);
+        assert_eq!(SseError::Broke("reset".to_string()).to_string(), "the event stream broke: reset");
         let chunks: Vec<Result<Bytes, String>> = vec![Ok(Bytes::from("event: endpoint\ndata: /m"))];
-        let got: Vec<Result<SseEvent, String>> = events(futures::stream::iter(chunks)).collect().await;
+        let got: Vec<Result<SseEvent, SseError>> = events(futures::stream::iter(chunks)).collect().await;
         assert_eq!(got, [Ok(event(Some("endpoint"), "/m"))]);
     }
 
@@ -218,6 +237,7 @@ mod tests {
     fn invalid_utf8_is_an_error() {
         let mut parser = SseParser::default();
         let err = parser.push(b"data: \xff\xfe\n\n", &mut Vec::new()).unwrap_err();
-        assert!(err.contains("UTF-8"));
+        assert_eq!(err, SseError::NotUtf8);
+        assert!(err.to_string().contains("UTF-8"));
     }
 }

@@ -15,7 +15,7 @@ pub(crate) enum ConnectError {
     #[error("the event stream was refused: HTTP {0}")]
     Refused(reqwest::StatusCode),
     #[error("bad event stream: {0}")]
-    BadStream(String),
+    BadStream(sr_llm::sse::SseError),
     #[error("the event stream ended before naming its endpoint")]
     NoEndpoint,
     #[error("bad endpoint '{data}': {source}")]
@@ -40,4 +40,48 @@ pub enum RecordingError {
     Cassette(#[from] sr_llm::LlmError),
     #[error("line {line}: the MCP listing has {what}")]
     Listing { line: usize, what: &'static str },
+}
+
+/// Why a server's definition cannot be used; nothing was contacted.
+#[cfg(feature = "client")]
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DefinitionError {
+    #[error("environment variable '{var}' (needed by {what}) is not set")]
+    MissingVar { var: String, what: String },
+    #[error(
+        "`with auth` needs an HTTP server; pass a stdio server its secrets as options, \
+         which become its environment variables"
+    )]
+    AuthOnStdio,
+    #[error("the stdio command line has an unclosed quote")]
+    UnclosedQuote,
+    #[error("the stdio command line is empty: write `mcp \"stdio:COMMAND ARGS\"`")]
+    EmptyCommand,
+    /// An option's key.
+    #[error("option '{0}' is not a valid HTTP header name")]
+    HeaderName(String),
+    /// What the value is (the auth value, an option).
+    #[error("{0} is not a valid HTTP header value")]
+    HeaderValue(String),
+    #[error("the URL must start with http://, https:// or stdio:")]
+    Scheme,
+}
+
+/// Why a call to a server's tool gave no result. Its text is what the model
+/// is told, free of the run's secrets.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolCallError {
+    #[error("the arguments must be a JSON object, got {0}")]
+    NotAnObject(serde_json::Value),
+    #[error("MCP tool '{tool}' of server '{server}' did not answer within {seconds}s")]
+    Timeout { tool: String, server: String, seconds: f64 },
+    /// The request failed: `MCP server 'NAME': why`, secrets redacted.
+    #[error("{0}")]
+    Server(String),
+    /// The result was flagged an error: what the tool said.
+    #[error("{0}")]
+    Failed(String),
+    /// The model's name of the tool.
+    #[error("MCP tool '{0}' is only listed in the recording; its server is not contacted")]
+    OnlyListed(String),
 }

@@ -11,9 +11,9 @@ use sr_llm::{Cassette, LlmError};
 
 #[cfg(feature = "client")]
 use crate::connect;
-#[cfg(feature = "client")]
-use crate::error::ConnectError;
 use crate::error::RecordingError;
+#[cfg(feature = "client")]
+use crate::error::{ConnectError, DefinitionError};
 #[cfg(feature = "client")]
 use crate::live::{self, Live};
 #[cfg(feature = "client")]
@@ -50,7 +50,7 @@ impl Entry {
 enum State {
     /// The server as resolved (or why it cannot be).
     #[cfg(feature = "client")]
-    Unused(Result<Server, (String, String)>),
+    Unused(Result<Server, (String, DefinitionError)>),
     /// Connected, or failed to.
     Ready(Listing),
     Closed,
@@ -201,7 +201,7 @@ impl Hub {
         let State::Unused(resolved) = std::mem::replace(&mut *state, State::Closed) else { return };
         let (url, listing) = match resolved {
             Ok(server) => (server.url.clone(), open(server, &self.options).await),
-            Err((url, e)) => (url.clone(), Listing::failed(name, &url, &e)),
+            Err((url, e)) => (url.clone(), Listing::failed(name, &url, &e.to_string())),
         };
         let recording = self.recording.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         *state = State::Ready(match recording.map(|cassette| cassette.append(&listing_entry(name, &listing))) {
@@ -373,6 +373,6 @@ mod tests {
         let replayed = Hub::from_recording(&recorded.to_string()).unwrap();
         let (tools, warning) = replayed.use_tools("s").await;
         assert_eq!((tools.len(), warning), (1, None));
-        assert!(tools[0].call(json!({})).await.unwrap_err().contains("only listed in the recording"));
+        assert!(tools[0].call(json!({})).await.unwrap_err().to_string().contains("only listed in the recording"));
     }
 }

@@ -58,7 +58,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use error::RecordingError;
+pub use error::{RecordingError, ToolCallError};
 pub use hub::Hub;
 pub use tool::McpTool;
 pub use vars::{MissingVar, substitute};

@@ -8,6 +8,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceC
 use serde_json::Value;
 
 use crate::Spec;
+use crate::ToolCallError;
 use crate::connect::Client;
 use crate::secret::Secrets;
 
@@ -22,7 +23,7 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub(crate) async fn call(&self, args: Value, key: Option<&str>) -> Result<Value, String> {
+    pub(crate) async fn call(&self, args: Value, key: Option<&str>) -> Result<Value, ToolCallError> {
         let mut params = CallToolRequestParams::new(self.remote.clone());
         if let Some(key) = key {
             let mut meta = rmcp::model::RequestMetaObject::default();
@@ -32,17 +33,18 @@ impl Live {
         match args {
             Value::Object(arguments) => params = params.with_arguments(arguments),
             Value::Null => {}
-            other => return Err(format!("the arguments must be a JSON object, got {other}")),
+            other => return Err(ToolCallError::NotAnObject(other)),
         }
         // On timeout the request future is dropped, which tells the server to cancel it.
         match tokio::time::timeout(self.timeout, self.client.call_tool(params)).await {
-            Err(_) => Err(format!(
-                "MCP tool '{}' of server '{}' did not answer within {}s",
-                self.remote,
-                self.server,
-                self.timeout.as_secs_f64()
-            )),
-            Ok(Err(e)) => Err(self.secrets.redact(&format!("MCP server '{}': {e}", self.server))),
+            Err(_) => Err(ToolCallError::Timeout {
+                tool: self.remote.clone(),
+                server: self.server.clone(),
+                seconds: self.timeout.as_secs_f64(),
+            }),
+            Ok(Err(e)) => {
+                Err(ToolCallError::Server(self.secrets.redact(&format!("MCP server '{}': {e}", self.server))))
+            }
             Ok(Ok(result)) => outcome(result),
         }
     }
@@ -82,7 +84,7 @@ pub(crate) fn spec(server: &str, tool: &rmcp::model::Tool) -> Spec {
 
 /// The structured content when the server gives it, else the text of the
 /// content blocks; a result flagged as an error is a tool error.
-fn outcome(result: CallToolResult) -> Result<Value, String> {
+fn outcome(result: CallToolResult) -> Result<Value, ToolCallError> {
     let text = result.content.iter().map(block_text).collect::<Vec<_>>().join("\n");
     if result.is_error == Some(true) {
         let message = match (text.is_empty(), &result.structured_content) {
@@ -90,7 +92,7 @@ fn outcome(result: CallToolResult) -> Result<Value, String> {
             (true, Some(value)) => value.to_string(),
             (true, None) => "the tool reported an error without saying what".to_string(),
         };
-        return Err(message);
+        return Err(ToolCallError::Failed(message));
     }
     Ok(result.structured_content.unwrap_or(Value::String(text)))
 }
@@ -162,8 +164,8 @@ mod tests {
     #[test]
     fn flagged_results_are_tool_errors() {
         let failed = result(json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}));
-        assert_eq!(outcome(failed), Err("bad input".into()));
+        assert_eq!(outcome(failed), Err(ToolCallError::Failed("bad input".into())));
         let bare = result(json!({"content": [], "isError": true}));
-        assert_eq!(outcome(bare), Err("the tool reported an error without saying what".into()));
+        assert_eq!(outcome(bare), Err(ToolCallError::Failed("the tool reported an error without saying what".into())));
     }
 }

@@ -3,6 +3,7 @@
 
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
+use crate::error::DefinitionError;
 use crate::secret::Secrets;
 use crate::vars::substitute;
 use crate::{AuthKind, Definition};
@@ -49,7 +50,7 @@ impl Server {
         name: &str,
         definition: &Definition,
         lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Server, String> {
+    ) -> Result<Server, DefinitionError> {
         let Definition { url, auth, options } = definition;
         let secrets = std::cell::RefCell::new(Secrets::default());
         // Each variable's value is a secret on its own: a server may echo the
@@ -63,7 +64,7 @@ impl Server {
         };
         let resolve = |what: &str, value: &str| {
             substitute(value, recording)
-                .map_err(|missing| format!("environment variable '{}' (needed by {what}) is not set", missing.0))
+                .map_err(|missing| DefinitionError::MissingVar { var: missing.0, what: what.to_string() })
         };
         let auth = auth
             .as_ref()
@@ -78,16 +79,14 @@ impl Server {
         let options = options
             .iter()
             .map(|(key, value)| Ok((key.clone(), resolve(&format!("option '{key}'"), value)?)))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, DefinitionError>>()?;
 
         let target = if let Some(command) = url.strip_prefix("stdio:") {
             if auth.is_some() {
-                return Err("`with auth` needs an HTTP server; pass a stdio server its secrets as options, \
-                            which become its environment variables"
-                    .into());
+                return Err(DefinitionError::AuthOnStdio);
             }
-            let mut words = shlex::split(command).ok_or("the stdio command line has an unclosed quote")?.into_iter();
-            let program = words.next().ok_or("the stdio command line is empty: write `mcp \"stdio:COMMAND ARGS\"`")?;
+            let mut words = shlex::split(command).ok_or(DefinitionError::UnclosedQuote)?.into_iter();
+            let program = words.next().ok_or(DefinitionError::EmptyCommand)?;
             Target::Stdio { program, args: words.collect(), env: options }
         } else if url.starts_with("http://") || url.starts_with("https://") {
             let mut headers = Vec::new();
@@ -95,8 +94,8 @@ impl Server {
                 headers.push((AUTHORIZATION, header_value(&format!("{scheme} {value}"), "the auth value")?));
             }
             for (key, value) in &options {
-                let name = HeaderName::from_bytes(key.as_bytes())
-                    .map_err(|_| format!("option '{key}' is not a valid HTTP header name"))?;
+                let name =
+                    HeaderName::from_bytes(key.as_bytes()).map_err(|_| DefinitionError::HeaderName(key.clone()))?;
                 headers.push((name, header_value(value, &format!("option '{key}'"))?));
             }
             let url = url.clone();
@@ -106,15 +105,15 @@ impl Server {
                 Target::StreamableHttp { url, headers }
             }
         } else {
-            return Err("the URL must start with http://, https:// or stdio:".into());
+            return Err(DefinitionError::Scheme);
         };
         Ok(Server { name: name.to_string(), url: url.clone(), target, secrets: secrets.into_inner() })
     }
 }
 
 /// A header value marked sensitive, so that HTTP clients never log it.
-fn header_value(value: &str, what: &str) -> Result<HeaderValue, String> {
-    let mut value = HeaderValue::from_str(value).map_err(|_| format!("{what} is not a valid HTTP header value"))?;
+fn header_value(value: &str, what: &str) -> Result<HeaderValue, DefinitionError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| DefinitionError::HeaderValue(what.to_string()))?;
     value.set_sensitive(true);
     Ok(value)
 }
@@ -128,7 +127,7 @@ mod tests {
         (name == "TOKEN").then(|| "tok-123".to_string())
     }
 
-    fn resolve(url: &str, auth: Option<(AuthKind, &str)>, options: &[(&str, &str)]) -> Result<Server, String> {
+    fn resolve(url: &str, auth: Option<(AuthKind, &str)>, options: &[(&str, &str)]) -> Result<Server, DefinitionError> {
         let auth = auth.map(|(kind, value)| Auth { kind, value: value.into() });
         let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Server::resolve("srv", &Definition { url: url.into(), auth, options }, &env)
@@ -144,9 +143,10 @@ mod tests {
         assert!(target("http://h/mcp").starts_with("StreamableHttp"));
         assert!(target("https://h/SSE").starts_with("Sse"));
         assert!(target("http://h/v1/sse?x=1").starts_with("Sse"));
-        assert_eq!(resolve("ftp://h", None, &[]).unwrap_err(), "the URL must start with http://, https:// or stdio:");
-        assert!(resolve("stdio:  ", None, &[]).unwrap_err().contains("empty"));
-        assert!(resolve("stdio:a 'b", None, &[]).unwrap_err().contains("unclosed quote"));
+        let refused = |url| resolve(url, None, &[]).unwrap_err().to_string();
+        assert_eq!(refused("ftp://h"), "the URL must start with http://, https:// or stdio:");
+        assert!(refused("stdio:  ").contains("empty"));
+        assert!(refused("stdio:a 'b").contains("unclosed quote"));
     }
 
     #[test]
@@ -173,25 +173,30 @@ mod tests {
         let Target::Stdio { env, .. } = &server.target else { panic!() };
         assert_eq!(env, &[("API_KEY".to_string(), "tok-123".to_string())]);
         assert!(!format!("{server:?}").contains("tok-123"));
-        assert!(resolve("stdio:srv", Some((AuthKind::Bearer, "x")), &[]).unwrap_err().contains("needs an HTTP server"));
+        assert!(
+            resolve("stdio:srv", Some((AuthKind::Bearer, "x")), &[])
+                .unwrap_err()
+                .to_string()
+                .contains("needs an HTTP server")
+        );
     }
 
     #[test]
     fn missing_variables_and_bad_headers_are_clear_errors() {
         assert_eq!(
-            resolve("http://h", Some((AuthKind::Bearer, "${env:MISSING_ONE}")), &[]).unwrap_err(),
+            resolve("http://h", Some((AuthKind::Bearer, "${env:MISSING_ONE}")), &[]).unwrap_err().to_string(),
             "environment variable 'MISSING_ONE' (needed by its auth) is not set"
         );
         assert_eq!(
-            resolve("http://h", None, &[("X", "${NOPE}")]).unwrap_err(),
+            resolve("http://h", None, &[("X", "${NOPE}")]).unwrap_err().to_string(),
             "environment variable 'NOPE' (needed by option 'X') is not set"
         );
         assert_eq!(
-            resolve("http://h", None, &[("X", "a\nb")]).unwrap_err(),
+            resolve("http://h", None, &[("X", "a\nb")]).unwrap_err().to_string(),
             "option 'X' is not a valid HTTP header value"
         );
         assert_eq!(
-            resolve("http://h", None, &[("bad name", "v")]).unwrap_err(),
+            resolve("http://h", None, &[("bad name", "v")]).unwrap_err().to_string(),
             "option 'bad name' is not a valid HTTP header name"
         );
     }

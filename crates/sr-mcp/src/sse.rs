@@ -11,7 +11,7 @@ use reqwest::{Client, Url};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use sr_llm::sse::{SseEvent, events};
+use sr_llm::sse::{SseError, SseEvent, events};
 
 use crate::error::ConnectError;
 
@@ -19,7 +19,7 @@ pub(crate) struct SseTransport {
     http: Client,
     endpoint: Url,
     headers: HeaderMap,
-    events: BoxStream<'static, Result<SseEvent, String>>,
+    events: BoxStream<'static, Result<SseEvent, SseError>>,
 }
 
 impl SseTransport {

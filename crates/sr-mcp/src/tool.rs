@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use crate::Spec;
 #[cfg(feature = "client")]
 use crate::live::Live;
+use crate::{Spec, ToolCallError};
 
 /// A tool of a connected server, or one listed in a recording.
 pub struct McpTool {
@@ -27,25 +27,22 @@ impl McpTool {
 
     /// Calls the tool with `args` (a JSON object, or null for none); the error
     /// is a message for the model, free of secrets.
-    pub async fn call(&self, args: Value) -> Result<Value, String> {
+    pub async fn call(&self, args: Value) -> Result<Value, ToolCallError> {
         self.call_with(args, None).await
     }
 
     /// Like [`McpTool::call`], with `key` in the request's `_meta` under
     /// [`crate::IDEMPOTENCY_KEY_META`], for a server that deduplicates.
-    pub async fn call_keyed(&self, args: Value, key: &str) -> Result<Value, String> {
+    pub async fn call_keyed(&self, args: Value, key: &str) -> Result<Value, ToolCallError> {
         self.call_with(args, Some(key)).await
     }
 
     #[cfg_attr(not(feature = "client"), allow(unused_variables, clippy::unused_async))]
-    async fn call_with(&self, args: Value, key: Option<&str>) -> Result<Value, String> {
+    async fn call_with(&self, args: Value, key: Option<&str>) -> Result<Value, ToolCallError> {
         match &self.source {
             #[cfg(feature = "client")]
             Source::Live(live) => live.call(args, key).await,
-            Source::Listed => Err(format!(
-                "MCP tool '{}' is only listed in the recording; its server is not contacted",
-                self.spec.name
-            )),
+            Source::Listed => Err(ToolCallError::OnlyListed(self.spec.name.clone())),
         }
     }
 }

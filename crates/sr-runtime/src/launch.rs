@@ -31,7 +31,7 @@ use crate::tools::Jail;
 use crate::{Env, RunOptions, Runtime};
 
 pub use error::LaunchError;
-pub use resume::Resume;
+pub use resume::{Resume, ResumeError};
 use stored::{SessionRun, StoredRun};
 
 /// What to run, and against what.

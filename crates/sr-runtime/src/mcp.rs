@@ -243,12 +243,12 @@ impl Tool for McpTool {
     }
 
     fn call(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
-        async move { self.0.call(args).await.map_err(ToolError) }.boxed()
+        async move { self.0.call(args).await.map_err(|e| ToolError(e.to_string())) }.boxed()
     }
 
     fn call_keyed(&self, args: Value, key: &str) -> BoxFuture<'_, Result<Value, ToolError>> {
         let key = key.to_string();
-        async move { self.0.call_keyed(args, &key).await.map_err(ToolError) }.boxed()
+        async move { self.0.call_keyed(args, &key).await.map_err(|e| ToolError(e.to_string())) }.boxed()
     }
 
     fn idempotent(&self) -> bool {

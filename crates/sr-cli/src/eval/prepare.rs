@@ -181,7 +181,7 @@ fn servers(config: &RunConfig, cases: &[Case]) -> Result<Arc<Servers>, Vec<Strin
     let key = match config.api_key_file.as_deref().map(remote::read_key).transpose() {
         Ok(key) => key,
         Err(e) => {
-            problems.push(e);
+            problems.push(e.to_string());
             None
         }
     };
@@ -189,7 +189,7 @@ fn servers(config: &RunConfig, cases: &[Case]) -> Result<Arc<Servers>, Vec<Strin
         Ok(servers) if problems.is_empty() => Ok(Arc::new(servers)),
         Ok(_) => Err(problems),
         Err(e) => {
-            problems.push(e);
+            problems.push(e.to_string());
             Err(problems)
         }
     }

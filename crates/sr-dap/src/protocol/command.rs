@@ -7,6 +7,15 @@ use serde_json::Value;
 
 use super::arguments::*;
 
+/// Why a request cannot be read: its text is the error response's message.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("sr-dap does not handle the request '{0}'")]
+    Unknown(String),
+    #[error("bad arguments for '{command}': {source}")]
+    BadArguments { command: String, source: serde_json::Error },
+}
+
 macro_rules! commands {
     ($($name:literal => $variant:ident $(($args:ty))?,)*) => {
         /// A request's command and arguments.
@@ -22,10 +31,10 @@ macro_rules! commands {
 
             /// Reads `command` with its `arguments`; an unknown command or
             /// arguments of the wrong shape are an error for the client.
-            pub fn parse(command: &str, arguments: Value) -> Result<Command, String> {
+            pub fn parse(command: &str, arguments: Value) -> Result<Command, CommandError> {
                 match command {
                     $($name => Ok(commands!(@build $variant, command, arguments $(, $args)?)),)*
-                    other => Err(format!("sr-dap does not handle the request '{other}'")),
+                    other => Err(CommandError::Unknown(other.to_string())),
                 }
             }
         }
@@ -73,9 +82,9 @@ commands! {
     "streetraceSwitchFork" => SwitchFork(SwitchForkArguments),
 }
 
-fn read<T: DeserializeOwned>(command: &str, arguments: Value) -> Result<T, String> {
+fn read<T: DeserializeOwned>(command: &str, arguments: Value) -> Result<T, CommandError> {
     let value = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
-    serde_json::from_value(value).map_err(|e| format!("bad arguments for '{command}': {e}"))
+    serde_json::from_value(value).map_err(|source| CommandError::BadArguments { command: command.to_string(), source })
 }
 
 #[cfg(test)]
@@ -93,10 +102,10 @@ mod tests {
             Ok(Command::StackTrace(StackTraceArguments { thread_id: 2, .. }))
         ));
         assert_eq!(
-            Command::parse("frobnicate", json!({})).unwrap_err(),
+            Command::parse("frobnicate", json!({})).unwrap_err().to_string(),
             "sr-dap does not handle the request 'frobnicate'"
         );
-        let bad = Command::parse("setBreakpoints", json!({"source": 3})).unwrap_err();
+        let bad = Command::parse("setBreakpoints", json!({"source": 3})).unwrap_err().to_string();
         assert!(bad.starts_with("bad arguments for 'setBreakpoints': invalid type"), "{bad}");
     }
 }

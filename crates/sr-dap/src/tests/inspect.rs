@@ -4,8 +4,10 @@ use serde_json::json;
 use sr_runtime::scripted::{Reply, ScriptedProvider, after_tool_results, instruction_contains};
 
 use super::{Harness, MAIN, line};
+use crate::evaluate::ExpressionError;
 use crate::inspect::InspectError;
 use crate::protocol::{EvaluateArguments, VariablesArguments};
+use crate::snapshot::EditError;
 use crate::stepping::StepKind;
 
 const PROGRAM: &str = concat!(
@@ -126,10 +128,11 @@ async fn expressions_evaluate_in_any_frame() {
     assert_eq!(h.evaluate(None, "count"), Ok("2".to_string()), "a hover on a bare name");
     assert_eq!(
         h.evaluate(Some(flow), "$answer"),
-        Err(InspectError::Expression("variable '$answer' is not defined".to_string()))
+        Err(InspectError::Expression(ExpressionError::Eval("variable '$answer' is not defined".to_string())))
     );
     let unread = h.evaluate(Some(flow), "$count +").unwrap_err();
-    assert!(matches!(&unread, InspectError::Expression(m) if m.starts_with("cannot read")), "{unread:?}");
+    assert!(matches!(&unread, InspectError::Expression(ExpressionError::Syntax { .. })), "{unread:?}");
+    assert!(unread.to_string().starts_with("cannot read"), "{unread}");
     let args = EvaluateArguments {
         expression: "filter [{s: 1}, {s: 5}] where .s > $count".into(),
         frame_id: Some(flow),
@@ -159,7 +162,8 @@ async fn set_variable_changes_what_the_run_sees() {
     assert_eq!(h.var(MAIN, "profile").unwrap().value, r#"{"name":"Grace","tags":[{"json":[1,2]},"engines","chess"]}"#);
     assert!(h.set(scope, "nothing", "1").is_err());
     let unread = h.set(scope, "count", "$undefined +").unwrap_err();
-    assert!(matches!(&unread, InspectError::Expression(m) if m.contains("not JSON either")), "{unread:?}");
+    assert!(matches!(&unread, InspectError::Expression(ExpressionError::NeitherDslNorJson(_))), "{unread:?}");
+    assert!(unread.to_string().ends_with("; it is not JSON either"), "{unread}");
     let run = h.scope(h.frame_id(MAIN, 0), "Run");
     assert_eq!(h.set(run, "input", "\"x\"").unwrap_err(), InspectError::NotEditable);
     h.cont();
@@ -191,9 +195,10 @@ async fn an_edited_model_call_is_what_the_model_gets() {
     assert_eq!(h.set(call, "max_tokens", "99").unwrap().value, "99");
     let refused = h.set(call, "model", "42").unwrap_err();
     assert!(
-        matches!(&refused, InspectError::Edit(m) if m.starts_with("the call would not be a valid request: invalid type: integer `42`")),
+        matches!(&refused, InspectError::Edit(EditError::InvalidRequest(m)) if m.starts_with("invalid type: integer `42`")),
         "{refused:?}"
     );
+    assert!(refused.to_string().starts_with("the call would not be a valid request: invalid type"), "{refused}");
     assert_eq!(h.children(call).iter().find(|v| v.name == "model").unwrap().value, "\"openai/test\"", "unchanged");
 
     // The tool call that follows cannot be edited.
@@ -237,10 +242,7 @@ async fn a_replaced_reply_is_what_the_agent_gets() {
     h.set(reply, "tool_calls", "[]").unwrap();
     h.set(reply, "finish_reason", "\"stop\"").unwrap();
     let refused = h.set(reply, "tool_calls", "3").unwrap_err();
-    assert!(
-        matches!(&refused, InspectError::Edit(m) if m.starts_with("the reply would not be a valid reply:")),
-        "{refused:?}"
-    );
+    assert!(matches!(&refused, InspectError::Edit(EditError::InvalidReply(_))), "{refused:?}");
     h.cont();
     assert_eq!(h.terminated().await, 0);
     assert_eq!(provider.requests().len(), 1, "no tool ran, no second call");

@@ -13,11 +13,11 @@ fn server_urls_are_checked_before_anything_is_sent() {
         ("not a url", "--server not a url: "),
     ];
     for (url, message) in bad {
-        let error = Servers::new(&urls(&[url]), None).err().unwrap();
+        let error = Servers::new(&urls(&[url]), None).err().unwrap().to_string();
         assert!(error.starts_with(message), "{url}: {error}");
     }
-    assert_eq!(Servers::new(&[], None).err().unwrap(), "no --server given");
-    let newline = Servers::new(&urls(&["http://h/"]), Some("a\nb")).err().unwrap();
+    assert_eq!(Servers::new(&[], None).err().unwrap().to_string(), "no --server given");
+    let newline = Servers::new(&urls(&["http://h/"]), Some("a\nb")).err().unwrap().to_string();
     assert_eq!(newline, "the API key holds characters an HTTP header cannot carry");
 }
 
@@ -28,8 +28,8 @@ fn the_key_is_the_files_first_line_that_is_not_a_comment() {
     std::fs::write(&file, "# for the eval server\n\n  key-0123456789abcdef  \nsecond\n").unwrap();
     assert_eq!(read_key(&file).unwrap(), "key-0123456789abcdef");
     std::fs::write(&file, "# none\n\n").unwrap();
-    assert!(read_key(&file).unwrap_err().ends_with("the file holds no key"));
-    assert!(read_key(&dir.path().join("missing")).unwrap_err().starts_with("--api-key-file "));
+    assert!(read_key(&file).unwrap_err().to_string().ends_with("the file holds no key"));
+    assert!(read_key(&dir.path().join("missing")).unwrap_err().to_string().starts_with("--api-key-file "));
 }
 
 #[test]

@@ -41,6 +41,8 @@ fn a_torn_last_line_is_cut_off_and_named_and_a_bad_middle_line_is_an_error() {
     }
     std::fs::write(&path, format!("{line}\nnot json\n{line}\n")).unwrap();
     let error = recover(&path).unwrap_err();
+    assert!(matches!(error, RunLogError::NotACaseRun { line: 2, .. }), "{error:?}");
+    let error = error.to_string();
     assert!(error.starts_with(&format!("{}:2: not a case run", path.display())), "{error}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{line}\nnot json\n{line}\n"), "left as it was");
 }

@@ -74,7 +74,7 @@ impl FlowScorer {
         };
         let provider: Arc<dyn Provider> = match judge {
             Ok(provider) => provider.clone(),
-            Err(why) => Arc::new(NoModel(why.clone())),
+            Err(why) => Arc::new(NoModel(why.to_string())),
         };
         let input = json!({"case": {"prompt": prompt}, "output": output, "files": files(&jail)});
         // Launched like any run, without a session: its file tools read the

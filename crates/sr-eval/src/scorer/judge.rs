@@ -9,7 +9,22 @@ use sr_llm::{ChatRequest, ChatResponse, Message, Provider};
 use super::{Score, structured, text_of};
 
 /// Where a case's judge calls go: a provider, or why there is none.
-pub type JudgeModel = Result<Arc<dyn Provider>, String>;
+pub type JudgeModel = Result<Arc<dyn Provider>, NoJudge>;
+
+/// Why a case's judge calls have nowhere to go.
+#[derive(Debug, thiserror::Error)]
+pub enum NoJudge {
+    /// No scorer of the case calls a model.
+    #[error("the case has no judge")]
+    NotAsked,
+    /// The judge's recording could not be started (the journal's reason).
+    #[error("{0}")]
+    Record(String),
+    #[error(transparent)]
+    Read(#[from] crate::case::CaseError),
+    #[error("{}: {cause}", path.display())]
+    BadRecording { path: std::path::PathBuf, cause: String },
+}
 
 #[derive(Debug)]
 pub struct Judge {

@@ -18,7 +18,7 @@ use sr_runtime::tools::{Jail, Opened};
 pub use findings::{Expected, Tally, shown, tally};
 pub use flow::FlowScorer;
 pub use json_path::JsonPath;
-pub use judge::{Judge, JudgeModel};
+pub use judge::{Judge, JudgeModel, NoJudge};
 pub(crate) use parse::parse;
 
 /// One entry of a case's `expect` list.

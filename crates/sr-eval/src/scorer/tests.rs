@@ -17,7 +17,7 @@ fn refused(spec: Value) -> String {
 }
 
 /// No judge model: only `judge` scorers ask for one.
-const NO_JUDGE: &JudgeModel = &Err(String::new());
+const NO_JUDGE: &JudgeModel = &Err(NoJudge::NotAsked);
 
 /// What a scorer sees of a run with this output, work directory and events.
 fn seen<'a>(output: Option<&'a Value>, work_dir: &'a Path, events: &'a [Event]) -> Observed<'a> {
@@ -227,7 +227,7 @@ fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
     assert!(!s.passed && s.detail.starts_with("the judge openai/gpt-4o failed: "), "{}", s.detail);
 
     let output = json!("x");
-    let none: JudgeModel = Err("no recording".into());
+    let none: JudgeModel = Err(NoJudge::Record("no recording".into()));
     let observed = Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "", judge: &none };
     let s = block_on(scorer(json!({"judge": "r", "model": "m"})).score(&observed));
     assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: no recording"));

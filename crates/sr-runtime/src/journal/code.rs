@@ -78,7 +78,7 @@ impl Journal {
             .filter(|path| !across.iter().any(|c| c.path == **path))
             .map(|path| Change { path: path.to_string(), before: State::Absent, after: first[path].clone() })
             .collect();
-        workspace.redo(&self.recorded, &restored)?;
-        workspace.redo(&self.recorded, across)
+        workspace.redo(&self.recorded, &restored).map_err(|e| e.to_string())?;
+        workspace.redo(&self.recorded, across).map_err(|e| e.to_string())
     }
 }

@@ -460,7 +460,7 @@ impl Journal {
     /// writing one file leave what they left then.
     pub fn settle_block(&self, at: &EffectAt) -> Result<(), String> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Replay) => workspace.settle(&self.recorded, at),
+            (Some(workspace), Mode::Replay) => workspace.settle(&self.recorded, at).map_err(|e| e.to_string()),
             _ => Ok(()),
         }
     }
@@ -470,7 +470,9 @@ impl Journal {
     /// replicas) goes on with the files it left.
     pub fn rebuild_files(&self) -> Result<(), String> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Resume) => workspace.redo(&self.recorded, &self.recorded.all_changes),
+            (Some(workspace), Mode::Resume) => {
+                workspace.redo(&self.recorded, &self.recorded.all_changes).map_err(|e| e.to_string())
+            }
             _ => Ok(()),
         }
     }
@@ -479,7 +481,7 @@ impl Journal {
     /// (a run going back in time starts there).
     pub fn rewind_files(&self) -> Result<(), String> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded),
+            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded).map_err(|e| e.to_string()),
             _ => Ok(()),
         }
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::entry::{FILES_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, TOOL_UPDATE_KIND};
-use super::workspace::Before;
+use super::workspace::{Before, RestoreError};
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 use crate::in_doubt::{Decision as InDoubt, Question};
 use crate::tools::{Report, Tool, ToolError, Update};
@@ -91,7 +91,7 @@ impl Journal {
             if let Some(why) = unrecorded {
                 return Err(ToolStop::Unrestorable(format!("the journal does not have the file changes of {why}")));
             }
-            workspace.redo(&self.recorded, changes).map_err(ToolStop::Unrestorable)?;
+            workspace.redo(&self.recorded, changes).map_err(|e| ToolStop::Unrestorable(e.to_string()))?;
         }
         // A call cut off by a crash: what it changed of its paths is
         // journaled before it is decided about, so that a replay of the
@@ -195,7 +195,7 @@ impl Journal {
         let Question { tool: name, args, idempotency_key } = question;
         match decision {
             InDoubt::Retry => {
-                self.put_back(at, tool).map_err(ToolStop::Unrestorable)?;
+                self.put_back(at, tool).map_err(|e| ToolStop::Unrestorable(e.to_string()))?;
                 Ok(self.live_tool(at, tool, &name, args, Some(idempotency_key), report).await)
             }
             InDoubt::Fail => Err(ToolStop::Failed(Question { tool: name, args, idempotency_key })),
@@ -222,7 +222,7 @@ impl Journal {
     /// A file tool that is not idempotent (an append) cut off after it
     /// changed its paths is made again from the state it started in, so
     /// that its change is made once whatever the crash interrupted.
-    fn put_back(&self, at: &EffectAt, tool: &dyn Tool) -> Result<(), String> {
+    fn put_back(&self, at: &EffectAt, tool: &dyn Tool) -> Result<(), RestoreError> {
         if tool.idempotent() || self.mode != Mode::Resume {
             return Ok(());
         }

@@ -35,6 +35,9 @@ use super::files::{Change, State, blob_entry, see};
 use super::{EffectAt, Journal};
 use crate::tools::{Jail, Opened};
 
+mod error;
+pub use error::{BadLimit, RestoreError, TooManyEntries};
+
 /// The variables that set the journal's [`Limits`] (a number of bytes or entries).
 pub const FILE_BYTES_VAR: &str = "STREETRACE_JOURNAL_FILE_BYTES";
 pub const RUN_BYTES_VAR: &str = "STREETRACE_JOURNAL_RUN_BYTES";
@@ -60,15 +63,11 @@ impl Default for Limits {
 impl Limits {
     /// The defaults, with what the environment sets; a value that is not a
     /// number is an error naming its variable.
-    pub fn from_env() -> Result<Limits, String> {
+    pub fn from_env() -> Result<Limits, BadLimit> {
         let mut limits = Limits::default();
-        let read = |var: &str| -> Result<Option<u64>, String> {
+        let read = |var: &'static str| -> Result<Option<u64>, BadLimit> {
             match std::env::var(var) {
-                Ok(text) => text
-                    .trim()
-                    .parse::<u64>()
-                    .map(Some)
-                    .map_err(|_| format!("{var}={text:?} is not a number (of bytes or entries)")),
+                Ok(text) => text.trim().parse::<u64>().map(Some).map_err(|_| BadLimit { var, text }),
                 Err(_) => Ok(None),
             }
         };
@@ -149,7 +148,7 @@ pub(crate) enum Before {
     /// journal knows (the call's `tree`).
     Tree(BTreeMap<String, Seen>, Vec<(String, State)>, Turn),
     /// The directory cannot be compared: why.
-    Unknown(String, Turn),
+    Unknown(TooManyEntries, Turn),
     Nothing,
 }
 
@@ -292,12 +291,12 @@ impl Workspace {
                         captured.changes = diff(&old, &new, |seen| &seen.state);
                         inner.known = Some(new);
                     }
-                    Err(why) => captured.unrecorded = Some(why),
+                    Err(why) => captured.unrecorded = Some(why.to_string()),
                 }
             }
             Before::Unknown(why, turn) => {
                 captured.turn = Some(turn);
-                captured.unrecorded = Some(why);
+                captured.unrecorded = Some(why.to_string());
             }
         }
         see(&mut inner.view, &captured.changes);
@@ -406,7 +405,7 @@ impl Workspace {
         &self,
         inner: &mut Inner,
         old: Option<&BTreeMap<String, Seen>>,
-    ) -> Result<BTreeMap<String, Seen>, String> {
+    ) -> Result<BTreeMap<String, Seen>, TooManyEntries> {
         let mut found = BTreeMap::new();
         let mut stack = vec![PathBuf::new()];
         while let Some(dir) = stack.pop() {
@@ -419,10 +418,7 @@ impl Workspace {
                 }
                 let Ok(meta) = entry.metadata() else { continue };
                 if found.len() >= self.limits.entries {
-                    return Err(format!(
-                        "the work directory has more than {} entries, the journal's limit ({ENTRIES_VAR})",
-                        self.limits.entries
-                    ));
+                    return Err(TooManyEntries { limit: self.limits.entries });
                 }
                 let stamp = (
                     meta.ino(),
@@ -451,9 +447,9 @@ impl Workspace {
     }
 
     /// Writes `state` at `path`, through the jail.
-    fn apply(&self, recorded: &Recorded, path: &str, state: &State) -> Result<(), String> {
-        let relative = self.jail.relative_path(path).map_err(|e| e.0)?;
-        let failed = |e: std::io::Error| format!("cannot restore {path}: {e}");
+    fn apply(&self, recorded: &Recorded, path: &str, state: &State) -> Result<(), RestoreError> {
+        let relative = self.jail.relative_path(path).map_err(|e| RestoreError::Path(e.0))?;
+        let failed = |source| RestoreError::Io { path: path.to_string(), source };
         let there = self.jail.lstat(&relative).ok().map(|stat| FileType::from_raw_mode(stat.st_mode));
         // What is there, unless it is a directory: a file, a symlink (removed
         // itself, never its target).
@@ -481,7 +477,7 @@ impl Workspace {
             }
             State::File { sha256, kept: true, mode, .. } => {
                 let Some(bytes) = recorded.blobs.get(sha256) else {
-                    return Err(format!("cannot restore {path}: the journal lacks its bytes (blob {sha256})"));
+                    return Err(RestoreError::NoBytes { path: path.to_string(), sha256: sha256.clone() });
                 };
                 clear()?;
                 let mut file = self.jail.open_write(&relative, false).map_err(failed)?;
@@ -493,7 +489,7 @@ impl Workspace {
                 }
             }
             State::File { kept: false, size, .. } => {
-                Err(format!("cannot restore {path} ({size} bytes): the journal has its hash only"))
+                Err(RestoreError::HashOnly { path: path.to_string(), size: *size })
             }
             State::Symlink { target } => {
                 if there == Some(FileType::Directory) {
@@ -508,11 +504,11 @@ impl Workspace {
 
     /// Makes recorded changes again: each path gets its `after`. When one
     /// cannot be restored nothing is touched, and the error names it.
-    pub(crate) fn redo(&self, recorded: &Recorded, changes: &[Change]) -> Result<(), String> {
+    pub(crate) fn redo(&self, recorded: &Recorded, changes: &[Change]) -> Result<(), RestoreError> {
         let unrestorable: Vec<String> =
             changes.iter().filter_map(|c| c.after.unrestorable(&c.path, &recorded.blobs)).collect();
         if !unrestorable.is_empty() {
-            return Err(format!("the journal cannot restore the files of this call: {}", unrestorable.join("; ")));
+            return Err(RestoreError::CallFiles(unrestorable));
         }
         for change in changes {
             self.apply(recorded, &change.path, &change.after)?;
@@ -525,14 +521,11 @@ impl Workspace {
     /// states), so that a call cut off after it changed them is made again
     /// from where it started. When one cannot be put back (a file kept by
     /// hash only), nothing is touched and the error names it.
-    pub(crate) fn put_back(&self, recorded: &Recorded, paths: &[(String, State)]) -> Result<(), String> {
+    pub(crate) fn put_back(&self, recorded: &Recorded, paths: &[(String, State)]) -> Result<(), RestoreError> {
         let unrestorable: Vec<String> =
             paths.iter().filter_map(|(path, state)| state.unrestorable(path, &recorded.blobs)).collect();
         if !unrestorable.is_empty() {
-            return Err(format!(
-                "cannot make the cut-off call again from the state it started in: {}",
-                unrestorable.join("; ")
-            ));
+            return Err(RestoreError::CutOffCall(unrestorable));
         }
         for (path, state) in paths {
             self.apply(recorded, path, state)?;
@@ -545,7 +538,7 @@ impl Workspace {
     /// cannot put back a state it would pass through (a file kept by hash
     /// only, a call whose changes it does not know), nothing is touched and
     /// the error names what.
-    pub(crate) fn rewind(&self, recorded: &Recorded) -> Result<(), String> {
+    pub(crate) fn rewind(&self, recorded: &Recorded) -> Result<(), RestoreError> {
         let mut missing: Vec<String> = recorded
             .all_changes
             .iter()
@@ -555,10 +548,7 @@ impl Workspace {
         missing.extend(recorded.unrecorded.iter().cloned());
         missing.dedup();
         if !missing.is_empty() {
-            return Err(format!(
-                "cannot go back in time: the journal cannot restore the work directory: {}",
-                missing.join("; ")
-            ));
+            return Err(RestoreError::GoBack(missing));
         }
         for change in recorded.all_changes.iter().rev() {
             self.apply(recorded, &change.path, &change.before)?;
@@ -569,7 +559,7 @@ impl Workspace {
 
     /// The file changes of a parallel block's branches, made again in the
     /// recorded order.
-    pub(crate) fn settle(&self, recorded: &Recorded, block: &EffectAt) -> Result<(), String> {
+    pub(crate) fn settle(&self, recorded: &Recorded, block: &EffectAt) -> Result<(), RestoreError> {
         for (_, changes) in recorded.changes_under(block) {
             self.redo(recorded, changes)?;
         }
@@ -610,7 +600,7 @@ impl Workspace {
         let now = match self.walk_from(&mut inner, None) {
             Ok(now) => now,
             Err(why) => {
-                captured.unrecorded = Some(why);
+                captured.unrecorded = Some(why.to_string());
                 return captured;
             }
         };

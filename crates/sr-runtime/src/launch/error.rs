@@ -62,7 +62,7 @@ pub enum LaunchError {
     /// The session's last run cannot be continued as asked (`launch::resume`
     /// says why: nothing to resume, an answer missing or not wanted).
     #[error("{0}")]
-    NotResumable(String),
+    NotResumable(super::resume::ResumeError),
     /// The run to continue is still running.
     #[error("run {run} of session {session} is still running")]
     Busy { session: String, run: i64 },

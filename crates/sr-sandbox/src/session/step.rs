@@ -9,8 +9,33 @@ use serde_json::Value;
 use super::{Live, SessionConfig};
 use crate::bridge::Received;
 use crate::protocol::{DriverMessage, DriverOutcome, HostMessage};
-use crate::tools::Toolbox;
+use crate::tools::{Invalid, Toolbox};
 use crate::{Event, Stream, ToolCall, ToolHost};
+
+/// Why a tool call of the code gives no value. Its text (cut to [`MAX_ERROR`]) is
+/// what the code is told and what the step's record keeps.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    #[error("there is no tool named '{0}'")]
+    NoTool(String),
+    /// The schema's complaints, each at its place in the arguments.
+    #[error("invalid arguments for {name}: {}", problems.join("; "))]
+    InvalidArguments { name: String, problems: Vec<String> },
+    #[error("{name} timed out after {seconds} s")]
+    TimedOut { name: String, seconds: f64 },
+    /// The host's tool failed: what it said.
+    #[error("{0}")]
+    Failed(String),
+    #[error("the result of {name} is {size} bytes, over the limit of {limit}")]
+    TooLarge { name: String, size: usize, limit: usize },
+    /// A replayed step's call, recorded as failed: the recorded text.
+    #[error("{0}")]
+    Recorded(String),
+    #[error("replay diverged: the step now calls {name}, it called {before} before")]
+    OtherTool { name: String, before: String },
+    #[error("replay diverged: {0} was not called before the restart")]
+    NotCalledBefore(String),
+}
 
 /// Tool error messages sent back to the driver are cut to this (schema errors quote
 /// the arguments).
@@ -118,7 +143,7 @@ pub(super) async fn execute(
                     }
                     None => serve(cx, &name, args.clone()).await,
                 }
-                .map_err(|error| truncate(&error, MAX_ERROR).to_string());
+                .map_err(|error| truncate(&error.to_string(), MAX_ERROR).to_string());
                 // Time in tools is limited per call, not charged to the step.
                 deadline += paused.elapsed();
                 emit(Event::ToolResult { step, id: id.clone(), tool: name.clone(), result: result.clone() });
@@ -151,27 +176,27 @@ pub(super) async fn execute(
 }
 
 /// A recorded result, if the replayed call is the one that was recorded.
-fn replayed(recorded: Option<&ToolCall>, name: &str, args: &Value) -> Result<Value, String> {
+fn replayed(recorded: Option<&ToolCall>, name: &str, args: &Value) -> Result<Value, CallError> {
     match recorded {
-        Some(call) if call.tool == name && &call.args == args => call.result.clone(),
-        Some(call) => Err(format!("replay diverged: the step now calls {name}, it called {} before", call.tool)),
-        None => Err(format!("replay diverged: {name} was not called before the restart")),
+        Some(call) if call.tool == name && &call.args == args => call.result.clone().map_err(CallError::Recorded),
+        Some(call) => Err(CallError::OtherTool { name: name.to_string(), before: call.tool.clone() }),
+        None => Err(CallError::NotCalledBefore(name.to_string())),
     }
 }
 
-async fn serve(cx: &Context<'_>, name: &str, args: Value) -> Result<Value, String> {
-    cx.toolbox.validate(name, &args)?;
+async fn serve(cx: &Context<'_>, name: &str, args: Value) -> Result<Value, CallError> {
+    cx.toolbox.validate(name, &args).map_err(|problem| match problem {
+        Invalid::NoTool => CallError::NoTool(name.to_string()),
+        Invalid::Arguments(problems) => CallError::InvalidArguments { name: name.to_string(), problems },
+    })?;
     let limit = cx.config.tool_timeout;
     match tokio::time::timeout(limit, cx.host.call(name, args)).await {
-        Err(_) => Err(format!("{name} timed out after {} s", limit.as_secs_f64())),
-        Ok(Err(error)) => Err(error.0),
+        Err(_) => Err(CallError::TimedOut { name: name.to_string(), seconds: limit.as_secs_f64() }),
+        Ok(Err(error)) => Err(CallError::Failed(error.0)),
         Ok(Ok(value)) => {
             let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
-            if size > cx.config.max_result_bytes {
-                Err(format!("the result of {name} is {size} bytes, over the limit of {}", cx.config.max_result_bytes))
-            } else {
-                Ok(value)
-            }
+            let limit = cx.config.max_result_bytes;
+            if size > limit { Err(CallError::TooLarge { name: name.to_string(), size, limit }) } else { Ok(value) }
         }
     }
 }

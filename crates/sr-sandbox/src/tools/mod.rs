@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::BoxFuture;
 
-pub(crate) use toolbox::Toolbox;
+pub(crate) use toolbox::{Invalid, Toolbox};
 
 /// A tool's declaration, as the model sees it.
 #[derive(Debug, Clone, PartialEq)]

@@ -74,9 +74,9 @@ impl Toolbox {
     }
 
     /// Checks that `name` is one of this session's tools and `args` fit its schema.
-    pub(crate) fn validate(&self, name: &str, args: &Value) -> Result<(), String> {
+    pub(crate) fn validate(&self, name: &str, args: &Value) -> Result<(), Invalid> {
         let Some(&index) = self.by_name.get(name) else {
-            return Err(format!("there is no tool named '{name}'"));
+            return Err(Invalid::NoTool);
         };
         let errors: Vec<String> = self.tools[index]
             .validator
@@ -87,8 +87,18 @@ impl Toolbox {
                 if path.is_empty() { error.to_string() } else { format!("{path}: {error}") }
             })
             .collect();
-        if errors.is_empty() { Ok(()) } else { Err(format!("invalid arguments for {name}: {}", errors.join("; "))) }
+        if errors.is_empty() { Ok(()) } else { Err(Invalid::Arguments(errors)) }
     }
+}
+
+/// Why a call does not fit the session's tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Invalid {
+    /// No tool has the name.
+    NoTool,
+    /// The schema's complaints (at most `MAX_REPORTED_ERRORS`), each at its
+    /// place in the arguments.
+    Arguments(Vec<String>),
 }
 
 #[cfg(test)]
@@ -111,8 +121,11 @@ mod tests {
         });
         let toolbox = Toolbox::new(vec![spec("weather", schema)]).unwrap();
         assert_eq!(toolbox.validate("weather", &json!({"city": "Oslo", "days": 2})), Ok(()));
-        assert_eq!(toolbox.validate("nope", &json!({})), Err("there is no tool named 'nope'".to_string()));
-        let error = toolbox.validate("weather", &json!({"days": 0, "extra": 1})).unwrap_err();
+        assert_eq!(toolbox.validate("nope", &json!({})), Err(Invalid::NoTool));
+        let Err(Invalid::Arguments(problems)) = toolbox.validate("weather", &json!({"days": 0, "extra": 1})) else {
+            panic!("the arguments passed")
+        };
+        let error = problems.join("; ");
         assert!(error.contains("\"city\" is a required property"), "{error}");
         assert!(error.contains("/days: 0 is less than the minimum of 1"), "{error}");
         assert!(error.contains("extra"), "{error}");
