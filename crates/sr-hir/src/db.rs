@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use salsa::Setter;
+use salsa::{Durability, Setter};
 
 use crate::LastPieces;
 
@@ -71,7 +71,8 @@ impl Db for RootDatabase {
 impl RootDatabase {
     fn new(storage: salsa::Storage<Self>, executed: Arc<Mutex<Option<Vec<String>>>>) -> Self {
         let mut db = RootDatabase { storage, workspace: None, last_pieces: Arc::default(), executed };
-        db.workspace = Some(Workspace::new(&db, BTreeMap::new(), BTreeMap::new()));
+        db.workspace =
+            Some(Workspace::builder(BTreeMap::new(), BTreeMap::new()).durability(Durability::MEDIUM).new(&db));
         db
     }
 
@@ -94,21 +95,49 @@ impl RootDatabase {
         RootDatabase::new(storage, executed)
     }
 
-    /// Adds a file or replaces its text.
+    /// Adds a file or replaces its text: a text an editor holds, which can
+    /// change at every keystroke (salsa's `Durability::LOW`).
     pub fn set_file(&mut self, path: impl AsRef<Path>, text: impl Into<Arc<str>>) -> File {
         let path = normalize(path.as_ref());
         let text = text.into();
-        if let Some(file) = self.file(&path) {
-            if **file.text(self) != *text {
-                file.set_text(self).to(text);
+        match self.file(&path) {
+            Some(file) => {
+                if **file.text(self) != *text {
+                    file.set_text(self).with_durability(Durability::LOW).to(text);
+                }
+                file
             }
-            return file;
+            None => self.add_file(path, text, Durability::LOW),
         }
-        let file = File::new(self, path.clone(), text);
+    }
+
+    /// Adds a file read from disk or replaces its text, even with an equal
+    /// one: a file no editor holds, which changes rarely (`Durability::MEDIUM`).
+    /// After an edit to a file set with [`RootDatabase::set_file`], what was
+    /// computed from such files alone is current without salsa walking its
+    /// inputs again (each piece of their parse): an edit's cost does not grow
+    /// with the closed files of the workspace.
+    pub fn set_disk_file(&mut self, path: impl AsRef<Path>, text: impl Into<Arc<str>>) -> File {
+        let path = normalize(path.as_ref());
+        let text = text.into();
+        match self.file(&path) {
+            Some(file) => {
+                file.set_text(self).with_durability(Durability::MEDIUM).to(text);
+                file
+            }
+            None => self.add_file(path, text, Durability::MEDIUM),
+        }
+    }
+
+    fn add_file(&mut self, path: PathBuf, text: Arc<str>, durability: Durability) -> File {
+        // A file's path never changes: it is what the file is.
+        let file =
+            File::builder(path.clone(), text).path_durability(Durability::HIGH).text_durability(durability).new(self);
         let workspace = self.workspace();
         let mut files = workspace.files(self).clone();
         files.insert(path, file);
-        workspace.set_files(self).to(files);
+        // Files come and go rarely: an edit leaves what reads the list current.
+        workspace.set_files(self).with_durability(Durability::MEDIUM).to(files);
         file
     }
 
@@ -122,7 +151,7 @@ impl RootDatabase {
         if let Some(file) = files.remove(&path) {
             self.last_pieces.forget(file);
             file.set_text(self).to(Arc::from(""));
-            workspace.set_files(self).to(files);
+            workspace.set_files(self).with_durability(Durability::MEDIUM).to(files);
         }
     }
 
@@ -132,7 +161,7 @@ impl RootDatabase {
     pub fn load_with_imports(&mut self, path: impl AsRef<Path>) -> Result<File, sr_files::ReadError> {
         let path = normalize(path.as_ref());
         let text = sr_files::read_source(&path)?;
-        let file = self.set_file(&path, text);
+        let file = self.set_disk_file(&path, text);
         let mut pending = vec![file];
         while let Some(file) = pending.pop() {
             for target in local_imports(self, file) {
@@ -149,7 +178,7 @@ impl RootDatabase {
     /// import's SR107.
     pub fn read_import(&mut self, path: &Path) -> Option<File> {
         let (file, reason) = match sr_files::read_source(path) {
-            Ok(text) => (Some(self.set_file(path, text)), None),
+            Ok(text) => (Some(self.set_disk_file(path, text)), None),
             Err(sr_files::ReadError::NotFound) => (None, None),
             Err(e) => (None, Some(e.to_string())),
         };
@@ -161,7 +190,7 @@ impl RootDatabase {
                 Some(reason) => unreadable.insert(path, reason),
                 None => unreadable.remove(&path),
             };
-            workspace.set_unreadable(self).to(unreadable);
+            workspace.set_unreadable(self).with_durability(Durability::MEDIUM).to(unreadable);
         }
         file
     }

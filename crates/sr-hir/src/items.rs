@@ -132,7 +132,9 @@ pub(crate) struct ParsedPiece {
 /// A top-level piece of some file's text, with its lookahead. Collected once
 /// no parse has read it for a few revisions (salsa reuses its slot, dropping
 /// the text and its parse), so that every version of a piece an editing
-/// session produced is not kept for the life of the server.
+/// session produced is not kept for the life of the server. Salsa collects
+/// only pieces interned by parses of editor texts (`Durability::LOW`): a piece
+/// a file read from disk ever had stays for the life of the database.
 #[salsa::interned]
 struct PieceText<'db> {
     #[returns(ref)]

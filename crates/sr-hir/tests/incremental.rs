@@ -171,3 +171,34 @@ fn an_edit_validates_nothing_of_an_unrelated_file() {
     let big = work_after_an_edit(&sr_testing::generated_workload(2_000));
     assert_eq!(small, big);
 }
+
+/// What the language server runs after an edit (the files of the edited
+/// file's programs, then its diagnostics) validates one memo of a closed file
+/// outside those programs, its imports', by durability: closed files are read
+/// from disk (`set_disk_file`), so salsa takes what was computed from them as
+/// current without walking their items and each piece of their parse. (With
+/// every file set as an editor's text, each edit walked them: 3.5 ms of 8.1 per
+/// edit beside 20 closed files of 10k lines and a 9.2 MB file.)
+#[test]
+fn an_edit_validates_only_the_imports_of_a_closed_file() {
+    let (mut db, file) = setup();
+    let closed = db.set_disk_file("/incremental/closed.sr", sr_testing::generated_workload(2_000));
+    for file in [closed, file] {
+        let _ = file_diagnostics(&db, file);
+        let _ = program_files(&db, file);
+    }
+    db.take_executed();
+    db.set_file("/incremental/main.sr", SOURCE.replace("log \"reviewed\"", "log \"reviewed twice\""));
+    assert_eq!(program_files(&db, file), ["/incremental/main.sr"]);
+    let _ = file_diagnostics(&db, file);
+    let key = format!("({:?})", salsa::plumbing::AsId::as_id(&closed));
+    let of_closed: Vec<String> = db.take_executed().into_iter().filter(|query| query.ends_with(&key)).collect();
+    assert_eq!(of_closed, [format!("validated file_imports{key}")]);
+}
+
+/// The files of the programs `file` belongs to, as the server asks for them.
+fn program_files(db: &RootDatabase, file: sr_hir::File) -> Vec<String> {
+    let roots = sr_hir::programs_of(db, file);
+    let files = roots.iter().flat_map(|&root| sr_hir::program(db, root).files.iter());
+    files.map(|f| f.path(db).display().to_string()).collect()
+}

@@ -146,9 +146,17 @@ impl AnalysisHost {
         Analysis { db: self.db.clone() }
     }
 
-    /// Adds a file or replaces its text.
+    /// Adds a file or replaces its text: an open document's.
     pub fn set_file(&mut self, path: &Path, text: impl Into<Arc<str>>) {
         self.db.set_file(path, text);
+    }
+
+    /// Adds a file read from disk or replaces its text (even with an equal
+    /// one): a closed file, which changes rarely, so that an edit to an open
+    /// document costs nothing per closed file (see
+    /// [`RootDatabase::set_disk_file`]).
+    pub fn set_disk_file(&mut self, path: &Path, text: impl Into<Arc<str>>) {
+        self.db.set_disk_file(path, text);
     }
 
     /// Drops `path`. Its file-level queries re-run on the emptied text, so

@@ -199,7 +199,9 @@ impl Owner {
                 let before = self.imports(&path);
                 match sr_files::read_source(&path) {
                     Ok(text) => {
-                        self.host.set_file(&path, text);
+                        // Closed, the file changes rarely again (even when
+                        // its text is what the editor had).
+                        self.host.set_disk_file(&path, text);
                         self.text_changed(&path, before);
                     }
                     Err(_) => {
@@ -268,7 +270,7 @@ impl Owner {
         let current = self.host.analysis().file_text(path).ok().flatten();
         let changed = match text {
             Some(text) if current.as_deref() != Some(text.as_str()) => {
-                self.host.set_file(path, text);
+                self.host.set_disk_file(path, text);
                 true
             }
             None if current.is_some() => {
@@ -390,7 +392,7 @@ impl Owner {
             if !self.documents.contains_key(&path)
                 && let Ok(text) = sr_files::read_source(&path)
             {
-                self.host.set_file(&path, text);
+                self.host.set_disk_file(&path, text);
             }
         }
     }

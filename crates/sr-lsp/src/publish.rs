@@ -212,22 +212,28 @@ impl Publisher {
     }
 
     /// A round's second part: the stale closed files, batch by batch, until
-    /// a change is queued.
+    /// a change is queued. Each batch takes a snapshot of its own and drops it
+    /// before publishing: a change written meanwhile waits for no idle
+    /// snapshot, only for a running batch to be cancelled.
     async fn check_closed(
         &mut self,
-        mut snapshot: Snapshot,
+        snapshot: Snapshot,
         events: &mut mpsc::UnboundedReceiver<Event>,
     ) -> Result<(), Stop> {
         let (_, closed, _) = self.sort_stale(&snapshot);
         let closed = Arc::new(closed);
+        let mut snapshot = Some(snapshot);
         let mut next = 0;
         while next < closed.len() {
             if self.interrupted(events) {
                 return Err(Stop::Yielded);
             }
+            let batch_snapshot = match snapshot.take() {
+                Some(snapshot) => snapshot,
+                None => self.shared.snapshot().await.ok_or(Stop::Gone)?,
+            };
             let files = closed.clone();
-            let (s, found) = blocking(snapshot, move |s| check_files(s, &files[next..], Some(BATCH))).await?;
-            snapshot = s;
+            let (_, found) = blocking(batch_snapshot, move |s| check_files(s, &files[next..], Some(BATCH))).await?;
             let batch = found.map_err(|_| Stop::Cancelled)?;
             next += batch.checked.len();
             self.publish(batch, "closed files").await;

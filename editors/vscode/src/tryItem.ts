@@ -3,18 +3,18 @@
 // `streetrace.try.args`) and shows the rendered prompt, the reply and the
 // tokens and cost in a webview beside the file. The run is recorded (unless
 // the arguments replay one), so "Save as eval case" saves that very run:
-// `sr try … --replay RECORDING --save-case FILE`. Missing inputs open the
-// inputs file (`ITEM.inputs.yaml` beside the file) with a line for each.
+// `sr try … --replay RECORDING --save-case FILE` (temporary recordings:
+// `tryRecording.ts`). Missing inputs open the inputs file (`ITEM.inputs.yaml`
+// beside the file) with a line for each.
 
 import { spawn } from 'child_process';
-import { randomBytes } from 'crypto';
-import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 
 import { Binaries } from './binaries';
 import { LanguageServer } from './server';
 import { runArgs } from './settings';
+import { TryRecordings } from './tryRecording';
 import { Outcome, render } from './tryView';
 import { page } from './webview';
 
@@ -36,7 +36,9 @@ let last: { line: TryLine; recording: string } | undefined;
 
 export function registerTry(server: LanguageServer, binaries: Binaries): vscode.Disposable {
   let panel: vscode.WebviewPanel | undefined;
+  const recordings = new TryRecordings();
   return vscode.Disposable.from(
+    { dispose: () => recordings.dispose() },
     vscode.commands.registerCommand('streetrace.try', async (lens: unknown) => {
       // A run calls models and the item's tools: only in a trusted workspace.
       if (!vscode.workspace.isTrusted) {
@@ -50,7 +52,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
       const recording =
         replayAt >= 0 && extra[replayAt + 1]
           ? path.resolve(line.cwd, extra[replayAt + 1])
-          : path.join(os.tmpdir(), `streetrace-try-${randomBytes(6).toString('hex')}.jsonl`);
+          : recordings.fresh();
       const record = replayAt >= 0 ? [] : ['--record', recording];
       const { code, stdout, stderr } = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Trying ${line.args[2]}` },
@@ -58,6 +60,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
       );
       const outcome = parse(stdout);
       if (!outcome) {
+        recordings.discard(recording);
         const missing = [...stderr.matchAll(/missing input '([^']+)'/g)].map((m) => m[1]);
         void vscode.window.showErrorMessage(`StreetRace: ${stderr.trim() || `sr try exited ${code}`}`);
         if (missing.length > 0) {
@@ -65,6 +68,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
         }
         return;
       }
+      recordings.keep(recording);
       last = { line, recording };
       if (!panel) {
         panel = vscode.window.createWebviewPanel(
