@@ -246,7 +246,7 @@ impl Sim {
         figures.requests += self.requests() - before;
         let journal = live.journal().ok_or(Failure::Oracle("live", format!("no journal; {}", ended.stderr)))?;
         if !matches!(ended.code, Some(0 | 1)) {
-            return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.stderr));
+            return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.why()));
         }
         if let Some(why) = ended.paused.iter().find_map(|paused| paused_differs(paused, &ended.events)) {
             return fail(figures, "live", why);
@@ -285,7 +285,7 @@ impl Sim {
             let first = killed.run_live(&[("SR_SIM_KILL_AFTER_JOURNAL_LINES", k.to_string())]);
             let ended = if first.code.is_none() { killed.resume() } else { first };
             if deterministic && ended.code != live.code {
-                let why = format!("after a kill at journal line {k}: exit code {:?}: {}", ended.code, ended.stderr);
+                let why = format!("after a kill at journal line {k}: exit code {:?}: {}", ended.code, ended.why());
                 return fail(figures, "kill-resume", why);
             }
             let files = killed.files();
@@ -425,7 +425,7 @@ impl Sim {
             return Some(format!("MCP calls {:?}", project.mcp_calls()));
         }
         if ended.code != live.code {
-            return Some(format!("exit code {:?}, live {:?}: {}", ended.code, live.code, ended.stderr));
+            return Some(format!("exit code {:?}, live {:?}: {}", ended.code, live.code, ended.why()));
         }
         let files = project.files();
         if files != live.files {

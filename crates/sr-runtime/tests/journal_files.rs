@@ -389,6 +389,33 @@ async fn a_branch_cancelled_before_its_effect_waits_to_be_cancelled_again() {
     }
 }
 
+/// Found by `cargo xtask simulate` (seed 20261863): a block whose first
+/// branch failed before any branch emitted an event had no `interleave`
+/// line, so a replay could not tell that the block ended there: a sibling
+/// the failure cancelled before it drew `random()` (the live run never
+/// polled it) reached that draw in a replay whose failing branch took longer
+/// (an MCP tool) and diverged instead of being cancelled again.
+#[tokio::test]
+async fn a_block_that_failed_before_any_event_is_journaled_as_ended() {
+    let dir = work_dir("journal-silent-block");
+    let path = dir.join("w.sr");
+    let source = "tool fs = builtin streetrace.fs\n\nflow main:\n    parallel do\n        \
+                  fs.write_file(\"two.txt\", $missing)\n        $r = random()\n    end\n    return \"done\"\n";
+    std::fs::write(&path, source).unwrap();
+    let journal_path = work_dir("journal-silent-block-journal").join("run.jsonl");
+    let live = run(&path, &dir, common::recording(&journal_path, &dir)).await;
+    let failure = live.outcome.error.expect("the first branch fails");
+    assert!(failure.message.contains("$missing"), "{}", failure.message);
+    let text = std::fs::read_to_string(&journal_path).unwrap();
+    let block = lines(&text).into_iter().find(|l| l["kind"] == "interleave").expect("the block's line");
+    assert_eq!((block["at"].clone(), block["order"].clone()), (json!("main"), json!([])), "{text}");
+    for mode in [Mode::Replay, Mode::Resume] {
+        let served = run(&path, &dir, serving(mode, &text, &dir, None)).await;
+        let error = served.outcome.error.expect("the branch fails again");
+        assert_eq!((error.kind, error.message), (failure.kind, failure.message.clone()), "{mode:?}");
+    }
+}
+
 /// The other side of the test above: when no sibling fails, a branch that
 /// reaches an effect its recording lacks diverged, and says so (no hang).
 #[tokio::test]

@@ -31,6 +31,16 @@ pub struct Ended {
     pub answers: usize,
 }
 
+impl Ended {
+    /// What the processes said about how they ended: their standard error,
+    /// then the message of each `error` event (with `--events jsonl` a
+    /// failed run says why there, not on standard error).
+    pub fn why(&self) -> String {
+        let errors = self.events.iter().filter(|e| e["type"] == "error").filter_map(|e| e["message"].as_str());
+        std::iter::once(self.stderr.trim()).chain(errors).filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; ")
+    }
+}
+
 impl Project {
     pub fn new(dir: PathBuf, sr: &Path, model_url: &str, source_of: impl Fn(&str) -> String) -> Project {
         let _ = std::fs::remove_dir_all(&dir);

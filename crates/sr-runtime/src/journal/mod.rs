@@ -442,7 +442,10 @@ impl Journal {
     /// journal serves.
     pub fn record_interleaving(&self, at: &EffectAt, order: &[u32], threads: &[u32], cut: bool) -> Result<(), String> {
         let recorded = self.recorded_interleaving(at).is_some() && !self.recorded.block_cut(at);
-        if !self.writes() || order.is_empty() || self.mode == Mode::Replay || recorded {
+        // A block whose branches emitted nothing is recorded too: a replay
+        // must know it ended there (a branch that reached an effect the
+        // recording lacks was cancelled by a sibling's failure).
+        if !self.writes() || self.mode == Mode::Replay || recorded {
             return Ok(());
         }
         let mut entry = json!({

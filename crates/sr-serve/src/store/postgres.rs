@@ -52,8 +52,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 /// The advisory lock migrations hold (any fixed number; this one spells "srserve").
 const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
-const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
+const RUN_COLUMNS: &str = "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";

@@ -29,8 +29,7 @@ pub struct Sqlite {
 /// Statuses that hold their session: no other run of it starts meanwhile.
 const ACTIVE: &str = "('running', 'paused', 'in_doubt')";
 
-const RUN_COLUMNS: &str =
-    "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
+const RUN_COLUMNS: &str = "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
 
 /// Column `i` of a row as a status.
 fn status(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<RunStatus> {
