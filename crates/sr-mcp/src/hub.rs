@@ -195,13 +195,13 @@ impl Hub {
     async fn ensure(&self, name: &str) {
         let Some(entry) = self.servers.get(name) else { return };
         let mut state = entry.state.lock().await;
-        if !matches!(&*state, State::Unused(_)) {
-            return;
-        }
-        let State::Unused(resolved) = std::mem::replace(&mut *state, State::Closed) else { return };
+        let State::Unused(resolved) = &*state else { return };
+        // The state changes only once the listing is made: a caller dropped
+        // while the server starts (a `parallel` branch a sibling's failure
+        // cancels) leaves it unused for the next caller, not closed.
         let (url, listing) = match resolved {
             Ok(server) => (server.url.clone(), open(server, &self.options).await),
-            Err((url, e)) => (url.clone(), Listing::failed(name, &url, &e.to_string())),
+            Err((url, e)) => (url.clone(), Listing::failed(name, url, &e.to_string())),
         };
         let recording = self.recording.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         *state = State::Ready(match recording.map(|cassette| cassette.append(&listing_entry(name, &listing))) {
@@ -287,8 +287,8 @@ fn listing_entry(server: &str, listing: &Listing) -> Value {
 }
 
 #[cfg(feature = "client")]
-async fn open(server: Server, options: &Options) -> Listing {
-    let connected = match tokio::time::timeout(options.connect_timeout, connect::connect(&server)).await {
+async fn open(server: &Server, options: &Options) -> Listing {
+    let connected = match tokio::time::timeout(options.connect_timeout, connect::connect(server)).await {
         Ok(Ok(connected)) => connected,
         Ok(Err(e)) => return Listing::failed(&server.name, &server.url, &server.secrets.redact(&e.to_string())),
         Err(_) => {

@@ -245,6 +245,44 @@ async fn unreachable_servers_are_warnings_and_are_waited_for_together() {
     assert!(warnings[4].ends_with("the URL must start with http://, https:// or stdio:"), "{}", warnings[4]);
 }
 
+/// A stdio server that takes `delay` seconds to answer `initialize`, and
+/// lists one tool, `bump`.
+const SLOW_STARTER: &str = r#"
+import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        time.sleep(float(sys.argv[1]))
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "slow", "version": "1"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": [{"name": "bump", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+/// Found by `cargo xtask simulate` (seed 20261863): a caller dropped while
+/// its server started (a `parallel` branch cancelled by its sibling's
+/// failure) left the server closed, so every later call of its tools in the
+/// run failed with "tool 'counter' gives no functions". Now the next caller
+/// connects it.
+#[tokio::test]
+async fn a_use_dropped_while_the_server_starts_leaves_it_to_the_next() {
+    let dir = work_dir("dropped-start");
+    let script = dir.join("slow.py");
+    std::fs::write(&script, SLOW_STARTER).unwrap();
+    let url = format!("stdio:python3 '{}' 0.5", script.display());
+    let hub = Hub::new(definitions(vec![("slow", mcp(&url))]), &Options::default(), &|_| None);
+    let dropped = tokio::time::timeout(Duration::from_millis(100), hub.use_tools("slow")).await;
+    assert!(dropped.is_err(), "the server answered within 100 ms");
+    let (tools, warning) = hub.use_tools("slow").await;
+    let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+    assert_eq!(names, ["slow__bump"], "{warning:?}");
+}
+
 fn work_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("sr-mcp-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
