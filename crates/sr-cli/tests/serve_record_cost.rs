@@ -35,7 +35,10 @@ async fn a_run_of_the_two_agent_flow_commits_6_times_or_a_little_more() {
     let url = db.url();
     let serve = Serve::start(&dir, &mock, &["greet.sr", "--database-url", &url, "--replica-id", "a"]).await;
     let run = || async {
-        let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await;
+        let asked = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true}));
+        let run = tokio::time::timeout(std::time::Duration::from_secs(30), asked)
+            .await
+            .unwrap_or_else(|_| panic!("the run did not end within 30 s\n{}", serve.log()));
         assert_eq!(run.1["status"], "done", "{}\n{}", run.1, serve.log());
     };
     // The first run prepares the statements every later one reuses.
@@ -57,6 +60,7 @@ async fn a_run_of_the_two_agent_flow_commits_6_times_or_a_little_more() {
     // own 1 ms after they came when the reply's line is later than that
     // (`copies::LATE_TEXT`), or other events after 100 ms (`copies::LATE`).
     let shown = || format!("{work:?}\n{}", db.statements());
+    eprintln!("{}", shown());
     assert!((6.0..8.0).contains(&per_run(work.commits)), "{}", shown());
     assert!(per_run(work.statements) < 50.0, "{}", shown());
 }

@@ -298,3 +298,69 @@ impl LineCopy for StoreLines {
         self.0.add(line)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::store::{NewRun, Store};
+
+    /// Many runs end at once, each taking its held lines while a step of
+    /// the run commits its own, on a runtime of 2 workers and PostgreSQL,
+    /// whose connections only the workers drive. A taker of the lines' lock
+    /// that waited on a worker would stall them (3 replicas under load did,
+    /// when the run's end took it so): a hang, which the watchdog fails.
+    #[test]
+    fn run_ends_racing_their_steps_never_stall_the_workers() {
+        let Some(db) = sr_testing::postgres::start("copies-held") else { return };
+        let url = db.url();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime =
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
+            runtime.block_on(race(&url));
+            let _ = done.send(());
+        });
+        finished.recv_timeout(Duration::from_secs(120)).expect("the runs' ends and steps stalled the workers");
+    }
+
+    async fn race(url: &str) {
+        const RUNS: usize = 32;
+        let dir = std::env::temp_dir().join(format!("sr-serve-held-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::connect(url, "a", Duration::from_secs(30)).await.unwrap();
+        let server = Arc::new(crate::test_server_on(&dir, BTreeMap::new(), store));
+        for n in 0..RUNS {
+            let (id, session) = (format!("r{n}"), format!("s{n}"));
+            let new = NewRun { id: &id, session: &session, workload: "w", entry: None, message: "hi", model: None };
+            server.store.submit(&new, false).await.unwrap();
+        }
+        let mut runs = Vec::new();
+        for _ in 0..RUNS {
+            let run = server.store.claim().await.unwrap().expect("a queued run");
+            let journal = RunJournal::new(server.clone(), run.id.clone(), run.epoch);
+            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#).unwrap();
+            // Each line records an effect: it is committed while the lock is held.
+            let steps = tokio::spawn(async move {
+                let mut stored = 0;
+                while stored < 20 && lines.copy(&format!(r#"{{"kind":"tool_result","n":{stored}}}"#)).is_ok() {
+                    stored += 1;
+                }
+                stored
+            });
+            let end = tokio::spawn(async move {
+                tokio::task::yield_now().await;
+                journal.rest()
+            });
+            runs.push((steps, end));
+        }
+        for (steps, end) in runs {
+            let stored = steps.await.unwrap();
+            let (rest, _) = end.await.unwrap();
+            // The end took what the steps had not committed: the opening when no step came first.
+            assert_eq!(rest.is_some(), stored == 0, "{stored} lines stored before the end");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -139,7 +139,7 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
         Err(error) => tracing::error!(%error, "cannot store the run's end"),
     }
-    server.changed(&id);
+    server.status_changed(&id);
     server.wake.notify_one();
 }
 
@@ -219,7 +219,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
     };
     // The store records the attempt with its journal's first lines (`copies`).
     *locked(&held.attempt) = launched.run_number();
-    let (last, replayed) = match stored_tally(&server, &run.id).await {
+    let (last, replayed) = match stored_tally(&server, &run).await {
         Ok(tally) => tally,
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
     };
@@ -334,8 +334,12 @@ fn ended_attempt(server: &Server, run: &RunRow) -> bool {
 
 /// A run's last stored event id, and how many of its stored events a replay
 /// of its journal emits again (`replayed::repeated`): what a continued run skips.
-async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreError> {
-    let events = replayed::stored_events(&server.store, run).await?;
+/// A run claimed for the first time that never opened an attempt has none.
+async fn stored_tally(server: &Server, run: &RunRow) -> Result<(u64, u64), StoreError> {
+    if run.epoch == 1 && run.attempt_run.is_none() {
+        return Ok((0, 0));
+    }
+    let events = replayed::stored_events(&server.store, &run.id).await?;
     let last = events.last().map_or(0, |e| e.id);
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     Ok((last, replayed::repeated(&kinds).into_iter().filter(|r| *r).count() as u64))

@@ -226,8 +226,10 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub enum Note {
     /// A run was queued, answered or released, or a run ended: claim again.
     Wake,
-    /// Run `id` has a new event or status.
+    /// Run `id` has new events.
     Run(String),
+    /// Run `id` has a new status (perhaps with new events).
+    Status(String),
     /// A cancel of run `id` was asked (on whichever replica runs it).
     Cancel(String),
 }

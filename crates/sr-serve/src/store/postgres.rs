@@ -57,6 +57,8 @@ const RUN_COLUMNS: &str =
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
+/// A run's status changed (it ended, or was answered): its waiters read it again.
+const STATUS: &str = "sr_serve_status";
 const CANCEL: &str = "sr_serve_cancel";
 
 /// A batch of a claimed run (`RunStore::write_batch`) in one statement: the
@@ -72,8 +74,63 @@ const BATCH_SQL: &str = "WITH owner AS (SELECT id FROM runs WHERE id = $1 AND ep
                SELECT $3, $4, $5 + l.n - 1, l.body FROM owner, UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)),
      events AS (INSERT INTO run_events (run, id, event, epoch)
                 SELECT $1, $7 + e.n - 1, e.event, $2 FROM owner, UNNEST($8::text[]) WITH ORDINALITY AS e(event, n)),
-     noted AS (SELECT pg_notify($9, $1) FROM owner WHERE cardinality($8::text[]) > 0)
+     noted AS (SELECT pg_notify($9, $10) FROM owner WHERE cardinality($8::text[]) > 0)
 SELECT (SELECT COUNT(*) FROM noted) FROM owner";
+
+/// The batch that opens an attempt (`RunStore::write_batch` with
+/// `JournalLines::opening`), in one statement: the run's row updated (so
+/// held `FOR UPDATE`) to name the attempt while its epoch is checked, the
+/// attempt recorded as running, its journal's lines written over any a
+/// previous claim left of an attempt with its number (those past them
+/// deleted), the events and their notification. Parameters: those of
+/// [`BATCH_SQL`], then the time, the attempt's parent and first step.
+const OPENING_SQL: &str = "WITH owner AS (UPDATE runs SET attempt_run = $4, pending_input = NULL, updated_ms = $11
+                    WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id),
+     attempt AS (INSERT INTO session_attempts (session, attempt, status, parent, from_step)
+                 SELECT $3::text, $4::bigint, 'running', $12::bigint, $13::bigint FROM owner
+                 ON CONFLICT (session, attempt) DO UPDATE
+                 SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step),
+     stale AS (DELETE FROM journal_lines WHERE session = $3 AND attempt = $4
+               AND line >= $5::bigint + cardinality($6::text[]) AND EXISTS (SELECT 1 FROM owner)),
+     lines AS (INSERT INTO journal_lines (session, attempt, line, body)
+               SELECT $3, $4, $5::bigint + l.n - 1, l.body FROM owner, UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)
+               ON CONFLICT (session, attempt, line) DO UPDATE SET body = excluded.body),
+     events AS (INSERT INTO run_events (run, id, event, epoch)
+                SELECT $1, $7 + e.n - 1, e.event, $2 FROM owner, UNNEST($8::text[]) WITH ORDINALITY AS e(event, n)),
+     noted AS (SELECT pg_notify($9, $10) FROM owner WHERE cardinality($8::text[]) > 0)
+SELECT (SELECT COUNT(*) FROM noted) FROM owner";
+
+/// A claimed run's end (`RunStore::end`) when it opens no attempt, in one
+/// statement: the status written while the epoch is checked (the `UPDATE`
+/// holds the run's row), the journal's last lines, the last events, the
+/// session's record when there is one (`$13`: its conversation and
+/// attempts written over the stored ones, those past them deleted), the
+/// run's notification, and a wake for the dispatchers when a run of the
+/// session waits in the queue. Answers whether one does (no row: fenced).
+const END_SQL: &str = "WITH owner AS (UPDATE runs SET status = $3, result = $4, error = $5, updated_ms = $6, lease_until = NULL
+                    WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id, session),
+     lines AS (INSERT INTO journal_lines (session, attempt, line, body)
+               SELECT $7::text, $8::bigint, $9::bigint + l.n - 1, l.body FROM owner, UNNEST($10::text[]) WITH ORDINALITY AS l(body, n)),
+     events AS (INSERT INTO run_events (run, id, event, epoch)
+                SELECT $1, $11::bigint + e.n - 1, e.event, $2 FROM owner, UNNEST($12::text[]) WITH ORDINALITY AS e(event, n)),
+     messages AS (INSERT INTO session_messages (session, position, message)
+                  SELECT owner.session, m.n - 1, m.message
+                  FROM owner, UNNEST($14::text[]) WITH ORDINALITY AS m(message, n) WHERE $13
+                  ON CONFLICT (session, position) DO UPDATE SET message = excluded.message),
+     fewer AS (DELETE FROM session_messages AS m USING owner
+               WHERE $13 AND m.session = owner.session AND m.position >= cardinality($14::text[])),
+     attempts AS (INSERT INTO session_attempts (session, attempt, status, parent, from_step)
+                  SELECT owner.session, a.attempt, a.status, a.parent, a.from_step
+                  FROM owner, UNNEST($15::bigint[], $16::text[], $17::bigint[], $18::bigint[])
+                       AS a(attempt, status, parent, from_step) WHERE $13
+                  ON CONFLICT (session, attempt) DO UPDATE
+                  SET status = excluded.status, parent = excluded.parent, from_step = excluded.from_step),
+     gone AS (DELETE FROM session_attempts AS a USING owner
+              WHERE $13 AND a.session = owner.session AND NOT (a.attempt = ANY($15::bigint[]))),
+     noted AS (SELECT pg_notify($19, $20) FROM owner),
+     woke AS (SELECT pg_notify($21, $22) FROM owner
+              WHERE EXISTS (SELECT 1 FROM runs AS q WHERE q.session = owner.session AND q.status = 'queued'))
+SELECT (SELECT COUNT(*) FROM noted), (SELECT COUNT(*) FROM woke) FROM owner";
 
 /// SQLite's `?N` placeholders as PostgreSQL's `$N`.
 fn dollars(sql: &str) -> String {
@@ -197,7 +254,7 @@ impl Postgres {
         tx.execute("UPDATE sessions SET active_ms = GREATEST(active_ms, $2) WHERE id = $1", &[&run.session, &now])
             .await
             .map_err(sql)?;
-        tx.execute("SELECT pg_notify($1, '')", &[&WAKE]).await.map_err(sql)?;
+        tx.execute("SELECT pg_notify($1, $2)", &[&WAKE, &self.replica]).await.map_err(sql)?;
         tx.commit().await.map_err(sql)?;
         Ok(())
     }
@@ -280,12 +337,15 @@ impl Postgres {
             )
             .await?;
         let Some(changed) = changed else { return Ok(false) };
-        append_ending(&tx, id, changed.get(0), ending).await?;
+        append_ending(&tx, (id, changed.get(0)), ending, (&self.note(id), &self.replica)).await?;
         tx.commit().await?;
         Ok(true)
     }
 
     async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        if !ending.journal.as_ref().is_some_and(|lines| lines.opening) {
+            return self.end_at_once(id, epoch, ending).await;
+        }
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         // Before the status changes: an opening is fenced by the run still running.
@@ -309,12 +369,72 @@ impl Postgres {
         if changed == 0 {
             return Err(fenced(id, epoch));
         }
-        append_ending(&tx, id, epoch, ending).await?;
+        append_ending(&tx, (id, epoch), ending, (&self.note(id), &self.replica)).await?;
         if let Some(record) = &ending.record {
             save_record(&tx, record).await?;
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// [`END_SQL`]: the end of a run whose attempt is open in the store
+    /// (or that never opened one).
+    async fn end_at_once(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+        let client = self.pool.get().await?;
+        let last: i64 = match ending.numbered() {
+            true => 0,
+            false => {
+                client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&id]).await?.get(0)
+            }
+        };
+        let events = ending.stored_events(last as u64 + 1);
+        let (first_event, texts) = event_columns(&events);
+        let (session, attempt, first, bodies) = match &ending.journal {
+            Some(l) => (l.session.as_str(), l.attempt, l.first, l.lines.as_slice()),
+            None => ("", 0, 0, [].as_slice()),
+        };
+        let record = ending.record.as_ref();
+        let messages: Vec<String> = record.map_or(Vec::new(), |r| r.messages.iter().map(Value::to_string).collect());
+        let attempts = record.map_or(&[][..], |r| r.attempts.as_slice());
+        let numbers: Vec<i64> = attempts.iter().map(|a| a.run).collect();
+        let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();
+        let parents: Vec<Option<i64>> = attempts.iter().map(|a| a.parent).collect();
+        let froms: Vec<Option<i64>> = attempts.iter().map(|a| a.from_step.map(|s| s as i64)).collect();
+        let statement = client.prepare_cached(END_SQL).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 22] = [
+            &id,
+            &epoch,
+            &ending.status.as_str(),
+            &ending.result.as_ref().map(Value::to_string),
+            &ending.error,
+            &now_ms(),
+            &session,
+            &attempt,
+            &first,
+            &bodies,
+            &first_event,
+            &texts,
+            &record.is_some(),
+            &messages,
+            &numbers,
+            &statuses,
+            &parents,
+            &froms,
+            &STATUS,
+            &self.note(id),
+            &WAKE,
+            &self.replica,
+        ];
+        match client.query_opt(&statement, &params).await? {
+            Some(_) => Ok(()),
+            None => Err(fenced(id, epoch)),
+        }
+    }
+
+    /// A notification's payload about run `run`: the run and this replica,
+    /// which ignores its own (it heard of the change as it made it).
+    fn note(&self, run: &str) -> String {
+        format!("{run}\t{}", self.replica)
     }
 
     async fn write_batch(
@@ -324,14 +444,28 @@ impl Postgres {
         lines: Option<&JournalLines>,
         events: &[(u64, String)],
     ) -> Result<()> {
-        let mut client = self.pool.get().await?;
+        let client = self.pool.get().await?;
         let held = match lines {
             Some(lines) if lines.opening => {
-                let tx = client.transaction().await?;
-                store_lines(&tx, run, epoch, lines).await?;
-                insert_events(&tx, run, epoch, events).await?;
-                tx.commit().await?;
-                true
+                let statement = client.prepare_cached(OPENING_SQL).await?;
+                let (first_event, texts) = event_columns(events);
+                let (parent, from) = lines.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
+                    &run,
+                    &epoch,
+                    &lines.session,
+                    &lines.attempt,
+                    &lines.first,
+                    &lines.lines,
+                    &first_event,
+                    &texts,
+                    &RUN,
+                    &self.note(run),
+                    &now_ms(),
+                    &parent,
+                    &from,
+                ];
+                client.query_opt(&statement, &params).await?.is_some()
             }
             None if events.is_empty() => {
                 let statement = client
@@ -347,8 +481,8 @@ impl Postgres {
                     None => ("", 0, 0, [].as_slice()),
                 };
                 let (first_event, texts) = event_columns(events);
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-                    [&run, &epoch, &session, &attempt, &first, &bodies, &first_event, &texts, &RUN];
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] =
+                    [&run, &epoch, &session, &attempt, &first, &bodies, &first_event, &texts, &RUN, &self.note(run)];
                 client.query_opt(&statement, &params).await?.is_some()
             }
         };
@@ -422,8 +556,8 @@ impl Postgres {
                 "WITH changed AS (
                      UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
                      WHERE id = $1 AND status = 'paused' RETURNING id)
-                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
-                &[&id, &input, &now_ms(), &RUN, &WAKE],
+                 SELECT pg_notify($4, $6), pg_notify($5, $7) FROM changed",
+                &[&id, &input, &now_ms(), &STATUS, &WAKE, &self.note(id), &self.replica],
             )
             .await?;
         Ok(changed.is_some())
@@ -436,8 +570,8 @@ impl Postgres {
                 "WITH changed AS (
                      UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
                      WHERE id = $1 AND status = 'in_doubt' RETURNING id)
-                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
-                &[&id, &decision, &now_ms(), &RUN, &WAKE],
+                 SELECT pg_notify($4, $6), pg_notify($5, $7) FROM changed",
+                &[&id, &decision, &now_ms(), &STATUS, &WAKE, &self.note(id), &self.replica],
             )
             .await?;
         Ok(changed.is_some())
@@ -512,8 +646,8 @@ impl Postgres {
             .execute(
                 "WITH released AS (UPDATE runs SET lease_until = now() - interval '1 millisecond'
                                    WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
-                 SELECT pg_notify($3, '') FROM released",
-                &[&id, &epoch, &WAKE],
+                 SELECT pg_notify($3, $4) FROM released",
+                &[&id, &epoch, &WAKE, &self.replica],
             )
             .await?;
         Ok(())
@@ -586,10 +720,10 @@ impl Postgres {
     /// also polls.
     fn notes(&self) -> mpsc::Receiver<Note> {
         let (tx, rx) = mpsc::channel(1024);
-        let config = self.config.clone();
+        let (config, replica) = (self.config.clone(), self.replica.clone());
         tokio::spawn(async move {
             while !tx.is_closed() {
-                if let Err(error) = listen_once(&config, &tx).await {
+                if let Err(error) = listen_once(&config, &replica, &tx).await {
                     tracing::warn!(%error, "the PostgreSQL notifications connection failed; connecting again");
                 }
                 // Whatever was announced meanwhile is found by polling; wake
@@ -638,7 +772,12 @@ async fn store_lines(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64
 
 /// Appends a run's last events after its others and announces the run's
 /// change, in the transaction that ends it (whose UPDATE holds the run's row).
-async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+async fn append_ending(
+    tx: &tokio_postgres::Transaction<'_>,
+    (run, epoch): (&str, i64),
+    ending: &Ending,
+    (note, replica): (&str, &str),
+) -> Result<()> {
     let last: i64 = match ending.numbered() {
         true => 0,
         false => tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0),
@@ -648,30 +787,8 @@ async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i
     tx.execute(
         "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
                         SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
-         SELECT pg_notify($5, $1), pg_notify($6, '')",
-        &[&run, &first, &epoch, &texts, &RUN, &WAKE],
-    )
-    .await?;
-    Ok(())
-}
-
-/// Inserts a claimed run's events under their ids and announces them, in
-/// `tx` (which the caller fenced); nothing without events.
-async fn insert_events(
-    tx: &tokio_postgres::Transaction<'_>,
-    run: &str,
-    epoch: i64,
-    events: &[(u64, String)],
-) -> Result<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let (first, texts) = event_columns(events);
-    tx.execute(
-        "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
-                        SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
-         SELECT pg_notify($5, $1)",
-        &[&run, &first, &epoch, &texts, &RUN],
+         SELECT pg_notify($5, $7), pg_notify($6, $8)",
+        &[&run, &first, &epoch, &texts, &STATUS, &WAKE, &note, &replica],
     )
     .await?;
     Ok(())
@@ -842,21 +959,39 @@ impl RunStore for Postgres {
     }
 }
 
-async fn listen_once(config: &Config, tx: &mpsc::Sender<Note>) -> Result<()> {
+/// What a notification tells this replica (`replica`), or nothing when it
+/// announces a change this replica made: it woke its dispatcher and told
+/// the run's streams as it made it.
+fn heard(channel: &str, payload: &str, replica: &str) -> Option<Note> {
+    // A wake's payload is the replica that sent it; a run's, the run and the replica.
+    let (run, by) = match channel {
+        WAKE => ("", payload),
+        _ => payload.split_once('\t').unwrap_or((payload, "")),
+    };
+    if !by.is_empty() && by == replica {
+        return None;
+    }
+    Some(match channel {
+        RUN => Note::Run(run.to_string()),
+        STATUS => Note::Status(run.to_string()),
+        CANCEL => Note::Cancel(run.to_string()),
+        _ => Note::Wake,
+    })
+}
+
+async fn listen_once(config: &Config, replica: &str, tx: &mpsc::Sender<Note>) -> Result<()> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let notes = tx.clone();
+    let replica = replica.to_string();
     // The connection's messages are read by a task of their own while the
     // client asks to LISTEN; it ends when the connection does.
     let driver = tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(message) = messages.next().await {
             if let AsyncMessage::Notification(note) = message? {
-                let note = match note.channel() {
-                    RUN => Note::Run(note.payload().to_string()),
-                    CANCEL => Note::Cancel(note.payload().to_string()),
-                    _ => Note::Wake,
-                };
-                let _ = notes.try_send(note);
+                if let Some(note) = heard(note.channel(), note.payload(), &replica) {
+                    let _ = notes.try_send(note);
+                }
             }
             if notes.is_closed() {
                 return Ok(());
@@ -864,11 +999,31 @@ async fn listen_once(config: &Config, tx: &mpsc::Sender<Note>) -> Result<()> {
         }
         Err(StoreError::Postgres("the notifications connection closed".to_string()))
     });
-    if let Err(e) = client.batch_execute(&format!("LISTEN {WAKE}; LISTEN {RUN}; LISTEN {CANCEL}")).await {
+    if let Err(e) =
+        client.batch_execute(&format!("LISTEN {WAKE}; LISTEN {RUN}; LISTEN {STATUS}; LISTEN {CANCEL}")).await
+    {
         driver.abort();
         return Err(e.into());
     }
     let outcome = driver.await.map_err(|e| StoreError::Postgres(format!("the notifications task failed: {e}")))?;
     drop(client);
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replica_hears_the_others_changes_not_its_own() {
+        let heard_by_a = |channel, payload| heard(channel, payload, "a");
+        assert_eq!(heard_by_a(RUN, "r1\ta"), None);
+        assert_eq!(heard_by_a(STATUS, "r1\ta"), None);
+        assert_eq!(heard_by_a(WAKE, "a"), None);
+        assert_eq!(heard_by_a(RUN, "r1\tb"), Some(Note::Run("r1".to_string())));
+        assert_eq!(heard_by_a(STATUS, "r1\tb"), Some(Note::Status("r1".to_string())));
+        assert_eq!(heard_by_a(WAKE, "b"), Some(Note::Wake));
+        // A cancel is for whichever replica runs the run, this one too.
+        assert_eq!(heard_by_a(CANCEL, "r1"), Some(Note::Cancel("r1".to_string())));
+    }
 }

@@ -335,6 +335,8 @@ async fn notes_reach_other_replicas(fixture: Fixture) {
     assert!(heard(&mut notes, Note::Run(run.id.clone())).await);
     first.request_cancel(&run.id).await.unwrap();
     assert!(heard(&mut notes, Note::Cancel(run.id.clone())).await);
+    first.end(&run.id, run.epoch, &Ending::of(RunStatus::Done, None, None)).await.unwrap();
+    assert!(heard(&mut notes, Note::Status(run.id.clone())).await, "an end is a change of status");
 }
 
 /// Replicas starting at once migrate the database once.
