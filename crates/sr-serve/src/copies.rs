@@ -36,8 +36,11 @@ use crate::store::{JournalLines, StoreError, committed, stored};
 /// is committed on its own: the longest a stream waits for it.
 pub const LATE: Duration = Duration::from_millis(100);
 
-/// The same for a text delta, which a stream shows as the model writes.
-pub const LATE_TEXT: Duration = Duration::from_millis(1);
+/// The same for a text delta, which a stream shows as the model writes:
+/// soon enough to read as it comes, late enough that a reply a model
+/// streams at once is committed with its journal line (at 1 ms, a reply's
+/// deltas were often a commit of their own).
+pub const LATE_TEXT: Duration = Duration::from_millis(50);
 
 /// The journal and events of one claim of run `run`: what the store does not have yet.
 pub struct RunJournal {

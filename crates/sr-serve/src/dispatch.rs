@@ -39,12 +39,15 @@ pub async fn dispatch(server: Arc<Server>) {
         if server.draining() {
             return;
         }
-        match server.store.claim().await {
-            Ok(Some(run)) => {
-                let server = server.clone();
-                tokio::spawn(execute(server, run, permit));
+        match server.store.claim_next().await {
+            Ok((Some(run), more)) => {
+                tokio::spawn(execute(server.clone(), run, permit));
+                if !more {
+                    // Nothing else was queued: the next submission wakes us.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), server.wake.notified()).await;
+                }
             }
-            Ok(None) => {
+            Ok((None, _)) => {
                 drop(permit);
                 // Woken by a submission, an answer or a run's end; the tick
                 // is a backstop.
@@ -134,13 +137,26 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         .recording(record)
         .with_journal(lines)
         .with_events(events);
-    match server.store.end(&id, epoch, &ending).await {
-        Ok(()) => tracing::info!(status = %ending.status, "run ended"),
-        Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
-        Err(error) => tracing::error!(%error, "cannot store the run's end"),
-    }
+    // A run of the session queued behind this one can start now; the
+    // dispatcher's free worker needs no wake (it waits for the permit).
+    let queued = match server.store.end(&id, epoch, &ending).await {
+        Ok(queued) => {
+            tracing::info!(status = %ending.status, "run ended");
+            queued
+        }
+        Err(error @ StoreError::Fenced { .. }) => {
+            tracing::warn!(%error, "the run's end was not stored");
+            false
+        }
+        Err(error) => {
+            tracing::error!(%error, "cannot store the run's end");
+            true
+        }
+    };
     server.status_changed(&id);
-    server.wake.notify_one();
+    if queued {
+        server.wake.notify_one();
+    }
 }
 
 struct Outcome {

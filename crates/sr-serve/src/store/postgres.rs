@@ -221,45 +221,55 @@ impl Postgres {
         let mut client = self.pool.get().await.map_err(StoreError::from)?;
         let tx = client.transaction().await.map_err(StoreError::from)?;
         let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
-        tx.execute(
-            "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2) ON CONFLICT DO NOTHING",
-            &[&run.session, &now_ms()],
-        )
-        .await
-        .map_err(sql)?;
-        // Submissions to one session queue one after another: their order
-        // is the order they took this lock in.
-        tx.execute("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", &[&run.session]).await.map_err(sql)?;
-        if reject {
-            let busy = tx
-                .query_opt(
-                    "SELECT id FROM runs WHERE session = $1
-                     AND status IN ('queued', 'running', 'paused', 'in_doubt') LIMIT 1",
-                    &[&run.session],
-                )
-                .await
-                .map_err(sql)?;
-            if let Some(busy) = busy {
-                return Err(Refusal::SessionBusy(busy.get(0)));
-            }
-        }
         let now = now_ms();
+        // Submissions to one session queue one after another: their order
+        // is the order they took this row's lock in (a new session's
+        // insert takes it too).
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7)",
-            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now],
+            "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2)
+             ON CONFLICT (id) DO UPDATE SET active_ms = sessions.active_ms",
+            &[&run.session, &now],
         )
         .await
         .map_err(sql)?;
-        tx.execute("UPDATE sessions SET active_ms = GREATEST(active_ms, $2) WHERE id = $1", &[&run.session, &now])
+        // A statement of its own, so it sees every run committed before the lock was taken.
+        let busy: Option<String> = tx
+            .query_one(
+                "WITH busy AS (SELECT id FROM runs WHERE $8 AND session = $2
+                               AND status IN ('queued', 'running', 'paused', 'in_doubt') LIMIT 1),
+                      added AS (INSERT INTO runs (id, session, workload, entry, message, model, status,
+                                                  created_ms, updated_ms)
+                                SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'queued',
+                                       $7::bigint, $7::bigint
+                                WHERE NOT EXISTS (SELECT 1 FROM busy) RETURNING id),
+                      active AS (UPDATE sessions SET active_ms = GREATEST(active_ms, $7)
+                                 WHERE id = $2 AND EXISTS (SELECT 1 FROM added)),
+                      woke AS (SELECT pg_notify($9, $10) FROM added)
+                 SELECT (SELECT id FROM busy), (SELECT COUNT(*) FROM woke)",
+                &[
+                    &run.id,
+                    &run.session,
+                    &run.workload,
+                    &run.entry,
+                    &run.message,
+                    &run.model,
+                    &now,
+                    &reject,
+                    &WAKE,
+                    &self.replica,
+                ],
+            )
             .await
-            .map_err(sql)?;
-        tx.execute("SELECT pg_notify($1, $2)", &[&WAKE, &self.replica]).await.map_err(sql)?;
+            .map_err(sql)?
+            .get(0);
+        if let Some(busy) = busy {
+            return Err(Refusal::SessionBusy(busy));
+        }
         tx.commit().await.map_err(sql)?;
         Ok(())
     }
 
-    async fn claim(&self) -> Result<Option<RunRow>> {
+    async fn claim_next(&self) -> Result<(Option<RunRow>, bool)> {
         // Two replicas may each pick a head of one session's queue at once
         // (a run answered while the next was queued): the unique index
         // refuses the second, which tries again.
@@ -269,27 +279,30 @@ impl Postgres {
                 other => return other,
             }
         }
-        Ok(None)
+        Ok((None, true))
     }
 
-    async fn try_claim(&self) -> Result<Option<RunRow>> {
+    /// The claim, and whether a second run was claimable with it (both
+    /// locked while the statement runs, the second left as it was).
+    async fn try_claim(&self) -> Result<(Option<RunRow>, bool)> {
         let client = self.pool.get().await?;
         let claimed = client
             .query_opt(
                 &format!(
                     "WITH next AS (
-                         SELECT q.id FROM runs AS q
+                         SELECT q.id, q.position FROM runs AS q
                          WHERE (q.status = 'queued' AND NOT EXISTS
                                 (SELECT 1 FROM runs AS a WHERE a.session = q.session
                                  AND (a.status IN ('running', 'paused', 'in_doubt')
                                       OR (a.status = 'queued' AND a.position < q.position))))
                             OR (q.status = 'running' AND q.lease_until < now())
-                         ORDER BY q.position LIMIT 1
-                         FOR UPDATE SKIP LOCKED)
+                         ORDER BY q.position LIMIT 2
+                         FOR UPDATE SKIP LOCKED),
+                          first AS (SELECT id FROM next ORDER BY position LIMIT 1)
                      UPDATE runs SET status = 'running', epoch = runs.epoch + 1, replica = $1,
                          lease_until = now() + make_interval(secs => $2::float8 / 1000), updated_ms = $3
-                     FROM next WHERE runs.id = next.id
-                     RETURNING {}",
+                     FROM first WHERE runs.id = first.id
+                     RETURNING {}, (SELECT COUNT(*) FROM next) > 1",
                     RUN_COLUMNS.split(", ").map(|c| format!("runs.{c}")).collect::<Vec<_>>().join(", ")
                 ),
                 &[&self.replica, &(self.lease_ms as f64), &now_ms()],
@@ -302,7 +315,10 @@ impl Postgres {
                     e.into()
                 }
             })?;
-        claimed.as_ref().map(run_row).transpose()
+        match claimed {
+            Some(row) => Ok((Some(run_row(&row)?), row.get(12))),
+            None => Ok((None, false)),
+        }
     }
 
     async fn run(&self, id: &str) -> Result<Option<RunRow>> {
@@ -342,7 +358,7 @@ impl Postgres {
         Ok(true)
     }
 
-    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<bool> {
         if !ending.journal.as_ref().is_some_and(|lines| lines.opening) {
             return self.end_at_once(id, epoch, ending).await;
         }
@@ -373,13 +389,21 @@ impl Postgres {
         if let Some(record) = &ending.record {
             save_record(&tx, record).await?;
         }
+        let queued = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'queued'
+                                AND session = (SELECT session FROM runs WHERE id = $1))",
+                &[&id],
+            )
+            .await?
+            .get(0);
         tx.commit().await?;
-        Ok(())
+        Ok(queued)
     }
 
     /// [`END_SQL`]: the end of a run whose attempt is open in the store
     /// (or that never opened one).
-    async fn end_at_once(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    async fn end_at_once(&self, id: &str, epoch: i64, ending: &Ending) -> Result<bool> {
         let client = self.pool.get().await?;
         let last: i64 = match ending.numbered() {
             true => 0,
@@ -426,7 +450,7 @@ impl Postgres {
             &self.replica,
         ];
         match client.query_opt(&statement, &params).await? {
-            Some(_) => Ok(()),
+            Some(row) => Ok(row.get::<_, i64>(1) > 0),
             None => Err(fenced(id, epoch)),
         }
     }
@@ -515,35 +539,31 @@ impl Postgres {
     async fn record(&self, session: &str) -> Result<Record> {
         let client = self.pool.get().await?;
         let mut record = Record { session: session.to_string(), ..Record::default() };
-        let rows = client
-            .query("SELECT position, message FROM session_messages WHERE session = $1 ORDER BY position", &[&session])
-            .await?;
-        for row in rows {
-            record.messages.push(stored_message(session, row.get(0), row.get(1))?);
-        }
-        let rows = client
-            .query(
-                "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = $1 ORDER BY attempt",
-                &[&session],
+        // One read of the three tables: (which, number, text, parent, number within).
+        let statement = client
+            .prepare_cached(
+                "SELECT 0, position, message, NULL::bigint, NULL::bigint FROM session_messages WHERE session = $1
+                 UNION ALL
+                 SELECT 1, attempt, status, parent, from_step FROM session_attempts WHERE session = $1
+                 UNION ALL
+                 SELECT 2, attempt, body, NULL, line FROM journal_lines WHERE session = $1
+                 ORDER BY 1, 2, 5",
             )
             .await?;
-        record.attempts = rows
-            .iter()
-            .map(|r| RunLineage {
-                run: r.get(0),
-                status: r.get(1),
-                parent: r.get(2),
-                from_step: r.get::<_, Option<i64>>(3).map(|s| s as u64),
-            })
-            .collect();
-        let rows = client
-            .query("SELECT attempt, body FROM journal_lines WHERE session = $1 ORDER BY attempt, line", &[&session])
-            .await?;
-        for row in rows {
-            let (attempt, body): (i64, String) = (row.get(0), row.get(1));
-            match record.journals.last_mut() {
-                Some((last, lines)) if *last == attempt => lines.push(body),
-                _ => record.journals.push((attempt, vec![body])),
+        for row in client.query(&statement, &[&session]).await? {
+            let (which, number, text): (i32, i64, String) = (row.get(0), row.get(1), row.get(2));
+            match which {
+                0 => record.messages.push(stored_message(session, number, &text)?),
+                1 => record.attempts.push(RunLineage {
+                    run: number,
+                    status: text,
+                    parent: row.get(3),
+                    from_step: row.get::<_, Option<i64>>(4).map(|s| s as u64),
+                }),
+                _ => match record.journals.last_mut() {
+                    Some((last, lines)) if *last == number => lines.push(text),
+                    _ => record.journals.push((number, vec![text])),
+                },
             }
         }
         Ok(record)
@@ -840,7 +860,11 @@ impl RunStore for Postgres {
     }
 
     fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>> {
-        Box::pin(Postgres::claim(self))
+        Box::pin(async move { Ok(Postgres::claim_next(self).await?.0) })
+    }
+
+    fn claim_next(&self) -> BoxFuture<'_, Result<(Option<RunRow>, bool)>> {
+        Box::pin(Postgres::claim_next(self))
     }
 
     fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>> {
@@ -859,7 +883,7 @@ impl RunStore for Postgres {
         Box::pin(Postgres::finish(self, id, from, ending))
     }
 
-    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
         Box::pin(Postgres::end(self, id, epoch, ending))
     }
 
