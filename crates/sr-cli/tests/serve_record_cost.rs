@@ -65,8 +65,9 @@ async fn a_run_of_the_two_agent_flow_commits_6_times_in_18_statements() {
     // is claimed), and so may a model call's text deltas, committed on their
     // own 50 ms after they came when the reply's line is later than that
     // (`copies::LATE_TEXT`), or other events after 100 ms (`copies::LATE`):
-    // each a statement and a commit in 20 runs.
+    // each a statement and a commit in 20 runs. A run that ended before the
+    // waiting request first read it is read once.
     let shown = || format!("{work:?}\n{}", db.statements());
     assert!((6.0..6.5).contains(&per_run(work.commits)), "{}", shown());
-    assert!((18.0..18.5).contains(&per_run(work.statements)), "{}", shown());
+    assert!((17.0..18.5).contains(&per_run(work.statements)), "{}", shown());
 }
