@@ -64,7 +64,7 @@ async fn a_run_of_the_two_agent_flow_commits_6_times_in_18_statements() {
     // A heartbeat may fall within the runs (a commit every 2.5 s while a run
     // is claimed), and so may a model call's text deltas, committed on their
     // own 50 ms after they came when the reply's line is later than that
-    // (`copies::LATE_TEXT`), or other events after 100 ms (`copies::LATE`):
+    // (`copies::LATE_TEXT_SHARED`), or other events after 100 ms (`copies::LATE`):
     // each a statement and a commit in 20 runs. A run that ended before the
     // waiting request first read it is read once.
     let shown = || format!("{work:?}\n{}", db.statements());

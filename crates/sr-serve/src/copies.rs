@@ -36,11 +36,15 @@ use crate::store::{JournalLines, StoreError, committed, stored};
 /// is committed on its own: the longest a stream waits for it.
 pub const LATE: Duration = Duration::from_millis(100);
 
-/// The same for a text delta, which a stream shows as the model writes:
-/// soon enough to read as it comes, late enough that a reply a model
-/// streams at once is committed with its journal line (at 1 ms, a reply's
-/// deltas were often a commit of their own).
-pub const LATE_TEXT: Duration = Duration::from_millis(50);
+/// The same for a text delta, which a stream shows as the model writes
+/// (the embedded store's commits are local).
+pub const LATE_TEXT: Duration = Duration::from_millis(1);
+
+/// The same with PostgreSQL, where a commit is a round trip and a sync:
+/// soon enough to read the text as it comes, late enough that a reply a
+/// model streams at once is committed with its journal line (at 1 ms, a
+/// reply's deltas were often a commit of their own).
+pub const LATE_TEXT_SHARED: Duration = Duration::from_millis(50);
 
 /// The journal and events of one claim of run `run`: what the store does not have yet.
 pub struct RunJournal {
@@ -93,7 +97,11 @@ impl RunJournal {
 
     /// Gives `event` the run's next id and keeps it for the next batch.
     pub fn add_event(&self, event: &Event) {
-        let wait = if matches!(event.payload, Payload::TextDelta { .. }) { LATE_TEXT } else { LATE };
+        let wait = match event.payload {
+            Payload::TextDelta { .. } if self.server.settings.shared => LATE_TEXT_SHARED,
+            Payload::TextDelta { .. } => LATE_TEXT,
+            _ => LATE,
+        };
         {
             let mut pending = crate::locked(&self.events);
             let id = pending.next;
@@ -137,7 +145,7 @@ impl RunJournal {
     }
 
     /// Commits the events that no batch took within [`LATE`] of the first
-    /// of them ([`LATE_TEXT`] of a text delta), until the claim's task
+    /// of them ([`LATE_TEXT`] or [`LATE_TEXT_SHARED`] of a text delta), until the claim's task
     /// aborts this.
     pub async fn flush_late(self: Arc<Self>) {
         loop {
