@@ -1012,10 +1012,10 @@ async fn listen_once(config: &Config, replica: &str, tx: &mpsc::Sender<Note>) ->
     let driver = tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(message) = messages.next().await {
-            if let AsyncMessage::Notification(note) = message? {
-                if let Some(note) = heard(note.channel(), note.payload(), &replica) {
-                    let _ = notes.try_send(note);
-                }
+            if let AsyncMessage::Notification(note) = message?
+                && let Some(note) = heard(note.channel(), note.payload(), &replica)
+            {
+                let _ = notes.try_send(note);
             }
             if notes.is_closed() {
                 return Ok(());
