@@ -36,8 +36,15 @@ use crate::store::{JournalLines, StoreError, committed, stored};
 /// is committed on its own: the longest a stream waits for it.
 pub const LATE: Duration = Duration::from_millis(100);
 
-/// The same for a text delta, which a stream shows as the model writes.
+/// The same for a text delta, which a stream shows as the model writes
+/// (the embedded store's commits are local).
 pub const LATE_TEXT: Duration = Duration::from_millis(1);
+
+/// The same with PostgreSQL, where a commit is a round trip and a sync:
+/// soon enough to read the text as it comes, late enough that a reply a
+/// model streams at once is committed with its journal line (at 1 ms, a
+/// reply's deltas were often a commit of their own).
+pub const LATE_TEXT_SHARED: Duration = Duration::from_millis(50);
 
 /// The journal and events of one claim of run `run`: what the store does not have yet.
 pub struct RunJournal {
@@ -90,7 +97,11 @@ impl RunJournal {
 
     /// Gives `event` the run's next id and keeps it for the next batch.
     pub fn add_event(&self, event: &Event) {
-        let wait = if matches!(event.payload, Payload::TextDelta { .. }) { LATE_TEXT } else { LATE };
+        let wait = match event.payload {
+            Payload::TextDelta { .. } if self.server.settings.shared => LATE_TEXT_SHARED,
+            Payload::TextDelta { .. } => LATE_TEXT,
+            _ => LATE,
+        };
         {
             let mut pending = crate::locked(&self.events);
             let id = pending.next;
@@ -134,7 +145,7 @@ impl RunJournal {
     }
 
     /// Commits the events that no batch took within [`LATE`] of the first
-    /// of them ([`LATE_TEXT`] of a text delta), until the claim's task
+    /// of them ([`LATE_TEXT`] or [`LATE_TEXT_SHARED`] of a text delta), until the claim's task
     /// aborts this.
     pub async fn flush_late(self: Arc<Self>) {
         loop {
@@ -296,5 +307,72 @@ impl LineCopy for StoreLines {
     fn copy(&self, line: &str) -> Result<(), String> {
         // The cassette calls this under its file's lock: one line at a time, in order.
         self.0.add(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::store::{NewRun, Store};
+
+    /// Many runs end at once, each taking its held lines while a step of
+    /// the run commits its own, on a runtime of 2 workers and PostgreSQL,
+    /// whose connections only the workers drive. A taker of the lines' lock
+    /// that waited on a worker would stall them (3 replicas under load did,
+    /// when the run's end took it so): a hang, which the watchdog fails.
+    #[test]
+    fn run_ends_racing_their_steps_never_stall_the_workers() {
+        let Some(db) = sr_testing::postgres::start("copies-held") else { return };
+        let url = db.url();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime =
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
+            runtime.block_on(race(&url));
+            let _ = done.send(());
+        });
+        finished.recv_timeout(Duration::from_secs(120)).expect("the runs' ends and steps stalled the workers");
+    }
+
+    async fn race(url: &str) {
+        const RUNS: usize = 32;
+        let dir = std::env::temp_dir().join(format!("sr-serve-held-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::connect(url, "a", Duration::from_secs(30)).await.unwrap();
+        let server = Arc::new(crate::test_server_on(&dir, BTreeMap::new(), store));
+        for n in 0..RUNS {
+            let (id, session) = (format!("r{n}"), format!("s{n}"));
+            let new =
+                NewRun { id: &id, session: &session, workload: "w", entry: None, message: "hi", model: None, a2a: false };
+            server.store.submit(&new, false).await.unwrap();
+        }
+        let mut runs = Vec::new();
+        for _ in 0..RUNS {
+            let run = server.store.claim().await.unwrap().expect("a queued run");
+            let journal = RunJournal::new(server.clone(), run.id.clone(), run.epoch);
+            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#).unwrap();
+            // Each line records an effect: it is committed while the lock is held.
+            let steps = tokio::spawn(async move {
+                let mut stored = 0;
+                while stored < 20 && lines.copy(&format!(r#"{{"kind":"tool_result","n":{stored}}}"#)).is_ok() {
+                    stored += 1;
+                }
+                stored
+            });
+            let end = tokio::spawn(async move {
+                tokio::task::yield_now().await;
+                journal.rest()
+            });
+            runs.push((steps, end));
+        }
+        for (steps, end) in runs {
+            let stored = steps.await.unwrap();
+            let (rest, _) = end.await.unwrap();
+            // The end took what the steps had not committed: the opening when no step came first.
+            assert_eq!(rest.is_some(), stored == 0, "{stored} lines stored before the end");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

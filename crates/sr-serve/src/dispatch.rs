@@ -39,12 +39,15 @@ pub async fn dispatch(server: Arc<Server>) {
         if server.draining() {
             return;
         }
-        match server.store.claim().await {
-            Ok(Some(run)) => {
-                let server = server.clone();
-                tokio::spawn(execute(server, run, permit));
+        match server.store.claim_next().await {
+            Ok((Some(run), more)) => {
+                tokio::spawn(execute(server.clone(), run, permit));
+                if !more {
+                    // Nothing else was queued: the next submission wakes us.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), server.wake.notified()).await;
+                }
             }
-            Ok(None) => {
+            Ok((None, _)) => {
                 drop(permit);
                 // Woken by a submission, an answer or a run's end; the tick
                 // is a backstop.
@@ -134,13 +137,26 @@ async fn execute(server: Arc<Server>, run: RunRow, _permit: OwnedSemaphorePermit
         .recording(record)
         .with_journal(lines)
         .with_events(events);
-    match server.store.end(&id, epoch, &ending).await {
-        Ok(()) => tracing::info!(status = %ending.status, "run ended"),
-        Err(error @ StoreError::Fenced { .. }) => tracing::warn!(%error, "the run's end was not stored"),
-        Err(error) => tracing::error!(%error, "cannot store the run's end"),
+    // A run of the session queued behind this one can start now; the
+    // dispatcher's free worker needs no wake (it waits for the permit).
+    let queued = match server.store.end(&id, epoch, &ending).await {
+        Ok(queued) => {
+            tracing::info!(status = %ending.status, "run ended");
+            queued
+        }
+        Err(error @ StoreError::Fenced { .. }) => {
+            tracing::warn!(%error, "the run's end was not stored");
+            false
+        }
+        Err(error) => {
+            tracing::error!(%error, "cannot store the run's end");
+            true
+        }
+    };
+    server.status_changed(&id);
+    if queued {
+        server.wake.notify_one();
     }
-    server.changed(&id);
-    server.wake.notify_one();
 }
 
 struct Outcome {
@@ -225,7 +241,7 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
     };
     // The store records the attempt with its journal's first lines (`copies`).
     *locked(&held.attempt) = launched.run_number();
-    let (last, replayed) = match stored_tally(&server, &run.id).await {
+    let (last, replayed) = match stored_tally(&server, &run).await {
         Ok(tally) => tally,
         Err(error) => return failed(format!("cannot read the run's events: {error}")),
     };
@@ -353,8 +369,12 @@ fn ended_attempt(server: &Server, run: &RunRow) -> bool {
 
 /// A run's last stored event id, and how many of its stored events a replay
 /// of its journal emits again (`replayed::repeated`): what a continued run skips.
-async fn stored_tally(server: &Server, run: &str) -> Result<(u64, u64), StoreError> {
-    let events = replayed::stored_events(&server.store, run).await?;
+/// A run claimed for the first time that never opened an attempt has none.
+async fn stored_tally(server: &Server, run: &RunRow) -> Result<(u64, u64), StoreError> {
+    if run.epoch == 1 && run.attempt_run.is_none() {
+        return Ok((0, 0));
+    }
+    let events = replayed::stored_events(&server.store, &run.id).await?;
     let last = events.last().map_or(0, |e| e.id);
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     Ok((last, replayed::repeated(&kinds).into_iter().filter(|r| *r).count() as u64))

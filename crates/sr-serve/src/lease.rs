@@ -43,6 +43,7 @@ pub async fn follow(server: Arc<Server>, mut notes: mpsc::Receiver<Note>) {
         match note {
             Note::Wake => server.wake.notify_one(),
             Note::Run(id) => server.changed(&id),
+            Note::Status(id) => server.status_changed(&id),
             Note::Cancel(id) => {
                 if server.tasks_lock().contains_key(&id) {
                     server.cancel_task(&id);

@@ -125,7 +125,10 @@ pub(crate) struct Settings {
     /// webhooks are followed again when a process of this name starts.
     pub replica_id: String,
     /// PostgreSQL mode: other replicas may run a run queued here.
+    pub shared: bool,
+    /// Gives each run's spans a trace of its own (`sr serve --otlp`).
     pub tracer: Option<Tracer>,
+    /// Where a run's trace is shown (`--trace-url`, with `{trace_id}`).
     pub trace_url: Option<String>,
 }
 
@@ -141,7 +144,7 @@ pub struct Server {
     /// Replays of time travel that may run at once.
     pub(crate) travel_permits: Arc<tokio::sync::Semaphore>,
     /// Wakes the streams and waiters of a run when it has a new event or status.
-    progress: Mutex<HashMap<String, watch::Sender<u64>>>,
+    progress: Mutex<HashMap<String, watch::Sender<Progress>>>,
     /// Running runs' tasks, to cancel or stop them.
     tasks: Mutex<HashMap<String, AbortHandle>>,
     /// Runs whose cancel was asked: their stop is a cancel, not a drain.
@@ -238,15 +241,32 @@ impl Server {
     /// A receiver that sees every later change of run `id` (an event, a
     /// status); the run's channel goes when its last subscription does.
     pub(crate) fn subscribe(self: &Arc<Self>, id: &str) -> Subscription {
-        let changes = locked(&self.progress).entry(id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe();
-        Subscription { server: self.clone(), id: id.to_string(), changes }
+        let changes = locked(&self.progress)
+            .entry(id.to_string())
+            .or_insert_with(|| watch::channel(Progress::default()).0)
+            .subscribe();
+        let status = changes.borrow().status;
+        Subscription { server: self.clone(), id: id.to_string(), changes, status }
     }
 
-    /// Tells the run's streams and waiters that it changed.
+    /// Tells the run's streams and waiters that it has new events.
     pub(crate) fn changed(&self, id: &str) {
+        self.progressed(id, |p| p.any += 1);
+    }
+
+    /// Tells the run's streams and waiters that its status changed (it
+    /// ended, paused, was answered or cancelled), perhaps with new events.
+    pub(crate) fn status_changed(&self, id: &str) {
+        self.progressed(id, |p| {
+            p.any += 1;
+            p.status += 1;
+        });
+    }
+
+    fn progressed(&self, id: &str, change: impl FnOnce(&mut Progress)) {
         let progress = locked(&self.progress);
         if let Some(sender) = progress.get(id) {
-            sender.send_modify(|n| *n += 1);
+            sender.send_modify(change);
         }
     }
 
@@ -276,11 +296,31 @@ impl Server {
     }
 }
 
+/// How many times a run changed since a replica's first subscription to
+/// it: any change, and changes of its status alone (which a waiter for its
+/// end reads the run after, rather than after each batch of events).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Progress {
+    any: u64,
+    status: u64,
+}
+
 /// What [`Server::subscribe`] gives: the run's changes, while it lives.
 pub(crate) struct Subscription {
     server: Arc<Server>,
     id: String,
-    pub changes: watch::Receiver<u64>,
+    pub changes: watch::Receiver<Progress>,
+    /// The status changes counted when it subscribed.
+    status: u64,
+}
+
+impl Subscription {
+    /// Waits for a change of the run's status after the subscription.
+    pub(crate) async fn status_changed(&mut self) {
+        let seen = self.status;
+        // The sender lives while this subscription does.
+        let _ = self.changes.wait_for(|p| p.status != seen).await;
+    }
 }
 
 impl Drop for Subscription {
@@ -375,6 +415,7 @@ pub async fn bind(config: Config) -> Result<Bound, String> {
         travels: config.travels,
         push_hosts: config.push_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
         replica_id: config.replica_id.clone(),
+        shared: config.database_url.is_some(),
         tracer: config.tracer,
         trace_url: config.trace_url,
     };
@@ -455,6 +496,17 @@ impl Bound {
 /// A server on `dir` serving `workloads`, with no dispatcher (tests drive the store).
 #[cfg(test)]
 pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc<workloads::Workload>>) -> Server {
+    let store = store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory");
+    test_server_on(dir, workloads, store)
+}
+
+/// The same on `store`.
+#[cfg(test)]
+pub(crate) fn test_server_on(
+    dir: &std::path::Path,
+    workloads: BTreeMap<String, Arc<workloads::Workload>>,
+    store: store::Store,
+) -> Server {
     Server::new(
         Settings {
             state_dir: dir.to_path_buf(),
@@ -466,10 +518,11 @@ pub(crate) fn test_server(dir: &std::path::Path, workloads: BTreeMap<String, Arc
             travels: 2,
             push_hosts: Vec::new(),
             replica_id: "test".to_string(),
+            shared: false,
             tracer: None,
             trace_url: None,
         },
-        store::Store::open(&dir.join("serve.db")).expect("a store in a fresh directory"),
+        store,
         SessionStore::open(&dir.join("sessions.db")).expect("sessions in a fresh directory"),
         workloads,
         None,
@@ -498,6 +551,25 @@ mod tests {
         // A change nobody waits for leaves nothing behind.
         server.changed("r");
         assert!(locked(&server.progress).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A waiter for a run's end reads the run once per change of its
+    /// status, not once per batch of its events.
+    #[tokio::test]
+    async fn a_status_waiter_wakes_for_a_status_change_not_for_events() {
+        let dir = std::env::temp_dir().join(format!("sr-serve-lib-{}", uuid::Uuid::new_v4()));
+        let server = Arc::new(server(&dir));
+        let mut waiter = server.subscribe("r");
+        let mut stream = server.subscribe("r");
+        server.changed("r");
+        assert!(stream.changes.has_changed().unwrap(), "a stream hears of events");
+        stream.changes.borrow_and_update();
+        let soon = std::time::Duration::from_millis(50);
+        assert!(tokio::time::timeout(soon, waiter.status_changed()).await.is_err(), "events alone wake no waiter");
+        server.status_changed("r");
+        assert!(tokio::time::timeout(soon, waiter.status_changed()).await.is_ok(), "a status change wakes it");
+        assert!(stream.changes.has_changed().unwrap(), "and is a change for the streams too");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -56,7 +56,8 @@ async fn within_quota(server: &Server, session: &str, adding: usize) -> Result<(
     Ok(())
 }
 
-/// The run once it has ended or paused (or the server stops).
+/// The run once it has ended or paused (or the server stops), read again
+/// after each change of its status (not after each batch of its events).
 pub(crate) async fn wait_for_end(server: &Arc<Server>, id: &str) -> Result<RunRow, ApiError> {
     let mut closing = server.closing.subscribe();
     loop {
@@ -66,7 +67,7 @@ pub(crate) async fn wait_for_end(server: &Arc<Server>, id: &str) -> Result<RunRo
             return Ok(row);
         }
         tokio::select! {
-            _ = changes.changes.changed() => {}
+            () = changes.status_changed() => {}
             _ = closing.changed() => {}
             () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
         }
@@ -105,7 +106,7 @@ pub(crate) async fn cancel_run(server: &Server, id: &str) -> Result<Cancel, ApiE
                     // It moved meanwhile (claimed, answered): cancel what it is now.
                     continue;
                 }
-                server.changed(id);
+                server.status_changed(id);
                 server.wake.notify_one();
                 Cancel::Cancelled
             }
@@ -146,7 +147,7 @@ pub(crate) async fn answer(server: &Server, id: &str, text: &str) -> Result<(), 
     if !server.store.answer(id, text).await? {
         return Err(ApiError::conflict("not_waiting", format!("run {id} is no longer paused")));
     }
-    server.changed(id);
+    server.status_changed(id);
     server.wake.notify_one();
     Ok(())
 }
@@ -163,7 +164,7 @@ pub(crate) async fn decide(server: &Server, id: &str, decision: Decision) -> Res
         ));
     }
     tracing::info!(run = %id, decision = decision.as_str(), "decision taken about a call in doubt");
-    server.changed(id);
+    server.status_changed(id);
     server.wake.notify_one();
     Ok(())
 }

@@ -235,8 +235,10 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub enum Note {
     /// A run was queued, answered or released, or a run ended: claim again.
     Wake,
-    /// Run `id` has a new event or status.
+    /// Run `id` has new events.
     Run(String),
+    /// Run `id` has a new status (perhaps with new events).
+    Status(String),
     /// A cancel of run `id` was asked (on whichever replica runs it).
     Cancel(String),
 }
@@ -286,6 +288,18 @@ pub trait RunStore: Send + Sync {
     /// impossible whatever the callers do.
     fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>>;
 
+    /// [`RunStore::claim`], and whether another run was claimable with the
+    /// one claimed: the dispatcher claims again at once only then, and
+    /// otherwise waits for a wake. By default (SQLite, whose claims cost
+    /// no round trip) it says yes whenever it claimed one.
+    fn claim_next(&self) -> BoxFuture<'_, Result<(Option<RunRow>, bool)>> {
+        Box::pin(async move {
+            let claimed = self.claim().await?;
+            let more = claimed.is_some();
+            Ok((claimed, more))
+        })
+    }
+
     fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>>;
 
     fn session_runs<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Vec<RunRow>>>;
@@ -304,8 +318,10 @@ pub trait RunStore: Send + Sync {
 
     /// Records how a claimed run ended (or paused) and appends its last
     /// events (its `run_finished` first), its journal's last lines and its
-    /// session's record, in one transaction fenced by its epoch.
-    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>>;
+    /// session's record, in one transaction fenced by its epoch. Answers
+    /// whether a run of its session waits in the queue (the dispatchers
+    /// are woken for it; no other end wakes them).
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<bool>>;
 
     /// What the store holds of session `session`'s runtime state (empty
     /// when its runs never ended anywhere).

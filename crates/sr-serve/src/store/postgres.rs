@@ -56,23 +56,13 @@ const RUN_COLUMNS: &str = "id, session, workload, entry, status, result, error, 
 
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
+/// A run's status changed (it ended, or was answered): its waiters read it again.
+const STATUS: &str = "sr_serve_status";
 const CANCEL: &str = "sr_serve_cancel";
 
-/// A batch of a claimed run (`RunStore::write_batch`) in one statement: the
-/// run's row held `FOR KEY SHARE` while its epoch is checked, so a claim
-/// (whose `FOR UPDATE` skips or waits for it) sees the batch whole or not
-/// at all, while a heartbeat's `UPDATE` of the lease does not wait on it;
-/// then the journal's lines, the events, and one notification when there
-/// are events. Parameters: run, epoch, the lines' session, attempt, first
-/// line number and bodies, the first event id and the events, the channel.
-const BATCH_SQL: &str = "WITH owner AS (SELECT id FROM runs WHERE id = $1 AND epoch = $2 AND status = 'running'
-                                        FOR KEY SHARE),
-     lines AS (INSERT INTO journal_lines (session, attempt, line, body)
-               SELECT $3, $4, $5 + l.n - 1, l.body FROM owner, UNNEST($6::text[]) WITH ORDINALITY AS l(body, n)),
-     events AS (INSERT INTO run_events (run, id, event, epoch)
-                SELECT $1, $7 + e.n - 1, e.event, $2 FROM owner, UNNEST($8::text[]) WITH ORDINALITY AS e(event, n)),
-     noted AS (SELECT pg_notify($9, $1) FROM owner WHERE cardinality($8::text[]) > 0)
-SELECT (SELECT COUNT(*) FROM noted) FROM owner";
+mod sql;
+
+use sql::{BATCH_SQL, END_SQL, OPENING_SQL};
 
 /// SQLite's `?N` placeholders as PostgreSQL's `$N`.
 fn dollars(sql: &str) -> String {
@@ -165,45 +155,56 @@ impl Postgres {
         let mut client = self.pool.get().await.map_err(StoreError::from)?;
         let tx = client.transaction().await.map_err(StoreError::from)?;
         let sql = |e: tokio_postgres::Error| Refusal::Sql(e.into());
-        tx.execute(
-            "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2) ON CONFLICT DO NOTHING",
-            &[&run.session, &now_ms()],
-        )
-        .await
-        .map_err(sql)?;
-        // Submissions to one session queue one after another: their order
-        // is the order they took this lock in.
-        tx.execute("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", &[&run.session]).await.map_err(sql)?;
-        if reject {
-            let busy = tx
-                .query_opt(
-                    "SELECT id FROM runs WHERE session = $1
-                     AND status IN ('queued', 'running', 'paused', 'in_doubt') LIMIT 1",
-                    &[&run.session],
-                )
-                .await
-                .map_err(sql)?;
-            if let Some(busy) = busy {
-                return Err(Refusal::SessionBusy(busy.get(0)));
-            }
-        }
         let now = now_ms();
+        // Submissions to one session queue one after another: their order
+        // is the order they took this row's lock in (a new session's
+        // insert takes it too).
         tx.execute(
-            "INSERT INTO runs (id, session, workload, entry, message, model, status, created_ms, updated_ms, a2a)
-             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $7, $8)",
-            &[&run.id, &run.session, &run.workload, &run.entry, &run.message, &run.model, &now, &run.a2a],
+            "INSERT INTO sessions (id, created_ms, active_ms) VALUES ($1, $2, $2)
+             ON CONFLICT (id) DO UPDATE SET active_ms = sessions.active_ms",
+            &[&run.session, &now],
         )
         .await
         .map_err(sql)?;
-        tx.execute("UPDATE sessions SET active_ms = GREATEST(active_ms, $2) WHERE id = $1", &[&run.session, &now])
+        // A statement of its own, so it sees every run committed before the lock was taken.
+        let busy: Option<String> = tx
+            .query_one(
+                "WITH busy AS (SELECT id FROM runs WHERE $8 AND session = $2
+                               AND status IN ('queued', 'running', 'paused', 'in_doubt') LIMIT 1),
+                      added AS (INSERT INTO runs (id, session, workload, entry, message, model, status,
+                                                  created_ms, updated_ms, a2a)
+                                SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'queued',
+                                       $7::bigint, $7::bigint, $11::boolean
+                                WHERE NOT EXISTS (SELECT 1 FROM busy) RETURNING id),
+                      active AS (UPDATE sessions SET active_ms = GREATEST(active_ms, $7)
+                                 WHERE id = $2 AND EXISTS (SELECT 1 FROM added)),
+                      woke AS (SELECT pg_notify($9, $10) FROM added)
+                 SELECT (SELECT id FROM busy), (SELECT COUNT(*) FROM woke)",
+                &[
+                    &run.id,
+                    &run.session,
+                    &run.workload,
+                    &run.entry,
+                    &run.message,
+                    &run.model,
+                    &now,
+                    &reject,
+                    &WAKE,
+                    &self.replica,
+                    &run.a2a,
+                ],
+            )
             .await
-            .map_err(sql)?;
-        tx.execute("SELECT pg_notify($1, '')", &[&WAKE]).await.map_err(sql)?;
+            .map_err(sql)?
+            .get(0);
+        if let Some(busy) = busy {
+            return Err(Refusal::SessionBusy(busy));
+        }
         tx.commit().await.map_err(sql)?;
         Ok(())
     }
 
-    async fn claim(&self) -> Result<Option<RunRow>> {
+    async fn claim_next(&self) -> Result<(Option<RunRow>, bool)> {
         // Two replicas may each pick a head of one session's queue at once
         // (a run answered while the next was queued): the unique index
         // refuses the second, which tries again.
@@ -213,27 +214,30 @@ impl Postgres {
                 other => return other,
             }
         }
-        Ok(None)
+        Ok((None, true))
     }
 
-    async fn try_claim(&self) -> Result<Option<RunRow>> {
+    /// The claim, and whether a second run was claimable with it (both
+    /// locked while the statement runs, the second left as it was).
+    async fn try_claim(&self) -> Result<(Option<RunRow>, bool)> {
         let client = self.pool.get().await?;
         let claimed = client
             .query_opt(
                 &format!(
                     "WITH next AS (
-                         SELECT q.id FROM runs AS q
+                         SELECT q.id, q.position FROM runs AS q
                          WHERE (q.status = 'queued' AND NOT EXISTS
                                 (SELECT 1 FROM runs AS a WHERE a.session = q.session
                                  AND (a.status IN ('running', 'paused', 'in_doubt')
                                       OR (a.status = 'queued' AND a.position < q.position))))
                             OR (q.status = 'running' AND q.lease_until < now())
-                         ORDER BY q.position LIMIT 1
-                         FOR UPDATE SKIP LOCKED)
+                         ORDER BY q.position LIMIT 2
+                         FOR UPDATE SKIP LOCKED),
+                          first AS (SELECT id FROM next ORDER BY position LIMIT 1)
                      UPDATE runs SET status = 'running', epoch = runs.epoch + 1, replica = $1,
                          lease_until = now() + make_interval(secs => $2::float8 / 1000), updated_ms = $3
-                     FROM next WHERE runs.id = next.id
-                     RETURNING {}",
+                     FROM first WHERE runs.id = first.id
+                     RETURNING {}, (SELECT COUNT(*) FROM next) > 1",
                     RUN_COLUMNS.split(", ").map(|c| format!("runs.{c}")).collect::<Vec<_>>().join(", ")
                 ),
                 &[&self.replica, &(self.lease_ms as f64), &now_ms()],
@@ -246,7 +250,10 @@ impl Postgres {
                     e.into()
                 }
             })?;
-        claimed.as_ref().map(run_row).transpose()
+        match claimed {
+            Some(row) => Ok((Some(run_row(&row)?), row.get(12))),
+            None => Ok((None, false)),
+        }
     }
 
     async fn run(&self, id: &str) -> Result<Option<RunRow>> {
@@ -281,12 +288,15 @@ impl Postgres {
             )
             .await?;
         let Some(changed) = changed else { return Ok(false) };
-        append_ending(&tx, id, changed.get(0), ending).await?;
+        append_ending(&tx, (id, changed.get(0)), ending, (&self.note(id), &self.replica)).await?;
         tx.commit().await?;
         Ok(true)
     }
 
-    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    async fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<bool> {
+        if !ending.journal.as_ref().is_some_and(|lines| lines.opening) {
+            return self.end_at_once(id, epoch, ending).await;
+        }
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         // Before the status changes: an opening is fenced by the run still running.
@@ -310,12 +320,80 @@ impl Postgres {
         if changed == 0 {
             return Err(fenced(id, epoch));
         }
-        append_ending(&tx, id, epoch, ending).await?;
+        append_ending(&tx, (id, epoch), ending, (&self.note(id), &self.replica)).await?;
         if let Some(record) = &ending.record {
             save_record(&tx, record).await?;
         }
+        let queued = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'queued'
+                                AND session = (SELECT session FROM runs WHERE id = $1))",
+                &[&id],
+            )
+            .await?
+            .get(0);
         tx.commit().await?;
-        Ok(())
+        Ok(queued)
+    }
+
+    /// [`END_SQL`]: the end of a run whose attempt is open in the store
+    /// (or that never opened one).
+    async fn end_at_once(&self, id: &str, epoch: i64, ending: &Ending) -> Result<bool> {
+        let client = self.pool.get().await?;
+        let last: i64 = match ending.numbered() {
+            true => 0,
+            false => {
+                client.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&id]).await?.get(0)
+            }
+        };
+        let events = ending.stored_events(last as u64 + 1);
+        let (first_event, texts) = event_columns(&events);
+        let (session, attempt, first, bodies) = match &ending.journal {
+            Some(l) => (l.session.as_str(), l.attempt, l.first, l.lines.as_slice()),
+            None => ("", 0, 0, [].as_slice()),
+        };
+        let record = ending.record.as_ref();
+        let messages: Vec<String> = record.map_or(Vec::new(), |r| r.messages.iter().map(Value::to_string).collect());
+        let attempts = record.map_or(&[][..], |r| r.attempts.as_slice());
+        let numbers: Vec<i64> = attempts.iter().map(|a| a.run).collect();
+        let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();
+        let parents: Vec<Option<i64>> = attempts.iter().map(|a| a.parent).collect();
+        let froms: Vec<Option<i64>> = attempts.iter().map(|a| a.from_step.map(|s| s as i64)).collect();
+        let statement = client.prepare_cached(END_SQL).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 22] = [
+            &id,
+            &epoch,
+            &ending.status.as_str(),
+            &ending.result.as_ref().map(Value::to_string),
+            &ending.error,
+            &now_ms(),
+            &session,
+            &attempt,
+            &first,
+            &bodies,
+            &first_event,
+            &texts,
+            &record.is_some(),
+            &messages,
+            &numbers,
+            &statuses,
+            &parents,
+            &froms,
+            &STATUS,
+            &self.note(id),
+            &WAKE,
+            &self.replica,
+        ];
+        match client.query_opt(&statement, &params).await? {
+            Some(row) => Ok(row.get::<_, i64>(1) > 0),
+            None => Err(fenced(id, epoch)),
+        }
+    }
+
+    /// A notification's payload about run `run`: the run and this replica,
+    /// which ignores its own (it heard of the change as it made it).
+    fn note(&self, run: &str) -> String {
+        format!("{run}\t{}", self.replica)
     }
 
     async fn write_batch(
@@ -325,14 +403,28 @@ impl Postgres {
         lines: Option<&JournalLines>,
         events: &[(u64, String)],
     ) -> Result<()> {
-        let mut client = self.pool.get().await?;
+        let client = self.pool.get().await?;
         let held = match lines {
             Some(lines) if lines.opening => {
-                let tx = client.transaction().await?;
-                store_lines(&tx, run, epoch, lines).await?;
-                insert_events(&tx, run, epoch, events).await?;
-                tx.commit().await?;
-                true
+                let statement = client.prepare_cached(OPENING_SQL).await?;
+                let (first_event, texts) = event_columns(events);
+                let (parent, from) = lines.origin.map_or((None, None), |(p, f)| (Some(p), f.map(|s| s as i64)));
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
+                    &run,
+                    &epoch,
+                    &lines.session,
+                    &lines.attempt,
+                    &lines.first,
+                    &lines.lines,
+                    &first_event,
+                    &texts,
+                    &RUN,
+                    &self.note(run),
+                    &now_ms(),
+                    &parent,
+                    &from,
+                ];
+                client.query_opt(&statement, &params).await?.is_some()
             }
             None if events.is_empty() => {
                 let statement = client
@@ -348,8 +440,8 @@ impl Postgres {
                     None => ("", 0, 0, [].as_slice()),
                 };
                 let (first_event, texts) = event_columns(events);
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-                    [&run, &epoch, &session, &attempt, &first, &bodies, &first_event, &texts, &RUN];
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] =
+                    [&run, &epoch, &session, &attempt, &first, &bodies, &first_event, &texts, &RUN, &self.note(run)];
                 client.query_opt(&statement, &params).await?.is_some()
             }
         };
@@ -455,35 +547,31 @@ impl Postgres {
     async fn record(&self, session: &str) -> Result<Record> {
         let client = self.pool.get().await?;
         let mut record = Record { session: session.to_string(), ..Record::default() };
-        let rows = client
-            .query("SELECT position, message FROM session_messages WHERE session = $1 ORDER BY position", &[&session])
-            .await?;
-        for row in rows {
-            record.messages.push(stored_message(session, row.get(0), row.get(1))?);
-        }
-        let rows = client
-            .query(
-                "SELECT attempt, status, parent, from_step FROM session_attempts WHERE session = $1 ORDER BY attempt",
-                &[&session],
+        // One read of the three tables: (which, number, text, parent, number within).
+        let statement = client
+            .prepare_cached(
+                "SELECT 0, position, message, NULL::bigint, NULL::bigint FROM session_messages WHERE session = $1
+                 UNION ALL
+                 SELECT 1, attempt, status, parent, from_step FROM session_attempts WHERE session = $1
+                 UNION ALL
+                 SELECT 2, attempt, body, NULL, line FROM journal_lines WHERE session = $1
+                 ORDER BY 1, 2, 5",
             )
             .await?;
-        record.attempts = rows
-            .iter()
-            .map(|r| RunLineage {
-                run: r.get(0),
-                status: r.get(1),
-                parent: r.get(2),
-                from_step: r.get::<_, Option<i64>>(3).map(|s| s as u64),
-            })
-            .collect();
-        let rows = client
-            .query("SELECT attempt, body FROM journal_lines WHERE session = $1 ORDER BY attempt, line", &[&session])
-            .await?;
-        for row in rows {
-            let (attempt, body): (i64, String) = (row.get(0), row.get(1));
-            match record.journals.last_mut() {
-                Some((last, lines)) if *last == attempt => lines.push(body),
-                _ => record.journals.push((attempt, vec![body])),
+        for row in client.query(&statement, &[&session]).await? {
+            let (which, number, text): (i32, i64, String) = (row.get(0), row.get(1), row.get(2));
+            match which {
+                0 => record.messages.push(stored_message(session, number, &text)?),
+                1 => record.attempts.push(RunLineage {
+                    run: number,
+                    status: text,
+                    parent: row.get(3),
+                    from_step: row.get::<_, Option<i64>>(4).map(|s| s as u64),
+                }),
+                _ => match record.journals.last_mut() {
+                    Some((last, lines)) if *last == number => lines.push(text),
+                    _ => record.journals.push((number, vec![text])),
+                },
             }
         }
         Ok(record)
@@ -496,8 +584,8 @@ impl Postgres {
                 "WITH changed AS (
                      UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
                      WHERE id = $1 AND status = 'paused' RETURNING id)
-                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
-                &[&id, &input, &now_ms(), &RUN, &WAKE],
+                 SELECT pg_notify($4, $6), pg_notify($5, $7) FROM changed",
+                &[&id, &input, &now_ms(), &STATUS, &WAKE, &self.note(id), &self.replica],
             )
             .await?;
         Ok(changed.is_some())
@@ -510,8 +598,8 @@ impl Postgres {
                 "WITH changed AS (
                      UPDATE runs SET status = 'queued', pending_input = $2, updated_ms = $3
                      WHERE id = $1 AND status = 'in_doubt' RETURNING id)
-                 SELECT pg_notify($4, id), pg_notify($5, '') FROM changed",
-                &[&id, &decision, &now_ms(), &RUN, &WAKE],
+                 SELECT pg_notify($4, $6), pg_notify($5, $7) FROM changed",
+                &[&id, &decision, &now_ms(), &STATUS, &WAKE, &self.note(id), &self.replica],
             )
             .await?;
         Ok(changed.is_some())
@@ -586,8 +674,8 @@ impl Postgres {
             .execute(
                 "WITH released AS (UPDATE runs SET lease_until = now() - interval '1 millisecond'
                                    WHERE id = $1 AND epoch = $2 AND status = 'running' RETURNING id)
-                 SELECT pg_notify($3, '') FROM released",
-                &[&id, &epoch, &WAKE],
+                 SELECT pg_notify($3, $4) FROM released",
+                &[&id, &epoch, &WAKE, &self.replica],
             )
             .await?;
         Ok(())
@@ -660,10 +748,10 @@ impl Postgres {
     /// also polls.
     fn notes(&self) -> mpsc::Receiver<Note> {
         let (tx, rx) = mpsc::channel(1024);
-        let config = self.config.clone();
+        let (config, replica) = (self.config.clone(), self.replica.clone());
         tokio::spawn(async move {
             while !tx.is_closed() {
-                if let Err(error) = listen_once(&config, &tx).await {
+                if let Err(error) = listen_once(&config, &replica, &tx).await {
                     tracing::warn!(%error, "the PostgreSQL notifications connection failed; connecting again");
                 }
                 // Whatever was announced meanwhile is found by polling; wake
@@ -712,7 +800,12 @@ async fn store_lines(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64
 
 /// Appends a run's last events after its others and announces the run's
 /// change, in the transaction that ends it (whose UPDATE holds the run's row).
-async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i64, ending: &Ending) -> Result<()> {
+async fn append_ending(
+    tx: &tokio_postgres::Transaction<'_>,
+    (run, epoch): (&str, i64),
+    ending: &Ending,
+    (note, replica): (&str, &str),
+) -> Result<()> {
     let last: i64 = match ending.numbered() {
         true => 0,
         false => tx.query_one("SELECT COALESCE(MAX(id), 0) FROM run_events WHERE run = $1", &[&run]).await?.get(0),
@@ -722,30 +815,8 @@ async fn append_ending(tx: &tokio_postgres::Transaction<'_>, run: &str, epoch: i
     tx.execute(
         "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
                         SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
-         SELECT pg_notify($5, $1), pg_notify($6, '')",
-        &[&run, &first, &epoch, &texts, &RUN, &WAKE],
-    )
-    .await?;
-    Ok(())
-}
-
-/// Inserts a claimed run's events under their ids and announces them, in
-/// `tx` (which the caller fenced); nothing without events.
-async fn insert_events(
-    tx: &tokio_postgres::Transaction<'_>,
-    run: &str,
-    epoch: i64,
-    events: &[(u64, String)],
-) -> Result<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let (first, texts) = event_columns(events);
-    tx.execute(
-        "WITH added AS (INSERT INTO run_events (run, id, event, epoch)
-                        SELECT $1, $2 + e.n - 1, e.event, $3 FROM UNNEST($4::text[]) WITH ORDINALITY AS e(event, n))
-         SELECT pg_notify($5, $1)",
-        &[&run, &first, &epoch, &texts, &RUN],
+         SELECT pg_notify($5, $7), pg_notify($6, $8)",
+        &[&run, &first, &epoch, &texts, &STATUS, &WAKE, &note, &replica],
     )
     .await?;
     Ok(())
@@ -797,7 +868,11 @@ impl RunStore for Postgres {
     }
 
     fn claim(&self) -> BoxFuture<'_, Result<Option<RunRow>>> {
-        Box::pin(Postgres::claim(self))
+        Box::pin(async move { Ok(Postgres::claim_next(self).await?.0) })
+    }
+
+    fn claim_next(&self) -> BoxFuture<'_, Result<(Option<RunRow>, bool)>> {
+        Box::pin(Postgres::claim_next(self))
     }
 
     fn run<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<RunRow>>> {
@@ -816,7 +891,7 @@ impl RunStore for Postgres {
         Box::pin(Postgres::finish(self, id, from, ending))
     }
 
-    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
         Box::pin(Postgres::end(self, id, epoch, ending))
     }
 
@@ -953,20 +1028,38 @@ impl RunStore for Postgres {
     }
 }
 
-async fn listen_once(config: &Config, tx: &mpsc::Sender<Note>) -> Result<()> {
+/// What a notification tells this replica (`replica`), or nothing when it
+/// announces a change this replica made: it woke its dispatcher and told
+/// the run's streams as it made it.
+fn heard(channel: &str, payload: &str, replica: &str) -> Option<Note> {
+    // A wake's payload is the replica that sent it; a run's, the run and the replica.
+    let (run, by) = match channel {
+        WAKE => ("", payload),
+        _ => payload.split_once('\t').unwrap_or((payload, "")),
+    };
+    if !by.is_empty() && by == replica {
+        return None;
+    }
+    Some(match channel {
+        RUN => Note::Run(run.to_string()),
+        STATUS => Note::Status(run.to_string()),
+        CANCEL => Note::Cancel(run.to_string()),
+        _ => Note::Wake,
+    })
+}
+
+async fn listen_once(config: &Config, replica: &str, tx: &mpsc::Sender<Note>) -> Result<()> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let notes = tx.clone();
+    let replica = replica.to_string();
     // The connection's messages are read by a task of their own while the
     // client asks to LISTEN; it ends when the connection does.
     let driver = tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(message) = messages.next().await {
-            if let AsyncMessage::Notification(note) = message? {
-                let note = match note.channel() {
-                    RUN => Note::Run(note.payload().to_string()),
-                    CANCEL => Note::Cancel(note.payload().to_string()),
-                    _ => Note::Wake,
-                };
+            if let AsyncMessage::Notification(note) = message?
+                && let Some(note) = heard(note.channel(), note.payload(), &replica)
+            {
                 let _ = notes.try_send(note);
             }
             if notes.is_closed() {
@@ -975,11 +1068,31 @@ async fn listen_once(config: &Config, tx: &mpsc::Sender<Note>) -> Result<()> {
         }
         Err(StoreError::Postgres("the notifications connection closed".to_string()))
     });
-    if let Err(e) = client.batch_execute(&format!("LISTEN {WAKE}; LISTEN {RUN}; LISTEN {CANCEL}")).await {
+    if let Err(e) =
+        client.batch_execute(&format!("LISTEN {WAKE}; LISTEN {RUN}; LISTEN {STATUS}; LISTEN {CANCEL}")).await
+    {
         driver.abort();
         return Err(e.into());
     }
     let outcome = driver.await.map_err(|e| StoreError::Postgres(format!("the notifications task failed: {e}")))?;
     drop(client);
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replica_hears_the_others_changes_not_its_own() {
+        let heard_by_a = |channel, payload| heard(channel, payload, "a");
+        assert_eq!(heard_by_a(RUN, "r1\ta"), None);
+        assert_eq!(heard_by_a(STATUS, "r1\ta"), None);
+        assert_eq!(heard_by_a(WAKE, "a"), None);
+        assert_eq!(heard_by_a(RUN, "r1\tb"), Some(Note::Run("r1".to_string())));
+        assert_eq!(heard_by_a(STATUS, "r1\tb"), Some(Note::Status("r1".to_string())));
+        assert_eq!(heard_by_a(WAKE, "b"), Some(Note::Wake));
+        // A cancel is for whichever replica runs the run, this one too.
+        assert_eq!(heard_by_a(CANCEL, "r1"), Some(Note::Cancel("r1".to_string())));
+    }
 }

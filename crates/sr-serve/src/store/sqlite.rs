@@ -231,7 +231,7 @@ impl Sqlite {
         Ok(true)
     }
 
-    fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<()> {
+    fn end(&self, id: &str, epoch: i64, ending: &Ending) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // Before the status changes: an opening is fenced by the run still running.
@@ -257,8 +257,14 @@ impl Sqlite {
         if let Some(record) = &ending.record {
             save_record(&tx, record)?;
         }
+        let queued: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'queued'
+                            AND session = (SELECT session FROM runs WHERE id = ?1))",
+            [id],
+            |r| r.get(0),
+        )?;
         tx.commit()?;
-        Ok(())
+        Ok(queued)
     }
 
     fn write_batch(&self, run: &str, epoch: i64, lines: Option<&JournalLines>, events: &[(u64, String)]) -> Result<()> {
@@ -645,7 +651,7 @@ impl RunStore for Sqlite {
         ready(Sqlite::finish(self, id, from, ending))
     }
 
-    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<()>> {
+    fn end<'a>(&'a self, id: &'a str, epoch: i64, ending: &'a Ending) -> BoxFuture<'a, Result<bool>> {
         ready(Sqlite::end(self, id, epoch, ending))
     }
 

@@ -56,15 +56,19 @@ async fn one_run_per_session_in_order(fixture: Fixture) {
     store.submit(&new_run("b", "s"), false).await.unwrap();
     store.submit(&new_run("c", "t"), false).await.unwrap();
     assert!(matches!(store.submit(&new_run("d", "s"), true).await, Err(Refusal::SessionBusy(id)) if id == "a"));
-    assert_eq!(store.claim().await.unwrap().unwrap().id, "a");
+    let (a, more) = store.claim_next().await.unwrap();
+    assert_eq!((a.unwrap().id.as_str(), more), ("a", true), "c was claimable too");
     // b waits for a; c's session is free.
-    assert_eq!(store.claim().await.unwrap().unwrap().id, "c");
+    let (c, more) = store.claim_next().await.unwrap();
+    assert_eq!(c.unwrap().id, "c");
+    assert_eq!(more, !fixture.shared(), "nothing else was (PostgreSQL tells; SQLite says yes)");
     assert!(store.claim().await.unwrap().is_none());
     // The index refuses a second active run of a session, whoever asks.
     let second = store.raw("UPDATE runs SET status = 'running' WHERE id = 'b'").await;
     assert!(second.is_err(), "{second:?}");
     let a = store.run("a").await.unwrap().unwrap();
-    store.end("a", a.epoch, &Ending::of(RunStatus::Paused, None, None)).await.unwrap();
+    let queued = store.end("a", a.epoch, &Ending::of(RunStatus::Paused, None, None)).await.unwrap();
+    assert!(queued, "b waits in a's session");
     assert!(store.claim().await.unwrap().is_none(), "a paused run holds its session");
     assert!(store.answer("a", "yes").await.unwrap());
     let again = store.claim().await.unwrap().unwrap();
@@ -83,6 +87,8 @@ async fn one_run_per_session_in_order(fixture: Fixture) {
     let recent: Vec<String> =
         store.recent_runs(Some(RunStatus::Running), 10).await.unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(recent, ["c", "b"]);
+    let c = store.run("c").await.unwrap().unwrap();
+    assert!(!store.end("c", c.epoch, &Ending::of(RunStatus::Done, None, None)).await.unwrap(), "t has no run queued");
 }
 
 /// A run in doubt holds its session, shows its question, takes a decision
@@ -124,7 +130,7 @@ async fn a_superseded_claim_writes_nothing(fixture: Fixture) {
     assert!(fenced(first.append_event("r", old, 3, r#"{"type":"late"}"#).await));
     assert!(fenced(first.write_batch("r", old, Some(&opening("s", 2, None, &[])), &[]).await));
     assert!(fenced(first.write_batch("r", old, None, &[]).await), "the claim check refuses too");
-    assert!(fenced(first.end("r", old, &Ending::of(RunStatus::Done, None, None)).await));
+    assert!(fenced(first.end("r", old, &Ending::of(RunStatus::Done, None, None)).await.map(drop)));
     assert_eq!(first.heartbeat(&[("r".to_string(), old)]).await.unwrap(), ["r"]);
     first.release("r", old).await.unwrap();
     assert!(
@@ -335,6 +341,8 @@ async fn notes_reach_other_replicas(fixture: Fixture) {
     assert!(heard(&mut notes, Note::Run(run.id.clone())).await);
     first.request_cancel(&run.id).await.unwrap();
     assert!(heard(&mut notes, Note::Cancel(run.id.clone())).await);
+    first.end(&run.id, run.epoch, &Ending::of(RunStatus::Done, None, None)).await.unwrap();
+    assert!(heard(&mut notes, Note::Status(run.id.clone())).await, "an end is a change of status");
 }
 
 /// Replicas starting at once migrate the database once.
@@ -494,13 +502,25 @@ async fn a_sessions_record_is_kept_by_its_claims_only(fixture: Fixture) {
             &["end"],
         )))
     };
-    assert!(fenced(store.end("r", claim.epoch, &ending()).await));
+    assert!(fenced(store.end("r", claim.epoch, &ending()).await.map(drop)));
     assert_eq!(store.record("s").await.unwrap().journal_text(2).as_deref(), Some("meta\nllm\ntool_start\ntool\n"));
     store.end("r", again.epoch, &ending()).await.unwrap();
     let record = store.record("s").await.unwrap();
     assert_eq!((&record.messages, &record.attempts), (&messages, &attempts));
     assert_eq!(record.journal_text(1).as_deref(), Some("meta\nllm\n"));
     assert_eq!(record.journal_text(2).as_deref(), Some("meta\nllm\ntool_start\ntool\nend\n"));
+    // A shorter record replaces a longer one whole.
+    store.submit(&new_run("r2", "s"), false).await.unwrap();
+    let third = store.claim().await.unwrap().unwrap();
+    let fewer = Record {
+        session: "s".into(),
+        messages: messages[..1].to_vec(),
+        attempts: attempts[..1].to_vec(),
+        journals: Vec::new(),
+    };
+    store.end("r2", third.epoch, &Ending::of(RunStatus::Done, None, None).recording(Some(fewer))).await.unwrap();
+    let record = store.record("s").await.unwrap();
+    assert_eq!((&record.messages[..], &record.attempts[..]), (&messages[..1], &attempts[..1]));
 }
 
 /// A run that ends before any effect stores its attempt's opening with its end.
