@@ -103,7 +103,9 @@ impl Gate {
     /// those calls and emits their events.
     pub(crate) fn pause(&self, index: u32) {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        state.paused = Some(index);
+        // The first pause is the run's: a sibling's question asked while
+        // the calls in flight end is asked again by the resumed run.
+        state.paused.get_or_insert(index);
     }
 
     /// When the block ends: the events still held, in the recorded order as
