@@ -81,7 +81,7 @@ tasks:
   simulate [--seed N] [--cases K] [--budget SECS] [--size N] [--kills N]
            [--only F,..] [--without F,..] [--all] [--keep]
       generated workflows (sr_testing::simulate) run live against a scripted
-      model, then replayed (identical events and files, no request), killed
+      model (no call in doubt, as nothing crashed), then replayed (identical events and files, no request), killed
       after --kills random journal lines (default 4) and resumed (every
       effect once, the same files, its journal replays the same), and forked
       (no request before the fork's step); a failing case is shrunk and

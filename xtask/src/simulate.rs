@@ -1,5 +1,6 @@
 //! `cargo xtask simulate`: generated workflows (`sr_testing::simulate`) run
-//! live against a scripted model, then checked by the oracles: a replay is
+//! live against a scripted model (where no call may be in doubt: nothing
+//! crashed), then checked by the oracles: a replay is
 //! identical with no requests, a run killed after any journal line and
 //! resumed makes every effect once and ends with the same files, a fork
 //! makes no requests before its step. A failing case is shrunk and printed
@@ -249,6 +250,9 @@ impl Sim {
             return fail(figures, "live", format!("exit code {:?}: {}", ended.code, ended.why()));
         }
         if let Some(why) = ended.paused.iter().find_map(|paused| paused_differs(paused, &ended.events)) {
+            return fail(figures, "live", why);
+        }
+        if let Some(why) = in_doubt_uncrashed(&journal_lines(&journal), &ended) {
             return fail(figures, "live", why);
         }
         pass(figures, "live");
@@ -529,6 +533,17 @@ fn paused_differs(paused: &[Value], last: &[Value]) -> Option<String> {
     let pause = tail.last().is_some_and(|e| e["type"] == "run_finished" && e["status"] == "paused");
     let finishing = tail.iter().all(|e| e["type"].as_str().is_some_and(|t| t.ends_with("_finished")));
     (!pause || !finishing).then(|| format!("a process's events after its question are not a pause: {tail:?}"))
+}
+
+/// Why a run nothing crashed found a call in doubt, if it did: only a crash
+/// cuts a call off (a pause lets the calls in flight end, a failing sibling
+/// cancels them), so every call has its result or was cancelled.
+fn in_doubt_uncrashed(lines: &[Value], ended: &Ended) -> Option<String> {
+    let events = ended.paused.iter().chain([&ended.events]).flatten();
+    let asked = events.filter(|e| e["type"] == "tool_in_doubt").map(|e| e["tool"].to_string());
+    let decided = lines.iter().filter(|l| l["kind"] == "in_doubt").map(|l| format!("step {}", l["of"]));
+    let doubts: Vec<String> = asked.chain(decided).collect();
+    (!doubts.is_empty()).then(|| format!("calls in doubt although no process crashed: {}", doubts.join(", ")))
 }
 
 /// Events without what differs between two correct runs (times, ids,

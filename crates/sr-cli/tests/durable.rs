@@ -423,7 +423,7 @@ async fn a_resumed_run_works_in_its_own_work_directory_wherever_it_is_resumed_fr
 /// emitted them up to its question, then the pause.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replay_of_a_paused_and_answered_run_emits_the_resumed_processs_events() {
-    paused_answered_and_replayed("pause-replay", PAUSED_BETWEEN_FILES).await;
+    paused_answered_and_replayed("pause-replay", PAUSED_BETWEEN_FILES, Vec::new()).await;
 }
 
 /// A question asked in a `parallel` branch stops its block (the siblings are
@@ -435,7 +435,7 @@ async fn a_replay_of_a_paused_and_answered_run_emits_the_resumed_processs_events
 async fn a_question_in_a_parallel_branch_pauses_and_resumes_the_whole_block() {
     let source = "tool fs = builtin streetrace.fs\nflow main:\n    parallel do\n        escalate to human \"Go on?\"\n        \
                   $b = fs.write_file(\"branch.txt\", \"b\")\n    end\n    $c = fs.write_file(\"second.txt\", $human_input)\n";
-    let project = paused_answered_and_replayed("pause-parallel", source).await;
+    let (project, _) = paused_answered_and_replayed("pause-parallel", source, Vec::new()).await;
     assert_eq!(std::fs::read_to_string(project.dir.join("work/branch.txt")).unwrap(), "b");
     let journal = std::fs::read_to_string(project.dir.join("state/journal/s/2.jsonl")).unwrap();
     let blocks: Vec<Value> = journal
@@ -447,12 +447,61 @@ async fn a_question_in_a_parallel_branch_pauses_and_resumes_the_whole_block() {
     assert_eq!((blocks[0]["cut"].as_bool(), blocks[1]["cut"].as_bool()), (Some(true), None));
 }
 
+/// A question in one `parallel` branch while the others' cli command and
+/// MCP call are under way: the pause lets both calls end and journals them,
+/// so the resumed run serves them (nothing is in doubt, no call made twice)
+/// and goes on with each branch. The command appends a line to `ran.txt`
+/// and the MCP server one to `count.txt` (outside the work directory): one
+/// each, after the pause, the resume and the replay of the final journal.
+/// The pause once cancelled the calls at once, and the resumed run failed
+/// with the command in doubt.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_lets_a_siblings_call_in_flight_end_and_the_resumed_run_serves_it() {
+    let dir = temp("pause-in-flight");
+    let slow = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/slow_mcp.py");
+    let source = format!(
+        "model main = openai/gpt-4o-mini\ntool fs = builtin streetrace.fs\ntool sh = builtin streetrace.cli\n\
+         tool slow = mcp \"stdio:python3 '{}' '{}' 1.5\"\nprompt ask: \"\"\"Say something.\"\"\"\n\
+         flow main:\n    parallel do\n        if true:\n            $said = call llm ask\n            \
+         escalate to human \"Go on?\"\n        if true:\n            \
+         $c = sh.execute_cli_command([\"sh\", \"-c\", \"sleep 1.5; echo ran >> ran.txt\"])\n            \
+         $d = fs.write_file(\"after_cli.txt\", \"c\")\n        if true:\n            $b = slow.bump()\n            \
+         $e = fs.write_file(\"after_mcp.txt\", \"b\")\n    end\n    $w = fs.write_file(\"second.txt\", $human_input)\n",
+        slow.display(),
+        dir.join("count.txt").display()
+    );
+    // The question comes once the reply has: the calls are under way then.
+    let reply = MockReply::text("said").delay(Duration::from_millis(500));
+    let (project, paused) = paused_answered_and_replayed("pause-in-flight", &source, vec![reply]).await;
+    let work = project.dir.join("work");
+    // The paused process's journal replays to the same pause: the branches
+    // past their served calls wait there to be cancelled, as they did.
+    std::fs::create_dir_all(project.dir.join("replayed-pause")).unwrap();
+    let journal = project.dir.join("state/journal/s/1.jsonl").display().to_string();
+    let replay =
+        project.sr(&["run", "w.sr", "--replay", &journal, "--events", "jsonl", "--work-dir", "replayed-pause"]);
+    assert_eq!(replay.status.code(), Some(3), "{}", String::from_utf8_lossy(&replay.stderr));
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&replay.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events, paused);
+    assert_eq!(std::fs::read_to_string(work.join("ran.txt")).unwrap(), "ran\n", "the command ran once");
+    assert_eq!(std::fs::read_to_string(dir.join("count.txt")).unwrap(), "x\n", "the MCP call was made once");
+    for file in ["after_cli.txt", "after_mcp.txt"] {
+        assert!(work.join(file).exists(), "the resumed run went on after the served call: {file}");
+    }
+}
+
 /// Pauses `source` (which writes `second.txt` from the answer), resumes it
 /// with "yes" and replays the final journal: the replay emits the resumed
 /// process's events and makes its files; the paused process emitted them up
-/// to its question, then only the pause's ends.
-async fn paused_answered_and_replayed(name: &str, source: &str) -> Project {
+/// to its question, then only the pause's ends (returned with the project).
+/// The model's `replies` are each asked for once in all.
+async fn paused_answered_and_replayed(name: &str, source: &str, replies: Vec<MockReply>) -> (Project, Vec<Value>) {
     let server = MockServer::start().await;
+    let pushed = replies.len();
+    for reply in replies {
+        server.push(reply);
+    }
     let project = Project::new(name, source, &server);
     for dir in ["work", "replayed"] {
         std::fs::create_dir_all(project.dir.join(dir)).unwrap();
@@ -482,7 +531,9 @@ async fn paused_answered_and_replayed(name: &str, source: &str) -> Project {
         "the replay's files are the run's"
     );
     assert_eq!(std::fs::read_to_string(project.dir.join("replayed/second.txt")).unwrap(), "yes");
-    project
+    let paths: Vec<String> = server.requests().into_iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    assert_eq!(paths.len(), pushed, "no request asked twice, none in the replay: {paths:?}");
+    (project, paused)
 }
 
 fn files(dir: &Path) -> BTreeMap<String, String> {

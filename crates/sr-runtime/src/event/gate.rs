@@ -16,6 +16,8 @@ pub(crate) type Pending = (Vec<String>, Payload);
 /// One `parallel` block's gate.
 pub struct Gate {
     state: Mutex<State>,
+    /// Whether every event of the recorded order has passed.
+    caught_up: tokio::sync::watch::Sender<bool>,
 }
 
 struct State {
@@ -26,23 +28,44 @@ struct State {
     seen: Vec<u32>,
     /// Events held back, per branch (a replay).
     held: Vec<VecDeque<Pending>>,
+    /// The branch that paused the run: the others' events are dropped.
+    paused: Option<u32>,
 }
 
 impl Gate {
     /// A gate for `branches` branches: replaying `recorded`, or recording.
     pub fn new(branches: usize, recorded: Option<Vec<u32>>) -> Arc<Gate> {
+        let caught_up = tokio::sync::watch::channel(recorded.as_ref().is_none_or(Vec::is_empty)).0;
         let state = State {
             replay: recorded.map(VecDeque::from),
             seen: Vec::new(),
             held: (0..branches).map(|_| VecDeque::new()).collect(),
+            paused: None,
         };
-        Arc::new(Gate { state: Mutex::new(state) })
+        Arc::new(Gate { state: Mutex::new(state), caught_up })
+    }
+
+    /// Ends once every event of the recorded order has passed (at once
+    /// when recording): a served branch has emitted what the recorded run's
+    /// did before it paused.
+    pub(crate) async fn caught_up(&self) {
+        let mut caught_up = self.caught_up.subscribe();
+        // The sender lives as long as the gate.
+        let _ = caught_up.wait_for(|&done| done).await;
     }
 
     /// Events branch `index` emits; returns those to emit now, in order.
-    pub(crate) fn pass(&self, index: u32, items: Vec<Pending>) -> Vec<Pending> {
+    pub(crate) fn pass(&self, index: u32, mut items: Vec<Pending>) -> Vec<Pending> {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let State { replay, seen, held } = &mut *state;
+        let State { replay, seen, held, paused } = &mut *state;
+        // After a pause another branch's events pass only while the recorded
+        // order still has some of its own (those the recorded run emitted).
+        if paused.is_some_and(|paused| paused != index) {
+            let recorded = replay.as_ref().map_or(0, |order| order.iter().filter(|&&b| b == index).count());
+            let queued = held.get(index as usize).map_or(0, VecDeque::len);
+            let room = recorded.saturating_sub(queued);
+            items.truncate(room);
+        }
         let Some(order) = replay else {
             seen.extend(std::iter::repeat_n(index, items.len()));
             return items;
@@ -63,6 +86,7 @@ impl Gate {
         // Past the recorded order (the recording was cut short), events go
         // out as they come.
         if order.is_empty() {
+            self.caught_up.send_replace(true);
             for (branch, queue) in (0..).zip(held.iter_mut()) {
                 seen.extend(std::iter::repeat_n(branch, queue.len()));
                 out.extend(queue.drain(..));
@@ -71,11 +95,24 @@ impl Gate {
         out
     }
 
+    /// Branch `index` paused the run: from now on the other branches' events
+    /// (the calls they had in flight ending, see `journal::pausing`) are
+    /// dropped, but for those a served run's recorded order still has. The
+    /// paused process's events end with the question and the pause, as the
+    /// resumed run's events go on from the question: the resumed run serves
+    /// those calls and emits their events.
+    pub(crate) fn pause(&self, index: u32) {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The first pause is the run's: a sibling's question asked while
+        // the calls in flight end is asked again by the resumed run.
+        state.paused.get_or_insert(index);
+    }
+
     /// When the block ends: the events still held, in the recorded order as
     /// far as it goes, then branch by branch.
     pub(crate) fn finish(&self) -> Vec<Pending> {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let State { replay, held, seen } = &mut *state;
+        let State { replay, held, seen, .. } = &mut *state;
         let mut out = Vec::new();
         for next in replay.iter_mut().flat_map(|order| order.drain(..)) {
             if let Some(item) = held.get_mut(next as usize).and_then(VecDeque::pop_front) {
@@ -131,6 +168,30 @@ mod tests {
         assert_eq!(names(&gate.pass(1, vec![event(1)])), ["1", "0", "0"]);
         assert_eq!(names(&gate.pass(1, vec![event(1)])), ["1"]);
         assert!(gate.finish().is_empty());
+    }
+
+    #[tokio::test]
+    async fn after_a_pause_only_the_paused_branchs_events_pass_and_are_recorded() {
+        let live = Gate::new(2, None);
+        assert_eq!(names(&live.pass(1, vec![event(1)])), ["1"]);
+        live.pause(0);
+        assert!(live.pass(1, vec![event(1)]).is_empty(), "the sibling's call ended after the pause");
+        assert_eq!(names(&live.pass(0, vec![event(0)])), ["0"]);
+        assert!(live.finish().is_empty());
+        assert_eq!(live.order(), [1, 0]);
+
+        // A replay of the paused run: the sibling's recorded events pass,
+        // in their order, also when its branch pauses first.
+        let again = Gate::new(2, Some(vec![1, 0, 1]));
+        assert!(again.pass(0, vec![event(0)]).is_empty(), "branch 0 waits for branch 1's first event");
+        again.pause(0);
+        let caught_up = again.caught_up();
+        tokio::pin!(caught_up);
+        assert!(futures::poll!(caught_up.as_mut()).is_pending());
+        assert_eq!(names(&again.pass(1, vec![event(1), event(1), event(1)])), ["1", "0", "1"]);
+        assert!(futures::poll!(caught_up.as_mut()).is_ready());
+        assert!(again.pass(1, vec![event(1)]).is_empty(), "past the recorded order");
+        assert_eq!(again.order(), [1, 0, 1]);
     }
 
     #[test]

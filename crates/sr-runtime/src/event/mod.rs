@@ -359,6 +359,16 @@ impl Emitter {
         self
     }
 
+    /// This emitter's branch paused the run: every `parallel` block it is
+    /// in drops the other branches' events from now on ([`Gate::pause`]).
+    pub(crate) fn pause_gates(&self) {
+        let mut link = self.gate.as_deref();
+        while let Some(current) = link {
+            current.gate.pause(current.index);
+            link = current.outer.as_deref();
+        }
+    }
+
     pub fn path(&self) -> &[String] {
         &self.path
     }

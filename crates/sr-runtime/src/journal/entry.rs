@@ -189,6 +189,8 @@ pub struct Recorded {
     /// The recorded run reached its end (an `end` line): what it left
     /// unfinished was cancelled by the run itself, not cut off by a crash.
     ended: bool,
+    /// Its last `end` line says it paused.
+    paused: bool,
 }
 
 impl Recorded {
@@ -380,7 +382,10 @@ impl Recorded {
                     let bytes = super::files::blob_bytes(&entry).ok_or_else(|| bad("a blob without content"))?;
                     recorded.blobs.insert(hash, bytes.into());
                 }
-                END_KIND => recorded.ended = true,
+                END_KIND => {
+                    recorded.ended = true;
+                    recorded.paused = entry["status"] == "paused";
+                }
                 ANSWER_KIND => {
                     let text = entry["text"].as_str().ok_or_else(|| bad("an answer without `text`"))?;
                     let meta = recorded.meta.as_mut().ok_or_else(|| bad("an answer before the `meta`"))?;
@@ -507,6 +512,13 @@ impl Recorded {
     /// cancelled when the block ended, not cut off by a crash.
     pub(crate) fn block_finished(&self, thread: &str) -> bool {
         self.interleavings.iter().any(|((parent, n), block)| !block.cut && in_block(thread, parent, *n))
+    }
+
+    /// Whether the recorded run ended paused and `thread` is a branch of a
+    /// block the pause cut (or of a block inside one): the branch waited
+    /// there, at a call the pause let not start, to be cancelled.
+    pub(crate) fn paused_in_block(&self, thread: &str) -> bool {
+        self.paused && self.interleavings.iter().any(|((parent, n), block)| block.cut && in_block(thread, parent, *n))
     }
 
     /// Whether the block at `at` was stopped by a pause or a terminate.

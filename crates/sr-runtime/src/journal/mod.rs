@@ -30,6 +30,7 @@ mod files;
 pub(crate) mod interleave;
 mod listing;
 mod model;
+mod pausing;
 mod siblings;
 pub mod times;
 mod tool;
@@ -126,6 +127,8 @@ pub struct Journal {
     cut_short: Mutex<Vec<Arc<str>>>,
     /// The `parallel` blocks under way ([`siblings`]).
     blocks: siblings::Blocks,
+    /// Live calls in flight, and whether the run pauses ([`pausing`]).
+    calls: pausing::Count,
     /// Told when a thread waits at a served call to be cancelled
     /// ([`Journal::parked`]); weak, as the hook may hold the journal.
     parked_to: OnceLock<Weak<dyn crate::hook::StepHook>>,
@@ -180,6 +183,7 @@ impl Journal {
             forks: Mutex::new(HashMap::new()),
             cut_short: Mutex::new(Vec::new()),
             blocks: Default::default(),
+            calls: pausing::count(),
             workspace,
             decider: Arc::new(Always(InDoubt::Skip)),
             undecided: Mutex::new(None),
@@ -359,7 +363,7 @@ impl Journal {
 
     /// The divergence of a replay that reached an effect its recording lacks.
     fn missing(&self, at: &EffectAt, what: &str) -> Divergence {
-        if self.recorded.block_finished(&at.thread) {
+        if self.recorded.block_finished(&at.thread) || self.recorded.paused_in_block(&at.thread) {
             self.cut_short.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(at.thread.clone());
         }
         let recorded = self.recorded.effects_of(&at.thread);
@@ -379,7 +383,8 @@ impl Journal {
     /// Whether `thread` (a `parallel` branch), or a branch inside it, diverged
     /// only by reaching an effect the recording lacks although its block
     /// finished there: a sibling's failure cancelled it before that effect,
-    /// and cancels it again when the branch waits for it.
+    /// and cancels it again when the branch waits for it. Also a branch of a
+    /// block the recorded run's pause cut: the pause cancels it again.
     pub fn cut_short(&self, thread: &str) -> bool {
         let cut = self.cut_short.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         cut.iter().any(|t| t.strip_prefix(thread).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))

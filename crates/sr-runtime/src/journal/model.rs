@@ -11,6 +11,7 @@ use futures::stream::{self, Stream, StreamExt};
 use serde_json::{Value, json};
 use sr_llm::{CASSETTE_VERSION, ChatEvent, ChatRequest, ChatResponse, ChatStream, LLM_KIND, LlmError, Provider};
 
+use super::pausing::InFlight;
 use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
 
 impl Journal {
@@ -37,10 +38,13 @@ impl Journal {
                         return Ok(self.live_chat(at, request, normalized, live.as_ref()));
                     };
                     let pending = self.pending(at, normalized);
-                    let (live, request) = (live.clone(), request.clone());
+                    let (calls, at, live, request) = (self.calls.clone(), at.clone(), live.clone(), request.clone());
                     let asked = async move {
                         settled.await;
-                        record(live.chat(request), pending)
+                        match super::pausing::admit(&calls, &at, "") {
+                            Some(in_flight) => record(live.chat(request), pending, in_flight),
+                            None => stream::pending().boxed(),
+                        }
                     };
                     return Ok(stream::once(asked).flatten().boxed());
                 }
@@ -83,9 +87,12 @@ impl Journal {
         }))
     }
 
+    /// Once the run pauses, no request is sent: the stream waits for the
+    /// `parallel` block to cancel it ([`super::pausing`]).
     fn live_chat(&self, at: &EffectAt, request: &ChatRequest, normalized: Value, live: &dyn Provider) -> ChatStream {
+        let Some(in_flight) = self.admit(at, "") else { return stream::pending().boxed() };
         let inner = live.chat(request.clone());
-        record(inner, self.pending(at, normalized))
+        record(inner, self.pending(at, normalized), in_flight)
     }
 
     /// The start of the journal line of the exchange at `at`, and where it
@@ -100,12 +107,11 @@ impl Journal {
     }
 }
 
-/// `inner`, journaled as `pending` says (when it says).
-fn record(inner: ChatStream, pending: Option<(Value, Arc<sr_llm::Cassette>)>) -> ChatStream {
-    match pending {
-        Some(pending) => Box::pin(Recording { inner, pending: Some(pending), events: Vec::new(), ended: false }),
-        None => inner,
-    }
+/// `inner`, journaled as `pending` says (when it says), counted in flight
+/// until then.
+fn record(inner: ChatStream, pending: Option<(Value, Arc<sr_llm::Cassette>)>, in_flight: InFlight) -> ChatStream {
+    let in_flight = Some(in_flight);
+    Box::pin(Recording { inner, pending, in_flight, events: Vec::new(), ended: false })
 }
 
 /// What differs between the recorded request and the run's, for a divergence.
@@ -128,12 +134,15 @@ fn request_divergence(recorded: &Value, requested: &Value) -> Divergence {
 struct Recording {
     inner: ChatStream,
     pending: Option<(Value, Arc<sr_llm::Cassette>)>,
+    /// Until the exchange ends.
+    in_flight: Option<InFlight>,
     events: Vec<ChatEvent>,
     ended: bool,
 }
 
 impl Recording {
     fn write(&mut self, error: Option<&LlmError>, cancelled: bool) -> Result<(), LlmError> {
+        let _ended = self.in_flight.take();
         let Some((mut entry, cassette)) = self.pending.take() else { return Ok(()) };
         entry["events"] = serde_json::to_value(std::mem::take(&mut self.events)).expect("events always serialize");
         if let Some(error) = error {

@@ -247,15 +247,18 @@ impl Journal {
         key: Option<String>,
         report: &Report,
     ) -> Result<Value, ToolError> {
+        let before = match &self.workspace {
+            Some(workspace) if self.writes() => workspace.before(name, &args).await,
+            _ => Before::Nothing,
+        };
+        // Once the run pauses no call starts: this one waits for its
+        // `parallel` block to cancel it ([`super::pausing`]).
+        let Some(_in_flight) = self.admit(at, name) else { return std::future::pending().await };
         let step = self.take_step();
         let key = key.unwrap_or_else(|| self.key(at, step));
         if !self.writes() {
             return tool.call_reporting(args, &key, report.clone()).await;
         }
-        let before = match &self.workspace {
-            Some(workspace) => workspace.before(name, &args).await,
-            None => Before::Nothing,
-        };
         let mut entry = json!({"at": &*at.thread, "n": at.n, "step": step, "name": name, "args": args, "key": key});
         entry["kind"] = json!(TOOL_START_KIND);
         // A file tool's paths as they are, with their bytes: if a crash cuts

@@ -695,6 +695,7 @@ impl Runtime {
             ToolStop::Unrestorable(why) => RunError::new(ErrorKind::Diverged, why, location),
             // Not asked (the caller asks): kept for completeness of the match.
             ToolStop::InDoubt(question) | ToolStop::Undecided(question) => {
+                self.pause(th);
                 RunError::new(ErrorKind::Paused, format!("in doubt: {}", question.describe()), location)
             }
             // No `on failure:` handles it: the decision was to fail the run.

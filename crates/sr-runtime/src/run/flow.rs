@@ -1,8 +1,9 @@
 //! The flow interpreter: walks the HIR of flows and handlers statement by
 //! statement, calling the step hook before each one.
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use sr_hir::{OnEscalate, Place, RunStmt, Stmt, StmtId};
 
@@ -503,6 +504,37 @@ impl Runtime {
         triggered.then(|| (op.to_string(), escalation.value.clone()))
     }
 
+    /// The branches' outcome: the first failure cancels the others at once;
+    /// a pause lets their calls in flight end first (`journal::pausing`:
+    /// they start no other), so that no call is cut off but by a crash, and
+    /// in a served run lets them emit what the recorded run's did before
+    /// its pause (`gate`'s recorded order).
+    async fn join_branches<T>(
+        &self,
+        gate: &crate::event::Gate,
+        branches: impl Iterator<Item = BoxFuture<'_, Result<T, RunError>>>,
+    ) -> Result<(), RunError> {
+        let mut running: FuturesUnordered<_> = branches.collect();
+        let paused = loop {
+            match running.next().await {
+                None => return Ok(()),
+                Some(Ok(_)) => {}
+                Some(Err(e)) if e.kind == ErrorKind::Paused => break e,
+                Some(Err(e)) => return Err(e),
+            }
+        };
+        // Already begun where the branch paused (`Runtime::pause`); what the
+        // other branches do now ends with the pause.
+        self.env.journal.pause_begun();
+        let drain = async { while running.next().await.is_some() {} };
+        let ended = async { tokio::join!(self.env.journal.calls_ended(), gate.caught_up()) };
+        tokio::select! {
+            _ = ended => {}
+            () = drain => {}
+        }
+        Err(paused)
+    }
+
     /// `parallel do`: every statement is a branch on its own thread with a copy
     /// of the variables; branches run concurrently, their assignments are merged
     /// in branch order, and the first failure cancels the others.
@@ -536,9 +568,10 @@ impl Runtime {
                 let outcome = self.exec_stmt(branch, spec, stmt).await;
                 let outcome = match outcome {
                     // The recorded run's block cancelled this branch before the
-                    // effect it reached (a sibling failed): it waits for the
-                    // sibling's failure to cancel it again. Should every other
-                    // branch end without failing, it is a divergence after all.
+                    // effect it reached (a sibling failed, or the run paused):
+                    // it waits for the sibling's failure or the pause to cancel
+                    // it again. Should every other branch end without failing,
+                    // it is a divergence after all.
                     Err(e) if e.kind == ErrorKind::Diverged && self.env.journal.cut_short(&branch.key) => {
                         let mut settled = settled_tx.subscribe();
                         settled_tx.send_modify(|n| *n += 1);
@@ -561,7 +594,7 @@ impl Runtime {
             }
             .boxed()
         });
-        let joined = futures::future::try_join_all(futures).await;
+        let joined = self.join_branches(&gate, futures).await;
         th.emitter.release(gate.finish());
         let threads: Vec<u32> = branches.iter().map(|b| b.id).collect();
         let cut = matches!(&joined, Err(e) if matches!(e.kind, ErrorKind::Paused | ErrorKind::Terminated));

@@ -63,6 +63,15 @@ impl Human for Answers {
 }
 
 impl Runtime {
+    /// The run pauses on `th`: no call starts from now on, and the
+    /// `parallel` blocks `th` is in keep only its events; each block lets
+    /// its other branches' calls in flight end before it cancels them
+    /// (`journal::pausing`), so the resumed run serves their results.
+    pub(crate) fn pause(&self, th: &Thread) {
+        self.env.journal.pause_begun();
+        th.emitter.pause_gates();
+    }
+
     /// Asks a human (the step hook first, a debugger, then the run's
     /// `Human`); the answer is stored in `$human_input`.
     pub(crate) async fn escalate_to_human(
@@ -89,7 +98,10 @@ impl Runtime {
                     .emit(Payload::StateChange { variable: "human_input".to_string(), value: Value::String(answer) });
                 Ok(())
             }
-            None => Err(RunError::new(ErrorKind::Paused, format!("waiting for a human: {message}"), None)),
+            None => {
+                self.pause(th);
+                Err(RunError::new(ErrorKind::Paused, format!("waiting for a human: {message}"), None))
+            }
         }
     }
 }

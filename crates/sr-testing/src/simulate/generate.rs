@@ -4,8 +4,9 @@
 //! Every generated effect is observable outside the run: values and replies
 //! are written to files of their own (one per statement, so parallel branches
 //! never write the same file and a correct run's files do not depend on
-//! timing), the cli appends to its own file, the MCP server counts its calls
-//! on the host.
+//! timing), the cli's exit code goes to its own file (the command is no
+//! shell's: `echo` prints its arguments), the MCP server counts its calls on
+//! the host.
 
 use super::Feature;
 use crate::random::Rng;
@@ -248,7 +249,17 @@ impl Generator<'_> {
         }
         let feature = choices[self.rng.below(choices.len())];
         let id = self.id();
-        let line = |text: String| Some(Node::Line { feature, text });
+        // In a `parallel` block each statement is a branch: a value and the
+        // write that makes it observable share one.
+        let line = |text: String| {
+            let node = Node::Line { feature, text };
+            match &node {
+                Node::Line { text, .. } if place.in_parallel && text.contains('\n') => {
+                    Some(Node::Block { feature: Feature::If, head: "if true:".into(), body: vec![node], end: false })
+                }
+                _ => Some(node),
+            }
+        };
         let inner = Place { depth: place.depth + 1, ..place };
         let small = 1 + self.rng.below(3);
         match feature {
@@ -268,14 +279,7 @@ impl Generator<'_> {
             Feature::Escalate => {
                 let text =
                     format!("escalate to human \"Question {id}?\"\nfs.write_file(\"h{id}.txt\", str($human_input))");
-                if place.in_parallel {
-                    // A branch is one statement: the question and the write of
-                    // its answer share one.
-                    let body = vec![Node::Line { feature, text }];
-                    Some(Node::Block { feature: Feature::If, head: "if true:".into(), body, end: false })
-                } else {
-                    line(text)
-                }
+                line(text)
             }
             Feature::Uuid => line(format!("$u{id} = uuid()\nfs.write_file(\"u{id}.txt\", $u{id})")),
             Feature::Now => line(format!("$t{id} = now()\nfs.write_file(\"t{id}.txt\", $t{id})")),
@@ -325,7 +329,15 @@ impl Generator<'_> {
             }
             Feature::Parallel => {
                 let branches = 2 + self.rng.below(2);
-                let body = self.body(Place { in_loop: false, in_parallel: true, ..inner }, branches);
+                let mut body = self.body(Place { in_loop: false, in_parallel: true, ..inner }, branches);
+                // A question's branch comes last, so that the others' calls
+                // are under way when it pauses: the pause must let them end.
+                body.sort_by_key(|branch| match branch {
+                    Node::Block { body, .. } => {
+                        body.iter().any(|n| matches!(n, Node::Line { feature: Feature::Escalate, .. }))
+                    }
+                    Node::Line { .. } => false,
+                });
                 Some(Node::Block { feature, head: "parallel do".into(), body, end: true })
             }
             Feature::Match => {
