@@ -199,6 +199,12 @@ fn chromium() -> String {
 }
 
 fn npm_ci(studio: &Path) -> Result<(), String> {
+    // `npm ci` empties `node_modules` first: through a symlink, that is
+    // another checkout's.
+    let modules = studio.join("node_modules");
+    if modules.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!("{} is a symlink: `npm ci` would empty what it points to; remove it", modules.display()));
+    }
     step(
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])

@@ -344,8 +344,15 @@ mod tests {
         let server = Arc::new(crate::test_server_on(&dir, BTreeMap::new(), store));
         for n in 0..RUNS {
             let (id, session) = (format!("r{n}"), format!("s{n}"));
-            let new =
-                NewRun { id: &id, session: &session, workload: "w", entry: None, message: "hi", model: None, a2a: false };
+            let new = NewRun {
+                id: &id,
+                session: &session,
+                workload: "w",
+                entry: None,
+                message: "hi",
+                model: None,
+                a2a: false,
+            };
             server.store.submit(&new, false).await.unwrap();
         }
         let mut runs = Vec::new();
