@@ -8,10 +8,7 @@
 
 use crate::debugger::{Debugger, dap_thread, thread_number};
 use crate::protocol::{AnswerBody, EvaluateResponse};
-use crate::request_error::RequestError;
-
-/// The console command that answers.
-pub const COMMAND: &str = ":answer";
+use crate::request_error::{COMMAND, RequestError};
 
 /// What a line typed in the debug console is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,62 +9,17 @@ use sr_runtime::value::{display, type_name};
 
 use crate::answer::Console;
 use crate::debugger::{Debugger, State, Stopped, dap_thread, thread_number};
-use crate::evaluate::{Expression, ExpressionError, parse_value};
+use crate::evaluate::{Expression, parse_value};
 use crate::protocol::{
     DataBreakpointInfoArguments, DataBreakpointInfoBody, EvaluateArguments, EvaluateResponse, ExceptionInfoResponse,
     Scope, SetVariableArguments, SetVariableBody, StackFrame, StackTraceArguments, Variable, VariablesArguments,
 };
-use crate::snapshot::{Call, EditError};
+pub(crate) use crate::request_error::InspectError;
+use crate::snapshot::Call;
 use crate::travel::{At, Back, Held, Quiet, Travel, is_future};
 use crate::variables::{
     self, Container, Handle, Key, Node, Root, child_expression, counts, is_container, page, preview,
 };
-
-/// Why an inspection request (stack trace, scopes, variables, evaluate,
-/// setVariable, exception info, going back) is refused; its text is the
-/// message of the error response.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InspectError {
-    #[error("there is no frame {0} (the thread has moved on)")]
-    NoFrame(i64),
-    #[error("there is no variable {0} (the thread has moved on)")]
-    NoVariable(i64),
-    /// A DAP thread id.
-    #[error("thread {0} is not stopped")]
-    NotStopped(i64),
-    #[error("the thread has moved on")]
-    MovedOn,
-    #[error("the call is gone")]
-    CallGone,
-    #[error("the value is gone")]
-    ValueGone,
-    #[error("evaluation needs a stopped thread")]
-    NoStoppedThread,
-    #[error("only a model call about to be sent, or its reply, can be changed")]
-    CallNotEditable,
-    #[error("only the run's variables and a model call can be changed")]
-    NotEditable,
-    #[error("not an index")]
-    NotAnIndex,
-    #[error("the thread did not stop on an exception")]
-    NoException,
-    #[error("going back needs a threadId")]
-    NoThreadId,
-    #[error("this is the first point of the run")]
-    FirstPoint,
-    /// A runtime thread number.
-    #[error("this is the first point of branch {0}: the branch has no earlier point of its own")]
-    FirstPointOfBranch(u32),
-    /// The expression or value could not be read or evaluated.
-    #[error(transparent)]
-    Expression(#[from] ExpressionError),
-    /// The new value does not fit where it goes.
-    #[error(transparent)]
-    Edit(#[from] EditError),
-    /// A debug console command (`:answer`) failed.
-    #[error(transparent)]
-    Console(Box<crate::request_error::RequestError>),
-}
 
 impl Debugger {
     pub fn stack_trace(&self, args: StackTraceArguments) -> Result<(Vec<StackFrame>, usize), InspectError> {

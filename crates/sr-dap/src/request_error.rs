@@ -1,11 +1,15 @@
-//! Why a request about threads, forks, breakpoints or answers is refused;
-//! its text is the message of the error response (inspection's are
-//! [`crate::inspect::InspectError`]).
+//! Why a request about threads, forks, breakpoints or answers is refused,
+//! and why an inspection request is: one module, as each can hold the other
+//! (a console `:answer` inside an evaluate, a travel inside a request); the
+//! text is the message of the error response.
 
 use std::path::PathBuf;
 
-use crate::answer::COMMAND;
-use crate::inspect::InspectError;
+use crate::evaluate::ExpressionError;
+use crate::variables::EditError;
+
+/// The console command that answers.
+pub const COMMAND: &str = ":answer";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
@@ -57,4 +61,50 @@ pub enum ArchiveError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("cannot write {}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
+}
+
+/// Why an inspection request (stack trace, scopes, variables, evaluate,
+/// setVariable, exception info, going back) is refused; its text is the
+/// message of the error response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InspectError {
+    #[error("there is no frame {0} (the thread has moved on)")]
+    NoFrame(i64),
+    #[error("there is no variable {0} (the thread has moved on)")]
+    NoVariable(i64),
+    /// A DAP thread id.
+    #[error("thread {0} is not stopped")]
+    NotStopped(i64),
+    #[error("the thread has moved on")]
+    MovedOn,
+    #[error("the call is gone")]
+    CallGone,
+    #[error("the value is gone")]
+    ValueGone,
+    #[error("evaluation needs a stopped thread")]
+    NoStoppedThread,
+    #[error("only a model call about to be sent, or its reply, can be changed")]
+    CallNotEditable,
+    #[error("only the run's variables and a model call can be changed")]
+    NotEditable,
+    #[error("not an index")]
+    NotAnIndex,
+    #[error("the thread did not stop on an exception")]
+    NoException,
+    #[error("going back needs a threadId")]
+    NoThreadId,
+    #[error("this is the first point of the run")]
+    FirstPoint,
+    /// A runtime thread number.
+    #[error("this is the first point of branch {0}: the branch has no earlier point of its own")]
+    FirstPointOfBranch(u32),
+    /// The expression or value could not be read or evaluated.
+    #[error(transparent)]
+    Expression(#[from] ExpressionError),
+    /// The new value does not fit where it goes.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// A debug console command (`:answer`) failed.
+    #[error(transparent)]
+    Console(Box<RequestError>),
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use sr_runtime::eval::Vars;
 use sr_runtime::hook::{Frame, Step, StepPoint};
 
-use crate::variables::Root;
+use crate::variables::{EditError, Root};
 
 /// A stopped thread's state, copied out of the run.
 #[derive(Debug, Clone, Default)]
@@ -40,19 +40,6 @@ pub enum Editable {
 pub enum Edit {
     Request(Box<sr_llm::ChatRequest>),
     Reply(Box<sr_llm::ChatResponse>),
-}
-
-/// Why a variable or a model call cannot take a new value (the JSON
-/// reader's reason, for a call).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
-    /// The name of the child that is not there.
-    #[error("there is no '{0}' here")]
-    NoChild(String),
-    #[error("the call would not be a valid request: {0}")]
-    InvalidRequest(String),
-    #[error("the reply would not be a valid reply: {0}")]
-    InvalidReply(String),
 }
 
 impl Call {

@@ -12,7 +12,6 @@ use sr_runtime::eval::Vars;
 use sr_runtime::value::type_name;
 
 use crate::protocol::Variable;
-use crate::snapshot::EditError;
 
 /// Strings longer than this are cut in previews (and expand into pieces this long).
 pub const MAX_STRING: usize = 10_000;
@@ -324,4 +323,17 @@ mod tests {
         assert_eq!(child_expression(Some("$x"), &Key::Index(0)), None);
         assert_eq!(child_expression(Some("$x"), &Key::Field("a b".into())), None);
     }
+}
+
+/// Why a variable or a model call cannot take a new value (the JSON
+/// reader's reason, for a call).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The name of the child that is not there.
+    #[error("there is no '{0}' here")]
+    NoChild(String),
+    #[error("the call would not be a valid request: {0}")]
+    InvalidRequest(String),
+    #[error("the reply would not be a valid reply: {0}")]
+    InvalidReply(String),
 }

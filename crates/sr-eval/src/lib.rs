@@ -13,6 +13,7 @@
 //! the case runs are runs of an `sr serve` instead of local ones.
 
 pub mod case;
+mod case_error;
 pub mod compare;
 pub mod config;
 pub mod dataset;

@@ -7,8 +7,8 @@ use super::{Harness, MAIN, line};
 use crate::evaluate::ExpressionError;
 use crate::inspect::InspectError;
 use crate::protocol::{EvaluateArguments, VariablesArguments};
-use crate::snapshot::EditError;
 use crate::stepping::StepKind;
+use crate::variables::EditError;
 
 const PROGRAM: &str = concat!(
     reader_header!(),

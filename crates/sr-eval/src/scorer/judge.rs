@@ -21,7 +21,7 @@ pub enum NoJudge {
     #[error("{0}")]
     Record(String),
     #[error(transparent)]
-    Read(#[from] crate::case::CaseError),
+    Read(#[from] crate::case_error::CaseError),
     #[error("{}: {cause}", path.display())]
     BadRecording { path: std::path::PathBuf, cause: String },
 }
