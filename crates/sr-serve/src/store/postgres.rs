@@ -251,7 +251,8 @@ impl Postgres {
                 }
             })?;
         match claimed {
-            Some(row) => Ok((Some(run_row(&row)?), row.get(12))),
+            // The count follows the run's columns.
+            Some(row) => Ok((Some(run_row(&row)?), row.get(RUN_COLUMNS.split(", ").count()))),
             None => Ok((None, false)),
         }
     }
