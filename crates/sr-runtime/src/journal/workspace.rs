@@ -14,9 +14,11 @@
 //! work directory of more entries than the limit is not compared at all. Each
 //! is said when it happens (the call's warnings), and a replay or a run going
 //! back in time refuses, naming the file, rather than leave it out or delete
-//! what it cannot put back. `.git`, `.streetrace` (at the root: no tool can
-//! change them, and the command sandbox makes empty placeholders for them
-//! while a command runs) and the runtime's own state are never looked at;
+//! what it cannot put back. `.git`, `.streetrace` (at the root), the
+//! directories `sr run NAME` searches (`agents/`, …) and the other protected
+//! paths (no tool can change them, and the command sandbox makes empty
+//! placeholders for them while a command runs) and the runtime's own state
+//! are never looked at;
 //! FIFOs, sockets and devices are never opened, only warned about.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -204,7 +206,10 @@ impl Workspace {
 
     pub fn with_limits(jail: Jail, limits: Limits) -> Workspace {
         let names = crate::protected::NAMES.iter().map(|name| jail.root().join(name.name));
-        let skipped = jail.forbidden().iter().cloned().chain(names).collect();
+        // What no tool can change is never compared: the sandbox makes empty
+        // placeholders for the protected directories (`agents/`, …) while a
+        // command runs, which a sibling's comparison would take for a change.
+        let skipped = jail.forbidden().iter().cloned().chain(names).chain(jail.protected()).collect();
         Workspace { jail, skipped, limits, gate: Arc::new(RwLock::new(())), inner: Mutex::new(Inner::default()) }
     }
 
@@ -740,6 +745,22 @@ mod tests {
         for text in [&b"old"[..], b"new", b"x", b"f"] {
             assert!(texts.contains(&text), "{text:?} missing from {texts:?}");
         }
+    }
+
+    /// Found by `cargo xtask simulate` (seed 20261148): the placeholder the
+    /// sandbox makes for `agents/` while a command runs was journaled as a
+    /// change, which a replay then refused to restore.
+    #[tokio::test]
+    async fn protected_directories_are_never_compared() {
+        let root = dir("protected");
+        let jail = Jail::new(&root).unwrap().protect_dir(&root.join("agents"));
+        let workspace = Workspace::new(jail);
+        let before = workspace.before("execute_cli_command", &json!({})).await;
+        std::fs::create_dir_all(root.join("agents")).unwrap();
+        std::fs::write(root.join("made.txt"), "made").unwrap();
+        let Captured { changes, .. } = workspace.after(before);
+        let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["made.txt"]);
     }
 
     fn kind(state: &State) -> &'static str {
