@@ -54,6 +54,42 @@ const MIGRATION_LOCK: i64 = 0x0073_7273_6572_7665;
 
 const RUN_COLUMNS: &str = "id, session, workload, entry, status, result, error, message, model, attempt_run, pending_input, epoch, a2a, trace_id";
 
+/// How many columns [`RUN_COLUMNS`] names: a query's own columns follow them.
+const RUN_COLUMN_COUNT: usize = {
+    let bytes = RUN_COLUMNS.as_bytes();
+    let (mut commas, mut i) = (0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b',' {
+            commas += 1;
+        }
+        i += 1;
+    }
+    commas + 1
+};
+
+/// The claim (made once: it runs for every run): the run's columns, then
+/// whether a second run was claimable with it (both locked while the
+/// statement runs, the second left as it was).
+static CLAIM_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "WITH next AS (
+                         SELECT q.id, q.position FROM runs AS q
+                         WHERE (q.status = 'queued' AND NOT EXISTS
+                                (SELECT 1 FROM runs AS a WHERE a.session = q.session
+                                 AND (a.status IN ('running', 'paused', 'in_doubt')
+                                      OR (a.status = 'queued' AND a.position < q.position))))
+                            OR (q.status = 'running' AND q.lease_until < now())
+                         ORDER BY q.position LIMIT 2
+                         FOR UPDATE SKIP LOCKED),
+                          first AS (SELECT id FROM next ORDER BY position LIMIT 1)
+                     UPDATE runs SET status = 'running', epoch = runs.epoch + 1, replica = $1,
+                         lease_until = now() + make_interval(secs => $2::float8 / 1000), updated_ms = $3
+                     FROM first WHERE runs.id = first.id
+                     RETURNING {}, (SELECT COUNT(*) FROM next) > 1",
+        RUN_COLUMNS.split(", ").map(|c| format!("runs.{c}")).collect::<Vec<_>>().join(", ")
+    )
+});
+
 const WAKE: &str = "sr_serve_wake";
 const RUN: &str = "sr_serve_run";
 /// A run's status changed (it ended, or was answered): its waiters read it again.
@@ -222,26 +258,7 @@ impl Postgres {
     async fn try_claim(&self) -> Result<(Option<RunRow>, bool)> {
         let client = self.pool.get().await?;
         let claimed = client
-            .query_opt(
-                &format!(
-                    "WITH next AS (
-                         SELECT q.id, q.position FROM runs AS q
-                         WHERE (q.status = 'queued' AND NOT EXISTS
-                                (SELECT 1 FROM runs AS a WHERE a.session = q.session
-                                 AND (a.status IN ('running', 'paused', 'in_doubt')
-                                      OR (a.status = 'queued' AND a.position < q.position))))
-                            OR (q.status = 'running' AND q.lease_until < now())
-                         ORDER BY q.position LIMIT 2
-                         FOR UPDATE SKIP LOCKED),
-                          first AS (SELECT id FROM next ORDER BY position LIMIT 1)
-                     UPDATE runs SET status = 'running', epoch = runs.epoch + 1, replica = $1,
-                         lease_until = now() + make_interval(secs => $2::float8 / 1000), updated_ms = $3
-                     FROM first WHERE runs.id = first.id
-                     RETURNING {}, (SELECT COUNT(*) FROM next) > 1",
-                    RUN_COLUMNS.split(", ").map(|c| format!("runs.{c}")).collect::<Vec<_>>().join(", ")
-                ),
-                &[&self.replica, &(self.lease_ms as f64), &now_ms()],
-            )
+            .query_opt(CLAIM_SQL.as_str(), &[&self.replica, &(self.lease_ms as f64), &now_ms()])
             .await
             .map_err(|e| {
                 if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
@@ -251,8 +268,8 @@ impl Postgres {
                 }
             })?;
         match claimed {
-            // The count follows the run's columns.
-            Some(row) => Ok((Some(run_row(&row)?), row.get(RUN_COLUMNS.split(", ").count()))),
+            // Whether another run was claimable follows the run's columns.
+            Some(row) => Ok((Some(run_row(&row)?), row.get(RUN_COLUMN_COUNT))),
             None => Ok((None, false)),
         }
     }
