@@ -13,6 +13,8 @@ mod run;
 #[cfg(feature = "serve")]
 mod serve;
 mod sessions;
+#[cfg(feature = "otlp")]
+mod trace_args;
 mod transcript;
 
 use std::path::PathBuf;

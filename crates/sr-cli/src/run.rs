@@ -111,15 +111,9 @@ pub struct Args {
     /// `{"openai/gpt-4o": {"input": 2.5, "output": 10}}`) for the cost of the run.
     #[arg(long)]
     prices: Option<PathBuf>,
-    /// Send a trace of the run (OpenTelemetry GenAI spans) over OTLP/HTTP: to ENDPOINT
-    /// (`--otlp=http://host:4318`), else $OTEL_EXPORTER_OTLP_ENDPOINT, else http://127.0.0.1:4318.
     #[cfg(feature = "otlp")]
-    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    otlp: Option<String>,
-    /// Put prompts, replies, tool arguments and results in the trace.
-    #[cfg(feature = "otlp")]
-    #[arg(long, requires = "otlp")]
-    capture_content: bool,
+    #[command(flatten)]
+    trace: crate::trace_args::TraceArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -144,7 +138,7 @@ pub fn run(args: Args) -> ExitCode {
     // Made before the async runtime so that it is dropped after it: the trace
     // is flushed when the run is over.
     #[cfg(feature = "otlp")]
-    let _otlp = match args.otlp.as_deref() {
+    let _otlp = match args.trace.otlp.as_deref() {
         Some(endpoint) => match sr_telemetry::init_otlp(Some(endpoint).filter(|e| !e.is_empty())) {
             Ok(guard) => Some(guard),
             Err(e) => return fail(e, 2),
@@ -252,8 +246,8 @@ async fn run_async(args: Args) -> ExitCode {
     #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
     let mut sinks = vec![terminal];
     #[cfg(feature = "otlp")]
-    if args.otlp.is_some() {
-        let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
+    if args.trace.otlp.is_some() {
+        let config = args.trace.config();
         sinks.push(Arc::new(sr_telemetry::Telemetry::new(config)));
     }
     match launched.run(Arc::new(NoHook), sinks).await {

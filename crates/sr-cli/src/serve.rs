@@ -70,16 +70,9 @@ pub struct Args {
     /// repeatable. Default: none, and push notifications are off.
     #[arg(long, value_name = "HOST")]
     push_host: Vec<String>,
-    /// Send a trace of each run (OpenTelemetry GenAI spans, one trace per run, its id on the
-    /// run) over OTLP/HTTP: to ENDPOINT (`--otlp=http://host:4318`), else
-    /// $OTEL_EXPORTER_OTLP_ENDPOINT, else http://127.0.0.1:4318.
     #[cfg(feature = "otlp")]
-    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    otlp: Option<String>,
-    /// Put prompts, replies, tool arguments and results in the traces.
-    #[cfg(feature = "otlp")]
-    #[arg(long, requires = "otlp")]
-    capture_content: bool,
+    #[command(flatten)]
+    trace: crate::trace_args::TraceArgs,
     /// Where a trace is shown, `{trace_id}` standing for its id
     /// (`http://localhost:16686/trace/{trace_id}`): runs link to their trace.
     #[cfg(feature = "otlp")]
@@ -105,7 +98,7 @@ pub fn run(args: Args) -> ExitCode {
     // Made before the async runtime so that it is dropped after it: the
     // traces still queued are sent when the server has stopped.
     #[cfg(feature = "otlp")]
-    let (export, _otlp) = match args.otlp.as_deref() {
+    let (export, _otlp) = match args.trace.otlp.as_deref() {
         Some(endpoint) => match sr_telemetry::otlp_layer(Some(endpoint).filter(|e| !e.is_empty())) {
             Ok((layer, guard)) => (Some(layer), Some(guard)),
             Err(e) => return fail(e),
@@ -178,8 +171,8 @@ pub fn run(args: Args) -> ExitCode {
 /// With `--otlp`: each run's spans go into the trace the server gives it.
 #[cfg(feature = "otlp")]
 fn tracer(args: &Args) -> Option<sr_serve::Tracer> {
-    args.otlp.as_ref()?;
-    let config = sr_telemetry::TelemetryConfig { capture_content: args.capture_content };
+    args.trace.otlp.as_ref()?;
+    let config = args.trace.config();
     Some(std::sync::Arc::new(move |trace_id: &str| -> std::sync::Arc<dyn sr_runtime::event::EventSink> {
         match sr_telemetry::Telemetry::new(config).in_trace(trace_id) {
             Ok(telemetry) => std::sync::Arc::new(telemetry),
