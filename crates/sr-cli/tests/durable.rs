@@ -227,6 +227,78 @@ async fn killed_mid_tool_a_resume_retries_or_fails_the_call_as_told() {
     }
 }
 
+/// A run killed while a sandboxed command ran leaves the empty stand-ins the
+/// sandbox made for missing protected directories (`.git/`, `agents/`, …) in
+/// the work directory; the resumed run removes them before it goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_command_a_resumed_run_removes_the_sandboxs_stand_ins() {
+    if !sr_testing::required(Command::new("bwrap").arg("--version").output().is_ok(), "bubblewrap (bwrap)") {
+        return;
+    }
+    let server = MockServer::start().await;
+    let source = "tool sh = builtin streetrace.cli\n\
+                  flow main:\n    \
+                  sh.execute_cli_command([\"sh\", \"-c\", \"echo started > started.txt; sleep 60\"])\n    \
+                  return \"done\"\n";
+    let project = Project::new("stand-ins", source, &server);
+    let work = project.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let run = project.spawn(&["run", "w.sr", "--work-dir", "work"]);
+    wait_until("the command", || work.join("started.txt").exists());
+    kill(run);
+    let stand_ins = || {
+        let mut names: Vec<String> = std::fs::read_dir(&work)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "started.txt")
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(stand_ins().iter().any(|name| name == ".git"), "the kill left the stand-ins: {:?}", stand_ins());
+    std::fs::write(work.join("mine.txt"), "").unwrap();
+    std::fs::create_dir(work.join("keep")).unwrap();
+
+    let (session, _) = project.session();
+    let out = project.sr(&["run", "w.sr", "--resume", &session, "--in-doubt", "fail", "--work-dir", "work"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stand_ins(), ["keep", "mine.txt"], "only what the user made is left");
+}
+
+/// A branch that fails cancels its siblings, and a replay emits what they
+/// did before it cancelled them (waiting for a tool server), whichever branch the
+/// replay's served results let finish first.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_of_a_failed_parallel_block_emits_what_the_cancelled_siblings_did() {
+    let server = MockServer::start().await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/durable/slow_mcp.py");
+    let dir = temp("cancelled-siblings");
+    let source = format!(
+        "tool fast = mcp \"stdio:python3 '{script}' '{fast}' 0\"\n\
+         tool slow = mcp \"stdio:python3 '{script}' '{slow}' 3\"\n\
+         flow fails:\n    fast.bump()\n    abort\n\
+         flow waits:\n    log \"waiting\"\n    slow.bump()\n\
+         flow main:\n    parallel do\n        run fails\n        run waits\n    end\n",
+        script = script.display(),
+        fast = dir.join("fast.txt").display(),
+        slow = dir.join("slow.txt").display(),
+    );
+    let project = Project::new("cancelled-siblings", &source, &server);
+    let live = project.sr(&["run", "w.sr", "--record", "rec.jsonl", "--events", "jsonl", "--work-dir", "."]);
+    assert_eq!(live.status.code(), Some(1), "{}", String::from_utf8_lossy(&live.stderr));
+    let live_events = String::from_utf8(live.stdout).unwrap();
+    let sibling_began = live_events.lines().any(|l| l.contains("\"message\":\"waiting\""));
+    assert!(sibling_began, "the sibling was under way when the block failed: {live_events}");
+    for round in 0..5 {
+        let fresh = project.dir.join(format!("replay-{round}"));
+        std::fs::create_dir_all(&fresh).unwrap();
+        let args = ["run", "w.sr", "--replay", "rec.jsonl", "--events", "jsonl", "--work-dir", fresh.to_str().unwrap()];
+        let replay = project.sr(&args);
+        assert_eq!(replay.status.code(), Some(1), "{}", String::from_utf8_lossy(&replay.stderr));
+        assert_eq!(String::from_utf8(replay.stdout).unwrap(), live_events, "replay {round} emitted other events");
+    }
+}
+
 const ASKING: &str = r#"flow main:
     escalate to human "Go on?"
     return "answered " + $human_input

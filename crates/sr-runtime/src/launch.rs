@@ -328,6 +328,11 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
         jail = jail.protect(&cwd.join(source));
     }
+    // A run killed while a sandboxed command ran left the empty stand-ins
+    // for missing protected paths (`.git/`, `agents/`, …) in the work directory.
+    if !read_only {
+        sr_sandbox::command::remove_left_behind(jail.root(), &jail.protected(), jail.forbidden());
+    }
     let redactor = secrets(&mcp, &mut warnings);
     let rebuild_files = storage.as_ref().and_then(|s| s.resume.as_ref()).is_some_and(|r| r.rebuild_files);
     let mut copied = None;

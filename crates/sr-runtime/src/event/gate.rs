@@ -28,8 +28,9 @@ struct State {
     seen: Vec<u32>,
     /// Events held back, per branch (a replay).
     held: Vec<VecDeque<Pending>>,
-    /// The branch that paused the run: the others' events are dropped.
-    paused: Option<u32>,
+    /// The branch that paused the run or failed: the others' events are
+    /// dropped but for those the recorded order still has.
+    cut_by: Option<u32>,
 }
 
 impl Gate {
@@ -40,14 +41,14 @@ impl Gate {
             replay: recorded.map(VecDeque::from),
             seen: Vec::new(),
             held: (0..branches).map(|_| VecDeque::new()).collect(),
-            paused: None,
+            cut_by: None,
         };
         Arc::new(Gate { state: Mutex::new(state), caught_up })
     }
 
     /// Ends once every event of the recorded order has passed (at once
     /// when recording): a served branch has emitted what the recorded run's
-    /// did before it paused.
+    /// did before it paused or a sibling's failure cancelled it.
     pub(crate) async fn caught_up(&self) {
         let mut caught_up = self.caught_up.subscribe();
         // The sender lives as long as the gate.
@@ -57,10 +58,11 @@ impl Gate {
     /// Events branch `index` emits; returns those to emit now, in order.
     pub(crate) fn pass(&self, index: u32, mut items: Vec<Pending>) -> Vec<Pending> {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let State { replay, seen, held, paused } = &mut *state;
-        // After a pause another branch's events pass only while the recorded
-        // order still has some of its own (those the recorded run emitted).
-        if paused.is_some_and(|paused| paused != index) {
+        let State { replay, seen, held, cut_by } = &mut *state;
+        // After a pause or a failure another branch's events pass only while
+        // the recorded order still has some of its own (those the recorded
+        // run emitted).
+        if cut_by.is_some_and(|cut_by| cut_by != index) {
             let recorded = replay.as_ref().map_or(0, |order| order.iter().filter(|&&b| b == index).count());
             let queued = held.get(index as usize).map_or(0, VecDeque::len);
             let room = recorded.saturating_sub(queued);
@@ -102,10 +104,21 @@ impl Gate {
     /// resumed run's events go on from the question: the resumed run serves
     /// those calls and emits their events.
     pub(crate) fn pause(&self, index: u32) {
+        self.cut(index);
+    }
+
+    /// Branch `index` failed: the block cancels the others, in a replay once
+    /// they have emitted what the recorded run's did before the failure
+    /// cancelled them (`caught_up`), and no more.
+    pub(crate) fn fail(&self, index: u32) {
+        self.cut(index);
+    }
+
+    fn cut(&self, index: u32) {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        // The first pause is the run's: a sibling's question asked while
-        // the calls in flight end is asked again by the resumed run.
-        state.paused.get_or_insert(index);
+        // The first pause or failure is the block's: a sibling's question
+        // asked (or failure met) while the calls in flight end is not its.
+        state.cut_by.get_or_insert(index);
     }
 
     /// When the block ends: the events still held, in the recorded order as

@@ -504,23 +504,37 @@ impl Runtime {
         triggered.then(|| (op.to_string(), escalation.value.clone()))
     }
 
-    /// The branches' outcome: the first failure cancels the others at once;
-    /// a pause lets their calls in flight end first (`journal::pausing`:
-    /// they start no other), so that no call is cut off but by a crash, and
-    /// in a served run lets them emit what the recorded run's did before
-    /// its pause (`gate`'s recorded order).
+    /// The branches' outcome: the first failure cancels the others at once
+    /// (in a served run once they have emitted what the recorded run's did
+    /// before it cancelled them: `gate`'s recorded order); a pause lets
+    /// their calls in flight end first (`journal::pausing`: they start no
+    /// other), so that no call is cut off but by a crash, and in a served run
+    /// lets them emit what the recorded run's did before its pause.
     async fn join_branches<T>(
         &self,
         gate: &crate::event::Gate,
         branches: impl Iterator<Item = BoxFuture<'_, Result<T, RunError>>>,
     ) -> Result<(), RunError> {
-        let mut running: FuturesUnordered<_> = branches.collect();
+        let mut running: FuturesUnordered<_> =
+            (0u32..).zip(branches).map(|(index, branch)| branch.map(move |outcome| (index, outcome))).collect();
         let paused = loop {
             match running.next().await {
                 None => return Ok(()),
-                Some(Ok(_)) => {}
-                Some(Err(e)) if e.kind == ErrorKind::Paused => break e,
-                Some(Err(e)) => return Err(e),
+                Some((_, Ok(_))) => {}
+                Some((_, Err(e))) if e.kind == ErrorKind::Paused => break e,
+                Some((_, Err(e))) if e.kind == ErrorKind::Terminated => return Err(e),
+                Some((index, Err(e))) => {
+                    gate.fail(index);
+                    let drain = async { while running.next().await.is_some() {} };
+                    // Caught up first: a live run's siblings are not polled
+                    // again (one could pause the run, see `Runtime::pause`).
+                    tokio::select! {
+                        biased;
+                        () = gate.caught_up() => {}
+                        () = drain => {}
+                    }
+                    return Err(e);
+                }
             }
         };
         // Already begun where the branch paused (`Runtime::pause`); what the
@@ -583,11 +597,14 @@ impl Runtime {
                         }
                         Err(e)
                     }
-                    Ok(signal) => {
-                        settled_tx.send_modify(|n| *n += 1);
-                        Ok(signal)
+                    // A failure settles the branch too: a sibling waiting
+                    // at a call the recorded run cancelled is cancelled now.
+                    outcome => {
+                        if !matches!(&outcome, Err(e) if e.kind == ErrorKind::Paused) {
+                            settled_tx.send_modify(|n| *n += 1);
+                        }
+                        outcome
                     }
-                    failed => failed,
                 };
                 self.env.hook.on_thread(branch.id, parent, false);
                 outcome

@@ -10,6 +10,7 @@
 //! together is bounded as well.
 
 mod mounts;
+mod placeholder;
 
 use std::fmt;
 use std::os::unix::process::ExitStatusExt;
@@ -114,6 +115,16 @@ pub struct CommandOutput {
     pub status: Status,
     pub stdout: Captured,
     pub stderr: Captured,
+}
+
+/// Removes what a process killed while its command ran in a sandbox on
+/// `work_dir` left there: the empty directories and files that
+/// stood for missing read-only and hidden paths. A resumed run calls it
+/// before anything looks at the work directory.
+pub fn remove_left_behind(work_dir: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) {
+    if let Ok(root) = std::fs::canonicalize(work_dir) {
+        mounts::remove_left_behind(&root, read_only, hidden);
+    }
 }
 
 /// Runs `program` with `args` as `placement` says, within `caps`.

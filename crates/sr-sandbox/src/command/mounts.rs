@@ -6,17 +6,16 @@
 //! on the host while the command runs (an empty directory, or an empty file for
 //! a hidden path), mounted over like an existing one, so that the command cannot
 //! create it; the last command using a placeholder removes it when it ends, if it
-//! is still the empty thing we made.
+//! is still the empty thing we made (`placeholder`: one a crash left behind is
+//! removed later).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
 
 use super::WORK_DIR;
+use super::placeholder::{self, Placeholder};
 
 /// What is mounted at one path, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -36,16 +35,7 @@ pub(super) struct Mounts {
 /// The mounts for `read_only` and `hidden` paths (absolute, or relative to `root`,
 /// the canonical work directory); paths outside it need none.
 pub(super) fn plan(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) -> io::Result<Mounts> {
-    let mut covers = BTreeMap::new();
-    for (paths, cover) in [(hidden, Cover::Hidden), (read_only, Cover::ReadOnly)] {
-        for relative in paths.iter().filter_map(|path| inside(root, path)) {
-            for ancestor in relative.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()) {
-                covers.entry(ancestor.to_path_buf()).or_insert(Cover::Pin);
-            }
-            let entry = covers.entry(relative).or_insert(cover);
-            *entry = (*entry).max(cover);
-        }
-    }
+    let covers = covers(root, read_only, hidden);
     let mut mounts = Mounts { args: Vec::new(), _placeholders: Vec::new() };
     // Covered paths mounted so far; the map's order puts a parent before its children.
     let mut covered: Vec<(&Path, Cover)> = Vec::new();
@@ -97,6 +87,31 @@ pub(super) fn plan(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) -> io
     Ok(mounts)
 }
 
+/// Removes the placeholders for `read_only` and `hidden` paths (as for
+/// [`plan`]) that a process killed while its command ran left behind.
+pub(super) fn remove_left_behind(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) {
+    // Children first: a placeholder directory may hold another.
+    for relative in covers(root, read_only, hidden).keys().rev() {
+        placeholder::remove_left_behind(&root.join(relative));
+    }
+}
+
+/// Every path the mounts cover, relative to `root`, with the directories on
+/// the way to one pinned.
+fn covers(root: &Path, read_only: &[PathBuf], hidden: &[PathBuf]) -> BTreeMap<PathBuf, Cover> {
+    let mut covers = BTreeMap::new();
+    for (paths, cover) in [(hidden, Cover::Hidden), (read_only, Cover::ReadOnly)] {
+        for relative in paths.iter().filter_map(|path| inside(root, path)) {
+            for ancestor in relative.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()) {
+                covers.entry(ancestor.to_path_buf()).or_insert(Cover::Pin);
+            }
+            let entry = covers.entry(relative).or_insert(cover);
+            *entry = (*entry).max(cover);
+        }
+    }
+    covers
+}
+
 /// The error of a directory sr may not write to.
 fn uncreatable(error: &io::Error) -> bool {
     use rustix::io::Errno;
@@ -130,70 +145,4 @@ fn inside(root: &Path, path: &Path) -> Option<PathBuf> {
     let full = missing.iter().rev().fold(real, |path, name| path.join(name));
     let relative = full.strip_prefix(root).ok()?;
     (!relative.as_os_str().is_empty()).then(|| relative.to_path_buf())
-}
-
-/// Placeholders this process made, by path: how many commands use each, and
-/// which file it is, so that only that file is ever removed.
-static PLACEHOLDERS: Mutex<BTreeMap<PathBuf, Made>> = Mutex::new(BTreeMap::new());
-
-struct Made {
-    users: usize,
-    device: u64,
-    inode: u64,
-}
-
-/// One command's use of a placeholder.
-struct Placeholder {
-    path: PathBuf,
-}
-
-impl Placeholder {
-    /// A use of the placeholder at `path`, made now (a directory or an empty
-    /// file) if nothing is there; `None` when something real is.
-    fn claim(path: &Path, directory: bool) -> io::Result<Option<Placeholder>> {
-        let mut made = PLACEHOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(entry) = made.get_mut(path) {
-            entry.users += 1;
-            return Ok(Some(Placeholder { path: path.to_path_buf() }));
-        }
-        if path.symlink_metadata().is_ok() {
-            return Ok(None);
-        }
-        if directory {
-            fs::create_dir(path)?;
-        } else {
-            fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-        }
-        let meta = path.symlink_metadata()?;
-        // As root, the work directory's owner can remove one left by a crash.
-        if crate::backend::running_as_root()
-            && let Some(parent) = path.parent().and_then(|parent| parent.metadata().ok())
-        {
-            let _ = std::os::unix::fs::lchown(path, Some(parent.uid()), Some(parent.gid()));
-        }
-        made.insert(path.to_path_buf(), Made { users: 1, device: meta.dev(), inode: meta.ino() });
-        Ok(Some(Placeholder { path: path.to_path_buf() }))
-    }
-}
-
-impl Drop for Placeholder {
-    fn drop(&mut self) {
-        let mut made = PLACEHOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(entry) = made.get_mut(&self.path) else { return };
-        entry.users -= 1;
-        if entry.users > 0 {
-            return;
-        }
-        let Some(Made { device, inode, .. }) = made.remove(&self.path) else { return };
-        // Only the empty file or directory we made: anything else is someone's.
-        if let Ok(meta) = self.path.symlink_metadata()
-            && (meta.dev(), meta.ino()) == (device, inode)
-        {
-            if meta.is_dir() {
-                let _ = fs::remove_dir(&self.path);
-            } else if meta.len() == 0 {
-                let _ = fs::remove_file(&self.path);
-            }
-        }
-    }
 }
