@@ -328,6 +328,9 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     for source in std::iter::once(&program.root).chain(program.sources.iter().map(|s| &s.path)) {
         jail = jail.protect(&cwd.join(source));
     }
+    for path in &options.protected {
+        jail = jail.protect_given(&work_dir.join(path));
+    }
     // A run killed while a sandboxed command ran left the empty stand-ins
     // for missing protected paths (`.git/`, `agents/`, …) in the work directory.
     if !read_only {

@@ -55,6 +55,10 @@ pub struct RunOptions {
     pub allow_unsandboxed: bool,
     /// How long one cli tool command may run before it is killed.
     pub command_timeout: std::time::Duration,
+    /// Paths in the work directory (relative to it) that the run's tools may
+    /// read but not change: what the server put there for the workload to
+    /// read as given (A2A's context file), which a model must not forge.
+    pub protected: Vec<std::path::PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -69,6 +73,7 @@ impl Default for RunOptions {
             allow_host_tools: false,
             allow_unsandboxed: false,
             command_timeout: std::time::Duration::from_secs(120),
+            protected: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! `in_doubt` with the question, and continues with the decision `/input`
 //! gives it (`sr_runtime::in_doubt`).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -209,6 +210,9 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         },
         false => None,
     };
+    // The context an A2A task's messages brought is the workload's to read,
+    // not its tools' to forge (nor to make when there is none).
+    let protected: Vec<PathBuf> = if run.a2a { vec![crate::a2a::CONTEXT_FILE.into()] } else { Vec::new() };
     let spec = |from| LaunchSpec {
         program: workload.program.clone(),
         message: run.message.clone(),
@@ -216,7 +220,12 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         read_only: false,
         storage: Some(storage(&server, &run, from, decision.is_none(), fresh, &journal)),
         models: server.settings.replay.clone().map_or(Models::Live, |file| Models::Replay(Recording::File(file))),
-        options: RunOptions { default_model: run.model.clone(), entry: run.entry.clone(), ..RunOptions::default() },
+        options: RunOptions {
+            default_model: run.model.clone(),
+            entry: run.entry.clone(),
+            protected: protected.clone(),
+            ..RunOptions::default()
+        },
         human: Arc::new(Unattended),
         in_doubt: Arc::new(Once::new(decision)),
     };

@@ -42,8 +42,9 @@ pub struct Jail {
     dir: Arc<OwnedFd>,
     /// Canonical paths inside the root that are never opened or listed.
     forbidden: Vec<PathBuf>,
-    /// Canonical paths of files inside the root that are never written.
-    protected: Vec<PathBuf>,
+    /// Canonical paths of files inside the root that are never written, and
+    /// whether they are the program's or given to the run to read.
+    protected: Vec<(PathBuf, Rule)>,
     /// Canonical paths of directories inside the root where nothing is written.
     protected_dirs: Vec<PathBuf>,
     writable: bool,
@@ -65,10 +66,13 @@ pub struct Entry {
 }
 
 /// Why a path cannot be written.
+#[derive(Debug, Clone, PartialEq)]
 enum Rule {
     Forbidden,
     Name(&'static str),
     Program,
+    /// A file given to the run to read as it came (A2A's context file).
+    Given,
     SearchDir(PathBuf),
     /// The real path is not under the root (the root moved while open).
     Outside,
@@ -118,10 +122,20 @@ impl Jail {
     /// The jail with the file `path` read-only. Only a path inside the root
     /// needs this; a hard link to it inside the root is refused as every
     /// multiply linked file is. A symlink protects both itself and its target.
-    pub fn protect(mut self, path: &Path) -> Jail {
+    pub fn protect(self, path: &Path) -> Jail {
+        self.keep(path, Rule::Program)
+    }
+
+    /// The jail with the file `path` read-only (as [`Jail::protect`]) because
+    /// it was given to the run to read as it came: tools may not forge it.
+    pub fn protect_given(self, path: &Path) -> Jail {
+        self.keep(path, Rule::Given)
+    }
+
+    fn keep(mut self, path: &Path, why: Rule) -> Jail {
         for path in [canonical_parent(path), canonical_prefix(path)] {
-            if path.starts_with(&self.root) && !self.protected.contains(&path) {
-                self.protected.push(path);
+            if path.starts_with(&self.root) && !self.protected.iter().any(|(kept, _)| *kept == path) {
+                self.protected.push((path, why.clone()));
             }
         }
         self
@@ -155,7 +169,7 @@ impl Jail {
     /// ([`crate::protected::NAMES`]).
     pub fn protected(&self) -> Vec<PathBuf> {
         let names = crate::protected::NAMES.iter().filter(|n| n.dir).map(|n| self.root.join(n.name));
-        self.protected.iter().chain(&self.protected_dirs).cloned().chain(names).collect()
+        self.protected.iter().map(|(path, _)| path).chain(&self.protected_dirs).cloned().chain(names).collect()
     }
 
     /// `path` (relative to the root, or absolute inside it) as a path relative
@@ -449,8 +463,8 @@ impl Jail {
         if self.is_forbidden(real) {
             return Some(Rule::Forbidden);
         }
-        if self.protected.iter().any(|p| p == real) {
-            return Some(Rule::Program);
+        if let Some((_, why)) = self.protected.iter().find(|(path, _)| path == real) {
+            return Some(why.clone());
         }
         let Ok(inside) = real.strip_prefix(&self.root) else { return Some(Rule::Outside) };
         if let Some(dir) = self.protected_dirs.iter().find(|dir| starts_with_ignoring_case(real, dir)) {
@@ -470,6 +484,7 @@ impl Jail {
             Rule::Program => {
                 format!("'{shown}' is the workload or a file it imports: tools cannot change it")
             }
+            Rule::Given => format!("'{shown}' was given to the run to read as it came: tools cannot change it"),
             Rule::Forbidden => format!("'{shown}' is reserved for the runtime's state: tools cannot write it"),
             Rule::Outside => format!("path '{shown}' leads outside the work directory {}", self.root.display()),
         };

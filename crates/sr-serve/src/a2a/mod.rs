@@ -11,7 +11,7 @@ mod card;
 mod files;
 mod inbound;
 
-pub(crate) use inbound::place as place_inbox;
+pub(crate) use inbound::{CONTEXT_FILE, place as place_inbox};
 pub(crate) use push::resume as resume_push;
 mod methods;
 mod push;
