@@ -7,7 +7,7 @@
 //! stream. With replicas, run N is submitted to replica N, its events
 //! followed on replica N+1 and its status read on replica N+2, so every run
 //! crosses replicas. Reports throughput (runs/s), API latency p50/p95 (POST
-//! /v1/sessions, POST /v1/runs, GET /v1/runs/ID), the latency from a run's
+//! /v1/runs, which starts the run's session, and GET /v1/runs/ID), the latency from a run's
 //! acceptance to its first streamed event (alone on an idle server, and
 //! under the load, where it includes queueing), each server's peak resident
 //! memory, and per run of the load: the servers' CPU time and, on
@@ -202,7 +202,7 @@ struct RunTimes {
     first_event: Duration,
 }
 
-/// A session, a run in it, and its event stream to the end; the `n`th run
+/// A run in a session of its own, and its event stream to the end; the `n`th run
 /// asks replica `n`, follows the events on the next and reads the end on the
 /// one after (all one server in the embedded mode).
 async fn one_run(
@@ -217,11 +217,9 @@ async fn one_run(
             api.lock().unwrap().push(at.elapsed());
         }
     };
+    // A run without a session starts a new one: its submission makes both.
     let at = Instant::now();
-    let session = post(client, &format!("{}/v1/sessions", base(0)), json!({})).await?;
-    timed(at);
-    let at = Instant::now();
-    let body = json!({"workload": "flow", "prompt": "Ada", "session": session["id"]});
+    let body = json!({"workload": "flow", "prompt": "Ada"});
     let run = post(client, &format!("{}/v1/runs", base(0)), body).await?;
     timed(at);
     let accepted = Instant::now();
