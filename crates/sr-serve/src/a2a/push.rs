@@ -66,11 +66,11 @@ fn parse(call: &Call, config: &Value, at: &str) -> Result<Push, RpcError> {
         |name: &str| rpc::string(config, name).map_err(|e| RpcError::invalid_params(format!("{at}.{}", e.message)));
     let url = text("url")?.ok_or_else(|| RpcError::invalid_params(format!("{at}.url: missing")))?.to_string();
     allowed(call, &url)?;
-    let authentication = config.get("authentication").and_then(Value::as_object);
-    let scheme = authentication.and_then(|a| {
-        a.get("scheme").and_then(Value::as_str).or_else(|| a.get("schemes")?.as_array()?.first()?.as_str())
-    });
-    let credentials = authentication.and_then(|a| a.get("credentials")?.as_str());
+    let (scheme, credentials) = match config.get("authentication") {
+        None | Some(Value::Null) => (None, None),
+        Some(Value::Object(authentication)) => authentication_of(authentication, &format!("{at}.authentication"))?,
+        Some(_) => return Err(RpcError::invalid_params(format!("{at}.authentication: must be an object"))),
+    };
     Ok(Push {
         id: text("id")?.filter(|id| !id.is_empty()).map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string),
         url,
@@ -79,6 +79,24 @@ fn parse(call: &Call, config: &Value, at: &str) -> Result<Push, RpcError> {
         credentials: credentials.map(str::to_string),
         v03: call.version == Version::V03,
     })
+}
+
+/// An `authentication` object's scheme (1.0's `scheme`, else the first of
+/// 0.3's `schemes`) and credentials.
+fn authentication_of<'a>(
+    authentication: &'a Map<String, Value>,
+    at: &str,
+) -> Result<(Option<&'a str>, Option<&'a str>), RpcError> {
+    let text = |name: &str| {
+        rpc::string(authentication, name).map_err(|e| RpcError::invalid_params(format!("{at}.{}", e.message)))
+    };
+    let schemes = match authentication.get("schemes") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items.first().and_then(Value::as_str),
+        Some(_) => return Err(RpcError::invalid_params(format!("{at}.schemes: must be a list of strings"))),
+    };
+    let scheme = text("scheme")?.or(schemes);
+    Ok((scheme, text("credentials")?))
 }
 
 /// A send's configuration (1.0 `configuration.taskPushNotificationConfig`,

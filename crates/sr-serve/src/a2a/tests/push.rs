@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::{GREET, fixture_with};
 use crate::a2a::push::is_followed;
+use crate::a2a::rpc::{METHODS, Method, Version};
 use crate::store::RunStatus;
 use crate::{Server, test_server};
 
@@ -155,6 +156,92 @@ async fn push_methods_refuse_hostile_configurations() {
     let ok =
         f.result("CreateTaskPushNotificationConfig", json!({"taskId": id, "url": "https://Hooks.Test:8443/x"})).await;
     assert_eq!(ok["taskId"], json!(id));
+}
+
+/// Valid params of a push method of `version` for task `id`: every field
+/// either version defines for it, filled.
+fn push_params(method: Method, version: Version, id: &str) -> Value {
+    let config = |v03: bool| {
+        let authentication = match v03 {
+            true => json!({"schemes": ["Bearer"], "credentials": "secret"}),
+            false => json!({"scheme": "Bearer", "credentials": "secret"}),
+        };
+        json!({"url": "https://hooks.test:8443/x", "token": "t", "id": "c1", "authentication": authentication})
+    };
+    match (method, version) {
+        (Method::PushSet, Version::V10) => {
+            let mut params = config(false);
+            params["taskId"] = json!(id);
+            params
+        }
+        (Method::PushSet, Version::V03) => json!({"id": id, "pushNotificationConfig": config(true)}),
+        (Method::PushGet | Method::PushDelete, Version::V10) => json!({"taskId": id, "id": "c1"}),
+        (Method::PushGet | Method::PushDelete, Version::V03) => json!({"id": id, "pushNotificationConfigId": "c1"}),
+        (Method::PushList, Version::V10) => json!({"taskId": id}),
+        (Method::PushList, Version::V03) => json!({"id": id}),
+        _ => unreachable!("not a push method"),
+    }
+}
+
+/// Every field of `value` (a path of keys and list indexes), depth first.
+fn fields(value: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Value::Array(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        _ => return,
+    };
+    for (key, child) in children {
+        at.push(key);
+        out.push(at.clone());
+        fields(child, at, out);
+        at.pop();
+    }
+}
+
+fn field_mut<'a>(value: &'a mut Value, path: &[String]) -> &'a mut Value {
+    path.iter().fold(value, |v, key| match v {
+        Value::Array(items) => &mut items[key.parse::<usize>().unwrap()],
+        v => &mut v[key.as_str()],
+    })
+}
+
+/// Every push method of the method table, every field of its params (from
+/// the valid params of its version) given each JSON kind it is not: a
+/// JSON-RPC error naming the field, never a 500 or a silently ignored
+/// field, and nothing kept.
+#[tokio::test]
+async fn every_push_method_refuses_each_field_of_the_wrong_kind() {
+    let f = fixture_with("push-kinds", &[("greet.sr", GREET)], None, |server| {
+        server.settings.push_hosts = vec!["hooks.test:8443".to_string()];
+    });
+    let id = f.queued("Ada", None).await;
+    let kinds = [json!(7), json!(true), json!("text"), json!([1]), json!({"k": 1})];
+    let mut tried = 0;
+    for (name, method, version) in METHODS {
+        if !matches!(method, Method::PushSet | Method::PushGet | Method::PushList | Method::PushDelete) {
+            continue;
+        }
+        let valid = push_params(method, version, &id);
+        let mut paths = Vec::new();
+        fields(&valid, &mut Vec::new(), &mut paths);
+        for path in paths {
+            let field = field_mut(&mut valid.clone(), &path).clone();
+            for kind in kinds.iter().filter(|k| std::mem::discriminant(*k) != std::mem::discriminant(&field)) {
+                let mut params = valid.clone();
+                *field_mut(&mut params, &path) = kind.clone();
+                let response = f.rpc(name, params.clone()).await;
+                let error = &response["error"];
+                assert_eq!(error["code"], -32602, "{name} {params}: {response}");
+                // The field's name, or its list's for an item.
+                let named = path.iter().rev().find(|key| key.parse::<usize>().is_err()).unwrap();
+                let message = error["message"].as_str().unwrap();
+                assert!(message.contains(named.as_str()), "{name} {params}: {message} does not name {named}");
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 100, "{tried} cases");
+    assert_eq!(f.result("ListTaskPushNotificationConfigs", json!({"taskId": id})).await["configs"], json!([]));
 }
 
 /// A server that stops while a task it follows for a webhook has not ended
