@@ -104,21 +104,22 @@ impl Gate {
     /// resumed run's events go on from the question: the resumed run serves
     /// those calls and emits their events.
     pub(crate) fn pause(&self, index: u32) {
-        self.cut(index);
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The first pause is the run's: a sibling's question asked while
+        // the calls in flight end is asked again by the resumed run.
+        state.cut_by.get_or_insert(index);
     }
 
     /// Branch `index` failed: the block cancels the others, in a replay once
     /// they have emitted what the recorded run's did before the failure
-    /// cancelled them (`caught_up`), and no more.
+    /// cancelled them (`caught_up`), and no more. Past the recorded order
+    /// (recording, or a resumed run gone live) their events pass as they
+    /// come: those of their cancellation too.
     pub(crate) fn fail(&self, index: u32) {
-        self.cut(index);
-    }
-
-    fn cut(&self, index: u32) {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        // The first pause or failure is the block's: a sibling's question
-        // asked (or failure met) while the calls in flight end is not its.
-        state.cut_by.get_or_insert(index);
+        if state.replay.as_ref().is_some_and(|order| !order.is_empty()) {
+            state.cut_by.get_or_insert(index);
+        }
     }
 
     /// When the block ends: the events still held, in the recorded order as
@@ -205,6 +206,33 @@ mod tests {
         assert!(futures::poll!(caught_up.as_mut()).is_ready());
         assert!(again.pass(1, vec![event(1)]).is_empty(), "past the recorded order");
         assert_eq!(again.order(), [1, 0, 1]);
+    }
+
+    #[tokio::test]
+    async fn after_a_failure_a_replay_lets_through_what_was_recorded_and_a_live_run_everything() {
+        // Live: the cancelled sibling's last events (its cancellation) pass.
+        let live = Gate::new(2, None);
+        live.fail(0);
+        assert_eq!(names(&live.pass(1, vec![event(1)])), ["1"]);
+        assert_eq!(live.order(), [1]);
+
+        // A replay: the sibling's recorded events pass, in their order, and
+        // the block's wait ends when they have; more does not pass.
+        let again = Gate::new(2, Some(vec![0, 1, 1]));
+        assert_eq!(names(&again.pass(0, vec![event(0)])), ["0"]);
+        again.fail(0);
+        let caught_up = again.caught_up();
+        tokio::pin!(caught_up);
+        assert!(futures::poll!(caught_up.as_mut()).is_pending(), "the sibling has not emitted its recorded events");
+        assert_eq!(names(&again.pass(1, vec![event(1), event(1), event(1)])), ["1", "1"]);
+        assert!(futures::poll!(caught_up.as_mut()).is_ready());
+        assert_eq!(again.order(), [0, 1, 1]);
+
+        // A resumed run past its recording: as live.
+        let resumed = Gate::new(2, Some(vec![1]));
+        assert_eq!(names(&resumed.pass(1, vec![event(1)])), ["1"]);
+        resumed.fail(0);
+        assert_eq!(names(&resumed.pass(1, vec![event(1)])), ["1"]);
     }
 
     #[test]
