@@ -173,9 +173,9 @@ pub fn run(args: Args) -> ExitCode {
 fn tracer(args: &Args) -> Option<sr_serve::Tracer> {
     args.trace.otlp.as_ref()?;
     let config = args.trace.config();
-    Some(std::sync::Arc::new(move |trace_id: &str| -> std::sync::Arc<dyn sr_runtime::event::EventSink> {
+    Some(std::sync::Arc::new(move |trace_id: &str, served: u64| -> std::sync::Arc<dyn sr_runtime::event::EventSink> {
         match sr_telemetry::Telemetry::new(config).in_trace(trace_id) {
-            Ok(telemetry) => std::sync::Arc::new(telemetry),
+            Ok(telemetry) => std::sync::Arc::new(telemetry.served(served)),
             Err(error) => {
                 tracing::warn!(%error, "the run is not traced");
                 std::sync::Arc::new(|_: &sr_runtime::event::Event| {})

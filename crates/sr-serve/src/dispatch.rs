@@ -265,14 +265,13 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
     });
     let hook = Arc::new(fence::Fenced { journal, inner: hook });
     // With a tracer, the run's spans go into its trace: a random id the first
-    // time it is traced, the stored one for every later attempt (a resumed
-    // attempt emits again the events its journal serves, so its trace shows
-    // those steps again).
+    // time it is traced, the stored one for every later attempt (whose
+    // events its journal serves again make no spans: an earlier attempt's did).
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![sink];
     if let Some(tracer) = &server.settings.tracer {
         let new = uuid::Uuid::new_v4().simple().to_string();
         match server.store.trace(&run.id, &new).await {
-            Ok(Some(trace_id)) => sinks.push(tracer(&trace_id)),
+            Ok(Some(trace_id)) => sinks.push(tracer(&trace_id, replayed)),
             Ok(None) => tracing::warn!("the run is not traced: it is no longer stored"),
             Err(error) => tracing::warn!(%error, "the run is not traced: its trace id cannot be stored"),
         }

@@ -106,8 +106,10 @@ pub struct Config {
 const TRACE_ID: &str = "{trace_id}";
 
 /// Makes the event sink that puts a run's spans in the trace with this id
-/// (32 hex digits). sr-cli supplies it, so this crate carries no OpenTelemetry code.
-pub type Tracer = Arc<dyn Fn(&str) -> Arc<dyn sr_runtime::event::EventSink> + Send + Sync>;
+/// (32 hex digits), the first events of that many (text deltas not counted)
+/// served from its journal: a continued attempt's, whose spans an earlier
+/// attempt made. sr-cli supplies it, so this crate carries no OpenTelemetry code.
+pub type Tracer = Arc<dyn Fn(&str, u64) -> Arc<dyn sr_runtime::event::EventSink> + Send + Sync>;
 
 /// What the dispatcher needs of the configuration.
 pub(crate) struct Settings {

@@ -41,6 +41,8 @@ struct Open {
     path: Vec<String>,
     role: Role,
     span: Span,
+    /// The event that opened it, while events are served (`Telemetry::served`).
+    start: Option<Event>,
 }
 
 impl Open {
@@ -52,6 +54,9 @@ impl Open {
 #[derive(Default)]
 pub(crate) struct OpenSpans {
     open: Vec<Open>,
+    /// Keep each span's opening event (served events open spans that make
+    /// nothing: those still open when the run goes live open again).
+    keep_starts: bool,
 }
 
 impl OpenSpans {
@@ -61,7 +66,24 @@ impl OpenSpans {
         if let Some(stale) = self.take(event, |r| r.same_as(&role), &failed) {
             failed(&stale);
         }
-        self.open.push(Open { invocation: event.invocation_id.clone(), path: event.path.clone(), role, span });
+        let start = self.keep_starts.then(|| event.clone());
+        self.open.push(Open { invocation: event.invocation_id.clone(), path: event.path.clone(), role, span, start });
+    }
+
+    /// Whether spans keep their opening events (events are served until now).
+    pub(crate) fn reopening(&self) -> bool {
+        self.keep_starts
+    }
+
+    /// From now on, each span keeps the event that opened it, or not.
+    pub(crate) fn keep_starts(&mut self, keep: bool) {
+        self.keep_starts = keep;
+    }
+
+    /// Forgets every open span and returns the events that opened them,
+    /// outermost first: to open them again.
+    pub(crate) fn reopen(&mut self) -> Vec<Event> {
+        self.open.drain(..).filter_map(|open| open.start).collect()
     }
 
     /// Removes the span at the event's path whose role `is`, ending the spans

@@ -47,6 +47,9 @@ struct State {
     spans: OpenSpans,
     /// `call llm` prompts whose model calls are under way.
     prompts: Vec<Prompt>,
+    /// Events still to come that a continued run serves from its journal
+    /// (`Telemetry::served`), text deltas not counted.
+    served: u64,
 }
 
 struct Prompt {
@@ -76,6 +79,18 @@ impl Telemetry {
         Ok(self)
     }
 
+    /// The run's first `events` events (text deltas not counted) are served
+    /// from its journal: a continued attempt emits again what an earlier one
+    /// did, whose spans that one exported. They make no span; the runs,
+    /// flows, agents and calls they leave open start their spans at the
+    /// first event that is not served, as this attempt's.
+    pub fn served(mut self, events: u64) -> Telemetry {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        state.served = events;
+        state.spans.keep_starts(events > 0);
+        self
+    }
+
     /// Spans go to `dispatch`, whatever the default is (tests, embedders with
     /// several subscribers).
     pub fn with_dispatch(config: TelemetryConfig, dispatch: Dispatch) -> Telemetry {
@@ -89,7 +104,22 @@ impl EventSink for Telemetry {
         if let Payload::TextDelta { .. } = event.payload {
             return;
         }
-        let apply = || self.state.lock().unwrap_or_else(PoisonError::into_inner).apply(self.config, event);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.served > 0 {
+            state.served -= 1;
+            let served = Dispatch::none();
+            tracing::dispatcher::with_default(&served, || state.apply(self.config, event));
+            return;
+        }
+        let mut apply = || {
+            if state.spans.reopening() {
+                state.spans.keep_starts(false);
+                for start in state.spans.reopen() {
+                    state.apply(self.config, &start);
+                }
+            }
+            state.apply(self.config, event);
+        };
         match &self.dispatch {
             Some(dispatch) => tracing::dispatcher::with_default(dispatch, apply),
             None => apply(),

@@ -351,6 +351,28 @@ async fn replayed_events_give_the_same_spans() {
     assert_eq!(attributes(&replayed), attributes(&live.spans));
 }
 
+/// A continued attempt emits again the events its journal serves: those make
+/// no span (the earlier attempt's made them); the run and flow they leave
+/// open start again as this attempt's, with what comes after inside.
+#[tokio::test]
+async fn served_events_make_no_spans_and_what_they_leave_open_starts_anew() {
+    use sr_runtime::event::Payload;
+    let live = run(TEAM, "look around", team(), TelemetryConfig::default()).await;
+    let is_delta = |payload: &Payload| matches!(payload, Payload::TextDelta { .. });
+    let title = live.events.iter().position(|e| matches!(e.payload, Payload::LlmCall { .. })).unwrap();
+    let served = live.events[..title].iter().filter(|e| !is_delta(&e.payload)).count() as u64;
+    let continued = Collector::served(TelemetryConfig::default(), served);
+    for event in &live.events {
+        continued.telemetry.record(event);
+    }
+    expect![[r#"
+        invoke_workflow workload
+          invoke_workflow main
+            chat gpt-4o
+    "#]]
+    .assert_eq(&continued.spans().tree());
+}
+
 /// A coding agent's events as the runtime emits them: each step is a
 /// `code_execution` span, and the tool calls its code makes are its children.
 #[test]

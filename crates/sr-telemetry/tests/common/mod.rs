@@ -30,11 +30,17 @@ pub struct Collector {
 
 impl Collector {
     pub fn new(config: TelemetryConfig) -> Collector {
+        Collector::served(config, 0)
+    }
+
+    /// A collector of a continued attempt whose first `events` events are served.
+    pub fn served(config: TelemetryConfig, events: u64) -> Collector {
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
         let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
         let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
-        Collector { telemetry: Arc::new(Telemetry::with_dispatch(config, dispatch)), exporter, provider }
+        let telemetry = Telemetry::with_dispatch(config, dispatch).served(events);
+        Collector { telemetry: Arc::new(telemetry), exporter, provider }
     }
 
     /// The spans that have ended.
