@@ -603,3 +603,23 @@ async fn an_a2a_tasks_context_file_is_read_only_to_its_tools() {
     assert_ne!(shell, "0", "the sandboxed command could not append to it");
     assert_eq!(context, "For context:\n[planner] said: wait for the tests\n");
 }
+
+/// A served run's events are stored once, in the server's store: the
+/// runtime's own session database in the state directory (a cache of the
+/// store's record) keeps the session's runs and conversation, not a second
+/// copy of every event.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_runs_events_are_stored_once() {
+    let dir = temp("events-once", &[("greet.sr", TWO_AGENTS)]);
+    let mock = MockServer::start().await;
+    two_agent_replies(&mock);
+    let serve = Serve::start(&dir, &mock, &["greet.sr"]).await;
+    let run = serve.post("/v1/runs", json!({"workload": "greet", "prompt": "Ada", "wait": true})).await.1;
+    assert_eq!(run["status"], "done", "{run}");
+    let session = run["session"].as_str().unwrap();
+    let stored = events_of(&serve.get_text(&format!("/v1/runs/{}/events", run["id"].as_str().unwrap())).await);
+    assert!(stored.len() > 8, "{stored:?}");
+    let cache = sr_runtime::session::SessionStore::open(&dir.join("state/sessions.db")).unwrap();
+    assert_eq!(cache.runs(session).unwrap().len(), 1, "the cache holds the session's run");
+    assert_eq!(cache.events(session).unwrap().len(), 0, "the cache holds no copy of the events");
+}

@@ -343,7 +343,8 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         (Some(storage), Some(store)) => {
             let origin = resume.as_ref().map(|r| (r.run, storage.resume.as_ref().and_then(|spec| spec.from)));
             let session = storage.resume.map(|r| r.session).or(storage.session).unwrap_or_else(new_id);
-            let stored = reserve(store, &storage.state, session, &program, origin)?;
+            let mut stored = reserve(store, &storage.state, session, &program, origin)?;
+            stored.keeps_events = storage.copies.is_none();
             if let Some(copies) = &storage.copies {
                 match copies.open(&stored.session.id, stored.session.run, origin, &served) {
                     Ok(copy) => copied = Some(copy),
@@ -489,8 +490,8 @@ impl Launched {
         journal.report_parked_to(&hook);
         let env = Env { provider, hook, jail, mcp: mcp.clone(), journal: journal.clone(), human, options };
         let session = stored.as_ref().map(|stored| stored.session.clone());
-        if let Some(session) = &session {
-            sinks.insert(0, session.sink());
+        if let Some(stored) = stored.as_ref().filter(|stored| stored.keeps_events) {
+            sinks.insert(0, stored.session.sink());
         }
         let emitter = Emitter::new(invocation_id, sinks).with_redactor(redactor.clone()).with_clock(clock);
         let runtime = Runtime::new(program, env);
@@ -590,7 +591,7 @@ fn reserve(
             return Err(e.into());
         }
     };
-    Ok(StoredRun { session: SessionRun { store, id: session, run }, journal, lease })
+    Ok(StoredRun { session: SessionRun { store, id: session, run }, journal, lease, keeps_events: true })
 }
 
 /// The run's journal file (in the session's state) mirrored to `record`,

@@ -17,6 +17,9 @@ pub(super) struct StoredRun {
     pub session: SessionRun,
     pub journal: PathBuf,
     pub lease: Lease,
+    /// Whether the session store keeps the run's events: not when a store of
+    /// record does (`Storage::copies`, `sr serve`), which keeps each once.
+    pub keeps_events: bool,
 }
 
 /// Run `run` of session `id`.
