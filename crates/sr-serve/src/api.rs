@@ -294,7 +294,9 @@ async fn input(
         (None, None) => return Err(ApiError::bad_request("text: missing (or decision, for a run in doubt)")),
         (Some(text), None) => runs::answer(&server, &id, &text).await?,
         (None, Some(decision)) => {
-            let decision = decision.parse().map_err(|e: String| ApiError::bad_request(format!("decision: {e}")))?;
+            let decision = decision
+                .parse()
+                .map_err(|e: sr_runtime::in_doubt::NoDecision| ApiError::bad_request(format!("decision: {e}")))?;
             runs::decide(&server, &id, decision).await?;
         }
     }

@@ -289,14 +289,14 @@ impl JournalCopies for StoreCopies {
         number: i64,
         origin: Option<(i64, Option<u64>)>,
         inherited: &str,
-    ) -> Result<Arc<dyn LineCopy>, String> {
+    ) -> Arc<dyn LineCopy> {
         let lines = inherited.lines().map(str::to_string).collect();
         // Stored with the first line committed: a journal that never gets
         // one was cut off before its run made any effect.
         let opening =
             JournalLines { session: session.to_string(), attempt: number, origin, opening: true, first: 0, lines };
         *crate::locked(&self.0.held) = Some(opening);
-        Ok(Arc::new(StoreLines(self.0.clone())))
+        Arc::new(StoreLines(self.0.clone()))
     }
 }
 

@@ -9,7 +9,7 @@ use sr_llm::{ChatEvent, ChatRequest, LlmError};
 
 use super::EffectAt;
 use super::files::{BLOB_KIND, Change, State};
-use crate::in_doubt::Decision;
+use crate::in_doubt::{Decision, NoDecision};
 
 /// The journal format this program writes and reads; a journal without it
 /// (or with an older one) was made by an earlier `sr` and must be recorded again.
@@ -394,7 +394,7 @@ impl Recorded {
                 IN_DOUBT_KIND => {
                     let of = entry["of"].as_u64().ok_or_else(|| bad("a decision without `of`"))?;
                     let decision = entry["decision"].as_str().unwrap_or_default();
-                    recorded.decisions.insert(of, decision.parse().map_err(|e: String| bad(&e))?);
+                    recorded.decisions.insert(of, decision.parse().map_err(|e: NoDecision| bad(&e.to_string()))?);
                 }
                 FORK_KIND => match entry["from_step"].as_u64() {
                     Some(from) => recorded.void_from_step(from),

@@ -26,6 +26,7 @@
 
 mod code;
 mod entry;
+mod error;
 mod files;
 pub(crate) mod interleave;
 mod listing;
@@ -49,12 +50,13 @@ use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
+pub use error::JournalError;
 pub use listing::steps;
 pub use model::JournaledProvider;
 pub use tool::ToolStop;
 pub use torn::cut_torn;
 pub(crate) use torn::torn_warning;
-pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, Workspace};
+pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, RestoreError, Workspace};
 
 /// The name a coding agent's step has in the journal (its
 /// `tool_start` and `tool` lines).
@@ -476,20 +478,18 @@ impl Journal {
     /// Makes every file change the journal holds again, in order: a run
     /// continued on a machine whose work directory is new (`sr serve`'s
     /// replicas) goes on with the files it left.
-    pub fn rebuild_files(&self) -> Result<(), String> {
+    pub fn rebuild_files(&self) -> Result<(), RestoreError> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Resume) => {
-                workspace.redo(&self.recorded, &self.recorded.all_changes).map_err(|e| e.to_string())
-            }
+            (Some(workspace), Mode::Resume) => workspace.redo(&self.recorded, &self.recorded.all_changes),
             _ => Ok(()),
         }
     }
 
     /// Puts the work directory back as it was when the recorded run started
     /// (a run going back in time starts there).
-    pub fn rewind_files(&self) -> Result<(), String> {
+    pub fn rewind_files(&self) -> Result<(), RestoreError> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded).map_err(|e| e.to_string()),
+            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded),
             _ => Ok(()),
         }
     }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::ids::BadId;
+use crate::journal::JournalError;
 
 /// One variant per way a launch fails, each one line for the user. A front
 /// end picks its answer from the variant: `sr serve` waits while a run is
@@ -76,8 +77,8 @@ pub enum LaunchError {
     #[error("cannot take the run's lease: {0}")]
     Lease(std::io::Error),
     /// The run's journal cannot be written, or its files put back.
-    #[error("{0}")]
-    Journal(String),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// Events of the run were not saved in its session.
     #[error("{count} event(s) of the run were not saved: {first}")]
     EventsLost { count: usize, first: String },
