@@ -284,7 +284,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     };
     let recorded = match mode {
         Mode::Live => Recorded::default(),
-        _ => Recorded::parse(&served).map_err(LaunchError::BadRecording)?,
+        _ => Recorded::parse(&served)?,
     };
     let recorded_times = crate::journal::times::read(&served);
     let (message, answers) = match (&resume, continued, recorded.meta.as_ref()) {
@@ -307,7 +307,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
         Some(text) => {
-            let hub = McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?;
+            let hub = McpHub::from_recording(text)?;
             if recorded.ended() { hub.cut_off_unlisted(&program.tools) } else { hub }
         }
         // Servers connect when an agent first uses them.

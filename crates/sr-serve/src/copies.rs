@@ -359,7 +359,7 @@ mod tests {
         for _ in 0..RUNS {
             let run = server.store.claim().await.unwrap().expect("a queued run");
             let journal = RunJournal::new(server.clone(), run.id.clone(), run.epoch);
-            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#).unwrap();
+            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#);
             // Each line records an effect: it is committed while the lock is held.
             let steps = tokio::spawn(async move {
                 let mut stored = 0;

@@ -15,6 +15,12 @@ pub enum JournalError {
     /// The journal file at `path` cannot be opened to add lines to.
     #[error("cannot write {}: {source}", path.display())]
     Open { path: PathBuf, source: LlmError },
+    /// A journal of its own for exchanges outside a run cannot be made.
+    #[error("{}: {source}", path.display())]
+    New { path: PathBuf, source: LlmError },
+    /// A line cannot be added to the journal.
+    #[error("cannot write the journal: {0}")]
+    Write(#[source] LlmError),
     /// The run's `meta`, its first line, cannot be written.
     #[error("{0}")]
     Meta(LlmError),
@@ -24,4 +30,18 @@ pub enum JournalError {
     /// The recorded files cannot be put in the work directory.
     #[error(transparent)]
     Restore(#[from] RestoreError),
+}
+
+/// Why a text is not a journal this program reads ([`super::Recorded::parse`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("line {line} of the journal is not JSON: {source}")]
+    NotJson { line: usize, source: serde_json::Error },
+    /// A line of a known kind that lacks a field or holds a bad one: which, and why.
+    #[error("line {line} of the journal: {problem}")]
+    BadLine { line: usize, problem: String },
+    #[error("this recording was made by an earlier version of sr (journal format {format}): record it again")]
+    Older { format: u64 },
+    #[error("this recording has journal format {format}, newer than this program's")]
+    Newer { format: u64 },
 }
