@@ -356,7 +356,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         // Nothing is added: a replay observes nothing new.
         Mode::Replay => match &stored {
             Some(stored) => open_cassette(&stored.journal, &served, redactor.clone(), copied)
-                .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(JournalError::Meta))
+                .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(|e| JournalError::Meta(Box::new(e))))
                 .map(|()| Journal::new(mode, recorded, None, Some(files))),
             None => Ok(Journal::new(mode, recorded, None, Some(files))),
         },
@@ -595,8 +595,8 @@ fn open_journal(
         (first, _) => first,
     };
     let Some(cassette) = cassette.map(Arc::new) else { return Ok(None) };
-    cassette.append(&meta.to_entry()).map_err(JournalError::Meta)?;
-    mcp.record(cassette.clone()).map_err(JournalError::McpTools)?;
+    cassette.append(&meta.to_entry()).map_err(|e| JournalError::Meta(Box::new(e)))?;
+    mcp.record(cassette.clone()).map_err(|e| JournalError::McpTools(Box::new(e)))?;
     Ok(Some(cassette))
 }
 
@@ -614,7 +614,7 @@ fn open_cassette(
     }
     std::fs::write(path, inherited).map_err(cannot)?;
     let cassette = Cassette::append_to(path)
-        .map_err(|source| JournalError::Open { path: path.to_path_buf(), source })?
+        .map_err(|source| JournalError::Open { path: path.to_path_buf(), source: Box::new(source) })?
         .redacting(redactor);
     Ok(match copy {
         Some(copy) => cassette.copying_to(copy),

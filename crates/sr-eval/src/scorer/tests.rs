@@ -228,7 +228,7 @@ fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
 
     let output = json!("x");
     let full = sr_llm::LlmError::Cassette { message: "disk full".into() };
-    let none: JudgeModel = Err(NoJudge::Record(sr_runtime::journal::JournalError::Write(full)));
+    let none: JudgeModel = Err(NoJudge::Record(sr_runtime::journal::JournalError::Write(Box::new(full))));
     let observed = Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "", judge: &none };
     let s = block_on(scorer(json!({"judge": "r", "model": "m"})).score(&observed));
     assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: cannot write the journal: cassette: disk full"));

@@ -7,6 +7,8 @@ use sr_llm::LlmError;
 
 use super::workspace::RestoreError;
 
+/// The model errors it holds are boxed: they are large, and a launch's error
+/// carries this one.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// The journal file (or its directory) cannot be made at `path`.
@@ -14,19 +16,19 @@ pub enum JournalError {
     Create { path: PathBuf, source: std::io::Error },
     /// The journal file at `path` cannot be opened to add lines to.
     #[error("cannot write {}: {source}", path.display())]
-    Open { path: PathBuf, source: LlmError },
+    Open { path: PathBuf, source: Box<LlmError> },
     /// A journal of its own for exchanges outside a run cannot be made.
     #[error("{}: {source}", path.display())]
-    New { path: PathBuf, source: LlmError },
+    New { path: PathBuf, source: Box<LlmError> },
     /// A line cannot be added to the journal.
     #[error("cannot write the journal: {0}")]
-    Write(#[source] LlmError),
+    Write(#[source] Box<LlmError>),
     /// The run's `meta`, its first line, cannot be written.
     #[error("{0}")]
-    Meta(LlmError),
+    Meta(Box<LlmError>),
     /// The MCP servers' tool lists cannot be written.
     #[error("cannot record the MCP tools: {0}")]
-    McpTools(LlmError),
+    McpTools(Box<LlmError>),
     /// The recorded files cannot be put in the work directory.
     #[error(transparent)]
     Restore(#[from] RestoreError),

@@ -152,8 +152,8 @@ impl Journal {
     /// A journal of model exchanges made outside any run (an evaluation's
     /// judge), recorded to a new file of its own at `path`.
     pub fn recording_exchanges(path: &std::path::Path) -> Result<Journal, JournalError> {
-        let cassette =
-            Cassette::create(path).map_err(|source| JournalError::New { path: path.to_path_buf(), source })?;
+        let cassette = Cassette::create(path)
+            .map_err(|source| JournalError::New { path: path.to_path_buf(), source: Box::new(source) })?;
         Journal::recording(Arc::new(cassette), &Meta::new("", ""), None)
     }
 
@@ -163,7 +163,7 @@ impl Journal {
         meta: &Meta,
         workspace: Option<Workspace>,
     ) -> Result<Journal, JournalError> {
-        cassette.append(&meta.to_entry()).map_err(JournalError::Write)?;
+        cassette.append(&meta.to_entry()).map_err(|e| JournalError::Write(Box::new(e)))?;
         let mut journal = Journal::new(Mode::Live, Recorded::default(), Some(cassette), workspace);
         // Its calls' idempotency keys start with the run's id, as a launched run's do.
         journal.invocation.clone_from(&meta.invocation_id);
@@ -313,7 +313,7 @@ impl Journal {
 
     fn write(&self, entry: &Value) -> Result<(), JournalError> {
         match &self.writer {
-            Some(writer) => writer.cassette.append(entry).map_err(JournalError::Write),
+            Some(writer) => writer.cassette.append(entry).map_err(|e| JournalError::Write(Box::new(e))),
             None => Ok(()),
         }
     }
