@@ -141,7 +141,7 @@ fn show_steps(store: &SessionStore, state: &StateDir, id: &str) -> ExitCode {
         let steps = state.journal(id, run.run).map_err(|e| e.to_string()).and_then(|path| {
             std::fs::read_to_string(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                .and_then(|text| sr_runtime::journal::steps(&text))
+                .and_then(|text| sr_runtime::journal::steps(&text).map_err(|e| e.to_string()))
         });
         match steps {
             Ok(steps) => steps.iter().for_each(|line| println!("{line}")),

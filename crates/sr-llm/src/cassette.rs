@@ -22,9 +22,10 @@ pub const CASSETTE_VERSION: u64 = 1;
 /// record): each line, as written to the file, is handed over before
 /// [`Cassette::append`] returns and in the file's order, so the copy can
 /// make an entry durable before the step it records counts as done (it may
-/// hold back lines that record no step). An error fails the append.
+/// hold back lines that record no step). An error fails the append; its
+/// type is the copy's owner's (this crate only shows it).
 pub trait LineCopy: Send + Sync {
-    fn copy(&self, line: &str) -> Result<(), String>;
+    fn copy(&self, line: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// An append-only JSON-lines file. One handle is shared by every writer of a
@@ -103,7 +104,7 @@ impl Cassette {
             .map_err(|err| cassette_error(&self.path, &err.to_string()))?;
         // Under the file's lock: the copy gets the lines in the file's order.
         if let Some(copy) = &self.copy {
-            copy.copy(line.trim_end_matches('\n')).map_err(|err| cassette_error(&self.path, &err))?;
+            copy.copy(line.trim_end_matches('\n')).map_err(|err| cassette_error(&self.path, &err.to_string()))?;
         }
         drop(file);
         sim_kill_point();

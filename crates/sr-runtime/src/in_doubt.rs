@@ -38,14 +38,16 @@ impl Decision {
     }
 }
 
-impl std::str::FromStr for Decision {
-    type Err = String;
+/// A text that names no [`Decision`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is no decision: give retry, skip or fail")]
+pub struct NoDecision(pub String);
 
-    fn from_str(text: &str) -> Result<Decision, String> {
-        Decision::ALL
-            .into_iter()
-            .find(|d| d.as_str() == text)
-            .ok_or_else(|| format!("{text:?} is no decision: give retry, skip or fail"))
+impl std::str::FromStr for Decision {
+    type Err = NoDecision;
+
+    fn from_str(text: &str) -> Result<Decision, NoDecision> {
+        Decision::ALL.into_iter().find(|d| d.as_str() == text).ok_or_else(|| NoDecision(text.to_string()))
     }
 }
 
@@ -124,7 +126,7 @@ mod tests {
             assert_eq!(serde_json::to_value(decision).unwrap(), Value::String(decision.as_str().into()));
         }
         for bad in ["", "Retry", "retry ", "abort", "yes"] {
-            let error = bad.parse::<Decision>().unwrap_err();
+            let error = bad.parse::<Decision>().unwrap_err().to_string();
             assert!(error.contains("give retry, skip or fail") && error.contains(&format!("{bad:?}")), "{error}");
         }
     }

@@ -21,12 +21,12 @@ use crate::human::{Answers, Human};
 use crate::ids::{self, IdKind};
 use crate::in_doubt::{Decider, Question};
 use crate::journal::times::EventTimes;
-use crate::journal::{Journal, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
+use crate::journal::{Journal, JournalError, Meta, Mode, Recorded, Workspace, cut_torn, torn_warning};
 use crate::lease::Lease;
 use crate::mcp::{McpHub, McpOptions};
 use crate::run::RunOutcome;
 use crate::session::SessionStore;
-use crate::state::StateDir;
+use crate::state::{NoStateDir, StateDir};
 use crate::tools::Jail;
 use crate::{Env, RunOptions, Runtime};
 
@@ -116,13 +116,8 @@ pub trait JournalCopies: Send + Sync {
     /// The copy of the journal of run `run` of `session`, which continues
     /// `origin` (its run, and the step it goes live from) and starts with
     /// `inherited` (the lines the file starts with, already written).
-    fn open(
-        &self,
-        session: &str,
-        run: i64,
-        origin: Option<(i64, Option<u64>)>,
-        inherited: &str,
-    ) -> Result<Arc<dyn LineCopy>, String>;
+    /// Opening cannot fail: a copy that cannot be kept fails the line's write.
+    fn open(&self, session: &str, run: i64, origin: Option<(i64, Option<u64>)>, inherited: &str) -> Arc<dyn LineCopy>;
 }
 
 /// How to continue a session's last run (`sr run --resume ID`).
@@ -161,7 +156,7 @@ pub enum ResumeWorkDir {
 impl Storage {
     /// The state directory and the sessions database: an explicit sessions
     /// file alone puts the state (journals, leases) next to it.
-    pub fn resolve(state_dir: Option<&Path>, sessions: Option<&Path>, work_dir: &Path) -> Result<Storage, String> {
+    pub fn resolve(state_dir: Option<&Path>, sessions: Option<&Path>, work_dir: &Path) -> Result<Storage, NoStateDir> {
         let beside = sessions.map(|db| db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")));
         let state = StateDir::resolve(state_dir.or(beside), work_dir)?;
         let sessions = sessions.map(PathBuf::from).unwrap_or_else(|| state.sessions_db());
@@ -289,7 +284,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     };
     let recorded = match mode {
         Mode::Live => Recorded::default(),
-        _ => Recorded::parse(&served).map_err(LaunchError::BadRecording)?,
+        _ => Recorded::parse(&served)?,
     };
     let recorded_times = crate::journal::times::read(&served);
     let (message, answers) = match (&resume, continued, recorded.meta.as_ref()) {
@@ -312,7 +307,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     let invocation_id = recorded.meta.as_ref().map(|m| m.invocation_id.clone()).unwrap_or_else(new_id);
     let mcp = Arc::new(match &replay_text {
         Some(text) => {
-            let hub = McpHub::from_recording(text).map_err(|e| LaunchError::BadRecording(e.to_string()))?;
+            let hub = McpHub::from_recording(text)?;
             if recorded.ended() { hub.cut_off_unlisted(&program.tools) } else { hub }
         }
         // Servers connect when an agent first uses them.
@@ -338,27 +333,17 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     }
     let redactor = secrets(&mcp, &mut warnings);
     let rebuild_files = storage.as_ref().and_then(|s| s.resume.as_ref()).is_some_and(|r| r.rebuild_files);
-    let mut copied = None;
-    let stored = match (storage, opened) {
+    let (stored, copied) = match (storage, opened) {
         (Some(storage), Some(store)) => {
             let origin = resume.as_ref().map(|r| (r.run, storage.resume.as_ref().and_then(|spec| spec.from)));
             let session = storage.resume.map(|r| r.session).or(storage.session).unwrap_or_else(new_id);
             let mut stored = reserve(store, &storage.state, session, &program, origin)?;
             stored.keeps_events = storage.copies.is_none();
-            if let Some(copies) = &storage.copies {
-                match copies.open(&stored.session.id, stored.session.run, origin, &served) {
-                    Ok(copy) => copied = Some(copy),
-                    Err(e) => {
-                        let SessionRun { store, id, run } = &stored.session;
-                        let _ = store.set_run_status(id, *run, "failed");
-                        stored.lease.release();
-                        return Err(LaunchError::Journal(e));
-                    }
-                }
-            }
-            Some(stored)
+            let copied =
+                storage.copies.map(|copies| copies.open(&stored.session.id, stored.session.run, origin, &served));
+            (Some(stored), copied)
         }
-        _ => None,
+        _ => (None, None),
     };
     let meta = Meta {
         invocation_id: invocation_id.clone(),
@@ -375,7 +360,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         // Nothing is added: a replay observes nothing new.
         Mode::Replay => match &stored {
             Some(stored) => open_cassette(&stored.journal, &served, redactor.clone(), copied)
-                .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(|e| e.to_string()))
+                .and_then(|cassette| cassette.append(&meta.to_entry()).map_err(|e| JournalError::Meta(Box::new(e))))
                 .map(|()| Journal::new(mode, recorded, None, Some(files))),
             None => Ok(Journal::new(mode, recorded, None, Some(files))),
         },
@@ -386,8 +371,8 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
         }
     };
     let restored = |journal: Journal| match rebuild_files {
-        true => journal.rebuild_files().map(|()| journal),
-        false => journal.rewind_files().map(|()| journal),
+        true => journal.rebuild_files().map(|()| journal).map_err(JournalError::from),
+        false => journal.rewind_files().map(|()| journal).map_err(JournalError::from),
     };
     let journal = match journaled.and_then(restored) {
         Ok(journal) => Arc::new(journal.deciding(&invocation_id, in_doubt)),
@@ -397,7 +382,7 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
                 let _ = store.set_run_status(id, *run, "failed");
                 stored.lease.release();
             }
-            return Err(LaunchError::Journal(e));
+            return Err(e.into());
         }
     };
     // A replay asks nobody: past its recorded answers it pauses where the
@@ -604,7 +589,7 @@ fn open_journal(
     (redactor, copy): (&Arc<Redactor>, Option<Arc<dyn LineCopy>>),
     meta: &Meta,
     mcp: &Arc<McpHub>,
-) -> Result<Option<Arc<Cassette>>, String> {
+) -> Result<Option<Arc<Cassette>>, JournalError> {
     // The journal file's lines are copied (`Storage::copies`), a `--record` mirror's are not.
     let mut copy = copy;
     let mut cassettes =
@@ -614,8 +599,8 @@ fn open_journal(
         (first, _) => first,
     };
     let Some(cassette) = cassette.map(Arc::new) else { return Ok(None) };
-    cassette.append(&meta.to_entry()).map_err(|e| e.to_string())?;
-    mcp.record(cassette.clone()).map_err(|e| format!("cannot record the MCP tools: {e}"))?;
+    cassette.append(&meta.to_entry()).map_err(|e| JournalError::Meta(Box::new(e)))?;
+    mcp.record(cassette.clone()).map_err(|e| JournalError::McpTools(Box::new(e)))?;
     Ok(Some(cassette))
 }
 
@@ -626,13 +611,15 @@ fn open_cassette(
     inherited: &str,
     redactor: Arc<Redactor>,
     copy: Option<Arc<dyn LineCopy>>,
-) -> Result<Cassette, String> {
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+) -> Result<Cassette, JournalError> {
+    let cannot = |source| JournalError::Create { path: path.to_path_buf(), source };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| cannot(&e))?;
+        std::fs::create_dir_all(dir).map_err(cannot)?;
     }
-    std::fs::write(path, inherited).map_err(|e| cannot(&e))?;
-    let cassette = Cassette::append_to(path).map_err(|e| cannot(&e))?.redacting(redactor);
+    std::fs::write(path, inherited).map_err(cannot)?;
+    let cassette = Cassette::append_to(path)
+        .map_err(|source| JournalError::Open { path: path.to_path_buf(), source: Box::new(source) })?
+        .redacting(redactor);
     Ok(match copy {
         Some(copy) => cassette.copying_to(copy),
         None => cassette,

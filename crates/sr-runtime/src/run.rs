@@ -401,7 +401,7 @@ impl Runtime {
             }
         };
         if let Err(e) = self.env.journal.finish(outcome.status) {
-            emitter.emit(Payload::Warning { message: e });
+            emitter.emit(Payload::Warning { message: e.to_string() });
         }
         emitter.emit(Payload::RunFinished {
             status: outcome.status,

@@ -9,6 +9,11 @@ use crate::ids::{self, BadId, IdKind};
 /// The variable that overrides the state directory (as `--state-dir` does).
 pub const STATE_DIR_VAR: &str = "STREETRACE_STATE_DIR";
 
+/// No state directory was given and none can be derived from the environment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("neither XDG_STATE_HOME nor HOME is set: pass --state-dir or set {STATE_DIR_VAR}")]
+pub struct NoStateDir;
+
 /// The state directory of one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
@@ -20,7 +25,7 @@ impl StateDir {
     /// `$XDG_STATE_HOME/streetrace/<project>` (`~/.local/state/…` without
     /// it), where `<project>` names the work directory: its last component and
     /// a hash of its canonical path.
-    pub fn resolve(explicit: Option<&Path>, work_dir: &Path) -> Result<StateDir, String> {
+    pub fn resolve(explicit: Option<&Path>, work_dir: &Path) -> Result<StateDir, NoStateDir> {
         if let Some(dir) = explicit {
             return Ok(StateDir { dir: dir.to_path_buf() });
         }
@@ -31,11 +36,7 @@ impl StateDir {
             Some(dir) => PathBuf::from(dir),
             None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
                 Some(home) => PathBuf::from(home).join(".local/state"),
-                None => {
-                    return Err(format!(
-                        "neither XDG_STATE_HOME nor HOME is set: pass --state-dir or set {STATE_DIR_VAR}"
-                    ));
-                }
+                None => return Err(NoStateDir),
             },
         };
         Ok(StateDir { dir: base.join("streetrace").join(project_key(work_dir)) })

@@ -35,7 +35,7 @@ pub fn search_path(cwd: &Path) -> Vec<PathBuf> {
 /// lowercase). A path is a text with a `/` or a workload extension: a bare
 /// name is only searched for, so a file a tool made in the current directory
 /// (`./reviewer`) is never what `sr run reviewer` runs.
-pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, String> {
+pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, NotFound> {
     let direct = cwd.join(name_or_path);
     let is_path = name_or_path.contains('/')
         || Path::new(name_or_path).extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e));
@@ -56,11 +56,22 @@ pub fn discover(name_or_path: &str, cwd: &Path) -> Result<PathBuf, String> {
             }
         }
     }
-    Err(format!(
-        "no workload '{name_or_path}': {}found in {}",
-        if is_path { "not a file, and not " } else { "not " },
-        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
-    ))
+    Err(NotFound { name_or_path: name_or_path.to_string(), is_path, searched: dirs })
+}
+
+/// A workload that is neither the file it names nor in a searched directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no workload '{name_or_path}': {}found in {}",
+    if *is_path { "not a file, and not " } else { "not " },
+    searched.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+)]
+pub struct NotFound {
+    pub name_or_path: String,
+    /// Whether it was taken for a path (it has a `/` or a workload extension).
+    pub is_path: bool,
+    /// The directories searched, in order.
+    pub searched: Vec<PathBuf>,
 }
 
 /// Compiles a `.sr` file or an upstream YAML agent.

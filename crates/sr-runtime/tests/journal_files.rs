@@ -470,7 +470,7 @@ async fn past_a_limit_the_run_says_so_and_replays_refuse_rather_than_lose_files(
     // Going back in time refuses, and deletes nothing.
     std::fs::write(dir.join("big.txt"), "more than sixteen bytes").unwrap();
     let travel = served_within(Mode::Travel, &text, &dir, limits);
-    let refused = travel.rewind_files().unwrap_err();
+    let refused = travel.rewind_files().unwrap_err().to_string();
     assert!(refused.contains("big.txt"), "{refused}");
     assert!(dir.join("small.txt").exists() && dir.join("big.txt").exists(), "a refused rewind deleted files");
 

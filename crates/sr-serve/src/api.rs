@@ -53,7 +53,7 @@ pub fn route_table() -> Vec<(String, &'static str)> {
 }
 
 /// The API's router behind `gate`; `frontend` answers every other path.
-pub fn router(server: Arc<Server>, gate: Gate, frontend: Option<Router>) -> Result<Router, String> {
+pub fn router(server: Arc<Server>, gate: Gate, frontend: Option<Router>) -> Result<Router, crate::BindError> {
     let mut open = Router::new();
     let mut keyed = Router::new();
     for route in routes() {
@@ -86,9 +86,7 @@ pub fn router(server: Arc<Server>, gate: Gate, frontend: Option<Router>) -> Resu
     }
     let origins = cors
         .iter()
-        .map(|origin| {
-            HeaderValue::from_str(origin).map_err(|_| format!("--cors-origin {origin:?} is not a header value"))
-        })
+        .map(|origin| HeaderValue::from_str(origin).map_err(|_| crate::BindError::CorsHeader(origin.clone())))
         .collect::<Result<Vec<_>, _>>()?;
     let cors = tower_http::cors::CorsLayer::new()
         .allow_origin(origins)
@@ -294,7 +292,9 @@ async fn input(
         (None, None) => return Err(ApiError::bad_request("text: missing (or decision, for a run in doubt)")),
         (Some(text), None) => runs::answer(&server, &id, &text).await?,
         (None, Some(decision)) => {
-            let decision = decision.parse().map_err(|e: String| ApiError::bad_request(format!("decision: {e}")))?;
+            let decision = decision
+                .parse()
+                .map_err(|e: sr_runtime::in_doubt::NoDecision| ApiError::bad_request(format!("decision: {e}")))?;
             runs::decide(&server, &id, decision).await?;
         }
     }

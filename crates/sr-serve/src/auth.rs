@@ -2,7 +2,7 @@
 //! compared in constant time against the hash of the key a request presents
 //! (`Authorization: Bearer KEY`, the scheme in any case as RFC 7235 has it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -15,16 +15,35 @@ pub struct ApiKeys {
 /// Keys shorter than this are refused: they can be guessed.
 pub const MIN_KEY_LEN: usize = 16;
 
+/// Why an API key file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum KeysError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: {problem}", path.display())]
+    Bad { path: PathBuf, problem: BadKeys },
+}
+
+/// What is wrong with a key list (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadKeys {
+    #[error("line {line}: a key must have at least {MIN_KEY_LEN} characters")]
+    Short { line: usize },
+    #[error("lists no key")]
+    Empty,
+}
+
 impl ApiKeys {
     /// Reads `file`: one key a line; blank lines and lines starting with `#`
     /// are skipped. An empty list, or a short key, is an error naming its line
     /// (never the key).
-    pub fn read(file: &Path) -> Result<ApiKeys, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", file.display()))
+    pub fn read(file: &Path) -> Result<ApiKeys, KeysError> {
+        let text =
+            std::fs::read_to_string(file).map_err(|source| KeysError::Read { path: file.to_path_buf(), source })?;
+        Self::parse(&text).map_err(|problem| KeysError::Bad { path: file.to_path_buf(), problem })
     }
 
-    pub fn parse(text: &str) -> Result<ApiKeys, String> {
+    pub fn parse(text: &str) -> Result<ApiKeys, BadKeys> {
         let mut hashes = Vec::new();
         for (number, line) in text.lines().enumerate() {
             let key = line.trim();
@@ -32,12 +51,12 @@ impl ApiKeys {
                 continue;
             }
             if key.len() < MIN_KEY_LEN {
-                return Err(format!("line {}: a key must have at least {MIN_KEY_LEN} characters", number + 1));
+                return Err(BadKeys::Short { line: number + 1 });
             }
             hashes.push(hash(key));
         }
         if hashes.is_empty() {
-            return Err("lists no key".to_string());
+            return Err(BadKeys::Empty);
         }
         Ok(ApiKeys { hashes })
     }
@@ -97,8 +116,11 @@ mod tests {
             assert!(!keys.admits(Some(bad)), "{}", String::from_utf8_lossy(bad));
         }
         assert!(!keys.admits(None));
-        assert_eq!(ApiKeys::parse("# none\n").err().unwrap(), "lists no key");
+        assert_eq!(ApiKeys::parse("# none\n").err().unwrap(), BadKeys::Empty);
+        assert_eq!(ApiKeys::parse("# none\n").err().unwrap().to_string(), "lists no key");
         let short = ApiKeys::parse("ok-key-0123456789\nsecret\n").err().unwrap();
+        assert_eq!(short, BadKeys::Short { line: 2 });
+        let short = short.to_string();
         assert_eq!(short, "line 2: a key must have at least 16 characters");
         assert!(!short.contains("secret"));
     }

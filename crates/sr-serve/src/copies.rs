@@ -118,7 +118,7 @@ impl RunJournal {
     /// (`fence`). A claim that is lost stops the run, and so does a store
     /// that does not answer for a whole lease (the others may have taken
     /// the run by then).
-    pub fn before_effect(&self) -> Result<(), String> {
+    pub fn before_effect(&self) -> Result<(), CopyError> {
         self.with_held(|held| {
             // Events' times alone wait on: no effect depends on them.
             let times_only = held.as_ref().is_some_and(|l| !l.opening && l.lines.iter().all(|line| times(line)));
@@ -189,7 +189,7 @@ impl RunJournal {
     /// Stores what `held` holds with the events pending (with no lines:
     /// only checks the claim, and the events wait), asking again while the
     /// store does not answer, for at most a lease; then starts the next batch.
-    fn commit(&self, held: &mut Option<JournalLines>) -> Result<(), String> {
+    fn commit(&self, held: &mut Option<JournalLines>) -> Result<(), CopyError> {
         let lines = held.as_ref().filter(|lines| lines.opening || !lines.lines.is_empty());
         let events = match lines {
             Some(_) => crate::locked(&self.events).take(),
@@ -209,14 +209,14 @@ impl RunJournal {
 
     /// Writes `lines` and `events` (with neither: checks that the claim
     /// holds), asking again while the store does not answer, for at most a lease.
-    fn store(&self, lines: Option<&JournalLines>, events: &[(u64, String)]) -> Result<(), String> {
+    fn store(&self, lines: Option<&JournalLines>, events: &[(u64, String)]) -> Result<(), CopyError> {
         let started = Instant::now();
         loop {
             match committed(self.server.store.write_batch(&self.run, self.epoch, lines, events)) {
                 Ok(()) => break,
                 Err(error @ StoreError::Fenced { .. }) => {
                     self.server.lose(&self.run, "the run's claim was lost");
-                    return Err(format!("cannot copy the journal to the store: {error}"));
+                    return Err(CopyError::Store(error));
                 }
                 Err(error) if started.elapsed() < self.server.settings.lease => {
                     tracing::warn!(%error, "cannot copy the run's journal to the store; asking again");
@@ -225,7 +225,7 @@ impl RunJournal {
                 Err(error) => {
                     tracing::error!(%error, "cannot copy the run's journal to the store for a whole lease");
                     self.server.lose(&self.run, "the store could not be reached for a whole lease");
-                    return Err(format!("cannot copy the journal to the store: {error}"));
+                    return Err(CopyError::Store(error));
                 }
             }
         }
@@ -234,15 +234,24 @@ impl RunJournal {
 
     /// Adds a line the runtime wrote; commits it with those held back
     /// unless it records no effect.
-    fn add(&self, line: &str) -> Result<(), String> {
+    fn add(&self, line: &str) -> Result<(), CopyError> {
         self.with_held(|held| {
-            let Some(lines) = held.as_mut() else {
-                return Err("cannot copy the journal to the store: the run's attempt has ended".to_string());
-            };
+            let Some(lines) = held.as_mut() else { return Err(CopyError::Ended) };
             lines.lines.push(line.to_string());
             if held_back(line) { Ok(()) } else { self.commit(held) }
         })
     }
+}
+
+/// Why a run's journal lines did not reach the store.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// The store refused them (the claim was lost) or did not answer for a whole lease.
+    #[error("cannot copy the journal to the store: {0}")]
+    Store(#[source] StoreError),
+    /// A line came after the run's attempt ended.
+    #[error("cannot copy the journal to the store: the run's attempt has ended")]
+    Ended,
 }
 
 /// Runs `wait` (it may wait on the lines' lock, the store, or between two
@@ -289,14 +298,14 @@ impl JournalCopies for StoreCopies {
         number: i64,
         origin: Option<(i64, Option<u64>)>,
         inherited: &str,
-    ) -> Result<Arc<dyn LineCopy>, String> {
+    ) -> Arc<dyn LineCopy> {
         let lines = inherited.lines().map(str::to_string).collect();
         // Stored with the first line committed: a journal that never gets
         // one was cut off before its run made any effect.
         let opening =
             JournalLines { session: session.to_string(), attempt: number, origin, opening: true, first: 0, lines };
         *crate::locked(&self.0.held) = Some(opening);
-        Ok(Arc::new(StoreLines(self.0.clone())))
+        Arc::new(StoreLines(self.0.clone()))
     }
 }
 
@@ -304,9 +313,9 @@ impl JournalCopies for StoreCopies {
 struct StoreLines(Arc<RunJournal>);
 
 impl LineCopy for StoreLines {
-    fn copy(&self, line: &str) -> Result<(), String> {
+    fn copy(&self, line: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         // The cassette calls this under its file's lock: one line at a time, in order.
-        self.0.add(line)
+        Ok(self.0.add(line)?)
     }
 }
 
@@ -359,7 +368,7 @@ mod tests {
         for _ in 0..RUNS {
             let run = server.store.claim().await.unwrap().expect("a queued run");
             let journal = RunJournal::new(server.clone(), run.id.clone(), run.epoch);
-            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#).unwrap();
+            let lines = StoreCopies(journal.clone()).open(&run.session, 1, None, r#"{"kind":"meta"}"#);
             // Each line records an effect: it is committed while the lock is held.
             let steps = tokio::spawn(async move {
                 let mut stored = 0;

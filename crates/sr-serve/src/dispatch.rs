@@ -193,13 +193,13 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
         return failed(format!("cannot create the run's work directory: {e}"));
     }
     if let Err(e) = cache::hydrate(&server, &run).await {
-        return failed(e);
+        return failed(e.to_string());
     }
     // The files A2A messages brought (the store keeps them for any replica).
     if run.a2a
         && let Err(e) = crate::a2a::place_inbox(&server, &run.id, &work_dir, fresh).await
     {
-        return failed(e);
+        return failed(e.to_string());
     }
     // A run in doubt continues with its decision; a pending input of any
     // other run is a human's answer.
@@ -237,12 +237,12 @@ async fn attempt(server: Arc<Server>, run: RunRow, held: Arc<Held>, journal: Arc
             .map(|launched| (launched, Arc::new(NoHook) as Arc<dyn StepHook>)),
         Some(Ok(plan)) if run.attempt_run.is_none() => match travel::fork::journal(&server.store, &plan).await {
             Ok(journal) => travel::fork::launch(spec(None), &plan, journal),
-            Err(e) => return failed(e),
+            Err(e) => return failed(e.to_string()),
         },
         Some(Ok(plan)) => {
             launch_when_free(&server, &run, spec).await.map(|launched| (launched, travel::fork::resuming(&plan)))
         }
-        Some(Err(e)) => return failed(e),
+        Some(Err(e)) => return failed(e.to_string()),
     };
     let (launched, hook) = match launched {
         Ok(launched) => launched,

@@ -25,6 +25,7 @@ mod metrics;
 mod replayed;
 mod route;
 mod runs;
+mod start;
 mod store;
 mod studio_api;
 mod travel;
@@ -47,6 +48,7 @@ pub use crate::api::route_table;
 pub use crate::auth::{ApiKeys, MIN_KEY_LEN};
 pub use crate::dispatch::MAX_EVENT_BYTES;
 pub use crate::listen::Limits;
+pub use crate::start::{BindError, HttpFailed};
 
 /// The largest request body the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -351,59 +353,52 @@ pub struct Bound {
 /// Checks the configuration, loads the workloads, opens the stores, queues
 /// again the runs a previous process left running, and binds. Each error is
 /// one line (or a list of a workload's problems) for the user.
-pub async fn bind(config: Config) -> Result<Bound, String> {
+pub async fn bind(config: Config) -> Result<Bound, BindError> {
     let keys = config.api_key_file.as_deref().map(ApiKeys::read).transpose()?;
     if !config.bind.ip().is_loopback() && keys.is_none() {
-        return Err(format!(
-            "refusing to listen on {} without API keys: pass --api-key-file FILE, or bind a loopback address",
-            config.bind
-        ));
+        return Err(BindError::NoKeys(config.bind));
     }
     if config.workloads.is_empty() {
-        return Err("no workload to serve: name one or more .sr files".to_string());
+        return Err(BindError::NoWorkload);
     }
     if let Some(template) = config.trace_url.as_deref().filter(|t| !t.contains(TRACE_ID)) {
-        return Err(format!("--trace-url {template:?} does not say where the trace id goes: put {TRACE_ID} in it"));
+        return Err(BindError::TraceUrl(template.to_string()));
     }
-    let cors = config.cors_origins.iter().map(|origin| gate::cors_origin(origin)).collect::<Result<Vec<_>, _>>()?;
-    let public = config.public_url.as_deref().map(gate::PublicUrl::parse).transpose()?;
-    let workloads = workloads::load_all(&config.workloads).map_err(|problems| problems.join("\n"))?;
+    let cors = config.cors_origins.iter().map(|origin| gate::cors_origin(origin)).collect::<Result<Vec<_>, _>>();
+    let cors = cors.map_err(BindError::Flag)?;
+    let public = config.public_url.as_deref().map(gate::PublicUrl::parse).transpose().map_err(BindError::Flag)?;
+    let workloads = workloads::load_all(&config.workloads).map_err(BindError::Workloads)?;
     std::fs::create_dir_all(&config.state_dir)
-        .map_err(|e| format!("cannot create {}: {e}", config.state_dir.display()))?;
+        .map_err(|source| BindError::CreateStateDir { path: config.state_dir.clone(), source })?;
     // Absolute, so that clients' errors can be told from it (`Server::without_paths`).
     let mut config = config;
     config.state_dir = std::path::absolute(&config.state_dir)
-        .map_err(|e| format!("cannot resolve {}: {e}", config.state_dir.display()))?;
+        .map_err(|source| BindError::ResolveStateDir { path: config.state_dir.clone(), source })?;
     let (store, lock) = match &config.database_url {
         Some(url) => {
-            let store = store::Store::connect(url, &config.replica_id, config.lease)
-                .await
-                .map_err(|e| format!("cannot use the database of --database-url: {e}"))?;
+            let store =
+                store::Store::connect(url, &config.replica_id, config.lease).await.map_err(BindError::Database)?;
             (store, None)
         }
         None => {
-            let lock = Lease::take(&config.state_dir, "serve").map_err(|_| {
-                format!(
-                    "another `sr serve` is using {}: give each server its own --state-dir",
-                    config.state_dir.display()
-                )
-            })?;
-            let store = store::Store::open(&config.state_dir.join("serve.db"))
-                .map_err(|e| format!("cannot open {}: {e}", config.state_dir.join("serve.db").display()))?;
+            let lock = Lease::take(&config.state_dir, "serve")
+                .map_err(|_| BindError::StateDirBusy(config.state_dir.clone()))?;
+            let path = config.state_dir.join("serve.db");
+            let store = store::Store::open(&path).map_err(|source| BindError::Store { path, source })?;
             (store, Some(lock))
         }
     };
     let sessions_db = config.state_dir.join("sessions.db");
     let sessions =
-        SessionStore::open(&sessions_db).map_err(|e| format!("cannot open {}: {e}", sessions_db.display()))?;
-    let requeued = store.requeue_running().map_err(|e| format!("cannot read the queue: {e}"))?;
+        SessionStore::open(&sessions_db).map_err(|source| BindError::Sessions { path: sessions_db, source })?;
+    let requeued = store.requeue_running().map_err(BindError::Queue)?;
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.bind))?;
+        .map_err(|source| BindError::Listen { addr: config.bind, source })?;
     if requeued > 0 {
         tracing::info!(requeued, "runs left running by the previous process resume from their journals");
     }
-    let addr = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let addr = listener.local_addr().map_err(BindError::Address)?;
     if addr.ip().is_unspecified() && public.is_none() {
         tracing::warn!(%addr, "the A2A agent cards name their endpoints under http://{addr}: give --public-url");
     }
@@ -444,7 +439,7 @@ impl Bound {
     /// no run starts, running runs get `drain_timeout` to end (the rest are
     /// stopped and resume from their journals at the next start), event
     /// streams end, and this returns.
-    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
+    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), HttpFailed> {
         let Bound { server, listener, router, limits, drain_timeout, replica_id, _lock } = self;
         let dispatcher = tokio::spawn(dispatch::dispatch(server.clone()));
         let heartbeat = tokio::spawn(lease::heartbeat(server.clone()));
@@ -487,7 +482,7 @@ impl Bound {
         server.closing.send_replace(true);
         match tokio::time::timeout(Duration::from_secs(5), http).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(format!("the HTTP server failed: {e}")),
+            Ok(Err(e)) => return Err(HttpFailed(e)),
             Err(_) => tracing::warn!("connections still open after the drain were dropped"),
         }
         tracing::info!(replica = %replica_id, "stopped");

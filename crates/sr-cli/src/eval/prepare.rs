@@ -98,7 +98,8 @@ pub fn prepare(config: &mut RunConfig, out: &Path, fresh: bool) -> Result<Prepar
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut workloads: Vec<(String, Arc<Compiled>)> = Vec::new();
     for workload in &mut config.workloads {
-        let path = if fresh { discover(&workload.name, &cwd) } else { Ok(workload.path.clone()) };
+        let path =
+            if fresh { discover(&workload.name, &cwd).map_err(|e| e.to_string()) } else { Ok(workload.path.clone()) };
         let compiled = path.and_then(|path| {
             load(&mut RootDatabase::default(), &path).map(|program| (path.clone(), program)).map_err(|e| {
                 let mut lines = crate::load::errors(&e);

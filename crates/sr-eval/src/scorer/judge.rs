@@ -19,11 +19,11 @@ pub enum NoJudge {
     NotAsked,
     /// The judge's recording could not be started (the journal's reason).
     #[error("{0}")]
-    Record(String),
+    Record(sr_runtime::journal::JournalError),
     #[error(transparent)]
     Read(#[from] crate::case_error::CaseError),
     #[error("{}: {cause}", path.display())]
-    BadRecording { path: std::path::PathBuf, cause: String },
+    BadRecording { path: std::path::PathBuf, cause: sr_runtime::journal::ParseError },
 }
 
 #[derive(Debug)]

@@ -227,10 +227,11 @@ fn judge_asks_its_model_with_the_rubric_and_keeps_the_verdict_and_reason() {
     assert!(!s.passed && s.detail.starts_with("the judge openai/gpt-4o failed: "), "{}", s.detail);
 
     let output = json!("x");
-    let none: JudgeModel = Err(NoJudge::Record("no recording".into()));
+    let full = sr_llm::LlmError::Cassette { message: "disk full".into() };
+    let none: JudgeModel = Err(NoJudge::Record(sr_runtime::journal::JournalError::Write(Box::new(full))));
     let observed = Observed { output: Some(&output), work_dir: dir.path(), events: &[], prompt: "", judge: &none };
     let s = block_on(scorer(json!({"judge": "r", "model": "m"})).score(&observed));
-    assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: no recording"));
+    assert_eq!((s.passed, s.detail.as_str()), (false, "no judge: cannot write the journal: cassette: disk full"));
 }
 
 /// A grading flow that reads the run's output and files and returns

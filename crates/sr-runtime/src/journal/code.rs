@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::entry::TOOL_KIND;
 use super::files::{Change, State};
-use super::{CODE_STEP, Effect, EffectAt, Journal, Mode};
+use super::{CODE_STEP, Effect, EffectAt, Journal, JournalError, Mode, RestoreError};
 
 impl Journal {
     /// Where the thread goes on after the step at `at`, cut off and not run
@@ -38,7 +38,7 @@ impl Journal {
     /// The live step at `at` (its arguments `args`) was stopped by a
     /// divergence in a call its code made: its `tool` line says so, so that a
     /// replay of this journal does not wait for the step to end.
-    pub(crate) fn stopped_step(&self, at: &EffectAt, args: &Value, error: &str) -> Result<(), String> {
+    pub(crate) fn stopped_step(&self, at: &EffectAt, args: &Value, error: &str) -> Result<(), JournalError> {
         if !self.writes() {
             return Ok(());
         }
@@ -52,7 +52,7 @@ impl Journal {
     /// before `end`) made their file changes again one by one, each path they
     /// touched gets the state the step left it in: its change across the step,
     /// else (changed by a call, then put back by the code) its state before.
-    pub(crate) fn settle_code(&self, at: &EffectAt, end: u32) -> Result<(), String> {
+    pub(crate) fn settle_code(&self, at: &EffectAt, end: u32) -> Result<(), RestoreError> {
         let Some(workspace) = &self.workspace else { return Ok(()) };
         if !matches!(self.mode, Mode::Replay | Mode::Travel) {
             return Ok(());
@@ -78,7 +78,7 @@ impl Journal {
             .filter(|path| !across.iter().any(|c| c.path == **path))
             .map(|path| Change { path: path.to_string(), before: State::Absent, after: first[path].clone() })
             .collect();
-        workspace.redo(&self.recorded, &restored).map_err(|e| e.to_string())?;
-        workspace.redo(&self.recorded, across).map_err(|e| e.to_string())
+        workspace.redo(&self.recorded, &restored)?;
+        workspace.redo(&self.recorded, across)
     }
 }

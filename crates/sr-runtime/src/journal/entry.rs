@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use sr_llm::{ChatEvent, ChatRequest, LlmError};
 
 use super::EffectAt;
+use super::ParseError;
 use super::files::{BLOB_KIND, Change, State};
-use crate::in_doubt::Decision;
+use crate::in_doubt::{Decision, NoDecision};
 
 /// The journal format this program writes and reads; a journal without it
 /// (or with an older one) was made by an earlier `sr` and must be recorded again.
@@ -219,7 +220,7 @@ impl Recorded {
     /// Reads journal `text`. Lines it does not know are skipped (MCP listings
     /// are read by the MCP hub); a line that is not JSON, or a journal of an
     /// older format, is an error naming the line.
-    pub fn parse(text: &str) -> Result<Recorded, String> {
+    pub fn parse(text: &str) -> Result<Recorded, ParseError> {
         let mut recorded = Recorded::default();
         let mut threads: HashSet<Arc<str>> = HashSet::new();
         let mut intern = |name: &str| -> Arc<str> {
@@ -239,25 +240,22 @@ impl Recorded {
                 continue;
             }
             let mut entry: Value =
-                serde_json::from_str(line).map_err(|e| format!("line {number} of the journal is not JSON: {e}"))?;
+                serde_json::from_str(line).map_err(|source| ParseError::NotJson { line: number, source })?;
             let kind = entry["kind"].as_str().unwrap_or_default().to_string();
-            let bad = |what: &str| format!("line {number} of the journal: {what}");
+            let bad = |what: &str| ParseError::BadLine { line: number, problem: what.to_string() };
             if !format_checked && kind != sr_mcp::MCP_TOOLS_KIND && kind != sr_mcp::MCP_NOTICE_KIND {
                 format_checked = true;
                 let format = entry["format"].as_u64().unwrap_or(1);
                 if kind != META_KIND || format < JOURNAL_FORMAT {
-                    return Err(format!(
-                        "this recording was made by an earlier version of sr (journal format {}): record it again",
-                        if kind == META_KIND { format } else { 1 }
-                    ));
+                    return Err(ParseError::Older { format: if kind == META_KIND { format } else { 1 } });
                 }
                 if format > JOURNAL_FORMAT {
-                    return Err(format!("this recording has journal format {format}, newer than this program's"));
+                    return Err(ParseError::Newer { format });
                 }
             }
             let step = entry["step"].as_u64().unwrap_or(0);
             recorded.max_step = recorded.max_step.max(step);
-            let at = || -> Result<(Arc<str>, u32), String> {
+            let at = || -> Result<(Arc<str>, u32), ParseError> {
                 let thread = entry["at"].as_str().ok_or_else(|| bad("no `at`"))?;
                 let n = entry["n"].as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad("no `n`"))?;
                 Ok((thread.into(), n))
@@ -394,7 +392,7 @@ impl Recorded {
                 IN_DOUBT_KIND => {
                     let of = entry["of"].as_u64().ok_or_else(|| bad("a decision without `of`"))?;
                     let decision = entry["decision"].as_str().unwrap_or_default();
-                    recorded.decisions.insert(of, decision.parse().map_err(|e: String| bad(&e))?);
+                    recorded.decisions.insert(of, decision.parse().map_err(|e: NoDecision| bad(&e.to_string()))?);
                 }
                 FORK_KIND => match entry["from_step"].as_u64() {
                     Some(from) => recorded.void_from_step(from),
@@ -661,10 +659,11 @@ mod tests {
     fn old_formats_and_broken_lines_are_refused_with_their_line() {
         let old = r#"{"kind":"meta","invocation_id":"i","workload":"w","input":""}"#;
         let error = Recorded::parse(old).unwrap_err();
-        assert!(error.contains("earlier version of sr"), "{error}");
+        assert!(matches!(error, ParseError::Older { format: 1 }), "{error}");
+        assert!(error.to_string().contains("earlier version of sr"), "{error}");
         let error = Recorded::parse(&format!("{}\nnot json", meta())).unwrap_err();
-        assert!(error.starts_with("line 2 of the journal is not JSON"), "{error}");
+        assert!(error.to_string().starts_with("line 2 of the journal is not JSON"), "{error}");
         let error = Recorded::parse(&format!("{}\n{{\"kind\":\"value\",\"n\":0}}", meta())).unwrap_err();
-        assert_eq!(error, "line 2 of the journal: no `at`");
+        assert_eq!(error.to_string(), "line 2 of the journal: no `at`");
     }
 }

@@ -6,12 +6,13 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::ParseError;
 use super::entry::{
     END_KIND, FILES_KIND, FORK_KIND, IN_DOUBT_KIND, TOOL_KIND, TOOL_START_KIND, VALUE_KIND, shown, shown_args,
 };
 
 /// The steps of journal `text`: `   3  main/3.1#0  tool write_file {"path":"a.txt"} → ok, 1 file changed`.
-pub fn steps(text: &str) -> Result<Vec<String>, String> {
+pub fn steps(text: &str) -> Result<Vec<String>, ParseError> {
     let mut out = Vec::new();
     let mut finished: HashSet<(String, u64)> = HashSet::new();
     let mut started: Vec<(usize, String, u64, String)> = Vec::new();
@@ -20,7 +21,7 @@ pub fn steps(text: &str) -> Result<Vec<String>, String> {
             continue;
         }
         let entry: Value =
-            serde_json::from_str(line).map_err(|e| format!("line {} of the journal is not JSON: {e}", index + 1))?;
+            serde_json::from_str(line).map_err(|source| ParseError::NotJson { line: index + 1, source })?;
         let step = entry["step"].as_u64().unwrap_or(0);
         let at = format!("{}#{}", entry["at"].as_str().unwrap_or("?"), entry["n"].as_u64().unwrap_or(0));
         let what = match entry["kind"].as_str().unwrap_or_default() {

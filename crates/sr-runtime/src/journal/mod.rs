@@ -26,6 +26,7 @@
 
 mod code;
 mod entry;
+mod error;
 mod files;
 pub(crate) mod interleave;
 mod listing;
@@ -49,12 +50,13 @@ use crate::in_doubt::{Always, Decider, Decision as InDoubt, Question};
 pub(crate) use entry::Effect;
 pub use entry::Recorded;
 pub use entry::{JOURNAL_FORMAT, Meta};
+pub use error::{JournalError, ParseError};
 pub use listing::steps;
 pub use model::JournaledProvider;
 pub use tool::ToolStop;
 pub use torn::cut_torn;
 pub(crate) use torn::torn_warning;
-pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, Workspace};
+pub use workspace::{ENTRIES_VAR, FILE_BYTES_VAR, Limits, RUN_BYTES_VAR, RestoreError, Workspace};
 
 /// The name a coding agent's step has in the journal (its
 /// `tool_start` and `tool` lines).
@@ -149,14 +151,19 @@ impl Journal {
 
     /// A journal of model exchanges made outside any run (an evaluation's
     /// judge), recorded to a new file of its own at `path`.
-    pub fn recording_exchanges(path: &std::path::Path) -> Result<Journal, String> {
-        let cassette = Cassette::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn recording_exchanges(path: &std::path::Path) -> Result<Journal, JournalError> {
+        let cassette = Cassette::create(path)
+            .map_err(|source| JournalError::New { path: path.to_path_buf(), source: Box::new(source) })?;
         Journal::recording(Arc::new(cassette), &Meta::new("", ""), None)
     }
 
     /// A live run recorded to `cassette`, which gets `meta` as its first line.
-    pub fn recording(cassette: Arc<Cassette>, meta: &Meta, workspace: Option<Workspace>) -> Result<Journal, String> {
-        cassette.append(&meta.to_entry()).map_err(|e| format!("cannot write the journal: {e}"))?;
+    pub fn recording(
+        cassette: Arc<Cassette>,
+        meta: &Meta,
+        workspace: Option<Workspace>,
+    ) -> Result<Journal, JournalError> {
+        cassette.append(&meta.to_entry()).map_err(|e| JournalError::Write(Box::new(e)))?;
         let mut journal = Journal::new(Mode::Live, Recorded::default(), Some(cassette), workspace);
         // Its calls' idempotency keys start with the run's id, as a launched run's do.
         journal.invocation.clone_from(&meta.invocation_id);
@@ -247,12 +254,12 @@ impl Journal {
 
     /// A person answered an `escalate to human` with `text` (answers given
     /// in advance are in the `meta`).
-    pub fn answered(&self, text: &str) -> Result<(), String> {
+    pub fn answered(&self, text: &str) -> Result<(), JournalError> {
         self.write(&json!({"kind": entry::ANSWER_KIND, "text": text}))
     }
 
     /// The run ended with `status`: what it left unfinished it cancelled.
-    pub fn finish(&self, status: crate::event::RunStatus) -> Result<(), String> {
+    pub fn finish(&self, status: crate::event::RunStatus) -> Result<(), JournalError> {
         self.write(&json!({"kind": entry::END_KIND, "status": status}))
     }
 
@@ -261,7 +268,7 @@ impl Journal {
     /// journal says so. A debugger's edit makes a fork. A live run has nothing
     /// to fork from, and a replay never goes live: there an edit that changes
     /// what the run asks for is a divergence.
-    pub fn fork(&self, thread: &Arc<str>, n: u32) -> Result<(), String> {
+    pub fn fork(&self, thread: &Arc<str>, n: u32) -> Result<(), JournalError> {
         let mut forks = self.forks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let already = forks.get(thread).is_some_and(|&at| at <= n);
         if already || matches!(self.mode, Mode::Live | Mode::Replay) {
@@ -304,9 +311,9 @@ impl Journal {
         self.next_step.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn write(&self, entry: &Value) -> Result<(), String> {
+    fn write(&self, entry: &Value) -> Result<(), JournalError> {
         match &self.writer {
-            Some(writer) => writer.cassette.append(entry).map_err(|e| format!("cannot write the journal: {e}")),
+            Some(writer) => writer.cassette.append(entry).map_err(|e| JournalError::Write(Box::new(e))),
             None => Ok(()),
         }
     }
@@ -353,7 +360,7 @@ impl Journal {
                         "source": source, "args": args, "value": value,
                     });
                     if let Err(e) = self.write(&entry) {
-                        return Ok(Err(e));
+                        return Ok(Err(e.to_string()));
                     }
                 }
                 Ok(value)
@@ -445,7 +452,13 @@ impl Journal {
     /// recorded again when it ends here, with its whole order (what the
     /// earlier line held comes first), and the later line is the one a
     /// journal serves.
-    pub fn record_interleaving(&self, at: &EffectAt, order: &[u32], threads: &[u32], cut: bool) -> Result<(), String> {
+    pub fn record_interleaving(
+        &self,
+        at: &EffectAt,
+        order: &[u32],
+        threads: &[u32],
+        cut: bool,
+    ) -> Result<(), JournalError> {
         let recorded = self.recorded_interleaving(at).is_some() && !self.recorded.block_cut(at);
         // A block whose branches emitted nothing is recorded too: a replay
         // must know it ended there (a branch that reached an effect the
@@ -466,9 +479,9 @@ impl Journal {
     /// After a parallel block of a replay, its branches' file changes are made
     /// again in the order the recorded run made them, so that two branches
     /// writing one file leave what they left then.
-    pub fn settle_block(&self, at: &EffectAt) -> Result<(), String> {
+    pub fn settle_block(&self, at: &EffectAt) -> Result<(), JournalError> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Replay) => workspace.settle(&self.recorded, at).map_err(|e| e.to_string()),
+            (Some(workspace), Mode::Replay) => Ok(workspace.settle(&self.recorded, at)?),
             _ => Ok(()),
         }
     }
@@ -476,20 +489,18 @@ impl Journal {
     /// Makes every file change the journal holds again, in order: a run
     /// continued on a machine whose work directory is new (`sr serve`'s
     /// replicas) goes on with the files it left.
-    pub fn rebuild_files(&self) -> Result<(), String> {
+    pub fn rebuild_files(&self) -> Result<(), RestoreError> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Resume) => {
-                workspace.redo(&self.recorded, &self.recorded.all_changes).map_err(|e| e.to_string())
-            }
+            (Some(workspace), Mode::Resume) => workspace.redo(&self.recorded, &self.recorded.all_changes),
             _ => Ok(()),
         }
     }
 
     /// Puts the work directory back as it was when the recorded run started
     /// (a run going back in time starts there).
-    pub fn rewind_files(&self) -> Result<(), String> {
+    pub fn rewind_files(&self) -> Result<(), RestoreError> {
         match (&self.workspace, self.mode) {
-            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded).map_err(|e| e.to_string()),
+            (Some(workspace), Mode::Travel) => workspace.rewind(&self.recorded),
             _ => Ok(()),
         }
     }

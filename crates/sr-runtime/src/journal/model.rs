@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use sr_llm::{CASSETTE_VERSION, ChatEvent, ChatRequest, ChatResponse, ChatStream, LLM_KIND, LlmError, Provider};
 
 use super::pausing::InFlight;
-use super::{Decision, Divergence, Effect, EffectAt, Journal, Mode};
+use super::{Decision, Divergence, Effect, EffectAt, Journal, JournalError, Mode};
 
 impl Journal {
     /// The reply to `request`, made at `at`: from the journal, or from `live`.
@@ -69,7 +69,12 @@ impl Journal {
     /// From now on the reply at `at` is `response` (a debugger's edit): the
     /// thread forks there, and the exchange is journaled with this reply, so
     /// that going back and forth in the fork keeps it.
-    pub fn replace_reply(&self, at: &EffectAt, request: &ChatRequest, response: &ChatResponse) -> Result<(), String> {
+    pub fn replace_reply(
+        &self,
+        at: &EffectAt,
+        request: &ChatRequest,
+        response: &ChatResponse,
+    ) -> Result<(), JournalError> {
         self.fork(&at.thread, at.n)?;
         if !self.writes() {
             return Ok(());

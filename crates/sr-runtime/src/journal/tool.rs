@@ -116,7 +116,7 @@ impl Journal {
                     "files": captured.changes,
                 });
                 if let Err(e) = self.write_blobs(&captured.blobs).and_then(|()| self.write(&entry)) {
-                    return Ok(Err(ToolError(e)));
+                    return Ok(Err(ToolError(e.to_string())));
                 }
             }
         }
@@ -189,7 +189,7 @@ impl Journal {
                 "of": of, "decision": decision, "key": question.idempotency_key,
             });
             if let Err(e) = self.write(&entry) {
-                return Ok(Err(ToolError(e)));
+                return Ok(Err(ToolError(e.to_string())));
             }
         }
         let Question { tool: name, args, idempotency_key } = question;
@@ -212,7 +212,7 @@ impl Journal {
                 entry["key"] = json!(idempotency_key);
                 entry["error"] = json!(error);
                 if let Err(e) = self.write(&entry) {
-                    return Ok(Err(ToolError(e)));
+                    return Ok(Err(ToolError(e.to_string())));
                 }
                 Ok(Err(ToolError(error)))
             }
@@ -456,7 +456,7 @@ mod tests {
         let bad = text.replace(r#""state":"working""#, r#""state":7"#);
         assert_ne!(bad, text);
         let error = Recorded::parse(&bad).unwrap_err();
-        assert!(error.starts_with("line 3 of the journal: update:"), "{error}");
+        assert!(error.to_string().starts_with("line 3 of the journal: update:"), "{error}");
     }
 
     /// A journal cut off during a call of `charge` (step 1, key `k-1`),
@@ -595,6 +595,7 @@ mod tests {
         let bad =
             cut_off(&[json!({"kind": "in_doubt", "at": "main", "n": 0, "step": 2, "of": 1, "decision": "maybe"})]);
         let error = Recorded::parse(&bad).unwrap_err();
+        let error = error.to_string();
         assert!(error.starts_with("line 3 of the journal") && error.contains("\"maybe\" is no decision"), "{error}");
     }
 }

@@ -686,7 +686,7 @@ fn hex(bytes: &[u8]) -> String {
 
 impl Journal {
     /// Writes the blobs of a call's changes that the journal does not hold yet.
-    pub(crate) fn write_blobs(&self, blobs: &[Blob]) -> Result<(), String> {
+    pub(crate) fn write_blobs(&self, blobs: &[Blob]) -> Result<(), super::JournalError> {
         let Some(writer) = &self.writer else { return Ok(()) };
         for (sha256, bytes) in blobs {
             let new = writer.blobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(sha256.clone());

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::ids::BadId;
+use crate::journal::{JournalError, ParseError};
 
 /// One variant per way a launch fails, each one line for the user. A front
 /// end picks its answer from the variant: `sr serve` waits while a run is
@@ -18,7 +19,10 @@ pub enum LaunchError {
     UnreadableRecording { path: PathBuf, source: std::io::Error },
     /// A recording, or the journal a run continues, that is not a journal.
     #[error("cannot read the recording: {0}")]
-    BadRecording(String),
+    BadRecording(#[from] ParseError),
+    /// A recording whose MCP tool lists cannot be read.
+    #[error("cannot read the recording: {0}")]
+    BadMcpRecording(#[from] sr_mcp::RecordingError),
     /// A replay given another input than its recording's: it would follow
     /// another path than the recorded run.
     #[error(
@@ -76,8 +80,8 @@ pub enum LaunchError {
     #[error("cannot take the run's lease: {0}")]
     Lease(std::io::Error),
     /// The run's journal cannot be written, or its files put back.
-    #[error("{0}")]
-    Journal(String),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// Events of the run were not saved in its session.
     #[error("{count} event(s) of the run were not saved: {first}")]
     EventsLost { count: usize, first: String },

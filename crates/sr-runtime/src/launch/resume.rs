@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{LaunchError, ResumeSpec};
 use crate::event::Payload;
 use crate::ids::BadId;
-use crate::journal::{Recorded, cut_torn, torn_warning};
+use crate::journal::{ParseError, Recorded, cut_torn, torn_warning};
 use crate::session::SessionStore;
 use crate::state::StateDir;
 
@@ -25,7 +25,7 @@ pub enum ResumeError {
     #[error("cannot read the journal of run {run} ({}): {source}", path.display())]
     ReadJournal { run: i64, path: PathBuf, source: std::io::Error },
     #[error("the journal of run {run} ({}): {cause}", path.display())]
-    BadJournal { run: i64, path: PathBuf, cause: String },
+    BadJournal { run: i64, path: PathBuf, cause: ParseError },
     #[error("the journal of run {run} of session {session} does not say how it started")]
     NoStart { run: i64, session: String },
     /// It started after `find` looked.

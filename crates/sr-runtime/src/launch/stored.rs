@@ -10,7 +10,16 @@ use sr_llm::Message;
 use crate::event::{Emitter, EventSink, Payload, RunStatus};
 use crate::lease::Lease;
 use crate::run::RunOutcome;
-use crate::session::SessionStore;
+use crate::session::{SessionStore, StoreError};
+
+/// Why a session's conversation cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HistoryError {
+    #[error("{0}")]
+    Store(StoreError),
+    #[error("a message of session {session} is not a conversation message: {source}")]
+    NotAMessage { session: String, source: serde_json::Error },
+}
 
 /// A run reserved in a session, alive while its lease is held.
 pub(super) struct StoredRun {
@@ -37,13 +46,13 @@ impl SessionRun {
     }
 
     /// The session's conversation so far; the session is running from now on.
-    pub fn start(&self) -> Result<Vec<Message>, String> {
-        let history = self.store.messages(&self.id).map_err(|e| e.to_string()).and_then(|messages| {
+    pub fn start(&self) -> Result<Vec<Message>, HistoryError> {
+        let history = self.store.messages(&self.id).map_err(HistoryError::Store).and_then(|messages| {
             messages
                 .into_iter()
                 .map(serde_json::from_value::<Message>)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("a message of session {} is not a conversation message: {e}", self.id))
+                .map_err(|source| HistoryError::NotAMessage { session: self.id.clone(), source })
         });
         let _ = self.store.set_status(&self.id, "running");
         history

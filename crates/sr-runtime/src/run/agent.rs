@@ -323,7 +323,7 @@ impl Runtime {
                 // The thread's journal goes on from the reply it was given,
                 // so that going back and forth keeps it.
                 if let Err(message) = self.env.journal.replace_reply(&at, &request, &edited) {
-                    th.emitter.emit(Payload::Warning { message });
+                    th.emitter.emit(Payload::Warning { message: message.to_string() });
                 }
                 *edited
             }
@@ -352,7 +352,7 @@ impl Runtime {
     fn given_reply(&self, th: &mut Thread, request: &ChatRequest, given: ChatResponse) -> (EffectAt, ChatResponse) {
         let at = th.next_effect();
         if let Err(message) = self.env.journal.replace_reply(&at, request, &given) {
-            th.emitter.emit(Payload::Warning { message });
+            th.emitter.emit(Payload::Warning { message: message.to_string() });
         }
         if !given.text.is_empty() {
             th.emitter.emit(Payload::TextDelta { text: given.text.clone() });

@@ -236,7 +236,7 @@ impl Runtime {
             Control::Fork | Control::Replace(_) => {
                 let n = th.effects.load(std::sync::atomic::Ordering::Relaxed);
                 if let Err(message) = self.env.journal.fork(&th.key, n) {
-                    th.emitter.emit(Payload::Warning { message });
+                    th.emitter.emit(Payload::Warning { message: message.to_string() });
                 }
                 Ok(control)
             }
@@ -623,7 +623,7 @@ impl Runtime {
         // A branch's failure was reported on the branch.
         th.failure_reported |= branches.iter().any(|b| b.failure_reported);
         joined?;
-        settled.map_err(|e| RunError::failed(e, None))?;
+        settled.map_err(|e| RunError::failed(e.to_string(), None))?;
         // Each branch's replies join the conversation, in branch order.
         let replies: Option<Vec<Vec<Value>>> =
             turns.map(|n| branches.iter().map(|b| conversation::added(&b.vars, n)).collect());

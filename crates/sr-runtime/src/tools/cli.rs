@@ -45,8 +45,16 @@ pub struct ExecuteCli {
     pub timeout: Duration,
 }
 
+/// A host tool called in a run that did not allow host tools.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this tool is declared to run commands on the host (streetrace.cli.host), which needs \
+     `sr run --allow-host-tools`; nothing was run"
+)]
+struct HostRefused;
+
 impl ExecuteCli {
-    fn placement(&self) -> Result<Placement, String> {
+    fn placement(&self) -> Result<Placement, HostRefused> {
         let work_dir = self.jail.root().to_path_buf();
         match self.place {
             Place::Sandbox { network } => Ok(Placement::Sandbox {
@@ -59,9 +67,7 @@ impl ExecuteCli {
                 limits: Limits { memory_bytes: MEMORY_BYTES, ..Limits::default() },
             }),
             Place::Host { allowed: true } => Ok(Placement::Host { work_dir }),
-            Place::Host { allowed: false } => Err("this tool is declared to run commands on the host \
-                 (streetrace.cli.host), which needs `sr run --allow-host-tools`; nothing was run"
-                .to_string()),
+            Place::Host { allowed: false } => Err(HostRefused),
         }
     }
 }
@@ -106,7 +112,7 @@ impl ExecuteCli {
             };
             let mut placement = match self.placement() {
                 Ok(placement) => placement,
-                Err(error) => return Ok(failure(&error)),
+                Err(error) => return Ok(failure(&error.to_string())),
             };
             let names = match super::names::before(&mut placement).await {
                 Ok(names) => names,

@@ -8,10 +8,19 @@
 
 use std::sync::Arc;
 
-use sr_runtime::journal::Recorded;
+use sr_runtime::journal::{ParseError, Recorded};
 
 use crate::Server;
-use crate::store::RunRow;
+use crate::store::{RunRow, StoreError};
+
+/// Why the files a run wrote cannot be read from its journal.
+#[derive(Debug, thiserror::Error)]
+pub enum WrittenError {
+    #[error("cannot read the run's journal: {0}")]
+    Read(#[source] StoreError),
+    #[error("the run's journal: {0}")]
+    Journal(#[source] ParseError),
+}
 
 /// The largest file an artifact carries; a larger one is left out (the log says so).
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -29,11 +38,10 @@ pub struct Written {
 }
 
 /// The files `run`'s journal records it wrote, in path order, within the bounds.
-pub async fn written(server: &Server, run: &RunRow) -> Result<Vec<Written>, String> {
+pub async fn written(server: &Server, run: &RunRow) -> Result<Vec<Written>, WrittenError> {
     let Some(attempt) = run.attempt_run else { return Ok(Vec::new()) };
-    let lines =
-        server.store.journal(&run.session, attempt).await.map_err(|e| format!("cannot read the run's journal: {e}"))?;
-    let recorded = Recorded::parse(&lines.join("\n")).map_err(|e| format!("the run's journal: {e}"))?;
+    let lines = server.store.journal(&run.session, attempt).await.map_err(WrittenError::Read)?;
+    let recorded = Recorded::parse(&lines.join("\n")).map_err(WrittenError::Journal)?;
     Ok(bounded(recorded.files_written()))
 }
 

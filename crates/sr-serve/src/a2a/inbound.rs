@@ -22,6 +22,22 @@ use sha2::{Digest, Sha256};
 use super::record::{self, Delivered, Sent};
 use super::rpc::RpcError;
 use crate::Server;
+use crate::store::StoreError;
+
+/// Why the files messages brought cannot be put in a task's work directory.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceError {
+    #[error("cannot read the task's A2A record: {0}")]
+    Record(#[source] StoreError),
+    #[error("cannot read the task's files: {0}")]
+    Files(#[source] StoreError),
+    #[error("the store lacks the bytes of {path} (sha256 {sha256})")]
+    NoBytes { path: String, sha256: String },
+    #[error("cannot put {path} into the work directory: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("cannot record the task's files as placed: {0}")]
+    Placed(#[source] StoreError),
+}
 
 /// Files one message may bring.
 pub const MAX_FILES: usize = 16;
@@ -184,25 +200,26 @@ pub fn delivery(message: &str, files: &[File]) -> (Vec<Delivered>, Vec<(String, 
 /// file changes again, over them), else those no attempt had yet (an
 /// answer's); then marks them placed. The context file's text is the
 /// context parts of every message sent so far.
-pub async fn place(server: &Server, run: &str, work: &Path, fresh: bool) -> Result<(), String> {
-    let record = record::read(server, run).await.map_err(|e| format!("cannot read the task's A2A record: {e}"))?;
+pub async fn place(server: &Server, run: &str, work: &Path, fresh: bool) -> Result<(), PlaceError> {
+    let record = record::read(server, run).await.map_err(PlaceError::Record)?;
     let due: Vec<&Delivered> = record.files.iter().filter(|d| fresh || !d.placed).collect();
     if due.is_empty() {
         return Ok(());
     }
-    let bytes = server.store.a2a_files(run).await.map_err(|e| format!("cannot read the task's files: {e}"))?;
+    let bytes = server.store.a2a_files(run).await.map_err(PlaceError::Files)?;
     let context = record.context_text();
     for delivered in &due {
         let content = match delivered.path.as_str() {
             CONTEXT_FILE => context.as_bytes(),
-            _ => bytes.get(&delivered.sha256).map(Vec::as_slice).ok_or_else(|| {
-                format!("the store lacks the bytes of {} (sha256 {})", delivered.path, delivered.sha256)
+            _ => bytes.get(&delivered.sha256).map(Vec::as_slice).ok_or_else(|| PlaceError::NoBytes {
+                path: delivered.path.clone(),
+                sha256: delivered.sha256.clone(),
             })?,
         };
         let path = work.join(&delivered.path);
         let written =
             path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, content));
-        written.map_err(|e| format!("cannot put {} into the work directory: {e}", delivered.path))?;
+        written.map_err(|source| PlaceError::Write { path: delivered.path.clone(), source })?;
     }
     let placed: Vec<(String, String)> = due.iter().map(|d| (d.path.clone(), d.sha256.clone())).collect();
     record::update(server, run, &[], |record| {
@@ -216,7 +233,7 @@ pub async fn place(server: &Server, run: &str, work: &Path, fresh: bool) -> Resu
         changed
     })
     .await
-    .map_err(|e| format!("cannot record the task's files as placed: {e}"))?;
+    .map_err(PlaceError::Placed)?;
     Ok(())
 }
 

@@ -44,7 +44,7 @@ impl Call {
         let question = if run.status == RunStatus::Paused { question(&self.server, &run.id).await } else { None };
         let record = record::read(&self.server, &run.id).await.map_err(internal)?;
         let files = match artifacts && files && run.status == RunStatus::Done {
-            true => super::files::written(&self.server, run).await.map_err(RpcError::internal)?,
+            true => super::files::written(&self.server, run).await.map_err(|e| RpcError::internal(e.to_string()))?,
             false => Vec::new(),
         };
         Ok(View {

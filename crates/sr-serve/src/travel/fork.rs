@@ -24,7 +24,24 @@ use sr_runtime::launch::{LaunchError, LaunchSpec, Launched, launch_continuing_an
 
 use super::moment::{Point, count_point};
 use crate::locked;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
+
+/// Why a fork's plan, or the journal it replays, cannot be kept or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    #[error("cannot store the fork's plan: {0}")]
+    Save(#[source] StoreError),
+    #[error("cannot read the fork's plan: {0}")]
+    Read(#[source] StoreError),
+    #[error("the fork's plan is damaged: {0}")]
+    Damaged(#[source] serde_json::Error),
+    #[error("cannot read the original's journal: {0}")]
+    Journal(#[source] StoreError),
+    #[error("the journal of run {run} (attempt {attempt}) is not in the store")]
+    NoJournal { run: String, attempt: i64 },
+}
 
 /// What a fork does: where it goes live, and with what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,9 +102,9 @@ pub async fn origins(store: &Store, runs: &[String]) -> HashMap<String, ForkedFr
 }
 
 /// Keeps the plan of run `run` in the store.
-pub async fn save(store: &Store, run: &str, plan: &Plan) -> Result<(), String> {
-    let text = serde_json::to_string(plan).map_err(|e| e.to_string())?;
-    store.save_plan(run, &text).await.map_err(|e| format!("cannot store the fork's plan: {e}"))
+pub async fn save(store: &Store, run: &str, plan: &Plan) -> Result<(), PlanError> {
+    let text = serde_json::to_string(plan).map_err(PlanError::Encode)?;
+    store.save_plan(run, &text).await.map_err(PlanError::Save)
 }
 
 /// Forgets the plan of a run that was not queued after all.
@@ -98,24 +115,23 @@ pub async fn discard(store: &Store, run: &str) {
 }
 
 /// The plan of run `run`, if it is a fork.
-pub async fn find(store: &Store, run: &str) -> Option<Result<Plan, String>> {
+pub async fn find(store: &Store, run: &str) -> Option<Result<Plan, PlanError>> {
     let text = match store.plan(run).await {
         Ok(text) => text?,
-        Err(e) => return Some(Err(format!("cannot read the fork's plan: {e}"))),
+        Err(e) => return Some(Err(PlanError::Read(e))),
     };
     Some(serde_json::from_str(&text).map_err(|e| {
         tracing::error!(run, error = %e, "a fork's plan is damaged");
-        format!("the fork's plan is damaged: {e}")
+        PlanError::Damaged(e)
     }))
 }
 
 /// The original's journal a fork replays, from the store.
-pub async fn journal(store: &Store, plan: &Plan) -> Result<String, String> {
-    let record =
-        store.record(&plan.from_session).await.map_err(|e| format!("cannot read the original's journal: {e}"))?;
-    record.journal_text(plan.from_attempt).ok_or_else(|| {
-        format!("the journal of run {} (attempt {}) is not in the store", plan.from_run, plan.from_attempt)
-    })
+pub async fn journal(store: &Store, plan: &Plan) -> Result<String, PlanError> {
+    let record = store.record(&plan.from_session).await.map_err(PlanError::Journal)?;
+    record
+        .journal_text(plan.from_attempt)
+        .ok_or_else(|| PlanError::NoJournal { run: plan.from_run.clone(), attempt: plan.from_attempt })
 }
 
 /// Launches the fork `spec` describes (its own session and work directory)
@@ -266,10 +282,12 @@ mod tests {
         save(&store, "r", &plan).await.unwrap();
         assert_eq!(find(&store, "r").await.unwrap().unwrap(), plan);
         let error = journal(&store, &plan).await.unwrap_err();
-        assert_eq!(error, "the journal of run o (attempt 1) is not in the store");
+        assert!(matches!(&error, PlanError::NoJournal { run, attempt: 1 } if run == "o"), "{error}");
+        assert_eq!(error.to_string(), "the journal of run o (attempt 1) is not in the store");
         store.save_plan("bad", "{").await.unwrap();
         let error = find(&store, "bad").await.unwrap().unwrap_err();
-        assert!(error.contains("is damaged"), "{error}");
+        assert!(matches!(error, PlanError::Damaged(_)), "{error}");
+        assert!(error.to_string().starts_with("the fork's plan is damaged: "), "{error}");
         discard(&store, "r").await;
         assert!(find(&store, "r").await.is_none());
         std::fs::remove_dir_all(&dir).unwrap();
