@@ -31,6 +31,7 @@ mod files;
 pub(crate) mod interleave;
 mod listing;
 mod model;
+mod parked;
 mod pausing;
 mod siblings;
 pub mod times;
@@ -134,6 +135,8 @@ pub struct Journal {
     /// Told when a thread waits at a served call to be cancelled
     /// ([`Journal::parked`]); weak, as the hook may hold the journal.
     parked_to: OnceLock<Weak<dyn crate::hook::StepHook>>,
+    /// The threads waiting so ([`parked`]).
+    parked: parked::Threads,
 }
 
 /// Where new entries go: the journal file (and its mirror, `--record`).
@@ -196,6 +199,7 @@ impl Journal {
             undecided: Mutex::new(None),
             warnings: Mutex::new(HashMap::new()),
             parked_to: OnceLock::new(),
+            parked: parked::threads(),
         }
     }
 
@@ -203,18 +207,6 @@ impl Journal {
     /// cancelled ([`crate::hook::StepHook::on_parked`]); the first hook given stays.
     pub fn report_parked_to(&self, hook: &Arc<dyn crate::hook::StepHook>) {
         let _ = self.parked_to.set(Arc::downgrade(hook));
-    }
-
-    /// Waits for ever, as the recorded run did at a call of `thread` until
-    /// it was cancelled; the hook hears of it when the wait begins.
-    pub(crate) fn parked<T>(&self, thread: &str) -> impl std::future::Future<Output = T> + Send + 'static {
-        let (hook, thread) = (self.parked_to.get().and_then(Weak::upgrade), thread.to_string());
-        async move {
-            if let Some(hook) = hook {
-                hook.on_parked(&thread);
-            }
-            std::future::pending().await
-        }
     }
 
     /// The journal of run `invocation_id`, with `decider` deciding about calls

@@ -11,7 +11,7 @@ use crate::compile::BodySpec;
 use crate::event::Payload;
 use crate::hook::{Control, Failure, Frame, FrameKind, StepPoint};
 use crate::run::conversation;
-use crate::run::{ErrorKind, RunError, Runtime, Thread};
+use crate::run::{EffectAt, ErrorKind, RunError, Runtime, Thread};
 use crate::value::{self, display};
 
 /// How a block ended.
@@ -512,27 +512,23 @@ impl Runtime {
     /// lets them emit what the recorded run's did before its pause.
     async fn join_branches<T>(
         &self,
+        block: &EffectAt,
         gate: &crate::event::Gate,
         branches: impl Iterator<Item = BoxFuture<'_, Result<T, RunError>>>,
     ) -> Result<(), RunError> {
         let mut running: FuturesUnordered<_> =
             (0u32..).zip(branches).map(|(index, branch)| branch.map(move |outcome| (index, outcome))).collect();
+        let mut under_way: Vec<u32> = (0..running.len() as u32).collect();
         let paused = loop {
-            match running.next().await {
-                None => return Ok(()),
-                Some((_, Ok(_))) => {}
-                Some((_, Err(e))) if e.kind == ErrorKind::Paused => break e,
-                Some((_, Err(e))) if e.kind == ErrorKind::Terminated => return Err(e),
-                Some((index, Err(e))) => {
+            let Some((index, outcome)) = running.next().await else { return Ok(()) };
+            under_way.retain(|&i| i != index);
+            match outcome {
+                Ok(_) => {}
+                Err(e) if e.kind == ErrorKind::Paused => break e,
+                Err(e) if e.kind == ErrorKind::Terminated => return Err(e),
+                Err(e) => {
                     gate.fail(index);
-                    let drain = async { while running.next().await.is_some() {} };
-                    // Caught up first: a live run's siblings are not polled
-                    // again (one could pause the run, see `Runtime::pause`).
-                    tokio::select! {
-                        biased;
-                        () = gate.caught_up() => {}
-                        () = drain => {}
-                    }
+                    self.siblings_catch_up(block, gate, &mut running, under_way).await;
                     return Err(e);
                 }
             }
@@ -547,6 +543,34 @@ impl Runtime {
             () = drain => {}
         }
         Err(paused)
+    }
+
+    /// After a branch failed: a replay's other branches (`under_way`) go on
+    /// until they have emitted what the recorded run's did before the failure
+    /// cancelled them (`gate`'s recorded order), or have ended, or wait where
+    /// the recorded run cancelled them (parked: they have nothing more to
+    /// emit). Caught up first: a live run's branches are not polled again
+    /// (one could pause the run, see `Runtime::pause`).
+    async fn siblings_catch_up<F: std::future::Future<Output = (u32, O)> + Unpin, O>(
+        &self,
+        block: &EffectAt,
+        gate: &crate::event::Gate,
+        running: &mut FuturesUnordered<F>,
+        mut under_way: Vec<u32>,
+    ) {
+        let branches = format!("{}/{}.", block.thread, block.n);
+        loop {
+            let waiting = under_way.clone();
+            tokio::select! {
+                biased;
+                () = gate.caught_up() => return,
+                () = self.env.journal.all_parked(&branches, &waiting) => return,
+                ended = running.next() => match ended {
+                    Some((index, _)) => under_way.retain(|&i| i != index),
+                    None => return,
+                },
+            }
+        }
     }
 
     /// `parallel do`: every statement is a branch on its own thread with a copy
@@ -597,21 +621,18 @@ impl Runtime {
                         }
                         Err(e)
                     }
-                    // A failure settles the branch too: a sibling waiting
-                    // at a call the recorded run cancelled is cancelled now.
-                    outcome => {
-                        if !matches!(&outcome, Err(e) if e.kind == ErrorKind::Paused) {
-                            settled_tx.send_modify(|n| *n += 1);
-                        }
-                        outcome
+                    Ok(signal) => {
+                        settled_tx.send_modify(|n| *n += 1);
+                        Ok(signal)
                     }
+                    failed => failed,
                 };
                 self.env.hook.on_thread(branch.id, parent, false);
                 outcome
             }
             .boxed()
         });
-        let joined = self.join_branches(&gate, futures).await;
+        let joined = self.join_branches(&block, &gate, futures).await;
         th.emitter.release(gate.finish());
         let threads: Vec<u32> = branches.iter().map(|b| b.id).collect();
         let cut = matches!(&joined, Err(e) if matches!(e.kind, ErrorKind::Paused | ErrorKind::Terminated));
