@@ -65,6 +65,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use futures::FutureExt;
+    use futures::future::BoxFuture;
 
     use crate::journal::Journal;
 
@@ -76,8 +77,7 @@ mod tests {
             async move { journal.all_parked("main/2.", running).await }
         };
         assert!(all(&[]).now_or_never().is_some(), "no branch running: nothing to wait for");
-        let first = journal.parked::<()>("main/2.0").boxed();
-        let mut first = parked_now(first);
+        let first = parked_now(journal.parked::<()>("main/2.0").boxed());
         assert!(all(&[0]).now_or_never().is_some(), "branch 0 is parked");
         assert!(all(&[0, 1]).now_or_never().is_none(), "branch 1 still runs");
         // A thread deep inside branch 1 (a nested block's branch) parks it.
@@ -86,14 +86,12 @@ mod tests {
         assert!(journal.all_parked("main/3.", &[0]).now_or_never().is_none(), "another block's branches are not");
         drop(nested);
         assert!(all(&[0, 1]).now_or_never().is_none(), "a cancelled wait is no longer parked");
-        first.take();
+        drop(first);
     }
 
     /// Polls `future` once (it parks then) and keeps it.
-    fn parked_now(
-        mut future: futures::future::BoxFuture<'static, ()>,
-    ) -> Option<futures::future::BoxFuture<'static, ()>> {
+    fn parked_now(mut future: BoxFuture<'static, ()>) -> BoxFuture<'static, ()> {
         assert!((&mut future).now_or_never().is_none(), "a parked thread waits for ever");
-        Some(future)
+        future
     }
 }
