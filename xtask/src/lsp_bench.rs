@@ -31,7 +31,7 @@ const BIG_FILE_LINES: usize = (10 << 20) / 26;
 const EDITS: [usize; 2] = [200, 4];
 /// Edits in the workspace scenario, and the time between them: a person
 /// typing leaves the server time to work on closed files between edits.
-const PACED_EDITS: usize = 40;
+const PACED_EDITS: usize = 120;
 const PACE: Duration = Duration::from_millis(500);
 
 pub fn run(args: &[String]) -> Result<(), String> {
