@@ -5,7 +5,9 @@
 //! (`kill -9`) leaves its placeholders behind; a later process removes one it
 //! finds stamped by a process that no longer runs, still empty, and never one
 //! of a process still running: that process may have a command whose cover
-//! stands on it.
+//! stands on it. "Runs" is what this process's pid namespace shows: two `sr`
+//! processes in different pid namespaces (containers) must not share a work
+//! directory, or one may take the other's running stand-in for a crash's.
 
 use std::collections::BTreeMap;
 use std::fs;
