@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sr_hir::RootDatabase;
 use sr_hir::playground::{Tried, tried};
+use sr_hir::start::EntryName;
 use sr_runtime::RunOptions;
 use sr_runtime::event::{Event, EventSink, Payload, RunStatus, Usage};
 use sr_runtime::hook::NoHook;
@@ -27,7 +28,9 @@ pub struct Args {
     /// The `.sr` file whose program holds the item (for an imported file's
     /// item, the file importing it).
     file: PathBuf,
-    /// The agent or prompt to run.
+    /// The agent or prompt to run: NAME as `sr run --entry` resolves it (a
+    /// flow, then an agent, then a prompt), or `agent:NAME` / `prompt:NAME`
+    /// (a prompt that shares an agent's or a flow's name).
     item: String,
     /// A YAML map of the variables the item's prompts read (default:
     /// ITEM.inputs.yaml beside FILE, when it exists). An agent's message is
@@ -77,7 +80,10 @@ pub enum Format {
 #[derive(Debug, Serialize)]
 pub struct Outcome {
     pub file: String,
+    /// The agent's or prompt's name.
     pub item: String,
+    /// The item as given (`sr eval --entry` takes it).
+    pub entry: String,
     /// `prompt` or `agent`.
     pub kind: &'static str,
     /// The model of the last model call.
@@ -129,13 +135,14 @@ async fn run_async(args: Args) -> ExitCode {
         Ok(what) => what,
         Err(refusal) => return fail(format!("{}: {refusal}", args.file.display())),
     };
-    let inputs_path = args.inputs.clone().unwrap_or_else(|| default_inputs(&args.file, &args.item));
+    let name = EntryName::parse(&args.item).name.to_string();
+    let inputs_path = args.inputs.clone().unwrap_or_else(|| default_inputs(&args.file, &name));
     let vars = match inputs::read(&inputs_path, args.inputs.is_some()) {
         Ok(vars) => vars,
         Err(e) => return fail(e),
     };
     let prompt = match &what {
-        Tried::Prompt => Some(args.item.clone()),
+        Tried::Prompt => Some(name.clone()),
         Tried::Agent { instruction } => instruction.as_ref().map(|i| i.to_string()),
     };
     let missing = prompt.as_deref().map_or_else(Vec::new, |p| inputs::missing(&db, root, p, &vars));
@@ -143,7 +150,7 @@ async fn run_async(args: Args) -> ExitCode {
         for line in &missing {
             eprintln!("{line}");
         }
-        return fail(format!("{} needs inputs: add them to {}", args.item, inputs_path.display()));
+        return fail(format!("{name} needs inputs: add them to {}", inputs_path.display()));
     }
     let message = match (&args.prompt, vars.get("input_prompt")) {
         (Some(message), _) => message.clone(),
@@ -153,8 +160,7 @@ async fn run_async(args: Args) -> ExitCode {
     };
     if matches!(what, Tried::Agent { .. }) && message.is_empty() && args.replay.is_none() {
         return fail(format!(
-            "agent {} needs a message: give --prompt TEXT or `input_prompt:` in {}",
-            args.item,
+            "agent {name} needs a message: give --prompt TEXT or `input_prompt:` in {}",
             inputs_path.display()
         ));
     }
@@ -215,7 +221,8 @@ async fn run_async(args: Args) -> ExitCode {
     };
     let mut outcome = Outcome {
         file: args.file.display().to_string(),
-        item: args.item.clone(),
+        item: name,
+        entry: args.item.clone(),
         kind: match what {
             Tried::Prompt => "prompt",
             Tried::Agent { .. } => "agent",
@@ -312,7 +319,7 @@ fn print(outcome: &Outcome, format: Format, dataset: Option<&Path>) {
             dataset.display(),
             dataset.display(),
             outcome.file,
-            outcome.item
+            outcome.entry
         );
     }
 }

@@ -166,3 +166,42 @@ async fn an_agent_runs_with_its_tools_and_is_saved_as_a_case_sr_eval_runs() {
     let outcome: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(outcome["saved_case"], "writer-2");
 }
+
+/// A prompt that shares a flow's or an agent's name is tried as `prompt:NAME`
+/// (the editors' Try lens names every item so), and `sr eval --entry
+/// prompt:NAME` runs the case saved from it; a plain name still resolves as
+/// the runtime's entry does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_named_like_a_flow_or_an_agent_is_tried_by_its_kind() {
+    let workload = "model main = openai/gpt-4o-mini\n\
+                    prompt main: \"\"\"Summarise the message.\"\"\"\n\
+                    prompt writer: \"\"\"Name a writer of ${topic}.\"\"\"\n\
+                    agent writer:\n    instruction main\n\
+                    flow main:\n    $topic = \"x\"\n    $r = run agent writer with $topic\n    return $r\n";
+    let dir = common::temp_dir("try-shadowed", &[("w.sr", workload), ("writer.inputs.yaml", "topic: tides\n")]);
+    let server = MockServer::start().await;
+    server.push(MockReply::text("Rachel Carson"));
+    let args = ["try", "w.sr", "prompt:writer", "--format", "json", "--save-case", "cases.jsonl"];
+    let (code, stdout, stderr) = sr_against(&server, &args, &dir);
+    assert_eq!(code, 0, "{stderr}");
+    let outcome: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((outcome["kind"].as_str(), outcome["item"].as_str()), (Some("prompt"), Some("writer")));
+    assert_eq!(outcome["entry"], "prompt:writer");
+    assert_eq!(sent(&server, 0), r#"user: "Name a writer of tides.""#);
+
+    server.push(MockReply::text("Rachel Carson"));
+    let eval = ["eval", "cases.jsonl", "--workload", "w.sr", "--entry", "prompt:writer", "--jobs", "1", "--out", "out"];
+    let (code, stdout, stderr) = sr_against(&server, &eval, &dir);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(sent(&server, 1), r#"user: "Name a writer of tides.""#);
+
+    // The plain name is the agent (agents come before prompts), a flow is not tried.
+    let (code, _, stderr) = common::sr(&["try", "w.sr", "writer", "--prompt", "go", "--replay", "none.jsonl"], &dir);
+    assert!(stderr.contains("none.jsonl"), "{code} {stderr}");
+    let (code, _, stderr) = common::sr(&["try", "w.sr", "main"], &dir);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("'main' is a flow"), "{stderr}");
+    let (code, _, stderr) = common::sr(&["try", "w.sr", "agent:main"], &dir);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no agent or prompt named 'agent:main' (it has: writer)"), "{stderr}");
+}

@@ -23,7 +23,7 @@ pub fn entries(workloads: &[(String, Arc<Compiled>)], entries: &[String]) -> Vec
             }
             continue;
         }
-        // The runtime's order: a prompt starts only when no flow or agent has its name.
+        // The names the hint offers (`resolve_entry` also takes `KIND:NAME`).
         let known: Vec<&str> = program
             .flows
             .keys()
@@ -31,7 +31,7 @@ pub fn entries(workloads: &[(String, Arc<Compiled>)], entries: &[String]) -> Vec
             .chain(program.prompts.keys())
             .map(|n| n.as_str())
             .collect();
-        for entry in entries.iter().filter(|e| !known.contains(&e.as_str())) {
+        for entry in entries.iter().filter(|e| program.resolve_entry(e).is_none()) {
             let hint = match closest(entry, known.iter().copied()) {
                 Some(near) => format!(": did you mean `{near}`?"),
                 None if known.is_empty() => String::new(),

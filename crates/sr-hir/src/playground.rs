@@ -1,12 +1,13 @@
 //! What `sr try ROOT NAME` runs and what it must be given: the item is
 //! resolved as the runtime resolves an entry (a flow first, then an agent,
-//! then a prompt), and the inputs are the variables its prompt reads through
+//! then a prompt; `agent:NAME` or `prompt:NAME` for one kind), and the inputs are the variables its prompt reads through
 //! `${…}`, following composed prompts as the runtime renders them.
 
 use sr_syntax::TextRange;
 
 use crate::diagnostics::BUILTIN_VARIABLES;
 use crate::hir::{ItemData, PromptData, TemplatePart};
+use crate::start::{EntryKind, EntryName};
 use crate::{Db, File, Item, Name, item_data, program, source_map};
 
 /// What `sr try` runs.
@@ -44,23 +45,31 @@ impl std::fmt::Display for NoTry {
     }
 }
 
-/// What `sr try ROOT NAME` runs in the program rooted at `root`.
-pub fn tried(db: &dyn Db, root: File, name: &str) -> Result<Tried, NoTry> {
+/// What `sr try ROOT NAME` runs in the program rooted at `root`: `NAME` as
+/// the runtime resolves an entry, or `agent:NAME` / `prompt:NAME` for that
+/// kind only ([`EntryName`]).
+pub fn tried(db: &dyn Db, root: File, entry: &str) -> Result<Tried, NoTry> {
     let program = program(db, root);
-    if program.flows.contains_key(name) {
+    let EntryName { kind, name } = EntryName::parse(entry);
+    let looks_in = |k| kind.is_none_or(|kind| kind == k);
+    if looks_in(EntryKind::Flow) && program.flows.contains_key(name) {
         return Err(NoTry::Flow(name.to_string()));
     }
-    if let Some(&agent) = program.agents.get(name) {
+    if let Some(&agent) = program.agents.get(name).filter(|_| looks_in(EntryKind::Agent)) {
         let ItemData::Agent(data) = &*item_data(db, agent) else {
             return Ok(Tried::Agent { instruction: None });
         };
         return Ok(Tried::Agent { instruction: data.instruction.as_ref().map(|i| i.name.clone()) });
     }
-    if program.prompts.contains_key(name) {
+    if looks_in(EntryKind::Prompt) && program.prompts.contains_key(name) {
         return Ok(Tried::Prompt);
     }
-    let known = program.agents.keys().chain(program.prompts.keys()).map(|n| n.to_string()).collect();
-    Err(NoTry::Unknown { name: name.to_string(), known })
+    let known = match kind {
+        Some(EntryKind::Agent) => program.agents.keys().map(|n| n.to_string()).collect(),
+        Some(EntryKind::Prompt) => program.prompts.keys().map(|n| n.to_string()).collect(),
+        _ => program.agents.keys().chain(program.prompts.keys()).map(|n| n.to_string()).collect(),
+    };
+    Err(NoTry::Unknown { name: entry.to_string(), known })
 }
 
 /// A variable a prompt reads that the run is not given.

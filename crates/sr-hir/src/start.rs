@@ -50,14 +50,60 @@ pub fn run_start<'db>(db: &'db dyn Db, root: File, entry: Option<&str>) -> Resul
     if errors > 0 {
         return Err(NoStart::Errors(errors));
     }
-    match entry {
+    match entry.map(EntryName::parse) {
         None => entry_point(db, root).map(|e| e.item).ok_or(NoStart::NoEntryPoint),
-        Some(name) => program
-            .flows
-            .get(name)
-            .or_else(|| program.agents.get(name))
+        Some(entry) => entry
+            .looks_in(EntryKind::Flow)
+            .then(|| program.flows.get(entry.name))
+            .flatten()
+            .or_else(|| entry.looks_in(EntryKind::Agent).then(|| program.agents.get(entry.name)).flatten())
             .copied()
-            .ok_or_else(|| NoStart::UnknownEntry(name.to_string())),
+            .ok_or_else(|| NoStart::UnknownEntry(entry.name.to_string())),
+    }
+}
+
+/// What `--entry` (and `sr try`'s item) names: `NAME`, looked up as the
+/// runtime does (a flow, then an agent, then, where prompts start runs, a
+/// prompt), or `flow:NAME`, `agent:NAME`, `prompt:NAME`, which looks in that
+/// kind only: how a prompt that shares an agent's or a flow's name is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryName<'a> {
+    pub kind: Option<EntryKind>,
+    pub name: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Flow,
+    Agent,
+    Prompt,
+}
+
+impl EntryKind {
+    /// The word before the colon.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            EntryKind::Flow => "flow",
+            EntryKind::Agent => "agent",
+            EntryKind::Prompt => "prompt",
+        }
+    }
+}
+
+impl EntryName<'_> {
+    pub fn parse(entry: &str) -> EntryName<'_> {
+        [EntryKind::Flow, EntryKind::Agent, EntryKind::Prompt]
+            .into_iter()
+            .find_map(|kind| {
+                let name = entry.strip_prefix(kind.keyword())?.strip_prefix(':')?;
+                Some(EntryName { kind: Some(kind), name })
+            })
+            .unwrap_or(EntryName { kind: None, name: entry })
+    }
+
+    /// Whether items of `kind` are looked at (in the order flow, agent, prompt).
+    pub fn looks_in(&self, kind: EntryKind) -> bool {
+        self.kind.is_none_or(|k| k == kind)
     }
 }
 

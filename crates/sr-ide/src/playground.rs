@@ -1,11 +1,11 @@
 //! Where a "Try" lens goes: each agent and each prompt with a body defined in
-//! a file, run by `sr try ROOT NAME` (sr-hir's `playground`). ROOT is the file
+//! a file, run by `sr try ROOT KIND:NAME` (sr-hir's `playground`; the kind
+//! tells a prompt from an agent or a flow of the same name). ROOT is the file
 //! itself when it compiles alone, else the first program importing it that
 //! compiles: an imported file's items are tried in their importer's program.
 
 use std::path::{Path, PathBuf};
 
-use sr_hir::playground::tried;
 use sr_hir::start::{NoStart, run_start};
 use sr_hir::{File, ItemKind, RootDatabase, file_items, program, programs_of};
 
@@ -50,20 +50,7 @@ pub(crate) fn tryables(db: &RootDatabase, path: &Path) -> Vec<Tryable> {
             }
             _ => continue,
         };
-        // A flow (or, for a prompt, an agent) of the same name is what `sr try` would run.
-        let runs_this = matches!(
-            (kind, tried(db, root, name)),
-            (TryKind::Agent, Ok(sr_hir::playground::Tried::Agent { .. }))
-                | (TryKind::Prompt, Ok(sr_hir::playground::Tried::Prompt))
-        );
-        if runs_this {
-            out.push(Tryable {
-                range: item_focus(db, item),
-                root: root.path(db).clone(),
-                name: name.to_string(),
-                kind,
-            });
-        }
+        out.push(Tryable { range: item_focus(db, item), root: root.path(db).clone(), name: name.to_string(), kind });
     }
     out
 }
@@ -123,7 +110,7 @@ mod tests {
     }
 
     #[test]
-    fn a_name_sr_try_resolves_elsewhere_and_a_broken_program_have_none() {
+    fn a_prompt_sharing_a_name_is_tried_by_kind_and_a_broken_program_has_none() {
         check(
             r#"
             //- /main.sr
@@ -140,6 +127,8 @@ mod tests {
             "#,
             expect![[r#"
                 //- /main.sr
+                "main" Prompt main in /main.sr
+                "helper" Prompt helper in /main.sr
                 "helper" Agent helper in /main.sr
                 //- /broken.sr
             "#]],

@@ -57,7 +57,7 @@ impl Command {
             }
             CommandName::Run => Ok(Command::Run(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
             CommandName::Debug => Ok(Command::Debug(arguments::<(LensRunnable,)>(args, "[{file, target, entry}]")?.0)),
-            CommandName::Try => Ok(Command::Try(arguments::<(LensTry,)>(args, "[{file, item}]")?.0)),
+            CommandName::Try => Ok(Command::Try(arguments::<(LensTry,)>(args, "[{file, item, kind}]")?.0)),
         }
     }
 }
@@ -97,7 +97,7 @@ pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Opti
             Ok(Some(json!({"adapter": {"command": "sr", "args": ["dap"]}, "configuration": configuration})))
         }
         Command::Try(tried) => {
-            let args = ["try", &tried.file, &tried.item, "--format", "json"];
+            let args = ["try", &tried.file, &tried.entry(), "--format", "json"];
             Ok(Some(json!({"command": "sr", "args": args, "cwd": tried.dir(), "inputs": tried.inputs()})))
         }
     }
@@ -114,6 +114,7 @@ fn unknown_file(path: &std::path::Path) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runnable::TryKind;
 
     fn parse(command: &str, arguments: Value) -> Result<Command> {
         let Value::Array(arguments) = arguments else { panic!("arguments are a list") };
@@ -135,7 +136,7 @@ mod tests {
         let runnable = LensRunnable { file: "/w/main.sr".into(), target: "side".into(), entry: false };
         let lens = serde_json::to_value(&runnable).unwrap();
         assert_eq!(parse("streetrace.debug", json!([lens])).ok(), Some(Command::Debug(runnable)));
-        let tried = LensTry { file: "/w/main.sr".into(), item: "ask".into() };
+        let tried = LensTry { file: "/w/main.sr".into(), item: "ask".into(), kind: TryKind::Prompt };
         let lens = serde_json::to_value(&tried).unwrap();
         assert_eq!(parse("streetrace.try", json!([lens])).ok(), Some(Command::Try(tried)));
     }
@@ -171,6 +172,11 @@ mod tests {
             ("streetrace.run", json!([{"target": "main"}]), "missing field `file`"),
             ("streetrace.debug", json!(["main.sr"]), "expects [{file, target, entry}]"),
             ("streetrace.try", json!([{"file": "/w/main.sr"}]), "missing field `item`"),
+            (
+                "streetrace.try",
+                json!([{"file": "/w/main.sr", "item": "ask", "kind": "flow"}]),
+                "unknown variant `flow`",
+            ),
             ("streetrace.explode", json!([]), "unknown command 'streetrace.explode'"),
         ] {
             let why = refusal(parse(command, arguments.clone()));

@@ -41,17 +41,43 @@ impl LensRunnable {
 pub(crate) struct LensTry {
     /// The file `sr try` loads (the item's own, or its importer's).
     pub file: String,
-    /// The agent or prompt.
+    /// The agent's or prompt's name.
     pub item: String,
+    /// A prompt may share an agent's or a flow's name.
+    pub kind: TryKind,
+}
+
+/// `"agent"` or `"prompt"` on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum TryKind {
+    Agent,
+    Prompt,
 }
 
 impl From<&sr_ide::Tryable> for LensTry {
     fn from(tryable: &sr_ide::Tryable) -> LensTry {
-        LensTry { file: tryable.root.display().to_string(), item: tryable.name.clone() }
+        LensTry {
+            file: tryable.root.display().to_string(),
+            item: tryable.name.clone(),
+            kind: match tryable.kind {
+                sr_ide::TryKind::Agent => TryKind::Agent,
+                sr_ide::TryKind::Prompt => TryKind::Prompt,
+            },
+        }
     }
 }
 
 impl LensTry {
+    /// The item as `sr try` takes it: `KIND:NAME`.
+    pub(crate) fn entry(&self) -> String {
+        let kind = match self.kind {
+            TryKind::Agent => "agent",
+            TryKind::Prompt => "prompt",
+        };
+        format!("{kind}:{}", self.item)
+    }
+
     pub(crate) fn dir(&self) -> std::path::PathBuf {
         std::path::Path::new(&self.file).parent().map(|d| d.to_path_buf()).unwrap_or_default()
     }

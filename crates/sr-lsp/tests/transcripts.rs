@@ -110,12 +110,13 @@ fn execute_command_answers_graph_preview_launches_and_tries() {
         lenses["result"].as_array().unwrap().iter().filter(|l| l["command"]["title"] == "Try").collect();
     let on: Vec<(u64, &Value)> =
         tries.iter().map(|l| (l["range"]["start"]["line"].as_u64().unwrap(), &l["command"]["arguments"][0])).collect();
-    let lens = |item: &str| json!({"file": "/transcripts/try.sr", "item": item});
-    assert_eq!(on, [(0, &lens("tone")), (1, &lens("ask")), (2, &lens("helper"))]);
-    let tried = request(&mut server, 9, "workspace/executeCommand", execute("streetrace.try", json!([lens("ask")])));
+    let lens = |item: &str, kind: &str| json!({"file": "/transcripts/try.sr", "item": item, "kind": kind});
+    assert_eq!(on, [(0, &lens("tone", "prompt")), (1, &lens("ask", "prompt")), (2, &lens("helper", "agent"))]);
+    let ask = json!([lens("ask", "prompt")]);
+    let tried = request(&mut server, 9, "workspace/executeCommand", execute("streetrace.try", ask));
     assert_eq!(
         tried["result"],
-        json!({"command": "sr", "args": ["try", "/transcripts/try.sr", "ask", "--format", "json"],
+        json!({"command": "sr", "args": ["try", "/transcripts/try.sr", "prompt:ask", "--format", "json"],
             "cwd": "/transcripts", "inputs": "/transcripts/ask.inputs.yaml"})
     );
 }

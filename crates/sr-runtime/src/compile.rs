@@ -10,7 +10,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use sr_hir::diagnostic_kinds::Unreadable;
 use sr_hir::entry::entry_point;
-use sr_hir::start::stops_run;
+use sr_hir::start::{EntryKind, EntryName, stops_run};
 use sr_hir::{
     AgentData, Body, Db, Diagnostic, ExecutorData, File, HandlerData, Item, ItemData, ItemKind, ModelData, Name,
     PolicyData, PromptData, RetryPolicyData, RootDatabase, SchemaData, SourceMap, StmtId, TimeoutPolicyData, ToolData,
@@ -120,6 +120,22 @@ pub struct CompileError {
 }
 
 impl Compiled {
+    /// What `entry` (`RunOptions::entry`, `--entry`) starts: its kind and
+    /// name, looked up as `sr_hir::start::EntryName` says (a flow, then an
+    /// agent, then a prompt, or the one kind a `KIND:` prefix names).
+    pub fn resolve_entry<'a>(&self, entry: &'a str) -> Option<(EntryKind, &'a str)> {
+        let entry = EntryName::parse(entry);
+        let has = |kind| match kind {
+            EntryKind::Flow => self.flows.contains_key(entry.name),
+            EntryKind::Agent => self.agents.contains_key(entry.name),
+            EntryKind::Prompt => self.prompts.contains_key(entry.name),
+        };
+        [EntryKind::Flow, EntryKind::Agent, EntryKind::Prompt]
+            .into_iter()
+            .find(|&kind| entry.looks_in(kind) && has(kind))
+            .map(|kind| (kind, entry.name))
+    }
+
     /// The location of a statement, for events, errors and the debugger.
     pub fn stmt_location(&self, source: &SourceRef, stmt: StmtId) -> Location {
         self.location(source, source.map.stmts[stmt])

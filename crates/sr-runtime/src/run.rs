@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use sr_hir::start::EntryKind;
 
 use crate::compile::{Compiled, Entry};
 use crate::eval::Vars;
@@ -40,9 +41,10 @@ pub struct RunOptions {
     pub max_turns: u32,
     /// Prices for the cost of model calls; none by default.
     pub prices: Option<Arc<sr_llm::PriceTable>>,
-    /// Start at this flow, agent or prompt (in that order of precedence)
-    /// instead of the workload's entry point. A prompt is one `call llm` of
-    /// it, with `vars`: what `sr try` runs.
+    /// Start at this flow, agent or prompt (in that order of precedence;
+    /// `flow:NAME`, `agent:NAME`, `prompt:NAME` name one kind, see
+    /// `sr_hir::start::EntryName`) instead of the workload's entry point. A
+    /// prompt is one `call llm` of it, with `vars`: what `sr try` runs.
     pub entry: Option<String>,
     /// Variables the run starts with, before any flow or agent assigns one
     /// (`sr try`'s inputs, an eval case's `vars`).
@@ -337,11 +339,11 @@ impl Runtime {
     /// Runs the workload's entry point with the user's message. `history` is
     /// the conversation so far (for an agent entry in a continued session).
     pub async fn run(&self, emitter: Emitter, input: String, history: Vec<sr_llm::Message>) -> RunOutcome {
-        let entry = match &self.env.options.entry {
-            Some(name) if self.program.flows.contains_key(name.as_str()) => Some(Start::Flow(name)),
-            Some(name) if self.program.agents.contains_key(name.as_str()) => Some(Start::Agent(name)),
-            Some(name) if self.program.prompts.contains_key(name.as_str()) => Some(Start::Prompt(name)),
-            Some(name) => {
+        let entry = match self.env.options.entry.as_deref().map(|e| (e, self.program.resolve_entry(e))) {
+            Some((_, Some((EntryKind::Flow, name)))) => Some(Start::Flow(name)),
+            Some((_, Some((EntryKind::Agent, name)))) => Some(Start::Agent(name)),
+            Some((_, Some((EntryKind::Prompt, name)))) => Some(Start::Prompt(name)),
+            Some((name, None)) => {
                 return self.refuse(&emitter, format!("there is no flow, agent or prompt named '{name}' to start"));
             }
             None => match &self.program.entry {

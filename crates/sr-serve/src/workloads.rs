@@ -9,6 +9,7 @@ use std::sync::Arc;
 use sr_api::{Diagnostic, EntryKind, EntryPoint, Graph, GraphEdge, GraphNode, InputHelp, ParallelBranch};
 use sr_hir::RootDatabase;
 use sr_hir::graph::{ProgramGraph, program_graph};
+use sr_hir::start::EntryKind as Kind;
 use sr_runtime::compile::{Compiled, Entry};
 use sr_runtime::workload::load;
 use sr_syntax::line_index::Encoding;
@@ -31,10 +32,10 @@ impl Workload {
         }
     }
 
-    /// Whether a run may start at `entry` (a flow or an agent).
+    /// Whether a run may start at `entry`: a flow or an agent (`flow:NAME`
+    /// or `agent:NAME` for one kind), as `sr run --entry` takes it.
     pub fn has_entry(&self, entry: &str) -> bool {
-        self.program.flows.keys().any(|f| f.as_str() == entry)
-            || self.program.agents.keys().any(|a| a.as_str() == entry)
+        matches!(self.program.resolve_entry(entry), Some((Kind::Flow | Kind::Agent, _)))
     }
 }
 

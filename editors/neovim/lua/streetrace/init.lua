@@ -191,7 +191,8 @@ vim.lsp.commands['streetrace.try'] = function(command, ctx)
       replay = vim.fn.tempname() .. '.jsonl'
       vim.list_extend(extra, { '--record', replay })
     end
-    local item = tostring(line.args[3])
+    local lens = (command.arguments or {})[1]
+    local item = tostring(type(lens) == 'table' and lens.item or line.args[3])
     sr_try(line, extra, function(code, out, err)
       local ok, outcome = pcall(vim.fn.json_decode, out)
       if ok and type(outcome) == 'table' then
