@@ -37,6 +37,7 @@ mod symbols;
 #[cfg(test)]
 mod tests;
 mod tool_functions;
+mod try_inputs;
 mod types;
 mod var_types;
 
@@ -366,6 +367,12 @@ impl Analysis {
     /// "Try" lens goes.
     pub fn tryables(&self, path: &Path) -> Cancellable<Vec<Tryable>> {
         self.with_db(|db| playground::tryables(db, path))
+    }
+
+    /// The variables `sr try ROOT ENTRY` reads (an agent's message,
+    /// `input_prompt`, first), which an editor offers to type in.
+    pub fn try_inputs(&self, root: &Path, entry: &str) -> Cancellable<Vec<String>> {
+        self.with_db(|db| try_inputs::try_inputs(db, root, entry))
     }
 
     pub fn previewable_prompts(&self, path: &Path) -> Cancellable<Vec<PreviewablePrompt>> {

@@ -11,8 +11,14 @@
 //!   `sr run`, a launch configuration for the `sr dap` debug adapter (its
 //!   [`LaunchArguments`], the type the adapter reads).
 //! - `streetrace.try [try]`: the `sr try` command line for a Try lens's
-//!   [`LensTry`] (with `--format json`, which the client runs and shows) and
-//!   the inputs file it reads by default, which the client may open.
+//!   [`LensTry`] (with `--format json`, which the client runs and shows), the
+//!   inputs file it reads by default, which the client may open, the
+//!   variables the item reads (`reads`, which a client offers to type in) and
+//!   those of them the inputs file gives (`values`; `inputs_error` says why
+//!   the file could not be read).
+
+use std::io::Read;
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -97,17 +103,61 @@ pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Opti
             Ok(Some(json!({"adapter": {"command": "sr", "args": ["dap"]}, "configuration": configuration})))
         }
         Command::Try(tried) => {
-            let args = ["try", &tried.file, &tried.entry(), "--format", "json"];
-            Ok(Some(json!({"command": "sr", "args": args, "cwd": tried.dir(), "inputs": tried.inputs()})))
+            let entry = tried.entry();
+            let args = ["try", &tried.file, &entry, "--format", "json"];
+            let reads = s.analysis.try_inputs(Path::new(&tried.file), &entry)?;
+            let inputs = tried.inputs();
+            let mut answer = json!({"command": "sr", "args": args, "cwd": tried.dir(), "inputs": inputs});
+            match given_values(Path::new(&inputs), &reads) {
+                Ok(values) => answer["values"] = Value::Object(values),
+                Err(why) => answer["inputs_error"] = Value::String(why),
+            }
+            answer["reads"] = json!(reads);
+            Ok(Some(answer))
         }
     }
+}
+
+/// An inputs file larger than this is not read for the editor (`sr try`
+/// still reads it).
+const MAX_INPUTS_BYTES: u64 = 1 << 20;
+
+/// The values the inputs file at `path` gives the variables `reads`, read as
+/// `sr try` reads it (a YAML map; no file is no values), or why it cannot be.
+/// Only a regular file is read, so a FIFO of that name never blocks the server.
+fn given_values(path: &Path, reads: &[String]) -> std::result::Result<serde_json::Map<String, Value>, String> {
+    let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let meta = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(serde_json::Map::new()),
+        Err(e) => return Err(cannot_read(e)),
+        Ok(meta) => meta,
+    };
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_INPUTS_BYTES + 1).read_to_string(&mut text))
+        .map_err(cannot_read)?;
+    if text.len() as u64 > MAX_INPUTS_BYTES {
+        return Err(format!("{}: larger than {MAX_INPUTS_BYTES} bytes", path.display()));
+    }
+    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        return Ok(serde_json::Map::new());
+    }
+    let mut all: serde_json::Map<String, Value> = serde_norway::from_str(&text).map_err(|e| {
+        let at = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
+        format!("{}{at}: the inputs are a map of variable name to value: {e}", path.display())
+    })?;
+    all.retain(|name, _| reads.contains(name));
+    Ok(all)
 }
 
 fn refused(why: &str) -> Failure {
     Failure::Refused(why.to_string())
 }
 
-fn unknown_file(path: &std::path::Path) -> Failure {
+fn unknown_file(path: &Path) -> Failure {
     refused(&format!("{} is not a file the server knows", path.display()))
 }
 
@@ -182,5 +232,45 @@ mod tests {
             let why = refusal(parse(command, arguments.clone()));
             assert!(why.contains(expected), "{command} {arguments}: {why}");
         }
+    }
+
+    /// The editor is offered the file's values of the variables the item
+    /// reads, as `sr try` reads them; a file it cannot read says where.
+    #[test]
+    fn the_inputs_file_gives_the_values_of_the_variables_read() {
+        let dir = std::env::temp_dir().join(format!("sr-lsp-try-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ask.inputs.yaml");
+        let reads = ["topic".to_string(), "doc".to_string(), "missing".to_string()];
+        assert_eq!(given_values(&file, &reads), Ok(serde_json::Map::new()), "no file is no values");
+        std::fs::write(&file, "# notes\ntopic: \"a: b\" # said\ndoc:\n  title: T\nother: 1\n").unwrap();
+        let values = given_values(&file, &reads).unwrap();
+        assert_eq!(Value::Object(values), json!({"topic": "a: b", "doc": {"title": "T"}}));
+        std::fs::write(&file, "# only a comment\n\n").unwrap();
+        assert_eq!(given_values(&file, &reads), Ok(serde_json::Map::new()));
+        std::fs::write(&file, "topic: [\n").unwrap();
+        let why = given_values(&file, &reads).unwrap_err();
+        assert!(why.starts_with(&format!("{}:2:1: the inputs are a map", file.display())), "{why}");
+        std::fs::write(&file, "- a\n").unwrap();
+        assert!(given_values(&file, &reads).unwrap_err().contains(":1:1: the inputs are a map"));
+        std::fs::write(&file, format!("topic: {}\n", "x".repeat(MAX_INPUTS_BYTES as usize))).unwrap();
+        assert_eq!(given_values(&file, &reads), Err(format!("{}: larger than 1048576 bytes", file.display())));
+        let folder = dir.join("folder.inputs.yaml");
+        std::fs::create_dir_all(&folder).unwrap();
+        assert_eq!(given_values(&folder, &reads), Err(format!("{}: not a regular file", folder.display())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What VS Code's Try page writes for hostile typed values (its unit test
+    /// editors/vscode/test/unit/yamlInputs.test.mjs asserts that the writer
+    /// makes hostile.inputs.yaml of hostile.inputs.json) reads back as those
+    /// very strings.
+    #[test]
+    fn the_try_pages_yaml_reads_back_as_what_was_typed() {
+        let unit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../editors/vscode/test/unit");
+        let typed: serde_json::Map<String, Value> =
+            serde_json::from_str(&std::fs::read_to_string(unit.join("hostile.inputs.json")).unwrap()).unwrap();
+        let names: Vec<String> = typed.keys().cloned().collect();
+        assert_eq!(given_values(&unit.join("hostile.inputs.yaml"), &names), Ok(typed));
     }
 }

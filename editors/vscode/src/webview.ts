@@ -1,21 +1,25 @@
-// What the prompt preview and the graph view share: the file a command is
-// about, a page with a strict Content-Security-Policy (no scripts, no
-// network; styles only with the page's nonce), refreshed while the .sr files
-// it shows change.
+// What the webviews share: the file a command is about, a page with a strict
+// Content-Security-Policy (no network; styles, and the Try page's one script,
+// only with the page's nonce), refreshed while the .sr files it shows change.
 
 import { randomBytes } from 'crypto';
 import * as vscode from 'vscode';
 
 import { escapeHtml } from './html';
 
-/** A complete HTML page around `body` (already escaped), styled by `css`. */
-export function page(title: string, css: string, body: string): string {
+/**
+ * A complete HTML page around `body` (already escaped), styled by `css`,
+ * running `script` when given (in a webview with scripts enabled).
+ */
+export function page(title: string, css: string, body: string, script?: string): string {
   const nonce = randomBytes(16).toString('base64');
+  const scriptSrc = script === undefined ? '' : ` script-src 'nonce-${nonce}';`;
+  const scriptTag = script === undefined ? '' : `\n<script nonce="${nonce}">${script}</script>`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}';${scriptSrc}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>${escapeHtml(title)}</title>
 <style nonce="${nonce}">
@@ -26,7 +30,7 @@ ${css}
 </style>
 </head>
 <body>
-${body}
+${body}${scriptTag}
 </body>
 </html>`;
 }

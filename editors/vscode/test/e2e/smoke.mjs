@@ -5,7 +5,8 @@
 // see it follow an edit) and the graph view, open an agent's references from
 // its references-count lens, rename an imported file in the Explorer and see
 // the import that names it follow, try a prompt from its "Try" code lens
-// (replayed from a recording), then run the debugger's fixture
+// (replayed from a recording; its missing input typed in the page's form,
+// then another value), then run the debugger's fixture
 // workload from its "Run" code lens and debug it from a launch.json (both
 // replayed from its recording): stop at a breakpoint, step back with the debug
 // toolbar's Step Back, continue to the end. Run by `cargo xtask e2e-vscode`,
@@ -78,7 +79,8 @@ function prepare() {
   for (const file of ['try.sr', 'try.cassette.jsonl']) {
     fs.copyFileSync(path.join(neovimFixtures, file), path.join(dirs.project, file));
   }
-  fs.writeFileSync(path.join(dirs.project, 'greet.inputs.yaml'), 'name: Ann\n');
+  // No `name` yet: the Try page marks it missing.
+  fs.writeFileSync(path.join(dirs.project, 'greet.inputs.yaml'), "# greet's inputs\nextra: kept\n");
   fs.mkdirSync(path.join(dirs.project, 'rename'));
   fs.writeFileSync(path.join(dirs.project, 'rename/helpers.sr'), 'prompt hello: """Say hello."""\n');
   fs.writeFileSync(
@@ -308,17 +310,39 @@ async function scenario(page, url, project) {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await command(page, 'View: Close All Editors');
 
-  // Try the prompt of try.sr from its "Try" lens, with greet.inputs.yaml: the
-  // rendered prompt, the recorded reply and its tokens in a webview.
+  // Try the prompt of try.sr from its "Try" lens. greet.inputs.yaml lacks
+  // `name`: the page marks it missing in its form. Typed there, it is written
+  // to the file and the rerun shows the rendered prompt, the recorded reply
+  // and its tokens.
   await openFile(page, 'try.sr', 'prompt greet');
   const tryLens = page.locator('.codelens-decoration a', { hasText: 'Try' }).filter({ visible: true });
   await tryLens.first().waitFor();
   await tryLens.first().click();
-  const tried = await webview(page, 'pre', 'Hi! I am a recording.');
+  let tried = await webview(page, 'span.missing', 'missing');
+  await tried.locator('p.error', { hasText: "missing input 'name'" }).waitFor();
+  await tried.locator('textarea[name="name"]').fill('Ann');
+  await tried.locator('button', { hasText: 'Try with these inputs' }).click();
+  tried = await webview(page, 'pre', 'Hi! I am a recording.');
   await tried.locator('pre', { hasText: 'Hello Ann' }).waitFor();
   await tried.locator('p', { hasText: '7 input + 5 output tokens' }).waitFor();
   await tried.locator('a', { hasText: 'Save as eval case' }).waitFor();
-  step('"Try" code lens showed the rendered prompt, the reply and the tokens');
+  expectFile(path.join(project, 'greet.inputs.yaml'), "# greet's inputs\nextra: kept\nname: \"Ann\"\n");
+  step('"Try" showed the missing input in its form, then the rendered prompt, the reply and the tokens');
+  // Another value, with quotes, a colon and a `#`, served by a recording of
+  // that very request (a replay refuses a request that differs).
+  const other = 'Bob "the builder": #1';
+  const cassette = path.join(project, 'try.cassette.jsonl');
+  const lines = fs.readFileSync(cassette, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  lines[1].request.messages[0].content[0].text = `Hello ${other}`;
+  lines[1].events[0].data = 'Hi Bob, from the second recording.';
+  fs.writeFileSync(cassette, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+  await tried.locator('textarea[name="name"]').fill(other);
+  await tried.locator('button', { hasText: 'Try with these inputs' }).click();
+  tried = await webview(page, 'pre', 'Hi Bob, from the second recording.');
+  await tried.locator('pre', { hasText: `Hello ${other}` }).waitFor();
+  expectFile(path.join(project, 'greet.inputs.yaml'), "# greet's inputs\nextra: kept\nname: \"Bob \\\"the builder\\\": #1\"\n");
+  await page.screenshot({ path: path.join(options.screenshots, 'vscode-try.png') });
+  step('"Try with these inputs" wrote the typed value to greet.inputs.yaml and showed the prompt rendered with it');
   await command(page, 'View: Close All Editors');
 
   // Run the fixture workload from the code lens of its entry point (the lowest
@@ -405,6 +429,12 @@ async function webview(page, selector, text) {
     await page.waitForTimeout(100);
   }
   throw new Error(`no webview shows ${selector}${text === undefined ? '' : ` with ${JSON.stringify(text)}`}`);
+}
+
+/** Throws unless `file` holds exactly `text`. */
+function expectFile(file, text) {
+  const found = fs.readFileSync(file, 'utf8');
+  if (found !== text) throw new Error(`${file} holds ${JSON.stringify(found)}, not ${JSON.stringify(text)}`);
 }
 
 /** Waits until the debugger's top stack frame is `name` at `line`. */
