@@ -3,10 +3,12 @@
 //! README. Spawns the release `sr-lsp` binary and speaks LSP to it over its
 //! stdin and stdout (`Content-Length` frames), first on the example workload
 //! (5 generated files of 10k lines), then on one generated 9.2 MB file, then
-//! edits with a pause between them in 5 open files, alone and inside a
-//! workspace folder of 20 closed files of 10k lines and the 9.2 MB file (and
-//! counts the closed files checked in the background by the last edit). It
-//! times edits to published diagnostics (percentiles of many edits), and for
+//! edits with a pause between them in 5 open files, on two servers at once
+//! whose edits alternate: one with no workspace folder, one inside a
+//! workspace folder of 20 closed files of 10k lines and the 9.2 MB file; and
+//! last, on the second, edits that come while it checks the closed files. It
+//! times edits to published diagnostics (percentiles of many edits; with
+//! the server's `$/logTrace`, how long its checks took), and for
 //! each request reports the wall time from the request's first byte written
 //! to the answer's last byte read (fastest and slowest of N runs), the
 //! answer's size on the wire, and the server's resident memory after the last
@@ -14,7 +16,7 @@
 //! through `/proc/PID/clear_refs` before each run).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -29,10 +31,12 @@ use crate::{flag, target_dir};
 const BIG_FILE_LINES: usize = (10 << 20) / 26;
 /// Edits timed per workload (insert a `$`, take it out again).
 const EDITS: [usize; 2] = [200, 4];
-/// Edits in the workspace scenario, and the time between them: a person
-/// typing leaves the server time to work on closed files between edits.
+/// Edits in the workspace scenario, and the time between two edits of one
+/// server (shorter than the pause after which the server checks closed files).
 const PACED_EDITS: usize = 120;
 const PACE: Duration = Duration::from_millis(500);
+/// Edits timed while the server checks closed files.
+const AMONG_CLOSED_CHECKS: usize = 20;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let server = match flag(args, "--server") {
@@ -78,7 +82,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("{:<44} {:>18.2?}", "open -> diagnostics published", start.elapsed());
         println!("idle: RSS {}, peak so far {}", client.memory("VmRSS:"), client.memory("VmHWM:"));
         let (uri, text) = &files[0];
-        client.edits(uri, text, edits, Duration::ZERO)?;
+        client.edits(uri, text, edits)?;
         for (label, method, params) in requests(uri, text) {
             client.measure(label, method, &params, runs)?;
         }
@@ -88,9 +92,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Edit -> diagnostics of one of 5 open files of 10k lines, edits [`PACE`]
-/// apart, first with no workspace folder, then with the files inside a
-/// workspace folder that also holds 20 closed files of 10k lines and the big
-/// file: open documents' diagnostics must not wait for the workspace's.
+/// apart, on a server with no workspace folder and one whose folder also
+/// holds 20 closed files of 10k lines and the big file, at the same time:
+/// open documents' diagnostics must not wait for the workspace's.
 fn workspace(server: &PathBuf) -> Result<(), String> {
     let dir = target_dir().join("bench-lsp-workspace");
     let write = |name: String, text: &str| {
@@ -110,11 +114,12 @@ fn workspace(server: &PathBuf) -> Result<(), String> {
         open.push(format!("file://{}", write(format!("open{i}.sr"), &text)?.display()));
     }
     let folder = format!("file://{}", dir.display());
-    for (title, root) in [
+    let scenarios = [
         ("5 open files, no workspace folder", None),
         ("the same beside 20 closed files of 10k lines and the 9.2 MB file", Some(folder.as_str())),
-    ] {
-        println!("\n{title}, {PACED_EDITS} edits {PACE:?} apart");
+    ];
+    let mut clients = Vec::new();
+    for (_, root) in scenarios {
         let mut client = Client::spawn(server)?;
         let folders = root.map(|uri| json!([{"uri": uri, "name": "bench"}]));
         let init = json!({
@@ -122,6 +127,7 @@ fn workspace(server: &PathBuf) -> Result<(), String> {
             "rootUri": root,
             "workspaceFolders": folders,
             "capabilities": {},
+            "trace": "messages",
             "initializationOptions": {"streetrace": {"debounceMs": 0}},
         });
         client.request("initialize", init)?;
@@ -133,18 +139,69 @@ fn workspace(server: &PathBuf) -> Result<(), String> {
         for uri in &open {
             client.published(uri, 0)?;
         }
-        client.edits(&open[0], &text, PACED_EDITS, PACE)?;
+        client.checks.clear();
+        client.reset_peak();
+        clients.push(client);
+    }
+    // The two servers' edits alternate, so that what else the machine does
+    // meanwhile falls on both alike (run one after the other, the second ran
+    // up to 20% slower, whichever it was).
+    let mut times = vec![Vec::new(); clients.len()];
+    let step = PACE / clients.len() as u32;
+    for version in 1..=PACED_EDITS as i64 {
+        for (client, times) in clients.iter_mut().zip(&mut times) {
+            times.push(client.edit(&open[0], &text, version)?);
+            std::thread::sleep(step);
+        }
+    }
+    for (((title, root), mut client), times) in scenarios.into_iter().zip(clients).zip(times) {
+        println!("\n{title}, {PACED_EDITS} edits {PACE:?} apart (alternating with the other)");
+        client.report(times);
         if root.is_some() {
-            // The closed files are checked in the background, between edits.
-            let mut closed: Vec<&String> =
-                client.published.iter().map(|(uri, _)| uri).filter(|uri| !open.contains(uri)).collect();
-            closed.sort();
-            closed.dedup();
-            println!("closed files published by the last edit: {} of 21", closed.len());
+            edits_among_closed_checks(&mut client, &dir, (&open[0], &text))?;
         }
         client.stop()?;
     }
     std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
+}
+
+/// Edit -> diagnostics while the server checks closed files: a closed file
+/// changed on disk makes every file stale (the server cannot tell what
+/// imported it), and once the server logs a batch of closed files checked,
+/// the next batch is under way when the edit comes; the edit waits for that
+/// batch to be cancelled.
+fn edits_among_closed_checks(client: &mut Client, dir: &Path, (uri, text): (&str, &str)) -> Result<(), String> {
+    let closed = dir.join("closed0.sr");
+    let original = std::fs::read_to_string(&closed).map_err(|e| format!("{}: {e}", closed.display()))?;
+    let mut times = Vec::new();
+    client.checks.clear();
+    for sample in 0..AMONG_CLOSED_CHECKS {
+        let touched = format!("{original}# touched {sample}\n");
+        std::fs::write(&closed, touched).map_err(|e| format!("{}: {e}", closed.display()))?;
+        let batches = client.closed_batches;
+        while client.closed_batches == batches {
+            client.next()?;
+        }
+        times.push(client.edit(uri, text, (PACED_EDITS + 1 + sample) as i64)?);
+    }
+    println!("edits while closed files are checked:");
+    client.report(times);
+    Ok(())
+}
+
+/// A duration as `{:?}` prints it: `850.3µs`, `2.1ms`, `1.2s`.
+fn parse_duration(text: &str) -> Option<Duration> {
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let seconds = match unit {
+        "ns" => number / 1e9,
+        "µs" => number / 1e6,
+        "ms" => number / 1e3,
+        "s" => number,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(seconds))
 }
 
 /// The requests timed on `text`, the first file of a workload.
@@ -181,6 +238,11 @@ struct Client {
     next_id: i64,
     /// Versions of the diagnostics published per URI, not yet waited for.
     published: Vec<(String, i64)>,
+    /// How long the server took to check open documents, per round, from its
+    /// `$/logTrace` (with `trace` on), not yet taken.
+    checks: Vec<Duration>,
+    /// Batches of closed files the server logged having checked.
+    closed_batches: usize,
 }
 
 impl Client {
@@ -201,7 +263,7 @@ impl Client {
                 }
             }
         });
-        Ok(Client { child, stdin, messages, next_id: 1, published: Vec::new() })
+        Ok(Client { child, stdin, messages, next_id: 1, published: Vec::new(), checks: Vec::new(), closed_batches: 0 })
     }
 
     fn write(&mut self, message: &Value) -> Result<(), String> {
@@ -248,6 +310,16 @@ impl Client {
                 let uri = params["uri"].as_str().unwrap_or_default().to_string();
                 self.published.push((uri, params["version"].as_i64().unwrap_or(-1)));
             }
+            (Some("$/logTrace"), None) => {
+                // "diagnostics: checked 1 open documents in 2.1ms"
+                let text = message["params"]["message"].as_str().unwrap_or_default();
+                if let Some(took) =
+                    text.strip_prefix("diagnostics: checked ").and_then(|t| t.split_once(" open documents in "))
+                {
+                    self.checks.extend(parse_duration(took.1));
+                }
+                self.closed_batches += usize::from(text.contains(" closed files in "));
+            }
             (Some(_), Some(id)) => self.write(&json!({"jsonrpc": "2.0", "id": id, "result": null}))?,
             _ => {}
         }
@@ -274,33 +346,48 @@ impl Client {
         Ok(())
     }
 
-    /// Edit -> published diagnostics of the edited file, `samples` times,
-    /// `pause` after each.
-    fn edits(&mut self, uri: &str, text: &str, samples: usize, pause: Duration) -> Result<(), String> {
+    /// Edit -> published diagnostics of the edited file, `samples` times
+    /// in a row.
+    fn edits(&mut self, uri: &str, text: &str, samples: usize) -> Result<(), String> {
+        self.checks.clear();
+        self.reset_peak();
+        let times = (1..=samples as i64).map(|version| self.edit(uri, text, version)).collect::<Result<_, _>>()?;
+        self.report(times);
+        Ok(())
+    }
+
+    /// One edit (insert a `$` at odd versions, take it out at even ones) and
+    /// the time to the edited file's diagnostics of `version`.
+    fn edit(&mut self, uri: &str, text: &str, version: i64) -> Result<Duration, String> {
         let (line, character) = text
             .lines()
             .enumerate()
             .find_map(|(i, l)| l.find("return $r0").map(|c| (i, c + "return ".len())))
             .ok_or("no `return $r0` in the workload")?;
-        let mut times = Vec::new();
-        self.reset_peak();
-        for version in 1..=samples as i64 {
-            let (end, new_text) = if version % 2 == 1 { (character, "$") } else { (character + 1, "") };
-            let range =
-                json!({"start": {"line": line, "character": character}, "end": {"line": line, "character": end}});
-            let change = json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": new_text}]});
-            let sent = Instant::now();
-            self.notify("textDocument/didChange", change)?;
-            times.push(self.published(uri, version)? - sent);
-            std::thread::sleep(pause);
-        }
+        let (end, new_text) = if version % 2 == 1 { (character, "$") } else { (character + 1, "") };
+        let range = json!({"start": {"line": line, "character": character}, "end": {"line": line, "character": end}});
+        let change = json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": new_text}]});
+        let sent = Instant::now();
+        self.notify("textDocument/didChange", change)?;
+        Ok(self.published(uri, version)? - sent)
+    }
+
+    /// Prints the percentiles of edit `times`, the memory, and (with `trace`
+    /// on) how long the server's checks took.
+    fn report(&mut self, mut times: Vec<Duration>) {
         times.sort();
         let percentile = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
-        let label = format!("edit -> diagnostics, {samples}: p50 / p95");
+        let label = format!("edit -> diagnostics, {}: p50 / p95", times.len());
         let time = format!("{:.2?} / {:.2?}", percentile(0.5), percentile(0.95));
         println!("{label:<44} {time:>18} {:>12} {:>10} {:>10}", "", self.memory("VmRSS:"), self.memory("VmHWM:"));
         println!("{:<44} {:>18.2?}", "edit -> diagnostics, slowest", times[times.len() - 1]);
-        Ok(())
+        if !self.checks.is_empty() {
+            let mut checks = std::mem::take(&mut self.checks);
+            checks.sort();
+            let at = |p: f64| checks[((checks.len() - 1) as f64 * p).round() as usize];
+            let time = format!("{:.2?} / {:.2?}", at(0.5), at(0.95));
+            println!("{:<44} {time:>18}", format!("  of which the server checked, {}: p50 / p95", checks.len()));
+        }
     }
 
     fn measure(&mut self, label: &str, method: &str, params: &Value, runs: usize) -> Result<(), String> {
@@ -374,4 +461,20 @@ fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     let mut body = vec![0; length?];
     reader.read_exact(&mut body).ok()?;
     Some(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn a_duration_reads_back_as_debug_prints_it() {
+        for micros in [0, 7, 850, 2_100, 1_200_000] {
+            let duration = Duration::from_micros(micros);
+            let read = super::parse_duration(&format!("{duration:.1?}")).unwrap();
+            assert!(read.abs_diff(duration) <= duration / 10, "{duration:?} read as {read:?}");
+        }
+        assert_eq!(super::parse_duration("2.1 ms"), None);
+        assert_eq!(super::parse_duration("ms"), None);
+    }
 }

@@ -120,8 +120,12 @@ fn execute_command_answers_graph_preview_launches_and_tries() {
             "cwd": "/transcripts", "inputs": "/transcripts/ask.inputs.yaml", "reads": ["topic"], "values": {}})
     );
     // An agent reads its message and its instruction's variables (none here).
-    let agent =
-        request(&mut server, 10, "workspace/executeCommand", execute("streetrace.try", json!([lens("helper", "agent")])));
+    let agent = request(
+        &mut server,
+        10,
+        "workspace/executeCommand",
+        execute("streetrace.try", json!([lens("helper", "agent")])),
+    );
     assert_eq!(agent["result"]["reads"], json!(["input_prompt"]));
 }
 

@@ -68,7 +68,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
     if (!shown) {
       return;
     }
-    const title = `Try: ${shown.line.args[2]}`;
+    const title = `Try: ${itemOf(shown.line)}`;
     if (!panel) {
       panel = vscode.window.createWebviewPanel(
         'streetrace.try',
@@ -99,7 +99,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
       replayAt >= 0 && extra[replayAt + 1] ? path.resolve(line.cwd, extra[replayAt + 1]) : recordings.fresh();
     const record = replayAt >= 0 ? [] : ['--record', recording];
     const { code, stdout, stderr } = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Trying ${line.args[2]}` },
+      { location: vscode.ProgressLocation.Notification, title: `Trying ${itemOf(line)}` },
       () => sr(binaries, line, [...extra, ...record]),
     );
     const outcome = parse(stdout);
@@ -113,7 +113,7 @@ export function registerTry(server: LanguageServer, binaries: Binaries): vscode.
       recordings.discard(recording);
       missing = missingInputs(stderr);
       const why = stderr.trim() || `sr try exited ${code}`;
-      head = `<h3>${escapeHtml(line.args[2])}</h3>\n<p class="error">${escapeHtml(why)}</p>`;
+      head = `<h3>${escapeHtml(itemOf(line))}</h3>\n<p class="error">${escapeHtml(why)}</p>`;
     }
     const reads = Array.isArray(line.reads) ? line.reads.filter((name) => typeof name === 'string') : [];
     shown = { lens, line, head, fields: fields(reads, line.values ?? {}, missing) };
@@ -243,4 +243,9 @@ async function writeInputs(file: string, values: ReadonlyMap<string, string>): P
     return `cannot write ${name}: ${error instanceof Error ? error.message : String(error)}`;
   }
   return undefined;
+}
+
+/** The item the command line tries, as `prompt greet` (the line says `prompt:greet`). */
+function itemOf(line: TryLine): string {
+  return line.args[2].replace(':', ' ');
 }
