@@ -382,6 +382,10 @@ async fn a_paused_run_resumes_at_the_entry_it_started_at() {
     let elsewhere = sr(&["run", "w.sr", "--replay", &journal, "--entry", "main"], &dir, &env);
     assert_eq!(elsewhere.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&elsewhere.stderr).contains("started at 'approve'"));
+    // The same flow named with its kind is the same entry.
+    let same = sr(&["run", "w.sr", "--replay", &journal, "--entry", "flow:approve"], &dir, &env);
+    assert!(same.status.success(), "{}", String::from_utf8_lossy(&same.stderr));
+    assert_eq!(String::from_utf8(same.stdout).unwrap().trim(), "approved: yes for a draft");
     assert_eq!(server.requests().len(), 1);
 }
 

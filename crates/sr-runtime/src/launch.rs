@@ -298,7 +298,12 @@ fn launch_with(spec: LaunchSpec, continued: Option<(String, Vec<String>)>) -> Re
     // A replayed or continued run starts where the recorded one did.
     if let (Mode::Replay | Mode::Resume | Mode::Travel, Some(meta)) = (mode, recorded.meta.as_ref()) {
         match (&options.entry, &meta.entry) {
-            (Some(given), recorded) if Some(given) != recorded.as_ref() => {
+            // `greet` and `prompt:greet` start the same prompt when no flow or agent is named so.
+            (Some(given), recorded)
+                if !recorded.as_deref().is_some_and(|r| {
+                    r == given || program.resolve_entry(r).is_some_and(|r| program.resolve_entry(given) == Some(r))
+                }) =>
+            {
                 return Err(LaunchError::EntryDiffers { recorded: recorded.clone(), given: given.clone() });
             }
             _ => options.entry.clone_from(&meta.entry),
