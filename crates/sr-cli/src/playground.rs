@@ -137,7 +137,7 @@ async fn run_async(args: Args) -> ExitCode {
     };
     let name = EntryName::parse(&args.item).name.to_string();
     let inputs_path = args.inputs.clone().unwrap_or_else(|| default_inputs(&args.file, &name));
-    let vars = match inputs::read(&inputs_path, args.inputs.is_some()) {
+    let vars: sr_runtime::eval::Vars = match sr_ide::read_inputs(&inputs_path, args.inputs.is_some()) {
         Ok(vars) => vars,
         Err(e) => return fail(e),
     };

@@ -122,6 +122,11 @@ async fn missing_inputs_are_named_at_the_interpolation_that_reads_them() {
     let (code, _, stderr) = common::sr(&["try", "w.sr", "ask", "--inputs", "bad.yaml"], &dir);
     assert_eq!(code, 2);
     assert!(stderr.starts_with("error: bad.yaml:1:1: the inputs are a map"), "{stderr}");
+    // A FIFO is refused at once, never waited on.
+    assert!(Command::new("mkfifo").arg(dir.join("fifo.yaml")).status().unwrap().success());
+    let (code, _, stderr) = common::sr(&["try", "w.sr", "ask", "--inputs", "fifo.yaml"], &dir);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("fifo.yaml: a FIFO (named pipe), not a regular file"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

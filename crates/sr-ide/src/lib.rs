@@ -62,6 +62,7 @@ pub use crate::semantic_tokens::{HighlightTag, HighlightedRange};
 pub use crate::signature_help::{SignatureHelp, SignatureParameter};
 pub use crate::symbol_kind::SymbolKind;
 pub use crate::symbols::DocumentSymbol;
+pub use crate::try_inputs::{InputsError, read_inputs};
 pub use salsa::{CancellationToken, Cancelled};
 pub use sr_hir::{Diagnostic, DiagnosticKind};
 pub use sr_syntax::line_index::Encoding;

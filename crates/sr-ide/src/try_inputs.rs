@@ -1,9 +1,13 @@
 //! The inputs a "Try" of an agent or a prompt reads, which an editor offers
 //! to type in: every variable the item's prompts read through `${…}`
 //! (composed prompts' included, as `sr try` asks for them), and for an agent
-//! its message, `input_prompt`.
+//! its message, `input_prompt`; and the one reader of the inputs file, for
+//! `sr try` and the editors alike.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use sr_files::ReadError;
 
 use sr_hir::RootDatabase;
 use sr_hir::playground::{Tried, missing_inputs, tried};
@@ -23,6 +27,37 @@ pub(crate) fn try_inputs(db: &RootDatabase, root: &Path, entry: &str) -> Vec<Str
         out.extend(missing_inputs(db, file, &prompt, &|_| false).into_iter().map(|m| m.name.to_string()));
     }
     out
+}
+
+/// Why an inputs file gives no variables.
+#[derive(Debug, thiserror::Error)]
+pub enum InputsError {
+    #[error("cannot read the inputs {}: {source}", path.display())]
+    Read { path: PathBuf, source: ReadError },
+    /// `at` is `:LINE:COL` when the YAML reader knows where.
+    #[error("{}{at}: the inputs are a map of variable name to value: {message}", path.display())]
+    NotAMap { path: PathBuf, at: String, message: String },
+}
+
+/// The variables in the inputs file `path` (`ITEM.inputs.yaml`, or `sr try
+/// --inputs`), a YAML map, read as source files are: a FIFO or a device is
+/// refused, not waited on, and so is a file over the source size limit. A
+/// file that does not exist is no variables, unless it was `named`; a file
+/// of blank lines and comments is none.
+pub fn read_inputs<T: DeserializeOwned + Default>(path: &Path, named: bool) -> Result<T, InputsError> {
+    let text = match sr_files::read_source(path) {
+        Ok(text) => text,
+        Err(ReadError::NotFound) if !named => return Ok(T::default()),
+        Err(source) => return Err(InputsError::Read { path: path.to_path_buf(), source }),
+    };
+    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        return Ok(T::default());
+    }
+    serde_norway::from_str(&text).map_err(|e| InputsError::NotAMap {
+        path: path.to_path_buf(),
+        at: e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default(),
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -75,5 +110,31 @@ mod tests {
                 agent:greet: (none)
             "#]],
         );
+    }
+
+    #[test]
+    fn inputs_are_a_map_and_a_bad_one_says_where() {
+        type Vars = std::collections::BTreeMap<String, String>;
+        let dir = std::env::temp_dir().join(format!("sr-ide-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ask.inputs.yaml");
+        let read = |named| super::read_inputs::<Vars>(&file, named).map_err(|e| e.to_string());
+        assert_eq!(read(false), Ok(Vars::new()), "a missing file not named is no inputs");
+        assert_eq!(read(true), Err(format!("cannot read the inputs {}: file not found", file.display())));
+        std::fs::write(&file, "# nothing yet\n\n").unwrap();
+        assert_eq!(read(true), Ok(Vars::new()));
+        std::fs::write(&file, "topic: rust # said\nwho: \"a: b\"\n").unwrap();
+        assert_eq!(read(true), Ok(Vars::from([("topic".into(), "rust".into()), ("who".into(), "a: b".into())])));
+        std::fs::write(&file, "- a\n- b\n").unwrap();
+        let list = read(true).unwrap_err();
+        assert!(list.starts_with(&format!("{}:1:1: the inputs are a map of variable name to value", file.display())));
+        std::fs::write(&file, "a: x\nb: \"open\n").unwrap();
+        let broken = read(true).unwrap_err();
+        assert!(broken.starts_with(&format!("{}:3:1: ", file.display())), "{broken}");
+        let folder = dir.join("folder.inputs.yaml");
+        std::fs::create_dir_all(&folder).unwrap();
+        let why = super::read_inputs::<Vars>(&folder, false).unwrap_err().to_string();
+        assert_eq!(why, format!("cannot read the inputs {}: a directory, not a regular file", folder.display()));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,7 +17,6 @@
 //!   those of them the inputs file gives (`values`; `inputs_error` says why
 //!   the file could not be read).
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -30,6 +29,7 @@ use crate::convert::path_of;
 use crate::handlers::{Failure, Result};
 use crate::owner::Snapshot;
 use crate::runnable::{LensRunnable, LensTry};
+use sr_ide::InputsError;
 
 /// A command with its arguments read.
 #[derive(Debug, PartialEq)]
@@ -110,7 +110,7 @@ pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Opti
             let mut answer = json!({"command": "sr", "args": args, "cwd": tried.dir(), "inputs": inputs});
             match given_values(Path::new(&inputs), &reads) {
                 Ok(values) => answer["values"] = Value::Object(values),
-                Err(why) => answer["inputs_error"] = Value::String(why),
+                Err(why) => answer["inputs_error"] = Value::String(why.to_string()),
             }
             answer["reads"] = json!(reads);
             Ok(Some(answer))
@@ -118,37 +118,11 @@ pub(crate) fn execute(s: &Snapshot, params: ExecuteCommandParams) -> Result<Opti
     }
 }
 
-/// An inputs file larger than this is not read for the editor (`sr try`
-/// still reads it).
-const MAX_INPUTS_BYTES: u64 = 1 << 20;
-
 /// The values the inputs file at `path` gives the variables `reads`, read as
-/// `sr try` reads it (a YAML map; no file is no values), or why it cannot be.
-/// Only a regular file is read, so a FIFO of that name never blocks the server.
-fn given_values(path: &Path, reads: &[String]) -> std::result::Result<serde_json::Map<String, Value>, String> {
-    let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
-    let meta = match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(serde_json::Map::new()),
-        Err(e) => return Err(cannot_read(e)),
-        Ok(meta) => meta,
-    };
-    if !meta.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_INPUTS_BYTES + 1).read_to_string(&mut text))
-        .map_err(cannot_read)?;
-    if text.len() as u64 > MAX_INPUTS_BYTES {
-        return Err(format!("{}: larger than {MAX_INPUTS_BYTES} bytes", path.display()));
-    }
-    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
-        return Ok(serde_json::Map::new());
-    }
-    let mut all: serde_json::Map<String, Value> = serde_norway::from_str(&text).map_err(|e| {
-        let at = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
-        format!("{}{at}: the inputs are a map of variable name to value: {e}", path.display())
-    })?;
+/// `sr try` reads it (`sr_ide::read_inputs`: a YAML map, no file is no
+/// values, a FIFO of that name is refused without blocking the server).
+fn given_values(path: &Path, reads: &[String]) -> std::result::Result<serde_json::Map<String, Value>, InputsError> {
+    let mut all: serde_json::Map<String, Value> = sr_ide::read_inputs(path, false)?;
     all.retain(|name, _| reads.contains(name));
     Ok(all)
 }
@@ -242,22 +216,18 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("ask.inputs.yaml");
         let reads = ["topic".to_string(), "doc".to_string(), "missing".to_string()];
-        assert_eq!(given_values(&file, &reads), Ok(serde_json::Map::new()), "no file is no values");
+        let given = |path: &Path| given_values(path, &reads).map_err(|e| e.to_string());
+        assert_eq!(given(&file), Ok(serde_json::Map::new()), "no file is no values");
         std::fs::write(&file, "# notes\ntopic: \"a: b\" # said\ndoc:\n  title: T\nother: 1\n").unwrap();
-        let values = given_values(&file, &reads).unwrap();
-        assert_eq!(Value::Object(values), json!({"topic": "a: b", "doc": {"title": "T"}}));
-        std::fs::write(&file, "# only a comment\n\n").unwrap();
-        assert_eq!(given_values(&file, &reads), Ok(serde_json::Map::new()));
+        assert_eq!(given(&file).map(Value::Object), Ok(json!({"topic": "a: b", "doc": {"title": "T"}})));
         std::fs::write(&file, "topic: [\n").unwrap();
-        let why = given_values(&file, &reads).unwrap_err();
+        let why = given(&file).unwrap_err();
         assert!(why.starts_with(&format!("{}:2:1: the inputs are a map", file.display())), "{why}");
-        std::fs::write(&file, "- a\n").unwrap();
-        assert!(given_values(&file, &reads).unwrap_err().contains(":1:1: the inputs are a map"));
-        std::fs::write(&file, format!("topic: {}\n", "x".repeat(MAX_INPUTS_BYTES as usize))).unwrap();
-        assert_eq!(given_values(&file, &reads), Err(format!("{}: larger than 1048576 bytes", file.display())));
-        let folder = dir.join("folder.inputs.yaml");
-        std::fs::create_dir_all(&folder).unwrap();
-        assert_eq!(given_values(&folder, &reads), Err(format!("{}: not a regular file", folder.display())));
+        // A FIFO is refused at once: the server never waits for a writer.
+        let fifo = dir.join("fifo.inputs.yaml");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let refused = format!("cannot read the inputs {}: a FIFO (named pipe), not a regular file", fifo.display());
+        assert_eq!(given(&fifo), Err(refused));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -271,6 +241,6 @@ mod tests {
         let typed: serde_json::Map<String, Value> =
             serde_json::from_str(&std::fs::read_to_string(unit.join("hostile.inputs.json")).unwrap()).unwrap();
         let names: Vec<String> = typed.keys().cloned().collect();
-        assert_eq!(given_values(&unit.join("hostile.inputs.yaml"), &names), Ok(typed));
+        assert_eq!(given_values(&unit.join("hostile.inputs.yaml"), &names).ok(), Some(typed));
     }
 }
