@@ -88,7 +88,8 @@ const vscode = acquireVsCodeApi();
 const form = document.getElementById('inputs');
 form.addEventListener('submit', (event) => {
   event.preventDefault();
-  const values = {};
+  // No prototype: a variable named __proto__ is a key like any other.
+  const values = Object.create(null);
   for (const field of form.querySelectorAll('textarea')) values[field.name] = field.value;
   form.querySelector('button').disabled = true;
   vscode.postMessage({ type: 'try', values });

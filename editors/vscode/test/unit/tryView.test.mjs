@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { fields, form, missingInputs, readTry, render, toWrite } from '../../out/test/tryView.js';
+import vm from 'node:vm';
+
+import { FORM_SCRIPT, fields, form, missingInputs, readTry, render, toWrite } from '../../out/test/tryView.js';
 
 const prompt = {
   item: 'ask',
@@ -133,4 +135,31 @@ test('a Try writes the inputs not in the file and those changed, nothing else', 
     ['mood', 'stormy'],
   ]);
   assert.deepEqual(toWrite(inputs, typed), new Map([['topic', ''], ['mood', 'stormy']]));
+});
+
+test("the page's script posts every field as typed, a variable named __proto__ too", () => {
+  const typed = [
+    { name: 'topic', value: 'a <b> & "c"' },
+    { name: '__proto__', value: 'kept' },
+    { name: 'constructor', value: '' },
+  ];
+  const posted = [];
+  let submit;
+  const button = { disabled: false };
+  const formElement = {
+    addEventListener: (kind, listener) => (submit = kind === 'submit' ? listener : submit),
+    querySelectorAll: (selector) => (selector === 'textarea' ? typed : []),
+    querySelector: (selector) => (selector === 'button' ? button : null),
+  };
+  vm.runInNewContext(FORM_SCRIPT, {
+    acquireVsCodeApi: () => ({ postMessage: (message) => posted.push(structuredClone(message)) }),
+    document: { getElementById: (id) => (id === 'inputs' ? formElement : null) },
+  });
+  let prevented = false;
+  submit({ preventDefault: () => (prevented = true) });
+  assert.ok(prevented, 'the form is not sent anywhere');
+  assert.ok(button.disabled, 'one Try at a time');
+  assert.equal(posted.length, 1);
+  const values = readTry(posted[0], ['topic', '__proto__', 'constructor']);
+  assert.deepEqual(values, new Map(typed.map(({ name, value }) => [name, value])));
 });
