@@ -156,7 +156,8 @@ pub(crate) struct RunArgs {
     /// A workload to evaluate (a `.sr` or YAML file, or a workload name); repeatable.
     #[arg(long = "workload", value_name = "FILE", required_unless_present = "resume")]
     workloads: Vec<String>,
-    /// Start each workload at this flow or agent; repeatable (default: the entry point).
+    /// Start each workload at this flow, agent or prompt (`flow:`, `agent:`,
+    /// `prompt:NAME` for one kind); repeatable (default: the entry point).
     #[arg(long = "entry", value_name = "NAME")]
     entries: Vec<String>,
     /// Run every call with this model; repeatable (default: the workload's models).

@@ -72,7 +72,8 @@ pub struct Args {
     record: Option<PathBuf>,
     /// Serve model exchanges and tool results from this recording (offline).
     /// The run is given the recorded run's input, entry and answers to
-    /// `escalate to human`: a --prompt or --entry that differs is refused.
+    /// `escalate to human`: a --prompt that differs, or an --entry that
+    /// starts another item, is refused.
     #[arg(long)]
     replay: Option<PathBuf>,
     /// Directory file tools work in (default: the current directory; with
@@ -90,7 +91,8 @@ pub struct Args {
     /// locks go next to it.
     #[arg(long, value_name = "FILE")]
     sessions: Option<PathBuf>,
-    /// Start at this flow or agent instead of the entry point.
+    /// Start at this flow or agent instead of the entry point (`flow:NAME` or
+    /// `agent:NAME` names one kind).
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
     /// Print the workload's entry point, flows and agents, and run nothing.
