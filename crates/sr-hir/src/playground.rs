@@ -51,25 +51,25 @@ impl std::fmt::Display for NoTry {
 pub fn tried(db: &dyn Db, root: File, entry: &str) -> Result<Tried, NoTry> {
     let program = program(db, root);
     let EntryName { kind, name } = EntryName::parse(entry);
-    let looks_in = |k| kind.is_none_or(|kind| kind == k);
-    if looks_in(EntryKind::Flow) && program.flows.contains_key(name) {
-        return Err(NoTry::Flow(name.to_string()));
+    match EntryName::parse(entry).resolve(|kind| program.has(kind, name)) {
+        Some(EntryKind::Flow) => Err(NoTry::Flow(name.to_string())),
+        Some(EntryKind::Agent) => {
+            let instruction = program.agents.get(name).and_then(|&agent| match &*item_data(db, agent) {
+                ItemData::Agent(data) => data.instruction.as_ref().map(|i| i.name.clone()),
+                _ => None,
+            });
+            Ok(Tried::Agent { instruction })
+        }
+        Some(EntryKind::Prompt) => Ok(Tried::Prompt),
+        None => {
+            let known = match kind {
+                Some(EntryKind::Agent) => program.agents.keys().map(|n| n.to_string()).collect(),
+                Some(EntryKind::Prompt) => program.prompts.keys().map(|n| n.to_string()).collect(),
+                _ => program.agents.keys().chain(program.prompts.keys()).map(|n| n.to_string()).collect(),
+            };
+            Err(NoTry::Unknown { name: entry.to_string(), known })
+        }
     }
-    if let Some(&agent) = program.agents.get(name).filter(|_| looks_in(EntryKind::Agent)) {
-        let ItemData::Agent(data) = &*item_data(db, agent) else {
-            return Ok(Tried::Agent { instruction: None });
-        };
-        return Ok(Tried::Agent { instruction: data.instruction.as_ref().map(|i| i.name.clone()) });
-    }
-    if looks_in(EntryKind::Prompt) && program.prompts.contains_key(name) {
-        return Ok(Tried::Prompt);
-    }
-    let known = match kind {
-        Some(EntryKind::Agent) => program.agents.keys().map(|n| n.to_string()).collect(),
-        Some(EntryKind::Prompt) => program.prompts.keys().map(|n| n.to_string()).collect(),
-        _ => program.agents.keys().chain(program.prompts.keys()).map(|n| n.to_string()).collect(),
-    };
-    Err(NoTry::Unknown { name: entry.to_string(), known })
 }
 
 /// A variable a prompt reads that the run is not given.

@@ -50,16 +50,16 @@ pub fn run_start<'db>(db: &'db dyn Db, root: File, entry: Option<&str>) -> Resul
     if errors > 0 {
         return Err(NoStart::Errors(errors));
     }
-    match entry.map(EntryName::parse) {
-        None => entry_point(db, root).map(|e| e.item).ok_or(NoStart::NoEntryPoint),
-        Some(entry) => entry
-            .looks_in(EntryKind::Flow)
-            .then(|| program.flows.get(entry.name))
-            .flatten()
-            .or_else(|| entry.looks_in(EntryKind::Agent).then(|| program.agents.get(entry.name)).flatten())
-            .copied()
-            .ok_or_else(|| NoStart::UnknownEntry(entry.name.to_string())),
-    }
+    let Some(entry) = entry.map(EntryName::parse) else {
+        return entry_point(db, root).map(|e| e.item).ok_or(NoStart::NoEntryPoint);
+    };
+    // `sr run` starts flows and agents only.
+    let start = match entry.resolve(|kind| program.has(kind, entry.name)) {
+        Some(EntryKind::Flow) => program.flows.get(entry.name),
+        Some(EntryKind::Agent) => program.agents.get(entry.name),
+        Some(EntryKind::Prompt) | None => None,
+    };
+    start.copied().ok_or_else(|| NoStart::UnknownEntry(entry.name.to_string()))
 }
 
 /// What `--entry` (and `sr try`'s item) names: `NAME`, looked up as the
@@ -80,6 +80,9 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    /// The order a name without a kind is looked for in.
+    const ORDER: [EntryKind; 3] = [EntryKind::Flow, EntryKind::Agent, EntryKind::Prompt];
+
     /// The word before the colon.
     pub fn keyword(self) -> &'static str {
         match self {
@@ -92,7 +95,7 @@ impl EntryKind {
 
 impl EntryName<'_> {
     pub fn parse(entry: &str) -> EntryName<'_> {
-        [EntryKind::Flow, EntryKind::Agent, EntryKind::Prompt]
+        EntryKind::ORDER
             .into_iter()
             .find_map(|kind| {
                 let name = entry.strip_prefix(kind.keyword())?.strip_prefix(':')?;
@@ -101,9 +104,12 @@ impl EntryName<'_> {
             .unwrap_or(EntryName { kind: None, name: entry })
     }
 
-    /// Whether items of `kind` are looked at (in the order flow, agent, prompt).
-    pub fn looks_in(&self, kind: EntryKind) -> bool {
-        self.kind.is_none_or(|k| k == kind)
+    /// The kind of item this name starts: the first kind, in the order flow,
+    /// agent, prompt (or the one its prefix names), of which the program
+    /// `has` an item named [`EntryName::name`]. Every resolution of an entry
+    /// goes through here, over the HIR program or the compiled one.
+    pub fn resolve(&self, has: impl Fn(EntryKind) -> bool) -> Option<EntryKind> {
+        EntryKind::ORDER.into_iter().find(|&kind| self.kind.is_none_or(|k| k == kind) && has(kind))
     }
 }
 
@@ -112,4 +118,31 @@ impl EntryName<'_> {
 /// loader ignores it).
 pub fn stops_run(d: &Diagnostic) -> bool {
     d.severity == Severity::Error && d.in_mode(false) && !matches!(d.code(), Code::W0002 | Code::SR101 | Code::SR104)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EntryKind, EntryName};
+
+    /// What each entry resolves to when the program has the kinds `has` lists.
+    fn resolved(entry: &str, has: &[EntryKind]) -> Option<(EntryKind, String)> {
+        let entry = EntryName::parse(entry);
+        entry.resolve(|kind| has.contains(&kind)).map(|kind| (kind, entry.name.to_string()))
+    }
+
+    #[test]
+    fn a_plain_name_is_a_flow_then_an_agent_then_a_prompt_and_a_prefix_names_one_kind() {
+        use EntryKind::*;
+        assert_eq!(resolved("x", &[Prompt, Agent, Flow]), Some((Flow, "x".into())));
+        assert_eq!(resolved("x", &[Prompt, Agent]), Some((Agent, "x".into())));
+        assert_eq!(resolved("x", &[Prompt]), Some((Prompt, "x".into())));
+        assert_eq!(resolved("prompt:x", &[Prompt, Agent, Flow]), Some((Prompt, "x".into())));
+        assert_eq!(resolved("agent:x", &[Prompt, Agent, Flow]), Some((Agent, "x".into())));
+        assert_eq!(resolved("agent:x", &[Prompt, Flow]), None);
+        assert_eq!(resolved("x", &[]), None);
+        // Only the three lower-case kinds are prefixes; anything else is a name.
+        assert_eq!(EntryName::parse("Prompt:x"), EntryName { kind: None, name: "Prompt:x" });
+        assert_eq!(EntryName::parse("prompt"), EntryName { kind: None, name: "prompt" });
+        assert_eq!(EntryName::parse("prompt:"), EntryName { kind: Some(Prompt), name: "" });
+    }
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sr_hir::start::{NoStart, run_start};
+use sr_hir::start::{EntryKind, NoStart, run_start};
 use sr_hir::{File, ItemKind, RootDatabase, file_items, program, programs_of};
 
 use crate::TextRange;
@@ -23,10 +23,25 @@ pub struct Tryable {
     pub kind: TryKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `"agent"` or `"prompt"` on the wire (a Try lens's argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TryKind {
     Agent,
     Prompt,
+}
+
+impl TryKind {
+    /// How `sr try` names the item `name` of this kind: `KIND:NAME`
+    /// (`sr_hir::start::EntryName`), so a prompt named like an agent or a
+    /// flow is tried as the prompt.
+    pub fn entry(self, name: &str) -> String {
+        let kind = match self {
+            TryKind::Agent => EntryKind::Agent,
+            TryKind::Prompt => EntryKind::Prompt,
+        };
+        format!("{}:{name}", kind.keyword())
+    }
 }
 
 pub(crate) fn tryables(db: &RootDatabase, path: &Path) -> Vec<Tryable> {

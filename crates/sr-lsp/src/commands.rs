@@ -138,7 +138,7 @@ fn unknown_file(path: &Path) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runnable::TryKind;
+    use sr_ide::TryKind;
 
     fn parse(command: &str, arguments: Value) -> Result<Command> {
         let Value::Array(arguments) = arguments else { panic!("arguments are a list") };

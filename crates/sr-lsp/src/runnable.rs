@@ -2,6 +2,7 @@
 //! one type for both ends, so a lens and its command cannot disagree on a field.
 
 use serde::{Deserialize, Serialize};
+use sr_ide::TryKind;
 
 /// The argument of a Run or Debug lens, and of the command it sends back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,35 +48,16 @@ pub(crate) struct LensTry {
     pub kind: TryKind,
 }
 
-/// `"agent"` or `"prompt"` on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum TryKind {
-    Agent,
-    Prompt,
-}
-
 impl From<&sr_ide::Tryable> for LensTry {
     fn from(tryable: &sr_ide::Tryable) -> LensTry {
-        LensTry {
-            file: tryable.root.display().to_string(),
-            item: tryable.name.clone(),
-            kind: match tryable.kind {
-                sr_ide::TryKind::Agent => TryKind::Agent,
-                sr_ide::TryKind::Prompt => TryKind::Prompt,
-            },
-        }
+        LensTry { file: tryable.root.display().to_string(), item: tryable.name.clone(), kind: tryable.kind }
     }
 }
 
 impl LensTry {
     /// The item as `sr try` takes it: `KIND:NAME`.
     pub(crate) fn entry(&self) -> String {
-        let kind = match self.kind {
-            TryKind::Agent => "agent",
-            TryKind::Prompt => "prompt",
-        };
-        format!("{kind}:{}", self.item)
+        self.kind.entry(&self.item)
     }
 
     pub(crate) fn dir(&self) -> std::path::PathBuf {

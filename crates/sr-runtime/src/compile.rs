@@ -125,15 +125,12 @@ impl Compiled {
     /// agent, then a prompt, or the one kind a `KIND:` prefix names).
     pub fn resolve_entry<'a>(&self, entry: &'a str) -> Option<(EntryKind, &'a str)> {
         let entry = EntryName::parse(entry);
-        let has = |kind| match kind {
+        let kind = entry.resolve(|kind| match kind {
             EntryKind::Flow => self.flows.contains_key(entry.name),
             EntryKind::Agent => self.agents.contains_key(entry.name),
             EntryKind::Prompt => self.prompts.contains_key(entry.name),
-        };
-        [EntryKind::Flow, EntryKind::Agent, EntryKind::Prompt]
-            .into_iter()
-            .find(|&kind| entry.looks_in(kind) && has(kind))
-            .map(|kind| (kind, entry.name))
+        })?;
+        Some((kind, entry.name))
     }
 
     /// The location of a statement, for events, errors and the debugger.
