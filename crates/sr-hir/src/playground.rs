@@ -51,7 +51,7 @@ impl std::fmt::Display for NoTry {
 pub fn tried(db: &dyn Db, root: File, entry: &str) -> Result<Tried, NoTry> {
     let program = program(db, root);
     let EntryName { kind, name } = EntryName::parse(entry);
-    match EntryName::parse(entry).resolve(|kind| program.has(kind, name)) {
+    match EntryName::parse(entry).resolve_in(program) {
         Some(EntryKind::Flow) => Err(NoTry::Flow(name.to_string())),
         Some(EntryKind::Agent) => {
             let instruction = program.agents.get(name).and_then(|&agent| match &*item_data(db, agent) {

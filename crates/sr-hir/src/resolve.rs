@@ -56,16 +56,6 @@ pub struct MergedPrompt<'db> {
 }
 
 impl<'db> Program<'db> {
-    /// Whether the program has an item of entry kind `kind` named `name`
-    /// (for `start::EntryName::resolve`).
-    pub fn has(&self, kind: crate::start::EntryKind, name: &str) -> bool {
-        match kind {
-            crate::start::EntryKind::Flow => self.flows.contains_key(name),
-            crate::start::EntryKind::Agent => self.agents.contains_key(name),
-            crate::start::EntryKind::Prompt => self.prompts.contains_key(name),
-        }
-    }
-
     /// The definitions of `kind`, by name.
     pub fn defs(&self, kind: ItemKind) -> Option<&IndexMap<Name, Item<'db>>> {
         Some(match kind {

@@ -7,6 +7,7 @@ use sr_syntax::{Code, Severity};
 use crate::diagnostics::{Diagnostic, in_program, syntax};
 use crate::entry::entry_point;
 use crate::items::Item;
+use crate::resolve::Program;
 use crate::{Db, File, program};
 
 /// Why `sr run ROOT [--entry NAME]` would not start.
@@ -54,7 +55,7 @@ pub fn run_start<'db>(db: &'db dyn Db, root: File, entry: Option<&str>) -> Resul
         return entry_point(db, root).map(|e| e.item).ok_or(NoStart::NoEntryPoint);
     };
     // `sr run` starts flows and agents only.
-    let start = match entry.resolve(|kind| program.has(kind, entry.name)) {
+    let start = match entry.resolve_in(program) {
         Some(EntryKind::Flow) => program.flows.get(entry.name),
         Some(EntryKind::Agent) => program.agents.get(entry.name),
         Some(EntryKind::Prompt) | None => None,
@@ -110,6 +111,15 @@ impl EntryName<'_> {
     /// goes through here, over the HIR program or the compiled one.
     pub fn resolve(&self, has: impl Fn(EntryKind) -> bool) -> Option<EntryKind> {
         EntryKind::ORDER.into_iter().find(|&kind| self.kind.is_none_or(|k| k == kind) && has(kind))
+    }
+
+    /// [`EntryName::resolve`] in a HIR program.
+    pub fn resolve_in(&self, program: &Program<'_>) -> Option<EntryKind> {
+        self.resolve(|kind| match kind {
+            EntryKind::Flow => program.flows.contains_key(self.name),
+            EntryKind::Agent => program.agents.contains_key(self.name),
+            EntryKind::Prompt => program.prompts.contains_key(self.name),
+        })
     }
 }
 
